@@ -1,0 +1,31 @@
+"""Options several commands share, and the one way to print a JSON document."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+from tether.errors import UsageError
+
+
+def add_project_dir(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("-C", dest="dir_option", metavar="DIR", help="project directory")
+    parser.add_argument("dir", nargs="?", metavar="DIR", help="project directory (default: .)")
+
+
+def project_dir(args: argparse.Namespace) -> Path:
+    if args.dir_option and args.dir and args.dir_option != args.dir:
+        raise UsageError("give the project directory once (-C DIR or DIR)")
+    return Path(args.dir_option or args.dir or ".")
+
+
+def add_json(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--json", action="store_true", help="print one JSON document")
+
+
+def print_json(document: Any) -> None:
+    json.dump(document, sys.stdout, indent=2, sort_keys=False)
+    sys.stdout.write("\n")

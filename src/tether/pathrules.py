@@ -1,0 +1,30 @@
+"""The one rule for a relative path inside a release or a project, pure."""
+
+from __future__ import annotations
+
+import unicodedata
+
+
+def relpath_problem(path: str) -> str | None:
+    """Why ``path`` is not a safe, portable, relative POSIX path, or None when it is."""
+    if not path:
+        return "empty path"
+    if "\x00" in path:
+        return "path contains a NUL byte"
+    if "\\" in path:
+        return "path contains a backslash"
+    if path.startswith("/") or (len(path) > 1 and path[1] == ":"):
+        return "path is absolute"
+    segments = path.split("/")
+    if any(seg == "" for seg in segments):
+        return "path has an empty segment"
+    if any(seg == ".." for seg in segments):
+        return "path contains '..'"
+    if any(seg == "." for seg in segments):
+        return "path contains a '.' segment"
+    return None
+
+
+def collision_key(path: str) -> str:
+    """Two paths with the same key would be one file on macOS or Windows."""
+    return unicodedata.normalize("NFC", path).casefold()
