@@ -13,6 +13,16 @@ from pathlib import Path
 CHUNK = 1 << 20
 
 
+def _current_umask() -> int:
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask
+
+
+# A new file gets the mode any other program would give it, not mkstemp's 0600.
+NEW_FILE_MODE = 0o666 & ~_current_umask()
+
+
 def sha256_bytes(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()
 
@@ -50,15 +60,14 @@ def atomic_write(path: Path, data: bytes, mode: int | None = None) -> None:
         try:
             mode = stat.S_IMODE(os.stat(path).st_mode)
         except FileNotFoundError:
-            mode = None
+            mode = NEW_FILE_MODE
     fd, tmp_name = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tether-tmp", dir=path.parent)
     try:
         with os.fdopen(fd, "wb") as handle:
             handle.write(data)
             handle.flush()
             os.fsync(handle.fileno())
-        if mode is not None:
-            os.chmod(tmp_name, mode)
+        os.chmod(tmp_name, mode)
         os.replace(tmp_name, path)
     except BaseException:
         try:

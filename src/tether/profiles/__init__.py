@@ -1,0 +1,91 @@
+"""Profiles map tether's on-disk names and formats onto an ecosystem, as data.
+
+A profile never adds code paths: flows read these fields and act the same way
+for every profile.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from tether.errors import UsageError
+from tether.model.manifest import ManifestFormat
+
+
+@dataclass(frozen=True)
+class Profile:
+    name: str
+    manifest_path: str  # inside a release tree, and where the project keeps its copy
+    manifest_format: ManifestFormat
+    state_file: str  # tether's own record of the install
+    cache_dir: str  # fetched releases and pristine copies (git-ignored)
+    backup_root: str  # <backup_root>/<run-id>/<path>
+    merge_dir: str  # conflict patches and notes
+    lock_file: str
+    journal_file: str
+    version_file: str | None = None  # the ecosystem's own installed-version marker
+    sentinels: tuple[str, ...] = ()
+    field_merges: dict[str, str] = field(default_factory=dict)  # path -> preset name
+    default_conflict_style: str = "markers"
+    # Lines that keep tether's runtime folders out of git; written by tether itself.
+    ignore_file: str = ".tether/.gitignore"
+    ignore_rules: tuple[str, ...] = ()
+
+
+NATIVE = Profile(
+    name="native",
+    manifest_path=".tether/manifest.json",
+    manifest_format=ManifestFormat.NATIVE,
+    state_file=".tether/state.json",
+    cache_dir=".tether/cache",
+    backup_root=".tether/backup",
+    merge_dir=".tether/merge",
+    lock_file=".tether/lock",
+    journal_file=".tether/journal.jsonl",
+    ignore_file=".tether/.gitignore",
+    ignore_rules=("cache/", "backup/", "merge/", "journal.jsonl*", "lock", "tmp/"),
+)
+
+GAIA = Profile(
+    name="gaia",
+    manifest_path=".gaia/manifest.json",
+    manifest_format=ManifestFormat.GAIA,
+    state_file=".gaia/local/tether/state.json",
+    cache_dir=".gaia/local/cache/shared/update-gaia",
+    backup_root=".gaia-backup",
+    merge_dir=".gaia-merge",
+    lock_file=".gaia/local/tether/lock",
+    journal_file=".gaia/local/tether/journal.jsonl",
+    version_file=".gaia/VERSION",
+    sentinels=("wiki/hot.md", "wiki/log.md", "CHANGELOG.md", ".gaia/VERSION", ".gaia/manifest.json"),
+    field_merges={
+        "package.json": "npm-package",
+        "pnpm-workspace.yaml": "pnpm-workspace",
+        ".gaia/audit-ci.yml": "gaia-audit-ci",
+    },
+    default_conflict_style="patch",
+    ignore_file=".gitignore",
+    ignore_rules=(".gaia-backup/", ".gaia-merge/", ".gaia/local/"),
+)
+
+PROFILES: dict[str, Profile] = {p.name: p for p in (NATIVE, GAIA)}
+
+
+def get_profile(name: str) -> Profile:
+    try:
+        return PROFILES[name]
+    except KeyError:
+        known = ", ".join(PROFILES)
+        raise UsageError(f"unknown profile {name!r} (known: {known})") from None
+
+
+def detect_profile(root: Path, forced: str | None = None) -> Profile | None:
+    """The profile a project uses: forced, else by what is on disk, else None."""
+    if forced:
+        return get_profile(forced)
+    if (root / NATIVE.state_file).is_file():
+        return NATIVE
+    if (root / GAIA.version_file).is_file() and (root / GAIA.manifest_path).is_file():  # type: ignore[operator]
+        return GAIA
+    return None

@@ -1,0 +1,28 @@
+from __future__ import annotations
+
+import argparse
+
+from tether.cli.common import add_json, add_project_dir, print_json, project_dir
+
+EXIT_DRIFT = 3
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--check-latest", action="store_true", help="also fail when a newer release exists")
+    parser.add_argument("--source", metavar="SRC", help="override the recorded source")
+    parser.add_argument("--profile", metavar="P", help="native or gaia (default: detected)")
+    add_json(parser)
+    add_project_dir(parser)
+
+
+def run(args: argparse.Namespace) -> int:
+    from tether.flows.status import project_status
+    from tether.report.human import render_check
+
+    report = project_status(project_dir(args), args.profile, args.source, args.check_latest)
+    reasons = report.check_reasons()
+    if args.json:
+        print_json({"ok": not reasons, "reasons": reasons, **report.to_json()})
+    else:
+        print(render_check(report, reasons))
+    return EXIT_DRIFT if reasons else 0

@@ -1,0 +1,80 @@
+from __future__ import annotations
+
+import argparse
+import sys
+from typing import TYPE_CHECKING
+
+from tether.cli.common import add_json, add_project_dir, print_json, project_dir
+from tether.errors import TetherError
+
+if TYPE_CHECKING:
+    from tether.flows.update import PreparedUpdate
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--to", metavar="V", help="the release to move to (default: the newest)")
+    parser.add_argument("--source", metavar="SRC", help="override the recorded source")
+    parser.add_argument("--profile", metavar="P", help="native or gaia (default: detected)")
+    parser.add_argument("--dry-run", action="store_true", help="show the plan, write nothing")
+    parser.add_argument("--yes", "-y", action="store_true", help="apply without asking")
+    parser.add_argument("--conflict", choices=("markers", "patch"),
+                        help="how to leave a conflict (default: the profile's)")
+    parser.add_argument("--auto", choices=("keep-mine", "take-theirs"),
+                        help="settle every conflict this way")
+    parser.add_argument("--delete-removed", action="store_true",
+                        help="remove files dropped upstream that you never changed (backed up)")
+    parser.add_argument("--abandon", action="store_true",
+                        help="undo an interrupted update, restoring its files from the backup")
+    add_json(parser)
+    add_project_dir(parser)
+
+
+def _ask(prepared: PreparedUpdate, as_json: bool) -> bool:
+    from tether.report.human import render_plan_summary
+
+    out = sys.stderr if as_json else sys.stdout
+    print(render_plan_summary(prepared.report("plan")), file=out)
+    out.write("Apply this update? [y/N] ")
+    out.flush()
+    answer = sys.stdin.readline().strip().lower()
+    return answer in ("y", "yes")
+
+
+def run(args: argparse.Namespace) -> int:
+    from tether.flows.plan import UpdateOptions
+    from tether.flows.project import open_project
+    from tether.flows.update import (
+        UpdateReport,
+        UpdateRequest,
+        abandon_update,
+        apply_update,
+        prepare_update,
+    )
+    from tether.report.human import render_update
+
+    root = project_dir(args)
+    if args.abandon:
+        report = abandon_update(root, args.profile)
+    else:
+        profile = open_project(root, args.profile).profile
+        options = UpdateOptions(
+            conflict_style=args.conflict or profile.default_conflict_style,
+            auto=args.auto,
+            delete_removed=args.delete_removed,
+        )
+        command = "update" + (f" --to {args.to}" if args.to else "")
+        request = UpdateRequest(root, args.to, args.source, args.profile, args.dry_run, options, command)
+        prepared = prepare_update(request)
+        if isinstance(prepared, UpdateReport):
+            report = prepared  # nothing to do
+        else:
+            interactive = sys.stdin.isatty()
+            if not (args.yes or args.dry_run or interactive):
+                raise TetherError("not running on a terminal: pass --yes to apply the update (nothing was written)")
+            confirm = (lambda p: True) if args.yes else (lambda p: _ask(p, args.json))
+            report = apply_update(prepared, confirm)
+    if args.json:
+        print_json(report.to_json())
+    else:
+        print(render_update(report))
+    return report.exit_code()

@@ -1,0 +1,256 @@
+"""The transactional executor: lock → journal → backup → atomic write → finalize.
+
+Every step is journaled (fsync'd) after it happened, so a rerun of the same command
+knows what an interrupted run already did: it never backs up a file twice over its
+first backup, and it does not redo a write whose bytes are still on disk.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+from collections.abc import Callable
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+
+from tether.flows.baseline import Baseline
+from tether.flows.install import write_version_markers
+from tether.flows.project import Project, Release, utc_now
+from tether.flows.status import conflict_is_unresolved
+from tether.fsio import atomic_write, file_mode, sha256_bytes, sha256_file
+from tether.model.plan import Bucket, FileAction, Op, Plan
+from tether.state.journal import STEP_FILE_BACKED_UP, STEP_FILE_WRITTEN, Journal, RunRecord
+from tether.state.store import ConflictRecord, FileRecord, State, save_state
+
+KEEP_BACKUP_RUNS = 5
+
+
+@dataclass(frozen=True)
+class DoneWrite:
+    target: str
+    sha256: str
+    bucket: str = ""
+
+
+@dataclass
+class ResumeInfo:
+    """What an interrupted run of the same update already did."""
+
+    done: dict[str, DoneWrite] = field(default_factory=dict)  # path -> what was written
+    backed_up: dict[str, str] = field(default_factory=dict)  # path -> sha256 of first backup
+
+
+def resume_info(journal: Journal, run_id: str) -> ResumeInfo:
+    info = ResumeInfo()
+    for record in journal.records():
+        if record.get("run") != run_id:
+            continue
+        path = str(record.get("path", ""))
+        if record["step"] == STEP_FILE_WRITTEN:
+            info.done[path] = DoneWrite(
+                str(record.get("target", path)), str(record["sha256"]), str(record.get("bucket", ""))
+            )
+        elif record["step"] == STEP_FILE_BACKED_UP:
+            info.backed_up.setdefault(path, str(record["sha256"]))
+    return info
+
+
+@dataclass
+class RunContext:
+    project: Project
+    journal: Journal
+    run_id: str
+    command: str
+    resume: ResumeInfo = field(default_factory=ResumeInfo)
+
+    @property
+    def backup_dir(self) -> Path:
+        return self.project.backup_root / self.run_id
+
+
+@dataclass
+class ApplyOutcome:
+    actions: list[FileAction]
+    backed_up: list[str] = field(default_factory=list)
+    state_written: bool = False
+    interrupted: bool = False
+
+    @property
+    def failed(self) -> list[FileAction]:
+        return [a for a in self.actions if a.bucket is Bucket.FAILED]
+
+
+def prune_backups(project: Project, keep: int = KEEP_BACKUP_RUNS, current: str = "") -> None:
+    try:
+        runs = sorted(p for p in project.backup_root.iterdir() if p.is_dir() and p.name != current)
+    except FileNotFoundError:
+        return
+    for old in runs[: max(0, len(runs) - keep)]:
+        shutil.rmtree(old, ignore_errors=True)
+
+
+def _already_done(ctx: RunContext, action: FileAction) -> bool:
+    done = ctx.resume.done.get(action.path)
+    if done is None:
+        return False
+    target = ctx.project.path(done.target)
+    try:
+        return sha256_file(target) == done.sha256
+    except OSError:
+        return False
+
+
+def _backup(ctx: RunContext, rel: str, outcome: ApplyOutcome) -> None:
+    source = ctx.project.path(rel)
+    data = source.read_bytes()
+    digest = sha256_bytes(data)
+    first = ctx.resume.backed_up.get(rel)
+    if first == digest:
+        return  # the first backup already holds exactly these bytes
+    target = ctx.backup_dir / rel
+    if first is not None or target.exists():
+        # Never overwrite the first backup: it is the adopter's original.
+        n = 2
+        while (candidate := target.with_name(f"{target.name}.{n}")).exists():
+            n += 1
+        target = candidate
+    atomic_write(target, data, mode=file_mode(source))
+    ctx.journal.file_backed_up(ctx.run_id, rel, str(target.relative_to(ctx.project.root)), digest)
+    ctx.resume.backed_up.setdefault(rel, digest)
+    outcome.backed_up.append(rel)
+
+
+def _write(ctx: RunContext, action: FileAction, target_rel: str, data: bytes) -> None:
+    target = ctx.project.path(target_rel)
+    mode = action.mode if not target.exists() else None
+    atomic_write(target, data, mode=mode)
+    ctx.journal.append(
+        ctx.run_id,
+        STEP_FILE_WRITTEN,
+        path=action.path,
+        sha256=sha256_bytes(data),
+        target=target_rel,
+        bucket=action.bucket.value,
+    )
+
+
+def apply_action(ctx: RunContext, action: FileAction, outcome: ApplyOutcome) -> None:
+    if action.backs_up and ctx.project.path(action.path).exists():
+        _backup(ctx, action.path, outcome)
+    if action.op in (Op.WRITE, Op.MARKERS):
+        assert action.content is not None
+        _write(ctx, action, action.path, action.content)
+    elif action.op in (Op.PATCH, Op.THEIRS):
+        assert action.artifact is not None and action.artifact_content is not None
+        _write(ctx, replace(action, mode=0o644), action.artifact, action.artifact_content)
+    elif action.op is Op.REMOVE:
+        os.unlink(ctx.project.path(action.path))
+        ctx.journal.file_deleted(ctx.run_id, action.path)
+
+
+def execute_plan(
+    ctx: RunContext, plan: Plan, should_stop: Callable[[], bool] = lambda: False
+) -> ApplyOutcome:
+    outcome = ApplyOutcome(actions=[])
+    ctx.journal.run_started(
+        ctx.run_id,
+        from_version=plan.from_version,
+        to_version=plan.to_version,
+        plan_digest=plan.digest(),
+        command=ctx.command,
+    )
+    for index, action in enumerate(plan.actions):
+        if should_stop():
+            outcome.interrupted = True
+            outcome.actions.extend(plan.actions[index:])
+            break
+        outcome.actions.append(_apply_or_fail(ctx, action, outcome))
+    return outcome
+
+
+def _apply_or_fail(ctx: RunContext, action: FileAction, outcome: ApplyOutcome) -> FileAction:
+    if action.bucket is Bucket.FAILED:
+        ctx.journal.file_failed(ctx.run_id, action.path, action.reason)
+        return action
+    if action.op is Op.NONE or _already_done(ctx, action):
+        return action
+    try:
+        apply_action(ctx, action, outcome)
+    except OSError as error:
+        reason = f"{error.strerror or error}" + (f": {error.filename}" if error.filename else "")
+        ctx.journal.file_failed(ctx.run_id, action.path, reason)
+        return FileAction(action.path, action.cls, Bucket.FAILED, reason=reason)
+    return action
+
+
+def _conflict_records(
+    project: Project, baseline: Baseline, outcome: ApplyOutcome, version: str
+) -> dict[str, ConflictRecord]:
+    """Conflicts a person still has to resolve: earlier unresolved ones plus this run's."""
+    records: dict[str, ConflictRecord] = {}
+    if baseline.state is not None:
+        for path, record in baseline.state.conflicts.items():
+            if conflict_is_unresolved(project, path, record):
+                records[path] = record
+    for action in outcome.actions:
+        unresolved = action.decision not in ("keep-mine", "take-theirs")
+        if action.bucket is Bucket.CONFLICT and unresolved and action.artifact is not None:
+            records[action.path] = ConflictRecord(action.decision, action.artifact, version)
+        elif action.bucket not in (Bucket.SKIP, Bucket.REMOVED):
+            records.pop(action.path, None)
+    return records
+
+
+def finalize(
+    ctx: RunContext, baseline: Baseline, latest: Release, outcome: ApplyOutcome
+) -> None:
+    """Record L as the new baseline. The version is written last, so an interrupted
+    run is resumed by running the same command again."""
+    project = ctx.project
+    ctx.journal.finalize_started(ctx.run_id)
+    files: dict[str, FileRecord] = {}
+    for rel in latest.manifest.managed_paths():
+        data = latest.file_path(rel).read_bytes()
+        files[rel] = FileRecord(
+            latest.manifest.files[rel], project.pristine.put(data), file_mode(latest.file_path(rel))
+        )
+    project.pristine.put(latest.manifest_bytes)
+    previous = baseline.state
+    state = State(
+        profile=project.profile.name,
+        upstream=latest.manifest.name,
+        source=baseline.source,
+        version=latest.version,
+        manifest_sha256=latest.manifest_sha256,
+        files=files,
+        sentinels=list(latest.manifest.sentinels),
+        customised_at_install=list(previous.customised_at_install) if previous else [],
+        conflicts=_conflict_records(project, baseline, outcome, latest.version),
+        installed_at=previous.installed_at if previous else utc_now(),
+        updated_at=utc_now(),
+    )
+    save_state(project.state_path, state)
+    write_version_markers(project, latest)
+    ctx.journal.state_written(ctx.run_id)
+    outcome.state_written = True
+    ctx.journal.run_complete(ctx.run_id)
+
+
+def restore_run(project: Project, journal: Journal, run: RunRecord) -> list[str]:
+    """Put back what an unfinished run changed: first backups return, files it created
+    where nothing stood (and its conflict artifacts) go."""
+    restored: list[str] = []
+    info = resume_info(journal, run.run_id)
+    for path, done in info.done.items():
+        target = project.path(done.target)
+        backup = run.backed_up.get(path)
+        if backup is not None and done.target == path:
+            continue  # restored below from its backup
+        if target.exists() and sha256_file(target) == done.sha256:
+            target.unlink()
+            restored.append(done.target)
+    for path, backup in run.backed_up.items():
+        data = project.path(backup.backup).read_bytes()
+        atomic_write(project.path(path), data, mode=file_mode(project.path(backup.backup)))
+        restored.append(path)
+    return restored

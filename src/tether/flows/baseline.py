@@ -1,0 +1,110 @@
+"""The installed release (B): its manifest, per-file records and pristine bytes.
+
+Bytes come from the pristine cache; when the cache is gone (a fresh clone: it is
+git-ignored) the release is fetched again from the recorded source, once.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+
+from tether.errors import TetherError
+from tether.flows.project import Project, Release, fetch_release
+from tether.fsio import sha256_bytes
+from tether.model.manifest import Manifest, parse_manifest
+from tether.state.store import FileRecord, State
+
+
+@dataclass
+class Baseline:
+    project: Project
+    version: str
+    source: str
+    upstream: str
+    files: dict[str, FileRecord]
+    sentinels: set[str]
+    state: State | None
+    _manifest: Manifest | None = None
+    _release: Release | None = field(default=None, repr=False)
+
+    def release(self) -> Release:
+        if self._release is None:
+            if not self.source:
+                raise TetherError(
+                    f"{self.project.root}: the installed release {self.version} is not cached and "
+                    "no source is recorded; pass --source"
+                )
+            self._release = fetch_release(self.project, self.source, self.version)
+        return self._release
+
+    def manifest(self) -> Manifest:
+        if self._manifest is None:
+            cached = None
+            if self.state is not None:
+                cached = self.project.pristine.get(self.state.manifest_sha256)
+            if cached is not None:
+                origin = f"{self.project.profile.manifest_path} of release {self.version}"
+                try:
+                    data = json.loads(cached)
+                except (json.JSONDecodeError, UnicodeDecodeError):
+                    data = None
+                if data is not None:
+                    self._manifest = parse_manifest(data, origin, self.project.profile.manifest_format)
+            if self._manifest is None:
+                self._manifest = self.release().manifest
+        return self._manifest
+
+    def read(self, rel: str) -> bytes | None:
+        """B's bytes for a path, None when B did not ship it."""
+        record = self.files.get(rel)
+        if record is None:
+            return None
+        data = self.project.pristine.get(record.sha256)
+        if data is None:
+            data = self.release().read(rel)
+            if data is None or sha256_bytes(data) != record.sha256:
+                raise TetherError(
+                    f"{rel}: the pristine copy of release {self.version} is missing and the source "
+                    "no longer provides the same bytes"
+                )
+            self.project.pristine.put(data)
+        return data
+
+
+def load_baseline(project: Project, source_override: str | None = None) -> Baseline:
+    state = project.load_state()
+    if state is not None:
+        return Baseline(
+            project,
+            state.version,
+            source_override or state.source,
+            state.upstream,
+            dict(state.files),
+            set(state.sentinels),
+            state,
+        )
+    version = project.read_version_marker()
+    if version is None:
+        raise TetherError(f"{project.root}: no installed release recorded; run 'tether init' first")
+    if not source_override:
+        raise TetherError(
+            f"{project.path(project.profile.version_file or '')}: release {version} was not installed "
+            "by tether; pass --source so its baseline can be fetched"
+        )
+    release = fetch_release(project, source_override, version)
+    files = {
+        rel: FileRecord(release.manifest.files[rel], sha256_bytes(release.file_path(rel).read_bytes()))
+        for rel in release.manifest.managed_paths()
+    }
+    return Baseline(
+        project,
+        version,
+        source_override,
+        release.manifest.name,
+        files,
+        set(release.manifest.sentinels),
+        None,
+        release.manifest,
+        release,
+    )

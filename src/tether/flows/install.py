@@ -1,0 +1,170 @@
+"""``tether init``: install a release into a project and record the baseline."""
+
+from __future__ import annotations
+
+import shutil
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from tether.errors import TetherError
+from tether.flows.project import (
+    Project,
+    Release,
+    absolute_source,
+    check_project_dir,
+    fetch_release,
+    profile_for_new_install,
+    utc_now,
+    write_ignore_rules,
+)
+from tether.fsio import atomic_write, file_mode, sha256_bytes
+from tether.state.store import FileRecord, State, save_state
+
+
+@dataclass
+class InitReport:
+    profile: str
+    upstream: str
+    source: str
+    version: str
+    added: list[str] = field(default_factory=list)
+    identical: list[str] = field(default_factory=list)
+    customised: list[str] = field(default_factory=list)
+    sentinels_seeded: list[str] = field(default_factory=list)
+
+    def to_json(self) -> dict[str, object]:
+        return {
+            "profile": self.profile,
+            "upstream": self.upstream,
+            "source": self.source,
+            "version": self.version,
+            "added": self.added,
+            "identical": self.identical,
+            "customised": self.customised,
+            "sentinels_seeded": self.sentinels_seeded,
+        }
+
+
+def _existing_install(project: Project) -> str | None:
+    if project.state_path.exists():
+        return str(project.state_path)
+    marker = project.profile.version_file
+    if marker and project.path(marker).exists():
+        return str(project.path(marker))
+    return None
+
+
+def _classify_targets(project: Project, release: Release) -> dict[str, bytes | None]:
+    """The adopter's current bytes for every managed path; refuses unusable paths up front
+    so a failed init writes nothing."""
+    current: dict[str, bytes | None] = {}
+    for rel in release.manifest.managed_paths():
+        target = project.path(rel)
+        if target.is_symlink():
+            raise TetherError(f"{target}: is a symbolic link; tether does not write through links")
+        if target.is_dir():
+            raise TetherError(f"{target}: is a directory, but release {release.version} ships a file there")
+        for parent in Path(rel).parents:
+            if str(parent) != "." and project.path(str(parent)).is_file():
+                raise TetherError(f"{project.path(str(parent))}: is a file, but {rel} needs it to be a folder")
+        try:
+            current[rel] = target.read_bytes()
+        except FileNotFoundError:
+            current[rel] = None
+        except OSError as error:
+            raise TetherError(f"{target}: cannot read ({error.strerror})") from None
+    return current
+
+
+def _first_missing_ancestor(path: Path) -> Path | None:
+    missing = None
+    while not path.exists():
+        missing = path
+        path = path.parent
+    return missing
+
+
+def install_release(
+    root: Path, source: str, version: str, profile_name: str | None = None, force: bool = False
+) -> InitReport:
+    check_project_dir(root, create=True)
+    project = Project(root, profile_for_new_install(root, profile_name))
+    existing = _existing_install(project)
+    if existing and not force:
+        raise TetherError(f"{existing}: a release is already installed here; use 'tether update', or --force to reinstall")
+    source = absolute_source(source)
+    created_cache = _first_missing_ancestor(project.root / project.profile.cache_dir)
+    try:
+        release = fetch_release(project, source, version)
+        current = _classify_targets(project, release)
+    except BaseException:
+        # Nothing of a failed init may stay behind, not even an empty cache folder.
+        if created_cache is not None:
+            shutil.rmtree(created_cache, ignore_errors=True)
+        raise
+    return _write_install(project, release, current)
+
+
+def _write_install(project: Project, release: Release, current: dict[str, bytes | None]) -> InitReport:
+    manifest = release.manifest
+    report = InitReport(project.profile.name, manifest.name, release.source, release.version)
+    files: dict[str, FileRecord] = {}
+    pristine = project.pristine
+    for rel, mine in current.items():
+        theirs = release.file_path(rel).read_bytes()
+        mode = file_mode(release.file_path(rel))
+        digest = pristine.put(theirs)
+        files[rel] = FileRecord(manifest.files[rel], digest, mode)
+        if mine is None:
+            atomic_write(project.path(rel), theirs, mode=mode)
+            report.added.append(rel)
+        elif sha256_bytes(mine) == digest:
+            report.identical.append(rel)
+        else:
+            report.customised.append(rel)
+    _seed_sentinels(project, release, report)
+    pristine.put(release.manifest_bytes)
+    write_version_markers(project, release)
+    write_ignore_rules(project)
+    now = utc_now()
+    state = State(
+        profile=project.profile.name,
+        upstream=manifest.name,
+        source=release.source,
+        version=release.version,
+        manifest_sha256=release.manifest_sha256,
+        files=files,
+        sentinels=list(manifest.sentinels),
+        customised_at_install=list(report.customised),
+        installed_at=now,
+        updated_at=now,
+    )
+    save_state(project.state_path, state)
+    return report
+
+
+def _profile_records(project: Project) -> set[str]:
+    records = {project.profile.manifest_path}
+    if project.profile.version_file:
+        records.add(project.profile.version_file)
+    return records
+
+
+def _seed_sentinels(project: Project, release: Release, report: InitReport) -> None:
+    """A sentinel is the adopter's from the first day: seeded when absent, never rewritten."""
+    for rel in release.manifest.sentinels:
+        if rel in _profile_records(project):
+            continue
+        source = release.file_path(rel)
+        target = project.path(rel)
+        if source.is_file() and not target.exists() and not target.is_symlink():
+            atomic_write(target, source.read_bytes(), mode=file_mode(source))
+            report.sentinels_seeded.append(rel)
+
+
+def write_version_markers(project: Project, release: Release) -> None:
+    """The project's copy of the installed manifest (and the ecosystem's version file)."""
+    atomic_write(project.path(project.profile.manifest_path), release.manifest_bytes)
+    if project.profile.version_file:
+        atomic_write(project.path(project.profile.version_file), f"{release.version}\n".encode())
+

@@ -1,0 +1,154 @@
+"""Compute an update plan: read B, A and L for every path and decide, writing nothing."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from tether.engine.decide import Comparison, Row, bucket_for_row, decide_dropped, decide_row
+from tether.engine.patches import unified_patch
+from tether.flows.baseline import Baseline
+from tether.flows.project import Project, Release
+from tether.flows.safety import unsafe_target
+from tether.fsio import file_mode, sha256_bytes
+from tether.model.manifest import FileClass
+from tether.model.plan import Bucket, FileAction, Op, Plan
+
+CONFLICT_STYLES = ("markers", "patch")
+AUTO_CHOICES = ("keep-mine", "take-theirs")
+
+
+@dataclass(frozen=True)
+class UpdateOptions:
+    conflict_style: str = "markers"
+    auto: str | None = None
+    delete_removed: bool = False
+
+
+class _Unreadable(Exception):
+    pass
+
+
+def read_adopter(project: Project, rel: str) -> bytes | None:
+    problem = unsafe_target(project.root, rel)
+    if problem:
+        raise _Unreadable(problem)
+    try:
+        return project.path(rel).read_bytes()
+    except (FileNotFoundError, NotADirectoryError):
+        return None
+    except OSError as error:
+        raise _Unreadable(f"cannot read ({error.strerror})") from None
+
+
+def artifact_path(project: Project, rel: str, suffix: str) -> str:
+    return f"{project.profile.merge_dir}/{rel}{suffix}"
+
+
+def settle_conflict(
+    project: Project,
+    rel: str,
+    cls: FileClass,
+    ours: bytes,
+    theirs: bytes,
+    merged: bytes | None,
+    mode: int,
+    choice: str,
+) -> FileAction:
+    """Turn an unresolved merge into the action a choice asks for.
+
+    ``merged`` is the text with conflict markers, None for a binary file (which can
+    only be kept, taken, or have the release's copy stored beside it).
+    """
+    if choice == "take-theirs":
+        return FileAction(rel, cls, Bucket.CONFLICT, Op.WRITE, theirs, mode, decision=choice)
+    if choice == "keep-mine" or merged is None:
+        artifact = artifact_path(project, rel, ".theirs")
+        return FileAction(
+            rel, cls, Bucket.CONFLICT, Op.THEIRS, None, mode, artifact, theirs,
+            reason="binary file" if merged is None else "", decision=choice if merged is not None else "theirs",
+        )
+    if choice == "patch":
+        artifact = artifact_path(project, rel, ".patch")
+        patch = unified_patch(rel, ours, theirs)
+        return FileAction(rel, cls, Bucket.CONFLICT, Op.PATCH, None, mode, artifact, patch, decision=choice)
+    return FileAction(rel, cls, Bucket.CONFLICT, Op.MARKERS, merged, mode, rel, decision="markers")
+
+
+def merge_action(
+    project: Project,
+    rel: str,
+    cls: FileClass,
+    base: bytes,
+    ours: bytes,
+    theirs: bytes,
+    mode: int,
+    options: UpdateOptions,
+) -> FileAction:
+    from tether.engine.textmerge import merge3
+
+    result = merge3(base, ours, theirs)
+    if result.binary:
+        return settle_conflict(project, rel, cls, ours, theirs, None, mode, options.auto or "")
+    if result.conflicts == 0:
+        return FileAction(rel, cls, Bucket.MERGED, Op.WRITE, result.merged, mode)
+    return settle_conflict(
+        project, rel, cls, ours, theirs, result.merged, mode, options.auto or options.conflict_style
+    )
+
+
+def _plan_latest_path(
+    project: Project, baseline: Baseline, latest: Release, rel: str, options: UpdateOptions
+) -> FileAction:
+    cls = latest.manifest.files[rel]
+    try:
+        ours = read_adopter(project, rel)
+    except _Unreadable as problem:
+        return FileAction(rel, cls, Bucket.FAILED, reason=str(problem))
+    theirs = latest.file_path(rel).read_bytes()
+    mode = file_mode(latest.file_path(rel))
+    record = baseline.files.get(rel) if rel not in baseline.sentinels else None
+    latest_sha = sha256_bytes(theirs)
+    ours_sha = sha256_bytes(ours) if ours is not None else None
+    sides = Comparison(
+        base_present=record is not None,
+        ours_present=ours is not None,
+        base_eq_latest=record is not None and record.sha256 == latest_sha,
+        ours_eq_base=record is not None and ours_sha == record.sha256,
+        ours_eq_latest=ours_sha == latest_sha,
+    )
+    row = decide_row(cls, sides)
+    if row is Row.MERGE:
+        assert ours is not None
+        base = baseline.read(rel) if record is not None else b""
+        return merge_action(project, rel, cls, base or b"", ours, theirs, mode, options)
+    bucket = bucket_for_row(row, cls)
+    if bucket in (Bucket.ADD, Bucket.OVERWRITE, Bucket.UPDATE):
+        return FileAction(rel, cls, bucket, Op.WRITE, theirs, mode)
+    return FileAction(rel, cls, bucket)
+
+
+def _plan_dropped_path(project: Project, baseline: Baseline, rel: str, options: UpdateOptions) -> FileAction:
+    record = baseline.files[rel]
+    try:
+        ours = read_adopter(project, rel)
+    except _Unreadable as problem:
+        return FileAction(rel, record.cls, Bucket.FAILED, reason=str(problem))
+    ours_eq_base = ours is not None and sha256_bytes(ours) == record.sha256
+    bucket = decide_dropped(ours is not None, ours_eq_base, options.delete_removed)
+    op = Op.REMOVE if bucket is Bucket.DELETED else Op.NONE
+    reason = "" if bucket is not Bucket.DELETE or ours_eq_base else "modified here"
+    return FileAction(rel, record.cls, bucket, op, reason=reason)
+
+
+def build_plan(project: Project, baseline: Baseline, latest: Release, options: UpdateOptions) -> Plan:
+    plan = Plan(latest.manifest.name, baseline.version, latest.version)
+    latest_paths = latest.manifest.managed_paths()
+    latest_set = set(latest_paths)
+    latest_sentinels = set(latest.manifest.sentinels)
+    for rel in sorted(latest_paths):
+        plan.actions.append(_plan_latest_path(project, baseline, latest, rel, options))
+    for rel in sorted(baseline.files):
+        if rel in latest_set or rel in latest_sentinels or rel in baseline.sentinels:
+            continue
+        plan.actions.append(_plan_dropped_path(project, baseline, rel, options))
+    return plan

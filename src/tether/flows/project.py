@@ -1,0 +1,168 @@
+"""Where a project keeps things, and how a release tree is read. Shared by every flow."""
+
+from __future__ import annotations
+
+import datetime as _dt
+import os
+from dataclasses import dataclass
+from pathlib import Path
+
+from tether.errors import TetherError
+from tether.fsio import atomic_write, sha256_bytes
+from tether.model.manifest import Manifest, ManifestFormat, load_manifest
+from tether.profiles import NATIVE, Profile, detect_profile, get_profile
+from tether.state.cache import PristineCache
+from tether.state.store import State, load_state
+
+
+def utc_now() -> str:
+    return _dt.datetime.now(_dt.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+@dataclass(frozen=True)
+class Project:
+    root: Path
+    profile: Profile
+
+    def path(self, rel: str) -> Path:
+        return self.root / rel
+
+    @property
+    def state_path(self) -> Path:
+        return self.root / self.profile.state_file
+
+    @property
+    def pristine(self) -> PristineCache:
+        return PristineCache(self.root / self.profile.cache_dir / "objects")
+
+    @property
+    def releases_cache(self) -> Path:
+        return self.root / self.profile.cache_dir / "releases"
+
+    @property
+    def merge_dir(self) -> Path:
+        return self.root / self.profile.merge_dir
+
+    @property
+    def backup_root(self) -> Path:
+        return self.root / self.profile.backup_root
+
+    def load_state(self) -> State | None:
+        return load_state(self.state_path)
+
+    def read_version_marker(self) -> str | None:
+        if not self.profile.version_file:
+            return None
+        try:
+            return self.path(self.profile.version_file).read_text().strip() or None
+        except FileNotFoundError:
+            return None
+        except (OSError, UnicodeDecodeError) as error:
+            raise TetherError(f"{self.path(self.profile.version_file)}: cannot read ({error})") from None
+
+
+def check_project_dir(root: Path, create: bool = False) -> Path:
+    if root.exists() and not root.is_dir():
+        raise TetherError(f"{root}: not a directory")
+    if not root.exists():
+        if not create:
+            raise TetherError(f"{root}: no such directory")
+        root.mkdir(parents=True)
+    return root
+
+
+def open_project(root: Path, forced_profile: str | None = None) -> Project:
+    """An installed project; a clear error when tether cannot find what it installed."""
+    check_project_dir(root)
+    profile = detect_profile(root, forced_profile)
+    if profile is None:
+        raise TetherError(
+            f"{root}: no tether install found (no {NATIVE.state_file}); run 'tether init' first"
+        )
+    return Project(root, profile)
+
+
+def profile_for_new_install(root: Path, forced: str | None) -> Profile:
+    if forced:
+        return get_profile(forced)
+    return detect_profile(root) or NATIVE
+
+
+@dataclass(frozen=True)
+class Release:
+    version: str
+    root: Path
+    source: str
+    manifest: Manifest
+    manifest_bytes: bytes
+
+    @property
+    def manifest_sha256(self) -> str:
+        return sha256_bytes(self.manifest_bytes)
+
+    def file_path(self, rel: str) -> Path:
+        return self.root / rel
+
+    def read(self, rel: str) -> bytes | None:
+        """The release's bytes for a path, None when the release does not contain it."""
+        path = self.root / rel
+        try:
+            return path.read_bytes()
+        except FileNotFoundError:
+            return None
+        except IsADirectoryError:
+            raise TetherError(f"release {self.version}: {rel} is a directory, not a file") from None
+
+
+def read_release(root: Path, version: str, source: str, profile: Profile) -> Release:
+    manifest_path = root / profile.manifest_path
+    manifest = load_manifest(manifest_path, profile.manifest_format)
+    if profile.manifest_format is ManifestFormat.GAIA:
+        extra_sentinels = tuple(s for s in profile.sentinels if s not in manifest.sentinels)
+        manifest = Manifest(
+            name=manifest.name,
+            version=manifest.version or version,
+            files=manifest.files,
+            sentinels=manifest.sentinels + extra_sentinels,
+            regions=manifest.regions,
+            merge={**{p: {"preset": n} for p, n in profile.field_merges.items()}, **manifest.merge},
+            renames=manifest.renames,
+            changelog=manifest.changelog,
+            extra=manifest.extra,
+        )
+    missing = [p for p in manifest.managed_paths() if not (root / p).is_file()]
+    if missing:
+        shown = ", ".join(missing[:3]) + (" …" if len(missing) > 3 else "")
+        raise TetherError(f"release {version} ({source}): manifest lists files it does not contain: {shown}")
+    return Release(version, root, source, manifest, manifest_path.read_bytes())
+
+
+def absolute_source(spec: str) -> str:
+    """A local path source recorded as an absolute path, so later runs from any folder find it."""
+    if ":" in spec.split("/")[0] or spec.startswith(("git+", "gh:")):
+        return spec
+    return os.path.abspath(os.path.expanduser(spec))
+
+
+def fetch_release(project: Project, source_spec: str, version: str) -> Release:
+    from tether.sources import open_source
+
+    source = open_source(source_spec, project.releases_cache)
+    tree = source.fetch(version)
+    return read_release(tree.root, version, source_spec, project.profile)
+
+
+def write_ignore_rules(project: Project) -> None:
+    """Keep tether's runtime folders out of git, adding only the lines that are missing."""
+    target = project.path(project.profile.ignore_file)
+    try:
+        existing = target.read_text()
+    except FileNotFoundError:
+        existing = ""
+    present = {line.strip() for line in existing.splitlines()}
+    missing = [rule for rule in project.profile.ignore_rules if rule not in present]
+    if not missing:
+        return
+    prefix = existing if not existing or existing.endswith("\n") else existing + "\n"
+    header = "" if existing else "# tether runtime files (written by tether)\n"
+    atomic_write(target, (prefix + header + "\n".join(missing) + "\n").encode())

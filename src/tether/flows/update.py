@@ -1,0 +1,312 @@
+"""``tether update``: move a project from its installed release (B) to a newer one (L)."""
+
+from __future__ import annotations
+
+import signal
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from types import FrameType
+from typing import Any
+
+from tether.errors import TetherError
+from tether.flows.apply import (
+    ApplyOutcome,
+    ResumeInfo,
+    RunContext,
+    execute_plan,
+    finalize,
+    prune_backups,
+    resume_info,
+)
+from tether.flows.baseline import Baseline, load_baseline
+from tether.flows.plan import UpdateOptions, build_plan
+from tether.flows.project import Project, Release, fetch_release, open_project
+from tether.model.plan import Bucket, FileAction, Op, Plan
+from tether.state.journal import Journal, RunRecord, new_run_id
+from tether.state.lock import ProjectLock
+from tether.versions import compare_versions, is_version
+
+BUCKET_ORDER = (
+    Bucket.ADD, Bucket.REMOVED, Bucket.OVERWRITE, Bucket.UPDATE, Bucket.MERGED,
+    Bucket.SKIP, Bucket.CONFLICT, Bucket.DELETE, Bucket.DELETED, Bucket.FAILED,
+)
+
+
+@dataclass(frozen=True)
+class UpdateRequest:
+    root: Path
+    to: str | None = None
+    source: str | None = None
+    profile: str | None = None
+    dry_run: bool = False
+    options: UpdateOptions = field(default_factory=UpdateOptions)
+    command: str = "update"
+
+
+@dataclass
+class UpdateReport:
+    profile: str
+    upstream: str
+    from_version: str
+    to_version: str
+    status: str  # up-to-date | dry-run | cancelled | updated | failed | interrupted | abandoned
+    dry_run: bool = False
+    actions: list[FileAction] = field(default_factory=list)
+    backup_dir: str | None = None
+    backed_up: list[str] = field(default_factory=list)
+    state_written: bool = False
+    merge_dir: str = ""
+    earlier_artifacts: list[str] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+    resumed: bool = False
+
+    def bucket(self, bucket: Bucket) -> list[FileAction]:
+        return [a for a in self.actions if a.bucket is bucket]
+
+    @property
+    def open_conflicts(self) -> list[FileAction]:
+        return [
+            a for a in self.bucket(Bucket.CONFLICT) if a.decision not in ("keep-mine", "take-theirs")
+        ]
+
+    def exit_code(self) -> int:
+        if self.status in ("failed", "interrupted") or self.bucket(Bucket.FAILED):
+            return 1
+        if self.status == "updated" and self.open_conflicts:
+            return 4
+        return 0
+
+    def to_json(self) -> dict[str, Any]:
+        buckets: dict[str, Any] = {}
+        for bucket in BUCKET_ORDER:
+            actions = self.bucket(bucket)
+            if bucket is Bucket.CONFLICT:
+                buckets["conflict"] = [
+                    {"path": a.path, "class": a.cls.value if a.cls else None,
+                     "artifact": a.artifact, "decision": a.decision}
+                    for a in actions
+                ]
+            elif bucket is Bucket.FAILED:
+                buckets["failed"] = [{"path": a.path, "reason": a.reason} for a in actions]
+            else:
+                buckets[bucket.value] = [a.path for a in actions]
+        return {
+            "from": self.from_version,
+            "to": self.to_version,
+            "profile": self.profile,
+            "upstream": self.upstream,
+            "status": self.status,
+            "dry_run": self.dry_run,
+            "buckets": buckets,
+            "backup_dir": self.backup_dir,
+            "backed_up": self.backed_up,
+            "state_written": self.state_written,
+            "merge_dir": self.merge_dir,
+            "earlier_artifacts": self.earlier_artifacts,
+            "notes": self.notes,
+            "resumed": self.resumed,
+        }
+
+
+@dataclass
+class PreparedUpdate:
+    """Everything decided before anything is written: the plan a person confirms."""
+
+    request: UpdateRequest
+    project: Project
+    baseline: Baseline
+    latest: Release
+    plan: Plan
+    journal: Journal
+    unfinished: RunRecord | None
+    resume: ResumeInfo
+
+    def report(self, status: str) -> UpdateReport:
+        return UpdateReport(
+            profile=self.project.profile.name,
+            upstream=self.plan.upstream,
+            from_version=self.plan.from_version,
+            to_version=self.plan.to_version,
+            status=status,
+            dry_run=self.request.dry_run,
+            actions=list(self.plan.actions),
+            merge_dir=self.project.profile.merge_dir,
+            notes=list(self.plan.notes),
+            resumed=self.unfinished is not None,
+        )
+
+
+def resolve_target(project: Project, baseline: Baseline, wanted: str | None) -> str:
+    from tether.sources import open_source
+
+    if wanted:
+        return wanted
+    versions = open_source(baseline.source, project.releases_cache).available_versions()
+    if not versions:
+        raise TetherError(f"source {baseline.source} offers no versions")
+    return versions[-1]
+
+
+def _check_direction(installed: str, target: str) -> None:
+    if is_version(installed) and is_version(target) and compare_versions(target, installed) < 0:
+        raise TetherError(f"refusing to downgrade from {installed} to {target}")
+
+
+def _journal(project: Project) -> Journal:
+    return Journal(project.path(project.profile.journal_file))
+
+
+def _refuse_other_unfinished(unfinished: RunRecord, target: str) -> None:
+    raise TetherError(
+        f"an interrupted update to {unfinished.to_version} (run {unfinished.run_id}) is unfinished; "
+        f"rerun 'tether update --to {unfinished.to_version}' to finish it, or "
+        f"'tether update --abandon' to restore its files, before updating to {target}"
+    )
+
+
+def _mark_resumed(plan: Plan, resume: ResumeInfo, deleted: frozenset[str]) -> None:
+    """A path an interrupted run already wrote replans as a skip; report it as what it was."""
+    for index, action in enumerate(plan.actions):
+        done = resume.done.get(action.path)
+        if done is not None and action.bucket is Bucket.SKIP and done.bucket:
+            plan.actions[index] = replace(action, bucket=Bucket(done.bucket), op=Op.NONE)
+        elif action.path in deleted and action.bucket is Bucket.REMOVED:
+            plan.actions[index] = replace(action, bucket=Bucket.DELETED, op=Op.NONE)
+
+
+def prepare_update(request: UpdateRequest) -> PreparedUpdate | UpdateReport:
+    """Compute the plan (or say why there is nothing to do). Writes nothing outside the cache."""
+    project = open_project(request.root, request.profile)
+    baseline = load_baseline(project, request.source)
+    journal = _journal(project)
+    unfinished = journal.unfinished_run()
+    target = resolve_target(project, baseline, request.to)
+    if unfinished is not None and unfinished.to_version != target:
+        _refuse_other_unfinished(unfinished, target)
+    if unfinished is None or unfinished.state_written:
+        _check_direction(baseline.version, target)
+        if target == baseline.version:
+            return _up_to_date(project, baseline, unfinished, request)
+    latest = fetch_release(project, baseline.source, target)
+    plan = build_plan(project, baseline, latest, request.options)
+    resume = ResumeInfo()
+    if unfinished is not None:
+        resume = resume_info(journal, unfinished.run_id)
+        _mark_resumed(plan, resume, unfinished.deleted)
+    return PreparedUpdate(request, project, baseline, latest, plan, journal, unfinished, resume)
+
+
+def _up_to_date(
+    project: Project, baseline: Baseline, unfinished: RunRecord | None, request: UpdateRequest
+) -> UpdateReport:
+    report = UpdateReport(
+        project.profile.name, baseline.upstream, baseline.version, baseline.version,
+        "up-to-date", dry_run=request.dry_run, merge_dir=project.profile.merge_dir,
+    )
+    if unfinished is not None and unfinished.state_written:
+        report.notes.append(
+            f"the update to {unfinished.to_version} wrote its state but was interrupted before it "
+            "completed; review the changes (git diff) and commit them"
+        )
+        if not request.dry_run:
+            with ProjectLock(project.path(project.profile.lock_file), command=request.command):
+                _journal(project).run_complete(unfinished.run_id)
+    return report
+
+
+class _StopFlag:
+    """SIGINT/SIGTERM during apply stop the run after the current file."""
+
+    def __init__(self) -> None:
+        self.raised = False
+
+    def __call__(self) -> bool:
+        return self.raised
+
+    @contextmanager
+    def installed(self) -> Iterator[None]:
+        def handler(signum: int, frame: FrameType | None) -> None:
+            self.raised = True
+
+        previous = {s: signal.signal(s, handler) for s in (signal.SIGINT, signal.SIGTERM)}
+        try:
+            yield
+        finally:
+            for s, h in previous.items():
+                signal.signal(s, h)
+
+
+def _earlier_artifacts(project: Project) -> list[str]:
+    from tether.fsio import walk_files
+
+    if not project.merge_dir.is_dir():
+        return []
+    return [f"{project.profile.merge_dir}/{p}" for p in walk_files(project.merge_dir)]
+
+
+def apply_update(
+    prepared: PreparedUpdate, confirm: Callable[[PreparedUpdate], bool] = lambda p: True
+) -> UpdateReport:
+    if prepared.request.dry_run:
+        return prepared.report("dry-run")
+    project = prepared.project
+    with ProjectLock(project.path(project.profile.lock_file), command=prepared.request.command):
+        if not confirm(prepared):
+            return prepared.report("cancelled")
+        run_id = prepared.unfinished.run_id if prepared.unfinished else new_run_id()
+        earlier = _earlier_artifacts(project)
+        if prepared.unfinished is None:
+            prune_backups(project, current=run_id)
+        ctx = RunContext(project, prepared.journal, run_id, prepared.request.command, prepared.resume)
+        stop = _StopFlag()
+        with stop.installed():
+            outcome = execute_plan(ctx, prepared.plan, stop)
+        if not outcome.failed and not outcome.interrupted:
+            finalize(ctx, prepared.baseline, prepared.latest, outcome)
+    return _report_after_apply(prepared, ctx, outcome, earlier)
+
+
+def _report_after_apply(
+    prepared: PreparedUpdate, ctx: RunContext, outcome: ApplyOutcome, earlier: list[str]
+) -> UpdateReport:
+    status = "interrupted" if outcome.interrupted else "failed" if outcome.failed else "updated"
+    report = prepared.report(status)
+    report.actions = outcome.actions
+    report.state_written = outcome.state_written
+    report.backed_up = outcome.backed_up
+    if ctx.backup_dir.exists():
+        report.backup_dir = str(ctx.backup_dir.relative_to(ctx.project.root))
+    written_artifacts = {a.artifact for a in outcome.actions if a.artifact}
+    report.earlier_artifacts = [p for p in earlier if p not in written_artifacts]
+    if outcome.interrupted:
+        report.notes.append("stopped by a signal; run the same command again to finish the update")
+    elif outcome.failed:
+        report.notes.append("some files failed; fix them and run the same command again to finish")
+    return report
+
+
+def abandon_update(root: Path, profile: str | None = None) -> UpdateReport:
+    """Undo an interrupted run: restore every file it wrote from its backup."""
+    from tether.flows.apply import restore_run
+
+    project = open_project(root, profile)
+    journal = _journal(project)
+    with ProjectLock(project.path(project.profile.lock_file), command="update --abandon"):
+        unfinished = journal.unfinished_run()
+        if unfinished is None:
+            raise TetherError(f"{project.root}: no interrupted update to abandon")
+        if unfinished.state_written:
+            raise TetherError(
+                f"the update to {unfinished.to_version} already recorded its new state; it cannot "
+                "be abandoned, only reviewed (git diff) and committed or reverted with git"
+            )
+        restored = restore_run(project, journal, unfinished)
+        journal.run_abandoned(unfinished.run_id)
+    report = UpdateReport(
+        project.profile.name, "", unfinished.from_version or "", unfinished.to_version, "abandoned",
+        merge_dir=project.profile.merge_dir,
+    )
+    report.notes.append(f"restored {len(restored)} file(s) from {project.profile.backup_root}/{unfinished.run_id}")
+    return report

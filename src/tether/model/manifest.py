@@ -1,0 +1,223 @@
+"""The release manifest: which paths a release ships and who owns each. Parsing is pure;
+``load_manifest`` is the only function here that reads a file."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from enum import StrEnum
+from pathlib import Path
+from typing import Any
+
+from tether.errors import TetherError
+from tether.pathrules import collision_key, relpath_problem
+
+MANIFEST_SCHEMA = 1
+
+
+class FileClass(StrEnum):
+    OWNED = "owned"
+    SHARED = "shared"
+    WIKI_OWNED = "wiki-owned"
+
+    @property
+    def is_shared(self) -> bool:
+        """``wiki-owned`` is GAIA's name for a file that behaves like ``shared``."""
+        return self is not FileClass.OWNED
+
+
+class ManifestFormat(StrEnum):
+    NATIVE = "native"
+    GAIA = "gaia"
+
+
+@dataclass(frozen=True)
+class Rename:
+    source: str
+    target: str
+
+
+@dataclass(frozen=True)
+class Manifest:
+    name: str
+    version: str
+    files: dict[str, FileClass]
+    sentinels: tuple[str, ...] = ()
+    regions: tuple[Any, ...] = ()
+    merge: dict[str, dict[str, Any]] = field(default_factory=dict)
+    renames: tuple[Rename, ...] = ()
+    changelog: str = "CHANGELOG.md"
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    def managed_paths(self) -> list[str]:
+        """Manifest paths tether reads and writes: every file except sentinels."""
+        sentinels = set(self.sentinels)
+        return [p for p in self.files if p not in sentinels]
+
+    def class_of(self, path: str) -> FileClass | None:
+        return self.files.get(path)
+
+
+class ManifestError(TetherError):
+    pass
+
+
+def _fail(origin: str, problem: str) -> ManifestError:
+    return ManifestError(f"{origin}: {problem}")
+
+
+def _check_path(origin: str, where: str, path: object) -> str:
+    if not isinstance(path, str):
+        raise _fail(origin, f"{where}: path {path!r} is not a string")
+    problem = relpath_problem(path)
+    if problem:
+        raise _fail(origin, f"{where}: {path!r}: {problem}")
+    return path
+
+
+def _check_collisions(origin: str, paths: list[str]) -> None:
+    seen: dict[str, str] = {}
+    for path in paths:
+        key = collision_key(path)
+        if key in seen and seen[key] != path:
+            raise _fail(
+                origin,
+                f"files: {seen[key]!r} and {path!r} collide on case-insensitive filesystems",
+            )
+        seen[key] = path
+    as_files = set(paths)
+    for path in paths:
+        parts = path.split("/")
+        for i in range(1, len(parts)):
+            prefix = "/".join(parts[:i])
+            if prefix in as_files:
+                raise _fail(
+                    origin, f"files: {prefix!r} is listed as a file and as a folder of {path!r}"
+                )
+
+
+def _parse_files(origin: str, raw: object) -> dict[str, FileClass]:
+    if not isinstance(raw, dict):
+        raise _fail(origin, "'files' must be an object mapping path to class")
+    files: dict[str, FileClass] = {}
+    for path, cls in raw.items():
+        _check_path(origin, "files", path)
+        try:
+            files[path] = FileClass(cls)
+        except ValueError:
+            allowed = ", ".join(c.value for c in FileClass)
+            raise _fail(origin, f"files: {path!r}: unknown class {cls!r} (expected {allowed})")
+    _check_collisions(origin, list(files))
+    return files
+
+
+def _parse_str_list(origin: str, key: str, raw: object) -> tuple[str, ...]:
+    if raw is None:
+        return ()
+    if not isinstance(raw, list):
+        raise _fail(origin, f"'{key}' must be a list of paths")
+    return tuple(_check_path(origin, key, p) for p in raw)
+
+
+def _parse_renames(origin: str, raw: object) -> tuple[Rename, ...]:
+    if raw is None:
+        return ()
+    if not isinstance(raw, list):
+        raise _fail(origin, "'renames' must be a list of {from, to}")
+    renames = []
+    for i, item in enumerate(raw):
+        if not isinstance(item, dict) or "from" not in item or "to" not in item:
+            raise _fail(origin, f"renames[{i}]: expected an object with 'from' and 'to'")
+        renames.append(
+            Rename(
+                _check_path(origin, f"renames[{i}]", item["from"]),
+                _check_path(origin, f"renames[{i}]", item["to"]),
+            )
+        )
+    return tuple(renames)
+
+
+def _parse_merge(origin: str, raw: object) -> dict[str, dict[str, Any]]:
+    if raw is None:
+        return {}
+    if not isinstance(raw, dict):
+        raise _fail(origin, "'merge' must be an object mapping path to a merge rule")
+    merge: dict[str, dict[str, Any]] = {}
+    for path, rule in raw.items():
+        _check_path(origin, "merge", path)
+        if not isinstance(rule, dict):
+            raise _fail(origin, f"merge: {path!r}: rule must be an object such as {{\"preset\": ...}}")
+        merge[path] = dict(rule)
+    return merge
+
+
+_NATIVE_KEYS = {"schema", "name", "version", "files", "sentinels", "regions", "merge", "renames",
+                "changelog"}
+
+
+def parse_manifest(data: object, origin: str, fmt: ManifestFormat = ManifestFormat.NATIVE) -> Manifest:
+    """Validate a decoded manifest. ``origin`` names it in every error message."""
+    if not isinstance(data, dict):
+        raise _fail(origin, "manifest must be a JSON object")
+    if fmt is ManifestFormat.NATIVE:
+        schema = data.get("schema", MANIFEST_SCHEMA)
+        if schema != MANIFEST_SCHEMA:
+            raise _fail(origin, f"unsupported manifest schema {schema!r} (this tether reads {MANIFEST_SCHEMA})")
+    if "files" not in data:
+        raise _fail(origin, "missing 'files'")
+    files = _parse_files(origin, data["files"])
+    version = data.get("version", "")
+    if not isinstance(version, str):
+        raise _fail(origin, "'version' must be a string")
+    regions = data.get("regions")
+    changelog = data.get("changelog", "CHANGELOG.md")
+    if not isinstance(changelog, str) or relpath_problem(changelog):
+        raise _fail(origin, f"'changelog' must be a relative path, got {changelog!r}")
+    return Manifest(
+        name=str(data.get("name") or ("gaia" if fmt is ManifestFormat.GAIA else "upstream")),
+        version=version,
+        files=files,
+        sentinels=_parse_str_list(origin, "sentinels", data.get("sentinels")),
+        # Region declarations are parsed defensively by the region engine, never fatal here.
+        regions=tuple(regions) if isinstance(regions, list) else (),
+        merge=_parse_merge(origin, data.get("merge")),
+        renames=_parse_renames(origin, data.get("renames")),
+        changelog=changelog,
+        extra={k: v for k, v in data.items() if k not in _NATIVE_KEYS},
+    )
+
+
+def load_manifest(path: Path, fmt: ManifestFormat = ManifestFormat.NATIVE) -> Manifest:
+    try:
+        raw = path.read_bytes()
+    except FileNotFoundError:
+        raise ManifestError(f"{path}: manifest not found") from None
+    except OSError as error:
+        raise ManifestError(f"{path}: cannot read manifest ({error.strerror})") from None
+    try:
+        data = json.loads(raw)
+    except (json.JSONDecodeError, UnicodeDecodeError) as error:
+        raise ManifestError(f"{path}: manifest is not valid JSON ({error})") from None
+    return parse_manifest(data, str(path), fmt)
+
+
+def manifest_to_native(manifest: Manifest) -> dict[str, Any]:
+    """The native JSON document for a manifest (stable key order)."""
+    doc: dict[str, Any] = {
+        "schema": MANIFEST_SCHEMA,
+        "name": manifest.name,
+        "version": manifest.version,
+        "files": {p: c.value for p, c in sorted(manifest.files.items())},
+    }
+    if manifest.sentinels:
+        doc["sentinels"] = list(manifest.sentinels)
+    if manifest.regions:
+        doc["regions"] = list(manifest.regions)
+    if manifest.merge:
+        doc["merge"] = manifest.merge
+    if manifest.renames:
+        doc["renames"] = [{"from": r.source, "to": r.target} for r in manifest.renames]
+    if manifest.changelog != "CHANGELOG.md":
+        doc["changelog"] = manifest.changelog
+    doc.update(manifest.extra)
+    return doc

@@ -1,0 +1,74 @@
+"""The plan of one update: a decision per path, computed without touching the tree."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from enum import StrEnum
+
+from tether.model.manifest import FileClass
+
+
+class Bucket(StrEnum):
+    ADD = "add"  # new upstream, absent here: copied
+    REMOVED = "removed"  # absent here although installed (you deleted it): left absent
+    OVERWRITE = "overwrite"  # owned file replaced by the release (backed up)
+    UPDATE = "update"  # shared file you never touched, replaced by the release (backed up)
+    SKIP = "skip"  # nothing to do
+    MERGED = "merged"  # both sides changed; merged cleanly (backed up)
+    CONFLICT = "conflict"  # both sides changed the same lines; artifact for a person
+    DELETE = "delete"  # dropped upstream, still here: surfaced, removed only on request
+    DELETED = "deleted"  # dropped upstream and removed on request (--delete-removed, backed up)
+    FAILED = "failed"  # could not be read or written; the rest of the plan still applies
+
+
+class Op(StrEnum):
+    """What apply does on disk for an action."""
+
+    NONE = "none"
+    WRITE = "write"  # write ``content`` to the path (backing up what is there)
+    MARKERS = "markers"  # write ``content`` (with conflict markers) to the path, backed up
+    PATCH = "patch"  # keep the path; write ``artifact_content`` to ``artifact``
+    THEIRS = "theirs"  # keep the path; store the release's bytes at ``artifact``
+    REMOVE = "remove"  # back up, then remove the path
+
+
+@dataclass(frozen=True)
+class FileAction:
+    path: str
+    cls: FileClass | None
+    bucket: Bucket
+    op: Op = Op.NONE
+    content: bytes | None = None
+    mode: int | None = None
+    artifact: str | None = None
+    artifact_content: bytes | None = None
+    reason: str = ""
+    decision: str = ""  # how a conflict was settled: markers, patch, keep-mine, take-theirs
+    rename_from: str | None = None
+
+    @property
+    def backs_up(self) -> bool:
+        """Every op that replaces or removes the adopter's bytes takes a backup first."""
+        return self.op in (Op.WRITE, Op.MARKERS, Op.REMOVE) and self.bucket is not Bucket.ADD
+
+
+@dataclass
+class Plan:
+    upstream: str
+    from_version: str
+    to_version: str
+    actions: list[FileAction] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+
+    def by_bucket(self, bucket: Bucket) -> list[FileAction]:
+        return [a for a in self.actions if a.bucket is bucket]
+
+    def digest(self) -> str:
+        import hashlib
+
+        h = hashlib.sha256(f"{self.upstream}\0{self.from_version}\0{self.to_version}".encode())
+        for action in self.actions:
+            h.update(f"\0{action.path}\0{action.bucket}\0{action.op}".encode())
+            if action.content is not None:
+                h.update(hashlib.sha256(action.content).digest())
+        return h.hexdigest()

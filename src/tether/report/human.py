@@ -1,0 +1,142 @@
+"""Plain-text renderings for people. Flows return reports; only this module words them."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from tether.flows.install import InitReport
+    from tether.flows.status import StatusReport
+    from tether.flows.update import UpdateReport
+
+
+def _listing(title: str, paths: list[str], limit: int = 20) -> list[str]:
+    if not paths:
+        return []
+    lines = [f"{title} ({len(paths)}):"]
+    lines += [f"  {p}" for p in paths[:limit]]
+    if len(paths) > limit:
+        lines.append(f"  … and {len(paths) - limit} more")
+    return lines
+
+
+def render_init(report: InitReport) -> str:
+    lines = [
+        f"tether init: installed {report.upstream} {report.version} ({report.profile} profile)",
+        f"  Added       {len(report.added)}",
+        f"  Identical   {len(report.identical)}",
+        f"  Customised  {len(report.customised)}",
+    ]
+    lines += _listing("Already customised (baseline kept as the release's bytes)", report.customised)
+    return "\n".join(lines)
+
+
+def render_status(report: StatusReport) -> str:
+    lines = [f"{report.upstream} {report.installed_version} ({report.profile} profile) from {report.source}"]
+    if report.latest_version is not None:
+        note = "update available" if report.update_available else "up to date"
+        lines.append(f"latest: {report.latest_version} ({note})")
+    lines.append(
+        f"  clean {len(report.clean)}, modified {len(report.modified)}, deleted {len(report.deleted)}"
+    )
+    owned = set(report.modified_owned) | set(report.deleted_owned)
+    lines += _listing("Modified", [p + (" (owned)" if p in owned else "") for p in report.modified])
+    lines += _listing("Deleted", [p + (" (owned)" if p in owned else "") for p in report.deleted])
+    lines += _listing(
+        "Unresolved conflicts", [f"{c['path']} (see {c['artifact']})" for c in report.conflicts]
+    )
+    return "\n".join(lines)
+
+
+_REASON_TEXT = {
+    "owned-drift": "owned files differ from the installed release",
+    "update-available": "a newer release is available",
+    "unresolved-conflicts": "conflicts from an update are not resolved",
+}
+
+
+def render_check(report: StatusReport, reasons: list[str]) -> str:
+    if not reasons:
+        return f"tether check: clean ({report.upstream} {report.installed_version})"
+    lines = ["tether check: " + "; ".join(_REASON_TEXT[r] for r in reasons)]
+    lines += _listing("Owned drift", report.modified_owned + report.deleted_owned)
+    lines += _listing("Unresolved conflicts", [c["path"] for c in report.conflicts])
+    if report.update_available:
+        lines.append(f"Update: {report.installed_version} → {report.latest_version}")
+    return "\n".join(lines)
+
+
+_BUCKET_ROWS = (
+    ("add", "Added"),
+    ("removed", "Removed (you deleted; left absent)"),
+    ("overwrite", "Overwritten"),
+    ("update", "Updated"),
+    ("merged", "Merged"),
+    ("skip", "Skipped"),
+    ("conflict", "Conflicts (see {merge_dir})"),
+    ("delete", "Delete? (removed upstream; still here)"),
+    ("deleted", "Deleted (removed upstream, on request)"),
+    ("failed", "Failed"),
+)
+
+
+def render_plan_summary(report: UpdateReport) -> str:
+    from tether.model.plan import Bucket
+
+    head = f"tether update: {report.from_version} → {report.to_version}"
+    if report.dry_run:
+        head += " (dry run: nothing written)"
+    lines = [head]
+    for key, label in _BUCKET_ROWS:
+        count = len(report.bucket(Bucket(key)))
+        if count or key in ("add", "merged", "skip", "conflict"):
+            lines.append(f"  {label.format(merge_dir=report.merge_dir):<42} {count}")
+    if report.backed_up:
+        lines.append(f"  {'Backed up':<42} {len(report.backed_up)} ({report.backup_dir})")
+    conflicts = report.bucket(Bucket.CONFLICT)
+    lines += _listing(
+        "Conflicts",
+        [f"{a.path} → {a.artifact} ({a.decision})" if a.artifact else f"{a.path} ({a.decision})"
+         for a in conflicts],
+    )
+    lines += _listing(
+        "Delete? (run with --delete-removed to remove the unmodified ones)",
+        [a.path + (f" ({a.reason})" if a.reason else "") for a in report.bucket(Bucket.DELETE)],
+    )
+    lines += _listing("Failed", [f"{a.path}: {a.reason}" for a in report.bucket(Bucket.FAILED)])
+    return "\n".join(lines)
+
+
+def _next_steps(report: UpdateReport) -> list[str]:
+    from tether.model.plan import Bucket
+
+    steps = []
+    if report.open_conflicts:
+        steps.append(f"resolve the conflicts (artifacts in {report.merge_dir} or markers in the files)")
+    if any(a.path.endswith(("package.json", "pyproject.toml", "pnpm-workspace.yaml"))
+           for a in report.actions if a.op.value != "none"):
+        steps.append("run your package manager's install: a dependency manifest changed")
+    if report.bucket(Bucket.FAILED):
+        steps.append("fix the failed files, then run the same command again")
+    steps += ["run your tests", "review the changes (git diff) and commit"]
+    return steps
+
+
+def render_update(report: UpdateReport) -> str:
+    if report.status == "up-to-date":
+        lines = [f"tether update: already up to date ({report.upstream} {report.from_version})"]
+        return "\n".join(lines + [f"note: {n}" for n in report.notes])
+    if report.status == "abandoned":
+        return "\n".join([f"tether update: abandoned the interrupted update to {report.to_version}"]
+                         + [f"note: {n}" for n in report.notes])
+    if report.status == "cancelled":
+        return "tether update: cancelled; nothing was written"
+    lines = [render_plan_summary(report)]
+    if report.earlier_artifacts:
+        lines += _listing(f"Unresolved artifacts from earlier runs (in {report.merge_dir})",
+                          report.earlier_artifacts)
+    lines += [f"note: {n}" for n in report.notes]
+    if report.status in ("updated", "failed", "interrupted"):
+        lines.append("Next steps:")
+        lines += [f"  {i}. {s}" for i, s in enumerate(_next_steps(report), 1)]
+    return "\n".join(lines)

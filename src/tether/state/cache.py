@@ -1,0 +1,37 @@
+"""Content-addressed pristine copies of every installed file, so a three-way merge
+never needs the source again."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from tether.errors import TetherError
+from tether.fsio import atomic_write, sha256_bytes
+
+
+class PristineCache:
+    def __init__(self, root: Path) -> None:
+        self.root = root
+
+    def path_for(self, sha256: str) -> Path:
+        return self.root / sha256[:2] / sha256[2:]
+
+    def has(self, sha256: str) -> bool:
+        return self.path_for(sha256).is_file()
+
+    def put(self, data: bytes) -> str:
+        digest = sha256_bytes(data)
+        target = self.path_for(digest)
+        if not target.is_file():
+            atomic_write(target, data, mode=0o644)
+        return digest
+
+    def get(self, sha256: str) -> bytes | None:
+        """The bytes with that hash, or None when missing or corrupted."""
+        try:
+            data = self.path_for(sha256).read_bytes()
+        except FileNotFoundError:
+            return None
+        except OSError as error:
+            raise TetherError(f"{self.path_for(sha256)}: cannot read ({error.strerror})") from None
+        return data if sha256_bytes(data) == sha256 else None

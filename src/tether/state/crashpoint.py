@@ -1,0 +1,67 @@
+"""Fault injection for the crash-safety tests.
+
+``TETHER_CRASH_AFTER=<step>:<n>`` makes the process die with ``os._exit(99)`` right after the
+n-th (1-based) journal record of ``<step>`` written by this process has been fsync'd. Only the
+journal's append path calls :func:`after_append`, so every crash lands on a boundary the journal
+knows about, and a test can enumerate those boundaries from a real run's journal with
+:func:`points` instead of keeping a hand-written list.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from collections import Counter
+from collections.abc import Iterable, Mapping
+
+from tether.errors import TetherError
+
+ENV_VAR = "TETHER_CRASH_AFTER"
+EXIT_CODE = 99
+
+_SPEC = re.compile(r"(?P<step>[a-z][a-z0-9-]*):(?P<count>[1-9][0-9]*)")
+
+# Appends seen by this process, per step. Counted whether or not a crash is asked for, so the
+# numbering is the process's own and does not depend on when the variable was read.
+_counts: Counter[str] = Counter()
+
+
+def parse_spec(spec: str) -> tuple[str, int]:
+    """``"file-written:2"`` → ``("file-written", 2)``; anything else is a harness mistake."""
+    match = _SPEC.fullmatch(spec.strip())
+    if match is None:
+        raise TetherError(f"{ENV_VAR} must look like <step-name>:<n> with n >= 1, got {spec!r}")
+    return match["step"], int(match["count"])
+
+
+def after_append(step: str) -> None:
+    """Count one durable append of ``step`` and die here if the crash point says so."""
+    _counts[step] += 1
+    spec = os.environ.get(ENV_VAR)
+    if not spec:
+        return
+    target, count = parse_spec(spec)
+    if step == target and _counts[step] == count:
+        # os._exit skips atexit handlers, finally blocks and buffer flushes: the nearest thing
+        # to a power cut that a test can trigger from inside the process.
+        os._exit(EXIT_CODE)
+
+
+def reset() -> None:
+    """Forget this process's counts (for tests that append in-process)."""
+    _counts.clear()
+
+
+def points(records: Iterable[Mapping[str, object]]) -> list[str]:
+    """Every crash point the given records pass through, in order, as ``"step:n"`` specs.
+
+    Feed it the records one uninterrupted process wrote (for example one run's records) and
+    each returned spec, set as ``TETHER_CRASH_AFTER``, stops a rerun right after that record.
+    """
+    seen: Counter[str] = Counter()
+    specs: list[str] = []
+    for record in records:
+        step = str(record["step"])
+        seen[step] += 1
+        specs.append(f"{step}:{seen[step]}")
+    return specs

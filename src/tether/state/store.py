@@ -1,0 +1,121 @@
+"""``state.json``: what tether installed, the baseline for every later update."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from tether.errors import TetherError
+from tether.fsio import atomic_write
+from tether.model.manifest import FileClass
+
+STATE_SCHEMA = 1
+
+
+@dataclass(frozen=True)
+class FileRecord:
+    """One installed path. ``sha256`` is always the release's bytes (the baseline),
+    never the adopter's, so a keep-mine choice holds on the next update."""
+
+    cls: FileClass
+    sha256: str
+    mode: int = 0o644
+
+
+@dataclass(frozen=True)
+class ConflictRecord:
+    style: str  # "markers" | "patch" | "theirs" (L stored beside, A kept)
+    artifact: str  # project-relative path of the file a person must look at
+    version: str  # the release the conflict was against
+
+
+@dataclass
+class State:
+    profile: str
+    upstream: str
+    source: str
+    version: str
+    manifest_sha256: str
+    files: dict[str, FileRecord]
+    sentinels: list[str] = field(default_factory=list)
+    customised_at_install: list[str] = field(default_factory=list)
+    conflicts: dict[str, ConflictRecord] = field(default_factory=dict)
+    installed_at: str = ""
+    updated_at: str = ""
+
+
+def state_to_json(state: State) -> dict[str, Any]:
+    return {
+        "schema": STATE_SCHEMA,
+        "profile": state.profile,
+        "upstream": state.upstream,
+        "source": state.source,
+        "version": state.version,
+        "manifest_sha256": state.manifest_sha256,
+        "installed_at": state.installed_at,
+        "updated_at": state.updated_at,
+        "sentinels": sorted(state.sentinels),
+        "customised_at_install": sorted(state.customised_at_install),
+        "files": {
+            path: {"class": rec.cls.value, "sha256": rec.sha256, "mode": oct(rec.mode)}
+            for path, rec in sorted(state.files.items())
+        },
+        "conflicts": {
+            path: {"style": c.style, "artifact": c.artifact, "version": c.version}
+            for path, c in sorted(state.conflicts.items())
+        },
+    }
+
+
+def _file_record(origin: str, path: str, raw: Any) -> FileRecord:
+    try:
+        return FileRecord(FileClass(raw["class"]), str(raw["sha256"]), int(str(raw.get("mode", "0o644")), 0))
+    except (KeyError, TypeError, ValueError):
+        raise TetherError(f"{origin}: files[{path!r}] is malformed; restore it from git") from None
+
+
+def state_from_json(data: Any, origin: str) -> State:
+    if not isinstance(data, dict) or data.get("schema") != STATE_SCHEMA:
+        raise TetherError(f"{origin}: not a tether state file of schema {STATE_SCHEMA}")
+    try:
+        files = {p: _file_record(origin, p, r) for p, r in data["files"].items()}
+        conflicts = {
+            p: ConflictRecord(str(c["style"]), str(c["artifact"]), str(c["version"]))
+            for p, c in data.get("conflicts", {}).items()
+        }
+        return State(
+            profile=str(data["profile"]),
+            upstream=str(data["upstream"]),
+            source=str(data["source"]),
+            version=str(data["version"]),
+            manifest_sha256=str(data["manifest_sha256"]),
+            files=files,
+            sentinels=list(data.get("sentinels", [])),
+            customised_at_install=list(data.get("customised_at_install", [])),
+            conflicts=conflicts,
+            installed_at=str(data.get("installed_at", "")),
+            updated_at=str(data.get("updated_at", "")),
+        )
+    except (KeyError, TypeError, AttributeError) as error:
+        raise TetherError(f"{origin}: state file is missing {error}; restore it from git") from None
+
+
+def load_state(path: Path) -> State | None:
+    try:
+        raw = path.read_bytes()
+    except FileNotFoundError:
+        return None
+    except OSError as error:
+        raise TetherError(f"{path}: cannot read state ({error.strerror})") from None
+    try:
+        data = json.loads(raw)
+    except (json.JSONDecodeError, UnicodeDecodeError) as error:
+        raise TetherError(f"{path}: state file does not parse ({error}); restore it from git") from None
+    return state_from_json(data, str(path))
+
+
+def save_state(path: Path, state: State) -> None:
+    text = json.dumps(state_to_json(state), indent=2, sort_keys=False) + "\n"
+    atomic_write(path, text.encode())

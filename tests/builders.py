@@ -1,0 +1,78 @@
+"""Builders for real release shelves and adopter projects in tmp dirs."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+from pathlib import Path
+
+from tether.cli.main import main as tether_main
+
+Files = dict[str, "bytes | str"]
+
+
+def write_files(root: Path, files: Files) -> None:
+    for rel, content in files.items():
+        path = root / rel
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_bytes(content.encode() if isinstance(content, str) else content)
+
+
+def make_release(
+    shelf: Path,
+    version: str,
+    files: Files,
+    classes: dict[str, str] | None = None,
+    *,
+    name: str = "acme-kit",
+    sentinels: Files | None = None,
+    extra: dict[str, object] | None = None,
+    profile: str = "native",
+) -> Path:
+    """A release folder ``shelf/<version>`` with its manifest; classes default to shared."""
+    root = shelf / version
+    write_files(root, files)
+    write_files(root, sentinels or {})
+    classes = classes or {}
+    file_classes = {p: classes.get(p, "shared") for p in files}
+    if profile == "gaia":
+        manifest: dict[str, object] = {"version": version, "files": file_classes}
+        manifest.update(extra or {})
+        write_files(root, {".gaia/manifest.json": json.dumps(manifest, indent=2) + "\n"})
+    else:
+        manifest = {"schema": 1, "name": name, "version": version, "files": file_classes}
+        if sentinels:
+            manifest["sentinels"] = sorted(sentinels)
+        manifest.update(extra or {})
+        write_files(root, {".tether/manifest.json": json.dumps(manifest, indent=2) + "\n"})
+    return root
+
+
+def tree_digest(root: Path) -> dict[str, bytes]:
+    """Every file under root (including hidden ones) with its bytes."""
+    out: dict[str, bytes] = {}
+    for dirpath, _dirs, names in os.walk(root):
+        for name in names:
+            full = Path(dirpath) / name
+            out[str(full.relative_to(root))] = full.read_bytes()
+    return out
+
+
+def run_tether(*args: str, cwd: Path | None = None, input: str | None = None) -> subprocess.CompletedProcess[str]:
+    """The real console script in a real process."""
+    return subprocess.run(
+        ["tether", *args], cwd=cwd, capture_output=True, text=True, input=input, timeout=120
+    )
+
+
+def call(*args: str) -> int:
+    """In-process CLI call (fast), for tests that only need the exit code and files."""
+    return tether_main(list(args))
+
+
+def git(repo: Path, *args: str) -> str:
+    env = {**os.environ, "GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@example.com",
+           "GIT_COMMITTER_NAME": "t", "GIT_COMMITTER_EMAIL": "t@example.com"}
+    return subprocess.run(["git", *args], cwd=repo, check=True, capture_output=True, text=True,
+                          env=env).stdout
