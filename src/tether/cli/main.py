@@ -20,6 +20,10 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "status": ("tether.cli.status_cmd", "show the installed release and drift per file"),
     "check": ("tether.cli.check_cmd", "exit 3 on owned drift, an available update or conflicts"),
     "update": ("tether.cli.update_cmd", "move the project to a newer release, keeping local edits"),
+    "region-compare": (
+        "tether.cli.region_compare_cmd",
+        "compare a region file's three sides with the region body masked",
+    ),
 }
 
 

@@ -1,0 +1,487 @@
+"""Run a region's regeneration program, confined to the region's declared paths.
+
+The program comes from the release, so it is trusted to do its job but not to do more:
+tether refuses commands that could reach outside the project, backs the declared paths
+up, and after the program exits puts back every file it changed outside those paths.
+A failure never raises; it comes back as an outcome carrying the command to run by hand.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import shlex
+import signal
+import stat
+import subprocess
+import tempfile
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import IO, Final, Literal
+
+from tether.engine.regions import RegenSpec, RegionDecl
+from tether.fsio import atomic_write
+from tether.pathrules import relpath_problem
+
+Status = Literal["regenerated", "failed", "refused", "skipped"]
+
+# Never watched: git's own data, and tether's state (backups, journal, lock live there).
+DEFAULT_EXCLUDE: Final = frozenset({".git", ".tether"})
+# Pre-run copies of files outside the declared paths are kept in memory up to this many
+# bytes; beyond it a file is watched by metadata only and cannot be put back if changed.
+SNAPSHOT_BUDGET: Final = 64 * 1024 * 1024
+# After the timeout the process group gets SIGTERM, then SIGKILL after this grace.
+KILL_GRACE_SECONDS: Final = 2.0
+TAIL_LINES: Final = 20
+
+
+@dataclass(frozen=True)
+class RegenOutcome:
+    """What happened to one region's regeneration.
+
+    ``reverted_paths`` lists files tether put back: outside the declared paths always, and
+    the declared paths too when the run failed (a failed run leaves the project as it was).
+    ``new_outside_paths`` are files the program created outside the declared paths; they
+    are kept (tether never deletes bytes it cannot restore) and reported.
+    ``unrestored_paths`` changed outside the declared paths but had no pre-run copy.
+    """
+
+    region_id: str
+    status: Status
+    command: str
+    reason: str = ""
+    exit_code: int | None = None
+    could_not_start: bool = False
+    rewritten_paths: tuple[str, ...] = ()
+    reverted_paths: tuple[str, ...] = ()
+    new_outside_paths: tuple[str, ...] = ()
+    unrestored_paths: tuple[str, ...] = ()
+    backed_up_paths: tuple[str, ...] = ()
+    log_path: Path | None = None
+    output_tail: str = ""
+
+    def document(self) -> dict[str, object]:
+        return {
+            "id": self.region_id,
+            "status": self.status,
+            "command": self.command,
+            "reason": self.reason,
+            "exit_code": self.exit_code,
+            "could_not_start": self.could_not_start,
+            "rewritten_paths": list(self.rewritten_paths),
+            "reverted_paths": list(self.reverted_paths),
+            "new_outside_paths": list(self.new_outside_paths),
+            "unrestored_paths": list(self.unrestored_paths),
+            "backed_up_paths": list(self.backed_up_paths),
+            "log_path": str(self.log_path) if self.log_path else None,
+        }
+
+
+def command_line(decl: RegionDecl) -> str:
+    """The literal command, shell-quoted, to run by hand from the project root."""
+    return shlex.join(decl.regenerate.argv) if decl.regenerate else ""
+
+
+def skipped_outcome(decl: RegionDecl, reason: str) -> RegenOutcome:
+    """For a region the caller decided not to regenerate (left in conflict, deleted…)."""
+    return RegenOutcome(decl.id, "skipped", command_line(decl), reason)
+
+
+# --- refusal -------------------------------------------------------------------------------
+
+
+def interpreter_problem(interpreter: str) -> str | None:
+    """A bare program name is looked up on PATH; a path or a shell snippet could run anything."""
+    if not interpreter.strip():
+        return "interpreter is empty"
+    unsafe = any(char in "/\\\x00" or char.isspace() for char in interpreter)
+    if unsafe or interpreter in {".", ".."}:
+        return f"interpreter {interpreter!r} is not a bare program name"
+    return None
+
+
+def operand_problem(project_root: Path, operand: str, shipped_paths: set[str]) -> str | None:
+    problem = relpath_problem(operand)
+    if problem:
+        return f"operand {operand!r}: {problem}"
+    if operand not in shipped_paths:
+        return f"operand {operand!r} is not a path the release ships"
+    root = project_root.resolve()
+    if not (root / operand).resolve().is_relative_to(root):
+        return f"operand {operand!r} resolves through a link out of the project"
+    return None
+
+
+def refusal_reason(project_root: Path, spec: RegenSpec, shipped_paths: set[str]) -> str | None:
+    """Why the command must not run at all, or None."""
+    return interpreter_problem(spec.interpreter) or operand_problem(
+        project_root, spec.operand, shipped_paths
+    )
+
+
+# --- tree snapshot ---------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class _Entry:
+    """A file or link as it was: metadata to notice a change, bytes to undo it."""
+
+    is_link: bool
+    size: int
+    mtime_ns: int
+    ctime_ns: int
+    ino: int
+    mode: int
+    target: str | None = None
+    content: bytes | None = field(default=None, repr=False)
+
+    def same_metadata(self, other: _Entry) -> bool:
+        # ctime moves on every write and cannot be set back by the program, so a tool
+        # that restores mtime after writing is still noticed.
+        keys = ("is_link", "size", "mtime_ns", "ctime_ns", "ino", "mode", "target")
+        return all(getattr(self, key) == getattr(other, key) for key in keys)
+
+
+_Snapshot = dict[str, _Entry]
+
+
+def _walk(root: Path, exclude: frozenset[str]) -> Iterator[tuple[str, os.stat_result]]:
+    """Regular files and links under ``root`` (relative POSIX path, lstat), links not followed."""
+    pending = [""]
+    while pending:
+        rel_dir = pending.pop()
+        try:
+            scanner = os.scandir(root / rel_dir if rel_dir else root)
+        except OSError:
+            continue  # unreadable folder: the program cannot be watched there either way
+        with scanner:
+            for item in scanner:
+                rel = f"{rel_dir}/{item.name}" if rel_dir else item.name
+                if rel in exclude:
+                    continue
+                try:
+                    info = item.stat(follow_symlinks=False)
+                except OSError:
+                    continue  # vanished while listing
+                if stat.S_ISDIR(info.st_mode):
+                    pending.append(rel)
+                elif stat.S_ISREG(info.st_mode) or stat.S_ISLNK(info.st_mode):
+                    yield rel, info
+
+
+def _entry(path: Path, info: os.stat_result, keep_content: bool) -> _Entry:
+    is_link = stat.S_ISLNK(info.st_mode)
+    content = path.read_bytes() if keep_content and not is_link else None
+    return _Entry(
+        is_link=is_link,
+        size=info.st_size,
+        mtime_ns=info.st_mtime_ns,
+        ctime_ns=info.st_ctime_ns,
+        ino=info.st_ino,
+        mode=stat.S_IMODE(info.st_mode),
+        target=os.readlink(path) if is_link else None,
+        content=content,
+    )
+
+
+def _snapshot(
+    root: Path, exclude: frozenset[str], always_keep: set[str], budget: int | None
+) -> _Snapshot:
+    """The tree's files; bytes kept for ``always_keep`` and for others while ``budget`` lasts
+    (``budget`` None: keep no bytes, used for the after-run look)."""
+    snapshot: _Snapshot = {}
+    remaining = budget or 0
+    for rel, info in _walk(root, exclude):
+        keep = budget is not None and (rel in always_keep or info.st_size <= remaining)
+        if keep and rel not in always_keep:
+            remaining -= info.st_size
+        try:
+            snapshot[rel] = _entry(root / rel, info, keep)
+        except OSError:
+            continue  # vanished or unreadable between listing and reading
+    return snapshot
+
+
+def _differs(root: Path, rel: str, before: _Entry, after: _Entry) -> bool:
+    if before.same_metadata(after):
+        return False
+    if before.is_link or after.is_link or before.content is None:
+        return True
+    # Rewritten with the same bytes (only ctime moved) is no change.
+    try:
+        return before.mode != after.mode or (root / rel).read_bytes() != before.content
+    except OSError:
+        return True
+
+
+@dataclass(frozen=True)
+class _Changes:
+    changed: tuple[str, ...]  # modified or deleted
+    created: tuple[str, ...]
+
+
+def _changes(root: Path, before: _Snapshot, after: _Snapshot) -> _Changes:
+    changed = [
+        rel
+        for rel, entry in before.items()
+        if rel not in after or _differs(root, rel, entry, after[rel])
+    ]
+    created = [rel for rel in after if rel not in before]
+    return _Changes(tuple(sorted(changed)), tuple(sorted(created)))
+
+
+def _restore(root: Path, rel: str, entry: _Entry) -> bool:
+    """Put one file back as it was; False when there is no pre-run copy or it fails."""
+    path = root / rel
+    try:
+        if entry.is_link and entry.target is not None:
+            if path.is_symlink() or path.is_file():
+                path.unlink()
+            path.parent.mkdir(parents=True, exist_ok=True)
+            os.symlink(entry.target, path)
+            return True
+        if entry.content is None:
+            return False
+        if path.is_symlink():
+            path.unlink()
+        atomic_write(path, entry.content, mode=entry.mode)
+        # Build tools judge freshness by mtime: give the file back its old one too.
+        os.utime(path, ns=(entry.mtime_ns, entry.mtime_ns))
+        return True
+    except OSError:
+        return False
+
+
+def _remove(root: Path, rel: str) -> bool:
+    try:
+        (root / rel).unlink()
+        return True
+    except OSError:
+        return False
+
+
+# --- running -------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class _Run:
+    started: bool
+    exit_code: int | None = None
+    timed_out: bool = False
+    error: str = ""
+
+
+def _kill_group(process: subprocess.Popen[bytes]) -> None:
+    """Stop the program and everything it started (its own session, so its own group)."""
+    if os.name != "posix":
+        process.kill()
+        process.wait()
+        return
+    with contextlib.suppress(ProcessLookupError):
+        os.killpg(process.pid, signal.SIGTERM)
+    try:
+        process.wait(timeout=KILL_GRACE_SECONDS)
+    except subprocess.TimeoutExpired:
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(process.pid, signal.SIGKILL)
+        process.wait()
+
+
+def _execute(root: Path, argv: tuple[str, ...], timeout: float, output: IO[bytes]) -> _Run:
+    try:
+        process = subprocess.Popen(
+            argv,
+            cwd=root,
+            stdin=subprocess.DEVNULL,
+            stdout=output,
+            stderr=subprocess.STDOUT,
+            start_new_session=os.name == "posix",
+        )
+    except OSError as error:
+        return _Run(started=False, error=error.strerror or str(error))
+    try:
+        return _Run(started=True, exit_code=process.wait(timeout=timeout))
+    except subprocess.TimeoutExpired:
+        _kill_group(process)
+        return _Run(started=True, timed_out=True)
+
+
+def _describe(run: _Run, spec: RegenSpec, timeout: float) -> str:
+    if not run.started:
+        return f"could not start {spec.interpreter!r}: {run.error}"
+    if run.timed_out:
+        return f"ran and timed out after {timeout:g} s; its process group was stopped"
+    if run.exit_code is not None and run.exit_code < 0:
+        return f"ran and was killed by signal {-run.exit_code}"
+    return f"ran and exited {run.exit_code}"
+
+
+@contextlib.contextmanager
+def _output_file(log_path: Path | None, command: str) -> Iterator[IO[bytes]]:
+    """The log (appended to, one header per run) or a scratch file when there is none."""
+    if log_path is None:
+        with tempfile.TemporaryFile() as scratch:
+            yield scratch
+        return
+    log_path.parent.mkdir(parents=True, exist_ok=True)
+    with open(log_path, "a+b") as log:
+        log.write(f"$ {command}\n".encode())
+        log.flush()
+        yield log
+
+
+def _tail(output: IO[bytes], start: int) -> str:
+    output.flush()
+    output.seek(start)
+    text = output.read().decode("utf-8", "replace")
+    return "\n".join(text.splitlines()[-TAIL_LINES:])
+
+
+def _run_logged(
+    root: Path, spec: RegenSpec, timeout: float, log_path: Path | None, command: str
+) -> tuple[_Run, str]:
+    with _output_file(log_path, command) as output:
+        start = output.tell()
+        run = _execute(root, spec.argv, timeout, output)
+        tail = _tail(output, start)
+        if log_path is not None:
+            output.seek(0, os.SEEK_END)
+            output.write(f"[{_describe(run, spec, timeout)}]\n".encode())
+    return run, tail
+
+
+# --- backup --------------------------------------------------------------------------------
+
+
+def _back_up(root: Path, paths: tuple[str, ...], backup_dir: Path | None) -> tuple[str, ...]:
+    """Copy the declared paths into ``backup_dir`` (mirroring the project layout).
+
+    A copy already there is kept: a run's backup folder restores the project as it was
+    before the whole run, and an earlier step may have saved the adopter's original.
+    """
+    if backup_dir is None:
+        return ()
+    saved: list[str] = []
+    for rel in paths:
+        source = root / rel
+        if source.is_symlink() or not source.is_file():
+            continue
+        target = backup_dir / rel
+        if not target.exists():
+            atomic_write(target, source.read_bytes(), mode=stat.S_IMODE(source.stat().st_mode))
+        saved.append(rel)
+    return tuple(saved)
+
+
+# --- the runner ----------------------------------------------------------------------------
+
+
+def _log_rel(root: Path, log_path: Path | None) -> set[str]:
+    """The log's own path when it sits inside the project: it grows during the run."""
+    if log_path is None:
+        return set()
+    try:
+        return {log_path.resolve().relative_to(root.resolve()).as_posix()}
+    except ValueError:
+        return set()
+
+
+@dataclass(frozen=True)
+class _Settled:
+    rewritten: tuple[str, ...]
+    reverted: tuple[str, ...]
+    unrestored: tuple[str, ...]
+    new_outside: tuple[str, ...]
+
+
+def _settle(
+    root: Path, decl: RegionDecl, before: _Snapshot, changes: _Changes, succeeded: bool
+) -> _Settled:
+    """Undo what the run may not keep: outside changes always, everything when it failed."""
+    declared = set(decl.paths)
+    reverted: list[str] = []
+    unrestored: list[str] = []
+    for rel in changes.changed:
+        if rel in declared and succeeded:
+            continue
+        (reverted if _restore(root, rel, before[rel]) else unrestored).append(rel)
+    if not succeeded:
+        # A declared file the failed run created did not exist before the run.
+        reverted += [rel for rel in changes.created if rel in declared and _remove(root, rel)]
+    rewritten = [rel for rel in (*changes.changed, *changes.created) if rel in declared]
+    return _Settled(
+        rewritten=tuple(sorted(rewritten)) if succeeded else (),
+        reverted=tuple(sorted(reverted)),
+        unrestored=tuple(unrestored),
+        new_outside=tuple(rel for rel in changes.created if rel not in declared),
+    )
+
+
+def _preflight(
+    root: Path, decl: RegionDecl, shipped_paths: set[str], command: str
+) -> RegenOutcome | RegenSpec:
+    """The outcome when the program must not or cannot be run, else the spec to run."""
+    spec = decl.regenerate
+    if spec is None:
+        return skipped_outcome(decl, "the region declares no program")
+    refusal = refusal_reason(root, spec, shipped_paths)
+    if refusal:
+        return RegenOutcome(decl.id, "refused", command, refusal)
+    if not (root / spec.operand).is_file():
+        reason = f"could not start: operand {spec.operand!r} is not a file in the project"
+        return RegenOutcome(decl.id, "failed", command, reason, could_not_start=True)
+    return spec
+
+
+def run_regeneration(
+    project_root: Path,
+    decl: RegionDecl,
+    shipped_paths: set[str],
+    timeout: float = 120.0,
+    log_path: Path | None = None,
+    backup_dir: Path | None = None,
+    *,
+    exclude: frozenset[str] = DEFAULT_EXCLUDE,
+    snapshot_budget: int = SNAPSHOT_BUDGET,
+) -> RegenOutcome:
+    """Run ``interpreter operand args…`` from ``project_root`` for one region declaration.
+
+    ``shipped_paths`` are the paths the release's manifest ships (the operand must be one).
+    ``exclude`` lists top-level-relative paths never watched (add a backup folder that
+    lives inside the project). Never raises for the program's or the tree's failures.
+    """
+    command = command_line(decl)
+    spec = _preflight(project_root, decl, shipped_paths, command)
+    if isinstance(spec, RegenOutcome):
+        return spec
+    watched = exclude | _log_rel(project_root, log_path)
+    try:
+        backed_up = _back_up(project_root, decl.paths, backup_dir)
+        before = _snapshot(project_root, watched, set(decl.paths), snapshot_budget)
+    except OSError as error:
+        reason = f"could not start: backing up the declared paths failed: {error}"
+        return RegenOutcome(decl.id, "failed", command, reason, could_not_start=True)
+    try:
+        run, tail = _run_logged(project_root, spec, timeout, log_path, command)
+    except OSError as error:
+        reason = f"could not start: cannot write the log: {error}"
+        return RegenOutcome(decl.id, "failed", command, reason, could_not_start=True)
+    succeeded = run.started and not run.timed_out and run.exit_code == 0
+    after = _snapshot(project_root, watched, set(), None)
+    settled = _settle(project_root, decl, before, _changes(project_root, before, after), succeeded)
+    return RegenOutcome(
+        region_id=decl.id,
+        status="regenerated" if succeeded else "failed",
+        command=command,
+        reason=_describe(run, spec, timeout),
+        exit_code=run.exit_code,
+        could_not_start=not run.started,
+        backed_up_paths=backed_up,
+        log_path=log_path,
+        output_tail="" if succeeded else tail,
+        rewritten_paths=settled.rewritten,
+        reverted_paths=settled.reverted,
+        new_outside_paths=settled.new_outside,
+        unrestored_paths=settled.unrestored,
+    )

@@ -1,0 +1,63 @@
+"""GAIA-shaped projects: detection, init writing GAIA's markers, status against a release
+tether did not install."""
+
+import json
+
+from builders import call, make_release, run_tether, write_files
+
+FILES = {
+    "wiki/index.md": "# index\n",
+    "agents/auditor.md": "auditor v1\n",
+    ".gaia/scripts/gen.sh": "#!/bin/sh\n",
+}
+CLASSES = {"wiki/index.md": "wiki-owned", "agents/auditor.md": "shared", ".gaia/scripts/gen.sh": "owned"}
+SENTINELS = {"wiki/hot.md": "hot\n", "wiki/log.md": "log\n", "CHANGELOG.md": "# c\n"}
+
+
+def gaia_release(shelf, version, files=FILES):
+    root = make_release(shelf, version, files, CLASSES, profile="gaia")
+    write_files(root, SENTINELS)
+    return root
+
+
+def test_init_with_gaia_profile_writes_gaia_markers(tmp_path):
+    shelf = tmp_path / "rel"
+    gaia_release(shelf, "2.0.0")
+    project = tmp_path / "proj"
+    assert call("init", "--profile", "gaia", "--source", str(shelf), "--version", "2.0.0", str(project)) == 0
+    assert (project / ".gaia/VERSION").read_text() == "2.0.0\n"
+    manifest = json.loads((project / ".gaia/manifest.json").read_text())
+    assert manifest["files"]["wiki/index.md"] == "wiki-owned"
+    assert (project / "wiki/hot.md").read_text() == "hot\n"  # sentinel seeded once
+    assert not (project / ".tether").exists()
+    assert ".gaia-backup/" in (project / ".gitignore").read_text()
+    status = json.loads(run_tether("status", "--json", str(project)).stdout)
+    assert status["profile"] == "gaia"
+    assert status["installed_version"] == "2.0.0"
+
+
+def test_status_of_gaia_project_tether_did_not_install(tmp_path):
+    shelf = tmp_path / "rel"
+    root = gaia_release(shelf, "2.0.0")
+    project = tmp_path / "proj"
+    write_files(project, {p: (root / p).read_bytes() for p in FILES})
+    write_files(project, {".gaia/VERSION": "2.0.0\n", ".gaia/manifest.json": (root / ".gaia/manifest.json").read_bytes()})
+    write_files(project, {"wiki/hot.md": "my hot list\n", "agents/auditor.md": "auditor mine\n"})
+    result = run_tether("status", "--json", "--source", str(shelf), str(project))
+    assert result.returncode == 0, result.stderr
+    doc = json.loads(result.stdout)
+    assert doc["profile"] == "gaia"
+    assert doc["modified"] == ["agents/auditor.md"]  # sentinels are never compared
+    assert doc["clean"] == 2
+    # without a source tether says what it needs
+    result = run_tether("status", str(project))
+    assert result.returncode == 1 and "--source" in result.stderr
+    # an owned edit fails the check, a shared one does not
+    assert call("check", "--source", str(shelf), str(project)) == 0
+    (project / ".gaia/scripts/gen.sh").write_text("#!/bin/sh\necho hacked\n")
+    assert call("check", "--source", str(shelf), str(project)) == 3
+
+
+def test_forced_profile_and_unknown_profile(tmp_path):
+    result = run_tether("status", "--profile", "nope", str(tmp_path))
+    assert result.returncode == 2 and "unknown profile" in result.stderr
