@@ -8,6 +8,7 @@ if TYPE_CHECKING:
     from tether.flows.install import InitReport
     from tether.flows.status import StatusReport
     from tether.flows.update import UpdateReport
+    from tether.model.plan import FileAction
 
 
 def _listing(title: str, paths: list[str], limit: int = 20) -> list[str]:
@@ -80,6 +81,14 @@ _BUCKET_ROWS = (
 )
 
 
+def _conflict_line(action: FileAction) -> str:
+    if action.decision == "markers":
+        return f"{action.path} (conflict markers in the file)"
+    if action.artifact:
+        return f"{action.path} → {action.artifact} ({action.decision})"
+    return f"{action.path} ({action.decision})"
+
+
 def render_plan_summary(report: UpdateReport) -> str:
     from tether.model.plan import Bucket
 
@@ -96,8 +105,7 @@ def render_plan_summary(report: UpdateReport) -> str:
     conflicts = report.bucket(Bucket.CONFLICT)
     lines += _listing(
         "Conflicts",
-        [f"{a.path} → {a.artifact} ({a.decision})" if a.artifact else f"{a.path} ({a.decision})"
-         for a in conflicts],
+        [_conflict_line(a) for a in conflicts],
     )
     lines += _listing(
         "Delete? (run with --delete-removed to remove the unmodified ones)",

@@ -1,0 +1,346 @@
+"""Three-way line merge with diff3 semantics, byte-compatible with ``git merge-file --diff3``.
+
+Changes both sides made to different lines are combined, a change both sides made identically
+is taken once, and changes that overlap or touch (an edit directly next to the other side's
+edit, or two insertions at the same place) become one conflict hunk with diff3 markers. The
+merged bytes equal ``git merge-file --diff3 -p`` on the same LF text (the test-suite checks
+this on generated and hand-written cases); on top of that:
+
+* a file changed on one side only never reaches the line merge;
+* binary input (a NUL byte in the first 8,000 bytes of any side) is never merged as text;
+* line endings are compared LF-normalised, and the result is written in the adopter's style,
+  so a CRLF checkout merges cleanly against LF releases;
+* the adopter's UTF-8 BOM state is kept;
+* text that is not UTF-8 is merged as bytes (lines end at ``\\n``), so it is never re-encoded.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from tether.engine.diff import Change, diff_ids, intern_lines
+from tether.engine.textfmt import (
+    UTF8_BOM,
+    eol_style,
+    from_lf,
+    is_binary,
+    split_bom,
+    to_lf,
+)
+
+_MARKER_SIZE = 7
+
+
+@dataclass(frozen=True)
+class MergeResult:
+    merged: bytes  # the merged file (with diff3 conflict markers when conflicts > 0)
+    conflicts: int  # number of conflict hunks, 0 = clean
+    binary: bool = False  # True when any side is binary: never text-merged (merged == ours then)
+
+
+def merge3(
+    base: bytes,
+    ours: bytes,
+    theirs: bytes,
+    *,
+    labels: tuple[str, str, str] = ("ours", "base", "theirs"),
+) -> MergeResult:
+    """Merge the change base→theirs into ours. ``labels`` name (ours, base, theirs) in markers.
+
+    A binary file that changed on one side only still resolves (it is not merged, just
+    taken); changed on both sides it is one conflict and ``merged`` is ours unchanged.
+    """
+    binary = is_binary(base) or is_binary(ours) or is_binary(theirs)
+    taken = _one_sided(base, ours, theirs)
+    if taken is not None:
+        return MergeResult(taken, 0, binary)
+    if binary:
+        return MergeResult(ours, 1, True)
+    return _merge_text(base, ours, theirs, labels)
+
+
+def _one_sided(base: bytes, ours: bytes, theirs: bytes) -> bytes | None:
+    """The result when at most one side changed, else None."""
+    if ours == theirs or theirs == base:
+        return ours
+    if ours == base:
+        return theirs
+    return None
+
+
+def _merge_text(
+    base: bytes, ours: bytes, theirs: bytes, labels: tuple[str, str, str]
+) -> MergeResult:
+    ours_bom, ours_body = split_bom(ours)
+    base_body = split_bom(base)[1]
+    theirs_body = split_bom(theirs)[1]
+    style = eol_style(ours_body)
+    # Only a uniform style can be restored exactly; a mixed (or line-less) file is merged
+    # byte for byte as git would.
+    if style in ("lf", "crlf"):
+        base_body, ours_body, theirs_body = to_lf(base_body), to_lf(ours_body), to_lf(theirs_body)
+    if ours_body == theirs_body or theirs_body == base_body:
+        # Upstream changed nothing but line endings or the BOM: the adopter's bytes stand.
+        return MergeResult(ours, 0)
+    if ours_body == base_body:
+        merged, conflicts = theirs_body, 0  # the adopter changed only line endings or the BOM
+    else:
+        merged, conflicts = merge_lines(base_body, ours_body, theirs_body, labels)
+    merged = from_lf(merged, style)
+    if ours_bom:
+        merged = UTF8_BOM + merged
+    return MergeResult(merged, conflicts)
+
+
+# --- the line merge proper -------------------------------------------------------------------
+
+
+class _Text:
+    """A file as git sees it: records ending in ``\\n`` except perhaps the last."""
+
+    __slots__ = ("count", "ends_eol", "lines")
+
+    def __init__(self, data: bytes) -> None:
+        lines = data.split(b"\n")
+        self.ends_eol = lines[-1] == b""
+        if self.ends_eol:
+            lines.pop()
+        self.lines = lines  # without their "\n"
+        self.count = len(lines)
+
+    def keys(self) -> list[object]:
+        """What makes two records equal: the text, and whether it ends in a newline."""
+        keys: list[object] = list(self.lines)
+        if not self.ends_eol:
+            keys[-1] = (keys[-1],)  # "x" at the very end differs from "x\n"
+        return keys
+
+    def chunk(self, start: int, stop: int, *, close: bytes = b"") -> bytes:
+        """Records ``[start, stop)``; ``close`` is appended when the last one has no newline."""
+        if stop <= start:
+            return b""
+        text = b"\n".join(self.lines[start:stop])
+        if stop < self.count or self.ends_eol:
+            return text + b"\n"
+        return text + close
+
+    def ends_crlf(self, i: int) -> int:
+        """1 if record i ends in CRLF, 0 if in LF, -1 if it cannot tell (git's rule).
+
+        A last record without newline takes the previous record's ending.
+        """
+        if self.count == 0:
+            return -1
+        if i < self.count - 1 or self.ends_eol:
+            return int(self.lines[i].endswith(b"\r"))
+        if i == 0:
+            return -1
+        return int(self.lines[i - 1].endswith(b"\r"))
+
+
+@dataclass
+class _Hunk:
+    """A merged region: base[i0:i0+n0] is ours[i1:i1+n1] and theirs[i2:i2+n2].
+
+    mode 0 = conflict, 1 = take ours, 2 = take theirs.
+    """
+
+    mode: int
+    i0: int
+    n0: int
+    i1: int
+    n1: int
+    i2: int
+    n2: int
+
+
+def merge_lines(
+    base: bytes,
+    ours: bytes,
+    theirs: bytes,
+    labels: tuple[str, str, str] = ("ours", "base", "theirs"),
+) -> tuple[bytes, int]:
+    """diff3 merge of three byte strings split at ``\\n``: (merged bytes, conflict hunks)."""
+    texts = _Text(base), _Text(ours), _Text(theirs)
+    base_ids, ours_ids, theirs_ids = intern_lines(*(text.keys() for text in texts))
+    hunks = _combine(
+        diff_ids(base_ids, ours_ids), diff_ids(base_ids, theirs_ids), texts, ours_ids, theirs_ids
+    )
+    merged = _render(hunks, texts, labels)
+    return merged, sum(1 for hunk in hunks if hunk.mode == 0)
+
+
+def _combine(
+    changes1: list[Change],
+    changes2: list[Change],
+    texts: tuple[_Text, _Text, _Text],
+    ours_ids: list[int],
+    theirs_ids: list[int],
+) -> list[_Hunk]:
+    """Walk both change lists in base order, as git does.
+
+    A change ending before the other side's next change starts (at least one base line
+    apart) is taken alone; anything else (overlapping, or merely touching) is a conflict
+    unless both sides made exactly the same change.
+    """
+    hunks: list[_Hunk] = []
+    k1 = k2 = 0
+    while k1 < len(changes1) and k2 < len(changes2):
+        c1, c2 = changes1[k1], changes2[k2]
+        if c1.a_start + c1.a_count < c2.a_start:
+            shift = c2.b_start - c2.a_start
+            _append(
+                hunks,
+                1,
+                c1.a_start,
+                c1.a_count,
+                c1.b_start,
+                c1.b_count,
+                c1.a_start + shift,
+                c1.a_count,
+            )
+            k1 += 1
+            continue
+        if c2.a_start + c2.a_count < c1.a_start:
+            shift = c1.b_start - c1.a_start
+            _append(
+                hunks,
+                2,
+                c2.a_start,
+                c2.a_count,
+                c2.a_start + shift,
+                c2.a_count,
+                c2.b_start,
+                c2.b_count,
+            )
+            k2 += 1
+            continue
+        if not _same_change(c1, c2, ours_ids, theirs_ids):
+            _append(hunks, 0, *_conflict_span(c1, c2))
+        end1, end2 = c1.a_start + c1.a_count, c2.a_start + c2.a_count
+        # The change reaching further stays to be compared with the other side's next one.
+        if end1 >= end2:
+            k2 += 1
+        if end2 >= end1:
+            k1 += 1
+    shift2 = texts[2].count - texts[0].count
+    for c1 in changes1[k1:]:
+        _append(
+            hunks,
+            1,
+            c1.a_start,
+            c1.a_count,
+            c1.b_start,
+            c1.b_count,
+            c1.a_start + shift2,
+            c1.a_count,
+        )
+    shift1 = texts[1].count - texts[0].count
+    for c2 in changes2[k2:]:
+        _append(
+            hunks,
+            2,
+            c2.a_start,
+            c2.a_count,
+            c2.a_start + shift1,
+            c2.a_count,
+            c2.b_start,
+            c2.b_count,
+        )
+    return hunks
+
+
+def _same_change(c1: Change, c2: Change, ours_ids: list[int], theirs_ids: list[int]) -> bool:
+    return (
+        c1.a_start == c2.a_start
+        and c1.a_count == c2.a_count
+        and c1.b_count == c2.b_count
+        and ours_ids[c1.b_start : c1.b_start + c1.b_count]
+        == theirs_ids[c2.b_start : c2.b_start + c2.b_count]
+    )
+
+
+def _conflict_span(c1: Change, c2: Change) -> tuple[int, int, int, int, int, int]:
+    """The base/ours/theirs ranges covering two overlapping changes."""
+    off = c1.a_start - c2.a_start
+    ffo = off + c1.a_count - c2.a_count
+    i0, i1, i2 = c1.a_start, c1.b_start, c2.b_start
+    if off > 0:
+        i0 -= off
+        i1 -= off
+    else:
+        i2 += off
+    n0 = c1.a_start + c1.a_count - i0
+    n1 = c1.b_start + c1.b_count - i1
+    n2 = c2.b_start + c2.b_count - i2
+    if ffo < 0:
+        n0 -= ffo
+        n1 -= ffo
+    else:
+        n2 += ffo
+    return i0, n0, i1, n1, i2, n2
+
+
+def _append(
+    hunks: list[_Hunk], mode: int, i0: int, n0: int, i1: int, n1: int, i2: int, n2: int
+) -> None:
+    """Add a region, folding it into the previous one when the two touch on either side."""
+    if hunks:
+        last = hunks[-1]
+        if i1 <= last.i1 + last.n1 or i2 <= last.i2 + last.n2:
+            if mode != last.mode:
+                last.mode = 0
+            last.n0 = i0 + n0 - last.i0
+            last.n1 = i1 + n1 - last.i1
+            last.n2 = i2 + n2 - last.i2
+            return
+    hunks.append(_Hunk(mode, i0, n0, i1, n1, i2, n2))
+
+
+def _render(
+    hunks: list[_Hunk], texts: tuple[_Text, _Text, _Text], labels: tuple[str, str, str]
+) -> bytes:
+    _, ours, theirs = texts
+    out: list[bytes] = []
+    done = 0  # ours records written so far
+    for hunk in hunks:
+        out.append(ours.chunk(done, hunk.i1))
+        if hunk.mode == 1:
+            out.append(ours.chunk(hunk.i1, hunk.i1 + hunk.n1))
+        elif hunk.mode == 2:
+            out.append(theirs.chunk(hunk.i2, hunk.i2 + hunk.n2))
+        else:
+            out.append(_conflict(hunk, texts, labels))
+        done = hunk.i1 + hunk.n1
+    out.append(ours.chunk(done, ours.count))
+    return b"".join(out)
+
+
+def _conflict(
+    hunk: _Hunk, texts: tuple[_Text, _Text, _Text], labels: tuple[str, str, str]
+) -> bytes:
+    base, ours, theirs = texts
+    eol = b"\r\n" if _needs_cr(hunk, texts) else b"\n"
+    ours_label, base_label, theirs_label = (label.encode("utf-8") for label in labels)
+    return b"".join(
+        (
+            b"<" * _MARKER_SIZE + b" " + ours_label + eol,
+            ours.chunk(hunk.i1, hunk.i1 + hunk.n1, close=eol),
+            b"|" * _MARKER_SIZE + b" " + base_label + eol,
+            base.chunk(hunk.i0, hunk.i0 + hunk.n0, close=eol),
+            b"=" * _MARKER_SIZE + eol,
+            theirs.chunk(hunk.i2, hunk.i2 + hunk.n2, close=eol),
+            b">" * _MARKER_SIZE + b" " + theirs_label + eol,
+        )
+    )
+
+
+def _needs_cr(hunk: _Hunk, texts: tuple[_Text, _Text, _Text]) -> bool:
+    """Markers end in CRLF when the lines around the conflict do (only for unnormalised input)."""
+    base, ours, theirs = texts
+    crlf = ours.ends_crlf(hunk.i1 - 1 if hunk.i1 else 0)
+    if crlf:
+        crlf = theirs.ends_crlf(hunk.i2 - 1 if hunk.i2 else 0)
+    if crlf:
+        crlf = base.ends_crlf(0)
+    return crlf > 0

@@ -1,0 +1,289 @@
+import json
+import os
+from pathlib import Path
+
+import pytest
+from builders import call, make_release, run_tether, tree_digest, write_files
+
+P = "docs/file.txt"
+OTHER = {"keep.txt": "unchanged\n"}
+
+
+def scenario(tmp_path: Path, cls: str, base, ours, latest, *, extra_v2=None):
+    """Release 1.0.0 ships P as ``base`` (None: not shipped), 2.0.0 as ``latest``; the
+    adopter's tree has ``ours`` at P (None: absent). Returns the project path."""
+    shelf = tmp_path / "releases"
+    v1 = dict(OTHER, **({P: base} if base is not None else {}))
+    v2 = dict(OTHER, **({P: latest} if latest is not None else {}), **(extra_v2 or {}))
+    make_release(shelf, "1.0.0", v1, {P: cls})
+    make_release(shelf, "2.0.0", v2, {P: cls})
+    project = tmp_path / "proj"
+    assert call("init", "--source", str(shelf), "--version", "1.0.0", str(project)) == 0
+    target = project / P
+    if ours is None:
+        target.unlink(missing_ok=True)
+    else:
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_text(ours)
+    return project
+
+
+def update_json(project: Path, *extra: str):
+    result = run_tether("update", "--yes", "--json", "-C", str(project), *extra)
+    assert "Traceback" not in result.stderr, result.stderr
+    return result.returncode, json.loads(result.stdout)
+
+
+def bucket_of(doc, path=P):
+    for name, entries in doc["buckets"].items():
+        for entry in entries:
+            if (entry["path"] if isinstance(entry, dict) else entry) == path:
+                return name
+    return None
+
+
+CLASSES = ["owned", "shared", "wiki-owned"]
+
+
+@pytest.mark.parametrize("cls", CLASSES)
+def test_row_add_when_absent_on_both_sides(tmp_path, cls):
+    project = scenario(tmp_path, cls, None, None, "new\n")
+    code, doc = update_json(project)
+    assert code == 0 and bucket_of(doc) == "add"
+    assert (project / P).read_text() == "new\n"
+
+
+@pytest.mark.parametrize("cls", CLASSES)
+def test_row_respect_deletion(tmp_path, cls):
+    project = scenario(tmp_path, cls, "v1\n", None, "v2\n")
+    code, doc = update_json(project)
+    assert code == 0 and bucket_of(doc) == "removed"
+    assert not (project / P).exists()
+    # and never resurrected by a later run
+    assert update_json(project)[1]["status"] == "up-to-date"
+    assert not (project / P).exists()
+
+
+def test_row_owned_untracked_is_backed_up_and_overwritten(tmp_path):
+    project = scenario(tmp_path, "owned", None, "mine\n", "theirs\n")
+    code, doc = update_json(project)
+    assert code == 0 and bucket_of(doc) == "overwrite"
+    assert (project / P).read_text() == "theirs\n"
+    assert (project / doc["backup_dir"] / P).read_text() == "mine\n"
+
+
+@pytest.mark.parametrize("cls", CLASSES)
+def test_row_no_upstream_change_keeps_adopter_edit(tmp_path, cls):
+    project = scenario(tmp_path, cls, "v1\n", "mine\n", "v1\n")
+    code, doc = update_json(project)
+    assert code == 0 and bucket_of(doc) == "skip"
+    assert (project / P).read_text() == "mine\n"
+
+
+@pytest.mark.parametrize(("cls", "bucket"), [("owned", "overwrite"), ("shared", "update"), ("wiki-owned", "update")])
+def test_row_no_adopter_drift_takes_latest(tmp_path, cls, bucket):
+    project = scenario(tmp_path, cls, "v1\n", "v1\n", "v2\n")
+    code, doc = update_json(project)
+    assert code == 0 and bucket_of(doc) == bucket
+    assert (project / P).read_text() == "v2\n"
+    assert (project / doc["backup_dir"] / P).read_text() == "v1\n"
+
+
+@pytest.mark.parametrize("cls", CLASSES)
+def test_row_already_latest(tmp_path, cls):
+    project = scenario(tmp_path, cls, "v1\n", "v2\n", "v2\n")
+    code, doc = update_json(project)
+    assert code == 0 and bucket_of(doc) == "skip"
+    assert doc["backed_up"] == []
+
+
+@pytest.mark.parametrize("cls", CLASSES)
+def test_row_merge_clean(tmp_path, cls):
+    base = "".join(f"line {i}\n" for i in range(10))
+    ours = base.replace("line 1\n", "line 1 mine\n")
+    theirs = base.replace("line 8\n", "line 8 theirs\n")
+    project = scenario(tmp_path, cls, base, ours, theirs)
+    code, doc = update_json(project)
+    assert code == 0 and bucket_of(doc) == "merged"
+    merged = (project / P).read_text()
+    assert "line 1 mine\n" in merged and "line 8 theirs\n" in merged
+    assert (project / doc["backup_dir"] / P).read_text() == ours
+
+
+@pytest.mark.parametrize("cls", CLASSES)
+def test_row_merge_conflict_markers(tmp_path, cls):
+    project = scenario(tmp_path, cls, "a\nb\nc\n", "a\nmine\nc\n", "a\ntheirs\nc\n")
+    code, doc = update_json(project, "--conflict", "markers")
+    assert code == 4 and bucket_of(doc) == "conflict"
+    text = (project / P).read_text()
+    assert "<<<<<<< ours\nmine\n||||||| base\nb\n=======\ntheirs\n>>>>>>> theirs\n" in text
+    assert doc["buckets"]["conflict"][0]["artifact"] == P
+    assert doc["state_written"] is True
+    status = json.loads(run_tether("status", "--json", str(project)).stdout)
+    assert status["conflicts"][0]["path"] == P
+    result = run_tether("check", "--json", str(project))
+    assert result.returncode == 3 and "unresolved-conflicts" in json.loads(result.stdout)["reasons"]
+    (project / P).write_text("a\nresolved\nc\n")
+    result = run_tether("check", "--json", str(project))
+    assert "unresolved-conflicts" not in json.loads(result.stdout)["reasons"]
+    assert result.returncode == (3 if cls == "owned" else 0)  # resolved owned drift still shows
+
+
+def test_merge_conflict_patch_keeps_file_and_rerun_does_not_recreate(tmp_path):
+    project = scenario(tmp_path, "shared", "a\nb\nc\n", "a\nmine\nc\n", "a\ntheirs\nc\n")
+    code, doc = update_json(project, "--conflict", "patch")
+    assert code == 4
+    assert (project / P).read_text() == "a\nmine\nc\n"
+    patch = project / ".tether/merge" / (P + ".patch")
+    assert doc["buckets"]["conflict"][0]["artifact"] == ".tether/merge/" + P + ".patch"
+    assert "-mine\n+theirs\n" in patch.read_text()
+    assert call("check", str(project)) == 3
+    patch.unlink()
+    assert call("check", str(project)) == 0
+    code, doc = update_json(project)
+    assert doc["status"] == "up-to-date" and not patch.exists()
+
+
+def test_shared_file_added_on_both_sides_differently_conflicts(tmp_path):
+    project = scenario(tmp_path, "shared", None, "mine\n", "theirs\n")
+    code, doc = update_json(project)
+    assert code == 4 and bucket_of(doc) == "conflict"
+
+
+def test_dropped_paths_delete_removed_and_on_request(tmp_path):
+    shelf = tmp_path / "releases"
+    make_release(shelf, "1.0.0", {"a.txt": "a\n", "b.txt": "b\n", "c.txt": "c\n", "k.txt": "k\n"})
+    make_release(shelf, "2.0.0", {"k.txt": "k\n"})
+    project = tmp_path / "proj"
+    call("init", "--source", str(shelf), "--version", "1.0.0", str(project))
+    (project / "b.txt").write_text("b edited\n")
+    (project / "c.txt").unlink()
+    code, doc = update_json(project, "--dry-run")
+    assert doc["buckets"]["delete"] == ["a.txt", "b.txt"] and doc["buckets"]["removed"] == ["c.txt"]
+    code, doc = update_json(project, "--delete-removed")
+    assert code == 0
+    assert doc["buckets"]["deleted"] == ["a.txt"]
+    assert doc["buckets"]["delete"] == ["b.txt"]  # modified: only listed
+    assert not (project / "a.txt").exists()
+    assert (project / doc["backup_dir"] / "a.txt").read_text() == "a\n"
+    assert (project / "b.txt").read_text() == "b edited\n"
+
+
+def test_adopter_owned_and_sentinels_untouched(tmp_path):
+    shelf = tmp_path / "releases"
+    make_release(shelf, "1.0.0", {"a.txt": "a\n"}, sentinels={"CHANGELOG.md": "v1 log\n"})
+    make_release(shelf, "2.0.0", {"a.txt": "a2\n"}, sentinels={"CHANGELOG.md": "v2 log\n"})
+    project = tmp_path / "proj"
+    call("init", "--source", str(shelf), "--version", "1.0.0", str(project))
+    write_files(project, {"CHANGELOG.md": "my log\n", "mine/notes.md": "n\n", "a.txt.orig": "x"})
+    before = {k: v for k, v in tree_digest(project).items() if not k.startswith(".tether")}
+    code, _ = update_json(project)
+    after = tree_digest(project)
+    for rel in ("CHANGELOG.md", "mine/notes.md", "a.txt.orig"):
+        assert after[rel] == before[rel]
+    assert after["a.txt"] == b"a2\n"
+
+
+def test_dry_run_writes_nothing(tmp_path):
+    project = scenario(tmp_path, "shared", "a\nb\nc\n", "a\nmine\nc\n", "a\ntheirs\nc\n",
+                       extra_v2={"new.txt": "n\n"})
+    before = {k: v for k, v in tree_digest(project).items() if "/cache/" not in k}
+    result = run_tether("update", "--dry-run", "-C", str(project))
+    assert result.returncode == 0, result.stderr
+    assert "dry run" in result.stdout
+    after = {k: v for k, v in tree_digest(project).items() if "/cache/" not in k}
+    assert after == before
+
+
+def test_idempotent_rerun(tmp_path):
+    project = scenario(tmp_path, "shared", "v1\n", "v1\n", "v2\n", extra_v2={"new.txt": "n\n"})
+    code, doc = update_json(project)
+    assert code == 0 and doc["status"] == "updated"
+    snapshot = tree_digest(project)
+    code, doc = update_json(project)
+    assert code == 0 and doc["status"] == "up-to-date"
+    assert tree_digest(project) == snapshot
+    assert "already up to date" in run_tether("update", "--yes", "-C", str(project)).stdout
+
+
+def test_refuses_without_yes_when_not_a_terminal(tmp_path):
+    project = scenario(tmp_path, "shared", "v1\n", "v1\n", "v2\n")
+    before = tree_digest(project)
+    result = run_tether("update", "-C", str(project), input="")
+    assert result.returncode != 0
+    assert "--yes" in result.stderr and "Traceback" not in result.stderr
+    assert tree_digest(project) == before
+
+
+def test_refuses_downgrade_and_unknown_version(tmp_path):
+    project = scenario(tmp_path, "shared", "v1\n", "v1\n", "v2\n")
+    update_json(project)
+    result = run_tether("update", "--yes", "--to", "1.0.0", "-C", str(project))
+    assert result.returncode == 1 and "downgrade" in result.stderr
+    result = run_tether("update", "--yes", "--to", "7.0.0", "-C", str(project))
+    assert result.returncode == 1 and "7.0.0" in result.stderr and "Traceback" not in result.stderr
+
+
+def test_failed_paths_do_not_stop_the_rest_and_state_stays(tmp_path):
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    project = scenario(tmp_path, "shared", "v1\n", "v1\n", "v2\n",
+                       extra_v2={"linked/x.txt": "x\n", "dir.txt": "d\n"})
+    os.symlink(outside, project / "linked")
+    (project / "dir.txt").mkdir()
+    code, doc = update_json(project)
+    assert code == 1
+    failed = {f["path"]: f["reason"] for f in doc["buckets"]["failed"]}
+    assert "outside the project" in failed["linked/x.txt"]
+    assert "directory" in failed["dir.txt"]
+    assert list(outside.iterdir()) == []
+    assert (project / P).read_text() == "v2\n"  # the rest applied
+    assert doc["state_written"] is False
+    state = json.loads((project / ".tether/state.json").read_text())
+    assert state["version"] == "1.0.0"
+
+
+def test_backup_pruning_keeps_last_five_and_merge_folder_is_kept(tmp_path):
+    shelf = tmp_path / "releases"
+    versions = [f"1.{i}.0" for i in range(9)]
+    for i, v in enumerate(versions):
+        make_release(shelf, v, {"a.txt": f"{i}\n", "c.txt": "a\nb\nc\n" if i == 0 else f"a\nt{i}\nc\n"})
+    project = tmp_path / "proj"
+    call("init", "--source", str(shelf), "--version", "1.0.0", str(project))
+    (project / "c.txt").write_text("a\nmine\nc\n")
+    code, doc = update_json(project, "--to", "1.1.0", "--conflict", "patch")
+    assert code == 4
+    for v in versions[2:]:
+        code, doc = update_json(project, "--to", v)
+    runs = sorted((project / ".tether/backup").iterdir())
+    assert len(runs) == 6  # five earlier runs plus the newest
+    assert doc["earlier_artifacts"] == [".tether/merge/c.txt.patch"]
+    assert (project / ".tether/merge/c.txt.patch").exists()
+    human = run_tether("status", str(project)).stdout
+    assert "c.txt" in human
+
+
+def test_summary_rows(tmp_path):
+    project = scenario(tmp_path, "shared", "a\nb\nc\n", "a\nmine\nc\n", "a\ntheirs\nc\n")
+    result = run_tether("update", "--yes", "-C", str(project))
+    assert result.returncode == 4
+    out = result.stdout
+    assert out.startswith("tether update: 1.0.0 → 2.0.0")
+    assert "Conflicts (see .tether/merge)" in out
+    assert "Next steps:" in out
+
+
+def test_json_report_validates_against_schema(tmp_path):
+    import jsonschema
+
+    schema = json.loads((Path(__file__).parents[1] / "schemas/update-report.json").read_text())
+    project = scenario(tmp_path, "shared", "a\nb\nc\n", "a\nmine\nc\n", "a\ntheirs\nc\n",
+                       extra_v2={"new.txt": "n\n"})
+    _, dry = update_json(project, "--dry-run")
+    jsonschema.validate(dry, schema)
+    _, applied = update_json(project)
+    jsonschema.validate(applied, schema)
+    _, again = update_json(project)
+    jsonschema.validate(again, schema)
+    with pytest.raises(jsonschema.ValidationError):
+        jsonschema.validate({**applied, "buckets": {"add": "x"}}, schema)
