@@ -1,0 +1,92 @@
+"""The cache of fetched release trees: ``<cache_dir>/<source-key>/<version>/``.
+
+A version folder exists only once complete: every fetch builds in a hidden
+``.<version>.partial-*`` sibling and renames it into place as its last step (rename is
+atomic), so presence means complete. Leftovers of an interrupted fetch are removed
+before the next attempt, and a failed fetch removes its own.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import shutil
+import tempfile
+from collections.abc import Callable
+from pathlib import Path
+
+PARTIAL = ".partial-"
+
+
+def source_key(kind: str, location: str) -> str:
+    """A short stable folder name for one source (kind + normalised location)."""
+    return hashlib.sha256(f"{kind}\0{location}".encode()).hexdigest()[:16]
+
+
+class TreeCache:
+    """Release trees of one source, one folder per version."""
+
+    def __init__(self, cache_dir: Path, key: str) -> None:
+        self.cache_dir = cache_dir
+        self.base = cache_dir / key
+
+    def path(self, version: str) -> Path:
+        return self.base / version
+
+    def cached(self, version: str) -> Path | None:
+        """The complete tree for ``version``, or None when it was never fetched."""
+        tree = self.path(version)
+        return tree if tree.is_dir() and not tree.is_symlink() else None
+
+    def build(self, version: str, fill: Callable[[Path, Path], None]) -> Path:
+        """Fetch ``version`` once: ``fill(work, tree)`` must create ``tree``, using ``work``
+        (an empty private folder) for any download. The tree is moved into the cache only
+        when ``fill`` returns; on any failure nothing of this attempt remains."""
+        final = self.path(version)
+        created = self._ensure_base()
+        self.remove_leftovers(version)
+        work = Path(tempfile.mkdtemp(prefix=f".{version}{PARTIAL}", dir=self.base))
+        try:
+            fill(work, work / "tree")
+            try:
+                os.rename(work / "tree", final)
+            except OSError:
+                # Another run finished the same version first; its tree is as good as ours.
+                if self.cached(version) is None:
+                    raise
+        except BaseException:
+            shutil.rmtree(work, ignore_errors=True)
+            self._prune(created)
+            raise
+        shutil.rmtree(work, ignore_errors=True)
+        return final
+
+    def remove_leftovers(self, name: str) -> None:
+        """Remove what an interrupted build of ``name`` (a version, or a scratch name) left:
+        a rerun must not trust it."""
+        if not self.base.is_dir():
+            return
+        for leftover in self.base.glob(f".{name}{PARTIAL}*"):
+            shutil.rmtree(leftover, ignore_errors=True)
+
+    def scratch(self, name: str) -> Path:
+        """A hidden per-source path for helper data (such as a git mirror)."""
+        return self.base / f".{name}"
+
+    def _ensure_base(self) -> list[Path]:
+        """Create the cache folders; return the ones created, so a failure can undo them."""
+        created: list[Path] = []
+        folder = self.base
+        while not folder.exists() and folder != folder.parent:
+            created.insert(0, folder)
+            folder = folder.parent
+        self.base.mkdir(parents=True, exist_ok=True)
+        return created
+
+    def _prune(self, created: list[Path]) -> None:
+        """Remove folders this attempt created if they are still empty ("nothing written")."""
+        for folder in reversed(created):
+            try:
+                folder.rmdir()
+            except OSError:
+                return

@@ -1,0 +1,280 @@
+"""Safe tar extraction: the only way a release archive (tarball or git archive) reaches disk.
+
+Every member is checked before a single byte is written, and the tree is built in a
+temporary sibling of ``dest`` that is renamed into place only when complete, so a refused
+or failed archive leaves nothing behind. We write members ourselves instead of trusting
+``tarfile``'s extraction filters: the rules below are ours and tested as ours.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import tarfile
+import tempfile
+import zlib
+from dataclasses import dataclass
+from pathlib import Path
+from typing import BinaryIO
+
+from tether.errors import TetherError
+from tether.pathrules import relpath_problem
+from tether.sources import DEFAULT_MAX_ENTRY_BYTES
+
+_CHUNK = 1 << 20
+
+
+@dataclass(frozen=True)
+class _Planned:
+    """One member to write and the tree-relative path it goes to."""
+
+    member: tarfile.TarInfo
+    path: str
+    link_target: str = ""  # tree-relative path of a hardlink's target
+
+
+def extract_tar_safely(
+    archive: Path | BinaryIO,
+    dest: Path,
+    max_entry_bytes: int = DEFAULT_MAX_ENTRY_BYTES,
+    *,
+    strip_single_top: bool = True,
+    label: str | None = None,
+) -> None:
+    """Extract the tar ``archive`` (a path or a seekable binary file) into ``dest``.
+
+    ``dest`` must not exist. With ``strip_single_top`` an archive whose members all sit in
+    one top-level folder is extracted from inside that folder. ``label`` names the archive
+    in error messages. Refuses (TetherError naming archive and member, nothing written):
+    absolute names, ``..``, unsafe names, members inside a symlink, symlinks or hardlinks
+    reaching outside the tree, devices, fifos and other special entries, duplicate names
+    and entries larger than ``max_entry_bytes``.
+    """
+    name = label or (str(archive) if isinstance(archive, Path) else "archive")
+    if dest.exists() or dest.is_symlink():
+        raise FileExistsError(f"extraction target already exists: {dest}")
+    with _open_tar(archive, name) as tar:
+        members = _read_members(tar, name)
+        plan = _plan(members, name, max_entry_bytes, strip_single_top)
+        dest.parent.mkdir(parents=True, exist_ok=True)
+        work = Path(tempfile.mkdtemp(prefix=f".{dest.name}.partial-", dir=dest.parent))
+        try:
+            for planned in plan:
+                _write(tar, planned, work, name, max_entry_bytes)
+            os.chmod(work, 0o755)
+            os.rename(work, dest)
+        except BaseException:
+            shutil.rmtree(work, ignore_errors=True)
+            raise
+
+
+def _open_tar(archive: Path | BinaryIO, name: str) -> tarfile.TarFile:
+    try:
+        if isinstance(archive, Path):
+            return tarfile.open(archive, mode="r:*")
+        return tarfile.open(fileobj=archive, mode="r:*")
+    except (tarfile.TarError, OSError, EOFError, zlib.error) as error:
+        raise TetherError(f"cannot read archive {name}: {_reason(error)}") from None
+
+
+def _read_members(tar: tarfile.TarFile, name: str) -> list[tarfile.TarInfo]:
+    try:
+        return tar.getmembers()
+    except (tarfile.TarError, OSError, EOFError, zlib.error) as error:
+        raise TetherError(f"cannot read archive {name}: {_reason(error)}") from None
+
+
+def _reason(error: BaseException) -> str:
+    return str(error) or type(error).__name__
+
+
+def _refuse(archive: str, member: str, why: str) -> TetherError:
+    return TetherError(f"refusing archive {archive}: member {member!r} {why}")
+
+
+def _clean_name(raw: str) -> str:
+    """Drop the ``./`` prefixes tar adds when archiving ``.``; everything else is kept."""
+    name = raw
+    while name.startswith("./"):
+        name = name[2:]
+    return "." if name in ("", ".") else name
+
+
+def _plan(
+    members: list[tarfile.TarInfo], archive: str, max_entry_bytes: int, strip: bool
+) -> list[_Planned]:
+    """Check every member and decide where it goes; raise on the first refused one."""
+    names = [_check_member(m, archive, max_entry_bytes) for m in members]
+    prefix = _single_top(members, names) if strip else ""
+    kinds: dict[str, str] = {}  # tree path -> "dir" | "file" | "symlink"
+    symlinks: dict[str, str] = {}  # tree path -> link target
+    plan: list[_Planned] = []
+    for member, full in zip(members, names, strict=True):
+        if full == "." or full == prefix.rstrip("/"):
+            continue  # the root folder itself (or the stripped top folder)
+        path = full.removeprefix(prefix)
+        previous = kinds.get(path)
+        if previous is not None and not (previous == "dir" and member.isdir()):
+            raise _refuse(archive, member.name, "appears more than once")
+        link_target = ""
+        if member.issym():
+            _check_symlink_target(member, archive)
+            symlinks[path] = member.linkname
+        elif member.islnk():
+            # Order matters here: tar can only link to a file it has already written.
+            link_target = _check_hardlink(member, prefix, kinds, archive)
+        kinds[path] = "dir" if member.isdir() else "symlink" if member.issym() else "file"
+        plan.append(_Planned(member, path, link_target))
+    for planned in plan:
+        _check_ancestors(planned, kinds, archive)
+        if planned.path in symlinks and _escapes(planned.path, symlinks):
+            target = planned.member.linkname
+            raise _refuse(
+                archive, planned.member.name, f"is a symlink leading outside the tree ({target!r})"
+            )
+    return plan
+
+
+def _check_member(member: tarfile.TarInfo, archive: str, max_entry_bytes: int) -> str:
+    """Type, name and size rules that hold for a member on its own; returns its clean name."""
+    raw = member.name
+    if not (member.isreg() or member.isdir() or member.issym() or member.islnk()):
+        raise _refuse(archive, raw, f"is a {_kind(member)}, which a release may not contain")
+    if raw.startswith("/") or (len(raw) > 1 and raw[1] == ":"):
+        raise _refuse(archive, raw, "has an absolute name")
+    name = _clean_name(raw)
+    problem = None if name == "." else relpath_problem(name)
+    if problem is not None:
+        raise _refuse(archive, raw, f"has an unsafe name ({problem})")
+    if member.size > max_entry_bytes:
+        raise _refuse(archive, raw, f"is {member.size} bytes, over the limit of {max_entry_bytes}")
+    return name
+
+
+def _kind(member: tarfile.TarInfo) -> str:
+    if member.ischr():
+        return "character device"
+    if member.isblk():
+        return "block device"
+    if member.isfifo():
+        return "fifo"
+    return f"special entry (type {member.type!r})"
+
+
+def _single_top(members: list[tarfile.TarInfo], names: list[str]) -> str:
+    """``"top/"`` when every member lives in the one folder ``top``, else ``""``."""
+    tops = {name.split("/", 1)[0] for name in names if name != "."}
+    if len(tops) != 1:
+        return ""
+    top = tops.pop()
+    nested = any(name.startswith(top + "/") for name in names)
+    # A lone top-level file or link is content, not a wrapper folder.
+    top_is_dir = all(m.isdir() for m, name in zip(members, names, strict=True) if name == top)
+    return top + "/" if nested and top_is_dir else ""
+
+
+def _check_ancestors(planned: _Planned, kinds: dict[str, str], archive: str) -> None:
+    """Refuse writing through a symlink (it could lead anywhere) or below a file."""
+    parts = planned.path.split("/")
+    for depth in range(1, len(parts)):
+        ancestor = "/".join(parts[:depth])
+        kind = kinds.get(ancestor, "dir")
+        if kind != "dir":
+            raise _refuse(archive, planned.member.name, f"lies inside the {kind} {ancestor!r}")
+
+
+def _check_symlink_target(member: tarfile.TarInfo, archive: str) -> None:
+    target = member.linkname
+    if not target:
+        raise _refuse(archive, member.name, "is a symlink with an empty target")
+    if target.startswith("/") or (len(target) > 1 and target[1] == ":"):
+        raise _refuse(archive, member.name, f"is a symlink to the absolute path {target!r}")
+    if "\x00" in target or "\\" in target:
+        raise _refuse(archive, member.name, f"is a symlink with an unsafe target {target!r}")
+
+
+def _escapes(link: str, symlinks: dict[str, str]) -> bool:
+    """Whether following ``link`` leaves the tree, resolving like the kernel would.
+
+    A lexical check alone is not enough: ``a -> .`` then ``b -> a/../..`` looks inside
+    but is not, so the archive's own symlinks are followed on the way. A loop counts as
+    leaving (no real release needs one).
+    """
+    budget = 40
+    stack = link.split("/")[:-1]  # the folder holding the link
+    pending = symlinks[link].split("/")
+    while pending:
+        part = pending.pop(0)
+        if part in ("", "."):
+            continue
+        if part == "..":
+            if not stack:
+                return True
+            stack.pop()
+            continue
+        stack.append(part)
+        target = symlinks.get("/".join(stack))
+        if target is not None:
+            budget -= 1
+            if budget == 0 or target.startswith("/"):
+                return True
+            stack.pop()
+            pending = target.split("/") + pending
+    return False
+
+
+def _check_hardlink(
+    member: tarfile.TarInfo, prefix: str, kinds: dict[str, str], archive: str
+) -> str:
+    """A hardlink must name a regular file that came earlier in the same tree."""
+    raw = member.linkname
+    target = _clean_name(raw)
+    if raw.startswith("/") or relpath_problem(target) is not None:
+        raise _refuse(archive, member.name, f"is a hardlink pointing outside the tree ({raw!r})")
+    if prefix and not target.startswith(prefix):
+        raise _refuse(archive, member.name, f"is a hardlink pointing outside the tree ({raw!r})")
+    target = target.removeprefix(prefix)
+    if kinds.get(target) != "file":
+        raise _refuse(archive, member.name, f"is a hardlink to {raw!r}, not an earlier file")
+    return target
+
+
+def _write(
+    tar: tarfile.TarFile, planned: _Planned, root: Path, archive: str, max_entry_bytes: int
+) -> None:
+    member, target = planned.member, root / planned.path
+    try:
+        target.parent.mkdir(parents=True, exist_ok=True)
+        if member.isdir():
+            target.mkdir(exist_ok=True)
+            os.chmod(target, 0o755)
+        elif member.issym():
+            os.symlink(member.linkname, target)
+        elif member.islnk():
+            # A copy, not a link: editing one cached file must never change another.
+            shutil.copy2(root / planned.link_target, target, follow_symlinks=False)
+        else:
+            _write_file(tar, member, target, archive, max_entry_bytes)
+    except (OSError, tarfile.TarError, EOFError, zlib.error) as error:
+        raise TetherError(
+            f"cannot extract {member.name!r} from {archive}: {_reason(error)}"
+        ) from None
+
+
+def _write_file(
+    tar: tarfile.TarFile, member: tarfile.TarInfo, target: Path, archive: str, limit: int
+) -> None:
+    source = tar.extractfile(member)
+    if source is None:
+        raise _refuse(archive, member.name, "has no readable content")
+    # O_EXCL|O_NOFOLLOW: never write through something already at that path.
+    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0)
+    written = 0
+    with source, os.fdopen(os.open(target, flags, 0o600), "wb") as out:
+        while chunk := source.read(_CHUNK):
+            written += len(chunk)
+            if written > limit:
+                raise _refuse(archive, member.name, f"is over the limit of {limit} bytes")
+            out.write(chunk)
+    # Keep only the executable bit: no setuid, no world-writable files in a release tree.
+    os.chmod(target, 0o755 if member.mode & 0o111 else 0o644)

@@ -1,0 +1,89 @@
+"""A git repository whose tags ``v{version}`` or ``{version}`` mark releases.
+
+Versions are read with ``ls-remote`` (no clone needed to list). A local repository is
+archived in place; a remote one is first cloned bare into the cache (and later only the
+missing tag is fetched). ``git archive`` output goes through the same safe extractor as
+tarballs, without stripping: a repository's single top folder is real content.
+"""
+
+from __future__ import annotations
+
+import shutil
+import tempfile
+from pathlib import Path
+
+from tether import git
+from tether.errors import TetherError
+from tether.sources import ReleaseTree
+from tether.sources.cache import TreeCache
+from tether.sources.common import asked_version, match_version, not_found, version_names
+from tether.sources.extract import extract_tar_safely
+from tether.versions import sort_versions
+
+MIRROR = "mirror.git"
+
+
+class GitSource:
+    def __init__(
+        self, spec: str, location: str, local: Path | None, cache: TreeCache, max_entry_bytes: int
+    ) -> None:
+        """``location`` is what git is given; ``local`` is the repository when it is on disk."""
+        self.spec = spec
+        self.location = location
+        self.local = local
+        self.cache = cache
+        self.max_entry_bytes = max_entry_bytes
+
+    def _offered(self) -> dict[str, str]:
+        try:
+            return version_names(git.list_tags(self.location))
+        except TetherError as error:
+            raise TetherError(f"cannot read the tags of {self.spec}: {error}") from None
+
+    def available_versions(self, include_prereleases: bool = False) -> list[str]:
+        return sort_versions(list(self._offered()), include_prereleases)
+
+    def fetch(self, version: str) -> ReleaseTree:
+        wanted = asked_version(version, self.spec)
+        tree = self.cache.cached(wanted)
+        if tree is None:
+            offered = self._offered()
+            tag = match_version(wanted, offered)
+            if tag is None:
+                raise not_found(wanted, self.spec, list(offered))
+            tree = self.cache.build(wanted, lambda work, dest: self._export(tag, work, dest))
+        return ReleaseTree(version=wanted, root=tree, source=self.spec)
+
+    def _export(self, tag: str, work: Path, dest: Path) -> None:
+        repo = self.local if self.local is not None else self._mirror_with(tag)
+        archive = work / "archive.tar"
+        try:
+            git.archive(repo, f"refs/tags/{tag}", archive)
+        except TetherError as error:
+            raise TetherError(f"cannot export tag {tag} of {self.spec}: {error}") from None
+        extract_tar_safely(
+            archive, dest, self.max_entry_bytes, strip_single_top=False, label=f"{self.spec}@{tag}"
+        )
+
+    def _mirror_with(self, tag: str) -> Path:
+        """The cached bare clone, holding ``tag``: cloned the first time, topped up later."""
+        mirror = self.cache.scratch(MIRROR)
+        try:
+            if not git.is_git_repo(mirror):
+                self._clone(mirror)
+            if not git.has_ref(mirror, f"refs/tags/{tag}"):
+                git.fetch_tags(mirror, self.location, [tag])
+        except TetherError as error:
+            raise TetherError(f"cannot fetch {self.spec}: {error}") from None
+        return mirror
+
+    def _clone(self, mirror: Path) -> None:
+        # Clone beside the final place, then rename: an interrupted clone is never reused.
+        self.cache.remove_leftovers(MIRROR)
+        partial = Path(tempfile.mkdtemp(prefix=f"{mirror.name}.partial-", dir=mirror.parent))
+        try:
+            git.clone_bare(self.location, partial / "repo")
+            shutil.rmtree(mirror, ignore_errors=True)
+            (partial / "repo").rename(mirror)
+        finally:
+            shutil.rmtree(partial, ignore_errors=True)

@@ -1,0 +1,154 @@
+"""Tarball sources: a local path or an http(s) URL template with ``{version}`` or ``{tag}``.
+
+``{tag}`` stands for ``v{version}``. Fetched tarballs are extracted (safely, a single
+top-level folder stripped) into the tree cache, so each version is unpacked once.
+"""
+
+from __future__ import annotations
+
+import glob
+import re
+import shutil
+import urllib.error
+import urllib.request
+from pathlib import Path
+
+from tether import __version__
+from tether.errors import TetherError
+from tether.sources import ReleaseTree
+from tether.sources.cache import TreeCache
+from tether.sources.common import asked_version, match_version, not_found
+from tether.sources.extract import extract_tar_safely
+from tether.versions import parse_version, sort_versions
+
+PLACEHOLDERS = ("{version}", "{tag}")
+TAR_SUFFIXES = (".tar.gz", ".tgz", ".tar", ".tar.bz2", ".tbz2", ".tar.xz", ".txz")
+DOWNLOAD_TIMEOUT = 30  # seconds; an unreachable host must fail, not hang a CI job
+_CHUNK = 1 << 20
+
+
+def has_placeholder(text: str) -> bool:
+    return any(p in text for p in PLACEHOLDERS)
+
+
+def expand(template: str, version: str) -> str:
+    # Plain replacement, not str.format: other braces in a path or URL stay as they are.
+    return template.replace("{version}", version).replace("{tag}", f"v{version}")
+
+
+class LocalTarballSource:
+    """Tarballs on disk, e.g. ``releases/app-{version}.tar.gz``; versions listed by glob."""
+
+    def __init__(self, spec: str, template: str, cache: TreeCache, max_entry_bytes: int) -> None:
+        self.spec = spec
+        self.template = template
+        self.cache = cache
+        self.max_entry_bytes = max_entry_bytes
+
+    def _offered(self) -> dict[str, str]:
+        """Listed version -> tarball path, for every file the template matches."""
+        pattern, regex = _glob_and_regex(self.template)
+        offered: dict[str, str] = {}
+        for found in sorted(glob.glob(pattern)):
+            match = regex.fullmatch(found)
+            if match is None or not Path(found).is_file():
+                continue
+            values = set(match.groups())
+            version = values.pop()
+            # Every placeholder must agree, and the name must read back through expand().
+            if not values and parse_version(version) and not version.startswith("v"):
+                offered[version] = found
+        return offered
+
+    def available_versions(self, include_prereleases: bool = False) -> list[str]:
+        return sort_versions(list(self._offered()), include_prereleases)
+
+    def fetch(self, version: str) -> ReleaseTree:
+        wanted = asked_version(version, self.spec)
+        tree = self.cache.cached(wanted)
+        if tree is None:
+            tarball = self._tarball(wanted)
+            tree = self.cache.build(wanted, lambda _work, dest: self._extract(tarball, dest))
+        return ReleaseTree(version=wanted, root=tree, source=self.spec)
+
+    def _tarball(self, version: str) -> Path:
+        exact = Path(expand(self.template, version))
+        if exact.is_file():
+            return exact
+        offered = self._offered()
+        found = match_version(version, offered)
+        if found is None:
+            raise not_found(version, self.spec, list(offered))
+        return Path(found)
+
+    def _extract(self, tarball: Path, dest: Path) -> None:
+        extract_tar_safely(tarball, dest, self.max_entry_bytes, label=str(tarball))
+
+
+def _glob_and_regex(template: str) -> tuple[str, re.Pattern[str]]:
+    """A glob finding candidate files and a regex capturing the version in each placeholder."""
+    pieces = re.split(r"(\{version\}|\{tag\})", template)
+    pattern, regex = "", ""
+    for index, piece in enumerate(pieces):
+        if index % 2 == 0:
+            pattern += glob.escape(piece)
+            regex += re.escape(piece)
+        else:
+            pattern += "v*" if piece == "{tag}" else "*"
+            regex += ("v" if piece == "{tag}" else "") + r"([^/]+)"
+    return pattern, re.compile(regex)
+
+
+class UrlTarballSource:
+    """Tarballs over http(s). A URL cannot be listed, so versions must be given explicitly."""
+
+    def __init__(self, spec: str, template: str, cache: TreeCache, max_entry_bytes: int) -> None:
+        self.spec = spec
+        self.template = template
+        self.cache = cache
+        self.max_entry_bytes = max_entry_bytes
+
+    def available_versions(self, include_prereleases: bool = False) -> list[str]:
+        raise TetherError(
+            f"cannot list the versions of {self.spec}: a URL template does not say which "
+            "exist; pass an explicit version"
+        )
+
+    def fetch(self, version: str) -> ReleaseTree:
+        wanted = asked_version(version, self.spec)
+        tree = self.cache.cached(wanted)
+        if tree is None:
+            url = expand(self.template, wanted)
+
+            def fill(work: Path, dest: Path) -> None:
+                download = work / "download"
+                missing = f"version {wanted} not found in {self.spec}"
+                fetch_url(url, download, missing=missing)
+                extract_tar_safely(download, dest, self.max_entry_bytes, label=url)
+
+            tree = self.cache.build(wanted, fill)
+        return ReleaseTree(version=wanted, root=tree, source=self.spec)
+
+
+def fetch_url(url: str, out: Path, *, missing: str) -> None:
+    """Download ``url`` to ``out``; TetherError naming the URL when it cannot be had.
+
+    ``missing`` starts the message for a 404/410, which means the version does not exist.
+    """
+    request = urllib.request.Request(url, headers={"User-Agent": f"tether/{__version__}"})
+    try:
+        with (
+            urllib.request.urlopen(request, timeout=DOWNLOAD_TIMEOUT) as response,
+            open(out, "wb") as handle,
+        ):
+            shutil.copyfileobj(response, handle, _CHUNK)
+    except urllib.error.HTTPError as error:
+        if error.code in (404, 410):
+            raise TetherError(f"{missing}: {url} returned HTTP {error.code}") from None
+        raise TetherError(f"cannot download {url}: HTTP {error.code} {error.reason}") from None
+    except urllib.error.URLError as error:
+        raise TetherError(f"cannot download {url}: {error.reason}") from None
+    except TimeoutError:
+        raise TetherError(f"cannot download {url}: no answer within {DOWNLOAD_TIMEOUT} s") from None
+    except OSError as error:
+        raise TetherError(f"cannot download {url}: {error}") from None
