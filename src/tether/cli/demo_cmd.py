@@ -18,7 +18,7 @@ def run(args: argparse.Namespace) -> int:
     from tether.flows.install import install_release
     from tether.flows.plan import UpdateOptions
     from tether.flows.status import project_status
-    from tether.flows.update import UpdateReport, UpdateRequest, apply_update, prepare_update
+    from tether.flows.update import UpdateRequest, run_update
     from tether.report.human import render_init, render_status, render_update
 
     base = Path(args.dir) if args.dir else Path(tempfile.mkdtemp(prefix="tether-demo-"))
@@ -39,8 +39,7 @@ def run(args: argparse.Namespace) -> int:
     print(render_status(project_status(project, check_latest=True)))
 
     _section(f"tether update --yes -C {project}")
-    prepared = prepare_update(UpdateRequest(project, options=UpdateOptions()))
-    report = prepared if isinstance(prepared, UpdateReport) else apply_update(prepared)
+    report = run_update(UpdateRequest(project, options=UpdateOptions()))
     print(render_update(report))
 
     _section(f"tether status -C {project}")

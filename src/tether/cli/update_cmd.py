@@ -44,11 +44,9 @@ def run(args: argparse.Namespace) -> int:
     from tether.flows.plan import UpdateOptions
     from tether.flows.project import open_project
     from tether.flows.update import (
-        UpdateReport,
         UpdateRequest,
         abandon_update,
-        apply_update,
-        prepare_update,
+        run_update,
     )
     from tether.report.human import render_update
 
@@ -64,15 +62,12 @@ def run(args: argparse.Namespace) -> int:
         )
         command = "update" + (f" --to {args.to}" if args.to else "")
         request = UpdateRequest(root, args.to, args.source, args.profile, args.dry_run, options, command)
-        prepared = prepare_update(request)
-        if isinstance(prepared, UpdateReport):
-            report = prepared  # nothing to do
-        else:
-            interactive = sys.stdin.isatty()
-            if not (args.yes or args.dry_run or interactive):
-                raise TetherError("not running on a terminal: pass --yes to apply the update (nothing was written)")
-            confirm = (lambda p: True) if args.yes else (lambda p: _ask(p, args.json))
-            report = apply_update(prepared, confirm)
+        if not (args.yes or args.dry_run or sys.stdin.isatty()):
+            raise TetherError(
+                "not running on a terminal: pass --yes to apply the update (nothing was written)"
+            )
+        confirm = (lambda p: True) if args.yes else (lambda p: _ask(p, args.json))
+        report = run_update(request, confirm)
     if args.json:
         print_json(report.to_json())
     else:

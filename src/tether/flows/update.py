@@ -210,9 +210,8 @@ def _up_to_date(
             f"the update to {unfinished.to_version} wrote its state but was interrupted before it "
             "completed; review the changes (git diff) and commit them"
         )
-        if not request.dry_run:
-            with ProjectLock(project.path(project.profile.lock_file), command=request.command):
-                _journal(project).run_complete(unfinished.run_id)
+        if not request.dry_run:  # the caller holds the lock
+            _journal(project).run_complete(unfinished.run_id)
     return report
 
 
@@ -246,25 +245,36 @@ def _earlier_artifacts(project: Project) -> list[str]:
     return [f"{project.profile.merge_dir}/{p}" for p in walk_files(project.merge_dir)]
 
 
-def apply_update(
-    prepared: PreparedUpdate, confirm: Callable[[PreparedUpdate], bool] = lambda p: True
+def run_update(
+    request: UpdateRequest, confirm: Callable[[PreparedUpdate], bool] = lambda p: True
 ) -> UpdateReport:
-    if prepared.request.dry_run:
-        return prepared.report("dry-run")
-    project = prepared.project
-    with ProjectLock(project.path(project.profile.lock_file), command=prepared.request.command):
+    """Plan and (unless a dry run) apply, holding the project lock from planning to the end,
+    so no other run can change the tree between the plan a person confirmed and its apply."""
+    if request.dry_run:
+        prepared = prepare_update(request)
+        return prepared if isinstance(prepared, UpdateReport) else prepared.report("dry-run")
+    project = open_project(request.root, request.profile)
+    with ProjectLock(project.path(project.profile.lock_file), command=request.command):
+        prepared = prepare_update(request)
+        if isinstance(prepared, UpdateReport):
+            return prepared
         if not confirm(prepared):
             return prepared.report("cancelled")
-        run_id = prepared.unfinished.run_id if prepared.unfinished else new_run_id()
-        earlier = _earlier_artifacts(project)
-        if prepared.unfinished is None:
-            prune_backups(project, current=run_id)
-        ctx = RunContext(project, prepared.journal, run_id, prepared.request.command, prepared.resume)
-        stop = _StopFlag()
-        with stop.installed():
-            outcome = execute_plan(ctx, prepared.plan, stop)
-        if not outcome.failed and not outcome.interrupted:
-            finalize(ctx, prepared.baseline, prepared.latest, outcome)
+        return _execute(prepared)
+
+
+def _execute(prepared: PreparedUpdate) -> UpdateReport:
+    project = prepared.project
+    run_id = prepared.unfinished.run_id if prepared.unfinished else new_run_id()
+    earlier = _earlier_artifacts(project)
+    if prepared.unfinished is None:
+        prune_backups(project, current=run_id)
+    ctx = RunContext(project, prepared.journal, run_id, prepared.request.command, prepared.resume)
+    stop = _StopFlag()
+    with stop.installed():
+        outcome = execute_plan(ctx, prepared.plan, stop)
+    if not outcome.failed and not outcome.interrupted:
+        finalize(ctx, prepared.baseline, prepared.latest, outcome)
     return _report_after_apply(prepared, ctx, outcome, earlier)
 
 

@@ -1,0 +1,216 @@
+"""Crash-safety: a run killed at any journal step, then rerun, ends exactly like an
+uninterrupted run, loses no adopter byte, and writes state once."""
+
+import json
+import os
+import shutil
+import subprocess
+import time
+from pathlib import Path
+
+import pytest
+from builders import call, make_release, run_tether, tree_digest
+
+from tether.state import crashpoint
+from tether.state.journal import read_records
+
+BASE = "".join(f"line {i}\n" for i in range(12))
+
+
+def every_bucket_fixture(tmp_path: Path) -> Path:
+    """A project whose update to 2.0.0 has a file in every bucket."""
+    shelf = tmp_path / "releases"
+    v1 = {
+        "skip.txt": "same\n",
+        "update.txt": "u1\n",
+        "owned.sh": "o1\n",
+        "merged.txt": BASE,
+        "conflict.txt": "a\nb\nc\n",
+        "removed.txt": "r1\n",
+        "delete-me.txt": "gone upstream\n",
+        "delete-kept.txt": "gone upstream\n",
+    }
+    v2 = {
+        "skip.txt": "same\n",
+        "update.txt": "u2\n",
+        "owned.sh": "o2\n",
+        "merged.txt": BASE.replace("line 10\n", "line 10 upstream\n"),
+        "conflict.txt": "a\ntheirs\nc\n",
+        "removed.txt": "r2\n",
+        "add.txt": "new\n",
+    }
+    classes = {"owned.sh": "owned"}
+    make_release(shelf, "1.0.0", v1, classes)
+    make_release(shelf, "2.0.0", v2, classes)
+    project = tmp_path / "proj"
+    assert call("init", "--source", str(shelf), "--version", "1.0.0", str(project)) == 0
+    (project / "merged.txt").write_text(BASE.replace("line 1\n", "line 1 mine\n"))
+    (project / "conflict.txt").write_text("a\nmine\nc\n")
+    (project / "removed.txt").unlink()
+    (project / "delete-kept.txt").write_text("I still use this\n")
+    (project / "skip.txt").write_text("my own skip\n")
+    return project
+
+
+UPDATE = ("update", "--yes", "--json", "--delete-removed", "--conflict", "markers")
+
+
+def run_update(project: Path, crash: str | None = None, *extra: str) -> subprocess.CompletedProcess[str]:
+    env = dict(os.environ)
+    env.pop(crashpoint.ENV_VAR, None)
+    if crash:
+        env[crashpoint.ENV_VAR] = crash
+    return subprocess.run(["tether", *UPDATE, *extra, "-C", str(project)], capture_output=True, text=True,
+                          env=env, timeout=120)
+
+
+def user_tree(project: Path) -> dict[str, bytes]:
+    """The tree a user sees: everything but tether's runtime folders (backups, cache, journal)."""
+    runtime = (".tether/backup/", ".tether/cache/", ".tether/journal", ".tether/lock")
+    return {k: v for k, v in tree_digest(project).items() if not k.startswith(runtime)}
+
+
+def normalised(tree: dict[str, bytes]) -> dict[str, bytes]:
+    """state.json carries timestamps; compare it without them."""
+    out = dict(tree)
+    state = json.loads(out.pop(".tether/state.json"))
+    state.pop("installed_at"), state.pop("updated_at")
+    out[".tether/state.json"] = json.dumps(state, sort_keys=True).encode()
+    return out
+
+
+def backups(project: Path) -> dict[str, bytes]:
+    root = project / ".tether/backup"
+    found: dict[str, bytes] = {}
+    for run in root.iterdir() if root.exists() else []:
+        for rel, data in tree_digest(run).items():
+            found.setdefault(rel, data)
+    return found
+
+
+@pytest.fixture(scope="module")
+def reference(tmp_path_factory):
+    tmp = tmp_path_factory.mktemp("reference")
+    project = every_bucket_fixture(tmp)
+    pristine = tmp / "pristine"
+    shutil.copytree(project, pristine, symlinks=True)
+    result = run_update(project)
+    assert result.returncode == 4, result.stderr
+    doc = json.loads(result.stdout)
+    buckets = {name for name, entries in doc["buckets"].items() if entries}
+    assert buckets >= {"add", "removed", "overwrite", "update", "merged", "skip", "conflict",
+                       "delete", "deleted"}
+    records = read_records(project / ".tether/journal.jsonl")
+    return pristine, normalised(user_tree(project)), crashpoint.points(records)
+
+
+def test_crash_points_come_from_the_journal(reference):
+    _, _, points = reference
+    steps = {p.split(":")[0] for p in points}
+    assert {"run-started", "file-backed-up", "file-written", "file-deleted", "finalize-started",
+            "state-written", "run-complete"} <= steps
+    assert len(points) >= 15
+
+
+def test_crash_at_every_journal_step_then_rerun(reference, tmp_path):
+    pristine, expected, points = reference
+    before = user_tree(pristine)
+    print(f"crash points exercised: {len(points)} ({2 * len(points)} runs)")
+    for n, point in enumerate(points):
+        project = tmp_path / f"run{n}"
+        shutil.copytree(pristine, project, symlinks=True)
+        crashed = run_update(project, crash=point)
+        assert crashed.returncode == crashpoint.EXIT_CODE, (point, crashed.stderr)
+        rerun = run_update(project)
+        assert rerun.returncode in (0, 4), (point, rerun.stderr)
+        after = user_tree(project)
+        # (a) byte-identical to the uninterrupted run
+        assert normalised(after) == expected, point
+        # (b) every adopter byte from before is in the tree or the backups
+        saved = backups(project)
+        for rel, data in before.items():
+            if rel.startswith(".tether/"):
+                continue
+            assert after.get(rel) == data or saved.get(rel) == data, (point, rel)
+        # (c) state written exactly once
+        records = read_records(project / ".tether/journal.jsonl")
+        assert sum(r["step"] == "state-written" for r in records) == 1, point
+        assert records[-1]["step"] == "run-complete", point
+
+
+def big_fixture(tmp_path: Path, count: int = 1500) -> Path:
+    shelf = tmp_path / "releases"
+    make_release(shelf, "1.0.0", {f"f/{i:05d}.txt": f"v1 {i}\n" for i in range(count)})
+    make_release(shelf, "2.0.0", {f"f/{i:05d}.txt": f"v2 {i}\n" for i in range(count)})
+    project = tmp_path / "proj"
+    assert call("init", "--source", str(shelf), "--version", "1.0.0", str(project)) == 0
+    return project
+
+
+def wait_for_records(journal: Path, step: str, at_least: int, proc: subprocess.Popen[str]) -> bool:
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline and proc.poll() is None:
+        if journal.exists() and journal.read_bytes().count(f'"step":"{step}"'.encode()) >= at_least:
+            return True
+        time.sleep(0.005)
+    return False
+
+
+def test_kill_9_mid_run_then_rerun(tmp_path):
+    project = big_fixture(tmp_path)
+    journal = project / ".tether/journal.jsonl"
+    proc = subprocess.Popen(["tether", "update", "--yes", "-C", str(project)],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    assert wait_for_records(journal, "file-written", 50, proc), "update ended before it could be killed"
+    proc.kill()
+    proc.wait()
+    state = json.loads((project / ".tether/state.json").read_text())
+    assert state["version"] == "1.0.0"
+    result = run_tether("update", "--yes", "--json", "-C", str(project))
+    assert result.returncode == 0, result.stderr
+    assert json.loads(result.stdout)["resumed"] is True
+    for i in (0, 700, 1499):
+        assert (project / f"f/{i:05d}.txt").read_text() == f"v2 {i}\n"
+    backed = backups(project)
+    assert len(backed) == 1500 and all(v.startswith(b"v1 ") for v in backed.values())
+
+
+def test_second_concurrent_update_gets_the_lock_error(tmp_path):
+    project = big_fixture(tmp_path)
+    journal = project / ".tether/journal.jsonl"
+    first = subprocess.Popen(["tether", "update", "--yes", "-C", str(project)],
+                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    assert wait_for_records(journal, "run-started", 1, first)
+    second = run_tether("update", "--yes", "-C", str(project))
+    assert first.wait(timeout=120) == 0
+    assert second.returncode == 1
+    assert "another tether run is in progress (pid" in second.stderr
+    assert json.loads((project / ".tether/state.json").read_text())["version"] == "2.0.0"
+    assert (project / "f/00042.txt").read_text() == "v2 42\n"
+
+
+def test_other_target_refused_while_unfinished_and_abandon_restores(tmp_path):
+    shelf_project = every_bucket_fixture(tmp_path)
+    shelf = tmp_path / "releases"
+    make_release(shelf, "3.0.0", {"x.txt": "x\n"})
+    before = user_tree(shelf_project)
+    crashed = run_update(shelf_project, "file-written:3", "--to", "2.0.0")
+    assert crashed.returncode == crashpoint.EXIT_CODE
+    result = run_tether("update", "--yes", "--to", "3.0.0", "-C", str(shelf_project))
+    assert result.returncode == 1
+    assert "2.0.0" in result.stderr and "3.0.0" in result.stderr and "--abandon" in result.stderr
+    result = run_tether("update", "--abandon", "-C", str(shelf_project))
+    assert result.returncode == 0, result.stderr
+    assert user_tree(shelf_project) == before
+    result = run_tether("update", "--yes", "--to", "3.0.0", "--json", "-C", str(shelf_project))
+    assert result.returncode in (0, 4), result.stderr
+
+
+def test_interrupted_after_state_written_says_so(tmp_path):
+    project = every_bucket_fixture(tmp_path)
+    crashed = run_update(project, crash="state-written:1")
+    assert crashed.returncode == crashpoint.EXIT_CODE
+    result = run_tether("update", "--yes", "-C", str(project))
+    assert result.returncode == 0
+    assert "interrupted before it completed" in result.stdout
+    assert "already up to date" in result.stdout
