@@ -173,6 +173,8 @@ def test_kill_9_mid_run_then_rerun(tmp_path):
         assert (project / f"f/{i:05d}.txt").read_text() == f"v2 {i}\n"
     backed = backups(project)
     assert len(backed) == 1500 and all(v.startswith(b"v1 ") for v in backed.values())
+    leftovers = [p for p in project.rglob("*.tether-tmp")]
+    assert leftovers == []
 
 
 def test_second_concurrent_update_gets_the_lock_error(tmp_path):
@@ -214,3 +216,42 @@ def test_interrupted_after_state_written_says_so(tmp_path):
     assert result.returncode == 0
     assert "interrupted before it completed" in result.stdout
     assert "already up to date" in result.stdout
+
+
+def test_sigterm_stops_after_the_current_file_and_rerun_finishes(tmp_path):
+    import signal
+
+    project = big_fixture(tmp_path)
+    journal = project / ".tether/journal.jsonl"
+    proc = subprocess.Popen(["tether", "update", "--yes", "-C", str(project)],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    assert wait_for_records(journal, "file-written", 20, proc), "update ended before the signal"
+    proc.send_signal(signal.SIGTERM)
+    out, err = proc.communicate(timeout=60)
+    assert proc.returncode == 1, err
+    assert "stopped by a signal; run the same command again" in out
+    records = read_records(journal)
+    written = sum(r["step"] == "file-written" for r in records)
+    assert 20 <= written < 1500
+    assert not any(r["step"] == "state-written" for r in records)
+    # every file the run reported written holds the new bytes; the rest are untouched
+    for record in records:
+        if record["step"] == "file-written":
+            assert (project / str(record["path"])).read_text().startswith("v2 ")
+    result = run_tether("update", "--yes", "-C", str(project))
+    assert result.returncode == 0, result.stderr
+    assert (project / "f/01499.txt").read_text() == "v2 1499\n"
+
+
+def test_resume_replans_a_file_edited_after_the_interruption(tmp_path):
+    project = every_bucket_fixture(tmp_path)
+    crashed = run_update(project, "file-written:1")
+    assert crashed.returncode == crashpoint.EXIT_CODE
+    # update.txt comes after add.txt in plan order: not yet reached; the user edits it
+    (project / "update.txt").write_text("u1 edited meanwhile\n")
+    rerun = run_update(project)
+    assert rerun.returncode == 4, rerun.stderr
+    doc = json.loads(rerun.stdout)
+    conflict_paths = [c["path"] for c in doc["buckets"]["conflict"]]
+    assert "update.txt" in conflict_paths  # merged against the edit, never overwritten blindly
+    assert "u1 edited meanwhile" in (project / "update.txt").read_text()

@@ -61,3 +61,28 @@ def test_status_of_gaia_project_tether_did_not_install(tmp_path):
 def test_forced_profile_and_unknown_profile(tmp_path):
     result = run_tether("status", "--profile", "nope", str(tmp_path))
     assert result.returncode == 2 and "unknown profile" in result.stderr
+
+
+def test_uncommitted_gaia_update_is_reported_not_up_to_date(tmp_path):
+    from builders import git
+
+    shelf = tmp_path / "rel"
+    gaia_release(shelf, "2.0.0")
+    gaia_release(shelf, "2.1.0", {**FILES, "agents/auditor.md": "auditor v2\n"})
+    project = tmp_path / "proj"
+    project.mkdir()
+    git(project, "init", "-q")
+    assert call("init", "--profile", "gaia", "--source", str(shelf), "--version", "2.0.0", str(project)) == 0
+    git(project, "add", "-A")
+    git(project, "commit", "-qm", "install")
+    result = run_tether("update", "--yes", "-C", str(project))
+    assert result.returncode == 0, result.stderr
+    assert (project / ".gaia/VERSION").read_text() == "2.1.0\n"
+    assert (project / ".gaia-backup").is_dir()
+    result = run_tether("update", "--yes", "-C", str(project))
+    assert "already up to date" in result.stdout
+    assert ".gaia/VERSION says 2.1.0 but the last commit has 2.0.0" in result.stdout
+    git(project, "add", "-A")
+    git(project, "commit", "-qm", "update")
+    result = run_tether("update", "--yes", "-C", str(project))
+    assert "last commit" not in result.stdout

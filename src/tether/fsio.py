@@ -61,7 +61,7 @@ def atomic_write(path: Path, data: bytes, mode: int | None = None) -> None:
             mode = stat.S_IMODE(os.stat(path).st_mode)
         except FileNotFoundError:
             mode = NEW_FILE_MODE
-    fd, tmp_name = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tether-tmp", dir=path.parent)
+    fd, tmp_name = tempfile.mkstemp(prefix=f".{path.name}.", suffix=TEMP_SUFFIX, dir=path.parent)
     try:
         with os.fdopen(fd, "wb") as handle:
             handle.write(data)
@@ -76,6 +76,24 @@ def atomic_write(path: Path, data: bytes, mode: int | None = None) -> None:
             pass
         raise
     fsync_dir(path.parent)
+
+
+TEMP_SUFFIX = ".tether-tmp"
+
+
+def remove_stale_temps(path: Path) -> None:
+    """Remove temp files an interrupted ``atomic_write`` to ``path`` left behind."""
+    for leftover in path.parent.glob(f".{glob_escape(path.name)}.*{TEMP_SUFFIX}"):
+        leftover.unlink(missing_ok=True)
+
+
+def remove_stale_temps_under(root: Path) -> None:
+    for leftover in root.rglob(f"*{TEMP_SUFFIX}"):
+        leftover.unlink(missing_ok=True)
+
+
+def glob_escape(name: str) -> str:
+    return "".join(f"[{c}]" if c in "*?[" else c for c in name)
 
 
 def file_mode(path: Path) -> int:

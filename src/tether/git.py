@@ -142,3 +142,66 @@ def rev_parse(repo: Path, rev: str) -> str:
 def archive(repo: Path, ref: str, out: Path) -> None:
     """Write the tree at ``ref`` as a plain tar file to ``out`` (git streams it to disk)."""
     run_git(["archive", "--format=tar", f"--output={out}", "--end-of-options", ref], cwd=repo)
+
+
+def inside_work_tree(path: Path) -> bool:
+    """True when ``path`` is anywhere inside a git working tree (its top or a subfolder)."""
+    if not path.is_dir():
+        return False
+    result = run_git(["rev-parse", "--is-inside-work-tree"], cwd=path, check=False)
+    return result.returncode == 0 and result.stdout.strip() == "true"
+
+
+def ls_files(path: Path) -> list[str]:
+    """Tracked files under ``path``, as paths relative to it (git's index, not the disk)."""
+    # -z: names come back raw, without git's quoting of unusual characters.
+    result = run_git(["ls-files", "-z", "--cached"], cwd=path)
+    return [name for name in result.stdout.split("\0") if name]
+
+
+def _run_git_bytes(args: Sequence[str], cwd: Path, data: bytes | None = None) -> bytes | None:
+    """Run git with binary stdin/stdout; None when git exits non-zero."""
+    try:
+        result = subprocess.run(
+            ["git", *args], cwd=cwd, env=git_env(), input=data if data is not None else b"",
+            capture_output=True, check=False,
+        )
+    except FileNotFoundError:
+        raise TetherError("git is not installed or not on PATH; install git and retry") from None
+    return result.stdout if result.returncode == 0 else None
+
+
+def work_tree_top(path: Path) -> Path | None:
+    """The top of the working tree that contains ``path``, or None outside git."""
+    if not path.is_dir():
+        return None
+    result = run_git(["rev-parse", "--show-toplevel"], cwd=path, check=False)
+    return Path(result.stdout.strip()) if result.returncode == 0 and result.stdout.strip() else None
+
+
+def show_head_file(repo: Path, rel: str) -> bytes | None:
+    """The committed bytes of ``rel`` at HEAD, None when HEAD lacks it (or there is no HEAD)."""
+    return _run_git_bytes(["show", f"HEAD:./{rel}"], cwd=repo)
+
+
+def write_blob(repo: Path, data: bytes) -> str:
+    """Store ``data`` as a blob in ``repo``'s object database; its object id."""
+    out = _run_git_bytes(["hash-object", "-w", "--stdin"], cwd=repo, data=data)
+    if out is None:
+        raise TetherError(f"git hash-object failed in {repo}")
+    return out.decode().strip()
+
+
+def record_unmerged(repo: Path, rel: str, stages: Sequence[tuple[int, bytes | None, int]]) -> None:
+    """Put ``rel`` into the index as unmerged: (stage, bytes or None when absent, mode).
+
+    Stages 1/2/3 are base/ours/theirs, so ``git status`` lists the path as unmerged and
+    ``git mergetool`` and IDEs offer a three-way view.
+    """
+    lines = [f"0 {'0' * 40}\t{rel}"]  # drop the stage-0 entry first
+    for stage, data, mode in stages:
+        if data is not None:
+            lines.append(f"{mode:o} {write_blob(repo, data)} {stage}\t{rel}")
+    payload = ("\n".join(lines) + "\n").encode()
+    if _run_git_bytes(["update-index", "--index-info"], cwd=repo, data=payload) is None:
+        raise TetherError(f"git update-index failed for {rel}")

@@ -7,6 +7,7 @@ first backup, and it does not redo a write whose bytes are still on disk.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import shutil
 from collections.abc import Callable
@@ -17,7 +18,14 @@ from tether.flows.baseline import Baseline
 from tether.flows.install import write_version_markers
 from tether.flows.project import Project, Release, utc_now
 from tether.flows.status import conflict_is_unresolved
-from tether.fsio import atomic_write, file_mode, sha256_bytes, sha256_file
+from tether.fsio import (
+    atomic_write,
+    file_mode,
+    remove_stale_temps,
+    remove_stale_temps_under,
+    sha256_bytes,
+    sha256_file,
+)
 from tether.model.plan import Bucket, FileAction, Op, Plan
 from tether.state.journal import STEP_FILE_BACKED_UP, STEP_FILE_WRITTEN, Journal, RunRecord
 from tether.state.store import ConflictRecord, FileRecord, State, save_state
@@ -108,6 +116,11 @@ def _backup(ctx: RunContext, rel: str, outcome: ApplyOutcome) -> None:
     if first == digest:
         return  # the first backup already holds exactly these bytes
     target = ctx.backup_dir / rel
+    if first is None and target.is_file() and sha256_file(target) == digest:
+        # Backed up just before a crash that came before its journal record.
+        ctx.journal.file_backed_up(ctx.run_id, rel, str(target.relative_to(ctx.project.root)), digest)
+        ctx.resume.backed_up.setdefault(rel, digest)
+        return
     if first is not None or target.exists():
         # Never overwrite the first backup: it is the adopter's original.
         n = 2
@@ -159,13 +172,26 @@ def execute_plan(
         plan_digest=plan.digest(),
         command=ctx.command,
     )
+    resumed = bool(ctx.resume.done or ctx.resume.backed_up)
+    if resumed and ctx.backup_dir.is_dir():
+        remove_stale_temps_under(ctx.backup_dir)
     for index, action in enumerate(plan.actions):
+        if resumed:
+            _sweep_temps(ctx, action)
         if should_stop():
             outcome.interrupted = True
             outcome.actions.extend(plan.actions[index:])
             break
         outcome.actions.append(_apply_or_fail(ctx, action, outcome))
     return outcome
+
+
+def _sweep_temps(ctx: RunContext, action: FileAction) -> None:
+    """A killed write leaves its temp file beside the target; a resumed run removes it."""
+    for rel in (action.path, action.artifact):
+        if rel:
+            with contextlib.suppress(OSError):
+                remove_stale_temps(ctx.project.path(rel))
 
 
 def _apply_or_fail(ctx: RunContext, action: FileAction, outcome: ApplyOutcome) -> FileAction:

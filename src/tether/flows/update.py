@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import signal
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -205,6 +206,9 @@ def _up_to_date(
         project.profile.name, baseline.upstream, baseline.version, baseline.version,
         "up-to-date", dry_run=request.dry_run, merge_dir=project.profile.merge_dir,
     )
+    uncommitted = _uncommitted_version_marker(project, baseline.version)
+    if uncommitted:
+        report.notes.append(uncommitted)
     if unfinished is not None and unfinished.state_written:
         report.notes.append(
             f"the update to {unfinished.to_version} wrote its state but was interrupted before it "
@@ -213,6 +217,26 @@ def _up_to_date(
         if not request.dry_run:  # the caller holds the lock
             _journal(project).run_complete(unfinished.run_id)
     return report
+
+
+def _uncommitted_version_marker(project: Project, installed: str) -> str | None:
+    """For ecosystems whose version file is committed (GAIA): a marker that differs from
+    HEAD's copy means an update was applied but not committed."""
+    from tether import git
+
+    marker = project.profile.version_file
+    top = git.work_tree_top(project.root) if marker else None
+    if marker is None or top is None:
+        return None
+    rel = os.path.relpath(project.path(marker).resolve(), top.resolve())
+    committed = git.show_head_file(top, rel)
+    if committed is None or committed.decode(errors="replace").strip() == installed:
+        return None
+    return (
+        f"{marker} says {installed} but the last commit has "
+        f"{committed.decode(errors='replace').strip()}: the update was applied and not committed; "
+        "review it (git status, git diff) and commit"
+    )
 
 
 class _StopFlag:
