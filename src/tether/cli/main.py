@@ -20,6 +20,12 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "status": ("tether.cli.status_cmd", "show the installed release and drift per file"),
     "check": ("tether.cli.check_cmd", "exit 3 on owned drift, an available update or conflicts"),
     "update": ("tether.cli.update_cmd", "move the project to a newer release, keeping local edits"),
+    "changelog": (
+        "tether.cli.changelog_cmd",
+        "show release notes and follow-ups between two versions",
+    ),
+    "manifest": ("tether.cli.manifest_cmd", "build the release manifest from tether.toml (publishers)"),
+    "release": ("tether.cli.release_cmd", "pack a reproducible release tarball and its .sha256"),
     "region-compare": (
         "tether.cli.region_compare_cmd",
         "compare a region file's three sides with the region body masked",

@@ -8,6 +8,7 @@ from tether.engine.decide import Comparison, Row, bucket_for_row, decide_dropped
 from tether.engine.patches import unified_patch
 from tether.flows.baseline import Baseline
 from tether.flows.project import Project, Release
+from tether.flows.regions_step import RegionPlan, masked_comparison, region_conflict
 from tether.flows.safety import unsafe_target
 from tether.fsio import file_mode, sha256_bytes
 from tether.model.manifest import FileClass
@@ -22,6 +23,7 @@ class UpdateOptions:
     conflict_style: str = "markers"
     auto: str | None = None
     delete_removed: bool = False
+    no_regions: bool = False
 
 
 class _Unreadable(Exception):
@@ -97,7 +99,12 @@ def merge_action(
 
 
 def _plan_latest_path(
-    project: Project, baseline: Baseline, latest: Release, rel: str, options: UpdateOptions
+    project: Project,
+    baseline: Baseline,
+    latest: Release,
+    rel: str,
+    options: UpdateOptions,
+    regions: RegionPlan,
 ) -> FileAction:
     cls = latest.manifest.files[rel]
     try:
@@ -116,6 +123,11 @@ def _plan_latest_path(
         ours_eq_base=record is not None and ours_sha == record.sha256,
         ours_eq_latest=ours_sha == latest_sha,
     )
+    if rel in regions.by_path and record is not None and ours is not None:
+        base = baseline.read(rel) or b""
+        sides, masked = masked_comparison(regions, rel, base, ours, theirs)
+        if decide_row(cls, sides) is Row.MERGE:
+            return region_conflict(project, rel, cls, masked, mode)
     row = decide_row(cls, sides)
     if row is Row.MERGE:
         assert ours is not None
@@ -140,13 +152,20 @@ def _plan_dropped_path(project: Project, baseline: Baseline, rel: str, options: 
     return FileAction(rel, record.cls, bucket, op, reason=reason)
 
 
-def build_plan(project: Project, baseline: Baseline, latest: Release, options: UpdateOptions) -> Plan:
+def build_plan(
+    project: Project,
+    baseline: Baseline,
+    latest: Release,
+    options: UpdateOptions,
+    regions: RegionPlan | None = None,
+) -> Plan:
+    regions = regions or RegionPlan(disabled=True)
     plan = Plan(latest.manifest.name, baseline.version, latest.version)
     latest_paths = latest.manifest.managed_paths()
     latest_set = set(latest_paths)
     latest_sentinels = set(latest.manifest.sentinels)
     for rel in sorted(latest_paths):
-        plan.actions.append(_plan_latest_path(project, baseline, latest, rel, options))
+        plan.actions.append(_plan_latest_path(project, baseline, latest, rel, options, regions))
     for rel in sorted(baseline.files):
         if rel in latest_set or rel in latest_sentinels or rel in baseline.sentinels:
             continue

@@ -24,6 +24,8 @@ from tether.flows.apply import (
 from tether.flows.baseline import Baseline, load_baseline
 from tether.flows.plan import UpdateOptions, build_plan
 from tether.flows.project import Project, Release, fetch_release, open_project
+from tether.flows.regen import RegenOutcome
+from tether.flows.regions_step import RegionPlan, plan_regions, regenerate_regions, regions_disabled
 from tether.model.plan import Bucket, FileAction, Op, Plan
 from tether.state.journal import Journal, RunRecord, new_run_id
 from tether.state.lock import ProjectLock
@@ -62,6 +64,9 @@ class UpdateReport:
     earlier_artifacts: list[str] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
     resumed: bool = False
+    regions: dict[str, Any] = field(default_factory=dict)
+    regenerated: list[dict[str, Any]] = field(default_factory=list)
+    superseded_artifacts: list[str] = field(default_factory=list)
 
     def bucket(self, bucket: Bucket) -> list[FileAction]:
         return [a for a in self.actions if a.bucket is bucket]
@@ -108,6 +113,9 @@ class UpdateReport:
             "earlier_artifacts": self.earlier_artifacts,
             "notes": self.notes,
             "resumed": self.resumed,
+            "regions": self.regions,
+            "regenerated": self.regenerated,
+            "superseded_artifacts": self.superseded_artifacts,
         }
 
 
@@ -123,6 +131,7 @@ class PreparedUpdate:
     journal: Journal
     unfinished: RunRecord | None
     resume: ResumeInfo
+    regions: RegionPlan
 
     def report(self, status: str) -> UpdateReport:
         return UpdateReport(
@@ -136,6 +145,7 @@ class PreparedUpdate:
             merge_dir=self.project.profile.merge_dir,
             notes=list(self.plan.notes),
             resumed=self.unfinished is not None,
+            regions=self.regions.to_json(),
         )
 
 
@@ -191,12 +201,17 @@ def prepare_update(request: UpdateRequest) -> PreparedUpdate | UpdateReport:
         if target == baseline.version:
             return _up_to_date(project, baseline, unfinished, request)
     latest = fetch_release(project, baseline.source, target)
-    plan = build_plan(project, baseline, latest, request.options)
+    regions = plan_regions(
+        baseline.manifest(), latest.manifest, regions_disabled(request.options.no_regions)
+    )
+    plan = build_plan(project, baseline, latest, request.options, regions)
     resume = ResumeInfo()
     if unfinished is not None:
         resume = resume_info(journal, unfinished.run_id)
         _mark_resumed(plan, resume, unfinished.deleted)
-    return PreparedUpdate(request, project, baseline, latest, plan, journal, unfinished, resume)
+    return PreparedUpdate(
+        request, project, baseline, latest, plan, journal, unfinished, resume, regions
+    )
 
 
 def _up_to_date(
@@ -297,9 +312,25 @@ def _execute(prepared: PreparedUpdate) -> UpdateReport:
     stop = _StopFlag()
     with stop.installed():
         outcome = execute_plan(ctx, prepared.plan, stop)
+    regenerated = []
     if not outcome.failed and not outcome.interrupted:
+        regenerated = _regenerate(prepared, ctx, outcome)
         finalize(ctx, prepared.baseline, prepared.latest, outcome)
-    return _report_after_apply(prepared, ctx, outcome, earlier)
+    report = _report_after_apply(prepared, ctx, outcome, earlier)
+    report.regenerated = [r.document() for r in regenerated]
+    return report
+
+
+def _regenerate(prepared: PreparedUpdate, ctx: RunContext, outcome: ApplyOutcome) -> list[RegenOutcome]:
+    latest = prepared.latest.manifest
+    structured_conflicts = any(
+        a.bucket is Bucket.CONFLICT and a.path in latest.merge for a in outcome.actions
+    )
+    log = ctx.project.path(ctx.project.profile.log_dir) / f"regions-{ctx.run_id}.log"
+    return regenerate_regions(
+        ctx.project, prepared.regions, outcome.actions, set(latest.files), ctx.backup_dir, log,
+        structured_conflicts,
+    )
 
 
 def _report_after_apply(
@@ -314,6 +345,7 @@ def _report_after_apply(
         report.backup_dir = str(ctx.backup_dir.relative_to(ctx.project.root))
     written_artifacts = {a.artifact for a in outcome.actions if a.artifact}
     report.earlier_artifacts = [p for p in earlier if p not in written_artifacts]
+    report.superseded_artifacts = [p for p in earlier if p in written_artifacts]
     if outcome.interrupted:
         report.notes.append("stopped by a signal; run the same command again to finish the update")
     elif outcome.failed:

@@ -24,6 +24,7 @@ class Profile:
     merge_dir: str  # conflict patches and notes
     lock_file: str
     journal_file: str
+    log_dir: str  # output of programs tether runs (region regeneration)
     version_file: str | None = None  # the ecosystem's own installed-version marker
     sentinels: tuple[str, ...] = ()
     field_merges: dict[str, str] = field(default_factory=dict)  # path -> preset name
@@ -43,8 +44,9 @@ NATIVE = Profile(
     merge_dir=".tether/merge",
     lock_file=".tether/lock",
     journal_file=".tether/journal.jsonl",
+    log_dir=".tether/logs",
     ignore_file=".tether/.gitignore",
-    ignore_rules=("cache/", "backup/", "merge/", "journal.jsonl*", "lock", "tmp/"),
+    ignore_rules=("cache/", "backup/", "merge/", "journal.jsonl*", "lock", "logs/"),
 )
 
 GAIA = Profile(
@@ -57,6 +59,7 @@ GAIA = Profile(
     merge_dir=".gaia-merge",
     lock_file=".gaia/local/tether/lock",
     journal_file=".gaia/local/tether/journal.jsonl",
+    log_dir=".gaia/local/tether/logs",
     version_file=".gaia/VERSION",
     sentinels=("wiki/hot.md", "wiki/log.md", "CHANGELOG.md", ".gaia/VERSION", ".gaia/manifest.json"),
     field_merges={

@@ -1,0 +1,64 @@
+"""`tether changelog`: the release notes between two versions, and the follow-ups
+(removals) that still apply to this project. Nothing is ever run."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+from tether.cli.common import add_json, add_project_dir, print_json, project_dir
+from tether.flows.publish import ChangelogReport
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--from", dest="from_version", required=True, metavar="A", help="the version you have"
+    )
+    parser.add_argument(
+        "--to", dest="to_version", required=True, metavar="B", help="the version to read up to"
+    )
+    where = parser.add_mutually_exclusive_group()
+    where.add_argument("--file", type=Path, metavar="PATH", help="read this changelog file")
+    where.add_argument(
+        "--source", metavar="SRC", help="read release B's changelog from this source"
+    )
+    add_json(parser)
+    add_project_dir(parser)
+
+
+def render(report: ChangelogReport) -> str:
+    """The human view: each section under its heading, then the suggested follow-ups."""
+    if not report.found:
+        return f"no changelog: {report.origin} does not exist"
+    if not report.sections:
+        return (
+            f"no changelog entries after {report.from_version} up to {report.to_version} "
+            f"in {report.origin}"
+        )
+    lines = [f"Changes after {report.from_version} up to {report.to_version} ({report.origin})"]
+    for section in report.sections:
+        heading = f"## {section.version}" + (f" - {section.date}" if section.date else "")
+        lines += ["", heading, section.body] if section.body else ["", heading]
+    if report.actions:
+        lines += ["", "Suggested follow-ups (tether does not run them):"]
+        for action in report.actions:
+            what = action.command or action.text
+            lines.append(f"  {action.version}: {what}")
+    return "\n".join(lines)
+
+
+def run(args: argparse.Namespace) -> int:
+    from tether.flows.publish import changelog_report
+
+    report = changelog_report(
+        project_dir(args),
+        args.from_version,
+        args.to_version,
+        file=args.file,
+        source=args.source,
+    )
+    if args.json:
+        print_json(report.to_json())
+    else:
+        print(render(report))
+    return 0

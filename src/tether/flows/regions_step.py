@@ -1,0 +1,130 @@
+"""Generated regions inside the update: the masked comparison while planning, and the
+confined regeneration after the files are written (before state is)."""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from tether.engine.decide import Comparison
+from tether.engine.regions import (
+    RegionComparison,
+    RegionDecl,
+    compare_region_file,
+    conflict_patch,
+    dropped_declarations,
+    parse_region_declarations,
+)
+from tether.flows.project import Project
+from tether.flows.regen import DEFAULT_EXCLUDE, RegenOutcome, run_regeneration, skipped_outcome
+from tether.model.manifest import FileClass, Manifest
+from tether.model.plan import Bucket, FileAction, Op
+
+NO_REGIONS_ENV = "TETHER_NO_REGIONS"
+
+
+def regions_disabled(flag: bool) -> bool:
+    return flag or os.environ.get(NO_REGIONS_ENV, "") not in ("", "0")
+
+
+@dataclass
+class RegionPlan:
+    """The declarations in force for one update, and what the comparison noticed."""
+
+    declarations: list[RegionDecl] = field(default_factory=list)
+    by_path: dict[str, RegionDecl] = field(default_factory=dict)
+    problems: list[str] = field(default_factory=list)  # malformed declarations, skipped
+    dropped: list[str] = field(default_factory=list)  # ids in B's manifest, not L's
+    fallbacks: list[str] = field(default_factory=list)  # paths compared whole: malformed markers
+    pre_region: list[str] = field(default_factory=list)  # paths with a side lacking markers
+    disabled: bool = False
+
+    def to_json(self) -> dict[str, object]:
+        return {
+            "disabled": self.disabled,
+            "declarations": [d.id for d in self.declarations],
+            "malformed_declarations": self.problems,
+            "dropped_declarations": self.dropped,
+            "fallbacks": self.fallbacks,
+            "pre_region_paths": self.pre_region,
+        }
+
+
+def plan_regions(base_manifest: Manifest | None, latest: Manifest, disabled: bool) -> RegionPlan:
+    if disabled:
+        return RegionPlan(disabled=True)
+    decls, problems = parse_region_declarations(list(latest.regions))
+    plan = RegionPlan(declarations=decls, problems=problems)
+    if base_manifest is not None:
+        base_decls, _ = parse_region_declarations(list(base_manifest.regions))
+        plan.dropped = dropped_declarations(base_decls, decls)
+    for decl in decls:
+        for path in decl.paths:
+            plan.by_path.setdefault(path, decl)
+    return plan
+
+
+def masked_comparison(
+    plan: RegionPlan, rel: str, base: bytes, ours: bytes, theirs: bytes
+) -> tuple[Comparison, RegionComparison]:
+    decl = plan.by_path[rel]
+    result = compare_region_file(base, theirs, ours, decl.start_marker, decl.end_marker)
+    if result.fallback:
+        plan.fallbacks.append(rel)
+    elif result.absent_markers:
+        plan.pre_region.append(rel)
+    b, latest, a = (result.baseline.normalized, result.latest.normalized, result.current.normalized)
+    sides = Comparison(True, True, base_eq_latest=b == latest, ours_eq_base=a == b, ours_eq_latest=a == latest)
+    return sides, result
+
+
+def region_conflict(
+    project: Project, rel: str, cls: FileClass, comparison: RegionComparison, mode: int
+) -> FileAction:
+    """The adopter's file stays; the patch shows only the divergence outside the region."""
+    artifact = f"{project.profile.merge_dir}/{rel}.patch"
+    patch = conflict_patch(comparison, rel).encode()
+    return FileAction(rel, cls, Bucket.CONFLICT, Op.PATCH, None, mode, artifact, patch,
+                      reason="differs outside its generated region", decision="patch")
+
+
+def _skip_reason(decl: RegionDecl, actions: dict[str, FileAction], inputs_in_conflict: bool) -> str:
+    for path in decl.paths:
+        action = actions.get(path)
+        if action is not None and action.bucket is Bucket.CONFLICT:
+            return f"{path} is left in conflict"
+        if action is not None and action.bucket is Bucket.REMOVED:
+            return f"{path} was deleted by you"
+    if inputs_in_conflict:
+        return "its inputs (a field-merged file) are left in conflict"
+    return ""
+
+
+def regenerate_regions(
+    project: Project,
+    plan: RegionPlan,
+    actions: list[FileAction],
+    shipped: set[str],
+    backup_dir: Path,
+    log_path: Path,
+    structured_conflicts: bool,
+) -> list[RegenOutcome]:
+    by_path = {a.path: a for a in actions}
+    exclude = DEFAULT_EXCLUDE | {
+        project.profile.backup_root, project.profile.merge_dir, project.profile.cache_dir,
+        os.path.dirname(project.profile.state_file),
+    }
+    outcomes = []
+    for decl in plan.declarations:
+        if decl.regenerate is None:
+            continue
+        reason = _skip_reason(decl, by_path, structured_conflicts)
+        if reason:
+            outcomes.append(skipped_outcome(decl, reason))
+            continue
+        outcomes.append(
+            run_regeneration(project.root, decl, shipped, log_path=log_path,
+                             backup_dir=backup_dir, exclude=frozenset(exclude))
+        )
+    return outcomes
