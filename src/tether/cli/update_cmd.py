@@ -23,6 +23,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="settle every conflict this way")
     parser.add_argument("--delete-removed", action="store_true",
                         help="remove files dropped upstream that you never changed (backed up)")
+    parser.add_argument("--no-regions", action="store_true",
+                        help="ignore generated-region declarations for this run")
     parser.add_argument("--abandon", action="store_true",
                         help="undo an interrupted update, restoring its files from the backup")
     add_json(parser)
@@ -59,6 +61,7 @@ def run(args: argparse.Namespace) -> int:
             conflict_style=args.conflict or profile.default_conflict_style,
             auto=args.auto,
             delete_removed=args.delete_removed,
+            no_regions=args.no_regions,
         )
         command = "update" + (f" --to {args.to}" if args.to else "")
         request = UpdateRequest(root, args.to, args.source, args.profile, args.dry_run, options, command)

@@ -143,8 +143,37 @@ def render_update(report: UpdateReport) -> str:
     if report.earlier_artifacts:
         lines += _listing(f"Unresolved artifacts from earlier runs (in {report.merge_dir})",
                           report.earlier_artifacts)
+    lines += _region_lines(report)
     lines += [f"note: {n}" for n in report.notes]
     if report.status in ("updated", "failed", "interrupted"):
         lines.append("Next steps:")
         lines += [f"  {i}. {s}" for i, s in enumerate(_next_steps(report), 1)]
     return "\n".join(lines)
+
+
+def _region_lines(report: UpdateReport) -> list[str]:
+    regions = report.regions
+    if regions.get("disabled"):
+        return ["Regions: disabled for this run (--no-regions); files compared whole"]
+    counts = {k: 0 for k in ("regenerated", "failed", "skipped", "refused")}
+    for outcome in report.regenerated:
+        counts[outcome["status"]] += 1
+    lines = []
+    if any(counts.values()):
+        lines.append("Regions: " + ", ".join(f"{n} {k}" for k, n in counts.items()))
+    if regions.get("fallbacks"):
+        lines.append(f"Region fallbacks: {len(regions['fallbacks'])}")
+    if regions.get("pre_region_paths"):
+        lines.append(f"Pre-region paths: {len(regions['pre_region_paths'])}")
+    rewritten = [p for o in report.regenerated for p in o["rewritten_paths"]]
+    lines += _listing("Rewritten by regeneration (they now differ from the release copy)", rewritten)
+    lines += _listing(
+        "Regions not regenerated (run by hand)",
+        [f"{o['id']} ({o['status']}: {o['reason']}): {o['command']}"
+         for o in report.regenerated if o["status"] != "regenerated"],
+    )
+    lines += _listing("Region fallbacks (malformed markers, compared whole)", regions.get("fallbacks", []))
+    lines += _listing("Dropped region declarations", regions.get("dropped_declarations", []))
+    lines += _listing("Malformed region declarations (skipped)", regions.get("malformed_declarations", []))
+    lines += _listing("Stale conflict patches superseded by this run", report.superseded_artifacts)
+    return lines

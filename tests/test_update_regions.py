@@ -1,0 +1,104 @@
+"""Generated regions inside ``tether update``: masked comparison, patch without the region
+body, regeneration after the merge, and the switch that turns regions off."""
+
+import json
+import os
+
+from builders import call, make_release, run_tether
+
+START, END = "<!-- kit:remit:start -->", "<!-- kit:remit:end -->"
+GEN = """#!/usr/bin/env bash
+# Rewrites the remit block of every agent file from roster.txt.
+set -eu
+body=$(cat roster.txt)
+for f in agents/*.md; do
+  awk -v s='<!-- kit:remit:start -->' -v e='<!-- kit:remit:end -->' -v b="$body" '
+    $0 == s { print; print b; skip = 1; next }
+    $0 == e { skip = 0 }
+    !skip { print }' "$f" > "$f.tmp" && mv "$f.tmp" "$f"
+done
+"""
+
+
+def agent(intro: str, body: str, outro: str = "Be brief.\n") -> str:
+    return f"{intro}{START}\n{body}{END}\n{outro}"
+
+
+def regions_release(shelf, version, agent_text, extra=None):
+    files = {"agents/reviewer.md": agent_text, "scripts/gen.sh": GEN, "roster.txt": "default remit\n"}
+    files.update(extra or {})
+    regions = [{"id": "remit", "startMarker": START, "endMarker": END, "paths": ["agents/reviewer.md"],
+                "regenerate": {"interpreter": "bash", "operand": "scripts/gen.sh", "args": []}}]
+    return make_release(shelf, version, files, {"scripts/gen.sh": "owned"}, extra={"regions": regions})
+
+
+def setup(tmp_path, v2_agent, v2_extra=None):
+    shelf = tmp_path / "rel"
+    regions_release(shelf, "1.0.0", agent("# Reviewer\n", "default remit\n"))
+    regions_release(shelf, "2.0.0", v2_agent, v2_extra)
+    project = tmp_path / "proj"
+    assert call("init", "--source", str(shelf), "--version", "1.0.0", str(project)) == 0
+    # the adopter ran the generator with their own roster: only the region body differs
+    (project / "roster.txt").write_text("our remit: review all of src/\n")
+    os.system(f"cd {project} && bash scripts/gen.sh")
+    assert "our remit" in (project / "agents/reviewer.md").read_text()
+    return project
+
+
+def update(project, *args):
+    result = run_tether("update", "--yes", "--json", "-C", str(project), *args)
+    assert "Traceback" not in result.stderr, result.stderr
+    return result.returncode, json.loads(result.stdout)
+
+
+def test_region_only_divergence_is_a_skip(tmp_path):
+    project = setup(tmp_path, agent("# Reviewer\n", "default remit\n"),
+                    {"other.md": "new file so the release differs\n"})
+    code, doc = update(project)
+    assert code == 0
+    assert "agents/reviewer.md" in doc["buckets"]["skip"]
+    assert "our remit" in (project / "agents/reviewer.md").read_text()
+
+
+def test_upstream_edit_outside_region_replaces_then_regenerates(tmp_path):
+    project = setup(tmp_path, agent("# Reviewer v2\n", "default remit\n"))
+    code, doc = update(project)
+    assert code == 0, doc
+    assert "agents/reviewer.md" in doc["buckets"]["update"]
+    text = (project / "agents/reviewer.md").read_text()
+    assert text.startswith("# Reviewer v2\n") and "our remit: review all of src/" in text
+    assert doc["regenerated"][0]["status"] == "regenerated"
+    human = run_tether("status", str(project))  # the project is usable afterwards
+    assert human.returncode == 0
+
+
+def test_divergence_outside_region_conflicts_with_a_patch_without_region_body(tmp_path):
+    project = setup(tmp_path, agent("# Reviewer v2\n", "default remit\n"))
+    path = project / "agents/reviewer.md"
+    path.write_text(path.read_text().replace("# Reviewer\n", "# Our reviewer\n"))
+    code, doc = update(project)
+    assert code == 4
+    conflict = doc["buckets"]["conflict"][0]
+    assert conflict["path"] == "agents/reviewer.md"
+    patch = (project / conflict["artifact"]).read_text()
+    assert "-# Our reviewer" in patch and "+# Reviewer v2" in patch
+    assert "our remit" not in patch and "default remit" not in patch
+    assert "# Our reviewer" in path.read_text()  # the adopter's file stays
+    assert doc["regenerated"][0]["status"] == "skipped"
+
+
+def test_no_regions_switch_compares_whole_files(tmp_path):
+    project = setup(tmp_path, agent("# Reviewer\n", "default remit, v2 wording\n"))
+    code, doc = update(project, "--dry-run")
+    assert "agents/reviewer.md" in doc["buckets"]["skip"]
+    code, doc = update(project, "--dry-run", "--no-regions")
+    assert doc["regions"]["disabled"] is True
+    assert "agents/reviewer.md" in [c["path"] for c in doc["buckets"]["conflict"]]
+    env_run = run_tether("update", "--dry-run", "-C", str(project))
+    assert "Regions: disabled" not in env_run.stdout
+    os.environ["TETHER_NO_REGIONS"] = "1"
+    try:
+        env_run = run_tether("update", "--dry-run", "-C", str(project))
+    finally:
+        del os.environ["TETHER_NO_REGIONS"]
+    assert "Regions: disabled for this run" in env_run.stdout
