@@ -205,3 +205,52 @@ def record_unmerged(repo: Path, rel: str, stages: Sequence[tuple[int, bytes | No
     payload = ("\n".join(lines) + "\n").encode()
     if _run_git_bytes(["update-index", "--index-info"], cwd=repo, data=payload) is None:
         raise TetherError(f"git update-index failed for {rel}")
+
+
+def linked_worktree_main(path: Path) -> Path | None:
+    """The main checkout when ``path`` lies in a linked worktree, else None."""
+    result = run_git(["rev-parse", "--absolute-git-dir", "--git-common-dir"], cwd=path, check=False)
+    if result.returncode != 0:
+        return None
+    git_dir, common = (line.strip() for line in result.stdout.splitlines()[:2])
+    common_path = (path / common).resolve() if not os.path.isabs(common) else Path(common).resolve()
+    if Path(git_dir).resolve() == common_path:
+        return None
+    return common_path.parent
+
+
+def current_branch(repo: Path) -> str | None:
+    """The checked-out branch name; None when HEAD is detached."""
+    result = run_git(["symbolic-ref", "--quiet", "--short", "HEAD"], cwd=repo, check=False)
+    return result.stdout.strip() or None if result.returncode == 0 else None
+
+
+def dirty_paths(repo: Path, paths: Sequence[str]) -> list[str]:
+    """Of ``paths`` (relative to ``repo``), those with uncommitted changes (staged or not)."""
+    if not paths:
+        return []
+    result = run_git(["status", "--porcelain=v1", "-z", "--untracked-files=no", "--", *paths],
+                     cwd=repo)
+    dirty = []
+    for entry in result.stdout.split("\0"):
+        if len(entry) > 3:
+            dirty.append(entry[3:])
+    return dirty
+
+
+def switch_to_new_branch(repo: Path, name: str) -> None:
+    """Create ``name`` at HEAD and check it out, keeping the working tree as it is."""
+    run_git(["switch", "-c", name], cwd=repo)
+
+
+def push_branch(repo: Path, name: str, remote: str = "origin") -> None:
+    run_git(["push", "--set-upstream", remote, name], cwd=repo)
+
+
+def run_gh(args: Sequence[str], cwd: Path, *, check: bool = True) -> subprocess.CompletedProcess[str]:
+    """The GitHub CLI, for pull requests; same error rules as ``run_git``."""
+    result = subprocess.run(["gh", *args], cwd=cwd, env=git_env(), stdin=subprocess.DEVNULL,
+                            capture_output=True, text=True, check=False)
+    if check and result.returncode != 0:
+        raise TetherError(f"gh {args[0]} failed: {first_error_line(result.stderr)}")
+    return result

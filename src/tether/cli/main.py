@@ -26,6 +26,10 @@ COMMANDS: dict[str, tuple[str, str]] = {
     ),
     "manifest": ("tether.cli.manifest_cmd", "build the release manifest from tether.toml (publishers)"),
     "release": ("tether.cli.release_cmd", "pack a reproducible release tarball and its .sha256"),
+    "merge-fields": (
+        "tether.cli.merge_fields_cmd",
+        "field-aware merge of one JSON, YAML or TOML file",
+    ),
     "region-compare": (
         "tether.cli.region_compare_cmd",
         "compare a region file's three sides with the region body masked",

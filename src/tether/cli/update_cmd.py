@@ -23,6 +23,14 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="settle every conflict this way")
     parser.add_argument("--delete-removed", action="store_true",
                         help="remove files dropped upstream that you never changed (backed up)")
+    parser.add_argument("--allow-dirty", action="store_true",
+                        help="proceed although files the update changes have uncommitted edits")
+    branch = parser.add_mutually_exclusive_group()
+    branch.add_argument("--branch", metavar="NAME", help="switch to this new branch before applying")
+    branch.add_argument("--no-branch", action="store_true",
+                        help="apply on the current branch even when it is main or master")
+    parser.add_argument("--pr", action="store_true",
+                        help="push the branch and open or update a pull request (needs gh)")
     parser.add_argument("--no-regions", action="store_true",
                         help="ignore generated-region declarations for this run")
     parser.add_argument("--abandon", action="store_true",
@@ -44,6 +52,7 @@ def _ask(prepared: PreparedUpdate, as_json: bool) -> bool:
 
 def run(args: argparse.Namespace) -> int:
     from tether.flows.plan import UpdateOptions
+    from tether.flows.preflight import GitOptions
     from tether.flows.project import open_project
     from tether.flows.update import (
         UpdateRequest,
@@ -64,7 +73,10 @@ def run(args: argparse.Namespace) -> int:
             no_regions=args.no_regions,
         )
         command = "update" + (f" --to {args.to}" if args.to else "")
-        request = UpdateRequest(root, args.to, args.source, args.profile, args.dry_run, options, command)
+        git_options = GitOptions(args.allow_dirty, args.branch, args.no_branch, args.pr)
+        request = UpdateRequest(
+            root, args.to, args.source, args.profile, args.dry_run, options, command, git_options
+        )
         if not (args.yes or args.dry_run or sys.stdin.isatty()):
             raise TetherError(
                 "not running on a terminal: pass --yes to apply the update (nothing was written)"

@@ -24,7 +24,15 @@ from tether.flows.apply import (
 from tether.flows.baseline import Baseline, load_baseline
 from tether.flows.plan import UpdateOptions, build_plan
 from tether.flows.project import Project, Release, fetch_release, open_project
+from tether.flows.preflight import (
+    GitOptions,
+    branch_for_update,
+    open_pull_request,
+    refuse_dirty,
+    refuse_linked_worktree,
+)
 from tether.flows.regen import RegenOutcome
+from tether.flows.release_notes import ReleaseNotes, release_notes
 from tether.flows.regions_step import RegionPlan, plan_regions, regenerate_regions, regions_disabled
 from tether.model.plan import Bucket, FileAction, Op, Plan
 from tether.state.journal import Journal, RunRecord, new_run_id
@@ -46,6 +54,7 @@ class UpdateRequest:
     dry_run: bool = False
     options: UpdateOptions = field(default_factory=UpdateOptions)
     command: str = "update"
+    git: GitOptions = field(default_factory=GitOptions)
 
 
 @dataclass
@@ -67,6 +76,10 @@ class UpdateReport:
     regions: dict[str, Any] = field(default_factory=dict)
     regenerated: list[dict[str, Any]] = field(default_factory=list)
     superseded_artifacts: list[str] = field(default_factory=list)
+    release_notes: list[dict[str, str]] = field(default_factory=list)
+    adopter_actions: list[dict[str, str | None]] = field(default_factory=list)
+    branch: str | None = None
+    dirty: list[str] = field(default_factory=list)
 
     def bucket(self, bucket: Bucket) -> list[FileAction]:
         return [a for a in self.actions if a.bucket is bucket]
@@ -116,6 +129,10 @@ class UpdateReport:
             "regions": self.regions,
             "regenerated": self.regenerated,
             "superseded_artifacts": self.superseded_artifacts,
+            "release_notes": self.release_notes,
+            "adopter_actions": self.adopter_actions,
+            "branch": self.branch,
+            "dirty": self.dirty,
         }
 
 
@@ -132,6 +149,7 @@ class PreparedUpdate:
     unfinished: RunRecord | None
     resume: ResumeInfo
     regions: RegionPlan
+    notes: ReleaseNotes = field(default_factory=ReleaseNotes)
 
     def report(self, status: str) -> UpdateReport:
         return UpdateReport(
@@ -146,6 +164,8 @@ class PreparedUpdate:
             notes=list(self.plan.notes),
             resumed=self.unfinished is not None,
             regions=self.regions.to_json(),
+            release_notes=[s.to_json() for s in self.notes.sections],
+            adopter_actions=[a.to_json() for a in self.notes.actions],
         )
 
 
@@ -209,8 +229,9 @@ def prepare_update(request: UpdateRequest) -> PreparedUpdate | UpdateReport:
     if unfinished is not None:
         resume = resume_info(journal, unfinished.run_id)
         _mark_resumed(plan, resume, unfinished.deleted)
+    notes = release_notes(project.root, latest.root / latest.manifest.changelog, baseline.version, target)
     return PreparedUpdate(
-        request, project, baseline, latest, plan, journal, unfinished, resume, regions
+        request, project, baseline, latest, plan, journal, unfinished, resume, regions, notes
     )
 
 
@@ -297,9 +318,19 @@ def run_update(
         prepared = prepare_update(request)
         if isinstance(prepared, UpdateReport):
             return prepared
+        refuse_linked_worktree(project.root, prepared.plan.from_version, prepared.plan.to_version)
+        dirty = refuse_dirty(project.root, prepared.plan, request.git)
         if not confirm(prepared):
             return prepared.report("cancelled")
-        return _execute(prepared)
+        branch = branch_for_update(project.root, prepared.plan.upstream, prepared.plan.to_version, request.git)
+        report = _execute(prepared)
+        report.branch, report.dirty = branch, dirty
+        if request.git.pr and report.status == "updated":
+            from tether.report.human import render_plan_summary
+
+            title = f"chore: update {prepared.plan.upstream} to {prepared.plan.to_version}"
+            report.notes.append(open_pull_request(project.root, branch, title, render_plan_summary(report)))
+        return report
 
 
 def _execute(prepared: PreparedUpdate) -> UpdateReport:

@@ -112,7 +112,21 @@ def render_plan_summary(report: UpdateReport) -> str:
         [a.path + (f" ({a.reason})" if a.reason else "") for a in report.bucket(Bucket.DELETE)],
     )
     lines += _listing("Failed", [f"{a.path}: {a.reason}" for a in report.bucket(Bucket.FAILED)])
+    if report.status in ("plan", "dry-run"):
+        lines += _release_note_lines(report)
+    lines += _listing(
+        "Follow-ups the release notes ask for (not run; they still apply here)",
+        [a["command"] or a["text"] for a in report.adopter_actions],
+    )
     return "\n".join(lines)
+
+
+def _release_note_lines(report: UpdateReport) -> list[str]:
+    lines = []
+    for section in report.release_notes:
+        lines.append(f"## {section['version']}" + (f" - {section['date']}" if section["date"] else ""))
+        lines += [f"  {line}" if line else "" for line in section["body"].splitlines()]
+    return ["Release notes:", *lines] if lines else []
 
 
 def _next_steps(report: UpdateReport) -> list[str]:
@@ -126,6 +140,8 @@ def _next_steps(report: UpdateReport) -> list[str]:
         steps.append("run your package manager's install: a dependency manifest changed")
     if report.bucket(Bucket.FAILED):
         steps.append("fix the failed files, then run the same command again")
+    if report.branch:
+        steps.append(f"you are now on branch {report.branch}")
     steps += ["run your tests", "review the changes (git diff) and commit"]
     return steps
 

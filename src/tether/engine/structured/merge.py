@@ -1,0 +1,77 @@
+"""The structured merge of one file: parse three sides, judge, write, report."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from typing import Any
+
+from tether.engine.structured.formats import ParseProblem, Text, decode, format_for_path, parse
+from tether.engine.structured.model import (
+    REASON_WRITE_UNSAFE,
+    Format,
+    Item,
+    Role,
+    RuleSet,
+    StructuredMergeResult,
+)
+from tether.engine.structured.verdict import compute
+from tether.engine.structured.writing import write_edits
+
+_ROLES: tuple[Role, ...] = ("baseline", "latest", "current")
+
+
+def merge_structured(
+    path: str, rules: RuleSet, baseline: bytes, latest: bytes, current: bytes
+) -> StructuredMergeResult:
+    """Apply upstream's changes to managed keys of ``current``; never raises on bad input.
+
+    A side that does not parse gives a result with ``parse_error`` set and ``new_text`` equal
+    to ``current``: an unparsable file is never rewritten.
+    """
+    fmt = rules.format or format_for_path(path)
+    if fmt is None:
+        raise ValueError(f"{path}: cannot tell the format of a structured file")
+    loaded: dict[Role, tuple[Text, dict[str, Any]]] = {}
+    problems: list[tuple[Role, str]] = []
+    for role, data in zip(_ROLES, (baseline, latest, current), strict=True):
+        try:
+            text = decode(data)
+            loaded[role] = (text, parse(fmt, text.body))
+        except ParseProblem as problem:
+            problems.append((role, str(problem)))
+    if problems:
+        message = "; ".join(f"{role} file does not parse: {text}" for role, text in problems)
+        return StructuredMergeResult(path, (), (), (), current, message, problems[0][0])
+    return _merge_parsed(path, fmt, rules, loaded, current)
+
+
+def _merge_parsed(
+    path: str,
+    fmt: Format,
+    rules: RuleSet,
+    loaded: dict[Role, tuple[Text, dict[str, Any]]],
+    current: bytes,
+) -> StructuredMergeResult:
+    current_text, current_data = loaded["current"]
+    verdicts = compute(rules, loaded["baseline"][1], loaded["latest"][1], current_data)
+    applied, conflicts = list(verdicts.applied), list(verdicts.conflicts)
+    new_bytes = current
+    if verdicts.edits:
+        body, refused = write_edits(fmt, current_text.body, current_data, verdicts.edits)
+        unwritten = [item for edit in refused for item in edit.items]
+        unwritten_ids = {id(item) for item in unwritten}
+        applied = [item for item in applied if id(item) not in unwritten_ids]
+        conflicts += [replace(item, reason=REASON_WRITE_UNSAFE) for item in unwritten]
+        if body != current_text.body:
+            new_bytes = current_text.encode(body)
+    return StructuredMergeResult(
+        path=path,
+        applied=_sorted(applied),
+        conflicts=_sorted(conflicts),
+        suggestions=_sorted(verdicts.suggestions),
+        new_text=new_bytes,
+    )
+
+
+def _sorted(items: list[Item]) -> tuple[Item, ...]:
+    return tuple(sorted(items, key=Item.sort_key))
