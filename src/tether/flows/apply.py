@@ -44,7 +44,7 @@ class DoneWrite:
 class ResumeInfo:
     """What an interrupted run of the same update already did."""
 
-    done: dict[str, DoneWrite] = field(default_factory=dict)  # path -> what was written
+    done: dict[str, list[DoneWrite]] = field(default_factory=dict)  # path -> what was written
     backed_up: dict[str, str] = field(default_factory=dict)  # path -> sha256 of first backup
 
 
@@ -55,8 +55,12 @@ def resume_info(journal: Journal, run_id: str) -> ResumeInfo:
             continue
         path = str(record.get("path", ""))
         if record["step"] == STEP_FILE_WRITTEN:
-            info.done[path] = DoneWrite(
-                str(record.get("target", path)), str(record["sha256"]), str(record.get("bucket", ""))
+            info.done.setdefault(path, []).append(
+                DoneWrite(
+                    str(record.get("target", path)),
+                    str(record["sha256"]),
+                    str(record.get("bucket", "")),
+                )
             )
         elif record["step"] == STEP_FILE_BACKED_UP:
             info.backed_up.setdefault(path, str(record["sha256"]))
@@ -97,15 +101,17 @@ def prune_backups(project: Project, keep: int = KEEP_BACKUP_RUNS, current: str =
         shutil.rmtree(old, ignore_errors=True)
 
 
-def _already_done(ctx: RunContext, action: FileAction) -> bool:
-    done = ctx.resume.done.get(action.path)
-    if done is None:
-        return False
-    target = ctx.project.path(done.target)
-    try:
-        return sha256_file(target) == done.sha256
-    except OSError:
-        return False
+def _target_done(ctx: RunContext, path: str, target: str) -> bool:
+    """An interrupted run of this update already wrote these bytes to ``target``."""
+    for done in ctx.resume.done.get(path, []):
+        if done.target != target:
+            continue
+        try:
+            if sha256_file(ctx.project.path(target)) == done.sha256:
+                return True
+        except OSError:
+            pass
+    return False
 
 
 def _backup(ctx: RunContext, rel: str, outcome: ApplyOutcome) -> None:
@@ -147,18 +153,28 @@ def _write(ctx: RunContext, action: FileAction, target_rel: str, data: bytes) ->
     )
 
 
+def _has_artifact(action: FileAction) -> bool:
+    return bool(action.artifact) and action.artifact != action.path and (
+        action.artifact_content is not None
+    )
+
+
 def apply_action(ctx: RunContext, action: FileAction, outcome: ApplyOutcome) -> None:
-    if action.backs_up and ctx.project.path(action.path).exists():
-        _backup(ctx, action.path, outcome)
-    if action.op in (Op.WRITE, Op.MARKERS):
+    """Back up, then write the path and/or its artifact; each write is skipped when an
+    interrupted run of this update already left exactly those bytes there."""
+    target = ctx.project.path(action.path)
+    if action.op in (Op.WRITE, Op.MARKERS) and not _target_done(ctx, action.path, action.path):
         assert action.content is not None
+        if action.backs_up and target.exists():
+            _backup(ctx, action.path, outcome)
         _write(ctx, action, action.path, action.content)
-    elif action.op in (Op.PATCH, Op.THEIRS):
+    elif action.op is Op.REMOVE and target.exists():
+        _backup(ctx, action.path, outcome)
+        os.unlink(target)
+        ctx.journal.file_deleted(ctx.run_id, action.path)
+    if _has_artifact(action) and not _target_done(ctx, action.path, str(action.artifact)):
         assert action.artifact is not None and action.artifact_content is not None
         _write(ctx, replace(action, mode=0o644), action.artifact, action.artifact_content)
-    elif action.op is Op.REMOVE:
-        os.unlink(ctx.project.path(action.path))
-        ctx.journal.file_deleted(ctx.run_id, action.path)
 
 
 def execute_plan(
@@ -198,7 +214,7 @@ def _apply_or_fail(ctx: RunContext, action: FileAction, outcome: ApplyOutcome) -
     if action.bucket is Bucket.FAILED:
         ctx.journal.file_failed(ctx.run_id, action.path, action.reason)
         return action
-    if action.op is Op.NONE or _already_done(ctx, action):
+    if action.op is Op.NONE and not _has_artifact(action):
         return action
     try:
         apply_action(ctx, action, outcome)
@@ -267,14 +283,14 @@ def restore_run(project: Project, journal: Journal, run: RunRecord) -> list[str]
     where nothing stood (and its conflict artifacts) go."""
     restored: list[str] = []
     info = resume_info(journal, run.run_id)
-    for path, done in info.done.items():
-        target = project.path(done.target)
-        backup = run.backed_up.get(path)
-        if backup is not None and done.target == path:
-            continue  # restored below from its backup
-        if target.exists() and sha256_file(target) == done.sha256:
-            target.unlink()
-            restored.append(done.target)
+    for path, writes in info.done.items():
+        for done in writes:
+            target = project.path(done.target)
+            if path in run.backed_up and done.target == path:
+                continue  # restored below from its backup
+            if target.exists() and sha256_file(target) == done.sha256:
+                target.unlink()
+                restored.append(done.target)
     for path, backup in run.backed_up.items():
         data = project.path(backup.backup).read_bytes()
         atomic_write(project.path(path), data, mode=file_mode(project.path(backup.backup)))

@@ -2,14 +2,16 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from tether.engine.decide import Comparison, Row, bucket_for_row, decide_dropped, decide_row
-from tether.engine.patches import unified_patch
+from tether.engine.patches import unified_patch, whole_file_markers
+from tether.engine.syntaxcheck import merge_breaks_syntax
 from tether.flows.baseline import Baseline
 from tether.flows.project import Project, Release
 from tether.flows.regions_step import RegionPlan, masked_comparison, region_conflict
 from tether.flows.safety import unsafe_target
+from tether.flows.structured_step import structured_action
 from tether.fsio import file_mode, sha256_bytes
 from tether.model.manifest import FileClass
 from tether.model.plan import Bucket, FileAction, Op, Plan
@@ -92,7 +94,15 @@ def merge_action(
     if result.binary:
         return settle_conflict(project, rel, cls, ours, theirs, None, mode, options.auto or "")
     if result.conflicts == 0:
-        return FileAction(rel, cls, Bucket.MERGED, Op.WRITE, result.merged, mode)
+        broken = merge_breaks_syntax(rel, base, ours, theirs, result.merged)
+        if broken is None:
+            return FileAction(rel, cls, Bucket.MERGED, Op.WRITE, result.merged, mode)
+        # The line merge is clean but the document is not: let a person decide.
+        whole = whole_file_markers(base, ours, theirs)
+        action = settle_conflict(
+            project, rel, cls, ours, theirs, whole, mode, options.auto or options.conflict_style
+        )
+        return replace(action, reason=f"the clean line merge is not valid: {broken}")
     return settle_conflict(
         project, rel, cls, ours, theirs, result.merged, mode, options.auto or options.conflict_style
     )
@@ -105,6 +115,7 @@ def _plan_latest_path(
     rel: str,
     options: UpdateOptions,
     regions: RegionPlan,
+    summaries: dict[str, str],
 ) -> FileAction:
     cls = latest.manifest.files[rel]
     try:
@@ -131,8 +142,15 @@ def _plan_latest_path(
     row = decide_row(cls, sides)
     if row is Row.MERGE:
         assert ours is not None
-        base = baseline.read(rel) if record is not None else b""
-        return merge_action(project, rel, cls, base or b"", ours, theirs, mode, options)
+        base = (baseline.read(rel) if record is not None else b"") or b""
+        spec = latest.manifest.merge.get(rel)
+        if spec is not None:
+            merged = structured_action(project, rel, cls, spec, base, ours, theirs, mode, options.auto)
+            if merged is not None:
+                action, summary = merged
+                summaries[rel] = summary
+                return action
+        return merge_action(project, rel, cls, base, ours, theirs, mode, options)
     bucket = bucket_for_row(row, cls)
     if bucket in (Bucket.ADD, Bucket.OVERWRITE, Bucket.UPDATE):
         return FileAction(rel, cls, bucket, Op.WRITE, theirs, mode)
@@ -165,7 +183,9 @@ def build_plan(
     latest_set = set(latest_paths)
     latest_sentinels = set(latest.manifest.sentinels)
     for rel in sorted(latest_paths):
-        plan.actions.append(_plan_latest_path(project, baseline, latest, rel, options, regions))
+        plan.actions.append(
+            _plan_latest_path(project, baseline, latest, rel, options, regions, plan.structured)
+        )
     for rel in sorted(baseline.files):
         if rel in latest_set or rel in latest_sentinels or rel in baseline.sentinels:
             continue

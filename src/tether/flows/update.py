@@ -80,6 +80,7 @@ class UpdateReport:
     adopter_actions: list[dict[str, str | None]] = field(default_factory=list)
     branch: str | None = None
     dirty: list[str] = field(default_factory=list)
+    structured: list[str] = field(default_factory=list)
 
     def bucket(self, bucket: Bucket) -> list[FileAction]:
         return [a for a in self.actions if a.bucket is bucket]
@@ -133,6 +134,7 @@ class UpdateReport:
             "adopter_actions": self.adopter_actions,
             "branch": self.branch,
             "dirty": self.dirty,
+            "structured": self.structured,
         }
 
 
@@ -166,6 +168,7 @@ class PreparedUpdate:
             regions=self.regions.to_json(),
             release_notes=[s.to_json() for s in self.notes.sections],
             adopter_actions=[a.to_json() for a in self.notes.actions],
+            structured=[self.plan.structured[p] for p in sorted(self.plan.structured)],
         )
 
 
@@ -201,8 +204,8 @@ def _mark_resumed(plan: Plan, resume: ResumeInfo, deleted: frozenset[str]) -> No
     """A path an interrupted run already wrote replans as a skip; report it as what it was."""
     for index, action in enumerate(plan.actions):
         done = resume.done.get(action.path)
-        if done is not None and action.bucket is Bucket.SKIP and done.bucket:
-            plan.actions[index] = replace(action, bucket=Bucket(done.bucket), op=Op.NONE)
+        if done and action.bucket is Bucket.SKIP and done[0].bucket:
+            plan.actions[index] = replace(action, bucket=Bucket(done[0].bucket), op=Op.NONE)
         elif action.path in deleted and action.bucket is Bucket.REMOVED:
             plan.actions[index] = replace(action, bucket=Bucket.DELETED, op=Op.NONE)
 

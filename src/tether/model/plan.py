@@ -59,6 +59,7 @@ class Plan:
     to_version: str
     actions: list[FileAction] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
+    structured: dict[str, str] = field(default_factory=dict)  # path -> field-merge summary row
 
     def by_bucket(self, bucket: Bucket) -> list[FileAction]:
         return [a for a in self.actions if a.bucket is bucket]

@@ -102,6 +102,7 @@ def render_plan_summary(report: UpdateReport) -> str:
             lines.append(f"  {label.format(merge_dir=report.merge_dir):<42} {count}")
     if report.backed_up:
         lines.append(f"  {'Backed up':<42} {len(report.backed_up)} ({report.backup_dir})")
+    lines += [f"  {row}" for row in report.structured]
     conflicts = report.bucket(Bucket.CONFLICT)
     lines += _listing(
         "Conflicts",

@@ -1,0 +1,57 @@
+"""Field-aware merges inside the update: a file with a merge rule is merged key by key
+when both sides changed it, instead of line by line."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from tether.engine.patches import unified_patch
+from tether.flows.project import Project
+from tether.model.manifest import FileClass
+from tether.model.plan import Bucket, FileAction, Op
+
+
+def structured_action(
+    project: Project,
+    rel: str,
+    cls: FileClass,
+    spec: dict[str, Any],
+    base: bytes,
+    ours: bytes,
+    theirs: bytes,
+    mode: int,
+    auto: str | None,
+) -> tuple[FileAction, str] | None:
+    """The action and its summary row; None when the rule is unusable (text merge then)."""
+    from tether.engine.structured import merge_structured, render_notes, rules_for, summary_line
+
+    try:
+        rules = rules_for(rel, spec)
+    except ValueError:
+        return None
+    result = merge_structured(rel, rules, base, theirs, ours)
+    notes_path = f"{project.profile.merge_dir}/{rel}.notes"
+    if result.parse_error is not None:
+        patch = unified_patch(rel, ours, theirs)
+        artifact = f"{project.profile.merge_dir}/{rel}.patch"
+        action = FileAction(rel, cls, Bucket.CONFLICT, Op.PATCH, None, mode, artifact, patch,
+                            reason=result.parse_error, decision="patch")
+        return action, summary_line(rel, result)
+    applied, conflicts, suggestions = result.counts
+    notes = render_notes(rel, result).encode() if conflicts or suggestions else None
+    summary = summary_line(rel, result, notes_path if notes else None)
+    artifact = notes_path if notes else None
+    if conflicts and auto == "take-theirs":
+        return FileAction(rel, cls, Bucket.CONFLICT, Op.WRITE, theirs, mode, decision=auto), summary
+    op = Op.WRITE if result.new_text != ours else Op.NONE
+    if conflicts:
+        decision = auto if auto == "keep-mine" else "notes"
+        action = FileAction(rel, cls, Bucket.CONFLICT, op, result.new_text, mode, artifact, notes,
+                            reason="managed keys changed on both sides", decision=decision)
+    elif applied:
+        action = FileAction(rel, cls, Bucket.MERGED, op, result.new_text, mode, artifact, notes)
+    else:
+        action = FileAction(rel, cls, Bucket.SKIP, Op.NONE, None, mode, artifact, notes)
+    return action, summary
+
+

@@ -1,0 +1,83 @@
+"""Field-aware merges and syntax-safe line merges inside ``tether update``."""
+
+import json
+
+from builders import call, make_release, run_tether
+
+PKG_V1 = '{\n  "name": "kit",\n  "version": "1.0.0",\n  "devDependencies": {\n    "eslint": "^8.0.0",\n    "vitest": "^1.0.0"\n  }\n}\n'
+
+
+def pkg_project(tmp_path, v2_text, mine_text, merge=True):
+    shelf = tmp_path / "rel"
+    extra = {"merge": {"package.json": {"preset": "npm-package"}}} if merge else None
+    make_release(shelf, "1.0.0", {"package.json": PKG_V1}, extra=extra)
+    make_release(shelf, "2.0.0", {"package.json": v2_text}, extra=extra)
+    project = tmp_path / "proj"
+    assert call("init", "--source", str(shelf), "--version", "1.0.0", str(project)) == 0
+    (project / "package.json").write_text(mine_text)
+    return project
+
+
+def update(project, *args):
+    result = run_tether("update", "--yes", "--json", "-C", str(project), *args)
+    assert "Traceback" not in result.stderr, result.stderr
+    return result.returncode, json.loads(result.stdout)
+
+
+def test_rename_and_version_bump_merge_by_field(tmp_path):
+    v2 = PKG_V1.replace('"1.0.0"', '"2.0.0"').replace("^8.0.0", "^9.0.0")
+    mine = PKG_V1.replace('"kit"', '"our-app"').replace('"1.0.0"', '"0.3.0"')
+    project = pkg_project(tmp_path, v2, mine)
+    code, doc = update(project)
+    assert code == 0
+    assert doc["buckets"]["merged"] == ["package.json"]
+    assert doc["structured"] == ["package.json: 1 applied, 0 conflicts, 0 suggestions"]
+    text = (project / "package.json").read_text()
+    assert text == mine.replace("^8.0.0", "^9.0.0")  # only the managed value's line changed
+
+
+def test_same_key_changed_both_sides_is_a_conflict_with_notes(tmp_path):
+    v2 = PKG_V1.replace("^8.0.0", "^9.0.0")
+    mine = PKG_V1.replace("^8.0.0", "^8.5.0")
+    project = pkg_project(tmp_path, v2, mine)
+    code, doc = update(project)
+    assert code == 4
+    conflict = doc["buckets"]["conflict"][0]
+    assert conflict["artifact"] == ".tether/merge/package.json.notes"
+    notes = (project / conflict["artifact"]).read_text()
+    assert "eslint" in notes and "^8.5.0" in notes and "^9.0.0" in notes
+    assert (project / "package.json").read_text() == mine  # the adopter's value is kept
+    assert call("check", str(project)) == 3
+    (project / conflict["artifact"]).unlink()
+    assert call("check", str(project)) == 0
+    human = run_tether("status", str(project)).stdout
+    assert "Unresolved" not in human
+
+
+def test_unparsable_adopter_file_is_a_whole_file_conflict(tmp_path):
+    v2 = PKG_V1.replace("^8.0.0", "^9.0.0")
+    project = pkg_project(tmp_path, v2, '{"name": "x",,}\n')
+    code, doc = update(project)
+    assert code == 4
+    conflict = doc["buckets"]["conflict"][0]
+    assert conflict["artifact"].endswith("package.json.patch")
+    assert (project / "package.json").read_text() == '{"name": "x",,}\n'
+    result = run_tether("update", "--dry-run", "-C", str(project))
+    assert "up to date" in result.stdout
+
+
+def test_clean_line_merge_that_duplicates_a_key_is_a_conflict(tmp_path):
+    base = '{\n  "a": 1,\n  "m": 2,\n  "z": 3\n}\n'
+    mine = '{\n  "a": 1,\n  "new": true,\n  "m": 2,\n  "z": 3\n}\n'
+    theirs = '{\n  "a": 1,\n  "m": 2,\n  "z": 3,\n  "new": false\n}\n'
+    shelf = tmp_path / "rel"
+    make_release(shelf, "1.0.0", {"cfg.json": base})
+    make_release(shelf, "2.0.0", {"cfg.json": theirs})
+    project = tmp_path / "proj"
+    call("init", "--source", str(shelf), "--version", "1.0.0", str(project))
+    (project / "cfg.json").write_text(mine)
+    code, doc = update(project)
+    assert code == 4
+    assert doc["buckets"]["conflict"][0]["path"] == "cfg.json"
+    text = (project / "cfg.json").read_text()
+    assert text.startswith("<<<<<<< ours\n") and text.count('"new"') == 2
