@@ -257,6 +257,7 @@ def test_backup_pruning_keeps_last_five_and_merge_folder_is_kept(tmp_path):
         code, doc = update_json(project, "--to", v)
     runs = sorted((project / ".tether/backup").iterdir())
     assert len(runs) == 6  # five earlier runs plus the newest
+    assert code == 4  # c.txt kept its markers from 1.2.0: held, never merged again
     assert doc["earlier_artifacts"] == [".tether/merge/c.txt.patch"]
     assert (project / ".tether/merge/c.txt.patch").exists()
     human = run_tether("status", str(project)).stdout

@@ -30,6 +30,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
         "tether.cli.merge_fields_cmd",
         "field-aware merge of one JSON, YAML or TOML file",
     ),
+    "verify": ("tether.cli.verify_cmd", "check that a merged file kept the adopter's lines"),
     "region-compare": (
         "tether.cli.region_compare_cmd",
         "compare a region file's three sides with the region body masked",

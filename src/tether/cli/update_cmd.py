@@ -2,6 +2,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from tether.cli.common import add_json, add_project_dir, print_json, project_dir
@@ -50,6 +51,48 @@ def _ask(prepared: PreparedUpdate, as_json: bool) -> bool:
     return answer in ("y", "yes")
 
 
+_CHOICES = "[m]ine, [t]heirs, [w]rite markers, [d]iff, [k]eep mine for all, [a]ll theirs"
+
+
+def choose_conflicts(
+    prepared: PreparedUpdate, ask: Callable[[str], str], show: Callable[[str], None]
+) -> None:
+    """Ask, file by file, how to settle each line-merge conflict; decisions land in the plan."""
+    from tether.engine.patches import unified_patch
+    from tether.flows.plan import can_resettle, resettle
+
+    for_all: str | None = None
+    actions = prepared.plan.actions
+    for index, action in enumerate(actions):
+        if not can_resettle(action):
+            continue
+        choice = for_all
+        while choice is None:
+            answer = ask(f"{action.path}: both sides changed the same lines. {_CHOICES}? ").strip()
+            if answer == "d":
+                assert action.sides is not None
+                show(unified_patch(action.path, action.sides[1], action.sides[2]).decode(errors="replace"))
+            elif answer in ("k", "a"):
+                for_all = choice = "keep-mine" if answer == "k" else "take-theirs"
+            elif answer in ("m", "t", "w"):
+                choice = {"m": "keep-mine", "t": "take-theirs", "w": "markers"}[answer]
+        actions[index] = resettle(prepared.project, action, choice)
+
+
+def _ask_conflicts(prepared: PreparedUpdate, as_json: bool) -> bool:
+    out = sys.stderr if as_json else sys.stdout
+
+    def ask(prompt: str) -> str:
+        out.write(prompt)
+        out.flush()
+        return sys.stdin.readline()
+
+    if not _ask(prepared, as_json):
+        return False
+    choose_conflicts(prepared, ask, lambda text: print(text, file=out))
+    return True
+
+
 def run(args: argparse.Namespace) -> int:
     from tether.flows.plan import UpdateOptions
     from tether.flows.preflight import GitOptions
@@ -81,7 +124,12 @@ def run(args: argparse.Namespace) -> int:
             raise TetherError(
                 "not running on a terminal: pass --yes to apply the update (nothing was written)"
             )
-        confirm = (lambda p: True) if args.yes else (lambda p: _ask(p, args.json))
+        if args.yes:
+            confirm: Callable[[PreparedUpdate], bool] = lambda p: True
+        elif args.auto:
+            confirm = lambda p: _ask(p, args.json)  # noqa: E731
+        else:
+            confirm = lambda p: _ask_conflicts(p, args.json)  # noqa: E731
         report = run_update(request, confirm)
     if args.json:
         print_json(report.to_json())

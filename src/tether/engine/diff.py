@@ -15,17 +15,19 @@ not copied):
    up with a change in the other file, else as low as it goes;
 5. read off the hunks.
 
-Lines are compared as small ints (see :func:`intern_lines`), and the long equal runs that
-dominate real files are compared with list slices, which run at C speed.
+Any hashable lines work; callers that care about speed pass lines interned to ints (equal
+lines the same int object), so most comparisons are decided by identity. The long equal runs
+that dominate real files are compared with list slices, which run at C speed. Every step is
+checked against git by the differential tests in ``tests/test_textmerge.py``.
 """
 
 from __future__ import annotations
 
+from bisect import bisect_right
 from collections import Counter
-from collections.abc import Hashable, Iterable, Sequence
-from itertools import compress, count, pairwise, repeat
-from operator import not_
-from typing import NamedTuple
+from collections.abc import Hashable, Sequence
+from itertools import repeat
+from typing import Generic, NamedTuple, TypeVar
 
 # git's tuning constants for the search, kept so the alignment matches.
 _MAX_COST_MIN = 256  # the search may give up no earlier than this many steps
@@ -38,6 +40,9 @@ _KPDIS_RUN = 4
 _LINE_MAX = 1 << 62
 
 
+Line = TypeVar("Line", bound=Hashable)
+
+
 class Change(NamedTuple):
     """``a[a_start:a_start + a_count]`` became ``b[b_start:b_start + b_count]``."""
 
@@ -47,32 +52,36 @@ class Change(NamedTuple):
     b_count: int
 
 
-def intern_lines(*files: Iterable[Hashable]) -> list[list[int]]:
-    """Map every line to an int, equal lines to the same int, across all ``files``."""
-    table: dict[Hashable, int] = {}
-    counter = count()
-    # setdefault runs in C; ids need only be equal for equal lines, not dense.
-    return [list(map(table.setdefault, lines, counter)) for lines in files]
+def diff_lines(
+    a: Sequence[Line],
+    b: Sequence[Line],
+    *,
+    a_counts: Counter[Line] | None = None,
+    b_counts: Counter[Line] | None = None,
+) -> list[Change]:
+    """The hunks turning ``a`` into ``b``, in order; lines are compared with ``==``.
 
-
-def diff_lines(a: Sequence[Hashable], b: Sequence[Hashable]) -> list[Change]:
-    """The hunks turning ``a`` into ``b``, lines compared with ``==``."""
-    ids_a, ids_b = intern_lines(a, b)
-    return diff_ids(ids_a, ids_b)
-
-
-def diff_ids(a: list[int], b: list[int]) -> list[Change]:
-    """The hunks turning ``a`` into ``b`` (lines already interned), in order."""
+    ``a_counts``/``b_counts`` (``Counter(a)``, ``Counter(b)``) may be passed when the caller
+    already has them, e.g. the base of a three-way merge, diffed twice.
+    """
+    a = a if isinstance(a, list) else list(a)
+    b = b if isinstance(b, list) else list(b)
     if a == b:
         return []
     n1, n2 = len(a), len(b)
     # One change flag per line plus a trailing 0, which also answers index -1: the sentinel
-    # on both sides that lets the sliding loops below run without bounds checks.
-    rchg1 = [0] * (n1 + 1)
-    rchg2 = [0] * (n2 + 1)
+    # on both sides that lets the sliding loops below run without bounds checks. A bytearray,
+    # so finding the next changed or unchanged line is a memchr.
+    rchg1 = bytearray(n1 + 1)
+    rchg2 = bytearray(n2 + 1)
     head = _run_forward(a, b, 0, 0, min(n1, n2))
     tail = _run_backward(a, b, n1, n2, min(n1, n2) - head)
-    side1, side2 = _reduce(a, b, head, n1 - tail, n2 - tail, rchg1, rchg2)
+    limit1 = min(_bogosqrt(n1), _MAX_EQLIMIT)
+    limit2 = min(_bogosqrt(n2), _MAX_EQLIMIT)
+    b_counts = Counter(b) if b_counts is None else b_counts
+    a_counts = Counter(a) if a_counts is None else a_counts
+    side1 = _reduce(a, head, n1 - tail, b_counts, limit1, rchg1)
+    side2 = _reduce(b, head, n2 - tail, a_counts, limit2, rchg2)
     _search(side1, side2, rchg1, rchg2)
     _compact(a, rchg1, n1, rchg2, n2)
     _compact(b, rchg2, n2, rchg1, n1)
@@ -82,35 +91,48 @@ def diff_ids(a: list[int], b: list[int]) -> list[Change]:
 # --- equal runs ------------------------------------------------------------------------------
 
 
-def _run_forward(a: list[int], b: list[int], i: int, j: int, limit: int) -> int:
+def _run_forward(a: list[Line], b: list[Line], i: int, j: int, limit: int) -> int:
     """How many of ``a[i:]`` and ``b[j:]`` agree from the start (at most ``limit``)."""
-    k = 0
-    step = 8
-    while k < limit:
-        size = step if step < limit - k else limit - k
-        if a[i + k : i + k + size] == b[j + k : j + k + size]:
-            k += size
-            step <<= 1
-        elif size == 1:
-            return k
+    # Slices compare in C: grow the compared window until it differs, then halve it.
+    k, step = 0, 16
+    while k + step < limit and a[i + k : i + k + step] == b[j + k : j + k + step]:
+        k += step
+        step <<= 1
+    if k + step >= limit:
+        if a[i + k : i + limit] == b[j + k : j + limit]:
+            return limit
+        step = limit - k
+    while step > 8:
+        half = step >> 1
+        if a[i + k : i + k + half] == b[j + k : j + k + half]:
+            k += half
+            step -= half
         else:
-            step = size >> 1
+            step = half
+    while a[i + k] == b[j + k]:  # a mismatch lies within the next ``step`` lines
+        k += 1
     return k
 
 
-def _run_backward(a: list[int], b: list[int], i: int, j: int, limit: int) -> int:
+def _run_backward(a: list[Line], b: list[Line], i: int, j: int, limit: int) -> int:
     """How many of ``a[:i]`` and ``b[:j]`` agree from the end (at most ``limit``)."""
-    k = 0
-    step = 8
-    while k < limit:
-        size = step if step < limit - k else limit - k
-        if a[i - k - size : i - k] == b[j - k - size : j - k]:
-            k += size
-            step <<= 1
-        elif size == 1:
-            return k
+    k, step = 0, 16
+    while k + step < limit and a[i - k - step : i - k] == b[j - k - step : j - k]:
+        k += step
+        step <<= 1
+    if k + step >= limit:
+        if a[i - limit : i - k] == b[j - limit : j - k]:
+            return limit
+        step = limit - k
+    while step > 8:
+        half = step >> 1
+        if a[i - k - half : i - k] == b[j - k - half : j - k]:
+            k += half
+            step -= half
         else:
-            step = size >> 1
+            step = half
+    while a[i - k - 1] == b[j - k - 1]:
+        k += 1
     return k
 
 
@@ -126,49 +148,95 @@ def _bogosqrt(n: int) -> int:
     return root
 
 
-class _Side(NamedTuple):
-    ids: list[int]  # the lines the search sees
-    positions: list[int]  # their positions in the whole file
+class _Side(NamedTuple, Generic[Line]):
+    """The lines the search sees, and where they sit in the whole file."""
+
+    lines: list[Line]
+    start: int  # lines[0] is at this position in the file when nothing was set aside
+    gaps: list[int]  # gaps[i]: lines kept before the i-th line set aside (sorted)
+
+    def position(self, k: int) -> int:
+        return self.start + k + bisect_right(self.gaps, k)
 
 
 def _reduce(
-    a: list[int], b: list[int], start: int, end1: int, end2: int, rchg1: list[int], rchg2: list[int]
-) -> tuple[_Side, _Side]:
-    """Classify the middle lines of both files and mark the ones the search may skip."""
-    side1 = _reduce_one(a, start, end1, Counter(b), min(_bogosqrt(len(a)), _MAX_EQLIMIT), rchg1)
-    side2 = _reduce_one(b, start, end2, Counter(a), min(_bogosqrt(len(b)), _MAX_EQLIMIT), rchg2)
-    return side1, side2
+    lines: list[Line], start: int, end: int, other: Counter[Line], limit: int, rchg: bytearray
+) -> _Side[Line]:
+    """Keep for the search the middle lines that occur on the other side (see _discard_common).
 
-
-def _reduce_one(
-    ids: list[int], start: int, end: int, other: Counter[int], limit: int, rchg: list[int]
-) -> _Side:
-    middle = ids[start:end]
-    matches = list(map(other.get, middle, repeat(0)))
-    # 0: no match on the other side (changed for sure), 1: keep, 2: matches very often.
-    kinds = [0 if m == 0 else 2 if m >= limit else 1 for m in matches]
-    keep = [kind == 1 for kind in kinds]
-    for k, kind in enumerate(kinds):
-        if kind == 2 and not _discard_multimatch(kinds, k):
-            keep[k] = True
-    index = list(compress(range(start, end), keep))
-    for k in compress(range(start, end), map(not_, keep)):
-        rchg[k] = 1
-    return _Side([ids[i] for i in index], index)
-
-
-def _discard_multimatch(kinds: list[int], i: int) -> bool:
-    """A very common line is set aside only when it sits inside a run of unmatched lines.
-
-    Looks at most 100 lines either way; the run must contain unmatched lines on both sides
-    and be mostly (more than 3/4) unmatched lines.
+    Lines that cannot match are marked changed at once. The passes over every line run in C
+    (map, list.index, slices); Python only visits the few lines without a match.
     """
+    middle = lines[start:end]
+    matches = list(map(other.get, middle, repeat(0)))
+    unmatched = _positions_of(matches, 0)
+    if not unmatched:
+        return _Side(middle, start, [])
+    dropped = sorted(_discard_common(matches, limit, unmatched).union(unmatched))
+    kept: list[Line] = []
+    previous = 0
+    for k in dropped:
+        rchg[start + k] = 1
+        kept += middle[previous:k]
+        previous = k + 1
+    kept += middle[previous:]
+    return _Side(kept, start, [k - rank for rank, k in enumerate(dropped)])
+
+
+def _positions_of(values: Sequence[int], value: int) -> list[int]:
+    """Where ``value`` occurs in ``values`` (quick when it is rare: list.index runs in C)."""
+    found = []
+    at = 0
+    try:
+        while True:
+            at = values.index(value, at)
+            found.append(at)
+            at += 1
+    except ValueError:
+        return found
+
+
+def _discard_common(matches: list[int], limit: int, unmatched: list[int]) -> set[int]:
+    """The very common lines (``limit`` or more matches) to set aside.
+
+    Such a line goes only when, within 100 lines, the runs of unmatched-or-common lines on
+    both sides of it hold unmatched lines and are mostly (over 3/4) unmatched. So only the
+    common lines in a run of unmatched-or-common lines around an unmatched one can go.
+    """
+    candidates: list[int] = []
+    walked = -1  # lines up to here belong to a run already collected
+    size = len(matches)
+    for zero in unmatched:
+        if zero <= walked:
+            continue
+        j = zero - 1
+        while j > walked:
+            m = matches[j]
+            if 0 < m < limit:
+                break
+            if m:
+                candidates.append(j)
+            j -= 1
+        j = zero + 1
+        while j < size:
+            m = matches[j]
+            if 0 < m < limit:
+                break
+            if m:
+                candidates.append(j)
+            j += 1
+        walked = j
+    return {k for k in candidates if _discard_multimatch(matches, limit, k)}
+
+
+def _discard_multimatch(matches: list[int], limit: int, i: int) -> bool:
+    """git's test for one common line: unmatched lines on both sides, and few common ones."""
+    last = min(len(matches) - 1, i + _SIMSCAN_WINDOW)
     first = max(0, i - _SIMSCAN_WINDOW)
-    last = min(len(kinds) - 1, i + _SIMSCAN_WINDOW)
-    unmatched_before, common_before = _scan_run(kinds, range(i - 1, first - 1, -1))
+    unmatched_before, common_before = _scan_run(matches, limit, range(i - 1, first - 1, -1))
     if unmatched_before == 0:
         return False
-    unmatched_after, common_after = _scan_run(kinds, range(i + 1, last + 1))
+    unmatched_after, common_after = _scan_run(matches, limit, range(i + 1, last + 1))
     if unmatched_after == 0:
         return False
     unmatched = unmatched_before + unmatched_after
@@ -176,14 +244,14 @@ def _discard_multimatch(kinds: list[int], i: int) -> bool:
     return common * _KPDIS_RUN < common + unmatched
 
 
-def _scan_run(kinds: list[int], positions: range) -> tuple[int, int]:
+def _scan_run(matches: list[int], limit: int, positions: range) -> tuple[int, int]:
     """(unmatched, common + 1) lines before the first ordinary line along ``positions``."""
     unmatched, common = 0, 1
     for k in positions:
-        kind = kinds[k]
-        if kind == 0:
+        m = matches[k]
+        if m == 0:
             unmatched += 1
-        elif kind == 2:
+        elif m >= limit:
             common += 1
         else:
             break
@@ -200,9 +268,9 @@ class _Split(NamedTuple):
     minimal_high: bool
 
 
-def _search(side1: _Side, side2: _Side, rchg1: list[int], rchg2: list[int]) -> None:
+def _search(side1: _Side[Line], side2: _Side[Line], rchg1: bytearray, rchg2: bytearray) -> None:
     """Mark every line outside a longest (or, past git's cut-offs, long) common subsequence."""
-    ha1, ha2 = side1.ids, side2.ids
+    ha1, ha2 = side1.lines, side2.lines
     ndiags = len(ha1) + len(ha2) + 3
     # Diagonal k lives at index k; negative k uses Python's negative indexing, and the list
     # is long enough that both ends never meet.
@@ -219,11 +287,11 @@ def _search(side1: _Side, side2: _Side, rchg1: list[int], rchg2: list[int]) -> N
         lim1 -= run
         lim2 -= run
         if off1 == lim1:
-            for k in side2.positions[off2:lim2]:
-                rchg2[k] = 1
+            for k in range(off2, lim2):
+                rchg2[side2.position(k)] = 1
         elif off2 == lim2:
-            for k in side1.positions[off1:lim1]:
-                rchg1[k] = 1
+            for k in range(off1, lim1):
+                rchg1[side1.position(k)] = 1
         else:
             split = _split(ha1, off1, lim1, ha2, off2, lim2, kvdf, kvdb, need_min, max_cost)
             boxes.append((split.i1, lim1, split.i2, lim2, split.minimal_high))
@@ -231,10 +299,10 @@ def _search(side1: _Side, side2: _Side, rchg1: list[int], rchg2: list[int]) -> N
 
 
 def _split(
-    ha1: list[int],
+    ha1: list[Line],
     off1: int,
     lim1: int,
-    ha2: list[int],
+    ha2: list[Line],
     off2: int,
     lim2: int,
     kvdf: list[int],
@@ -254,6 +322,7 @@ def _split(
     bmin = bmax = bmid
     kvdf[fmid] = off1
     kvdb[bmid] = lim1
+    run_forward, run_backward = _run_forward, _run_backward
     cost = 0
     while True:
         cost += 1
@@ -274,7 +343,8 @@ def _split(
             i1 = low + 1 if low >= high else high
             i2 = i1 - d
             if i1 < lim1 and i2 < lim2 and ha1[i1] == ha2[i2]:
-                run = 1 + _run_forward(ha1, ha2, i1 + 1, i2 + 1, min(lim1 - i1, lim2 - i2) - 1)
+                room = lim1 - i1 if lim1 - i1 < lim2 - i2 else lim2 - i2
+                run = 1 + run_forward(ha1, ha2, i1 + 1, i2 + 1, room - 1)
                 if run > _SNAKE_CNT:
                     got_snake = True
                 i1 += run
@@ -298,7 +368,8 @@ def _split(
             i1 = low if low < high else high - 1
             i2 = i1 - d
             if i1 > off1 and i2 > off2 and ha1[i1 - 1] == ha2[i2 - 1]:
-                run = 1 + _run_backward(ha1, ha2, i1 - 1, i2 - 1, min(i1 - off1, i2 - off2) - 1)
+                room = i1 - off1 if i1 - off1 < i2 - off2 else i2 - off2
+                run = 1 + run_backward(ha1, ha2, i1 - 1, i2 - 1, room - 1)
                 if run > _SNAKE_CNT:
                     got_snake = True
                 i1 -= run
@@ -320,10 +391,10 @@ def _split(
 
 
 def _good_snake(
-    ha1: list[int],
+    ha1: list[Line],
     off1: int,
     lim1: int,
-    ha2: list[int],
+    ha2: list[Line],
     off2: int,
     lim2: int,
     kvdf: list[int],
@@ -353,10 +424,10 @@ def _good_snake(
 
 
 def _good_snake_back(
-    ha1: list[int],
+    ha1: list[Line],
     off1: int,
     lim1: int,
-    ha2: list[int],
+    ha2: list[Line],
     off2: int,
     lim2: int,
     kvdb: list[int],
@@ -421,7 +492,7 @@ def _furthest(
 # --- step 4: slide runs of changed lines -----------------------------------------------------
 
 
-def _compact(ids: list[int], rchg: list[int], n: int, rchg_o: list[int], n_o: int) -> None:
+def _compact(ids: list[Line], rchg: bytearray, n: int, rchg_o: bytearray, n_o: int) -> None:
     """Slide each run of changed lines in one file to a canonical place.
 
     Group j of a file is the (possibly empty) run of changed lines after its j-th unchanged
@@ -429,33 +500,30 @@ def _compact(ids: list[int], rchg: list[int], n: int, rchg_o: list[int], n_o: in
     up, then down as far as it goes (swallowing groups it bumps into), then back up to the
     last place where it faced a non-empty group of the other file, if there was one.
     """
-    # The other file does not change during this pass: which of its groups are non-empty.
-    unchanged_o = [-1, *compress(range(n_o), map(not_, rchg_o[:n_o])), n_o]
-    facing = [high - low > 1 for low, high in pairwise(unchanged_o)]
-    try:
-        start = rchg.index(1, 0, n)
-    except ValueError:
+    # The other file does not change during this pass: its non-empty groups.
+    facing = {run[0] for run in _runs(rchg_o, n_o)}
+    start = rchg.find(1, 0, n)
+    if start < 0:
         return
-    end = rchg.index(0, start)
+    end = rchg.find(0, start)
     group = start  # index of this group = unchanged lines above it
     while True:
         start, end, group = _settle(ids, rchg, n, facing, start, end, group)
         if end == n:
             return
-        try:
-            following = rchg.index(1, end + 1, n)
-        except ValueError:
+        following = rchg.find(1, end + 1, n)
+        if following < 0:
             return
         group += following - end  # every unchanged line passed is one (empty) group
         start = following
-        end = rchg.index(0, following)
+        end = rchg.find(0, following)
 
 
 def _settle(
-    ids: list[int],
-    rchg: list[int],
+    ids: list[Line],
+    rchg: bytearray,
     n: int,
-    facing: list[bool],
+    facing: set[int],
     start: int,
     end: int,
     group: int,
@@ -467,7 +535,7 @@ def _settle(
             start, end = _slide_up(rchg, start, end)
             group -= 1
         earliest_end = end
-        if facing[group]:
+        if group in facing:
             matching_end = end
         while end < n and ids[start] == ids[end]:
             rchg[start] = 0
@@ -477,18 +545,18 @@ def _settle(
             while rchg[end]:
                 end += 1
             group += 1
-            if facing[group]:
+            if group in facing:
                 matching_end = end
         if size == end - start:
             break
     if end != earliest_end and matching_end != -1:
-        while not facing[group]:
+        while group not in facing:
             start, end = _slide_up(rchg, start, end)
             group -= 1
     return start, end, group
 
 
-def _slide_up(rchg: list[int], start: int, end: int) -> tuple[int, int]:
+def _slide_up(rchg: bytearray, start: int, end: int) -> tuple[int, int]:
     start -= 1
     end -= 1
     rchg[start] = 1
@@ -501,22 +569,21 @@ def _slide_up(rchg: list[int], start: int, end: int) -> tuple[int, int]:
 # --- step 5: hunks ---------------------------------------------------------------------------
 
 
-def _runs(rchg: list[int], n: int) -> list[tuple[int, int, int]]:
+def _runs(rchg: bytearray, n: int) -> list[tuple[int, int, int]]:
     """(group index, start, length) of every run of changed lines."""
     runs: list[tuple[int, int, int]] = []
     pos = changed = 0
     while True:
-        try:
-            start = rchg.index(1, pos, n)
-        except ValueError:
+        start = rchg.find(1, pos, n)
+        if start < 0:
             return runs
-        end = rchg.index(0, start)
+        end = rchg.find(0, start)
         runs.append((start - changed, start, end - start))
         changed += end - start
         pos = end
 
 
-def _script(rchg1: list[int], n1: int, rchg2: list[int], n2: int) -> list[Change]:
+def _script(rchg1: bytearray, n1: int, rchg2: bytearray, n2: int) -> list[Change]:
     """Pair up the runs of both files by group index: one hunk per non-empty pair."""
     runs1, runs2 = _runs(rchg1, n1), _runs(rchg2, n2)
     hunks = []

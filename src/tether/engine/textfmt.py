@@ -41,6 +41,8 @@ def eol_style(data: bytes) -> EolStyle:
     lf = data.count(b"\n")
     if lf == 0:
         return "none"
+    if b"\r" not in data:  # one-byte search: far quicker than counting CRLF
+        return "lf"
     crlf = data.count(b"\r\n")
     if crlf == 0:
         return "lf"
@@ -48,7 +50,7 @@ def eol_style(data: bytes) -> EolStyle:
 
 
 def to_lf(data: bytes) -> bytes:
-    return data.replace(b"\r\n", b"\n") if b"\r\n" in data else data
+    return data.replace(b"\r\n", b"\n") if b"\r" in data else data
 
 
 def from_lf(data: bytes, style: EolStyle) -> bytes:

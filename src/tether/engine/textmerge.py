@@ -16,9 +16,11 @@ this on generated and hand-written cases); on top of that:
 
 from __future__ import annotations
 
+from collections import Counter
 from dataclasses import dataclass
+from itertools import count
 
-from tether.engine.diff import Change, diff_ids, intern_lines
+from tether.engine.diff import Change, diff_lines
 from tether.engine.textfmt import (
     UTF8_BOM,
     eol_style,
@@ -29,6 +31,9 @@ from tether.engine.textfmt import (
 )
 
 _MARKER_SIZE = 7
+
+# A record as the diff compares it: its text, or (text,) for a last line without newline.
+_Key = bytes | tuple[bytes]
 
 
 @dataclass(frozen=True)
@@ -80,7 +85,8 @@ def _merge_text(
     if style in ("lf", "crlf"):
         base_body, ours_body, theirs_body = to_lf(base_body), to_lf(ours_body), to_lf(theirs_body)
     if ours_body == theirs_body or theirs_body == base_body:
-        # Upstream changed nothing but line endings or the BOM: the adopter's bytes stand.
+        # Upstream's change is already in ours, or it changed only line endings or the BOM:
+        # the adopter's bytes stand.
         return MergeResult(ours, 0)
     if ours_body == base_body:
         merged, conflicts = theirs_body, 0  # the adopter changed only line endings or the BOM
@@ -108,11 +114,11 @@ class _Text:
         self.lines = lines  # without their "\n"
         self.count = len(lines)
 
-    def keys(self) -> list[object]:
+    def keys(self) -> list[_Key]:
         """What makes two records equal: the text, and whether it ends in a newline."""
-        keys: list[object] = list(self.lines)
+        keys: list[_Key] = list(self.lines)
         if not self.ends_eol:
-            keys[-1] = (keys[-1],)  # "x" at the very end differs from "x\n"
+            keys[-1] = (self.lines[-1],)  # "x" at the very end differs from "x\n"
         return keys
 
     def chunk(self, start: int, stop: int, *, close: bytes = b"") -> bytes:
@@ -162,10 +168,17 @@ def merge_lines(
 ) -> tuple[bytes, int]:
     """diff3 merge of three byte strings split at ``\\n``: (merged bytes, conflict hunks)."""
     texts = _Text(base), _Text(ours), _Text(theirs)
-    base_ids, ours_ids, theirs_ids = intern_lines(*(text.keys() for text in texts))
-    hunks = _combine(
-        diff_ids(base_ids, ours_ids), diff_ids(base_ids, theirs_ids), texts, ours_ids, theirs_ids
+    # Lines as ints, equal lines equal ints: the diff then compares small objects, mostly by
+    # identity (measured: clearly quicker on 50,000-line files than comparing the bytes).
+    table: dict[_Key, int] = {}
+    counter = count()
+    base_ids, ours_ids, theirs_ids = (
+        list(map(table.setdefault, text.keys(), counter)) for text in texts
     )
+    base_counts = Counter(base_ids)
+    changes1 = diff_lines(base_ids, ours_ids, a_counts=base_counts)
+    changes2 = diff_lines(base_ids, theirs_ids, a_counts=base_counts)
+    hunks = _combine(changes1, changes2, texts, ours_ids, theirs_ids)
     merged = _render(hunks, texts, labels)
     return merged, sum(1 for hunk in hunks if hunk.mode == 0)
 
@@ -250,7 +263,12 @@ def _combine(
     return hunks
 
 
-def _same_change(c1: Change, c2: Change, ours_ids: list[int], theirs_ids: list[int]) -> bool:
+def _same_change(
+    c1: Change,
+    c2: Change,
+    ours_ids: list[int],
+    theirs_ids: list[int],
+) -> bool:
     return (
         c1.a_start == c2.a_start
         and c1.a_count == c2.a_count

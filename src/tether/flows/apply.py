@@ -74,6 +74,15 @@ class RunContext:
     run_id: str
     command: str
     resume: ResumeInfo = field(default_factory=ResumeInfo)
+    _git_top: Path | None | bool = False  # False: not looked up yet
+
+    @property
+    def git_top(self) -> Path | None:
+        if self._git_top is False:
+            from tether import git
+
+            self._git_top = git.work_tree_top(self.project.root)
+        return self._git_top if isinstance(self._git_top, Path) else None
 
     @property
     def backup_dir(self) -> Path:
@@ -86,6 +95,7 @@ class ApplyOutcome:
     backed_up: list[str] = field(default_factory=list)
     state_written: bool = False
     interrupted: bool = False
+    notes: list[str] = field(default_factory=list)
 
     @property
     def failed(self) -> list[FileAction]:
@@ -153,6 +163,47 @@ def _write(ctx: RunContext, action: FileAction, target_rel: str, data: bytes) ->
     )
 
 
+class VerificationFailed(Exception):
+    """The written file lost lines the adopter wrote; it was restored from its backup."""
+
+
+def _verify_written(ctx: RunContext, action: FileAction) -> None:
+    """Prove, on the bytes now on disk, that every line the adopter added or changed is
+    still there and every line they deleted stays deleted; else put their file back."""
+    from tether.engine.verify import verify_preserved
+
+    if action.sides is None or action.decision == "take-theirs":
+        return
+    base, ours, _ = action.sides
+    written = ctx.project.path(action.path).read_bytes()
+    result = verify_preserved(base, ours, written)
+    if result.preserved:
+        return
+    atomic_write(ctx.project.path(action.path), ours)
+    lost = [f"line {n}: {text.rstrip()!r}" for n, text in result.missing[:5]]
+    back = [f"deleted line {n} came back: {text.rstrip()!r}" for n, text in result.readded[:5]]
+    raise VerificationFailed(
+        "the merge would drop your edits (" + "; ".join(lost + back) + "); your file was restored"
+    )
+
+
+def _record_unmerged(ctx: RunContext, action: FileAction, outcome: ApplyOutcome) -> None:
+    """Markers in a git checkout: also stage base/ours/theirs so git and IDEs see a conflict."""
+    from tether import git
+    from tether.errors import TetherError
+
+    top = ctx.git_top
+    if top is None or action.sides is None:
+        return
+    rel = os.path.relpath(ctx.project.path(action.path).resolve(), top.resolve())
+    mode = 0o100755 if (action.mode or 0) & 0o111 else 0o100644
+    base, ours, theirs = action.sides
+    try:
+        git.record_unmerged(top, rel, [(1, base or None, mode), (2, ours, mode), (3, theirs, mode)])
+    except TetherError as error:
+        outcome.notes.append(f"{action.path}: could not record the conflict in git's index ({error})")
+
+
 def _has_artifact(action: FileAction) -> bool:
     return bool(action.artifact) and action.artifact != action.path and (
         action.artifact_content is not None
@@ -168,6 +219,9 @@ def apply_action(ctx: RunContext, action: FileAction, outcome: ApplyOutcome) -> 
         if action.backs_up and target.exists():
             _backup(ctx, action.path, outcome)
         _write(ctx, action, action.path, action.content)
+        _verify_written(ctx, action)
+        if action.op is Op.MARKERS:
+            _record_unmerged(ctx, action, outcome)
     elif action.op is Op.REMOVE and target.exists():
         _backup(ctx, action.path, outcome)
         os.unlink(target)
@@ -218,6 +272,9 @@ def _apply_or_fail(ctx: RunContext, action: FileAction, outcome: ApplyOutcome) -
         return action
     try:
         apply_action(ctx, action, outcome)
+    except VerificationFailed as error:
+        ctx.journal.file_failed(ctx.run_id, action.path, str(error))
+        return FileAction(action.path, action.cls, Bucket.FAILED, reason=str(error))
     except OSError as error:
         reason = f"{error.strerror or error}" + (f": {error.filename}" if error.filename else "")
         ctx.journal.file_failed(ctx.run_id, action.path, reason)
@@ -236,6 +293,8 @@ def _conflict_records(
                 records[path] = record
     for action in outcome.actions:
         unresolved = action.decision not in ("keep-mine", "take-theirs")
+        if action.decision == "held":
+            continue  # its earlier record stays as it was
         if action.bucket is Bucket.CONFLICT and unresolved and action.artifact is not None:
             records[action.path] = ConflictRecord(action.decision, action.artifact, version)
         elif action.bucket not in (Bucket.SKIP, Bucket.REMOVED):
@@ -257,6 +316,9 @@ def finalize(
             latest.manifest.files[rel], project.pristine.put(data), file_mode(latest.file_path(rel))
         )
     project.pristine.put(latest.manifest_bytes)
+    held = [a.path for a in outcome.actions if a.decision == "held" and a.path in baseline.files]
+    for rel in held:
+        files[rel] = baseline.files[rel]
     previous = baseline.state
     state = State(
         profile=project.profile.name,
@@ -268,6 +330,7 @@ def finalize(
         sentinels=list(latest.manifest.sentinels),
         customised_at_install=list(previous.customised_at_install) if previous else [],
         conflicts=_conflict_records(project, baseline, outcome, latest.version),
+        held=held,
         installed_at=previous.installed_at if previous else utc_now(),
         updated_at=utc_now(),
     )

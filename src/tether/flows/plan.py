@@ -91,20 +91,43 @@ def merge_action(
     from tether.engine.textmerge import merge3
 
     result = merge3(base, ours, theirs)
+    sides = (base, ours, theirs)
     if result.binary:
-        return settle_conflict(project, rel, cls, ours, theirs, None, mode, options.auto or "")
+        action = settle_conflict(project, rel, cls, ours, theirs, None, mode, options.auto or "")
+        return replace(action, sides=sides)
     if result.conflicts == 0:
         broken = merge_breaks_syntax(rel, base, ours, theirs, result.merged)
         if broken is None:
-            return FileAction(rel, cls, Bucket.MERGED, Op.WRITE, result.merged, mode)
+            return FileAction(rel, cls, Bucket.MERGED, Op.WRITE, result.merged, mode, sides=sides)
         # The line merge is clean but the document is not: let a person decide.
         whole = whole_file_markers(base, ours, theirs)
         action = settle_conflict(
             project, rel, cls, ours, theirs, whole, mode, options.auto or options.conflict_style
         )
-        return replace(action, reason=f"the clean line merge is not valid: {broken}")
-    return settle_conflict(
+        return replace(action, reason=f"the clean line merge is not valid: {broken}", sides=sides)
+    action = settle_conflict(
         project, rel, cls, ours, theirs, result.merged, mode, options.auto or options.conflict_style
+    )
+    return replace(action, sides=sides)
+
+
+def resettle(project: Project, action: FileAction, choice: str) -> FileAction:
+    """Settle a line-merge conflict another way (a person's choice at the prompt)."""
+    from tether.engine.textmerge import merge3
+
+    assert action.sides is not None
+    base, ours, theirs = action.sides
+    result = merge3(base, ours, theirs)
+    markers = None if result.binary else result.merged
+    mode = action.mode or 0o644
+    settled = settle_conflict(project, action.path, action.cls or FileClass.SHARED, ours, theirs,
+                              markers, mode, choice)
+    return replace(settled, sides=action.sides)
+
+
+def can_resettle(action: FileAction) -> bool:
+    return action.bucket is Bucket.CONFLICT and action.sides is not None and action.decision in (
+        "markers", "patch", "theirs", "keep-mine", "take-theirs"
     )
 
 
@@ -118,6 +141,9 @@ def _plan_latest_path(
     summaries: dict[str, str],
 ) -> FileAction:
     cls = latest.manifest.files[rel]
+    held = _held_by_markers(project, baseline, rel, cls)
+    if held is not None:
+        return held
     try:
         ours = read_adopter(project, rel)
     except _Unreadable as problem:
@@ -155,6 +181,20 @@ def _plan_latest_path(
     if bucket in (Bucket.ADD, Bucket.OVERWRITE, Bucket.UPDATE):
         return FileAction(rel, cls, bucket, Op.WRITE, theirs, mode)
     return FileAction(rel, cls, bucket)
+
+
+def _held_by_markers(project: Project, baseline: Baseline, rel: str, cls: FileClass) -> FileAction | None:
+    """A file still holding conflict markers from an earlier update is not merged again
+    (that would nest conflicts); it keeps its baseline until a person resolves it."""
+    from tether.flows.status import conflict_is_unresolved
+
+    record = baseline.state.conflicts.get(rel) if baseline.state else None
+    if record is None or record.style != "markers":
+        return None
+    if not conflict_is_unresolved(project, rel, record):
+        return None
+    reason = f"still has the conflict markers of the update to {record.version}; resolve them first"
+    return FileAction(rel, cls, Bucket.CONFLICT, artifact=record.artifact, reason=reason, decision="held")
 
 
 def _plan_dropped_path(project: Project, baseline: Baseline, rel: str, options: UpdateOptions) -> FileAction:

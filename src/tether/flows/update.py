@@ -221,7 +221,7 @@ def prepare_update(request: UpdateRequest) -> PreparedUpdate | UpdateReport:
         _refuse_other_unfinished(unfinished, target)
     if unfinished is None or unfinished.state_written:
         _check_direction(baseline.version, target)
-        if target == baseline.version:
+        if target == baseline.version and not _held_and_resolved(project, baseline):
             return _up_to_date(project, baseline, unfinished, request)
     latest = fetch_release(project, baseline.source, target)
     regions = plan_regions(
@@ -236,6 +236,21 @@ def prepare_update(request: UpdateRequest) -> PreparedUpdate | UpdateReport:
     return PreparedUpdate(
         request, project, baseline, latest, plan, journal, unfinished, resume, regions, notes
     )
+
+
+def _held_and_resolved(project: Project, baseline: Baseline) -> bool:
+    """A file held back by unresolved markers was resolved since: the same release still
+    has to be merged into it, so the project is not up to date yet."""
+    from tether.flows.status import conflict_is_unresolved
+
+    state = baseline.state
+    if state is None:
+        return False
+    for rel in state.held:
+        record = state.conflicts.get(rel)
+        if record is None or not conflict_is_unresolved(project, rel, record):
+            return True
+    return False
 
 
 def _up_to_date(
@@ -380,6 +395,7 @@ def _report_after_apply(
     written_artifacts = {a.artifact for a in outcome.actions if a.artifact}
     report.earlier_artifacts = [p for p in earlier if p not in written_artifacts]
     report.superseded_artifacts = [p for p in earlier if p in written_artifacts]
+    report.notes += outcome.notes
     if outcome.interrupted:
         report.notes.append("stopped by a signal; run the same command again to finish the update")
     elif outcome.failed:

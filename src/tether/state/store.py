@@ -41,6 +41,8 @@ class State:
     files: dict[str, FileRecord]
     sentinels: list[str] = field(default_factory=list)
     customised_at_install: list[str] = field(default_factory=list)
+    # Paths whose baseline did not advance because their markers were still unresolved.
+    held: list[str] = field(default_factory=list)
     conflicts: dict[str, ConflictRecord] = field(default_factory=dict)
     installed_at: str = ""
     updated_at: str = ""
@@ -58,6 +60,7 @@ def state_to_json(state: State) -> dict[str, Any]:
         "updated_at": state.updated_at,
         "sentinels": sorted(state.sentinels),
         "customised_at_install": sorted(state.customised_at_install),
+        "held": sorted(state.held),
         "files": {
             path: {"class": rec.cls.value, "sha256": rec.sha256, "mode": oct(rec.mode)}
             for path, rec in sorted(state.files.items())
@@ -94,6 +97,7 @@ def state_from_json(data: Any, origin: str) -> State:
             files=files,
             sentinels=list(data.get("sentinels", [])),
             customised_at_install=list(data.get("customised_at_install", [])),
+            held=list(data.get("held", [])),
             conflicts=conflicts,
             installed_at=str(data.get("installed_at", "")),
             updated_at=str(data.get("updated_at", "")),

@@ -1,0 +1,63 @@
+"""``tether verify``: prove that a merged file kept every line the adopter wrote.
+
+Exit 0 when RESULT preserves OURS's changes relative to BASE, 1 when a line was dropped or a
+deleted line came back (each listed with its line number).
+"""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+from typing import Any
+
+from tether.cli.common import add_json, print_json
+from tether.engine.verify import VerifyResult, verify_preserved
+from tether.errors import TetherError
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--base", required=True, metavar="B", help="the release as installed")
+    parser.add_argument("--ours", required=True, metavar="A", help="the adopter's file")
+    parser.add_argument("--result", required=True, metavar="R", help="the merged file to check")
+    add_json(parser)
+
+
+def run(args: argparse.Namespace) -> int:
+    base = _read(args.base, "base")
+    ours = _read(args.ours, "ours")
+    result = _read(args.result, "result")
+    verdict = verify_preserved(base, ours, result)
+    if args.json:
+        print_json(to_json(verdict))
+    else:
+        print(render(verdict, ours=args.ours, base=args.base, result=args.result))
+    return 0 if verdict.preserved else 1
+
+
+def _read(path: str, role: str) -> bytes:
+    try:
+        return Path(path).read_bytes()
+    except OSError as error:
+        reason = error.strerror or str(error)
+        raise TetherError(f"cannot read the {role} file {path}: {reason}") from error
+
+
+def to_json(verdict: VerifyResult) -> dict[str, Any]:
+    return {
+        "preserved": verdict.preserved,
+        "missing": [{"line": line, "text": text} for line, text in verdict.missing],
+        "readded": [{"line": line, "text": text} for line, text in verdict.readded],
+    }
+
+
+def render(verdict: VerifyResult, *, ours: str, base: str, result: str) -> str:
+    if verdict.preserved:
+        return f"preserved: {result} keeps every line {ours} added or changed"
+    lines = [f"not preserved: {result} lost changes made in {ours}"]
+    if verdict.missing:
+        lines.append(f"  missing (line in {ours}):")
+        lines.extend(f"    {number}: {text}" for number, text in verdict.missing)
+    if verdict.readded:
+        lines.append(f"  deleted in {ours} but back (line in {base}):")
+        lines.extend(f"    {number}: {text}" for number, text in verdict.readded)
+    return "\n".join(lines)

@@ -1,0 +1,228 @@
+"""Issue 4 in the update flow: choices, keep-mine that lasts, binary files, line endings,
+git's unmerged stages, held markers, and the verifier gate on written files."""
+
+import json
+import subprocess
+from pathlib import Path
+
+import pytest
+from builders import call, git, make_release, run_tether
+
+from tether.flows.apply import RunContext, execute_plan
+from tether.flows.project import open_project
+from tether.model.manifest import FileClass
+from tether.model.plan import Bucket, FileAction, Op, Plan
+from tether.state.journal import Journal
+
+BASE = "".join(f"line {i}\n" for i in range(8))
+
+
+def three_releases(tmp_path, files_by_version, classes=None):
+    shelf = tmp_path / "rel"
+    for version, files in files_by_version.items():
+        make_release(shelf, version, files, classes)
+    project = tmp_path / "proj"
+    first = next(iter(files_by_version))
+    assert call("init", "--source", str(shelf), "--version", first, str(project)) == 0
+    return project
+
+
+def update(project, *args):
+    result = run_tether("update", "--yes", "--json", "-C", str(project), *args)
+    assert "Traceback" not in result.stderr, result.stderr
+    return result.returncode, json.loads(result.stdout)
+
+
+def test_keep_mine_holds_across_two_updates(tmp_path):
+    project = three_releases(tmp_path, {
+        "1.0.0": {"f.txt": "a\nb\nc\n"},
+        "2.0.0": {"f.txt": "a\nB2\nc\n"},
+        "3.0.0": {"f.txt": "a\nB3\nc\n"},
+    })
+    (project / "f.txt").write_text("a\nmine\nc\n")
+    code, doc = update(project, "--to", "2.0.0", "--auto", "keep-mine")
+    assert code == 0
+    assert doc["buckets"]["conflict"][0]["decision"] == "keep-mine"
+    assert (project / "f.txt").read_text() == "a\nmine\nc\n"
+    assert (project / ".tether/merge/f.txt.theirs").read_text() == "a\nB2\nc\n"
+    state = json.loads((project / ".tether/state.json").read_text())
+    assert state["files"]["f.txt"]["sha256"] != __import__("hashlib").sha256(b"a\nmine\nc\n").hexdigest()
+    code, doc = update(project, "--to", "3.0.0", "--auto", "keep-mine")
+    assert code == 0
+    assert (project / "f.txt").read_text() == "a\nmine\nc\n"  # still mine after the second release
+    assert (project / ".tether/merge/f.txt.theirs").read_text() == "a\nB3\nc\n"
+
+
+def test_take_theirs_writes_latest_and_keeps_a_backup(tmp_path):
+    project = three_releases(tmp_path, {"1.0.0": {"f.txt": "a\nb\nc\n"}, "2.0.0": {"f.txt": "a\nB2\nc\n"}})
+    (project / "f.txt").write_text("a\nmine\nc\n")
+    code, doc = update(project, "--auto", "take-theirs")
+    assert code == 0
+    assert doc["buckets"]["conflict"][0]["decision"] == "take-theirs"
+    assert (project / "f.txt").read_text() == "a\nB2\nc\n"
+    assert (project / doc["backup_dir"] / "f.txt").read_text() == "a\nmine\nc\n"
+
+
+def test_binary_conflict_keeps_mine_and_stores_theirs(tmp_path):
+    project = three_releases(tmp_path, {
+        "1.0.0": {"logo.png": b"\x89PNG\x00base"},
+        "2.0.0": {"logo.png": b"\x89PNG\x00theirs"},
+    })
+    (project / "logo.png").write_bytes(b"\x89PNG\x00mine")
+    code, doc = update(project)
+    assert code == 4
+    conflict = doc["buckets"]["conflict"][0]
+    assert conflict["artifact"] == ".tether/merge/logo.png.theirs"
+    assert (project / "logo.png").read_bytes() == b"\x89PNG\x00mine"
+    assert (project / conflict["artifact"]).read_bytes() == b"\x89PNG\x00theirs"
+    assert call("check", str(project)) == 3
+    # binary changed on one side only still follows the equal-hash rules
+    project2 = three_releases(tmp_path / "b", {
+        "1.0.0": {"logo.png": b"\x89PNG\x00base"},
+        "2.0.0": {"logo.png": b"\x89PNG\x00theirs"},
+    })
+    code, doc = update(project2)
+    assert code == 0 and doc["buckets"]["update"] == ["logo.png"]
+
+
+def test_crlf_adopter_against_lf_releases(tmp_path):
+    project = three_releases(tmp_path, {
+        "1.0.0": {"f.txt": BASE},
+        "2.0.0": {"f.txt": BASE.replace("line 6\n", "line 6 upstream\n")},
+    })
+    mine = BASE.replace("line 1\n", "line 1 mine\n").replace("\n", "\r\n")
+    (project / "f.txt").write_bytes(mine.encode())
+    code, doc = update(project)
+    assert code == 0 and doc["buckets"]["merged"] == ["f.txt"]
+    data = (project / "f.txt").read_bytes()
+    assert b"line 6 upstream\r\n" in data and b"line 1 mine\r\n" in data
+    assert data.count(b"\r\n") == data.count(b"\n")  # every line keeps the adopter's CRLF
+
+
+def test_utf8_bom_is_preserved(tmp_path):
+    project = three_releases(tmp_path, {
+        "1.0.0": {"f.txt": BASE},
+        "2.0.0": {"f.txt": BASE.replace("line 6\n", "line 6 upstream\n")},
+    })
+    (project / "f.txt").write_bytes(b"\xef\xbb\xbf" + BASE.replace("line 1\n", "line 1 mine\n").encode())
+    code, _ = update(project)
+    assert code == 0
+    data = (project / "f.txt").read_bytes()
+    assert data.startswith(b"\xef\xbb\xbf") and b"line 6 upstream" in data and b"line 1 mine" in data
+
+
+def test_markers_are_recorded_as_unmerged_stages_in_git(tmp_path):
+    project = three_releases(tmp_path, {"1.0.0": {"f.txt": "a\nb\nc\n"}, "2.0.0": {"f.txt": "a\nB2\nc\n"}})
+    git(project, "init", "-q", "-b", "work")
+    git(project, "add", "-A")
+    git(project, "commit", "-qm", "install")
+    (project / "f.txt").write_text("a\nmine\nc\n")
+    git(project, "commit", "-qam", "mine")
+    code, _ = update(project, "--conflict", "markers")
+    assert code == 4
+    stages = git(project, "ls-files", "-u", "--", "f.txt").splitlines()
+    assert [line.split()[2] for line in stages] == ["1", "2", "3"]
+    blobs = {line.split()[2]: line.split()[1] for line in stages}
+    assert git(project, "cat-file", "-p", blobs["1"]) == "a\nb\nc\n"
+    assert git(project, "cat-file", "-p", blobs["2"]) == "a\nmine\nc\n"
+    assert git(project, "cat-file", "-p", blobs["3"]) == "a\nB2\nc\n"
+    assert "both modified" in git(project, "status")
+
+
+def test_unresolved_markers_are_held_then_merged_after_resolution(tmp_path):
+    project = three_releases(tmp_path, {
+        "1.0.0": {"f.txt": "a\nb\nc\nd\ne\n"},
+        "2.0.0": {"f.txt": "a\nB2\nc\nd\ne\n"},
+        "3.0.0": {"f.txt": "a\nB2\nc\nd\nE3\n"},
+    })
+    (project / "f.txt").write_text("a\nmine\nc\nd\ne\n")
+    assert update(project, "--to", "2.0.0")[0] == 4
+    with_markers = (project / "f.txt").read_text()
+    code, doc = update(project, "--to", "3.0.0")
+    assert code == 4
+    assert doc["buckets"]["conflict"][0]["decision"] == "held"
+    assert (project / "f.txt").read_text() == with_markers  # never nested
+    (project / "f.txt").write_text("a\nmine and B2\nc\nd\ne\n")  # resolved against 2.0.0
+    code, doc = update(project)
+    assert code == 0, doc
+    assert doc["buckets"]["merged"] == ["f.txt"]
+    assert (project / "f.txt").read_text() == "a\nmine and B2\nc\nd\nE3\n"
+    assert update(project)[1]["status"] == "up-to-date"
+
+
+def test_verifier_restores_a_file_whose_written_merge_drops_a_line(tmp_path):
+    project_dir = three_releases(tmp_path, {"1.0.0": {"cfg.yml": "a: 1\n"}})
+    project = open_project(project_dir)
+    ours = b"a: 1\nmodel: opus\n"
+    (project_dir / "cfg.yml").write_bytes(ours)
+    dropped = FileAction("cfg.yml", FileClass.SHARED, Bucket.MERGED, Op.WRITE, b"a: 2\n",
+                         sides=(b"a: 1\n", ours, b"a: 2\n"))
+    ctx = RunContext(project, Journal(project_dir / ".tether/journal.jsonl"), "run-1", "update")
+    outcome = execute_plan(ctx, Plan("kit", "1.0.0", "2.0.0", [dropped]))
+    failed = outcome.actions[0]
+    assert failed.bucket is Bucket.FAILED
+    assert "model: opus" in failed.reason
+    assert (project_dir / "cfg.yml").read_bytes() == ours
+    assert (project_dir / ".tether/backup/run-1/cfg.yml").read_bytes() == ours
+
+
+def test_interactive_choices_per_file(tmp_path):
+    from tether.cli.update_cmd import choose_conflicts
+    from tether.flows.update import UpdateRequest, prepare_update
+
+    project = three_releases(tmp_path, {
+        "1.0.0": {"a.txt": "1\n2\n3\n", "b.txt": "1\n2\n3\n", "c.txt": "1\n2\n3\n"},
+        "2.0.0": {"a.txt": "1\nA\n3\n", "b.txt": "1\nB\n3\n", "c.txt": "1\nC\n3\n"},
+    })
+    for name in ("a", "b", "c"):
+        (project / f"{name}.txt").write_text(f"1\nmine {name}\n3\n")
+    prepared = prepare_update(UpdateRequest(project))
+    answers = iter(["d", "m", "t", "k"])  # diff then mine for a; theirs for b; keep mine for all
+    shown: list[str] = []
+    choose_conflicts(prepared, lambda prompt: next(answers), shown.append)
+    decisions = {a.path: a.decision for a in prepared.plan.actions}
+    assert decisions == {"a.txt": "keep-mine", "b.txt": "take-theirs", "c.txt": "keep-mine"}
+    assert any("-mine a" in text and "+A" in text for text in shown)
+
+
+def _pty_session(argv, replies, timeout=60):
+    """Run argv on a pseudo-terminal, answering each (expected prompt, reply) in turn."""
+    import os
+    import pty
+    import select
+    import time
+
+    pid, fd = pty.fork()
+    if pid == 0:  # pragma: no cover - the child
+        os.execvp(argv[0], argv)
+    seen = b""
+    deadline = time.monotonic() + timeout
+    pending = list(replies)
+    while time.monotonic() < deadline:
+        ready, _, _ = select.select([fd], [], [], 0.2)
+        if ready:
+            try:
+                chunk = os.read(fd, 4096)
+            except OSError:
+                break
+            if not chunk:
+                break
+            seen += chunk
+        if pending and pending[0][0].encode() in seen.split(b"\x00")[-1]:
+            prompt, reply = pending.pop(0)
+            seen = seen.replace(prompt.encode(), b"<" + prompt.encode() + b">", 1)
+            os.write(fd, reply.encode() + b"\n")
+    _, status = os.waitpid(pid, 0)
+    return os.waitstatus_to_exitcode(status), seen.decode(errors="replace")
+
+
+def test_prompt_on_a_terminal(tmp_path):
+    project = three_releases(tmp_path, {"1.0.0": {"f.txt": "a\nb\nc\n"}, "2.0.0": {"f.txt": "a\nB2\nc\n"}})
+    (project / "f.txt").write_text("a\nmine\nc\n")
+    code, out = _pty_session(
+        ["tether", "update", "-C", str(project)],
+        [("Apply this update? [y/N]", "y"), ("f.txt: both sides changed", "t")],
+    )
+    assert code == 0, out
+    assert (project / "f.txt").read_text() == "a\nB2\nc\n"
+    assert "take-theirs" in out
