@@ -226,3 +226,39 @@ def test_prompt_on_a_terminal(tmp_path):
     assert code == 0, out
     assert (project / "f.txt").read_text() == "a\nB2\nc\n"
     assert "take-theirs" in out
+
+
+RENAMED_BASE = "".join(f"step {i}: do the thing number {i}\n" for i in range(12))
+
+
+@pytest.mark.parametrize("declared", [True, False])
+def test_rename_carries_adopter_edits(tmp_path, declared):
+    shelf = tmp_path / "rel"
+    make_release(shelf, "1.0.0", {"docs/old-guide.md": RENAMED_BASE, "k.txt": "k\n"})
+    upstream = RENAMED_BASE.replace("step 10: do", "step 10: now do")
+    extra = {"renames": [{"from": "docs/old-guide.md", "to": "guide/new.md"}]} if declared else None
+    make_release(shelf, "2.0.0", {"guide/new.md": upstream, "k.txt": "k\n"}, extra=extra)
+    project = tmp_path / "proj"
+    call("init", "--source", str(shelf), "--version", "1.0.0", str(project))
+    mine = RENAMED_BASE.replace("step 2: do", "step 2: (we skip this) do")
+    (project / "docs/old-guide.md").write_text(mine)
+    code, doc = update(project)
+    assert code == 0, doc
+    assert doc["renames"] == [{"from": "docs/old-guide.md", "to": "guide/new.md", "bucket": "merged"}]
+    text = (project / "guide/new.md").read_text()
+    assert "step 2: (we skip this) do" in text and "step 10: now do" in text
+    assert doc["buckets"]["delete"] == ["docs/old-guide.md"]  # old path: the deletion rules
+    assert (project / "docs/old-guide.md").read_text() == mine
+    human = run_tether("update", "--dry-run", "-C", str(project))
+    assert human.returncode == 0
+
+
+def test_unrelated_new_file_is_not_a_rename(tmp_path):
+    shelf = tmp_path / "rel"
+    make_release(shelf, "1.0.0", {"a.md": RENAMED_BASE})
+    make_release(shelf, "2.0.0", {"b.md": "something else entirely\n"})
+    project = tmp_path / "proj"
+    call("init", "--source", str(shelf), "--version", "1.0.0", str(project))
+    (project / "a.md").write_text(RENAMED_BASE + "mine\n")
+    code, doc = update(project)
+    assert doc["renames"] == [] and doc["buckets"]["add"] == ["b.md"]

@@ -11,6 +11,7 @@ from tether.flows.baseline import Baseline
 from tether.flows.project import Project, Release
 from tether.flows.regions_step import RegionPlan, masked_comparison, region_conflict
 from tether.flows.safety import unsafe_target
+from tether.flows.renames import carry_rename, find_renames
 from tether.flows.structured_step import structured_action
 from tether.fsio import file_mode, sha256_bytes
 from tether.model.manifest import FileClass
@@ -197,6 +198,30 @@ def _held_by_markers(project: Project, baseline: Baseline, rel: str, cls: FileCl
     return FileAction(rel, cls, Bucket.CONFLICT, artifact=record.artifact, reason=reason, decision="held")
 
 
+def _carry(
+    project: Project,
+    baseline: Baseline,
+    latest: Release,
+    old: str,
+    action: FileAction,
+    options: UpdateOptions,
+) -> FileAction:
+    cls = action.cls or FileClass.SHARED
+    mode = action.mode or 0o644
+
+    def merge(base: bytes, ours: bytes, theirs: bytes) -> FileAction:
+        merged = merge_action(project, action.path, cls, base, ours, theirs, mode, options)
+        # Nothing stands at the new path yet, so a conflict left as a patch or a .theirs
+        # copy must still put a file there, or the next update would see it as deleted.
+        if merged.op is Op.PATCH:
+            return replace(merged, op=Op.WRITE, content=theirs)
+        if merged.op is Op.THEIRS:
+            return replace(merged, op=Op.WRITE, content=ours)
+        return merged
+
+    return carry_rename(project, baseline, old, action, merge)
+
+
 def _plan_dropped_path(project: Project, baseline: Baseline, rel: str, options: UpdateOptions) -> FileAction:
     record = baseline.files[rel]
     try:
@@ -222,10 +247,12 @@ def build_plan(
     latest_paths = latest.manifest.managed_paths()
     latest_set = set(latest_paths)
     latest_sentinels = set(latest.manifest.sentinels)
+    renamed_to = {new: old for old, new in find_renames(baseline, latest)}
     for rel in sorted(latest_paths):
-        plan.actions.append(
-            _plan_latest_path(project, baseline, latest, rel, options, regions, plan.structured)
-        )
+        action = _plan_latest_path(project, baseline, latest, rel, options, regions, plan.structured)
+        if rel in renamed_to:
+            action = _carry(project, baseline, latest, renamed_to[rel], action, options)
+        plan.actions.append(action)
     for rel in sorted(baseline.files):
         if rel in latest_set or rel in latest_sentinels or rel in baseline.sentinels:
             continue

@@ -135,6 +135,10 @@ class UpdateReport:
             "branch": self.branch,
             "dirty": self.dirty,
             "structured": self.structured,
+            "renames": [
+                {"from": a.rename_from, "to": a.path, "bucket": a.bucket.value}
+                for a in self.actions if a.rename_from
+            ],
         }
 
 

@@ -109,6 +109,10 @@ def render_plan_summary(report: UpdateReport) -> str:
         [_conflict_line(a) for a in conflicts],
     )
     lines += _listing(
+        "Renamed upstream (your edits carried to the new path)",
+        [f"{a.rename_from} → {a.path} ({a.bucket.value})" for a in report.actions if a.rename_from],
+    )
+    lines += _listing(
         "Delete? (run with --delete-removed to remove the unmodified ones)",
         [a.path + (f" ({a.reason})" if a.reason else "") for a in report.bucket(Bucket.DELETE)],
     )
