@@ -31,6 +31,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
         "field-aware merge of one JSON, YAML or TOML file",
     ),
     "verify": ("tether.cli.verify_cmd", "check that a merged file kept the adopter's lines"),
+    "merge-driver": ("tether.cli.merge_driver_cmd", "git merge driver: field-aware or line merge"),
     "region-compare": (
         "tether.cli.region_compare_cmd",
         "compare a region file's three sides with the region body masked",
