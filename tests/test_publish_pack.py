@@ -12,7 +12,7 @@ import pytest
 
 from builders import call, write_files
 from tether.cli import main as cli_main
-from tether.flows.publish import expected_digest, verify_tarball_checksum
+from tether.checksums import expected_digest, verify_tarball_checksum
 from tether.sources import open_source
 
 GIT_ENV = {

@@ -82,6 +82,13 @@ class LocalTarballSource:
         return Path(found)
 
     def _extract(self, tarball: Path, dest: Path) -> None:
+        from tether.checksums import verify_tarball_checksum
+
+        if verify_tarball_checksum(tarball) is False:
+            raise TetherError(
+                f"{tarball}: does not match the sha256 published beside it "
+                f"({tarball.name}.sha256); refusing to install it"
+            )
         extract_tar_safely(tarball, dest, self.max_entry_bytes, label=str(tarball))
 
 
@@ -124,10 +131,28 @@ class UrlTarballSource:
                 download = work / "download"
                 missing = f"version {wanted} not found in {self.spec}"
                 fetch_url(url, download, missing=missing)
+                _check_published_digest(url, download, work)
                 extract_tar_safely(download, dest, self.max_entry_bytes, label=url)
 
             tree = self.cache.build(wanted, fill)
         return ReleaseTree(version=wanted, root=tree, source=self.spec)
+
+
+def _check_published_digest(url: str, download: Path, work: Path) -> None:
+    """Verify against ``<url>.sha256`` when the server publishes one."""
+    from tether.checksums import expected_digest
+    from tether.fsio import sha256_file
+
+    side = work / "download.sha256"
+    try:
+        fetch_url(url + ".sha256", side, missing="no checksum")
+    except TetherError:
+        return  # none published
+    expected = expected_digest(side.read_text(errors="replace"), url.rsplit("/", 1)[-1])
+    if expected is None or expected.lower() != sha256_file(download):
+        raise TetherError(
+            f"{url}: does not match the sha256 published beside it; refusing to install it"
+        )
 
 
 def fetch_url(url: str, out: Path, *, missing: str) -> None:
