@@ -59,7 +59,9 @@ def tree_digest(root: Path) -> dict[str, bytes]:
     return out
 
 
-def run_tether(*args: str, cwd: Path | None = None, input: str | None = None) -> subprocess.CompletedProcess[str]:
+def run_tether(
+    *args: str, cwd: Path | None = None, input: str | None = None
+) -> subprocess.CompletedProcess[str]:
     """The real console script in a real process."""
     return subprocess.run(
         ["tether", *args], cwd=cwd, capture_output=True, text=True, input=input, timeout=120
@@ -72,7 +74,13 @@ def call(*args: str) -> int:
 
 
 def git(repo: Path, *args: str) -> str:
-    env = {**os.environ, "GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@example.com",
-           "GIT_COMMITTER_NAME": "t", "GIT_COMMITTER_EMAIL": "t@example.com"}
-    return subprocess.run(["git", *args], cwd=repo, check=True, capture_output=True, text=True,
-                          env=env).stdout
+    env = {
+        **os.environ,
+        "GIT_AUTHOR_NAME": "t",
+        "GIT_AUTHOR_EMAIL": "t@example.com",
+        "GIT_COMMITTER_NAME": "t",
+        "GIT_COMMITTER_EMAIL": "t@example.com",
+    }
+    return subprocess.run(
+        ["git", *args], cwd=repo, check=True, capture_output=True, text=True, env=env
+    ).stdout

@@ -9,8 +9,8 @@ import time
 from pathlib import Path
 
 import pytest
-from builders import call, make_release, run_tether, tree_digest
 
+from builders import call, make_release, run_tether, tree_digest
 from tether.state import crashpoint
 from tether.state.journal import read_records
 
@@ -55,13 +55,20 @@ def every_bucket_fixture(tmp_path: Path) -> Path:
 UPDATE = ("update", "--yes", "--json", "--delete-removed", "--conflict", "markers")
 
 
-def run_update(project: Path, crash: str | None = None, *extra: str) -> subprocess.CompletedProcess[str]:
+def run_update(
+    project: Path, crash: str | None = None, *extra: str
+) -> subprocess.CompletedProcess[str]:
     env = dict(os.environ)
     env.pop(crashpoint.ENV_VAR, None)
     if crash:
         env[crashpoint.ENV_VAR] = crash
-    return subprocess.run(["tether", *UPDATE, *extra, "-C", str(project)], capture_output=True, text=True,
-                          env=env, timeout=120)
+    return subprocess.run(
+        ["tether", *UPDATE, *extra, "-C", str(project)],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=120,
+    )
 
 
 def user_tree(project: Path) -> dict[str, bytes]:
@@ -98,8 +105,17 @@ def reference(tmp_path_factory):
     assert result.returncode == 4, result.stderr
     doc = json.loads(result.stdout)
     buckets = {name for name, entries in doc["buckets"].items() if entries}
-    assert buckets >= {"add", "removed", "overwrite", "update", "merged", "skip", "conflict",
-                       "delete", "deleted"}
+    assert buckets >= {
+        "add",
+        "removed",
+        "overwrite",
+        "update",
+        "merged",
+        "skip",
+        "conflict",
+        "delete",
+        "deleted",
+    }
     records = read_records(project / ".tether/journal.jsonl")
     return pristine, normalised(user_tree(project)), crashpoint.points(records)
 
@@ -107,8 +123,15 @@ def reference(tmp_path_factory):
 def test_crash_points_come_from_the_journal(reference):
     _, _, points = reference
     steps = {p.split(":")[0] for p in points}
-    assert {"run-started", "file-backed-up", "file-written", "file-deleted", "finalize-started",
-            "state-written", "run-complete"} <= steps
+    assert {
+        "run-started",
+        "file-backed-up",
+        "file-written",
+        "file-deleted",
+        "finalize-started",
+        "state-written",
+        "run-complete",
+    } <= steps
     assert len(points) >= 15
 
 
@@ -159,9 +182,15 @@ def wait_for_records(journal: Path, step: str, at_least: int, proc: subprocess.P
 def test_kill_9_mid_run_then_rerun(tmp_path):
     project = big_fixture(tmp_path)
     journal = project / ".tether/journal.jsonl"
-    proc = subprocess.Popen(["tether", "update", "--yes", "-C", str(project)],
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    assert wait_for_records(journal, "file-written", 50, proc), "update ended before it could be killed"
+    proc = subprocess.Popen(
+        ["tether", "update", "--yes", "-C", str(project)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    assert wait_for_records(journal, "file-written", 50, proc), (
+        "update ended before it could be killed"
+    )
     proc.kill()
     proc.wait()
     state = json.loads((project / ".tether/state.json").read_text())
@@ -180,8 +209,12 @@ def test_kill_9_mid_run_then_rerun(tmp_path):
 def test_second_concurrent_update_gets_the_lock_error(tmp_path):
     project = big_fixture(tmp_path)
     journal = project / ".tether/journal.jsonl"
-    first = subprocess.Popen(["tether", "update", "--yes", "-C", str(project)],
-                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    first = subprocess.Popen(
+        ["tether", "update", "--yes", "-C", str(project)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     assert wait_for_records(journal, "run-started", 1, first)
     second = run_tether("update", "--yes", "-C", str(project))
     assert first.wait(timeout=120) == 0
@@ -223,8 +256,12 @@ def test_sigterm_stops_after_the_current_file_and_rerun_finishes(tmp_path):
 
     project = big_fixture(tmp_path)
     journal = project / ".tether/journal.jsonl"
-    proc = subprocess.Popen(["tether", "update", "--yes", "-C", str(project)],
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    proc = subprocess.Popen(
+        ["tether", "update", "--yes", "-C", str(project)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     assert wait_for_records(journal, "file-written", 20, proc), "update ended before the signal"
     proc.send_signal(signal.SIGTERM)
     out, err = proc.communicate(timeout=60)

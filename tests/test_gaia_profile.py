@@ -10,7 +10,11 @@ FILES = {
     "agents/auditor.md": "auditor v1\n",
     ".gaia/scripts/gen.sh": "#!/bin/sh\n",
 }
-CLASSES = {"wiki/index.md": "wiki-owned", "agents/auditor.md": "shared", ".gaia/scripts/gen.sh": "owned"}
+CLASSES = {
+    "wiki/index.md": "wiki-owned",
+    "agents/auditor.md": "shared",
+    ".gaia/scripts/gen.sh": "owned",
+}
 SENTINELS = {"wiki/hot.md": "hot\n", "wiki/log.md": "log\n", "CHANGELOG.md": "# c\n"}
 
 
@@ -24,7 +28,12 @@ def test_init_with_gaia_profile_writes_gaia_markers(tmp_path):
     shelf = tmp_path / "rel"
     gaia_release(shelf, "2.0.0")
     project = tmp_path / "proj"
-    assert call("init", "--profile", "gaia", "--source", str(shelf), "--version", "2.0.0", str(project)) == 0
+    assert (
+        call(
+            "init", "--profile", "gaia", "--source", str(shelf), "--version", "2.0.0", str(project)
+        )
+        == 0
+    )
     assert (project / ".gaia/VERSION").read_text() == "2.0.0\n"
     manifest = json.loads((project / ".gaia/manifest.json").read_text())
     assert manifest["files"]["wiki/index.md"] == "wiki-owned"
@@ -41,7 +50,13 @@ def test_status_of_gaia_project_tether_did_not_install(tmp_path):
     root = gaia_release(shelf, "2.0.0")
     project = tmp_path / "proj"
     write_files(project, {p: (root / p).read_bytes() for p in FILES})
-    write_files(project, {".gaia/VERSION": "2.0.0\n", ".gaia/manifest.json": (root / ".gaia/manifest.json").read_bytes()})
+    write_files(
+        project,
+        {
+            ".gaia/VERSION": "2.0.0\n",
+            ".gaia/manifest.json": (root / ".gaia/manifest.json").read_bytes(),
+        },
+    )
     write_files(project, {"wiki/hot.md": "my hot list\n", "agents/auditor.md": "auditor mine\n"})
     result = run_tether("status", "--json", "--source", str(shelf), str(project))
     assert result.returncode == 0, result.stderr
@@ -72,7 +87,12 @@ def test_uncommitted_gaia_update_is_reported_not_up_to_date(tmp_path):
     project = tmp_path / "proj"
     project.mkdir()
     git(project, "init", "-q")
-    assert call("init", "--profile", "gaia", "--source", str(shelf), "--version", "2.0.0", str(project)) == 0
+    assert (
+        call(
+            "init", "--profile", "gaia", "--source", str(shelf), "--version", "2.0.0", str(project)
+        )
+        == 0
+    )
     git(project, "add", "-A")
     git(project, "commit", "-qm", "install")
     result = run_tether("update", "--yes", "-C", str(project))

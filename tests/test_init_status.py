@@ -3,9 +3,14 @@ import os
 import stat
 
 import pytest
+
 from builders import call, make_release, run_tether, tree_digest, write_files
 
-V1 = {"docs/guide.md": "guide v1\n", "bin/lint.sh": "#!/bin/sh\necho lint\n", "cfg/app.yml": "a: 1\n"}
+V1 = {
+    "docs/guide.md": "guide v1\n",
+    "bin/lint.sh": "#!/bin/sh\necho lint\n",
+    "cfg/app.yml": "a: 1\n",
+}
 CLASSES = {"bin/lint.sh": "owned"}
 
 
@@ -34,7 +39,9 @@ def test_init_into_empty_dir_copies_files_and_records_state(tmp_path, shelf):
 def test_init_records_identical_and_customised_files(tmp_path, shelf):
     project = tmp_path / "proj"
     write_files(project, {"docs/guide.md": "my guide\n", "cfg/app.yml": "a: 1\n", "mine.txt": "x"})
-    result = run_tether("init", "--source", str(shelf), "--version", "1.0.0", "--json", str(project))
+    result = run_tether(
+        "init", "--source", str(shelf), "--version", "1.0.0", "--json", str(project)
+    )
     assert result.returncode == 0, result.stderr
     report = json.loads(result.stdout)
     assert report["customised"] == ["docs/guide.md"]
@@ -109,7 +116,10 @@ def test_init_bad_input_writes_nothing(tmp_path, shelf, args, message):
 
 def test_init_with_malformed_manifest_writes_nothing(tmp_path):
     shelf = tmp_path / "releases"
-    write_files(shelf / "1.0.0", {"a.md": "x", ".tether/manifest.json": '{"schema":1,"files":{"../a":"owned"}}'})
+    write_files(
+        shelf / "1.0.0",
+        {"a.md": "x", ".tether/manifest.json": '{"schema":1,"files":{"../a":"owned"}}'},
+    )
     project = tmp_path / "proj"
     project.mkdir()
     result = run_tether("init", "--source", str(shelf), "--version", "1.0.0", str(project))

@@ -54,13 +54,19 @@ def test_keeps_unknown_top_level_keys():
 
 
 def test_sentinels_are_not_managed():
-    m = parse_manifest(native({"a.md": "owned", "CHANGELOG.md": "owned"}, sentinels=["CHANGELOG.md"]), "m")
+    m = parse_manifest(
+        native({"a.md": "owned", "CHANGELOG.md": "owned"}, sentinels=["CHANGELOG.md"]), "m"
+    )
     assert m.managed_paths() == ["a.md"]
 
 
 def test_gaia_shape():
-    data = {"version": "2.1.0", "generated": "x", "files": {"a.md": "wiki-owned", "b.sh": "owned"},
-            "regions": [{"id": "r"}]}
+    data = {
+        "version": "2.1.0",
+        "generated": "x",
+        "files": {"a.md": "wiki-owned", "b.sh": "owned"},
+        "regions": [{"id": "r"}],
+    }
     m = parse_manifest(data, ".gaia/manifest.json", ManifestFormat.GAIA)
     assert m.version == "2.1.0"
     assert m.files["a.md"].is_shared

@@ -4,8 +4,7 @@ import json
 
 from builders import git
 
-PKG = {"name": "app", "version": "1.0.0",
-       "dependencies": {"alpha": "^1.0.0", "beta": "^1.0.0"}}
+PKG = {"name": "app", "version": "1.0.0", "dependencies": {"alpha": "^1.0.0", "beta": "^1.0.0"}}
 
 
 def write_pkg(repo, **deps):
@@ -19,7 +18,12 @@ def setup_repo(tmp_path, with_driver):
     repo.mkdir(parents=True)
     git(repo, "init", "-q", "-b", "main")
     if with_driver:
-        git(repo, "config", "merge.tether.driver", "tether merge-driver --preset npm-package %O %A %B %P")
+        git(
+            repo,
+            "config",
+            "merge.tether.driver",
+            "tether merge-driver --preset npm-package %O %A %B %P",
+        )
         (repo / ".gitattributes").write_text("package.json merge=tether\n")
     write_pkg(repo)
     git(repo, "add", "-A")
@@ -37,10 +41,20 @@ def merge(repo, branch="upstream"):
     import os
     import subprocess
 
-    env = {**os.environ, "GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@example.com",
-           "GIT_COMMITTER_NAME": "t", "GIT_COMMITTER_EMAIL": "t@example.com"}
-    return subprocess.run(["git", "merge", "-q", "--no-edit", branch], cwd=repo,
-                          capture_output=True, text=True, env=env)
+    env = {
+        **os.environ,
+        "GIT_AUTHOR_NAME": "t",
+        "GIT_AUTHOR_EMAIL": "t@example.com",
+        "GIT_COMMITTER_NAME": "t",
+        "GIT_COMMITTER_EMAIL": "t@example.com",
+    }
+    return subprocess.run(
+        ["git", "merge", "-q", "--no-edit", branch],
+        cwd=repo,
+        capture_output=True,
+        text=True,
+        env=env,
+    )
 
 
 def test_adjacent_dependency_bumps_merge_by_key(tmp_path):

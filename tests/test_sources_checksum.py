@@ -3,8 +3,8 @@
 import hashlib
 
 import pytest
-from helpers_sources import release_tar, serve_directory
 
+from helpers_sources import release_tar, serve_directory
 from tether.errors import TetherError
 from tether.sources import open_source
 

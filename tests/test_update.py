@@ -3,6 +3,7 @@ import os
 from pathlib import Path
 
 import pytest
+
 from builders import call, make_release, run_tether, tree_digest, write_files
 
 P = "docs/file.txt"
@@ -80,7 +81,9 @@ def test_row_no_upstream_change_keeps_adopter_edit(tmp_path, cls):
     assert (project / P).read_text() == "mine\n"
 
 
-@pytest.mark.parametrize(("cls", "bucket"), [("owned", "overwrite"), ("shared", "update"), ("wiki-owned", "update")])
+@pytest.mark.parametrize(
+    ("cls", "bucket"), [("owned", "overwrite"), ("shared", "update"), ("wiki-owned", "update")]
+)
 def test_row_no_adopter_drift_takes_latest(tmp_path, cls, bucket):
     project = scenario(tmp_path, cls, "v1\n", "v1\n", "v2\n")
     code, doc = update_json(project)
@@ -177,7 +180,7 @@ def test_adopter_owned_and_sentinels_untouched(tmp_path):
     call("init", "--source", str(shelf), "--version", "1.0.0", str(project))
     write_files(project, {"CHANGELOG.md": "my log\n", "mine/notes.md": "n\n", "a.txt.orig": "x"})
     before = {k: v for k, v in tree_digest(project).items() if not k.startswith(".tether")}
-    code, _ = update_json(project)
+    _code, _ = update_json(project)
     after = tree_digest(project)
     for rel in ("CHANGELOG.md", "mine/notes.md", "a.txt.orig"):
         assert after[rel] == before[rel]
@@ -185,8 +188,14 @@ def test_adopter_owned_and_sentinels_untouched(tmp_path):
 
 
 def test_dry_run_writes_nothing(tmp_path):
-    project = scenario(tmp_path, "shared", "a\nb\nc\n", "a\nmine\nc\n", "a\ntheirs\nc\n",
-                       extra_v2={"new.txt": "n\n"})
+    project = scenario(
+        tmp_path,
+        "shared",
+        "a\nb\nc\n",
+        "a\nmine\nc\n",
+        "a\ntheirs\nc\n",
+        extra_v2={"new.txt": "n\n"},
+    )
     before = {k: v for k, v in tree_digest(project).items() if "/cache/" not in k}
     result = run_tether("update", "--dry-run", "-C", str(project))
     assert result.returncode == 0, result.stderr
@@ -227,8 +236,14 @@ def test_refuses_downgrade_and_unknown_version(tmp_path):
 def test_failed_paths_do_not_stop_the_rest_and_state_stays(tmp_path):
     outside = tmp_path / "outside"
     outside.mkdir()
-    project = scenario(tmp_path, "shared", "v1\n", "v1\n", "v2\n",
-                       extra_v2={"linked/x.txt": "x\n", "dir.txt": "d\n"})
+    project = scenario(
+        tmp_path,
+        "shared",
+        "v1\n",
+        "v1\n",
+        "v2\n",
+        extra_v2={"linked/x.txt": "x\n", "dir.txt": "d\n"},
+    )
     os.symlink(outside, project / "linked")
     (project / "dir.txt").mkdir()
     code, doc = update_json(project)
@@ -247,7 +262,9 @@ def test_backup_pruning_keeps_last_five_and_merge_folder_is_kept(tmp_path):
     shelf = tmp_path / "releases"
     versions = [f"1.{i}.0" for i in range(9)]
     for i, v in enumerate(versions):
-        make_release(shelf, v, {"a.txt": f"{i}\n", "c.txt": "a\nb\nc\n" if i == 0 else f"a\nt{i}\nc\n"})
+        make_release(
+            shelf, v, {"a.txt": f"{i}\n", "c.txt": "a\nb\nc\n" if i == 0 else f"a\nt{i}\nc\n"}
+        )
     project = tmp_path / "proj"
     call("init", "--source", str(shelf), "--version", "1.0.0", str(project))
     (project / "c.txt").write_text("a\nmine\nc\n")
@@ -278,8 +295,14 @@ def test_json_report_validates_against_schema(tmp_path):
     import jsonschema
 
     schema = json.loads((Path(__file__).parents[1] / "schemas/update-report.json").read_text())
-    project = scenario(tmp_path, "shared", "a\nb\nc\n", "a\nmine\nc\n", "a\ntheirs\nc\n",
-                       extra_v2={"new.txt": "n\n"})
+    project = scenario(
+        tmp_path,
+        "shared",
+        "a\nb\nc\n",
+        "a\nmine\nc\n",
+        "a\ntheirs\nc\n",
+        extra_v2={"new.txt": "n\n"},
+    )
     _, dry = update_json(project, "--dry-run")
     jsonschema.validate(dry, schema)
     _, applied = update_json(project)

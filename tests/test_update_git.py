@@ -4,8 +4,8 @@ import json
 import os
 
 import pytest
-from builders import call, git, make_release, run_tether
 
+from builders import call, git, make_release, run_tether
 from tether.flows.plan import UpdateOptions
 from tether.flows.preflight import GitOptions
 from tether.flows.update import UpdateRequest, run_update
@@ -35,7 +35,9 @@ CHANGELOG = """# Changelog
 def repo(tmp_path):
     shelf = tmp_path / "rel"
     for i, v in enumerate(["1.0.0", "1.1.0", "1.2.0"]):
-        make_release(shelf, v, {"a.txt": f"a{i}\n", "b.txt": "b\n"}, sentinels={"CHANGELOG.md": CHANGELOG})
+        make_release(
+            shelf, v, {"a.txt": f"a{i}\n", "b.txt": "b\n"}, sentinels={"CHANGELOG.md": CHANGELOG}
+        )
     project = tmp_path / "proj"
     project.mkdir()
     git(project, "init", "-q", "-b", "main")
@@ -101,7 +103,9 @@ def test_dirty_files_the_plan_touches_refuse_unless_allowed(repo):
     assert "uncommitted changes" in result.stderr and "a.txt" in result.stderr
     assert "--allow-dirty" in result.stderr
     assert (repo / "a.txt").read_bytes() == before
-    result = run_tether("update", "--yes", "--no-branch", "--allow-dirty", "--json", "-C", str(repo))
+    result = run_tether(
+        "update", "--yes", "--no-branch", "--allow-dirty", "--json", "-C", str(repo)
+    )
     assert result.returncode in (0, 4), result.stderr
     assert json.loads(result.stdout)["dirty"] == ["a.txt"]
 
@@ -127,4 +131,6 @@ def test_pr_without_gh_says_how(repo, tmp_path):
         report = run_update(UpdateRequest(repo, git=GitOptions(pr=True)))
     finally:
         os.environ["PATH"] = env_path
-    assert any("gh is not installed" in n and "chore: update acme-kit to 1.2.0" in n for n in report.notes)
+    assert any(
+        "gh is not installed" in n and "chore: update acme-kit to 1.2.0" in n for n in report.notes
+    )

@@ -2,12 +2,10 @@
 git's unmerged stages, held markers, and the verifier gate on written files."""
 
 import json
-import subprocess
-from pathlib import Path
 
 import pytest
-from builders import call, git, make_release, run_tether
 
+from builders import call, git, make_release, run_tether
 from tether.flows.apply import RunContext, execute_plan
 from tether.flows.project import open_project
 from tether.model.manifest import FileClass
@@ -34,11 +32,14 @@ def update(project, *args):
 
 
 def test_keep_mine_holds_across_two_updates(tmp_path):
-    project = three_releases(tmp_path, {
-        "1.0.0": {"f.txt": "a\nb\nc\n"},
-        "2.0.0": {"f.txt": "a\nB2\nc\n"},
-        "3.0.0": {"f.txt": "a\nB3\nc\n"},
-    })
+    project = three_releases(
+        tmp_path,
+        {
+            "1.0.0": {"f.txt": "a\nb\nc\n"},
+            "2.0.0": {"f.txt": "a\nB2\nc\n"},
+            "3.0.0": {"f.txt": "a\nB3\nc\n"},
+        },
+    )
     (project / "f.txt").write_text("a\nmine\nc\n")
     code, doc = update(project, "--to", "2.0.0", "--auto", "keep-mine")
     assert code == 0
@@ -46,7 +47,10 @@ def test_keep_mine_holds_across_two_updates(tmp_path):
     assert (project / "f.txt").read_text() == "a\nmine\nc\n"
     assert (project / ".tether/merge/f.txt.theirs").read_text() == "a\nB2\nc\n"
     state = json.loads((project / ".tether/state.json").read_text())
-    assert state["files"]["f.txt"]["sha256"] != __import__("hashlib").sha256(b"a\nmine\nc\n").hexdigest()
+    assert (
+        state["files"]["f.txt"]["sha256"]
+        != __import__("hashlib").sha256(b"a\nmine\nc\n").hexdigest()
+    )
     code, doc = update(project, "--to", "3.0.0", "--auto", "keep-mine")
     assert code == 0
     assert (project / "f.txt").read_text() == "a\nmine\nc\n"  # still mine after the second release
@@ -54,7 +58,9 @@ def test_keep_mine_holds_across_two_updates(tmp_path):
 
 
 def test_take_theirs_writes_latest_and_keeps_a_backup(tmp_path):
-    project = three_releases(tmp_path, {"1.0.0": {"f.txt": "a\nb\nc\n"}, "2.0.0": {"f.txt": "a\nB2\nc\n"}})
+    project = three_releases(
+        tmp_path, {"1.0.0": {"f.txt": "a\nb\nc\n"}, "2.0.0": {"f.txt": "a\nB2\nc\n"}}
+    )
     (project / "f.txt").write_text("a\nmine\nc\n")
     code, doc = update(project, "--auto", "take-theirs")
     assert code == 0
@@ -64,10 +70,13 @@ def test_take_theirs_writes_latest_and_keeps_a_backup(tmp_path):
 
 
 def test_binary_conflict_keeps_mine_and_stores_theirs(tmp_path):
-    project = three_releases(tmp_path, {
-        "1.0.0": {"logo.png": b"\x89PNG\x00base"},
-        "2.0.0": {"logo.png": b"\x89PNG\x00theirs"},
-    })
+    project = three_releases(
+        tmp_path,
+        {
+            "1.0.0": {"logo.png": b"\x89PNG\x00base"},
+            "2.0.0": {"logo.png": b"\x89PNG\x00theirs"},
+        },
+    )
     (project / "logo.png").write_bytes(b"\x89PNG\x00mine")
     code, doc = update(project)
     assert code == 4
@@ -77,19 +86,25 @@ def test_binary_conflict_keeps_mine_and_stores_theirs(tmp_path):
     assert (project / conflict["artifact"]).read_bytes() == b"\x89PNG\x00theirs"
     assert call("check", str(project)) == 3
     # binary changed on one side only still follows the equal-hash rules
-    project2 = three_releases(tmp_path / "b", {
-        "1.0.0": {"logo.png": b"\x89PNG\x00base"},
-        "2.0.0": {"logo.png": b"\x89PNG\x00theirs"},
-    })
+    project2 = three_releases(
+        tmp_path / "b",
+        {
+            "1.0.0": {"logo.png": b"\x89PNG\x00base"},
+            "2.0.0": {"logo.png": b"\x89PNG\x00theirs"},
+        },
+    )
     code, doc = update(project2)
     assert code == 0 and doc["buckets"]["update"] == ["logo.png"]
 
 
 def test_crlf_adopter_against_lf_releases(tmp_path):
-    project = three_releases(tmp_path, {
-        "1.0.0": {"f.txt": BASE},
-        "2.0.0": {"f.txt": BASE.replace("line 6\n", "line 6 upstream\n")},
-    })
+    project = three_releases(
+        tmp_path,
+        {
+            "1.0.0": {"f.txt": BASE},
+            "2.0.0": {"f.txt": BASE.replace("line 6\n", "line 6 upstream\n")},
+        },
+    )
     mine = BASE.replace("line 1\n", "line 1 mine\n").replace("\n", "\r\n")
     (project / "f.txt").write_bytes(mine.encode())
     code, doc = update(project)
@@ -100,19 +115,28 @@ def test_crlf_adopter_against_lf_releases(tmp_path):
 
 
 def test_utf8_bom_is_preserved(tmp_path):
-    project = three_releases(tmp_path, {
-        "1.0.0": {"f.txt": BASE},
-        "2.0.0": {"f.txt": BASE.replace("line 6\n", "line 6 upstream\n")},
-    })
-    (project / "f.txt").write_bytes(b"\xef\xbb\xbf" + BASE.replace("line 1\n", "line 1 mine\n").encode())
+    project = three_releases(
+        tmp_path,
+        {
+            "1.0.0": {"f.txt": BASE},
+            "2.0.0": {"f.txt": BASE.replace("line 6\n", "line 6 upstream\n")},
+        },
+    )
+    (project / "f.txt").write_bytes(
+        b"\xef\xbb\xbf" + BASE.replace("line 1\n", "line 1 mine\n").encode()
+    )
     code, _ = update(project)
     assert code == 0
     data = (project / "f.txt").read_bytes()
-    assert data.startswith(b"\xef\xbb\xbf") and b"line 6 upstream" in data and b"line 1 mine" in data
+    assert (
+        data.startswith(b"\xef\xbb\xbf") and b"line 6 upstream" in data and b"line 1 mine" in data
+    )
 
 
 def test_markers_are_recorded_as_unmerged_stages_in_git(tmp_path):
-    project = three_releases(tmp_path, {"1.0.0": {"f.txt": "a\nb\nc\n"}, "2.0.0": {"f.txt": "a\nB2\nc\n"}})
+    project = three_releases(
+        tmp_path, {"1.0.0": {"f.txt": "a\nb\nc\n"}, "2.0.0": {"f.txt": "a\nB2\nc\n"}}
+    )
     git(project, "init", "-q", "-b", "work")
     git(project, "add", "-A")
     git(project, "commit", "-qm", "install")
@@ -130,11 +154,14 @@ def test_markers_are_recorded_as_unmerged_stages_in_git(tmp_path):
 
 
 def test_unresolved_markers_are_held_then_merged_after_resolution(tmp_path):
-    project = three_releases(tmp_path, {
-        "1.0.0": {"f.txt": "a\nb\nc\nd\ne\n"},
-        "2.0.0": {"f.txt": "a\nB2\nc\nd\ne\n"},
-        "3.0.0": {"f.txt": "a\nB2\nc\nd\nE3\n"},
-    })
+    project = three_releases(
+        tmp_path,
+        {
+            "1.0.0": {"f.txt": "a\nb\nc\nd\ne\n"},
+            "2.0.0": {"f.txt": "a\nB2\nc\nd\ne\n"},
+            "3.0.0": {"f.txt": "a\nB2\nc\nd\nE3\n"},
+        },
+    )
     (project / "f.txt").write_text("a\nmine\nc\nd\ne\n")
     assert update(project, "--to", "2.0.0")[0] == 4
     with_markers = (project / "f.txt").read_text()
@@ -155,8 +182,14 @@ def test_verifier_restores_a_file_whose_written_merge_drops_a_line(tmp_path):
     project = open_project(project_dir)
     ours = b"a: 1\nmodel: opus\n"
     (project_dir / "cfg.yml").write_bytes(ours)
-    dropped = FileAction("cfg.yml", FileClass.SHARED, Bucket.MERGED, Op.WRITE, b"a: 2\n",
-                         sides=(b"a: 1\n", ours, b"a: 2\n"))
+    dropped = FileAction(
+        "cfg.yml",
+        FileClass.SHARED,
+        Bucket.MERGED,
+        Op.WRITE,
+        b"a: 2\n",
+        sides=(b"a: 1\n", ours, b"a: 2\n"),
+    )
     ctx = RunContext(project, Journal(project_dir / ".tether/journal.jsonl"), "run-1", "update")
     outcome = execute_plan(ctx, Plan("kit", "1.0.0", "2.0.0", [dropped]))
     failed = outcome.actions[0]
@@ -170,10 +203,13 @@ def test_interactive_choices_per_file(tmp_path):
     from tether.cli.update_cmd import choose_conflicts
     from tether.flows.update import UpdateRequest, prepare_update
 
-    project = three_releases(tmp_path, {
-        "1.0.0": {"a.txt": "1\n2\n3\n", "b.txt": "1\n2\n3\n", "c.txt": "1\n2\n3\n"},
-        "2.0.0": {"a.txt": "1\nA\n3\n", "b.txt": "1\nB\n3\n", "c.txt": "1\nC\n3\n"},
-    })
+    project = three_releases(
+        tmp_path,
+        {
+            "1.0.0": {"a.txt": "1\n2\n3\n", "b.txt": "1\n2\n3\n", "c.txt": "1\n2\n3\n"},
+            "2.0.0": {"a.txt": "1\nA\n3\n", "b.txt": "1\nB\n3\n", "c.txt": "1\nC\n3\n"},
+        },
+    )
     for name in ("a", "b", "c"):
         (project / f"{name}.txt").write_text(f"1\nmine {name}\n3\n")
     prepared = prepare_update(UpdateRequest(project))
@@ -217,7 +253,9 @@ def _pty_session(argv, replies, timeout=60):
 
 
 def test_prompt_on_a_terminal(tmp_path):
-    project = three_releases(tmp_path, {"1.0.0": {"f.txt": "a\nb\nc\n"}, "2.0.0": {"f.txt": "a\nB2\nc\n"}})
+    project = three_releases(
+        tmp_path, {"1.0.0": {"f.txt": "a\nb\nc\n"}, "2.0.0": {"f.txt": "a\nB2\nc\n"}}
+    )
     (project / "f.txt").write_text("a\nmine\nc\n")
     code, out = _pty_session(
         ["tether", "update", "-C", str(project)],
@@ -244,7 +282,9 @@ def test_rename_carries_adopter_edits(tmp_path, declared):
     (project / "docs/old-guide.md").write_text(mine)
     code, doc = update(project)
     assert code == 0, doc
-    assert doc["renames"] == [{"from": "docs/old-guide.md", "to": "guide/new.md", "bucket": "merged"}]
+    assert doc["renames"] == [
+        {"from": "docs/old-guide.md", "to": "guide/new.md", "bucket": "merged"}
+    ]
     text = (project / "guide/new.md").read_text()
     assert "step 2: (we skip this) do" in text and "step 10: now do" in text
     assert doc["buckets"]["delete"] == ["docs/old-guide.md"]  # old path: the deletion rules
@@ -260,5 +300,5 @@ def test_unrelated_new_file_is_not_a_rename(tmp_path):
     project = tmp_path / "proj"
     call("init", "--source", str(shelf), "--version", "1.0.0", str(project))
     (project / "a.md").write_text(RENAMED_BASE + "mine\n")
-    code, doc = update(project)
+    _code, doc = update(project)
     assert doc["renames"] == [] and doc["buckets"]["add"] == ["b.md"]

@@ -25,11 +25,24 @@ def agent(intro: str, body: str, outro: str = "Be brief.\n") -> str:
 
 
 def regions_release(shelf, version, agent_text, extra=None):
-    files = {"agents/reviewer.md": agent_text, "scripts/gen.sh": GEN, "roster.txt": "default remit\n"}
+    files = {
+        "agents/reviewer.md": agent_text,
+        "scripts/gen.sh": GEN,
+        "roster.txt": "default remit\n",
+    }
     files.update(extra or {})
-    regions = [{"id": "remit", "startMarker": START, "endMarker": END, "paths": ["agents/reviewer.md"],
-                "regenerate": {"interpreter": "bash", "operand": "scripts/gen.sh", "args": []}}]
-    return make_release(shelf, version, files, {"scripts/gen.sh": "owned"}, extra={"regions": regions})
+    regions = [
+        {
+            "id": "remit",
+            "startMarker": START,
+            "endMarker": END,
+            "paths": ["agents/reviewer.md"],
+            "regenerate": {"interpreter": "bash", "operand": "scripts/gen.sh", "args": []},
+        }
+    ]
+    return make_release(
+        shelf, version, files, {"scripts/gen.sh": "owned"}, extra={"regions": regions}
+    )
 
 
 def setup(tmp_path, v2_agent, v2_extra=None):
@@ -52,8 +65,11 @@ def update(project, *args):
 
 
 def test_region_only_divergence_is_a_skip(tmp_path):
-    project = setup(tmp_path, agent("# Reviewer\n", "default remit\n"),
-                    {"other.md": "new file so the release differs\n"})
+    project = setup(
+        tmp_path,
+        agent("# Reviewer\n", "default remit\n"),
+        {"other.md": "new file so the release differs\n"},
+    )
     code, doc = update(project)
     assert code == 0
     assert "agents/reviewer.md" in doc["buckets"]["skip"]
@@ -89,9 +105,9 @@ def test_divergence_outside_region_conflicts_with_a_patch_without_region_body(tm
 
 def test_no_regions_switch_compares_whole_files(tmp_path):
     project = setup(tmp_path, agent("# Reviewer\n", "default remit, v2 wording\n"))
-    code, doc = update(project, "--dry-run")
+    _, doc = update(project, "--dry-run")
     assert "agents/reviewer.md" in doc["buckets"]["skip"]
-    code, doc = update(project, "--dry-run", "--no-regions")
+    _code, doc = update(project, "--dry-run", "--no-regions")
     assert doc["regions"]["disabled"] is True
     assert "agents/reviewer.md" in [c["path"] for c in doc["buckets"]["conflict"]]
     env_run = run_tether("update", "--dry-run", "-C", str(project))

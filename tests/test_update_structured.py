@@ -4,7 +4,10 @@ import json
 
 from builders import call, make_release, run_tether
 
-PKG_V1 = '{\n  "name": "kit",\n  "version": "1.0.0",\n  "devDependencies": {\n    "eslint": "^8.0.0",\n    "vitest": "^1.0.0"\n  }\n}\n'
+PKG_V1 = (
+    '{\n  "name": "kit",\n  "version": "1.0.0",\n  "devDependencies": {\n'
+    '    "eslint": "^8.0.0",\n    "vitest": "^1.0.0"\n  }\n}\n'
+)
 
 
 def pkg_project(tmp_path, v2_text, mine_text, merge=True):

@@ -55,13 +55,15 @@ RELEASES: dict[str, dict[str, str]] = {
         "config/settings.yml": _SETTINGS_V2,
         "bin/lint.sh": "#!/bin/sh\nset -eu\nshellcheck -x bin/*.sh\n",
         "bin/format.sh": "#!/bin/sh\nset -eu\nshfmt -w bin\n",
-        "bin/release.sh": "#!/bin/sh\nset -eu\ngit tag \"v$1\"\n",
+        "bin/release.sh": '#!/bin/sh\nset -eu\ngit tag "v$1"\n',
         "templates/issue.md": "## What happened\n## What you expected\n",
         "package.json": _package("1.1.0", "^1.2.0"),
     },
 }
 CLASSES = {"bin/lint.sh": "owned", "bin/format.sh": "owned", "bin/release.sh": "owned"}
-CHANGELOG = "# Changelog\n\n## [1.1.0]\n### Added\n- bin/release.sh\n\n## [1.0.0]\n- first release\n"
+CHANGELOG = (
+    "# Changelog\n\n## [1.1.0]\n### Added\n- bin/release.sh\n\n## [1.0.0]\n- first release\n"
+)
 
 
 def _write(root: Path, rel: str, text: str) -> None:

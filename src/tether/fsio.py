@@ -3,6 +3,7 @@ outside the state folder goes through here so the rules (fsync, mode kept) live 
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import os
 import stat
@@ -70,10 +71,8 @@ def atomic_write(path: Path, data: bytes, mode: int | None = None) -> None:
         os.chmod(tmp_name, mode)
         os.replace(tmp_name, path)
     except BaseException:
-        try:
+        with contextlib.suppress(FileNotFoundError):
             os.unlink(tmp_name)
-        except FileNotFoundError:
-            pass
         raise
     fsync_dir(path.parent)
 

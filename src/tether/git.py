@@ -163,8 +163,12 @@ def _run_git_bytes(args: Sequence[str], cwd: Path, data: bytes | None = None) ->
     """Run git with binary stdin/stdout; None when git exits non-zero."""
     try:
         result = subprocess.run(
-            ["git", *args], cwd=cwd, env=git_env(), input=data if data is not None else b"",
-            capture_output=True, check=False,
+            ["git", *args],
+            cwd=cwd,
+            env=git_env(),
+            input=data if data is not None else b"",
+            capture_output=True,
+            check=False,
         )
     except FileNotFoundError:
         raise TetherError("git is not installed or not on PATH; install git and retry") from None
@@ -229,8 +233,9 @@ def dirty_paths(repo: Path, paths: Sequence[str]) -> list[str]:
     """Of ``paths`` (relative to ``repo``), those with uncommitted changes (staged or not)."""
     if not paths:
         return []
-    result = run_git(["status", "--porcelain=v1", "-z", "--untracked-files=no", "--", *paths],
-                     cwd=repo)
+    result = run_git(
+        ["status", "--porcelain=v1", "-z", "--untracked-files=no", "--", *paths], cwd=repo
+    )
     dirty = []
     for entry in result.stdout.split("\0"):
         if len(entry) > 3:
@@ -247,10 +252,180 @@ def push_branch(repo: Path, name: str, remote: str = "origin") -> None:
     run_git(["push", "--set-upstream", remote, name], cwd=repo)
 
 
-def run_gh(args: Sequence[str], cwd: Path, *, check: bool = True) -> subprocess.CompletedProcess[str]:
+def run_gh(
+    args: Sequence[str], cwd: Path, *, check: bool = True
+) -> subprocess.CompletedProcess[str]:
     """The GitHub CLI, for pull requests; same error rules as ``run_git``."""
-    result = subprocess.run(["gh", *args], cwd=cwd, env=git_env(), stdin=subprocess.DEVNULL,
-                            capture_output=True, text=True, check=False)
+    result = subprocess.run(
+        ["gh", *args],
+        cwd=cwd,
+        env=git_env(),
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
     if check and result.returncode != 0:
         raise TetherError(f"gh {args[0]} failed: {first_error_line(result.stderr)}")
     return result
+
+
+def worktree_add(repo: Path, dest: Path, branch: str, start: str = "HEAD") -> None:
+    """Add a linked worktree at ``dest`` on a new branch ``branch`` made at ``start``."""
+    run_git(["worktree", "add", "-b", branch, str(dest), start], cwd=repo)
+
+
+def worktree_remove(repo: Path, dest: Path) -> None:
+    """Remove the linked worktree at ``dest`` (its files and git's record of it)."""
+    run_git(["worktree", "remove", "--force", str(dest)], cwd=repo)
+
+
+def delete_branch(repo: Path, name: str) -> None:
+    run_git(["branch", "-D", name], cwd=repo)
+
+
+# --- audit: read-only queries for review scope and content digests -----------------------
+
+
+def merge_base(repo: Path, left: str, right: str = "HEAD") -> str | None:
+    """The best common ancestor of two commits, None when either is unknown or none exists."""
+    result = run_git(["merge-base", "--end-of-options", left, right], cwd=repo, check=False)
+    return result.stdout.strip() or None if result.returncode == 0 else None
+
+
+def fork_point(repo: Path, ref: str) -> str | None:
+    """Where HEAD forked from ``ref``: the reflog-aware fork point, else the merge base."""
+    result = run_git(["merge-base", "--fork-point", ref, "HEAD"], cwd=repo, check=False)
+    if result.returncode == 0 and result.stdout.strip():
+        return result.stdout.strip()
+    return merge_base(repo, ref)
+
+
+def head_commit(repo: Path) -> str | None:
+    """The commit HEAD names, None in a repository without commits."""
+    result = run_git(["rev-parse", "--verify", "--quiet", "HEAD^{commit}"], cwd=repo, check=False)
+    return result.stdout.strip() or None if result.returncode == 0 else None
+
+
+def default_branch(repo: Path) -> str | None:
+    """The branch the project integrates into: origin's HEAD, else a local main or master."""
+    result = run_git(
+        ["symbolic-ref", "--quiet", "--short", "refs/remotes/origin/HEAD"], cwd=repo, check=False
+    )
+    if result.returncode == 0 and result.stdout.strip():
+        return result.stdout.strip()
+    configured = run_git(["config", "--get", "init.defaultBranch"], cwd=repo, check=False)
+    candidates = [configured.stdout.strip()] if configured.returncode == 0 else []
+    for name in [*candidates, "main", "master"]:
+        if name and has_ref(repo, f"refs/heads/{name}"):
+            return name
+    return None
+
+
+def diff_name_status(repo: Path, old: str, new: str) -> list[tuple[str, str]]:
+    """(status letter, path) for every path that differs between two commits.
+
+    Renames are split into a deletion and an addition so the answer never depends on the
+    user's rename-detection settings.
+    """
+    result = run_git(
+        ["diff", "--name-status", "-z", "--no-renames", "--no-ext-diff", old, new, "--"],
+        cwd=repo,
+    )
+    fields = [field for field in result.stdout.split("\0") if field]
+    return [(fields[i][:1], fields[i + 1]) for i in range(0, len(fields) - 1, 2)]
+
+
+def diff_unified_zero(repo: Path, old: str, new: str, paths: Sequence[str]) -> str:
+    """``git diff -U0`` between two commits for ``paths``: hunk headers name touched lines."""
+    if not paths:
+        return ""
+    # quotePath off: file headers carry names verbatim, so they match the paths asked for.
+    options = ["-U0", "--no-renames", "--no-ext-diff", "--no-color"]
+    args = ["-c", "core.quotePath=false", "diff", *options, old, new, "--", *paths]
+    return run_git(args, cwd=repo).stdout
+
+
+def status_changed_paths(repo: Path) -> list[str]:
+    """Paths whose working-tree or index state differs from HEAD, untracked files included."""
+    result = run_git(
+        ["status", "--porcelain=v1", "-z", "--untracked-files=all", "--no-renames"], cwd=repo
+    )
+    return [entry[3:] for entry in result.stdout.split("\0") if len(entry) > 3]
+
+
+def ls_tree_entries(repo: Path, rev: str) -> list[tuple[str, str, str, str]]:
+    """(mode, type, object id, path) for every entry in the tree of ``rev``, recursively."""
+    result = run_git(["ls-tree", "-r", "-z", "--full-tree", rev], cwd=repo)
+    entries = []
+    for record in result.stdout.split("\0"):
+        if not record:
+            continue
+        meta, _, path = record.partition("\t")
+        mode, kind, oid = meta.split(" ")
+        entries.append((mode, kind, oid, path))
+    return entries
+
+
+def read_blobs(repo: Path, oids: Sequence[str]) -> dict[str, bytes]:
+    """The bytes of each blob in ``oids``, read through one ``cat-file --batch`` process."""
+    if not oids:
+        return {}
+    request = "".join(f"{oid}\n" for oid in oids).encode()
+    out = _run_git_bytes(["cat-file", "--batch"], cwd=repo, data=request)
+    if out is None:
+        raise TetherError(f"git cat-file failed in {repo}")
+    blobs: dict[str, bytes] = {}
+    pos = 0
+    while pos < len(out):
+        header_end = out.index(b"\n", pos)
+        header = out[pos:header_end].decode().split(" ")
+        if len(header) != 3:
+            raise TetherError(f"git cat-file could not read {header[0]} in {repo}")
+        oid, size = header[0], header[2]
+        start = header_end + 1
+        blobs[oid] = out[start : start + int(size)]
+        pos = start + int(size) + 1  # the content is followed by one newline
+    return blobs
+
+
+def path_blob_ids(repo: Path, rel: str) -> list[str]:
+    """Object ids of every version of ``rel`` (relative to ``repo``'s top) that a commit on
+    any ref recorded, newest first, each once; empty when git knows none (or no repository).
+
+    Read from ``log --raw`` so one git call lists them all; ``-m`` includes versions that
+    first appeared in a merge commit.
+    """
+    result = run_git(
+        [
+            "--literal-pathspecs",
+            "log",
+            "--all",
+            "-m",
+            "--format=",
+            "--raw",
+            "-z",
+            "--no-abbrev",
+            "--no-renames",
+            "--",
+            rel,
+        ],
+        cwd=repo,
+        check=False,
+    )
+    if result.returncode != 0:
+        return []
+    ids: list[str] = []
+    for entry in result.stdout.split("\0"):
+        if not entry.startswith(":"):
+            continue  # a path; the ":<modes> <old> <new> <status>" record precedes it
+        fields = entry[1:].split()
+        for oid in (fields[3], fields[2]):  # the version a commit wrote, then the one it replaced
+            if oid.strip("0") and oid not in ids:
+                ids.append(oid)
+    return ids
+
+
+def cat_blob(repo: Path, oid: str) -> bytes | None:
+    """The raw bytes of blob ``oid`` in ``repo``, None when it is not there."""
+    return _run_git_bytes(["cat-file", "blob", oid], cwd=repo)

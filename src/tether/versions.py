@@ -29,9 +29,7 @@ class SemVer:
     def _key(self) -> tuple[int, int, int, int, tuple[tuple[int, int, str], ...]]:
         # A release sorts after all of its prereleases; numeric identifiers sort
         # before alphanumeric ones and compare as numbers.
-        pre = tuple(
-            (0, int(p), "") if p.isdigit() else (1, 0, p) for p in self.prerelease
-        )
+        pre = tuple((0, int(p), "") if p.isdigit() else (1, 0, p) for p in self.prerelease)
         return (self.major, self.minor, self.patch, 0 if self.prerelease else 1, pre)
 
     def __lt__(self, other: object) -> bool:

@@ -8,7 +8,9 @@ EXIT_DRIFT = 3
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--check-latest", action="store_true", help="also fail when a newer release exists")
+    parser.add_argument(
+        "--check-latest", action="store_true", help="also fail when a newer release exists"
+    )
     parser.add_argument("--source", metavar="SRC", help="override the recorded source")
     parser.add_argument("--profile", metavar="P", help="native or gaia (default: detected)")
     add_json(parser)

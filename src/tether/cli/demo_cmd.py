@@ -6,7 +6,9 @@ from pathlib import Path
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--dir", metavar="DIR", help="build the demo here (default: a new temp dir)")
+    parser.add_argument(
+        "--dir", metavar="DIR", help="build the demo here (default: a new temp dir)"
+    )
 
 
 def _section(title: str) -> None:

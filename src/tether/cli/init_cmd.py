@@ -8,8 +8,13 @@ from tether.cli.common import add_json, print_json
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--source", required=True, metavar="SRC", help="where releases come from")
-    parser.add_argument("--version", required=True, dest="release_version", metavar="V",
-                        help="the release to install")
+    parser.add_argument(
+        "--version",
+        required=True,
+        dest="release_version",
+        metavar="V",
+        help="the release to install",
+    )
     parser.add_argument("--profile", metavar="P", help="native or gaia (default: detected)")
     parser.add_argument("--force", action="store_true", help="reinstall over an existing install")
     add_json(parser)
@@ -20,7 +25,9 @@ def run(args: argparse.Namespace) -> int:
     from tether.flows.install import install_release
     from tether.report.human import render_init
 
-    report = install_release(Path(args.dir), args.source, args.release_version, args.profile, args.force)
+    report = install_release(
+        Path(args.dir), args.source, args.release_version, args.profile, args.force
+    )
     if args.json:
         print_json(report.to_json())
     else:

@@ -24,7 +24,10 @@ COMMANDS: dict[str, tuple[str, str]] = {
         "tether.cli.changelog_cmd",
         "show release notes and follow-ups between two versions",
     ),
-    "manifest": ("tether.cli.manifest_cmd", "build the release manifest from tether.toml (publishers)"),
+    "manifest": (
+        "tether.cli.manifest_cmd",
+        "build the release manifest from tether.toml (publishers)",
+    ),
     "release": ("tether.cli.release_cmd", "pack a reproducible release tarball and its .sha256"),
     "merge-fields": (
         "tether.cli.merge_fields_cmd",
@@ -49,7 +52,9 @@ def _chosen_command(argv: Sequence[str]) -> str | None:
 def build_parser(argv: Sequence[str]) -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="tether",
-        description="Keep a project in step with its upstream release without losing local changes.",
+        description=(
+            "Keep a project in step with its upstream release without losing local changes."
+        ),
     )
     parser.add_argument("--version", action="version", version=f"tether {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")

@@ -49,7 +49,9 @@ def rule_for_path(root: Path, rel: str) -> dict[str, Any] | None:
     return None
 
 
-def _structured(rel: str, spec: dict[str, Any], base: bytes, ours: bytes, theirs: bytes) -> bytes | None:
+def _structured(
+    rel: str, spec: dict[str, Any], base: bytes, ours: bytes, theirs: bytes
+) -> bytes | None:
     """The key-by-key result when it is clean; None to fall back to the line merge."""
     from tether.engine.structured import merge_structured, rules_for
 

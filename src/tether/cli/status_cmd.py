@@ -6,7 +6,9 @@ from tether.cli.common import add_json, add_project_dir, print_json, project_dir
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--check-latest", action="store_true", help="ask the source for its newest version")
+    parser.add_argument(
+        "--check-latest", action="store_true", help="ask the source for its newest version"
+    )
     parser.add_argument("--source", metavar="SRC", help="override the recorded source")
     parser.add_argument("--profile", metavar="P", help="native or gaia (default: detected)")
     add_json(parser)

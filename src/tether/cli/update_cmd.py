@@ -18,24 +18,48 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--profile", metavar="P", help="native or gaia (default: detected)")
     parser.add_argument("--dry-run", action="store_true", help="show the plan, write nothing")
     parser.add_argument("--yes", "-y", action="store_true", help="apply without asking")
-    parser.add_argument("--conflict", choices=("markers", "patch"),
-                        help="how to leave a conflict (default: the profile's)")
-    parser.add_argument("--auto", choices=("keep-mine", "take-theirs"),
-                        help="settle every conflict this way")
-    parser.add_argument("--delete-removed", action="store_true",
-                        help="remove files dropped upstream that you never changed (backed up)")
-    parser.add_argument("--allow-dirty", action="store_true",
-                        help="proceed although files the update changes have uncommitted edits")
+    parser.add_argument(
+        "--conflict",
+        choices=("markers", "patch"),
+        help="how to leave a conflict (default: the profile's)",
+    )
+    parser.add_argument(
+        "--auto", choices=("keep-mine", "take-theirs"), help="settle every conflict this way"
+    )
+    parser.add_argument(
+        "--delete-removed",
+        action="store_true",
+        help="remove files dropped upstream that you never changed (backed up)",
+    )
+    parser.add_argument(
+        "--allow-dirty",
+        action="store_true",
+        help="proceed although files the update changes have uncommitted edits",
+    )
     branch = parser.add_mutually_exclusive_group()
-    branch.add_argument("--branch", metavar="NAME", help="switch to this new branch before applying")
-    branch.add_argument("--no-branch", action="store_true",
-                        help="apply on the current branch even when it is main or master")
-    parser.add_argument("--pr", action="store_true",
-                        help="push the branch and open or update a pull request (needs gh)")
-    parser.add_argument("--no-regions", action="store_true",
-                        help="ignore generated-region declarations for this run")
-    parser.add_argument("--abandon", action="store_true",
-                        help="undo an interrupted update, restoring its files from the backup")
+    branch.add_argument(
+        "--branch", metavar="NAME", help="switch to this new branch before applying"
+    )
+    branch.add_argument(
+        "--no-branch",
+        action="store_true",
+        help="apply on the current branch even when it is main or master",
+    )
+    parser.add_argument(
+        "--pr",
+        action="store_true",
+        help="push the branch and open or update a pull request (needs gh)",
+    )
+    parser.add_argument(
+        "--no-regions",
+        action="store_true",
+        help="ignore generated-region declarations for this run",
+    )
+    parser.add_argument(
+        "--abandon",
+        action="store_true",
+        help="undo an interrupted update, restoring its files from the backup",
+    )
     add_json(parser)
     add_project_dir(parser)
 
@@ -71,7 +95,11 @@ def choose_conflicts(
             answer = ask(f"{action.path}: both sides changed the same lines. {_CHOICES}? ").strip()
             if answer == "d":
                 assert action.sides is not None
-                show(unified_patch(action.path, action.sides[1], action.sides[2]).decode(errors="replace"))
+                show(
+                    unified_patch(action.path, action.sides[1], action.sides[2]).decode(
+                        errors="replace"
+                    )
+                )
             elif answer in ("k", "a"):
                 for_all = choice = "keep-mine" if answer == "k" else "take-theirs"
             elif answer in ("m", "t", "w"):
@@ -124,12 +152,14 @@ def run(args: argparse.Namespace) -> int:
             raise TetherError(
                 "not running on a terminal: pass --yes to apply the update (nothing was written)"
             )
-        if args.yes:
-            confirm: Callable[[PreparedUpdate], bool] = lambda p: True
-        elif args.auto:
-            confirm = lambda p: _ask(p, args.json)  # noqa: E731
-        else:
-            confirm = lambda p: _ask_conflicts(p, args.json)  # noqa: E731
+
+        def confirm(prepared: PreparedUpdate) -> bool:
+            if args.yes:
+                return True
+            if args.auto:
+                return _ask(prepared, args.json)
+            return _ask_conflicts(prepared, args.json)
+
         report = run_update(request, confirm)
     if args.json:
         print_json(report.to_json())

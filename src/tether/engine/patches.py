@@ -30,6 +30,11 @@ def whole_file_markers(base: bytes, ours: bytes, theirs: bytes) -> bytes:
         return data if not data or data.endswith(b"\n") else data + b"\n"
 
     return (
-        b"<<<<<<< ours\n" + block(ours) + b"||||||| base\n" + block(base) + b"=======\n"
-        + block(theirs) + b">>>>>>> theirs\n"
+        b"<<<<<<< ours\n"
+        + block(ours)
+        + b"||||||| base\n"
+        + block(base)
+        + b"=======\n"
+        + block(theirs)
+        + b">>>>>>> theirs\n"
     )

@@ -24,7 +24,9 @@ def structured_problem(path: str, data: bytes) -> str | None:
     return None
 
 
-def merge_breaks_syntax(path: str, base: bytes, ours: bytes, theirs: bytes, merged: bytes) -> str | None:
+def merge_breaks_syntax(
+    path: str, base: bytes, ours: bytes, theirs: bytes, merged: bytes
+) -> str | None:
     """The merged text's problem when all three inputs were valid documents; else None."""
     if any(structured_problem(path, side) for side in (base, ours, theirs)):
         return None

@@ -74,7 +74,7 @@ class RunContext:
     run_id: str
     command: str
     resume: ResumeInfo = field(default_factory=ResumeInfo)
-    _git_top: Path | None | bool = False  # False: not looked up yet
+    _git_top: Path | bool | None = False  # False: not looked up yet
 
     @property
     def git_top(self) -> Path | None:
@@ -134,7 +134,9 @@ def _backup(ctx: RunContext, rel: str, outcome: ApplyOutcome) -> None:
     target = ctx.backup_dir / rel
     if first is None and target.is_file() and sha256_file(target) == digest:
         # Backed up just before a crash that came before its journal record.
-        ctx.journal.file_backed_up(ctx.run_id, rel, str(target.relative_to(ctx.project.root)), digest)
+        ctx.journal.file_backed_up(
+            ctx.run_id, rel, str(target.relative_to(ctx.project.root)), digest
+        )
         ctx.resume.backed_up.setdefault(rel, digest)
         return
     if first is not None or target.exists():
@@ -201,12 +203,16 @@ def _record_unmerged(ctx: RunContext, action: FileAction, outcome: ApplyOutcome)
     try:
         git.record_unmerged(top, rel, [(1, base or None, mode), (2, ours, mode), (3, theirs, mode)])
     except TetherError as error:
-        outcome.notes.append(f"{action.path}: could not record the conflict in git's index ({error})")
+        outcome.notes.append(
+            f"{action.path}: could not record the conflict in git's index ({error})"
+        )
 
 
 def _has_artifact(action: FileAction) -> bool:
-    return bool(action.artifact) and action.artifact != action.path and (
-        action.artifact_content is not None
+    return (
+        bool(action.artifact)
+        and action.artifact != action.path
+        and (action.artifact_content is not None)
     )
 
 
@@ -302,9 +308,7 @@ def _conflict_records(
     return records
 
 
-def finalize(
-    ctx: RunContext, baseline: Baseline, latest: Release, outcome: ApplyOutcome
-) -> None:
+def finalize(ctx: RunContext, baseline: Baseline, latest: Release, outcome: ApplyOutcome) -> None:
     """Record L as the new baseline. The version is written last, so an interrupted
     run is resumed by running the same command again."""
     project = ctx.project

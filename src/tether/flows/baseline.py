@@ -50,7 +50,9 @@ class Baseline:
                 except (json.JSONDecodeError, UnicodeDecodeError):
                     data = None
                 if data is not None:
-                    self._manifest = parse_manifest(data, origin, self.project.profile.manifest_format)
+                    self._manifest = parse_manifest(
+                        data, origin, self.project.profile.manifest_format
+                    )
             if self._manifest is None:
                 self._manifest = self.release().manifest
         return self._manifest
@@ -89,12 +91,14 @@ def load_baseline(project: Project, source_override: str | None = None) -> Basel
         raise TetherError(f"{project.root}: no installed release recorded; run 'tether init' first")
     if not source_override:
         raise TetherError(
-            f"{project.path(project.profile.version_file or '')}: release {version} was not installed "
-            "by tether; pass --source so its baseline can be fetched"
+            f"{project.path(project.profile.version_file or '')}: release {version} was not "
+            "installed by tether; pass --source so its baseline can be fetched"
         )
     release = fetch_release(project, source_override, version)
     files = {
-        rel: FileRecord(release.manifest.files[rel], sha256_bytes(release.file_path(rel).read_bytes()))
+        rel: FileRecord(
+            release.manifest.files[rel], sha256_bytes(release.file_path(rel).read_bytes())
+        )
         for rel in release.manifest.managed_paths()
     }
     return Baseline(

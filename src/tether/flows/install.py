@@ -63,10 +63,14 @@ def _classify_targets(project: Project, release: Release) -> dict[str, bytes | N
         if target.is_symlink():
             raise TetherError(f"{target}: is a symbolic link; tether does not write through links")
         if target.is_dir():
-            raise TetherError(f"{target}: is a directory, but release {release.version} ships a file there")
+            raise TetherError(
+                f"{target}: is a directory, but release {release.version} ships a file there"
+            )
         for parent in Path(rel).parents:
             if str(parent) != "." and project.path(str(parent)).is_file():
-                raise TetherError(f"{project.path(str(parent))}: is a file, but {rel} needs it to be a folder")
+                raise TetherError(
+                    f"{project.path(str(parent))}: is a file, but {rel} needs it to be a folder"
+                )
         try:
             current[rel] = target.read_bytes()
         except FileNotFoundError:
@@ -91,7 +95,10 @@ def install_release(
     project = Project(root, profile_for_new_install(root, profile_name))
     existing = _existing_install(project)
     if existing and not force:
-        raise TetherError(f"{existing}: a release is already installed here; use 'tether update', or --force to reinstall")
+        raise TetherError(
+            f"{existing}: a release is already installed here; use 'tether update', "
+            "or --force to reinstall"
+        )
     source = absolute_source(source)
     created_cache = _first_missing_ancestor(project.root / project.profile.cache_dir)
     try:
@@ -105,7 +112,9 @@ def install_release(
     return _write_install(project, release, current)
 
 
-def _write_install(project: Project, release: Release, current: dict[str, bytes | None]) -> InitReport:
+def _write_install(
+    project: Project, release: Release, current: dict[str, bytes | None]
+) -> InitReport:
     manifest = release.manifest
     report = InitReport(project.profile.name, manifest.name, release.source, release.version)
     files: dict[str, FileRecord] = {}
@@ -167,4 +176,3 @@ def write_version_markers(project: Project, release: Release) -> None:
     atomic_write(project.path(project.profile.manifest_path), release.manifest_bytes)
     if project.profile.version_file:
         atomic_write(project.path(project.profile.version_file), f"{release.version}\n".encode())
-

@@ -10,8 +10,8 @@ from tether.engine.syntaxcheck import merge_breaks_syntax
 from tether.flows.baseline import Baseline
 from tether.flows.project import Project, Release
 from tether.flows.regions_step import RegionPlan, masked_comparison, region_conflict
-from tether.flows.safety import unsafe_target
 from tether.flows.renames import carry_rename, find_renames
+from tether.flows.safety import unsafe_target
 from tether.flows.structured_step import structured_action
 from tether.fsio import file_mode, sha256_bytes
 from tether.model.manifest import FileClass
@@ -69,13 +69,23 @@ def settle_conflict(
     if choice == "keep-mine" or merged is None:
         artifact = artifact_path(project, rel, ".theirs")
         return FileAction(
-            rel, cls, Bucket.CONFLICT, Op.THEIRS, None, mode, artifact, theirs,
-            reason="binary file" if merged is None else "", decision=choice if merged is not None else "theirs",
+            rel,
+            cls,
+            Bucket.CONFLICT,
+            Op.THEIRS,
+            None,
+            mode,
+            artifact,
+            theirs,
+            reason="binary file" if merged is None else "",
+            decision=choice if merged is not None else "theirs",
         )
     if choice == "patch":
         artifact = artifact_path(project, rel, ".patch")
         patch = unified_patch(rel, ours, theirs)
-        return FileAction(rel, cls, Bucket.CONFLICT, Op.PATCH, None, mode, artifact, patch, decision=choice)
+        return FileAction(
+            rel, cls, Bucket.CONFLICT, Op.PATCH, None, mode, artifact, patch, decision=choice
+        )
     return FileAction(rel, cls, Bucket.CONFLICT, Op.MARKERS, merged, mode, rel, decision="markers")
 
 
@@ -121,14 +131,17 @@ def resettle(project: Project, action: FileAction, choice: str) -> FileAction:
     result = merge3(base, ours, theirs)
     markers = None if result.binary else result.merged
     mode = action.mode or 0o644
-    settled = settle_conflict(project, action.path, action.cls or FileClass.SHARED, ours, theirs,
-                              markers, mode, choice)
+    settled = settle_conflict(
+        project, action.path, action.cls or FileClass.SHARED, ours, theirs, markers, mode, choice
+    )
     return replace(settled, sides=action.sides)
 
 
 def can_resettle(action: FileAction) -> bool:
-    return action.bucket is Bucket.CONFLICT and action.sides is not None and action.decision in (
-        "markers", "patch", "theirs", "keep-mine", "take-theirs"
+    return (
+        action.bucket is Bucket.CONFLICT
+        and action.sides is not None
+        and action.decision in ("markers", "patch", "theirs", "keep-mine", "take-theirs")
     )
 
 
@@ -172,7 +185,9 @@ def _plan_latest_path(
         base = (baseline.read(rel) if record is not None else b"") or b""
         spec = latest.manifest.merge.get(rel)
         if spec is not None:
-            merged = structured_action(project, rel, cls, spec, base, ours, theirs, mode, options.auto)
+            merged = structured_action(
+                project, rel, cls, spec, base, ours, theirs, mode, options.auto
+            )
             if merged is not None:
                 action, summary = merged
                 summaries[rel] = summary
@@ -184,7 +199,9 @@ def _plan_latest_path(
     return FileAction(rel, cls, bucket)
 
 
-def _held_by_markers(project: Project, baseline: Baseline, rel: str, cls: FileClass) -> FileAction | None:
+def _held_by_markers(
+    project: Project, baseline: Baseline, rel: str, cls: FileClass
+) -> FileAction | None:
     """A file still holding conflict markers from an earlier update is not merged again
     (that would nest conflicts); it keeps its baseline until a person resolves it."""
     from tether.flows.status import conflict_is_unresolved
@@ -195,7 +212,9 @@ def _held_by_markers(project: Project, baseline: Baseline, rel: str, cls: FileCl
     if not conflict_is_unresolved(project, rel, record):
         return None
     reason = f"still has the conflict markers of the update to {record.version}; resolve them first"
-    return FileAction(rel, cls, Bucket.CONFLICT, artifact=record.artifact, reason=reason, decision="held")
+    return FileAction(
+        rel, cls, Bucket.CONFLICT, artifact=record.artifact, reason=reason, decision="held"
+    )
 
 
 def _carry(
@@ -222,7 +241,9 @@ def _carry(
     return carry_rename(project, baseline, old, action, merge)
 
 
-def _plan_dropped_path(project: Project, baseline: Baseline, rel: str, options: UpdateOptions) -> FileAction:
+def _plan_dropped_path(
+    project: Project, baseline: Baseline, rel: str, options: UpdateOptions
+) -> FileAction:
     record = baseline.files[rel]
     try:
         ours = read_adopter(project, rel)
@@ -249,7 +270,9 @@ def build_plan(
     latest_sentinels = set(latest.manifest.sentinels)
     renamed_to = {new: old for old, new in find_renames(baseline, latest)}
     for rel in sorted(latest_paths):
-        action = _plan_latest_path(project, baseline, latest, rel, options, regions, plan.structured)
+        action = _plan_latest_path(
+            project, baseline, latest, rel, options, regions, plan.structured
+        )
         if rel in renamed_to:
             action = _carry(project, baseline, latest, renamed_to[rel], action, options)
         plan.actions.append(action)

@@ -80,10 +80,14 @@ def open_pull_request(root: Path, branch: str | None, title: str, body: str) -> 
     if not branch:
         return "not on a branch: no pull request opened"
     if shutil.which("gh") is None:
-        return (f"gh is not installed: push with 'git push -u origin {branch}' and open a pull "
-                f"request titled '{title}' by hand")
+        return (
+            f"gh is not installed: push with 'git push -u origin {branch}' and open a pull "
+            f"request titled '{title}' by hand"
+        )
     git.push_branch(root, branch)
-    existing = git.run_gh(["pr", "view", branch, "--json", "url", "--jq", ".url"], root, check=False)
+    existing = git.run_gh(
+        ["pr", "view", branch, "--json", "url", "--jq", ".url"], root, check=False
+    )
     if existing.returncode == 0 and existing.stdout.strip():
         git.run_gh(["pr", "edit", branch, "--title", title, "--body", body], root)
         return f"updated pull request {existing.stdout.strip()}"

@@ -58,7 +58,9 @@ class Project:
         except FileNotFoundError:
             return None
         except (OSError, UnicodeDecodeError) as error:
-            raise TetherError(f"{self.path(self.profile.version_file)}: cannot read ({error})") from None
+            raise TetherError(
+                f"{self.path(self.profile.version_file)}: cannot read ({error})"
+            ) from None
 
 
 def check_project_dir(root: Path, create: bool = False) -> Path:
@@ -133,7 +135,9 @@ def read_release(root: Path, version: str, source: str, profile: Profile) -> Rel
     missing = [p for p in manifest.managed_paths() if not (root / p).is_file()]
     if missing:
         shown = ", ".join(missing[:3]) + (" …" if len(missing) > 3 else "")
-        raise TetherError(f"release {version} ({source}): manifest lists files it does not contain: {shown}")
+        raise TetherError(
+            f"release {version} ({source}): manifest lists files it does not contain: {shown}"
+        )
     return Release(version, root, source, manifest, manifest_path.read_bytes())
 
 

@@ -75,7 +75,9 @@ def masked_comparison(
     elif result.absent_markers:
         plan.pre_region.append(rel)
     b, latest, a = (result.baseline.normalized, result.latest.normalized, result.current.normalized)
-    sides = Comparison(True, True, base_eq_latest=b == latest, ours_eq_base=a == b, ours_eq_latest=a == latest)
+    sides = Comparison(
+        True, True, base_eq_latest=b == latest, ours_eq_base=a == b, ours_eq_latest=a == latest
+    )
     return sides, result
 
 
@@ -85,8 +87,18 @@ def region_conflict(
     """The adopter's file stays; the patch shows only the divergence outside the region."""
     artifact = f"{project.profile.merge_dir}/{rel}.patch"
     patch = conflict_patch(comparison, rel).encode()
-    return FileAction(rel, cls, Bucket.CONFLICT, Op.PATCH, None, mode, artifact, patch,
-                      reason="differs outside its generated region", decision="patch")
+    return FileAction(
+        rel,
+        cls,
+        Bucket.CONFLICT,
+        Op.PATCH,
+        None,
+        mode,
+        artifact,
+        patch,
+        reason="differs outside its generated region",
+        decision="patch",
+    )
 
 
 def _skip_reason(decl: RegionDecl, actions: dict[str, FileAction], inputs_in_conflict: bool) -> str:
@@ -112,7 +124,9 @@ def regenerate_regions(
 ) -> list[RegenOutcome]:
     by_path = {a.path: a for a in actions}
     exclude = DEFAULT_EXCLUDE | {
-        project.profile.backup_root, project.profile.merge_dir, project.profile.cache_dir,
+        project.profile.backup_root,
+        project.profile.merge_dir,
+        project.profile.cache_dir,
         os.path.dirname(project.profile.state_file),
     }
     outcomes = []
@@ -124,7 +138,13 @@ def regenerate_regions(
             outcomes.append(skipped_outcome(decl, reason))
             continue
         outcomes.append(
-            run_regeneration(project.root, decl, shipped, log_path=log_path,
-                             backup_dir=backup_dir, exclude=frozenset(exclude))
+            run_regeneration(
+                project.root,
+                decl,
+                shipped,
+                log_path=log_path,
+                backup_dir=backup_dir,
+                exclude=frozenset(exclude),
+            )
         )
     return outcomes

@@ -32,4 +32,6 @@ def release_notes(project_root: Path, changelog: Path, installed: str, target: s
     except (OSError, ValueError):
         return ReleaseNotes()
     actions = adopter_actions(sections)
-    return ReleaseNotes(sections, applicable_actions(actions, *project_presence(project_root, actions)))
+    return ReleaseNotes(
+        sections, applicable_actions(actions, *project_presence(project_root, actions))
+    )

@@ -24,8 +24,13 @@ def find_renames(baseline: Baseline, latest: Release) -> list[tuple[str, str]]:
     """(old, new) pairs: the manifest's ``renames`` first, then the most similar new path
     (at least 60% alike) for each path B shipped and L dropped."""
     latest_paths = set(latest.manifest.managed_paths())
-    dropped = [p for p in sorted(baseline.files) if p not in latest_paths
-               and p not in baseline.sentinels and p not in latest.manifest.sentinels]
+    dropped = [
+        p
+        for p in sorted(baseline.files)
+        if p not in latest_paths
+        and p not in baseline.sentinels
+        and p not in latest.manifest.sentinels
+    ]
     new = [p for p in sorted(latest_paths) if p not in baseline.files]
     pairs: list[tuple[str, str]] = []
     for rename in latest.manifest.renames:
@@ -53,7 +58,9 @@ def _most_similar(old: bytes, latest: Release, candidates: list[str]) -> str | N
         if len(data) > MAX_BYTES:
             continue
         # Cheap upper bound first: most pairs are nowhere near alike.
-        quick = difflib.SequenceMatcher(None, old.splitlines(), data.splitlines()).real_quick_ratio()
+        quick = difflib.SequenceMatcher(
+            None, old.splitlines(), data.splitlines()
+        ).real_quick_ratio()
         if quick < best_score:
             continue
         score = similarity(old, data)

@@ -119,7 +119,9 @@ def project_status(
 ) -> StatusReport:
     project = open_project(root, profile)
     baseline = load_baseline(project, source)
-    report = StatusReport(project.profile.name, baseline.upstream, baseline.source, baseline.version)
+    report = StatusReport(
+        project.profile.name, baseline.upstream, baseline.source, baseline.version
+    )
     classify_drift(project, baseline, report)
     report.conflicts = unresolved_conflicts(project, baseline)
     if check_latest:

@@ -34,24 +34,42 @@ def structured_action(
     if result.parse_error is not None:
         patch = unified_patch(rel, ours, theirs)
         artifact = f"{project.profile.merge_dir}/{rel}.patch"
-        action = FileAction(rel, cls, Bucket.CONFLICT, Op.PATCH, None, mode, artifact, patch,
-                            reason=result.parse_error, decision="patch")
+        action = FileAction(
+            rel,
+            cls,
+            Bucket.CONFLICT,
+            Op.PATCH,
+            None,
+            mode,
+            artifact,
+            patch,
+            reason=result.parse_error,
+            decision="patch",
+        )
         return action, summary_line(rel, result)
     applied, conflicts, suggestions = result.counts
     notes = render_notes(rel, result).encode() if conflicts or suggestions else None
     summary = summary_line(rel, result, notes_path if notes else None)
-    artifact = notes_path if notes else None
+    notes_artifact = notes_path if notes else None
     if conflicts and auto == "take-theirs":
         return FileAction(rel, cls, Bucket.CONFLICT, Op.WRITE, theirs, mode, decision=auto), summary
     op = Op.WRITE if result.new_text != ours else Op.NONE
     if conflicts:
         decision = auto if auto == "keep-mine" else "notes"
-        action = FileAction(rel, cls, Bucket.CONFLICT, op, result.new_text, mode, artifact, notes,
-                            reason="managed keys changed on both sides", decision=decision)
+        action = FileAction(
+            rel,
+            cls,
+            Bucket.CONFLICT,
+            op,
+            result.new_text,
+            mode,
+            notes_artifact,
+            notes,
+            reason="managed keys changed on both sides",
+            decision=decision,
+        )
     elif applied:
-        action = FileAction(rel, cls, Bucket.MERGED, op, result.new_text, mode, artifact, notes)
+        action = FileAction(rel, cls, Bucket.MERGED, op, result.new_text, mode, notes_artifact, notes)
     else:
-        action = FileAction(rel, cls, Bucket.SKIP, Op.NONE, None, mode, artifact, notes)
+        action = FileAction(rel, cls, Bucket.SKIP, Op.NONE, None, mode, notes_artifact, notes)
     return action, summary
-
-

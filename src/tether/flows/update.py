@@ -23,7 +23,6 @@ from tether.flows.apply import (
 )
 from tether.flows.baseline import Baseline, load_baseline
 from tether.flows.plan import UpdateOptions, build_plan
-from tether.flows.project import Project, Release, fetch_release, open_project
 from tether.flows.preflight import (
     GitOptions,
     branch_for_update,
@@ -31,17 +30,26 @@ from tether.flows.preflight import (
     refuse_dirty,
     refuse_linked_worktree,
 )
+from tether.flows.project import Project, Release, fetch_release, open_project
 from tether.flows.regen import RegenOutcome
-from tether.flows.release_notes import ReleaseNotes, release_notes
 from tether.flows.regions_step import RegionPlan, plan_regions, regenerate_regions, regions_disabled
+from tether.flows.release_notes import ReleaseNotes, release_notes
 from tether.model.plan import Bucket, FileAction, Op, Plan
 from tether.state.journal import Journal, RunRecord, new_run_id
 from tether.state.lock import ProjectLock
 from tether.versions import compare_versions, is_version
 
 BUCKET_ORDER = (
-    Bucket.ADD, Bucket.REMOVED, Bucket.OVERWRITE, Bucket.UPDATE, Bucket.MERGED,
-    Bucket.SKIP, Bucket.CONFLICT, Bucket.DELETE, Bucket.DELETED, Bucket.FAILED,
+    Bucket.ADD,
+    Bucket.REMOVED,
+    Bucket.OVERWRITE,
+    Bucket.UPDATE,
+    Bucket.MERGED,
+    Bucket.SKIP,
+    Bucket.CONFLICT,
+    Bucket.DELETE,
+    Bucket.DELETED,
+    Bucket.FAILED,
 )
 
 
@@ -88,7 +96,9 @@ class UpdateReport:
     @property
     def open_conflicts(self) -> list[FileAction]:
         return [
-            a for a in self.bucket(Bucket.CONFLICT) if a.decision not in ("keep-mine", "take-theirs")
+            a
+            for a in self.bucket(Bucket.CONFLICT)
+            if a.decision not in ("keep-mine", "take-theirs")
         ]
 
     def exit_code(self) -> int:
@@ -104,8 +114,12 @@ class UpdateReport:
             actions = self.bucket(bucket)
             if bucket is Bucket.CONFLICT:
                 buckets["conflict"] = [
-                    {"path": a.path, "class": a.cls.value if a.cls else None,
-                     "artifact": a.artifact, "decision": a.decision}
+                    {
+                        "path": a.path,
+                        "class": a.cls.value if a.cls else None,
+                        "artifact": a.artifact,
+                        "decision": a.decision,
+                    }
                     for a in actions
                 ]
             elif bucket is Bucket.FAILED:
@@ -137,7 +151,8 @@ class UpdateReport:
             "structured": self.structured,
             "renames": [
                 {"from": a.rename_from, "to": a.path, "bucket": a.bucket.value}
-                for a in self.actions if a.rename_from
+                for a in self.actions
+                if a.rename_from
             ],
         }
 
@@ -198,7 +213,8 @@ def _journal(project: Project) -> Journal:
 
 def _refuse_other_unfinished(unfinished: RunRecord, target: str) -> None:
     raise TetherError(
-        f"an interrupted update to {unfinished.to_version} (run {unfinished.run_id}) is unfinished; "
+        f"an interrupted update to {unfinished.to_version} (run {unfinished.run_id}) "
+        "is unfinished; "
         f"rerun 'tether update --to {unfinished.to_version}' to finish it, or "
         f"'tether update --abandon' to restore its files, before updating to {target}"
     )
@@ -236,7 +252,9 @@ def prepare_update(request: UpdateRequest) -> PreparedUpdate | UpdateReport:
     if unfinished is not None:
         resume = resume_info(journal, unfinished.run_id)
         _mark_resumed(plan, resume, unfinished.deleted)
-    notes = release_notes(project.root, latest.root / latest.manifest.changelog, baseline.version, target)
+    notes = release_notes(
+        project.root, latest.root / latest.manifest.changelog, baseline.version, target
+    )
     return PreparedUpdate(
         request, project, baseline, latest, plan, journal, unfinished, resume, regions, notes
     )
@@ -261,8 +279,13 @@ def _up_to_date(
     project: Project, baseline: Baseline, unfinished: RunRecord | None, request: UpdateRequest
 ) -> UpdateReport:
     report = UpdateReport(
-        project.profile.name, baseline.upstream, baseline.version, baseline.version,
-        "up-to-date", dry_run=request.dry_run, merge_dir=project.profile.merge_dir,
+        project.profile.name,
+        baseline.upstream,
+        baseline.version,
+        baseline.version,
+        "up-to-date",
+        dry_run=request.dry_run,
+        merge_dir=project.profile.merge_dir,
     )
     uncommitted = _uncommitted_version_marker(project, baseline.version)
     if uncommitted:
@@ -344,14 +367,18 @@ def run_update(
         dirty = refuse_dirty(project.root, prepared.plan, request.git)
         if not confirm(prepared):
             return prepared.report("cancelled")
-        branch = branch_for_update(project.root, prepared.plan.upstream, prepared.plan.to_version, request.git)
+        branch = branch_for_update(
+            project.root, prepared.plan.upstream, prepared.plan.to_version, request.git
+        )
         report = _execute(prepared)
         report.branch, report.dirty = branch, dirty
         if request.git.pr and report.status == "updated":
             from tether.report.human import render_plan_summary
 
             title = f"chore: update {prepared.plan.upstream} to {prepared.plan.to_version}"
-            report.notes.append(open_pull_request(project.root, branch, title, render_plan_summary(report)))
+            report.notes.append(
+                open_pull_request(project.root, branch, title, render_plan_summary(report))
+            )
         return report
 
 
@@ -374,14 +401,21 @@ def _execute(prepared: PreparedUpdate) -> UpdateReport:
     return report
 
 
-def _regenerate(prepared: PreparedUpdate, ctx: RunContext, outcome: ApplyOutcome) -> list[RegenOutcome]:
+def _regenerate(
+    prepared: PreparedUpdate, ctx: RunContext, outcome: ApplyOutcome
+) -> list[RegenOutcome]:
     latest = prepared.latest.manifest
     structured_conflicts = any(
         a.bucket is Bucket.CONFLICT and a.path in latest.merge for a in outcome.actions
     )
     log = ctx.project.path(ctx.project.profile.log_dir) / f"regions-{ctx.run_id}.log"
     return regenerate_regions(
-        ctx.project, prepared.regions, outcome.actions, set(latest.files), ctx.backup_dir, log,
+        ctx.project,
+        prepared.regions,
+        outcome.actions,
+        set(latest.files),
+        ctx.backup_dir,
+        log,
         structured_conflicts,
     )
 
@@ -425,8 +459,14 @@ def abandon_update(root: Path, profile: str | None = None) -> UpdateReport:
         restored = restore_run(project, journal, unfinished)
         journal.run_abandoned(unfinished.run_id)
     report = UpdateReport(
-        project.profile.name, "", unfinished.from_version or "", unfinished.to_version, "abandoned",
+        project.profile.name,
+        "",
+        unfinished.from_version or "",
+        unfinished.to_version,
+        "abandoned",
         merge_dir=project.profile.merge_dir,
     )
-    report.notes.append(f"restored {len(restored)} file(s) from {project.profile.backup_root}/{unfinished.run_id}")
+    report.notes.append(
+        f"restored {len(restored)} file(s) from {project.profile.backup_root}/{unfinished.run_id}"
+    )
     return report

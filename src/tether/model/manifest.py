@@ -106,7 +106,9 @@ def _parse_files(origin: str, raw: object) -> dict[str, FileClass]:
             files[path] = FileClass(cls)
         except ValueError:
             allowed = ", ".join(c.value for c in FileClass)
-            raise _fail(origin, f"files: {path!r}: unknown class {cls!r} (expected {allowed})")
+            raise _fail(
+                origin, f"files: {path!r}: unknown class {cls!r} (expected {allowed})"
+            ) from None
     _check_collisions(origin, list(files))
     return files
 
@@ -146,23 +148,39 @@ def _parse_merge(origin: str, raw: object) -> dict[str, dict[str, Any]]:
     for path, rule in raw.items():
         _check_path(origin, "merge", path)
         if not isinstance(rule, dict):
-            raise _fail(origin, f"merge: {path!r}: rule must be an object such as {{\"preset\": ...}}")
+            raise _fail(
+                origin, f'merge: {path!r}: rule must be an object such as {{"preset": ...}}'
+            )
         merge[path] = dict(rule)
     return merge
 
 
-_NATIVE_KEYS = {"schema", "name", "version", "files", "sentinels", "regions", "merge", "renames",
-                "changelog"}
+_NATIVE_KEYS = {
+    "schema",
+    "name",
+    "version",
+    "files",
+    "sentinels",
+    "regions",
+    "merge",
+    "renames",
+    "changelog",
+}
 
 
-def parse_manifest(data: object, origin: str, fmt: ManifestFormat = ManifestFormat.NATIVE) -> Manifest:
+def parse_manifest(
+    data: object, origin: str, fmt: ManifestFormat = ManifestFormat.NATIVE
+) -> Manifest:
     """Validate a decoded manifest. ``origin`` names it in every error message."""
     if not isinstance(data, dict):
         raise _fail(origin, "manifest must be a JSON object")
     if fmt is ManifestFormat.NATIVE:
         schema = data.get("schema", MANIFEST_SCHEMA)
         if schema != MANIFEST_SCHEMA:
-            raise _fail(origin, f"unsupported manifest schema {schema!r} (this tether reads {MANIFEST_SCHEMA})")
+            raise _fail(
+                origin,
+                f"unsupported manifest schema {schema!r} (this tether reads {MANIFEST_SCHEMA})",
+            )
     if "files" not in data:
         raise _fail(origin, "missing 'files'")
     files = _parse_files(origin, data["files"])

@@ -43,7 +43,9 @@ class FileAction:
     artifact: str | None = None
     artifact_content: bytes | None = None
     reason: str = ""
-    decision: str = ""  # how a conflict was settled: markers, patch, notes, keep-mine, take-theirs, held
+    decision: str = (
+        ""  # how a conflict was settled: markers, patch, notes, keep-mine, take-theirs, held
+    )
     rename_from: str | None = None
     # (base, ours, theirs) of a line merge: the verifier and git's unmerged stages need them.
     sides: tuple[bytes, bytes, bytes] | None = field(default=None, repr=False, compare=False)

@@ -61,7 +61,13 @@ GAIA = Profile(
     journal_file=".gaia/local/tether/journal.jsonl",
     log_dir=".gaia/local/tether/logs",
     version_file=".gaia/VERSION",
-    sentinels=("wiki/hot.md", "wiki/log.md", "CHANGELOG.md", ".gaia/VERSION", ".gaia/manifest.json"),
+    sentinels=(
+        "wiki/hot.md",
+        "wiki/log.md",
+        "CHANGELOG.md",
+        ".gaia/VERSION",
+        ".gaia/manifest.json",
+    ),
     field_merges={
         "package.json": "npm-package",
         "pnpm-workspace.yaml": "pnpm-workspace",

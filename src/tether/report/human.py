@@ -28,17 +28,23 @@ def render_init(report: InitReport) -> str:
         f"  Identical   {len(report.identical)}",
         f"  Customised  {len(report.customised)}",
     ]
-    lines += _listing("Already customised (baseline kept as the release's bytes)", report.customised)
+    lines += _listing(
+        "Already customised (baseline kept as the release's bytes)", report.customised
+    )
     return "\n".join(lines)
 
 
 def render_status(report: StatusReport) -> str:
-    lines = [f"{report.upstream} {report.installed_version} ({report.profile} profile) from {report.source}"]
+    lines = [
+        f"{report.upstream} {report.installed_version} ({report.profile} profile) "
+        f"from {report.source}"
+    ]
     if report.latest_version is not None:
         note = "update available" if report.update_available else "up to date"
         lines.append(f"latest: {report.latest_version} ({note})")
     lines.append(
-        f"  clean {len(report.clean)}, modified {len(report.modified)}, deleted {len(report.deleted)}"
+        f"  clean {len(report.clean)}, modified {len(report.modified)}, "
+        f"deleted {len(report.deleted)}"
     )
     owned = set(report.modified_owned) | set(report.deleted_owned)
     lines += _listing("Modified", [p + (" (owned)" if p in owned else "") for p in report.modified])
@@ -121,7 +127,7 @@ def render_plan_summary(report: UpdateReport) -> str:
         lines += _release_note_lines(report)
     lines += _listing(
         "Follow-ups the release notes ask for (not run; they still apply here)",
-        [a["command"] or a["text"] for a in report.adopter_actions],
+        [str(a["command"] or a["text"]) for a in report.adopter_actions],
     )
     return "\n".join(lines)
 
@@ -129,7 +135,9 @@ def render_plan_summary(report: UpdateReport) -> str:
 def _release_note_lines(report: UpdateReport) -> list[str]:
     lines = []
     for section in report.release_notes:
-        lines.append(f"## {section['version']}" + (f" - {section['date']}" if section["date"] else ""))
+        lines.append(
+            f"## {section['version']}" + (f" - {section['date']}" if section["date"] else "")
+        )
         lines += [f"  {line}" if line else "" for line in section["body"].splitlines()]
     return ["Release notes:", *lines] if lines else []
 
@@ -139,9 +147,14 @@ def _next_steps(report: UpdateReport) -> list[str]:
 
     steps = []
     if report.open_conflicts:
-        steps.append(f"resolve the conflicts (artifacts in {report.merge_dir} or markers in the files)")
-    if any(a.path.endswith(("package.json", "pyproject.toml", "pnpm-workspace.yaml"))
-           for a in report.actions if a.op.value != "none"):
+        steps.append(
+            f"resolve the conflicts (artifacts in {report.merge_dir} or markers in the files)"
+        )
+    if any(
+        a.path.endswith(("package.json", "pyproject.toml", "pnpm-workspace.yaml"))
+        for a in report.actions
+        if a.op.value != "none"
+    ):
         steps.append("run your package manager's install: a dependency manifest changed")
     if report.bucket(Bucket.FAILED):
         steps.append("fix the failed files, then run the same command again")
@@ -156,14 +169,18 @@ def render_update(report: UpdateReport) -> str:
         lines = [f"tether update: already up to date ({report.upstream} {report.from_version})"]
         return "\n".join(lines + [f"note: {n}" for n in report.notes])
     if report.status == "abandoned":
-        return "\n".join([f"tether update: abandoned the interrupted update to {report.to_version}"]
-                         + [f"note: {n}" for n in report.notes])
+        return "\n".join(
+            [f"tether update: abandoned the interrupted update to {report.to_version}"]
+            + [f"note: {n}" for n in report.notes]
+        )
     if report.status == "cancelled":
         return "tether update: cancelled; nothing was written"
     lines = [render_plan_summary(report)]
     if report.earlier_artifacts:
-        lines += _listing(f"Unresolved artifacts from earlier runs (in {report.merge_dir})",
-                          report.earlier_artifacts)
+        lines += _listing(
+            f"Unresolved artifacts from earlier runs (in {report.merge_dir})",
+            report.earlier_artifacts,
+        )
     lines += _region_lines(report)
     lines += [f"note: {n}" for n in report.notes]
     if report.status in ("updated", "failed", "interrupted"):
@@ -187,14 +204,23 @@ def _region_lines(report: UpdateReport) -> list[str]:
     if regions.get("pre_region_paths"):
         lines.append(f"Pre-region paths: {len(regions['pre_region_paths'])}")
     rewritten = [p for o in report.regenerated for p in o["rewritten_paths"]]
-    lines += _listing("Rewritten by regeneration (they now differ from the release copy)", rewritten)
+    lines += _listing(
+        "Rewritten by regeneration (they now differ from the release copy)", rewritten
+    )
     lines += _listing(
         "Regions not regenerated (run by hand)",
-        [f"{o['id']} ({o['status']}: {o['reason']}): {o['command']}"
-         for o in report.regenerated if o["status"] != "regenerated"],
+        [
+            f"{o['id']} ({o['status']}: {o['reason']}): {o['command']}"
+            for o in report.regenerated
+            if o["status"] != "regenerated"
+        ],
     )
-    lines += _listing("Region fallbacks (malformed markers, compared whole)", regions.get("fallbacks", []))
+    lines += _listing(
+        "Region fallbacks (malformed markers, compared whole)", regions.get("fallbacks", [])
+    )
     lines += _listing("Dropped region declarations", regions.get("dropped_declarations", []))
-    lines += _listing("Malformed region declarations (skipped)", regions.get("malformed_declarations", []))
+    lines += _listing(
+        "Malformed region declarations (skipped)", regions.get("malformed_declarations", [])
+    )
     lines += _listing("Stale conflict patches superseded by this run", report.superseded_artifacts)
     return lines

@@ -74,7 +74,9 @@ def state_to_json(state: State) -> dict[str, Any]:
 
 def _file_record(origin: str, path: str, raw: Any) -> FileRecord:
     try:
-        return FileRecord(FileClass(raw["class"]), str(raw["sha256"]), int(str(raw.get("mode", "0o644")), 0))
+        return FileRecord(
+            FileClass(raw["class"]), str(raw["sha256"]), int(str(raw.get("mode", "0o644")), 0)
+        )
     except (KeyError, TypeError, ValueError):
         raise TetherError(f"{origin}: files[{path!r}] is malformed; restore it from git") from None
 
@@ -116,7 +118,9 @@ def load_state(path: Path) -> State | None:
     try:
         data = json.loads(raw)
     except (json.JSONDecodeError, UnicodeDecodeError) as error:
-        raise TetherError(f"{path}: state file does not parse ({error}); restore it from git") from None
+        raise TetherError(
+            f"{path}: state file does not parse ({error}); restore it from git"
+        ) from None
     return state_from_json(data, str(path))
 
 
