@@ -10,12 +10,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--source", required=True, metavar="SRC", help="where releases come from")
     parser.add_argument(
         "--version",
-        required=True,
         dest="release_version",
         metavar="V",
-        help="the release to install",
+        help="the release to install (not needed when the source is one recipe folder)",
     )
-    parser.add_argument("--profile", metavar="P", help="native or gaia (default: detected)")
+    parser.add_argument("--profile", metavar="P", help="native, gaia or gbrain (default: detected)")
     parser.add_argument("--force", action="store_true", help="reinstall over an existing install")
     add_json(parser)
     parser.add_argument("dir", nargs="?", default=".", metavar="DIR", help="project directory")

@@ -317,7 +317,7 @@ def finalize(ctx: RunContext, baseline: Baseline, latest: Release, outcome: Appl
     for rel in latest.manifest.managed_paths():
         data = latest.file_path(rel).read_bytes()
         files[rel] = FileRecord(
-            latest.manifest.files[rel], project.pristine.put(data), file_mode(latest.file_path(rel))
+            latest.manifest.files[rel], project.pristine.put(data), latest.mode_of(rel)
         )
     project.pristine.put(latest.manifest_bytes)
     held = [a.path for a in outcome.actions if a.decision == "held" and a.path in baseline.files]

@@ -6,7 +6,7 @@ import shutil
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from tether.errors import TetherError
+from tether.errors import TetherError, UsageError
 from tether.flows.project import (
     Project,
     Release,
@@ -89,10 +89,16 @@ def _first_missing_ancestor(path: Path) -> Path | None:
 
 
 def install_release(
-    root: Path, source: str, version: str, profile_name: str | None = None, force: bool = False
+    root: Path,
+    source: str,
+    version: str | None,
+    profile_name: str | None = None,
+    force: bool = False,
 ) -> InitReport:
     check_project_dir(root, create=True)
     project = Project(root, profile_for_new_install(root, profile_name))
+    if version is None and not project.profile.source_is_tree:
+        raise UsageError("--version is required: name the release to install")
     existing = _existing_install(project)
     if existing and not force:
         raise TetherError(
@@ -102,7 +108,7 @@ def install_release(
     source = absolute_source(source)
     created_cache = _first_missing_ancestor(project.root / project.profile.cache_dir)
     try:
-        release = fetch_release(project, source, version)
+        release = fetch_release(project, source, version or "")
         current = _classify_targets(project, release)
     except BaseException:
         # Nothing of a failed init may stay behind, not even an empty cache folder.
@@ -121,7 +127,7 @@ def _write_install(
     pristine = project.pristine
     for rel, mine in current.items():
         theirs = release.file_path(rel).read_bytes()
-        mode = file_mode(release.file_path(rel))
+        mode = release.mode_of(rel)
         digest = pristine.put(theirs)
         files[rel] = FileRecord(manifest.files[rel], digest, mode)
         if mine is None:
@@ -153,7 +159,7 @@ def _write_install(
 
 
 def _profile_records(project: Project) -> set[str]:
-    records = {project.profile.manifest_path}
+    records = {project.profile.manifest_copy or project.profile.manifest_path}
     if project.profile.version_file:
         records.add(project.profile.version_file)
     return records
@@ -173,6 +179,12 @@ def _seed_sentinels(project: Project, release: Release, report: InitReport) -> N
 
 def write_version_markers(project: Project, release: Release) -> None:
     """The project's copy of the installed manifest (and the ecosystem's version file)."""
-    atomic_write(project.path(project.profile.manifest_path), release.manifest_bytes)
+    if project.profile.manifest_copy:
+        atomic_write(project.path(project.profile.manifest_copy), release.manifest_bytes)
+    if project.profile.source_record:
+        from tether.profiles.gbrain import source_record
+
+        record = source_record(release, utc_now())
+        atomic_write(project.path(project.profile.source_record), record)
     if project.profile.version_file:
         atomic_write(project.path(project.profile.version_file), f"{release.version}\n".encode())

@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 
 from tether.engine.decide import Comparison, Row, bucket_for_row, decide_dropped, decide_row
+from tether.engine.eol import in_style_of, same_text
 from tether.engine.patches import unified_patch, whole_file_markers
 from tether.engine.syntaxcheck import merge_breaks_syntax
 from tether.flows.baseline import Baseline
@@ -13,11 +14,12 @@ from tether.flows.regions_step import RegionPlan, masked_comparison, region_conf
 from tether.flows.renames import carry_rename, find_renames
 from tether.flows.safety import unsafe_target
 from tether.flows.structured_step import structured_action
-from tether.fsio import file_mode, sha256_bytes
+from tether.fsio import sha256_bytes
 from tether.model.manifest import FileClass
 from tether.model.plan import Bucket, FileAction, Op, Plan
 
 CONFLICT_STYLES = ("markers", "patch")
+LOCAL_EDIT_KEPT = "local-edit-kept"
 AUTO_CHOICES = ("keep-mine", "take-theirs")
 
 
@@ -163,16 +165,21 @@ def _plan_latest_path(
     except _Unreadable as problem:
         return FileAction(rel, cls, Bucket.FAILED, reason=str(problem))
     theirs = latest.file_path(rel).read_bytes()
-    mode = file_mode(latest.file_path(rel))
+    mode = latest.mode_of(rel)
     record = baseline.files.get(rel) if rel not in baseline.sentinels else None
     latest_sha = sha256_bytes(theirs)
     ours_sha = sha256_bytes(ours) if ours is not None else None
+    crlf = ours is not None and b"\r\n" in ours  # a CRLF checkout of LF text is no edit
     sides = Comparison(
         base_present=record is not None,
         ours_present=ours is not None,
         base_eq_latest=record is not None and record.sha256 == latest_sha,
-        ours_eq_base=record is not None and ours_sha == record.sha256,
-        ours_eq_latest=ours_sha == latest_sha,
+        ours_eq_base=record is not None
+        and (
+            ours_sha == record.sha256
+            or (crlf and same_text(ours or b"", baseline.read(rel) or b""))
+        ),
+        ours_eq_latest=ours_sha == latest_sha or (crlf and same_text(ours or b"", theirs)),
     )
     if rel in regions.by_path and record is not None and ours is not None:
         base = baseline.read(rel) or b""
@@ -195,8 +202,16 @@ def _plan_latest_path(
         return merge_action(project, rel, cls, base, ours, theirs, mode, options)
     bucket = bucket_for_row(row, cls)
     if bucket in (Bucket.ADD, Bucket.OVERWRITE, Bucket.UPDATE):
-        return FileAction(rel, cls, bucket, Op.WRITE, theirs, mode)
-    return FileAction(rel, cls, bucket)
+        content = in_style_of(theirs, ours) if ours is not None else theirs
+        return FileAction(rel, cls, bucket, Op.WRITE, content, mode)
+    return FileAction(rel, cls, bucket, reason=skip_reason(row, sides))
+
+
+def skip_reason(row: Row, sides: Comparison) -> str:
+    """Why nothing is done, in the words a refresh reports."""
+    if row is Row.NO_UPSTREAM_CHANGE and sides.ours_present and not sides.ours_eq_base:
+        return LOCAL_EDIT_KEPT
+    return row.value
 
 
 def _held_by_markers(

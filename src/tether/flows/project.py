@@ -103,11 +103,16 @@ class Release:
         return sha256_bytes(self.manifest_bytes)
 
     def file_path(self, rel: str) -> Path:
-        return self.root / rel
+        return self.root / self.manifest.sources.get(rel, rel)
+
+    def mode_of(self, rel: str) -> int:
+        from tether.fsio import file_mode
+
+        return self.manifest.modes.get(rel) or file_mode(self.file_path(rel))
 
     def read(self, rel: str) -> bytes | None:
         """The release's bytes for a path, None when the release does not contain it."""
-        path = self.root / rel
+        path = self.file_path(rel)
         try:
             return path.read_bytes()
         except FileNotFoundError:
@@ -131,8 +136,12 @@ def read_release(root: Path, version: str, source: str, profile: Profile) -> Rel
             renames=manifest.renames,
             changelog=manifest.changelog,
             extra=manifest.extra,
+            sources=manifest.sources,
+            modes=manifest.modes,
         )
-    missing = [p for p in manifest.managed_paths() if not (root / p).is_file()]
+    missing = [
+        p for p in manifest.managed_paths() if not (root / manifest.sources.get(p, p)).is_file()
+    ]
     if missing:
         shown = ", ".join(missing[:3]) + (" …" if len(missing) > 3 else "")
         raise TetherError(
@@ -151,9 +160,22 @@ def absolute_source(spec: str) -> str:
 def fetch_release(project: Project, source_spec: str, version: str) -> Release:
     from tether.sources import open_source
 
+    if project.profile.source_is_tree:
+        return read_tree_release(Path(source_spec), source_spec, project.profile)
     source = open_source(source_spec, project.releases_cache)
     tree = source.fetch(version)
     return read_release(tree.root, version, source_spec, project.profile)
+
+
+def read_tree_release(root: Path, source: str, profile: Profile) -> Release:
+    """A source that is one release tree (a recipe folder): its version is the one its
+    manifest names, else a digest of the manifest, so a changed recipe reads as new."""
+    if not root.is_dir():
+        raise TetherError(f"{root}: the source folder does not exist")
+    manifest_path = root / profile.manifest_path
+    manifest = load_manifest(manifest_path, profile.manifest_format)
+    version = manifest.version or "0.0.0+" + sha256_bytes(manifest_path.read_bytes())[:12]
+    return read_release(root, version, source, profile)
 
 
 def write_ignore_rules(project: Project) -> None:

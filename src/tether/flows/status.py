@@ -88,6 +88,17 @@ def unresolved_conflicts(project: Project, baseline: Baseline) -> list[dict[str,
     ]
 
 
+def _crlf_checkout_of(target: Path, baseline: Baseline, rel: str) -> bool:
+    """The file differs from its baseline only by CRLF line endings (a checkout setting)."""
+    from tether.engine.eol import same_text
+
+    try:
+        data = target.read_bytes()
+    except OSError:
+        return False
+    return b"\r\n" in data and same_text(data, baseline.read(rel) or b"")
+
+
 def classify_drift(project: Project, baseline: Baseline, report: StatusReport) -> None:
     for rel, record in sorted(baseline.files.items()):
         if rel in baseline.sentinels:
@@ -103,7 +114,7 @@ def classify_drift(project: Project, baseline: Baseline, report: StatusReport) -
             continue
         except IsADirectoryError:
             digest = ""
-        if digest == record.sha256:
+        if digest == record.sha256 or _crlf_checkout_of(target, baseline, rel):
             report.clean.append(rel)
         else:
             report.modified.append(rel)

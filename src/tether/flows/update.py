@@ -192,8 +192,11 @@ class PreparedUpdate:
 
 
 def resolve_target(project: Project, baseline: Baseline, wanted: str | None) -> str:
+    from tether.flows.project import read_tree_release
     from tether.sources import open_source
 
+    if project.profile.source_is_tree:
+        return read_tree_release(Path(baseline.source), baseline.source, project.profile).version
     if wanted:
         return wanted
     versions = open_source(baseline.source, project.releases_cache).available_versions()
@@ -239,7 +242,8 @@ def prepare_update(request: UpdateRequest) -> PreparedUpdate | UpdateReport:
     target = resolve_target(project, baseline, request.to)
     if unfinished is not None and unfinished.to_version != target:
         _refuse_other_unfinished(unfinished, target)
-    if unfinished is None or unfinished.state_written:
+    tree = project.profile.source_is_tree  # a recipe folder: content moves without a version
+    if (unfinished is None or unfinished.state_written) and not tree:
         _check_direction(baseline.version, target)
         if target == baseline.version and not _held_and_resolved(project, baseline):
             return _up_to_date(project, baseline, unfinished, request)
@@ -248,6 +252,8 @@ def prepare_update(request: UpdateRequest) -> PreparedUpdate | UpdateReport:
         baseline.manifest(), latest.manifest, regions_disabled(request.options.no_regions)
     )
     plan = build_plan(project, baseline, latest, request.options, regions)
+    if tree and unfinished is None and _nothing_moved(plan, baseline, latest):
+        return _up_to_date(project, baseline, None, request)
     resume = ResumeInfo()
     if unfinished is not None:
         resume = resume_info(journal, unfinished.run_id)
@@ -257,6 +263,19 @@ def prepare_update(request: UpdateRequest) -> PreparedUpdate | UpdateReport:
     )
     return PreparedUpdate(
         request, project, baseline, latest, plan, journal, unfinished, resume, regions, notes
+    )
+
+
+def _nothing_moved(plan: Plan, baseline: Baseline, latest: Release) -> bool:
+    state = baseline.state
+    from tether.engine.decide import Row
+    from tether.flows.plan import LOCAL_EDIT_KEPT
+
+    unchanged = state is not None and state.manifest_sha256 == latest.manifest_sha256
+    quiet = (Row.NO_UPSTREAM_CHANGE.value, LOCAL_EDIT_KEPT)
+    return unchanged and all(
+        a.bucket in (Bucket.SKIP, Bucket.REMOVED) and (a.bucket is Bucket.REMOVED or a.reason in quiet)
+        for a in plan.actions
     )
 
 

@@ -29,6 +29,7 @@ class FileClass(StrEnum):
 class ManifestFormat(StrEnum):
     NATIVE = "native"
     GAIA = "gaia"
+    GBRAIN = "gbrain"
 
 
 @dataclass(frozen=True)
@@ -48,6 +49,9 @@ class Manifest:
     renames: tuple[Rename, ...] = ()
     changelog: str = "CHANGELOG.md"
     extra: dict[str, Any] = field(default_factory=dict)
+    # Path mapping: where a project path's bytes live in the release tree, when elsewhere.
+    sources: dict[str, str] = field(default_factory=dict)
+    modes: dict[str, int] = field(default_factory=dict)  # file modes the manifest fixes
 
     def managed_paths(self) -> list[str]:
         """Manifest paths tether reads and writes: every file except sentinels."""
@@ -96,12 +100,42 @@ def _check_collisions(origin: str, paths: list[str]) -> None:
                 )
 
 
-def _parse_files(origin: str, raw: object) -> dict[str, FileClass]:
+def _parse_mode(origin: str, where: str, raw: object) -> int:
+    try:
+        mode = int(raw, 8) if isinstance(raw, str) else int(raw)  # type: ignore[call-overload]
+    except (TypeError, ValueError):
+        raise _fail(origin, f"{where}: mode {raw!r} is not an octal file mode") from None
+    if not 0 <= mode <= 0o7777:
+        raise _fail(origin, f"{where}: mode {raw!r} is out of range")
+    return mode & 0o777
+
+
+def _split_entry(
+    origin: str, path: str, entry: object, sources: dict[str, str], modes: dict[str, int]
+) -> object:
+    """A files entry is a class, or ``{"class", "src"?, "mode"?}``; returns the class."""
+    if not isinstance(entry, dict):
+        return entry
+    if "src" in entry:
+        sources[path] = _check_path(origin, f"files[{path!r}].src", entry["src"])
+    if "mode" in entry:
+        modes[path] = _parse_mode(origin, f"files[{path!r}]", entry["mode"])
+    return entry.get("class", "shared")
+
+
+def _parse_files(
+    origin: str,
+    raw: object,
+    sources: dict[str, str] | None = None,
+    modes: dict[str, int] | None = None,
+) -> dict[str, FileClass]:
     if not isinstance(raw, dict):
         raise _fail(origin, "'files' must be an object mapping path to class")
     files: dict[str, FileClass] = {}
-    for path, cls in raw.items():
+    for path, entry in raw.items():
         _check_path(origin, "files", path)
+        cls = _split_entry(origin, path, entry, sources if sources is not None else {},
+                           modes if modes is not None else {})
         try:
             files[path] = FileClass(cls)
         except ValueError:
@@ -181,9 +215,13 @@ def parse_manifest(
                 origin,
                 f"unsupported manifest schema {schema!r} (this tether reads {MANIFEST_SCHEMA})",
             )
+    if fmt is ManifestFormat.GBRAIN:
+        return parse_gbrain_manifest(data, origin)
     if "files" not in data:
         raise _fail(origin, "missing 'files'")
-    files = _parse_files(origin, data["files"])
+    sources: dict[str, str] = {}
+    modes: dict[str, int] = {}
+    files = _parse_files(origin, data["files"], sources, modes)
     version = data.get("version", "")
     if not isinstance(version, str):
         raise _fail(origin, "'version' must be a string")
@@ -202,6 +240,44 @@ def parse_manifest(
         renames=_parse_renames(origin, data.get("renames")),
         changelog=changelog,
         extra={k: v for k, v in data.items() if k not in _NATIVE_KEYS},
+        sources=sources,
+        modes=modes,
+    )
+
+
+def parse_gbrain_manifest(data: dict[str, Any], origin: str) -> Manifest:
+    """gbrain's ``install/manifest.json``: ``files[]`` and ``skills[]`` entries
+    ``{src, target, mode}`` copied to ``<host>/<target_root_relative_to_host_repo>/<target>``."""
+    root = data.get("target_root_relative_to_host_repo", ".")
+    if not isinstance(root, str) or (root != "." and relpath_problem(root)):
+        raise _fail(origin, f"target_root_relative_to_host_repo {root!r} is not a relative path")
+    files: dict[str, FileClass] = {}
+    sources: dict[str, str] = {}
+    modes: dict[str, int] = {}
+    for key in ("files", "skills"):
+        entries = data.get(key, [])
+        if not isinstance(entries, list):
+            raise _fail(origin, f"'{key}' must be a list of {{src, target, mode}}")
+        for index, entry in enumerate(entries):
+            where = f"{key}[{index}]"
+            if not isinstance(entry, dict) or "src" not in entry or "target" not in entry:
+                raise _fail(origin, f"{where}: expected an object with 'src' and 'target'")
+            target = _check_path(origin, where, entry["target"])
+            path = target if root in (".", "") else f"{root}/{target}"
+            _check_path(origin, where, path)
+            sources[path] = _check_path(origin, f"{where}.src", entry["src"])
+            if "mode" in entry:
+                modes[path] = _parse_mode(origin, where, entry["mode"])
+            files[path] = FileClass.SHARED
+    _check_collisions(origin, list(files))
+    version = data.get("version") or data.get("gbrain_version") or ""
+    return Manifest(
+        name=str(data.get("name") or data.get("recipe") or "gbrain"),
+        version=str(version),
+        files=files,
+        extra={k: v for k, v in data.items() if k not in ("files", "skills")},
+        sources=sources,
+        modes=modes,
     )
 
 

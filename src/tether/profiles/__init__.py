@@ -32,6 +32,12 @@ class Profile:
     # Lines that keep tether's runtime folders out of git; written by tether itself.
     ignore_file: str = ".tether/.gitignore"
     ignore_rules: tuple[str, ...] = ()
+    # Where the project keeps its copy of the installed manifest (None: nowhere).
+    manifest_copy: str | None = None
+    # The source is one release tree (a recipe folder), not a shelf of versions.
+    source_is_tree: bool = False
+    # The ecosystem's own record of what was copied (gbrain's .gbrain-source.json).
+    source_record: str | None = None
 
 
 NATIVE = Profile(
@@ -47,6 +53,7 @@ NATIVE = Profile(
     log_dir=".tether/logs",
     ignore_file=".tether/.gitignore",
     ignore_rules=("cache/", "backup/", "merge/", "journal.jsonl*", "lock", "logs/"),
+    manifest_copy=".tether/manifest.json",
 )
 
 GAIA = Profile(
@@ -76,9 +83,28 @@ GAIA = Profile(
     default_conflict_style="patch",
     ignore_file=".gitignore",
     ignore_rules=(".gaia-backup/", ".gaia-merge/", ".gaia/local/"),
+    manifest_copy=".gaia/manifest.json",
 )
 
-PROFILES: dict[str, Profile] = {p.name: p for p in (NATIVE, GAIA)}
+GBRAIN = Profile(
+    name="gbrain",
+    manifest_path="install/manifest.json",
+    manifest_format=ManifestFormat.GBRAIN,
+    state_file=".tether/gbrain/state.json",
+    cache_dir=".tether/gbrain/cache",
+    backup_root=".tether/gbrain/backup",
+    merge_dir=".tether/gbrain/merge",
+    lock_file=".tether/gbrain/lock",
+    journal_file=".tether/gbrain/journal.jsonl",
+    log_dir=".tether/gbrain/logs",
+    default_conflict_style="patch",
+    ignore_file=".tether/.gitignore",
+    ignore_rules=("gbrain/*", "!gbrain/state.json"),
+    source_is_tree=True,
+    source_record=".gbrain-source.json",
+)
+
+PROFILES: dict[str, Profile] = {p.name: p for p in (NATIVE, GAIA, GBRAIN)}
 
 
 def get_profile(name: str) -> Profile:
@@ -95,6 +121,8 @@ def detect_profile(root: Path, forced: str | None = None) -> Profile | None:
         return get_profile(forced)
     if (root / NATIVE.state_file).is_file():
         return NATIVE
+    if (root / GBRAIN.state_file).is_file() or (root / (GBRAIN.source_record or "")).is_file():
+        return GBRAIN
     if (root / GAIA.version_file).is_file() and (root / GAIA.manifest_path).is_file():  # type: ignore[operator]
         return GAIA
     return None

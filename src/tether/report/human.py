@@ -224,3 +224,41 @@ def _region_lines(report: UpdateReport) -> list[str]:
     )
     lines += _listing("Stale conflict patches superseded by this run", report.superseded_artifacts)
     return lines
+
+
+def refresh_class(action: FileAction) -> str:
+    """A refresh speaks of each copied file in gbrain's terms."""
+    from tether.flows.plan import LOCAL_EDIT_KEPT
+    from tether.model.plan import Bucket
+
+    bucket = action.bucket
+    if bucket is Bucket.ADD:
+        return "new-in-source"
+    if bucket is Bucket.REMOVED:
+        return "host-deleted"
+    if bucket in (Bucket.UPDATE, Bucket.OVERWRITE):
+        return "unchanged-stale"
+    if bucket in (Bucket.DELETE, Bucket.DELETED):
+        return "source-deleted"
+    if bucket is Bucket.FAILED:
+        return "failed"
+    if bucket is Bucket.SKIP:
+        return "locally-modified" if action.reason == LOCAL_EDIT_KEPT else "unchanged-identical"
+    if bucket is Bucket.CONFLICT and action.sides is not None and not action.sides[0]:
+        return "new-in-source"  # a host file already stands where the recipe adds one
+    return "locally-modified"
+
+
+def refresh_classes(report: UpdateReport) -> dict[str, str]:
+    return {a.path: refresh_class(a) for a in report.actions}
+
+
+def render_refresh(report: UpdateReport) -> str:
+    text = render_update(report).replace("tether update:", "tether refresh:", 1)
+    counts: dict[str, int] = {}
+    for cls in refresh_classes(report).values():
+        counts[cls] = counts.get(cls, 0) + 1
+    if not counts:
+        return text
+    rows = ", ".join(f"{n} {cls}" for cls, n in sorted(counts.items()))
+    return text + "\nFiles: " + rows

@@ -1,0 +1,41 @@
+"""gbrain's own record of an install (``.gbrain-source.json``), written beside tether's state
+so gbrain's tools keep working. Its hashes are the recipe's bytes as copied (the baseline),
+never the host's, so a keep-mine choice holds on the next refresh."""
+
+from __future__ import annotations
+
+import json
+from typing import TYPE_CHECKING
+
+from tether.fsio import sha256_bytes
+
+if TYPE_CHECKING:
+    from tether.flows.project import Release
+
+
+def _manifest_target(path: str, target_root: str) -> str:
+    prefix = target_root.rstrip("/") + "/"
+    return path[len(prefix) :] if target_root not in ("", ".") and path.startswith(prefix) else path
+
+
+def source_record(release: Release, copied_at: str) -> bytes:
+    manifest = release.manifest
+    target_root = str(manifest.extra.get("target_root_relative_to_host_repo", "."))
+    files = []
+    for path in sorted(manifest.managed_paths()):
+        data = release.file_path(path).read_bytes()
+        files.append({
+            "src": manifest.sources.get(path, path),
+            "target": _manifest_target(path, target_root),
+            "sha256": sha256_bytes(data),
+            "mode": f"{release.mode_of(path):04o}",
+        })
+    record = {
+        "recipe": str(manifest.extra.get("recipe") or manifest.name),
+        "gbrain_version": manifest.version,
+        "install_kind": str(manifest.extra.get("install_kind") or "copy"),
+        "copied_at": copied_at,
+        "source": release.source,
+        "files": files,
+    }
+    return (json.dumps(record, indent=2) + "\n").encode()

@@ -1,0 +1,144 @@
+"""gbrain-style integrations: files copied from a recipe folder into a host repository,
+installed with ``tether init --profile gbrain`` and kept fresh with ``tether refresh``."""
+
+import json
+import os
+import stat
+
+import pytest
+from builders import call, run_tether, write_files
+
+BODY = "".join(f"rule {i}: keep it simple\n" for i in range(10))
+
+
+def recipe(root, files, skills=(), version="0.4.0"):
+    manifest = {
+        "recipe": "brain-sync",
+        "gbrain_version": version,
+        "target_root_relative_to_host_repo": "tools/gbrain",
+        "files": [{"src": f"src/{t}", "target": t, "mode": m} for t, (_, m) in files.items()],
+        "skills": [{"src": f"skills/{t}", "target": f"skills/{t}", "mode": "0644"} for t in skills],
+    }
+    write_files(root, {f"src/{t}": text for t, (text, _) in files.items()})
+    write_files(root, {f"skills/{t}": f"skill {t}\n" for t in skills})
+    write_files(root, {"install/manifest.json": json.dumps(manifest, indent=2)})
+    return root
+
+
+def refresh(host, *args):
+    result = run_tether("refresh", "--yes", "--json", "-C", str(host), *args)
+    assert "Traceback" not in result.stderr, result.stderr
+    return result.returncode, json.loads(result.stdout)
+
+
+@pytest.fixture
+def installed(tmp_path):
+    rec = recipe(tmp_path / "recipe", {
+        "sync.sh": ("#!/bin/sh\necho sync\n", "0755"),
+        "rules.md": (BODY, "0644"),
+        "same.md": ("same\n", "0644"),
+        "gone-clean.md": ("old\n", "0644"),
+        "gone-edited.md": ("old\n", "0644"),
+        "deleted-here.md": ("d\n", "0644"),
+    }, skills=["triage.md"])
+    host = tmp_path / "host"
+    host.mkdir()
+    result = run_tether("init", "--profile", "gbrain", "--source", str(rec), str(host))
+    assert result.returncode == 0, result.stderr
+    return rec, host
+
+
+def test_init_copies_entries_with_modes_and_writes_the_gbrain_record(installed):
+    rec, host = installed
+    base = host / "tools/gbrain"
+    assert (base / "rules.md").read_text() == BODY
+    assert stat.S_IMODE(os.stat(base / "sync.sh").st_mode) == 0o755
+    assert (base / "skills/triage.md").read_text() == "skill triage.md\n"
+    record = json.loads((host / ".gbrain-source.json").read_text())
+    assert record["recipe"] == "brain-sync" and record["gbrain_version"] == "0.4.0"
+    assert {"recipe", "gbrain_version", "install_kind", "copied_at", "files"} <= set(record)
+    entry = next(f for f in record["files"] if f["target"] == "sync.sh")
+    assert entry["src"] == "src/sync.sh" and entry["mode"] == "0755" and len(entry["sha256"]) == 64
+    status = json.loads(run_tether("status", "--json", str(host)).stdout)
+    assert status["profile"] == "gbrain" and status["clean"] == 7
+
+
+def test_refresh_classifies_every_state(installed):
+    rec, host = installed
+    base = host / "tools/gbrain"
+    # recipe side
+    (rec / "src/sync.sh").write_text("#!/bin/sh\necho sync v2\n")  # stale (host untouched)
+    (rec / "src/rules.md").write_text(BODY.replace("rule 8:", "rule 8 (v2):"))
+    manifest = json.loads((rec / "install/manifest.json").read_text())
+    manifest["files"] = [f for f in manifest["files"] if not f["target"].startswith("gone-")]
+    manifest["files"] += [{"src": "src/new.md", "target": "new.md"},
+                          {"src": "src/clash.md", "target": "clash.md"}]
+    write_files(rec, {"src/new.md": "new\n", "src/clash.md": "recipe clash\n",
+                      "install/manifest.json": json.dumps(manifest)})
+    # host side
+    (base / "rules.md").write_text(BODY.replace("rule 1:", "rule 1 (ours):"))
+    (base / "gone-edited.md").write_text("edited here\n")
+    (base / "deleted-here.md").unlink()
+    (base / "clash.md").write_text("host file of our own\n")
+    code, doc = refresh(host, "--dry-run")
+    t = "tools/gbrain/"
+    assert doc["files"] == {
+        t + "clash.md": "new-in-source",
+        t + "deleted-here.md": "host-deleted",
+        t + "new.md": "new-in-source",
+        t + "rules.md": "locally-modified",
+        t + "same.md": "unchanged-identical",
+        t + "skills/triage.md": "unchanged-identical",
+        t + "sync.sh": "unchanged-stale",
+        t + "gone-clean.md": "source-deleted",
+        t + "gone-edited.md": "source-deleted",
+    }
+    code, doc = refresh(host, "--delete-removed")
+    assert code == 4  # the clash is left for a person
+    assert (base / "clash.md").read_text() == "host file of our own\n"  # never overwritten
+    assert "rule 1 (ours):" in (base / "rules.md").read_text()
+    assert "rule 8 (v2):" in (base / "rules.md").read_text()  # a real merge, not keep/take
+    assert (base / "sync.sh").read_text() == "#!/bin/sh\necho sync v2\n"
+    assert (base / "new.md").read_text() == "new\n"
+    assert not (base / "gone-clean.md").exists()
+    assert (base / "gone-edited.md").read_text() == "edited here\n"  # modified: only listed
+    assert not (base / "deleted-here.md").exists()
+    record = json.loads((host / ".gbrain-source.json").read_text())
+    assert {f["target"] for f in record["files"]} >= {"new.md", "clash.md"}
+
+
+def test_keep_mine_holds_across_two_refreshes(installed):
+    rec, host = installed
+    target = host / "tools/gbrain/rules.md"
+    target.write_text(BODY.replace("rule 3:", "rule 3 MINE:"))
+    (rec / "src/rules.md").write_text(BODY.replace("rule 3:", "rule 3 v2:"))
+    code, doc = refresh(host, "--auto", "keep-mine")
+    assert code == 0 and "rule 3 MINE:" in target.read_text()
+    (rec / "src/rules.md").write_text(BODY.replace("rule 3:", "rule 3 v3:"))
+    code, doc = refresh(host, "--auto", "keep-mine")
+    assert code == 0 and "rule 3 MINE:" in target.read_text()
+    assert doc["files"]["tools/gbrain/rules.md"] == "locally-modified"
+
+
+def test_crlf_host_copy_is_not_modified_after_a_noop_refresh(installed):
+    rec, host = installed
+    target = host / "tools/gbrain/rules.md"
+    target.write_bytes(BODY.replace("\n", "\r\n").encode())  # a CRLF checkout
+    code, doc = refresh(host)
+    assert code == 0
+    assert doc["status"] == "up-to-date"
+    status = json.loads(run_tether("status", "--json", str(host)).stdout)
+    assert status["modified"] == []
+    (rec / "src/rules.md").write_text(BODY.replace("rule 5:", "rule 5 v2:"))
+    code, doc = refresh(host)
+    assert code == 0 and doc["files"]["tools/gbrain/rules.md"] == "unchanged-stale"
+    data = target.read_bytes()
+    assert b"rule 5 v2:" in data and data.count(b"\r\n") == data.count(b"\n")  # CRLF kept
+
+
+def test_refresh_needs_no_source_and_refuses_without_yes_off_a_terminal(installed):
+    rec, host = installed
+    result = run_tether("refresh", "-C", str(host), input="")
+    assert result.returncode == 1 and "--yes" in result.stderr
+    code, doc = refresh(host)
+    assert code == 0 and doc["status"] == "up-to-date"
