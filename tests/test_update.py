@@ -311,3 +311,15 @@ def test_json_report_validates_against_schema(tmp_path):
     jsonschema.validate(again, schema)
     with pytest.raises(jsonschema.ValidationError):
         jsonschema.validate({**applied, "buckets": {"add": "x"}}, schema)
+
+
+def test_parent_that_is_a_file_fails_only_that_path(tmp_path):
+    project = scenario(tmp_path, "shared", "v1\n", "v1\n", "v2\n", extra_v2={"sub/x.txt": "x\n"})
+    (project / "sub").write_text("I am a file where the release wants a folder\n")
+    code, doc = update_json(project)
+    assert code == 1
+    failed = {f["path"]: f["reason"] for f in doc["buckets"]["failed"]}
+    assert "sub is a file" in failed["sub/x.txt"]
+    assert (project / "sub").read_text().startswith("I am a file")
+    assert (project / P).read_text() == "v2\n"
+    assert doc["state_written"] is False

@@ -49,12 +49,13 @@ def fsync_dir(directory: Path) -> None:
         os.close(fd)
 
 
-def atomic_write(path: Path, data: bytes, mode: int | None = None) -> None:
+def atomic_write(path: Path, data: bytes, mode: int | None = None, durable: bool = True) -> None:
     """Write ``data`` to ``path`` so a crash leaves either the old or the new bytes.
 
     The temp file lives in the same directory (same filesystem, so rename is atomic),
     is fsync'd before the rename, and the directory is fsync'd after it. The mode of
-    an existing file is kept unless ``mode`` is given.
+    an existing file is kept unless ``mode`` is given. ``durable=False`` skips the fsyncs
+    (still atomic) for files that can be rebuilt, such as cache entries.
     """
     path.parent.mkdir(parents=True, exist_ok=True)
     if mode is None:
@@ -67,14 +68,16 @@ def atomic_write(path: Path, data: bytes, mode: int | None = None) -> None:
         with os.fdopen(fd, "wb") as handle:
             handle.write(data)
             handle.flush()
-            os.fsync(handle.fileno())
+            if durable:
+                os.fsync(handle.fileno())
         os.chmod(tmp_name, mode)
         os.replace(tmp_name, path)
     except BaseException:
         with contextlib.suppress(FileNotFoundError):
             os.unlink(tmp_name)
         raise
-    fsync_dir(path.parent)
+    if durable:
+        fsync_dir(path.parent)
 
 
 TEMP_SUFFIX = ".tether-tmp"

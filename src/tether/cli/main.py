@@ -35,6 +35,10 @@ COMMANDS: dict[str, tuple[str, str]] = {
     ),
     "verify": ("tether.cli.verify_cmd", "check that a merged file kept the adopter's lines"),
     "merge-driver": ("tether.cli.merge_driver_cmd", "git merge driver: field-aware or line merge"),
+    "reapply": (
+        "tether.cli.reapply_cmd",
+        "merge saved local patches back into a fresh install (GSD-style)",
+    ),
     "refresh": ("tether.cli.refresh_cmd", "refresh files copied into this repo from a recipe"),
     "region-compare": (
         "tether.cli.region_compare_cmd",

@@ -23,7 +23,8 @@ class PristineCache:
         digest = sha256_bytes(data)
         target = self.path_for(digest)
         if not target.is_file():
-            atomic_write(target, data, mode=0o644)
+            # Rebuildable from the source, so no fsync: a torn entry fails its hash check.
+            atomic_write(target, data, mode=0o644, durable=False)
         return digest
 
     def get(self, sha256: str) -> bytes | None:

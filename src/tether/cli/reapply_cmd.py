@@ -1,0 +1,161 @@
+"""``tether reapply``: merge saved local patches back into a fresh install (GSD-style).
+
+Exit 0 when every file merged (or was already in the release) and passed verification, 1 on a
+verification failure, pristine drift or another per-file failure, 4 when conflicts are left
+for a person. ``--save`` copies the customised files into a new timestamped folder (exit 0).
+"""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+from tether.cli.common import add_json, print_json
+from tether.errors import UsageError
+from tether.flows.reapply import (
+    CONFLICT,
+    CONFLICT_STYLES,
+    FAILED,
+    INCORPORATED,
+    MERGED,
+    REMEDIES,
+    BaselineOptions,
+    ReapplyReport,
+    ReapplyRequest,
+    SaveReport,
+    reapply,
+    save_patches,
+)
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--patches",
+        required=True,
+        metavar="DIR",
+        help="the saved patches (backup-meta.json here or in a saved subfolder)",
+    )
+    parser.add_argument(
+        "--target",
+        required=True,
+        metavar="DIR",
+        help="the folder the new release was installed into",
+    )
+    parser.add_argument(
+        "--save",
+        action="store_true",
+        help="save the customised files into a new timestamped folder under "
+        "--patches instead of reapplying",
+    )
+    parser.add_argument(
+        "--manifest",
+        metavar="FILE",
+        help="with --save: the install manifest {files: {path: sha256}}",
+    )
+    parser.add_argument(
+        "--pristine",
+        metavar="DIR",
+        help="pristine copies of the release the patches were saved from",
+    )
+    parser.add_argument(
+        "--git",
+        metavar="DIR",
+        help="a repository with the target's history (default: the one holding the target, if any)",
+    )
+    parser.add_argument(
+        "--no-git", action="store_true", help="do not look for baselines in git history"
+    )
+    parser.add_argument(
+        "--baseline-source", metavar="SRC", help="a release source holding the baseline release"
+    )
+    parser.add_argument("--baseline-version", metavar="V", help="the baseline release's version")
+    parser.add_argument(
+        "--accept-pristine",
+        action="append",
+        default=[],
+        metavar="PATH",
+        help="merge PATH on its pristine copy although its hash drifted (repeatable)",
+    )
+    parser.add_argument(
+        "--conflict",
+        choices=CONFLICT_STYLES,
+        default="markers",
+        help="write conflict markers into the file (default) or a patch beside the backups",
+    )
+    parser.add_argument("--dry-run", action="store_true", help="report, write nothing")
+    add_json(parser)
+
+
+def run(args: argparse.Namespace) -> int:
+    _check_usage(args)
+    if args.save:
+        saved = save_patches(Path(args.target), Path(args.manifest), Path(args.patches))
+        if args.json:
+            print_json(saved.to_json())
+        else:
+            print(render_save(saved))
+        return 0
+    request = ReapplyRequest(
+        patches=Path(args.patches),
+        target=Path(args.target),
+        baseline=BaselineOptions(
+            pristine=Path(args.pristine) if args.pristine else None,
+            git_repo=Path(args.git) if args.git else None,
+            use_git=not args.no_git,
+            source=args.baseline_source,
+            version=args.baseline_version,
+            accept_pristine=frozenset(args.accept_pristine),
+        ),
+        conflict_style=args.conflict,
+        dry_run=args.dry_run,
+    )
+    report = reapply(request)
+    if args.json:
+        print_json(report.to_json())
+    else:
+        print(render(report))
+    return report.exit_code()
+
+
+def _check_usage(args: argparse.Namespace) -> None:
+    if args.save:
+        if not args.manifest:
+            raise UsageError("--save needs --manifest FILE (the install manifest)")
+        return
+    if args.manifest:
+        raise UsageError("--manifest goes with --save")
+    if bool(args.baseline_source) != bool(args.baseline_version):
+        raise UsageError("--baseline-source and --baseline-version go together")
+    if args.git and args.no_git:
+        raise UsageError("give --git DIR or --no-git, not both")
+
+
+def render(report: ReapplyReport) -> str:
+    order = (MERGED, INCORPORATED, CONFLICT, FAILED)
+    counts = ", ".join(f"{report.count(s)} {s}" for s in order if report.count(s))
+    head = "dry run: " if report.dry_run else ""
+    lines = [f"{head}reapply {report.patches} -> {report.target}: {counts or 'nothing to do'}"]
+    for result in report.results:
+        lines.append(f"  {result.status:<13} {result.file}")
+        if result.reason:
+            lines.append(f"                {result.reason}")
+        lines.extend(f"                missing {n}: {text}" for n, text in result.missing)
+        lines.extend(f"                deleted but back {n}: {text}" for n, text in result.readded)
+        if result.artifact:
+            lines.append(f"                patch: {result.artifact}")
+    if report.drifted_files:
+        lines.append("pristine drift stopped: " + ", ".join(report.drifted_files))
+        lines.extend(f"  {number}. {remedy}" for number, remedy in enumerate(REMEDIES, 1))
+    if report.backup_dir is not None and report.backup_dir.exists():
+        lines.append(f"installed versions backed up in {report.backup_dir}")
+    return "\n".join(lines)
+
+
+def render_save(report: SaveReport) -> str:
+    if report.folder is None:
+        return f"nothing to save: none of {report.checked} files differs from the manifest"
+    lines = [f"saved {len(report.files)} customised file(s) to {report.folder}"]
+    lines.extend(f"  {rel}" for rel in report.files)
+    if report.absent:
+        lines.append(f"{len(report.absent)} file(s) in the manifest are gone from the target")
+    return "\n".join(lines)

@@ -1,0 +1,106 @@
+"""An interrupted reapply, rerun, ends like an uninterrupted one and never writes over the first
+backup of the installed version. Each run is a real process killed at a journal step."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from test_reapply_helpers import (
+    EXECUTE,
+    Gsd,
+    run_process,
+    standard,
+)
+from tether.state import crashpoint
+from tether.state.journal import read_records
+
+RUNTIME = (".tether/", "tether-reapply-backup/")
+
+
+def user_tree(target: Path) -> dict[str, bytes]:
+    """What the user sees in the install folder: everything but tether's runtime files."""
+    found: dict[str, bytes] = {}
+    for path in target.rglob("*"):
+        rel = path.relative_to(target).as_posix()
+        if path.is_file() and not path.is_symlink() and not rel.startswith(RUNTIME):
+            found[rel] = path.read_bytes()
+    return found
+
+
+def command(gsd: Gsd) -> list[str]:
+    return ["--patches", str(gsd.patches), "--target", str(gsd.target),
+            "--pristine", str(gsd.pristine), "--json"]  # fmt: skip
+
+
+def journal(gsd: Gsd) -> list[dict[str, Any]]:
+    return read_records(gsd.target / ".tether/journal.jsonl.reapply")
+
+
+def without_baseline(tmp: Path) -> Gsd:
+    """Every file a conflict with both versions written into it."""
+    return standard(tmp, pristine=False)
+
+
+@pytest.mark.parametrize("build", [standard, without_baseline], ids=["merge", "no-baseline"])
+def test_crash_at_every_journal_step_then_rerun(tmp_path: Path, build: Any) -> None:
+    template = build(tmp_path / "template")
+    installed = user_tree(template.target)
+    reference = build(tmp_path / "reference")
+    done = run_process(*command(reference))
+    expected_code, expected_tree = done.returncode, user_tree(reference.target)
+    assert expected_code in (1, 4), done.stderr
+    points = crashpoint.points(journal(reference))
+    assert {p.split(":")[0] for p in points} >= {"run-started", "file-backed-up", "file-written"}
+    for n, point in enumerate(points):
+        gsd = Gsd(tmp_path / f"crash{n}", template.v1, template.ours, template.v2)
+        shutil.copytree(template.root, gsd.root, symlinks=True)
+        crashed = run_process(*command(gsd), crash=point)
+        assert crashed.returncode == crashpoint.EXIT_CODE, (point, crashed.stderr)
+        rerun = run_process(*command(gsd))
+        assert rerun.returncode == expected_code, (point, rerun.stderr)
+        assert user_tree(gsd.target) == expected_tree, point
+        first_run = str(journal(gsd)[0]["run"])
+        backups = gsd.backups / first_run / "installed"
+        for path in backups.rglob("*") if backups.exists() else []:
+            if path.is_file():
+                rel = path.relative_to(backups).as_posix()
+                # the first backup holds the installed bytes, never a merge written later
+                assert path.read_bytes() == installed[rel], point
+                assert not rel.endswith(".2"), point
+        if not point.startswith("run-complete"):
+            assert json.loads(rerun.stdout)["resumed"] is True, point
+            assert [p.name for p in gsd.backups.iterdir()] == [first_run], point
+
+
+def test_rerun_does_not_write_over_a_file_edited_after_the_interruption(tmp_path: Path) -> None:
+    gsd = standard(tmp_path)
+    crashed = run_process(*command(gsd), crash="file-written:1")
+    assert crashed.returncode == crashpoint.EXIT_CODE
+    [written] = [r for r in journal(gsd) if r["step"] == "file-written"]
+    edited = gsd.target / str(written["path"])
+    edited.write_text("edited by hand after the crash\n")
+    rerun = run_process(*command(gsd))
+    assert rerun.returncode == 1
+    doc = json.loads(rerun.stdout)
+    [failed] = [r for r in doc["results"] if r["status"] == "failed"]
+    assert failed["file"] == written["path"] and "changed since" in failed["reason"]
+    assert edited.read_text() == "edited by hand after the crash\n"
+    assert doc["resumed"] is True
+
+
+def test_another_job_is_refused_while_one_is_unfinished(tmp_path: Path) -> None:
+    gsd = standard(tmp_path)
+    assert run_process(*command(gsd), crash="file-written:1").returncode == crashpoint.EXIT_CODE
+    other = tmp_path / "other-patches"
+    shutil.copytree(gsd.patches, other)
+    meta = json.loads((other / "backup-meta.json").read_text())
+    meta["files"] = [EXECUTE]
+    (other / "backup-meta.json").write_text(json.dumps(meta))
+    refused = run_process("--patches", str(other), "--target", str(gsd.target))
+    assert refused.returncode == 1
+    assert "unfinished" in refused.stderr and str(gsd.patches) in refused.stderr
