@@ -29,3 +29,12 @@ def add_json(parser: argparse.ArgumentParser) -> None:
 def print_json(document: Any) -> None:
     json.dump(document, sys.stdout, indent=2, sort_keys=False)
     sys.stdout.write("\n")
+
+
+def add_status_arguments(parser: argparse.ArgumentParser, latest_help: str) -> None:
+    """What ``status`` and ``check`` both take."""
+    parser.add_argument("--check-latest", action="store_true", help=latest_help)
+    parser.add_argument("--source", metavar="SRC", help="override the recorded source")
+    parser.add_argument("--profile", metavar="P", help="native, gaia or gbrain (default: detected)")
+    add_json(parser)
+    add_project_dir(parser)

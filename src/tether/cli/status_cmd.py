@@ -2,17 +2,11 @@ from __future__ import annotations
 
 import argparse
 
-from tether.cli.common import add_json, add_project_dir, print_json, project_dir
+from tether.cli.common import add_status_arguments, print_json, project_dir
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument(
-        "--check-latest", action="store_true", help="ask the source for its newest version"
-    )
-    parser.add_argument("--source", metavar="SRC", help="override the recorded source")
-    parser.add_argument("--profile", metavar="P", help="native or gaia (default: detected)")
-    add_json(parser)
-    add_project_dir(parser)
+    add_status_arguments(parser, "ask the source for its newest version")
 
 
 def run(args: argparse.Namespace) -> int:

@@ -8,6 +8,7 @@ from tether.engine.decide import Comparison, Row, bucket_for_row, decide_dropped
 from tether.engine.eol import in_style_of, same_text
 from tether.engine.patches import unified_patch, whole_file_markers
 from tether.engine.syntaxcheck import merge_breaks_syntax
+from tether.flows.artifacts import artifact_path, patch_conflict
 from tether.flows.baseline import Baseline
 from tether.flows.project import Project, Release
 from tether.flows.regions_step import RegionPlan, masked_comparison, region_conflict
@@ -47,10 +48,6 @@ def read_adopter(project: Project, rel: str) -> bytes | None:
         raise _Unreadable(f"cannot read ({error.strerror})") from None
 
 
-def artifact_path(project: Project, rel: str, suffix: str) -> str:
-    return f"{project.profile.merge_dir}/{rel}{suffix}"
-
-
 def settle_conflict(
     project: Project,
     rel: str,
@@ -83,11 +80,7 @@ def settle_conflict(
             decision=choice if merged is not None else "theirs",
         )
     if choice == "patch":
-        artifact = artifact_path(project, rel, ".patch")
-        patch = unified_patch(rel, ours, theirs)
-        return FileAction(
-            rel, cls, Bucket.CONFLICT, Op.PATCH, None, mode, artifact, patch, decision=choice
-        )
+        return patch_conflict(project, rel, cls, unified_patch(rel, ours, theirs), mode)
     return FileAction(rel, cls, Bucket.CONFLICT, Op.MARKERS, merged, mode, rel, decision="markers")
 
 

@@ -16,10 +16,11 @@ from tether.engine.regions import (
     dropped_declarations,
     parse_region_declarations,
 )
+from tether.flows.artifacts import patch_conflict
 from tether.flows.project import Project
 from tether.flows.regen import DEFAULT_EXCLUDE, RegenOutcome, run_regeneration, skipped_outcome
 from tether.model.manifest import FileClass, Manifest
-from tether.model.plan import Bucket, FileAction, Op
+from tether.model.plan import Bucket, FileAction
 
 NO_REGIONS_ENV = "TETHER_NO_REGIONS"
 
@@ -85,20 +86,8 @@ def region_conflict(
     project: Project, rel: str, cls: FileClass, comparison: RegionComparison, mode: int
 ) -> FileAction:
     """The adopter's file stays; the patch shows only the divergence outside the region."""
-    artifact = f"{project.profile.merge_dir}/{rel}.patch"
     patch = conflict_patch(comparison, rel).encode()
-    return FileAction(
-        rel,
-        cls,
-        Bucket.CONFLICT,
-        Op.PATCH,
-        None,
-        mode,
-        artifact,
-        patch,
-        reason="differs outside its generated region",
-        decision="patch",
-    )
+    return patch_conflict(project, rel, cls, patch, mode, "differs outside its generated region")
 
 
 def _skip_reason(decl: RegionDecl, actions: dict[str, FileAction], inputs_in_conflict: bool) -> str:

@@ -6,6 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 from tether.engine.patches import unified_patch
+from tether.flows.artifacts import patch_conflict
 from tether.flows.project import Project
 from tether.model.manifest import FileClass
 from tether.model.plan import Bucket, FileAction, Op
@@ -33,19 +34,7 @@ def structured_action(
     notes_path = f"{project.profile.merge_dir}/{rel}.notes"
     if result.parse_error is not None:
         patch = unified_patch(rel, ours, theirs)
-        artifact = f"{project.profile.merge_dir}/{rel}.patch"
-        action = FileAction(
-            rel,
-            cls,
-            Bucket.CONFLICT,
-            Op.PATCH,
-            None,
-            mode,
-            artifact,
-            patch,
-            reason=result.parse_error,
-            decision="patch",
-        )
+        action = patch_conflict(project, rel, cls, patch, mode, result.parse_error)
         return action, summary_line(rel, result)
     applied, conflicts, suggestions = result.counts
     notes = render_notes(rel, result).encode() if conflicts or suggestions else None
@@ -69,7 +58,9 @@ def structured_action(
             decision=decision,
         )
     elif applied:
-        action = FileAction(rel, cls, Bucket.MERGED, op, result.new_text, mode, notes_artifact, notes)
+        action = FileAction(
+            rel, cls, Bucket.MERGED, op, result.new_text, mode, notes_artifact, notes
+        )
     else:
         action = FileAction(rel, cls, Bucket.SKIP, Op.NONE, None, mode, notes_artifact, notes)
     return action, summary

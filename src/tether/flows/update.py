@@ -274,7 +274,7 @@ def _nothing_moved(plan: Plan, baseline: Baseline, latest: Release) -> bool:
     unchanged = state is not None and state.manifest_sha256 == latest.manifest_sha256
     quiet = (Row.NO_UPSTREAM_CHANGE.value, LOCAL_EDIT_KEPT)
     return unchanged and all(
-        a.bucket in (Bucket.SKIP, Bucket.REMOVED) and (a.bucket is Bucket.REMOVED or a.reason in quiet)
+        a.bucket is Bucket.REMOVED or (a.bucket is Bucket.SKIP and a.reason in quiet)
         for a in plan.actions
     )
 

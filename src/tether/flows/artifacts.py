@@ -1,0 +1,30 @@
+"""Conflict artifacts in the profile's merge folder: one naming rule for every kind."""
+
+from __future__ import annotations
+
+from tether.flows.project import Project
+from tether.model.manifest import FileClass
+from tether.model.plan import Bucket, FileAction, Op
+
+
+def artifact_path(project: Project, rel: str, suffix: str) -> str:
+    return f"{project.profile.merge_dir}/{rel}{suffix}"
+
+
+def patch_conflict(
+    project: Project, rel: str, cls: FileClass, patch: bytes, mode: int, reason: str = ""
+) -> FileAction:
+    """The adopter's file stays as it is; a patch towards the release waits beside it."""
+    artifact = artifact_path(project, rel, ".patch")
+    return FileAction(
+        rel,
+        cls,
+        Bucket.CONFLICT,
+        Op.PATCH,
+        None,
+        mode,
+        artifact,
+        patch,
+        reason=reason,
+        decision="patch",
+    )
