@@ -20,6 +20,11 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "status": ("tether.cli.status_cmd", "show the installed release and drift per file"),
     "check": ("tether.cli.check_cmd", "exit 3 on owned drift, an available update or conflicts"),
     "update": ("tether.cli.update_cmd", "move the project to a newer release, keeping local edits"),
+    "projects": (
+        "tether.cli.projects_cmd",
+        "register projects for fleet commands (add, list, show, remove)",
+    ),
+    "fleet": ("tether.cli.fleet_cmd", "status or update every registered project at once"),
     "changelog": (
         "tether.cli.changelog_cmd",
         "show release notes and follow-ups between two versions",

@@ -21,6 +21,7 @@ class GitOptions:
     branch: str | None = None  # None: the default name when on main/master
     no_branch: bool = False
     pr: bool = False
+    allow_linked_worktree: bool = False  # the caller made this worktree for the run (fleet)
 
 
 def default_branch_name(upstream: str, version: str) -> str:

@@ -382,7 +382,10 @@ def run_update(
         prepared = prepare_update(request)
         if isinstance(prepared, UpdateReport):
             return prepared
-        refuse_linked_worktree(project.root, prepared.plan.from_version, prepared.plan.to_version)
+        if not request.git.allow_linked_worktree:
+            refuse_linked_worktree(
+                project.root, prepared.plan.from_version, prepared.plan.to_version
+            )
         dirty = refuse_dirty(project.root, prepared.plan, request.git)
         if not confirm(prepared):
             return prepared.report("cancelled")

@@ -1,0 +1,177 @@
+"""The projects registry: one JSON file naming the adopter projects a person keeps in step.
+
+Schema version 2, shared with the Commander registry::
+
+    {"version": 2, "projects": {"<name>": {"name", "path", "keywords": [], "description",
+      "createdAt", "updatedAt", "repoType"?, "specialRules"?, "monorepoRoot"?}}}
+
+Another tool writes this file too, so tether keeps every key it does not use (at the top
+level and in each record) exactly as it found it, and keeps the projects' order. Reading
+never creates or rewrites the file; only ``save_registry`` writes, atomically.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from tether.errors import TetherError
+from tether.fsio import atomic_write
+
+REGISTRY_VERSION = 2
+ENV_VAR = "TETHER_REGISTRY"
+# Version 1 records lack the optional keys of version 2 and are otherwise the same shape.
+READABLE_VERSIONS = (1, 2)
+
+
+@dataclass(frozen=True)
+class ProjectRecord:
+    """One registered project. ``raw`` is the record as stored, unknown keys included."""
+
+    name: str
+    raw: Mapping[str, Any]
+
+    @property
+    def path(self) -> str:
+        return str(self.raw["path"])
+
+    @property
+    def keywords(self) -> tuple[str, ...]:
+        found = self.raw.get("keywords")
+        return tuple(str(k) for k in found) if isinstance(found, list) else ()
+
+    @property
+    def description(self) -> str:
+        found = self.raw.get("description")
+        return found if isinstance(found, str) else ""
+
+
+@dataclass
+class Registry:
+    path: Path
+    exists: bool
+    document: dict[str, Any] = field(default_factory=dict)  # the top level as read
+    projects: dict[str, ProjectRecord] = field(default_factory=dict)  # insertion order
+
+    def resolve(self, record: ProjectRecord) -> Path:
+        """The record's path on disk; a relative one is read against the registry's folder."""
+        path = Path(os.path.expanduser(record.path))
+        return path if path.is_absolute() else self.path.parent / path
+
+
+def registry_path(explicit: str | None = None, env: Mapping[str, str] | None = None) -> Path:
+    """``--registry`` wins, then ``TETHER_REGISTRY``, then the XDG config folder."""
+    env = os.environ if env is None else env
+    if explicit:
+        return Path(os.path.expanduser(explicit))
+    if env.get(ENV_VAR):
+        return Path(os.path.expanduser(env[ENV_VAR]))
+    return _config_home(env) / "tether" / "projects.json"
+
+
+def _config_home(env: Mapping[str, str]) -> Path:
+    # The XDG spec says a relative value is invalid and must be ignored.
+    configured = env.get("XDG_CONFIG_HOME", "")
+    if configured and os.path.isabs(configured):
+        return Path(configured)
+    return Path.home() / ".config"
+
+
+def utc_timestamp() -> str:
+    """ISO-8601 UTC with milliseconds and ``Z``: the shape JavaScript's toISOString writes."""
+    return datetime.now(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+
+
+def load_registry(path: Path) -> Registry:
+    """The registry at ``path``; a missing file is an empty registry. Never writes."""
+    try:
+        data = path.read_bytes()
+    except FileNotFoundError:
+        return Registry(path, exists=False)
+    except OSError as error:
+        raise TetherError(f"cannot read registry file {path}: {error.strerror}") from None
+    document = _parse(path, data)
+    _check_version(path, document)
+    return Registry(path, True, document, _records(path, document))
+
+
+def _parse(path: Path, data: bytes) -> dict[str, Any]:
+    try:
+        document = json.loads(data.decode("utf-8"))
+    except (UnicodeDecodeError, json.JSONDecodeError):
+        raise TetherError(f"registry file is not valid JSON: {path}") from None
+    if not isinstance(document, dict):
+        raise TetherError(f"registry file is malformed: {path}: expected a JSON object")
+    return document
+
+
+def _check_version(path: Path, document: Mapping[str, Any]) -> None:
+    version = document.get("version", 1)
+    # bool is an int in Python; ``true`` is not a version.
+    if isinstance(version, bool) or version not in READABLE_VERSIONS:
+        shown = json.dumps(version)
+        raise TetherError(
+            f"unsupported registry version: {shown} ({path}; this tether reads versions 1 and 2)"
+        )
+
+
+def _records(path: Path, document: Mapping[str, Any]) -> dict[str, ProjectRecord]:
+    projects = document.get("projects", {})
+    if not isinstance(projects, dict):
+        raise TetherError(f'registry file is malformed: {path}: "projects" is not an object')
+    records = {}
+    for name, raw in projects.items():
+        if not isinstance(raw, dict) or not isinstance(raw.get("path"), str) or not raw["path"]:
+            raise TetherError(f"registry file is malformed: {path}: project {name!r} has no path")
+        records[name] = ProjectRecord(name, raw)
+    return records
+
+
+def new_record(
+    name: str, path: Path, keywords: tuple[str, ...] = (), description: str = ""
+) -> ProjectRecord:
+    now = utc_timestamp()
+    raw = {
+        "name": name,
+        "path": str(path),
+        "keywords": list(keywords),
+        "description": description,
+        "createdAt": now,
+        "updatedAt": now,
+    }
+    return ProjectRecord(name, raw)
+
+
+def add_project(registry: Registry, record: ProjectRecord) -> None:
+    """Register ``record``; a name or a path already registered is refused."""
+    if record.name in registry.projects:
+        existing = registry.projects[record.name].path
+        raise TetherError(f"a project named {record.name!r} is already registered ({existing})")
+    wanted = Path(record.path).resolve()
+    for other in registry.projects.values():
+        if registry.resolve(other).resolve() == wanted:
+            raise TetherError(f"{wanted} is already registered as {other.name!r}")
+    registry.projects[record.name] = record
+
+
+def remove_project(registry: Registry, name: str) -> ProjectRecord:
+    try:
+        return registry.projects.pop(name)
+    except KeyError:
+        raise TetherError(f"no project named {name!r} in the registry {registry.path}") from None
+
+
+def save_registry(registry: Registry) -> None:
+    """Write the registry atomically, as version 2, keeping every key tether does not use."""
+    document: dict[str, Any] = dict(registry.document) or {"version": REGISTRY_VERSION}
+    document["version"] = REGISTRY_VERSION
+    document["projects"] = {name: dict(r.raw) for name, r in registry.projects.items()}
+    data = json.dumps(document, indent=2, ensure_ascii=False) + "\n"
+    atomic_write(registry.path, data.encode("utf-8"))
+    registry.exists = True
+    registry.document = document

@@ -1,0 +1,55 @@
+"""The run folder of a fleet update: one log per project and the full summary.
+
+``$XDG_STATE_HOME/tether/runs/<run-id>/`` (else ``~/.local/state/tether/runs/<run-id>/``).
+What a person or a conversation reads is a bounded digest; the whole story stays here.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+
+from tether.fsio import atomic_write
+from tether.state.journal import new_run_id
+
+TAIL_LINES = 40
+
+
+def state_home(env: Mapping[str, str] | None = None) -> Path:
+    env = os.environ if env is None else env
+    configured = env.get("XDG_STATE_HOME", "")
+    # The XDG spec says a relative value is invalid and must be ignored.
+    if configured and os.path.isabs(configured):
+        return Path(configured)
+    return Path.home() / ".local" / "state"
+
+
+class RunFolder:
+    def __init__(self, root: Path, run_id: str) -> None:
+        self.root = root
+        self.run_id = run_id
+
+    @classmethod
+    def create(cls, env: Mapping[str, str] | None = None) -> RunFolder:
+        run_id = new_run_id()
+        root = state_home(env) / "tether" / "runs" / run_id
+        root.mkdir(parents=True)
+        return cls(root, run_id)
+
+    def log_path(self, index: int, count: int, name: str) -> Path:
+        """``03-name.log``: numbered in registry order, the name made safe for a file."""
+        safe = re.sub(r"[^A-Za-z0-9._-]+", "_", name).strip("._") or "project"
+        return self.root / f"{index + 1:0{len(str(count))}d}-{safe}.log"
+
+    def write(self, path: Path, lines: Sequence[str]) -> None:
+        atomic_write(path, ("\n".join(lines) + "\n").encode("utf-8", errors="replace"))
+
+
+def tail(path: Path, count: int = TAIL_LINES) -> list[str]:
+    try:
+        text = path.read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return []
+    return text.splitlines()[-count:]

@@ -1,0 +1,180 @@
+"""Fan the per-project units out: status and plans concurrently, applies one at a time.
+
+Plans only read, so they run on a bounded thread pool (``--jobs``): the work is file
+hashing and git/subprocess calls, which release the GIL. Applies run in registry order in
+this thread: the order is part of the contract (stop-on-fail leaves the rest pending), and
+``run_update`` installs signal handlers, which only the main thread may do.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Callable, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TypeVar
+
+from tether.fleet.rundir import RunFolder
+from tether.fleet.selection import Member, Selection
+from tether.fleet.units import (
+    ApplyOptions,
+    PlanOptions,
+    ProjectOutcome,
+    ProjectPlan,
+    StatusRow,
+    apply_unit,
+    plan_unit,
+    status_unit,
+)
+
+T = TypeVar("T")
+R = TypeVar("R")
+
+
+def default_jobs() -> int:
+    return min(8, (os.cpu_count() or 1) + 4)
+
+
+def bounded_map(fn: Callable[[T], R], items: Sequence[T], jobs: int) -> list[R]:
+    """``[fn(x) for x in items]`` with at most ``jobs`` running at once, results in order."""
+    if jobs <= 1 or len(items) <= 1:
+        return [fn(item) for item in items]
+    with ThreadPoolExecutor(max_workers=min(jobs, len(items))) as pool:
+        return list(pool.map(fn, items))
+
+
+def fleet_status(selection: Selection, jobs: int) -> list[tuple[Member, StatusRow]]:
+    rows = bounded_map(lambda m: status_unit(str(m.path)), selection.chosen, jobs)
+    return list(zip(selection.chosen, rows, strict=True))
+
+
+@dataclass(frozen=True)
+class FleetRequest:
+    to: str | None = None
+    dry_run: bool = False
+    isolate: str = "branch"
+    continue_on_failure: bool = False
+    jobs: int = 4
+    pr: bool = False
+    allow_dirty: bool = False
+
+
+@dataclass
+class FleetEntry:
+    member: Member
+    plan: ProjectPlan
+    log_path: Path
+    # applied | up-to-date | failed | pending | not-tethered
+    result: str = "pending"
+    outcome: ProjectOutcome | None = None
+    log: list[str] = field(default_factory=list)
+
+    @property
+    def report_path(self) -> Path:
+        return self.log_path.with_suffix(".json")
+
+    @property
+    def step(self) -> str:
+        return self.outcome.step if self.outcome else "plan"
+
+    @property
+    def error(self) -> str:
+        return self.outcome.error if self.outcome else self.plan.error
+
+
+@dataclass
+class FleetRun:
+    request: FleetRequest
+    selection: Selection
+    folder: RunFolder
+    entries: list[FleetEntry]
+    # planned | dry-run | cancelled | done | stopped | interrupted
+    status: str = "planned"
+
+    @property
+    def to_apply(self) -> list[FleetEntry]:
+        return [e for e in self.entries if e.plan.state == "planned"]
+
+
+_RESULT_OF_PLAN = {
+    "planned": "pending",
+    "up-to-date": "up-to-date",
+    "not-tethered": "not-tethered",
+    "failed": "failed",
+}
+
+
+def plan_fleet(selection: Selection, request: FleetRequest, folder: RunFolder) -> FleetRun:
+    """Plan every chosen project concurrently and log each plan. Writes no project."""
+    options = PlanOptions(request.to)
+    plans = bounded_map(lambda m: plan_unit(str(m.path), options), selection.chosen, request.jobs)
+    count = len(plans)
+    entries = []
+    for index, (member, plan) in enumerate(zip(selection.chosen, plans, strict=True)):
+        entry = FleetEntry(
+            member, plan, folder.log_path(index, count, member.name), _RESULT_OF_PLAN[plan.state]
+        )
+        entry.log = [f"project {member.name} ({member.path})", "== plan", *plan.log]
+        if plan.error and not plan.log:
+            entry.log.append(plan.error)
+        folder.write(entry.log_path, entry.log)
+        entries.append(entry)
+    status = "dry-run" if request.dry_run else "planned"
+    return FleetRun(request, selection, folder, entries, status)
+
+
+def cancel(run: FleetRun) -> None:
+    run.status = "cancelled"
+
+
+def apply_fleet(run: FleetRun) -> None:
+    """Apply in registry order; by default the first failure leaves the rest pending."""
+    stopped = False
+    for entry in run.entries:
+        if stopped:
+            if entry.result == "failed":
+                entry.result = "pending"  # its plan failed, but it was never reached
+            continue
+        if entry.result == "pending":
+            try:
+                _apply_one(run, entry)
+            except KeyboardInterrupt:
+                _interrupted(run, entry)
+                return
+            if entry.outcome and (entry.outcome.report or {}).get("status") == "interrupted":
+                # Ctrl-C inside run_update stops that project after its current file; it
+                # means "stop", so even --continue-on-failure goes no further.
+                run.status = "interrupted"
+                return
+        stopped = entry.result == "failed" and not run.request.continue_on_failure
+    run.status = "stopped" if stopped else "done"
+
+
+def _apply_one(run: FleetRun, entry: FleetEntry) -> None:
+    options = ApplyOptions(
+        target=entry.plan.to_version,
+        upstream=entry.plan.upstream,
+        isolate=run.request.isolate,
+        expected_digest=entry.plan.digest,
+        pr=run.request.pr,
+        allow_dirty=run.request.allow_dirty,
+    )
+    entry.outcome = apply_unit(str(entry.member.path), options)
+    entry.result = entry.outcome.state
+    entry.log += ["== apply", *entry.outcome.log, f"== result: {entry.result}"]
+    run.folder.write(entry.log_path, entry.log)
+    if entry.outcome.report is not None:
+        # The full single-project report (every path) stays here; the summary carries counts.
+        run.folder.write(entry.report_path, [json.dumps(entry.outcome.report, indent=2)])
+
+
+def _interrupted(run: FleetRun, entry: FleetEntry) -> None:
+    # Ctrl-C between files of one project is handled inside run_update (it stops after the
+    # current file); one arriving elsewhere lands here: keep the summary, mark the rest.
+    entry.outcome = ProjectOutcome("failed", {}, "apply", "interrupted", 130)
+    entry.result = "failed"
+    entry.log += ["== interrupted"]
+    run.folder.write(entry.log_path, entry.log)
+    run.status = "interrupted"

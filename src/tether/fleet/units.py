@@ -1,0 +1,310 @@
+"""The per-project units of work: each a function of (project path, options) → result.
+
+Nothing here reads the registry, shares state between projects, prints or writes outside
+the project (and its worktree). Inputs are plain values and results turn into JSON and
+back, so another executor (a process pool, a job queue, a remote worker) can run a unit
+anywhere the project is checked out. The log a unit returns is text for the run folder;
+the coordinator decides where it goes.
+"""
+
+from __future__ import annotations
+
+import traceback
+from collections.abc import Callable, Mapping
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+from tether.errors import TetherError
+from tether.fleet.isolation import Isolation, isolate
+from tether.flows.plan import UpdateOptions
+from tether.flows.project import open_project
+from tether.flows.status import newest_available, project_status
+from tether.flows.update import (
+    PreparedUpdate,
+    UpdateReport,
+    UpdateRequest,
+    prepare_update,
+    run_update,
+)
+from tether.model.plan import Bucket
+from tether.report.human import render_plan_summary, render_update
+
+# --- status ----------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class StatusRow:
+    state: str  # ok | not-tethered | error
+    upstream: str = ""
+    profile: str = ""
+    installed: str = ""
+    latest: str | None = None
+    update_available: bool = False
+    modified: int = 0
+    conflicts: int = 0
+    error: str = ""  # why the row is incomplete (not tethered, unreadable, source down)
+
+    def to_json(self) -> dict[str, Any]:
+        return asdict(self)
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> StatusRow:
+        return cls(**data)
+
+
+def status_unit(path: str, check_latest: bool = True) -> StatusRow:
+    """One project's status row; reads only (a remote source may fill the release cache)."""
+    root = Path(path)
+    try:
+        project = open_project(root)
+    except TetherError as error:
+        return StatusRow("not-tethered", error=str(error))
+    try:
+        report = project_status(root)
+    except TetherError as error:
+        return StatusRow("error", error=str(error))
+    problem = ""
+    if check_latest:
+        try:
+            report.latest_version = newest_available(project, report.source)
+        except TetherError as error:
+            # A source that is down must not hide the local drift this row still shows.
+            problem = f"newest version unknown: {error}"
+    return StatusRow(
+        "ok",
+        report.upstream,
+        report.profile,
+        report.installed_version,
+        report.latest_version,
+        report.update_available,
+        len(report.modified),
+        len(report.conflicts),
+        problem,
+    )
+
+
+# --- plan ------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class PlanOptions:
+    to: str | None = None  # None: each project's newest release
+
+
+@dataclass(frozen=True)
+class ProjectPlan:
+    state: str  # planned | up-to-date | not-tethered | failed
+    upstream: str = ""
+    from_version: str = ""
+    to_version: str = ""
+    counts: Mapping[str, int] = field(default_factory=dict)  # bucket -> paths, non-zero only
+    conflicts: tuple[str, ...] = ()
+    digest: str = ""  # of the plan shown; apply refuses a different one
+    error: str = ""
+    log: tuple[str, ...] = ()
+
+    def to_json(self) -> dict[str, Any]:
+        data = asdict(self)
+        data["counts"] = dict(self.counts)
+        data["conflicts"] = list(self.conflicts)
+        data["log"] = list(self.log)
+        return data
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> ProjectPlan:
+        fixed = {**data, "conflicts": tuple(data["conflicts"]), "log": tuple(data["log"])}
+        return cls(**fixed)
+
+
+def update_options(root: Path) -> UpdateOptions:
+    """What ``tether update`` would use without flags: the profile's conflict style."""
+    return UpdateOptions(conflict_style=open_project(root).profile.default_conflict_style)
+
+
+def plan_unit(path: str, options: PlanOptions) -> ProjectPlan:
+    """The plan ``tether update --dry-run`` would show for this project. Writes nothing
+    outside the project's release cache."""
+    root = Path(path)
+    try:
+        open_project(root)
+    except TetherError as error:
+        return ProjectPlan("not-tethered", error=str(error))
+    try:
+        request = UpdateRequest(root, to=options.to, dry_run=True, options=update_options(root))
+        prepared = prepare_update(request)
+    except TetherError as error:
+        return ProjectPlan("failed", error=str(error), log=(f"plan failed: {error}",))
+    except Exception as error:  # one project's crash must not cost the fleet its summary
+        return ProjectPlan("failed", error=_internal(error), log=tuple(_trace()))
+    if isinstance(prepared, UpdateReport):
+        return _up_to_date_plan(prepared)
+    return _plan_from(prepared)
+
+
+def _up_to_date_plan(report: UpdateReport) -> ProjectPlan:
+    lines = [f"already up to date ({report.upstream} {report.from_version})"]
+    lines += [f"note: {n}" for n in report.notes]
+    return ProjectPlan(
+        "up-to-date", report.upstream, report.from_version, report.to_version, log=tuple(lines)
+    )
+
+
+def _plan_from(prepared: PreparedUpdate) -> ProjectPlan:
+    report = prepared.report("plan")
+    counts = {b.value: len(report.bucket(b)) for b in Bucket if report.bucket(b)}
+    return ProjectPlan(
+        "planned",
+        report.upstream,
+        report.from_version,
+        report.to_version,
+        counts,
+        tuple(a.path for a in report.bucket(Bucket.CONFLICT)),
+        prepared.plan.digest(),
+        log=tuple(render_plan_summary(report).splitlines()),
+    )
+
+
+# --- apply -----------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class ApplyOptions:
+    target: str  # the version the person confirmed (never re-resolved to a newer one)
+    upstream: str
+    isolate: str = "branch"
+    expected_digest: str = ""  # the plan the person confirmed; empty: accept any
+    pr: bool = False
+    allow_dirty: bool = False
+
+
+@dataclass(frozen=True)
+class ProjectOutcome:
+    state: str  # applied | up-to-date | failed
+    isolation: Mapping[str, Any]
+    step: str = ""  # where a failure happened: apply | pull-request
+    error: str = ""
+    exit_code: int = 0
+    conflicts: tuple[str, ...] = ()
+    report: Mapping[str, Any] | None = None  # the single-project update report (JSON)
+    log: tuple[str, ...] = ()
+
+    def to_json(self) -> dict[str, Any]:
+        data = asdict(self)
+        data["isolation"] = dict(self.isolation)
+        data["conflicts"] = list(self.conflicts)
+        data["log"] = list(self.log)
+        return data
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> ProjectOutcome:
+        fixed = {**data, "conflicts": tuple(data["conflicts"]), "log": tuple(data["log"])}
+        return cls(**fixed)
+
+
+STALE_PLAN = (
+    "the project changed after its plan was shown; nothing was written "
+    "(run the command again to see the new plan)"
+)
+
+
+def apply_unit(path: str, options: ApplyOptions) -> ProjectOutcome:
+    """Isolate, then update through ``run_update`` (which takes the project's lock)."""
+    root = Path(path)
+    log: list[str] = []
+    where = Isolation(options.isolate, "none", root)
+    try:
+        where = isolate(root, options.isolate, options.upstream, options.target)
+        log.append(where.describe())
+        report = run_update(_request(where, options), _confirm(where, options, log))
+    except TetherError as error:
+        log.append(f"error: {error}")
+        step = _failed_step(where.root, options)
+        return ProjectOutcome("failed", where.to_json(), step, str(error), 1, log=tuple(log))
+    except Exception as error:  # one project's crash must not cost the fleet its summary
+        log += _trace()
+        return ProjectOutcome(
+            "failed", where.to_json(), "apply", _internal(error), 1, log=tuple(log)
+        )
+    log += render_update(report).splitlines()
+    return _outcome(report, where, log)
+
+
+def _request(where: Isolation, options: ApplyOptions) -> UpdateRequest:
+    return UpdateRequest(
+        where.root,
+        to=options.target,
+        options=update_options(where.root),
+        command=f"fleet update --to {options.target}",
+        git=where.git_options(pr=options.pr, allow_dirty=options.allow_dirty),
+    )
+
+
+def _confirm(
+    where: Isolation, options: ApplyOptions, log: list[str]
+) -> Callable[[PreparedUpdate], bool]:
+    """The person confirmed one plan for the whole fleet; apply exactly that plan."""
+
+    def confirm(prepared: PreparedUpdate) -> bool:
+        if not options.expected_digest or prepared.plan.digest() == options.expected_digest:
+            return True
+        if where.used == "worktree":
+            # The worktree starts from the last commit, not from the checkout that was
+            # planned; a different plan there is expected, and it touches nothing of theirs.
+            log.append("note: the worktree's plan differs from the one shown (it starts at HEAD)")
+            return True
+        return False
+
+    return confirm
+
+
+def _outcome(report: UpdateReport, where: Isolation, log: list[str]) -> ProjectOutcome:
+    data = report.to_json()
+    isolation = where.to_json()
+    if report.status == "cancelled":
+        return ProjectOutcome(
+            "failed", isolation, "apply", STALE_PLAN, 1, report=data, log=(*log, STALE_PLAN)
+        )
+    if report.status == "up-to-date":
+        return ProjectOutcome("up-to-date", isolation, report=data, log=tuple(log))
+    code = report.exit_code()
+    if code == 1:
+        return ProjectOutcome(
+            "failed", isolation, "apply", _failure_text(report), 1, report=data, log=tuple(log)
+        )
+    conflicts = tuple(a.path for a in report.open_conflicts)
+    return ProjectOutcome(
+        "applied", isolation, exit_code=code, conflicts=conflicts, report=data, log=tuple(log)
+    )
+
+
+def _failure_text(report: UpdateReport) -> str:
+    failed = report.bucket(Bucket.FAILED)
+    if not failed:
+        return f"update {report.status}"
+    shown = "; ".join(f"{a.path}: {a.reason}" for a in failed[:3])
+    more = f" (and {len(failed) - 3} more)" if len(failed) > 3 else ""
+    return f"{len(failed)} file(s) failed: {shown}{more}"
+
+
+def _failed_step(root: Path, options: ApplyOptions) -> str:
+    """A raise after the files were written can only come from the pull request step."""
+    if options.pr and installed_version(root) == options.target:
+        return "pull-request"
+    return "apply"
+
+
+def installed_version(root: Path) -> str | None:
+    try:
+        state = open_project(root).load_state()
+    except TetherError:
+        return None
+    return state.version if state is not None else None
+
+
+def _internal(error: Exception) -> str:
+    return f"internal error: {type(error).__name__}: {error}"
+
+
+def _trace() -> list[str]:
+    return traceback.format_exc().rstrip().splitlines()

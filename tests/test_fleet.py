@@ -1,0 +1,367 @@
+"""``tether fleet``: three real projects (git repos built with ``tether init``) updated in
+registry order; failures, isolation, the one question, locks and the per-project unit."""
+
+from __future__ import annotations
+
+import io
+import json
+import os
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+import tether.cli.main
+from builders import call, git, make_release
+from tether.fleet.units import (
+    STALE_PLAN,
+    ApplyOptions,
+    PlanOptions,
+    ProjectOutcome,
+    ProjectPlan,
+    apply_unit,
+    plan_unit,
+)
+from tether.state.lock import ProjectLock
+
+BRANCH = "chore/update-acme-kit-1.1.0"
+
+
+@dataclass
+class Fleet:
+    tmp: Path
+    registry: Path
+    state_home: Path
+    shelf: Path
+    projects: list[Path]
+
+
+def files(root: Path) -> dict[str, bytes]:
+    """Every file of a checkout except git's own folder."""
+    found = {}
+    for path in root.rglob("*"):
+        if path.is_file() and ".git" not in path.relative_to(root).parts:
+            found[str(path.relative_to(root))] = path.read_bytes()
+    return found
+
+
+def installed(root: Path) -> str:
+    return str(json.loads((root / ".tether/state.json").read_text())["version"])
+
+
+def branch(root: Path) -> str:
+    return git(root, "branch", "--show-current").strip()
+
+
+def new_project(fleet: Fleet, name: str, *, repo: bool = True, commit: bool = True) -> Path:
+    root = fleet.tmp / name
+    root.mkdir()
+    if repo:
+        git(root, "init", "-q", "-b", "main")
+    assert call("init", "--source", str(fleet.shelf), "--version", "1.0.0", str(root)) == 0
+    if repo and commit:
+        git(root, "add", "-A")
+        git(root, "commit", "-qm", "install 1.0.0")
+    return root
+
+
+def register(*paths: Path) -> None:
+    for path in paths:
+        assert call("projects", "add", str(path)) == 0
+
+
+@pytest.fixture
+def fleet(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys) -> Fleet:
+    registry = tmp_path / "registry.json"
+    monkeypatch.setenv("TETHER_REGISTRY", str(registry))
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "config"))
+    monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path / "state"))
+    monkeypatch.setitem(tether.cli.main.COMMANDS, "projects", ("tether.cli.projects_cmd", "x"))
+    monkeypatch.setitem(tether.cli.main.COMMANDS, "fleet", ("tether.cli.fleet_cmd", "x"))
+    shelf = tmp_path / "rel"
+    make_release(shelf, "1.0.0", {"a.txt": "a\n", "c.txt": "x\ny\nz\n"})
+    make_release(shelf, "1.1.0", {"a.txt": "a2\n", "c.txt": "x\nY\nz\n", "n.txt": "new\n"})
+    made = Fleet(tmp_path, registry, tmp_path / "state", shelf, [])
+    made.projects = [new_project(made, name) for name in ("p1", "p2", "p3")]
+    capsys.readouterr()
+    return made
+
+
+@pytest.fixture
+def three(fleet: Fleet, capsys) -> Fleet:
+    """p1, p2, p3 registered in that order; p2 cannot take the new file (a folder is in the
+    way) and p3 changed the line upstream changes too."""
+    p1, p2, p3 = fleet.projects
+    (p2 / "n.txt").mkdir()
+    (p3 / "c.txt").write_text("x\nmine\nz\n")
+    git(p3, "commit", "-qam", "local edit")
+    register(p1, p2, p3)
+    capsys.readouterr()
+    return fleet
+
+
+def update_json(*args: str) -> tuple[int, dict]:
+    import contextlib
+
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        code = call("fleet", "update", "--json", *args)
+    return code, json.loads(out.getvalue())
+
+
+def test_stop_on_fail_applies_in_order_and_leaves_the_rest_pending(three: Fleet) -> None:
+    p1, p2, p3 = three.projects
+    p3_before = files(p3)
+    code, doc = update_json("--yes", "--isolate", "none")
+    assert code == 1
+    summary = doc["summary"]
+    assert doc["status"] == "stopped"
+    assert [p["name"] for p in summary["applied"]] == ["p1"]
+    [failed] = summary["failed"]
+    assert failed["name"] == "p2" and failed["step"] == "apply"
+    assert "n.txt" in failed["error"] and "directory" in failed["error"]
+    assert 0 < len(failed["log_tail"]) <= 40 and failed["log_tail"][-1] == "== result: failed"
+    assert [p["name"] for p in summary["pending"]] == ["p3"]
+    assert summary["conflicts_to_resolve"] == []
+    assert installed(p1) == "1.1.0" and (p1 / "n.txt").read_text() == "new\n"
+    assert installed(p2) == "1.0.0"  # state is written last, only by a clean run
+    assert files(p3) == p3_before  # never reached
+    assert [branch(p) for p in (p1, p2, p3)] == ["main"] * 3  # --isolate none stays put
+    run_dir = Path(doc["run_dir"])
+    assert run_dir.parent == three.state_home / "tether" / "runs"
+    assert sorted(p.name for p in run_dir.iterdir()) == [
+        "1-p1.json",
+        "1-p1.log",
+        "2-p2.json",
+        "2-p2.log",
+        "3-p3.log",
+        "summary.json",
+        "summary.md",
+    ]
+    full = json.loads((run_dir / "1-p1.json").read_text())
+    assert full["buckets"]["add"] == ["n.txt"]
+    assert doc["projects"][0]["outcome"]["report"]["counts"] == {"add": 1, "update": 2}
+    assert "== apply" not in (run_dir / "3-p3.log").read_text()
+    assert json.loads((run_dir / "summary.json").read_text()) == doc
+
+
+def test_continue_on_failure_goes_on_and_a_rerun_finishes(three: Fleet, capsys) -> None:
+    p1, p2, p3 = three.projects
+    assert call("fleet", "update", "--yes", "--continue-on-failure") == 1
+    out = capsys.readouterr().out
+    assert out.index("| p1 |") < out.index("| p2 |") < out.index("| p3 |")
+    assert "## Applied projects (2)\n- p1: 1.0.0 → 1.1.0\n- p3: 1.0.0 → 1.1.0 (1 conflict" in out
+    assert "## Failed project\n- p2: failed at step apply: 1 file(s) failed: n.txt" in out
+    assert "  last " in out and "lines of its log:" in out
+    assert "Pending projects" not in out
+    assert "## Conflicts to resolve (1)\n- p3: c.txt" in out
+    assert f"## Isolation: branch\n- p1: branch {BRANCH}\n- p2: branch {BRANCH}\n" in out
+    assert "## Suggested next steps\n1. fix p2 (failed at step apply" in out
+    assert installed(p1) == installed(p3) == "1.1.0"
+    assert [branch(p) for p in (p1, p2, p3)] == [BRANCH] * 3
+    assert all(git(p, "log", "--oneline").count("\n") == n for p, n in ((p1, 1), (p3, 2)))
+
+    (p2 / "n.txt").rmdir()
+    assert call("fleet", "update", "--yes") == 0
+    out = capsys.readouterr().out
+    assert "- p1: already up to date at 1.1.0" in out and "- p2: 1.0.0 → 1.1.0" in out
+    assert "already on it (an earlier run)" in out
+    assert installed(p2) == "1.1.0"
+
+
+def test_without_a_terminal_nothing_is_written_unless_yes(
+    three: Fleet, monkeypatch: pytest.MonkeyPatch, capsys
+) -> None:
+    before = [files(p) for p in three.projects]
+    monkeypatch.setattr("sys.stdin", io.StringIO("y\n"))
+    assert call("fleet", "update") == 1
+    assert "not running on a terminal: pass --yes" in capsys.readouterr().err
+    assert [files(p) for p in three.projects] == before
+    assert not three.state_home.exists()
+
+
+class _Terminal(io.StringIO):
+    def isatty(self) -> bool:
+        return True
+
+
+def test_asks_once_and_a_no_writes_nothing(
+    fleet: Fleet, monkeypatch: pytest.MonkeyPatch, capsys
+) -> None:
+    register(*fleet.projects)
+    before = [files(p) for p in fleet.projects]
+    monkeypatch.setattr("sys.stdin", _Terminal("n\n"))
+    assert call("fleet", "update") == 0
+    out = capsys.readouterr().out
+    assert out.count("Apply the update to 3 project(s)") == 1
+    assert "cancelled: nothing written" in out and "## Pending projects (3)" in out
+    assert [files(p) for p in fleet.projects] == before
+    monkeypatch.setattr("sys.stdin", _Terminal("y\n"))
+    assert call("fleet", "update", "--isolate", "none") == 0
+    assert out.count("| p1 | 1.0.0 → 1.1.0 |") == 1  # the table, shown once with the question
+    assert [installed(p) for p in fleet.projects] == ["1.1.0"] * 3
+
+
+def test_a_locked_project_is_refused_not_waited_for(fleet: Fleet) -> None:
+    p1, p2, _ = fleet.projects
+    register(p1, p2)
+    with ProjectLock(p1 / ".tether/lock", command="someone else"):
+        code, doc = update_json("--yes", "--isolate", "none", "--continue-on-failure")
+    assert code == 1
+    [failed] = doc["summary"]["failed"]
+    assert failed["name"] == "p1" and "another tether run is in progress" in failed["error"]
+    assert installed(p1) == "1.0.0" and installed(p2) == "1.1.0"
+
+
+def test_branch_isolation_degrades_to_none_with_a_note(fleet: Fleet) -> None:
+    p1 = fleet.projects[0]
+    git(p1, "branch", BRANCH)  # taken already: do not reuse someone's branch
+    plain = new_project(fleet, "plain", repo=False)
+    register(p1, plain)
+    code, doc = update_json("--yes")
+    assert code == 0
+    isolation = {p["name"]: p for p in doc["summary"]["isolation"]["projects"]}
+    assert isolation["p1"]["used"] == "none" and "already exists" in isolation["p1"]["note"]
+    assert isolation["plain"]["used"] == "none"
+    assert "not a git repository" in isolation["plain"]["note"]
+    assert branch(p1) == "main" and installed(p1) == installed(plain) == "1.1.0"
+
+
+def test_worktree_isolation_outside_git_degrades(fleet: Fleet) -> None:
+    plain = new_project(fleet, "plain", repo=False)
+    register(plain)
+    code, doc = update_json("--yes", "--isolate", "worktree")
+    assert code == 0
+    [item] = doc["summary"]["isolation"]["projects"]
+    assert item["used"] == "none" and "not a git repository" in item["note"]
+    assert installed(plain) == "1.1.0"
+
+
+def test_worktree_isolation_leaves_the_checkout_untouched(fleet: Fleet, capsys) -> None:
+    p1, p2, _ = fleet.projects
+    (p2 / "a.txt").write_text("uncommitted\n")
+    register(p1, p2)
+    before = [files(p1), files(p2)]
+    assert call("fleet", "update", "--yes", "--isolate", "worktree") == 0
+    out = capsys.readouterr().out
+    assert [files(p1), files(p2)] == before and branch(p1) == branch(p2) == "main"
+    for project in (p1, p2):
+        tree = project.parent / f"{project.name}-tether-1.1.0"
+        assert f"- {project.name}: worktree {tree} (branch {BRANCH})" in out
+        assert branch(tree) == BRANCH and installed(tree) == "1.1.0"
+        assert (tree / "n.txt").read_text() == "new\n"
+        assert git(tree, "log", "--oneline").count("\n") == 1  # never commits
+    assert "uncommitted change(s) in the checkout are not in the worktree" in out
+    assert "git worktree remove" in out
+    # A second run finds its worktree and has nothing left to do there.
+    assert call("fleet", "update", "--yes", "--isolate", "worktree") == 0
+    assert "reusing the worktree an earlier run made" in capsys.readouterr().out
+
+
+def test_worktree_without_committed_install_is_taken_back(fleet: Fleet) -> None:
+    bare = new_project(fleet, "bare", commit=False)
+    (bare / "README").write_text("x\n")
+    git(bare, "add", "README")
+    git(bare, "commit", "-qm", "no tether files committed")
+    register(bare)
+    code, doc = update_json("--yes", "--isolate", "worktree")
+    assert code == 0
+    [item] = doc["summary"]["isolation"]["projects"]
+    assert item["used"] == "none" and "is not committed" in item["note"]
+    assert not (fleet.tmp / "bare-tether-1.1.0").exists()
+    assert BRANCH not in git(bare, "branch", "--list")
+    assert installed(bare) == "1.1.0"
+
+
+def test_pr_goes_through_the_single_project_path(
+    fleet: Fleet, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    only_git = tmp_path / "bin"
+    only_git.mkdir()
+    found = next(d for d in os.environ["PATH"].split(os.pathsep) if (Path(d) / "git").exists())
+    (only_git / "git").symlink_to(Path(found) / "git")
+    monkeypatch.setenv("PATH", str(only_git))  # no gh: the PR step says what to do by hand
+    register(fleet.projects[0])
+    code, doc = update_json("--yes", "--pr")
+    assert code == 0
+    notes = doc["projects"][0]["outcome"]["report"]["notes"]
+    assert any("gh is not installed" in n and BRANCH in n for n in notes)
+
+
+def test_dry_run_and_status_read_only(three: Fleet, capsys) -> None:
+    before = [files(p) for p in three.projects]
+    registry_bytes = three.registry.read_bytes()
+    assert call("fleet", "update", "--dry-run", "--jobs", "3") == 1  # p2 would fail
+    out = capsys.readouterr().out
+    assert "| p3 | 1.0.0 → 1.1.0 |" in out and "conflicts: c.txt" in out
+    assert "dry run: nothing written" in out and "## Pending projects (3)" in out
+    assert "run the same command without --dry-run" in out
+    assert call("fleet", "status", "--json", "--jobs", "3") == 0
+    doc = json.loads(capsys.readouterr().out)
+    assert [(p["name"], p["modified"], p["latest"]) for p in doc["projects"]] == [
+        ("p1", 0, "1.1.0"),
+        ("p2", 0, "1.1.0"),
+        ("p3", 1, "1.1.0"),
+    ]
+    assert [files(p) for p in three.projects] == before
+    assert three.registry.read_bytes() == registry_bytes
+
+
+def test_status_counts_conflicts_left_by_an_update(three: Fleet, capsys) -> None:
+    code, _ = update_json("--yes", "--isolate", "none", "--projects", "p3")
+    assert code == 4
+    assert call("fleet", "status") == 0
+    out = capsys.readouterr().out
+    assert "| p3 | acme-kit | 1.1.0 | 1.1.0 | 1 | 1 |" in out
+
+
+def test_the_unit_applies_only_the_plan_that_was_shown(fleet: Fleet) -> None:
+    p1 = fleet.projects[0]
+    plan = plan_unit(str(p1), PlanOptions())
+    assert plan.state == "planned" and plan.to_version == "1.1.0"
+    (p1 / "c.txt").write_text("x\nedited after the plan\nz\n")
+    options = ApplyOptions(plan.to_version, plan.upstream, "none", plan.digest, allow_dirty=True)
+    outcome = apply_unit(str(p1), options)
+    assert outcome.state == "failed" and outcome.error == STALE_PLAN
+    assert (p1 / "c.txt").read_text() == "x\nedited after the plan\nz\n"
+    assert installed(p1) == "1.0.0" and not (p1 / "n.txt").exists()
+
+
+def test_unit_results_survive_json(fleet: Fleet, tmp_path: Path) -> None:
+    p1 = fleet.projects[0]
+    plan = plan_unit(str(p1), PlanOptions())
+    assert ProjectPlan.from_json(json.loads(json.dumps(plan.to_json()))) == plan
+    outcome = apply_unit(str(p1), ApplyOptions(plan.to_version, plan.upstream, "branch"))
+    assert outcome.state == "applied" and outcome.isolation["branch"] == BRANCH
+    assert ProjectOutcome.from_json(json.loads(json.dumps(outcome.to_json()))) == outcome
+    assert plan_unit(str(p1), PlanOptions()).state == "up-to-date"
+    assert plan_unit(str(tmp_path), PlanOptions()).state == "not-tethered"
+
+
+def test_a_plan_failure_stops_the_run_at_its_turn(fleet: Fleet) -> None:
+    p1, p2, p3 = fleet.projects
+    register(p1, p2, p3)
+    (p2 / ".tether/state.json").write_text("{ broken")
+    code, doc = update_json("--yes", "--isolate", "none")
+    assert code == 1
+    summary = doc["summary"]
+    assert [p["name"] for p in summary["applied"]] == ["p1"]
+    assert [(f["name"], f["step"]) for f in summary["failed"]] == [("p2", "plan")]
+    assert [p["name"] for p in summary["pending"]] == ["p3"]
+    assert installed(p1) == "1.1.0" and installed(p3) == "1.0.0"
+
+
+def test_ctrl_c_inside_a_project_stops_even_when_continuing(
+    three: Fleet, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import tether.fleet.runner as runner
+
+    def interrupted(path: str, options: ApplyOptions) -> ProjectOutcome:
+        report = {"status": "interrupted", "buckets": {"conflict": [], "failed": [], "delete": []}}
+        return ProjectOutcome("failed", {}, "apply", "update interrupted", 1, report=report)
+
+    monkeypatch.setattr(runner, "apply_unit", interrupted)
+    code, doc = update_json("--yes", "--continue-on-failure")
+    assert code == 130 and doc["status"] == "interrupted"
+    assert [f["name"] for f in doc["summary"]["failed"]] == ["p1"]
+    assert [p["name"] for p in doc["summary"]["pending"]] == ["p2", "p3"]
