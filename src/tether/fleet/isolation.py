@@ -21,6 +21,7 @@ from tether.flows.project import open_project
 
 MODES = ("none", "branch", "worktree")
 
+
 @dataclass(frozen=True)
 class Isolation:
     requested: str
