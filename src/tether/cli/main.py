@@ -25,6 +25,10 @@ COMMANDS: dict[str, tuple[str, str]] = {
         "register projects for fleet commands (add, list, show, remove)",
     ),
     "fleet": ("tether.cli.fleet_cmd", "status or update every registered project at once"),
+    "audit": (
+        "tether.cli.audit_cmd",
+        "audit gate for shipped shell: scope, shellcheck, lenses, findings, clearance",
+    ),
     "changelog": (
         "tether.cli.changelog_cmd",
         "show release notes and follow-ups between two versions",

@@ -52,7 +52,7 @@ NATIVE = Profile(
     journal_file=".tether/journal.jsonl",
     log_dir=".tether/logs",
     ignore_file=".tether/.gitignore",
-    ignore_rules=("cache/", "backup/", "merge/", "journal.jsonl*", "lock", "logs/"),
+    ignore_rules=("cache/", "backup/", "merge/", "journal.jsonl*", "lock", "logs/", "audit/"),
     manifest_copy=".tether/manifest.json",
 )
 

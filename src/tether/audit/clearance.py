@@ -1,0 +1,204 @@
+"""Clearance markers keyed on the content digest, and the gate that reads them.
+
+``<digest>.<member>.ok`` records an earned clearance, ``<digest>.<member>.refused`` a
+refusal. A marker speaks only for the digest in its name, so any edit to the member's
+files or the gate machinery makes both stale without anyone deleting them. The gate
+checks refusals first: a refusal beside a clearance for the same digest still refuses.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any, Final
+
+from tether.audit.digest import ContentDigest, content_digest
+from tether.audit.roster import Remit
+from tether.audit.scope import dirty_files
+from tether.audit.sidecar import check_member_name
+from tether.audit.workspace import Layout, audit_dir
+from tether.errors import TetherError, UsageError
+from tether.fsio import atomic_write
+
+PROVENANCES: Final = ("earned", "refused")
+_SUFFIX: Final = {"earned": "ok", "refused": "refused"}
+
+
+@dataclass(frozen=True)
+class ClearResult:
+    member: str
+    digest: str
+    provenance: str
+    written: Path | None = None
+    removed: Path | None = None
+    withheld: str | None = None
+    dirty: tuple[str, ...] = ()
+
+    def to_json(self, root: Path) -> dict[str, Any]:
+        return {
+            "member": self.member,
+            "digest": self.digest,
+            "provenance": self.provenance,
+            "written": _rel(root, self.written),
+            "removed": _rel(root, self.removed),
+            "withheld": self.withheld,
+            "dirty": list(self.dirty),
+        }
+
+
+@dataclass(frozen=True)
+class GateEntry:
+    member: str
+    digest: str
+    state: str  # refused | cleared | pending
+    marker: Path | None
+    note: str | None = None
+
+    def to_json(self, root: Path) -> dict[str, Any]:
+        data = {
+            "member": self.member,
+            "digest": self.digest,
+            "state": self.state,
+            "marker": _rel(root, self.marker),
+        }
+        if self.note:
+            data["note"] = self.note
+        return data
+
+
+def _rel(root: Path, path: Path | None) -> str | None:
+    return path.relative_to(root).as_posix() if path is not None else None
+
+
+def marker_path(root: Path, layout: Layout, digest: str, member: str, provenance: str) -> Path:
+    return root / layout.audit_dir / f"{digest}.{member}.{_SUFFIX[provenance]}"
+
+
+def _now() -> str:
+    return datetime.now(UTC).isoformat(timespec="seconds").replace("+00:00", "Z")
+
+
+def _marker_bytes(digest: str, member: str, provenance: str, supersedes: Any = None) -> bytes:
+    document: dict[str, Any] = {
+        "schema": 1,
+        "digest": digest,
+        "member": member,
+        "provenance": provenance,
+        "written_at": _now(),
+    }
+    if supersedes is not None:
+        document["supersedes"] = supersedes
+    return (json.dumps(document, indent=2) + "\n").encode()
+
+
+def _read_json(path: Path) -> Any:
+    try:
+        return json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError):
+        return None
+
+
+def clear(
+    root: Path,
+    layout: Layout,
+    remit: Remit,
+    *,
+    provenance: str,
+    scope_digest: str | None = None,
+    supersede_reason: str | None = None,
+) -> ClearResult:
+    """Record a verdict for the member's current digest, or withhold it and say why.
+
+    Order matters: a dirty in-scope file or a superseded review scope writes nothing at
+    all, and superseding a refusal writes the clearance before removing the refusal, so a
+    crash in between leaves both and the gate still refuses.
+    """
+    member = check_member_name(remit.member or "")
+    if supersede_reason is not None and (provenance != "earned" or not supersede_reason.strip()):
+        raise UsageError("--supersede-refusal needs a non-blank REASON and --provenance earned")
+    current = content_digest(root, remit)
+    dirty = dirty_files(root, remit, with_machinery=True)
+    if dirty:
+        return ClearResult(
+            member,
+            current.digest,
+            provenance,
+            withheld=(
+                "withheld: in-scope files differ from HEAD; commit or discard them and review the "
+                "committed bytes"
+            ),
+            dirty=tuple(dirty),
+        )
+    if scope_digest is not None and scope_digest != current.digest:
+        return ClearResult(
+            member,
+            current.digest,
+            provenance,
+            withheld=(
+                f"review scope superseded: reviewed {scope_digest}, the member's files are now "
+                f"{current.digest}"
+            ),
+        )
+    if provenance == "refused":
+        return _write(root, layout, current, member, provenance)
+    return _earn(root, layout, current, member, supersede_reason)
+
+
+def _write(
+    root: Path,
+    layout: Layout,
+    current: ContentDigest,
+    member: str,
+    provenance: str,
+    supersedes: Any = None,
+) -> ClearResult:
+    audit_dir(root, layout)
+    path = marker_path(root, layout, current.digest, member, provenance)
+    atomic_write(path, _marker_bytes(current.digest, member, provenance, supersedes))
+    return ClearResult(member, current.digest, provenance, written=path)
+
+
+def _earn(
+    root: Path, layout: Layout, current: ContentDigest, member: str, reason: str | None
+) -> ClearResult:
+    refusal = marker_path(root, layout, current.digest, member, "refused")
+    if not refusal.exists():
+        return _write(root, layout, current, member, "earned")
+    if reason is None:
+        raise TetherError(
+            f"{refusal.relative_to(root).as_posix()} refuses this digest; an earned clearance "
+            "replaces it only with --supersede-refusal REASON"
+        )
+    supersedes = {"refusal": refusal.name, "record": _read_json(refusal), "reason": reason.strip()}
+    result = _write(root, layout, current, member, "earned", supersedes)
+    _remove_refusal(refusal)
+    return ClearResult(member, current.digest, "earned", written=result.written, removed=refusal)
+
+
+def _remove_refusal(path: Path) -> None:
+    path.unlink(missing_ok=True)
+
+
+def gate(root: Path, layout: Layout, remits: list[Remit]) -> list[GateEntry]:
+    return [gate_member(root, layout, remit) for remit in remits]
+
+
+def gate_member(root: Path, layout: Layout, remit: Remit) -> GateEntry:
+    member = check_member_name(remit.member or "")
+    current = content_digest(root, remit)
+    refusal = marker_path(root, layout, current.digest, member, "refused")
+    # A refusal counts even when unreadable: failing closed is the point of the gate.
+    if refusal.exists():
+        return GateEntry(member, current.digest, "refused", refusal)
+    ok = marker_path(root, layout, current.digest, member, "earned")
+    if not ok.exists():
+        return GateEntry(member, current.digest, "pending", None)
+    record = _read_json(ok)
+    if not isinstance(record, dict) or (record.get("digest"), record.get("member")) != (
+        current.digest,
+        member,
+    ):
+        return GateEntry(member, current.digest, "pending", ok, note="clearance marker unreadable")
+    return GateEntry(member, current.digest, "cleared", ok)

@@ -1,0 +1,311 @@
+"""The finding record every audit producer emits, and the closed class vocabulary.
+
+Classes from shellcheck (``shellcheck/SC2086``) are an open id space owned by the tool;
+every other class tether emits is listed in ``RULES`` and documented in docs/audit.md.
+"""
+
+from __future__ import annotations
+
+import posixpath
+from dataclasses import dataclass
+from typing import Any, Final
+
+SEVERITIES: Final = ("error", "warning", "suggestion")
+VOCABULARIES: Final = ("tether", "gaia")
+SHELLCHECK_PREFIX: Final = "shellcheck/"
+
+
+@dataclass(frozen=True)
+class Finding:
+    finding_class: str
+    severity: str
+    path: str
+    line: int
+    title: str
+    failure_mode: str
+    verified_by: str
+    suggested_fix: str
+    area_tags: tuple[str, ...] = ()
+
+    def to_json(self, vocabulary: str = "tether") -> dict[str, Any]:
+        return {
+            "finding_class": translate_class(self.finding_class, vocabulary),
+            "severity": self.severity,
+            "path": self.path,
+            "line": self.line,
+            "title": self.title,
+            "failure_mode": self.failure_mode,
+            "verified_by": self.verified_by,
+            "suggested_fix": self.suggested_fix,
+            "area_tags": list(self.area_tags or default_area_tags(self.path)),
+        }
+
+    def sort_key(self) -> tuple[str, int, str, str]:
+        return (self.path, self.line, self.finding_class, self.title)
+
+
+def default_area_tags(path: str) -> tuple[str, ...]:
+    """The path's directory, ``.`` for a file at the top of the tree."""
+    return (posixpath.dirname(path) or ".",)
+
+
+@dataclass(frozen=True)
+class Rule:
+    """One class of the closed vocabulary, with the texts a finding of it carries."""
+
+    finding_class: str
+    severity: str
+    title: str
+    failure_mode: str
+    suggested_fix: str
+    gaia_class: str = "holistic/unclassified"
+
+    def at(self, path: str, line: int, verified_by: str, *, title: str | None = None) -> Finding:
+        return Finding(
+            finding_class=self.finding_class,
+            severity=self.severity,
+            path=path,
+            line=max(line, 1),
+            title=title or self.title,
+            failure_mode=self.failure_mode,
+            verified_by=verified_by,
+            suggested_fix=self.suggested_fix,
+        )
+
+
+_HOLLOW = "holistic/hollow-assertion"
+
+_RULES: tuple[Rule, ...] = (
+    Rule(
+        "audit/cannot-analyse",
+        "error",
+        "cannot analyse this file",
+        "the analyser could not read or parse the file, so nothing about it was checked",
+        "make the file parse (or install the missing analyser) and run the audit again",
+    ),
+    # bash 3.2 is /bin/bash on macOS; each of these is a syntax or runtime error there.
+    Rule(
+        "bash32/assoc-array",
+        "error",
+        "associative array (declare -A) needs bash 4",
+        "bash 3.2 rejects `-A` ('invalid option'), so the array is never created and every "
+        "later lookup reads an indexed array keyed by the arithmetic value of the string",
+        "use two indexed arrays, a case statement, or a newline-separated key=value string",
+    ),
+    Rule(
+        "bash32/nameref",
+        "error",
+        "nameref (declare -n / local -n) needs bash 4.3",
+        "bash 3.2 rejects `-n`, so the variable is a plain string and writes through it are lost",
+        "pass the variable name and use `eval` or `printf -v` to assign through it",
+    ),
+    Rule(
+        "bash32/mapfile",
+        "error",
+        "mapfile/readarray needs bash 4",
+        "bash 3.2 has no such builtin: the command is not found and the array stays empty",
+        'read lines with `while IFS= read -r line; do arr+=("$line"); done`',
+    ),
+    Rule(
+        "bash32/case-modification",
+        "error",
+        "case modification (${v^^}, ${v,,}, declare -l/-u) needs bash 4",
+        "bash 3.2 reports 'bad substitution' and stops the script, or ignores the attribute",
+        "convert case with `tr '[:lower:]' '[:upper:]'` (or the reverse)",
+    ),
+    Rule(
+        "bash32/param-transform",
+        "error",
+        "parameter transformation (${v@Q}) needs bash 4.4",
+        "bash 3.2 reports 'bad substitution' and stops the script",
+        "quote with `printf '%q'` instead",
+    ),
+    Rule(
+        "bash32/append-both-redirect",
+        "error",
+        "`&>>` needs bash 4",
+        "bash 3.2 parses `&>>` as a syntax error, so the whole script fails to run",
+        "write `>>file 2>&1`",
+    ),
+    Rule(
+        "bash32/pipe-both",
+        "error",
+        "`|&` needs bash 4",
+        "bash 3.2 parses `|&` as a syntax error, so the whole script fails to run",
+        "write `2>&1 |`",
+    ),
+    Rule(
+        "bash32/negative-index",
+        "error",
+        "negative array index needs bash 4.3",
+        "bash 3.2 reports 'bad array subscript' instead of reading from the end",
+        "index with `${arr[${#arr[@]}-1]}`",
+    ),
+    Rule(
+        "bash32/bashpid",
+        "error",
+        "$BASHPID needs bash 4",
+        "bash 3.2 leaves $BASHPID unset, so it expands to nothing (an error under set -u)",
+        "use `$$` when the parent's pid is enough, or `sh -c 'echo $PPID'` inside a subshell",
+    ),
+    Rule(
+        "bash32/wait-n",
+        "error",
+        "`wait -n` needs bash 4.3",
+        "bash 3.2 rejects the option, so the script stops waiting at once and loses the status",
+        'wait for each recorded pid in turn with `wait "$pid"`',
+    ),
+    Rule(
+        "bash32/coproc",
+        "error",
+        "coproc needs bash 4",
+        "bash 3.2 runs `coproc` as an unknown command, so the co-process never starts",
+        "use a named pipe (mkfifo) or a temporary file",
+    ),
+    # GNU-only forms of common tools fail, or silently do something else, on macOS and BSD.
+    Rule(
+        "portability/sed-in-place",
+        "warning",
+        "`sed -i` without an attached suffix differs between GNU and BSD sed",
+        "BSD sed takes the next argument as the backup suffix, so the script is read as a "
+        "file name (or GNU sed reads an empty suffix as the script) and the edit fails",
+        "write `sed -i.bak … && rm file.bak`, or write to a temporary file and move it back",
+    ),
+    Rule(
+        "portability/date-d",
+        "warning",
+        "`date -d` is GNU-only",
+        "BSD date treats -d as a DST flag (or rejects it), so the date is not parsed",
+        "branch on `date --version` (GNU) versus `date -j -f` (BSD), or compute in awk",
+    ),
+    Rule(
+        "portability/grep-perl",
+        "warning",
+        "`grep -P` is GNU-only",
+        "BSD grep rejects -P, so the match never runs and the pipeline reports no match",
+        "use `grep -E` with a POSIX pattern, or sed/awk",
+    ),
+    Rule(
+        "portability/readlink-f",
+        "warning",
+        "`readlink -f` is GNU-only (macOS before 12.3 lacks it)",
+        "older BSD readlink rejects -f, so the path comes back empty",
+        'resolve with `cd "$(dirname "$p")" && pwd -P`',
+    ),
+    Rule(
+        "portability/stat-format",
+        "warning",
+        "`stat -c` is GNU-only",
+        "BSD stat uses -f for formats and reads -c as an error, so the value is empty",
+        "branch on the platform (`stat -f` on BSD) or use `wc -c`/`ls -l` for sizes",
+    ),
+    Rule(
+        "portability/xargs-r",
+        "warning",
+        "`xargs -r` is GNU-only",
+        "BSD xargs rejects -r on older systems, so the pipeline fails",
+        'guard the input (`[ -n "$list" ] &&`) and drop -r',
+    ),
+    Rule(
+        "portability/cp-parents",
+        "warning",
+        "`cp --parents` is GNU-only",
+        "BSD cp rejects the option, so nothing is copied",
+        'create the directory with `mkdir -p "$(dirname "$dest")"` and copy the file',
+    ),
+    Rule(
+        "portability/find-printf",
+        "warning",
+        "`find -printf` is GNU-only",
+        "BSD find rejects the primary, so the listing is empty",
+        "use `-exec stat …` or print paths and post-process them",
+    ),
+    # bats runs every @test with set -e; these shapes slip past it.
+    Rule(
+        "bats/hollow-assertion",
+        "error",
+        "assertion cannot fail the test",
+        "set -e does not stop the test when this check fails, so the test passes while "
+        "the condition it states is false",
+        "end the check with `|| return 1` (or `|| fail`), use `run ! cmd`, or make it the "
+        "test's last command",
+        gaia_class=_HOLLOW,
+    ),
+    Rule(
+        "bats/and-list-assertion",
+        "suggestion",
+        "`A && B` in a test: a failing A is ignored",
+        "set -e ignores a failure on the left of `&&`, so when A is false the test goes on "
+        "as if the check held",
+        "split it into two checks, or add `|| return 1` when both must hold",
+        gaia_class=_HOLLOW,
+    ),
+    Rule(
+        "bats/final-guard-fails",
+        "error",
+        "final `cond && return 1` fails the passing case",
+        "when the condition is false (the case the test expects) the list's status is the "
+        "condition's 1, which is the test's status, so the test fails exactly when it should pass",
+        "write `! cond` with `run`, or append `|| true`, or end the test with `return 0`",
+    ),
+    # Hooks read one JSON document on stdin and answer allow or block.
+    Rule(
+        "hook/stdin-reread",
+        "error",
+        "hook reads stdin more than once",
+        "the first read consumes the JSON document; later reads see an empty stream, so "
+        "every field they parse falls back to its default",
+        "read stdin once into a variable (`input=$(cat)`) and parse fields from it",
+    ),
+    Rule(
+        "hook/unguarded-field",
+        "warning",
+        "jq field read without a `// default` fallback",
+        "a missing field prints `null`, which the hook then treats as a real value",
+        'write the filter as `.field // ""` (or another explicit default)',
+    ),
+    Rule(
+        "hook/interpolated-json",
+        "error",
+        "JSON built by string interpolation",
+        "a value containing a quote, backslash or newline breaks the document or injects "
+        "fields into it, so the runner misreads the hook's decision",
+        "build the document with `jq -n --arg name \"$value\" '{…: $name}'`",
+    ),
+    Rule(
+        "hook/errexit-exit",
+        "error",
+        "errexit without a trap: an internal error exits with an arbitrary status",
+        "with set -e a missing tool or malformed input ends the hook with that command's "
+        "status, which is neither an allow nor a deliberate block",
+        "trap ERR (or EXIT) and turn internal errors into a deliberate allow or block",
+    ),
+    Rule(
+        "hook/unguarded-dependency",
+        "warning",
+        "jq is used without checking that it is installed",
+        "on a machine without jq every parse fails: the hook exits 127 or acts on empty values",
+        "check `command -v jq >/dev/null` first and decide deliberately what to do without it",
+    ),
+    Rule(
+        "hook/non-block-exit",
+        "warning",
+        "hook exits with a status that is neither 0 (allow) nor 2 (block)",
+        "the runner reads any other status as a hook failure rather than a decision",
+        "exit 0 to allow or 2 to block, and report the reason on stderr",
+    ),
+)
+
+RULES: Final[dict[str, Rule]] = {rule.finding_class: rule for rule in _RULES}
+
+
+def rule(finding_class: str) -> Rule:
+    return RULES[finding_class]
+
+
+def translate_class(finding_class: str, vocabulary: str) -> str:
+    """The class under ``vocabulary``: tether's own, or GAIA's (unclassified when none fits)."""
+    if vocabulary == "tether":
+        return finding_class
+    known = RULES.get(finding_class)
+    return known.gaia_class if known else "holistic/unclassified"

@@ -1,0 +1,90 @@
+"""bash 3.2 compatibility: constructs macOS's /bin/bash rejects or misreads."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Final
+
+from tether.audit.findings import Finding
+from tether.audit.lenses import LensContext
+from tether.audit.shellast import Node, argv, command_name, kind, literal, walk
+
+_DECLARERS: Final = {"declare", "typeset", "local", "readonly"}
+_CASE_OPS: Final = {"^", "^^", ",", ",,"}
+
+
+def check(tree: Node, ctx: LensContext) -> list[Finding]:
+    found: list[Finding] = []
+    for node in walk(tree):
+        found.extend(_node_findings(node, ctx))
+    return found
+
+
+def _node_findings(node: Node, ctx: LensContext) -> Iterator[Finding]:
+    node_type = kind(node)
+    if node_type == "DeclClause":
+        yield from _declaration(node, ctx)
+    elif node_type == "CallExpr":
+        yield from _call(node, ctx)
+    elif node_type == "ParamExp":
+        yield from _expansion(node, ctx)
+    elif node_type == "BinaryCmd" and node.get("Op") == "|&":
+        yield ctx.finding("bash32/pipe-both", node, "`|&` pipe")
+    elif node_type == "CoprocClause":
+        yield ctx.finding("bash32/coproc", node, "coproc clause")
+    if node.get("Op") == "&>>" and "Word" in node:  # a redirection
+        yield ctx.finding("bash32/append-both-redirect", node, "`&>>` redirection")
+    if "Index" in node and "Name" in node and node.get("Naked") is not True:
+        yield from _negative_index(node, node["Index"], ctx)  # an array element assignment
+
+
+def _declaration_flags(node: Node) -> Iterator[str]:
+    for assign in node.get("Args") or []:
+        if assign.get("Naked") and "Value" in assign:
+            flag = literal(assign["Value"])
+            if flag and flag.startswith("-"):
+                yield flag[1:]
+
+
+def _declaration(node: Node, ctx: LensContext) -> Iterator[Finding]:
+    variant = (node.get("Variant") or {}).get("Value")
+    if variant not in _DECLARERS:
+        return
+    flags = "".join(_declaration_flags(node))
+    if "A" in flags:
+        yield ctx.finding("bash32/assoc-array", node, f"`{variant} -A`")
+    if "n" in flags and variant != "readonly":
+        yield ctx.finding("bash32/nameref", node, f"`{variant} -n`")
+    if ("l" in flags or "u" in flags) and variant != "readonly":
+        yield ctx.finding("bash32/case-modification", node, f"`{variant} -l/-u`")
+
+
+def _call(node: Node, ctx: LensContext) -> Iterator[Finding]:
+    name = command_name(node)
+    if name in ("mapfile", "readarray"):
+        yield ctx.finding("bash32/mapfile", node, f"`{name}` command")
+    elif name == "wait" and any(_short_flag(word, "n") for word in argv(node)[1:]):
+        yield ctx.finding("bash32/wait-n", node, "`wait -n` command")
+
+
+def _short_flag(word: str | None, flag: str) -> bool:
+    return bool(word and word.startswith("-") and not word.startswith("--") and flag in word[1:])
+
+
+def _expansion(node: Node, ctx: LensContext) -> Iterator[Finding]:
+    operator = (node.get("Exp") or {}).get("Op")
+    if operator in _CASE_OPS:
+        yield ctx.finding("bash32/case-modification", node, f"`${{…{operator}}}` expansion")
+    elif operator == "@":
+        yield ctx.finding("bash32/param-transform", node, "`${…@…}` expansion")
+    if (node.get("Param") or {}).get("Value") == "BASHPID":
+        yield ctx.finding("bash32/bashpid", node, "`$BASHPID` expansion")
+    if "Index" in node:
+        yield from _negative_index(node, node["Index"], ctx)
+
+
+def _negative_index(node: Node, index: Node, ctx: LensContext) -> Iterator[Finding]:
+    negative = kind(index) == "UnaryArithm" and index.get("Op") == "-"
+    text = literal(index) if kind(index) == "Word" else None
+    if negative or (text is not None and text.startswith("-")):
+        yield ctx.finding("bash32/negative-index", node, "negative array index")

@@ -1,0 +1,308 @@
+"""The hook contract, for files under the configured hook globs.
+
+A hook reads one JSON document on stdin and answers allow (exit 0) or block (exit 2,
+or a permission-decision JSON document). The contract: stdin is read once and its fields
+are parsed with a ``// default`` fallback; JSON output is built with ``jq -n --arg``,
+never by pasting values into a string; and no internal error (a missing jq, malformed
+input) ends the hook with some other status by accident.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import Final
+
+from tether.audit.findings import Finding
+from tether.audit.lenses import LensContext
+from tether.audit.shellast import (
+    Node,
+    argv,
+    command,
+    command_name,
+    has_expansion,
+    kind,
+    line_of,
+    literal,
+    literal_text,
+    unwrap,
+    walk,
+)
+
+Words = list[str | None]
+
+_JSON_KEY: Final = re.compile(r'"[A-Za-z_][\w-]*"\s*:')
+_FIELD: Final = re.compile(r'\.(?:[A-Za-z_]\w*|"[^"]*"|\[\s*"[^"]*"\s*\])')
+_STDIN_REDIRECTS: Final = {"<", "<<", "<<-", "<<<", "<&", "<>"}
+_JQ_TWO_VALUES: Final = {"--arg", "--argjson", "--slurpfile", "--rawfile"}
+_JQ_ONE_VALUE: Final = {"--indent", "-L", "-f", "--from-file"}
+_GUARDS: Final = {"command", "type", "hash", "which"}
+_DECISIONS: Final = {"0", "2"}  # allow, block
+
+
+@dataclass(frozen=True)
+class JqCall:
+    null_input: bool
+    exit_status: bool
+    filter_word: Node | None
+    files: int
+
+
+def check(tree: Node, ctx: LensContext, first_line: str = "") -> list[Finding]:
+    return [
+        *_stdin_rereads(tree, ctx),
+        *_unguarded_fields(tree, ctx),
+        *_interpolated_json(tree, ctx),
+        *_errexit(tree, ctx, first_line),
+        *_dependency(tree, ctx),
+        *_exits(tree, ctx),
+    ]
+
+
+# --- jq invocations -----------------------------------------------------------------------
+
+
+def jq_call(cmd: Node) -> JqCall | None:
+    """How a simple command runs jq, or None when it does not."""
+    if kind(cmd) != "CallExpr" or command_name(cmd) != "jq":
+        return None
+    words = list(cmd.get("Args") or [])
+    values = [literal(word) for word in words]
+    start = len(words) - len(unwrap(values)) + 1
+    null_input = exit_status = from_file = False
+    operands: list[Node] = []
+    i = start
+    while i < len(words):
+        value = values[i]
+        if value in _JQ_TWO_VALUES:
+            i += 3
+            continue
+        if value in _JQ_ONE_VALUE:
+            from_file = from_file or value in ("-f", "--from-file")
+            i += 2
+            continue
+        if value in ("--args", "--jsonargs"):
+            break  # what follows are positional values, never input files
+        if value is not None and value.startswith("-") and len(value) > 1:
+            letters = "" if value.startswith("--") else value[1:]
+            null_input = null_input or value == "--null-input" or "n" in letters
+            exit_status = exit_status or value == "--exit-status" or "e" in letters
+        else:
+            operands.append(words[i])
+        i += 1
+    filter_word = None if from_file or not operands else operands[0]
+    files = len(operands) - (0 if from_file else min(1, len(operands)))
+    return JqCall(null_input, exit_status, filter_word, files)
+
+
+# --- stdin is read once -------------------------------------------------------------------
+
+
+def _operands(words: Words, with_value: set[str]) -> Words:
+    found: Words = []
+    i = 0
+    while i < len(words):
+        word = words[i]
+        if word == "--":
+            return found + words[i + 1 :]
+        if word is not None and word.startswith("-") and len(word) > 1:
+            i += 2 if word in with_value else 1
+            continue
+        found.append(word)
+        i += 1
+    return found
+
+
+def _has_option(words: Words, *options: str) -> bool:
+    return any(w is not None and any(w.startswith(o) for o in options) for w in words)
+
+
+def _reads_stdin(cmd: Node) -> bool:
+    """True when the command, as written, reads its standard input."""
+    jq = jq_call(cmd)
+    if jq is not None:
+        return not jq.null_input and jq.files == 0
+    words = unwrap(argv(cmd))
+    name, rest = (words[0], words[1:]) if words else (None, [])
+    if name in ("tr", "tee"):
+        return True
+    if name in ("read", "mapfile", "readarray"):
+        return not _has_option(rest, "-u")
+    if name in ("cat", "head", "tail"):
+        return not [w for w in _operands(rest, {"-n", "-c"}) if w != "-"]
+    if name in ("sed", "grep", "awk"):
+        return _filter_reads_stdin(name, rest)
+    return False
+
+
+def _filter_reads_stdin(name: str, rest: Words) -> bool:
+    with_value = {
+        "sed": {"-e", "-f", "-l"},
+        "grep": {"-e", "-f", "-m", "-A", "-B", "-C"},
+        "awk": {"-f", "-v", "-F"},
+    }[name]
+    if name == "grep" and _has_option(rest, "-r", "-R"):
+        return False
+    operands = [w for w in _operands(rest, with_value) if not (name == "awk" and w and "=" in w)]
+    program_given = _has_option(rest, "-e", "-f", "--expression", "--file")
+    return len(operands) <= (0 if program_given else 1)
+
+
+def _takes_other_stdin(stmt: Node) -> bool:
+    for redirect in stmt.get("Redirs") or []:
+        fd = (redirect.get("N") or {}).get("Value")
+        if redirect.get("Op") in _STDIN_REDIRECTS and fd in (None, "0"):
+            return True
+    return False
+
+
+def _child_statements(node: object) -> Iterator[Node]:
+    """Statements directly inside a command (not inside another statement)."""
+    if isinstance(node, dict):
+        if "Cmd" in node and "Pos" in node:
+            yield node
+            return
+        for value in node.values():
+            yield from _child_statements(value)
+    elif isinstance(node, list):
+        for item in node:
+            yield from _child_statements(item)
+
+
+def _scan_reads(stmt: Node, from_script: bool, in_loop: bool, out: list[tuple[int, int]]) -> None:
+    from_script = from_script and not _takes_other_stdin(stmt)
+    cmd = command(stmt)
+    cmd_type = kind(cmd)
+    if cmd_type == "BinaryCmd" and cmd.get("Op") in ("|", "|&"):
+        _scan_reads(cmd.get("X") or {}, from_script, in_loop, out)
+        _scan_reads(cmd.get("Y") or {}, False, in_loop, out)  # reads the pipe, not stdin
+        return
+    if cmd_type == "CallExpr" and from_script and _reads_stdin(cmd):
+        out.append((line_of(stmt), 2 if in_loop else 1))
+    looping = in_loop or cmd_type in ("WhileClause", "ForClause")
+    for child in _child_statements(list(cmd.values())):
+        _scan_reads(child, from_script, looping, out)
+
+
+def _stdin_rereads(tree: Node, ctx: LensContext) -> list[Finding]:
+    reads: list[tuple[int, int]] = []
+    for stmt in tree.get("Stmts") or []:
+        _scan_reads(stmt, True, False, reads)
+    if sum(weight for _, weight in reads) <= 1:
+        return []
+    line = reads[1][0] if len(reads) > 1 else reads[0][0]
+    return [ctx.finding("hook/stdin-reread", line, f"{len(reads)} reads of stdin")]
+
+
+# --- fields and JSON output ---------------------------------------------------------------
+
+
+def _unguarded_fields(tree: Node, ctx: LensContext) -> list[Finding]:
+    found: list[Finding] = []
+    for node in walk(tree):
+        jq = jq_call(node) if kind(node) == "CallExpr" else None
+        if jq is None or jq.null_input or jq.exit_status:
+            continue
+        text = literal(jq.filter_word)
+        if text and _FIELD.search(text) and "//" not in text:
+            found.append(ctx.finding("hook/unguarded-field", node, "jq filter " + repr(text)))
+    return found
+
+
+def _words_of(node: Node) -> Iterator[Node]:
+    if kind(node) == "CallExpr":
+        yield from node.get("Args") or []
+        yield from (a["Value"] for a in node.get("Assigns") or [] if a.get("Value"))
+    elif kind(node) == "DeclClause":
+        yield from (a["Value"] for a in node.get("Args") or [] if a.get("Value"))
+    elif "Op" in node and "Word" in node and "OpPos" in node:  # a redirection
+        yield from (node[key] for key in ("Word", "Hdoc") if node.get(key))
+
+
+def _printf_format(node: Node) -> str | None:
+    words = unwrap(argv(node))
+    if not words or words[0] != "printf":
+        return None
+    operands = _operands(words[1:], {"-v"})
+    return operands[0] if operands else None
+
+
+def _interpolated_json(tree: Node, ctx: LensContext) -> list[Finding]:
+    lines: dict[int, Node] = {}
+    for node in walk(tree):
+        jq = jq_call(node) if kind(node) == "CallExpr" else None
+        if jq is not None and has_expansion(jq.filter_word):
+            lines.setdefault(line_of(node), node)  # a value pasted into the jq program
+        fmt = _printf_format(node) if kind(node) == "CallExpr" else None
+        if fmt and _JSON_KEY.search(fmt) and re.search(r"%[-0-9.]*[sb]", fmt):
+            lines.setdefault(line_of(node), node)
+        for word in _words_of(node):
+            if has_expansion(word) and _JSON_KEY.search(literal_text(word)):
+                lines.setdefault(line_of(node), node)
+    return [
+        ctx.finding("hook/interpolated-json", node, "JSON text with a value pasted in")
+        for _, node in sorted(lines.items())
+    ]
+
+
+# --- internal errors ----------------------------------------------------------------------
+
+
+def _sets_errexit(words: Words) -> bool:
+    if not words or words[0] != "set":
+        return False
+    rest = words[1:]
+    if "errexit" in rest and "-o" in rest:
+        return True
+    return any(w and w.startswith("-") and not w.startswith("--") and "e" in w[1:] for w in rest)
+
+
+def _traps_errors(words: Words) -> bool:
+    if not words or words[0] != "trap" or len(words) < 3 or words[1] == "-":
+        return False
+    return any(signal in ("ERR", "EXIT", "0", "SIGEXIT") for signal in words[2:])
+
+
+def _errexit(tree: Node, ctx: LensContext, first_line: str) -> list[Finding]:
+    errexit_line: int | None = 1 if re.match(r"#!.*\s-\w*e", first_line) else None
+    trapped = False
+    for node in walk(tree):
+        if kind(node) != "CallExpr":
+            continue
+        words = unwrap(argv(node))
+        if errexit_line is None and _sets_errexit(words):
+            errexit_line = line_of(node)
+        trapped = trapped or _traps_errors(words)
+    if errexit_line is None or trapped:
+        return []
+    return [ctx.finding("hook/errexit-exit", errexit_line, "errexit with no ERR/EXIT trap")]
+
+
+def _dependency(tree: Node, ctx: LensContext) -> list[Finding]:
+    first_use: Node | None = None
+    guard_line: int | None = None
+    for node in walk(tree):
+        if kind(node) != "CallExpr":
+            continue
+        words = argv(node)
+        if words and words[0] in _GUARDS and "jq" in words[1:]:
+            line = line_of(node)
+            guard_line = line if guard_line is None else min(guard_line, line)
+        elif command_name(node) == "jq" and (
+            first_use is None or line_of(node) < line_of(first_use)
+        ):
+            first_use = node
+    if first_use is None or (guard_line is not None and guard_line <= line_of(first_use)):
+        return []
+    return [ctx.finding("hook/unguarded-dependency", first_use, "first jq use with no guard")]
+
+
+def _exits(tree: Node, ctx: LensContext) -> list[Finding]:
+    found: list[Finding] = []
+    for node in walk(tree):
+        words = argv(node) if kind(node) == "CallExpr" else []
+        status = words[1] if len(words) > 1 and words[0] == "exit" else None
+        if status is not None and status not in _DECISIONS:
+            found.append(ctx.finding("hook/non-block-exit", node, f"`exit {status}`"))
+    return found

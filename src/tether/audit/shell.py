@@ -1,0 +1,190 @@
+"""``audit shell``: pick the shell files in scope, run shellcheck and the lenses on each.
+
+Files run concurrently; shellcheck results come from the cache when the file's bytes,
+the shellcheck version and the arguments are unchanged. A file that cannot be read,
+checked or parsed yields an error finding, never an empty (clean-looking) result.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field, replace
+from pathlib import Path, PurePosixPath
+from typing import Any, Final
+
+from tether.audit import shellcheck
+from tether.audit.cache import ResultCache
+from tether.audit.findings import Finding
+from tether.audit.lenses import LensContext, bash32, bats, hooks, portability
+from tether.audit.roster import GlobSet
+from tether.audit.shellast import parse
+from tether.audit.tools import Toolset
+
+_SHEBANG: Final = re.compile(r"^#!\s*(\S+)(.*)$")
+_SH_INTERPRETERS: Final = {"sh", "dash", "ash"}
+_BASH_INTERPRETERS: Final = {"bash", "bats"}
+_SHELL_SUFFIXES: Final = {".sh", ".bash", ".bats"}
+
+
+@dataclass(frozen=True)
+class Target:
+    path: str
+    dialect: str  # shellcheck's -s: bash or sh
+    bats: bool
+    hook: bool
+
+
+@dataclass(frozen=True)
+class FileResult:
+    target: Target
+    findings: tuple[Finding, ...]
+    cached: bool
+
+
+@dataclass(frozen=True)
+class ShellOptions:
+    hooks: tuple[str, ...] = ()
+    posix: tuple[str, ...] = ()
+    jobs: int = 1
+    cache: ResultCache = field(default_factory=lambda: ResultCache(None))
+
+
+def interpreter(first_line: str) -> str | None:
+    """The shell a shebang names (``/usr/bin/env -S bash -e`` → ``bash``), else None."""
+    match = _SHEBANG.match(first_line)
+    if not match:
+        return None
+    words = [match.group(1), *match.group(2).split()]
+    if PurePosixPath(words[0]).name == "env":
+        words = [w for w in words[1:] if not w.startswith("-") and "=" not in w] or [""]
+    return PurePosixPath(words[0]).name or None
+
+
+def classify(path: str, first_line: str, posix: GlobSet, hook_globs: GlobSet) -> Target | None:
+    """The target for a shell file (by suffix, shebang, or a POSIX hook path), else None."""
+    suffix = PurePosixPath(path).suffix
+    shell = interpreter(first_line)
+    is_posix_path = posix.matches(path)
+    known_shell = shell in _SH_INTERPRETERS or shell in _BASH_INTERPRETERS
+    if shell is not None and not known_shell and suffix != ".bats":
+        return None  # zsh, fish, python …: not ours to check
+    bare_hook = is_posix_path and not suffix and not PurePosixPath(path).name.startswith(".")
+    if suffix not in _SHELL_SUFFIXES and not known_shell and not bare_hook:
+        return None  # a hook without a shebang (husky's style) is still sh
+    dialect = "sh" if is_posix_path or shell in _SH_INTERPRETERS else "bash"
+    return Target(path, dialect, suffix == ".bats" or shell == "bats", hook_globs.matches(path))
+
+
+def select_targets(root: Path, paths: list[str], options: ShellOptions) -> list[Target]:
+    posix, hook_globs = GlobSet(options.posix), GlobSet(options.hooks)
+    targets = []
+    for path in sorted(set(paths)):
+        target = classify(path, _first_line(root / path), posix, hook_globs)
+        if target is not None:
+            targets.append(target)
+    return targets
+
+
+def _first_line(path: Path) -> str:
+    try:
+        with open(path, "rb") as handle:
+            return handle.readline(512).decode("utf-8", "replace").rstrip("\r\n")
+    except OSError:
+        return ""
+
+
+def analyse_file(root: Path, target: Target, tools: Toolset, options: ShellOptions) -> FileResult:
+    try:
+        data = (root / target.path).read_bytes()
+    except OSError as error:
+        reason = f"cannot read it ({error.strerror or error})"
+        return FileResult(
+            target, (shellcheck.cannot_analyse(target.path, reason, 1, "open"),), False
+        )
+    checked = shellcheck.run_shellcheck(tools.shellcheck, data, target.dialect, options.cache)
+    found = shellcheck.findings_for(target.path, checked, tools.shellcheck, target.dialect)
+    found.extend(_lens_findings(target, data, tools))
+    return FileResult(target, tuple(sorted(found, key=Finding.sort_key)), checked.cached)
+
+
+def _lens_findings(target: Target, data: bytes, tools: Toolset) -> list[Finding]:
+    parser = f"shfmt {tools.shfmt.version} ({tools.shfmt.source})"
+    parsed = parse(tools.shfmt, data, "bats" if target.bats else "bash")
+    if parsed.tree is None:
+        reason = parsed.error or "shfmt printed no syntax tree"
+        return [shellcheck.cannot_analyse(target.path, reason, parsed.error_line, parser)]
+    tree, ctx = parsed.tree, LensContext(target.path, parser)
+    first_line = data.split(b"\n", 1)[0].decode("utf-8", "replace")
+    lenses: list[tuple[str, Callable[[], list[Finding]]]] = [
+        ("bash32", lambda: bash32.check(tree, ctx)),
+        ("portability", lambda: portability.check(tree, ctx)),
+    ]
+    if target.bats:
+        lenses.append(("bats", lambda: bats.check(tree, ctx)))
+    if target.hook:
+        lenses.append(("hooks", lambda: hooks.check(tree, ctx, first_line)))
+    found: list[Finding] = []
+    for name, lens in lenses:
+        try:
+            found.extend(lens())
+        except Exception as error:  # a lens bug must not read as a clean file
+            reason = f"the {name} lens failed ({type(error).__name__}: {error})"
+            found.append(shellcheck.cannot_analyse(target.path, reason, 1, parser))
+    return found
+
+
+def analyse(
+    root: Path, targets: list[Target], tools: Toolset, options: ShellOptions
+) -> list[FileResult]:
+    if not targets:
+        return []
+    with ThreadPoolExecutor(max_workers=max(1, options.jobs)) as pool:
+        return list(pool.map(lambda t: analyse_file(root, t, tools, options), targets))
+
+
+def downgrade_untouched(
+    results: list[FileResult], touched: dict[str, set[int]]
+) -> list[FileResult]:
+    """``--diff-only``: errors on lines the diff does not touch become suggestions.
+
+    Existing suites carry many grandfathered findings; only the lines a branch writes
+    should block it. A file that cannot be analysed stays an error: nothing was checked.
+    """
+    out = []
+    for result in results:
+        lines = touched.get(result.target.path, set())
+        findings = tuple(
+            replace(f, severity="suggestion")
+            if f.severity == "error"
+            and f.line not in lines
+            and f.finding_class != "audit/cannot-analyse"
+            else f
+            for f in result.findings
+        )
+        out.append(replace(result, findings=findings))
+    return out
+
+
+def report(results: list[FileResult], tools: Toolset, vocabulary: str) -> dict[str, Any]:
+    findings = sorted((f for r in results for f in r.findings), key=Finding.sort_key)
+    counts = {level: 0 for level in ("error", "warning", "suggestion")}
+    for finding in findings:
+        counts[finding.severity] += 1
+    return {
+        "tools": {"shellcheck": tools.shellcheck.to_json(), "shfmt": tools.shfmt.to_json()},
+        "vocabulary": vocabulary,
+        "files": [
+            {
+                "path": r.target.path,
+                "dialect": r.target.dialect,
+                "bats": r.target.bats,
+                "hook": r.target.hook,
+                "cached": r.cached,
+            }
+            for r in results
+        ],
+        "findings": [f.to_json(vocabulary) for f in findings],
+        "counts": counts,
+    }

@@ -1,0 +1,83 @@
+"""Where an audit runs: the checkout root, and where its roster and records live."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Final
+
+from tether import git
+from tether.errors import UsageError
+from tether.fsio import atomic_write
+
+
+@dataclass(frozen=True)
+class Layout:
+    profile: str
+    roster_path: str  # relative to the root
+    roster_key: str  # the list of members inside the roster file
+    audit_dir: str  # sidecars and clearance markers (never committed)
+    default_hooks: tuple[str, ...]
+
+
+NATIVE_LAYOUT: Final = Layout("native", ".tether/audit.yml", "members", ".tether/audit", ())
+# GAIA keeps hooks where its agent runner reads them, and its local records under the
+# git-ignored .gaia/local/.
+GAIA_LAYOUT: Final = Layout(
+    "gaia", ".gaia/audit-ci.yml", "auditors", ".gaia/local/audit", (".claude/hooks/**",)
+)
+LAYOUTS: Final = {layout.profile: layout for layout in (NATIVE_LAYOUT, GAIA_LAYOUT)}
+
+
+def resolve_root(option: str | None) -> Path:
+    """The checkout root an audit command works on; exit 2 when it is not one.
+
+    Without ``--root`` that is the top of the checkout around the current directory. A
+    given ``--root`` must be the top itself: a subfolder would silently narrow every path.
+    """
+    start = Path(option) if option else Path.cwd()
+    top = git.work_tree_top(start)
+    if top is None:
+        raise UsageError(f"{start} is not inside a git checkout")
+    if option and top.resolve() != start.resolve():
+        raise UsageError(f"--root {option} is not the top of a checkout (the top is {top})")
+    return top.resolve()
+
+
+def choose_layout(root: Path, forced: str | None = None) -> Layout:
+    """The forced profile's layout, else the detected profile's, else by which roster exists."""
+    if forced:
+        return LAYOUTS[forced]
+    from tether.profiles import GAIA, detect_profile
+
+    profile = detect_profile(root)
+    if profile is not None:
+        return GAIA_LAYOUT if profile.name == GAIA.name else NATIVE_LAYOUT
+    if (
+        not (root / NATIVE_LAYOUT.roster_path).is_file()
+        and (root / GAIA_LAYOUT.roster_path).is_file()
+    ):
+        return GAIA_LAYOUT
+    return NATIVE_LAYOUT
+
+
+_SLUG_SAFE: Final = frozenset(b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_-")
+
+
+def branch_slug(branch: str) -> str:
+    """The branch name with every byte outside ``[A-Za-z0-9_-]`` percent-encoded.
+
+    Injective, so two branches never share a record, and free of ``/`` and ``.`` so the
+    slug is one path segment that cannot be confused with the file name's separators.
+    """
+    return "".join(chr(b) if b in _SLUG_SAFE else f"%{b:02X}" for b in branch.encode("utf-8"))
+
+
+def audit_dir(root: Path, layout: Layout) -> Path:
+    """The records folder, created on first use; tether's own copy ignores itself in git."""
+    directory = root / layout.audit_dir
+    directory.mkdir(parents=True, exist_ok=True)
+    if layout is NATIVE_LAYOUT and not (directory / ".gitignore").exists():
+        # Records are local state: a committed marker would clear every later checkout.
+        atomic_write(directory / ".gitignore", b"*\n")
+    return directory

@@ -1,0 +1,400 @@
+"""tether audit: the deterministic half of a review gate for shipped shell.
+
+Subcommands: scope, shell, findings write, digest, clear, gate (docs/audit.md).
+Exit codes: 0 done (gate: every member cleared; shell: no error finding), 1 an error or a
+withheld clearance, 2 usage, 3 shell found errors or the gate is not cleared.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from tether.cli.common import add_json, print_json
+from tether.errors import UsageError
+
+
+def _add_root(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--root", metavar="DIR", help="checkout root (default: the current one)")
+    parser.add_argument(
+        "--profile",
+        choices=("native", "gaia"),
+        help="where the roster and records live (default: detected)",
+    )
+    add_json(parser)
+
+
+def _add_remit(parser: argparse.ArgumentParser, *, machinery: bool = False) -> None:
+    parser.add_argument(
+        "--remit",
+        action="append",
+        default=[],
+        metavar="GLOB",
+        help="ad hoc remit glob (gitignore style; repeatable)",
+    )
+    parser.add_argument("--remit-file", metavar="FILE", help="file of remit globs, one a line")
+    parser.add_argument(
+        "--member", metavar="NAME", help="roster member, or the name of the ad hoc remit"
+    )
+    if machinery:
+        parser.add_argument(
+            "--machinery",
+            action="append",
+            default=[],
+            metavar="GLOB",
+            help="extra gate-machinery glob covered by the digest (repeatable)",
+        )
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    sub = parser.add_subparsers(dest="audit_command", metavar="SUBCOMMAND", required=True)
+
+    scope = sub.add_parser("scope", help="files a branch changed, filtered by a remit")
+    _add_root(scope)
+    _add_remit(scope)
+    scope.add_argument(
+        "--base", required=True, metavar="REF", help="branch or commit under review against"
+    )
+
+    shell = sub.add_parser("shell", help="shellcheck and tether's lenses over in-scope shell")
+    _add_root(shell)
+    _add_remit(shell)
+    shell.add_argument(
+        "paths", nargs="*", metavar="PATH", help="check these files only (relative to the root)"
+    )
+    shell.add_argument("--base", metavar="REF", help="only files changed since the merge base")
+    shell.add_argument(
+        "--diff-only",
+        action="store_true",
+        help="errors on lines the diff does not touch become suggestions",
+    )
+    shell.add_argument("--jobs", type=int, default=os.cpu_count() or 1, metavar="N")
+    shell.add_argument("--vocabulary", choices=("tether", "gaia"), default="tether")
+    shell.add_argument(
+        "--hooks",
+        action="append",
+        default=None,
+        metavar="GLOB",
+        help="hook-contract glob (default: the roster's hooks)",
+    )
+    shell.add_argument(
+        "--posix",
+        action="append",
+        default=None,
+        metavar="GLOB",
+        help="POSIX sh glob (default: the roster's posix, else .husky/**)",
+    )
+    shell.add_argument("--cache-dir", metavar="DIR", help="result cache (default: user cache)")
+    shell.add_argument("--no-cache", action="store_true", help="neither read nor write the cache")
+
+    findings = sub.add_parser("findings", help="findings sidecar")
+    findings_sub = findings.add_subparsers(dest="findings_command", metavar="ACTION", required=True)
+    write = findings_sub.add_parser("write", help="validate and write a member's findings sidecar")
+    _add_root(write)
+    write.add_argument("--member", required=True, metavar="NAME")
+    write.add_argument("--base", required=True, metavar="SHA", help="the audit key's base commit")
+    write.add_argument("--findings", required=True, metavar="FILE", help="JSON array; - for stdin")
+    write.add_argument("--review-base", metavar="SHA")
+    write.add_argument("--base-reason", metavar="TOKEN")
+    write.add_argument("--anchor-tree", metavar="TREE")
+
+    digest = sub.add_parser("digest", help="content digest of a member's committed files")
+    _add_root(digest)
+    _add_remit(digest, machinery=True)
+
+    clear = sub.add_parser("clear", help="record a clearance or refusal for the current digest")
+    _add_root(clear)
+    _add_remit(clear, machinery=True)
+    clear.add_argument("--provenance", required=True, choices=("earned", "refused"))
+    clear.add_argument("--scope-digest", metavar="DIGEST", help="the digest the review started on")
+    clear.add_argument(
+        "--supersede-refusal",
+        metavar="REASON",
+        help="replace a refusal of the same digest (earned only)",
+    )
+
+    gate = sub.add_parser("gate", help="refused / cleared / pending per member; 0 when all cleared")
+    _add_root(gate)
+    _add_remit(gate, machinery=True)
+    gate.add_argument("--members", metavar="A,B", help="members to check (default: the roster's)")
+
+
+def run(args: argparse.Namespace) -> int:
+    handlers: dict[str, Callable[[argparse.Namespace], int]] = {
+        "scope": _scope,
+        "shell": _shell,
+        "findings": _findings_write,
+        "digest": _digest,
+        "clear": _clear,
+        "gate": _gate,
+    }
+    return handlers[args.audit_command](args)
+
+
+# --- shared setup ----------------------------------------------------------------------------
+
+
+def _context(args: argparse.Namespace) -> tuple[Path, Any]:
+    from tether.audit.workspace import choose_layout, resolve_root
+
+    root = resolve_root(args.root)
+    return root, choose_layout(root, args.profile)
+
+
+def _remit(args: argparse.Namespace, root: Path, layout: Any, *, require_member: bool) -> Any:
+    from tether.audit.roster import load_roster, read_remit_file, resolve_remit
+
+    globs = list(args.remit) + (read_remit_file(args.remit_file) if args.remit_file else [])
+    return resolve_remit(
+        load_roster(root, layout),
+        remits=globs,
+        member=args.member,
+        machinery=getattr(args, "machinery", []),
+        require_member=require_member,
+    )
+
+
+# --- scope -----------------------------------------------------------------------------------
+
+
+def _scope(args: argparse.Namespace) -> int:
+    from tether.audit.scope import compute_scope
+
+    root, layout = _context(args)
+    remit = _remit(args, root, layout, require_member=False)
+    scope = compute_scope(root, args.base, remit)
+    if args.json:
+        print_json(scope.to_json(root, remit))
+        return 0
+    print(f"base {args.base} (merge base {scope.merge_base[:12]}), head {scope.head[:12]}")
+    _print_list("in scope", scope.files)
+    _print_list("deleted", scope.deleted)
+    branch = scope.branch
+    label = (
+        f"whole branch since {branch.default_branch}" if branch.default_branch else "whole branch"
+    )
+    if branch.reason:
+        print(f"{label}: unavailable ({branch.reason})")
+    else:
+        _print_list(label, branch.files)
+    _print_list("dirty (working tree differs from HEAD)", scope.dirty)
+    return 0
+
+
+def _print_list(label: str, items: tuple[str, ...] | list[str]) -> None:
+    print(f"{label}: {len(items)}")
+    for item in items:
+        print(f"  {item}")
+
+
+# --- shell -----------------------------------------------------------------------------------
+
+
+def _shell(args: argparse.Namespace) -> int:
+    from tether import git
+    from tether.audit import shell
+    from tether.audit.roster import load_roster
+    from tether.audit.scope import compute_scope, touched_lines
+    from tether.audit.tools import default_tools
+
+    if args.jobs < 1:
+        raise UsageError("--jobs must be at least 1")
+    if args.diff_only and not args.base:
+        raise UsageError("--diff-only needs --base REF")
+    root, layout = _context(args)
+    roster = load_roster(root, layout)
+    remit = _remit(args, root, layout, require_member=False)
+    options = shell.ShellOptions(
+        hooks=tuple(args.hooks if args.hooks is not None else roster.hooks),
+        posix=tuple(args.posix if args.posix is not None else roster.posix),
+        jobs=args.jobs,
+        cache=_cache(args),
+    )
+    scope = compute_scope(root, args.base, remit) if args.base else None
+    if args.paths:
+        paths = [_relative(root, p) for p in args.paths]
+    elif scope is not None:
+        paths = list(scope.files)
+    else:
+        paths = [p for p in git.ls_files(root) if remit.covers(p)]
+    targets = shell.select_targets(root, paths, options)
+    tools = default_tools()
+    results = shell.analyse(root, targets, tools, options)
+    if args.diff_only and scope is not None:
+        touched = touched_lines(root, scope.merge_base, scope.head, [t.path for t in targets])
+        results = shell.downgrade_untouched(results, touched)
+    document = shell.report(results, tools, args.vocabulary)
+    if scope is not None:
+        document = {
+            "base": scope.base_ref,
+            "merge_base": scope.merge_base,
+            "dirty": list(scope.dirty),
+            **document,
+        }
+    _print_shell(document, args.json)
+    return 3 if document["counts"]["error"] else 0
+
+
+def _cache(args: argparse.Namespace) -> Any:
+    from tether.audit.cache import ResultCache, default_cache_dir
+
+    if args.no_cache:
+        return ResultCache(None)
+    return ResultCache(Path(args.cache_dir) if args.cache_dir else default_cache_dir())
+
+
+def _relative(root: Path, given: str) -> str:
+    from tether.pathrules import relpath_problem
+
+    path = Path(given)
+    absolute = path if path.is_absolute() else root / path  # relative to the root, like git's
+    try:
+        rel = absolute.resolve().relative_to(root).as_posix()
+    except ValueError:
+        raise UsageError(f"{given} is outside the checkout {root}") from None
+    problem = relpath_problem(rel)
+    if problem:
+        raise UsageError(f"{given}: {problem}")
+    return rel
+
+
+def _print_shell(document: dict[str, Any], as_json: bool) -> None:
+    if as_json:
+        print_json(document)
+        return
+    for f in document["findings"]:
+        print(f"{f['path']}:{f['line']}: {f['severity']} [{f['finding_class']}] {f['title']}")
+    tools = document["tools"]
+    counts = document["counts"]
+    print(
+        f"{len(document['files'])} files: {counts['error']} errors, {counts['warning']} warnings, "
+        f"{counts['suggestion']} suggestions (shellcheck {tools['shellcheck']['version']}, "
+        f"shfmt {tools['shfmt']['version']})"
+    )
+    if document.get("dirty"):
+        print(
+            f"note: {len(document['dirty'])} in-scope files differ from HEAD; "
+            "the working-tree bytes were checked"
+        )
+
+
+# --- findings write --------------------------------------------------------------------------
+
+
+def _findings_write(args: argparse.Namespace) -> int:
+    from tether.audit import sidecar
+
+    root, layout = _context(args)
+    sidecar.check_member_name(args.member)
+    review = sidecar.review_base(args.review_base, args.base_reason, args.anchor_tree)
+    findings = sidecar.parse_findings_text(_read_findings(args.findings))
+    result = sidecar.write_sidecar(
+        root, layout, member=args.member, base=args.base, findings=findings, review=review
+    )
+    written = result.path.relative_to(root).as_posix() if result.path else None
+    if args.json:
+        print_json({"written": written, "count": result.count, "declined": result.declined})
+    elif result.declined:
+        print(f"findings-sidecar: declined: {result.declined}")
+    else:
+        print(f"wrote {written} ({result.count} findings)")
+    return 0
+
+
+def _read_findings(source: str) -> str:
+    if source == "-":
+        return sys.stdin.read()
+    try:
+        return Path(source).read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as error:
+        raise UsageError(f"--findings {source}: {error}") from None
+
+
+# --- digest, clear, gate ---------------------------------------------------------------------
+
+
+def _digest(args: argparse.Namespace) -> int:
+    from tether.audit.digest import content_digest
+
+    root, layout = _context(args)
+    found = content_digest(root, _remit(args, root, layout, require_member=True))
+    if args.json:
+        print_json(
+            {
+                "member": found.member,
+                "digest": found.digest,
+                "head": found.head,
+                "files": list(found.paths),
+            }
+        )
+    else:
+        print(found.digest)
+    return 0
+
+
+def _clear(args: argparse.Namespace) -> int:
+    from tether.audit.clearance import clear
+
+    root, layout = _context(args)
+    remit = _remit(args, root, layout, require_member=True)
+    result = clear(
+        root,
+        layout,
+        remit,
+        provenance=args.provenance,
+        scope_digest=args.scope_digest,
+        supersede_reason=args.supersede_refusal,
+    )
+    if args.json:
+        print_json(result.to_json(root))
+    elif result.withheld:
+        print(f"{result.member}: {result.withheld}")
+        for path in result.dirty:
+            print(f"  dirty: {path}")
+    else:
+        doc = result.to_json(root)
+        print(f"{result.member}: {result.provenance} for {result.digest}: wrote {doc['written']}")
+        if doc["removed"]:
+            print(f"  superseded {doc['removed']}")
+    return 1 if result.withheld else 0
+
+
+def _gate(args: argparse.Namespace) -> int:
+    from tether.audit.clearance import gate
+    from tether.audit.roster import load_roster, resolve_remit
+
+    root, layout = _context(args)
+    names = _member_names(args.members)
+    if args.remit or args.remit_file:
+        if len(names) != 1 and not args.member:
+            raise UsageError("an ad hoc remit gates exactly one member: --members NAME")
+        args.member = args.member or names[0]
+        remits = [_remit(args, root, layout, require_member=True)]
+    else:
+        roster = load_roster(root, layout)
+        names = names or [m.name for m in roster.members]
+        if not names:
+            raise UsageError("no members to gate: give --members or a roster")
+        remits = [resolve_remit(roster, member=n, machinery=args.machinery) for n in names]
+    entries = gate(root, layout, remits)
+    cleared = all(entry.state == "cleared" for entry in entries)
+    if args.json:
+        print_json({"cleared": cleared, "members": [e.to_json(root) for e in entries]})
+    else:
+        for entry in entries:
+            note = f" ({entry.note})" if entry.note else ""
+            print(f"{entry.member}: {entry.state} {entry.digest}{note}")
+    return 0 if cleared else 3
+
+
+def _member_names(value: str | None) -> list[str]:
+    if value is None:
+        return []
+    names = [name.strip() for name in value.split(",")]
+    if not all(names):
+        raise UsageError(f"--members {value!r} has an empty name")
+    return names

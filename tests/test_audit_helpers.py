@@ -1,0 +1,109 @@
+"""Shared helpers for the audit tests: real git repositories and in-process CLI calls."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import subprocess
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+import tether.cli.main
+
+FIXTURES = Path(__file__).parent / "fixtures" / "audit"
+AUDIT_COMMAND = ("tether.cli.audit_cmd", "audit gate for shipped shell")
+
+GIT_IDENTITY = {
+    "GIT_AUTHOR_NAME": "Auditor",
+    "GIT_AUTHOR_EMAIL": "auditor@example.org",
+    "GIT_COMMITTER_NAME": "Auditor",
+    "GIT_COMMITTER_EMAIL": "auditor@example.org",
+    "GIT_CONFIG_NOSYSTEM": "1",
+    "GIT_CONFIG_GLOBAL": os.devnull,
+}
+
+
+def isolate(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    """Identity for commits, no user git config, a private cache, the audit command."""
+    for name, value in GIT_IDENTITY.items():
+        monkeypatch.setenv(name, value)
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg-cache"))
+    monkeypatch.delenv("SHELLCHECK_OPTS", raising=False)
+    monkeypatch.setitem(tether.cli.main.COMMANDS, "audit", AUDIT_COMMAND)
+
+
+def git(repo: Path, *args: str) -> str:
+    result = subprocess.run(
+        ["git", *args],
+        cwd=repo,
+        env={**os.environ, **GIT_IDENTITY},
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    return result.stdout.strip()
+
+
+def write(repo: Path, files: Mapping[str, str | None]) -> None:
+    """Write (or, for None, delete) files relative to ``repo``."""
+    for rel, text in files.items():
+        path = repo / rel
+        if text is None:
+            path.unlink()
+            continue
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text)
+
+
+def commit(repo: Path, message: str, files: Mapping[str, str | None] | None = None) -> str:
+    write(repo, files or {})
+    git(repo, "add", "-A")
+    git(repo, "commit", "-q", "--allow-empty", "-m", message)
+    return git(repo, "rev-parse", "HEAD")
+
+
+def make_repo(
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    base: Mapping[str, str | None],
+    branch: Mapping[str, str | None] | None = None,
+    name: str = "feature",
+) -> Path:
+    """A repository with ``base`` committed on main and ``branch`` committed on a branch."""
+    isolate(monkeypatch, tmp_path)
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    git(repo, "init", "-q", "-b", "main")
+    commit(repo, "base", base)
+    git(repo, "switch", "-q", "-c", name)
+    if branch is not None:
+        commit(repo, "branch", branch)
+    return repo
+
+
+def audit(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
+    code = tether.cli.main.main(["audit", *argv])
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def audit_json(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, Any]:
+    code, out, err = audit(capsys, *argv, "--json")
+    return code, json.loads(out) if out.strip() else {"stderr": err}
+
+
+_EXPECT = re.compile(r"#\s*expect:\s*(.+?)\s*$")
+
+
+def expected_marks(text: str) -> set[tuple[int, str]]:
+    """(line, class) pairs a fixture announces with ``# expect: class[, class]`` comments."""
+    marks: set[tuple[int, str]] = set()
+    for number, line in enumerate(text.splitlines(), start=1):
+        match = _EXPECT.search(line)
+        if match:
+            marks.update((number, name.strip()) for name in match.group(1).split(","))
+    return marks
