@@ -29,6 +29,8 @@ COMMANDS: dict[str, tuple[str, str]] = {
         "tether.cli.audit_cmd",
         "audit gate for shipped shell: scope, shellcheck, lenses, findings, clearance",
     ),
+    "deps": ("tether.cli.deps_cmd", "move dependencies across the registered projects"),
+    "snapshot": ("tether.cli.snapshot_cmd", "record a tree's file hashes, or check them"),
     "changelog": (
         "tether.cli.changelog_cmd",
         "show release notes and follow-ups between two versions",

@@ -1,0 +1,281 @@
+"""Carry an approved plan out, project by project in registry order.
+
+Per project: set the isolation up, edit the manifests in place (all files prepared and
+proven first, then written), run the override commands it is affected by, then one install
+with its package manager (not when ``--no-install``, nor when only override commands ran).
+Every tool's output goes to the project's log in the run folder; the caller gets a one-line
+digest per project. The first failure stops the run unless told to go on: the projects
+after it stay ``pending``. Nothing is committed or pushed.
+"""
+
+from __future__ import annotations
+
+import shlex
+import subprocess
+import time
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from datetime import date
+from pathlib import Path
+from typing import IO, Any
+
+from tether.deps.align import Plan
+from tether.deps.edit import Change, EditError, prepare, write
+from tether.deps.isolation import isolate
+from tether.deps.overrides import BoundOverride, commands_for
+from tether.fleet.isolation import Isolation
+from tether.fleet.rundir import RunFolder, tail
+
+INSTALL = {
+    "npm": ["npm", "install"],
+    "pnpm": ["pnpm", "install"],
+    "yarn": ["yarn", "install"],
+    "bun": ["bun", "install"],
+}
+PYTHON_LOCK = {"uv": ["uv", "lock"], "poetry": ["poetry", "lock"], "pdm": ["pdm", "lock"]}
+NOT_FOUND = 127  # what a shell answers for a missing program
+
+
+@dataclass(frozen=True)
+class Bump:
+    package: str
+    ecosystem: str
+    current: str
+    target: str
+    change: Change
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "name": self.package,
+            "ecosystem": self.ecosystem,
+            "currentVersion": self.current,
+            "targetVersion": self.target,
+            "location": self.change.locus.location,
+            "sourceFile": self.change.locus.source_file,
+        }
+
+    def line(self) -> str:
+        where = f"{self.change.locus.source_file} {self.change.locus.location}"
+        return f"{self.package} {self.current} → {self.target} ({where})"
+
+
+@dataclass
+class ProjectWork:
+    name: str
+    root: Path
+    package_manager: str | None
+    python_tool: str | None
+    bumps: list[Bump] = field(default_factory=list)
+    overrides: list[BoundOverride] = field(default_factory=list)
+
+
+@dataclass
+class Step:
+    name: str  # isolation | edit | override:<id> | install
+    command: str
+    exit_code: int
+    seconds: float
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "step": self.name,
+            "command": self.command,
+            "exitCode": self.exit_code,
+            "seconds": round(self.seconds, 2),
+        }
+
+
+@dataclass
+class ProjectResult:
+    work: ProjectWork
+    log: Path
+    state: str = "pending"  # pending | applied | failed
+    steps: list[Step] = field(default_factory=list)
+    failed_step: str | None = None
+    exit_code: int | None = None
+    error: str = ""
+    isolation: Isolation | None = None
+    files: list[str] = field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class ApplyOptions:
+    level: str
+    day: date
+    install: bool = True
+    continue_on_failure: bool = False
+    isolate: str = "none"
+    env: Mapping[str, str] | None = None  # the tools' environment (None: tether's own)
+
+
+@dataclass
+class ApplyRun:
+    results: list[ProjectResult]
+    status: str = "done"  # done | stopped | interrupted
+
+
+def works_from_plan(plan: Plan, bound: Sequence[BoundOverride]) -> list[ProjectWork]:
+    """One unit per project that has a bump or an override to run, registry order."""
+    works = {
+        p.name: ProjectWork(p.name, p.root, p.package_manager, p.python_tool)
+        for p in plan.scan.scanned
+    }
+    for package in plan.packages:
+        if not package.applies:
+            continue
+        for planned in package.occurrences:
+            if not planned.changes:
+                continue
+            occurrence = planned.resolved.occurrence
+            declared, new = occurrence.declared, planned.effective_declared
+            change = Change(occurrence.locus, declared.raw, new.raw)
+            works[occurrence.project].bumps.append(
+                Bump(occurrence.name, occurrence.ecosystem, declared.shown, new.shown, change)
+            )
+    for name, work in works.items():
+        work.overrides = commands_for(list(bound), name)
+    return [w for w in works.values() if w.bumps or w.overrides]
+
+
+def apply_projects(
+    works: Sequence[ProjectWork],
+    options: ApplyOptions,
+    folder: RunFolder,
+    progress: Callable[[str], None] = lambda line: None,
+) -> ApplyRun:
+    run = ApplyRun(
+        [ProjectResult(w, folder.log_path(i, len(works), w.name)) for i, w in enumerate(works)]
+    )
+    for index, result in enumerate(run.results):
+        try:
+            _apply_one(result, options)
+        except KeyboardInterrupt:
+            result.state, result.failed_step, result.error = "failed", "apply", "interrupted"
+            result.exit_code = 130
+            run.status = "interrupted"
+            return run
+        progress(digest(index, len(works), result))
+        if result.state == "failed" and not options.continue_on_failure:
+            run.status = "stopped"
+            break
+    return run
+
+
+def digest(index: int, count: int, result: ProjectResult) -> str:
+    head = f"[{index + 1}/{count}] {result.work.name}:"
+    if result.state == "failed":
+        return (
+            f"{head} FAILED at {result.failed_step} (exit {result.exit_code}): {result.error}; "
+            f"log {result.log}"
+        )
+    parts = [f"{len(result.work.bumps)} bump(s) in {len(result.files)} file(s)"]
+    parts += [f"{step.name} ok ({step.seconds:.1f}s)" for step in result.steps]
+    return f"{head} " + ", ".join(parts)
+
+
+def _apply_one(result: ProjectResult, options: ApplyOptions) -> None:
+    work = result.work
+    with open(result.log, "a", encoding="utf-8", errors="replace") as log:
+        _say(log, f"project {work.name} ({work.root})")
+        result.isolation = isolate(work.root, options.isolate, options.level, options.day)
+        _say(log, result.isolation.describe())
+        root = result.isolation.root
+        if not _edit(result, root, log):
+            return
+        for override in work.overrides:
+            if not _run(
+                result, f"override:{override.entry.id}", override.argv(), root, log, options
+            ):
+                return
+        for argv in install_commands(work, options):
+            if not _run(result, "install", argv, root, log, options):
+                return
+        result.state = "applied"
+        _say(log, "== result: applied")
+
+
+def install_commands(work: ProjectWork, options: ApplyOptions) -> list[list[str]]:
+    """One install per ecosystem the bumps touched; none for override-only projects."""
+    if not options.install or options.level == "engines" or not work.bumps:
+        return []
+    commands = []
+    if any(b.ecosystem == "npm" for b in work.bumps) and work.package_manager in INSTALL:
+        commands.append(INSTALL[work.package_manager])
+    if any(b.ecosystem == "pypi" for b in work.bumps) and work.python_tool in PYTHON_LOCK:
+        commands.append(PYTHON_LOCK[work.python_tool])
+    return commands
+
+
+def _edit(result: ProjectResult, root: Path, log: IO[str]) -> bool:
+    work = result.work
+    if not work.bumps:
+        return True
+    _say(log, "== edit")
+    started = time.monotonic()
+    try:
+        files = prepare(root, [b.change for b in work.bumps])
+        write(root, files)
+    except (EditError, OSError) as error:
+        _fail(result, log, "edit", 1, str(error))
+        return False
+    for bump in work.bumps:
+        _say(log, f"  {bump.line()}")
+    result.files = sorted(files)
+    result.steps.append(Step("edit", "", 0, time.monotonic() - started))
+    return True
+
+
+def _run(
+    result: ProjectResult,
+    step: str,
+    argv: list[str],
+    root: Path,
+    log: IO[str],
+    options: ApplyOptions,
+) -> bool:
+    command = shlex.join(argv)
+    _say(log, f"== {step}: {command}")
+    started = time.monotonic()
+    code = run_logged(argv, root, log, options.env)
+    result.steps.append(Step(step, command, code, time.monotonic() - started))
+    _say(log, f"== {step} exit code {code}")
+    if code != 0:
+        _fail(result, log, step, code, f"{command} exited with {code}")
+        return False
+    return True
+
+
+def run_logged(argv: list[str], cwd: Path, log: IO[str], env: Mapping[str, str] | None) -> int:
+    """Run a tool with stdin closed and every line of its output in the log."""
+    log.flush()
+    try:
+        completed = subprocess.run(
+            argv,
+            cwd=cwd,
+            env=dict(env) if env is not None else None,
+            stdin=subprocess.DEVNULL,
+            stdout=log,
+            stderr=subprocess.STDOUT,
+            check=False,
+        )
+    except FileNotFoundError:
+        _say(log, f"{argv[0]}: not found on PATH")
+        return NOT_FOUND
+    except OSError as error:
+        _say(log, f"{argv[0]}: {error.strerror}")
+        return NOT_FOUND
+    return completed.returncode
+
+
+def _fail(result: ProjectResult, log: IO[str], step: str, code: int, error: str) -> None:
+    result.state, result.failed_step, result.exit_code, result.error = "failed", step, code, error
+    _say(log, f"== failed at {step}: {error}")
+
+
+def _say(log: IO[str], line: str) -> None:
+    log.write(line + "\n")
+    log.flush()
+
+
+def log_tail(result: ProjectResult) -> list[str]:
+    return tail(result.log)

@@ -1,0 +1,158 @@
+"""The deps commands as library calls: scan, plan, decide, apply. Nothing here prints.
+
+The command line (``tether.cli.deps_cmd``) asks the questions and renders the documents;
+everything else lives here so a script can drive the same steps.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+from tether.deps import overrides as ov
+from tether.deps.align import Plan, build_plan, exclude_packages, plan_document
+from tether.deps.apply import ApplyOptions, ApplyRun, apply_projects, works_from_plan
+from tether.deps.engines import NodeIndex, scan_engines_projects
+from tether.deps.model import Ecosystem, Level
+from tether.deps.registries import (
+    DEFAULT_JOBS,
+    DEFAULT_RETRIES,
+    DEFAULT_TIMEOUT,
+    Fetcher,
+    HttpClient,
+    Source,
+    npm_source,
+    pypi_source,
+)
+from tether.deps.scan import ScanResult, scan_document, scan_projects
+from tether.errors import UsageError
+from tether.fleet.rundir import RunFolder
+from tether.fleet.selection import Selection
+
+SCAN_FILE = "scan-by-project.json"
+PLAN_FILE = "cross-project-plan.json"
+_AGE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([dhm])\s*$")
+_UNITS = {"d": "days", "h": "hours", "m": "minutes"}
+
+
+def system_now() -> datetime:
+    """The clock; tests replace it to judge release ages against fixed dates."""
+    return datetime.now(UTC)
+
+
+def parse_age(text: str | None) -> timedelta | None:
+    """``7d``, ``12h``, ``90m``; a bare number is refused (pnpm counts minutes, others days)."""
+    if text is None:
+        return None
+    match = _AGE.match(text)
+    if match is None:
+        raise UsageError(f"--min-release-age {text!r}: give a number and a unit: 7d, 12h, 90m")
+    return timedelta(**{_UNITS[match[2]]: float(match[1])})
+
+
+@dataclass(frozen=True)
+class Registries:
+    npm: str | None = None
+    pypi: str | None = None
+    node_index: str | None = None
+    jobs: int = DEFAULT_JOBS
+    timeout: float = DEFAULT_TIMEOUT
+    retries: int = DEFAULT_RETRIES
+
+
+def make_fetcher(
+    config: Registries, env: Mapping[str, str], cwd: Path, dedupe: bool = True
+) -> Fetcher:
+    client = HttpClient(timeout=config.timeout, retries=config.retries)
+    sources: dict[Ecosystem, Source] = {
+        "npm": npm_source(config.npm, env, cwd, client),
+        "pypi": pypi_source(config.pypi, env, client),
+    }
+    return Fetcher(sources, config.jobs, dedupe)
+
+
+def node_index(config: Registries) -> NodeIndex:
+    if config.node_index:
+        return NodeIndex(config.node_index, HttpClient(config.timeout, config.retries))
+    return NodeIndex(client=HttpClient(config.timeout, config.retries))
+
+
+def scan(
+    selection: Selection,
+    level: Level,
+    config: Registries,
+    fetcher: Fetcher,
+    now: datetime,
+    min_release_age: timedelta | None,
+) -> ScanResult:
+    members = list(selection.chosen)
+    if level == "engines":
+        result = scan_engines_projects(members, fetcher, node_index(config), now, min_release_age)
+    else:
+        result = scan_projects(members, level, fetcher, now, min_release_age)
+    result.missing = list(selection.missing)
+    return result
+
+
+@dataclass
+class Decided:
+    """A plan with every decision taken: policy, overrides, exclusions."""
+
+    plan: Plan
+    overrides: list[ov.BoundOverride] = field(default_factory=list)
+    overrides_file: Path | None = None
+
+
+def plan_with_overrides(result: ScanResult, policy: str, overrides_file: Path | None) -> Decided:
+    plan = build_plan(result, policy)
+    entries = ov.load(overrides_file) if overrides_file is not None else []
+    return Decided(plan, ov.bind(entries, plan), overrides_file)
+
+
+def settle(decided: Decided, decisions: Mapping[str, str], exclude: Sequence[str]) -> None:
+    """Record the override decisions and the pick-subset (names already validated)."""
+    ov.decide(decided.overrides, dict(decisions))
+    decided.overrides = ov.keep(decided.overrides)
+    exclude_packages(decided.plan, list(exclude))
+
+
+def plan_json(decided: Decided) -> dict[str, Any]:
+    extra = {
+        "overrides": [b.to_json() for b in decided.overrides],
+        "overridesFile": str(decided.overrides_file) if decided.overrides_file else None,
+    }
+    return plan_document(decided.plan, extra)
+
+
+def write_plan_dir(directory: Path, result: ScanResult, decided: Decided | None) -> list[Path]:
+    """Pretty-printed ``scan-by-project.json`` (and ``cross-project-plan.json``)."""
+    from tether.fsio import atomic_write
+
+    written = []
+    documents = [(SCAN_FILE, scan_document(result))]
+    if decided is not None:
+        documents.append((PLAN_FILE, plan_json(decided)))
+    for name, doc in documents:
+        path = directory / name
+        atomic_write(path, (json.dumps(doc, indent=2, ensure_ascii=False) + "\n").encode())
+        written.append(path)
+    return written
+
+
+def execute(
+    decided: Decided,
+    options: ApplyOptions,
+    folder: RunFolder,
+    progress: Callable[[str], None],
+) -> ApplyRun:
+    works = works_from_plan(decided.plan, decided.overrides)
+    return apply_projects(works, options, folder, progress)
+
+
+def has_work(decided: Decided) -> bool:
+    return bool(works_from_plan(decided.plan, decided.overrides))

@@ -1,0 +1,144 @@
+"""Plain values of the deps work: where a version is declared, what the registry knows.
+
+Everything is a frozen dataclass so scans, plans and results compare in tests and cross
+threads without anyone mutating them.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+from datetime import datetime
+from typing import Any, Literal
+
+Ecosystem = Literal["npm", "pypi", "engine"]
+Level = Literal["patch", "minor", "major", "engines"]
+FileFormat = Literal["json", "yaml", "toml", "text"]
+
+LEVELS: tuple[Level, ...] = ("patch", "minor", "major", "engines")
+DataPath = tuple[str | int, ...]
+
+
+@dataclass(frozen=True)
+class Locus:
+    """Where one version string sits: a file of the project and the place inside it.
+
+    ``data_path`` addresses the string value for the structured writers (mapping keys and
+    list indexes); for a plain-text file (``.nvmrc``) it is the line index.
+    """
+
+    source_file: str  # POSIX path relative to the project root
+    location: str  # what a person reads: "dependencies", "catalogs.react17", ".nvmrc", …
+    fmt: FileFormat
+    data_path: DataPath
+
+
+@dataclass(frozen=True)
+class Declared:
+    """A rewritable declaration: ``prefix + op + version + suffix`` is the stored string.
+
+    ``op`` is the range operator kept on rewrite (``^``, ``~``, ``==``, ``>=``, or empty for
+    an exact version); ``prefix``/``suffix`` are structure around it that stays (a Python
+    requirement's name and markers, ``pnpm@`` of ``packageManager``). ``precision`` is the
+    number of version components written back (None: the whole target); ``drop_suffix``
+    says the suffix no longer holds for another version (``packageManager``'s hash).
+    """
+
+    prefix: str
+    op: str
+    version: str
+    suffix: str = ""
+    precision: int | None = None
+    drop_suffix: bool = False
+
+    @property
+    def raw(self) -> str:
+        return f"{self.prefix}{self.op}{self.version}{self.suffix}"
+
+    @property
+    def shown(self) -> str:
+        """The part a person compares: operator and version."""
+        return f"{self.op}{self.version}"
+
+    def with_version(self, version_text: str) -> Declared:
+        return replace(self, version=version_text, suffix="" if self.drop_suffix else self.suffix)
+
+
+@dataclass(frozen=True)
+class Occurrence:
+    """One declared version of one package in one project."""
+
+    project: str
+    ecosystem: Ecosystem
+    name: str
+    declared: Declared
+    locus: Locus
+    catalog: str | None = None  # a named pnpm catalog: its own version line, aligned apart
+    min_version: str = ""  # the lowest version the declared range admits
+
+    @property
+    def group_key(self) -> tuple[str, str, str]:
+        return (self.ecosystem, self.name, self.catalog or "")
+
+
+@dataclass(frozen=True)
+class Skipped:
+    """A declaration tether will not rewrite, and why (never silently dropped)."""
+
+    project: str
+    ecosystem: Ecosystem
+    name: str
+    current: str
+    locus: Locus
+    reason: str
+    kind: str = "unsupported-range"  # | unknown-package | registry-error | published-engines
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "projectName": self.project,
+            "ecosystem": self.ecosystem,
+            "name": self.name,
+            "currentVersion": self.current,
+            "location": self.locus.location,
+            "sourceFile": self.locus.source_file,
+            "kind": self.kind,
+            "reason": self.reason,
+        }
+
+
+@dataclass(frozen=True)
+class Release:
+    version: str
+    published: datetime | None  # None: the registry gave no time, so its age is unknown
+    withdrawn: bool = False  # npm deprecated, PyPI yanked
+
+
+@dataclass(frozen=True)
+class PackageInfo:
+    ecosystem: Ecosystem
+    name: str
+    releases: tuple[Release, ...]
+    latest: str | None  # npm's `latest` dist-tag, PyPI's info.version
+
+
+@dataclass(frozen=True)
+class Resolved:
+    """An occurrence and its own target (None: nothing newer for it at this level)."""
+
+    occurrence: Occurrence
+    target: str | None
+
+    @property
+    def target_declared(self) -> Declared:
+        if self.target is None:
+            return self.occurrence.declared
+        return self.occurrence.declared.with_version(
+            render_precision(self.target, self.occurrence.declared.precision)
+        )
+
+
+def render_precision(version: str, precision: int | None) -> str:
+    """``22.11.0`` at precision 1 is ``22``: a declaration keeps how many parts it had."""
+    if precision is None:
+        return version
+    core = version.split("-", 1)[0].split("+", 1)[0]
+    return ".".join(core.split(".")[:precision])

@@ -1,0 +1,387 @@
+"""Package registries behind one interface, and a fetcher that asks each package once.
+
+A source answers ``fetch(name)`` with a ``PackageInfo`` (every version, its publish time,
+whether it was withdrawn, the ``latest`` pointer), ``None`` when the registry does not know
+the package, or raises ``FetchError`` when it could not be asked. Sources:
+
+* the npm registry over HTTP: the full packument (``versions``, ``dist-tags``, ``time``);
+  the abbreviated one lacks publish times, which release-age gating needs;
+* PyPI's JSON API (``/pypi/<name>/json``) and, for other indexes, the JSON form of the
+  simple API (PEP 691, with PEP 700 upload times);
+* fixture directories holding the same JSON shapes, for tests and air-gapped use.
+
+``Fetcher`` deduplicates the packages of a run, fetches them on a bounded thread pool
+(the work is waiting on sockets) and keeps the answers for the rest of the run.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import time
+import urllib.error
+import urllib.parse
+import urllib.request
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any, Protocol
+
+from tether import __version__
+from tether.deps import pyspec
+from tether.deps.model import Ecosystem, PackageInfo, Release
+
+DEFAULT_NPM = "https://registry.npmjs.org/"
+DEFAULT_PYPI = "https://pypi.org/pypi"
+DEFAULT_TIMEOUT = 30.0
+DEFAULT_RETRIES = 2
+DEFAULT_JOBS = 8
+_RETRY_STATUS = {408, 429, 500, 502, 503, 504}
+_SIMPLE_JSON = "application/vnd.pypi.simple.v1+json"
+
+
+class FetchError(Exception):
+    """The registry could not be asked (network, timeout, server error, bad JSON)."""
+
+
+class Source(Protocol):
+    ecosystem: Ecosystem
+
+    def describe(self) -> str: ...
+    def fetch(self, name: str) -> PackageInfo | None: ...
+
+
+# --- parsing the registries' own shapes --------------------------------------------------
+
+
+def parse_time(value: Any) -> datetime | None:
+    if not isinstance(value, str) or not value:
+        return None
+    try:
+        parsed = datetime.fromisoformat(value.replace("Z", "+00:00"))
+    except ValueError:
+        return None
+    return parsed if parsed.tzinfo else parsed.replace(tzinfo=UTC)
+
+
+def from_packument(name: str, doc: Any) -> PackageInfo:
+    if not isinstance(doc, dict):
+        raise FetchError(f"{name}: the packument is not a JSON object")
+    versions = doc.get("versions") or {}
+    times = doc.get("time") or {}
+    tags = doc.get("dist-tags") or {}
+    releases = tuple(
+        Release(
+            version,
+            parse_time(times.get(version)) if isinstance(times, dict) else None,
+            bool(isinstance(meta, dict) and meta.get("deprecated")),
+        )
+        for version, meta in (versions.items() if isinstance(versions, dict) else ())
+    )
+    latest = tags.get("latest") if isinstance(tags, dict) else None
+    return PackageInfo("npm", name, releases, latest if isinstance(latest, str) else None)
+
+
+def from_pypi_json(name: str, doc: Any) -> PackageInfo:
+    if not isinstance(doc, dict) or not isinstance(doc.get("releases"), dict):
+        raise FetchError(f"{name}: the JSON API answer has no releases")
+    releases = []
+    for version, files in doc["releases"].items():
+        files = files if isinstance(files, list) else []
+        times = [parse_time(f.get("upload_time_iso_8601") or f.get("upload_time")) for f in files]
+        known = [t for t in times if t is not None]
+        # A release whose every file was yanked is withdrawn; one without files has no age.
+        yanked = bool(files) and all(bool(f.get("yanked")) for f in files)
+        releases.append(Release(version, min(known) if known else None, yanked))
+    info = doc.get("info") or {}
+    latest = info.get("version") if isinstance(info, dict) else None
+    return PackageInfo("pypi", name, tuple(releases), latest if isinstance(latest, str) else None)
+
+
+def from_simple_json(name: str, doc: Any) -> PackageInfo:
+    from packaging.utils import (
+        InvalidSdistFilename,
+        InvalidWheelFilename,
+        parse_sdist_filename,
+        parse_wheel_filename,
+    )
+
+    if not isinstance(doc, dict) or not isinstance(doc.get("files"), list):
+        raise FetchError(f"{name}: the simple API answer has no files")
+    seen: dict[str, list[tuple[datetime | None, bool]]] = {
+        str(v): [] for v in doc.get("versions") or []
+    }
+    for entry in doc["files"]:
+        filename = str(entry.get("filename", ""))
+        try:
+            if filename.endswith(".whl"):
+                version = str(parse_wheel_filename(filename)[1])
+            else:
+                version = str(parse_sdist_filename(filename)[1])
+        except (InvalidWheelFilename, InvalidSdistFilename):
+            continue
+        seen.setdefault(version, []).append(
+            (parse_time(entry.get("upload-time")), bool(entry.get("yanked")))
+        )
+    releases = []
+    for version, files in seen.items():
+        known = [t for t, _ in files if t is not None]
+        yanked = bool(files) and all(y for _, y in files)
+        releases.append(Release(version, min(known) if known else None, yanked))
+    return PackageInfo("pypi", name, tuple(releases), None)
+
+
+# --- HTTP --------------------------------------------------------------------------------
+
+
+@dataclass
+class HttpClient:
+    """GET a JSON document with a timeout and retries; 404 is an answer (None)."""
+
+    timeout: float = DEFAULT_TIMEOUT
+    retries: int = DEFAULT_RETRIES
+    backoff: float = 0.5
+    sleep: Callable[[float], None] = time.sleep
+
+    def get_json(self, url: str, accept: str = "application/json") -> Any | None:
+        request = urllib.request.Request(
+            url, headers={"Accept": accept, "User-Agent": f"tether/{__version__}"}
+        )
+        for attempt in range(self.retries + 1):
+            try:
+                with urllib.request.urlopen(request, timeout=self.timeout) as response:
+                    body = response.read()
+                break
+            except urllib.error.HTTPError as error:
+                if error.code == 404:
+                    return None
+                if error.code not in _RETRY_STATUS or attempt == self.retries:
+                    raise FetchError(f"{url}: HTTP {error.code}") from None
+            except (urllib.error.URLError, TimeoutError, ConnectionError) as error:
+                if attempt == self.retries:
+                    reason = getattr(error, "reason", error)
+                    raise FetchError(f"{url}: {reason}") from None
+            # Exponential backoff: a registry shedding load gets room to recover.
+            self.sleep(self.backoff * (2**attempt))
+        try:
+            return json.loads(body)
+        except (json.JSONDecodeError, UnicodeDecodeError):
+            raise FetchError(f"{url}: the answer is not JSON") from None
+
+
+def npm_package_url(base: str, name: str) -> str:
+    # A scoped name travels as one path segment: @scope%2fname.
+    return base.rstrip("/") + "/" + urllib.parse.quote(name, safe="@")
+
+
+@dataclass
+class NpmRegistry:
+    base: str
+    client: HttpClient = field(default_factory=HttpClient)
+    scopes: Mapping[str, str] = field(default_factory=dict)
+    ecosystem: Ecosystem = "npm"
+
+    def describe(self) -> str:
+        return self.base
+
+    def url_for(self, name: str) -> str:
+        scope = name.split("/", 1)[0] if name.startswith("@") else ""
+        return npm_package_url(self.scopes.get(scope, self.base), name)
+
+    def fetch(self, name: str) -> PackageInfo | None:
+        doc = self.client.get_json(self.url_for(name))
+        return None if doc is None else from_packument(name, doc)
+
+
+@dataclass
+class PypiJsonApi:
+    base: str
+    client: HttpClient = field(default_factory=HttpClient)
+    ecosystem: Ecosystem = "pypi"
+
+    def describe(self) -> str:
+        return self.base
+
+    def fetch(self, name: str) -> PackageInfo | None:
+        url = f"{self.base.rstrip('/')}/{urllib.parse.quote(name)}/json"
+        doc = self.client.get_json(url)
+        return None if doc is None else from_pypi_json(name, doc)
+
+
+@dataclass
+class PypiSimpleApi:
+    base: str
+    client: HttpClient = field(default_factory=HttpClient)
+    ecosystem: Ecosystem = "pypi"
+
+    def describe(self) -> str:
+        return self.base
+
+    def fetch(self, name: str) -> PackageInfo | None:
+        url = f"{self.base.rstrip('/')}/{urllib.parse.quote(name)}/"
+        doc = self.client.get_json(url, accept=_SIMPLE_JSON)
+        return None if doc is None else from_simple_json(name, doc)
+
+
+# --- fixture directories -----------------------------------------------------------------
+
+
+@dataclass
+class NpmFixtureDir:
+    """``<dir>/<name>.json`` packuments; a scoped one as ``<dir>/@scope/name.json``."""
+
+    root: Path
+    ecosystem: Ecosystem = "npm"
+
+    def describe(self) -> str:
+        return str(self.root)
+
+    def fetch(self, name: str) -> PackageInfo | None:
+        doc = _read_fixture(self.root / f"{name}.json")
+        return None if doc is None else from_packument(name, doc)
+
+
+@dataclass
+class PypiFixtureDir:
+    """``<dir>/<canonical-name>.json`` in the JSON API's shape."""
+
+    root: Path
+    ecosystem: Ecosystem = "pypi"
+
+    def describe(self) -> str:
+        return str(self.root)
+
+    def fetch(self, name: str) -> PackageInfo | None:
+        doc = _read_fixture(self.root / f"{pyspec.canonical(name)}.json")
+        return None if doc is None else from_pypi_json(name, doc)
+
+
+def _read_fixture(path: Path) -> Any | None:
+    try:
+        return json.loads(path.read_bytes())
+    except FileNotFoundError:
+        return None
+    except (OSError, json.JSONDecodeError, UnicodeDecodeError) as error:
+        raise FetchError(f"{path}: {error}") from None
+
+
+# --- which registry ----------------------------------------------------------------------
+
+
+def _local_dir(location: str) -> Path | None:
+    if location.startswith("file:"):
+        return Path(urllib.parse.urlparse(location).path)
+    if "://" not in location and Path(location).expanduser().is_dir():
+        return Path(location).expanduser()
+    return None
+
+
+def read_npmrc(paths: Iterable[Path], env: Mapping[str, str]) -> dict[str, str]:
+    """``registry`` and ``@scope:registry`` settings; later files win, like npm's layers."""
+    found: dict[str, str] = {}
+    for path in paths:
+        try:
+            text = path.read_text(encoding="utf-8")
+        except OSError:
+            continue
+        for line in text.splitlines():
+            line = line.strip()
+            if not line or line.startswith(("#", ";")) or "=" not in line:
+                continue
+            key, _, value = (part.strip() for part in line.partition("="))
+            if key == "registry" or key.endswith(":registry"):
+                found[key] = _expand(value.strip("\"'"), env)
+    return found
+
+
+def _expand(value: str, env: Mapping[str, str]) -> str:
+    return re.sub(r"\$\{([^}]+)\}", lambda m: env.get(m.group(1), ""), value)
+
+
+def npm_source(flag: str | None, env: Mapping[str, str], cwd: Path, client: HttpClient) -> Source:
+    """``--npm-registry`` > ``npm_config_registry`` > ``.npmrc`` (project, then user)."""
+    user = Path(env.get("npm_config_userconfig") or Path.home() / ".npmrc")
+    settings = read_npmrc([user, cwd / ".npmrc"], env)
+    location = (
+        flag
+        or env.get("npm_config_registry")
+        or env.get("NPM_CONFIG_REGISTRY")
+        or settings.get("registry")
+        or DEFAULT_NPM
+    )
+    local = _local_dir(location)
+    if local is not None:
+        return NpmFixtureDir(local)
+    scopes = {
+        key.removesuffix(":registry"): value
+        for key, value in settings.items()
+        if key.startswith("@") and not flag
+    }
+    return NpmRegistry(location, client, scopes)
+
+
+def pypi_source(flag: str | None, env: Mapping[str, str], client: HttpClient) -> Source:
+    """``--pypi-index`` > ``PIP_INDEX_URL`` > pypi.org's JSON API."""
+    location = flag or env.get("PIP_INDEX_URL") or DEFAULT_PYPI
+    local = _local_dir(location)
+    if local is not None:
+        return PypiFixtureDir(local)
+    parsed = urllib.parse.urlparse(location)
+    if parsed.path.rstrip("/").endswith("/simple"):
+        if parsed.hostname == "pypi.org":
+            return PypiJsonApi(DEFAULT_PYPI, client)
+        return PypiSimpleApi(location, client)
+    return PypiJsonApi(location, client)
+
+
+# --- fetching once -----------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Answer:
+    info: PackageInfo | None = None
+    error: str | None = None
+
+    @property
+    def unknown(self) -> bool:
+        return self.info is None and self.error is None
+
+
+Key = tuple[Ecosystem, str]
+
+
+class Fetcher:
+    """Fetch packages on at most ``jobs`` threads; each key once per run (``dedupe``).
+
+    ``dedupe=False`` asks once per occurrence instead, which only the benchmark wants.
+    """
+
+    def __init__(
+        self, sources: Mapping[Ecosystem, Source], jobs: int = DEFAULT_JOBS, dedupe: bool = True
+    ) -> None:
+        self.sources = dict(sources)
+        self.jobs = max(1, jobs)
+        self.dedupe = dedupe
+        self.answers: dict[Key, Answer] = {}
+
+    def fetch_all(self, keys: Sequence[Key]) -> dict[Key, Answer]:
+        wanted = list(dict.fromkeys(keys)) if self.dedupe else list(keys)
+        todo = [key for key in wanted if key not in self.answers or not self.dedupe]
+        if todo:
+            workers = min(self.jobs, len(todo))
+            with ThreadPoolExecutor(max_workers=workers) as pool:
+                for key, answer in zip(todo, pool.map(self._ask, todo), strict=True):
+                    self.answers[key] = answer
+        return {key: self.answers[key] for key in dict.fromkeys(keys)}
+
+    def _ask(self, key: Key) -> Answer:
+        ecosystem, name = key
+        source = self.sources.get(ecosystem)
+        if source is None:
+            return Answer(error=f"no registry configured for {ecosystem}")
+        try:
+            return Answer(info=source.fetch(name))
+        except FetchError as error:
+            return Answer(error=str(error))

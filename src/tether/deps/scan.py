@@ -1,0 +1,183 @@
+"""Scan the selected projects: read every manifest, fetch each package once, resolve targets.
+
+The projects are read first (local files only), then every package named anywhere is
+fetched in one batch, so a package used by fifty projects costs one request.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+from tether.deps.manifests import ProjectScan, scan_dependencies
+from tether.deps.model import Level, Occurrence, PackageInfo, Resolved, Skipped
+from tether.deps.registries import Answer, Fetcher, Key
+from tether.deps.targets import AgePolicy, resolve
+from tether.fleet.selection import Member
+
+
+@dataclass
+class ScanResult:
+    level: Level
+    projects: list[ProjectScan]  # scanned, registry order (failed ones included)
+    resolved: dict[str, list[Resolved]] = field(default_factory=dict)  # by project name
+    missing: list[Member] = field(default_factory=list)
+    skipped: list[Skipped] = field(default_factory=list)  # every project's, in order
+    warnings: list[str] = field(default_factory=list)
+    infos: dict[Key, PackageInfo] = field(default_factory=dict)
+    policies: dict[str, AgePolicy] = field(default_factory=dict)  # by project name
+    registries: dict[str, str] = field(default_factory=dict)
+    now: datetime | None = None
+
+    @property
+    def scanned(self) -> list[ProjectScan]:
+        return [p for p in self.projects if p.error is None]
+
+    @property
+    def failed(self) -> list[ProjectScan]:
+        return [p for p in self.projects if p.error is not None]
+
+
+def policy_for(project: ProjectScan, flag: timedelta | None) -> AgePolicy:
+    return AgePolicy(flag, project.release_age, project.release_age_exclude)
+
+
+def scan_projects(
+    members: Sequence[Member],
+    level: Level,
+    fetcher: Fetcher,
+    now: datetime,
+    min_release_age: timedelta | None = None,
+    reader: Callable[[str, Path], ProjectScan] = scan_dependencies,
+) -> ScanResult:
+    projects = [reader(m.name, m.path) for m in members]
+    result = ScanResult(level, projects, now=now)
+    result.registries = {eco: s.describe() for eco, s in fetcher.sources.items()}
+    occurrences = [o for p in result.scanned for o in p.occurrences]
+    answers = fetcher.fetch_all([(o.ecosystem, o.name) for o in occurrences])
+    result.infos = {key: a.info for key, a in answers.items() if a.info is not None}
+    for project in result.scanned:
+        result.policies[project.name] = policy_for(project, min_release_age)
+        result.resolved[project.name] = _resolve_project(project, answers, result, level, now)
+        result.warnings += project.warnings
+    result.warnings += _unknown_warnings(result.skipped, result.registries)
+    result.warnings += _manager_mix(result.scanned)
+    return result
+
+
+def _resolve_project(
+    project: ProjectScan,
+    answers: dict[Key, Answer],
+    result: ScanResult,
+    level: Level,
+    now: datetime,
+) -> list[Resolved]:
+    policy = result.policies[project.name]
+    resolved = []
+    for occurrence in project.occurrences:
+        answer = answers[(occurrence.ecosystem, occurrence.name)]
+        if answer.info is None:
+            result.skipped.append(_not_fetched(occurrence, answer))
+            continue
+        resolved.append(resolve(occurrence, answer.info, level, policy, now))
+    result.skipped += project.skipped
+    return resolved
+
+
+def _not_fetched(occurrence: Occurrence, answer: Answer) -> Skipped:
+    if answer.unknown:
+        kind, reason = "unknown-package", f"not found in the {occurrence.ecosystem} registry"
+    else:
+        kind, reason = "registry-error", f"registry error: {answer.error}"
+    return Skipped(
+        occurrence.project,
+        occurrence.ecosystem,
+        occurrence.name,
+        occurrence.declared.shown,
+        occurrence.locus,
+        reason,
+        kind,
+    )
+
+
+def _unknown_warnings(skipped: list[Skipped], registries: dict[str, str]) -> list[str]:
+    """One warning per unknown or unreachable package, naming the projects using it."""
+    users: dict[tuple[str, str, str], list[str]] = {}
+    for item in skipped:
+        if item.kind in ("unknown-package", "registry-error"):
+            key = (item.kind, item.ecosystem, item.name)
+            users.setdefault(key, [])
+            if item.project not in users[key]:
+                users[key].append(item.project)
+    lines = []
+    for (kind, ecosystem, name), projects in users.items():
+        where = registries.get(ecosystem, ecosystem)
+        what = "unknown package" if kind == "unknown-package" else "could not fetch"
+        lines.append(f"{what} {name} ({ecosystem} registry {where}; used by {', '.join(projects)})")
+    return lines
+
+
+def _manager_mix(projects: list[ProjectScan]) -> list[str]:
+    counts: dict[str, int] = {}
+    for project in projects:
+        if project.package_manager:
+            counts[project.package_manager] = counts.get(project.package_manager, 0) + 1
+    if len(counts) < 2:
+        return []
+    shown = ", ".join(f"{pm} ({n})" for pm, n in counts.items())
+    return [f"mixed package managers across projects: {shown}"]
+
+
+# --- JSON --------------------------------------------------------------------------------
+
+
+def occurrence_json(resolved: Resolved) -> dict[str, Any]:
+    occurrence = resolved.occurrence
+    out: dict[str, Any] = {
+        "name": occurrence.name,
+        "ecosystem": occurrence.ecosystem,
+        "currentVersion": occurrence.declared.shown,
+        "targetVersion": resolved.target_declared.shown,
+        "update": resolved.target is not None,
+        "location": occurrence.locus.location,
+        "sourceFile": occurrence.locus.source_file,
+    }
+    if occurrence.catalog:
+        out["catalog"] = occurrence.catalog
+    return out
+
+
+def scan_document(result: ScanResult) -> dict[str, Any]:
+    """``scan-by-project.json``: every project's occurrences with their own targets."""
+    projects = []
+    for project in result.projects:
+        entry: dict[str, Any] = {"name": project.name, "path": str(project.root)}
+        if project.error is not None:
+            entry["error"] = project.error
+        else:
+            entry["packageManager"] = project.package_manager
+            entry["packageManagerSource"] = project.package_manager_source
+            entry["files"] = project.files
+            entry["dependencies"] = [occurrence_json(r) for r in result.resolved[project.name]]
+            entry["skipped"] = [s.to_json() for s in result.skipped if s.project == project.name]
+        projects.append(entry)
+    return {
+        "level": result.level,
+        "registries": result.registries,
+        "projects": projects,
+        **common_sections(result),
+    }
+
+
+def common_sections(result: ScanResult) -> dict[str, Any]:
+    return {
+        "scanFailed": [
+            {"name": p.name, "path": str(p.root), "error": p.error} for p in result.failed
+        ],
+        "pathMissing": [{"name": m.name, "path": str(m.path)} for m in result.missing],
+        "skipped": [s.to_json() for s in result.skipped],
+        "warnings": list(result.warnings),
+    }

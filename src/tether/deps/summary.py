@@ -1,0 +1,337 @@
+"""The deps commands' words: one JSON document each, and the text rendered from it.
+
+Text is always built from the JSON document, so both say the same thing. Text is bounded
+(a conversation reads it): long lists are cut with a pointer to the run folder, which keeps
+the whole document; only the first failures get their log's last lines.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from tether.deps.align import Plan, package_json
+from tether.deps.apply import ApplyRun, ProjectResult, log_tail
+from tether.deps.gate import CANCELLED
+from tether.deps.overrides import BoundOverride
+from tether.deps.scan import common_sections
+
+Doc = dict[str, Any]
+LIST_CAP = 20
+TAILS_SHOWN = 3
+
+_HEADLINES = {
+    "planned": "planned",
+    "cancelled": CANCELLED,
+    "nothing": "nothing to update",
+    "done": "finished",
+    "stopped": "stopped at the first failure",
+    "interrupted": "interrupted",
+}
+
+
+# --- apply summary -----------------------------------------------------------------------
+
+
+def _project(result: ProjectResult) -> Doc:
+    work = result.work
+    return {
+        "name": work.name,
+        "path": str(work.root),
+        "bumps": [b.to_json() for b in work.bumps],
+        "overrides": [
+            {"id": o.entry.id, "command": o.to_json()["command"]} for o in work.overrides
+        ],
+        "files": result.files,
+        "steps": [s.to_json() for s in result.steps],
+        "log": str(result.log),
+    }
+
+
+def _failed(result: ProjectResult) -> Doc:
+    return {
+        **_project(result),
+        "step": result.failed_step,
+        "exitCode": result.exit_code,
+        "error": result.error,
+        "logTail": log_tail(result),
+    }
+
+
+def _isolation(results: Sequence[ProjectResult], requested: str) -> Doc:
+    used = [
+        {"name": r.work.name, **r.isolation.to_json()} for r in results if r.isolation is not None
+    ]
+    return {"requested": requested, "projects": used}
+
+
+def summary_document(
+    plan: Plan | None,
+    bound: Sequence[BoundOverride],
+    run: ApplyRun | None,
+    status: str,
+    meta: Doc,
+) -> Doc:
+    """The whole outcome of ``tether deps apply``; ``meta`` carries run id, folder, flags."""
+    results = run.results if run else []
+    skipped = [p for p in plan.packages if p.skipped_by] if plan else []
+    doc: Doc = {
+        **meta,
+        "status": status,
+        "applied": [_project(r) for r in results if r.state == "applied"],
+        "failed": [_failed(r) for r in results if r.state == "failed"],
+        "pending": [_project(r) for r in results if r.state == "pending"],
+        "skippedPathMissing": [],
+        "skippedScanFailed": [],
+        "skippedByUser": [package_json(p) for p in skipped if p.skipped_by == "user"],
+        "skippedByConflictPolicy": [
+            package_json(p) for p in skipped if p.skipped_by == "conflict-policy"
+        ],
+        "skippedByOverride": [
+            package_json(p) for p in skipped if (p.skipped_by or "").startswith("override:")
+        ],
+        "skippedUnsupportedRange": [],
+        "overrides": [b.to_json() for b in bound],
+        "warnings": list(plan.warnings) if plan else [],
+        "isolation": _isolation(results, meta.get("isolate", "none")),
+    }
+    if plan is not None:
+        sections = common_sections(plan.scan)
+        doc["skippedPathMissing"] = sections["pathMissing"]
+        doc["skippedScanFailed"] = sections["scanFailed"]
+        doc["skippedUnsupportedRange"] = [
+            s for s in sections["skipped"] if s["kind"] == "unsupported-range"
+        ]
+        doc["warnings"] = sections["warnings"] + doc["warnings"]
+    doc["suggestedNextSteps"] = next_steps(doc, plan)
+    return doc
+
+
+def next_steps(doc: Doc, plan: Plan | None) -> list[str]:
+    steps = []
+    applied = [p["name"] for p in doc["applied"]]
+    if applied:
+        steps.append(
+            "review the changes in " + ", ".join(applied) + " (git diff) and run their tests"
+        )
+        steps.append("commit and push when satisfied: tether never commits or pushes")
+    if doc.get("install") is False and applied:
+        steps.append("run each applied project's install: --no-install skipped it")
+    if doc["failed"]:
+        first = doc["failed"][0]
+        steps.append(f"read {first['log']}, fix {first['name']}, then run the same command again")
+    if doc["pending"]:
+        names = ",".join(p["name"] for p in doc["pending"])
+        steps.append(f"apply the pending projects: tether deps apply --projects {names} …")
+    if plan is not None:
+        steps += _lock_steps(doc, plan)
+    if doc["skippedUnsupportedRange"]:
+        steps.append("move the skipped ranges by hand, or write them as ^x.y.z / ~x.y.z / x.y.z")
+    if not steps:
+        steps.append("nothing to do")
+    return steps
+
+
+def _lock_steps(doc: Doc, plan: Plan) -> list[str]:
+    tools = {p.name: p.python_tool for p in plan.scan.scanned}
+    unlocked = [
+        p["name"]
+        for p in doc["applied"]
+        if any(b["ecosystem"] == "pypi" for b in p["bumps"]) and not tools.get(p["name"])
+    ]
+    if not unlocked:
+        return []
+    return ["refresh the Python environment or lock of " + ", ".join(unlocked)]
+
+
+def render_summary(doc: Doc) -> str:
+    if doc["status"] == "cancelled":
+        return _HEADLINES["cancelled"]
+    lines = [f"tether deps {doc.get('level', '')}: {_HEADLINES.get(doc['status'], doc['status'])}"]
+    if doc.get("runDir"):
+        lines[0] += f" (logs in {doc['runDir']})"
+    lines += _applied(doc["applied"])
+    lines += _failed_section(doc["failed"])
+    lines += _list("Pending projects", [_pending_line(p) for p in doc["pending"]])
+    lines += _list(
+        "Skipped (path missing)", [f"{m['name']}: {m['path']}" for m in doc["skippedPathMissing"]]
+    )
+    lines += _list(
+        "Skipped (scan-failed)", [f"{m['name']}: {m['error']}" for m in doc["skippedScanFailed"]]
+    )
+    lines += _list("Skipped by user", [_package_line(p) for p in doc["skippedByUser"]])
+    lines += _list(
+        "Skipped by conflict policy", [_package_line(p) for p in doc["skippedByConflictPolicy"]]
+    )
+    lines += _list(
+        "Skipped by override",
+        [
+            f"{p['name']} ({p['skippedBy'].removeprefix('override:')})"
+            for p in doc["skippedByOverride"]
+        ],
+    )
+    lines += _list(
+        "Skipped (unsupported range)", [skipped_line(s) for s in doc["skippedUnsupportedRange"]]
+    )
+    lines += _list("Warnings", doc["warnings"])
+    lines += _isolation_section(doc["isolation"])
+    lines += ["", "## Suggested next steps (not executed)"]
+    lines += [f"{i}. {step}" for i, step in enumerate(doc["suggestedNextSteps"], 1)]
+    return "\n".join(lines)
+
+
+def _applied(applied: list[Doc]) -> list[str]:
+    if not applied:
+        return []
+    lines = ["", f"## Applied projects ({len(applied)})"]
+    for project in applied:
+        lines.append(f"- {project['name']}")
+        for bump in project["bumps"][:LIST_CAP]:
+            lines.append(f"  - {bump_line(bump)}")
+        lines += _more(project["bumps"], "  ")
+        for override in project["overrides"]:
+            lines.append(f"  - override {override['id']}: {override['command']}")
+    return lines
+
+
+def bump_line(bump: Doc) -> str:
+    where = f"{bump['sourceFile']} {bump['location']}"
+    return f"{bump['name']} {bump['currentVersion']} → {bump['targetVersion']} ({where})"
+
+
+def skipped_line(item: Doc) -> str:
+    where = f"{item['sourceFile']} {item['location']}"
+    head = f"{item['projectName']}: {item['name']} {item['currentVersion']}"
+    return f"{head} ({where}): {item['reason']}"
+
+
+def _package_line(package: Doc) -> str:
+    return f"{package['name']} → {package['proposedTarget']}"
+
+
+def _pending_line(project: Doc) -> str:
+    extra = f", {len(project['overrides'])} override(s)" if project["overrides"] else ""
+    return f"{project['name']} ({len(project['bumps'])} bump(s){extra})"
+
+
+def _failed_section(failed: list[Doc]) -> list[str]:
+    if not failed:
+        return []
+    title = "## Failed project" if len(failed) == 1 else f"## Failed projects ({len(failed)})"
+    lines = ["", title]
+    for index, item in enumerate(failed):
+        lines.append(
+            f"- {item['name']}: failed at step {item['step']} (exit {item['exitCode']}): "
+            f"{item['error']}"
+        )
+        lines.append(f"  log: {item['log']}")
+        if index < TAILS_SHOWN and item["logTail"]:
+            lines.append(f"  last {len(item['logTail'])} lines of its log:")
+            lines += [f"    {line}" for line in item["logTail"]]
+    return lines
+
+
+def _list(title: str, items: list[str]) -> list[str]:
+    if not items:
+        return []
+    lines = ["", f"## {title} ({len(items)})"]
+    lines += [f"- {item}" for item in items[:LIST_CAP]]
+    return lines + _more(items, "")
+
+
+def _more(items: Sequence[Any], indent: str) -> list[str]:
+    if len(items) <= LIST_CAP:
+        return []
+    return [f"{indent}- … and {len(items) - LIST_CAP} more (see the run folder's summary.json)"]
+
+
+def _isolation_section(isolation: Doc) -> list[str]:
+    lines = ["", f"## Isolation: {isolation['requested']}"]
+    for project in isolation["projects"]:
+        where = {
+            "none": "in place",
+            "branch": f"on branch {project['branch']}",
+            "worktree": f"in worktree {project['worktree']} (branch {project['branch']})",
+        }[project["used"]]
+        note = f" ({project['note']})" if project["note"] else ""
+        lines.append(f"- {project['name']}: {where}{note}")
+    if not isolation["projects"]:
+        lines.append("- no project was changed")
+    return lines
+
+
+# --- scan and plan -----------------------------------------------------------------------
+
+
+def render_scan(doc: Doc) -> str:
+    lines = [f"tether deps scan ({doc['level']})"]
+    for project in doc["projects"]:
+        if "error" in project:
+            continue
+        updates = [d for d in project["dependencies"] if d["update"]]
+        manager = project["packageManager"] or "no package manager"
+        lines += ["", f"## {project['name']} ({manager}): {len(updates)} update(s)"]
+        lines += [f"- {bump_line(d)}" for d in updates[:LIST_CAP]]
+        lines += _more(updates, "")
+        current = len(project["dependencies"]) - len(updates)
+        if current:
+            lines.append(f"- {current} already at their newest {doc['level']} version")
+    lines += _tail_sections(doc)
+    return "\n".join(lines)
+
+
+def render_plan(doc: Doc) -> str:
+    lines = [
+        f"tether deps plan ({doc['level']}; conflict policy: {doc['conflictPolicy']})",
+        "",
+        "| package | current → target | projects | note |",
+        "|---|---|--:|---|",
+    ]
+    for package in doc["packages"]:
+        lines.append(_plan_row(package))
+    if not doc["packages"]:
+        lines.append("| (nothing to update) | | | |")
+    overrides = doc.get("overrides") or []
+    if overrides:
+        lines += ["", f"## Overrides ({len(overrides)})"]
+        for item in overrides:
+            lines.append(
+                f"- {item['id']} [{item['decision']}]: {item['command']} "
+                f"(packages {', '.join(item['packages'])}; projects {', '.join(item['projects'])})"
+            )
+    lines += _tail_sections(doc)
+    return "\n".join(lines)
+
+
+def _plan_row(package: Doc) -> str:
+    occurrences = package["occurrences"]
+    currents = ", ".join(dict.fromkeys(o["currentVersion"] for o in occurrences))
+    targets = ", ".join(
+        dict.fromkeys(o["effectiveTarget"] for o in occurrences if o["effectiveTarget"])
+    )
+    projects = len({o["projectName"] for o in occurrences})
+    notes = []
+    if package["conflict"]:
+        notes.append(f"conflict (max {package['proposedTarget']})")
+    if package.get("skippedBy"):
+        notes.append(f"skipped by {package['skippedBy']}")
+    if package.get("override"):
+        notes.append(f"override {package['override']}")
+    name = package["name"] + (f" (catalog {package['catalog']})" if package.get("catalog") else "")
+    return f"| {name} | {currents} → {targets} | {projects} | {'; '.join(notes)} |"
+
+
+def _tail_sections(doc: Doc) -> list[str]:
+    lines: list[str] = []
+    lines += _list(
+        "Skipped (path missing)", [f"{m['name']}: {m['path']}" for m in doc["pathMissing"]]
+    )
+    lines += _list(
+        "Skipped (scan-failed)", [f"{m['name']}: {m['error']}" for m in doc["scanFailed"]]
+    )
+    lines += _list(
+        "Skipped (unsupported range)",
+        [skipped_line(s) for s in doc["skipped"] if s["kind"] == "unsupported-range"],
+    )
+    lines += _list("Warnings", doc["warnings"])
+    return lines

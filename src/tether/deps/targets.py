@@ -1,0 +1,131 @@
+"""Each occurrence's own target for a level, with release-age gating.
+
+The meaning is npm-check-updates': the window is measured from the lowest version the
+declared range admits, so ``^1.2.3`` at ``patch`` looks at 1.2.x, at ``minor`` at 1.x, and at
+``major`` takes the newest stable release up to the ``latest`` dist-tag (PyPI: the version
+its JSON API calls current). Prereleases and deprecated or yanked releases are never
+targets. A release whose publish time the registry does not give is never old enough: the
+gate fails closed.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+from typing import Any, Protocol, cast
+
+from tether.deps import npmspec, pyspec
+from tether.deps.model import Ecosystem, Level, Occurrence, PackageInfo, Release, Resolved
+
+
+class Dialect(Protocol):
+    """Version arithmetic of one ecosystem (``npmspec`` and ``pyspec`` both provide it)."""
+
+    def valid(self, version: str) -> bool: ...
+    def is_prerelease(self, version: str) -> bool: ...
+    def compare(self, left: str, right: str) -> int: ...
+    def parts(self, version: str) -> tuple[int, int, int]: ...
+    def admits(self, spec: str, version: str) -> bool: ...
+    def sort_key(self, version: str) -> Any: ...
+
+
+def dialect_of(ecosystem: Ecosystem) -> Dialect:
+    # Node and package-manager versions are semver, so engines use npm's arithmetic.
+    return cast(Dialect, pyspec if ecosystem == "pypi" else npmspec)
+
+
+@dataclass(frozen=True)
+class AgePolicy:
+    """How old a release must be. ``flag`` comes from the command line and applies to every
+    package; ``project`` (pnpm's ``minimumReleaseAge``) spares the names it excludes.
+    The stricter of the two wins."""
+
+    flag: timedelta | None = None
+    project: timedelta | None = None
+    exclude: tuple[str, ...] = ()
+
+    def min_age(self, name: str) -> timedelta | None:
+        project = None if _excluded(name, self.exclude) else self.project
+        ages = [age for age in (self.flag, project) if age]
+        return max(ages) if ages else None
+
+    def old_enough(self, release: Release, name: str, now: datetime) -> bool:
+        needed = self.min_age(name)
+        if needed is None:
+            return True
+        if release.published is None:
+            return False  # no publish time: its age cannot be shown, so it is too new
+        return now - release.published >= needed
+
+
+def _excluded(name: str, patterns: tuple[str, ...]) -> bool:
+    return any(fnmatch.fnmatchcase(name, pattern) for pattern in patterns)
+
+
+def in_window(candidate: tuple[int, int, int], floor: tuple[int, int, int], level: Level) -> bool:
+    if level == "patch":
+        return candidate[:2] == floor[:2]
+    if level == "minor":
+        return candidate[0] == floor[0]
+    return True
+
+
+def pick(
+    info: PackageInfo,
+    floor_version: str,
+    level: Level,
+    policy: AgePolicy,
+    now: datetime,
+) -> str | None:
+    """The newest eligible version in the level's window above ``floor_version``, or None."""
+    dialect = dialect_of(info.ecosystem)
+    if not dialect.valid(floor_version):
+        return None
+    floor = dialect.parts(floor_version)
+    cap = info.latest if level == "major" and _stable(dialect, info.latest) else None
+    best: str | None = None
+    for release in info.releases:
+        version = release.version
+        if release.withdrawn or not _stable(dialect, version):
+            continue
+        if not in_window(dialect.parts(version), floor, level):
+            continue
+        if cap is not None and dialect.compare(version, cap) > 0:
+            continue
+        if best is not None and dialect.compare(version, best) <= 0:
+            continue
+        if policy.old_enough(release, info.name, now):
+            best = version
+    if best is None or dialect.compare(best, floor_version) <= 0:
+        return None
+    return best
+
+
+def _stable(dialect: Dialect, version: str | None) -> bool:
+    return version is not None and dialect.valid(version) and not dialect.is_prerelease(version)
+
+
+def resolve(
+    occurrence: Occurrence,
+    info: PackageInfo,
+    level: Level,
+    policy: AgePolicy,
+    now: datetime,
+) -> Resolved:
+    """The occurrence with its own target; None when the written text would not change."""
+    target = pick(info, occurrence.min_version, level, policy, now)
+    resolved = Resolved(occurrence, target)
+    if target is not None and resolved.target_declared.raw == occurrence.declared.raw:
+        return Resolved(occurrence, None)  # ``~=2.31`` already admits 2.31.4
+    return resolved
+
+
+def eligible(
+    info: PackageInfo, version: str, policy: AgePolicy, now: datetime, name: str | None = None
+) -> bool:
+    """Whether ``version`` is a release the policy lets this occurrence move to."""
+    for release in info.releases:
+        if release.version == version:
+            return not release.withdrawn and policy.old_enough(release, name or info.name, now)
+    return False

@@ -1,0 +1,354 @@
+"""``tether deps apply``: in-place edits, stop-on-fail and continue, isolation, and an
+end-to-end run where ``npm install`` really installs from the loopback registry."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from fixtures.deps.kit import project, registry_file, run_cli, run_json, setup_cli
+from fixtures.deps.loopback import LoopbackRegistry
+from tether.deps.edit import Change, EditError, prepare
+from tether.deps.model import Locus
+
+NPM = shutil.which("npm")
+FAIL = f"{sys.executable} -c \"import sys; print('codemod failed'); sys.exit(3)\""
+
+
+@pytest.fixture(scope="module")
+def server() -> Iterator[LoopbackRegistry]:
+    with LoopbackRegistry() as registry:
+        yield registry
+
+
+def deps(registry: Path, server: LoopbackRegistry, *args: str) -> list[str]:
+    return [
+        "deps",
+        *args,
+        "--registry",
+        str(registry),
+        "--npm-registry",
+        server.url,
+        "--pypi-index",
+        server.url + "/pypi",
+    ]
+
+
+def tree(root: Path) -> dict[str, bytes]:
+    return {
+        str(p.relative_to(root)): p.read_bytes()
+        for p in root.rglob("*")
+        if p.is_file() and ".git" not in p.relative_to(root).parts
+    }
+
+
+def git(root: Path, *args: str) -> str:
+    env = {
+        **os.environ,
+        "GIT_AUTHOR_NAME": "t",
+        "GIT_AUTHOR_EMAIL": "t@example.invalid",
+        "GIT_COMMITTER_NAME": "t",
+        "GIT_COMMITTER_EMAIL": "t@example.invalid",
+    }
+    result = subprocess.run(["git", *args], cwd=root, env=env, capture_output=True, text=True)
+    assert result.returncode == 0, result.stderr
+    return result.stdout
+
+
+# --- format-preserving edits -----------------------------------------------------------------
+
+
+def test_only_the_version_text_changes(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, server: LoopbackRegistry
+) -> None:
+    setup_cli(monkeypatch, tmp_path)
+    # Tabs, CRLF, odd spacing and no final newline: all of it must survive.
+    package = (
+        '{\r\n\t"name": "odd",\r\n\t"dependencies": {\r\n'
+        '\t\t"alpha":   "^1.0.0" ,\r\n\t\t"beta": "0.1.0"\r\n\t}\r\n}'
+    )
+    workspace = (
+        "# catalogs\ncatalog:\n  alpha: '^1.0.0'   # quoted\ncatalogs:\n  old:\n    gamma: ~4.1.0\n"
+    )
+    pyproject = (
+        "[project]\nname = 'odd'\ndependencies = [\n"
+        "    'requests >= 2.28 ; python_version >= \"3.9\"',  # http\n]\n"
+    )
+    root = project(
+        tmp_path / "odd",
+        {
+            "package.json": package,
+            "pnpm-workspace.yaml": workspace,
+            "pyproject.toml": pyproject,
+            "pnpm-lock.yaml": "lockfileVersion: '9.0'\n",
+        },
+    )
+    reg = registry_file(tmp_path / "projects.json", {"odd": root})
+    code, doc = run_json(*deps(reg, server, "apply", "--level", "minor", "--yes", "--no-install"))
+    assert code == 0, doc
+    assert (root / "package.json").read_bytes() == package.replace("^1.0.0", "^1.2.3").replace(
+        '"0.1.0"', '"0.3.1"'
+    ).encode()
+    assert (root / "pnpm-workspace.yaml").read_text() == workspace.replace(
+        "'^1.0.0'", "'^1.2.3'"
+    ).replace("~4.1.0", "~4.1.1")
+    assert (root / "pyproject.toml").read_text() == pyproject.replace(">= 2.28", ">= 2.32.3")
+
+
+def test_a_file_changed_since_the_scan_is_refused(tmp_path: Path) -> None:
+    (tmp_path / "package.json").write_text('{"dependencies": {"alpha": "^1.1.0"}}')
+    locus = Locus("package.json", "dependencies", "json", ("dependencies", "alpha"))
+    with pytest.raises(EditError, match="changed since the scan"):
+        prepare(tmp_path, [Change(locus, "^1.0.0", "^1.2.3")])
+
+
+# --- failures, stop and continue -------------------------------------------------------------
+
+
+@pytest.fixture
+def three(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    setup_cli(monkeypatch, tmp_path)
+    roots = {}
+    for name, deps_ in (
+        ("one", {"alpha": "^1.0.0"}),
+        ("two", {"storybook": "^8.0.0"}),
+        ("three", {"gamma": "^4.0.0"}),
+    ):
+        roots[name] = project(
+            tmp_path / name,
+            {
+                "package.json": {"name": name, "dependencies": deps_},
+                "package-lock.json": {},
+            },
+        )
+    (tmp_path / "overrides.yaml").write_text(
+        f"- id: sb\n  match: [storybook]\n  command: {json.dumps(FAIL)}\n  versionSource: latest\n"
+    )
+    return registry_file(tmp_path / "projects.json", roots)
+
+
+def _apply(reg: Path, server: LoopbackRegistry, *extra: str) -> tuple[int, dict[str, Any]]:
+    overrides = str(reg.parent / "overrides.yaml")
+    return run_json(
+        *deps(
+            reg,
+            server,
+            "apply",
+            "--level",
+            "minor",
+            "--yes",
+            "--no-install",
+            "--overrides",
+            overrides,
+            *extra,
+        )
+    )
+
+
+def test_stop_on_first_failure(three: Path, server: LoopbackRegistry) -> None:
+    before = tree(three.parent / "three")
+    code, doc = _apply(three, server)
+    assert code == 1 and doc["status"] == "stopped"
+    assert [p["name"] for p in doc["applied"]] == ["one"]
+    failed = doc["failed"][0]
+    assert (failed["name"], failed["step"], failed["exitCode"]) == ("two", "override:sb", 3)
+    assert "codemod failed" in failed["logTail"]
+    assert [p["name"] for p in doc["pending"]] == ["three"]
+    assert tree(three.parent / "three") == before
+
+
+def test_continue_on_failure(three: Path, server: LoopbackRegistry) -> None:
+    code, doc = _apply(three, server, "--continue-on-failure")
+    assert code == 1 and doc["status"] == "done"
+    assert [p["name"] for p in doc["applied"]] == ["one", "three"]
+    assert [p["name"] for p in doc["failed"]] == ["two"]
+    assert json.loads((three.parent / "three" / "package.json").read_text())["dependencies"] == {
+        "gamma": "^4.1.1"
+    }
+
+
+def test_failure_text(three: Path, server: LoopbackRegistry) -> None:
+    overrides = str(three.parent / "overrides.yaml")
+    args = deps(
+        three,
+        server,
+        "apply",
+        "--level",
+        "minor",
+        "--yes",
+        "--no-install",
+        "--overrides",
+        overrides,
+    )
+    code, out, _ = run_cli(*args)
+    assert code == 1
+    sections = [line for line in out.splitlines() if line.startswith("## ")]
+    assert sections == [
+        "## Applied projects (1)",
+        "## Failed project",
+        "## Pending projects (1)",
+        "## Isolation: none",
+        "## Suggested next steps (not executed)",
+    ]
+    assert "[2/3] two: FAILED at override:sb (exit 3)" in out
+    assert "    codemod failed" in out
+
+
+# --- isolation -------------------------------------------------------------------------------
+
+
+@pytest.fixture
+def repo(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    setup_cli(monkeypatch, tmp_path)
+    root = project(
+        tmp_path / "repo",
+        {
+            "package.json": {"name": "repo", "dependencies": {"alpha": "^1.0.0"}},
+            "package-lock.json": {},
+        },
+    )
+    git(root, "init", "-q", "-b", "main")
+    git(root, "add", ".")
+    git(root, "commit", "-q", "-m", "init")
+    return registry_file(tmp_path / "projects.json", {"repo": root})
+
+
+def test_branch_isolation_never_commits(repo: Path, server: LoopbackRegistry) -> None:
+    root = repo.parent / "repo"
+    head = git(root, "rev-parse", "HEAD")
+    code, doc = run_json(
+        *deps(
+            repo,
+            server,
+            "apply",
+            "--level",
+            "minor",
+            "--yes",
+            "--no-install",
+            "--isolate",
+            "branch",
+        )
+    )
+    assert code == 0
+    assert git(root, "branch", "--show-current").strip() == "deps/minor-2025-06-01"
+    assert git(root, "rev-parse", "HEAD") == head  # nothing committed
+    assert "package.json" in git(root, "status", "--porcelain")
+    used = doc["isolation"]["projects"][0]
+    assert (used["used"], used["branch"]) == ("branch", "deps/minor-2025-06-01")
+
+
+def test_worktree_isolation_leaves_the_checkout(repo: Path, server: LoopbackRegistry) -> None:
+    root = repo.parent / "repo"
+    before = tree(root)
+    code, doc = run_json(
+        *deps(
+            repo,
+            server,
+            "apply",
+            "--level",
+            "minor",
+            "--yes",
+            "--no-install",
+            "--isolate",
+            "worktree",
+        )
+    )
+    assert code == 0
+    assert tree(root) == before
+    worktree = Path(doc["isolation"]["projects"][0]["worktree"])
+    assert json.loads((worktree / "package.json").read_text())["dependencies"]["alpha"] == "^1.2.3"
+    git(root, "worktree", "remove", "--force", str(worktree))
+
+
+def test_isolation_degrades_outside_git(three: Path, server: LoopbackRegistry) -> None:
+    _, doc = _apply(three, server, "--isolate", "branch", "--continue-on-failure")
+    notes = {p["name"]: (p["used"], p["note"]) for p in doc["isolation"]["projects"]}
+    assert notes["one"] == ("none", "branch isolation not possible: not a git repository")
+
+
+# --- end to end with a real npm install ------------------------------------------------------
+
+
+@pytest.mark.skipif(NPM is None, reason="npm is not on PATH: the end-to-end install test needs it")
+def test_npm_install_end_to_end(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, server: LoopbackRegistry
+) -> None:
+    setup_cli(monkeypatch, tmp_path)
+    npm_env = {
+        "npm_config_cache": str(tmp_path / "npm-cache"),
+        "npm_config_audit": "false",
+        "npm_config_fund": "false",
+        "npm_config_ignore_scripts": "true",
+        "npm_config_update_notifier": "false",
+        "npm_config_loglevel": "warn",
+    }
+    for key, value in npm_env.items():
+        monkeypatch.setenv(key, value)
+    web = project(
+        tmp_path / "web",
+        {"package.json": {"name": "web", "version": "1.0.0", "dependencies": {"e2e-lib": "1.0.0"}}},
+    )
+    api = project(
+        tmp_path / "api",
+        {
+            "package.json": {
+                "name": "api",
+                "version": "1.0.0",
+                "dependencies": {"e2e-broken": "1.0.0"},
+            }
+        },
+    )
+    docs = project(
+        tmp_path / "docs",
+        {
+            "package.json": {
+                "name": "docs",
+                "version": "1.0.0",
+                "dependencies": {"e2e-lib": "~1.0.0"},
+            }
+        },
+    )
+    install = [
+        NPM or "npm",
+        "install",
+        "--no-audit",
+        "--no-fund",
+        "--ignore-scripts",
+        "--registry",
+        server.url,
+    ]
+    subprocess.run(install, cwd=web, check=True, capture_output=True, env=os.environ.copy())
+    assert _locked(web) == "1.0.0"
+    reg = registry_file(tmp_path / "projects.json", {"web": web, "api": api, "docs": docs})
+    registry_bytes = reg.read_bytes()
+    docs_before = tree(docs)
+
+    code, out, err = run_cli(*deps(reg, server, "apply", "--level", "minor", "--yes"), "--json")
+    doc = json.loads(out)
+    assert code == 1, err
+    assert [p["name"] for p in doc["applied"]] == ["web"]
+    assert _locked(web) == "1.1.0"  # the lockfile really changed
+    installed = json.loads((web / "node_modules" / "e2e-lib" / "package.json").read_text())
+    assert installed["version"] == "1.1.0"
+    failed = doc["failed"][0]
+    assert (failed["name"], failed["step"]) == ("api", "install") and failed["exitCode"] != 0
+    assert 0 < len(failed["logTail"]) <= 40
+    assert "npm install" in Path(failed["log"]).read_text()
+    assert json.loads((api / "package.json").read_text())["dependencies"] == {"e2e-broken": "1.1.0"}
+    assert [p["name"] for p in doc["pending"]] == ["docs"]
+    assert tree(docs) == docs_before
+    assert reg.read_bytes() == registry_bytes
+    assert "[1/3] web:" in err and "[2/3] api: FAILED at install" in err  # digests on stderr
+
+
+def _locked(root: Path) -> str:
+    lock = json.loads((root / "package-lock.json").read_text())
+    return str(lock["packages"]["node_modules/e2e-lib"]["version"])

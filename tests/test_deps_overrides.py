@@ -1,0 +1,285 @@
+"""Override families: the three actions, version sources, dropped entries, file validation."""
+
+from __future__ import annotations
+
+import json
+import sys
+from collections.abc import Iterator
+from datetime import date
+from pathlib import Path
+
+import pytest
+
+from fixtures.deps.kit import project, registry_file, run_cli, run_json, setup_cli
+from fixtures.deps.loopback import LoopbackRegistry
+from tether.deps.apply import ApplyOptions, Bump, ProjectWork, install_commands
+from tether.deps.edit import Change
+from tether.deps.model import Locus
+from tether.deps.overrides import load, render_command
+from tether.errors import TetherError
+
+# The command records its arguments in the project it runs in, so a test can see it ran.
+RECORD = (
+    f'{sys.executable} -c "import sys, pathlib; '
+    "pathlib.Path('override-ran.txt').write_text(' '.join(sys.argv[1:]))\""
+)
+
+
+@pytest.fixture(scope="module")
+def server() -> Iterator[LoopbackRegistry]:
+    with LoopbackRegistry() as registry:
+        yield registry
+
+
+@pytest.fixture
+def setup(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    setup_cli(monkeypatch, tmp_path)
+    ui = project(
+        tmp_path / "ui",
+        {
+            "package.json": {
+                "name": "ui",
+                "devDependencies": {
+                    "storybook": "^8.0.0",
+                    "@storybook/react": "^8.0.0",
+                    "@storybook/addon-docs": "^8.0.0",
+                },
+            },
+            "package-lock.json": {},
+        },
+    )
+    app = project(
+        tmp_path / "app",
+        {
+            "package.json": {"name": "app", "dependencies": {"gamma": "^4.0.0", "alpha": "^1.0.0"}},
+            "package-lock.json": {},
+        },
+    )
+    (tmp_path / ".tether").mkdir()
+    (tmp_path / ".tether" / "deps-overrides.yaml").write_text(
+        "# families moved by their own command\n"
+        "- id: storybook\n"
+        '  match: ["storybook", "@storybook/*"]\n'
+        f"  command: {json.dumps(RECORD + ' upgrade {version}')}\n"
+        '  versionSource: "target-of:storybook"\n'
+        "  notes: the upgrade command also runs the codemods\n"
+        "- id: gamma-family\n"
+        "  match: [gamma]\n"
+        f"  command: {json.dumps(RECORD + ' gamma {version}')}\n"
+        '  versionSource: "target-of:not-planned"\n'
+        "- id: alpha-latest\n"
+        "  match: [alpha]\n"
+        f"  command: {json.dumps(RECORD + ' alpha {version}')}\n"
+        '  versionSource: "max-target-of:zzz*"\n'
+        "  fallbackVersionSource: latest\n"
+    )
+    return registry_file(tmp_path / "projects.json", {"ui": ui, "app": app})
+
+
+def deps(registry: Path, server: LoopbackRegistry, *args: str) -> list[str]:
+    return ["deps", *args, "--registry", str(registry), "--npm-registry", server.url]
+
+
+def manifest(registry: Path, name: str) -> dict[str, dict[str, str]]:
+    data: dict[str, dict[str, str]] = json.loads(
+        (registry.parent / name / "package.json").read_text()
+    )
+    return data
+
+
+def test_plan_binds_entries_and_drops_unresolvable(setup: Path, server: LoopbackRegistry) -> None:
+    code, doc = run_json(*deps(setup, server, "plan", "--level", "minor"))
+    assert code == 0
+    overrides = {o["id"]: o for o in doc["overrides"]}
+    assert set(overrides) == {"storybook", "alpha-latest"}
+    storybook = overrides["storybook"]
+    assert storybook["packages"] == ["storybook", "@storybook/react", "@storybook/addon-docs"]
+    assert storybook["version"] == "8.4.7" and storybook["projects"] == ["ui"]
+    assert storybook["command"].endswith("upgrade 8.4.7")
+    assert overrides["alpha-latest"]["version"] == "2.2.0"  # the fallback: alpha's latest tag
+    assert any("override gamma-family dropped" in w for w in doc["warnings"])
+
+
+def test_run_override(setup: Path, server: LoopbackRegistry) -> None:
+    before = (setup.parent / "ui" / "package.json").read_bytes()
+    args = deps(
+        setup,
+        server,
+        "apply",
+        "--level",
+        "minor",
+        "--yes",
+        "--no-install",
+        "--override-action",
+        "alpha-latest=force-generic",
+    )
+    code, doc = run_json(*args)
+    assert code == 0, doc
+    ui = setup.parent / "ui"
+    assert (ui / "override-ran.txt").read_text() == "upgrade 8.4.7"
+    assert (ui / "package.json").read_bytes() == before  # the command, not the generic bump
+    applied = {p["name"]: p for p in doc["applied"]}
+    assert [s["step"] for s in applied["ui"]["steps"]] == ["override:storybook"]
+    assert applied["ui"]["overrides"][0]["id"] == "storybook"
+    # gamma's entry was dropped: the generic bump happened, and alpha was forced generic.
+    assert manifest(setup, "app")["dependencies"] == {"gamma": "^4.1.1", "alpha": "^1.2.3"}
+    assert not (setup.parent / "app" / "override-ran.txt").exists()
+
+
+def test_skip_matched(setup: Path, server: LoopbackRegistry) -> None:
+    args = deps(
+        setup,
+        server,
+        "apply",
+        "--level",
+        "minor",
+        "--yes",
+        "--no-install",
+        "--override-action",
+        "storybook=skip-matched",
+        "--override-action",
+        "alpha-latest=skip-matched",
+    )
+    code, doc = run_json(*args)
+    assert code == 0
+    assert [p["name"] for p in doc["skippedByOverride"]] == [
+        "storybook",
+        "@storybook/react",
+        "@storybook/addon-docs",
+        "alpha",
+    ]
+    assert "ui" not in {p["name"] for p in doc["applied"]}
+    assert manifest(setup, "ui")["devDependencies"]["storybook"] == "^8.0.0"
+    assert not (setup.parent / "ui" / "override-ran.txt").exists()
+    text_args = deps(
+        setup,
+        server,
+        "apply",
+        "--level",
+        "minor",
+        "--yes",
+        "--no-install",
+        "--override-action",
+        "storybook=skip-matched",
+    )
+    code, out, _ = run_cli(*text_args)
+    assert "## Skipped by override (3)" in out  # alpha's entry ran this time
+    assert (setup.parent / "app" / "override-ran.txt").read_text() == "alpha 2.2.0"
+
+
+def test_force_generic(setup: Path, server: LoopbackRegistry) -> None:
+    args = deps(
+        setup,
+        server,
+        "apply",
+        "--level",
+        "minor",
+        "--yes",
+        "--no-install",
+        "--override-action",
+        "storybook=force-generic",
+        "--override-action",
+        "alpha-latest=force-generic",
+    )
+    code, doc = run_json(*args)
+    assert code == 0
+    assert manifest(setup, "ui")["devDependencies"] == {
+        "storybook": "^8.4.7",
+        "@storybook/react": "^8.4.7",
+        "@storybook/addon-docs": "^8.4.5",
+    }
+    assert not (setup.parent / "ui" / "override-ran.txt").exists()
+    assert doc["overrides"] == []
+
+
+def test_decisions_are_asked_once_per_entry(setup: Path, server: LoopbackRegistry) -> None:
+    args = deps(setup, server, "apply", "--level", "minor", "--no-install")
+    code, out, _ = run_cli(*args, stdin="skip-matched\nf\na\n")
+    assert code == 0, out
+    assert out.count("Override storybook") == 1 and out.count("Override alpha-latest") == 1
+    assert manifest(setup, "app")["dependencies"]["alpha"] == "^1.2.3"
+
+
+def test_unknown_override_action(setup: Path, server: LoopbackRegistry) -> None:
+    args = deps(
+        setup,
+        server,
+        "apply",
+        "--level",
+        "minor",
+        "--yes",
+        "--override-action",
+        "nope=skip-matched",
+    )
+    code, _, err = run_cli(*args)
+    assert code == 2 and "no override 'nope'" in err
+    args = deps(
+        setup,
+        server,
+        "apply",
+        "--level",
+        "minor",
+        "--yes",
+        "--override-action",
+        "storybook=explode",
+    )
+    code, _, err = run_cli(*args)
+    assert code == 2 and "run-override" in err
+
+
+def test_max_target_of(tmp_path: Path, setup: Path, server: LoopbackRegistry) -> None:
+    overrides = tmp_path / "other.yaml"
+    overrides.write_text(
+        "overrides:\n"
+        "  - id: sb\n"
+        "    match: ['@storybook/*', storybook]\n"
+        "    command: echo {version}\n"
+        "    versionSource: max-target-of:@storybook/*\n"
+    )
+    _, doc = run_json(
+        *deps(setup, server, "plan", "--level", "minor", "--overrides", str(overrides))
+    )
+    assert [(o["id"], o["version"]) for o in doc["overrides"]] == [("sb", "8.4.7")]
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        ("- id: x\n  match: [a]\n  command: echo\n", "missing field 'versionSource'"),
+        ("- id: x\n  match: [a]\n  command: echo\n  versionSource: newest\n", "is not target-of"),
+        (
+            "- id: x\n  match: [a]\n  command: echo\n  versionSource: latest\n  shell: true\n",
+            "unknown field 'shell'",
+        ),
+        (
+            '- id: x\n  match: [a]\n  command: "echo \'open"\n  versionSource: latest\n',
+            "cannot be split",
+        ),
+        ("{a: [}", "invalid YAML"),
+        ("just text\n", "expected a list"),
+    ],
+)
+def test_file_validation(tmp_path: Path, text: str, message: str) -> None:
+    path = tmp_path / "o.yaml"
+    path.write_text(text)
+    with pytest.raises(TetherError, match=message):
+        load(path)
+
+
+def test_version_never_becomes_shell_syntax() -> None:
+    argv = render_command("tool upgrade --to={version} '{version} x'", "1.0.0; rm -rf /")
+    assert argv == ["tool", "upgrade", "--to=1.0.0; rm -rf /", "1.0.0; rm -rf / x"]
+
+
+def test_no_install_when_only_overrides_ran() -> None:
+    options = ApplyOptions("minor", date(2025, 6, 1))
+    only_override = ProjectWork("ui", Path("."), "npm", None)
+    assert install_commands(only_override, options) == []
+    bumped = ProjectWork("app", Path("."), "pnpm", "uv", bumps=[_bump("npm"), _bump("pypi")])
+    assert install_commands(bumped, options) == [["pnpm", "install"], ["uv", "lock"]]
+    assert install_commands(bumped, ApplyOptions("minor", date(2025, 6, 1), install=False)) == []
+
+
+def _bump(ecosystem: str) -> Bump:
+    locus = Locus("package.json", "dependencies", "json", ("dependencies", "x"))
+    return Bump("x", ecosystem, "^1.0.0", "^1.1.0", Change(locus, "^1.0.0", "^1.1.0"))

@@ -1,0 +1,399 @@
+"""``tether deps scan|plan|apply`` over real project folders and a loopback registry:
+catalogs, unknown packages, cooldowns, alignment policies, the gate and the registry file."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from fixtures.deps.kit import project, registry_file, run_cli, run_json, setup_cli
+from fixtures.deps.loopback import LoopbackRegistry
+
+
+@pytest.fixture(scope="module")
+def server() -> Iterator[LoopbackRegistry]:
+    with LoopbackRegistry() as registry:
+        yield registry
+
+
+def files_of(root: Path) -> dict[str, bytes]:
+    return {str(p.relative_to(root)): p.read_bytes() for p in root.rglob("*") if p.is_file()}
+
+
+def deps(*args: str, server: LoopbackRegistry, registry: Path) -> list[str]:
+    return [
+        "deps",
+        *args,
+        "--registry",
+        str(registry),
+        "--npm-registry",
+        server.url,
+        "--pypi-index",
+        server.url + "/pypi",
+    ]
+
+
+def package(doc: dict[str, Any], name: str, catalog: str | None = None) -> dict[str, Any]:
+    found = [p for p in doc["packages"] if p["name"] == name and p.get("catalog") == catalog]
+    assert len(found) == 1, doc["packages"]
+    return dict(found[0])
+
+
+def effective(pkg: dict[str, Any]) -> dict[tuple[str, str], str]:
+    return {(o["projectName"], o["sourceFile"]): o["effectiveTarget"] for o in pkg["occurrences"]}
+
+
+# --- catalogs, unknown packages, cooldown ----------------------------------------------------
+
+
+@pytest.fixture
+def workspace(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    setup_cli(monkeypatch, tmp_path)
+    web = project(
+        tmp_path / "web",
+        {
+            "package.json": {
+                "name": "web",
+                "private": True,
+                "dependencies": {"react": "catalog:", "left-pad-nowhere": "^1.0.0"},
+            },
+            "pnpm-lock.yaml": "lockfileVersion: '9.0'\n",
+            "pnpm-workspace.yaml": (
+                "packages:\n  - packages/*\n"
+                "catalog:\n  react: ^18.2.0  # the main line\n"
+                "catalogs:\n  react17:\n    react: ^17.0.0\n    react-dom: ^17.0.2\n"
+                "  legacy:\n    react: ^17.0.1\n"
+            ),
+            "packages/ui/package.json": {
+                "name": "ui",
+                "dependencies": {"react": "catalog:react17", "delta": "^1.0.0"},
+            },
+        },
+    )
+    api = project(
+        tmp_path / "api",
+        {
+            "package.json": {
+                "name": "api",
+                "dependencies": {"react": "^18.2.0", "delta": "^1.0.0"},
+            },
+            "package-lock.json": {},
+            "pnpm-workspace.yaml": "minimumReleaseAge: 1440\n",
+        },
+    )
+    return registry_file(tmp_path / "projects.json", {"web": web, "api": api})
+
+
+def test_catalogs_are_keyed_by_name(workspace: Path, server: LoopbackRegistry) -> None:
+    code, doc = run_json(*deps("plan", "--level", "minor", server=server, registry=workspace))
+    assert code == 0
+    main = package(doc, "react")
+    assert main["proposedTarget"] == "^18.3.1"
+    assert {(o["projectName"], o["location"]) for o in main["occurrences"]} == {
+        ("web", "catalog"),
+        ("api", "dependencies"),
+    }
+    # Each named catalog keeps its own line: a minor target never carries react17 to 18.
+    assert package(doc, "react", "react17")["proposedTarget"] == "^17.0.2"
+    assert package(doc, "react", "legacy")["proposedTarget"] == "^17.0.2"
+    assert not any(p["name"] == "react-dom" for p in doc["packages"])  # already at 17.0.2
+
+
+def test_unknown_package_reported(workspace: Path, server: LoopbackRegistry) -> None:
+    code, doc = run_json(*deps("scan", "--level", "minor", server=server, registry=workspace))
+    assert code == 0
+    unknown = [s for s in doc["skipped"] if s["kind"] == "unknown-package"]
+    assert [(s["projectName"], s["name"], s["currentVersion"]) for s in unknown] == [
+        ("web", "left-pad-nowhere", "^1.0.0")
+    ]
+    assert any("unknown package left-pad-nowhere" in w for w in doc["warnings"])
+
+
+def test_project_cooldown_fails_closed_and_holds_in_alignment(
+    workspace: Path, server: LoopbackRegistry
+) -> None:
+    # delta 1.1.0 has no publish time. api waits a day (pnpm's minimumReleaseAge), web does not.
+    _, doc = run_json(*deps("plan", "--level", "minor", server=server, registry=workspace))
+    delta = package(doc, "delta")
+    targets = {o["projectName"]: o["targetVersion"] for o in delta["occurrences"]}
+    assert targets == {"web": "^1.1.0", "api": "^1.0.1"}
+    # api's range admits 1.1.0 but its cooldown does not: a conflict, never an override.
+    assert delta["conflict"] is True
+    assert {o["projectName"]: o["effectiveTarget"] for o in delta["occurrences"]} == targets
+
+
+def test_cli_cooldown_flag(workspace: Path, server: LoopbackRegistry) -> None:
+    args = deps(
+        "scan", "--level", "minor", "--min-release-age", "2d", server=server, registry=workspace
+    )
+    code, doc = run_json(*args)
+    web = next(p for p in doc["projects"] if p["name"] == "web")
+    delta = next(d for d in web["dependencies"] if d["name"] == "delta")
+    assert delta["targetVersion"] == "^1.0.1"
+    code, _, err = run_cli(
+        *deps(
+            "scan", "--level", "minor", "--min-release-age", "7", server=server, registry=workspace
+        )
+    )
+    assert code == 2 and "unit" in err
+
+
+# --- alignment -------------------------------------------------------------------------------
+
+
+@pytest.fixture
+def fleet(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    setup_cli(monkeypatch, tmp_path)
+    specs = {
+        "a": {"alpha": "^1.0.0", "gamma": "^4.0.0"},
+        "b": {"alpha": "^1.1.0", "gamma": "^4.1.0"},
+        "c": {"alpha": "~1.0.1"},
+        "d": {"alpha": "1.2.0"},
+    }
+    roots = {
+        name: project(
+            tmp_path / name,
+            {"package.json": {"name": name, "dependencies": dependencies}, "package-lock.json": {}},
+        )
+        for name, dependencies in specs.items()
+    }
+    return registry_file(tmp_path / "projects.json", roots)
+
+
+# patch level. Own targets: a ^1.0.5, b ^1.1.4, c ~1.0.5, d 1.2.3 → max 1.2.3. c's ~1.0.1 cannot
+# take it → conflict. gamma: a has no newer 4.0.x, b → ^4.1.1; a's ^4.0.0 admits 4.1.1 → aligned.
+EXPECTED = {
+    "use-max-where-possible": {"a": "^1.2.3", "b": "^1.2.3", "c": "~1.0.5", "d": "1.2.3"},
+    "per-project": {"a": "^1.0.5", "b": "^1.1.4", "c": "~1.0.5", "d": "1.2.3"},
+    "skip-package": {"a": "^1.0.0", "b": "^1.1.0", "c": "~1.0.1", "d": "1.2.0"},
+}
+
+
+@pytest.mark.parametrize("policy", list(EXPECTED))
+def test_alignment_policies(fleet: Path, server: LoopbackRegistry, policy: str) -> None:
+    args = deps(
+        "plan", "--level", "patch", "--conflict-policy", policy, server=server, registry=fleet
+    )
+    _, doc = run_json(*args)
+    alpha = package(doc, "alpha")
+    assert alpha["conflict"] is True
+    assert alpha["proposedTarget"] == "1.2.3"  # the prefix of the highest occurrence
+    assert {o["projectName"]: o["effectiveTarget"] for o in alpha["occurrences"]} == EXPECTED[
+        policy
+    ]
+    assert (alpha.get("skippedBy") == "conflict-policy") == (policy == "skip-package")
+    gamma = package(doc, "gamma")
+    assert gamma["conflict"] is False
+    assert {o["projectName"]: o["effectiveTarget"] for o in gamma["occurrences"]} == {
+        "a": "^4.1.1",
+        "b": "^4.1.1",
+    }
+
+
+@pytest.mark.parametrize("policy", list(EXPECTED))
+def test_apply_follows_the_policy(fleet: Path, server: LoopbackRegistry, policy: str) -> None:
+    args = deps(
+        "apply",
+        "--level",
+        "patch",
+        "--yes",
+        "--no-install",
+        "--conflict-policy",
+        policy,
+        server=server,
+        registry=fleet,
+    )
+    code, doc = run_json(*args)
+    assert code == 0
+    for name, expected in EXPECTED[policy].items():
+        written = json.loads((fleet.parent / name / "package.json").read_text())
+        assert written["dependencies"]["alpha"] == expected
+    if policy == "skip-package":
+        assert [p["name"] for p in doc["skippedByConflictPolicy"]] == ["alpha"]
+
+
+def test_plan_dir_files(fleet: Path, server: LoopbackRegistry, tmp_path: Path) -> None:
+    out = tmp_path / "plans"
+    code, _, _ = run_cli(
+        *deps("plan", "--level", "patch", "--plan-dir", str(out), server=server, registry=fleet)
+    )
+    assert code == 0
+    plan_text = (out / "cross-project-plan.json").read_text()
+    scan_text = (out / "scan-by-project.json").read_text()
+    assert plan_text.startswith('{\n  "level": "patch"')  # pretty-printed
+    plan, scan = json.loads(plan_text), json.loads(scan_text)
+    assert {"packages", "scanFailed", "pathMissing", "skipped", "warnings"} <= set(plan)
+    occurrence = plan["packages"][0]["occurrences"][0]
+    assert set(occurrence) == {
+        "projectName",
+        "currentVersion",
+        "targetVersion",
+        "effectiveTarget",
+        "location",
+        "sourceFile",
+    }
+    assert [p["name"] for p in scan["projects"]] == ["a", "b", "c", "d"]
+
+
+def test_conflicts_need_a_policy_under_yes(fleet: Path, server: LoopbackRegistry) -> None:
+    before = {n: files_of(fleet.parent / n) for n in "abcd"}
+    code, _, err = run_cli(
+        *deps("apply", "--level", "patch", "--yes", server=server, registry=fleet)
+    )
+    assert code == 2 and "--conflict-policy" in err and "alpha" in err
+    assert {n: files_of(fleet.parent / n) for n in "abcd"} == before
+
+
+def test_one_prompt_chooses_the_policy(fleet: Path, server: LoopbackRegistry) -> None:
+    args = deps("apply", "--level", "patch", "--no-install", server=server, registry=fleet)
+    code, out, _ = run_cli(*args, stdin="per-project\napply-all\n")
+    assert code == 0, out
+    assert "conflicting targets" in out
+    written = json.loads((fleet.parent / "a" / "package.json").read_text())
+    assert written["dependencies"]["alpha"] == "^1.0.5"
+
+
+# --- the gate --------------------------------------------------------------------------------
+
+
+def test_exclude_rejects_unknown_names(fleet: Path, server: LoopbackRegistry) -> None:
+    before = {n: files_of(fleet.parent / n) for n in "abcd"}
+    args = deps(
+        "apply",
+        "--level",
+        "patch",
+        "--yes",
+        "--conflict-policy",
+        "per-project",
+        "--exclude",
+        "alpha,nope",
+        server=server,
+        registry=fleet,
+    )
+    code, _, err = run_cli(*args)
+    assert code == 2
+    assert "nope" in err and "valid: alpha, gamma" in err
+    assert {n: files_of(fleet.parent / n) for n in "abcd"} == before
+
+
+def test_exclude_leaves_the_package_alone(fleet: Path, server: LoopbackRegistry) -> None:
+    args = deps(
+        "apply",
+        "--level",
+        "patch",
+        "--yes",
+        "--no-install",
+        "--conflict-policy",
+        "per-project",
+        "--exclude",
+        "alpha",
+        server=server,
+        registry=fleet,
+    )
+    code, doc = run_json(*args)
+    assert code == 0
+    assert [p["name"] for p in doc["skippedByUser"]] == ["alpha"]
+    a = json.loads((fleet.parent / "a" / "package.json").read_text())
+    assert a["dependencies"] == {"alpha": "^1.0.0", "gamma": "^4.1.1"}
+
+
+def test_interactive_pick_subset(fleet: Path, server: LoopbackRegistry) -> None:
+    args = deps(
+        "apply",
+        "--level",
+        "patch",
+        "--no-install",
+        "--conflict-policy",
+        "per-project",
+        server=server,
+        registry=fleet,
+    )
+    code, out, _ = run_cli(*args, stdin="p\nnope\ngamma\n")
+    assert code == 0
+    assert "Not in this plan: nope. Valid: alpha, gamma" in out
+    a = json.loads((fleet.parent / "a" / "package.json").read_text())
+    assert a["dependencies"] == {"alpha": "^1.0.5", "gamma": "^4.0.0"}
+    assert "## Skipped by user (1)" in out
+
+
+def test_cancel_writes_nothing(fleet: Path, server: LoopbackRegistry) -> None:
+    before = {n: files_of(fleet.parent / n) for n in "abcd"}
+    args = deps(
+        "apply",
+        "--level",
+        "patch",
+        "--conflict-policy",
+        "per-project",
+        server=server,
+        registry=fleet,
+    )
+    code, out, _ = run_cli(*args, stdin="c\n")
+    assert code == 0
+    assert out.rstrip().endswith("Cancelled. No files modified.")
+    assert {n: files_of(fleet.parent / n) for n in "abcd"} == before
+
+
+def test_not_a_terminal_needs_yes(fleet: Path, server: LoopbackRegistry) -> None:
+    code, _, err = run_cli(*deps("apply", "--level", "patch", server=server, registry=fleet))
+    assert code == 1 and "--yes" in err
+
+
+# --- selection and the registry file ---------------------------------------------------------
+
+
+def test_registry_file_is_never_written(fleet: Path, server: LoopbackRegistry) -> None:
+    digest = hashlib.sha256(fleet.read_bytes()).hexdigest()
+    for action in ("scan", "plan"):
+        assert run_cli(*deps(action, "--level", "minor", server=server, registry=fleet))[0] == 0
+    args = deps(
+        "apply",
+        "--level",
+        "minor",
+        "--yes",
+        "--no-install",
+        "--conflict-policy",
+        "per-project",
+        server=server,
+        registry=fleet,
+    )
+    assert run_cli(*args)[0] == 0
+    assert hashlib.sha256(fleet.read_bytes()).hexdigest() == digest
+
+
+def test_selection_messages(fleet: Path, server: LoopbackRegistry, tmp_path: Path) -> None:
+    code, out, _ = run_cli(
+        *deps("scan", "--level", "minor", "--projects", "a,zz", server=server, registry=fleet)
+    )
+    assert code == 0 and "Filter name not found: zz" in out and "## a (npm)" in out
+    code, out, _ = run_cli(
+        *deps("scan", "--level", "minor", "--projects", "zz", server=server, registry=fleet)
+    )
+    assert code == 0 and "No projects matched the filter." in out
+    empty = registry_file(tmp_path / "empty.json", {})
+    code, out, _ = run_cli(*deps("scan", "--level", "minor", server=server, registry=empty))
+    assert code == 0 and "No projects registered" in out
+
+
+def test_scan_failed_and_path_missing(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, server: LoopbackRegistry
+) -> None:
+    setup_cli(monkeypatch, tmp_path)
+    broken = project(
+        tmp_path / "broken", {"package.json": '{"dependencies": {"alpha": "^1.0.0",}}'}
+    )
+    good = project(tmp_path / "good", {"package.json": {"dependencies": {"alpha": "^1.0.0"}}})
+    reg = registry_file(
+        tmp_path / "projects.json", {"broken": broken, "gone": tmp_path / "gone", "good": good}
+    )
+    code, doc = run_json(*deps("plan", "--level", "minor", server=server, registry=reg))
+    assert code == 0
+    assert [(f["name"], "invalid JSON" in f["error"]) for f in doc["scanFailed"]] == [
+        ("broken", True)
+    ]
+    assert [m["name"] for m in doc["pathMissing"]] == ["gone"]
+    assert package(doc, "alpha")["proposedTarget"] == "^1.2.3"
