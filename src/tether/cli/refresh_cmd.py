@@ -13,12 +13,20 @@ from tether.errors import TetherError
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--dry-run", action="store_true", help="classify every file, write nothing")
     parser.add_argument("--yes", "-y", action="store_true", help="apply without asking")
-    parser.add_argument("--auto", choices=("keep-mine", "take-theirs"),
-                        help="settle every conflict this way")
-    parser.add_argument("--conflict", choices=("markers", "patch"), default="patch",
-                        help="how to leave a conflict (default: patch, your file untouched)")
-    parser.add_argument("--delete-removed", action="store_true",
-                        help="remove files the recipe dropped that you never changed (backed up)")
+    parser.add_argument(
+        "--auto", choices=("keep-mine", "take-theirs"), help="settle every conflict this way"
+    )
+    parser.add_argument(
+        "--conflict",
+        choices=("markers", "patch"),
+        default="patch",
+        help="how to leave a conflict (default: patch, your file untouched)",
+    )
+    parser.add_argument(
+        "--delete-removed",
+        action="store_true",
+        help="remove files the recipe dropped that you never changed (backed up)",
+    )
     parser.add_argument("--profile", default="gbrain", metavar="P", help=argparse.SUPPRESS)
     add_json(parser)
     add_project_dir(parser)
@@ -28,12 +36,16 @@ def run(args: argparse.Namespace) -> int:
     from tether.flows.plan import UpdateOptions
     from tether.flows.preflight import GitOptions
     from tether.flows.update import UpdateRequest, run_update
-    from tether.report.human import render_refresh, refresh_classes
+    from tether.report.human import refresh_classes, render_refresh
 
     options = UpdateOptions(args.conflict, args.auto, args.delete_removed)
     request = UpdateRequest(
-        project_dir(args), profile=args.profile, dry_run=args.dry_run, options=options,
-        command="refresh", git=GitOptions(allow_dirty=True, no_branch=True),
+        project_dir(args),
+        profile=args.profile,
+        dry_run=args.dry_run,
+        options=options,
+        command="refresh",
+        git=GitOptions(allow_dirty=True, no_branch=True),
     )
     if not (args.yes or args.dry_run or sys.stdin.isatty()):
         raise TetherError("not running on a terminal: pass --yes to refresh (nothing was written)")

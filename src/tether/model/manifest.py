@@ -134,8 +134,13 @@ def _parse_files(
     files: dict[str, FileClass] = {}
     for path, entry in raw.items():
         _check_path(origin, "files", path)
-        cls = _split_entry(origin, path, entry, sources if sources is not None else {},
-                           modes if modes is not None else {})
+        cls = _split_entry(
+            origin,
+            path,
+            entry,
+            sources if sources is not None else {},
+            modes if modes is not None else {},
+        )
         try:
             files[path] = FileClass(cls)
         except ValueError:

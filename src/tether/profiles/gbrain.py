@@ -24,12 +24,14 @@ def source_record(release: Release, copied_at: str) -> bytes:
     files = []
     for path in sorted(manifest.managed_paths()):
         data = release.file_path(path).read_bytes()
-        files.append({
-            "src": manifest.sources.get(path, path),
-            "target": _manifest_target(path, target_root),
-            "sha256": sha256_bytes(data),
-            "mode": f"{release.mode_of(path):04o}",
-        })
+        files.append(
+            {
+                "src": manifest.sources.get(path, path),
+                "target": _manifest_target(path, target_root),
+                "sha256": sha256_bytes(data),
+                "mode": f"{release.mode_of(path):04o}",
+            }
+        )
     record = {
         "recipe": str(manifest.extra.get("recipe") or manifest.name),
         "gbrain_version": manifest.version,
