@@ -6,7 +6,8 @@ import os
 import stat
 
 import pytest
-from builders import call, run_tether, write_files
+
+from builders import run_tether, write_files
 
 BODY = "".join(f"rule {i}: keep it simple\n" for i in range(10))
 
@@ -33,14 +34,18 @@ def refresh(host, *args):
 
 @pytest.fixture
 def installed(tmp_path):
-    rec = recipe(tmp_path / "recipe", {
-        "sync.sh": ("#!/bin/sh\necho sync\n", "0755"),
-        "rules.md": (BODY, "0644"),
-        "same.md": ("same\n", "0644"),
-        "gone-clean.md": ("old\n", "0644"),
-        "gone-edited.md": ("old\n", "0644"),
-        "deleted-here.md": ("d\n", "0644"),
-    }, skills=["triage.md"])
+    rec = recipe(
+        tmp_path / "recipe",
+        {
+            "sync.sh": ("#!/bin/sh\necho sync\n", "0755"),
+            "rules.md": (BODY, "0644"),
+            "same.md": ("same\n", "0644"),
+            "gone-clean.md": ("old\n", "0644"),
+            "gone-edited.md": ("old\n", "0644"),
+            "deleted-here.md": ("d\n", "0644"),
+        },
+        skills=["triage.md"],
+    )
     host = tmp_path / "host"
     host.mkdir()
     result = run_tether("init", "--profile", "gbrain", "--source", str(rec), str(host))
@@ -49,7 +54,7 @@ def installed(tmp_path):
 
 
 def test_init_copies_entries_with_modes_and_writes_the_gbrain_record(installed):
-    rec, host = installed
+    _rec, host = installed
     base = host / "tools/gbrain"
     assert (base / "rules.md").read_text() == BODY
     assert stat.S_IMODE(os.stat(base / "sync.sh").st_mode) == 0o755
@@ -71,10 +76,18 @@ def test_refresh_classifies_every_state(installed):
     (rec / "src/rules.md").write_text(BODY.replace("rule 8:", "rule 8 (v2):"))
     manifest = json.loads((rec / "install/manifest.json").read_text())
     manifest["files"] = [f for f in manifest["files"] if not f["target"].startswith("gone-")]
-    manifest["files"] += [{"src": "src/new.md", "target": "new.md"},
-                          {"src": "src/clash.md", "target": "clash.md"}]
-    write_files(rec, {"src/new.md": "new\n", "src/clash.md": "recipe clash\n",
-                      "install/manifest.json": json.dumps(manifest)})
+    manifest["files"] += [
+        {"src": "src/new.md", "target": "new.md"},
+        {"src": "src/clash.md", "target": "clash.md"},
+    ]
+    write_files(
+        rec,
+        {
+            "src/new.md": "new\n",
+            "src/clash.md": "recipe clash\n",
+            "install/manifest.json": json.dumps(manifest),
+        },
+    )
     # host side
     (base / "rules.md").write_text(BODY.replace("rule 1:", "rule 1 (ours):"))
     (base / "gone-edited.md").write_text("edited here\n")
@@ -137,7 +150,7 @@ def test_crlf_host_copy_is_not_modified_after_a_noop_refresh(installed):
 
 
 def test_refresh_needs_no_source_and_refuses_without_yes_off_a_terminal(installed):
-    rec, host = installed
+    _rec, host = installed
     result = run_tether("refresh", "-C", str(host), input="")
     assert result.returncode == 1 and "--yes" in result.stderr
     code, doc = refresh(host)

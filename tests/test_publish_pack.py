@@ -11,8 +11,8 @@ import tarfile
 import pytest
 
 from builders import call, write_files
-from tether.cli import main as cli_main
 from tether.checksums import expected_digest, verify_tarball_checksum
+from tether.cli import main as cli_main
 from tether.sources import open_source
 
 GIT_ENV = {

@@ -142,7 +142,7 @@ def _parse_files(
             modes if modes is not None else {},
         )
         try:
-            files[path] = FileClass(cls)
+            files[path] = FileClass(str(cls))
         except ValueError:
             allowed = ", ".join(c.value for c in FileClass)
             raise _fail(
