@@ -308,6 +308,18 @@ def _conflict_records(
     return records
 
 
+def _remember_written(project: Project, outcome: ApplyOutcome) -> None:
+    """Files this run wrote go into the stat cache, so the next status need not read them."""
+    stats = project.stat_cache()
+    for action in outcome.actions:
+        if action.op in (Op.WRITE, Op.MARKERS) and action.content is not None:
+            with contextlib.suppress(OSError):
+                stats.record(
+                    action.path, os.stat(project.path(action.path)), sha256_bytes(action.content)
+                )
+    stats.save()
+
+
 def finalize(ctx: RunContext, baseline: Baseline, latest: Release, outcome: ApplyOutcome) -> None:
     """Record L as the new baseline. The version is written last, so an interrupted
     run is resumed by running the same command again."""
@@ -339,6 +351,7 @@ def finalize(ctx: RunContext, baseline: Baseline, latest: Release, outcome: Appl
         updated_at=utc_now(),
     )
     save_state(project.state_path, state)
+    _remember_written(project, outcome)
     write_version_markers(project, latest)
     ctx.journal.state_written(ctx.run_id)
     outcome.state_written = True

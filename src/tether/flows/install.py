@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import shutil
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -137,6 +138,7 @@ def _write_install(
             report.identical.append(rel)
         else:
             report.customised.append(rel)
+    _remember_installed(project, files, report)
     _seed_sentinels(project, release, report)
     pristine.put(release.manifest_bytes)
     write_version_markers(project, release)
@@ -156,6 +158,14 @@ def _write_install(
     )
     save_state(project.state_path, state)
     return report
+
+
+def _remember_installed(project: Project, files: dict[str, FileRecord], report: InitReport) -> None:
+    """Files now equal to the release go into the stat cache for the next status."""
+    stats = project.stat_cache()
+    for rel in report.added + report.identical:
+        stats.record(rel, os.stat(project.path(rel)), files[rel].sha256)
+    stats.save()
 
 
 def _profile_records(project: Project) -> set[str]:

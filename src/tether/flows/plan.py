@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass, replace
+from pathlib import Path
 
 from tether.engine.decide import Comparison, Row, bucket_for_row, decide_dropped, decide_row
 from tether.engine.eol import in_style_of, same_text
@@ -18,6 +20,7 @@ from tether.flows.structured_step import structured_action
 from tether.fsio import sha256_bytes
 from tether.model.manifest import FileClass
 from tether.model.plan import Bucket, FileAction, Op, Plan
+from tether.state.statcache import StatCache
 
 CONFLICT_STYLES = ("markers", "patch")
 LOCAL_EDIT_KEPT = "local-edit-kept"
@@ -36,16 +39,46 @@ class _Unreadable(Exception):
     pass
 
 
-def read_adopter(project: Project, rel: str) -> bytes | None:
+@dataclass
+class AdopterFile:
+    """The adopter's copy of a path: its hash, and its bytes once something needs them
+    (the stat cache answers the hash of an unchanged file without reading it)."""
+
+    path: Path
+    sha: str | None  # None: the file is absent
+    data: bytes | None = None
+
+    @property
+    def present(self) -> bool:
+        return self.sha is not None
+
+    def read(self) -> bytes:
+        if self.data is None:
+            try:
+                self.data = self.path.read_bytes()
+            except OSError as error:
+                raise _Unreadable(f"cannot read ({error.strerror})") from None
+        return self.data
+
+
+def read_adopter(project: Project, rel: str, stats: StatCache) -> AdopterFile:
     problem = unsafe_target(project.root, rel)
     if problem:
         raise _Unreadable(problem)
+    path = project.path(rel)
     try:
-        return project.path(rel).read_bytes()
+        info = os.stat(path)
     except (FileNotFoundError, NotADirectoryError):
-        return None
+        return AdopterFile(path, None)
     except OSError as error:
         raise _Unreadable(f"cannot read ({error.strerror})") from None
+    cached = stats.lookup(rel, info)
+    if cached is not None:
+        return AdopterFile(path, cached)
+    adopter = AdopterFile(path, "")
+    adopter.sha = sha256_bytes(adopter.read())
+    stats.record(rel, info, adopter.sha)
+    return adopter
 
 
 def settle_conflict(
@@ -148,40 +181,58 @@ def _plan_latest_path(
     options: UpdateOptions,
     regions: RegionPlan,
     summaries: dict[str, str],
+    stats: StatCache,
 ) -> FileAction:
     cls = latest.manifest.files[rel]
     held = _held_by_markers(project, baseline, rel, cls)
     if held is not None:
         return held
     try:
-        ours = read_adopter(project, rel)
+        adopter = read_adopter(project, rel, stats)
+        return _decide_latest_path(
+            project, baseline, latest, rel, cls, adopter, options, regions, summaries
+        )
     except _Unreadable as problem:
         return FileAction(rel, cls, Bucket.FAILED, reason=str(problem))
+
+
+def _decide_latest_path(
+    project: Project,
+    baseline: Baseline,
+    latest: Release,
+    rel: str,
+    cls: FileClass,
+    adopter: AdopterFile,
+    options: UpdateOptions,
+    regions: RegionPlan,
+    summaries: dict[str, str],
+) -> FileAction:
     theirs = latest.file_path(rel).read_bytes()
     mode = latest.mode_of(rel)
     record = baseline.files.get(rel) if rel not in baseline.sentinels else None
     latest_sha = sha256_bytes(theirs)
-    ours_sha = sha256_bytes(ours) if ours is not None else None
-    crlf = ours is not None and b"\r\n" in ours  # a CRLF checkout of LF text is no edit
+    ours_sha = adopter.sha
+    base_sha = record.sha256 if record is not None else None
+    # A CRLF checkout of LF text is no edit; only a file that matches nothing is read for it.
+    crlf = adopter.present and ours_sha not in (base_sha, latest_sha) and b"\r\n" in adopter.read()
+    ours = adopter.data if crlf else None
     sides = Comparison(
         base_present=record is not None,
-        ours_present=ours is not None,
-        base_eq_latest=record is not None and record.sha256 == latest_sha,
+        ours_present=adopter.present,
+        base_eq_latest=base_sha == latest_sha,
         ours_eq_base=record is not None
-        and (
-            ours_sha == record.sha256
-            or (crlf and same_text(ours or b"", baseline.read(rel) or b""))
-        ),
+        and (ours_sha == base_sha or (crlf and same_text(ours or b"", baseline.read(rel) or b""))),
         ours_eq_latest=ours_sha == latest_sha or (crlf and same_text(ours or b"", theirs)),
     )
-    if rel in regions.by_path and record is not None and ours is not None:
+    if rel in regions.by_path and record is not None and adopter.present:
+        ours = adopter.read()
         base = baseline.read(rel) or b""
         sides, masked = masked_comparison(regions, rel, base, ours, theirs)
         if decide_row(cls, sides) is Row.MERGE:
             return region_conflict(project, rel, cls, masked, mode)
     row = decide_row(cls, sides)
     if row is Row.MERGE:
-        assert ours is not None
+        ours = adopter.read()
         base = (baseline.read(rel) if record is not None else b"") or b""
         spec = latest.manifest.merge.get(rel)
         if spec is not None:
@@ -195,7 +246,8 @@ def _plan_latest_path(
         return merge_action(project, rel, cls, base, ours, theirs, mode, options)
     bucket = bucket_for_row(row, cls)
     if bucket in (Bucket.ADD, Bucket.OVERWRITE, Bucket.UPDATE):
-        content = in_style_of(theirs, ours) if ours is not None else theirs
+        # A CRLF checkout of B keeps its line endings; a byte-identical copy of B takes L as is.
+        content = in_style_of(theirs, ours) if crlf and ours is not None else theirs
         return FileAction(rel, cls, bucket, Op.WRITE, content, mode)
     return FileAction(rel, cls, bucket, reason=skip_reason(row, sides))
 
@@ -250,15 +302,15 @@ def _carry(
 
 
 def _plan_dropped_path(
-    project: Project, baseline: Baseline, rel: str, options: UpdateOptions
+    project: Project, baseline: Baseline, rel: str, options: UpdateOptions, stats: StatCache
 ) -> FileAction:
     record = baseline.files[rel]
     try:
-        ours = read_adopter(project, rel)
+        adopter = read_adopter(project, rel, stats)
     except _Unreadable as problem:
         return FileAction(rel, record.cls, Bucket.FAILED, reason=str(problem))
-    ours_eq_base = ours is not None and sha256_bytes(ours) == record.sha256
-    bucket = decide_dropped(ours is not None, ours_eq_base, options.delete_removed)
+    ours_eq_base = adopter.sha == record.sha256
+    bucket = decide_dropped(adopter.present, ours_eq_base, options.delete_removed)
     op = Op.REMOVE if bucket is Bucket.DELETED else Op.NONE
     reason = "" if bucket is not Bucket.DELETE or ours_eq_base else "modified here"
     return FileAction(rel, record.cls, bucket, op, reason=reason)
@@ -277,9 +329,10 @@ def build_plan(
     latest_set = set(latest_paths)
     latest_sentinels = set(latest.manifest.sentinels)
     renamed_to = {new: old for old, new in find_renames(baseline, latest)}
+    stats = project.stat_cache()
     for rel in sorted(latest_paths):
         action = _plan_latest_path(
-            project, baseline, latest, rel, options, regions, plan.structured
+            project, baseline, latest, rel, options, regions, plan.structured, stats
         )
         if rel in renamed_to:
             action = _carry(project, baseline, latest, renamed_to[rel], action, options)
@@ -287,5 +340,6 @@ def build_plan(
     for rel in sorted(baseline.files):
         if rel in latest_set or rel in latest_sentinels or rel in baseline.sentinels:
             continue
-        plan.actions.append(_plan_dropped_path(project, baseline, rel, options))
+        plan.actions.append(_plan_dropped_path(project, baseline, rel, options, stats))
+    stats.save()
     return plan

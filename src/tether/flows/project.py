@@ -12,6 +12,7 @@ from tether.fsio import atomic_write, sha256_bytes
 from tether.model.manifest import Manifest, ManifestFormat, load_manifest
 from tether.profiles import NATIVE, Profile, detect_profile, get_profile
 from tether.state.cache import PristineCache
+from tether.state.statcache import StatCache
 from tether.state.store import State, load_state
 
 
@@ -34,6 +35,9 @@ class Project:
     @property
     def pristine(self) -> PristineCache:
         return PristineCache(self.root / self.profile.cache_dir / "objects")
+
+    def stat_cache(self) -> StatCache:
+        return StatCache(self.root / self.profile.cache_dir / "stat.json")
 
     @property
     def releases_cache(self) -> Path:

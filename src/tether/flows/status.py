@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+import stat
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -9,6 +11,7 @@ from tether.flows.baseline import Baseline, load_baseline
 from tether.flows.project import Project, open_project
 from tether.fsio import sha256_file
 from tether.model.manifest import FileClass
+from tether.state.statcache import StatCache
 from tether.state.store import ConflictRecord
 
 CONFLICT_START = b"<<<<<<< "
@@ -99,27 +102,43 @@ def _crlf_checkout_of(target: Path, baseline: Baseline, rel: str) -> bool:
     return b"\r\n" in data and same_text(data, baseline.read(rel) or b"")
 
 
+def current_digest(project: Project, rel: str, stats: StatCache) -> str | None:
+    """sha256 of the project's file (None when absent), through the stat cache."""
+    target = project.path(rel)
+    try:
+        info = os.stat(target)
+    except (FileNotFoundError, NotADirectoryError):
+        return None
+    if not stat.S_ISREG(info.st_mode):
+        return ""
+    cached = stats.lookup(rel, info)
+    if cached is not None:
+        return cached
+    digest = sha256_file(target)
+    stats.record(rel, info, digest)
+    return digest
+
+
 def classify_drift(project: Project, baseline: Baseline, report: StatusReport) -> None:
+    stats = project.stat_cache()
     for rel, record in sorted(baseline.files.items()):
         if rel in baseline.sentinels:
             continue
         target = project.path(rel)
         owned = record.cls is FileClass.OWNED
-        try:
-            digest = sha256_file(target)
-        except (FileNotFoundError, NotADirectoryError):
+        digest = current_digest(project, rel, stats)
+        if digest is None:
             report.deleted.append(rel)
             if owned:
                 report.deleted_owned.append(rel)
             continue
-        except IsADirectoryError:
-            digest = ""
         if digest == record.sha256 or _crlf_checkout_of(target, baseline, rel):
             report.clean.append(rel)
         else:
             report.modified.append(rel)
             if owned:
                 report.modified_owned.append(rel)
+    stats.save()
 
 
 def project_status(

@@ -1,0 +1,78 @@
+"""A stat cache: (size, mtime_ns, ctime_ns, inode) → sha256 for project files tether hashed or wrote,
+so ``status`` and planning skip reading files that did not change.
+
+Kept in the git-ignored cache folder (inodes and mtimes belong to one checkout). An entry
+is trusted only when the file's mtime is older than the moment the cache was written minus
+a margin: a file changed within the same clock tick as its recording could otherwise keep
+a stale hash (git calls this "racy"). The change time is part of the key because no program
+can set it back the way ``touch -r`` sets the modification time.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+from pathlib import Path
+
+from tether.fsio import atomic_write
+
+RACY_MARGIN_NS = 2_000_000_000
+SCHEMA = 2
+
+Key = tuple[int, int, int, int]
+
+
+def stat_key(info: os.stat_result) -> Key:
+    return (info.st_size, info.st_mtime_ns, info.st_ctime_ns, info.st_ino)
+
+
+class StatCache:
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self.entries: dict[str, tuple[Key, str]] = {}
+        self.written_ns = 0
+        self.dirty = False
+        self._load()
+
+    def _load(self) -> None:
+        try:
+            data = json.loads(self.path.read_bytes())
+            if data.get("schema") != SCHEMA:
+                return
+            self.written_ns = int(data["written_ns"])
+            for rel, (size, mtime, ctime, ino, sha) in data["files"].items():
+                self.entries[rel] = ((int(size), int(mtime), int(ctime), int(ino)), str(sha))
+        except (OSError, ValueError, KeyError, TypeError, AttributeError):
+            self.entries, self.written_ns = {}, 0  # a broken cache is an empty cache
+
+    def lookup(self, rel: str, info: os.stat_result) -> str | None:
+        entry = self.entries.get(rel)
+        if entry is None or entry[0] != stat_key(info):
+            return None
+        if max(info.st_mtime_ns, info.st_ctime_ns) >= self.written_ns - RACY_MARGIN_NS:
+            return None
+        return entry[1]
+
+    def record(self, rel: str, info: os.stat_result, sha: str) -> None:
+        key = stat_key(info)
+        if self.entries.get(rel) != (key, sha):
+            self.entries[rel] = (key, sha)
+            self.dirty = True
+
+    def forget(self, rel: str) -> None:
+        if self.entries.pop(rel, None) is not None:
+            self.dirty = True
+
+    def save(self) -> None:
+        """Write when something changed; never creates the cache folder's parents."""
+        if not self.dirty or not self.path.parent.parent.exists():
+            return
+        now = time.time_ns()
+        doc = {
+            "schema": SCHEMA,
+            "written_ns": now,
+            "files": {rel: [*key, sha] for rel, (key, sha) in sorted(self.entries.items())},
+        }
+        atomic_write(self.path, json.dumps(doc, separators=(",", ":")).encode(), durable=False)
+        self.written_ns, self.dirty = now, False

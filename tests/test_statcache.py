@@ -1,0 +1,64 @@
+"""The stat cache lets status skip unchanged files, and never hides a change."""
+
+import json
+import os
+import time
+
+from builders import call, make_release, run_tether
+
+from tether.state.statcache import RACY_MARGIN_NS, StatCache
+
+
+def project_with(tmp_path, n=5):
+    shelf = tmp_path / "rel"
+    make_release(shelf, "1.0.0", {f"f{i}.txt": f"content {i}\n" for i in range(n)})
+    project = tmp_path / "proj"
+    assert call("init", "--source", str(shelf), "--version", "1.0.0", str(project)) == 0
+    return project
+
+
+def status(project):
+    return json.loads(run_tether("status", "--json", str(project)).stdout)
+
+
+def age_cache(project):
+    """Pretend the cache was written long after the files were, so entries are trusted."""
+    path = project / ".tether/cache/stat.json"
+    doc = json.loads(path.read_text())
+    doc["written_ns"] = time.time_ns() + 10 * RACY_MARGIN_NS
+    path.write_text(json.dumps(doc))
+
+
+def test_install_records_and_status_trusts_unchanged_files(tmp_path):
+    project = project_with(tmp_path)
+    cache = StatCache(project / ".tether/cache/stat.json")
+    assert set(cache.entries) == {f"f{i}.txt" for i in range(5)}
+    age_cache(project)
+    info = os.stat(project / "f0.txt")
+    assert StatCache(project / ".tether/cache/stat.json").lookup("f0.txt", info) is not None
+    assert status(project)["clean"] == 5
+
+
+def test_same_size_edit_with_restored_mtime_is_still_seen(tmp_path):
+    project = project_with(tmp_path)
+    age_cache(project)
+    target = project / "f1.txt"
+    before = os.stat(target)
+    target.write_text("CONTENT 1\n")  # same size
+    os.utime(target, ns=(before.st_atime_ns, before.st_mtime_ns))  # mtime put back
+    assert status(project)["modified"] == ["f1.txt"]
+
+
+def test_racy_entries_are_not_trusted(tmp_path):
+    project = project_with(tmp_path)
+    # no ageing: the files were written moments before the cache, so every entry is racy
+    info = os.stat(project / "f2.txt")
+    assert StatCache(project / ".tether/cache/stat.json").lookup("f2.txt", info) is None
+    (project / "f2.txt").write_text("content X\n")
+    assert status(project)["modified"] == ["f2.txt"]
+
+
+def test_a_broken_cache_is_an_empty_cache(tmp_path):
+    project = project_with(tmp_path)
+    (project / ".tether/cache/stat.json").write_text("{not json")
+    assert status(project)["clean"] == 5
