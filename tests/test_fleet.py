@@ -37,11 +37,13 @@ class Fleet:
 
 
 def files(root: Path) -> dict[str, bytes]:
-    """Every file of a checkout except git's own folder."""
+    """Every file of a checkout except git's own folder and tether's (git-ignored) cache,
+    which planning may fill."""
     found = {}
     for path in root.rglob("*"):
-        if path.is_file() and ".git" not in path.relative_to(root).parts:
-            found[str(path.relative_to(root))] = path.read_bytes()
+        rel = path.relative_to(root)
+        if path.is_file() and ".git" not in rel.parts and not str(rel).startswith(".tether/cache/"):
+            found[str(rel)] = path.read_bytes()
     return found
 
 

@@ -5,7 +5,6 @@ import os
 import time
 
 from builders import call, make_release, run_tether
-
 from tether.state.statcache import RACY_MARGIN_NS, StatCache
 
 

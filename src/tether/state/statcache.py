@@ -1,5 +1,5 @@
-"""A stat cache: (size, mtime_ns, ctime_ns, inode) → sha256 for project files tether hashed or wrote,
-so ``status`` and planning skip reading files that did not change.
+"""A stat cache: (size, mtime_ns, ctime_ns, inode) → sha256 for project files tether hashed
+or wrote, so ``status`` and planning skip reading files that did not change.
 
 Kept in the git-ignored cache folder (inodes and mtimes belong to one checkout). An entry
 is trusted only when the file's mtime is older than the moment the cache was written minus
