@@ -320,17 +320,25 @@ def _remember_written(project: Project, outcome: ApplyOutcome) -> None:
     stats.save()
 
 
-def finalize(ctx: RunContext, baseline: Baseline, latest: Release, outcome: ApplyOutcome) -> None:
+def finalize(
+    ctx: RunContext,
+    baseline: Baseline,
+    latest: Release,
+    outcome: ApplyOutcome,
+    known: dict[str, str] | None = None,
+) -> None:
     """Record L as the new baseline. The version is written last, so an interrupted
     run is resumed by running the same command again."""
     project = ctx.project
+    known = known or {}
     ctx.journal.finalize_started(ctx.run_id)
     files: dict[str, FileRecord] = {}
     for rel in latest.manifest.managed_paths():
-        data = latest.file_path(rel).read_bytes()
-        files[rel] = FileRecord(
-            latest.manifest.files[rel], project.pristine.put(data), latest.mode_of(rel)
-        )
+        digest = known.get(rel)
+        if digest is None or not project.pristine.has(digest):
+            # Only bytes the pristine cache lacks are read again.
+            digest = project.pristine.put(latest.file_path(rel).read_bytes())
+        files[rel] = FileRecord(latest.manifest.files[rel], digest, latest.mode_of(rel))
     project.pristine.put(latest.manifest_bytes)
     held = [a.path for a in outcome.actions if a.decision == "held" and a.path in baseline.files]
     for rel in held:

@@ -180,7 +180,7 @@ def _plan_latest_path(
     rel: str,
     options: UpdateOptions,
     regions: RegionPlan,
-    summaries: dict[str, str],
+    plan: Plan,
     stats: StatCache,
 ) -> FileAction:
     cls = latest.manifest.files[rel]
@@ -190,7 +190,7 @@ def _plan_latest_path(
     try:
         adopter = read_adopter(project, rel, stats)
         return _decide_latest_path(
-            project, baseline, latest, rel, cls, adopter, options, regions, summaries
+            project, baseline, latest, rel, cls, adopter, options, regions, plan
         )
     except _Unreadable as problem:
         return FileAction(rel, cls, Bucket.FAILED, reason=str(problem))
@@ -205,12 +205,13 @@ def _decide_latest_path(
     adopter: AdopterFile,
     options: UpdateOptions,
     regions: RegionPlan,
-    summaries: dict[str, str],
+    plan: Plan,
 ) -> FileAction:
     theirs = latest.file_path(rel).read_bytes()
     mode = latest.mode_of(rel)
     record = baseline.files.get(rel) if rel not in baseline.sentinels else None
     latest_sha = sha256_bytes(theirs)
+    plan.latest_hashes[rel] = latest_sha
     ours_sha = adopter.sha
     base_sha = record.sha256 if record is not None else None
     # A CRLF checkout of LF text is no edit; only a file that matches nothing is read for it.
@@ -241,7 +242,7 @@ def _decide_latest_path(
             )
             if merged is not None:
                 action, summary = merged
-                summaries[rel] = summary
+                plan.structured[rel] = summary
                 return action
         return merge_action(project, rel, cls, base, ours, theirs, mode, options)
     bucket = bucket_for_row(row, cls)
@@ -331,9 +332,7 @@ def build_plan(
     renamed_to = {new: old for old, new in find_renames(baseline, latest)}
     stats = project.stat_cache()
     for rel in sorted(latest_paths):
-        action = _plan_latest_path(
-            project, baseline, latest, rel, options, regions, plan.structured, stats
-        )
+        action = _plan_latest_path(project, baseline, latest, rel, options, regions, plan, stats)
         if rel in renamed_to:
             action = _carry(project, baseline, latest, renamed_to[rel], action, options)
         plan.actions.append(action)

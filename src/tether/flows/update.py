@@ -417,7 +417,7 @@ def _execute(prepared: PreparedUpdate) -> UpdateReport:
     regenerated = []
     if not outcome.failed and not outcome.interrupted:
         regenerated = _regenerate(prepared, ctx, outcome)
-        finalize(ctx, prepared.baseline, prepared.latest, outcome)
+        finalize(ctx, prepared.baseline, prepared.latest, outcome, prepared.plan.latest_hashes)
     report = _report_after_apply(prepared, ctx, outcome, earlier)
     report.regenerated = [r.document() for r in regenerated]
     return report

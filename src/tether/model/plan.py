@@ -64,6 +64,7 @@ class Plan:
     actions: list[FileAction] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
     structured: dict[str, str] = field(default_factory=dict)  # path -> field-merge summary row
+    latest_hashes: dict[str, str] = field(default_factory=dict)  # path -> sha256 of L's bytes
 
     def by_bucket(self, bucket: Bucket) -> list[FileAction]:
         return [a for a in self.actions if a.bucket is bucket]
