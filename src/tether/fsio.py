@@ -7,6 +7,7 @@ import contextlib
 import hashlib
 import os
 import stat
+import sys
 import tempfile
 from collections.abc import Iterator
 from pathlib import Path
@@ -112,3 +113,25 @@ def walk_files(root: Path) -> Iterator[str]:
             rel = name if rel_dir == "." else f"{rel_dir}/{name}"
             found.append(rel.replace(os.sep, "/"))
     yield from sorted(found)
+
+
+def flush_to_disk(paths: list[Path]) -> None:
+    """Make files written with ``durable=False`` (and their renames) durable at once.
+
+    On Linux one ``sync`` waits for everything, far cheaper than an fsync per file and
+    folder; elsewhere each file and each distinct folder is fsync'd.
+    """
+    if not paths:
+        return
+    if sys.platform.startswith("linux"):
+        os.sync()
+        return
+    for path in paths:
+        with contextlib.suppress(OSError):
+            fd = os.open(path, os.O_RDONLY)
+            try:
+                os.fsync(fd)
+            finally:
+                os.close(fd)
+    for folder in {p.parent for p in paths}:
+        fsync_dir(folder)

@@ -11,7 +11,7 @@ import contextlib
 import os
 import shutil
 from collections.abc import Callable
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from tether.flows.baseline import Baseline
@@ -21,13 +21,21 @@ from tether.flows.status import conflict_is_unresolved
 from tether.fsio import (
     atomic_write,
     file_mode,
+    flush_to_disk,
     remove_stale_temps,
     remove_stale_temps_under,
     sha256_bytes,
     sha256_file,
 )
 from tether.model.plan import Bucket, FileAction, Op, Plan
-from tether.state.journal import STEP_FILE_BACKED_UP, STEP_FILE_WRITTEN, Journal, RunRecord
+from tether.state.journal import (
+    STEP_FILE_BACKED_UP,
+    STEP_FILE_DELETED,
+    STEP_FILE_INTENT,
+    STEP_FILE_WRITTEN,
+    Journal,
+    RunRecord,
+)
 from tether.state.store import ConflictRecord, FileRecord, State, save_state
 
 KEEP_BACKUP_RUNS = 5
@@ -54,7 +62,7 @@ def resume_info(journal: Journal, run_id: str) -> ResumeInfo:
         if record.get("run") != run_id:
             continue
         path = str(record.get("path", ""))
-        if record["step"] == STEP_FILE_WRITTEN:
+        if record["step"] in (STEP_FILE_WRITTEN, STEP_FILE_INTENT):
             info.done.setdefault(path, []).append(
                 DoneWrite(
                     str(record.get("target", path)),
@@ -124,47 +132,6 @@ def _target_done(ctx: RunContext, path: str, target: str) -> bool:
     return False
 
 
-def _backup(ctx: RunContext, rel: str, outcome: ApplyOutcome) -> None:
-    source = ctx.project.path(rel)
-    data = source.read_bytes()
-    digest = sha256_bytes(data)
-    first = ctx.resume.backed_up.get(rel)
-    if first == digest:
-        return  # the first backup already holds exactly these bytes
-    target = ctx.backup_dir / rel
-    if first is None and target.is_file() and sha256_file(target) == digest:
-        # Backed up just before a crash that came before its journal record.
-        ctx.journal.file_backed_up(
-            ctx.run_id, rel, str(target.relative_to(ctx.project.root)), digest
-        )
-        ctx.resume.backed_up.setdefault(rel, digest)
-        return
-    if first is not None or target.exists():
-        # Never overwrite the first backup: it is the adopter's original.
-        n = 2
-        while (candidate := target.with_name(f"{target.name}.{n}")).exists():
-            n += 1
-        target = candidate
-    atomic_write(target, data, mode=file_mode(source))
-    ctx.journal.file_backed_up(ctx.run_id, rel, str(target.relative_to(ctx.project.root)), digest)
-    ctx.resume.backed_up.setdefault(rel, digest)
-    outcome.backed_up.append(rel)
-
-
-def _write(ctx: RunContext, action: FileAction, target_rel: str, data: bytes) -> None:
-    target = ctx.project.path(target_rel)
-    mode = action.mode if not target.exists() else None
-    atomic_write(target, data, mode=mode)
-    ctx.journal.append(
-        ctx.run_id,
-        STEP_FILE_WRITTEN,
-        path=action.path,
-        sha256=sha256_bytes(data),
-        target=target_rel,
-        bucket=action.bucket.value,
-    )
-
-
 class VerificationFailed(Exception):
     """The written file lost lines the adopter wrote; it was restored from its backup."""
 
@@ -216,30 +183,166 @@ def _has_artifact(action: FileAction) -> bool:
     )
 
 
-def apply_action(ctx: RunContext, action: FileAction, outcome: ApplyOutcome) -> None:
-    """Back up, then write the path and/or its artifact; each write is skipped when an
-    interrupted run of this update already left exactly those bytes there."""
-    target = ctx.project.path(action.path)
-    if action.op in (Op.WRITE, Op.MARKERS) and not _target_done(ctx, action.path, action.path):
-        assert action.content is not None
-        if action.backs_up and target.exists():
-            _backup(ctx, action.path, outcome)
-        _write(ctx, action, action.path, action.content)
-        _verify_written(ctx, action)
-        if action.op is Op.MARKERS:
-            _record_unmerged(ctx, action, outcome)
-    elif action.op is Op.REMOVE and target.exists():
-        _backup(ctx, action.path, outcome)
-        os.unlink(target)
-        ctx.journal.file_deleted(ctx.run_id, action.path)
-    if _has_artifact(action) and not _target_done(ctx, action.path, str(action.artifact)):
-        assert action.artifact is not None and action.artifact_content is not None
-        _write(ctx, replace(action, mode=0o644), action.artifact, action.artifact_content)
+BATCH_SIZE = 128
+
+
+@dataclass
+class _Batch:
+    """One group commit: backups, then intents, then writes, each phase made durable once."""
+
+    ctx: RunContext
+    outcome: ApplyOutcome
+    actions: list[FileAction]
+    flushed: list[Path] = field(default_factory=list)
+    untouched: set[int] = field(default_factory=set)  # ids of actions a stop left alone
+    records: list[tuple[str, dict[str, object]]] = field(default_factory=list)
+
+    def commit(self) -> None:
+        """Make the phase's files durable, then journal what they did with one fsync."""
+        flush_to_disk(self.flushed)
+        self.ctx.journal.append_many(self.ctx.run_id, self.records)
+        self.flushed, self.records = [], []
+
+
+def _targets(ctx: RunContext, action: FileAction) -> list[tuple[str, bytes]]:
+    """(project path, bytes) this action still has to write; done ones are left out."""
+    targets: list[tuple[str, bytes]] = []
+    if action.op in (Op.WRITE, Op.MARKERS) and action.content is not None:
+        targets.append((action.path, action.content))
+    if _has_artifact(action) and action.artifact and action.artifact_content is not None:
+        targets.append((action.artifact, action.artifact_content))
+    targets = [(t, data) for t, data in targets if not _target_done(ctx, action.path, t)]
+    return targets
+
+
+def _needs_backup(ctx: RunContext, action: FileAction) -> bool:
+    if not ctx.project.path(action.path).exists():
+        return False
+    if action.op is Op.REMOVE:
+        return True
+    writes_path = any(target == action.path for target, _ in _targets(ctx, action))
+    return action.backs_up and writes_path
+
+
+def _backup(batch: _Batch, rel: str) -> None:
+    ctx = batch.ctx
+    source = ctx.project.path(rel)
+    data = source.read_bytes()
+    digest = sha256_bytes(data)
+    first = ctx.resume.backed_up.get(rel)
+    if first == digest:
+        return  # the first backup already holds exactly these bytes
+    target = ctx.backup_dir / rel
+    reuse = first is None and target.is_file() and sha256_file(target) == digest
+    if not reuse:
+        if first is not None or target.exists():
+            # Never overwrite the first backup: it is the adopter's original.
+            n = 2
+            while (candidate := target.with_name(f"{target.name}.{n}")).exists():
+                n += 1
+            target = candidate
+        atomic_write(target, data, mode=file_mode(source), durable=False)
+        batch.flushed.append(target)
+        batch.outcome.backed_up.append(rel)
+    backup = str(target.relative_to(ctx.project.root))
+    batch.records.append((STEP_FILE_BACKED_UP, {"path": rel, "backup": backup, "sha256": digest}))
+    ctx.resume.backed_up.setdefault(rel, digest)
+
+
+def _intent(batch: _Batch, action: FileAction) -> None:
+    """Written ahead: a rerun that finds these bytes at the target knows the write happened."""
+    for target, data in _targets(batch.ctx, action):
+        fields: dict[str, object] = {
+            "path": action.path,
+            "target": target,
+            "sha256": sha256_bytes(data),
+            "bucket": action.bucket.value,
+        }
+        batch.records.append((STEP_FILE_INTENT, fields))
+
+
+def _write_action(batch: _Batch, action: FileAction) -> None:
+    ctx = batch.ctx
+    path = ctx.project.path(action.path)
+    if action.op is Op.REMOVE:
+        if path.exists():
+            os.unlink(path)
+            batch.flushed.append(path)
+            batch.records.append((STEP_FILE_DELETED, {"path": action.path}))
+        return
+    for target_rel, data in _targets(ctx, action):
+        target = ctx.project.path(target_rel)
+        new_mode = action.mode if target_rel == action.path else 0o644
+        atomic_write(target, data, mode=None if target.exists() else new_mode, durable=False)
+        batch.flushed.append(target)
+        fields: dict[str, object] = {
+            "path": action.path,
+            "sha256": sha256_bytes(data),
+            "target": target_rel,
+            "bucket": action.bucket.value,
+        }
+        batch.records.append((STEP_FILE_WRITTEN, fields))
+        if target_rel == action.path:
+            _verify_written(ctx, action)
+            if action.op is Op.MARKERS:
+                _record_unmerged(ctx, action, batch.outcome)
+
+
+def _failed(ctx: RunContext, action: FileAction, error: Exception) -> FileAction:
+    if isinstance(error, OSError):
+        reason = f"{error.strerror or error}" + (f": {error.filename}" if error.filename else "")
+    else:
+        reason = str(error)
+    ctx.journal.file_failed(ctx.run_id, action.path, reason)
+    return FileAction(action.path, action.cls, Bucket.FAILED, reason=reason)
+
+
+def _run_phase(
+    batch: _Batch,
+    step: Callable[[FileAction], None],
+    should_stop: Callable[[], bool] | None = None,
+) -> None:
+    """Run one phase over the batch's live actions (a failing one drops out), then commit."""
+    for index, action in enumerate(batch.actions):
+        if action.bucket is Bucket.FAILED or id(action) in batch.untouched:
+            continue
+        if should_stop is not None and should_stop():
+            batch.outcome.interrupted = True
+            batch.untouched.update(id(a) for a in batch.actions[index:])
+            break
+        try:
+            step(action)
+        except (OSError, VerificationFailed) as error:
+            batch.actions[index] = _failed(batch.ctx, action, error)
+    batch.commit()
+
+
+def _apply_batch(
+    ctx: RunContext, actions: list[FileAction], outcome: ApplyOutcome, stop: Callable[[], bool]
+) -> list[FileAction]:
+    batch = _Batch(ctx, outcome, list(actions))
+
+    def back_up(action: FileAction) -> None:
+        if _needs_backup(ctx, action):
+            _backup(batch, action.path)
+
+    _run_phase(batch, back_up)
+    _run_phase(batch, lambda action: _intent(batch, action))
+    _run_phase(batch, lambda action: _write_action(batch, action), stop)
+    return batch.actions
+
+
+def _needs_disk(action: FileAction) -> bool:
+    return action.bucket is not Bucket.FAILED and (
+        action.op is not Op.NONE or _has_artifact(action)
+    )
 
 
 def execute_plan(
     ctx: RunContext, plan: Plan, should_stop: Callable[[], bool] = lambda: False
 ) -> ApplyOutcome:
+    """Apply in batches. Each batch backs up, records its intents, then writes; each
+    phase is made durable before the journal says it happened (one sync per phase)."""
     outcome = ApplyOutcome(actions=[])
     ctx.journal.run_started(
         ctx.run_id,
@@ -251,14 +354,25 @@ def execute_plan(
     resumed = bool(ctx.resume.done or ctx.resume.backed_up)
     if resumed and ctx.backup_dir.is_dir():
         remove_stale_temps_under(ctx.backup_dir)
-    for index, action in enumerate(plan.actions):
+    pending: list[FileAction] = []
+    for action in plan.actions:
         if resumed:
             _sweep_temps(ctx, action)
+        if action.bucket is Bucket.FAILED:
+            ctx.journal.file_failed(ctx.run_id, action.path, action.reason)
+        elif _needs_disk(action):
+            pending.append(action)
+    applied: dict[int, FileAction] = {}
+    for start in range(0, len(pending), BATCH_SIZE):
         if should_stop():
             outcome.interrupted = True
-            outcome.actions.extend(plan.actions[index:])
+        if outcome.interrupted:
             break
-        outcome.actions.append(_apply_or_fail(ctx, action, outcome))
+        chunk = pending[start : start + BATCH_SIZE]
+        results = _apply_batch(ctx, chunk, outcome, should_stop)
+        for original, result in zip(chunk, results, strict=True):
+            applied[id(original)] = result
+    outcome.actions = [applied.get(id(a), a) for a in plan.actions]
     return outcome
 
 
@@ -268,24 +382,6 @@ def _sweep_temps(ctx: RunContext, action: FileAction) -> None:
         if rel:
             with contextlib.suppress(OSError):
                 remove_stale_temps(ctx.project.path(rel))
-
-
-def _apply_or_fail(ctx: RunContext, action: FileAction, outcome: ApplyOutcome) -> FileAction:
-    if action.bucket is Bucket.FAILED:
-        ctx.journal.file_failed(ctx.run_id, action.path, action.reason)
-        return action
-    if action.op is Op.NONE and not _has_artifact(action):
-        return action
-    try:
-        apply_action(ctx, action, outcome)
-    except VerificationFailed as error:
-        ctx.journal.file_failed(ctx.run_id, action.path, str(error))
-        return FileAction(action.path, action.cls, Bucket.FAILED, reason=str(error))
-    except OSError as error:
-        reason = f"{error.strerror or error}" + (f": {error.filename}" if error.filename else "")
-        ctx.journal.file_failed(ctx.run_id, action.path, reason)
-        return FileAction(action.path, action.cls, Bucket.FAILED, reason=reason)
-    return action
 
 
 def _conflict_records(

@@ -10,6 +10,7 @@ Fields per step (the typed helpers on :class:`Journal` write exactly these):
 ===================  ==================================================
 run-started          from (None for a first install), to, plan_digest, command
 file-backed-up       path, backup, sha256 (of the adopter's bytes backed up)
+file-intent          path, target, sha256, bucket (written ahead of the write itself)
 file-written         path, sha256 (of the bytes written)
 file-deleted         path (removed on the user's explicit choice, after its backup)
 file-skipped         path, reason
@@ -46,6 +47,7 @@ from tether.state import crashpoint
 
 STEP_RUN_STARTED = "run-started"
 STEP_FILE_BACKED_UP = "file-backed-up"
+STEP_FILE_INTENT = "file-intent"  # about to write these bytes there (written ahead)
 STEP_FILE_WRITTEN = "file-written"
 STEP_FILE_DELETED = "file-deleted"
 STEP_FILE_SKIPPED = "file-skipped"
@@ -60,6 +62,7 @@ STEPS = (
     STEP_FILE_BACKED_UP,
     STEP_FILE_WRITTEN,
     STEP_FILE_DELETED,
+    STEP_FILE_INTENT,
     STEP_FILE_SKIPPED,
     STEP_FILE_FAILED,
     STEP_FINALIZE_STARTED,
@@ -127,6 +130,23 @@ class Journal:
         self._write_line(_encode(record))
         self._seq[run_id] = seq
         crashpoint.after_append(step)
+
+    def append_many(self, run_id: str, entries: list[tuple[str, dict[str, object]]]) -> None:
+        """Write several records with one fsync (a group commit), then honour the crash
+        point for each in turn. Everything they describe must already be durable."""
+        if not entries:
+            return
+        lines = []
+        seq = self._next_seq(run_id) - 1
+        for step, fields in entries:
+            _check_record(step, fields)
+            seq += 1
+            record: Record = {"run": run_id, "step": step, "seq": seq, "at": _utc_now(), **fields}
+            lines.append(_encode(record))
+        self._write_line(b"".join(lines))
+        self._seq[run_id] = seq
+        for step, _ in entries:
+            crashpoint.after_append(step)
 
     def records(self) -> list[Record]:
         return read_records(self.path)
