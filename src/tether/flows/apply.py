@@ -431,7 +431,9 @@ def finalize(
     files: dict[str, FileRecord] = {}
     for rel in latest.manifest.managed_paths():
         digest = known.get(rel)
-        if digest is None or not project.pristine.has(digest):
+        base = baseline.files.get(rel)
+        installed = base is not None and base.sha256 == digest  # B's bytes are cached already
+        if digest is None or not (installed or project.pristine.has(digest)):
             # Only bytes the pristine cache lacks are read again.
             digest = project.pristine.put(latest.file_path(rel).read_bytes())
         files[rel] = FileRecord(latest.manifest.files[rel], digest, latest.mode_of(rel))

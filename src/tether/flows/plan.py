@@ -15,7 +15,7 @@ from tether.flows.baseline import Baseline
 from tether.flows.project import Project, Release
 from tether.flows.regions_step import RegionPlan, masked_comparison, region_conflict
 from tether.flows.renames import carry_rename, find_renames
-from tether.flows.safety import unsafe_target
+from tether.flows.safety import PathGuard
 from tether.flows.structured_step import structured_action
 from tether.fsio import sha256_bytes
 from tether.model.manifest import FileClass
@@ -61,8 +61,26 @@ class AdopterFile:
         return self.data
 
 
-def read_adopter(project: Project, rel: str, stats: StatCache) -> AdopterFile:
-    problem = unsafe_target(project.root, rel)
+@dataclass
+class AdopterReader:
+    """Reads the adopter's files for one plan: one path guard and one stat cache."""
+
+    project: Project
+    stats: StatCache
+    guard: PathGuard
+
+    @classmethod
+    def for_project(cls, project: Project) -> AdopterReader:
+        return cls(project, project.stat_cache(), PathGuard(project.root))
+
+    def read(self, rel: str) -> AdopterFile:
+        return read_adopter(self.project, rel, self.stats, self.guard)
+
+
+def read_adopter(
+    project: Project, rel: str, stats: StatCache, guard: PathGuard | None = None
+) -> AdopterFile:
+    problem = (guard or PathGuard(project.root)).problem(rel)
     if problem:
         raise _Unreadable(problem)
     path = project.path(rel)
@@ -181,14 +199,14 @@ def _plan_latest_path(
     options: UpdateOptions,
     regions: RegionPlan,
     plan: Plan,
-    stats: StatCache,
+    reader: AdopterReader,
 ) -> FileAction:
     cls = latest.manifest.files[rel]
     held = _held_by_markers(project, baseline, rel, cls)
     if held is not None:
         return held
     try:
-        adopter = read_adopter(project, rel, stats)
+        adopter = reader.read(rel)
         return _decide_latest_path(
             project, baseline, latest, rel, cls, adopter, options, regions, plan
         )
@@ -303,11 +321,11 @@ def _carry(
 
 
 def _plan_dropped_path(
-    project: Project, baseline: Baseline, rel: str, options: UpdateOptions, stats: StatCache
+    project: Project, baseline: Baseline, rel: str, options: UpdateOptions, reader: AdopterReader
 ) -> FileAction:
     record = baseline.files[rel]
     try:
-        adopter = read_adopter(project, rel, stats)
+        adopter = reader.read(rel)
     except _Unreadable as problem:
         return FileAction(rel, record.cls, Bucket.FAILED, reason=str(problem))
     ours_eq_base = adopter.sha == record.sha256
@@ -330,15 +348,15 @@ def build_plan(
     latest_set = set(latest_paths)
     latest_sentinels = set(latest.manifest.sentinels)
     renamed_to = {new: old for old, new in find_renames(baseline, latest)}
-    stats = project.stat_cache()
+    reader = AdopterReader.for_project(project)
     for rel in sorted(latest_paths):
-        action = _plan_latest_path(project, baseline, latest, rel, options, regions, plan, stats)
+        action = _plan_latest_path(project, baseline, latest, rel, options, regions, plan, reader)
         if rel in renamed_to:
             action = _carry(project, baseline, latest, renamed_to[rel], action, options)
         plan.actions.append(action)
     for rel in sorted(baseline.files):
         if rel in latest_set or rel in latest_sentinels or rel in baseline.sentinels:
             continue
-        plan.actions.append(_plan_dropped_path(project, baseline, rel, options, stats))
-    stats.save()
+        plan.actions.append(_plan_dropped_path(project, baseline, rel, options, reader))
+    reader.stats.save()
     return plan

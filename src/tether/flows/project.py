@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import datetime as _dt
 import os
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from tether.errors import TetherError
-from tether.fsio import atomic_write, sha256_bytes
+from tether.fsio import atomic_write, sha256_bytes, walk_files
 from tether.model.manifest import Manifest, ManifestFormat, load_manifest
 from tether.profiles import NATIVE, Profile, detect_profile, get_profile
 from tether.state.cache import PristineCache
@@ -101,6 +101,7 @@ class Release:
     source: str
     manifest: Manifest
     manifest_bytes: bytes
+    _modes: dict[str, int] = field(default_factory=dict, compare=False, repr=False)
 
     @property
     def manifest_sha256(self) -> str:
@@ -112,7 +113,9 @@ class Release:
     def mode_of(self, rel: str) -> int:
         from tether.fsio import file_mode
 
-        return self.manifest.modes.get(rel) or file_mode(self.file_path(rel))
+        if rel not in self._modes:
+            self._modes[rel] = self.manifest.modes.get(rel) or file_mode(self.file_path(rel))
+        return self._modes[rel]
 
     def read(self, rel: str) -> bytes | None:
         """The release's bytes for a path, None when the release does not contain it."""
@@ -143,9 +146,8 @@ def read_release(root: Path, version: str, source: str, profile: Profile) -> Rel
             sources=manifest.sources,
             modes=manifest.modes,
         )
-    missing = [
-        p for p in manifest.managed_paths() if not (root / manifest.sources.get(p, p)).is_file()
-    ]
+    present = set(walk_files(root))  # one walk instead of a stat per manifest path
+    missing = [p for p in manifest.managed_paths() if manifest.sources.get(p, p) not in present]
     if missing:
         shown = ", ".join(missing[:3]) + (" …" if len(missing) > 3 else "")
         raise TetherError(

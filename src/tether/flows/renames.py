@@ -4,6 +4,7 @@ so the adopter's edits at the old path follow the file to its new path."""
 from __future__ import annotations
 
 import difflib
+from collections import Counter
 from dataclasses import replace
 
 from tether.flows.baseline import Baseline
@@ -11,13 +12,8 @@ from tether.flows.project import Project, Release
 from tether.model.plan import Bucket, FileAction, Op
 
 SIMILARITY = 0.6
-MAX_PAIRS = 20_000  # dropped × new paths compared at most; beyond that only declared renames
+MAX_PAIRS = 1_000_000  # dropped × new paths bounded at most; beyond that only declared renames
 MAX_BYTES = 1 << 20
-
-
-def similarity(a: bytes, b: bytes) -> float:
-    matcher = difflib.SequenceMatcher(None, a.splitlines(), b.splitlines(), autojunk=False)
-    return matcher.ratio()
 
 
 def find_renames(baseline: Baseline, latest: Release) -> list[tuple[str, str]]:
@@ -41,32 +37,53 @@ def find_renames(baseline: Baseline, latest: Release) -> list[tuple[str, str]]:
     new = [p for p in new if p not in taken]
     if not dropped or not new or len(dropped) * len(new) > MAX_PAIRS:
         return pairs
+    candidates = _Candidates(latest, new)
     for old in dropped:
-        best = _most_similar(baseline.read(old) or b"", latest, new)
+        best = candidates.most_similar(baseline.read(old) or b"")
         if best is not None:
             pairs.append((old, best))
-            new.remove(best)
+            candidates.take(best)
     return pairs
 
 
-def _most_similar(old: bytes, latest: Release, candidates: list[str]) -> str | None:
-    if not old or len(old) > MAX_BYTES:
-        return None
-    best, best_score = None, SIMILARITY
-    for path in candidates:
-        data = latest.read(path) or b""
-        if len(data) > MAX_BYTES:
-            continue
-        # Cheap upper bound first: most pairs are nowhere near alike.
-        quick = difflib.SequenceMatcher(
-            None, old.splitlines(), data.splitlines()
-        ).real_quick_ratio()
-        if quick < best_score:
-            continue
-        score = similarity(old, data)
-        if score >= best_score:
-            best, best_score = path, score
-    return best
+class _Candidates:
+    """New paths of L, each read and split once, with a cheap exact upper bound on
+    similarity (shared lines as a multiset) so most pairs never reach the matcher."""
+
+    def __init__(self, latest: Release, paths: list[str]) -> None:
+        self.lines: dict[str, list[bytes]] = {}
+        self.counts: dict[str, Counter[bytes]] = {}
+        for path in paths:
+            data = latest.read(path) or b""
+            if len(data) <= MAX_BYTES:
+                self.lines[path] = data.splitlines()
+                self.counts[path] = Counter(self.lines[path])
+
+    def take(self, path: str) -> None:
+        self.lines.pop(path, None)
+        self.counts.pop(path, None)
+
+    def most_similar(self, old: bytes) -> str | None:
+        if not old or len(old) > MAX_BYTES:
+            return None
+        old_lines = old.splitlines()
+        old_counts = Counter(old_lines)
+        matcher: difflib.SequenceMatcher[bytes] = difflib.SequenceMatcher(
+            None, [], [], autojunk=False
+        )
+        matcher.set_seq2(old_lines)
+        best, best_score = None, SIMILARITY
+        for path in sorted(self.lines):
+            lines = self.lines[path]
+            total = len(lines) + len(old_lines)
+            shared = sum((self.counts[path] & old_counts).values())
+            if not total or 2 * shared / total < best_score:
+                continue
+            matcher.set_seq1(lines)
+            score = matcher.ratio()
+            if score >= best_score and (best is None or score > best_score):
+                best, best_score = path, score
+        return best
 
 
 def carry_rename(

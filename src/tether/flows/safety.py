@@ -3,7 +3,66 @@
 from __future__ import annotations
 
 import os
+import stat
 from pathlib import Path
+
+
+class PathGuard:
+    """``unsafe_target`` for many paths of one project: each folder is judged once."""
+
+    def __init__(self, root: Path) -> None:
+        self.root = root
+        self.real_root = os.path.realpath(root)
+        self._folders: dict[str, str | None] = {}  # folder -> problem, "" when missing
+
+    def _folder_problem(self, folder: str) -> str | None:
+        """None: a real folder inside the project; "": missing; else the problem."""
+        if folder in self._folders:
+            return self._folders[folder]
+        parent, _, _ = folder.rpartition("/")
+        problem = self._folder_problem(parent) if parent else None
+        if problem is None:
+            problem = self._judge_folder(folder)
+        self._folders[folder] = problem
+        return problem
+
+    def _judge_folder(self, folder: str) -> str | None:
+        path = os.path.join(self.root, folder)
+        try:
+            info = os.lstat(path)
+        except (FileNotFoundError, NotADirectoryError):
+            return ""
+        if stat.S_ISLNK(info.st_mode):
+            resolved = os.path.realpath(path)
+            inside = resolved == self.real_root or resolved.startswith(self.real_root + os.sep)
+            if not inside:
+                return f"{folder} is a link pointing outside the project"
+            return (
+                None
+                if os.path.isdir(resolved)
+                else f"{folder} is a file, but the release needs a folder there"
+            )
+        if not stat.S_ISDIR(info.st_mode):
+            return f"{folder} is a file, but the release needs a folder there"
+        return None
+
+    def problem(self, rel: str) -> str | None:
+        folder, _, _ = rel.rpartition("/")
+        if folder:
+            problem = self._folder_problem(folder)
+            if problem == "":
+                return None  # the folder does not exist yet: nothing in the way
+            if problem:
+                return problem
+        try:
+            info = os.lstat(os.path.join(self.root, rel))
+        except (FileNotFoundError, NotADirectoryError):
+            return None
+        if stat.S_ISLNK(info.st_mode):
+            return "is a symbolic link; tether does not write through links"
+        if stat.S_ISDIR(info.st_mode):
+            return "is a directory, but the release ships a file there"
+        return None
 
 
 def unsafe_target(root: Path, rel: str) -> str | None:
@@ -12,22 +71,4 @@ def unsafe_target(root: Path, rel: str) -> str | None:
     Refuses a path whose folders run through a link leading out of the project, a path
     that is itself a link, a folder where a file belongs, and a file where a folder belongs.
     """
-    real_root = Path(os.path.realpath(root))
-    current = root
-    parts = rel.split("/")
-    for index, part in enumerate(parts):
-        current = current / part
-        is_last = index == len(parts) - 1
-        if current.is_symlink():
-            if is_last:
-                return "is a symbolic link; tether does not write through links"
-            resolved = Path(os.path.realpath(current))
-            if resolved != real_root and real_root not in resolved.parents:
-                return f"{'/'.join(parts[: index + 1])} is a link pointing outside the project"
-        if not current.exists():
-            return None
-        if is_last and current.is_dir():
-            return "is a directory, but the release ships a file there"
-        if not is_last and not current.is_dir():
-            return f"{'/'.join(parts[: index + 1])} is a file, but the release needs a folder there"
-    return None
+    return PathGuard(root).problem(rel)
