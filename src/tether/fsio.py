@@ -6,9 +6,9 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import os
+import secrets
 import stat
 import sys
-import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -56,29 +56,36 @@ def atomic_write(path: Path, data: bytes, mode: int | None = None, durable: bool
     The temp file lives in the same directory (same filesystem, so rename is atomic),
     is fsync'd before the rename, and the directory is fsync'd after it. The mode of
     an existing file is kept unless ``mode`` is given. ``durable=False`` skips the fsyncs
-    (still atomic) for files that can be rebuilt, such as cache entries.
+    (still atomic): for files that can be rebuilt, such as cache entries, and for writes
+    whose caller makes a whole batch durable at once (``flush_to_disk``).
     """
-    path.parent.mkdir(parents=True, exist_ok=True)
+    parent = path.parent
+    if not os.path.isdir(parent):
+        parent.mkdir(parents=True, exist_ok=True)
     if mode is None:
         try:
             mode = stat.S_IMODE(os.stat(path).st_mode)
         except FileNotFoundError:
             mode = NEW_FILE_MODE
-    fd, tmp_name = tempfile.mkstemp(prefix=f".{path.name}.", suffix=TEMP_SUFFIX, dir=path.parent)
+    tmp_name = os.path.join(parent, f".{path.name}.{secrets.token_hex(4)}{TEMP_SUFFIX}")
+    fd = os.open(tmp_name, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0o600)
     try:
-        with os.fdopen(fd, "wb") as handle:
-            handle.write(data)
-            handle.flush()
+        try:
+            view = memoryview(data)
+            while view:
+                view = view[os.write(fd, view) :]
+            os.fchmod(fd, mode)
             if durable:
-                os.fsync(handle.fileno())
-        os.chmod(tmp_name, mode)
+                os.fsync(fd)
+        finally:
+            os.close(fd)
         os.replace(tmp_name, path)
     except BaseException:
         with contextlib.suppress(FileNotFoundError):
             os.unlink(tmp_name)
         raise
     if durable:
-        fsync_dir(path.parent)
+        fsync_dir(parent)
 
 
 TEMP_SUFFIX = ".tether-tmp"
