@@ -31,12 +31,8 @@ LOG = """\
 """
 
 
-@pytest.fixture(autouse=True)
-def registered(monkeypatch):
-    # The command table is the lead's; register the command here in case it is not yet.
-    monkeypatch.setitem(
-        cli_main.COMMANDS, "changelog", ("tether.cli.changelog_cmd", "print release notes")
-    )
+def test_command_is_registered():
+    assert "changelog" in cli_main.COMMANDS
 
 
 def run_json(capsys, *args):
