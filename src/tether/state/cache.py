@@ -3,6 +3,7 @@ never needs the source again."""
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 from tether.errors import TetherError
@@ -22,10 +23,30 @@ class PristineCache:
     def put(self, data: bytes) -> str:
         digest = sha256_bytes(data)
         target = self.path_for(digest)
-        if not target.is_file():
-            # Rebuildable from the source, so no fsync: a torn entry fails its hash check.
-            atomic_write(target, data, mode=0o644, durable=False)
+        try:
+            if target.stat().st_size == len(data):
+                return digest  # content-addressed: same name, same bytes
+        except FileNotFoundError:
+            pass
+        self._write_new(target, data)
         return digest
+
+    @staticmethod
+    def _write_new(target: Path, data: bytes) -> None:
+        """Straight to its final name, without a temp file or fsync: an entry is rebuilt
+        from the source when torn, and a torn entry fails its hash check in ``get``."""
+        target.parent.mkdir(parents=True, exist_ok=True)
+        try:
+            fd = os.open(target, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0o644)
+        except FileExistsError:
+            atomic_write(target, data, mode=0o644, durable=False)  # a torn earlier entry
+            return
+        try:
+            view = memoryview(data)
+            while view:
+                view = view[os.write(fd, view) :]
+        finally:
+            os.close(fd)
 
     def get(self, sha256: str) -> bytes | None:
         """The bytes with that hash, or None when missing or corrupted."""
