@@ -13,17 +13,18 @@ from pathlib import Path
 
 from tether import git
 from tether.errors import TetherError
-from tether.fleet.isolation import Isolation, worktree_path
+from tether.fleet.isolation import (
+    Isolation,
+    IsolationUnavailable,
+    check_new_branch,
+    worktree_path,
+)
 
 MODES = ("none", "branch", "worktree")
 
 
 def branch_name(level: str, day: date) -> str:
     return f"deps/{level}-{day.isoformat()}"
-
-
-class _Degrade(Exception):
-    pass
 
 
 def isolate(root: Path, mode: str, level: str, day: date) -> Isolation:
@@ -33,38 +34,36 @@ def isolate(root: Path, mode: str, level: str, day: date) -> Isolation:
     name = branch_name(level, day)
     try:
         return _branch(root, name) if mode == "branch" else _worktree(root, name, level, day)
-    except _Degrade as reason:
+    except IsolationUnavailable as reason:
         return Isolation(mode, "none", root, note=f"{mode} isolation not possible: {reason}")
 
 
 def _branch(root: Path, name: str) -> Isolation:
-    if git.work_tree_top(root) is None:
-        raise _Degrade("not a git repository")
-    if git.current_branch(root) == name:
-        return Isolation("branch", "branch", root, name, note="already on it (an earlier run)")
-    if git.has_ref(root, f"refs/heads/{name}"):
-        raise _Degrade(f"branch {name} already exists")
+    """The fleet's checks, then the switch now (deps edits files right after)."""
+    isolation = check_new_branch(root, name)
+    if isolation.note:
+        return isolation  # already on it
     try:
         git.switch_to_new_branch(root, name)
     except TetherError as error:
-        raise _Degrade(str(error)) from None
-    return Isolation("branch", "branch", root, name)
+        raise IsolationUnavailable(str(error)) from None
+    return isolation
 
 
 def _worktree(root: Path, name: str, level: str, day: date) -> Isolation:
     found = git.work_tree_top(root)
     if found is None:
-        raise _Degrade("not a git repository")
+        raise IsolationUnavailable("not a git repository")
     top = found.resolve()
     dest = worktree_path(top, f"deps-{level}-{day.isoformat()}")
     if dest.exists():
-        raise _Degrade(f"{dest} already exists")
+        raise IsolationUnavailable(f"{dest} already exists")
     if git.has_ref(top, f"refs/heads/{name}"):
-        raise _Degrade(f"branch {name} already exists")
+        raise IsolationUnavailable(f"branch {name} already exists")
     try:
         git.worktree_add(top, dest, name)
     except TetherError as error:
-        raise _Degrade(str(error)) from None
+        raise IsolationUnavailable(str(error)) from None
     inner = dest / root.resolve().relative_to(top)
     note = _uncommitted_note(top)
     return Isolation("worktree", "worktree", inner, name, dest, note=note)

@@ -68,23 +68,24 @@ def isolate(root: Path, mode: str, upstream: str, version: str) -> Isolation:
     branch = default_branch_name(upstream, version)
     try:
         if mode == "branch":
-            return _branch(root, branch)
+            return check_new_branch(root, branch)
         return _worktree(root, branch, version)
-    except _Degrade as reason:
+    except IsolationUnavailable as reason:
         return Isolation(mode, "none", root, note=f"{mode} isolation not possible: {reason}")
 
 
-class _Degrade(Exception):
+class IsolationUnavailable(Exception):
     """Why an isolation cannot be set up (the project is then updated in place)."""
 
 
-def _branch(root: Path, name: str) -> Isolation:
+def check_new_branch(root: Path, name: str) -> Isolation:
+    """Whether ``name`` can be made in ``root`` (not switched to yet); shared with deps."""
     if git.work_tree_top(root) is None:
-        raise _Degrade("not a git repository")
+        raise IsolationUnavailable("not a git repository")
     if git.current_branch(root) == name:
         return Isolation("branch", "branch", root, name, note="already on it (an earlier run)")
     if git.has_ref(root, f"refs/heads/{name}"):
-        raise _Degrade(f"branch {name} already exists")
+        raise IsolationUnavailable(f"branch {name} already exists")
     return Isolation("branch", "branch", root, name)
 
 
@@ -97,7 +98,7 @@ def worktree_path(top: Path, version: str) -> Path:
 def _worktree(root: Path, name: str, version: str) -> Isolation:
     found = git.work_tree_top(root)
     if found is None:
-        raise _Degrade("not a git repository")
+        raise IsolationUnavailable("not a git repository")
     top = found.resolve()
     dest = worktree_path(top, version)
     inner = dest / root.resolve().relative_to(top)
@@ -111,13 +112,13 @@ def _worktree(root: Path, name: str, version: str) -> Isolation:
                 dest,
                 note="reusing the worktree an earlier run made",
             )
-        raise _Degrade(f"{dest} already exists")
+        raise IsolationUnavailable(f"{dest} already exists")
     if git.has_ref(top, f"refs/heads/{name}"):
-        raise _Degrade(f"branch {name} already exists")
+        raise IsolationUnavailable(f"branch {name} already exists")
     try:
         git.worktree_add(top, dest, name)
     except TetherError as error:
-        raise _Degrade(str(error)) from None
+        raise IsolationUnavailable(str(error)) from None
     _require_install(root, inner, top, dest, name)
     return Isolation("worktree", "worktree", inner, name, dest, note=_uncommitted_note(top))
 
@@ -144,4 +145,6 @@ def _require_install(root: Path, inner: Path, top: Path, dest: Path, branch: str
     if (root / state_file).is_file() and not (inner / state_file).is_file():
         git.worktree_remove(top, dest)
         git.delete_branch(top, branch)
-        raise _Degrade(f"{state_file} is not committed, so a worktree would not contain it")
+        raise IsolationUnavailable(
+            f"{state_file} is not committed, so a worktree would not contain it"
+        )
