@@ -160,3 +160,14 @@ def test_status_outside_a_project(tmp_path):
     result = run_tether("status", str(tmp_path))
     assert result.returncode == 1
     assert "tether init" in result.stderr
+
+
+def test_every_command_module_is_registered():
+    from pathlib import Path
+
+    import tether.cli
+    from tether.cli.main import COMMANDS
+
+    modules = {p.stem for p in Path(tether.cli.__file__).parent.glob("*_cmd.py")}
+    registered = {module.rsplit(".", 1)[-1] for module, _ in COMMANDS.values()}
+    assert modules == registered
