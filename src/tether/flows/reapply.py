@@ -324,12 +324,10 @@ class BaselineFinder:
         if self._repo is None:
             return None
         repo, top = self._repo
-        if top is not None:
-            try:
-                inside = (self.target.resolve() / rel).relative_to(top.resolve())
-                return top, inside.as_posix()
-            except ValueError:
-                pass  # the target is not in this working tree: it mirrors the repository's root
+        target = (self.target.resolve() / rel) if top is not None else None
+        if top is not None and target is not None and target.is_relative_to(top.resolve()):
+            return top, target.relative_to(top.resolve()).as_posix()
+        # Otherwise the target is not in this working tree: it mirrors the repository's root.
         return repo, rel
 
     def _open_repo(self) -> tuple[Path, Path | None] | None:
