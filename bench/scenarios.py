@@ -15,6 +15,7 @@ How the ratios are read (they are shares of B's files):
 
 from __future__ import annotations
 
+import hashlib
 import json
 import math
 import os
@@ -217,7 +218,12 @@ def _encode(lines: list[str]) -> bytes:
 
 
 def _write_manifest(root: Path, version: str, classes: dict[str, str]) -> None:
-    manifest = {"schema": 1, "name": UPSTREAM_NAME, "version": version, "files": classes}
+    # Each file's sha256 is recorded, as `tether manifest build` does with `hashes = true`.
+    files = {
+        rel: {"class": cls, "sha256": hashlib.sha256((root / rel).read_bytes()).hexdigest()}
+        for rel, cls in classes.items()
+    }
+    manifest = {"schema": 1, "name": UPSTREAM_NAME, "version": version, "files": files}
     _write(root / ".tether" / "manifest.json", (json.dumps(manifest, indent=2) + "\n").encode())
 
 

@@ -251,3 +251,18 @@ def test_version_file_must_hold_a_version(upstream, capsys):
 def test_missing_config(tmp_path, capsys):
     assert call("manifest", "build", "-C", str(tmp_path)) == 1
     assert "tether.toml: no such file" in capsys.readouterr().err
+
+
+def test_hashes_option_records_each_files_sha256(upstream):
+    import hashlib
+
+    config = upstream / "tether.toml"
+    config.write_text("hashes = true\n" + config.read_text())
+    git(upstream, "commit", "-qam", "hashes")
+    assert call("manifest", "build", "-C", str(upstream)) == 0
+    manifest = load_manifest(upstream / ".tether/manifest.json")
+    digest = hashlib.sha256((upstream / "bin/lint.sh").read_bytes()).hexdigest()
+    assert manifest.hashes["bin/lint.sh"] == digest
+    assert set(manifest.hashes) == set(manifest.files)
+    entry = built(upstream)["files"]["bin/lint.sh"]
+    assert entry == {"class": "owned", "sha256": digest}

@@ -323,3 +323,26 @@ def test_parent_that_is_a_file_fails_only_that_path(tmp_path):
     assert (project / "sub").read_text().startswith("I am a file")
     assert (project / P).read_text() == "v2\n"
     assert doc["state_written"] is False
+
+
+def test_manifest_hashes_are_trusted_for_skips_and_checked_when_read(tmp_path):
+    import hashlib
+
+    shelf = tmp_path / "releases"
+    v1 = {"a.txt": "a1\n", "same.txt": "same\n"}
+    v2 = {"a.txt": "a2\n", "same.txt": "same\n"}
+    for version, files in (("1.0.0", v1), ("2.0.0", v2)):
+        hashes = {p: hashlib.sha256(t.encode()).hexdigest() for p, t in files.items()}
+        entries = {p: {"class": "shared", "sha256": h} for p, h in hashes.items()}
+        make_release(shelf, version, files, extra={"files": entries})
+    project = tmp_path / "proj"
+    assert call("init", "--source", str(shelf), "--version", "1.0.0", str(project)) == 0
+    (shelf / "2.0.0" / "a.txt").write_text("tampered\n")  # no longer what the manifest says
+    result = run_tether("update", "--yes", "-C", str(project))
+    assert result.returncode == 1
+    assert "a.txt does not match the sha256 its manifest records" in result.stderr
+    assert (project / "a.txt").read_text() == "a1\n"
+    (shelf / "2.0.0" / "a.txt").write_text("a2\n")
+    code, doc = update_json(project)
+    assert code == 0 and doc["buckets"]["update"] == ["a.txt"]
+    assert (project / "a.txt").read_text() == "a2\n"

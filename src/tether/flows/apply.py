@@ -435,7 +435,7 @@ def finalize(
         installed = base is not None and base.sha256 == digest  # B's bytes are cached already
         if digest is None or not (installed or project.pristine.has(digest)):
             # Only bytes the pristine cache lacks are read again.
-            digest = project.pristine.put(latest.file_path(rel).read_bytes())
+            digest = project.pristine.put(latest.verified_bytes(rel))
         files[rel] = FileRecord(latest.manifest.files[rel], digest, latest.mode_of(rel))
     project.pristine.put(latest.manifest_bytes)
     held = [a.path for a in outcome.actions if a.decision == "held" and a.path in baseline.files]

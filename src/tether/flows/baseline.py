@@ -96,9 +96,7 @@ def load_baseline(project: Project, source_override: str | None = None) -> Basel
         )
     release = fetch_release(project, source_override, version)
     files = {
-        rel: FileRecord(
-            release.manifest.files[rel], sha256_bytes(release.file_path(rel).read_bytes())
-        )
+        rel: FileRecord(release.manifest.files[rel], release.digest(rel))
         for rel in release.manifest.managed_paths()
     }
     return Baseline(

@@ -127,7 +127,7 @@ def _write_install(
     files: dict[str, FileRecord] = {}
     pristine = project.pristine
     for rel, mine in current.items():
-        theirs = release.file_path(rel).read_bytes()
+        theirs = release.verified_bytes(rel)
         mode = release.mode_of(rel)
         digest = pristine.put(theirs)
         files[rel] = FileRecord(manifest.files[rel], digest, mode)

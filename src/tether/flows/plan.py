@@ -225,10 +225,18 @@ def _decide_latest_path(
     regions: RegionPlan,
     plan: Plan,
 ) -> FileAction:
-    theirs = latest.file_path(rel).read_bytes()
+    # With per-file hashes in the manifest, L's bytes are read only where they are used.
+    recorded = latest.manifest.hashes.get(rel)
+    loaded: list[bytes] = [] if recorded is not None else [latest.verified_bytes(rel)]
+
+    def release_bytes() -> bytes:
+        if not loaded:
+            loaded.append(latest.verified_bytes(rel))
+        return loaded[0]
+
     mode = latest.mode_of(rel)
     record = baseline.files.get(rel) if rel not in baseline.sentinels else None
-    latest_sha = sha256_bytes(theirs)
+    latest_sha = recorded if recorded is not None else sha256_bytes(loaded[0])
     plan.latest_hashes[rel] = latest_sha
     ours_sha = adopter.sha
     base_sha = record.sha256 if record is not None else None
@@ -241,12 +249,12 @@ def _decide_latest_path(
         base_eq_latest=base_sha == latest_sha,
         ours_eq_base=record is not None
         and (ours_sha == base_sha or (crlf and same_text(ours or b"", baseline.read(rel) or b""))),
-        ours_eq_latest=ours_sha == latest_sha or (crlf and same_text(ours or b"", theirs)),
+        ours_eq_latest=ours_sha == latest_sha or (crlf and same_text(ours or b"", release_bytes())),
     )
     if rel in regions.by_path and record is not None and adopter.present:
         ours = adopter.read()
         base = baseline.read(rel) or b""
-        sides, masked = masked_comparison(regions, rel, base, ours, theirs)
+        sides, masked = masked_comparison(regions, rel, base, ours, release_bytes())
         if decide_row(cls, sides) is Row.MERGE:
             return region_conflict(project, rel, cls, masked, mode)
     row = decide_row(cls, sides)
@@ -256,16 +264,17 @@ def _decide_latest_path(
         spec = latest.manifest.merge.get(rel)
         if spec is not None:
             merged = structured_action(
-                project, rel, cls, spec, base, ours, theirs, mode, options.auto
+                project, rel, cls, spec, base, ours, release_bytes(), mode, options.auto
             )
             if merged is not None:
                 action, summary = merged
                 plan.structured[rel] = summary
                 return action
-        return merge_action(project, rel, cls, base, ours, theirs, mode, options)
+        return merge_action(project, rel, cls, base, ours, release_bytes(), mode, options)
     bucket = bucket_for_row(row, cls)
     if bucket in (Bucket.ADD, Bucket.OVERWRITE, Bucket.UPDATE):
         # A CRLF checkout of B keeps its line endings; a byte-identical copy of B takes L as is.
+        theirs = release_bytes()
         content = in_style_of(theirs, ours) if crlf and ours is not None else theirs
         return FileAction(rel, cls, bucket, Op.WRITE, content, mode)
     return FileAction(rel, cls, bucket, reason=skip_reason(row, sides))

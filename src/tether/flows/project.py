@@ -110,6 +110,22 @@ class Release:
     def file_path(self, rel: str) -> Path:
         return self.root / self.manifest.sources.get(rel, rel)
 
+    def digest(self, rel: str) -> str:
+        """sha256 of the release's bytes for ``rel``: the manifest's record when it has one
+        (checked whenever the bytes are read), else computed."""
+        recorded = self.manifest.hashes.get(rel)
+        return recorded if recorded is not None else sha256_bytes(self.verified_bytes(rel))
+
+    def verified_bytes(self, rel: str) -> bytes:
+        data = self.file_path(rel).read_bytes()
+        recorded = self.manifest.hashes.get(rel)
+        if recorded is not None and sha256_bytes(data) != recorded:
+            raise TetherError(
+                f"release {self.version} ({self.source}): {rel} does not match the sha256 "
+                "its manifest records"
+            )
+        return data
+
     def mode_of(self, rel: str) -> int:
         from tether.fsio import file_mode
 
@@ -145,6 +161,7 @@ def read_release(root: Path, version: str, source: str, profile: Profile) -> Rel
             extra=manifest.extra,
             sources=manifest.sources,
             modes=manifest.modes,
+            hashes=manifest.hashes,
         )
     present = set(walk_files(root))  # one walk instead of a stat per manifest path
     missing = [p for p in manifest.managed_paths() if manifest.sources.get(p, p) not in present]

@@ -70,6 +70,7 @@ class PublishConfig:
     merge: dict[str, dict[str, Any]] = field(default_factory=dict)
     regions: tuple[dict[str, Any], ...] = ()
     renames: tuple[Rename, ...] = ()
+    hashes: bool = False  # record each file's sha256 in the manifest
 
 
 _CONFIG_KEYS = frozenset(
@@ -85,8 +86,15 @@ _CONFIG_KEYS = frozenset(
         "merge",
         "regions",
         "renames",
+        "hashes",
     }
 )
+
+
+def _config_flag(origin: str, key: str, value: object) -> bool:
+    if not isinstance(value, bool):
+        raise TetherError(f"{origin}: '{key}' must be true or false")
+    return value
 
 
 def _class_value(origin: str, where: str, value: object) -> FileClass:
@@ -217,6 +225,7 @@ def parse_publish_config(data: dict[str, Any], origin: str, root: Path) -> Publi
         merge=_config_merge(origin, data.get("merge")),
         regions=_config_regions(origin, data.get("regions")),
         renames=_config_renames(origin, data.get("renames")),
+        hashes=_config_flag(origin, "hashes", data.get("hashes", False)),
     )
 
 
@@ -373,6 +382,7 @@ def manifest_build(root: Path, config_path: Path | None = None) -> ManifestBuild
         merge=config.merge,
         renames=config.renames,
         changelog=config.changelog,
+        hashes={rel: sha256_file(root / rel) for rel in files} if config.hashes else {},
     )
     data = render_manifest(manifest)
     # Whatever the manifest parser would refuse (colliding paths, ...) must fail here,

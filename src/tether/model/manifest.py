@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import dataclass, field
 from enum import StrEnum
 from pathlib import Path
@@ -52,6 +53,9 @@ class Manifest:
     # Path mapping: where a project path's bytes live in the release tree, when elsewhere.
     sources: dict[str, str] = field(default_factory=dict)
     modes: dict[str, int] = field(default_factory=dict)  # file modes the manifest fixes
+    # sha256 of each file's bytes, when the publisher recorded them: planning then reads
+    # only the release files whose hash differs from the installed one.
+    hashes: dict[str, str] = field(default_factory=dict)
 
     def managed_paths(self) -> list[str]:
         """Manifest paths tether reads and writes: every file except sentinels."""
@@ -111,11 +115,22 @@ def _parse_mode(origin: str, where: str, raw: object) -> int:
 
 
 def _split_entry(
-    origin: str, path: str, entry: object, sources: dict[str, str], modes: dict[str, int]
+    origin: str,
+    path: str,
+    entry: object,
+    sources: dict[str, str],
+    modes: dict[str, int],
+    hashes: dict[str, str],
 ) -> object:
-    """A files entry is a class, or ``{"class", "src"?, "mode"?}``; returns the class."""
+    """A files entry is a class, or ``{"class", "src"?, "mode"?, "sha256"?}``; returns
+    the class."""
     if not isinstance(entry, dict):
         return entry
+    if "sha256" in entry:
+        digest = entry["sha256"]
+        if not isinstance(digest, str) or not re.fullmatch(r"[0-9a-f]{64}", digest):
+            raise _fail(origin, f"files[{path!r}].sha256 is not a lowercase hex sha256")
+        hashes[path] = digest
     if "src" in entry:
         sources[path] = _check_path(origin, f"files[{path!r}].src", entry["src"])
     if "mode" in entry:
@@ -128,6 +143,7 @@ def _parse_files(
     raw: object,
     sources: dict[str, str] | None = None,
     modes: dict[str, int] | None = None,
+    hashes: dict[str, str] | None = None,
 ) -> dict[str, FileClass]:
     if not isinstance(raw, dict):
         raise _fail(origin, "'files' must be an object mapping path to class")
@@ -140,6 +156,7 @@ def _parse_files(
             entry,
             sources if sources is not None else {},
             modes if modes is not None else {},
+            hashes if hashes is not None else {},
         )
         try:
             files[path] = FileClass(str(cls))
@@ -226,7 +243,8 @@ def parse_manifest(
         raise _fail(origin, "missing 'files'")
     sources: dict[str, str] = {}
     modes: dict[str, int] = {}
-    files = _parse_files(origin, data["files"], sources, modes)
+    hashes: dict[str, str] = {}
+    files = _parse_files(origin, data["files"], sources, modes, hashes)
     version = data.get("version", "")
     if not isinstance(version, str):
         raise _fail(origin, "'version' must be a string")
@@ -247,6 +265,7 @@ def parse_manifest(
         extra={k: v for k, v in data.items() if k not in _NATIVE_KEYS},
         sources=sources,
         modes=modes,
+        hashes=hashes,
     )
 
 
@@ -300,13 +319,24 @@ def load_manifest(path: Path, fmt: ManifestFormat = ManifestFormat.NATIVE) -> Ma
     return parse_manifest(data, str(path), fmt)
 
 
+def _native_entry(manifest: Manifest, path: str, cls: FileClass) -> object:
+    extra: dict[str, object] = {}
+    if path in manifest.sources:
+        extra["src"] = manifest.sources[path]
+    if path in manifest.modes:
+        extra["mode"] = f"{manifest.modes[path]:04o}"
+    if path in manifest.hashes:
+        extra["sha256"] = manifest.hashes[path]
+    return {"class": cls.value, **extra} if extra else cls.value
+
+
 def manifest_to_native(manifest: Manifest) -> dict[str, Any]:
     """The native JSON document for a manifest (stable key order)."""
     doc: dict[str, Any] = {
         "schema": MANIFEST_SCHEMA,
         "name": manifest.name,
         "version": manifest.version,
-        "files": {p: c.value for p, c in sorted(manifest.files.items())},
+        "files": {p: _native_entry(manifest, p, c) for p, c in sorted(manifest.files.items())},
     }
     if manifest.sentinels:
         doc["sentinels"] = list(manifest.sentinels)
