@@ -346,3 +346,30 @@ def test_manifest_hashes_are_trusted_for_skips_and_checked_when_read(tmp_path):
     code, doc = update_json(project)
     assert code == 0 and doc["buckets"]["update"] == ["a.txt"]
     assert (project / "a.txt").read_text() == "a2\n"
+
+
+def test_pristine_entries_link_only_trees_tether_extracted(tmp_path):
+    import hashlib
+
+    from helpers_sources import release_tar
+
+    dist = tmp_path / "dist"
+    dist.mkdir()
+    manifest = '{"schema": 1, "name": "kit", "version": "%s", "files": {"a.txt": "shared"}}'
+    for version, text in (("1.0.0", "a1\n"), ("2.0.0", "a2\n")):
+        release_tar(dist / f"kit-v{version}.tar.gz",
+                    {"a.txt": text, ".tether/manifest.json": manifest % version}, top=f"kit-v{version}")
+    project = tmp_path / "proj"
+    assert call("init", "--source", str(dist / "kit-v{version}.tar.gz"), "--version", "1.0.0",
+                str(project)) == 0
+    code, _ = update_json(project)
+    assert code == 0
+    digest = hashlib.sha256(b"a2\n").hexdigest()
+    entry = project / ".tether/cache/objects" / digest[:2] / digest[2:]
+    assert entry.read_bytes() == b"a2\n" and entry.stat().st_nlink >= 2  # linked, not copied
+    # a user's release folder is copied: rewriting it in place must not touch the cache
+    shelf_project = scenario(tmp_path / "shelf", "shared", "v1\n", "v1\n", "v2\n")
+    update_json(shelf_project)
+    digest = hashlib.sha256(b"v2\n").hexdigest()
+    entry = shelf_project / ".tether/cache/objects" / digest[:2] / digest[2:]
+    assert entry.stat().st_nlink == 1

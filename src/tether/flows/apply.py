@@ -427,15 +427,18 @@ def finalize(
     run is resumed by running the same command again."""
     project = ctx.project
     known = known or {}
+    # Trees tether extracted into its own cache are never rewritten: link, don't copy.
+    ours = project.releases_cache.resolve() in latest.root.resolve().parents
     ctx.journal.finalize_started(ctx.run_id)
     files: dict[str, FileRecord] = {}
     for rel in latest.manifest.managed_paths():
         digest = known.get(rel)
         base = baseline.files.get(rel)
         installed = base is not None and base.sha256 == digest  # B's bytes are cached already
-        if digest is None or not (installed or project.pristine.has(digest)):
-            # Only bytes the pristine cache lacks are read again.
+        if digest is None:
             digest = project.pristine.put(latest.verified_bytes(rel))
+        elif not (installed or project.pristine.has(digest)):
+            project.pristine.adopt(latest.file_path(rel), digest, may_link=ours)
         files[rel] = FileRecord(latest.manifest.files[rel], digest, latest.mode_of(rel))
     project.pristine.put(latest.manifest_bytes)
     held = [a.path for a in outcome.actions if a.decision == "held" and a.path in baseline.files]

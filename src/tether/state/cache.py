@@ -31,6 +31,28 @@ class PristineCache:
         self._write_new(target, data)
         return digest
 
+    def adopt(self, source: Path, sha256: str, may_link: bool = False) -> None:
+        """Cache a release file whose hash is already known. ``may_link`` (only for trees
+        tether extracted itself and never rewrites) makes it a hard link, which costs a
+        directory entry instead of a copy; a user's release folder is always copied, since
+        an editor rewriting a file in place would change a linked entry too."""
+        target = self.path_for(sha256)
+        if target.exists():
+            return
+        target.parent.mkdir(parents=True, exist_ok=True)
+        if may_link:
+            try:
+                os.link(source, target)
+                return
+            except FileExistsError:
+                return
+            except OSError:
+                pass  # another filesystem, or links not allowed: copy instead
+        data = source.read_bytes()
+        if sha256_bytes(data) != sha256:
+            raise TetherError(f"{source}: changed while tether was reading it; run again")
+        self._write_new(target, data)
+
     @staticmethod
     def _write_new(target: Path, data: bytes) -> None:
         """Straight to its final name, without a temp file or fsync: an entry is rebuilt
