@@ -357,11 +357,23 @@ def test_pristine_entries_link_only_trees_tether_extracted(tmp_path):
     dist.mkdir()
     manifest = '{"schema": 1, "name": "kit", "version": "%s", "files": {"a.txt": "shared"}}'
     for version, text in (("1.0.0", "a1\n"), ("2.0.0", "a2\n")):
-        release_tar(dist / f"kit-v{version}.tar.gz",
-                    {"a.txt": text, ".tether/manifest.json": manifest % version}, top=f"kit-v{version}")
+        release_tar(
+            dist / f"kit-v{version}.tar.gz",
+            {"a.txt": text, ".tether/manifest.json": manifest % version},
+            top=f"kit-v{version}",
+        )
     project = tmp_path / "proj"
-    assert call("init", "--source", str(dist / "kit-v{version}.tar.gz"), "--version", "1.0.0",
-                str(project)) == 0
+    assert (
+        call(
+            "init",
+            "--source",
+            str(dist / "kit-v{version}.tar.gz"),
+            "--version",
+            "1.0.0",
+            str(project),
+        )
+        == 0
+    )
     code, _ = update_json(project)
     assert code == 0
     digest = hashlib.sha256(b"a2\n").hexdigest()
