@@ -40,14 +40,8 @@ class PristineCache:
         if target.exists():
             return
         target.parent.mkdir(parents=True, exist_ok=True)
-        if may_link:
-            try:
-                os.link(source, target)
-                return
-            except FileExistsError:
-                return
-            except OSError:
-                pass  # another filesystem, or links not allowed: copy instead
+        if may_link and _linked(source, target):
+            return
         data = source.read_bytes()
         if sha256_bytes(data) != sha256:
             raise TetherError(f"{source}: changed while tether was reading it; run again")
@@ -79,3 +73,14 @@ class PristineCache:
         except OSError as error:
             raise TetherError(f"{self.path_for(sha256)}: cannot read ({error.strerror})") from None
         return data if sha256_bytes(data) == sha256 else None
+
+
+def _linked(source: Path, target: Path) -> bool:
+    """Hard-link ``source`` as ``target``; False when this filesystem cannot (copy then)."""
+    try:
+        os.link(source, target)
+    except FileExistsError:
+        return True  # an entry with this content is already there
+    except OSError:
+        return False  # another filesystem, or links not allowed
+    return True
