@@ -10,6 +10,7 @@ from __future__ import annotations
 import contextlib
 import os
 import shutil
+import stat
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -196,6 +197,7 @@ class _Batch:
     flushed: list[Path] = field(default_factory=list)
     untouched: set[int] = field(default_factory=set)  # ids of actions a stop left alone
     records: list[tuple[str, dict[str, object]]] = field(default_factory=list)
+    linked: list[Path] = field(default_factory=list)  # backups made as links this batch
 
     def commit(self) -> None:
         """Make the phase's files durable, then journal what they did with one fsync."""
@@ -241,12 +243,50 @@ def _backup(batch: _Batch, rel: str) -> None:
             while (candidate := target.with_name(f"{target.name}.{n}")).exists():
                 n += 1
             target = candidate
-        atomic_write(target, data, mode=file_mode(source), durable=False)
+        if _link_backup(source, target, digest):
+            batch.linked.append(target)
+        else:
+            atomic_write(target, data, mode=file_mode(source), durable=False)
         batch.flushed.append(target)
         batch.outcome.backed_up.append(rel)
     backup = str(target.relative_to(ctx.project.root))
     batch.records.append((STEP_FILE_BACKED_UP, {"path": rel, "backup": backup, "sha256": digest}))
     ctx.resume.backed_up.setdefault(rel, digest)
+
+
+def _link_backup(source: Path, target: Path, digest: str) -> bool:
+    """Back up a file as a second name for its bytes, a directory entry instead of a copy.
+
+    Safe because tether never changes a file in place: the write that follows renames new
+    bytes over the path, and the backup keeps the old ones. Only a plain file that has no
+    other name is linked (a link elsewhere could be edited in place later), and only when
+    the linked bytes still hash as read. False: the caller copies instead."""
+    try:
+        info = os.lstat(source)
+        if not stat.S_ISREG(info.st_mode) or info.st_nlink != 1:
+            return False
+        target.parent.mkdir(parents=True, exist_ok=True)
+        os.link(source, target, follow_symlinks=False)
+    except OSError:
+        return False  # another filesystem, links not allowed, or a name already there
+    try:
+        if sha256_file(target) == digest:
+            return True
+    except OSError:
+        pass
+    target.unlink(missing_ok=True)  # changed between the read and the link: copy the read
+    return False
+
+
+def _unshare_backups(batch: _Batch) -> None:
+    """A backed-up file the batch did not replace (a failure, a stop) still shares its bytes
+    with its backup; give the backup its own copy so a later edit in place cannot reach it."""
+    for target in batch.linked:
+        with contextlib.suppress(OSError):
+            if os.stat(target).st_nlink > 1:
+                atomic_write(target, target.read_bytes(), mode=file_mode(target), durable=False)
+                batch.flushed.append(target)
+    batch.linked = []
 
 
 def _intent(batch: _Batch, action: FileAction) -> None:
@@ -329,6 +369,9 @@ def _apply_batch(
     _run_phase(batch, back_up)
     _run_phase(batch, lambda action: _intent(batch, action))
     _run_phase(batch, lambda action: _write_action(batch, action), stop)
+    if batch.linked:
+        _unshare_backups(batch)
+        flush_to_disk(batch.flushed)
     return batch.actions
 
 
