@@ -352,6 +352,7 @@ def test_pristine_entries_link_only_trees_tether_extracted(tmp_path):
     import hashlib
 
     from helpers_sources import release_tar
+    from tether.flows.project import open_project
 
     dist = tmp_path / "dist"
     dist.mkdir()
@@ -379,9 +380,13 @@ def test_pristine_entries_link_only_trees_tether_extracted(tmp_path):
     digest = hashlib.sha256(b"a2\n").hexdigest()
     entry = project / ".tether/cache/objects" / digest[:2] / digest[2:]
     assert entry.read_bytes() == b"a2\n" and entry.stat().st_nlink >= 2  # linked, not copied
-    # a user's release folder is copied: rewriting it in place must not touch the cache
+    # a user's release folder is copied (into a pack): rewriting it in place must not
+    # touch the cache
     shelf_project = scenario(tmp_path / "shelf", "shared", "v1\n", "v1\n", "v2\n")
     update_json(shelf_project)
     digest = hashlib.sha256(b"v2\n").hexdigest()
-    entry = shelf_project / ".tether/cache/objects" / digest[:2] / digest[2:]
-    assert entry.stat().st_nlink == 1
+    objects = shelf_project / ".tether/cache/objects"
+    assert not (objects / digest[:2] / digest[2:]).exists()
+    with open(tmp_path / "shelf/releases/2.0.0" / P, "r+b") as handle:
+        handle.write(b"XX")  # in place
+    assert open_project(shelf_project).pristine.get(digest) == b"v2\n"

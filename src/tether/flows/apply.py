@@ -474,16 +474,22 @@ def finalize(
     ours = project.releases_cache.resolve() in latest.root.resolve().parents
     ctx.journal.finalize_started(ctx.run_id)
     files: dict[str, FileRecord] = {}
-    for rel in latest.manifest.managed_paths():
-        digest = known.get(rel)
-        base = baseline.files.get(rel)
-        installed = base is not None and base.sha256 == digest  # B's bytes are cached already
-        if digest is None:
-            digest = project.pristine.put(latest.verified_bytes(rel))
-        elif not (installed or project.pristine.has(digest)):
-            project.pristine.adopt(latest.file_path(rel), digest, may_link=ours)
-        files[rel] = FileRecord(latest.manifest.files[rel], digest, latest.mode_of(rel))
-    project.pristine.put(latest.manifest_bytes)
+    pristine = project.pristine
+    with pristine.pack_writer() as pack:
+        for rel in latest.manifest.managed_paths():
+            digest = known.get(rel)
+            base = baseline.files.get(rel)
+            installed = base is not None and base.sha256 == digest  # B's bytes are cached
+            if digest is None:
+                digest = pack.add(latest.verified_bytes(rel))
+            elif installed or pack.has(digest):
+                pass
+            elif ours:
+                pristine.adopt(latest.file_path(rel), digest, may_link=True)
+            else:
+                pack.adopt(latest.file_path(rel), digest)
+            files[rel] = FileRecord(latest.manifest.files[rel], digest, latest.mode_of(rel))
+        pack.add(latest.manifest_bytes)
     held = [a.path for a in outcome.actions if a.decision == "held" and a.path in baseline.files]
     for rel in held:
         files[rel] = baseline.files[rel]

@@ -125,22 +125,22 @@ def _write_install(
     manifest = release.manifest
     report = InitReport(project.profile.name, manifest.name, release.source, release.version)
     files: dict[str, FileRecord] = {}
-    pristine = project.pristine
-    for rel, mine in current.items():
-        theirs = release.verified_bytes(rel)
-        mode = release.mode_of(rel)
-        digest = pristine.put(theirs)
-        files[rel] = FileRecord(manifest.files[rel], digest, mode)
-        if mine is None:
-            atomic_write(project.path(rel), theirs, mode=mode)
-            report.added.append(rel)
-        elif sha256_bytes(mine) == digest:
-            report.identical.append(rel)
-        else:
-            report.customised.append(rel)
+    with project.pristine.pack_writer() as pristine:
+        for rel, mine in current.items():
+            theirs = release.verified_bytes(rel)
+            mode = release.mode_of(rel)
+            digest = pristine.add(theirs)
+            files[rel] = FileRecord(manifest.files[rel], digest, mode)
+            if mine is None:
+                atomic_write(project.path(rel), theirs, mode=mode)
+                report.added.append(rel)
+            elif sha256_bytes(mine) == digest:
+                report.identical.append(rel)
+            else:
+                report.customised.append(rel)
+        pristine.add(release.manifest_bytes)
     _remember_installed(project, files, report)
     _seed_sentinels(project, release, report)
-    pristine.put(release.manifest_bytes)
     write_version_markers(project, release)
     write_ignore_rules(project)
     now = utc_now()

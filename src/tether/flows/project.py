@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import datetime as _dt
+import functools
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -32,8 +33,9 @@ class Project:
     def state_path(self) -> Path:
         return self.root / self.profile.state_file
 
-    @property
+    @functools.cached_property
     def pristine(self) -> PristineCache:
+        # One per project object: the packs' indexes are read once.
         return PristineCache(self.root / self.profile.cache_dir / "objects")
 
     def stat_cache(self) -> StatCache:
