@@ -4,6 +4,8 @@ git's unmerged stages, held markers, and the verifier gate on written files."""
 import json
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from builders import call, git, make_release, run_tether
 from tether.flows.apply import RunContext, execute_plan
@@ -302,3 +304,16 @@ def test_unrelated_new_file_is_not_a_rename(tmp_path):
     (project / "a.md").write_text(RENAMED_BASE + "mine\n")
     _code, doc = update(project)
     assert doc["renames"] == [] and doc["buckets"]["add"] == ["b.md"]
+
+
+@given(
+    st.lists(st.sampled_from([b"a", b"b", b"c", b"d", b""]), max_size=30),
+    st.lists(st.sampled_from([b"a", b"b", b"c", b"e", b""]), max_size=30),
+)
+def test_shared_lines_is_the_multiset_intersection(left, right):
+    from collections import Counter
+
+    from tether.flows.renames import shared_lines
+
+    expected = sum((Counter(left) & Counter(right)).values())
+    assert shared_lines(Counter(left), Counter(right)) == expected

@@ -76,14 +76,22 @@ class _Candidates:
         for path in sorted(self.lines):
             lines = self.lines[path]
             total = len(lines) + len(old_lines)
-            shared = sum((self.counts[path] & old_counts).values())
-            if not total or 2 * shared / total < best_score:
+            if not total or 2 * min(len(lines), len(old_lines)) / total < best_score:
+                continue  # too different in length to be alike enough
+            if 2 * shared_lines(self.counts[path], old_counts) / total < best_score:
                 continue
             matcher.set_seq1(lines)
             score = matcher.ratio()
             if score >= best_score and (best is None or score > best_score):
                 best, best_score = path, score
         return best
+
+
+def shared_lines(a: Counter[bytes], b: Counter[bytes]) -> int:
+    """Lines two files have in common, as a multiset: an exact upper bound on the lines a
+    matcher can pair. The distinct lines are intersected first (in C), then only the shared
+    ones are counted."""
+    return sum(min(a[line], b[line]) for line in a.keys() & b.keys())
 
 
 def carry_rename(
