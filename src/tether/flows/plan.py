@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass, replace
-from pathlib import Path
 
 from tether.engine.decide import Comparison, Row, bucket_for_row, decide_dropped, decide_row
 from tether.engine.eol import in_style_of, same_text
@@ -16,8 +15,9 @@ from tether.flows.project import Project, Release
 from tether.flows.regions_step import RegionPlan, masked_comparison, region_conflict
 from tether.flows.renames import carry_rename, find_renames
 from tether.flows.safety import PathGuard
+from tether.flows.status import conflict_is_unresolved
 from tether.flows.structured_step import structured_action
-from tether.fsio import sha256_bytes
+from tether.fsio import read_bytes, sha256_bytes
 from tether.model.manifest import FileClass
 from tether.model.plan import Bucket, FileAction, Op, Plan
 from tether.state.statcache import StatCache
@@ -44,7 +44,7 @@ class AdopterFile:
     """The adopter's copy of a path: its hash, and its bytes once something needs them
     (the stat cache answers the hash of an unchanged file without reading it)."""
 
-    path: Path
+    path: str
     sha: str | None  # None: the file is absent
     data: bytes | None = None
 
@@ -55,7 +55,7 @@ class AdopterFile:
     def read(self) -> bytes:
         if self.data is None:
             try:
-                self.data = self.path.read_bytes()
+                self.data = read_bytes(self.path)
             except OSError as error:
                 raise _Unreadable(f"cannot read ({error.strerror})") from None
         return self.data
@@ -80,16 +80,13 @@ class AdopterReader:
 def read_adopter(
     project: Project, rel: str, stats: StatCache, guard: PathGuard | None = None
 ) -> AdopterFile:
-    problem = (guard or PathGuard(project.root)).problem(rel)
+    # The guard's lstat is the file's stat: a link or a folder is refused before reading.
+    problem, info = (guard or PathGuard(project.root)).inspect(rel)
     if problem:
         raise _Unreadable(problem)
-    path = project.path(rel)
-    try:
-        info = os.stat(path)
-    except (FileNotFoundError, NotADirectoryError):
+    path = os.path.join(project.root, rel)
+    if info is None:
         return AdopterFile(path, None)
-    except OSError as error:
-        raise _Unreadable(f"cannot read ({error.strerror})") from None
     cached = stats.lookup(rel, info)
     if cached is not None:
         return AdopterFile(path, cached)
@@ -292,8 +289,6 @@ def _held_by_markers(
 ) -> FileAction | None:
     """A file still holding conflict markers from an earlier update is not merged again
     (that would nest conflicts); it keeps its baseline until a person resolves it."""
-    from tether.flows.status import conflict_is_unresolved
-
     record = baseline.state.conflicts.get(rel) if baseline.state else None
     if record is None or record.style != "markers":
         return None

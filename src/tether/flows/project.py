@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from tether.errors import TetherError
-from tether.fsio import atomic_write, sha256_bytes, walk_files
+from tether.fsio import atomic_write, file_mode, read_bytes, sha256_bytes, walk_files
 from tether.model.manifest import Manifest, ManifestFormat, load_manifest
 from tether.profiles import NATIVE, Profile, detect_profile, get_profile
 from tether.state.cache import PristineCache
@@ -118,8 +118,11 @@ class Release:
         recorded = self.manifest.hashes.get(rel)
         return recorded if recorded is not None else sha256_bytes(self.verified_bytes(rel))
 
+    def _file_name(self, rel: str) -> str:
+        return os.path.join(self.root, self.manifest.sources.get(rel, rel))
+
     def verified_bytes(self, rel: str) -> bytes:
-        data = self.file_path(rel).read_bytes()
+        data = read_bytes(self._file_name(rel))
         recorded = self.manifest.hashes.get(rel)
         if recorded is not None and sha256_bytes(data) != recorded:
             raise TetherError(
@@ -129,11 +132,11 @@ class Release:
         return data
 
     def mode_of(self, rel: str) -> int:
-        from tether.fsio import file_mode
-
-        if rel not in self._modes:
-            self._modes[rel] = self.manifest.modes.get(rel) or file_mode(self.file_path(rel))
-        return self._modes[rel]
+        mode = self._modes.get(rel)
+        if mode is None:
+            mode = self.manifest.modes.get(rel) or file_mode(self._file_name(rel))
+            self._modes[rel] = mode
+        return mode
 
     def read(self, rel: str) -> bytes | None:
         """The release's bytes for a path, None when the release does not contain it."""

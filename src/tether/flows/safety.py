@@ -47,22 +47,27 @@ class PathGuard:
         return None
 
     def problem(self, rel: str) -> str | None:
+        return self.inspect(rel)[0]
+
+    def inspect(self, rel: str) -> tuple[str | None, os.stat_result | None]:
+        """(the problem, None when there is none; the path's ``lstat``, None when absent).
+        For a plain file the ``lstat`` is its ``stat``: callers need not ask twice."""
         folder, _, _ = rel.rpartition("/")
         if folder:
             problem = self._folder_problem(folder)
             if problem == "":
-                return None  # the folder does not exist yet: nothing in the way
+                return None, None  # the folder does not exist yet: nothing in the way
             if problem:
-                return problem
+                return problem, None
         try:
             info = os.lstat(os.path.join(self.root, rel))
         except (FileNotFoundError, NotADirectoryError):
-            return None
+            return None, None
         if stat.S_ISLNK(info.st_mode):
-            return "is a symbolic link; tether does not write through links"
+            return "is a symbolic link; tether does not write through links", info
         if stat.S_ISDIR(info.st_mode):
-            return "is a directory, but the release ships a file there"
-        return None
+            return "is a directory, but the release ships a file there", info
+        return None, info
 
 
 def unsafe_target(root: Path, rel: str) -> str | None:

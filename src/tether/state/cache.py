@@ -18,7 +18,7 @@ from pathlib import Path
 from types import TracebackType
 
 from tether.errors import TetherError
-from tether.fsio import TEMP_SUFFIX, atomic_write, fsync_dir, sha256_bytes
+from tether.fsio import TEMP_SUFFIX, atomic_write, fsync_dir, read_bytes, sha256_bytes
 
 PACK_DIR = "pack"
 PACK_SCHEMA = 1
@@ -89,7 +89,7 @@ class PristineCache:
         """The bytes with that hash, or None when missing or corrupted."""
         path = self.path_for(sha256)
         try:
-            data: bytes | None = path.read_bytes()
+            data: bytes | None = read_bytes(path)
         except FileNotFoundError:
             data = None
         except OSError as error:
@@ -219,7 +219,7 @@ def _read_index(index: Path) -> dict[str, PackEntry]:
 
 
 def _read_expected(source: Path, sha256: str) -> bytes:
-    data = source.read_bytes()
+    data = read_bytes(source)
     if sha256_bytes(data) != sha256:
         raise TetherError(f"{source}: changed while tether was reading it; run again")
     return data
