@@ -124,6 +124,19 @@ def load_state(path: Path) -> State | None:
     return state_from_json(data, str(path))
 
 
+def render_state(doc: dict[str, Any]) -> str:
+    """JSON with one line per top-level key and per file record: easy to read and to diff,
+    and built by the C encoder a record at a time (an indented dump of tens of thousands of
+    records runs in pure Python and takes ten times as long)."""
+    rows = []
+    for key, value in doc.items():
+        if isinstance(value, dict) and value:
+            inner = ",\n".join(f"    {json.dumps(k)}: {json.dumps(v)}" for k, v in value.items())
+            rows.append(f"  {json.dumps(key)}: {{\n{inner}\n  }}")
+        else:
+            rows.append(f"  {json.dumps(key)}: {json.dumps(value)}")
+    return "{\n" + ",\n".join(rows) + "\n}\n"
+
+
 def save_state(path: Path, state: State) -> None:
-    text = json.dumps(state_to_json(state), indent=2, sort_keys=False) + "\n"
-    atomic_write(path, text.encode())
+    atomic_write(path, render_state(state_to_json(state)).encode())
