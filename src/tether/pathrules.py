@@ -15,12 +15,12 @@ def relpath_problem(path: str) -> str | None:
         return "path contains a backslash"
     if path.startswith("/") or (len(path) > 1 and path[1] == ":"):
         return "path is absolute"
-    segments = path.split("/")
-    if any(seg == "" for seg in segments):
+    padded = f"/{path}/"  # every segment sits between two slashes
+    if "//" in padded:
         return "path has an empty segment"
-    if any(seg == ".." for seg in segments):
+    if "/../" in padded:
         return "path contains '..'"
-    if any(seg == "." for seg in segments):
+    if "/./" in padded:
         return "path contains a '.' segment"
     return None
 

@@ -39,6 +39,11 @@ class Project:
         return PristineCache(self.root / self.profile.cache_dir / "objects")
 
     def stat_cache(self) -> StatCache:
+        return self._stat_cache
+
+    @functools.cached_property
+    def _stat_cache(self) -> StatCache:
+        # One per project object: planning and finalizing share what was loaded and learnt.
         return StatCache(self.root / self.profile.cache_dir / "stat.json")
 
     @property

@@ -70,6 +70,10 @@ class ManifestError(TetherError):
     pass
 
 
+_SHA256 = re.compile(r"[0-9a-f]{64}")
+_CLASSES = {c.value: c for c in FileClass}
+
+
 def _fail(origin: str, problem: str) -> ManifestError:
     return ManifestError(f"{origin}: {problem}")
 
@@ -94,14 +98,16 @@ def _check_collisions(origin: str, paths: list[str]) -> None:
             )
         seen[key] = path
     as_files = set(paths)
+    folders: set[str] = set()
     for path in paths:
-        parts = path.split("/")
-        for i in range(1, len(parts)):
-            prefix = "/".join(parts[:i])
-            if prefix in as_files:
+        folder = path.rpartition("/")[0]
+        while folder and folder not in folders:  # a folder seen before has its parents too
+            if folder in as_files:
                 raise _fail(
-                    origin, f"files: {prefix!r} is listed as a file and as a folder of {path!r}"
+                    origin, f"files: {folder!r} is listed as a file and as a folder of {path!r}"
                 )
+            folders.add(folder)
+            folder = folder.rpartition("/")[0]
 
 
 def _parse_mode(origin: str, where: str, raw: object) -> int:
@@ -128,7 +134,7 @@ def _split_entry(
         return entry
     if "sha256" in entry:
         digest = entry["sha256"]
-        if not isinstance(digest, str) or not re.fullmatch(r"[0-9a-f]{64}", digest):
+        if not isinstance(digest, str) or not _SHA256.fullmatch(digest):
             raise _fail(origin, f"files[{path!r}].sha256 is not a lowercase hex sha256")
         hashes[path] = digest
     if "src" in entry:
@@ -159,8 +165,8 @@ def _parse_files(
             hashes if hashes is not None else {},
         )
         try:
-            files[path] = FileClass(str(cls))
-        except ValueError:
+            files[path] = _CLASSES[str(cls)]
+        except KeyError:
             allowed = ", ".join(c.value for c in FileClass)
             raise _fail(
                 origin, f"files: {path!r}: unknown class {cls!r} (expected {allowed})"
