@@ -390,3 +390,44 @@ def test_pristine_entries_link_only_trees_tether_extracted(tmp_path):
     with open(tmp_path / "shelf/releases/2.0.0" / P, "r+b") as handle:
         handle.write(b"XX")  # in place
     assert open_project(shelf_project).pristine.get(digest) == b"v2\n"
+
+
+def test_rows_that_ignore_the_adopter_bytes_really_do():
+    from itertools import product
+
+    from tether.engine.decide import Comparison, decide_row, row_ignores_adopter_bytes
+    from tether.model.manifest import FileClass
+
+    ignored = 0
+    for cls, base, ours, b_eq_l in product(FileClass, *[(False, True)] * 3):
+        if not row_ignores_adopter_bytes(cls, base, ours, b_eq_l):
+            continue
+        ignored += 1
+        rows = {
+            decide_row(cls, Comparison(base, ours, b_eq_l, eq_base, eq_latest))
+            for eq_base, eq_latest in product((False, True), repeat=2)
+        }
+        assert len(rows) == 1, (cls, base, ours, b_eq_l, rows)
+    assert ignored >= 2 * len(FileClass)
+
+
+def test_a_fifo_at_a_managed_path_fails_that_path_without_waiting(tmp_path):
+    project = scenario(tmp_path, "shared", "v1\n", "v1\n", "v2\n")
+    (project / P).unlink()
+    os.mkfifo(project / P)
+    result = run_tether("update", "--yes", "--json", "-C", str(project))  # 120 s timeout
+    assert result.returncode == 1, result.stderr
+    failed = {f["path"]: f["reason"] for f in json.loads(result.stdout)["buckets"]["failed"]}
+    assert "not a regular file" in failed[P]
+
+
+def test_update_reads_only_files_upstream_changed(tmp_path):
+    """A fresh clone has no stat cache; the plan hashes (and so records) only what it read."""
+    project = scenario(tmp_path, "shared", "v1\n", "v1 mine\n", "v2\n")
+    (project / "keep.txt").write_text("unchanged, but edited here\n")
+    (project / ".tether/cache/stat.json").unlink(missing_ok=True)
+    code, doc = update_json(project, "--dry-run")
+    assert code in (0, 4) and "keep.txt" in doc["buckets"]["skip"]
+    recorded = json.loads((project / ".tether/cache/stat.json").read_text())["files"]
+    assert P in recorded and "keep.txt" not in recorded
+    assert (project / "keep.txt").read_text() == "unchanged, but edited here\n"

@@ -38,7 +38,9 @@ def run(args: argparse.Namespace) -> int:
     from tether.flows.update import UpdateRequest, run_update
     from tether.report.human import refresh_classes, render_refresh
 
-    options = UpdateOptions(args.conflict, args.auto, args.delete_removed)
+    options = UpdateOptions(
+        args.conflict, args.auto, args.delete_removed, classify_local_edits=True
+    )
     request = UpdateRequest(
         project_dir(args),
         profile=args.profile,

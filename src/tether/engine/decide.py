@@ -51,6 +51,16 @@ def decide_row(cls: FileClass, sides: Comparison) -> Row:
     return Row.MERGE
 
 
+def row_ignores_adopter_bytes(
+    cls: FileClass, base_present: bool, ours_present: bool, base_eq_latest: bool
+) -> bool:
+    """True when ``decide_row`` picks the same row whatever the adopter's bytes are (only
+    their presence counts): upstream did not change the file, so it is left alone and
+    need not be read."""
+    owned_untracked = cls is FileClass.OWNED and not base_present
+    return not ours_present or (base_present and base_eq_latest and not owned_untracked)
+
+
 def bucket_for_row(row: Row, cls: FileClass) -> Bucket:
     """The report bucket of every row but MERGE (whose bucket depends on the merge)."""
     if row is Row.ADD:

@@ -5,7 +5,14 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass, replace
 
-from tether.engine.decide import Comparison, Row, bucket_for_row, decide_dropped, decide_row
+from tether.engine.decide import (
+    Comparison,
+    Row,
+    bucket_for_row,
+    decide_dropped,
+    decide_row,
+    row_ignores_adopter_bytes,
+)
 from tether.engine.eol import in_style_of, same_text
 from tether.engine.patches import unified_patch, whole_file_markers
 from tether.engine.syntaxcheck import merge_breaks_syntax
@@ -33,6 +40,9 @@ class UpdateOptions:
     auto: str | None = None
     delete_removed: bool = False
     no_regions: bool = False
+    # Read files upstream left alone to tell an edited copy from an untouched one (a
+    # refresh reports that); an update leaves both alone and need not read them.
+    classify_local_edits: bool = False
 
 
 class _Unreadable(Exception):
@@ -41,16 +51,32 @@ class _Unreadable(Exception):
 
 @dataclass
 class AdopterFile:
-    """The adopter's copy of a path: its hash, and its bytes once something needs them
-    (the stat cache answers the hash of an unchanged file without reading it)."""
+    """The adopter's copy of a path. Its hash is worked out when first asked for: from the
+    stat cache when the file did not change since tether last hashed it, else by reading
+    it (and a path whose decision does not depend on its bytes is never read at all)."""
 
     path: str
-    sha: str | None  # None: the file is absent
+    info: os.stat_result | None  # None: the file is absent
+    rel: str = ""
+    stats: StatCache | None = None
     data: bytes | None = None
+    _sha: str | None = None
 
     @property
     def present(self) -> bool:
-        return self.sha is not None
+        return self.info is not None
+
+    @property
+    def sha(self) -> str | None:
+        if self.info is None:
+            return None
+        if self._sha is None and self.stats is not None:
+            self._sha = self.stats.lookup(self.rel, self.info)
+        if self._sha is None:
+            self._sha = sha256_bytes(self.read())
+            if self.stats is not None:
+                self.stats.record(self.rel, self.info, self._sha)
+        return self._sha
 
     def read(self) -> bytes:
         if self.data is None:
@@ -80,20 +106,12 @@ class AdopterReader:
 def read_adopter(
     project: Project, rel: str, stats: StatCache, guard: PathGuard | None = None
 ) -> AdopterFile:
-    # The guard's lstat is the file's stat: a link or a folder is refused before reading.
+    """The adopter's file at ``rel``, looked at but not yet read. The guard's lstat is the
+    file's stat: a link or a folder is refused before anything is read."""
     problem, info = (guard or PathGuard(project.root)).inspect(rel)
     if problem:
         raise _Unreadable(problem)
-    path = os.path.join(project.root, rel)
-    if info is None:
-        return AdopterFile(path, None)
-    cached = stats.lookup(rel, info)
-    if cached is not None:
-        return AdopterFile(path, cached)
-    adopter = AdopterFile(path, "")
-    adopter.sha = sha256_bytes(adopter.read())
-    stats.record(rel, info, adopter.sha)
-    return adopter
+    return AdopterFile(os.path.join(project.root, rel), info, rel, stats)
 
 
 def settle_conflict(
@@ -235,8 +253,18 @@ def _decide_latest_path(
     record = baseline.files.get(rel) if rel not in baseline.sentinels else None
     latest_sha = recorded if recorded is not None else sha256_bytes(loaded[0])
     plan.latest_hashes[rel] = latest_sha
-    ours_sha = adopter.sha
     base_sha = record.sha256 if record is not None else None
+    # A file upstream left alone stays as it is: its bytes need not even be read.
+    left_alone = (
+        adopter.present
+        and row_ignores_adopter_bytes(cls, record is not None, True, base_sha == latest_sha)
+        and rel not in regions.by_path
+        and not options.classify_local_edits
+    )
+    if left_alone:
+        row = decide_row(cls, Comparison(record is not None, True, True))
+        return FileAction(rel, cls, bucket_for_row(row, cls), reason=row.value)
+    ours_sha = adopter.sha
     # A CRLF checkout of LF text is no edit; only a file that matches nothing is read for it.
     crlf = adopter.present and ours_sha not in (base_sha, latest_sha) and b"\r\n" in adopter.read()
     ours = adopter.data if crlf else None
@@ -330,9 +358,9 @@ def _plan_dropped_path(
     record = baseline.files[rel]
     try:
         adopter = reader.read(rel)
+        ours_eq_base = adopter.sha == record.sha256
     except _Unreadable as problem:
         return FileAction(rel, record.cls, Bucket.FAILED, reason=str(problem))
-    ours_eq_base = adopter.sha == record.sha256
     bucket = decide_dropped(adopter.present, ours_eq_base, options.delete_removed)
     op = Op.REMOVE if bucket is Bucket.DELETED else Op.NONE
     reason = "" if bucket is not Bucket.DELETE or ours_eq_base else "modified here"

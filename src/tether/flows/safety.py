@@ -67,6 +67,9 @@ class PathGuard:
             return "is a symbolic link; tether does not write through links", info
         if stat.S_ISDIR(info.st_mode):
             return "is a directory, but the release ships a file there", info
+        if not stat.S_ISREG(info.st_mode):
+            # Reading a FIFO would wait forever, a device would never end.
+            return "is not a regular file (a FIFO, socket or device)", info
         return None, info
 
 
