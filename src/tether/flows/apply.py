@@ -482,12 +482,12 @@ def finalize(
             installed = base is not None and base.sha256 == digest  # B's bytes are cached
             if digest is None:
                 digest = pack.add(latest.verified_bytes(rel))
-            elif installed or pack.has(digest):
+            elif installed:
                 pass
             elif ours:
                 pristine.adopt(latest.file_path(rel), digest, may_link=True)
             else:
-                pack.adopt(latest.file_path(rel), digest)
+                pack.adopt(latest.file_path(rel), digest)  # skipped when cached already
             files[rel] = FileRecord(latest.manifest.files[rel], digest, latest.mode_of(rel))
         pack.add(latest.manifest_bytes)
     held = [a.path for a in outcome.actions if a.decision == "held" and a.path in baseline.files]

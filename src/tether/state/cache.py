@@ -53,7 +53,9 @@ class PristineCache:
         return self._packed
 
     def has(self, sha256: str) -> bool:
-        return sha256 in self.packed() or self.path_for(sha256).is_file()
+        if sha256 in self.packed():
+            return True
+        return os.path.isfile(os.path.join(self.root, sha256[:2], sha256[2:]))
 
     def put(self, data: bytes) -> str:
         digest = sha256_bytes(data)
