@@ -15,7 +15,6 @@ import pytest
 import tether.cli.main
 
 FIXTURES = Path(__file__).parent / "fixtures" / "audit"
-AUDIT_COMMAND = ("tether.cli.audit_cmd", "audit gate for shipped shell")
 
 GIT_IDENTITY = {
     "GIT_AUTHOR_NAME": "Auditor",
@@ -28,12 +27,11 @@ GIT_IDENTITY = {
 
 
 def isolate(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
-    """Identity for commits, no user git config, a private cache, the audit command."""
+    """Identity for commits, no user git config, a private cache."""
     for name, value in GIT_IDENTITY.items():
         monkeypatch.setenv(name, value)
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg-cache"))
     monkeypatch.delenv("SHELLCHECK_OPTS", raising=False)
-    monkeypatch.setitem(tether.cli.main.COMMANDS, "audit", AUDIT_COMMAND)
 
 
 def git(repo: Path, *args: str) -> str:

@@ -11,7 +11,6 @@ from pathlib import Path
 
 import pytest
 
-import tether.cli.main
 from builders import call, git, make_release
 from tether.fleet.units import (
     STALE_PLAN,
@@ -78,8 +77,6 @@ def fleet(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys) -> Fleet:
     monkeypatch.setenv("TETHER_REGISTRY", str(registry))
     monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "config"))
     monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path / "state"))
-    monkeypatch.setitem(tether.cli.main.COMMANDS, "projects", ("tether.cli.projects_cmd", "x"))
-    monkeypatch.setitem(tether.cli.main.COMMANDS, "fleet", ("tether.cli.fleet_cmd", "x"))
     shelf = tmp_path / "rel"
     make_release(shelf, "1.0.0", {"a.txt": "a\n", "c.txt": "x\ny\nz\n"})
     make_release(shelf, "1.1.0", {"a.txt": "a2\n", "c.txt": "x\nY\nz\n", "n.txt": "new\n"})

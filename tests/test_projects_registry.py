@@ -10,7 +10,6 @@ from pathlib import Path
 
 import pytest
 
-import tether.cli.main
 from builders import call, make_release
 from tether.fleet.registry import registry_path
 
@@ -36,8 +35,6 @@ def registry(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "config"))
     monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path / "state"))
     monkeypatch.delenv("TETHER_REGISTRY", raising=False)
-    monkeypatch.setitem(tether.cli.main.COMMANDS, "projects", ("tether.cli.projects_cmd", "x"))
-    monkeypatch.setitem(tether.cli.main.COMMANDS, "fleet", ("tether.cli.fleet_cmd", "x"))
     return tmp_path / "config" / "tether" / "projects.json"
 
 

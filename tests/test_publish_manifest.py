@@ -9,7 +9,6 @@ import subprocess
 import pytest
 
 from builders import call, write_files
-from tether.cli import main as cli_main
 from tether.model.manifest import load_manifest
 
 GIT_ENV = {
@@ -67,13 +66,6 @@ def git(repo, *args):
     return subprocess.run(
         ["git", *args], cwd=repo, env=GIT_ENV, check=True, capture_output=True, text=True
     ).stdout
-
-
-@pytest.fixture(autouse=True)
-def registered(monkeypatch):
-    monkeypatch.setitem(
-        cli_main.COMMANDS, "manifest", ("tether.cli.manifest_cmd", "build the release manifest")
-    )
 
 
 @pytest.fixture

@@ -12,7 +12,6 @@ import pytest
 
 from builders import call, write_files
 from tether.checksums import expected_digest, verify_tarball_checksum
-from tether.cli import main as cli_main
 from tether.sources import open_source
 
 GIT_ENV = {
@@ -48,14 +47,6 @@ FILES = {
 
 def git(repo, *args):
     subprocess.run(["git", *args], cwd=repo, env=GIT_ENV, check=True, capture_output=True)
-
-
-@pytest.fixture(autouse=True)
-def registered(monkeypatch):
-    monkeypatch.setitem(
-        cli_main.COMMANDS, "manifest", ("tether.cli.manifest_cmd", "build the release manifest")
-    )
-    monkeypatch.setitem(cli_main.COMMANDS, "release", ("tether.cli.release_cmd", "pack a release"))
 
 
 @pytest.fixture

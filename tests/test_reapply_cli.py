@@ -149,7 +149,6 @@ def test_human_summary_lists_each_file(tmp_path: Path, capsys: pytest.CaptureFix
 def test_usage_errors_exit_2(
     argv: list[str], monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    monkeypatch.setitem(cli_main.COMMANDS, "reapply", ("tether.cli.reapply_cmd", "reapply"))
     assert cli_main.main(["reapply", *argv]) == 2
     assert "tether: " in capsys.readouterr().err
 
@@ -157,7 +156,6 @@ def test_usage_errors_exit_2(
 def test_through_the_main_entry_point(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    monkeypatch.setitem(cli_main.COMMANDS, "reapply", ("tether.cli.reapply_cmd", "reapply"))
     gsd = make_gsd(tmp_path, {PLANNER: (PLANNER_V1, PLANNER_OURS, PLANNER_V2)})
     argv = ["reapply", "--patches", str(gsd.patches), "--target", str(gsd.target)]
     capsys.readouterr()

@@ -230,13 +230,8 @@ def statuses(document: dict[str, Any]) -> dict[str, str]:
     return {r["file"]: r["status"] for r in document["results"]}
 
 
-# A real process (so a crash point can end it) running the command before it is registered.
-_RUNNER = (
-    "import sys\n"
-    "from tether.cli import main\n"
-    "main.COMMANDS['reapply'] = ('tether.cli.reapply_cmd', 'reapply saved local patches')\n"
-    "sys.exit(main.main(sys.argv[1:]))\n"
-)
+# A real process, so a crash point can end it.
+_RUNNER = "import sys\nfrom tether.cli import main\nsys.exit(main.main(sys.argv[1:]))\n"
 
 
 def run_process(*argv: str, crash: str | None = None) -> subprocess.CompletedProcess[str]:

@@ -246,15 +246,9 @@ def _more(items: Sequence[Any], indent: str) -> list[str]:
 
 
 def _isolation_section(isolation: Doc) -> list[str]:
-    lines = ["", f"## Isolation: {isolation['requested']}"]
-    for project in isolation["projects"]:
-        where = {
-            "none": "in place",
-            "branch": f"on branch {project['branch']}",
-            "worktree": f"in worktree {project['worktree']} (branch {project['branch']})",
-        }[project["used"]]
-        note = f" ({project['note']})" if project["note"] else ""
-        lines.append(f"- {project['name']}: {where}{note}")
+    from tether.fleet.summary import isolation_lines
+
+    lines = ["", f"## Isolation: {isolation['requested']}", *isolation_lines(isolation["projects"])]
     if not isolation["projects"]:
         lines.append("- no project was changed")
     return lines

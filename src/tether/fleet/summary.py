@@ -401,8 +401,13 @@ def _isolation_section(isolation: Doc, dry_run: bool) -> list[str]:
         head += " (dry run: nothing created)"
     elif not isolation["projects"]:
         head += " (no project was updated)"
-    lines = ["", head]
-    for item in isolation["projects"]:
+    return ["", head, *isolation_lines(isolation["projects"])]
+
+
+def isolation_lines(projects: list[Doc]) -> list[str]:
+    """One line per project: where its changes are (shared with the deps summary)."""
+    lines = []
+    for item in projects:
         where = {
             "none": "in place",
             "branch": f"branch {item['branch']}",

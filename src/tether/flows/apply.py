@@ -488,7 +488,11 @@ def finalize(
                 pristine.adopt(latest.file_path(rel), digest, may_link=True)
             else:
                 pack.adopt(latest.file_path(rel), digest)  # skipped when cached already
-            files[rel] = FileRecord(latest.manifest.files[rel], digest, latest.mode_of(rel))
+            # Bytes tether did not change keep their recorded mode (a mode-only change
+            # upstream is not applied either): no stat of the release file.
+            keep_mode = installed and base is not None and rel not in latest.manifest.modes
+            mode = base.mode if keep_mode and base is not None else latest.mode_of(rel)
+            files[rel] = FileRecord(latest.manifest.files[rel], digest, mode)
         pack.add(latest.manifest_bytes)
     held = [a.path for a in outcome.actions if a.decision == "held" and a.path in baseline.files]
     for rel in held:

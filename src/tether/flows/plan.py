@@ -249,7 +249,6 @@ def _decide_latest_path(
             loaded.append(latest.verified_bytes(rel))
         return loaded[0]
 
-    mode = latest.mode_of(rel)
     record = baseline.files.get(rel) if rel not in baseline.sentinels else None
     latest_sha = recorded if recorded is not None else sha256_bytes(loaded[0])
     plan.latest_hashes[rel] = latest_sha
@@ -264,6 +263,7 @@ def _decide_latest_path(
     if left_alone:
         row = decide_row(cls, Comparison(record is not None, True, True))
         return FileAction(rel, cls, bucket_for_row(row, cls), reason=row.value)
+    mode = latest.mode_of(rel)
     ours_sha = adopter.sha
     # A CRLF checkout of LF text is no edit; only a file that matches nothing is read for it.
     crlf = adopter.present and ours_sha not in (base_sha, latest_sha) and b"\r\n" in adopter.read()
