@@ -61,3 +61,23 @@ def test_a_broken_cache_is_an_empty_cache(tmp_path):
     project = project_with(tmp_path)
     (project / ".tether/cache/stat.json").write_text("{not json")
     assert status(project)["clean"] == 5
+
+
+def test_malformed_entries_never_match_and_never_crash(tmp_path):
+    project = project_with(tmp_path)
+    path = project / ".tether/cache/stat.json"
+    doc = json.loads(path.read_text())
+    info = os.stat(project / "f0.txt")
+    good = [info.st_size, info.st_mtime_ns, info.st_ctime_ns, info.st_ino, "ab" * 32]
+    doc["written_ns"] = time.time_ns() + 10 * RACY_MARGIN_NS
+    for bad in ({"size": 1}, "abcde", [1, 2, 3], [*good[:4], 7], None):
+        doc["files"]["f0.txt"] = bad
+        path.write_text(json.dumps(doc))
+        assert StatCache(path).lookup("f0.txt", info) is None, bad
+    doc["files"]["f0.txt"] = good
+    path.write_text(json.dumps(doc))
+    assert StatCache(path).lookup("f0.txt", info) == "ab" * 32
+    doc["files"] = ["not", "a", "mapping"]
+    path.write_text(json.dumps(doc))
+    assert StatCache(path).entries == {}
+    assert status(project)["clean"] == 5

@@ -13,6 +13,7 @@ from __future__ import annotations
 import json
 import os
 import time
+from collections.abc import Sequence
 from pathlib import Path
 
 from tether.fsio import atomic_write
@@ -27,10 +28,17 @@ def stat_key(info: os.stat_result) -> Key:
     return (info.st_size, info.st_mtime_ns, info.st_ctime_ns, info.st_ino)
 
 
+Entry = tuple[int, int, int, int, str]  # size, mtime_ns, ctime_ns, inode, sha256
+
+
 class StatCache:
+    """Entries are kept in the shape they are stored in (JSON arrays), so loading and
+    saving tens of thousands of them is one C-level JSON call; a malformed entry simply
+    never matches."""
+
     def __init__(self, path: Path) -> None:
         self.path = path
-        self.entries: dict[str, tuple[Key, str]] = {}
+        self.entries: dict[str, Sequence[object]] = {}
         self.written_ns = 0
         self.dirty = False
         self._load()
@@ -38,26 +46,29 @@ class StatCache:
     def _load(self) -> None:
         try:
             data = json.loads(self.path.read_bytes())
-            if data.get("schema") != SCHEMA:
+            if data.get("schema") != SCHEMA or not isinstance(data["files"], dict):
                 return
             self.written_ns = int(data["written_ns"])
-            for rel, (size, mtime, ctime, ino, sha) in data["files"].items():
-                self.entries[rel] = ((int(size), int(mtime), int(ctime), int(ino)), str(sha))
+            self.entries = data["files"]
         except (OSError, ValueError, KeyError, TypeError, AttributeError):
             self.entries, self.written_ns = {}, 0  # a broken cache is an empty cache
 
     def lookup(self, rel: str, info: os.stat_result) -> str | None:
         entry = self.entries.get(rel)
-        if entry is None or entry[0] != stat_key(info):
+        if not isinstance(entry, (list, tuple)) or len(entry) != 5:
+            return None
+        if tuple(entry[:4]) != stat_key(info):
             return None
         if max(info.st_mtime_ns, info.st_ctime_ns) >= self.written_ns - RACY_MARGIN_NS:
             return None
-        return entry[1]
+        sha = entry[4]
+        return sha if isinstance(sha, str) else None
 
     def record(self, rel: str, info: os.stat_result, sha: str) -> None:
-        key = stat_key(info)
-        if self.entries.get(rel) != (key, sha):
-            self.entries[rel] = (key, sha)
+        entry: Entry = (*stat_key(info), sha)
+        old = self.entries.get(rel)
+        if old is None or tuple(old) != entry:
+            self.entries[rel] = entry
             self.dirty = True
 
     def forget(self, rel: str) -> None:
@@ -69,10 +80,6 @@ class StatCache:
         if not self.dirty or not self.path.parent.parent.exists():
             return
         now = time.time_ns()
-        doc = {
-            "schema": SCHEMA,
-            "written_ns": now,
-            "files": {rel: [*key, sha] for rel, (key, sha) in sorted(self.entries.items())},
-        }
+        doc = {"schema": SCHEMA, "written_ns": now, "files": self.entries}
         atomic_write(self.path, json.dumps(doc, separators=(",", ":")).encode(), durable=False)
         self.written_ns, self.dirty = now, False
