@@ -24,6 +24,7 @@ def sample_state() -> State:
         files={
             'docs/"quoted" ü.md': FileRecord(FileClass.SHARED, "cd" * 32, 0o644),
             "bin/run.sh": FileRecord(FileClass.OWNED, "ef" * 32, 0o755),
+            'odd}, "name}.md': FileRecord(FileClass.SHARED, "01" * 32, 0o644),
         },
         sentinels=["VERSION"],
         conflicts={"a.txt": ConflictRecord("markers", "a.txt", "2.0.0")},
@@ -39,7 +40,7 @@ def test_state_round_trips_and_keeps_one_line_per_file(tmp_path):
     assert json.loads(text) == state_to_json(state)
     assert load_state(path) == state
     file_lines = [line for line in text.splitlines() if '"sha256"' in line]
-    assert len(file_lines) == 2
+    assert len(file_lines) == 3
     assert all(json.loads("{" + line.strip().rstrip(",") + "}") for line in file_lines)
     assert text.endswith("}\n")
 

@@ -27,8 +27,9 @@ def add_json(parser: argparse.ArgumentParser) -> None:
 
 
 def print_json(document: Any) -> None:
-    json.dump(document, sys.stdout, indent=2, sort_keys=False)
-    sys.stdout.write("\n")
+    # One write: json.dump would hand stdout every token separately (tens of thousands
+    # for an update of a large project).
+    sys.stdout.write(json.dumps(document, indent=2, sort_keys=False) + "\n")
 
 
 def add_status_arguments(parser: argparse.ArgumentParser, latest_help: str) -> None:

@@ -130,12 +130,23 @@ def render_state(doc: dict[str, Any]) -> str:
     records runs in pure Python and takes ten times as long)."""
     rows = []
     for key, value in doc.items():
-        if isinstance(value, dict) and value:
-            inner = ",\n".join(f"    {json.dumps(k)}: {json.dumps(v)}" for k, v in value.items())
-            rows.append(f"  {json.dumps(key)}: {{\n{inner}\n  }}")
+        if isinstance(value, dict) and value and all(_flat(v) for v in value.values()):
+            # One C-level dump of the whole map, then a line break after each record: a '}'
+            # followed by ', "' only occurs between records (inside a string the quote would
+            # be escaped, and flat records hold no '}' of their own).
+            inner = json.dumps(value, separators=(", ", ": "))[1:-1]
+            inner = inner.replace('}, "', '},\n    "')
+            rows.append(f"  {json.dumps(key)}: {{\n    {inner}\n  }}")
         else:
             rows.append(f"  {json.dumps(key)}: {json.dumps(value)}")
     return "{\n" + ",\n".join(rows) + "\n}\n"
+
+
+def _flat(record: object) -> bool:
+    """A mapping of plain values: what a file or conflict record is."""
+    return isinstance(record, dict) and not any(
+        isinstance(v, (dict, list)) for v in record.values()
+    )
 
 
 def save_state(path: Path, state: State) -> None:
