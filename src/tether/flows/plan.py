@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import os
 from dataclasses import dataclass, replace
 
@@ -243,12 +244,6 @@ def _decide_latest_path(
     # With per-file hashes in the manifest, L's bytes are read only where they are used.
     recorded = latest.manifest.hashes.get(rel)
     loaded: list[bytes] = [] if recorded is not None else [latest.verified_bytes(rel)]
-
-    def release_bytes() -> bytes:
-        if not loaded:
-            loaded.append(latest.verified_bytes(rel))
-        return loaded[0]
-
     record = baseline.files.get(rel) if rel not in baseline.sentinels else None
     latest_sha = recorded if recorded is not None else sha256_bytes(loaded[0])
     plan.latest_hashes[rel] = latest_sha
@@ -261,8 +256,14 @@ def _decide_latest_path(
         and not options.classify_local_edits
     )
     if left_alone:
-        row = decide_row(cls, Comparison(record is not None, True, True))
+        row = _left_alone_row(cls, record is not None)
         return FileAction(rel, cls, bucket_for_row(row, cls), reason=row.value)
+
+    def release_bytes() -> bytes:
+        if not loaded:
+            loaded.append(latest.verified_bytes(rel))
+        return loaded[0]
+
     mode = latest.mode_of(rel)
     ours_sha = adopter.sha
     # A CRLF checkout of LF text is no edit; only a file that matches nothing is read for it.
@@ -303,6 +304,12 @@ def _decide_latest_path(
         content = in_style_of(theirs, ours) if crlf and ours is not None else theirs
         return FileAction(rel, cls, bucket, Op.WRITE, content, mode)
     return FileAction(rel, cls, bucket, reason=skip_reason(row, sides))
+
+
+@functools.cache
+def _left_alone_row(cls: FileClass, base_present: bool) -> Row:
+    """The table's row for a present file whose bytes do not matter (asked once per kind)."""
+    return decide_row(cls, Comparison(base_present, True, True))
 
 
 def skip_reason(row: Row, sides: Comparison) -> str:

@@ -6,6 +6,7 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from tether.engine.decide import Comparison
 from tether.engine.regions import (
@@ -18,9 +19,11 @@ from tether.engine.regions import (
 )
 from tether.flows.artifacts import patch_conflict
 from tether.flows.project import Project
-from tether.flows.regen import DEFAULT_EXCLUDE, RegenOutcome, run_regeneration, skipped_outcome
 from tether.model.manifest import FileClass, Manifest
 from tether.model.plan import Bucket, FileAction
+
+if TYPE_CHECKING:  # the runner is imported only when regions are regenerated
+    from tether.flows.regen import RegenOutcome
 
 NO_REGIONS_ENV = "TETHER_NO_REGIONS"
 
@@ -111,6 +114,10 @@ def regenerate_regions(
     log_path: Path,
     structured_conflicts: bool,
 ) -> list[RegenOutcome]:
+    if not any(decl.regenerate is not None for decl in plan.declarations):
+        return []
+    from tether.flows.regen import DEFAULT_EXCLUDE, run_regeneration, skipped_outcome
+
     by_path = {a.path: a for a in actions}
     exclude = DEFAULT_EXCLUDE | {
         project.profile.backup_root,

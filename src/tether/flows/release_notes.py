@@ -5,14 +5,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from tether.engine.changelog import (
-    AdopterAction,
-    Section,
-    adopter_actions,
-    applicable_actions,
-    sections_between,
-)
+if TYPE_CHECKING:  # the parser is imported only when a release ships a changelog
+    from tether.engine.changelog import AdopterAction, Section
 
 
 @dataclass
@@ -24,10 +20,14 @@ class ReleaseNotes:
 def release_notes(project_root: Path, changelog: Path, installed: str, target: str) -> ReleaseNotes:
     """Sections strictly newer than ``installed`` up to ``target``, read from the new
     release's changelog; none when it has no changelog or a version does not parse."""
+    try:
+        text = changelog.read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return ReleaseNotes()
+    from tether.engine.changelog import adopter_actions, applicable_actions, sections_between
     from tether.flows.publish import project_presence
 
     try:
-        text = changelog.read_text(encoding="utf-8", errors="replace")
         sections = sections_between(text, installed, target)
     except (OSError, ValueError):
         return ReleaseNotes()

@@ -9,7 +9,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from types import FrameType
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from tether.errors import TetherError
 from tether.flows.apply import (
@@ -31,13 +31,15 @@ from tether.flows.preflight import (
     refuse_linked_worktree,
 )
 from tether.flows.project import Project, Release, fetch_release, open_project
-from tether.flows.regen import RegenOutcome
 from tether.flows.regions_step import RegionPlan, plan_regions, regenerate_regions, regions_disabled
 from tether.flows.release_notes import ReleaseNotes, release_notes
 from tether.model.plan import Bucket, FileAction, Op, Plan
 from tether.state.journal import Journal, RunRecord, new_run_id
 from tether.state.lock import ProjectLock
 from tether.versions import compare_versions, is_version
+
+if TYPE_CHECKING:
+    from tether.flows.regen import RegenOutcome
 
 BUCKET_ORDER = (
     Bucket.ADD,
