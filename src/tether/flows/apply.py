@@ -184,7 +184,7 @@ def _has_artifact(action: FileAction) -> bool:
     )
 
 
-BATCH_SIZE = 128
+BATCH_SIZE = 512
 
 
 @dataclass
