@@ -431,3 +431,21 @@ def test_update_reads_only_files_upstream_changed(tmp_path):
     recorded = json.loads((project / ".tether/cache/stat.json").read_text())["files"]
     assert P in recorded and "keep.txt" not in recorded
     assert (project / "keep.txt").read_text() == "unchanged, but edited here\n"
+
+
+def test_state_mode_follows_the_bytes_tether_installed(tmp_path):
+    """A file whose bytes changed is recorded with the release's mode; one whose bytes did
+    not change keeps its recorded mode, as tether applies content, not mode-only changes."""
+    shelf = tmp_path / "releases"
+    make_release(shelf, "1.0.0", {"run.sh": "echo 1\n", "tool.sh": "echo t\n"})
+    make_release(shelf, "2.0.0", {"run.sh": "echo 2\n", "tool.sh": "echo t\n"})
+    (shelf / "2.0.0/run.sh").chmod(0o755)
+    (shelf / "2.0.0/tool.sh").chmod(0o755)  # a mode-only change upstream
+    project = tmp_path / "proj"
+    assert call("init", "--source", str(shelf), "--version", "1.0.0", str(project)) == 0
+    code, doc = update_json(project)
+    assert code == 0 and doc["buckets"]["update"] == ["run.sh"]
+    files = json.loads((project / ".tether/state.json").read_text())["files"]
+    assert files["run.sh"]["mode"] == oct(0o755)
+    assert files["tool.sh"]["mode"] == oct(0o644)
+    assert (project / "tool.sh").stat().st_mode & 0o777 == 0o644
