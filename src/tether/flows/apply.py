@@ -490,8 +490,10 @@ def finalize(
                 pack.adopt(latest.file_path(rel), digest)  # skipped when cached already
             # Bytes tether did not change keep their recorded mode (a mode-only change
             # upstream is not applied either): no stat of the release file.
-            keep_mode = installed and base is not None and rel not in latest.manifest.modes
-            mode = base.mode if keep_mode and base is not None else latest.mode_of(rel)
+            if installed and base is not None and rel not in latest.manifest.modes:
+                mode = base.mode
+            else:
+                mode = latest.mode_of(rel)
             files[rel] = FileRecord(latest.manifest.files[rel], digest, mode)
         pack.add(latest.manifest_bytes)
     held = [a.path for a in outcome.actions if a.decision == "held" and a.path in baseline.files]

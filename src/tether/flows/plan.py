@@ -109,7 +109,10 @@ def read_adopter(
 ) -> AdopterFile:
     """The adopter's file at ``rel``, looked at but not yet read. The guard's lstat is the
     file's stat: a link or a folder is refused before anything is read."""
-    problem, info = (guard or PathGuard(project.root)).inspect(rel)
+    try:
+        problem, info = (guard or PathGuard(project.root)).inspect(rel)
+    except OSError as error:  # a folder on the way that cannot be looked into
+        raise _Unreadable(f"cannot read ({error.strerror})") from None
     if problem:
         raise _Unreadable(problem)
     return AdopterFile(os.path.join(project.root, rel), info, rel, stats)
