@@ -201,30 +201,15 @@ def test_decisions_are_asked_once_per_entry(setup: Path, server: LoopbackRegistr
 
 
 def test_unknown_override_action(setup: Path, server: LoopbackRegistry) -> None:
-    args = deps(
-        setup,
-        server,
-        "apply",
-        "--level",
-        "minor",
-        "--yes",
-        "--override-action",
-        "nope=skip-matched",
-    )
-    code, _, err = run_cli(*args)
-    assert code == 2 and "no override 'nope'" in err
-    args = deps(
-        setup,
-        server,
-        "apply",
-        "--level",
-        "minor",
-        "--yes",
-        "--override-action",
-        "storybook=explode",
-    )
-    code, _, err = run_cli(*args)
-    assert code == 2 and "run-override" in err
+    for action, message in (
+        ("nope=skip-matched", "no override 'nope'"),
+        ("storybook=explode", "run-override"),
+    ):
+        args = deps(
+            setup, server, "apply", "--level", "minor", "--yes", "--override-action", action
+        )
+        code, _, err = run_cli(*args)
+        assert code == 2 and message in err
 
 
 def test_max_target_of(tmp_path: Path, setup: Path, server: LoopbackRegistry) -> None:

@@ -13,6 +13,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 CHUNK = 1 << 20
+CHUNK_MAX = 1 << 30  # the most one read returns; larger files are read in chunks
 
 
 def _current_umask() -> int:
@@ -45,9 +46,6 @@ def read_bytes(path: str | os.PathLike[str]) -> bytes:
         return b"".join(chunks)
     finally:
         os.close(fd)
-
-
-CHUNK_MAX = 1 << 30
 
 
 def sha256_file(path: Path) -> str:

@@ -482,11 +482,9 @@ def finalize(
             installed = base is not None and base.sha256 == digest  # B's bytes are cached
             if digest is None:
                 digest = pack.add(latest.verified_bytes(rel))
-            elif installed:
-                pass
-            elif ours:
+            elif not installed and ours:
                 pristine.adopt(latest.file_path(rel), digest, may_link=True)
-            else:
+            elif not installed:
                 pack.adopt(latest.file_path(rel), digest)  # skipped when cached already
             # Bytes tether did not change keep their recorded mode (a mode-only change
             # upstream is not applied either): no stat of the release file.

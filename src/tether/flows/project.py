@@ -115,7 +115,7 @@ class Release:
         return sha256_bytes(self.manifest_bytes)
 
     def file_path(self, rel: str) -> Path:
-        return self.root / self.manifest.sources.get(rel, rel)
+        return Path(self._file_name(rel))
 
     def digest(self, rel: str) -> str:
         """sha256 of the release's bytes for ``rel``: the manifest's record when it has one
