@@ -118,7 +118,7 @@ def list_tags(location: str) -> list[str]:
 
 def clone_bare(url: str, dest: Path) -> None:
     """A bare clone of ``url`` into ``dest`` (which must not exist)."""
-    run_git(["clone", "--bare", "--quiet", "--", url, str(dest)])
+    run_git(["clone", "--bare", "--quiet", "--", url, os.path.abspath(dest)])
 
 
 def fetch_tags(repo: Path, url: str, tags: Sequence[str]) -> None:
@@ -141,7 +141,9 @@ def rev_parse(repo: Path, rev: str) -> str:
 
 def archive(repo: Path, ref: str, out: Path) -> None:
     """Write the tree at ``ref`` as a plain tar file to ``out`` (git streams it to disk)."""
-    run_git(["archive", "--format=tar", f"--output={out}", "--end-of-options", ref], cwd=repo)
+    # git runs in ``repo``: a relative output path would land (or fail) there.
+    output = os.path.abspath(out)
+    run_git(["archive", "--format=tar", f"--output={output}", "--end-of-options", ref], cwd=repo)
 
 
 def inside_work_tree(path: Path) -> bool:
@@ -272,12 +274,12 @@ def run_gh(
 
 def worktree_add(repo: Path, dest: Path, branch: str, start: str = "HEAD") -> None:
     """Add a linked worktree at ``dest`` on a new branch ``branch`` made at ``start``."""
-    run_git(["worktree", "add", "-b", branch, str(dest), start], cwd=repo)
+    run_git(["worktree", "add", "-b", branch, os.path.abspath(dest), start], cwd=repo)
 
 
 def worktree_remove(repo: Path, dest: Path) -> None:
     """Remove the linked worktree at ``dest`` (its files and git's record of it)."""
-    run_git(["worktree", "remove", "--force", str(dest)], cwd=repo)
+    run_git(["worktree", "remove", "--force", os.path.abspath(dest)], cwd=repo)
 
 
 def delete_branch(repo: Path, name: str) -> None:
