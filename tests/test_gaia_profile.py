@@ -100,8 +100,13 @@ def test_uncommitted_gaia_update_is_reported_not_up_to_date(tmp_path):
     assert (project / ".gaia/VERSION").read_text() == "2.1.0\n"
     assert (project / ".gaia-backup").is_dir()
     result = run_tether("update", "--yes", "-C", str(project))
-    assert "already up to date" in result.stdout
-    assert ".gaia/VERSION says 2.1.0 but the last commit has 2.0.0" in result.stdout
+    assert result.returncode == 0, result.stderr
+    assert "up to date" not in result.stdout
+    assert "the update to 2.1.0 is applied but not committed" in result.stdout
+    assert ".gaia/VERSION says 2.1.0, the last commit has 2.0.0" in result.stdout
+    assert "git checkout -- .gaia/VERSION" in result.stdout
+    doc = json.loads(run_tether("update", "--yes", "--json", "-C", str(project)).stdout)
+    assert doc["status"] == "not-committed"
     git(project, "add", "-A")
     git(project, "commit", "-qm", "update")
     result = run_tether("update", "--yes", "-C", str(project))

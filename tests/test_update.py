@@ -287,7 +287,9 @@ def test_summary_rows(tmp_path):
     assert result.returncode == 4
     out = result.stdout
     assert out.startswith("tether update: 1.0.0 → 2.0.0")
-    assert "Conflicts (see .tether/merge)" in out
+    assert "Conflicts (markers in the files)" in out
+    assert "Merged (your edits kept)" in out
+    assert "Overwritten" not in out
     assert "Next steps:" in out
 
 

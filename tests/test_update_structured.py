@@ -66,7 +66,8 @@ def test_unparsable_adopter_file_is_a_whole_file_conflict(tmp_path):
     assert conflict["artifact"].endswith("package.json.patch")
     assert (project / "package.json").read_text() == '{"name": "x",,}\n'
     result = run_tether("update", "--dry-run", "-C", str(project))
-    assert "up to date" in result.stdout
+    assert result.returncode == 3  # no newer release; the conflict is still open
+    assert "1 conflict(s) from an earlier update are not resolved" in result.stdout
 
 
 def test_clean_line_merge_that_duplicates_a_key_is_a_conflict(tmp_path):

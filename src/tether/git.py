@@ -204,13 +204,10 @@ def record_unmerged(repo: Path, rel: str, stages: Sequence[tuple[int, bytes | No
     Stages 1/2/3 are base/ours/theirs, so ``git status`` lists the path as unmerged and
     ``git mergetool`` and IDEs offer a three-way view.
     """
-    lines = [f"0 {'0' * 40}\t{rel}"]  # drop the stage-0 entry first
-    for stage, data, mode in stages:
-        if data is not None:
-            lines.append(f"{mode:o} {write_blob(repo, data)} {stage}\t{rel}")
-    payload = ("\n".join(lines) + "\n").encode()
-    if _run_git_bytes(["update-index", "--index-info"], cwd=repo, data=payload) is None:
-        raise TetherError(f"git update-index failed for {rel}")
+    entries = [
+        (mode, write_blob(repo, data), stage) for stage, data, mode in stages if data is not None
+    ]
+    restore_index_entries(repo, rel, entries)
 
 
 def linked_worktree_main(path: Path) -> Path | None:
@@ -238,11 +235,59 @@ def dirty_paths(repo: Path, paths: Sequence[str]) -> list[str]:
     result = run_git(
         ["status", "--porcelain=v1", "-z", "--untracked-files=no", "--", *paths], cwd=repo
     )
-    dirty = []
-    for entry in result.stdout.split("\0"):
-        if len(entry) > 3:
-            dirty.append(entry[3:])
-    return dirty
+    dirty = [entry[3:] for entry in result.stdout.split("\0") if len(entry) > 3]
+    if not dirty:
+        return []
+    # Porcelain names paths from the top of the working tree; callers name them from ``repo``.
+    prefix = run_git(["rev-parse", "--show-prefix"], cwd=repo).stdout.strip()
+    return [path.removeprefix(prefix) for path in dirty]
+
+
+IndexEntry = tuple[int, str, int]  # (mode, object id, stage)
+
+
+def index_entries(repo: Path, rels: Sequence[str]) -> dict[str, list[IndexEntry]]:
+    """The index entries of each of ``rels`` (relative to ``repo``): [] when untracked."""
+    entries: dict[str, list[IndexEntry]] = {rel: [] for rel in rels}
+    if not rels:
+        return entries
+    out = _run_git_bytes(
+        ["ls-files", "--stage", "-z", "--full-name", "--", *rels], cwd=repo
+    )
+    if out is None:
+        raise TetherError(f"git ls-files failed in {repo}")
+    prefix = run_git(["rev-parse", "--show-prefix"], cwd=repo).stdout.strip()
+    for line in out.decode("utf-8", "surrogateescape").split("\0"):
+        if not line:
+            continue
+        meta, _, name = line.partition("\t")
+        mode, oid, stage = meta.split()
+        rel = name.removeprefix(prefix)
+        if rel in entries:
+            entries[rel].append((int(mode, 8), oid, int(stage)))
+    return entries
+
+
+def restore_index_entries(repo: Path, rel: str, entries: Sequence[IndexEntry]) -> None:
+    """Put back ``rel``'s index entries as recorded (none: the path leaves the index)."""
+    lines = [f"0 {'0' * 40}\t{rel}"]  # drop every stage first
+    lines += [f"{mode:o} {oid} {stage}\t{rel}" for mode, oid, stage in entries]
+    payload = ("\n".join(lines) + "\n").encode("utf-8", "surrogateescape")
+    if _run_git_bytes(["update-index", "--index-info"], cwd=repo, data=payload) is None:
+        raise TetherError(f"git update-index failed for {rel}")
+
+
+def branch_commit(repo: Path, name: str) -> str | None:
+    """The commit branch ``name`` points at, None when there is no such branch."""
+    result = run_git(
+        ["rev-parse", "--verify", "--quiet", f"refs/heads/{name}^{{commit}}"], cwd=repo, check=False
+    )
+    return result.stdout.strip() or None if result.returncode == 0 else None
+
+
+def switch_branch(repo: Path, name: str) -> None:
+    """Check out the existing branch ``name``, carrying working-tree changes along."""
+    run_git(["switch", "--end-of-options", name], cwd=repo)
 
 
 def switch_to_new_branch(repo: Path, name: str) -> None:

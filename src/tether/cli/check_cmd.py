@@ -2,7 +2,7 @@ from __future__ import annotations
 
 import argparse
 
-from tether.cli.common import add_status_arguments, print_json, project_dir
+from tether.cli.common import add_status_arguments, list_limit, print_json, project_dir
 
 EXIT_DRIFT = 3
 
@@ -20,5 +20,5 @@ def run(args: argparse.Namespace) -> int:
     if args.json:
         print_json({"ok": not reasons, "reasons": reasons, **report.to_json()})
     else:
-        print(render_check(report, reasons))
+        print(render_check(report, reasons, list_limit(args)))
     return EXIT_DRIFT if reasons else 0

@@ -32,8 +32,21 @@ def print_json(document: Any) -> None:
     sys.stdout.write(json.dumps(document, indent=2, sort_keys=False) + "\n")
 
 
+def add_all(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--all", dest="list_all", action="store_true", help="list every path, not the first 20"
+    )
+
+
+def list_limit(args: argparse.Namespace) -> int | None:
+    from tether.report.human import LIST_LIMIT
+
+    return None if args.list_all else LIST_LIMIT
+
+
 def add_status_arguments(parser: argparse.ArgumentParser, latest_help: str) -> None:
     """What ``status`` and ``check`` both take."""
+    add_all(parser)
     parser.add_argument("--check-latest", action="store_true", help=latest_help)
     parser.add_argument("--source", metavar="SRC", help="override the recorded source")
     parser.add_argument("--profile", metavar="P", help="native, gaia or gbrain (default: detected)")

@@ -2,7 +2,7 @@ from __future__ import annotations
 
 import argparse
 
-from tether.cli.common import add_status_arguments, print_json, project_dir
+from tether.cli.common import add_status_arguments, list_limit, print_json, project_dir
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -17,5 +17,5 @@ def run(args: argparse.Namespace) -> int:
     if args.json:
         print_json(report.to_json())
     else:
-        print(render_status(report))
+        print(render_status(report, list_limit(args)))
     return 0

@@ -5,7 +5,7 @@ import sys
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
-from tether.cli.common import add_json, add_project_dir, print_json, project_dir
+from tether.cli.common import add_all, add_json, add_project_dir, list_limit, print_json, project_dir
 from tether.errors import TetherError
 
 if TYPE_CHECKING:
@@ -60,6 +60,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         action="store_true",
         help="undo an interrupted update, restoring its files from the backup",
     )
+    add_all(parser)
     add_json(parser)
     add_project_dir(parser)
 
@@ -164,5 +165,5 @@ def run(args: argparse.Namespace) -> int:
     if args.json:
         print_json(report.to_json())
     else:
-        print(render_update(report))
+        print(render_update(report, list_limit(args)))
     return report.exit_code()

@@ -15,6 +15,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from tether.errors import TetherError
 from tether.flows.baseline import Baseline
 from tether.flows.install import write_version_markers
 from tether.flows.project import Project, Release, utc_now
@@ -34,6 +35,7 @@ from tether.state.journal import (
     STEP_FILE_DELETED,
     STEP_FILE_INTENT,
     STEP_FILE_WRITTEN,
+    STEP_INDEX_SAVED,
     Journal,
     RunRecord,
 )
@@ -55,6 +57,7 @@ class ResumeInfo:
 
     done: dict[str, list[DoneWrite]] = field(default_factory=dict)  # path -> what was written
     backed_up: dict[str, str] = field(default_factory=dict)  # path -> sha256 of first backup
+    index_saved: set[str] = field(default_factory=set)  # paths whose index entries are saved
 
 
 def resume_info(journal: Journal, run_id: str) -> ResumeInfo:
@@ -73,7 +76,15 @@ def resume_info(journal: Journal, run_id: str) -> ResumeInfo:
             )
         elif record["step"] == STEP_FILE_BACKED_UP:
             info.backed_up.setdefault(path, str(record["sha256"]))
+        elif record["step"] == STEP_INDEX_SAVED:
+            info.index_saved.add(path)
     return info
+
+
+def holds_run_writes(project: Project, resume: ResumeInfo) -> set[str]:
+    """Paths whose bytes are exactly what the interrupted run wrote (or was about to write)
+    there: tether's own work, not the adopter's uncommitted changes."""
+    return {path for path in resume.done if _holds_write(project, resume, path, path)}
 
 
 @dataclass
@@ -83,6 +94,9 @@ class RunContext:
     run_id: str
     command: str
     resume: ResumeInfo = field(default_factory=ResumeInfo)
+    # Where the run stands in git (branch it started on, branch it made, start commit),
+    # journaled so an abandon can put it back.
+    git_context: dict[str, str | None] | None = None
     _git_top: Path | bool | None = False  # False: not looked up yet
 
     @property
@@ -105,6 +119,7 @@ class ApplyOutcome:
     state_written: bool = False
     interrupted: bool = False
     notes: list[str] = field(default_factory=list)
+    not_done: list[FileAction] = field(default_factory=list)  # planned, not carried out
 
     @property
     def failed(self) -> list[FileAction]:
@@ -122,11 +137,15 @@ def prune_backups(project: Project, keep: int = KEEP_BACKUP_RUNS, current: str =
 
 def _target_done(ctx: RunContext, path: str, target: str) -> bool:
     """An interrupted run of this update already wrote these bytes to ``target``."""
-    for done in ctx.resume.done.get(path, []):
+    return _holds_write(ctx.project, ctx.resume, path, target)
+
+
+def _holds_write(project: Project, resume: ResumeInfo, path: str, target: str) -> bool:
+    for done in resume.done.get(path, []):
         if done.target != target:
             continue
         try:
-            if sha256_file(ctx.project.path(target)) == done.sha256:
+            if sha256_file(project.path(target)) == done.sha256:
                 return True
         except OSError:
             pass
@@ -160,12 +179,11 @@ def _verify_written(ctx: RunContext, action: FileAction) -> None:
 def _record_unmerged(ctx: RunContext, action: FileAction, outcome: ApplyOutcome) -> None:
     """Markers in a git checkout: also stage base/ours/theirs so git and IDEs see a conflict."""
     from tether import git
-    from tether.errors import TetherError
 
     top = ctx.git_top
     if top is None or action.sides is None:
         return
-    rel = os.path.relpath(ctx.project.path(action.path).resolve(), top.resolve())
+    rel = _repo_path(ctx, top, action.path)
     mode = 0o100755 if (action.mode or 0) & 0o111 else 0o100644
     base, ours, theirs = action.sides
     try:
@@ -174,6 +192,39 @@ def _record_unmerged(ctx: RunContext, action: FileAction, outcome: ApplyOutcome)
         outcome.notes.append(
             f"{action.path}: could not record the conflict in git's index ({error})"
         )
+
+
+def _save_index_entries(batch: _Batch) -> None:
+    """Before a path is first marked unmerged, journal its index entries, so an abandon
+    can put git's index back as it was."""
+    ctx = batch.ctx
+    top = ctx.git_top
+    pending = [
+        a
+        for a in batch.actions
+        if a.op is Op.MARKERS
+        and a.bucket is not Bucket.FAILED
+        and a.path not in ctx.resume.index_saved
+    ]
+    if top is None or not pending:
+        return
+    from tether import git
+
+    names = {a.path: _repo_path(ctx, top, a.path) for a in pending}
+    try:
+        entries = git.index_entries(top, list(names.values()))
+    except TetherError as error:
+        batch.outcome.notes.append(f"could not read git's index ({error})")
+        return
+    for rel, repo_rel in names.items():
+        saved = [list(entry) for entry in entries.get(repo_rel, [])]
+        fields: dict[str, object] = {"path": rel, "repo_path": repo_rel, "entries": saved}
+        batch.records.append((STEP_INDEX_SAVED, fields))
+        ctx.resume.index_saved.add(rel)
+
+
+def _repo_path(ctx: RunContext, top: Path, rel: str) -> str:
+    return os.path.relpath(ctx.project.path(rel).resolve(), top.resolve())
 
 
 def _has_artifact(action: FileAction) -> bool:
@@ -367,11 +418,13 @@ def _apply_batch(
             _backup(batch, action.path)
 
     _run_phase(batch, back_up)
+    _save_index_entries(batch)  # journaled with the intents, before any write
     _run_phase(batch, lambda action: _intent(batch, action))
     _run_phase(batch, lambda action: _write_action(batch, action), stop)
     if batch.linked:
         _unshare_backups(batch)
         flush_to_disk(batch.flushed)
+    outcome.not_done += [a for a in actions if id(a) in batch.untouched]
     return batch.actions
 
 
@@ -393,6 +446,7 @@ def execute_plan(
         to_version=plan.to_version,
         plan_digest=plan.digest(),
         command=ctx.command,
+        git=ctx.git_context,
     )
     resumed = bool(ctx.resume.done or ctx.resume.backed_up)
     if resumed and ctx.backup_dir.is_dir():
@@ -410,6 +464,7 @@ def execute_plan(
         if should_stop():
             outcome.interrupted = True
         if outcome.interrupted:
+            outcome.not_done += pending[start:]
             break
         chunk = pending[start : start + BATCH_SIZE]
         results = _apply_batch(ctx, chunk, outcome, should_stop)
@@ -536,5 +591,28 @@ def restore_run(project: Project, journal: Journal, run: RunRecord) -> list[str]
     for path, backup in run.backed_up.items():
         data = project.path(backup.backup).read_bytes()
         atomic_write(project.path(path), data, mode=file_mode(project.path(backup.backup)))
+        restored.append(path)
+    return restored
+
+
+def restore_index(project: Project, run: RunRecord) -> list[str]:
+    """Put back git's index entries of every path the run marked unmerged; the paths."""
+    if not run.index_saved:
+        return []
+    from tether import git
+    from tether.pathrules import relpath_problem
+
+    top = git.work_tree_top(project.root)
+    if top is None:
+        return []
+    restored = []
+    for path, (repo_path, entries) in sorted(run.index_saved.items()):
+        problem = relpath_problem(repo_path)
+        if problem is not None:
+            raise TetherError(
+                f"{project.profile.journal_file}: run {run.run_id} names the index path "
+                f"{repo_path!r} ({problem}); not touching git's index"
+            )
+        git.restore_index_entries(top, repo_path, entries)
         restored.append(path)
     return restored

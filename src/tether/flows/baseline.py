@@ -27,6 +27,8 @@ class Baseline:
     state: State | None
     _manifest: Manifest | None = None
     _release: Release | None = field(default=None, repr=False)
+    # What a person should know about where this baseline came from.
+    notes: list[str] = field(default_factory=list)
 
     def release(self) -> Release:
         if self._release is None:
@@ -75,38 +77,82 @@ class Baseline:
 
 
 def load_baseline(project: Project, source_override: str | None = None) -> Baseline:
+    """The installed release. Where the ecosystem keeps a version marker in the project
+    (GAIA's ``.gaia/VERSION``, committed), the marker says which release is installed:
+    tether's own record is git-ignored, so after a branch switch, a pull or a hand edit it
+    can name a release whose files are not the ones in the tree."""
     state = project.load_state()
+    marker = project.read_version_marker()
     if state is not None:
+        source = source_override or state.source
+        if project.profile.version_file is not None and marker is None:
+            raise TetherError(
+                f"{project.path(project.profile.version_file)}: missing, so the installed "
+                f"release is unknown (tether's record says {state.version}); restore it "
+                f"(git checkout -- {project.profile.version_file}) or write the installed "
+                "version into it"
+            )
+        if marker is not None and not same_version(marker, state.version):
+            return _baseline_from_marker(project, state, marker, source)
         return Baseline(
             project,
             state.version,
-            source_override or state.source,
+            source,
             state.upstream,
             dict(state.files),
             set(state.sentinels),
             state,
         )
-    version = project.read_version_marker()
-    if version is None:
+    if marker is None:
         raise TetherError(f"{project.root}: no installed release recorded; run 'tether init' first")
     if not source_override:
         raise TetherError(
-            f"{project.path(project.profile.version_file or '')}: release {version} was not "
+            f"{project.path(project.profile.version_file or '')}: release {marker} was not "
             "installed by tether; pass --source so its baseline can be fetched"
         )
-    release = fetch_release(project, source_override, version)
+    return _baseline_of_release(project, fetch_release(project, source_override, marker), None)
+
+
+def same_version(left: str, right: str) -> bool:
+    from tether.versions import compare_versions, is_version
+
+    if is_version(left) and is_version(right):
+        return compare_versions(left, right) == 0
+    return left.strip() == right.strip()
+
+
+def _baseline_of_release(project: Project, release: Release, state: State | None) -> Baseline:
     files = {
         rel: FileRecord(release.manifest.files[rel], release.digest(rel))
         for rel in release.manifest.managed_paths()
     }
     return Baseline(
         project,
-        version,
-        source_override,
+        release.version,
+        release.source,
         release.manifest.name,
         files,
         set(release.manifest.sentinels),
-        None,
+        state,
         release.manifest,
         release,
     )
+
+
+def _baseline_from_marker(project: Project, state: State, marker: str, source: str) -> Baseline:
+    """Rebuild the baseline from the release the marker names, fetching it if needed."""
+    marker_file = project.profile.version_file
+    try:
+        release = fetch_release(project, source, marker)
+    except TetherError as error:
+        raise TetherError(
+            f"{marker_file} says {marker} but tether's record says {state.version}, and "
+            f"release {marker} cannot be fetched from {source} ({error}); restore the marker "
+            f"(git checkout -- {marker_file}) or pass --source"
+        ) from None
+    baseline = _baseline_of_release(project, release, state)
+    baseline.notes.append(
+        f"{marker_file} says {marker} but tether's record says {state.version}: the marker "
+        f"wins, so release {marker} is the installed baseline for this run"
+    )
+    return baseline

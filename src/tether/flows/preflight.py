@@ -46,11 +46,15 @@ def refuse_linked_worktree(root: Path, installed: str, latest: str) -> None:
         )
 
 
-def refuse_dirty(root: Path, plan: Plan, options: GitOptions) -> list[str]:
-    """Files the plan would change that hold uncommitted edits: an error unless allowed."""
+def refuse_dirty(
+    root: Path, plan: Plan, options: GitOptions, own_writes: frozenset[str] = frozenset()
+) -> list[str]:
+    """Files the plan would change that hold uncommitted edits: an error unless allowed.
+    ``own_writes``: paths holding exactly the bytes an interrupted run of this update
+    wrote; they are tether's work, not the adopter's."""
     if git.work_tree_top(root) is None:
         return []
-    dirty = git.dirty_paths(root, touched_paths(plan))
+    dirty = [p for p in git.dirty_paths(root, touched_paths(plan)) if p not in own_writes]
     if dirty and not options.allow_dirty:
         shown = ", ".join(dirty[:5]) + (" …" if len(dirty) > 5 else "")
         raise TetherError(
@@ -60,18 +64,60 @@ def refuse_dirty(root: Path, plan: Plan, options: GitOptions) -> list[str]:
     return dirty
 
 
-def branch_for_update(root: Path, upstream: str, version: str, options: GitOptions) -> str | None:
-    """After confirmation: move off main/master to the update branch. The new branch's name."""
-    if options.no_branch or git.work_tree_top(root) is None:
+@dataclass(frozen=True)
+class BranchPlan:
+    """Where in git an update lands: the branch it starts on and the one it switches to."""
+
+    root: Path
+    start_branch: str | None
+    start_commit: str | None
+    name: str | None  # the branch to switch to; None: stay where we are
+    exists: bool = False  # ``name`` is already there, at the start commit: reused
+
+    def context(self) -> dict[str, str | None]:
+        """What the journal keeps so an abandon can come back here."""
+        return {
+            "start_branch": self.start_branch,
+            "start_commit": self.start_commit,
+            "created_branch": self.name if self.name and not self.exists else None,
+            "reused_branch": self.name if self.name and self.exists else None,
+        }
+
+
+def plan_branch(root: Path, upstream: str, version: str, options: GitOptions) -> BranchPlan | None:
+    """Before confirmation, without changing anything: the branch the update will use.
+    An update branch that already exists is reused only when it points at the commit
+    the update starts from (nothing of anyone's is on it); otherwise the run is refused."""
+    if git.work_tree_top(root) is None:
         return None
     current = git.current_branch(root)
-    if options.branch is None and current not in PROTECTED_BRANCHES:
-        return None
+    start = git.head_commit(root)
+    if options.no_branch or (options.branch is None and current not in PROTECTED_BRANCHES):
+        return BranchPlan(root, current, start, None)
     name = options.branch or default_branch_name(upstream, version)
     if name == current:
+        return BranchPlan(root, current, start, None)
+    existing = git.branch_commit(root, name)
+    if existing is None:
+        return BranchPlan(root, current, start, name)
+    if existing == start:
+        return BranchPlan(root, current, start, name, exists=True)
+    raise TetherError(
+        f"a branch named {name} already exists and has commits of its own; pass "
+        "--branch NAME to update on another branch, or delete it (git branch -D "
+        f"{name}) if it is a leftover"
+    )
+
+
+def branch_for_update(plan: BranchPlan | None) -> str | None:
+    """After confirmation: move to the update branch (created, or reused). Its name."""
+    if plan is None or plan.name is None:
         return None
-    git.switch_to_new_branch(root, name)
-    return name
+    if plan.exists:
+        git.switch_branch(plan.root, plan.name)
+    else:
+        git.switch_to_new_branch(plan.root, plan.name)
+    return plan.name
 
 
 def open_pull_request(root: Path, branch: str | None, title: str, body: str) -> str:

@@ -30,6 +30,11 @@ class StatusReport:
     deleted: list[str] = field(default_factory=list)
     deleted_owned: list[str] = field(default_factory=list)
     conflicts: list[dict[str, str]] = field(default_factory=list)
+    # Another tether run holds the project's lock: the tree is being changed right now.
+    running: dict[str, object] | None = None
+    # An update that stopped before recording its new state (see ``unfinished_update``).
+    unfinished: dict[str, object] | None = None
+    notes: list[str] = field(default_factory=list)
 
     @property
     def update_available(self) -> bool:
@@ -42,6 +47,10 @@ class StatusReport:
 
     def check_reasons(self) -> list[str]:
         reasons = []
+        if self.running is not None:
+            reasons.append("run-in-progress")
+        if self.unfinished is not None:
+            reasons.append("unfinished-update")
         if self.modified_owned or self.deleted_owned:
             reasons.append("owned-drift")
         if self.update_available:
@@ -63,6 +72,9 @@ class StatusReport:
             "deleted": self.deleted,
             "deleted_owned": self.deleted_owned,
             "conflicts": self.conflicts,
+            "running": self.running,
+            "unfinished": self.unfinished,
+            "notes": self.notes,
         }
 
 
@@ -152,6 +164,11 @@ def project_status(
     report = StatusReport(
         project.profile.name, baseline.upstream, baseline.source, baseline.version
     )
+    report.running = running_run(project)
+    unfinished = None if report.running else unfinished_update(project)
+    if unfinished is not None:
+        report.unfinished = unfinished.document()
+    report.notes += baseline.notes
     classify_drift(project, baseline, report)
     report.conflicts = unresolved_conflicts(project, baseline)
     if check_latest:
@@ -164,3 +181,56 @@ def newest_available(project: Project, source_spec: str) -> str | None:
 
     versions = open_source(source_spec, project.releases_cache).available_versions()
     return versions[-1] if versions else None
+
+
+@dataclass(frozen=True)
+class UnfinishedUpdate:
+    """An update (or refresh) whose run stopped before it recorded the new state: files
+    may be half written and markers may sit in files. Rerunning the same command finishes
+    it; ``--abandon`` rolls it back."""
+
+    run_id: str
+    from_version: str | None
+    to_version: str
+    command: str
+
+    @property
+    def verb(self) -> str:
+        return self.command.split(" ", 1)[0] or "update"
+
+    def describe(self) -> str:
+        return (
+            f"unfinished {self.verb} {self.from_version or '(none)'} → {self.to_version} "
+            f"(run {self.run_id}): rerun 'tether {self.verb}' to finish or "
+            f"'tether {self.verb} --abandon' to roll back"
+        )
+
+    def document(self) -> dict[str, object]:
+        return {
+            "run": self.run_id,
+            "from": self.from_version,
+            "to": self.to_version,
+            "command": self.command,
+            "message": self.describe(),
+        }
+
+
+def unfinished_update(project: Project) -> UnfinishedUpdate | None:
+    """The journal's unfinished run, if it had not yet recorded its new state (a run that
+    did is finished in all but its last journal line)."""
+    from tether.state.journal import Journal
+
+    run = Journal(project.path(project.profile.journal_file)).unfinished_run()
+    if run is None or run.state_written:
+        return None
+    return UnfinishedUpdate(run.run_id, run.from_version, run.to_version, run.command)
+
+
+def running_run(project: Project) -> dict[str, object] | None:
+    """Who is changing the project right now (holding its lock), or None."""
+    from tether.state.lock import lock_holder
+
+    owner = lock_holder(project.path(project.profile.lock_file))
+    if owner is None:
+        return None
+    return {"pid": owner.pid, "started": owner.started, "command": owner.command}

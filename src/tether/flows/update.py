@@ -18,15 +18,18 @@ from tether.flows.apply import (
     RunContext,
     execute_plan,
     finalize,
+    holds_run_writes,
     prune_backups,
     resume_info,
 )
 from tether.flows.baseline import Baseline, load_baseline
 from tether.flows.plan import UpdateOptions, build_plan
 from tether.flows.preflight import (
+    BranchPlan,
     GitOptions,
     branch_for_update,
     open_pull_request,
+    plan_branch,
     refuse_dirty,
     refuse_linked_worktree,
 )
@@ -40,6 +43,9 @@ from tether.versions import compare_versions, is_version
 
 if TYPE_CHECKING:
     from tether.flows.regen import RegenOutcome
+
+EXIT_INTERRUPTED = 130  # as a shell reports a command stopped by Ctrl-C
+EXIT_CONFLICTS_OPEN = 3  # as ``check`` does for the same finding
 
 BUCKET_ORDER = (
     Bucket.ADD,
@@ -73,7 +79,9 @@ class UpdateReport:
     upstream: str
     from_version: str
     to_version: str
-    status: str  # up-to-date | dry-run | cancelled | updated | failed | interrupted | abandoned
+    # up-to-date | not-committed | conflicts-open | completed | dry-run | cancelled | updated
+    # | failed | interrupted | abandoned
+    status: str
     dry_run: bool = False
     actions: list[FileAction] = field(default_factory=list)
     backup_dir: str | None = None
@@ -91,6 +99,11 @@ class UpdateReport:
     branch: str | None = None
     dirty: list[str] = field(default_factory=list)
     structured: list[str] = field(default_factory=list)
+    run_id: str | None = None
+    # Planned changes an interrupted run did not carry out (not counted in the buckets).
+    not_done: list[FileAction] = field(default_factory=list)
+    # Conflicts left by an earlier update that are still unresolved (status conflicts-open).
+    earlier_conflicts: list[dict[str, str]] = field(default_factory=list)
 
     def bucket(self, bucket: Bucket) -> list[FileAction]:
         return [a for a in self.actions if a.bucket is bucket]
@@ -104,9 +117,15 @@ class UpdateReport:
         ]
 
     def exit_code(self) -> int:
-        if self.status in ("failed", "interrupted") or self.bucket(Bucket.FAILED):
+        if self.status == "interrupted":
+            return EXIT_INTERRUPTED
+        if self.status == "failed" or self.bucket(Bucket.FAILED):
             return 1
+        if self.status == "conflicts-open":
+            return EXIT_CONFLICTS_OPEN
         if self.status == "updated" and self.open_conflicts:
+            return 4
+        if self.status == "completed" and self.earlier_conflicts:
             return 4
         return 0
 
@@ -151,6 +170,9 @@ class UpdateReport:
             "branch": self.branch,
             "dirty": self.dirty,
             "structured": self.structured,
+            "run_id": self.run_id,
+            "pending": [{"path": a.path, "bucket": a.bucket.value} for a in self.not_done],
+            "open_conflicts": self.earlier_conflicts,
             "renames": [
                 {"from": a.rename_from, "to": a.path, "bucket": a.bucket.value}
                 for a in self.actions
@@ -175,17 +197,26 @@ class PreparedUpdate:
     notes: ReleaseNotes = field(default_factory=ReleaseNotes)
 
     def report(self, status: str) -> UpdateReport:
+        unfinished = self.unfinished
+        # A resumed run names the versions the interrupted run set out between, even when
+        # that run got as far as recording its new state.
+        from_version = (
+            unfinished.from_version
+            if unfinished is not None and unfinished.from_version
+            else self.plan.from_version
+        )
         return UpdateReport(
             profile=self.project.profile.name,
             upstream=self.plan.upstream,
-            from_version=self.plan.from_version,
+            from_version=from_version,
             to_version=self.plan.to_version,
             status=status,
             dry_run=self.request.dry_run,
             actions=list(self.plan.actions),
             merge_dir=self.project.profile.merge_dir,
-            notes=list(self.plan.notes),
-            resumed=self.unfinished is not None,
+            notes=self.baseline.notes + list(self.plan.notes),
+            resumed=unfinished is not None,
+            run_id=unfinished.run_id if unfinished is not None else None,
             regions=self.regions.to_json(),
             release_notes=[s.to_json() for s in self.notes.sections],
             adopter_actions=[a.to_json() for a in self.notes.actions],
@@ -299,6 +330,10 @@ def _held_and_resolved(project: Project, baseline: Baseline) -> bool:
 def _up_to_date(
     project: Project, baseline: Baseline, unfinished: RunRecord | None, request: UpdateRequest
 ) -> UpdateReport:
+    """Nothing to move: say so, unless what is in the tree says otherwise (an applied
+    update not yet committed, conflicts from an earlier update still open)."""
+    from tether.flows.status import unresolved_conflicts
+
     report = UpdateReport(
         project.profile.name,
         baseline.upstream,
@@ -307,11 +342,19 @@ def _up_to_date(
         "up-to-date",
         dry_run=request.dry_run,
         merge_dir=project.profile.merge_dir,
+        notes=list(baseline.notes),
     )
-    uncommitted = _uncommitted_version_marker(project, baseline.version)
+    uncommitted = uncommitted_version_marker(project)
     if uncommitted:
+        report.status = "not-committed"
         report.notes.append(uncommitted)
+    report.earlier_conflicts = unresolved_conflicts(project, baseline)
+    if report.earlier_conflicts:
+        report.status = "conflicts-open"
     if unfinished is not None and unfinished.state_written:
+        # That run's own conflicts, not an earlier one's: it finished all but its last line.
+        report.status = "completed"
+        report.run_id = unfinished.run_id
         report.notes.append(
             f"the update to {unfinished.to_version} wrote its state but was interrupted before it "
             "completed; review the changes (git diff) and commit them"
@@ -321,23 +364,28 @@ def _up_to_date(
     return report
 
 
-def _uncommitted_version_marker(project: Project, installed: str) -> str | None:
+def uncommitted_version_marker(project: Project) -> str | None:
     """For ecosystems whose version file is committed (GAIA): a marker that differs from
-    HEAD's copy means an update was applied but not committed."""
+    HEAD's copy means an update was applied and not committed. What to do, in words,
+    quoting the marker itself (tether's own record may say something else)."""
     from tether import git
 
     marker = project.profile.version_file
     top = git.work_tree_top(project.root) if marker else None
     if marker is None or top is None:
         return None
+    value = project.read_version_marker()
     rel = os.path.relpath(project.path(marker).resolve(), top.resolve())
     committed = git.show_head_file(top, rel)
-    if committed is None or committed.decode(errors="replace").strip() == installed:
+    if committed is None or value is None:
+        return None
+    committed_value = committed.decode(errors="replace").strip()
+    if committed_value == value:
         return None
     return (
-        f"{marker} says {installed} but the last commit has "
-        f"{committed.decode(errors='replace').strip()}: the update was applied and not committed; "
-        "review it (git status, git diff) and commit"
+        f"the update to {value} is applied but not committed ({marker} says {value}, the "
+        f"last commit has {committed_value}): review it (git status, git diff) and commit "
+        f"it, or run 'git checkout -- {marker}' and rerun 'tether update' to start over"
     )
 
 
@@ -378,7 +426,12 @@ def run_update(
     so no other run can change the tree between the plan a person confirmed and its apply."""
     if request.dry_run:
         prepared = prepare_update(request)
-        return prepared if isinstance(prepared, UpdateReport) else prepared.report("dry-run")
+        if isinstance(prepared, UpdateReport):
+            return prepared
+        report = prepared.report("dry-run")
+        branch_plan = _planned_branch(prepared)
+        report.branch = branch_plan.name if branch_plan is not None else None
+        return report
     project = open_project(request.root, request.profile)
     with ProjectLock(project.path(project.profile.lock_file), command=request.command):
         prepared = prepare_update(request)
@@ -388,13 +441,13 @@ def run_update(
             refuse_linked_worktree(
                 project.root, prepared.plan.from_version, prepared.plan.to_version
             )
-        dirty = refuse_dirty(project.root, prepared.plan, request.git)
+        own_writes = frozenset(holds_run_writes(project, prepared.resume))
+        dirty = refuse_dirty(project.root, prepared.plan, request.git, own_writes)
+        branch_plan = _planned_branch(prepared)
         if not confirm(prepared):
             return prepared.report("cancelled")
-        branch = branch_for_update(
-            project.root, prepared.plan.upstream, prepared.plan.to_version, request.git
-        )
-        report = _execute(prepared)
+        branch = branch_for_update(branch_plan)
+        report = _execute(prepared, branch_plan)
         report.branch, report.dirty = branch, dirty
         if request.git.pr and report.status == "updated":
             from tether.report.human import render_plan_summary
@@ -406,13 +459,19 @@ def run_update(
         return report
 
 
-def _execute(prepared: PreparedUpdate) -> UpdateReport:
+def _planned_branch(prepared: PreparedUpdate) -> BranchPlan | None:
+    plan = prepared.plan
+    return plan_branch(prepared.project.root, plan.upstream, plan.to_version, prepared.request.git)
+
+
+def _execute(prepared: PreparedUpdate, branch: BranchPlan | None = None) -> UpdateReport:
     project = prepared.project
     run_id = prepared.unfinished.run_id if prepared.unfinished else new_run_id()
     earlier = _earlier_artifacts(project)
     if prepared.unfinished is None:
         prune_backups(project, current=run_id)
     ctx = RunContext(project, prepared.journal, run_id, prepared.request.command, prepared.resume)
+    ctx.git_context = branch.context() if branch is not None else None
     stop = _StopFlag()
     with stop.installed():
         outcome = execute_plan(ctx, prepared.plan, stop)
@@ -449,25 +508,32 @@ def _report_after_apply(
 ) -> UpdateReport:
     status = "interrupted" if outcome.interrupted else "failed" if outcome.failed else "updated"
     report = prepared.report(status)
-    report.actions = outcome.actions
+    report.run_id = ctx.run_id
+    not_done = {id(a) for a in outcome.not_done}
+    report.actions = [a for a in outcome.actions if id(a) not in not_done]
+    report.not_done = list(outcome.not_done)
     report.state_written = outcome.state_written
     report.backed_up = outcome.backed_up
     if ctx.backup_dir.exists():
         report.backup_dir = str(ctx.backup_dir.relative_to(ctx.project.root))
-    written_artifacts = {a.artifact for a in outcome.actions if a.artifact}
+    written_artifacts = {a.artifact for a in report.actions if a.artifact}
     report.earlier_artifacts = [p for p in earlier if p not in written_artifacts]
     report.superseded_artifacts = [p for p in earlier if p in written_artifacts]
     report.notes += outcome.notes
     if outcome.interrupted:
-        report.notes.append("stopped by a signal; run the same command again to finish the update")
+        report.notes.append(
+            f"stopped by a signal; run the same command again to finish run {ctx.run_id}, or "
+            "'tether update --abandon' to roll it back"
+        )
     elif outcome.failed:
         report.notes.append("some files failed; fix them and run the same command again to finish")
     return report
 
 
 def abandon_update(root: Path, profile: str | None = None) -> UpdateReport:
-    """Undo an interrupted run: restore every file it wrote from its backup."""
-    from tether.flows.apply import restore_run
+    """Undo an interrupted run: restore every file it wrote from its backup, put git's
+    index back, and leave the update branch it made when nothing was committed on it."""
+    from tether.flows.apply import restore_index, restore_run
 
     project = open_project(root, profile)
     journal = _journal(project)
@@ -481,6 +547,8 @@ def abandon_update(root: Path, profile: str | None = None) -> UpdateReport:
                 "be abandoned, only reviewed (git diff) and committed or reverted with git"
             )
         restored = restore_run(project, journal, unfinished)
+        unstaged = restore_index(project, unfinished)
+        git_notes = _leave_update_branch(project, unfinished)
         journal.run_abandoned(unfinished.run_id)
     report = UpdateReport(
         project.profile.name,
@@ -489,8 +557,39 @@ def abandon_update(root: Path, profile: str | None = None) -> UpdateReport:
         unfinished.to_version,
         "abandoned",
         merge_dir=project.profile.merge_dir,
+        run_id=unfinished.run_id,
     )
     report.notes.append(
         f"restored {len(restored)} file(s) from {project.profile.backup_root}/{unfinished.run_id}"
     )
+    if unstaged:
+        report.notes.append(
+            f"put git's index back for {len(unstaged)} file(s) the run had marked unmerged"
+        )
+    report.notes += git_notes
     return report
+
+
+def _leave_update_branch(project: Project, run: RunRecord) -> list[str]:
+    """Back to the branch the run started on, when the run switched to an update branch
+    that has no commits of its own; a branch the run created is then deleted."""
+    from tether import git
+
+    context = run.git
+    branch = context.get("created_branch") or context.get("reused_branch")
+    start_branch, start_commit = context.get("start_branch"), context.get("start_commit")
+    if not branch or not start_branch or git.work_tree_top(project.root) is None:
+        return []
+    current = git.current_branch(project.root)
+    if current != branch:
+        return [f"left branch {branch} as it is: you are on {current or 'a detached HEAD'} now"]
+    if git.head_commit(project.root) != start_commit:
+        return [
+            f"stayed on branch {branch}: it has commits of its own; "
+            f"'git switch {start_branch}' takes you back"
+        ]
+    git.switch_branch(project.root, start_branch)
+    if context.get("created_branch") and git.branch_commit(project.root, branch) == start_commit:
+        git.delete_branch(project.root, branch)
+        return [f"switched back to {start_branch} and deleted the update branch {branch}"]
+    return [f"switched back to {start_branch}"]

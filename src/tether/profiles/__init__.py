@@ -125,4 +125,6 @@ def detect_profile(root: Path, forced: str | None = None) -> Profile | None:
         return GBRAIN
     if (root / GAIA.version_file).is_file() and (root / GAIA.manifest_path).is_file():  # type: ignore[operator]
         return GAIA
+    if (root / GAIA.state_file).is_file():
+        return GAIA  # installed by tether; a missing marker is reported when it is read
     return None

@@ -11,13 +11,17 @@ if TYPE_CHECKING:
     from tether.model.plan import FileAction
 
 
-def _listing(title: str, paths: list[str], limit: int = 20) -> list[str]:
+LIST_LIMIT = 20  # lines per listing unless --all
+
+
+def _listing(title: str, paths: list[str], limit: int | None = LIST_LIMIT) -> list[str]:
     if not paths:
         return []
     lines = [f"{title} ({len(paths)}):"]
-    lines += [f"  {p}" for p in paths[:limit]]
-    if len(paths) > limit:
-        lines.append(f"  … and {len(paths) - limit} more")
+    shown = paths if limit is None else paths[:limit]
+    lines += [f"  {p}" for p in shown]
+    if len(paths) > len(shown):
+        lines.append(f"  … and {len(paths) - len(shown)} more (--all lists every one)")
     return lines
 
 
@@ -34,11 +38,12 @@ def render_init(report: InitReport) -> str:
     return "\n".join(lines)
 
 
-def render_status(report: StatusReport) -> str:
+def render_status(report: StatusReport, limit: int | None = LIST_LIMIT) -> str:
     lines = [
         f"{report.upstream} {report.installed_version} ({report.profile} profile) "
         f"from {report.source}"
     ]
+    lines += _run_state_lines(report)
     if report.latest_version is not None:
         note = "update available" if report.update_available else "up to date"
         lines.append(f"latest: {report.latest_version} ({note})")
@@ -47,44 +52,74 @@ def render_status(report: StatusReport) -> str:
         f"deleted {len(report.deleted)}"
     )
     owned = set(report.modified_owned) | set(report.deleted_owned)
-    lines += _listing("Modified", [p + (" (owned)" if p in owned else "") for p in report.modified])
-    lines += _listing("Deleted", [p + (" (owned)" if p in owned else "") for p in report.deleted])
     lines += _listing(
-        "Unresolved conflicts", [f"{c['path']} (see {c['artifact']})" for c in report.conflicts]
+        "Modified", [p + (" (owned)" if p in owned else "") for p in report.modified], limit
     )
+    lines += _listing(
+        "Deleted", [p + (" (owned)" if p in owned else "") for p in report.deleted], limit
+    )
+    lines += _listing(
+        "Unresolved conflicts",
+        [f"{c['path']} (see {c['artifact']})" for c in report.conflicts],
+        limit,
+    )
+    lines += [f"note: {n}" for n in report.notes]
     return "\n".join(lines)
 
 
+def _run_state_lines(report: StatusReport) -> list[str]:
+    """An update in flight or stopped half way: the first thing a person must see."""
+    if report.running is not None:
+        who = report.running
+        return [
+            f"a tether run is changing this project right now ({who.get('command') or 'unknown'}"
+            f", pid {who.get('pid') or 'unknown'}, started {who.get('started') or 'unknown'}); "
+            "what follows may change under it"
+        ]
+    if report.unfinished is not None:
+        return [str(report.unfinished["message"])]
+    return []
+
+
 _REASON_TEXT = {
+    "run-in-progress": "another tether run is changing the project right now",
+    "unfinished-update": "an update was interrupted and is not finished",
     "owned-drift": "owned files differ from the installed release",
     "update-available": "a newer release is available",
     "unresolved-conflicts": "conflicts from an update are not resolved",
 }
 
 
-def render_check(report: StatusReport, reasons: list[str]) -> str:
+def render_check(report: StatusReport, reasons: list[str], limit: int | None = LIST_LIMIT) -> str:
     if not reasons:
         return f"tether check: clean ({report.upstream} {report.installed_version})"
     lines = ["tether check: " + "; ".join(_REASON_TEXT[r] for r in reasons)]
-    lines += _listing("Owned drift", report.modified_owned + report.deleted_owned)
-    lines += _listing("Unresolved conflicts", [c["path"] for c in report.conflicts])
+    lines += _run_state_lines(report)
+    lines += _listing("Owned drift", report.modified_owned + report.deleted_owned, limit)
+    lines += _listing("Unresolved conflicts", [c["path"] for c in report.conflicts], limit)
     if report.update_available:
         lines.append(f"Update: {report.installed_version} → {report.latest_version}")
+    lines += [f"note: {n}" for n in report.notes]
     return "\n".join(lines)
 
 
+# (JSON bucket, label): the label says what happened to the files; the JSON names stay.
 _BUCKET_ROWS = (
-    ("add", "Added"),
-    ("removed", "Removed (you deleted; left absent)"),
-    ("overwrite", "Overwritten"),
-    ("update", "Updated"),
-    ("merged", "Merged"),
-    ("skip", "Skipped"),
-    ("conflict", "Conflicts (see {merge_dir})"),
+    ("add", "Added (new upstream)"),
+    ("removed", "Left deleted (you had removed them)"),
+    ("overwrite", "Replaced (owned, unchanged here)"),
+    ("update", "Updated (unchanged here)"),
+    ("merged", "Merged (your edits kept)"),
+    ("skip", "Left as they are (nothing to do)"),
+    ("conflict", "Conflicts"),
     ("delete", "Delete? (removed upstream; still here)"),
     ("deleted", "Deleted (removed upstream, on request)"),
     ("failed", "Failed"),
 )
+_ALWAYS_SHOWN = ("add", "merged", "skip", "conflict")
+# An owned file that was here before the release ever shipped it: the adopter's bytes were
+# replaced (and backed up), so it is not "unchanged here".
+_REPLACED_YOURS = "Replaced (owned; your copy backed up)"
 
 
 def _conflict_line(action: FileAction) -> str:
@@ -95,39 +130,93 @@ def _conflict_line(action: FileAction) -> str:
     return f"{action.path} ({action.decision})"
 
 
-def render_plan_summary(report: UpdateReport) -> str:
+def _conflicts_label(report: UpdateReport) -> str:
+    """Where the conflicts are: markers in the files, or patches in the merge folder."""
+    from tether.model.plan import Bucket
+
+    conflicts = report.bucket(Bucket.CONFLICT)
+    markers = sum(1 for a in conflicts if a.decision in ("markers", "held"))
+    patches = sum(
+        1 for a in conflicts if a.artifact and a.artifact != a.path and a.decision != "held"
+    )
+    places = []
+    if markers:
+        places.append("markers in the files")
+    if patches:
+        places.append(f"patches in {report.merge_dir}/")
+    return "Conflicts" + (f" ({', '.join(places)})" if places else "")
+
+
+def _bucket_rows(report: UpdateReport) -> list[str]:
+    from tether.engine.decide import Row
+    from tether.model.plan import Bucket
+
+    rows: list[tuple[str, int]] = []
+    for key, label in _BUCKET_ROWS:
+        actions = report.bucket(Bucket(key))
+        if key == "overwrite":
+            yours = sum(1 for a in actions if a.reason == Row.OWNED_UNTRACKED.value)
+            if yours:
+                rows.append((_REPLACED_YOURS, yours))
+            count = len(actions) - yours
+        else:
+            count = len(actions)
+        if key == "conflict":
+            label = _conflicts_label(report)
+        if count or key in _ALWAYS_SHOWN:
+            rows.append((label, count))
+    return [f"  {label:<46} {count}" for label, count in rows]
+
+
+def render_plan_summary(report: UpdateReport, limit: int | None = LIST_LIMIT) -> str:
     from tether.model.plan import Bucket
 
     head = f"tether update: {report.from_version} → {report.to_version}"
     if report.dry_run:
         head += " (dry run: nothing written)"
+    elif report.status == "interrupted":
+        head = f"tether update: interrupted {report.from_version} → {report.to_version}"
     lines = [head]
-    for key, label in _BUCKET_ROWS:
-        count = len(report.bucket(Bucket(key)))
-        if count or key in ("add", "merged", "skip", "conflict"):
-            lines.append(f"  {label.format(merge_dir=report.merge_dir):<42} {count}")
+    if report.resumed and report.run_id:
+        lines.insert(
+            0,
+            f"resuming interrupted update {report.from_version} → {report.to_version} "
+            f"(run {report.run_id})",
+        )
+    if report.status == "interrupted":
+        lines.append("Done before the stop:")
+    lines += _bucket_rows(report)
+    if report.not_done:
+        lines.append(f"  {'Not done yet (the run stopped first)':<46} {len(report.not_done)}")
     if report.backed_up:
-        lines.append(f"  {'Backed up':<42} {len(report.backed_up)} ({report.backup_dir})")
+        lines.append(f"  {'Backed up':<46} {len(report.backed_up)} ({report.backup_dir})")
     lines += [f"  {row}" for row in report.structured]
+    if report.dry_run and report.branch:
+        lines.append(f"Branch: would switch to a new branch {report.branch}")
     conflicts = report.bucket(Bucket.CONFLICT)
-    lines += _listing(
-        "Conflicts",
-        [_conflict_line(a) for a in conflicts],
-    )
+    lines += _listing(_conflicts_label(report), [_conflict_line(a) for a in conflicts], limit)
     lines += _listing(
         "Renamed upstream (your edits carried to the new path)",
         [f"{a.rename_from} → {a.path} ({a.bucket.value})" for a in report.actions if a.rename_from],
+        limit,
     )
     lines += _listing(
         "Delete? (run with --delete-removed to remove the unmodified ones)",
         [a.path + (f" ({a.reason})" if a.reason else "") for a in report.bucket(Bucket.DELETE)],
+        limit,
     )
-    lines += _listing("Failed", [f"{a.path}: {a.reason}" for a in report.bucket(Bucket.FAILED)])
+    lines += _listing(
+        "Failed", [f"{a.path}: {a.reason}" for a in report.bucket(Bucket.FAILED)], limit
+    )
+    lines += _listing(
+        "Not done yet", [f"{a.path} ({a.bucket.value})" for a in report.not_done], limit
+    )
     if report.status in ("plan", "dry-run"):
         lines += _release_note_lines(report)
     lines += _listing(
         "Follow-ups the release notes ask for (not run; they still apply here)",
         [str(a["command"] or a["text"]) for a in report.adopter_actions],
+        limit,
     )
     return "\n".join(lines)
 
@@ -145,6 +234,12 @@ def _release_note_lines(report: UpdateReport) -> list[str]:
 def _next_steps(report: UpdateReport) -> list[str]:
     from tether.model.plan import Bucket
 
+    if report.status == "interrupted":
+        run = f" (run {report.run_id})" if report.run_id else ""
+        return [
+            f"run the same command again to finish the update{run}",
+            "or roll it back with 'tether update --abandon'",
+        ]
     steps = []
     if report.open_conflicts:
         steps.append(
@@ -164,25 +259,44 @@ def _next_steps(report: UpdateReport) -> list[str]:
     return steps
 
 
-def render_update(report: UpdateReport) -> str:
+def render_update(report: UpdateReport, limit: int | None = LIST_LIMIT) -> str:
+    notes = [f"note: {n}" for n in report.notes]
     if report.status == "up-to-date":
         lines = [f"tether update: already up to date ({report.upstream} {report.from_version})"]
-        return "\n".join(lines + [f"note: {n}" for n in report.notes])
+        return "\n".join(lines + notes)
+    if report.status == "not-committed":
+        return "\n".join(["tether update: nothing new to apply", *notes])
+    if report.status in ("conflicts-open", "completed"):
+        lines = [
+            f"tether update: no newer release, but {len(report.earlier_conflicts)} conflict(s) "
+            "from an earlier update are not resolved"
+        ]
+        if report.status == "completed":
+            lines = [f"tether update: finished the interrupted update to {report.to_version}"]
+            if not report.earlier_conflicts:
+                return "\n".join(lines + notes)
+        lines += _listing(
+            "Unresolved conflicts",
+            [f"{c['path']} (see {c['artifact']})" for c in report.earlier_conflicts],
+            limit,
+        )
+        lines.append("resolve them, then run 'tether update' again (or 'tether check')")
+        return "\n".join(lines + notes)
     if report.status == "abandoned":
         return "\n".join(
-            [f"tether update: abandoned the interrupted update to {report.to_version}"]
-            + [f"note: {n}" for n in report.notes]
+            [f"tether update: abandoned the interrupted update to {report.to_version}", *notes]
         )
     if report.status == "cancelled":
         return "tether update: cancelled; nothing was written"
-    lines = [render_plan_summary(report)]
+    lines = [render_plan_summary(report, limit)]
     if report.earlier_artifacts:
         lines += _listing(
             f"Unresolved artifacts from earlier runs (in {report.merge_dir})",
             report.earlier_artifacts,
+            limit,
         )
     lines += _region_lines(report)
-    lines += [f"note: {n}" for n in report.notes]
+    lines += notes
     if report.status in ("updated", "failed", "interrupted"):
         lines.append("Next steps:")
         lines += [f"  {i}. {s}" for i, s in enumerate(_next_steps(report), 1)]

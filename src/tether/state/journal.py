@@ -8,13 +8,17 @@ the same run id; ``at`` is the ISO-8601 UTC time of the append.
 Fields per step (the typed helpers on :class:`Journal` write exactly these):
 
 ===================  ==================================================
-run-started          from (None for a first install), to, plan_digest, command
+run-started          from (None for a first install), to, plan_digest, command, git (the
+                     branch the run started on, the branch it created, the start commit;
+                     null outside git)
 file-backed-up       path, backup, sha256 (of the adopter's bytes backed up)
 file-intent          path, target, sha256, bucket (written ahead of the write itself)
 file-written         path, sha256 (of the bytes written)
 file-deleted         path (removed on the user's explicit choice, after its backup)
 file-skipped         path, reason
 file-failed          path, error
+index-saved          path, repo_path, entries (git's index entries of a path, as
+                     [mode, oid, stage], before the run first marked it unmerged)
 finalize-started     -
 state-written        -
 run-complete         -
@@ -52,6 +56,7 @@ STEP_FILE_WRITTEN = "file-written"
 STEP_FILE_DELETED = "file-deleted"
 STEP_FILE_SKIPPED = "file-skipped"
 STEP_FILE_FAILED = "file-failed"
+STEP_INDEX_SAVED = "index-saved"  # git index entries of a path, before the run changed them
 STEP_FINALIZE_STARTED = "finalize-started"
 STEP_STATE_WRITTEN = "state-written"
 STEP_RUN_COMPLETE = "run-complete"
@@ -65,6 +70,7 @@ STEPS = (
     STEP_FILE_INTENT,
     STEP_FILE_SKIPPED,
     STEP_FILE_FAILED,
+    STEP_INDEX_SAVED,
     STEP_FINALIZE_STARTED,
     STEP_STATE_WRITTEN,
     STEP_RUN_COMPLETE,
@@ -103,6 +109,9 @@ class RunRecord:
     deleted: frozenset[str] = frozenset()
     skipped: dict[str, str] = field(default_factory=dict)  # path -> reason
     failed: dict[str, str] = field(default_factory=dict)  # path -> error, unless written later
+    # path -> (path from the top of the git work tree, its index entries before the run)
+    index_saved: dict[str, tuple[str, list[tuple[int, str, int]]]] = field(default_factory=dict)
+    git: dict[str, str | None] = field(default_factory=dict)  # the first run-started's context
     finalize_started: bool = False
     state_written: bool = False
     last_seq: int = 0
@@ -164,9 +173,10 @@ class Journal:
         to_version: str,
         plan_digest: str,
         command: str,
+        git: Mapping[str, str | None] | None = None,
     ) -> None:
         fields = {"from": from_version, "to": to_version, "plan_digest": plan_digest}
-        self.append(run_id, STEP_RUN_STARTED, **fields, command=command)
+        self.append(run_id, STEP_RUN_STARTED, **fields, command=command, git=git)
 
     def file_backed_up(self, run_id: str, path: str, backup: str, sha256: str) -> None:
         self.append(run_id, STEP_FILE_BACKED_UP, path=path, backup=backup, sha256=sha256)
@@ -269,6 +279,8 @@ def _fold(run_id: str, group: list[Mapping[str, object]]) -> RunRecord:
     deleted: set[str] = set()
     skipped: dict[str, str] = {}
     failed: dict[str, str] = {}
+    index_saved: dict[str, tuple[str, list[tuple[int, str, int]]]] = {}
+    git: dict[str, str | None] = {}
     steps: set[str] = set()
     plan_digest = _text(start, "plan_digest")
     for record in group:
@@ -277,6 +289,11 @@ def _fold(run_id: str, group: list[Mapping[str, object]]) -> RunRecord:
         path = _text(record, "path")
         if step == STEP_RUN_STARTED:
             plan_digest = _text(record, "plan_digest")  # a resume may have replanned
+            if not git:  # the first run's context: a resume starts on the update branch
+                git = _git_context(record.get("git"))
+        elif step == STEP_INDEX_SAVED:
+            if path not in index_saved:  # the first save holds the pre-run entries
+                index_saved[path] = (_text(record, "repo_path"), _index_entries(record))
         elif step == STEP_FILE_BACKED_UP:
             backed_up.setdefault(path, Backup(_text(record, "backup"), _text(record, "sha256")))
         elif step == STEP_FILE_WRITTEN:
@@ -302,6 +319,8 @@ def _fold(run_id: str, group: list[Mapping[str, object]]) -> RunRecord:
         deleted=frozenset(deleted),
         skipped=skipped,
         failed=failed,
+        index_saved=index_saved,
+        git=git,
         finalize_started=STEP_FINALIZE_STARTED in steps,
         state_written=STEP_STATE_WRITTEN in steps,
         last_seq=max(int(str(record["seq"])) for record in group),
@@ -355,6 +374,29 @@ def _drop_torn_tail(handle: BinaryIO, size: int) -> None:
             return
         end = start
     handle.truncate(0)
+
+
+def _git_context(value: object) -> dict[str, str | None]:
+    if not isinstance(value, dict):
+        return {}
+    return {str(k): v if isinstance(v, str) else None for k, v in value.items()}
+
+
+def _index_entries(record: Mapping[str, object]) -> list[tuple[int, str, int]]:
+    entries = record.get("entries")
+    if not isinstance(entries, list):
+        return []
+    found = []
+    for entry in entries:
+        if (
+            isinstance(entry, list)
+            and len(entry) == 3
+            and isinstance(entry[0], int)
+            and isinstance(entry[1], str)
+            and isinstance(entry[2], int)
+        ):
+            found.append((entry[0], entry[1], entry[2]))
+    return found
 
 
 def _text(record: Mapping[str, object], key: str) -> str:

@@ -130,6 +130,29 @@ def read_owner(path: Path) -> LockOwner | None:
     )
 
 
+def lock_holder(path: Path) -> LockOwner | None:
+    """Who holds the lock at ``path`` right now, without taking it or creating the file;
+    None when nobody does. For read-only commands that must not report a tree in flux as
+    settled."""
+    if not HAS_FLOCK:
+        owner = read_owner(path)
+        alive = owner is not None and owner.pid is not None and pid_alive(owner.pid)
+        return owner if alive else None
+    try:
+        fd = os.open(path, os.O_RDONLY)
+    except OSError:
+        return None  # no lock file: no run has ever held it, or it cannot be read
+    try:
+        fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
+    except BlockingIOError:
+        return _wait_for_owner(path) or LockOwner(None, None, None)
+    except OSError:
+        return None
+    finally:
+        os.close(fd)  # also drops the shared lock when it was taken
+    return None
+
+
 def pid_alive(pid: int) -> bool:
     """Whether a process with this pid is running (the pid-file fallback's staleness test)."""
     if pid <= 0:
