@@ -251,9 +251,7 @@ def index_entries(repo: Path, rels: Sequence[str]) -> dict[str, list[IndexEntry]
     entries: dict[str, list[IndexEntry]] = {rel: [] for rel in rels}
     if not rels:
         return entries
-    out = _run_git_bytes(
-        ["ls-files", "--stage", "-z", "--full-name", "--", *rels], cwd=repo
-    )
+    out = _run_git_bytes(["ls-files", "--stage", "-z", "--full-name", "--", *rels], cwd=repo)
     if out is None:
         raise TetherError(f"git ls-files failed in {repo}")
     prefix = run_git(["rev-parse", "--show-prefix"], cwd=repo).stdout.strip()

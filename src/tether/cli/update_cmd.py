@@ -5,7 +5,14 @@ import sys
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
-from tether.cli.common import add_all, add_json, add_project_dir, list_limit, print_json, project_dir
+from tether.cli.common import (
+    add_all,
+    add_json,
+    add_project_dir,
+    list_limit,
+    print_json,
+    project_dir,
+)
 from tether.errors import TetherError
 
 if TYPE_CHECKING:
