@@ -26,7 +26,6 @@ from tether.flows.plan import UpdateOptions, build_plan
 from tether.flows.preflight import (
     GitOptions,
     branch_for_update,
-    open_pull_request,
     refuse_dirty,
     refuse_linked_worktree,
 )
@@ -91,6 +90,7 @@ class UpdateReport:
     branch: str | None = None
     dirty: list[str] = field(default_factory=list)
     structured: list[str] = field(default_factory=list)
+    pull_request: dict[str, Any] | None = None  # set when --pr asked for one
 
     def bucket(self, bucket: Bucket) -> list[FileAction]:
         return [a for a in self.actions if a.bucket is bucket]
@@ -151,6 +151,7 @@ class UpdateReport:
             "branch": self.branch,
             "dirty": self.dirty,
             "structured": self.structured,
+            "pull_request": self.pull_request,
             "renames": [
                 {"from": a.rename_from, "to": a.path, "bucket": a.bucket.value}
                 for a in self.actions
@@ -371,8 +372,26 @@ def _earlier_artifacts(project: Project) -> list[str]:
     return [f"{project.profile.merge_dir}/{p}" for p in walk_files(project.merge_dir)]
 
 
+PR_NEXT_STEP = (
+    "commit the update, then run 'tether pr' to push the branch and open the pull request"
+)
+
+
 def run_update(
     request: UpdateRequest, confirm: Callable[[PreparedUpdate], bool] = lambda p: True
+) -> UpdateReport:
+    """Plan and (unless a dry run) apply; see ``_plan_and_apply``."""
+    report = _plan_and_apply(request, confirm)
+    if request.git.pr and report.status == "updated":
+        # tether never commits, so there is nothing to push yet: the pull request is the
+        # person's next step, after their commit.
+        report.pull_request = {"opened": False, "next_step": PR_NEXT_STEP}
+        report.notes.append(f"--pr no longer pushes (deprecated): {PR_NEXT_STEP}")
+    return report
+
+
+def _plan_and_apply(
+    request: UpdateRequest, confirm: Callable[[PreparedUpdate], bool]
 ) -> UpdateReport:
     """Plan and (unless a dry run) apply, holding the project lock from planning to the end,
     so no other run can change the tree between the plan a person confirmed and its apply."""
@@ -396,13 +415,6 @@ def run_update(
         )
         report = _execute(prepared)
         report.branch, report.dirty = branch, dirty
-        if request.git.pr and report.status == "updated":
-            from tether.report.human import render_plan_summary
-
-            title = f"chore: update {prepared.plan.upstream} to {prepared.plan.to_version}"
-            report.notes.append(
-                open_pull_request(project.root, branch, title, render_plan_summary(report))
-            )
         return report
 
 
