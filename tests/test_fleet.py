@@ -290,6 +290,26 @@ def test_pr_pushes_nothing_and_names_tether_pr_as_the_step_after_a_commit(
     assert any("in each project, run 'tether pr'" in step for step in steps)
 
 
+def test_a_worktree_update_committed_there_opens_its_pull_request_with_tether_pr(
+    fleet: Fleet, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    p1 = fleet.projects[0]
+    remote = add_origin(p1, tmp_path, monkeypatch)  # a real bare origin, and a stand-in gh
+    register(p1)
+    code, doc = update_json("--yes", "--isolate", "worktree", "--pr")
+    assert code == 0
+    steps = doc["summary"]["suggested_next_steps"]
+    assert any("in each worktree, run 'tether pr'" in step for step in steps)
+    tree = fleet.tmp / "p1-tether-1.1.0"
+    git(tree, "add", "-A")
+    git(tree, "commit", "-qm", "update acme-kit to 1.1.0")
+    assert call("pr", "-C", str(tree)) == 0
+    assert remote.branches()[BRANCH] == git(tree, "rev-parse", "HEAD").strip()
+    create = remote.gh_calls()[-1]
+    assert create[:6] == ["pr", "create", "--base", "main", "--head", BRANCH]
+    assert branch(p1) == "main"  # the checkout itself was never touched
+
+
 def test_dry_run_and_status_read_only(three: Fleet, capsys) -> None:
     before = [files(p) for p in three.projects]
     registry_bytes = three.registry.read_bytes()

@@ -232,3 +232,27 @@ def test_update_pr_no_longer_pushes(repo: Path, tmp_path: Path, monkeypatch) -> 
     assert any(n.startswith("--pr no longer pushes (deprecated)") for n in doc["notes"])
     assert list(remote.branches()) == ["main"]
     assert remote.gh_calls() == []
+
+
+def test_a_gaia_project_in_a_subfolder_reads_the_base_version_marker(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    shelf = tmp_path / "rel"
+    for version, text in (("2.0.0", "v1\n"), ("2.1.0", "v2\n")):
+        make_release(shelf, version, {"agents/auditor.md": text}, profile="gaia")
+    top = tmp_path / "mono"
+    app = top / "app"
+    app.mkdir(parents=True)
+    git(top, "init", "-q", "-b", "main")
+    init = ("init", "--profile", "gaia", "--source", str(shelf), "--version", "2.0.0", str(app))
+    assert call(*init) == 0
+    git(top, "add", "-A")
+    git(top, "commit", "-qm", "install 2.0.0")
+    remote = add_origin(top, tmp_path, monkeypatch)
+    assert call("update", "--yes", "-C", str(app)) == 0
+    commit_update(top)
+    code, doc = pr_json(app)
+    assert code == 0 and doc["status"] == "opened"
+    assert doc["title"] == "chore: update gaia to 2.1.0"
+    assert doc["body"].startswith("Updates gaia from 2.0.0 to 2.1.0.")  # main's .gaia/VERSION
+    assert flag(remote.gh_calls()[-1], "--head") == doc["branch"]

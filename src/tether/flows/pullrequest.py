@@ -13,11 +13,9 @@ from typing import Any
 
 from tether import gh, git
 from tether.errors import TetherError, UsageError
-from tether.flows.project import Project, open_project
+from tether.flows.project import Project, check_project_dir, open_project
 from tether.state.store import State
 
-# Statuses after which the pull request exists (or there was honestly nothing to open).
-DONE = ("opened", "existing", "nothing-ahead")
 FAILED = ("push-failed", "gh-missing", "gh-failed")
 CONFLICTS_LISTED = 10
 
@@ -58,18 +56,18 @@ class PullRequestReport:
             "remote": self.remote,
             "ahead": self.ahead,
             "pushed": self.pushed,
-            "pull_request": None
-            if self.number is None and self.url is None
-            else {
-                "number": self.number,
-                "url": self.url,
-            },
+            "pull_request": self._pull_request(),
             "title": self.title,
             "body": self.body,
             "error": self.error,
             "next_step": self.next_step,
             "notes": self.notes,
         }
+
+    def _pull_request(self) -> dict[str, Any] | None:
+        if self.number is None and self.url is None:
+            return None
+        return {"number": self.number, "url": self.url}
 
 
 @dataclass(frozen=True)
@@ -114,7 +112,7 @@ def open_pull_request(request: PullRequestRequest) -> PullRequestReport:
 
 
 def _locate(request: PullRequestRequest) -> _Where:
-    top = git.work_tree_top(request.root)
+    top = git.work_tree_top(check_project_dir(request.root))
     if top is None:
         raise TetherError(f"{request.root}: not inside a git repository")
     branch = git.current_branch(top)
