@@ -5,13 +5,13 @@ from __future__ import annotations
 
 import io
 import json
-import os
 from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
 
 from builders import call, git, make_release
+from helpers_gh import add_origin
 from tether.fleet.units import (
     STALE_PLAN,
     ApplyOptions,
@@ -272,19 +272,42 @@ def test_worktree_without_committed_install_is_taken_back(fleet: Fleet) -> None:
     assert installed(bare) == "1.1.0"
 
 
-def test_pr_goes_through_the_single_project_path(
+def test_pr_pushes_nothing_and_names_tether_pr_as_the_step_after_a_commit(
     fleet: Fleet, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
-    only_git = tmp_path / "bin"
-    only_git.mkdir()
-    found = next(d for d in os.environ["PATH"].split(os.pathsep) if (Path(d) / "git").exists())
-    (only_git / "git").symlink_to(Path(found) / "git")
-    monkeypatch.setenv("PATH", str(only_git))  # no gh: the PR step says what to do by hand
-    register(fleet.projects[0])
+    p1 = fleet.projects[0]
+    remote = add_origin(p1, tmp_path, monkeypatch)  # a real bare origin, and a stand-in gh
+    register(p1)
     code, doc = update_json("--yes", "--pr")
     assert code == 0
-    notes = doc["projects"][0]["outcome"]["report"]["notes"]
-    assert any("gh is not installed" in n and BRANCH in n for n in notes)
+    assert installed(p1) == "1.1.0" and branch(p1) == BRANCH
+    assert list(remote.branches()) == ["main"]  # tether never commits: nothing to push
+    assert remote.gh_calls() == []
+    report = doc["projects"][0]["outcome"]["report"]
+    assert report["pull_request"]["opened"] is False
+    assert "tether pr" in report["pull_request"]["next_step"]
+    steps = doc["summary"]["suggested_next_steps"]
+    assert any("in each project, run 'tether pr'" in step for step in steps)
+
+
+def test_a_worktree_update_committed_there_opens_its_pull_request_with_tether_pr(
+    fleet: Fleet, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    p1 = fleet.projects[0]
+    remote = add_origin(p1, tmp_path, monkeypatch)  # a real bare origin, and a stand-in gh
+    register(p1)
+    code, doc = update_json("--yes", "--isolate", "worktree", "--pr")
+    assert code == 0
+    steps = doc["summary"]["suggested_next_steps"]
+    assert any("in each worktree, run 'tether pr'" in step for step in steps)
+    tree = fleet.tmp / "p1-tether-1.1.0"
+    git(tree, "add", "-A")
+    git(tree, "commit", "-qm", "update acme-kit to 1.1.0")
+    assert call("pr", "-C", str(tree)) == 0
+    assert remote.branches()[BRANCH] == git(tree, "rev-parse", "HEAD").strip()
+    create = remote.gh_calls()[-1]
+    assert create[:6] == ["pr", "create", "--base", "main", "--head", BRANCH]
+    assert branch(p1) == "main"  # the checkout itself was never touched
 
 
 def test_dry_run_and_status_read_only(three: Fleet, capsys) -> None:

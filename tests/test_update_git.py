@@ -1,7 +1,8 @@
-"""Release notes before confirming, and the git pre-flight of ``tether update``."""
+"""Release notes before confirming, and the git pre-flight of ``tether update``.
+
+What ``--pr`` does now (it pushes nothing) is tested with ``tether pr`` in test_pr.py."""
 
 import json
-import os
 
 import pytest
 
@@ -117,83 +118,3 @@ def test_linked_worktree_refused(repo, tmp_path):
     assert result.returncode == 1
     assert "linked worktree" in result.stderr and str(repo) in result.stderr
     assert "installed 1.0.0, latest 1.2.0" in result.stderr
-
-
-def test_pr_without_gh_says_how(repo, tmp_path):
-    env_path = os.environ["PATH"]
-    bare_bin = tmp_path / "bin"
-    bare_bin.mkdir()
-    for tool in ("git", "python3", "tether"):
-        found = next(p for p in env_path.split(":") if os.path.exists(os.path.join(p, tool)))
-        os.symlink(os.path.join(found, tool), bare_bin / tool)
-    os.environ["PATH"] = str(bare_bin)
-    try:
-        report = run_update(UpdateRequest(repo, git=GitOptions(pr=True)))
-    finally:
-        os.environ["PATH"] = env_path
-    assert any(
-        "gh is not installed" in n and "chore: update acme-kit to 1.2.0" in n for n in report.notes
-    )
-
-
-GH_STAND_IN = """#!/usr/bin/env python3
-import json, os, sys
-log = os.environ["GH_LOG"]
-with open(log, "a") as handle:
-    handle.write(json.dumps(sys.argv[1:]) + "\\n")
-existing = os.environ.get("GH_EXISTING_PR", "")
-if sys.argv[1:3] == ["pr", "view"]:
-    if not existing:
-        sys.stderr.write("no pull requests found for branch\\n")
-        sys.exit(1)
-    print(existing)
-elif sys.argv[1:3] == ["pr", "create"]:
-    print("https://example.invalid/acme/proj/pull/7")
-"""
-
-
-def pr_setup(repo, tmp_path, monkeypatch, existing=""):
-    """A real bare remote as origin, and a stand-in ``gh`` (the GitHub CLI needs the network)
-    that logs each call and answers ``pr view`` as if a pull request did or did not exist."""
-    remote = tmp_path / "remote.git"
-    git(tmp_path, "init", "-q", "--bare", str(remote))
-    git(repo, "remote", "add", "origin", str(remote))
-    bin_dir = tmp_path / "gh-bin"
-    bin_dir.mkdir()
-    (bin_dir / "gh").write_text(GH_STAND_IN)
-    (bin_dir / "gh").chmod(0o755)
-    log = tmp_path / "gh.log"
-    monkeypatch.setenv("PATH", f"{bin_dir}{os.pathsep}{os.environ['PATH']}")
-    monkeypatch.setenv("GH_LOG", str(log))
-    monkeypatch.setenv("GH_EXISTING_PR", existing)
-    return remote, log
-
-
-def gh_calls(log):
-    return [json.loads(line) for line in log.read_text().splitlines()]
-
-
-def test_pr_pushes_the_branch_and_opens_a_pull_request(repo, tmp_path, monkeypatch):
-    remote, log = pr_setup(repo, tmp_path, monkeypatch)
-    report = run_update(UpdateRequest(repo, git=GitOptions(pr=True)))
-    assert report.status == "updated"
-    branch = "chore/update-acme-kit-1.2.0"
-    assert report.branch == branch
-    assert git(remote, "rev-parse", branch) == git(repo, "rev-parse", "HEAD")
-    calls = gh_calls(log)
-    assert calls[0][:3] == ["pr", "view", branch]
-    create = calls[1]
-    assert create[:4] == ["pr", "create", "--head", branch]
-    assert create[create.index("--title") + 1] == "chore: update acme-kit to 1.2.0"
-    assert "1.0.0 → 1.2.0" in create[create.index("--body") + 1]  # the update summary
-    assert "opened pull request https://example.invalid/acme/proj/pull/7" in report.notes
-
-
-def test_pr_updates_the_pull_request_the_branch_already_has(repo, tmp_path, monkeypatch):
-    url = "https://example.invalid/acme/proj/pull/3"
-    _, log = pr_setup(repo, tmp_path, monkeypatch, existing=url)
-    report = run_update(UpdateRequest(repo, git=GitOptions(pr=True)))
-    calls = gh_calls(log)
-    assert [c[:2] for c in calls] == [["pr", "view"], ["pr", "edit"]]
-    assert calls[1][2] == "chore/update-acme-kit-1.2.0"
-    assert f"updated pull request {url}" in report.notes

@@ -187,7 +187,7 @@ def work_tree_top(path: Path) -> Path | None:
 
 def show_head_file(repo: Path, rel: str) -> bytes | None:
     """The committed bytes of ``rel`` at HEAD, None when HEAD lacks it (or there is no HEAD)."""
-    return _run_git_bytes(["show", f"HEAD:./{rel}"], cwd=repo)
+    return show_file_at(repo, "HEAD", rel)
 
 
 def write_blob(repo: Path, data: bytes) -> str:
@@ -293,26 +293,49 @@ def switch_to_new_branch(repo: Path, name: str) -> None:
     run_git(["switch", "-c", name], cwd=repo)
 
 
-def push_branch(repo: Path, name: str, remote: str = "origin") -> None:
-    run_git(["push", "--set-upstream", remote, name], cwd=repo)
+# --- pull requests: the branch, its base, the push ---------------------------------------
 
 
-def run_gh(
-    args: Sequence[str], cwd: Path, *, check: bool = True
-) -> subprocess.CompletedProcess[str]:
-    """The GitHub CLI, for pull requests; same error rules as ``run_git``."""
-    result = subprocess.run(
-        ["gh", *args],
-        cwd=cwd,
-        env=git_env(),
-        stdin=subprocess.DEVNULL,
-        capture_output=True,
-        text=True,
+def push_branch(repo: Path, name: str, remote: str = "origin") -> str | None:
+    """Push branch ``name`` to ``remote`` and track it there; git's error line when the
+    push failed, None when it went through."""
+    result = run_git(
+        ["push", "--set-upstream", remote, f"refs/heads/{name}:refs/heads/{name}"],
+        cwd=repo,
         check=False,
     )
-    if check and result.returncode != 0:
-        raise TetherError(f"gh {args[0]} failed: {first_error_line(result.stderr)}")
-    return result
+    return None if result.returncode == 0 else first_error_line(result.stderr)
+
+
+def has_remote(repo: Path, name: str) -> bool:
+    result = run_git(["remote"], cwd=repo, check=False)
+    return result.returncode == 0 and name in result.stdout.split()
+
+
+def remote_default_branch(repo: Path, remote: str = "origin") -> str | None:
+    """The branch pull requests on ``remote`` go into: the remote's HEAD as last fetched,
+    else ``main`` or ``master`` when the remote or this checkout has it."""
+    head = run_git(
+        ["symbolic-ref", "--quiet", f"refs/remotes/{remote}/HEAD"], cwd=repo, check=False
+    )
+    prefix = f"refs/remotes/{remote}/"
+    if head.returncode == 0 and head.stdout.strip().startswith(prefix):
+        return head.stdout.strip().removeprefix(prefix)
+    for name in ("main", "master"):
+        if has_ref(repo, f"{prefix}{name}") or has_ref(repo, f"refs/heads/{name}"):
+            return name
+    return None
+
+
+def commits_ahead(repo: Path, base: str, head: str = "HEAD") -> int:
+    """How many commits ``head`` has that ``base`` lacks (``git rev-list --count``)."""
+    result = run_git(["rev-list", "--count", "--end-of-options", f"{base}..{head}"], cwd=repo)
+    return int(result.stdout.strip() or 0)
+
+
+def show_file_at(repo: Path, rev: str, rel: str) -> bytes | None:
+    """The bytes of ``rel`` (relative to ``repo``) in commit ``rev``; None when it lacks it."""
+    return _run_git_bytes(["show", f"{rev}:./{rel}"], cwd=repo)
 
 
 def worktree_add(repo: Path, dest: Path, branch: str, start: str = "HEAD") -> None:

@@ -46,7 +46,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     update.add_argument(
         "--pr",
         action="store_true",
-        help="push each updated branch and open a pull request (needs gh)",
+        help="deprecated, pushes nothing: commit in each project, then run 'tether pr' there",
     )
     update.add_argument(
         "--allow-dirty",

@@ -20,6 +20,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "status": ("tether.cli.status_cmd", "show the installed release and drift per file"),
     "check": ("tether.cli.check_cmd", "exit 3 on owned drift, an available update or conflicts"),
     "update": ("tether.cli.update_cmd", "move the project to a newer release, keeping local edits"),
+    "pr": ("tether.cli.pr_cmd", "push a committed update's branch and open its pull request"),
     "projects": (
         "tether.cli.projects_cmd",
         "register projects for fleet commands (add, list, show, remove)",

@@ -55,7 +55,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--pr",
         action="store_true",
-        help="push the branch and open or update a pull request (needs gh)",
+        help="deprecated, pushes nothing: commit the update, then run 'tether pr'",
     )
     parser.add_argument(
         "--no-regions",

@@ -136,7 +136,17 @@ def _entry_json(entry: FleetEntry) -> Doc:
 def compact_report(report: Mapping[str, Any]) -> Doc:
     """A single-project update report without its per-path lists, except the paths that
     need a person: a hundred projects must not print a hundred full file lists."""
-    keep = ("status", "from", "to", "branch", "backup_dir", "state_written", "notes", "dirty")
+    keep = (
+        "status",
+        "from",
+        "to",
+        "branch",
+        "backup_dir",
+        "state_written",
+        "notes",
+        "dirty",
+        "pull_request",
+    )
     buckets = report["buckets"]
     return {
         **{key: report.get(key) for key in keep},
@@ -267,15 +277,26 @@ def _problem_steps(summary: Mapping[str, Any]) -> list[str]:
 def _review_steps(run: FleetRun, summary: Mapping[str, Any]) -> list[str]:
     if not any(a["state"] == "updated" for a in summary["applied"]):
         return []
-    if any(p["used"] == "worktree" for p in summary["isolation"]["projects"]):
-        return [
+    worktrees = any(p["used"] == "worktree" for p in summary["isolation"]["projects"])
+    if worktrees:
+        steps = [
             "in each worktree listed under Isolation: run the tests, review the changes "
-            "(git diff) and commit; then 'git worktree remove <path>' (tether never commits)"
+            "(git diff) and commit (tether never commits)"
         ]
-    return [
-        "in each updated project: run its tests, review the changes (git diff) and commit "
-        "(tether never commits)"
-    ]
+    else:
+        steps = [
+            "in each updated project: run its tests, review the changes (git diff) and commit "
+            "(tether never commits)"
+        ]
+    if run.request.pr:
+        where = "worktree" if worktrees else "project"
+        steps.append(
+            f"then, in each {where}, run 'tether pr' to push its branch and open its pull "
+            "request (--pr pushes nothing any more: an uncommitted branch has nothing to review)"
+        )
+    if worktrees:
+        steps.append("when a worktree is done with: 'git worktree remove <path>'")
+    return steps
 
 
 def render_plan_table(run: FleetRun) -> str:

@@ -174,7 +174,7 @@ class ApplyOptions:
     upstream: str
     isolate: str = "branch"
     expected_digest: str = ""  # the plan the person confirmed; empty: accept any
-    pr: bool = False
+    pr: bool = False  # deprecated: each report names 'tether pr' as the step after a commit
     allow_dirty: bool = False
 
 
@@ -182,7 +182,7 @@ class ApplyOptions:
 class ProjectOutcome:
     state: str  # applied | up-to-date | failed
     isolation: Mapping[str, Any]
-    step: str = ""  # where a failure happened: apply | pull-request
+    step: str = ""  # where a failure happened: apply
     error: str = ""
     exit_code: int = 0
     conflicts: tuple[str, ...] = ()
@@ -219,8 +219,7 @@ def apply_unit(path: str, options: ApplyOptions) -> ProjectOutcome:
         report = run_update(_request(where, options), _confirm(where, options, log))
     except TetherError as error:
         log.append(f"error: {error}")
-        step = _failed_step(where.root, options)
-        return ProjectOutcome("failed", where.to_json(), step, str(error), 1, log=tuple(log))
+        return ProjectOutcome("failed", where.to_json(), "apply", str(error), 1, log=tuple(log))
     except Exception as error:  # one project's crash must not cost the fleet its summary
         log += _trace()
         return ProjectOutcome(
@@ -285,21 +284,6 @@ def _failure_text(report: UpdateReport) -> str:
     shown = "; ".join(f"{a.path}: {a.reason}" for a in failed[:3])
     more = f" (and {len(failed) - 3} more)" if len(failed) > 3 else ""
     return f"{len(failed)} file(s) failed: {shown}{more}"
-
-
-def _failed_step(root: Path, options: ApplyOptions) -> str:
-    """A raise after the files were written can only come from the pull request step."""
-    if options.pr and installed_version(root) == options.target:
-        return "pull-request"
-    return "apply"
-
-
-def installed_version(root: Path) -> str | None:
-    try:
-        state = open_project(root).load_state()
-    except TetherError:
-        return None
-    return state.version if state is not None else None
 
 
 def _internal(error: Exception) -> str:

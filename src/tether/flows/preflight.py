@@ -1,10 +1,9 @@
 """Git pre-flight for an update: where it may run, what it may touch, which branch it
-lands on, and the pull request. tether never commits."""
+lands on. tether never commits; the pull request is its own step (flows/pullrequest.py)."""
 
 from __future__ import annotations
 
 import re
-import shutil
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -20,7 +19,7 @@ class GitOptions:
     allow_dirty: bool = False
     branch: str | None = None  # None: the default name when on main/master
     no_branch: bool = False
-    pr: bool = False
+    pr: bool = False  # deprecated: only adds the 'commit, then tether pr' next step
     allow_linked_worktree: bool = False  # the caller made this worktree for the run (fleet)
 
 
@@ -118,25 +117,3 @@ def branch_for_update(plan: BranchPlan | None) -> str | None:
     else:
         git.switch_to_new_branch(plan.root, plan.name)
     return plan.name
-
-
-def open_pull_request(root: Path, branch: str | None, title: str, body: str) -> str:
-    """Push the branch and open (or update) its PR through ``gh``; what happened, in words."""
-    if branch is None:
-        branch = git.current_branch(root)
-    if not branch:
-        return "not on a branch: no pull request opened"
-    if shutil.which("gh") is None:
-        return (
-            f"gh is not installed: push with 'git push -u origin {branch}' and open a pull "
-            f"request titled '{title}' by hand"
-        )
-    git.push_branch(root, branch)
-    existing = git.run_gh(
-        ["pr", "view", branch, "--json", "url", "--jq", ".url"], root, check=False
-    )
-    if existing.returncode == 0 and existing.stdout.strip():
-        git.run_gh(["pr", "edit", branch, "--title", title, "--body", body], root)
-        return f"updated pull request {existing.stdout.strip()}"
-    created = git.run_gh(["pr", "create", "--head", branch, "--title", title, "--body", body], root)
-    return f"opened pull request {created.stdout.strip()}"

@@ -28,7 +28,6 @@ from tether.flows.preflight import (
     BranchPlan,
     GitOptions,
     branch_for_update,
-    open_pull_request,
     plan_branch,
     refuse_dirty,
     refuse_linked_worktree,
@@ -104,6 +103,7 @@ class UpdateReport:
     not_done: list[FileAction] = field(default_factory=list)
     # Conflicts left by an earlier update that are still unresolved (status conflicts-open).
     earlier_conflicts: list[dict[str, str]] = field(default_factory=list)
+    pull_request: dict[str, Any] | None = None  # set when --pr asked for one
 
     def bucket(self, bucket: Bucket) -> list[FileAction]:
         return [a for a in self.actions if a.bucket is bucket]
@@ -173,6 +173,7 @@ class UpdateReport:
             "run_id": self.run_id,
             "pending": [{"path": a.path, "bucket": a.bucket.value} for a in self.not_done],
             "open_conflicts": self.earlier_conflicts,
+            "pull_request": self.pull_request,
             "renames": [
                 {"from": a.rename_from, "to": a.path, "bucket": a.bucket.value}
                 for a in self.actions
@@ -419,8 +420,26 @@ def _earlier_artifacts(project: Project) -> list[str]:
     return [f"{project.profile.merge_dir}/{p}" for p in walk_files(project.merge_dir)]
 
 
+PR_NEXT_STEP = (
+    "commit the update, then run 'tether pr' to push the branch and open the pull request"
+)
+
+
 def run_update(
     request: UpdateRequest, confirm: Callable[[PreparedUpdate], bool] = lambda p: True
+) -> UpdateReport:
+    """Plan and (unless a dry run) apply; see ``_plan_and_apply``."""
+    report = _plan_and_apply(request, confirm)
+    if request.git.pr and report.status == "updated":
+        # tether never commits, so there is nothing to push yet: the pull request is the
+        # person's next step, after their commit.
+        report.pull_request = {"opened": False, "next_step": PR_NEXT_STEP}
+        report.notes.append(f"--pr no longer pushes (deprecated): {PR_NEXT_STEP}")
+    return report
+
+
+def _plan_and_apply(
+    request: UpdateRequest, confirm: Callable[[PreparedUpdate], bool]
 ) -> UpdateReport:
     """Plan and (unless a dry run) apply, holding the project lock from planning to the end,
     so no other run can change the tree between the plan a person confirmed and its apply."""
@@ -449,13 +468,6 @@ def run_update(
         branch = branch_for_update(branch_plan)
         report = _execute(prepared, branch_plan)
         report.branch, report.dirty = branch, dirty
-        if request.git.pr and report.status == "updated":
-            from tether.report.human import render_plan_summary
-
-            title = f"chore: update {prepared.plan.upstream} to {prepared.plan.to_version}"
-            report.notes.append(
-                open_pull_request(project.root, branch, title, render_plan_summary(report))
-            )
         return report
 
 

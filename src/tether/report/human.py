@@ -6,6 +6,7 @@ from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from tether.flows.install import InitReport
+    from tether.flows.pullrequest import PullRequestReport
     from tether.flows.status import StatusReport
     from tether.flows.update import UpdateReport
     from tether.model.plan import FileAction
@@ -376,3 +377,31 @@ def render_refresh(report: UpdateReport) -> str:
         return text
     rows = ", ".join(f"{n} {cls}" for cls, n in sorted(counts.items()))
     return text + "\nFiles: " + rows
+
+
+_PR_HEADLINES = {
+    "nothing-ahead": "nothing to open yet",
+    "opened": "opened pull request {url}",
+    "existing": "pull request {ref} is already open; the push updated it",
+    "push-failed": "the branch was not pushed; no pull request opened",
+    "gh-missing": "pushed; the pull request was not opened (gh is not installed)",
+    "gh-failed": "pushed; the pull request was not opened (gh failed)",
+}
+
+
+def render_pull_request(report: PullRequestReport) -> str:
+    ref = f"#{report.number}" + (f" ({report.url})" if report.url else "")
+    head = _PR_HEADLINES[report.status].format(url=report.url or "", ref=ref)
+    commits = "commit" if report.ahead == 1 else "commits"
+    lines = [
+        f"tether pr: {head}",
+        f"  {report.branch} → {report.base}: {report.ahead} {commits} ahead"
+        + (f", pushed to {report.remote}" if report.pushed else ""),
+        f"  title: {report.title}",
+    ]
+    if report.error:
+        lines.append(f"  error: {report.error}")
+    lines += [f"note: {n}" for n in report.notes]
+    if report.next_step:
+        lines.append(f"Next: {report.next_step}")
+    return "\n".join(lines)

@@ -3,13 +3,12 @@ network settings). Versions are the repository's tags; a release is the tag's ta
 
 from __future__ import annotations
 
-import os
 import re
-import shutil
-import subprocess
 from pathlib import Path
 
 from tether.errors import TetherError
+from tether.gh import installed as gh_installed
+from tether.gh import run_gh
 from tether.sources import ReleaseTree
 from tether.sources.cache import TreeCache
 from tether.sources.common import asked_version, match_version, not_found, version_names
@@ -25,39 +24,12 @@ def gh_repo(spec: str) -> str:
     repo = spec.removeprefix(PREFIX)
     if not _REPO.fullmatch(repo) or repo.startswith("-"):
         raise TetherError(f"unknown source {spec!r}: a gh source is gh:OWNER/REPO")
-    if shutil.which("gh") is None:
+    if not gh_installed():
         raise TetherError(
             f"source {spec} needs the `gh` program, which is not installed; install it or use "
             f"https://github.com/{repo}.git"
         )
     return repo
-
-
-def _run_gh(args: list[str], out: Path | None = None) -> str:
-    """Run ``gh ARGS``: stdout as text, or into the file ``out`` (a tarball is binary).
-
-    TetherError with gh's first error line when it fails.
-    """
-    env = dict(os.environ, GH_PROMPT_DISABLED="1", GIT_TERMINAL_PROMPT="0")
-    handle = open(out, "wb") if out is not None else None  # noqa: SIM115 (closed below)
-    try:
-        result = subprocess.run(
-            ["gh", *args],
-            stdin=subprocess.DEVNULL,
-            stdout=handle or subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            env=env,
-            check=False,
-        )
-    except FileNotFoundError:
-        raise TetherError("the `gh` program is not installed") from None
-    finally:
-        if handle is not None:
-            handle.close()
-    if result.returncode != 0:
-        lines = [ln for ln in result.stderr.decode("utf-8", "replace").splitlines() if ln.strip()]
-        raise TetherError(f"gh {args[0]} failed: {lines[0] if lines else 'no error message'}")
-    return (result.stdout or b"").decode("utf-8", "replace")
 
 
 class GhSource:
@@ -69,7 +41,9 @@ class GhSource:
 
     def _offered(self) -> dict[str, str]:
         try:
-            text = _run_gh(["api", "--paginate", f"repos/{self.repo}/tags", "--jq", ".[].name"])
+            text = run_gh(
+                ["api", "--paginate", f"repos/{self.repo}/tags", "--jq", ".[].name"]
+            ).stdout
         except TetherError as error:
             raise TetherError(f"cannot read the tags of {self.spec}: {error}") from None
         return version_names(text.split())
@@ -91,7 +65,7 @@ class GhSource:
     def _export(self, tag: str, work: Path, dest: Path) -> None:
         download = work / "download.tar.gz"
         try:
-            _run_gh(["api", f"repos/{self.repo}/tarball/refs/tags/{tag}"], out=download)
+            run_gh(["api", f"repos/{self.repo}/tarball/refs/tags/{tag}"], out=download)
         except TetherError as error:
             raise TetherError(f"cannot download tag {tag} of {self.spec}: {error}") from None
         # GitHub wraps the tree in one owner-repo-commit/ folder, which is stripped.

@@ -1,0 +1,37 @@
+"""``tether pr``: after committing an update, push its branch and open its pull request."""
+
+from __future__ import annotations
+
+import argparse
+
+from tether.cli.common import add_json, add_project_dir, print_json, project_dir
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--base",
+        metavar="BRANCH",
+        help="the branch the pull request goes into (default: the remote's default branch)",
+    )
+    parser.add_argument(
+        "--remote", default="origin", metavar="NAME", help="where to push (default: origin)"
+    )
+    parser.add_argument(
+        "--title", metavar="TEXT", help="default: chore: update <upstream> to <version>"
+    )
+    parser.add_argument("--body", metavar="TEXT", help="default: a summary of the update")
+    add_json(parser)
+    add_project_dir(parser)
+
+
+def run(args: argparse.Namespace) -> int:
+    from tether.flows.pullrequest import PullRequestRequest, open_pull_request
+    from tether.report.human import render_pull_request
+
+    request = PullRequestRequest(project_dir(args), args.base, args.remote, args.title, args.body)
+    report = open_pull_request(request)
+    if args.json:
+        print_json(report.to_json())
+    else:
+        print(render_pull_request(report))
+    return report.exit_code()

@@ -1,0 +1,94 @@
+"""The GitHub CLI edge: every call of the ``gh`` program goes through this module.
+
+One runner, one policy for every use (``gh:`` sources and pull requests): the environment
+of a git call (gh runs git itself) with gh's prompts switched off, stdin closed, and no
+timeout of tether's own. Nothing can wait for a person, so a slow call is a slow network,
+which gh's own timeouts and Ctrl-C handle; a tarball download may rightly take minutes.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import shutil
+import subprocess
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from tether.errors import TetherError
+from tether.git import first_error_line, git_env
+
+NOT_INSTALLED = "the `gh` program is not installed"
+
+
+def installed() -> bool:
+    return shutil.which("gh") is not None
+
+
+def gh_env() -> dict[str, str]:
+    return git_env(extra={"GH_PROMPT_DISABLED": "1", "GH_NO_UPDATE_NOTIFIER": "1"})
+
+
+def run_gh(
+    args: Sequence[str], cwd: Path | None = None, *, out: Path | None = None, check: bool = True
+) -> subprocess.CompletedProcess[str]:
+    """Run ``gh ARGS`` in ``cwd``; its stdout as text, or streamed into the file ``out``
+    (a tarball is binary). With ``check`` a non-zero exit raises TetherError naming the
+    subcommand and gh's error line."""
+    handle = open(out, "wb") if out is not None else None  # noqa: SIM115 (closed below)
+    try:
+        raw = subprocess.run(
+            ["gh", *args],
+            cwd=cwd,
+            env=gh_env(),
+            stdin=subprocess.DEVNULL,
+            stdout=handle or subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            check=False,
+        )
+    except FileNotFoundError:
+        raise TetherError(NOT_INSTALLED) from None
+    finally:
+        if handle is not None:
+            handle.close()
+    stdout = (raw.stdout or b"").decode("utf-8", "replace")
+    stderr = raw.stderr.decode("utf-8", "replace")
+    if check and raw.returncode != 0:
+        raise TetherError(f"gh {args[0]} failed: {first_error_line(stderr)}")
+    return subprocess.CompletedProcess(raw.args, raw.returncode, stdout, stderr)
+
+
+# --- pull requests ------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class PullRequest:
+    number: int | None
+    url: str
+
+
+def open_pull_request_for(repo: Path, head: str) -> PullRequest | None:
+    """The open pull request whose head is the branch ``head``, None when there is none."""
+    result = run_gh(["pr", "list", "--head", head, "--state", "open", "--json", "number,url"], repo)
+    try:
+        found = json.loads(result.stdout or "[]")
+        if not found:
+            return None
+        return PullRequest(int(found[0]["number"]), str(found[0]["url"]))
+    except (ValueError, TypeError, KeyError, IndexError):
+        raise TetherError(
+            f"gh pr list answered something unreadable: {result.stdout[:80]!r}"
+        ) from None
+
+
+def create_pull_request(repo: Path, base: str, head: str, title: str, body: str) -> PullRequest:
+    """Open a pull request ``head`` → ``base``; gh prints its address, which ends in its
+    number."""
+    result = run_gh(
+        ["pr", "create", "--base", base, "--head", head, "--title", title, "--body", body], repo
+    )
+    lines = [line.strip() for line in result.stdout.splitlines() if line.strip()]
+    url = lines[-1] if lines else ""
+    number = re.search(r"/pull/(\d+)$", url)
+    return PullRequest(int(number.group(1)) if number else None, url)

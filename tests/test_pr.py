@@ -1,0 +1,258 @@
+"""``tether pr``: push a committed update's branch and open its pull request.
+
+Every test has a real bare repository as ``origin`` (what was pushed is read back from it
+with git) and a stand-in for the external ``gh`` program that records its argv (see
+helpers_gh.py); one test runs with no gh at all.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+from contextlib import redirect_stdout
+from pathlib import Path
+
+import pytest
+
+from builders import call, git, make_release, run_tether
+from helpers_gh import Remote, add_origin, path_without_gh
+
+BRANCH = "chore/update-acme-kit-1.2.0"
+TITLE = "chore: update acme-kit to 1.2.0"
+
+
+@pytest.fixture
+def repo(tmp_path: Path) -> Path:
+    """A project at 1.0.0, committed on main."""
+    shelf = tmp_path / "rel"
+    make_release(shelf, "1.0.0", {"a.txt": "a0\n", "b.txt": "b\n"})
+    make_release(shelf, "1.2.0", {"a.txt": "a2\n", "b.txt": "b\n", "n.txt": "new\n"})
+    project = tmp_path / "proj"
+    project.mkdir()
+    git(project, "init", "-q", "-b", "main")
+    assert call("init", "--source", str(shelf), "--version", "1.0.0", str(project)) == 0
+    git(project, "add", "-A")
+    git(project, "commit", "-qm", "install 1.0.0")
+    return project
+
+
+@pytest.fixture
+def remote(repo: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Remote:
+    """origin holds main; the update to 1.2.0 is applied on its branch, not committed."""
+    made = add_origin(repo, tmp_path, monkeypatch)
+    assert call("update", "--yes", "-C", str(repo)) == 0
+    assert git(repo, "branch", "--show-current").strip() == BRANCH
+    return made
+
+
+def commit_update(repo: Path) -> str:
+    git(repo, "add", "-A")
+    git(repo, "commit", "-qm", TITLE)
+    return git(repo, "rev-parse", "HEAD").strip()
+
+
+def pr_json(repo: Path, *args: str) -> tuple[int, dict]:
+    out = io.StringIO()
+    with redirect_stdout(out):
+        code = call("pr", "--json", "-C", str(repo), *args)
+    return code, json.loads(out.getvalue())
+
+
+def flag(call_args: list[str], name: str) -> str:
+    return call_args[call_args.index(name) + 1]
+
+
+def test_nothing_committed_pushes_nothing_and_says_what_to_do(repo: Path, remote: Remote) -> None:
+    main = remote.branches()["main"]
+    result = run_tether("pr", "-C", str(repo))
+    assert result.returncode == 0, result.stderr  # guidance, not a failure
+    assert "nothing to open yet" in result.stdout
+    assert f"{BRANCH} → main: 0 commits ahead" in result.stdout
+    assert "commit it, then run 'tether pr' again" in result.stdout
+    assert "uncommitted changes" in result.stdout  # the update waiting to be committed
+    assert remote.branches() == {"main": main}  # nothing pushed
+    assert remote.gh_calls() == []  # gh never asked
+    code, doc = pr_json(repo)
+    assert code == 0
+    assert doc["status"] == "nothing-ahead" and doc["ahead"] == 0 and doc["pushed"] is False
+    assert doc["pull_request"] is None
+
+
+def test_a_committed_update_is_pushed_and_its_pull_request_opened(
+    repo: Path, remote: Remote
+) -> None:
+    head = commit_update(repo)
+    code, doc = pr_json(repo)
+    assert code == 0
+    assert remote.branches()[BRANCH] == head
+    assert git(repo, "rev-parse", "--abbrev-ref", f"{BRANCH}@{{upstream}}").strip() == (
+        f"origin/{BRANCH}"
+    )
+    listing, create = remote.gh_calls()
+    assert listing == ["pr", "list", "--head", BRANCH, "--state", "open", "--json", "number,url"]
+    assert create[:6] == ["pr", "create", "--base", "main", "--head", BRANCH]
+    assert flag(create, "--title") == TITLE
+    body = flag(create, "--body")
+    assert "Updates acme-kit from 1.0.0 to 1.2.0" in body  # main's state said 1.0.0
+    assert doc["status"] == "opened" and doc["ahead"] == 1 and doc["pushed"] is True
+    assert doc["pull_request"] == {
+        "number": 7,
+        "url": "https://example.invalid/acme/proj/pull/7",
+    }
+    assert doc["body"] == body and doc["notes"] == [] and doc["error"] == ""
+
+
+def test_an_open_pull_request_is_not_opened_twice(
+    repo: Path, remote: Remote, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    commit_update(repo)
+    url = "https://example.invalid/acme/proj/pull/3"
+    monkeypatch.setenv("GH_OPEN_PR", json.dumps([{"number": 3, "url": url}]))
+    (repo / "b.txt").write_text("b, reviewed\n")
+    head = commit_update(repo)
+    result = run_tether("pr", "-C", str(repo))
+    assert result.returncode == 0, result.stderr
+    assert f"pull request #3 ({url}) is already open; the push updated it" in result.stdout
+    assert remote.branches()[BRANCH] == head  # the new commit reached the open PR
+    assert [c[:2] for c in remote.gh_calls()] == [["pr", "list"]]  # no second create
+
+
+def test_gh_failing_exits_1_and_keeps_the_whole_report(
+    repo: Path, remote: Remote, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    head = commit_update(repo)
+    monkeypatch.setenv("GH_FAIL", "create")
+    result = run_tether("pr", "-C", str(repo))
+    assert result.returncode == 1
+    out = result.stdout
+    assert "pushed; the pull request was not opened (gh failed)" in out
+    assert f"{BRANCH} → main: 1 commit ahead, pushed to origin" in out
+    assert f"title: {TITLE}" in out
+    assert "error: gh pr failed: HTTP 401: Bad credentials" in out
+    assert f"open the pull request by hand (or check for one already open): {BRANCH} → main" in out
+    assert remote.branches()[BRANCH] == head  # what was done stays done
+    code, doc = pr_json(repo)
+    assert code == 1
+    assert doc["status"] == "gh-failed" and doc["pushed"] is True
+    assert f"{BRANCH} → main" in doc["next_step"] and doc["body"]
+
+
+def test_gh_failing_to_list_opens_nothing(
+    repo: Path, remote: Remote, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    commit_update(repo)
+    monkeypatch.setenv("GH_FAIL", "list")
+    code, doc = pr_json(repo)
+    assert code == 1 and doc["status"] == "gh-failed"
+    assert [c[:2] for c in remote.gh_calls()] == [["pr", "list"]]  # unknown: no blind create
+
+
+def test_without_gh_the_branch_is_pushed_and_the_rest_is_by_hand(
+    repo: Path, remote: Remote, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    head = commit_update(repo)
+    path_without_gh(tmp_path, monkeypatch)
+    result = run_tether("pr", "-C", str(repo))
+    assert result.returncode == 1
+    assert "gh is not installed" in result.stdout
+    assert f"the branch is pushed to origin; open the pull request by hand: {BRANCH} → main" in (
+        result.stdout
+    )
+    assert f"titled '{TITLE}'" in result.stdout
+    assert remote.branches()[BRANCH] == head
+    assert remote.gh_calls() == []
+
+
+def test_a_failed_push_asks_nothing_of_gh(repo: Path, remote: Remote) -> None:
+    commit_update(repo)
+    hook = remote.bare / "hooks" / "pre-receive"
+    hook.write_text("#!/bin/sh\necho 'pushes are closed today' >&2\nexit 1\n")
+    hook.chmod(0o755)
+    code, doc = pr_json(repo)
+    assert code == 1
+    assert doc["status"] == "push-failed" and doc["pushed"] is False
+    assert doc["error"].startswith("git push failed:")
+    assert f"git push -u origin {BRANCH}" in doc["next_step"]
+    assert f"{BRANCH} → main" in doc["next_step"]
+    assert BRANCH not in remote.branches()
+    assert remote.gh_calls() == []
+
+
+def test_base_comes_from_the_remotes_head_or_the_option(repo: Path, remote: Remote) -> None:
+    git(repo, "push", "-q", "origin", "main:trunk")
+    git(repo, "remote", "set-head", "origin", "trunk")
+    commit_update(repo)
+    assert pr_json(repo)[0] == 0
+    assert flag(remote.gh_calls()[-1], "--base") == "trunk"
+    assert pr_json(repo, "--base", "main", "--title", "Kit 1.2", "--body", "by hand")[0] == 0
+    create = remote.gh_calls()[-1]
+    assert flag(create, "--base") == "main"
+    assert flag(create, "--title") == "Kit 1.2" and flag(create, "--body") == "by hand"
+
+
+def test_refusals_before_anything_happens(
+    repo: Path, remote: Remote, capsys: pytest.CaptureFixture[str]
+) -> None:
+    commit_update(repo)
+    before = remote.branches()
+    assert call("pr", "--base", "nope", "-C", str(repo)) == 2
+    assert "branch 'nope' exists neither here nor as origin/nope" in capsys.readouterr().err
+    assert call("pr", "--remote", "upstream", "-C", str(repo)) == 1
+    assert "no git remote named 'upstream'" in capsys.readouterr().err
+    git(repo, "switch", "-q", "main")
+    assert call("pr", "-C", str(repo)) == 1
+    assert "you are on main, the branch the pull request would go into" in (capsys.readouterr().err)
+    assert remote.branches() == before and remote.gh_calls() == []
+
+
+def test_the_body_lists_conflicts_still_unresolved(
+    repo: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    (repo / "a.txt").write_text("a mine\n")
+    git(repo, "commit", "-qam", "local edit")
+    remote = add_origin(repo, tmp_path, monkeypatch)
+    assert call("update", "--yes", "-C", str(repo)) == 4  # a.txt left with markers
+    commit_update(repo)
+    assert pr_json(repo)[0] == 0
+    body = flag(remote.gh_calls()[-1], "--body")
+    assert "Conflicts still unresolved in the working tree (1):\n- a.txt" in body
+
+
+def test_update_pr_no_longer_pushes(repo: Path, tmp_path: Path, monkeypatch) -> None:
+    remote = add_origin(repo, tmp_path, monkeypatch)
+    result = run_tether("update", "--yes", "--pr", "--json", "-C", str(repo))
+    assert result.returncode == 0, result.stderr
+    doc = json.loads(result.stdout)
+    assert doc["status"] == "updated" and doc["branch"] == BRANCH
+    assert doc["pull_request"] == {
+        "opened": False,
+        "next_step": "commit the update, then run 'tether pr' to push the branch and open "
+        "the pull request",
+    }
+    assert any(n.startswith("--pr no longer pushes (deprecated)") for n in doc["notes"])
+    assert list(remote.branches()) == ["main"]
+    assert remote.gh_calls() == []
+
+
+def test_a_gaia_project_in_a_subfolder_reads_the_base_version_marker(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    shelf = tmp_path / "rel"
+    for version, text in (("2.0.0", "v1\n"), ("2.1.0", "v2\n")):
+        make_release(shelf, version, {"agents/auditor.md": text}, profile="gaia")
+    top = tmp_path / "mono"
+    app = top / "app"
+    app.mkdir(parents=True)
+    git(top, "init", "-q", "-b", "main")
+    init = ("init", "--profile", "gaia", "--source", str(shelf), "--version", "2.0.0", str(app))
+    assert call(*init) == 0
+    git(top, "add", "-A")
+    git(top, "commit", "-qm", "install 2.0.0")
+    remote = add_origin(top, tmp_path, monkeypatch)
+    assert call("update", "--yes", "-C", str(app)) == 0
+    commit_update(top)
+    code, doc = pr_json(app)
+    assert code == 0 and doc["status"] == "opened"
+    assert doc["title"] == "chore: update gaia to 2.1.0"
+    assert doc["body"].startswith("Updates gaia from 2.0.0 to 2.1.0.")  # main's .gaia/VERSION
+    assert flag(remote.gh_calls()[-1], "--head") == doc["branch"]
