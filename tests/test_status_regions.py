@@ -4,8 +4,6 @@ update regenerated is no drift; an edit outside the region still is."""
 import json
 import shutil
 
-import pytest
-
 from builders import call, make_release, run_tether
 from test_update_regions import END, GEN, START, agent
 
