@@ -10,7 +10,7 @@ import json
 from dataclasses import dataclass, field
 
 from tether.errors import TetherError
-from tether.flows.project import Project, Release, fetch_release
+from tether.flows.project import Project, Release, absolute_source, fetch_release
 from tether.fsio import sha256_bytes
 from tether.model.manifest import Manifest, parse_manifest
 from tether.state.store import FileRecord, State
@@ -88,6 +88,10 @@ class Baseline:
 
 
 def load_baseline(project: Project, source_override: str | None = None) -> Baseline:
+    if source_override:
+        # An update records the source it used: a relative spelling must still find it
+        # from any folder later.
+        source_override = absolute_source(source_override)
     state = project.load_state()
     if state is not None:
         return Baseline(
