@@ -15,7 +15,13 @@ def run(args: argparse.Namespace) -> int:
     from tether.flows.status import project_status
     from tether.report.human import render_check
 
-    report = project_status(project_dir(args), args.profile, args.source, args.check_latest)
+    report = project_status(
+        project_dir(args),
+        args.profile,
+        args.source,
+        args.check_latest,
+        no_regions=args.no_regions,
+    )
     reasons = report.check_reasons()
     if args.json:
         print_json({"ok": not reasons, "reasons": reasons, **report.to_json()})

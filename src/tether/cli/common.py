@@ -50,5 +50,10 @@ def add_status_arguments(parser: argparse.ArgumentParser, latest_help: str) -> N
     parser.add_argument("--check-latest", action="store_true", help=latest_help)
     parser.add_argument("--source", metavar="SRC", help="override the recorded source")
     parser.add_argument("--profile", metavar="P", help="native, gaia or gbrain (default: detected)")
+    parser.add_argument(
+        "--no-regions",
+        action="store_true",
+        help="compare generated-region files whole, as if no region were declared",
+    )
     add_json(parser)
     add_project_dir(parser)

@@ -1,9 +1,8 @@
 from __future__ import annotations
 
 import argparse
-from pathlib import Path
 
-from tether.cli.common import add_json, print_json
+from tether.cli.common import add_json, add_project_dir, print_json, project_dir
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -17,7 +16,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--profile", metavar="P", help="native, gaia or gbrain (default: detected)")
     parser.add_argument("--force", action="store_true", help="reinstall over an existing install")
     add_json(parser)
-    parser.add_argument("dir", nargs="?", default=".", metavar="DIR", help="project directory")
+    add_project_dir(parser)
 
 
 def run(args: argparse.Namespace) -> int:
@@ -25,7 +24,7 @@ def run(args: argparse.Namespace) -> int:
     from tether.report.human import render_init
 
     report = install_release(
-        Path(args.dir), args.source, args.release_version, args.profile, args.force
+        project_dir(args), args.source, args.release_version, args.profile, args.force
     )
     if args.json:
         print_json(report.to_json())

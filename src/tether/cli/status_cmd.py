@@ -13,7 +13,13 @@ def run(args: argparse.Namespace) -> int:
     from tether.flows.status import project_status
     from tether.report.human import render_status
 
-    report = project_status(project_dir(args), args.profile, args.source, args.check_latest)
+    report = project_status(
+        project_dir(args),
+        args.profile,
+        args.source,
+        args.check_latest,
+        no_regions=args.no_regions,
+    )
     if args.json:
         print_json(report.to_json())
     else:

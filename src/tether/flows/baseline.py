@@ -10,7 +10,7 @@ import json
 from dataclasses import dataclass, field
 
 from tether.errors import TetherError
-from tether.flows.project import Project, Release, fetch_release
+from tether.flows.project import Project, Release, absolute_source, fetch_release
 from tether.fsio import sha256_bytes
 from tether.model.manifest import Manifest, parse_manifest
 from tether.state.store import FileRecord, State
@@ -42,13 +42,11 @@ class Baseline:
 
     def manifest(self) -> Manifest:
         if self._manifest is None:
-            cached = None
-            if self.state is not None:
-                cached = self.project.pristine.get(self.state.manifest_sha256)
-            if cached is not None:
+            recorded = self._recorded_manifest_bytes()
+            if recorded is not None:
                 origin = f"{self.project.profile.manifest_path} of release {self.version}"
                 try:
-                    data = json.loads(cached)
+                    data = json.loads(recorded)
                 except (json.JSONDecodeError, UnicodeDecodeError):
                     data = None
                 if data is not None:
@@ -58,6 +56,21 @@ class Baseline:
             if self._manifest is None:
                 self._manifest = self.release().manifest
         return self._manifest
+
+    def _recorded_manifest_bytes(self) -> bytes | None:
+        """B's manifest without fetching: the pristine copy, else the project's own copy while
+        it still has the recorded digest (a fresh clone has no cache, it is git-ignored)."""
+        if self.state is None:
+            return None
+        cached = self.project.pristine.get(self.state.manifest_sha256)
+        copy = self.project.profile.manifest_copy
+        if cached is not None or copy is None:
+            return cached
+        try:
+            data = self.project.path(copy).read_bytes()
+        except OSError:
+            return None
+        return data if sha256_bytes(data) == self.state.manifest_sha256 else None
 
     def read(self, rel: str) -> bytes | None:
         """B's bytes for a path, None when B did not ship it."""
@@ -81,6 +94,10 @@ def load_baseline(project: Project, source_override: str | None = None) -> Basel
     (GAIA's ``.gaia/VERSION``, committed), the marker says which release is installed:
     tether's own record is git-ignored, so after a branch switch, a pull or a hand edit it
     can name a release whose files are not the ones in the tree."""
+    if source_override:
+        # An update records the source it used: a relative spelling must still find it
+        # from any folder later.
+        source_override = absolute_source(source_override)
     state = project.load_state()
     marker = project.read_version_marker()
     if state is not None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import shutil
 from dataclasses import dataclass, field
@@ -12,7 +13,6 @@ from tether.flows.project import (
     Project,
     Release,
     absolute_source,
-    check_project_dir,
     fetch_release,
     profile_for_new_install,
     utc_now,
@@ -83,10 +83,76 @@ def _classify_targets(project: Project, release: Release) -> dict[str, bytes | N
 
 def _first_missing_ancestor(path: Path) -> Path | None:
     missing = None
-    while not path.exists():
+    while not os.path.lexists(path):
         missing = path
         path = path.parent
     return missing
+
+
+@dataclass
+class _Undo:
+    """What a failed init takes back: the entries it created (the topmost new one of each
+    path it writes) and the bytes of the bookkeeping files it rewrites. Noted before the
+    writes, so nothing that was there before is ever removed."""
+
+    created: list[Path] = field(default_factory=list)
+    saved: dict[Path, bytes] = field(default_factory=dict)
+
+    def creates(self, path: Path) -> None:
+        missing = _first_missing_ancestor(path)
+        if missing is not None and missing not in self.created:
+            self.created.append(missing)
+
+    def rewrites(self, path: Path) -> None:
+        if path.is_file() and not path.is_symlink():
+            self.saved[path] = path.read_bytes()
+        else:
+            self.creates(path)
+
+    def undo(self) -> None:
+        # Best effort: the error that stopped init is the one the user must see.
+        for path in reversed(self.created):
+            if path.is_dir() and not path.is_symlink():
+                shutil.rmtree(path, ignore_errors=True)
+            else:
+                with contextlib.suppress(OSError):
+                    path.unlink()
+        for path, data in self.saved.items():
+            with contextlib.suppress(OSError):
+                atomic_write(path, data)
+
+
+def _new_project_dir(root: Path) -> bool:
+    """Whether init must create the project folder; refuses a folder it may not create:
+    only the project folder itself is made, never a missing parent."""
+    if os.path.lexists(root):
+        if not root.is_dir():
+            raise TetherError(f"{root}: not a directory")
+        return False
+    parent = root.parent
+    if not parent.is_dir():
+        problem = "not a directory" if os.path.lexists(parent) else "no such directory"
+        raise TetherError(
+            f"{parent}: {problem}; tether init creates the project folder, not its parents"
+        )
+    return True
+
+
+def _note_install_writes(undo: _Undo, project: Project, release: Release) -> None:
+    profile = project.profile
+    for rel in (*release.manifest.managed_paths(), *release.manifest.sentinels):
+        undo.creates(project.path(rel))
+    records: tuple[str | None, ...] = (
+        profile.state_file,
+        profile.ignore_file,
+        profile.manifest_copy,
+        profile.version_file,
+        profile.source_record,
+    )
+    for record in records:
+        if record:
+            undo.rewrites(project.path(record))
+    undo.rewrites(project.stat_cache().path)
 
 
 def install_release(
@@ -96,7 +162,9 @@ def install_release(
     profile_name: str | None = None,
     force: bool = False,
 ) -> InitReport:
-    check_project_dir(root, create=True)
+    """Install a release into ``root``. A failed init leaves the filesystem as it found it."""
+    root = Path(os.path.abspath(root))
+    create_root = _new_project_dir(root)
     project = Project(root, profile_for_new_install(root, profile_name))
     if version is None and not project.profile.source_is_tree:
         raise UsageError("--version is required: name the release to install")
@@ -107,16 +175,30 @@ def install_release(
             "or --force to reinstall"
         )
     source = absolute_source(source)
-    created_cache = _first_missing_ancestor(project.root / project.profile.cache_dir)
+    undo = _Undo()
     try:
+        if create_root:
+            undo.creates(root)
+            _make_project_dir(root)
+        undo.creates(project.root / project.profile.cache_dir)
         release = fetch_release(project, source, version or "")
         current = _classify_targets(project, release)
+        _note_install_writes(undo, project, release)
+        return _write_install(project, release, current)
+    except OSError as error:
+        undo.undo()
+        where = error.filename2 or error.filename or project.root
+        raise TetherError(f"{where}: {error.strerror}; nothing was installed") from None
     except BaseException:
-        # Nothing of a failed init may stay behind, not even an empty cache folder.
-        if created_cache is not None:
-            shutil.rmtree(created_cache, ignore_errors=True)
+        undo.undo()
         raise
-    return _write_install(project, release, current)
+
+
+def _make_project_dir(root: Path) -> None:
+    try:
+        root.mkdir()
+    except OSError as error:
+        raise TetherError(f"{root}: cannot create the project folder ({error.strerror})") from None
 
 
 def _write_install(

@@ -80,13 +80,11 @@ class Project:
             ) from None
 
 
-def check_project_dir(root: Path, create: bool = False) -> Path:
+def check_project_dir(root: Path) -> Path:
     if root.exists() and not root.is_dir():
         raise TetherError(f"{root}: not a directory")
     if not root.exists():
-        if not create:
-            raise TetherError(f"{root}: no such directory")
-        root.mkdir(parents=True)
+        raise TetherError(f"{root}: no such directory")
     return root
 
 

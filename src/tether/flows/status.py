@@ -6,6 +6,7 @@ import os
 import stat
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from tether.flows.baseline import Baseline, load_baseline
 from tether.flows.project import Project, open_project
@@ -13,6 +14,9 @@ from tether.fsio import sha256_file
 from tether.model.manifest import FileClass
 from tether.state.statcache import StatCache
 from tether.state.store import ConflictRecord
+
+if TYPE_CHECKING:  # regions are read only when a file differs from its record
+    from tether.flows.regions_step import RegionPlan
 
 CONFLICT_START = b"<<<<<<< "
 
@@ -131,8 +135,11 @@ def current_digest(project: Project, rel: str, stats: StatCache) -> str | None:
     return digest
 
 
-def classify_drift(project: Project, baseline: Baseline, report: StatusReport) -> None:
+def classify_drift(
+    project: Project, baseline: Baseline, report: StatusReport, no_regions: bool = False
+) -> None:
     stats = project.stat_cache()
+    regions = _BaselineRegions(baseline, no_regions)
     for rel, record in sorted(baseline.files.items()):
         if rel in baseline.sentinels:
             continue
@@ -144,7 +151,11 @@ def classify_drift(project: Project, baseline: Baseline, report: StatusReport) -
             if owned:
                 report.deleted_owned.append(rel)
             continue
-        if digest == record.sha256 or _crlf_checkout_of(target, baseline, rel):
+        if (
+            digest == record.sha256
+            or _crlf_checkout_of(target, baseline, rel)
+            or regions.differs_only_inside(rel, target)
+        ):
             report.clean.append(rel)
         else:
             report.modified.append(rel)
@@ -153,11 +164,47 @@ def classify_drift(project: Project, baseline: Baseline, report: StatusReport) -
     stats.save()
 
 
+class _BaselineRegions:
+    """The installed release's generated regions, read only once a file differs from its
+    record: a regenerated region body is no drift, as it is no conflict for update."""
+
+    def __init__(self, baseline: Baseline, no_regions: bool) -> None:
+        self.baseline = baseline
+        self.no_regions = no_regions
+        self._plan: RegionPlan | None = None
+
+    def plan(self) -> RegionPlan:
+        if self._plan is None:
+            from tether.flows.regions_step import RegionPlan, plan_regions, regions_disabled
+
+            if regions_disabled(self.no_regions):
+                self._plan = RegionPlan(disabled=True)
+            else:
+                manifest = self.baseline.manifest()
+                self._plan = plan_regions(manifest, manifest, disabled=False)
+        return self._plan
+
+    def differs_only_inside(self, rel: str, target: Path) -> bool:
+        """The file equals the baseline's copy once the region bodies are masked."""
+        if rel not in self.plan().by_path:
+            return False
+        from tether.flows.regions_step import masked_comparison
+
+        try:
+            current = target.read_bytes()
+        except OSError:
+            return False
+        base = self.baseline.read(rel) or b""
+        sides, _ = masked_comparison(self.plan(), rel, base, current, base)
+        return sides.ours_eq_base
+
+
 def project_status(
     root: Path,
     profile: str | None = None,
     source: str | None = None,
     check_latest: bool = False,
+    no_regions: bool = False,
 ) -> StatusReport:
     project = open_project(root, profile)
     baseline = load_baseline(project, source)
@@ -169,7 +216,7 @@ def project_status(
     if unfinished is not None:
         report.unfinished = unfinished.document()
     report.notes += baseline.notes
-    classify_drift(project, baseline, report)
+    classify_drift(project, baseline, report, no_regions)
     report.conflicts = unresolved_conflicts(project, baseline)
     if check_latest:
         report.latest_version = newest_available(project, baseline.source)
