@@ -559,8 +559,16 @@ def abandon_update(root: Path, profile: str | None = None) -> UpdateReport:
                 "be abandoned, only reviewed (git diff) and committed or reverted with git"
             )
         restored = restore_run(project, journal, unfinished)
-        unstaged = restore_index(project, unfinished)
-        git_notes = _leave_update_branch(project, unfinished)
+        git_notes: list[str] = []
+        unstaged: list[str] = []
+        if _head_moved(project, unfinished):
+            if unfinished.index_saved:
+                git_notes.append(
+                    "git's index left as it is: commits were made since the update started"
+                )
+        else:
+            unstaged = restore_index(project, unfinished)
+        git_notes += _leave_update_branch(project, unfinished)
         journal.run_abandoned(unfinished.run_id)
     report = UpdateReport(
         project.profile.name,
@@ -580,6 +588,13 @@ def abandon_update(root: Path, profile: str | None = None) -> UpdateReport:
         )
     report.notes += git_notes
     return report
+
+
+def _head_moved(project: Project, run: RunRecord) -> bool:
+    from tether import git
+
+    start = run.git.get("start_commit")
+    return bool(start) and git.head_commit(project.root) != start
 
 
 def _leave_update_branch(project: Project, run: RunRecord) -> list[str]:

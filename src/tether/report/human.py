@@ -176,7 +176,12 @@ def render_plan_summary(report: UpdateReport, limit: int | None = LIST_LIMIT) ->
     if report.dry_run:
         head += " (dry run: nothing written)"
     elif report.status == "interrupted":
-        head = f"tether update: interrupted {report.from_version} → {report.to_version}"
+        done = sum(1 for a in report.actions if a.op.value != "none")
+        total = done + len(report.not_done)
+        head = (
+            f"tether update: interrupted {report.from_version} → {report.to_version} "
+            f"after {done} of {total} changes"
+        )
     lines = [head]
     if report.resumed and report.run_id:
         lines.insert(
