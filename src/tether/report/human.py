@@ -314,7 +314,7 @@ def _managed_key(change: dict[str, object]) -> str:
 
 
 def _patch_lines(patch: str, color: bool) -> list[str]:
-    lines = patch.splitlines()
+    lines = patch.split("\n")[:-1]  # only "\n" ends a line: a CRLF line keeps its "\r"
     if not color:
         return lines
     return [_coloured(line) for line in lines]
