@@ -515,3 +515,21 @@ def test_paths_are_relative_to_the_project_folder(project):
     here = Path(project)
     result = run_tether("diff", "docs/guide.md", cwd=here)
     assert result.returncode == 0 and result.stdout == GUIDE_PATCH
+
+
+def test_gaia_profile_default_presets_apply(tmp_path):
+    shelf = tmp_path / "gaia-rel"
+    make_release(
+        shelf, "2.0.0", {"package.json": PACKAGE, "wiki/index.md": "# i\n"}, profile="gaia"
+    )
+    project = tmp_path / "gaia"
+    assert (
+        call(
+            "init", "--profile", "gaia", "--source", str(shelf), "--version", "2.0.0", str(project)
+        )
+        == 0
+    )
+    (project / "package.json").write_text(PACKAGE.replace('"^3.0.0"', '"^3.1.0"'))
+    [entry] = diff_json(project)["files"]
+    assert [(c["section"], c["key"]) for c in entry["managed_changes"]] == [("dependencies", "zod")]
+    assert diff_json(project)["profile"] == "gaia"

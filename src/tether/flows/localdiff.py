@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from tether.errors import UsageError
 from tether.flows.baseline import Baseline, load_baseline
-from tether.flows.project import Project, open_project
+from tether.flows.project import Project, merge_rules, open_project
 from tether.flows.status import StatusReport, classify_drift
 from tether.fsio import file_mode
 from tether.model.manifest import FileClass
@@ -174,7 +174,8 @@ class _DiffMaker:
         self.baseline = baseline
         manifest = baseline.manifest()
         self.regions: RegionPlan = plan_regions(None, manifest, regions_disabled(no_regions))
-        self.merge_rules = manifest.merge
+        # A manifest read back from the pristine cache lacks the profile's default presets.
+        self.merge_rules = merge_rules(project.profile, manifest.merge)
 
     def fill(self, report: DiffReport, chosen: list[str], deleted: set[str]) -> None:
         for rel in chosen:
