@@ -533,3 +533,23 @@ def test_gaia_profile_default_presets_apply(tmp_path):
     [entry] = diff_json(project)["files"]
     assert [(c["section"], c["key"]) for c in entry["managed_changes"]] == [("dependencies", "zod")]
     assert diff_json(project)["profile"] == "gaia"
+
+
+def test_stat_shortens_a_long_path_as_git_does(tmp_path):
+    long_path = "very/long/folder/name/that/goes/on/and/on/for/quite/a/while/deep/inside/file.txt"
+    files = {long_path: "a\n" * 300, "x.txt": "x\n"}
+    shelf = tmp_path / "long-rel"
+    make_release(shelf, "1.0.0", files)
+    project = tmp_path / "long"
+    assert call("init", "--source", str(shelf), "--version", "1.0.0", str(project)) == 0
+    write_files(project, {long_path: "b\n" * 120 + "a\n" * 250, "x.txt": "x\ny\n"})
+    repo = tmp_path / "long-oracle"
+    write_files(repo, files)
+    git(repo, "init", "-q")
+    git(repo, "add", "-A")
+    git(repo, "commit", "-qm", "release")
+    write_files(repo, {long_path: "b\n" * 120 + "a\n" * 250, "x.txt": "x\ny\n"})
+    expected = git(repo, "diff", "--stat=80", "--no-indent-heuristic", "--diff-algorithm=myers")
+    ours = tether_diff(project, "--stat").stdout
+    assert ours == expected
+    assert ours.startswith(" .../")
