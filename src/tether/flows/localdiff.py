@@ -20,6 +20,7 @@ from tether.fsio import file_mode
 from tether.model.manifest import FileClass
 
 if TYPE_CHECKING:
+    from tether.engine.regions import RegionDecl
     from tether.flows.regions_step import RegionPlan
 
 FileStatus = Literal["modified", "deleted"]
@@ -129,7 +130,9 @@ def local_diff(
     report.selection = [selected_path(project, baseline, arg) for arg in paths or []]
     drift = StatusReport(report.profile, report.upstream, report.source, report.installed_version)
     classify_drift(project, baseline, drift)
-    chosen = [rel for rel in sorted(drift.modified + drift.deleted) if _in(report.selection, rel)]
+    chosen = [
+        rel for rel in sorted(drift.modified + drift.deleted) if _selected(report.selection, rel)
+    ]
     if chosen:
         _DiffMaker(project, baseline, no_regions).fill(report, chosen, set(drift.deleted))
     return report
@@ -137,35 +140,32 @@ def local_diff(
 
 def selected_path(project: Project, baseline: Baseline, arg: str) -> str:
     """A PATH argument as a project-relative path naming shipped files; UsageError otherwise."""
-    spelled = arg.replace(os.sep, "/")
-    if posixpath.isabs(spelled) or os.path.isabs(arg):
-        relative = os.path.relpath(os.path.abspath(arg), project.root)
-        spelled = relative.replace(os.sep, "/")
-    rel = posixpath.normpath(spelled)
-    if rel == "..":
-        rel = "../"
-    if rel.startswith("../"):
+    spelled = os.path.relpath(arg, project.root) if os.path.isabs(arg) else arg
+    rel = posixpath.normpath(spelled.replace(os.sep, "/"))
+    if rel == ".." or rel.startswith("../"):
         raise UsageError(f"{arg}: outside the project {project.root}")
     if rel == ".":
         return rel
     if rel in baseline.sentinels:
         raise UsageError(f"{arg}: a sentinel file, the project's own; it has no diff")
     shipped = (p for p in baseline.files if p not in baseline.sentinels)
-    if not any(_in([rel], p) for p in shipped):
+    if not any(_selected([rel], p) for p in shipped):
         raise UsageError(
             f"{arg}: no file of {baseline.upstream} {baseline.version} is at or under this path"
         )
     return rel
 
 
-def _in(selection: list[str], rel: str) -> bool:
+def _selected(selection: list[str], rel: str) -> bool:
+    """Is ``rel`` at or under one of the selected paths (all are, without a selection)?"""
     if not selection:
         return True
     return any(s in (".", rel) or rel.startswith(s + "/") for s in selection)
 
 
 class _DiffMaker:
-    """Builds one FileDiff per differing file; the manifest is read only when needed."""
+    """Builds one FileDiff per differing file (made only when some file differs: it reads
+    the installed manifest, which a fresh clone must fetch)."""
 
     def __init__(self, project: Project, baseline: Baseline, no_regions: bool) -> None:
         from tether.flows.regions_step import plan_regions, regions_disabled
@@ -240,7 +240,7 @@ class _DiffMaker:
         return result
 
     def mask(
-        self, result: FileDiff, decl: Any, old: bytes, new: bytes
+        self, result: FileDiff, decl: RegionDecl, old: bytes, new: bytes
     ) -> tuple[bytes, bytes] | None:
         """Both sides with the region body masked; None when nothing else differs."""
         from tether.engine.regions import compare_region_file
