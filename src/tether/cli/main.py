@@ -19,6 +19,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "init": ("tether.cli.init_cmd", "install a release into a project"),
     "status": ("tether.cli.status_cmd", "show the installed release and drift per file"),
     "check": ("tether.cli.check_cmd", "exit 3 on owned drift, an available update or conflicts"),
+    "diff": ("tether.cli.diff_cmd", "show local changes to shipped files as a unified diff"),
     "update": ("tether.cli.update_cmd", "move the project to a newer release, keeping local edits"),
     "pr": ("tether.cli.pr_cmd", "push a committed update's branch and open its pull request"),
     "projects": (

@@ -7,6 +7,7 @@ import functools
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from tether.errors import TetherError
 from tether.fsio import atomic_write, file_mode, read_bytes, sha256_bytes, walk_files
@@ -158,6 +159,11 @@ class Release:
             raise TetherError(f"release {self.version}: {rel} is a directory, not a file") from None
 
 
+def merge_rules(profile: Profile, merge: dict[str, dict[str, Any]]) -> dict[str, dict[str, Any]]:
+    """A manifest's field-merge rules over its profile's default presets."""
+    return {**{p: {"preset": n} for p, n in profile.field_merges.items()}, **merge}
+
+
 def read_release(root: Path, version: str, source: str, profile: Profile) -> Release:
     manifest_path = root / profile.manifest_path
     manifest = load_manifest(manifest_path, profile.manifest_format)
@@ -169,7 +175,7 @@ def read_release(root: Path, version: str, source: str, profile: Profile) -> Rel
             files=manifest.files,
             sentinels=manifest.sentinels + extra_sentinels,
             regions=manifest.regions,
-            merge={**{p: {"preset": n} for p, n in profile.field_merges.items()}, **manifest.merge},
+            merge=merge_rules(profile, manifest.merge),
             renames=manifest.renames,
             changelog=manifest.changelog,
             extra=manifest.extra,
