@@ -305,7 +305,7 @@ def _decide_latest_path(
         # A CRLF checkout of B keeps its line endings; a byte-identical copy of B takes L as is.
         theirs = release_bytes()
         content = in_style_of(theirs, ours) if crlf and ours is not None else theirs
-        return FileAction(rel, cls, bucket, Op.WRITE, content, mode)
+        return FileAction(rel, cls, bucket, Op.WRITE, content, mode, reason=row.value)
     return FileAction(rel, cls, bucket, reason=skip_reason(row, sides))
 
 
