@@ -155,3 +155,29 @@ def test_refresh_needs_no_source_and_refuses_without_yes_off_a_terminal(installe
     assert result.returncode == 1 and "--yes" in result.stderr
     code, doc = refresh(host)
     assert code == 0 and doc["status"] == "up-to-date"
+
+
+def test_interrupted_refresh_is_reported_and_can_be_abandoned(installed):
+    """A real crash point stops the refresh after its first write; status names the
+    unfinished refresh with the command that finishes or rolls it back."""
+    import subprocess
+
+    from tether.state import crashpoint
+
+    rec, host = installed
+    (rec / "src/rules.md").write_text(BODY.replace("rule 8:", "rule 8 (v2):"))
+    before = (host / "tools/gbrain/rules.md").read_bytes()
+    env = {**os.environ, crashpoint.ENV_VAR: "file-written:1"}
+    crashed = subprocess.run(
+        ["tether", "refresh", "--yes", "-C", str(host)], env=env, capture_output=True, timeout=120
+    )
+    assert crashed.returncode == crashpoint.EXIT_CODE
+    check = run_tether("check", "-C", str(host))
+    assert check.returncode == 3
+    assert "unfinished refresh 0.4.0 → " in check.stdout
+    assert "rerun 'tether refresh' to finish or 'tether refresh --abandon'" in check.stdout
+    abandoned = run_tether("refresh", "--abandon", "-C", str(host))
+    assert abandoned.returncode == 0, abandoned.stderr
+    assert abandoned.stdout.startswith("tether refresh: abandoned")
+    assert (host / "tools/gbrain/rules.md").read_bytes() == before
+    assert run_tether("check", "-C", str(host)).returncode == 0

@@ -27,6 +27,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         action="store_true",
         help="remove files the recipe dropped that you never changed (backed up)",
     )
+    parser.add_argument(
+        "--abandon",
+        action="store_true",
+        help="undo an interrupted refresh, restoring its files from the backup",
+    )
     parser.add_argument("--profile", default="gbrain", metavar="P", help=argparse.SUPPRESS)
     add_json(parser)
     add_project_dir(parser)
@@ -35,8 +40,16 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     from tether.flows.plan import UpdateOptions
     from tether.flows.preflight import GitOptions
-    from tether.flows.update import UpdateRequest, run_update
+    from tether.flows.update import UpdateRequest, abandon_update, run_update
     from tether.report.human import refresh_classes, render_refresh
+
+    if args.abandon:
+        abandoned = abandon_update(project_dir(args), args.profile)
+        if args.json:
+            print_json(abandoned.to_json())
+        else:
+            print(render_refresh(abandoned))
+        return abandoned.exit_code()
 
     options = UpdateOptions(
         args.conflict, args.auto, args.delete_removed, classify_local_edits=True
