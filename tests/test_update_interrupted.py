@@ -292,3 +292,43 @@ def test_abandon_after_a_crash_before_any_write_leaves_git_as_it_was(tmp_path, p
     assert run_tether("update", "--abandon", "-C", str(project)).returncode == 0
     assert git(project, "status", "--porcelain") == ""
     assert git(project, "branch", "--show-current").strip() == "main"
+
+
+def auto_fixture(tmp_path: Path) -> Path:
+    shelf = tmp_path / "rel"
+    v1 = {f"c{i}.txt": "a\nb\nc\n" for i in range(3)} | {"u.txt": "u1\n"}
+    v2 = {f"c{i}.txt": "a\ntheirs\nc\n" for i in range(3)} | {"u.txt": "u2\n"}
+    make_release(shelf, "1.0.0", v1)
+    make_release(shelf, "2.0.0", v2)
+    project = tmp_path / "proj"
+    assert call("init", "--source", str(shelf), "--version", "1.0.0", str(project)) == 0
+    for i in range(3):
+        (project / f"c{i}.txt").write_text("a\nmine\nc\n")
+    return project
+
+
+def comparable(doc: dict) -> dict:
+    return {
+        "buckets": doc["buckets"],
+        "backed_up": sorted(doc["backed_up"]),
+        "status": doc["status"],
+        "pending": doc["pending"],
+    }
+
+
+@pytest.mark.parametrize("auto", ["take-theirs", "keep-mine"])
+@pytest.mark.parametrize("point", ["file-intent:1", "file-written:1", "finalize-started:1"])
+def test_resumed_run_reports_what_an_uninterrupted_run_would(tmp_path, auto, point):
+    command = ("update", "--yes", "--json", "--auto", auto)
+    whole = auto_fixture(tmp_path / "whole")
+    expected = run_tether(*command, "-C", str(whole))
+    assert expected.returncode == 0, expected.stderr  # every conflict settled by --auto
+    project = auto_fixture(tmp_path / "cut")
+    env = {**os.environ, crashpoint.ENV_VAR: point}
+    crashed = subprocess.run(
+        ["tether", *command, "-C", str(project)], env=env, capture_output=True, timeout=120
+    )
+    assert crashed.returncode == crashpoint.EXIT_CODE
+    resumed = run_tether(*command, "-C", str(project))
+    assert resumed.returncode == expected.returncode, resumed.stdout
+    assert comparable(json.loads(resumed.stdout)) == comparable(json.loads(expected.stdout))

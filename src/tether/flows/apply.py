@@ -49,6 +49,7 @@ class DoneWrite:
     target: str
     sha256: str
     bucket: str = ""
+    decision: str = ""  # how the run settled a conflict (take-theirs, keep-mine, markers…)
 
 
 @dataclass
@@ -72,6 +73,7 @@ def resume_info(journal: Journal, run_id: str) -> ResumeInfo:
                     str(record.get("target", path)),
                     str(record["sha256"]),
                     str(record.get("bucket", "")),
+                    str(record.get("decision", "")),
                 )
             )
         elif record["step"] == STEP_FILE_BACKED_UP:
@@ -349,6 +351,8 @@ def _intent(batch: _Batch, action: FileAction) -> None:
             "sha256": sha256_bytes(data),
             "bucket": action.bucket.value,
         }
+        if action.decision:
+            fields["decision"] = action.decision
         batch.records.append((STEP_FILE_INTENT, fields))
 
 
@@ -372,6 +376,8 @@ def _write_action(batch: _Batch, action: FileAction) -> None:
             "target": target_rel,
             "bucket": action.bucket.value,
         }
+        if action.decision:
+            fields["decision"] = action.decision
         batch.records.append((STEP_FILE_WRITTEN, fields))
         if target_rel == action.path:
             _verify_written(ctx, action)

@@ -258,11 +258,15 @@ def _refuse_other_unfinished(unfinished: RunRecord, target: str) -> None:
 
 
 def _mark_resumed(plan: Plan, resume: ResumeInfo, deleted: frozenset[str]) -> None:
-    """A path an interrupted run already wrote replans as a skip; report it as what it was."""
+    """A path an interrupted run already wrote replans as a skip; report it as what it was,
+    with the decision that settled it, as the uninterrupted run would have."""
     for index, action in enumerate(plan.actions):
         done = resume.done.get(action.path)
         if done and action.bucket is Bucket.SKIP and done[0].bucket:
-            plan.actions[index] = replace(action, bucket=Bucket(done[0].bucket), op=Op.NONE)
+            decision = next((d.decision for d in done if d.decision), action.decision)
+            plan.actions[index] = replace(
+                action, bucket=Bucket(done[0].bucket), op=Op.NONE, decision=decision
+            )
         elif action.path in deleted and action.bucket is Bucket.REMOVED:
             plan.actions[index] = replace(action, bucket=Bucket.DELETED, op=Op.NONE)
 
@@ -525,7 +529,10 @@ def _report_after_apply(
     report.actions = [a for a in outcome.actions if id(a) not in not_done]
     report.not_done = list(outcome.not_done)
     report.state_written = outcome.state_written
-    report.backed_up = outcome.backed_up
+    # A resumed run reports the backups its first part made too, as one run would.
+    this_part = set(outcome.backed_up)
+    earlier = [p for p in ctx.resume.backed_up if p not in this_part]
+    report.backed_up = earlier + outcome.backed_up
     if ctx.backup_dir.exists():
         report.backup_dir = str(ctx.backup_dir.relative_to(ctx.project.root))
     written_artifacts = {a.artifact for a in report.actions if a.artifact}
