@@ -531,8 +531,8 @@ def _report_after_apply(
     report.state_written = outcome.state_written
     # A resumed run reports the backups its first part made too, as one run would.
     this_part = set(outcome.backed_up)
-    earlier = [p for p in ctx.resume.backed_up if p not in this_part]
-    report.backed_up = earlier + outcome.backed_up
+    first_part = [p for p in prepared.resume.backed_up if p not in this_part]
+    report.backed_up = first_part + outcome.backed_up
     if ctx.backup_dir.exists():
         report.backup_dir = str(ctx.backup_dir.relative_to(ctx.project.root))
     written_artifacts = {a.artifact for a in report.actions if a.artifact}
