@@ -7,6 +7,7 @@ import shutil
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from tether import progress
 from tether.errors import TetherError, UsageError
 from tether.flows.project import (
     Project,
@@ -126,7 +127,7 @@ def _write_install(
     report = InitReport(project.profile.name, manifest.name, release.source, release.version)
     files: dict[str, FileRecord] = {}
     with project.pristine.pack_writer() as pristine:
-        for rel, mine in current.items():
+        for rel, mine in progress.tracked("installing", current.items()):
             theirs = release.verified_bytes(rel)
             mode = release.mode_of(rel)
             digest = pristine.add(theirs)

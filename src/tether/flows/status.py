@@ -7,6 +7,7 @@ import stat
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from tether import progress
 from tether.flows.baseline import Baseline, load_baseline
 from tether.flows.project import Project, open_project
 from tether.fsio import sha256_file
@@ -121,7 +122,7 @@ def current_digest(project: Project, rel: str, stats: StatCache) -> str | None:
 
 def classify_drift(project: Project, baseline: Baseline, report: StatusReport) -> None:
     stats = project.stat_cache()
-    for rel, record in sorted(baseline.files.items()):
+    for rel, record in progress.tracked("checking", sorted(baseline.files.items())):
         if rel in baseline.sentinels:
             continue
         target = project.path(rel)
