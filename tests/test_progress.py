@@ -20,7 +20,7 @@ from pathlib import Path
 import pytest
 
 from builders import call, make_release, run_tether
-from helpers_sources import serve_directory
+from helpers_sources import commit_release, init_repo, serve_directory
 from tether import progress
 from tether.report.progress import LIVE_INTERVAL, LiveLine, PlainLines, choose
 from tether.state import crashpoint
@@ -347,3 +347,15 @@ def test_a_real_update_reports_its_phases_in_order(project: Path) -> None:
     assert started == ["fetching release 2.0.0", "planning", "applying", "finalizing"]
     advanced = sum(n for kind, n in recorder.events if kind == "advance")  # type: ignore[misc]
     assert advanced == 3 * FILES
+
+
+def test_a_git_source_reports_listing_and_extracting(tmp_path: Path) -> None:
+    from tether.sources import open_source
+
+    repo = init_repo(tmp_path / "upstream")
+    commit_release(repo, {"a.txt": "a\n", "d/b.txt": "b\n"}, "v1.0.0")
+    recorder = Recorder()
+    with progress.use(recorder):
+        open_source(str(repo), tmp_path / "cache").fetch("1.0.0")
+    started = [event[1] for event in recorder.events if event[0] == "start"]
+    assert started == [("listing versions", None, "files"), ("extracting", 3, "entries")]

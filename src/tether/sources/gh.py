@@ -9,6 +9,7 @@ import shutil
 import subprocess
 from pathlib import Path
 
+from tether import progress
 from tether.errors import TetherError
 from tether.sources import ReleaseTree
 from tether.sources.cache import TreeCache
@@ -69,7 +70,8 @@ class GhSource:
 
     def _offered(self) -> dict[str, str]:
         try:
-            text = _run_gh(["api", "--paginate", f"repos/{self.repo}/tags", "--jq", ".[].name"])
+            with progress.phase("listing versions"):
+                text = _run_gh(["api", "--paginate", f"repos/{self.repo}/tags", "--jq", ".[].name"])
         except TetherError as error:
             raise TetherError(f"cannot read the tags of {self.spec}: {error}") from None
         return version_names(text.split())
