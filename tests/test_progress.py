@@ -117,7 +117,8 @@ def test_init_status_and_abandon_report_their_phases(tmp_path: Path, project: Pa
     code, _, terminal = on_terminal(
         "init", "--source", str(shelf), "--version", "1.0.0", str(tmp_path / "other")
     )
-    assert code == 0 and b"\rtether: installing 0/300 files (0%)" in terminal
+    assert code == 0 and b"\rtether: reading the project 0/300 files (0%)" in terminal
+    assert b"\rtether: installing 0/300 files (0%)" in terminal
     code, _, terminal = on_terminal("status", "-C", str(project))
     assert code == 0 and b"\rtether: checking 0/300 files (0%)" in terminal
     crashed = subprocess.run(

@@ -60,7 +60,7 @@ def _classify_targets(project: Project, release: Release) -> dict[str, bytes | N
     """The adopter's current bytes for every managed path; refuses unusable paths up front
     so a failed init writes nothing."""
     current: dict[str, bytes | None] = {}
-    for rel in release.manifest.managed_paths():
+    for rel in progress.tracked("reading the project", release.manifest.managed_paths()):
         target = project.path(rel)
         if target.is_symlink():
             raise TetherError(f"{target}: is a symbolic link; tether does not write through links")
