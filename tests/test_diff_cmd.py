@@ -434,8 +434,13 @@ def test_not_a_tether_project_is_one_line_exit_1(tmp_path):
         "run 'tether init' first\n"
     )
     missing = run_tether("diff", "-C", str(tmp_path / "nope"), "--json")
-    assert missing.returncode == 1 and missing.stdout == ""
+    assert missing.returncode == 1
     assert missing.stderr == f"tether: {tmp_path / 'nope'}: no such directory\n"
+    assert json.loads(missing.stdout)["error"] == {
+        "message": f"{tmp_path / 'nope'}: no such directory",
+        "kind": "error",
+        "exit": 1,
+    }
 
 
 def test_path_replaced_by_a_folder_shows_as_removed(project):

@@ -167,10 +167,10 @@ def test_exit_codes_through_the_command_table(
     paths["current"].write_text("[]")
     assert main(["merge-fields", *argv(paths, "--json")]) == 1
     captured = capsys.readouterr()
-    assert captured.out == ""
-    assert captured.err == (
-        "tether: current file does not parse: the top level is a list, not a mapping\n"
-    )
+    message = "current file does not parse: the top level is a list, not a mapping"
+    assert captured.err == f"tether: {message}\n"
+    # With --json the error is also the one JSON document on stdout.
+    assert json.loads(captured.out) == {"error": {"message": message, "kind": "error", "exit": 1}}
 
 
 def test_through_the_tether_program(tmp_path: Path) -> None:
@@ -184,8 +184,9 @@ def test_through_the_tether_program(tmp_path: Path) -> None:
     paths["latest"].write_text("{")
     done = subprocess.run(command, capture_output=True, text=True, env=env, check=False)
     assert done.returncode == 1
-    assert done.stdout == ""
     assert done.stderr.startswith("tether: latest file does not parse: invalid JSON")
+    message = json.loads(done.stdout)["error"]["message"]
+    assert done.stderr.rstrip("\n").endswith(": " + message)
     paths["latest"].unlink()
     done = subprocess.run(command, capture_output=True, text=True, env=env, check=False)
     assert done.returncode == 1

@@ -4,15 +4,28 @@ import argparse
 import tempfile
 from pathlib import Path
 
+from tether.cli.common import add_json, print_json
+from tether.errors import TetherError
+
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
-        "--dir", metavar="DIR", help="build the demo here (default: a new temp dir)"
+        "--dir", metavar="DIR", help="build the demo here, a new or empty folder (default: temp)"
     )
+    add_json(parser)
 
 
 def _section(title: str) -> None:
     print(f"\n=== {title}")
+
+
+def _demo_dir(wanted: str | None) -> Path:
+    if not wanted:
+        return Path(tempfile.mkdtemp(prefix="tether-demo-"))
+    base = Path(wanted)
+    if base.exists() and not (base.is_dir() and not any(base.iterdir())):
+        raise TetherError(f"{base}: already exists and is not an empty folder; give a new one")
+    return base
 
 
 def run(args: argparse.Namespace) -> int:
@@ -23,28 +36,41 @@ def run(args: argparse.Namespace) -> int:
     from tether.flows.update import UpdateRequest, run_update
     from tether.report.human import render_init, render_status, render_update
 
-    base = Path(args.dir) if args.dir else Path(tempfile.mkdtemp(prefix="tether-demo-"))
+    base = _demo_dir(args.dir)
     shelf, project = base / "upstream", base / "project"
-    print(f"tether demo in {base}")
     demo.build_upstream(shelf)
-    print(f"upstream {demo.UPSTREAM}: releases {', '.join(demo.RELEASES)} in {shelf}")
-
-    _section(f"tether init --source {shelf} --version 1.0.0 {project}")
-    print(render_init(install_release(project, str(shelf), "1.0.0")))
-
-    _section("the adopter customises the project")
+    installed = install_release(project, str(shelf), "1.0.0")
     demo.customise(project)
+    before = project_status(project, check_latest=True)
+    report = run_update(UpdateRequest(project, options=UpdateOptions()))
+    after = project_status(project)
+    if args.json:
+        print_json(
+            {
+                "dir": str(base),
+                "upstream": {"name": demo.UPSTREAM, "releases": list(demo.RELEASES)},
+                "source": str(shelf),
+                "project": str(project),
+                "init": installed.to_json(),
+                "customised": [{"path": p, "what": what} for p, what in demo.CUSTOMISATIONS],
+                "status_before": before.to_json(),
+                "update": report.to_json(),
+                "status_after": after.to_json(),
+            }
+        )
+        return 0
+    print(f"tether demo in {base}")
+    print(f"upstream {demo.UPSTREAM}: releases {', '.join(demo.RELEASES)} in {shelf}")
+    _section(f"tether init --source {shelf} --version 1.0.0 {project}")
+    print(render_init(installed))
+    _section("the adopter customises the project")
     for path, what in demo.CUSTOMISATIONS:
         print(f"  {path}: {what}")
-
     _section(f"tether status --check-latest -C {project}")
-    print(render_status(project_status(project, check_latest=True)))
-
+    print(render_status(before))
     _section(f"tether update --yes -C {project}")
-    report = run_update(UpdateRequest(project, options=UpdateOptions()))
     print(render_update(report))
-
     _section(f"tether status -C {project}")
-    print(render_status(project_status(project)))
+    print(render_status(after))
     print(f"\nLook around: cd {project} (backups in .tether/backup, conflicts marked in the files)")
     return 0

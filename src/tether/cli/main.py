@@ -6,12 +6,25 @@ Every command module exposes ``add_arguments(parser)`` and ``run(args) -> int``.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import importlib
+import os
+import signal
 import sys
-from collections.abc import Sequence
+import threading
+from collections.abc import Iterator, Sequence
+from types import FrameType
 
 from tether import __version__
-from tether.errors import TetherError
+from tether.cli.parsing import (
+    ACTIVE_PARSER,
+    CommandLineError,
+    Parser,
+    add_quiet,
+    unknown_command,
+    unrecognized,
+)
+from tether.errors import TetherError, UsageError
 
 # name -> (module, one-line help). Keep the help short: `tether --help` lists them all.
 COMMANDS: dict[str, tuple[str, str]] = {
@@ -67,14 +80,21 @@ def _chosen_command(argv: Sequence[str]) -> str | None:
     return None
 
 
+def wants_json(argv: Sequence[str]) -> bool:
+    """``--json`` was given (before any ``--``): errors then come as a JSON document too."""
+    end = argv.index("--") if "--" in argv else len(argv)
+    return "--json" in argv[:end]
+
+
 def build_parser(argv: Sequence[str]) -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+    parser = Parser(
         prog="tether",
         description=(
             "Keep a project in step with its upstream release without losing local changes."
         ),
     )
     parser.add_argument("--version", action="version", version=f"tether {__version__}")
+    add_quiet(parser, top=True)
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     chosen = _chosen_command(argv)
     for name, (module_name, help_text) in COMMANDS.items():
@@ -82,24 +102,85 @@ def build_parser(argv: Sequence[str]) -> argparse.ArgumentParser:
         if name == chosen:
             module = importlib.import_module(module_name)
             module.add_arguments(command_parser)
+            add_quiet(command_parser)
             command_parser.set_defaults(_run=module.run)
     return parser
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     args_list = list(sys.argv[1:] if argv is None else argv)
+    as_json = wants_json(args_list)
+    try:
+        with _terminate_as_interrupt():
+            return _run(args_list, as_json)
+    except CommandLineError as error:
+        return _fail(error.line, error.exit_code, "usage", as_json, error.usage)
+    except TetherError as error:
+        kind = "usage" if isinstance(error, UsageError) else "error"
+        return _fail(f"tether: {error}", error.exit_code, kind, as_json)
+    except KeyboardInterrupt:
+        return _fail("tether: interrupted", 130, "interrupted", as_json)
+    except BrokenPipeError:
+        return 1
+    except Exception as error:
+        if not as_json:
+            raise
+        import traceback
+
+        traceback.print_exc()
+        return _fail(
+            f"tether: internal error: {type(error).__name__}: {error}", 1, "internal", True
+        )
+
+
+@contextlib.contextmanager
+def _terminate_as_interrupt() -> Iterator[None]:
+    """SIGTERM stops a run the way Ctrl-C does (exit 130), whatever it is doing; an
+    update's apply step installs its own handler that stops after the current file."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def interrupt(signum: int, frame: FrameType | None) -> None:
+        raise KeyboardInterrupt
+
+    previous = signal.signal(signal.SIGTERM, interrupt)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+
+
+def _run(args_list: list[str], as_json: bool) -> int:
+    chosen = _chosen_command(args_list)
+    if chosen is not None and chosen not in COMMANDS:
+        raise unknown_command(chosen, COMMANDS)
     parser = build_parser(args_list)
-    args = parser.parse_args(args_list)
+    args, extras = parser.parse_known_args(args_list)
+    if extras:
+        raise unrecognized(getattr(args, ACTIVE_PARSER, parser), extras)
     if not getattr(args, "_run", None):
         parser.print_help()
         return 2
-    try:
+    from tether import progress
+    from tether.report.progress import choose
+
+    sink = choose(sys.stderr, quiet=args.quiet, as_json=as_json, environ=os.environ)
+    if sink is None:
         return int(args._run(args))
-    except TetherError as error:
-        print(f"tether: {error}", file=sys.stderr)
-        return error.exit_code
-    except KeyboardInterrupt:
-        print("tether: interrupted", file=sys.stderr)
-        return 130
-    except BrokenPipeError:
-        return 1
+    with progress.use(sink):
+        return int(args._run(args))
+
+
+def _fail(line: str, exit_code: int, kind: str, as_json: bool, usage: str = "") -> int:
+    """Report an error that stopped the run: its line on stderr (after the usage of the
+    command it concerns, for a command-line error) and, with ``--json``, one document
+    ``{"error": {"message", "kind", "exit"}}`` on stdout. Kinds: docs/cli.md."""
+    sys.stderr.write(usage + line + "\n")
+    if as_json:
+        from tether.cli.common import print_json
+
+        # The line names the program (and command) it came from; the document says what.
+        message = line.split(": ", 1)[1] if line.startswith("tether") and ": " in line else line
+        print_json({"error": {"message": message, "kind": kind, "exit": exit_code}})
+    return exit_code

@@ -2,7 +2,8 @@
 
 Files with a field-merge rule (from the project's manifest or profile) merge key by key;
 everything else gets tether's line merge. The result is written to %A, as git expects;
-exit 0 when clean, 1 when conflicts remain (git then marks the path unmerged).
+exit 0 when clean, 1 when conflicts remain (git then marks the path unmerged). With
+``--json`` it also prints what it did (git ignores a driver's output).
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ import json
 from pathlib import Path
 from typing import Any
 
+from tether.cli.common import add_json, print_json
 from tether.errors import TetherError
 
 
@@ -21,6 +23,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("other", metavar="%B", help="their version (a temp file)")
     parser.add_argument("path", metavar="%P", help="the path being merged, relative to the repo")
     parser.add_argument("--preset", help="force a field-merge preset for this file")
+    add_json(parser)
 
 
 def _read(role: str, name: str) -> bytes:
@@ -76,7 +79,22 @@ def run(args: argparse.Namespace) -> int:
     merged = _structured(args.path, spec, base, ours, theirs) if spec else None
     if merged is not None:
         atomic_write(Path(args.current), merged)
-        return 0
+        return _done(args, "fields", 0, binary=False)
     result = merge3(base, ours, theirs)
     atomic_write(Path(args.current), result.merged)
-    return 0 if result.conflicts == 0 and not result.binary else 1
+    return _done(args, "lines", result.conflicts, binary=result.binary)
+
+
+def _done(args: argparse.Namespace, merge: str, conflicts: int, *, binary: bool) -> int:
+    clean = conflicts == 0 and not binary
+    if args.json:
+        document = {
+            "path": args.path,
+            "written": args.current,
+            "merge": merge,
+            "clean": clean,
+            "conflicts": conflicts,
+            "binary": binary,
+        }
+        print_json(document)
+    return 0 if clean else 1

@@ -13,6 +13,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--dir", dest="record_dir", metavar="D", help="the tree to record")
     parser.add_argument("--out", metavar="F", help="where to write the snapshot (JSON)")
     _add_exclude(parser, "record_exclude")
+    add_json(parser)
     sub = parser.add_subparsers(dest="action", metavar="ACTION")
     check = sub.add_parser(
         "check",
@@ -29,7 +30,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         metavar="GLOB",
         help="changes to these paths are expected (listed as allowed, exit 0)",
     )
-    add_json(check)
+    # Left unset unless given here: a default would undo a --json given before "check".
+    check.add_argument(
+        "--json", action="store_true", default=argparse.SUPPRESS, help="print one JSON document"
+    )
 
 
 def _add_exclude(parser: argparse.ArgumentParser, dest: str) -> None:
@@ -55,7 +59,10 @@ def _record(args: argparse.Namespace) -> int:
         raise UsageError("tether snapshot needs --dir D and --out F (or: snapshot check …)")
     exclude = [*DEFAULT_EXCLUDE, *(args.record_exclude or [])]
     doc = record(Path(args.record_dir), Path(args.out), exclude)
-    print(f"recorded {len(doc['files'])} file(s) of {doc['root']} in {args.out}")
+    if args.json:
+        print_json({"root": doc["root"], "out": args.out, "files": len(doc["files"])})
+    else:
+        print(f"recorded {len(doc['files'])} file(s) of {doc['root']} in {args.out}")
     return 0
 
 

@@ -15,6 +15,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from tether import progress
 from tether.errors import TetherError
 from tether.flows.baseline import Baseline
 from tether.flows.install import write_version_markers
@@ -466,16 +467,18 @@ def execute_plan(
         elif _needs_disk(action):
             pending.append(action)
     applied: dict[int, FileAction] = {}
-    for start in range(0, len(pending), BATCH_SIZE):
-        if should_stop():
-            outcome.interrupted = True
-        if outcome.interrupted:
-            outcome.not_done += pending[start:]
-            break
-        chunk = pending[start : start + BATCH_SIZE]
-        results = _apply_batch(ctx, chunk, outcome, should_stop)
-        for original, result in zip(chunk, results, strict=True):
-            applied[id(original)] = result
+    with progress.phase("applying", len(pending)) as step:
+        for start in range(0, len(pending), BATCH_SIZE):
+            if should_stop():
+                outcome.interrupted = True
+            if outcome.interrupted:
+                outcome.not_done += pending[start:]
+                break
+            chunk = pending[start : start + BATCH_SIZE]
+            results = _apply_batch(ctx, chunk, outcome, should_stop)
+            for original, result in zip(chunk, results, strict=True):
+                applied[id(original)] = result
+            step.advance(len(chunk))
     outcome.actions = [applied.get(id(a), a) for a in plan.actions]
     return outcome
 
@@ -537,7 +540,7 @@ def finalize(
     files: dict[str, FileRecord] = {}
     pristine = project.pristine
     with pristine.pack_writer() as pack:
-        for rel in latest.manifest.managed_paths():
+        for rel in progress.tracked("finalizing", latest.manifest.managed_paths()):
             digest = known.get(rel)
             base = baseline.files.get(rel)
             installed = base is not None and base.sha256 == digest  # B's bytes are cached
@@ -586,7 +589,7 @@ def restore_run(project: Project, journal: Journal, run: RunRecord) -> list[str]
     where nothing stood (and its conflict artifacts) go."""
     restored: list[str] = []
     info = resume_info(journal, run.run_id)
-    for path, writes in info.done.items():
+    for path, writes in progress.tracked("undoing writes", info.done.items()):
         for done in writes:
             target = project.path(done.target)
             if path in run.backed_up and done.target == path:
@@ -594,7 +597,7 @@ def restore_run(project: Project, journal: Journal, run: RunRecord) -> list[str]
             if target.exists() and sha256_file(target) == done.sha256:
                 target.unlink()
                 restored.append(done.target)
-    for path, backup in run.backed_up.items():
+    for path, backup in progress.tracked("restoring backups", run.backed_up.items()):
         data = project.path(backup.backup).read_bytes()
         atomic_write(project.path(path), data, mode=file_mode(project.path(backup.backup)))
         restored.append(path)

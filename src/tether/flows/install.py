@@ -8,6 +8,7 @@ import shutil
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from tether import progress
 from tether.errors import TetherError, UsageError
 from tether.flows.project import (
     Project,
@@ -59,7 +60,7 @@ def _classify_targets(project: Project, release: Release) -> dict[str, bytes | N
     """The adopter's current bytes for every managed path; refuses unusable paths up front
     so a failed init writes nothing."""
     current: dict[str, bytes | None] = {}
-    for rel in release.manifest.managed_paths():
+    for rel in progress.tracked("reading the project", release.manifest.managed_paths()):
         target = project.path(rel)
         if target.is_symlink():
             raise TetherError(f"{target}: is a symbolic link; tether does not write through links")
@@ -208,7 +209,7 @@ def _write_install(
     report = InitReport(project.profile.name, manifest.name, release.source, release.version)
     files: dict[str, FileRecord] = {}
     with project.pristine.pack_writer() as pristine:
-        for rel, mine in current.items():
+        for rel, mine in progress.tracked("installing", current.items()):
             theirs = release.verified_bytes(rel)
             mode = release.mode_of(rel)
             digest = pristine.add(theirs)

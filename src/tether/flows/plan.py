@@ -6,6 +6,7 @@ import functools
 import os
 from dataclasses import dataclass, replace
 
+from tether import progress
 from tether.engine.decide import (
     Comparison,
     Row,
@@ -391,7 +392,7 @@ def build_plan(
     latest_sentinels = set(latest.manifest.sentinels)
     renamed_to = {new: old for old, new in find_renames(baseline, latest)}
     reader = AdopterReader.for_project(project)
-    for rel in sorted(latest_paths):
+    for rel in progress.tracked("planning", sorted(latest_paths)):
         action = _plan_latest_path(project, baseline, latest, rel, options, regions, plan, reader)
         if rel in renamed_to:
             action = _carry(project, baseline, latest, renamed_to[rel], action, options)

@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from tether import progress
 from tether.errors import TetherError
 from tether.fsio import atomic_write, file_mode, read_bytes, sha256_bytes, walk_files
 from tether.model.manifest import Manifest, ManifestFormat, load_manifest
@@ -205,9 +206,10 @@ def fetch_release(project: Project, source_spec: str, version: str) -> Release:
 
     if project.profile.source_is_tree:
         return read_tree_release(Path(source_spec), source_spec, project.profile)
-    source = open_source(source_spec, project.releases_cache)
-    tree = source.fetch(version)
-    return read_release(tree.root, version, source_spec, project.profile)
+    with progress.phase(f"fetching release {version}"):
+        source = open_source(source_spec, project.releases_cache)
+        tree = source.fetch(version)
+        return read_release(tree.root, version, source_spec, project.profile)
 
 
 def read_tree_release(root: Path, source: str, profile: Profile) -> Release:

@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from tether import progress
 from tether.flows.baseline import Baseline, load_baseline
 from tether.flows.project import Project, open_project
 from tether.fsio import sha256_file
@@ -140,7 +141,7 @@ def classify_drift(
 ) -> None:
     stats = project.stat_cache()
     regions = _BaselineRegions(baseline, no_regions)
-    for rel, record in sorted(baseline.files.items()):
+    for rel, record in progress.tracked("checking", sorted(baseline.files.items())):
         if rel in baseline.sentinels:
             continue
         target = project.path(rel)

@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import BinaryIO
 
+from tether import progress
 from tether.errors import TetherError
 from tether.pathrules import relpath_problem
 from tether.sources import DEFAULT_MAX_ENTRY_BYTES
@@ -59,7 +60,7 @@ def extract_tar_safely(
         dest.parent.mkdir(parents=True, exist_ok=True)
         work = Path(tempfile.mkdtemp(prefix=f".{dest.name}.partial-", dir=dest.parent))
         try:
-            for planned in plan:
+            for planned in progress.tracked("extracting", plan, unit="entries"):
                 _write(tar, planned, work, name, max_entry_bytes)
             os.chmod(work, 0o755)
             os.rename(work, dest)

@@ -6,6 +6,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
+from tether import progress
 from tether.errors import TetherError
 from tether.gh import installed as gh_installed
 from tether.gh import run_gh
@@ -41,9 +42,10 @@ class GhSource:
 
     def _offered(self) -> dict[str, str]:
         try:
-            text = run_gh(
-                ["api", "--paginate", f"repos/{self.repo}/tags", "--jq", ".[].name"]
-            ).stdout
+            with progress.phase("listing versions"):
+                text = run_gh(
+                    ["api", "--paginate", f"repos/{self.repo}/tags", "--jq", ".[].name"]
+                ).stdout
         except TetherError as error:
             raise TetherError(f"cannot read the tags of {self.spec}: {error}") from None
         return version_names(text.split())

@@ -12,7 +12,7 @@ import shutil
 import tempfile
 from pathlib import Path
 
-from tether import git
+from tether import git, progress
 from tether.errors import TetherError
 from tether.sources import ReleaseTree
 from tether.sources.cache import TreeCache
@@ -36,7 +36,8 @@ class GitSource:
 
     def _offered(self) -> dict[str, str]:
         try:
-            return version_names(git.list_tags(self.location))
+            with progress.phase("listing versions"):
+                return version_names(git.list_tags(self.location))
         except TetherError as error:
             raise TetherError(f"cannot read the tags of {self.spec}: {error}") from None
 

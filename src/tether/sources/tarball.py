@@ -8,18 +8,21 @@ from __future__ import annotations
 
 import glob
 import re
-import shutil
 import urllib.error
 import urllib.request
 from pathlib import Path
+from typing import TYPE_CHECKING, BinaryIO
 
-from tether import __version__
+from tether import __version__, progress
 from tether.errors import TetherError
 from tether.sources import ReleaseTree
 from tether.sources.cache import TreeCache
 from tether.sources.common import asked_version, match_version, not_found
 from tether.sources.extract import extract_tar_safely
 from tether.versions import parse_version, sort_versions
+
+if TYPE_CHECKING:
+    from http.client import HTTPResponse
 
 PLACEHOLDERS = ("{version}", "{tag}")
 TAR_SUFFIXES = (".tar.gz", ".tgz", ".tar", ".tar.bz2", ".tbz2", ".tar.xz", ".txz")
@@ -155,6 +158,15 @@ def _check_published_digest(url: str, download: Path, work: Path) -> None:
         )
 
 
+def _copy_counted(response: HTTPResponse, handle: BinaryIO) -> None:
+    length = response.headers.get("Content-Length", "")
+    total = int(length) if length.isdigit() else None
+    with progress.phase("downloading", total, unit="bytes") as step:
+        while chunk := response.read(_CHUNK):
+            handle.write(chunk)
+            step.advance(len(chunk))
+
+
 def fetch_url(url: str, out: Path, *, missing: str) -> None:
     """Download ``url`` to ``out``; TetherError naming the URL when it cannot be had.
 
@@ -166,7 +178,7 @@ def fetch_url(url: str, out: Path, *, missing: str) -> None:
             urllib.request.urlopen(request, timeout=DOWNLOAD_TIMEOUT) as response,
             open(out, "wb") as handle,
         ):
-            shutil.copyfileobj(response, handle, _CHUNK)
+            _copy_counted(response, handle)
     except urllib.error.HTTPError as error:
         if error.code in (404, 410):
             raise TetherError(f"{missing}: {url} returned HTTP {error.code}") from None

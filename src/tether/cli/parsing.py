@@ -1,0 +1,109 @@
+"""The command line's parser: tether's own error lines, and a suggestion for a typo.
+
+argparse prints its errors itself and exits; tether's parser raises ``CommandLineError``
+instead, so ``cli/main.py`` reports every error the same way (one line on stderr, and a
+JSON document with ``--json``). The parser that failed is the one whose usage is shown: a
+bad flag of ``tether update`` shows the usage of ``tether update``, not of ``tether``.
+"""
+
+from __future__ import annotations
+
+import argparse
+
+from tether.errors import UsageError
+
+TYPE_CHECKING = False  # typing itself costs ~3 ms of start-up, which `tether --help` pays
+if TYPE_CHECKING:
+    from collections.abc import Iterable, Sequence
+    from typing import Any, NoReturn
+
+# Where a parse leaves the innermost (sub)command parser it went through.
+ACTIVE_PARSER = "_active_parser"
+
+
+class CommandLineError(UsageError):
+    """argparse found the command line wrong (exit 2)."""
+
+    def __init__(self, prog: str, message: str, usage: str = "") -> None:
+        super().__init__(message)
+        self.prog = prog
+        self.usage = usage  # the failing (sub)command's usage lines, "" for none
+
+    @property
+    def line(self) -> str:
+        return f"{self.prog}: {self}"
+
+
+class Parser(argparse.ArgumentParser):
+    """argparse with errors raised, not printed; sub-parsers are made of this class too."""
+
+    def error(self, message: str) -> NoReturn:
+        raise CommandLineError(self.prog, message, self.format_usage())
+
+    def parse_known_args(  # type: ignore[override]
+        self, args: Sequence[str] | None = None, namespace: argparse.Namespace | None = None
+    ) -> tuple[argparse.Namespace, list[str]]:
+        # A sub-parser runs inside its parent's parse and its namespace is copied over the
+        # parent's afterwards: the innermost parser is the last one written here.
+        namespace = argparse.Namespace() if namespace is None else namespace
+        setattr(namespace, ACTIVE_PARSER, self)
+        return super().parse_known_args(args, namespace)
+
+    def _check_value(self, action: argparse.Action, value: Any) -> None:
+        try:
+            super()._check_value(action, value)
+        except argparse.ArgumentError as error:
+            hint = closest(str(value), action.choices or ())
+            if hint is None:
+                raise
+            message = f"{error.message}; did you mean {hint!r}?"
+            raise argparse.ArgumentError(action, message) from None
+
+
+def closest(word: str, choices: Iterable[object]) -> str | None:
+    """The one of ``choices`` a mistyped ``word`` most likely meant, or None."""
+    import difflib
+
+    names = [str(choice) for choice in choices]
+    close = difflib.get_close_matches(word, names, n=1, cutoff=0.6)
+    return close[0] if close else None
+
+
+def unknown_command(word: str, commands: Iterable[str]) -> CommandLineError:
+    hint = closest(word, commands)
+    advice = f"did you mean {hint!r}?" if hint else "see 'tether --help' for the commands"
+    return CommandLineError("tether", f"unknown command {word!r}; {advice}")
+
+
+def unrecognized(parser: argparse.ArgumentParser, extras: list[str]) -> CommandLineError:
+    """The error for arguments no parser took, a flag's closest spelling suggested."""
+    flags = [flag for action in parser._actions for flag in action.option_strings]
+    hints = []
+    for extra in extras:
+        if extra.startswith("-"):
+            hint = closest(extra.split("=", 1)[0], flags)
+            if hint is not None:
+                hints.append(hint)
+    shown = ", ".join(e if e.startswith("-") else repr(e) for e in extras)
+    message = f"unrecognized argument{'s' if len(extras) > 1 else ''} {shown}"
+    if hints:
+        message += f"; did you mean {', '.join(hints)}?"
+    return CommandLineError(parser.prog, message, parser.format_usage())
+
+
+def add_quiet(parser: argparse.ArgumentParser, *, top: bool = False) -> None:
+    """``-q/--quiet`` on ``parser`` and every sub-parser below it, so it is taken before the
+    command (``tether -q update``) and after it (``tether update -q``). Below the top its
+    default is left unset: a sub-parser's namespace is copied over its parent's, and a
+    default there would undo a ``-q`` given before the command."""
+    parser.add_argument(
+        "-q",
+        "--quiet",
+        action="store_true",
+        default=False if top else argparse.SUPPRESS,
+        help="draw no progress on stderr",
+    )
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            for sub in {id(p): p for p in action.choices.values()}.values():
+                add_quiet(sub)
