@@ -35,6 +35,7 @@ from tether.flows.preflight import (
 from tether.flows.project import Project, Release, fetch_release, open_project
 from tether.flows.regions_step import RegionPlan, plan_regions, regenerate_regions, regions_disabled
 from tether.flows.release_notes import ReleaseNotes, release_notes
+from tether.flows.replay import checked_unfinished_run
 from tether.model.plan import Bucket, FileAction, Op, Plan
 from tether.state.journal import Journal, RunRecord, new_run_id
 from tether.state.lock import ProjectLock
@@ -272,7 +273,7 @@ def prepare_update(request: UpdateRequest) -> PreparedUpdate | UpdateReport:
     project = open_project(request.root, request.profile)
     baseline = load_baseline(project, request.source)
     journal = _journal(project)
-    unfinished = journal.unfinished_run()
+    unfinished = checked_unfinished_run(project, journal)
     target = resolve_target(project, baseline, request.to)
     if unfinished is not None and unfinished.to_version != target:
         _refuse_other_unfinished(unfinished, target)
@@ -550,7 +551,7 @@ def abandon_update(root: Path, profile: str | None = None) -> UpdateReport:
     project = open_project(root, profile)
     journal = _journal(project)
     with ProjectLock(project.path(project.profile.lock_file), command="update --abandon"):
-        unfinished = journal.unfinished_run()
+        unfinished = checked_unfinished_run(project, journal)
         if unfinished is None:
             raise TetherError(f"{project.root}: no interrupted update to abandon")
         if unfinished.state_written:
