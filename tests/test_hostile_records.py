@@ -54,9 +54,9 @@ def project_tree(project: Path) -> dict[str, bytes]:
     found: dict[str, bytes] = {}
     for path in sorted(project.rglob("*")):
         rel = path.relative_to(project).as_posix()
-        if path.is_file() and not path.is_symlink() and not rel.startswith(".git/"):
-            if rel not in (".tether/lock", ".gaia/local/tether/lock"):
-                found[rel] = path.read_bytes()
+        runtime = rel.startswith(".git/") or rel in (".tether/lock", ".gaia/local/tether/lock")
+        if path.is_file() and not path.is_symlink() and not runtime:
+            found[rel] = path.read_bytes()
     return found
 
 
@@ -323,7 +323,7 @@ def test_a_manifest_copy_claiming_tether_paths_is_refused_as_the_baseline(
 ) -> None:
     """The installed manifest is read back from the project's copy when the cache is gone
     (a fresh clone): it passes the same rule as a fetched one."""
-    tmp_path, project = world
+    _, project = world
     copy = project / ".tether/manifest.json"
     manifest = json.loads(copy.read_text())
     manifest["files"][".tether/journal.jsonl"] = "owned"
@@ -452,7 +452,7 @@ JOURNALS: list[object] = [
                 "path": "a.txt",
                 "target": "../victim.txt",
                 "sha256": sha(SECRET),
-            }  # fmt: skip
+            }
         ],
         "target '../victim.txt': path contains '..'",
         id="written-outside",
@@ -703,7 +703,7 @@ def test_reapply_reads_a_backup_only_from_its_own_backup_folder(
             "path": PLANNER,
             "backup": str(tmp_path / "secret.txt"),
             "sha256": sha(SECRET),
-        },  # fmt: skip
+        },
     ]
     lines = [json.dumps({"run": run, "seq": n, **r}) for n, r in enumerate(records, 1)]
     write_files(gsd.target, {".tether/journal.jsonl.reapply": "\n".join(lines) + "\n"})
@@ -735,7 +735,9 @@ def test_a_finding_must_name_a_file_of_the_checkout() -> None:
     from tether.audit.sidecar import validate_findings
     from tether.errors import UsageError
 
-    finding = {"finding_class": "x", "path": "../../etc/passwd", "severity": "error", "line": 1,
-               "title": "t", "failure_mode": "f", "verified_by": "v", "suggested_fix": "s"}  # fmt: skip
+    finding = {
+        **{key: "text" for key in ("finding_class", "title", "failure_mode", "verified_by")},
+        **{"suggested_fix": "s", "severity": "error", "line": 1, "path": "../../etc/passwd"},
+    }
     with pytest.raises(UsageError, match=r"findings\[0\]: path '../../etc/passwd': path contains"):
         validate_findings([finding])
