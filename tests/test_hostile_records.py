@@ -741,3 +741,20 @@ def test_a_finding_must_name_a_file_of_the_checkout() -> None:
     }
     with pytest.raises(UsageError, match=r"findings\[0\]: path '../../etc/passwd': path contains"):
         validate_findings([finding])
+
+
+def test_reapply_does_not_append_to_a_journal_linked_out_of_the_target(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    gsd = make_gsd(tmp_path, {PLANNER: (PLANNER_V1, PLANNER_OURS, PLANNER_V2)})
+    write_files(tmp_path, {"outside/notes.txt": SECRET})
+    write_files(gsd.target, {".tether/.keep": ""})
+    (gsd.target / ".tether/journal.jsonl.reapply").symlink_to(tmp_path / "outside/notes.txt")
+    outside = outside_tree(tmp_path, gsd.target)
+    capsys.readouterr()
+    assert call("reapply", "--patches", str(gsd.patches), "--target", str(gsd.target)) == 1
+    assert ".tether/journal.jsonl.reapply: is a symbolic link" in one_line_error(
+        capsys.readouterr().err
+    )
+    assert outside_tree(tmp_path, gsd.target) == outside
+    assert gsd.read(PLANNER) == PLANNER_V2

@@ -41,6 +41,7 @@ from tether.engine.textmerge import merge3
 from tether.engine.verify import VerifyResult, verify_preserved
 from tether.errors import TetherError, UsageError
 from tether.flows.project import Project, write_ignore_rules
+from tether.flows.replay import check_journal_file
 from tether.flows.safety import unsafe_target
 from tether.fsio import atomic_write, file_mode, sha256_bytes, sha256_file
 from tether.pathrules import project_path_problem
@@ -503,6 +504,7 @@ def reapply(request: ReapplyRequest) -> ReapplyReport:
     patch_set = load_patch_set(request.patches)
     profile = _profile(request.target)
     journal = Journal(request.target / (profile.journal_file + _JOURNAL_SUFFIX))
+    check_journal_file(request.target, profile.journal_file + _JOURNAL_SUFFIX)
     if request.dry_run:
         run = _open_run(request, patch_set, journal, write=False)
         return _execute(run, request, patch_set)

@@ -21,6 +21,7 @@ from __future__ import annotations
 import re
 import stat
 from collections.abc import Callable, Mapping
+from pathlib import Path
 
 from tether.errors import TetherError
 from tether.flows.project import Project
@@ -55,7 +56,7 @@ def checked_unfinished_run(project: Project, journal: Journal) -> RunRecord | No
     """The journal's unfinished run, once it passed every check above; None when there is
     none. A run that fails a check is a TetherError naming the journal and the record."""
     label = project.profile.journal_file
-    _check_journal_file(project, label)
+    check_journal_file(project.root, label)
     records = journal.records()
     run = unfinished_run(records)
     if run is None:
@@ -72,8 +73,10 @@ def checked_unfinished_run(project: Project, journal: Journal) -> RunRecord | No
     return run
 
 
-def _check_journal_file(project: Project, label: str) -> None:
-    problem, info = PathGuard(project.root).inspect(label)
+def check_journal_file(root: Path, label: str) -> None:
+    """The journal at ``root/label`` is a regular file inside the project, or absent: never
+    a link (appends would land where it points) nor under a folder leading out."""
+    problem, info = PathGuard(root).inspect(label)
     if info is not None and stat.S_ISDIR(info.st_mode):
         problem = "is a folder, not tether's journal file"
     if problem:
