@@ -630,6 +630,29 @@ def test_abandon_puts_back_only_the_index_entry_of_the_path_itself(
     assert git(project, "ls-files", "-s", "d.txt") == index
 
 
+def test_abandon_never_deletes_a_branch_whose_commits_are_not_on_the_start_branch(
+    world: tuple[Path, Path], capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A journal's git context says which branch the run created; deleting that branch
+    must never lose a commit, whatever the context claims."""
+    _, project = world
+    git(project, "init", "-q", "-b", "main")
+    git(project, "add", "-A")
+    git(project, "commit", "-qm", "install")
+    git(project, "switch", "-q", "-c", "feature")
+    (project / "work.txt").write_text("a day of work\n")
+    git(project, "add", "work.txt")
+    git(project, "commit", "-qm", "work")
+    head = git(project, "rev-parse", "HEAD").strip()
+    context = {"start_branch": "main", "created_branch": "feature", "start_commit": head}
+    start = {"run": RUN, "seq": 1, "step": "run-started", "from": "1.0.0", "to": "1.1.0",
+             "plan_digest": "x", "command": "update", "git": context}  # fmt: skip
+    write_files(project, {".tether/journal.jsonl": json.dumps(start) + "\n"})
+    capsys.readouterr()
+    assert call("update", "--abandon", "-C", str(project)) == 0
+    assert git(project, "rev-parse", "feature").strip() == head
+
+
 def test_a_real_interrupted_run_still_abandons(
     world: tuple[Path, Path], capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -747,7 +770,7 @@ def test_reapply_does_not_append_to_a_journal_linked_out_of_the_target(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     gsd = make_gsd(tmp_path, {PLANNER: (PLANNER_V1, PLANNER_OURS, PLANNER_V2)})
-    write_files(tmp_path, {"outside/notes.txt": SECRET})
+    write_files(tmp_path, {"outside/notes.txt": ""})  # empty: a journal to append to
     write_files(gsd.target, {".tether/.keep": ""})
     (gsd.target / ".tether/journal.jsonl.reapply").symlink_to(tmp_path / "outside/notes.txt")
     outside = outside_tree(tmp_path, gsd.target)

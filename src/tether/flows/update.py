@@ -617,7 +617,16 @@ def _leave_update_branch(project: Project, run: RunRecord) -> list[str]:
             f"'git switch {start_branch}' takes you back"
         ]
     git.switch_branch(project.root, start_branch)
-    if context.get("created_branch") and git.branch_commit(project.root, branch) == start_commit:
+    # Deleted only when its commit is already on the branch switched back to: whatever the
+    # journal's context says, deleting the branch then loses no commit.
+    lossless = (
+        start_commit is not None and git.merge_base(project.root, start_commit) == start_commit
+    )
+    if (
+        context.get("created_branch")
+        and git.branch_commit(project.root, branch) == start_commit
+        and lossless
+    ):
         git.delete_branch(project.root, branch)
         return [f"switched back to {start_branch} and deleted the update branch {branch}"]
     return [f"switched back to {start_branch}"]
