@@ -650,6 +650,7 @@ def test_abandon_never_deletes_a_branch_whose_commits_are_not_on_the_start_branc
     write_files(project, {".tether/journal.jsonl": json.dumps(start) + "\n"})
     capsys.readouterr()
     assert call("update", "--abandon", "-C", str(project)) == 0
+    assert "feature" in git(project, "branch", "--format=%(refname:short)").split()
     assert git(project, "rev-parse", "feature").strip() == head
 
 
