@@ -18,6 +18,8 @@ import pytest
 
 from builders import call, git, make_release, write_files
 from test_reapply_helpers import PLANNER, PLANNER_OURS, PLANNER_V1, PLANNER_V2, make_gsd
+from tether.pathrules import project_path_problem
+from tether.profiles import get_profile
 from tether.state import crashpoint
 from tether.state.journal import new_run_id
 
@@ -85,6 +87,58 @@ def edit_state(project: Path, change: Callable[[dict[str, object]], None]) -> No
     state = json.loads(path.read_text())
     change(state)
     path.write_text(json.dumps(state))
+
+
+# --- the rule itself ------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "path",
+    [".git/hooks/pre-commit", ".GIT/config", "a/.Git/x", ".git", ".git./x", ".git /x",
+     "GIT~1/config", ".g\u200cit/config", "\ufeff.git/config"],
+)  # fmt: skip
+def test_every_spelling_of_git_s_folder_is_refused(path: str) -> None:
+    assert project_path_problem(path) == "path lies in git's own folder (.git)"
+
+
+@pytest.mark.parametrize(
+    "path", [".gitignore", ".github/workflows/ci.yml", ".gitattributes", "digit.txt", "a.git/x"]
+)
+def test_names_that_merely_start_with_git_are_project_files(path: str) -> None:
+    assert project_path_problem(path) is None
+
+
+@pytest.mark.parametrize(
+    ("profile", "reserved", "free"),
+    [
+        pytest.param(
+            "native",
+            [".tether/state.json", ".Tether/journal.jsonl", ".tether/backup/r/a", ".tether"],
+            [".tetherrc", "docs/.tether/x", ".gbrain-source.json", ".gaia-backup/x"],
+            id="native",
+        ),
+        pytest.param(
+            "gaia",
+            [".gaia/local/tether/state.json", ".gaia-backup/r/a", ".gaia-merge/a.patch",
+             ".gaia/local/cache/shared/update-gaia/x", ".tether/x"],
+            [".gaia/VERSION", ".gaia/manifest.json", ".gitignore", ".gaia/local/notes.md",
+             ".gaia-backups/x"],
+            id="gaia",
+        ),
+        pytest.param(
+            "gbrain",
+            [".gbrain-source.json", ".GBRAIN-SOURCE.JSON", ".tether/gbrain/state.json"],
+            ["install/manifest.json", "tools/gbrain/a.md"],
+            id="gbrain",
+        ),
+    ],
+)  # fmt: skip
+def test_each_profile_reserves_its_own_paths_and_no_more(
+    profile: str, reserved: list[str], free: list[str]
+) -> None:
+    paths = get_profile(profile).reserved_paths()
+    assert all(paths.problem(p) for p in reserved), [p for p in reserved if not paths.problem(p)]
+    assert [p for p in free if paths.problem(p)] == []
 
 
 # --- hostile state records × commands ------------------------------------------------------
