@@ -161,6 +161,22 @@ def ls_files(path: Path) -> list[str]:
     return [name for name in result.stdout.split("\0") if name]
 
 
+def tracked_paths(root: Path, paths: Sequence[str]) -> list[str]:
+    """Of ``paths`` (relative to ``root``, files or folders), the tracked files they name;
+    [] outside a git working tree. Paths are taken literally, never as patterns."""
+    if not paths or not root.is_dir():
+        return []
+    result = run_git(
+        ["ls-files", "-z", "--cached", "--", *paths],
+        cwd=root,
+        check=False,
+        env={"GIT_LITERAL_PATHSPECS": "1"},
+    )
+    if result.returncode != 0:
+        return []
+    return [name for name in result.stdout.split("\0") if name]
+
+
 def _run_git_bytes(args: Sequence[str], cwd: Path, data: bytes | None = None) -> bytes | None:
     """Run git with binary stdin/stdout; None when git exits non-zero."""
     try:

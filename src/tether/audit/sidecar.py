@@ -18,6 +18,7 @@ from tether.audit.findings import SEVERITIES, default_area_tags
 from tether.audit.workspace import Layout, audit_dir, branch_slug
 from tether.errors import UsageError
 from tether.fsio import atomic_write
+from tether.pathrules import relpath_problem
 
 _TEXT_FIELDS: Final = ("title", "failure_mode", "verified_by", "suggested_fix")
 _HEX: Final = re.compile(r"^[0-9a-fA-F]{4,64}$")
@@ -78,6 +79,10 @@ def finding_problem(entry: object) -> str | None:
     for key in ("finding_class", "path"):
         if not _non_empty(entry.get(key)):
             return f"{key} must be a non-empty string"
+    problem = relpath_problem(entry["path"])
+    if problem:
+        # Readers open <checkout>/<path>: it must name a file of the checkout.
+        return f"path {entry['path']!r}: {problem}"
     if entry.get("severity") not in SEVERITIES:
         return f"severity must be one of {', '.join(SEVERITIES)}"
     line = entry.get("line")

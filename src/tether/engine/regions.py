@@ -15,7 +15,7 @@ import json
 from dataclasses import dataclass
 from typing import Final, Literal
 
-from tether.pathrules import relpath_problem
+from tether.pathrules import project_path_problem
 
 ScanKind = Literal["absent", "region", "malformed"]
 MalformedReason = Literal["duplicate-start", "duplicate-end", "unbalanced", "inverted"]
@@ -158,7 +158,7 @@ def _paths(entry: dict[str, object]) -> tuple[str, ...]:
     if not paths:
         raise _Malformed("field 'paths' is empty")
     for path in paths:
-        problem = relpath_problem(path)
+        problem = project_path_problem(path)
         if problem:
             raise _Malformed(f"path {path!r}: {problem}")
     return tuple(dict.fromkeys(paths))

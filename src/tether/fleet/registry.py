@@ -128,6 +128,11 @@ def _records(path: Path, document: Mapping[str, Any]) -> dict[str, ProjectRecord
     for name, raw in projects.items():
         if not isinstance(raw, dict) or not isinstance(raw.get("path"), str) or not raw["path"]:
             raise TetherError(f"registry file is malformed: {path}: project {name!r} has no path")
+        if "\x00" in raw["path"]:
+            # No folder has such a name; the record is damaged or hostile, not a project.
+            raise TetherError(
+                f"registry file is malformed: {path}: project {name!r}: path contains a NUL byte"
+            )
         records[name] = ProjectRecord(name, raw)
     return records
 

@@ -586,8 +586,12 @@ def finalize(
 
 def restore_run(project: Project, journal: Journal, run: RunRecord) -> list[str]:
     """Put back what an unfinished run changed: first backups return, files it created
-    where nothing stood (and its conflict artifacts) go."""
+    where nothing stood (and its conflict artifacts) go. ``run`` must have passed
+    ``replay.checked_unfinished_run``. A backup is copied back only when its bytes still
+    hash as journaled, and a file is removed only when it holds exactly what the run wrote:
+    every backup is checked before the first change."""
     restored: list[str] = []
+    backups = {path: _verified_backup(project, run, path) for path in run.backed_up}
     info = resume_info(journal, run.run_id)
     for path, writes in progress.tracked("undoing writes", info.done.items()):
         for done in writes:
@@ -597,11 +601,29 @@ def restore_run(project: Project, journal: Journal, run: RunRecord) -> list[str]
             if target.exists() and sha256_file(target) == done.sha256:
                 target.unlink()
                 restored.append(done.target)
-    for path, backup in progress.tracked("restoring backups", run.backed_up.items()):
-        data = project.path(backup.backup).read_bytes()
-        atomic_write(project.path(path), data, mode=file_mode(project.path(backup.backup)))
+    for path, (data, mode) in progress.tracked("restoring backups", backups.items()):
+        atomic_write(project.path(path), data, mode=mode)
         restored.append(path)
     return restored
+
+
+def _verified_backup(project: Project, run: RunRecord, path: str) -> tuple[bytes, int]:
+    """The bytes and mode of the run's first backup of ``path``, when they are what the
+    journal says it saved; else a TetherError, so nothing is restored from a bad backup."""
+    backup = run.backed_up[path]
+    source = project.path(backup.backup)
+    try:
+        data = source.read_bytes()
+    except OSError as error:
+        problem = error.strerror or str(error)
+    else:
+        if sha256_bytes(data) == backup.sha256:
+            return data, file_mode(source)
+        problem = "its bytes are not the ones the run backed up"
+    raise TetherError(
+        f"{project.profile.journal_file}: run {run.run_id}: the backup {backup.backup} of "
+        f"{path} cannot be used ({problem}); nothing was restored"
+    )
 
 
 def restore_index(project: Project, run: RunRecord) -> list[str]:
@@ -609,18 +631,18 @@ def restore_index(project: Project, run: RunRecord) -> list[str]:
     if not run.index_saved:
         return []
     from tether import git
-    from tether.pathrules import relpath_problem
 
     top = git.work_tree_top(project.root)
     if top is None:
         return []
     restored = []
     for path, (repo_path, entries) in sorted(run.index_saved.items()):
-        problem = relpath_problem(repo_path)
-        if problem is not None:
+        own = os.path.relpath(project.path(path).resolve(), top.resolve())
+        if repo_path != own:
             raise TetherError(
                 f"{project.profile.journal_file}: run {run.run_id} names the index path "
-                f"{repo_path!r} ({problem}); not touching git's index"
+                f"{repo_path!r} for {path!r}, whose place in the work tree is {own!r}; "
+                "not touching git's index"
             )
         git.restore_index_entries(top, repo_path, entries)
         restored.append(path)

@@ -50,8 +50,9 @@ class Baseline:
                 except (json.JSONDecodeError, UnicodeDecodeError):
                     data = None
                 if data is not None:
+                    profile = self.project.profile
                     self._manifest = parse_manifest(
-                        data, origin, self.project.profile.manifest_format
+                        data, origin, profile.manifest_format, profile.reserved_paths()
                     )
             if self._manifest is None:
                 self._manifest = self.release().manifest

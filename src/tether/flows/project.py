@@ -67,7 +67,7 @@ class Project:
         return self.root / self.profile.backup_root
 
     def load_state(self) -> State | None:
-        return load_state(self.state_path)
+        return load_state(self.state_path, self.profile)
 
     def read_version_marker(self) -> str | None:
         if not self.profile.version_file:
@@ -167,7 +167,7 @@ def merge_rules(profile: Profile, merge: dict[str, dict[str, Any]]) -> dict[str,
 
 def read_release(root: Path, version: str, source: str, profile: Profile) -> Release:
     manifest_path = root / profile.manifest_path
-    manifest = load_manifest(manifest_path, profile.manifest_format)
+    manifest = load_manifest(manifest_path, profile.manifest_format, profile.reserved_paths())
     if profile.manifest_format is ManifestFormat.GAIA:
         extra_sentinels = tuple(s for s in profile.sentinels if s not in manifest.sentinels)
         manifest = Manifest(
@@ -218,7 +218,7 @@ def read_tree_release(root: Path, source: str, profile: Profile) -> Release:
     if not root.is_dir():
         raise TetherError(f"{root}: the source folder does not exist")
     manifest_path = root / profile.manifest_path
-    manifest = load_manifest(manifest_path, profile.manifest_format)
+    manifest = load_manifest(manifest_path, profile.manifest_format, profile.reserved_paths())
     version = manifest.version or "0.0.0+" + sha256_bytes(manifest_path.read_bytes())[:12]
     return read_release(root, version, source, profile)
 

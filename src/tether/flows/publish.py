@@ -46,7 +46,8 @@ from tether.model.manifest import (
     manifest_to_native,
     parse_manifest,
 )
-from tether.pathrules import relpath_problem
+from tether.pathrules import project_path_problem
+from tether.profiles import reserved_by_any_profile
 from tether.versions import parse_version, strip_v
 
 CONFIG_NAME = "tether.toml"
@@ -118,7 +119,7 @@ def _str_list(origin: str, key: str, value: object) -> tuple[str, ...]:
 def _relpath(origin: str, key: str, value: object) -> str:
     if not isinstance(value, str):
         raise TetherError(f"{origin}: '{key}' must be a string")
-    problem = relpath_problem(value)
+    problem = project_path_problem(value)
     if problem:
         raise TetherError(f"{origin}: '{key}': {value!r}: {problem}")
     return value
@@ -387,7 +388,7 @@ def manifest_build(root: Path, config_path: Path | None = None) -> ManifestBuild
     data = render_manifest(manifest)
     # Whatever the manifest parser would refuse (colliding paths, ...) must fail here,
     # in the publisher's repository, not in every adopter's update.
-    parse_manifest(json.loads(data), origin)
+    parse_manifest(json.loads(data), origin, reserved=reserved_by_any_profile())
     target = root / MANIFEST_PATH
     try:
         previous: bytes | None = target.read_bytes()
@@ -536,7 +537,7 @@ def _check_fresh(root: Path) -> None:
 
 def pack_release(root: Path, version: str, out_dir: Path | None = None) -> PackResult:
     """Pack the release at ``root`` into ``<out>/<name>-v<V>.tar.gz`` and its ``.sha256``."""
-    manifest = load_manifest(root / MANIFEST_PATH, ManifestFormat.NATIVE)
+    manifest = load_manifest(root / MANIFEST_PATH, ManifestFormat.NATIVE, reserved_by_any_profile())
     wanted = _check_pack_version(manifest, version)
     if not _SAFE_NAME.fullmatch(manifest.name):
         raise TetherError(

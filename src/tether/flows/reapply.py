@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -40,9 +41,10 @@ from tether.engine.textmerge import merge3
 from tether.engine.verify import VerifyResult, verify_preserved
 from tether.errors import TetherError, UsageError
 from tether.flows.project import Project, write_ignore_rules
+from tether.flows.replay import check_journal_file
 from tether.flows.safety import unsafe_target
 from tether.fsio import atomic_write, file_mode, sha256_bytes, sha256_file
-from tether.pathrules import relpath_problem
+from tether.pathrules import project_path_problem
 from tether.profiles import NATIVE, Profile, detect_profile
 from tether.state.journal import (
     STEP_FILE_WRITTEN,
@@ -50,6 +52,7 @@ from tether.state.journal import (
     STEP_RUN_STARTED,
     Journal,
     RunRecord,
+    is_run_id,
     new_run_id,
 )
 from tether.state.lock import ProjectLock
@@ -501,6 +504,7 @@ def reapply(request: ReapplyRequest) -> ReapplyReport:
     patch_set = load_patch_set(request.patches)
     profile = _profile(request.target)
     journal = Journal(request.target / (profile.journal_file + _JOURNAL_SUFFIX))
+    check_journal_file(request.target, profile.journal_file + _JOURNAL_SUFFIX)
     if request.dry_run:
         run = _open_run(request, patch_set, journal, write=False)
         return _execute(run, request, patch_set)
@@ -540,6 +544,12 @@ def _open_run(request: ReapplyRequest, patch_set: PatchSet, journal: Journal, wr
     )
     records = journal.records()
     unfinished = journal.unfinished_run()
+    if unfinished is not None and not is_run_id(unfinished.run_id):
+        # The run id names the backup folder: any other text could lead it elsewhere.
+        raise TetherError(
+            f"{journal.path}: run id {unfinished.run_id!r} is not one tether makes; "
+            "not resuming that run"
+        )
     if unfinished is not None and unfinished.plan_digest != digest:
         raise TetherError(
             f"an interrupted reapply ({unfinished.command}) is unfinished on {request.target}; "
@@ -583,7 +593,10 @@ def _finished_writes(records: list[dict[str, object]], digest: str) -> dict[str,
 def _plan_file(
     run: _Run, finder: BaselineFinder, rel: str, seen: dict[tuple[int, int], str]
 ) -> Plan:
-    problem = relpath_problem(rel) or unsafe_target(run.request.target, rel)
+    reserved = _profile(run.request.target).reserved_paths()
+    problem = (
+        project_path_problem(rel) or reserved.problem(rel) or unsafe_target(run.request.target, rel)
+    )
     if problem:
         return Plan(FileResult(rel, FAILED, f"unsafe path: {problem}"))
     patch = run.patch_set.saved(rel)
@@ -642,6 +655,11 @@ def _installed_version(run: _Run, rel: str, current: bytes | None) -> bytes | No
     first = run.resumed.backed_up.get(rel) if run.resumed is not None else None
     if first is None:
         return current
+    if not _in_backup_folder(run, rel, first.backup):
+        raise TetherError(
+            f"{run.journal.path}: the backup of {rel} is recorded at {first.backup}, not in "
+            f"this run's backup folder {run.backup_dir}; not reading it"
+        )
     data = _read_file(Path(first.backup))
     if data is None or sha256_bytes(data) != first.sha256:
         raise TetherError(
@@ -649,6 +667,18 @@ def _installed_version(run: _Run, rel: str, current: bytes | None) -> bytes | No
             "damaged; restore it, or reinstall the release"
         )
     return data
+
+
+def _in_backup_folder(run: _Run, rel: str, backup: str) -> bool:
+    """``backup`` is where this run backs ``rel`` up: ``installed/<rel>`` or ``<rel>.<n>``
+    in its own backup folder (compared after resolving links, as a resume may spell the
+    patches folder differently)."""
+    folder = (run.backup_dir / "installed").resolve()
+    try:
+        inside = Path(backup).resolve().relative_to(folder).as_posix()
+    except (ValueError, OSError):
+        return False
+    return inside == rel or re.fullmatch(re.escape(rel) + r"\.[0-9]+", inside) is not None
 
 
 def _check_current(run: _Run, rel: str, plan: Plan, current: bytes | None) -> Plan:
@@ -795,7 +825,7 @@ def _read_manifest(manifest: Path) -> dict[str, Any]:
     if not isinstance(files, dict) or not all(isinstance(v, str) for v in files.values()):
         raise TetherError(f"{manifest}: expected {{'files': {{path: sha256}}}}")
     for rel in files:
-        problem = relpath_problem(rel)
+        problem = project_path_problem(rel)
         if problem:
             raise TetherError(f"{manifest}: {rel!r}: {problem}")
     assert isinstance(data, dict)

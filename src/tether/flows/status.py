@@ -266,9 +266,11 @@ class UnfinishedUpdate:
 def unfinished_update(project: Project) -> UnfinishedUpdate | None:
     """The journal's unfinished run, if it had not yet recorded its new state (a run that
     did is finished in all but its last journal line)."""
+    from tether.flows.replay import checked_unfinished_run
     from tether.state.journal import Journal
 
-    run = Journal(project.path(project.profile.journal_file)).unfinished_run()
+    journal = Journal(project.path(project.profile.journal_file))
+    run = checked_unfinished_run(project, journal)
     if run is None or run.state_written:
         return None
     return UnfinishedUpdate(run.run_id, run.from_version, run.to_version, run.command)

@@ -35,6 +35,7 @@ from tether.flows.preflight import (
 from tether.flows.project import Project, Release, fetch_release, open_project
 from tether.flows.regions_step import RegionPlan, plan_regions, regenerate_regions, regions_disabled
 from tether.flows.release_notes import ReleaseNotes, release_notes
+from tether.flows.replay import checked_unfinished_run
 from tether.model.plan import Bucket, FileAction, Op, Plan
 from tether.state.journal import Journal, RunRecord, new_run_id
 from tether.state.lock import ProjectLock
@@ -276,7 +277,7 @@ def prepare_update(request: UpdateRequest) -> PreparedUpdate | UpdateReport:
     project = open_project(request.root, request.profile)
     baseline = load_baseline(project, request.source)
     journal = _journal(project)
-    unfinished = journal.unfinished_run()
+    unfinished = checked_unfinished_run(project, journal)
     target = resolve_target(project, baseline, request.to)
     if unfinished is not None and unfinished.to_version != target:
         _refuse_other_unfinished(unfinished, target)
@@ -557,7 +558,7 @@ def abandon_update(root: Path, profile: str | None = None) -> UpdateReport:
     project = open_project(root, profile)
     journal = _journal(project)
     with ProjectLock(project.path(project.profile.lock_file), command="update --abandon"):
-        unfinished = journal.unfinished_run()
+        unfinished = checked_unfinished_run(project, journal)
         if unfinished is None:
             raise TetherError(f"{project.root}: no interrupted update to abandon")
         if unfinished.state_written:
@@ -623,7 +624,16 @@ def _leave_update_branch(project: Project, run: RunRecord) -> list[str]:
             f"'git switch {start_branch}' takes you back"
         ]
     git.switch_branch(project.root, start_branch)
-    if context.get("created_branch") and git.branch_commit(project.root, branch) == start_commit:
+    # Deleted only when its commit is already on the branch switched back to: whatever the
+    # journal's context says, deleting the branch then loses no commit.
+    lossless = (
+        start_commit is not None and git.merge_base(project.root, start_commit) == start_commit
+    )
+    if (
+        context.get("created_branch")
+        and git.branch_commit(project.root, branch) == start_commit
+        and lossless
+    ):
         git.delete_branch(project.root, branch)
         return [f"switched back to {start_branch} and deleted the update branch {branch}"]
     return [f"switched back to {start_branch}"]

@@ -11,7 +11,12 @@ from pathlib import Path
 from typing import Any
 
 from tether.errors import TetherError
-from tether.pathrules import collision_key, relpath_problem
+from tether.pathrules import (
+    NOTHING_RESERVED,
+    ReservedPaths,
+    collision_key,
+    project_path_problem,
+)
 
 MANIFEST_SCHEMA = 1
 
@@ -78,10 +83,14 @@ def _fail(origin: str, problem: str) -> ManifestError:
     return ManifestError(f"{origin}: {problem}")
 
 
-def _check_path(origin: str, where: str, path: object) -> str:
+def _check_path(
+    origin: str, where: str, path: object, reserved: ReservedPaths | None = None
+) -> str:
+    """A path of the release tree (``reserved`` None) or of the project (the paths tether
+    and the active profile keep for themselves given): the one path rule, else an error."""
     if not isinstance(path, str):
         raise _fail(origin, f"{where}: path {path!r} is not a string")
-    problem = relpath_problem(path)
+    problem = project_path_problem(path) or (reserved.problem(path) if reserved else None)
     if problem:
         raise _fail(origin, f"{where}: {path!r}: {problem}")
     return path
@@ -150,12 +159,13 @@ def _parse_files(
     sources: dict[str, str] | None = None,
     modes: dict[str, int] | None = None,
     hashes: dict[str, str] | None = None,
+    reserved: ReservedPaths = NOTHING_RESERVED,
 ) -> dict[str, FileClass]:
     if not isinstance(raw, dict):
         raise _fail(origin, "'files' must be an object mapping path to class")
     files: dict[str, FileClass] = {}
     for path, entry in raw.items():
-        _check_path(origin, "files", path)
+        _check_path(origin, "files", path, reserved)
         cls = _split_entry(
             origin,
             path,
@@ -175,15 +185,15 @@ def _parse_files(
     return files
 
 
-def _parse_str_list(origin: str, key: str, raw: object) -> tuple[str, ...]:
+def _parse_str_list(origin: str, key: str, raw: object, reserved: ReservedPaths) -> tuple[str, ...]:
     if raw is None:
         return ()
     if not isinstance(raw, list):
         raise _fail(origin, f"'{key}' must be a list of paths")
-    return tuple(_check_path(origin, key, p) for p in raw)
+    return tuple(_check_path(origin, key, p, reserved) for p in raw)
 
 
-def _parse_renames(origin: str, raw: object) -> tuple[Rename, ...]:
+def _parse_renames(origin: str, raw: object, reserved: ReservedPaths) -> tuple[Rename, ...]:
     if raw is None:
         return ()
     if not isinstance(raw, list):
@@ -194,21 +204,21 @@ def _parse_renames(origin: str, raw: object) -> tuple[Rename, ...]:
             raise _fail(origin, f"renames[{i}]: expected an object with 'from' and 'to'")
         renames.append(
             Rename(
-                _check_path(origin, f"renames[{i}]", item["from"]),
-                _check_path(origin, f"renames[{i}]", item["to"]),
+                _check_path(origin, f"renames[{i}]", item["from"], reserved),
+                _check_path(origin, f"renames[{i}]", item["to"], reserved),
             )
         )
     return tuple(renames)
 
 
-def _parse_merge(origin: str, raw: object) -> dict[str, dict[str, Any]]:
+def _parse_merge(origin: str, raw: object, reserved: ReservedPaths) -> dict[str, dict[str, Any]]:
     if raw is None:
         return {}
     if not isinstance(raw, dict):
         raise _fail(origin, "'merge' must be an object mapping path to a merge rule")
     merge: dict[str, dict[str, Any]] = {}
     for path, rule in raw.items():
-        _check_path(origin, "merge", path)
+        _check_path(origin, "merge", path, reserved)
         if not isinstance(rule, dict):
             raise _fail(
                 origin, f'merge: {path!r}: rule must be an object such as {{"preset": ...}}'
@@ -231,9 +241,17 @@ _NATIVE_KEYS = {
 
 
 def parse_manifest(
-    data: object, origin: str, fmt: ManifestFormat = ManifestFormat.NATIVE
+    data: object,
+    origin: str,
+    fmt: ManifestFormat = ManifestFormat.NATIVE,
+    reserved: ReservedPaths = NOTHING_RESERVED,
 ) -> Manifest:
-    """Validate a decoded manifest. ``origin`` names it in every error message."""
+    """Validate a decoded manifest. ``origin`` names it in every error message.
+
+    Every path passes the one path rule (``pathrules.project_path_problem``: relative,
+    normalised, never under ``.git``); the project paths (files, sentinels, merge rules,
+    renames) also may not fall in ``reserved``, the paths tether and the active profile
+    keep for their own records. ``src`` and ``changelog`` name files of the release tree."""
     if not isinstance(data, dict):
         raise _fail(origin, "manifest must be a JSON object")
     if fmt is ManifestFormat.NATIVE:
@@ -244,29 +262,29 @@ def parse_manifest(
                 f"unsupported manifest schema {schema!r} (this tether reads {MANIFEST_SCHEMA})",
             )
     if fmt is ManifestFormat.GBRAIN:
-        return parse_gbrain_manifest(data, origin)
+        return parse_gbrain_manifest(data, origin, reserved)
     if "files" not in data:
         raise _fail(origin, "missing 'files'")
     sources: dict[str, str] = {}
     modes: dict[str, int] = {}
     hashes: dict[str, str] = {}
-    files = _parse_files(origin, data["files"], sources, modes, hashes)
+    files = _parse_files(origin, data["files"], sources, modes, hashes, reserved)
     version = data.get("version", "")
     if not isinstance(version, str):
         raise _fail(origin, "'version' must be a string")
     regions = data.get("regions")
     changelog = data.get("changelog", "CHANGELOG.md")
-    if not isinstance(changelog, str) or relpath_problem(changelog):
+    if not isinstance(changelog, str) or project_path_problem(changelog):
         raise _fail(origin, f"'changelog' must be a relative path, got {changelog!r}")
     return Manifest(
         name=str(data.get("name") or ("gaia" if fmt is ManifestFormat.GAIA else "upstream")),
         version=version,
         files=files,
-        sentinels=_parse_str_list(origin, "sentinels", data.get("sentinels")),
+        sentinels=_parse_str_list(origin, "sentinels", data.get("sentinels"), reserved),
         # Region declarations are parsed defensively by the region engine, never fatal here.
         regions=tuple(regions) if isinstance(regions, list) else (),
-        merge=_parse_merge(origin, data.get("merge")),
-        renames=_parse_renames(origin, data.get("renames")),
+        merge=_parse_merge(origin, data.get("merge"), reserved),
+        renames=_parse_renames(origin, data.get("renames"), reserved),
         changelog=changelog,
         extra={k: v for k, v in data.items() if k not in _NATIVE_KEYS},
         sources=sources,
@@ -275,11 +293,13 @@ def parse_manifest(
     )
 
 
-def parse_gbrain_manifest(data: dict[str, Any], origin: str) -> Manifest:
+def parse_gbrain_manifest(
+    data: dict[str, Any], origin: str, reserved: ReservedPaths = NOTHING_RESERVED
+) -> Manifest:
     """gbrain's ``install/manifest.json``: ``files[]`` and ``skills[]`` entries
     ``{src, target, mode}`` copied to ``<host>/<target_root_relative_to_host_repo>/<target>``."""
     root = data.get("target_root_relative_to_host_repo", ".")
-    if not isinstance(root, str) or (root != "." and relpath_problem(root)):
+    if not isinstance(root, str) or (root != "." and project_path_problem(root)):
         raise _fail(origin, f"target_root_relative_to_host_repo {root!r} is not a relative path")
     files: dict[str, FileClass] = {}
     sources: dict[str, str] = {}
@@ -294,7 +314,7 @@ def parse_gbrain_manifest(data: dict[str, Any], origin: str) -> Manifest:
                 raise _fail(origin, f"{where}: expected an object with 'src' and 'target'")
             target = _check_path(origin, where, entry["target"])
             path = target if root in (".", "") else f"{root}/{target}"
-            _check_path(origin, where, path)
+            _check_path(origin, where, path, reserved)
             sources[path] = _check_path(origin, f"{where}.src", entry["src"])
             if "mode" in entry:
                 modes[path] = _parse_mode(origin, where, entry["mode"])
@@ -311,7 +331,11 @@ def parse_gbrain_manifest(data: dict[str, Any], origin: str) -> Manifest:
     )
 
 
-def load_manifest(path: Path, fmt: ManifestFormat = ManifestFormat.NATIVE) -> Manifest:
+def load_manifest(
+    path: Path,
+    fmt: ManifestFormat = ManifestFormat.NATIVE,
+    reserved: ReservedPaths = NOTHING_RESERVED,
+) -> Manifest:
     try:
         raw = path.read_bytes()
     except FileNotFoundError:
@@ -322,7 +346,7 @@ def load_manifest(path: Path, fmt: ManifestFormat = ManifestFormat.NATIVE) -> Ma
         data = json.loads(raw)
     except (json.JSONDecodeError, UnicodeDecodeError) as error:
         raise ManifestError(f"{path}: manifest is not valid JSON ({error})") from None
-    return parse_manifest(data, str(path), fmt)
+    return parse_manifest(data, str(path), fmt, reserved)
 
 
 def _native_entry(manifest: Manifest, path: str, cls: FileClass) -> object:

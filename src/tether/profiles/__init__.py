@@ -11,6 +11,10 @@ from pathlib import Path
 
 from tether.errors import UsageError
 from tether.model.manifest import ManifestFormat
+from tether.pathrules import ReservedPaths
+
+# tether's own folder in every project, whatever the profile: no release writes there.
+TETHER_DIR = ".tether"
 
 
 @dataclass(frozen=True)
@@ -38,6 +42,25 @@ class Profile:
     source_is_tree: bool = False
     # The ecosystem's own record of what was copied (gbrain's .gbrain-source.json).
     source_record: str | None = None
+
+    def reserved_paths(self) -> ReservedPaths:
+        """What a release may not ship and a record may not name: derived from the fields
+        above, so a new profile reserves its own paths without a second list.
+
+        Reserved: ``.tether/``, the cache, backup, merge and log folders, the folder that
+        holds the state, lock and journal (GAIA's ``.gaia/local/tether/``; a file at the
+        project's top reserves only itself), and the ecosystem's record of the install.
+        Not reserved: the ignore file when it is the project's own (GAIA's ``.gitignore``,
+        which releases ship and tether only appends its lines to, when they are missing),
+        the manifest copy and the version marker (a release ships those as its records).
+        """
+        own = (self.state_file, self.lock_file, self.journal_file)
+        folders = [TETHER_DIR, self.cache_dir, self.backup_root, self.merge_dir, self.log_dir]
+        folders += [path.rpartition("/")[0] for path in own]
+        files = [*own, self.source_record or ""]
+        return ReservedPaths(
+            tuple(dict.fromkeys(f for f in folders if f)), tuple(f for f in files if f)
+        )
 
 
 NATIVE = Profile(
@@ -105,6 +128,15 @@ GBRAIN = Profile(
 )
 
 PROFILES: dict[str, Profile] = {p.name: p for p in (NATIVE, GAIA, GBRAIN)}
+
+
+def reserved_by_any_profile() -> ReservedPaths:
+    """Paths some profile reserves: what a publisher's manifest may never list, since it
+    cannot know which profile each adopter uses."""
+    reserved = ReservedPaths()
+    for profile in PROFILES.values():
+        reserved = reserved.union(profile.reserved_paths())
+    return reserved
 
 
 def get_profile(name: str) -> Profile:

@@ -38,6 +38,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import secrets
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
@@ -264,6 +265,15 @@ def unfinished_run(records: Iterable[Mapping[str, object]]) -> RunRecord | None:
         if not any(record["step"] in END_STEPS for record in group):
             return _fold(run_id, group)
     return None
+
+
+# What new_run_id() makes, and so the only run ids tether replays: a run id names a backup
+# folder, so any other text could lead it out of the backup root.
+RUN_ID_SHAPE = re.compile(r"[0-9]{8}T[0-9]{12}Z-[0-9a-f]{6}")
+
+
+def is_run_id(text: str) -> bool:
+    return RUN_ID_SHAPE.fullmatch(text) is not None
 
 
 def new_run_id() -> str:

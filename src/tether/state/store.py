@@ -5,11 +5,15 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from tether.errors import TetherError
 from tether.fsio import atomic_write
 from tether.model.manifest import FileClass
+from tether.pathrules import NOTHING_RESERVED, ReservedPaths, project_path_problem
+
+if TYPE_CHECKING:
+    from tether.profiles import Profile
 
 STATE_SCHEMA = 1
 
@@ -81,9 +85,16 @@ def _file_record(origin: str, path: str, raw: Any) -> FileRecord:
         raise TetherError(f"{origin}: files[{path!r}] is malformed; restore it from git") from None
 
 
-def state_from_json(data: Any, origin: str) -> State:
+def state_from_json(data: Any, origin: str, profile: Profile | None = None) -> State:
+    """The state in ``data``; every path it names checked (see ``check_state_paths``)."""
     if not isinstance(data, dict) or data.get("schema") != STATE_SCHEMA:
         raise TetherError(f"{origin}: not a tether state file of schema {STATE_SCHEMA}")
+    state = _state(data, origin)
+    check_state_paths(state, origin, profile)
+    return state
+
+
+def _state(data: dict[str, Any], origin: str) -> State:
     try:
         files = {p: _file_record(origin, p, r) for p, r in data["files"].items()}
         conflicts = {
@@ -108,7 +119,49 @@ def state_from_json(data: Any, origin: str) -> State:
         raise TetherError(f"{origin}: state file is missing {error}; restore it from git") from None
 
 
-def load_state(path: Path) -> State | None:
+def _path_problem(path: object, reserved: ReservedPaths) -> str | None:
+    if not isinstance(path, str):
+        return "not a string"
+    return project_path_problem(path) or reserved.problem(path)
+
+
+def _artifact_problem(path: str, artifact: str, merge_dir: str | None) -> str | None:
+    """A conflict's artifact is the file itself (markers) or lies in the merge folder."""
+    problem = project_path_problem(artifact)
+    if problem or artifact == path:
+        return problem
+    if merge_dir is not None and not artifact.startswith(merge_dir + "/"):
+        return f"a conflict artifact is the file itself or lies in {merge_dir}/"
+    return None
+
+
+def check_state_paths(state: State, origin: str, profile: Profile | None = None) -> None:
+    """Every path of a state file passes the one path rule, and none falls in a path tether
+    or ``profile`` keeps for itself (conflict artifacts: in its merge folder). A committed
+    state arrives through pull requests: a record naming ``../victim.txt`` must stop the
+    run before anything reads, writes or deletes it. One line naming the first bad record."""
+    reserved = profile.reserved_paths() if profile is not None else NOTHING_RESERVED
+    merge_dir = profile.merge_dir if profile is not None else None
+    named: list[tuple[str, str]] = [("file record", p) for p in state.files]
+    named += [("sentinel", p) for p in state.sentinels]
+    named += [("held path", p) for p in state.held]
+    named += [("customised path", p) for p in state.customised_at_install]
+    named += [("conflict record", p) for p in state.conflicts]
+    for what, path in named:
+        problem = _path_problem(path, reserved)
+        if problem:
+            raise TetherError(f"{origin}: {what} {path!r}: {problem}")
+    for path, conflict in state.conflicts.items():
+        problem = _artifact_problem(path, conflict.artifact, merge_dir)
+        if problem:
+            raise TetherError(
+                f"{origin}: conflict record {path!r}: artifact {conflict.artifact!r}: {problem}"
+            )
+
+
+def load_state(path: Path, profile: Profile | None = None) -> State | None:
+    """The state at ``path``; None when there is none. ``profile``: the project's, whose
+    reserved paths no record may name (see ``check_state_paths``)."""
     try:
         raw = path.read_bytes()
     except FileNotFoundError:
@@ -121,7 +174,7 @@ def load_state(path: Path) -> State | None:
         raise TetherError(
             f"{path}: state file does not parse ({error}); restore it from git"
         ) from None
-    return state_from_json(data, str(path))
+    return state_from_json(data, str(path), profile)
 
 
 def render_state(doc: dict[str, Any]) -> str:
