@@ -332,3 +332,22 @@ def test_resumed_run_reports_what_an_uninterrupted_run_would(tmp_path, auto, poi
     resumed = run_tether(*command, "-C", str(project))
     assert resumed.returncode == expected.returncode, resumed.stdout
     assert comparable(json.loads(resumed.stdout)) == comparable(json.loads(expected.stdout))
+
+
+def test_sigterm_while_planning_exits_130(tmp_path, monkeypatch):
+    """A real SIGTERM, delivered to this process while the plan is being built."""
+    from tether.cli.main import main
+    from tether.flows import update
+
+    project = git_project(tmp_path)
+    real_build_plan = update.build_plan
+
+    def terminated(*args, **kwargs):
+        os.kill(os.getpid(), signal.SIGTERM)
+        return real_build_plan(*args, **kwargs)
+
+    monkeypatch.setattr(update, "build_plan", terminated)
+    before = signal.getsignal(signal.SIGTERM)
+    assert main(["update", "--yes", "-C", str(project)]) == 130
+    assert signal.getsignal(signal.SIGTERM) is before  # the handler is put back
+    assert not (project / ".tether/journal.jsonl").exists()
