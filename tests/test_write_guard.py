@@ -285,6 +285,41 @@ def test_update_refuses_when_its_own_folder_is_a_link(
     assert json.loads((project / ".tether/state.json").read_text())["version"] == "1.0.0"
 
 
+def test_update_refuses_when_its_journal_is_a_link(tmp_path: Path, outside: Path) -> None:
+    project = installed(tmp_path)
+    link(project / ".tether/journal.jsonl", outside / "notes.md")
+    before = fingerprint(outside)
+    result = update(project)
+    assert result.returncode == 1
+    line = one_line_error(result)
+    assert f"{project / '.tether/journal.jsonl'}: is a symbolic link" in line, line
+    assert fingerprint(outside) == before
+
+
+@pytest.mark.parametrize("folder", [".gaia-backup", ".gaia-merge", ".gaia/local"])
+def test_gaia_update_refuses_when_its_own_folder_is_a_link(
+    tmp_path: Path, outside: Path, folder: str
+) -> None:
+    shelf = tmp_path / "rel"
+    for version, text in (("1.0.0", "v1\n"), ("2.0.0", "v2\n")):
+        make_release(shelf, version, {"agents/auditor.md": text}, profile="gaia")
+    project = tmp_path / "proj"
+    init_args = ("init", "--profile", "gaia", "--source", str(shelf), "--version", "1.0.0")
+    assert call(*init_args, str(project)) == 0
+    (project / "agents/auditor.md").write_text("mine\n")  # a conflict: backup and patch
+    if folder == ".gaia/local":
+        (project / folder).rename(outside / "local")
+        link(project / folder, outside / "local")
+    else:
+        link(project / folder, outside)
+    before = fingerprint(outside)
+    result = update(project)
+    assert result.returncode == 1
+    assert f"{project / folder}: is a symbolic link" in one_line_error(result)
+    assert fingerprint(outside) == before
+    assert (project / "agents/auditor.md").read_text() == "mine\n"
+
+
 def test_update_refuses_when_its_backup_folder_is_a_file(tmp_path: Path) -> None:
     project = installed(tmp_path)
     (project / ".tether/backup").write_text("not a folder\n")
@@ -558,3 +593,30 @@ def test_update_reports_files_its_regeneration_could_not_put_back(
         "docs/notes.md: docs is a link pointing outside the project; not written through it"
         in result.stdout
     )
+
+
+@pytest.mark.parametrize("rel", ["../victim.txt", "/tmp/victim.txt", "a/./b.txt", ""])
+def test_guard_refuses_a_path_that_is_not_a_plain_relative_one(tmp_path: Path, rel: str) -> None:
+    root = tmp_path / "proj"
+    root.mkdir()
+    before = fingerprint(tmp_path)
+    with pytest.raises(UnsafePath):
+        PathGuard(root).write(rel, b"x\n")
+    with pytest.raises(UnsafePath):
+        PathGuard(root).remove(rel)
+    assert fingerprint(tmp_path) == before
+
+
+def test_dependency_edits_are_not_written_through_a_linked_folder(
+    tmp_path: Path, outside: Path
+) -> None:
+    from tether.deps.edit import write as write_edits
+
+    root = tmp_path / "proj"
+    write_files(root, {"package.json": "{}\n"})
+    write_files(outside, {"package.json": '{"name": "outside"}\n'})
+    link(root / "web", outside)
+    before = fingerprint(outside)
+    with pytest.raises(UnsafePath, match="web is a link pointing outside the project"):
+        write_edits(root, {"web/package.json": b'{"version": "2"}\n'})
+    assert fingerprint(outside) == before

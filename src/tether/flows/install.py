@@ -66,7 +66,7 @@ def _classify_targets(
         target = project.path(rel)
         problem, info = guard.inspect(rel)
         if problem:
-            raise TetherError(f"{target}: {problem}")
+            raise TetherError(f"{target}: {problem}; nothing was installed")
         try:
             current[rel] = None if info is None else read_bytes(target)
         except OSError as error:
@@ -74,7 +74,7 @@ def _classify_targets(
     for rel in release.manifest.sentinels:
         problem, info = guard.inspect(rel)
         if problem and info is None:  # a folder on the way; a sentinel present stays as it is
-            raise TetherError(f"{project.path(rel)}: {problem}")
+            raise TetherError(f"{project.path(rel)}: {problem}; nothing was installed")
     return current
 
 

@@ -20,6 +20,7 @@ from pathlib import Path
 
 from tether.errors import TetherError
 from tether.fsio import NEW_FILE_MODE, atomic_write
+from tether.pathrules import relpath_problem
 from tether.profiles import Profile
 
 LINK_TARGET = "is a symbolic link; tether does not write through links"
@@ -115,8 +116,10 @@ class PathGuard:
         before anything is created. ``replace_link``: a link at ``rel`` itself is removed
         (never followed), for putting back a file a program replaced with a link."""
         path = os.path.join(self.root, rel)
-        folder, _, _ = rel.rpartition("/")
-        problem = self._make_folder(folder) if folder else self._make_root()
+        problem = relpath_problem(rel)
+        if not problem:
+            folder, _, _ = rel.rpartition("/")
+            problem = self._make_folder(folder) if folder else self._make_root()
         if problem:
             raise UnsafePath(path, problem)
         try:
@@ -155,6 +158,7 @@ class PathGuard:
         """Remove the file at ``rel``; False when there is none. Raises ``UnsafePath`` for
         a path the guard refuses (a link is not followed, and not removed either)."""
         problem, info = self.inspect(rel)
+        problem = relpath_problem(rel) or problem
         if problem:
             raise UnsafePath(os.path.join(self.root, rel), problem)
         if info is None:
