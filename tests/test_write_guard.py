@@ -156,6 +156,9 @@ def test_guard_refuses_a_link_as_target_unless_told_to_replace_it(
     PathGuard(root).write("secret.txt", b"mine\n", replace_link=True)
     assert not (root / "secret.txt").is_symlink()
     assert (root / "secret.txt").read_bytes() == b"mine\n"
+    link(root / "alias.txt", outside / "secret.txt")
+    assert PathGuard(root).remove("alias.txt") is True  # the link goes, not its target
+    assert not os.path.lexists(root / "alias.txt")
     assert fingerprint(outside) == before
 
 

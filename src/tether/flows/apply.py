@@ -348,7 +348,8 @@ def _link_backup(guard: PathGuard, source: Path, backup: str, digest: str) -> bo
             return True
     except OSError:
         pass
-    os.unlink(target)  # changed between the read and the link: copy the read
+    with contextlib.suppress(FileNotFoundError):
+        os.unlink(target)  # changed between the read and the link: copy the read
     return False
 
 

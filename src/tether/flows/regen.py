@@ -235,7 +235,7 @@ def _changes(root: Path, before: _Snapshot, after: _Snapshot) -> _Changes:
     return _Changes(tuple(sorted(changed)), tuple(sorted(created)))
 
 
-NO_COPY = "no pre-run copy (larger than the snapshot budget); restore it from git"
+NO_COPY = "no pre-run copy (beyond the snapshot budget)"
 
 
 def _restore(guard: PathGuard, rel: str, entry: _Entry) -> str | None:

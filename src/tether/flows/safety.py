@@ -155,9 +155,11 @@ class PathGuard:
         return target
 
     def remove(self, rel: str) -> bool:
-        """Remove the file at ``rel``; False when there is none. Raises ``UnsafePath`` for
-        a path the guard refuses (a link is not followed, and not removed either)."""
+        """Remove the file at ``rel`` (a link there is removed itself, never what it points
+        to); False when there is none. Raises ``UnsafePath`` for a path the guard refuses."""
         problem, info = self.inspect(rel)
+        if info is not None and stat.S_ISLNK(info.st_mode):
+            problem = None  # unlinking a link removes the name, never its target
         problem = relpath_problem(rel) or problem
         if problem:
             raise UnsafePath(os.path.join(self.root, rel), problem)
