@@ -176,6 +176,10 @@ def test_a_folder_that_turns_into_a_link_after_it_was_judged_missing_is_refused(
     with pytest.raises(UnsafePath, match="late is a link pointing outside the project"):
         guard.write("late/guide.md", b"x\n")
     assert fingerprint(outside) == before
+    assert guard.problem("plain/guide.md") is None
+    (root / "plain").mkdir()  # made by someone else meanwhile, a real folder: fine
+    guard.write("plain/guide.md", b"x\n")
+    assert (root / "plain/guide.md").read_bytes() == b"x\n"
 
 
 # --- init and init --force --------------------------------------------------------------------

@@ -192,6 +192,8 @@ class PathGuard:
         except FileExistsError:
             # Something appeared since the folder was judged missing: judge what it is.
             problem = self._judge_folder(folder)
+            if problem == "":
+                problem = f"{folder} changed while tether was making it"
             self._folders[folder] = problem
             return problem
         self._folders[folder] = None
