@@ -43,6 +43,7 @@ from tether.flows.reapply import (
     reapply,
     record_verification_failure,
 )
+from tether.flows.safety import PathGuard
 from tether.state.lock import ProjectLock
 
 
@@ -305,7 +306,13 @@ def test_verification_gate_catches_a_dropped_short_line_and_a_readded_deletion(
     tools = "tools: Read, Write, Bash\n"
     bad = PLANNER_MERGED.replace("model: opus\n", "").replace(tools, tools + "color: green\n")
     write(tmp_path, {PLANNER: bad})
-    verdict = check_written(target, PLANNER_V1.encode(), PLANNER_OURS.encode(), PLANNER_V2.encode())
+    verdict = check_written(
+        PathGuard(tmp_path),
+        PLANNER,
+        PLANNER_V1.encode(),
+        PLANNER_OURS.encode(),
+        PLANNER_V2.encode(),
+    )
     assert not verdict.preserved
     assert verdict.missing == [(4, "model: opus")]
     assert verdict.readded == [(5, "color: green")]
@@ -315,7 +322,11 @@ def test_verification_gate_catches_a_dropped_short_line_and_a_readded_deletion(
 def test_verification_gate_passes_a_real_merge_and_leaves_it(tmp_path: Path) -> None:
     write(tmp_path, {PLANNER: PLANNER_MERGED})
     verdict = check_written(
-        tmp_path / PLANNER, PLANNER_V1.encode(), PLANNER_OURS.encode(), PLANNER_V2.encode()
+        PathGuard(tmp_path),
+        PLANNER,
+        PLANNER_V1.encode(),
+        PLANNER_OURS.encode(),
+        PLANNER_V2.encode(),
     )
     assert verdict.preserved and (tmp_path / PLANNER).read_text() == PLANNER_MERGED
 

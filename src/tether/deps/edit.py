@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from tether.deps.model import Locus
-from tether.fsio import atomic_write
+from tether.flows.safety import PathGuard
 
 
 class EditError(Exception):
@@ -46,9 +46,11 @@ def prepare(root: Path, changes: Sequence[Change]) -> dict[str, bytes]:
 
 
 def write(root: Path, files: dict[str, bytes]) -> None:
-    """Write every prepared file atomically (mode kept)."""
+    """Write every prepared file atomically (mode kept), through the project's path guard:
+    never through a link, never into a folder that leads out of the project."""
+    guard = PathGuard(root)
     for rel, data in files.items():
-        atomic_write(root / rel, data)
+        guard.write(rel, data)
 
 
 def _read(root: Path, rel: str) -> bytes:

@@ -8,6 +8,7 @@ first backup, and it does not redo a write whose bytes are still on disk.
 from __future__ import annotations
 
 import contextlib
+import functools
 import os
 import shutil
 import stat
@@ -20,9 +21,9 @@ from tether.errors import TetherError
 from tether.flows.baseline import Baseline
 from tether.flows.install import write_version_markers
 from tether.flows.project import Project, Release, utc_now
+from tether.flows.safety import PathGuard, UnsafePath, check_own_paths
 from tether.flows.status import conflict_is_unresolved
 from tether.fsio import (
-    atomic_write,
     file_mode,
     flush_to_disk,
     remove_stale_temps,
@@ -114,6 +115,16 @@ class RunContext:
     def backup_dir(self) -> Path:
         return self.project.backup_root / self.run_id
 
+    @property
+    def backup_rel(self) -> str:
+        """The run's backup folder, relative to the project (where the guard judges it)."""
+        return f"{self.project.profile.backup_root}/{self.run_id}"
+
+    @functools.cached_property
+    def guard(self) -> PathGuard:
+        """Every write and removal of this run goes through it; folders are judged once."""
+        return PathGuard(self.project.root)
+
 
 @dataclass
 class ApplyOutcome:
@@ -130,12 +141,22 @@ class ApplyOutcome:
 
 
 def prune_backups(project: Project, keep: int = KEEP_BACKUP_RUNS, current: str = "") -> None:
+    """Remove all but the newest ``keep`` run folders. Never follows a link: a backup root
+    that is one is left alone, and a run folder that is one is not a run."""
+    root = project.backup_root
     try:
-        runs = sorted(p for p in project.backup_root.iterdir() if p.is_dir() and p.name != current)
-    except FileNotFoundError:
+        if not stat.S_ISDIR(os.lstat(root).st_mode):
+            return
+        with os.scandir(root) as entries:
+            runs = sorted(
+                entry.path
+                for entry in entries
+                if entry.is_dir(follow_symlinks=False) and entry.name != current
+            )
+    except (FileNotFoundError, NotADirectoryError):
         return
     for old in runs[: max(0, len(runs) - keep)]:
-        shutil.rmtree(old, ignore_errors=True)
+        shutil.rmtree(old, ignore_errors=True)  # removes links inside, never follows them
 
 
 def _target_done(ctx: RunContext, path: str, target: str) -> bool:
@@ -171,7 +192,7 @@ def _verify_written(ctx: RunContext, action: FileAction) -> None:
     result = verify_preserved(base, ours, written)
     if result.preserved:
         return
-    atomic_write(ctx.project.path(action.path), ours)
+    ctx.guard.write(action.path, ours)
     lost = [f"line {n}: {text.rstrip()!r}" for n, text in result.missing[:5]]
     back = [f"deleted line {n} came back: {text.rstrip()!r}" for n, text in result.readded[:5]]
     raise VerificationFailed(
@@ -251,7 +272,7 @@ class _Batch:
     flushed: list[Path] = field(default_factory=list)
     untouched: set[int] = field(default_factory=set)  # ids of actions a stop left alone
     records: list[tuple[str, dict[str, object]]] = field(default_factory=list)
-    linked: list[Path] = field(default_factory=list)  # backups made as links this batch
+    linked: list[str] = field(default_factory=list)  # backups made as links this batch
 
     def commit(self) -> None:
         """Make the phase's files durable, then journal what they did with one fsync."""
@@ -288,27 +309,27 @@ def _backup(batch: _Batch, rel: str) -> None:
     first = ctx.resume.backed_up.get(rel)
     if first == digest:
         return  # the first backup already holds exactly these bytes
-    target = ctx.backup_dir / rel
+    backup = f"{ctx.backup_rel}/{rel}"
+    target = ctx.project.path(backup)
     reuse = first is None and target.is_file() and sha256_file(target) == digest
     if not reuse:
         if first is not None or target.exists():
             # Never overwrite the first backup: it is the adopter's original.
             n = 2
-            while (candidate := target.with_name(f"{target.name}.{n}")).exists():
+            while os.path.lexists(ctx.project.path(f"{backup}.{n}")):
                 n += 1
-            target = candidate
-        if _link_backup(source, target, digest):
-            batch.linked.append(target)
+            backup = f"{backup}.{n}"
+        if _link_backup(ctx.guard, source, backup, digest):
+            batch.linked.append(backup)
         else:
-            atomic_write(target, data, mode=file_mode(source), durable=False)
-        batch.flushed.append(target)
+            ctx.guard.write(backup, data, mode=file_mode(source), durable=False)
+        batch.flushed.append(ctx.project.path(backup))
         batch.outcome.backed_up.append(rel)
-    backup = str(target.relative_to(ctx.project.root))
     batch.records.append((STEP_FILE_BACKED_UP, {"path": rel, "backup": backup, "sha256": digest}))
     ctx.resume.backed_up.setdefault(rel, digest)
 
 
-def _link_backup(source: Path, target: Path, digest: str) -> bool:
+def _link_backup(guard: PathGuard, source: Path, backup: str, digest: str) -> bool:
     """Back up a file as a second name for its bytes, a directory entry instead of a copy.
 
     Safe because tether never changes a file in place: the write that follows renames new
@@ -319,26 +340,31 @@ def _link_backup(source: Path, target: Path, digest: str) -> bool:
         info = os.lstat(source)
         if not stat.S_ISREG(info.st_mode) or info.st_nlink != 1:
             return False
-        target.parent.mkdir(parents=True, exist_ok=True)
+        target, existing = guard.ready(backup)
+        if existing is not None:
+            return False
         os.link(source, target, follow_symlinks=False)
     except OSError:
         return False  # another filesystem, links not allowed, or a name already there
     try:
-        if sha256_file(target) == digest:
+        if sha256_file(Path(target)) == digest:
             return True
     except OSError:
         pass
-    target.unlink(missing_ok=True)  # changed between the read and the link: copy the read
+    with contextlib.suppress(FileNotFoundError):
+        os.unlink(target)  # changed between the read and the link: copy the read
     return False
 
 
 def _unshare_backups(batch: _Batch) -> None:
     """A backed-up file the batch did not replace (a failure, a stop) still shares its bytes
     with its backup; give the backup its own copy so a later edit in place cannot reach it."""
-    for target in batch.linked:
+    project = batch.ctx.project
+    for backup in batch.linked:
+        target = project.path(backup)
         with contextlib.suppress(OSError):
             if os.stat(target).st_nlink > 1:
-                atomic_write(target, target.read_bytes(), mode=file_mode(target), durable=False)
+                batch.ctx.guard.write(backup, target.read_bytes(), durable=False)
                 batch.flushed.append(target)
     batch.linked = []
 
@@ -359,17 +385,14 @@ def _intent(batch: _Batch, action: FileAction) -> None:
 
 def _write_action(batch: _Batch, action: FileAction) -> None:
     ctx = batch.ctx
-    path = ctx.project.path(action.path)
     if action.op is Op.REMOVE:
-        if path.exists():
-            os.unlink(path)
-            batch.flushed.append(path)
+        if ctx.guard.remove(action.path):
+            batch.flushed.append(ctx.project.path(action.path))
             batch.records.append((STEP_FILE_DELETED, {"path": action.path}))
         return
     for target_rel, data in _targets(ctx, action):
-        target = ctx.project.path(target_rel)
         new_mode = action.mode if target_rel == action.path else 0o644
-        atomic_write(target, data, mode=None if target.exists() else new_mode, durable=False)
+        target = ctx.guard.write(target_rel, data, new_mode=new_mode, durable=False)
         batch.flushed.append(target)
         fields: dict[str, object] = {
             "path": action.path,
@@ -387,7 +410,9 @@ def _write_action(batch: _Batch, action: FileAction) -> None:
 
 
 def _failed(ctx: RunContext, action: FileAction, error: Exception) -> FileAction:
-    if isinstance(error, OSError):
+    if isinstance(error, UnsafePath):
+        reason = error.problem  # the problem names the path's folder; the action its path
+    elif isinstance(error, OSError):
         reason = f"{error.strerror or error}" + (f": {error.filename}" if error.filename else "")
     else:
         reason = str(error)
@@ -486,7 +511,7 @@ def execute_plan(
 def _sweep_temps(ctx: RunContext, action: FileAction) -> None:
     """A killed write leaves its temp file beside the target; a resumed run removes it."""
     for rel in (action.path, action.artifact):
-        if rel:
+        if rel and ctx.guard.problem(rel) is None:  # never sweeps a folder outside
             with contextlib.suppress(OSError):
                 remove_stale_temps(ctx.project.path(rel))
 
@@ -533,6 +558,9 @@ def finalize(
     """Record L as the new baseline. The version is written last, so an interrupted
     run is resumed by running the same command again."""
     project = ctx.project
+    # A regeneration program may have run since the run began: the folders the cache, state
+    # and markers go to must still be tether's own, not links it would write through.
+    check_own_paths(project.root, project.profile)
     known = known or {}
     # Trees tether extracted into its own cache are never rewritten: link, don't copy.
     ours = project.releases_cache.resolve() in latest.root.resolve().parents
@@ -587,22 +615,35 @@ def finalize(
 def restore_run(project: Project, journal: Journal, run: RunRecord) -> list[str]:
     """Put back what an unfinished run changed: first backups return, files it created
     where nothing stood (and its conflict artifacts) go. ``run`` must have passed
-    ``replay.checked_unfinished_run``. A backup is copied back only when its bytes still
-    hash as journaled, and a file is removed only when it holds exactly what the run wrote:
-    every backup is checked before the first change."""
-    restored: list[str] = []
-    backups = {path: _verified_backup(project, run, path) for path in run.backed_up}
+    ``replay.checked_unfinished_run``. Every path is checked first: one the guard refuses
+    (its folder became a link leading out, say) stops the abandon before anything is
+    restored, so the run can be abandoned once it is fixed. A backup is copied back only
+    when its bytes still hash as journaled, and a file is removed only when it holds
+    exactly what the run wrote: every backup is checked before the first change."""
+    guard = PathGuard(project.root)
     info = resume_info(journal, run.run_id)
-    for path, writes in progress.tracked("undoing writes", info.done.items()):
-        for done in writes:
-            target = project.path(done.target)
-            if path in run.backed_up and done.target == path:
-                continue  # restored below from its backup
-            if target.exists() and sha256_file(target) == done.sha256:
-                target.unlink()
-                restored.append(done.target)
+    created = [
+        done
+        for path, writes in info.done.items()
+        for done in writes
+        if not (path in run.backed_up and done.target == path)  # restored from its backup
+    ]
+    for rel in [*(done.target for done in created), *run.backed_up]:
+        problem = guard.problem(rel)
+        if problem:
+            raise TetherError(
+                f"{project.path(rel)}: {problem}; nothing was restored (fix it, then run "
+                f"the abandon again to restore run {run.run_id})"
+            )
+    backups = {path: _verified_backup(project, run, path) for path in run.backed_up}
+    restored: list[str] = []
+    for done in progress.tracked("undoing writes", created):
+        target = project.path(done.target)
+        if target.exists() and sha256_file(target) == done.sha256:
+            guard.remove(done.target)
+            restored.append(done.target)
     for path, (data, mode) in progress.tracked("restoring backups", backups.items()):
-        atomic_write(project.path(path), data, mode=mode)
+        guard.write(path, data, mode=mode)
         restored.append(path)
     return restored
 

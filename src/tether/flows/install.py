@@ -19,7 +19,8 @@ from tether.flows.project import (
     utc_now,
     write_ignore_rules,
 )
-from tether.fsio import atomic_write, file_mode, sha256_bytes
+from tether.flows.safety import PathGuard, check_own_paths
+from tether.fsio import atomic_write, file_mode, read_bytes, sha256_bytes
 from tether.state.store import FileRecord, State, save_state
 
 
@@ -56,29 +57,25 @@ def _existing_install(project: Project) -> str | None:
     return None
 
 
-def _classify_targets(project: Project, release: Release) -> dict[str, bytes | None]:
-    """The adopter's current bytes for every managed path; refuses unusable paths up front
-    so a failed init writes nothing."""
+def _classify_targets(
+    project: Project, release: Release, guard: PathGuard
+) -> dict[str, bytes | None]:
+    """The adopter's current bytes for every managed path; refuses unusable paths (and a
+    sentinel whose folder runs out of the project) up front so a failed init writes nothing."""
     current: dict[str, bytes | None] = {}
     for rel in progress.tracked("reading the project", release.manifest.managed_paths()):
         target = project.path(rel)
-        if target.is_symlink():
-            raise TetherError(f"{target}: is a symbolic link; tether does not write through links")
-        if target.is_dir():
-            raise TetherError(
-                f"{target}: is a directory, but release {release.version} ships a file there"
-            )
-        for parent in Path(rel).parents:
-            if str(parent) != "." and project.path(str(parent)).is_file():
-                raise TetherError(
-                    f"{project.path(str(parent))}: is a file, but {rel} needs it to be a folder"
-                )
+        problem, info = guard.inspect(rel)
+        if problem:
+            raise TetherError(f"{target}: {problem}; nothing was installed")
         try:
-            current[rel] = target.read_bytes()
-        except FileNotFoundError:
-            current[rel] = None
+            current[rel] = None if info is None else read_bytes(target)
         except OSError as error:
             raise TetherError(f"{target}: cannot read ({error.strerror})") from None
+    for rel in release.manifest.sentinels:
+        problem, info = guard.inspect(rel)
+        if problem and info is None:  # a folder on the way; a sentinel present stays as it is
+            raise TetherError(f"{project.path(rel)}: {problem}; nothing was installed")
     return current
 
 
@@ -169,6 +166,7 @@ def install_release(
     project = Project(root, profile_for_new_install(root, profile_name))
     if version is None and not project.profile.source_is_tree:
         raise UsageError("--version is required: name the release to install")
+    check_own_paths(project.root, project.profile)
     existing = _existing_install(project)
     if existing and not force:
         raise TetherError(
@@ -183,9 +181,10 @@ def install_release(
             _make_project_dir(root)
         undo.creates(project.root / project.profile.cache_dir)
         release = fetch_release(project, source, version or "")
-        current = _classify_targets(project, release)
+        guard = PathGuard(project.root)
+        current = _classify_targets(project, release, guard)
         _note_install_writes(undo, project, release)
-        return _write_install(project, release, current)
+        return _write_install(project, release, current, guard)
     except OSError as error:
         undo.undo()
         where = error.filename2 or error.filename or project.root
@@ -203,7 +202,7 @@ def _make_project_dir(root: Path) -> None:
 
 
 def _write_install(
-    project: Project, release: Release, current: dict[str, bytes | None]
+    project: Project, release: Release, current: dict[str, bytes | None], guard: PathGuard
 ) -> InitReport:
     manifest = release.manifest
     report = InitReport(project.profile.name, manifest.name, release.source, release.version)
@@ -215,7 +214,7 @@ def _write_install(
             digest = pristine.add(theirs)
             files[rel] = FileRecord(manifest.files[rel], digest, mode)
             if mine is None:
-                atomic_write(project.path(rel), theirs, mode=mode)
+                guard.write(rel, theirs, mode=mode)
                 report.added.append(rel)
             elif sha256_bytes(mine) == digest:
                 report.identical.append(rel)
@@ -223,7 +222,7 @@ def _write_install(
                 report.customised.append(rel)
         pristine.add(release.manifest_bytes)
     _remember_installed(project, files, report)
-    _seed_sentinels(project, release, report)
+    _seed_sentinels(project, release, report, guard)
     write_version_markers(project, release)
     write_ignore_rules(project)
     now = utc_now()
@@ -258,26 +257,29 @@ def _profile_records(project: Project) -> set[str]:
     return records
 
 
-def _seed_sentinels(project: Project, release: Release, report: InitReport) -> None:
+def _seed_sentinels(
+    project: Project, release: Release, report: InitReport, guard: PathGuard
+) -> None:
     """A sentinel is the adopter's from the first day: seeded when absent, never rewritten."""
     for rel in release.manifest.sentinels:
         if rel in _profile_records(project):
             continue
         source = release.file_path(rel)
-        target = project.path(rel)
-        if source.is_file() and not target.exists() and not target.is_symlink():
-            atomic_write(target, source.read_bytes(), mode=file_mode(source))
+        problem, info = guard.inspect(rel)
+        if source.is_file() and problem is None and info is None:
+            guard.write(rel, source.read_bytes(), mode=file_mode(source))
             report.sentinels_seeded.append(rel)
 
 
 def write_version_markers(project: Project, release: Release) -> None:
     """The project's copy of the installed manifest (and the ecosystem's version file)."""
+    guard = PathGuard(project.root)
     if project.profile.manifest_copy:
-        atomic_write(project.path(project.profile.manifest_copy), release.manifest_bytes)
+        guard.write(project.profile.manifest_copy, release.manifest_bytes)
     if project.profile.source_record:
         from tether.profiles.gbrain import source_record
 
         record = source_record(release, utc_now())
-        atomic_write(project.path(project.profile.source_record), record)
+        guard.write(project.profile.source_record, record)
     if project.profile.version_file:
-        atomic_write(project.path(project.profile.version_file), f"{release.version}\n".encode())
+        guard.write(project.profile.version_file, f"{release.version}\n".encode())

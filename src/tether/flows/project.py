@@ -11,7 +11,8 @@ from typing import Any
 
 from tether import progress
 from tether.errors import TetherError
-from tether.fsio import atomic_write, file_mode, read_bytes, sha256_bytes, walk_files
+from tether.flows.safety import PathGuard, check_own_paths
+from tether.fsio import file_mode, read_bytes, sha256_bytes, walk_files
 from tether.model.manifest import Manifest, ManifestFormat, load_manifest
 from tether.profiles import NATIVE, Profile, detect_profile, get_profile
 from tether.state.cache import PristineCache
@@ -91,14 +92,17 @@ def check_project_dir(root: Path) -> Path:
 
 
 def open_project(root: Path, forced_profile: str | None = None) -> Project:
-    """An installed project; a clear error when tether cannot find what it installed."""
+    """An installed project; a clear error when tether cannot find what it installed, or
+    when its own folders are links or not folders (before any command writes there)."""
     check_project_dir(root)
     profile = detect_profile(root, forced_profile)
     if profile is None:
         raise TetherError(
             f"{root}: no tether install found (no {NATIVE.state_file}); run 'tether init' first"
         )
-    return Project(root, profile)
+    project = Project(root, profile)
+    check_own_paths(project.root, profile)
+    return project
 
 
 def profile_for_new_install(root: Path, forced: str | None) -> Profile:
@@ -236,4 +240,5 @@ def write_ignore_rules(project: Project) -> None:
         return
     prefix = existing if not existing or existing.endswith("\n") else existing + "\n"
     header = "" if existing else "# tether runtime files (written by tether)\n"
-    atomic_write(target, (prefix + header + "\n".join(missing) + "\n").encode())
+    rules = (prefix + header + "\n".join(missing) + "\n").encode()
+    PathGuard(project.root).write(project.profile.ignore_file, rules)

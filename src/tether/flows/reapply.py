@@ -25,6 +25,7 @@ timestamped folder and never touches an earlier one.
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 import re
@@ -42,8 +43,8 @@ from tether.engine.verify import VerifyResult, verify_preserved
 from tether.errors import TetherError, UsageError
 from tether.flows.project import Project, write_ignore_rules
 from tether.flows.replay import check_journal_file
-from tether.flows.safety import unsafe_target
-from tether.fsio import atomic_write, file_mode, sha256_bytes, sha256_file
+from tether.flows.safety import PathGuard, UnsafePath, check_own_paths
+from tether.fsio import file_mode, sha256_bytes, sha256_file
 from tether.pathrules import project_path_problem
 from tether.profiles import NATIVE, Profile, detect_profile
 from tether.state.journal import (
@@ -490,6 +491,16 @@ class _Run:
     def backup_dir(self) -> Path:
         return backup_root(self.request.patches) / self.run_id
 
+    @functools.cached_property
+    def guard(self) -> PathGuard:
+        """Every write into the target goes through it."""
+        return PathGuard(self.request.target)
+
+    @functools.cached_property
+    def backups(self) -> PathGuard:
+        """Every write into this run's backup folder goes through it."""
+        return PathGuard(self.backup_dir)
+
 
 def backup_root(patches: Path) -> Path:
     """``<patches>/../tether-reapply-backup``: beside the patches, outside the installed tree."""
@@ -504,6 +515,9 @@ def reapply(request: ReapplyRequest) -> ReapplyReport:
     patch_set = load_patch_set(request.patches)
     profile = _profile(request.target)
     journal = Journal(request.target / (profile.journal_file + _JOURNAL_SUFFIX))
+    check_own_paths(
+        request.target, profile, folders=(backup_root(request.patches),), files=(journal.path,)
+    )
     check_journal_file(request.target, profile.journal_file + _JOURNAL_SUFFIX)
     if request.dry_run:
         run = _open_run(request, patch_set, journal, write=False)
@@ -522,7 +536,7 @@ def _execute(run: _Run, request: ReapplyRequest, patch_set: PatchSet) -> Reapply
     plans = [_plan_file(run, finder, rel, seen) for rel in patch_set.files]
     if not request.dry_run:
         for plan in plans:
-            _carry_out(run, plan)
+            _carry_out_guarded(run, plan)
     for plan in plans:
         if plan.gate:
             _gate(run, plan, request.dry_run)
@@ -594,9 +608,7 @@ def _plan_file(
     run: _Run, finder: BaselineFinder, rel: str, seen: dict[tuple[int, int], str]
 ) -> Plan:
     reserved = _profile(run.request.target).reserved_paths()
-    problem = (
-        project_path_problem(rel) or reserved.problem(rel) or unsafe_target(run.request.target, rel)
-    )
+    problem = project_path_problem(rel) or reserved.problem(rel) or run.guard.problem(rel)
     if problem:
         return Plan(FileResult(rel, FAILED, f"unsafe path: {problem}"))
     patch = run.patch_set.saved(rel)
@@ -692,11 +704,21 @@ def _check_current(run: _Run, rel: str, plan: Plan, current: bytes | None) -> Pl
     return Plan(FileResult(rel, FAILED, reason, plan.result.baseline))
 
 
+def _carry_out_guarded(run: _Run, plan: Plan) -> None:
+    """``_carry_out``; a path the guard refuses at write time (checked when planned, so only
+    when something changed since) fails that file, not the run."""
+    try:
+        _carry_out(run, plan)
+    except UnsafePath as error:
+        reason = f"unsafe path: {error}"
+        run.journal.file_failed(run.run_id, plan.result.file, reason)
+        plan.result.status, plan.result.reason, plan.gate = FAILED, reason, False
+
+
 def _carry_out(run: _Run, plan: Plan) -> None:
     rel = plan.result.file
     if plan.artifact is not None:
-        artifact = run.backup_dir / "conflicts" / f"{rel}.patch"
-        atomic_write(artifact, plan.artifact)
+        artifact = run.backups.write(f"conflicts/{rel}.patch", plan.artifact)
         plan.result.artifact = str(artifact)
     if plan.theirs is None:
         return
@@ -705,7 +727,7 @@ def _carry_out(run: _Run, plan: Plan) -> None:
     if _read_file(target) == wanted:
         return  # also what an interrupted run of this job already wrote
     _backup(run, rel, plan.theirs, target)
-    atomic_write(target, wanted)
+    run.guard.write(rel, wanted)
     status = plan.result.status if plan.write is not None else "restored"
     run.journal.append(
         run.run_id, STEP_FILE_WRITTEN, path=rel, sha256=sha256_bytes(wanted), status=status
@@ -717,14 +739,16 @@ def _backup(run: _Run, rel: str, installed: bytes, target: Path) -> None:
     if run.resumed is not None and rel in run.resumed.backed_up:
         return
     digest = sha256_bytes(installed)
-    path = run.backup_dir / "installed" / rel
+    name = f"installed/{rel}"
+    path = run.backup_dir / name
     if path.is_file() and sha256_file(path) != digest:
         n = 2
-        while (candidate := path.with_name(f"{path.name}.{n}")).exists():
+        while (run.backup_dir / f"{name}.{n}").exists():
             n += 1
-        path = candidate
+        name = f"{name}.{n}"
+        path = run.backup_dir / name
     if not path.is_file():  # else: written just before a crash that preceded its record
-        atomic_write(path, installed, mode=file_mode(target))
+        run.backups.write(name, installed, mode=file_mode(target))
     run.journal.file_backed_up(run.run_id, rel, str(path), digest)
 
 
@@ -736,7 +760,7 @@ def _gate(run: _Run, plan: Plan, dry_run: bool) -> None:
         verdict = verify_preserved(plan.base, plan.ours, plan.write)
     else:
         assert plan.theirs is not None
-        verdict = check_written(run.request.target / rel, plan.base, plan.ours, plan.theirs)
+        verdict = check_written(run.guard, rel, plan.base, plan.ours, plan.theirs)
     if verdict.preserved:
         return
     if not dry_run:
@@ -751,14 +775,17 @@ def _gate(run: _Run, plan: Plan, dry_run: bool) -> None:
     record_verification_failure(plan.result, verdict, run.patch_set.saved(rel))
 
 
-def check_written(path: Path, base: bytes, ours: bytes, installed: bytes) -> VerifyResult:
-    """The gate for one written file: the bytes now on disk must keep every line the user
-    added to ``base`` in ``ours`` and none they deleted; when they do not, the installed
-    version is put back (the saved copy is never touched). Reads the disk, not the merge
-    result, so anything that changed the file after the write is caught too."""
-    verdict = verify_preserved(base, ours, _read_file(path) or b"")
+def check_written(
+    guard: PathGuard, rel: str, base: bytes, ours: bytes, installed: bytes
+) -> VerifyResult:
+    """The gate for one written file (``rel`` under the guard's root): the bytes now on disk
+    must keep every line the user added to ``base`` in ``ours`` and none they deleted; when
+    they do not, the installed version is put back (the saved copy is never touched). Reads
+    the disk, not the merge result, so anything that changed the file after the write is
+    caught too."""
+    verdict = verify_preserved(base, ours, _read_file(guard.root / rel) or b"")
     if not verdict.preserved:
-        atomic_write(path, installed)
+        guard.write(rel, installed)
     return verdict
 
 
@@ -805,6 +832,7 @@ def save_patches(target: Path, manifest: Path, patches: Path) -> SaveReport:
     """
     _check_dir(target, "target")
     installed = _read_manifest(manifest)
+    check_own_paths(target, _profile(target))
     _prepare_runtime(target)
     with ProjectLock(target / _profile(target).lock_file, command="reapply --save"):
         changed, absent = _customised(target, installed["files"])
@@ -848,9 +876,10 @@ def _write_save(target: Path, patches: Path, installed: dict[str, Any], changed:
     name = new_run_id()
     folder = patches / name
     staging = patches / f"{_PARTIAL_PREFIX}{name}"
+    saved = PathGuard(staging)
     for rel in changed:
         source = target / rel
-        atomic_write(staging / rel, source.read_bytes(), mode=file_mode(source))
+        saved.write(rel, source.read_bytes(), mode=file_mode(source))
     meta = {
         "backed_up_at": _iso_now(),
         "from_version": installed.get("version"),
@@ -858,7 +887,7 @@ def _write_save(target: Path, patches: Path, installed: dict[str, Any], changed:
         "files": changed,
         "pristine_hashes": {rel: installed["files"][rel].lower() for rel in changed},
     }
-    atomic_write(staging / META_FILE, (json.dumps(meta, indent=2) + "\n").encode())
+    saved.write(META_FILE, (json.dumps(meta, indent=2) + "\n").encode())
     if folder.exists():  # new_run_id() carries random bits; this is only a last guard
         raise TetherError(f"{folder} already exists; not writing over an earlier backup")
     os.rename(staging, folder)

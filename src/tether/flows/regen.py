@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import IO, Final, Literal
 
 from tether.engine.regions import RegenSpec, RegionDecl
-from tether.fsio import atomic_write
+from tether.flows.safety import PathGuard, UnsafePath
 from tether.pathrules import relpath_problem
 
 Status = Literal["regenerated", "failed", "refused", "skipped"]
@@ -44,7 +44,9 @@ class RegenOutcome:
     the declared paths too when the run failed (a failed run leaves the project as it was).
     ``new_outside_paths`` are files the program created outside the declared paths; they
     are kept (tether never deletes bytes it cannot restore) and reported.
-    ``unrestored_paths`` changed outside the declared paths but had no pre-run copy.
+    ``unrestored_paths`` changed but could not be put back; ``unrestored_reasons`` says why
+    for each (no pre-run copy, or the path guard refused: a folder on the way became a link
+    leading out of the project, and tether never writes through it).
     """
 
     region_id: str
@@ -57,6 +59,7 @@ class RegenOutcome:
     reverted_paths: tuple[str, ...] = ()
     new_outside_paths: tuple[str, ...] = ()
     unrestored_paths: tuple[str, ...] = ()
+    unrestored_reasons: tuple[tuple[str, str], ...] = ()  # (path, why), one per unrestored
     backed_up_paths: tuple[str, ...] = ()
     log_path: Path | None = None
     output_tail: str = ""
@@ -73,6 +76,7 @@ class RegenOutcome:
             "reverted_paths": list(self.reverted_paths),
             "new_outside_paths": list(self.new_outside_paths),
             "unrestored_paths": list(self.unrestored_paths),
+            "unrestored_reasons": dict(self.unrestored_reasons),
             "backed_up_paths": list(self.backed_up_paths),
             "log_path": str(self.log_path) if self.log_path else None,
         }
@@ -231,32 +235,33 @@ def _changes(root: Path, before: _Snapshot, after: _Snapshot) -> _Changes:
     return _Changes(tuple(sorted(changed)), tuple(sorted(created)))
 
 
-def _restore(root: Path, rel: str, entry: _Entry) -> bool:
-    """Put one file back as it was; False when there is no pre-run copy or it fails."""
-    path = root / rel
+NO_COPY = "no pre-run copy (beyond the snapshot budget)"
+
+
+def _restore(guard: PathGuard, rel: str, entry: _Entry) -> str | None:
+    """Put one file back as it was, through the path guard; why it was not, else None."""
     try:
         if entry.is_link and entry.target is not None:
-            if path.is_symlink() or path.is_file():
-                path.unlink()
-            path.parent.mkdir(parents=True, exist_ok=True)
+            path, existing = guard.ready(rel, replace_link=True)
+            if existing is not None:
+                os.unlink(path)  # a file the program put where the link was
             os.symlink(entry.target, path)
-            return True
+            return None
         if entry.content is None:
-            return False
-        if path.is_symlink():
-            path.unlink()
-        atomic_write(path, entry.content, mode=entry.mode)
+            return NO_COPY
+        written = guard.write(rel, entry.content, mode=entry.mode, replace_link=True)
         # Build tools judge freshness by mtime: give the file back its old one too.
-        os.utime(path, ns=(entry.mtime_ns, entry.mtime_ns))
-        return True
-    except OSError:
-        return False
+        os.utime(written, ns=(entry.mtime_ns, entry.mtime_ns), follow_symlinks=False)
+        return None
+    except UnsafePath as error:
+        return f"{error.problem}; not written through it"
+    except OSError as error:
+        return f"cannot put it back ({error.strerror or error})"
 
 
-def _remove(root: Path, rel: str) -> bool:
+def _remove(guard: PathGuard, rel: str) -> bool:
     try:
-        (root / rel).unlink()
-        return True
+        return guard.remove(rel)
     except OSError:
         return False
 
@@ -362,14 +367,14 @@ def _back_up(root: Path, paths: tuple[str, ...], backup_dir: Path | None) -> tup
     """
     if backup_dir is None:
         return ()
+    project, backups = PathGuard(root), PathGuard(backup_dir)
     saved: list[str] = []
     for rel in paths:
-        source = root / rel
-        if source.is_symlink() or not source.is_file():
+        problem, info = project.inspect(rel)
+        if problem or info is None:
             continue
-        target = backup_dir / rel
-        if not target.exists():
-            atomic_write(target, source.read_bytes(), mode=stat.S_IMODE(source.stat().st_mode))
+        if not (backup_dir / rel).exists():
+            backups.write(rel, (root / rel).read_bytes(), mode=stat.S_IMODE(info.st_mode))
         saved.append(rel)
     return tuple(saved)
 
@@ -391,24 +396,30 @@ def _log_rel(root: Path, log_path: Path | None) -> set[str]:
 class _Settled:
     rewritten: tuple[str, ...]
     reverted: tuple[str, ...]
-    unrestored: tuple[str, ...]
+    unrestored: tuple[tuple[str, str], ...]  # (path, why)
     new_outside: tuple[str, ...]
 
 
 def _settle(
     root: Path, decl: RegionDecl, before: _Snapshot, changes: _Changes, succeeded: bool
 ) -> _Settled:
-    """Undo what the run may not keep: outside changes always, everything when it failed."""
+    """Undo what the run may not keep: outside changes always, everything when it failed.
+    A new guard: the program may have turned folders into links since the run began."""
+    guard = PathGuard(root)
     declared = set(decl.paths)
     reverted: list[str] = []
-    unrestored: list[str] = []
+    unrestored: list[tuple[str, str]] = []
     for rel in changes.changed:
         if rel in declared and succeeded:
             continue
-        (reverted if _restore(root, rel, before[rel]) else unrestored).append(rel)
+        why = _restore(guard, rel, before[rel])
+        if why is None:
+            reverted.append(rel)
+        else:
+            unrestored.append((rel, why))
     if not succeeded:
         # A declared file the failed run created did not exist before the run.
-        reverted += [rel for rel in changes.created if rel in declared and _remove(root, rel)]
+        reverted += [rel for rel in changes.created if rel in declared and _remove(guard, rel)]
     rewritten = [rel for rel in (*changes.changed, *changes.created) if rel in declared]
     return _Settled(
         rewritten=tuple(sorted(rewritten)) if succeeded else (),
@@ -483,5 +494,6 @@ def run_regeneration(
         rewritten_paths=settled.rewritten,
         reverted_paths=settled.reverted,
         new_outside_paths=settled.new_outside,
-        unrestored_paths=settled.unrestored,
+        unrestored_paths=tuple(rel for rel, _ in settled.unrestored),
+        unrestored_reasons=settled.unrestored,
     )

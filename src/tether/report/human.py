@@ -328,6 +328,14 @@ def _region_lines(report: UpdateReport) -> list[str]:
         "Rewritten by regeneration (they now differ from the release copy)", rewritten
     )
     lines += _listing(
+        "Not put back after regeneration (changed outside its declared paths)",
+        [
+            f"{path}: {why}"
+            for o in report.regenerated
+            for path, why in o.get("unrestored_reasons", {}).items()
+        ],
+    )
+    lines += _listing(
         "Regions not regenerated (run by hand)",
         [
             f"{o['id']} ({o['status']}: {o['reason']}): {o['command']}"
