@@ -140,6 +140,7 @@ class UpdateReport:
                         "class": a.cls.value if a.cls else None,
                         "artifact": a.artifact,
                         "decision": a.decision,
+                        "reason": a.reason,
                     }
                     for a in actions
                 ]
