@@ -47,34 +47,45 @@ NESTED_TOO_DEEPLY = "nested too deeply"
 
 
 class JSONTooDeep(json.JSONDecodeError):
-    """``json.loads`` ran out of stack: a ``JSONDecodeError`` whose text is one short line,
-    so every caller that already handles bad JSON handles this too."""
+    """JSON nested deeper than the interpreter's stack or a caller's bound: a
+    ``JSONDecodeError`` whose text is one short line, so every caller that already handles
+    bad JSON handles this too."""
 
-    def __init__(self, doc: str) -> None:
-        ValueError.__init__(self, NESTED_TOO_DEEPLY)
-        self.msg, self.doc, self.pos, self.lineno, self.colno = NESTED_TOO_DEEPLY, doc, 0, 1, 1
+    def __init__(self, doc: str, message: str = NESTED_TOO_DEEPLY) -> None:
+        ValueError.__init__(self, message)
+        self.msg, self.doc, self.pos, self.lineno, self.colno = message, doc, 0, 1, 1
 
     def __reduce__(self) -> tuple[Any, ...]:
-        return (JSONTooDeep, (self.doc,))
+        return (JSONTooDeep, (self.doc, self.msg))
 
 
-def json_loads(data: str | bytes | bytearray) -> Any:
+def json_loads(data: str | bytes | bytearray, max_depth: int | None = None) -> Any:
     """``json.loads`` that raises ``JSONDecodeError`` (never ``RecursionError``) for text
-    nested deeper than the interpreter's stack allows."""
+    nested deeper than the interpreter's stack allows, or than ``max_depth`` levels (for
+    data that is kept and walked later, such as a release's manifest)."""
     try:
-        return json.loads(data)
+        data = json.loads(data)
     except RecursionError:
         raise JSONTooDeep("") from None
+    problem = depth_problem(data, max_depth) if max_depth is not None else None
+    if problem is not None:
+        raise JSONTooDeep("", problem)
+    return data
 
 
-def toml_loads(text: str) -> dict[str, Any]:
-    """``tomllib.loads`` that raises ``TOMLDecodeError`` (never ``RecursionError``)."""
+def toml_loads(text: str, max_depth: int | None = None) -> dict[str, Any]:
+    """``tomllib.loads`` that raises ``TOMLDecodeError`` (never ``RecursionError``), also
+    for data nested more than ``max_depth`` levels when that is given."""
     import tomllib
 
     try:
-        return tomllib.loads(text)
+        data = tomllib.loads(text)
     except RecursionError:
         raise tomllib.TOMLDecodeError(NESTED_TOO_DEEPLY) from None
+    problem = depth_problem(data, max_depth) if max_depth is not None else None
+    if problem is not None:
+        raise tomllib.TOMLDecodeError(problem)
+    return data
 
 
 _SCALARS = (str, bytes, int, float, bool, type(None))

@@ -73,7 +73,7 @@ def _child(argv: list[str]) -> int:
         found = merge_breaks_syntax(str(request["path"]), base, ours, theirs, merged)
     except MemoryError:
         return _OUT_OF_MEMORY
-    answer = {"problem": None, "checked": True}
+    answer: dict[str, object] = {"problem": None, "checked": True}
     if found is not None:
         answer = {"problem": found.problem, "checked": found.checked}
     sys.stdout.write(json.dumps(answer) + "\n")

@@ -8,11 +8,11 @@ exit 0 when clean, 1 when conflicts remain (git then marks the path unmerged).
 from __future__ import annotations
 
 import argparse
-import json
 from pathlib import Path
 from typing import Any
 
 from tether.errors import TetherError
+from tether.parselimits import json_loads
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -39,7 +39,7 @@ def rule_for_path(root: Path, rel: str) -> dict[str, Any] | None:
         manifest = root / profile.manifest_path
         if manifest.is_file():
             try:
-                merge = json.loads(manifest.read_bytes()).get("merge") or {}
+                merge = json_loads(manifest.read_bytes()).get("merge") or {}
             except (ValueError, AttributeError):
                 merge = {}
             if isinstance(merge, dict) and isinstance(merge.get(rel), dict):

@@ -131,6 +131,10 @@ def prune_backups(project: Project, keep: int = KEEP_BACKUP_RUNS, current: str =
         runs = sorted(p for p in project.backup_root.iterdir() if p.is_dir() and p.name != current)
     except FileNotFoundError:
         return
+    except OSError as error:
+        raise TetherError(
+            f"{project.profile.backup_root}: cannot list the backups ({error.strerror})"
+        ) from None
     for old in runs[: max(0, len(runs) - keep)]:
         shutil.rmtree(old, ignore_errors=True)
 

@@ -35,6 +35,7 @@ from tether.flows.preflight import (
 from tether.flows.project import Project, Release, fetch_release, open_project
 from tether.flows.regions_step import RegionPlan, plan_regions, regenerate_regions, regions_disabled
 from tether.flows.release_notes import ReleaseNotes, release_notes
+from tether.flows.runtime_paths import check_runtime_paths
 from tether.model.plan import Bucket, FileAction, Op, Plan
 from tether.state.journal import Journal, RunRecord, new_run_id
 from tether.state.lock import ProjectLock
@@ -454,6 +455,7 @@ def _plan_and_apply(
         return report
     project = open_project(request.root, request.profile)
     with ProjectLock(project.path(project.profile.lock_file), command=request.command):
+        check_runtime_paths(project)
         prepared = prepare_update(request)
         if isinstance(prepared, UpdateReport):
             return prepared
@@ -551,6 +553,7 @@ def abandon_update(root: Path, profile: str | None = None) -> UpdateReport:
     project = open_project(root, profile)
     journal = _journal(project)
     with ProjectLock(project.path(project.profile.lock_file), command="update --abandon"):
+        check_runtime_paths(project)
         unfinished = journal.unfinished_run()
         if unfinished is None:
             raise TetherError(f"{project.root}: no interrupted update to abandon")

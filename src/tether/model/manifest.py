@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from tether.errors import TetherError
+from tether.parselimits import MAX_NESTING, json_loads
 from tether.pathrules import collision_key, relpath_problem
 
 MANIFEST_SCHEMA = 1
@@ -319,7 +320,7 @@ def load_manifest(path: Path, fmt: ManifestFormat = ManifestFormat.NATIVE) -> Ma
     except OSError as error:
         raise ManifestError(f"{path}: cannot read manifest ({error.strerror})") from None
     try:
-        data = json.loads(raw)
+        data = json_loads(raw, max_depth=MAX_NESTING)
     except (json.JSONDecodeError, UnicodeDecodeError) as error:
         raise ManifestError(f"{path}: manifest is not valid JSON ({error})") from None
     return parse_manifest(data, str(path), fmt)

@@ -10,6 +10,7 @@ from typing import Any
 from tether.errors import TetherError
 from tether.fsio import atomic_write
 from tether.model.manifest import FileClass
+from tether.parselimits import json_loads
 
 STATE_SCHEMA = 1
 
@@ -116,12 +117,15 @@ def load_state(path: Path) -> State | None:
     except OSError as error:
         raise TetherError(f"{path}: cannot read state ({error.strerror})") from None
     try:
-        data = json.loads(raw)
+        data = json_loads(raw)
     except (json.JSONDecodeError, UnicodeDecodeError) as error:
         raise TetherError(
             f"{path}: state file does not parse ({error}); restore it from git"
         ) from None
-    return state_from_json(data, str(path))
+    try:
+        return state_from_json(data, str(path))
+    except RecursionError:  # a record's value nested just short of the parser's limit
+        raise TetherError(f"{path}: state file is nested too deeply; restore it from git") from None
 
 
 def render_state(doc: dict[str, Any]) -> str:

@@ -87,7 +87,6 @@ def _type_name(value: Any) -> str:
 
 def _parse_json(body: str) -> Any:
     from tether.engine.structured.jsonspan import duplicate_key
-
     from tether.parselimits import JSONTooDeep, depth_problem, json_loads
 
     try:

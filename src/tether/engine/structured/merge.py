@@ -58,7 +58,10 @@ def oversized(baseline: bytes, latest: bytes, current: bytes) -> tuple[Role, str
     for role, data in zip(_ROLES, (baseline, latest, current), strict=True):
         if len(data) > STRUCTURED_MERGE_MAX_BYTES:
             limit = STRUCTURED_MERGE_MAX_BYTES // 1024
-            return role, f"{role} file is larger than {limit} KiB (the limit for a key-by-key merge)"
+            return (
+                role,
+                f"{role} file is larger than {limit} KiB (the limit for a key-by-key merge)",
+            )
     return None
 
 
