@@ -39,8 +39,8 @@ def check_in_child(
     except OSError as error:
         return MergeCheck(f"cannot start {command[0]} ({error.strerror})", checked=False)
     if result.returncode == _OUT_OF_MEMORY:
-        limit = memory_bytes / (1 << 30)
-        return MergeCheck(f"parsing needed more than {limit:g} GiB of memory", checked=False)
+        limit = memory_bytes >> 20
+        return MergeCheck(f"parsing needed more than {limit} MiB of memory", checked=False)
     try:
         answer = json.loads(result.stdout)
         problem, checked = answer["problem"], answer["checked"]
