@@ -312,7 +312,10 @@ def test_an_unwritable_release_cache_is_one_line(unprivileged: Setup) -> None:
     folder = unprivileged[0]
     for version, text in (("1.0.0", "a\n"), ("2.0.0", "a2\n")):
         manifest = {"schema": 1, "name": "kit", "version": version, "files": {"a.txt": "shared"}}
-        entries = [file_entry("a.txt", text), file_entry(".tether/manifest.json", json.dumps(manifest))]
+        entries = [
+            file_entry("a.txt", text),
+            file_entry(".tether/manifest.json", json.dumps(manifest)),
+        ]
         write_tar(folder / "dist" / f"kit-{version}.tar", entries)
     project = folder / "proj"
     spec = str(folder / "dist" / "kit-{version}.tar")
