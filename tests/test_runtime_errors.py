@@ -272,6 +272,20 @@ def test_an_unreadable_release_file_is_one_line(restricted: tuple[Setup, Path]) 
     assert project_files(project) == before
 
 
+def test_init_from_a_release_with_an_unreadable_file_is_one_line(unprivileged: Setup) -> None:
+    folder = unprivileged[0]
+    make_release(folder / "rel", "1.0.0", {"a.txt": "a\n", "d/b.txt": "b\n"})
+    (folder / "rel/1.0.0/a.txt").chmod(0)
+    target = folder / "proj"
+    target.mkdir()
+    give_away(target)
+    result = run_as(
+        unprivileged, "init", "--source", str(folder / "rel"), "--version", "1.0.0", str(target)
+    )
+    one_line_error(result, "release 1.0.0", "a.txt: cannot read (Permission denied)")
+    assert list(target.iterdir()) == []
+
+
 @pytest.mark.parametrize("lock_exists", [False, True])
 def test_a_read_only_state_folder_is_one_line(
     restricted: tuple[Setup, Path], lock_exists: bool

@@ -168,6 +168,8 @@ class Release:
             return None
         except IsADirectoryError:
             raise TetherError(f"release {self.version}: {rel} is a directory, not a file") from None
+        except OSError as error:
+            raise self._unreadable(rel, error) from None
 
 
 def merge_rules(profile: Profile, merge: dict[str, dict[str, Any]]) -> dict[str, dict[str, Any]]:
