@@ -307,3 +307,22 @@ def test_key_by_key_merge_refuses_a_side_above_the_size_cap() -> None:
     result = merge_structured("package.json", rules, b"{}", big, b"{}")
     assert result.error_role == "latest" and result.new_text == b"{}"
     assert result.parse_error is not None and "larger than" in result.parse_error
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        (laughs(8) + "overrides: []\n", "aliases expand to more than"),
+        ("overrides: &self [*self]\n", "a value contains itself"),
+    ],
+)
+def test_other_yaml_readers_refuse_what_the_bounds_refuse(
+    tmp_path: Path, text: str, message: str
+) -> None:
+    from tether.deps.overrides import load
+    from tether.errors import TetherError
+
+    path = tmp_path / "overrides.yaml"
+    path.write_text(text)
+    with pytest.raises(TetherError, match=message):
+        load(path)

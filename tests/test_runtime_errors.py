@@ -125,16 +125,27 @@ def _file(path: Path) -> None:
     path.write_text("not tether's\n")
 
 
+def _link(path: Path) -> None:
+    """A link to a folder outside the project (which must stay empty)."""
+    shutil.rmtree(path, ignore_errors=True)
+    outside = path.parents[2] / "outside"
+    outside.mkdir()
+    path.symlink_to(outside, target_is_directory=True)
+
+
 WRONG_KINDS = [
     (".tether/journal.jsonl", _folder, "a folder stands where tether keeps its journal"),
     (".tether/lock", _folder, "a folder stands where tether keeps its lock file"),
     (".tether/backup", _file, "a file stands where tether keeps its backups"),
     (".tether/merge", _file, "a file stands where tether keeps its conflict notes"),
     (".tether/cache", _file, "a file stands where tether keeps its cache"),
+    (".tether/backup", _link, "a link stands where tether keeps its backups"),
 ]
 
 
-@pytest.mark.parametrize(("rel", "make", "message"), WRONG_KINDS, ids=[w[0] for w in WRONG_KINDS])
+@pytest.mark.parametrize(
+    ("rel", "make", "message"), WRONG_KINDS, ids=[f"{w[0]}-{w[1].__name__}" for w in WRONG_KINDS]
+)
 def test_a_runtime_path_of_the_wrong_kind_stops_update_first(
     tmp_path: Path, rel: str, make: object, message: str
 ) -> None:
@@ -146,6 +157,7 @@ def test_a_runtime_path_of_the_wrong_kind_stops_update_first(
     result = run_tether("update", "--yes", "-C", str(project))
     one_line_error(result, str(project / rel), message)
     assert project_files(project) == before
+    assert not (tmp_path / "outside").exists() or not any((tmp_path / "outside").iterdir())
 
 
 def test_status_names_a_journal_that_is_a_folder(tmp_path: Path) -> None:

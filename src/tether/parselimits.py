@@ -55,22 +55,19 @@ class JSONTooDeep(json.JSONDecodeError):
         ValueError.__init__(self, message)
         self.msg, self.doc, self.pos, self.lineno, self.colno = message, doc, 0, 1, 1
 
-    def __reduce__(self) -> tuple[Any, ...]:
-        return (JSONTooDeep, (self.doc, self.msg))
-
 
 def json_loads(data: str | bytes | bytearray, max_depth: int | None = None) -> Any:
     """``json.loads`` that raises ``JSONDecodeError`` (never ``RecursionError``) for text
     nested deeper than the interpreter's stack allows, or than ``max_depth`` levels (for
     data that is kept and walked later, such as a release's manifest)."""
     try:
-        data = json.loads(data)
+        parsed = json.loads(data)
     except RecursionError:
         raise JSONTooDeep("") from None
-    problem = depth_problem(data, max_depth) if max_depth is not None else None
+    problem = depth_problem(parsed, max_depth) if max_depth is not None else None
     if problem is not None:
         raise JSONTooDeep("", problem)
-    return data
+    return parsed
 
 
 def toml_loads(text: str, max_depth: int | None = None) -> dict[str, Any]:
@@ -89,6 +86,9 @@ def toml_loads(text: str, max_depth: int | None = None) -> dict[str, Any]:
 
 
 _SCALARS = (str, bytes, int, float, bool, type(None))
+# Expanded sizes stop growing here: far above any document's own size, so the difference
+# that counts stays exact, while a "billion laughs" never builds huge integers.
+_SATURATED = 1 << 64
 _KINDS: dict[type, str] = {}  # a type's kind, worked out once (ABC checks are slow)
 
 
@@ -160,7 +160,7 @@ def shape_problem(data: Any, max_depth: int = MAX_NESTING) -> str | None:
         if depth < 0:  # second visit: every child is done
             on_path.discard(key)
             total = 1 + sum(_expanded_size(child, expanded) for child in children or ())
-            expanded[key] = min(total, 4 * MAX_ALIAS_EXPANSION)  # bounded big-int sums
+            expanded[key] = min(total, _SATURATED)
             continue
         if key in expanded:
             continue

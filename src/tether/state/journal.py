@@ -50,6 +50,8 @@ from tether.fsio import fsync_dir
 from tether.parselimits import json_loads
 from tether.state import crashpoint
 
+_FOLDER_HERE = "a folder stands where tether keeps its journal"
+
 STEP_RUN_STARTED = "run-started"
 STEP_FILE_BACKED_UP = "file-backed-up"
 STEP_FILE_INTENT = "file-intent"  # about to write these bytes there (written ahead)
@@ -243,9 +245,6 @@ class Journal:
             os.fsync(handle.fileno())
         if size == 0:
             fsync_dir(self.path.parent)  # make the new file's directory entry durable too
-
-
-_FOLDER_HERE = "a folder stands where tether keeps its journal"
 
 
 def read_records(path: Path) -> list[Record]:
