@@ -8,7 +8,6 @@ which gh's own timeouts and Ctrl-C handle; a tarball download may rightly take m
 
 from __future__ import annotations
 
-import json
 import re
 import shutil
 import subprocess
@@ -18,6 +17,7 @@ from pathlib import Path
 
 from tether.errors import TetherError
 from tether.git import first_error_line, git_env
+from tether.parselimits import json_loads
 
 NOT_INSTALLED = "the `gh` program is not installed"
 
@@ -72,7 +72,7 @@ def open_pull_request_for(repo: Path, head: str) -> PullRequest | None:
     """The open pull request whose head is the branch ``head``, None when there is none."""
     result = run_gh(["pr", "list", "--head", head, "--state", "open", "--json", "number,url"], repo)
     try:
-        found = json.loads(result.stdout or "[]")
+        found = json_loads(result.stdout or "[]")
         if not found:
             return None
         return PullRequest(int(found[0]["number"]), str(found[0]["url"]))

@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from tether.fsio import atomic_write
+from tether.parselimits import json_loads
 
 
 def default_cache_dir() -> Path:
@@ -41,7 +42,7 @@ class ResultCache:
         if self.directory is None:
             return None
         try:
-            return json.loads(self._path(key).read_text(encoding="utf-8"))
+            return json_loads(self._path(key).read_text(encoding="utf-8"))
         except (OSError, UnicodeDecodeError, json.JSONDecodeError):
             return None
 

@@ -21,6 +21,7 @@ from tether.audit.sidecar import check_member_name
 from tether.audit.workspace import Layout, audit_dir
 from tether.errors import TetherError, UsageError
 from tether.fsio import atomic_write
+from tether.parselimits import json_loads
 
 PROVENANCES: Final = ("earned", "refused")
 _SUFFIX: Final = {"earned": "ok", "refused": "refused"}
@@ -95,7 +96,7 @@ def _marker_bytes(digest: str, member: str, provenance: str, supersedes: Any = N
 
 def _read_json(path: Path) -> Any:
     try:
-        return json.loads(path.read_text(encoding="utf-8"))
+        return json_loads(path.read_text(encoding="utf-8"))
     except (OSError, UnicodeDecodeError, json.JSONDecodeError):
         return None
 

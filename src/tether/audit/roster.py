@@ -109,10 +109,17 @@ def _read_yaml(path: Path, where: str) -> dict[str, Any]:
     from ruamel.yaml import YAML
     from ruamel.yaml.error import YAMLError
 
+    from tether.parselimits import NESTED_TOO_DEEPLY, shape_problem
+
     try:
         document = YAML(typ="safe").load(path.read_text(encoding="utf-8"))
     except (OSError, UnicodeDecodeError, YAMLError) as error:
         raise TetherError(f"{where}: cannot read the roster: {error}") from None
+    except RecursionError:
+        raise TetherError(f"{where}: cannot read the roster: {NESTED_TOO_DEEPLY}") from None
+    beyond = shape_problem(document)
+    if beyond is not None:
+        raise TetherError(f"{where}: cannot read the roster: {beyond}")
     if document is None:
         return {}
     if not isinstance(document, dict):

@@ -18,6 +18,7 @@ from tether.audit.findings import SEVERITIES, default_area_tags
 from tether.audit.workspace import Layout, audit_dir, branch_slug
 from tether.errors import UsageError
 from tether.fsio import atomic_write
+from tether.parselimits import json_loads
 from tether.pathrules import relpath_problem
 
 _TEXT_FIELDS: Final = ("title", "failure_mode", "verified_by", "suggested_fix")
@@ -48,7 +49,7 @@ class SidecarResult:
 
 def parse_findings_text(text: str) -> list[dict[str, Any]]:
     try:
-        document = json.loads(text)
+        document = json_loads(text)
     except json.JSONDecodeError as error:
         raise UsageError(f"findings: not valid JSON ({error})") from None
     return validate_findings(document)

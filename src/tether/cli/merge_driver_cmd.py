@@ -9,12 +9,12 @@ exit 0 when clean, 1 when conflicts remain (git then marks the path unmerged). W
 from __future__ import annotations
 
 import argparse
-import json
 from pathlib import Path
 from typing import Any
 
 from tether.cli.common import add_json, print_json
 from tether.errors import TetherError
+from tether.parselimits import json_loads
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -42,7 +42,7 @@ def rule_for_path(root: Path, rel: str) -> dict[str, Any] | None:
         manifest = root / profile.manifest_path
         if manifest.is_file():
             try:
-                merge = json.loads(manifest.read_bytes()).get("merge") or {}
+                merge = json_loads(manifest.read_bytes()).get("merge") or {}
             except (ValueError, AttributeError):
                 merge = {}
             if isinstance(merge, dict) and isinstance(merge.get(rel), dict):

@@ -28,6 +28,7 @@ from tether.deps.registries import Fetcher, FetchError, HttpClient, parse_time
 from tether.deps.scan import ScanResult, policy_for
 from tether.deps.targets import AgePolicy, pick
 from tether.fleet.selection import Member
+from tether.parselimits import json_loads
 
 DEFAULT_NODE_INDEX = "https://nodejs.org/dist/index.json"
 TOOLS = ("node", "npm", "pnpm", "yarn", "bun")
@@ -226,7 +227,7 @@ class NodeIndex:
             return found
         path = Path(parsed.path if parsed.scheme == "file" else self.location)
         try:
-            return json.loads(path.read_bytes())
+            return json_loads(path.read_bytes())
         except (OSError, json.JSONDecodeError) as error:
             raise FetchError(f"{path}: {error}") from None
 

@@ -114,8 +114,12 @@ def _yaml(path: Path, body: str) -> Any:
     from ruamel.yaml import YAML
     from ruamel.yaml.error import MarkedYAMLError, YAMLError
 
+    from tether.parselimits import NESTED_TOO_DEEPLY, shape_problem
+
     try:
-        return YAML(typ="safe", pure=True).load(body)
+        loaded = YAML(typ="safe", pure=True).load(body)
+    except RecursionError:
+        raise TetherError(f"overrides file {path}: {NESTED_TOO_DEEPLY}") from None
     except MarkedYAMLError as error:
         mark = error.problem_mark
         where = f" (line {mark.line + 1}, column {mark.column + 1})" if mark else ""
@@ -123,6 +127,10 @@ def _yaml(path: Path, body: str) -> Any:
         raise TetherError(f"overrides file {path}: invalid YAML: {problem}{where}") from None
     except YAMLError as error:
         raise TetherError(f"overrides file {path}: invalid YAML: {error}") from None
+    beyond = shape_problem(loaded)
+    if beyond is not None:
+        raise TetherError(f"overrides file {path}: {beyond}")
+    return loaded
 
 
 def _entry(path: Path, index: int, raw: Any) -> OverrideEntry:

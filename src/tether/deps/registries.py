@@ -32,6 +32,7 @@ from typing import Any, Protocol
 from tether import __version__
 from tether.deps import pyspec
 from tether.deps.model import Ecosystem, PackageInfo, Release
+from tether.parselimits import json_loads
 
 DEFAULT_NPM = "https://registry.npmjs.org/"
 DEFAULT_PYPI = "https://pypi.org/pypi"
@@ -166,7 +167,7 @@ class HttpClient:
             # Exponential backoff: a registry shedding load gets room to recover.
             self.sleep(self.backoff * (2**attempt))
         try:
-            return json.loads(body)
+            return json_loads(body)
         except (json.JSONDecodeError, UnicodeDecodeError):
             raise FetchError(f"{url}: the answer is not JSON") from None
 
@@ -260,7 +261,7 @@ class PypiFixtureDir:
 
 def _read_fixture(path: Path) -> Any | None:
     try:
-        return json.loads(path.read_bytes())
+        return json_loads(path.read_bytes())
     except FileNotFoundError:
         return None
     except (OSError, json.JSONDecodeError, UnicodeDecodeError) as error:

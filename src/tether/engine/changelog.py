@@ -15,6 +15,7 @@ from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
+from tether.parselimits import json_loads, toml_loads
 from tether.versions import SemVer, parse_version
 
 ActionKind = Literal["remove-package", "remove-file", "other"]
@@ -408,7 +409,7 @@ def _requirement_names(specs: Iterable[object]) -> set[str]:
 
 def _package_json_names(text: str) -> set[str]:
     try:
-        data = json.loads(text)
+        data = json_loads(text)
     except json.JSONDecodeError:
         return set()
     if not isinstance(data, dict):
@@ -435,7 +436,7 @@ def _list_values(table: dict[str, Any]) -> Iterator[object]:
 
 def _pyproject_names(text: str) -> set[str]:
     try:
-        data = tomllib.loads(text)
+        data = toml_loads(text)
     except tomllib.TOMLDecodeError:
         return set()
     project = _table(data, "project")

@@ -11,10 +11,10 @@ Pure: bytes and plain values in, plain values out. Text is handled as bytes spli
 from __future__ import annotations
 
 import difflib
-import json
 from dataclasses import dataclass
 from typing import Final, Literal
 
+from tether.parselimits import json_loads
 from tether.pathrules import project_path_problem
 
 ScanKind = Literal["absent", "region", "malformed"]
@@ -106,7 +106,7 @@ def _entries(raw: object) -> tuple[list[object], list[str]]:
         if not raw.strip():
             return [], []
         try:
-            raw = json.loads(raw)
+            raw = json_loads(raw)
         except ValueError:
             return [], ["regions: not valid JSON; no region declarations loaded"]
     if not isinstance(raw, list):

@@ -6,28 +6,73 @@ same key in different places leaves it twice (git merge-file calls that clean).
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 
-def structured_problem(path: str, data: bytes) -> str | None:
-    """Why ``data`` is not a valid document of the format ``path``'s extension names
-    (duplicate keys included); None when it is, or when the path is not JSON/YAML/TOML."""
-    from tether.engine.structured.formats import ParseProblem, decode, format_for_path, parse
+_ROLES = ("installed release's", "your", "new release's")
+
+
+@dataclass(frozen=True)
+class MergeCheck:
+    """Why a clean line merge of a structured file is not accepted as it is."""
+
+    problem: str  # one line
+    checked: bool = True  # False: a limit stopped the check; the merge may well be fine
+
+    def reason(self) -> str:
+        if self.checked:
+            return f"the clean line merge is not valid: {self.problem}"
+        return f"the clean line merge could not be checked: {self.problem}"
+
+
+@dataclass(frozen=True)
+class _Verdict:
+    problem: str | None
+    limited: bool = False
+
+
+def _verdict(path: str, data: bytes) -> _Verdict:
+    from tether.engine.structured.formats import (
+        ParseLimit,
+        ParseProblem,
+        decode,
+        format_for_path,
+        parse,
+    )
 
     fmt = format_for_path(path)
     if fmt is None:
-        return None
+        return _Verdict(None)
     try:
         parse(fmt, decode(data).body)
+    except ParseLimit as limit:
+        return _Verdict(str(limit), limited=True)
     except ParseProblem as problem:
         message = str(problem)
         # A top-level list or scalar is a valid document, just not one with keys.
-        return None if message.startswith("the top level is") else message
-    return None
+        return _Verdict(None if message.startswith("the top level is") else message)
+    return _Verdict(None)
+
+
+def structured_problem(path: str, data: bytes) -> str | None:
+    """Why ``data`` is not a valid document of the format ``path``'s extension names
+    (duplicate keys included), or is beyond the parsing limits; None when it is valid,
+    or when the path is not JSON/YAML/TOML."""
+    return _verdict(path, data).problem
 
 
 def merge_breaks_syntax(
     path: str, base: bytes, ours: bytes, theirs: bytes, merged: bytes
-) -> str | None:
-    """The merged text's problem when all three inputs were valid documents; else None."""
-    if any(structured_problem(path, side) for side in (base, ours, theirs)):
+) -> MergeCheck | None:
+    """Why the merged text cannot be accepted: it does not parse although all three inputs
+    did, or a parsing limit stopped the check. None when it parses, or when an input did
+    not parse either (a line merge cannot be expected to mend it)."""
+    inputs = [_verdict(path, side) for side in (base, ours, theirs)]
+    if any(v.problem is not None and not v.limited for v in inputs):
         return None
-    return structured_problem(path, merged)
+    for role, verdict in zip(_ROLES, inputs, strict=True):
+        if verdict.problem is not None:
+            return MergeCheck(f"the {role} file: {verdict.problem}", checked=False)
+    result = _verdict(path, merged)
+    if result.problem is None:
+        return None
+    return MergeCheck(result.problem, checked=not result.limited)

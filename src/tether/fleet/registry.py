@@ -22,6 +22,7 @@ from typing import Any
 
 from tether.errors import TetherError
 from tether.fsio import atomic_write
+from tether.parselimits import MAX_NESTING, json_loads
 
 REGISTRY_VERSION = 2
 ENV_VAR = "TETHER_REGISTRY"
@@ -102,7 +103,7 @@ def load_registry(path: Path) -> Registry:
 
 def _parse(path: Path, data: bytes) -> dict[str, Any]:
     try:
-        document = json.loads(data.decode("utf-8"))
+        document = json_loads(data.decode("utf-8"), max_depth=MAX_NESTING)
     except (UnicodeDecodeError, json.JSONDecodeError):
         raise TetherError(f"registry file is not valid JSON: {path}") from None
     if not isinstance(document, dict):

@@ -52,6 +52,7 @@ class DoneWrite:
     sha256: str
     bucket: str = ""
     decision: str = ""  # how the run settled a conflict (take-theirs, keep-mine, markers…)
+    reason: str = ""  # why the action is what it is, as the report gives it
 
 
 @dataclass
@@ -76,6 +77,7 @@ def resume_info(journal: Journal, run_id: str) -> ResumeInfo:
                     str(record["sha256"]),
                     str(record.get("bucket", "")),
                     str(record.get("decision", "")),
+                    str(record.get("reason", "")),
                 )
             )
         elif record["step"] == STEP_FILE_BACKED_UP:
@@ -155,6 +157,10 @@ def prune_backups(project: Project, keep: int = KEEP_BACKUP_RUNS, current: str =
             )
     except (FileNotFoundError, NotADirectoryError):
         return
+    except OSError as error:
+        raise TetherError(
+            f"{project.profile.backup_root}: cannot list the backups ({error.strerror})"
+        ) from None
     for old in runs[: max(0, len(runs) - keep)]:
         shutil.rmtree(old, ignore_errors=True)  # removes links inside, never follows them
 
@@ -380,6 +386,8 @@ def _intent(batch: _Batch, action: FileAction) -> None:
         }
         if action.decision:
             fields["decision"] = action.decision
+        if action.reason:
+            fields["reason"] = action.reason
         batch.records.append((STEP_FILE_INTENT, fields))
 
 
@@ -402,6 +410,8 @@ def _write_action(batch: _Batch, action: FileAction) -> None:
         }
         if action.decision:
             fields["decision"] = action.decision
+        if action.reason:
+            fields["reason"] = action.reason
         batch.records.append((STEP_FILE_WRITTEN, fields))
         if target_rel == action.path:
             _verify_written(ctx, action)

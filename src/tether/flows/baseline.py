@@ -6,6 +6,7 @@ git-ignored) the release is fetched again from the recorded source, once.
 
 from __future__ import annotations
 
+import contextlib
 import json
 from dataclasses import dataclass, field
 
@@ -13,6 +14,7 @@ from tether.errors import TetherError
 from tether.flows.project import Project, Release, absolute_source, fetch_release
 from tether.fsio import sha256_bytes
 from tether.model.manifest import Manifest, parse_manifest
+from tether.parselimits import MAX_NESTING, json_loads
 from tether.state.store import FileRecord, State
 
 
@@ -46,7 +48,7 @@ class Baseline:
             if recorded is not None:
                 origin = f"{self.project.profile.manifest_path} of release {self.version}"
                 try:
-                    data = json.loads(recorded)
+                    data = json_loads(recorded, max_depth=MAX_NESTING)
                 except (json.JSONDecodeError, UnicodeDecodeError):
                     data = None
                 if data is not None:
@@ -86,7 +88,8 @@ class Baseline:
                     f"{rel}: the pristine copy of release {self.version} is missing and the source "
                     "no longer provides the same bytes"
                 )
-            self.project.pristine.put(data)
+            with contextlib.suppress(OSError):  # a read-only cache only costs a later fetch
+                self.project.pristine.put(data)
         return data
 
 

@@ -17,7 +17,6 @@ from tether.engine.decide import (
 )
 from tether.engine.eol import in_style_of, same_text
 from tether.engine.patches import unified_patch, whole_file_markers
-from tether.engine.syntaxcheck import merge_breaks_syntax
 from tether.flows.artifacts import artifact_path, patch_conflict
 from tether.flows.baseline import Baseline
 from tether.flows.project import Project, Release
@@ -26,6 +25,7 @@ from tether.flows.renames import carry_rename, find_renames
 from tether.flows.safety import PathGuard
 from tether.flows.status import conflict_is_unresolved
 from tether.flows.structured_step import structured_action
+from tether.flows.syntax_step import check_clean_merge
 from tether.fsio import read_bytes, sha256_bytes
 from tether.model.manifest import FileClass
 from tether.model.plan import Bucket, FileAction, Op, Plan
@@ -173,7 +173,7 @@ def merge_action(
         action = settle_conflict(project, rel, cls, ours, theirs, None, mode, options.auto or "")
         return replace(action, sides=sides)
     if result.conflicts == 0:
-        broken = merge_breaks_syntax(rel, base, ours, theirs, result.merged)
+        broken = check_clean_merge(rel, base, ours, theirs, result.merged)
         if broken is None:
             return FileAction(rel, cls, Bucket.MERGED, Op.WRITE, result.merged, mode, sides=sides)
         # The line merge is clean but the document is not: let a person decide.
@@ -181,7 +181,7 @@ def merge_action(
         action = settle_conflict(
             project, rel, cls, ours, theirs, whole, mode, options.auto or options.conflict_style
         )
-        return replace(action, reason=f"the clean line merge is not valid: {broken}", sides=sides)
+        return replace(action, reason=broken.reason(), sides=sides)
     action = settle_conflict(
         project, rel, cls, ours, theirs, result.merged, mode, options.auto or options.conflict_style
     )
@@ -299,7 +299,8 @@ def _decide_latest_path(
             if merged is not None:
                 action, summary = merged
                 plan.structured[rel] = summary
-                return action
+                if action is not None:
+                    return action
         return merge_action(project, rel, cls, base, ours, release_bytes(), mode, options)
     bucket = bucket_for_row(row, cls)
     if bucket in (Bucket.ADD, Bucket.OVERWRITE, Bucket.UPDATE):

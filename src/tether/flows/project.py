@@ -137,7 +137,10 @@ class Release:
         return os.path.join(self.root, self.manifest.sources.get(rel, rel))
 
     def verified_bytes(self, rel: str) -> bytes:
-        data = read_bytes(self._file_name(rel))
+        try:
+            data = read_bytes(self._file_name(rel))
+        except OSError as error:
+            raise self._unreadable(rel, error) from None
         recorded = self.manifest.hashes.get(rel)
         if recorded is not None and sha256_bytes(data) != recorded:
             raise TetherError(
@@ -149,9 +152,17 @@ class Release:
     def mode_of(self, rel: str) -> int:
         mode = self._modes.get(rel)
         if mode is None:
-            mode = self.manifest.modes.get(rel) or file_mode(self._file_name(rel))
+            try:
+                mode = self.manifest.modes.get(rel) or file_mode(self._file_name(rel))
+            except OSError as error:
+                raise self._unreadable(rel, error) from None
             self._modes[rel] = mode
         return mode
+
+    def _unreadable(self, rel: str, error: OSError) -> TetherError:
+        return TetherError(
+            f"release {self.version} ({self.source}): {rel}: cannot read ({error.strerror})"
+        )
 
     def read(self, rel: str) -> bytes | None:
         """The release's bytes for a path, None when the release does not contain it."""
@@ -162,6 +173,8 @@ class Release:
             return None
         except IsADirectoryError:
             raise TetherError(f"release {self.version}: {rel} is a directory, not a file") from None
+        except OSError as error:
+            raise self._unreadable(rel, error) from None
 
 
 def merge_rules(profile: Profile, merge: dict[str, dict[str, Any]]) -> dict[str, dict[str, Any]]:

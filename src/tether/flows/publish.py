@@ -46,6 +46,7 @@ from tether.model.manifest import (
     manifest_to_native,
     parse_manifest,
 )
+from tether.parselimits import MAX_NESTING, toml_loads
 from tether.pathrules import project_path_problem
 from tether.profiles import reserved_by_any_profile
 from tether.versions import parse_version, strip_v
@@ -240,7 +241,7 @@ def load_publish_config(path: Path, root: Path) -> PublishConfig:
     except OSError as error:
         raise TetherError(f"{path}: cannot read ({error.strerror})") from None
     try:
-        data = tomllib.loads(raw.decode("utf-8"))
+        data = toml_loads(raw.decode("utf-8"), max_depth=MAX_NESTING)
     except (tomllib.TOMLDecodeError, UnicodeDecodeError) as error:
         raise TetherError(f"{path}: not valid TOML ({error})") from None
     return parse_publish_config(data, str(path), root)

@@ -14,6 +14,7 @@ from typing import Any
 from tether import gh, git
 from tether.errors import TetherError, UsageError
 from tether.flows.project import Project, check_project_dir, open_project
+from tether.parselimits import json_loads
 from tether.state.store import State
 
 FAILED = ("push-failed", "gh-missing", "gh-failed")
@@ -189,7 +190,6 @@ def _body(project: Project, state: State, where: _Where) -> str:
 
 def _version_at(project: Project, rev: str) -> str | None:
     """The installed version the base branch records (its version marker, else its state)."""
-    import json
 
     marker = project.profile.version_file
     if marker:
@@ -197,7 +197,7 @@ def _version_at(project: Project, rev: str) -> str | None:
         return data.decode(errors="replace").strip() or None if data else None
     data = git.show_file_at(project.root, rev, project.profile.state_file)
     try:
-        version = json.loads(data)["version"] if data else None
+        version = json_loads(data)["version"] if data else None
     except (ValueError, TypeError, KeyError):
         return None
     return str(version) if version else None

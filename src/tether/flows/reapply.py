@@ -45,6 +45,7 @@ from tether.flows.project import Project, write_ignore_rules
 from tether.flows.replay import check_journal_file
 from tether.flows.safety import PathGuard, UnsafePath, check_own_paths
 from tether.fsio import file_mode, sha256_bytes, sha256_file
+from tether.parselimits import json_loads
 from tether.pathrules import project_path_problem
 from tether.profiles import NATIVE, Profile, detect_profile
 from tether.state.journal import (
@@ -116,7 +117,7 @@ def load_patch_set(patches: Path) -> PatchSet:
     root = find_patch_set(patches)
     raw = (root / META_FILE).read_bytes()
     try:
-        meta = json.loads(raw)
+        meta = json_loads(raw)
     except (ValueError, UnicodeDecodeError) as error:
         raise TetherError(f"{root / META_FILE}: not valid JSON ({error})") from None
     if not isinstance(meta, dict):
@@ -844,7 +845,7 @@ def save_patches(target: Path, manifest: Path, patches: Path) -> SaveReport:
 
 def _read_manifest(manifest: Path) -> dict[str, Any]:
     try:
-        data = json.loads(manifest.read_bytes())
+        data = json_loads(manifest.read_bytes())
     except OSError as error:
         raise TetherError(f"cannot read the manifest {manifest}: {error.strerror}") from None
     except (ValueError, UnicodeDecodeError) as error:

@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from tether import progress
+from tether.errors import TetherError
 from tether.flows.baseline import Baseline, load_baseline
 from tether.flows.project import Project, open_project
 from tether.fsio import sha256_file
@@ -126,12 +127,17 @@ def current_digest(project: Project, rel: str, stats: StatCache) -> str | None:
         info = os.stat(target)
     except (FileNotFoundError, NotADirectoryError):
         return None
+    except OSError as error:  # a folder on the way that cannot be looked into
+        raise TetherError(f"{rel}: cannot read ({error.strerror})") from None
     if not stat.S_ISREG(info.st_mode):
         return ""
     cached = stats.lookup(rel, info)
     if cached is not None:
         return cached
-    digest = sha256_file(target)
+    try:
+        digest = sha256_file(target)
+    except OSError as error:
+        raise TetherError(f"{rel}: cannot read ({error.strerror})") from None
     stats.record(rel, info, digest)
     return digest
 

@@ -22,14 +22,19 @@ def structured_action(
     theirs: bytes,
     mode: int,
     auto: str | None,
-) -> tuple[FileAction, str] | None:
-    """The action and its summary row; None when the rule is unusable (text merge then)."""
+) -> tuple[FileAction | None, str] | None:
+    """The action and its summary row; None when the rule is unusable, and no action with
+    a row saying why when a side is too large: the file is merged line by line then."""
     from tether.engine.structured import merge_structured, render_notes, rules_for, summary_line
+    from tether.engine.structured.merge import oversized
 
     try:
         rules = rules_for(rel, spec)
     except ValueError:
         return None
+    too_large = oversized(base, theirs, ours)
+    if too_large is not None:
+        return None, f"{rel}: merged line by line: the {too_large[1]}"
     result = merge_structured(rel, rules, base, theirs, ours)
     notes_path = f"{project.profile.merge_dir}/{rel}.notes"
     if result.parse_error is not None:

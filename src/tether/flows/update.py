@@ -36,6 +36,7 @@ from tether.flows.project import Project, Release, fetch_release, open_project
 from tether.flows.regions_step import RegionPlan, plan_regions, regenerate_regions, regions_disabled
 from tether.flows.release_notes import ReleaseNotes, release_notes
 from tether.flows.replay import checked_unfinished_run
+from tether.flows.runtime_paths import check_runtime_paths
 from tether.model.plan import Bucket, FileAction, Op, Plan
 from tether.state.journal import Journal, RunRecord, new_run_id
 from tether.state.lock import ProjectLock
@@ -141,6 +142,7 @@ class UpdateReport:
                         "class": a.cls.value if a.cls else None,
                         "artifact": a.artifact,
                         "decision": a.decision,
+                        "reason": a.reason,
                     }
                     for a in actions
                 ]
@@ -264,9 +266,13 @@ def _mark_resumed(plan: Plan, resume: ResumeInfo, deleted: frozenset[str]) -> No
     for index, action in enumerate(plan.actions):
         done = resume.done.get(action.path)
         if done and action.bucket is Bucket.SKIP and done[0].bucket:
-            decision = next((d.decision for d in done if d.decision), action.decision)
+            first = next((d for d in done if d.target == action.path), done[0])
             plan.actions[index] = replace(
-                action, bucket=Bucket(done[0].bucket), op=Op.NONE, decision=decision
+                action,
+                bucket=Bucket(first.bucket),
+                op=Op.NONE,
+                decision=first.decision,
+                reason=first.reason,
             )
         elif action.path in deleted and action.bucket is Bucket.REMOVED:
             plan.actions[index] = replace(action, bucket=Bucket.DELETED, op=Op.NONE)
@@ -458,6 +464,7 @@ def _plan_and_apply(
         return report
     project = open_project(request.root, request.profile)
     with ProjectLock(project.path(project.profile.lock_file), command=request.command):
+        check_runtime_paths(project)
         prepared = prepare_update(request)
         if isinstance(prepared, UpdateReport):
             return prepared
@@ -558,6 +565,7 @@ def abandon_update(root: Path, profile: str | None = None) -> UpdateReport:
     project = open_project(root, profile)
     journal = _journal(project)
     with ProjectLock(project.path(project.profile.lock_file), command="update --abandon"):
+        check_runtime_paths(project)
         unfinished = checked_unfinished_run(project, journal)
         if unfinished is None:
             raise TetherError(f"{project.root}: no interrupted update to abandon")

@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from tether.errors import TetherError
+from tether.parselimits import MAX_NESTING, json_loads
 from tether.pathrules import (
     NOTHING_RESERVED,
     ReservedPaths,
@@ -343,7 +344,7 @@ def load_manifest(
     except OSError as error:
         raise ManifestError(f"{path}: cannot read manifest ({error.strerror})") from None
     try:
-        data = json.loads(raw)
+        data = json_loads(raw, max_depth=MAX_NESTING)
     except (json.JSONDecodeError, UnicodeDecodeError) as error:
         raise ManifestError(f"{path}: manifest is not valid JSON ({error})") from None
     return parse_manifest(data, str(path), fmt, reserved)

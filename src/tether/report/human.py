@@ -124,11 +124,12 @@ _REPLACED_YOURS = "Replaced (owned; your copy backed up)"
 
 
 def _conflict_line(action: FileAction) -> str:
+    why = f"; {action.reason}" if action.reason else ""
     if action.decision == "markers":
-        return f"{action.path} (conflict markers in the file)"
+        return f"{action.path} (conflict markers in the file{why})"
     if action.artifact:
-        return f"{action.path} → {action.artifact} ({action.decision})"
-    return f"{action.path} ({action.decision})"
+        return f"{action.path} → {action.artifact} ({action.decision}{why})"
+    return f"{action.path} ({action.decision}{why})"
 
 
 def _conflicts_label(report: UpdateReport) -> str:

@@ -15,6 +15,8 @@ import tempfile
 from collections.abc import Callable
 from pathlib import Path
 
+from tether.errors import TetherError
+
 PARTIAL = ".partial-"
 
 
@@ -43,9 +45,16 @@ class TreeCache:
         (an empty private folder) for any download. The tree is moved into the cache only
         when ``fill`` returns; on any failure nothing of this attempt remains."""
         final = self.path(version)
-        created = self._ensure_base()
-        self.remove_leftovers(version)
-        work = Path(tempfile.mkdtemp(prefix=f".{version}{PARTIAL}", dir=self.base))
+        created: list[Path] = []
+        try:
+            created = self._ensure_base()
+            self.remove_leftovers(version)
+            work = Path(tempfile.mkdtemp(prefix=f".{version}{PARTIAL}", dir=self.base))
+        except OSError as error:  # a cache folder tether may not write in
+            self._prune(created)
+            raise TetherError(
+                f"{self.cache_dir}: cannot store release {version} there ({error.strerror})"
+            ) from None
         try:
             fill(work, work / "tree")
             try:

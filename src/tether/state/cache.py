@@ -19,6 +19,7 @@ from types import TracebackType
 
 from tether.errors import TetherError
 from tether.fsio import TEMP_SUFFIX, atomic_write, fsync_dir, read_bytes, sha256_bytes
+from tether.parselimits import json_loads
 
 PACK_DIR = "pack"
 PACK_SCHEMA = 1
@@ -210,7 +211,7 @@ def _read_index(index: Path) -> dict[str, PackEntry]:
     """A pack's entries; an unreadable or malformed index counts as no pack (its entries
     are fetched from the source again when needed, and checked by hash anyway)."""
     try:
-        doc = json.loads(index.read_bytes())
+        doc = json_loads(index.read_bytes())
         pack = index.with_name(str(doc["pack"]))
         return {
             str(sha): PackEntry(pack, int(span[0]), int(span[1]))

@@ -48,7 +48,10 @@ from typing import BinaryIO
 
 from tether.errors import TetherError
 from tether.fsio import fsync_dir
+from tether.parselimits import json_loads
 from tether.state import crashpoint
+
+_FOLDER_HERE = "a folder stands where tether keeps its journal"
 
 STEP_RUN_STARTED = "run-started"
 STEP_FILE_BACKED_UP = "file-backed-up"
@@ -225,6 +228,14 @@ class Journal:
         self._seq.clear()
 
     def _write_line(self, line: bytes) -> None:
+        try:
+            self._append_line(line)
+        except IsADirectoryError:
+            raise TetherError(f"{self.path}: {_FOLDER_HERE}") from None
+        except OSError as error:  # a run that cannot be recorded must not go on
+            raise TetherError(f"{self.path}: cannot write the journal ({error.strerror})") from None
+
+    def _append_line(self, line: bytes) -> None:
         self.path.parent.mkdir(parents=True, exist_ok=True)
         with open(self.path, "ab+") as handle:
             size = handle.seek(0, os.SEEK_END)
@@ -244,6 +255,10 @@ def read_records(path: Path) -> list[Record]:
         data = path.read_bytes()
     except FileNotFoundError:
         return []
+    except IsADirectoryError:
+        raise TetherError(f"{path}: {_FOLDER_HERE}") from None
+    except OSError as error:
+        raise TetherError(f"{path}: cannot read the journal ({error.strerror})") from None
     lines = data.split(b"\n")[:-1]  # what follows the last newline is empty or torn
     return [_decode(path, number, raw) for number, raw in enumerate(lines, 1)]
 
@@ -354,7 +369,7 @@ def _encode(record: Record) -> bytes:
 
 def _decode(path: Path, number: int, raw: bytes) -> Record:
     try:
-        record = json.loads(raw)
+        record = json_loads(raw)
     except ValueError:
         record = None
     if (

@@ -28,6 +28,7 @@ from pathlib import Path
 from types import TracebackType
 
 from tether.errors import TetherError
+from tether.parselimits import json_loads
 
 if sys.platform != "win32":
     import fcntl
@@ -115,7 +116,7 @@ def read_owner(path: Path) -> LockOwner | None:
     except OSError:
         return None
     try:
-        data = json.loads(text)
+        data = json_loads(text)
     except ValueError:
         return None
     if not isinstance(data, dict):
@@ -191,7 +192,7 @@ def _wait_for_owner(path: Path) -> LockOwner | None:
 def _acquire_flock(path: Path, record: bytes) -> int:
     # os.open descriptors are not inherited by child processes (PEP 446), so a long-lived
     # child (git, a regenerate script) can never keep the lock alive after tether dies.
-    fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
+    fd = _open_lock_file(path, os.O_RDWR | os.O_CREAT)
     try:
         fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
     except BlockingIOError:
@@ -210,6 +211,15 @@ def _acquire_flock(path: Path, record: bytes) -> int:
         os.close(fd)
         raise
     return fd
+
+
+def _open_lock_file(path: Path, flags: int) -> int:
+    try:
+        return os.open(path, flags, 0o644)
+    except IsADirectoryError:
+        raise TetherError(f"{path}: a folder stands where tether keeps its lock file") from None
+    except OSError as error:
+        raise TetherError(f"cannot lock {path}: {error.strerror}") from None
 
 
 def _release_flock(fd: int) -> None:

@@ -17,6 +17,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from tether.fsio import atomic_write
+from tether.parselimits import json_loads
 
 RACY_MARGIN_NS = 2_000_000_000
 SCHEMA = 2
@@ -45,7 +46,7 @@ class StatCache:
 
     def _load(self) -> None:
         try:
-            data = json.loads(self.path.read_bytes())
+            data = json_loads(self.path.read_bytes())
             if data.get("schema") != SCHEMA or not isinstance(data["files"], dict):
                 return
             self.written_ns = int(data["written_ns"])
@@ -76,10 +77,14 @@ class StatCache:
             self.dirty = True
 
     def save(self) -> None:
-        """Write when something changed; never creates the cache folder's parents."""
+        """Write when something changed; never creates the cache folder's parents. A cache
+        folder tether may not write in (a read-only checkout) is left as it is."""
         if not self.dirty or not self.path.parent.parent.exists():
             return
         now = time.time_ns()
         doc = {"schema": SCHEMA, "written_ns": now, "files": self.entries}
-        atomic_write(self.path, json.dumps(doc, separators=(",", ":")).encode(), durable=False)
+        try:
+            atomic_write(self.path, json.dumps(doc, separators=(",", ":")).encode(), durable=False)
+        except OSError:
+            return  # a cache that cannot be written only costs the next run some reading
         self.written_ns, self.dirty = now, False

@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any
 from tether.errors import TetherError
 from tether.fsio import atomic_write
 from tether.model.manifest import FileClass
+from tether.parselimits import json_loads
 from tether.pathrules import NOTHING_RESERVED, ReservedPaths, project_path_problem
 
 if TYPE_CHECKING:
@@ -169,12 +170,15 @@ def load_state(path: Path, profile: Profile | None = None) -> State | None:
     except OSError as error:
         raise TetherError(f"{path}: cannot read state ({error.strerror})") from None
     try:
-        data = json.loads(raw)
+        data = json_loads(raw)
     except (json.JSONDecodeError, UnicodeDecodeError) as error:
         raise TetherError(
             f"{path}: state file does not parse ({error}); restore it from git"
         ) from None
-    return state_from_json(data, str(path), profile)
+    try:
+        return state_from_json(data, str(path), profile)
+    except RecursionError:  # a record's value nested just short of the parser's limit
+        raise TetherError(f"{path}: state file is nested too deeply; restore it from git") from None
 
 
 def render_state(doc: dict[str, Any]) -> str:

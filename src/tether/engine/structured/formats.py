@@ -12,6 +12,7 @@ from typing import Any
 
 from tether.engine.structured.model import Format
 from tether.engine.structured.values import plain
+from tether.parselimits import NESTED_TOO_DEEPLY
 
 BOM = "\ufeff"
 
@@ -25,6 +26,11 @@ _EXTENSIONS: dict[str, Format] = {
 
 class ParseProblem(Exception):
     """A side that is not valid text of its format. The message is one line."""
+
+
+class ParseLimit(ParseProblem):
+    """A side that may be valid but is beyond what tether parses: nested too deeply, or
+    YAML whose aliases expand too far (see ``tether.parselimits``)."""
 
 
 @dataclass(frozen=True)
@@ -81,15 +87,17 @@ def _type_name(value: Any) -> str:
 
 def _parse_json(body: str) -> Any:
     from tether.engine.structured.jsonspan import duplicate_key
+    from tether.parselimits import JSONTooDeep, depth_problem, json_loads
 
     try:
-        data = json.loads(body)
+        data = json_loads(body)
+    except JSONTooDeep:
+        raise ParseLimit(_beyond("JSON", NESTED_TOO_DEEPLY)) from None
     except json.JSONDecodeError as error:
         raise ParseProblem(
             f"invalid JSON: {error.msg} (line {error.lineno}, column {error.colno})"
         ) from None
-    except RecursionError:
-        raise ParseProblem("invalid JSON: nested too deeply") from None
+    _refuse(depth_problem(data), "JSON")
     # json.loads keeps the last of duplicate keys silently; the other tools reading the
     # file may keep the first, so a duplicate means nobody can say what the file says.
     duplicate = duplicate_key(body)
@@ -102,6 +110,8 @@ def _parse_yaml(body: str) -> Any:
     from ruamel.yaml import YAML
     from ruamel.yaml.error import MarkedYAMLError, YAMLError
 
+    from tether.parselimits import shape_problem
+
     try:
         data = YAML(typ="rt").load(body)
     except MarkedYAMLError as error:
@@ -109,9 +119,19 @@ def _parse_yaml(body: str) -> Any:
     except YAMLError as error:
         raise ParseProblem(f"invalid YAML: {_one_line(str(error))}") from None
     except RecursionError:
-        raise ParseProblem("invalid YAML: nested too deeply") from None
+        raise ParseLimit(_beyond("YAML", NESTED_TOO_DEEPLY)) from None
+    _refuse(shape_problem(data), "YAML")
     # An empty document is an empty mapping: nothing managed is present.
     return {} if data is None else plain(data)
+
+
+def _refuse(problem: str | None, name: str) -> None:
+    if problem is not None:
+        raise ParseLimit(_beyond(name, problem))
+
+
+def _beyond(name: str, problem: str) -> str:
+    return f"{name} beyond parsing limits: {problem}"
 
 
 def _marked_message(error: Any) -> str:
@@ -129,8 +149,17 @@ def _parse_toml(body: str) -> Any:
     import tomlkit
     from tomlkit.exceptions import TOMLKitError
 
+    from tether.parselimits import depth_problem
+
     try:
         document = tomlkit.parse(body)
+        data = document.unwrap()
     except TOMLKitError as error:
-        raise ParseProblem(f"invalid TOML: {_one_line(str(error))}") from None
-    return plain(document.unwrap())
+        message = _one_line(str(error))
+        if "nested more than" in message:  # tomlkit's own depth bound
+            raise ParseLimit(_beyond("TOML", message)) from None
+        raise ParseProblem(f"invalid TOML: {message}") from None
+    except RecursionError:
+        raise ParseLimit(_beyond("TOML", NESTED_TOO_DEEPLY)) from None
+    _refuse(depth_problem(data), "TOML")
+    return plain(data)

@@ -31,6 +31,10 @@ def merge_structured(
     fmt = rules.format or format_for_path(path)
     if fmt is None:
         raise ValueError(f"{path}: cannot tell the format of a structured file")
+    too_large = oversized(baseline, latest, current)
+    if too_large is not None:
+        role, message = too_large
+        return StructuredMergeResult(path, (), (), (), current, message, role)
     loaded: dict[Role, tuple[Text, dict[str, Any]]] = {}
     problems: list[tuple[Role, str]] = []
     for role, data in zip(_ROLES, (baseline, latest, current), strict=True):
@@ -43,6 +47,22 @@ def merge_structured(
         message = "; ".join(f"{role} file does not parse: {text}" for role, text in problems)
         return StructuredMergeResult(path, (), (), (), current, message, problems[0][0])
     return _merge_parsed(path, fmt, rules, loaded, current)
+
+
+def oversized(baseline: bytes, latest: bytes, current: bytes) -> tuple[Role, str] | None:
+    """The first side too large for a field-aware merge, and why; None when none is.
+    Parsing, judging and verifying every edit cost several passes of a pure-Python parser,
+    so the size is bounded before any of it starts."""
+    from tether.parselimits import STRUCTURED_MERGE_MAX_BYTES
+
+    for role, data in zip(_ROLES, (baseline, latest, current), strict=True):
+        if len(data) > STRUCTURED_MERGE_MAX_BYTES:
+            limit = STRUCTURED_MERGE_MAX_BYTES // 1024
+            return (
+                role,
+                f"{role} file is larger than {limit} KiB (the limit for a key-by-key merge)",
+            )
+    return None
 
 
 def _merge_parsed(
