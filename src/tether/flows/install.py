@@ -18,7 +18,14 @@ from tether.flows.project import (
     utc_now,
     write_ignore_rules,
 )
-from tether.fsio import atomic_write, file_mode, sha256_bytes
+from tether.fsio import (
+    NOT_REGULAR,
+    NotRegularFileError,
+    atomic_write,
+    file_mode,
+    read_regular,
+    sha256_bytes,
+)
 from tether.state.store import FileRecord, State, save_state
 
 
@@ -73,9 +80,11 @@ def _classify_targets(project: Project, release: Release) -> dict[str, bytes | N
                     f"{project.path(str(parent))}: is a file, but {rel} needs it to be a folder"
                 )
         try:
-            current[rel] = target.read_bytes()
+            current[rel] = read_regular(target)
         except FileNotFoundError:
             current[rel] = None
+        except NotRegularFileError:
+            raise TetherError(f"{target}: {NOT_REGULAR}") from None
         except OSError as error:
             raise TetherError(f"{target}: cannot read ({error.strerror})") from None
     return current

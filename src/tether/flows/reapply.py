@@ -41,7 +41,15 @@ from tether.engine.verify import VerifyResult, verify_preserved
 from tether.errors import TetherError, UsageError
 from tether.flows.project import Project, write_ignore_rules
 from tether.flows.safety import unsafe_target
-from tether.fsio import atomic_write, file_mode, sha256_bytes, sha256_file
+from tether.fsio import (
+    NOT_REGULAR,
+    NotRegularFileError,
+    atomic_write,
+    file_mode,
+    read_regular,
+    sha256_bytes,
+    sha256_file,
+)
 from tether.pathrules import relpath_problem
 from tether.profiles import NATIVE, Profile, detect_profile
 from tether.state.journal import (
@@ -855,9 +863,11 @@ def _check_dir(path: Path, role: str) -> None:
 
 def _read_file(path: Path) -> bytes | None:
     try:
-        return path.read_bytes()
+        return read_regular(path)
     except (FileNotFoundError, NotADirectoryError, IsADirectoryError):
         return None
+    except NotRegularFileError:
+        raise TetherError(f"{path}: {NOT_REGULAR}") from None
 
 
 def _iso_now() -> str:

@@ -6,6 +6,8 @@ import os
 import stat
 from pathlib import Path
 
+from tether.fsio import NOT_REGULAR
+
 
 class PathGuard:
     """``unsafe_target`` for many paths of one project: each folder is judged once."""
@@ -69,7 +71,7 @@ class PathGuard:
             return "is a directory, but the release ships a file there", info
         if not stat.S_ISREG(info.st_mode):
             # Reading a FIFO would wait forever, a device would never end.
-            return "is not a regular file (a FIFO, socket or device)", info
+            return NOT_REGULAR, info
         return None, info
 
 

@@ -10,7 +10,13 @@ from typing import TYPE_CHECKING
 
 from tether.flows.baseline import Baseline, load_baseline
 from tether.flows.project import Project, open_project
-from tether.fsio import sha256_file
+from tether.fsio import (
+    NOT_REGULAR,
+    NotRegularFileError,
+    is_special_file,
+    read_regular,
+    sha256_file,
+)
 from tether.model.manifest import FileClass
 from tether.state.statcache import StatCache
 from tether.state.store import ConflictRecord
@@ -34,6 +40,8 @@ class StatusReport:
     deleted: list[str] = field(default_factory=list)
     deleted_owned: list[str] = field(default_factory=list)
     conflicts: list[dict[str, str]] = field(default_factory=list)
+    # Managed paths that are a FIFO, socket or device (also in ``modified``): never opened.
+    not_regular: list[str] = field(default_factory=list)
     # Another tether run holds the project's lock: the tree is being changed right now.
     running: dict[str, object] | None = None
     # An update that stopped before recording its new state (see ``unfinished_update``).
@@ -61,6 +69,8 @@ class StatusReport:
             reasons.append("update-available")
         if self.conflicts:
             reasons.append("unresolved-conflicts")
+        if self.not_regular:
+            reasons.append("not-regular-files")
         return reasons
 
     def to_json(self) -> dict[str, object]:
@@ -76,6 +86,7 @@ class StatusReport:
             "deleted": self.deleted,
             "deleted_owned": self.deleted_owned,
             "conflicts": self.conflicts,
+            "not_regular": self.not_regular,
             "running": self.running,
             "unfinished": self.unfinished,
             "notes": self.notes,
@@ -83,8 +94,10 @@ class StatusReport:
 
 
 def _has_conflict_markers(path: Path) -> bool:
+    """False for a path that is not a readable regular file: a FIFO or device is not
+    opened, and the update that reads the path next reports what it is."""
     try:
-        data = path.read_bytes()
+        data = read_regular(path)
     except OSError:
         return False
     return data.startswith(CONFLICT_START) or b"\n" + CONFLICT_START in data
@@ -112,25 +125,32 @@ def _crlf_checkout_of(target: Path, baseline: Baseline, rel: str) -> bool:
     from tether.engine.eol import same_text
 
     try:
-        data = target.read_bytes()
+        data = read_regular(target)
     except OSError:
         return False
     return b"\r\n" in data and same_text(data, baseline.read(rel) or b"")
 
 
+NOT_A_FILE = ""  # current_digest of a folder, FIFO, socket or device: no file's digest
+
+
 def current_digest(project: Project, rel: str, stats: StatCache) -> str | None:
-    """sha256 of the project's file (None when absent), through the stat cache."""
+    """sha256 of the project's file (None when absent), through the stat cache;
+    NOT_A_FILE, without opening it, when the path is not a regular file."""
     target = project.path(rel)
     try:
         info = os.stat(target)
     except (FileNotFoundError, NotADirectoryError):
         return None
     if not stat.S_ISREG(info.st_mode):
-        return ""
+        return NOT_A_FILE
     cached = stats.lookup(rel, info)
     if cached is not None:
         return cached
-    digest = sha256_file(target)
+    try:
+        digest = sha256_file(target)
+    except NotRegularFileError:  # swapped for a FIFO or device since the stat
+        return NOT_A_FILE
     stats.record(rel, info, digest)
     return digest
 
@@ -151,7 +171,10 @@ def classify_drift(
             if owned:
                 report.deleted_owned.append(rel)
             continue
-        if (
+        if digest == NOT_A_FILE and is_special_file(target):
+            report.not_regular.append(rel)
+            report.notes.append(f"{rel}: {NOT_REGULAR}; not read")
+        if digest != NOT_A_FILE and (
             digest == record.sha256
             or _crlf_checkout_of(target, baseline, rel)
             or regions.differs_only_inside(rel, target)
@@ -191,7 +214,7 @@ class _BaselineRegions:
         from tether.flows.regions_step import masked_comparison
 
         try:
-            current = target.read_bytes()
+            current = read_regular(target)
         except OSError:
             return False
         base = self.baseline.read(rel) or b""

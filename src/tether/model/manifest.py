@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from tether.errors import TetherError
+from tether.fsio import read_regular
 from tether.pathrules import collision_key, relpath_problem
 
 MANIFEST_SCHEMA = 1
@@ -313,7 +314,7 @@ def parse_gbrain_manifest(data: dict[str, Any], origin: str) -> Manifest:
 
 def load_manifest(path: Path, fmt: ManifestFormat = ManifestFormat.NATIVE) -> Manifest:
     try:
-        raw = path.read_bytes()
+        raw = read_regular(path)
     except FileNotFoundError:
         raise ManifestError(f"{path}: manifest not found") from None
     except OSError as error:
