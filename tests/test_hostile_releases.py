@@ -618,3 +618,21 @@ def test_hostile_recipe_folder(tmp_path: Path, case: str, command: str) -> None:
     )
     assert project_digest(host) == before
     assert outside_digest(tmp_path, host) == beside
+
+
+@pytest.mark.parametrize("command", ["init", "update"])
+def test_a_fifo_as_the_checksum_beside_a_tarball(tmp_path: Path, command: str) -> None:
+    folder = tmp_path / "tarballs"
+    write_tar(folder / f"app-{GOOD}.tar", tar_release(GOOD))
+    write_tar(folder / f"app-{HOSTILE}.tar", tar_release(HOSTILE))
+    os.mkfifo(folder / f"app-{HOSTILE}.tar.sha256")
+    setup = Setup(tmp_path, "tar", tmp_path / "proj", Where(tmp_path / "unused", tmp_path))
+    prepare(setup, command)
+    before = project_digest(setup.project)
+    result = attempt(setup, command)
+    assert "Traceback" not in result.stderr
+    assert result.returncode == 1
+    assert result.stderr == (
+        f"tether: {folder / f'app-{HOSTILE}.tar.sha256'}: cannot read (not a regular file)\n"
+    )
+    assert project_digest(setup.project) == before

@@ -216,3 +216,32 @@ def test_a_fifo_gitignore_stops_init_with_one_line(tmp_path: Path, shelf: Path) 
     assert "is not a regular file (a FIFO, socket or device)" in result.stderr
     assert len(result.stderr.splitlines()) == 1
     assert listing(project) == [".tether", ".tether/.gitignore"]  # the failed init undone
+
+
+READER = """
+import os, sys
+from tether.fsio import NotRegularFileError, read_bytes, read_regular, sha256_file
+for reader in (read_bytes, read_regular, sha256_file):
+    try:
+        reader(sys.argv[1])
+    except NotRegularFileError as error:
+        print(reader.__name__, error)
+"""
+
+
+@pytest.mark.parametrize("kind", sorted(SPECIALS))
+def test_the_file_readers_refuse_without_waiting(tmp_path: Path, kind: str) -> None:
+    # Also what keeps a path swapped for a FIFO after its stat from hanging a run.
+    SPECIALS[kind](tmp_path / "special")
+    result = subprocess.run(
+        ["python", "-c", READER, str(tmp_path / "special")],
+        capture_output=True,
+        text=True,
+        timeout=TIMEOUT,
+    )
+    assert result.stderr == ""
+    assert result.stdout.splitlines() == [
+        "read_bytes not a regular file",
+        "read_regular not a regular file",
+        "sha256_file not a regular file",
+    ]

@@ -49,7 +49,12 @@ def _open_regular(path: str | os.PathLike[str]) -> tuple[int, os.stat_result]:
 
     O_NONBLOCK keeps the open itself from waiting for a FIFO's writer when the path was
     swapped after its caller's ``stat``; the ``fstat`` then refuses it unread."""
-    fd = os.open(path, os.O_RDONLY | os.O_CLOEXEC | os.O_NONBLOCK)
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_CLOEXEC | os.O_NONBLOCK)
+    except OSError as error:
+        if error.errno == errno.ENXIO:  # a socket, or a device without a driver
+            raise NotRegularFileError(path) from None
+        raise
     try:
         info = os.fstat(fd)
         if stat.S_ISDIR(info.st_mode):
