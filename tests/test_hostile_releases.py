@@ -117,11 +117,11 @@ def bind_socket(path: Path) -> None:
         os.chdir(here)
 
 
-def device_node(kind: int, like: str) -> Callable[[Path], None]:
+def device_node(kind: int, numbers: int) -> Callable[[Path], None]:
     def make(path: Path) -> None:
         if os.geteuid() != 0:
             pytest.skip("creating a device node needs root")
-        os.mknod(path, kind | 0o600, os.stat(like).st_rdev)
+        os.mknod(path, kind | 0o600, numbers)
 
     return make
 
@@ -277,7 +277,7 @@ CASES: dict[str, Hostile] = {
         lambda w: tar_release(HOSTILE, extra=(special_entry("docs/zero", tarfile.CHRTYPE),)),
         lambda w: (
             folder_release(w.release, HOSTILE),
-            device_node(stat.S_IFCHR, "/dev/zero")(w.release / "docs/zero"),
+            device_node(stat.S_IFCHR, os.stat("/dev/zero").st_rdev)(w.release / "docs/zero"),
         ),
         "member 'docs/zero' is a character device, which a release may not contain",
     ),
@@ -285,9 +285,7 @@ CASES: dict[str, Hostile] = {
         lambda w: tar_release(HOSTILE, extra=(special_entry("docs/disk", tarfile.BLKTYPE),)),
         lambda w: (
             folder_release(w.release, HOSTILE),
-            device_node(stat.S_IFBLK, "/dev/loop0")(w.release / "docs/disk")
-            if os.path.exists("/dev/loop0")
-            else pytest.skip("no block device to copy the numbers of"),
+            device_node(stat.S_IFBLK, os.makedev(7, 0))(w.release / "docs/disk"),
         ),
         "member 'docs/disk' is a block device, which a release may not contain",
     ),

@@ -44,13 +44,16 @@ class NotRegularFileError(OSError):
         return "not a regular file"  # callers name the path in their own words
 
 
+_NONBLOCK = getattr(os, "O_NONBLOCK", 0)
+
+
 def _open_regular(path: str | os.PathLike[str]) -> tuple[int, os.stat_result]:
     """A read descriptor of ``path`` and its ``fstat``; anything but a regular file refused.
 
     O_NONBLOCK keeps the open itself from waiting for a FIFO's writer when the path was
     swapped after its caller's ``stat``; the ``fstat`` then refuses it unread."""
     try:
-        fd = os.open(path, os.O_RDONLY | os.O_CLOEXEC | os.O_NONBLOCK)
+        fd = os.open(path, os.O_RDONLY | os.O_CLOEXEC | _NONBLOCK)
     except OSError as error:
         if error.errno == errno.ENXIO:  # a socket, or a device without a driver
             raise NotRegularFileError(path) from None
