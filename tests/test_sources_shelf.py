@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import pytest
@@ -88,4 +89,27 @@ def test_empty_directory_offers_nothing(tmp_path: Path) -> None:
     source = open_source(str(tmp_path / "empty"), tmp_path / "cache")
     assert source.available_versions() == []
     with pytest.raises(TetherError, match=r"\(available: none\)"):
+        source.fetch("1.0.0")
+
+
+def test_fetch_checks_the_folder_with_the_archive_rules(shelf: Path, tmp_path: Path) -> None:
+    """Every caller of fetch (init, update, reapply, release notes) gets a checked folder."""
+    (tmp_path / "secret").write_text("s")
+    os.symlink("../../secret", shelf / "1.0.0" / "leak")
+    source = open_source(str(shelf), tmp_path / "cache")
+    with pytest.raises(TetherError) as caught:
+        source.fetch("1.0.0")
+    assert str(caught.value) == (
+        f"refusing release folder {shelf / '1.0.0'}: member 'leak' is a symlink leading "
+        "outside the tree ('../../secret')"
+    )
+    os.symlink("README.md", shelf / "v1.1.0" / "alias")  # stays inside: fine
+    assert source.fetch("1.1.0").root == shelf / "v1.1.0"
+
+
+def test_fetch_applies_the_size_limit_without_reading(shelf: Path, tmp_path: Path) -> None:
+    with open(shelf / "1.0.0" / "big.bin", "wb") as out:
+        out.truncate(101)  # sparse: the limit is judged from the size, nothing is read
+    source = open_source(str(shelf), tmp_path / "cache", max_entry_bytes=100)
+    with pytest.raises(TetherError, match=r"member 'big\.bin' is 101 bytes, over the limit of 100"):
         source.fetch("1.0.0")

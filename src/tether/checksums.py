@@ -7,7 +7,7 @@ import re
 from pathlib import Path
 
 from tether.errors import TetherError
-from tether.fsio import sha256_file
+from tether.fsio import read_regular, sha256_file
 
 _HEX_DIGEST = re.compile(r"[0-9a-fA-F]{64}")
 _BSD_LINE = re.compile(r"^SHA256 ?\((?P<name>.+)\) ?= ?(?P<digest>[0-9a-fA-F]{64})$")
@@ -59,7 +59,7 @@ def verify_tarball_checksum(tarball: Path) -> bool | None:
     """
     side = tarball.with_name(tarball.name + ".sha256")
     try:
-        text = side.read_text(encoding="utf-8", errors="replace")
+        text = read_regular(side).decode("utf-8", errors="replace")
     except FileNotFoundError:
         return None
     except OSError as error:

@@ -19,6 +19,9 @@ def relpath_problem(path: str) -> str | None:
         return "empty path"
     if "\x00" in path:
         return "path contains a NUL byte"
+    if _has_control_character(path):
+        # A newline in a name would forge lines in every one-path-per-line report.
+        return "path contains a control character"
     if "\\" in path:
         return "path contains a backslash"
     if path.startswith("/") or (len(path) > 1 and path[1] == ":"):
@@ -112,3 +115,7 @@ class ReservedPaths:
 
 
 NOTHING_RESERVED = ReservedPaths()
+
+
+def _has_control_character(path: str) -> bool:
+    return not path.isprintable() and any(ord(c) < 0x20 or c == "\x7f" for c in path)

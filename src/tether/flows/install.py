@@ -20,7 +20,14 @@ from tether.flows.project import (
     write_ignore_rules,
 )
 from tether.flows.safety import PathGuard, check_own_paths
-from tether.fsio import atomic_write, file_mode, read_bytes, sha256_bytes
+from tether.fsio import (
+    NOT_REGULAR,
+    NotRegularFileError,
+    atomic_write,
+    file_mode,
+    read_bytes,
+    sha256_bytes,
+)
 from tether.state.store import FileRecord, State, save_state
 
 
@@ -70,6 +77,8 @@ def _classify_targets(
             raise TetherError(f"{target}: {problem}; nothing was installed")
         try:
             current[rel] = None if info is None else read_bytes(target)
+        except NotRegularFileError:  # swapped for a FIFO or device since the guard looked
+            raise TetherError(f"{target}: {NOT_REGULAR}; nothing was installed") from None
         except OSError as error:
             raise TetherError(f"{target}: cannot read ({error.strerror})") from None
     for rel in release.manifest.sentinels:

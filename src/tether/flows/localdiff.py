@@ -16,7 +16,7 @@ from tether.errors import UsageError
 from tether.flows.baseline import Baseline, load_baseline
 from tether.flows.project import Project, merge_rules, open_project
 from tether.flows.status import StatusReport, classify_drift
-from tether.fsio import file_mode
+from tether.fsio import NOT_REGULAR, file_mode, is_special_file, read_regular
 from tether.model.manifest import FileClass
 
 if TYPE_CHECKING:
@@ -218,7 +218,8 @@ class _DiffMaker:
         current = _read_current(self.project.path(rel))
         if current is None:
             gone = self.deletion(rel, owned, "modified")
-            gone.note = "no longer a regular file"
+            special = is_special_file(self.project.path(rel))
+            gone.note = f"{NOT_REGULAR}; not read" if special else "no longer a regular file"
             return gone
         base = self.base_bytes(rel)
         result = FileDiff(rel, "modified", owned)
@@ -295,8 +296,9 @@ def comparable_text(base: bytes, current: bytes) -> tuple[bytes, bytes]:
 
 
 def _read_current(path: Path) -> bytes | None:
-    """The file's bytes; None when it is no longer a readable regular file."""
+    """The file's bytes; None when it is no longer a readable regular file (a FIFO or
+    device is not opened)."""
     try:
-        return path.read_bytes()
+        return read_regular(path)
     except OSError:
         return None

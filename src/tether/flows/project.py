@@ -12,7 +12,15 @@ from typing import Any
 from tether import progress
 from tether.errors import TetherError
 from tether.flows.safety import PathGuard, check_own_paths
-from tether.fsio import file_mode, read_bytes, sha256_bytes, walk_files
+from tether.fsio import (
+    NOT_REGULAR,
+    NotRegularFileError,
+    file_mode,
+    read_bytes,
+    read_regular,
+    sha256_bytes,
+    walk_files,
+)
 from tether.model.manifest import Manifest, ManifestFormat, load_manifest
 from tether.profiles import NATIVE, Profile, detect_profile, get_profile
 from tether.state.cache import PristineCache
@@ -74,7 +82,7 @@ class Project:
         if not self.profile.version_file:
             return None
         try:
-            return self.path(self.profile.version_file).read_text().strip() or None
+            return read_regular(self.path(self.profile.version_file)).decode().strip() or None
         except FileNotFoundError:
             return None
         except (OSError, UnicodeDecodeError) as error:
@@ -168,11 +176,13 @@ class Release:
         """The release's bytes for a path, None when the release does not contain it."""
         path = self.file_path(rel)
         try:
-            return path.read_bytes()
+            return read_regular(path)
         except FileNotFoundError:
             return None
         except IsADirectoryError:
             raise TetherError(f"release {self.version}: {rel} is a directory, not a file") from None
+        except NotRegularFileError:
+            raise TetherError(f"release {self.version}: {rel} {NOT_REGULAR}") from None
         except OSError as error:
             raise self._unreadable(rel, error) from None
 
@@ -208,7 +218,7 @@ def read_release(root: Path, version: str, source: str, profile: Profile) -> Rel
         raise TetherError(
             f"release {version} ({source}): manifest lists files it does not contain: {shown}"
         )
-    return Release(version, root, source, manifest, manifest_path.read_bytes())
+    return Release(version, root, source, manifest, read_bytes(manifest_path))
 
 
 def absolute_source(spec: str) -> str:
@@ -232,11 +242,15 @@ def fetch_release(project: Project, source_spec: str, version: str) -> Release:
 def read_tree_release(root: Path, source: str, profile: Profile) -> Release:
     """A source that is one release tree (a recipe folder): its version is the one its
     manifest names, else a digest of the manifest, so a changed recipe reads as new."""
+    from tether.sources import DEFAULT_MAX_ENTRY_BYTES
+    from tether.sources.folder import check_release_folder
+
     if not root.is_dir():
         raise TetherError(f"{root}: the source folder does not exist")
+    check_release_folder(root, str(root), DEFAULT_MAX_ENTRY_BYTES)
     manifest_path = root / profile.manifest_path
     manifest = load_manifest(manifest_path, profile.manifest_format, profile.reserved_paths())
-    version = manifest.version or "0.0.0+" + sha256_bytes(manifest_path.read_bytes())[:12]
+    version = manifest.version or "0.0.0+" + sha256_bytes(read_bytes(manifest_path))[:12]
     return read_release(root, version, source, profile)
 
 
@@ -244,9 +258,11 @@ def write_ignore_rules(project: Project) -> None:
     """Keep tether's runtime folders out of git, adding only the lines that are missing."""
     target = project.path(project.profile.ignore_file)
     try:
-        existing = target.read_text()
+        existing = read_regular(target).decode()
     except FileNotFoundError:
         existing = ""
+    except NotRegularFileError:
+        raise TetherError(f"{target}: {NOT_REGULAR}") from None
     present = {line.strip() for line in existing.splitlines()}
     missing = [rule for rule in project.profile.ignore_rules if rule not in present]
     if not missing:

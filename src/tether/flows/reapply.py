@@ -44,7 +44,14 @@ from tether.errors import TetherError, UsageError
 from tether.flows.project import Project, write_ignore_rules
 from tether.flows.replay import check_journal_file
 from tether.flows.safety import PathGuard, UnsafePath, check_own_paths
-from tether.fsio import file_mode, sha256_bytes, sha256_file
+from tether.fsio import (
+    NOT_REGULAR,
+    NotRegularFileError,
+    file_mode,
+    read_regular,
+    sha256_bytes,
+    sha256_file,
+)
 from tether.parselimits import json_loads
 from tether.pathrules import project_path_problem
 from tether.profiles import NATIVE, Profile, detect_profile
@@ -915,9 +922,11 @@ def _check_dir(path: Path, role: str) -> None:
 
 def _read_file(path: Path) -> bytes | None:
     try:
-        return path.read_bytes()
+        return read_regular(path)
     except (FileNotFoundError, NotADirectoryError, IsADirectoryError):
         return None
+    except NotRegularFileError:
+        raise TetherError(f"{path}: {NOT_REGULAR}") from None
 
 
 def _iso_now() -> str:

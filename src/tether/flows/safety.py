@@ -19,7 +19,7 @@ import stat
 from pathlib import Path
 
 from tether.errors import TetherError
-from tether.fsio import NEW_FILE_MODE, atomic_write
+from tether.fsio import NEW_FILE_MODE, NOT_REGULAR, atomic_write
 from tether.pathrules import relpath_problem
 from tether.profiles import Profile
 
@@ -45,7 +45,7 @@ def _file_problem(info: os.stat_result) -> str | None:
         return "is a directory, but the release ships a file there"
     if not stat.S_ISREG(info.st_mode):
         # Reading a FIFO would wait forever, a device would never end.
-        return "is not a regular file (a FIFO, socket or device)"
+        return NOT_REGULAR
     return None
 
 

@@ -12,7 +12,13 @@ from tether import progress
 from tether.errors import TetherError
 from tether.flows.baseline import Baseline, load_baseline
 from tether.flows.project import Project, open_project
-from tether.fsio import sha256_file
+from tether.fsio import (
+    NOT_REGULAR,
+    NotRegularFileError,
+    is_special_file,
+    read_regular,
+    sha256_file,
+)
 from tether.model.manifest import FileClass
 from tether.state.statcache import StatCache
 from tether.state.store import ConflictRecord
@@ -36,6 +42,8 @@ class StatusReport:
     deleted: list[str] = field(default_factory=list)
     deleted_owned: list[str] = field(default_factory=list)
     conflicts: list[dict[str, str]] = field(default_factory=list)
+    # Managed paths that are a FIFO, socket or device (also in ``modified``): never opened.
+    not_regular: list[str] = field(default_factory=list)
     # Another tether run holds the project's lock: the tree is being changed right now.
     running: dict[str, object] | None = None
     # An update that stopped before recording its new state (see ``unfinished_update``).
@@ -63,6 +71,8 @@ class StatusReport:
             reasons.append("update-available")
         if self.conflicts:
             reasons.append("unresolved-conflicts")
+        if self.not_regular:
+            reasons.append("not-regular-files")
         return reasons
 
     def to_json(self) -> dict[str, object]:
@@ -78,6 +88,7 @@ class StatusReport:
             "deleted": self.deleted,
             "deleted_owned": self.deleted_owned,
             "conflicts": self.conflicts,
+            "not_regular": self.not_regular,
             "running": self.running,
             "unfinished": self.unfinished,
             "notes": self.notes,
@@ -85,8 +96,10 @@ class StatusReport:
 
 
 def _has_conflict_markers(path: Path) -> bool:
+    """False for a path that is not a readable regular file: a FIFO or device is not
+    opened, and the update that reads the path next reports what it is."""
     try:
-        data = path.read_bytes()
+        data = read_regular(path)
     except OSError:
         return False
     return data.startswith(CONFLICT_START) or b"\n" + CONFLICT_START in data
@@ -114,14 +127,18 @@ def _crlf_checkout_of(target: Path, baseline: Baseline, rel: str) -> bool:
     from tether.engine.eol import same_text
 
     try:
-        data = target.read_bytes()
+        data = read_regular(target)
     except OSError:
         return False
     return b"\r\n" in data and same_text(data, baseline.read(rel) or b"")
 
 
+NOT_A_FILE = ""  # current_digest of a folder, FIFO, socket or device: no file's digest
+
+
 def current_digest(project: Project, rel: str, stats: StatCache) -> str | None:
-    """sha256 of the project's file (None when absent), through the stat cache."""
+    """sha256 of the project's file (None when absent), through the stat cache;
+    NOT_A_FILE, without opening it, when the path is not a regular file."""
     target = project.path(rel)
     try:
         info = os.stat(target)
@@ -130,12 +147,14 @@ def current_digest(project: Project, rel: str, stats: StatCache) -> str | None:
     except OSError as error:  # a folder on the way that cannot be looked into
         raise TetherError(f"{rel}: cannot read ({error.strerror})") from None
     if not stat.S_ISREG(info.st_mode):
-        return ""
+        return NOT_A_FILE
     cached = stats.lookup(rel, info)
     if cached is not None:
         return cached
     try:
         digest = sha256_file(target)
+    except NotRegularFileError:  # swapped for a FIFO or device since the stat
+        return NOT_A_FILE
     except OSError as error:
         raise TetherError(f"{rel}: cannot read ({error.strerror})") from None
     stats.record(rel, info, digest)
@@ -158,7 +177,10 @@ def classify_drift(
             if owned:
                 report.deleted_owned.append(rel)
             continue
-        if (
+        if digest == NOT_A_FILE and is_special_file(target):
+            report.not_regular.append(rel)
+            report.notes.append(f"{rel}: {NOT_REGULAR}; not read")
+        if digest != NOT_A_FILE and (
             digest == record.sha256
             or _crlf_checkout_of(target, baseline, rel)
             or regions.differs_only_inside(rel, target)
@@ -198,7 +220,7 @@ class _BaselineRegions:
         from tether.flows.regions_step import masked_comparison
 
         try:
-            current = target.read_bytes()
+            current = read_regular(target)
         except OSError:
             return False
         base = self.baseline.read(rel) or b""

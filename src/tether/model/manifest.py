@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from tether.errors import TetherError
+from tether.fsio import read_regular
 from tether.parselimits import MAX_NESTING, json_loads
 from tether.pathrules import (
     NOTHING_RESERVED,
@@ -338,7 +339,7 @@ def load_manifest(
     reserved: ReservedPaths = NOTHING_RESERVED,
 ) -> Manifest:
     try:
-        raw = path.read_bytes()
+        raw = read_regular(path)
     except FileNotFoundError:
         raise ManifestError(f"{path}: manifest not found") from None
     except OSError as error:

@@ -7,7 +7,7 @@ from __future__ import annotations
 import json
 from typing import TYPE_CHECKING
 
-from tether.fsio import sha256_bytes
+from tether.fsio import read_bytes, sha256_bytes
 
 if TYPE_CHECKING:
     from tether.flows.project import Release
@@ -23,7 +23,7 @@ def source_record(release: Release, copied_at: str) -> bytes:
     target_root = str(manifest.extra.get("target_root_relative_to_host_repo", "."))
     files = []
     for path in sorted(manifest.managed_paths()):
-        data = release.file_path(path).read_bytes()
+        data = read_bytes(release.file_path(path))
         files.append(
             {
                 "src": manifest.sources.get(path, path),

@@ -120,7 +120,7 @@ def _open_path(spec: str, path: Path, cache_dir: Path, limit: int) -> Source:
             return _open_git(spec, str(path.resolve()), cache_dir, limit, local=path.resolve())
         from tether.sources.shelf import DirectorySource
 
-        return DirectorySource(spec, path)
+        return DirectorySource(spec, path, limit)
     raise unknown_source(spec, "" if path.exists() else " (no such file or directory)")
 
 

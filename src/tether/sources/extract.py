@@ -21,6 +21,17 @@ from tether import progress
 from tether.errors import TetherError
 from tether.pathrules import relpath_problem
 from tether.sources import DEFAULT_MAX_ENTRY_BYTES
+from tether.sources.members import (
+    FILE,
+    FOLDER,
+    HARDLINK,
+    SYMLINK,
+    Member,
+    clean_name,
+    escape_problem,
+    member_problem,
+    refusal,
+)
 
 _CHUNK = 1 << 20
 
@@ -90,15 +101,7 @@ def _reason(error: BaseException) -> str:
 
 
 def _refuse(archive: str, member: str, why: str) -> TetherError:
-    return TetherError(f"refusing archive {archive}: member {member!r} {why}")
-
-
-def _clean_name(raw: str) -> str:
-    """Drop the ``./`` prefixes tar adds when archiving ``.``; everything else is kept."""
-    name = raw
-    while name.startswith("./"):
-        name = name[2:]
-    return "." if name in ("", ".") else name
+    return refusal(f"archive {archive}", member, why)
 
 
 def _plan(
@@ -119,7 +122,6 @@ def _plan(
             raise _refuse(archive, member.name, "appears more than once")
         link_target = ""
         if member.issym():
-            _check_symlink_target(member, archive)
             symlinks[path] = member.linkname
         elif member.islnk():
             # Order matters here: tar can only link to a file it has already written.
@@ -128,31 +130,30 @@ def _plan(
         plan.append(_Planned(member, path, link_target))
     for planned in plan:
         _check_ancestors(planned, kinds, archive)
-        if planned.path in symlinks and _escapes(planned.path, symlinks):
-            target = planned.member.linkname
-            raise _refuse(
-                archive, planned.member.name, f"is a symlink leading outside the tree ({target!r})"
-            )
+        escape = escape_problem(planned.path, symlinks) if planned.path in symlinks else None
+        if escape is not None:
+            raise _refuse(archive, planned.member.name, escape)
     return plan
 
 
 def _check_member(member: tarfile.TarInfo, archive: str, max_entry_bytes: int) -> str:
-    """Type, name and size rules that hold for a member on its own; returns its clean name."""
-    raw = member.name
-    if not (member.isreg() or member.isdir() or member.issym() or member.islnk()):
-        raise _refuse(archive, raw, f"is a {_kind(member)}, which a release may not contain")
-    if raw.startswith("/") or (len(raw) > 1 and raw[1] == ":"):
-        raise _refuse(archive, raw, "has an absolute name")
-    name = _clean_name(raw)
-    problem = None if name == "." else relpath_problem(name)
+    """The rules that hold for a member on its own (``members``); returns its clean name."""
+    link = member.linkname if member.issym() else ""
+    problem = member_problem(Member(member.name, _kind(member), member.size, link), max_entry_bytes)
     if problem is not None:
-        raise _refuse(archive, raw, f"has an unsafe name ({problem})")
-    if member.size > max_entry_bytes:
-        raise _refuse(archive, raw, f"is {member.size} bytes, over the limit of {max_entry_bytes}")
-    return name
+        raise _refuse(archive, member.name, problem)
+    return clean_name(member.name)
 
 
 def _kind(member: tarfile.TarInfo) -> str:
+    if member.isreg():
+        return FILE
+    if member.isdir():
+        return FOLDER
+    if member.issym():
+        return SYMLINK
+    if member.islnk():
+        return HARDLINK
     if member.ischr():
         return "character device"
     if member.isblk():
@@ -184,52 +185,12 @@ def _check_ancestors(planned: _Planned, kinds: dict[str, str], archive: str) -> 
             raise _refuse(archive, planned.member.name, f"lies inside the {kind} {ancestor!r}")
 
 
-def _check_symlink_target(member: tarfile.TarInfo, archive: str) -> None:
-    target = member.linkname
-    if not target:
-        raise _refuse(archive, member.name, "is a symlink with an empty target")
-    if target.startswith("/") or (len(target) > 1 and target[1] == ":"):
-        raise _refuse(archive, member.name, f"is a symlink to the absolute path {target!r}")
-    if "\x00" in target or "\\" in target:
-        raise _refuse(archive, member.name, f"is a symlink with an unsafe target {target!r}")
-
-
-def _escapes(link: str, symlinks: dict[str, str]) -> bool:
-    """Whether following ``link`` leaves the tree, resolving like the kernel would.
-
-    A lexical check alone is not enough: ``a -> .`` then ``b -> a/../..`` looks inside
-    but is not, so the archive's own symlinks are followed on the way. A loop counts as
-    leaving (no real release needs one).
-    """
-    budget = 40
-    stack = link.split("/")[:-1]  # the folder holding the link
-    pending = symlinks[link].split("/")
-    while pending:
-        part = pending.pop(0)
-        if part in ("", "."):
-            continue
-        if part == "..":
-            if not stack:
-                return True
-            stack.pop()
-            continue
-        stack.append(part)
-        target = symlinks.get("/".join(stack))
-        if target is not None:
-            budget -= 1
-            if budget == 0 or target.startswith("/"):
-                return True
-            stack.pop()
-            pending = target.split("/") + pending
-    return False
-
-
 def _check_hardlink(
     member: tarfile.TarInfo, prefix: str, kinds: dict[str, str], archive: str
 ) -> str:
     """A hardlink must name a regular file that came earlier in the same tree."""
     raw = member.linkname
-    target = _clean_name(raw)
+    target = clean_name(raw)
     if raw.startswith("/") or relpath_problem(target) is not None:
         raise _refuse(archive, member.name, f"is a hardlink pointing outside the tree ({raw!r})")
     if prefix and not target.startswith(prefix):

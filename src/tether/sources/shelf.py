@@ -1,6 +1,7 @@
 """A local directory of releases: ``<dir>/<version>/`` or ``<dir>/v<version>/``.
 
-Nothing is copied: the release folder itself is the tree (callers only read it).
+Nothing is copied: the release folder itself is the tree (callers only read it), once it
+has passed the member rules every release obeys (``folder.check_release_folder``).
 """
 
 from __future__ import annotations
@@ -8,15 +9,19 @@ from __future__ import annotations
 from pathlib import Path
 
 from tether.errors import TetherError
-from tether.sources import ReleaseTree
+from tether.sources import DEFAULT_MAX_ENTRY_BYTES, ReleaseTree
 from tether.sources.common import asked_version, match_version, not_found, version_names
+from tether.sources.folder import check_release_folder
 from tether.versions import sort_versions
 
 
 class DirectorySource:
-    def __init__(self, spec: str, root: Path) -> None:
+    def __init__(
+        self, spec: str, root: Path, max_entry_bytes: int = DEFAULT_MAX_ENTRY_BYTES
+    ) -> None:
         self.spec = spec
         self.root = root
+        self.max_entry_bytes = max_entry_bytes
 
     def _offered(self) -> dict[str, str]:
         try:
@@ -34,4 +39,6 @@ class DirectorySource:
         name = match_version(wanted, offered)
         if name is None:
             raise not_found(wanted, self.spec, list(offered))
-        return ReleaseTree(version=wanted, root=self.root / name, source=self.spec)
+        tree = self.root / name
+        check_release_folder(tree, str(tree), self.max_entry_bytes)
+        return ReleaseTree(version=wanted, root=tree, source=self.spec)

@@ -1,0 +1,87 @@
+"""A release that is a folder on disk (a shelf's version folder, a recipe folder) obeys the
+same member rules as an archive (``members``) before tether reads a byte of it.
+
+An archive is checked while it is unpacked; a folder is used where it lies, so it is
+checked by one walk that looks at every entry with ``lstat`` and follows nothing: a link
+leading out of the folder, a FIFO or a device (which would block or never end when read)
+and a file over the size limit refuse the whole release. A hard link on disk is one more
+name of a file already in the folder, so it is read as that file.
+"""
+
+from __future__ import annotations
+
+import os
+import stat
+from pathlib import Path
+
+from tether.errors import TetherError
+from tether.sources.members import (
+    FILE,
+    FOLDER,
+    SYMLINK,
+    Member,
+    escape_problem,
+    member_problem,
+    refusal,
+)
+
+
+def check_release_folder(root: Path, label: str, max_entry_bytes: int) -> None:
+    """Refuse (TetherError naming the folder and the member) a release folder with a member
+    an archive could not carry. ``root`` itself may be reached through a link."""
+    container = f"release folder {label}"
+    symlinks: dict[str, str] = {}
+    pending = [""]
+    while pending:
+        rel_dir = pending.pop()
+        for member in _members(root, rel_dir, label):
+            problem = member_problem(member, max_entry_bytes)
+            if problem is not None:
+                raise refusal(container, member.name, problem)
+            if member.kind == FOLDER:
+                pending.append(member.name)
+            elif member.kind == SYMLINK:
+                symlinks[member.name] = member.link
+    for link in sorted(symlinks):
+        problem = escape_problem(link, symlinks)
+        if problem is not None:
+            raise refusal(container, link, problem)
+
+
+def _members(root: Path, rel_dir: str, label: str) -> list[Member]:
+    """The entries of one folder of the release, by name, as members (links not followed)."""
+    found: list[Member] = []
+    try:
+        with os.scandir(os.path.join(root, rel_dir)) as scanner:
+            for item in scanner:
+                rel = f"{rel_dir}/{item.name}" if rel_dir else item.name
+                found.append(_member(item.path, rel, item.stat(follow_symlinks=False)))
+    except OSError as error:
+        where = os.path.join(label, rel_dir) if rel_dir else label
+        raise TetherError(
+            f"cannot read release folder {where}: {error.strerror or error}"
+        ) from None
+    return sorted(found, key=lambda member: member.name)
+
+
+def _member(path: str, rel: str, info: os.stat_result) -> Member:
+    mode = info.st_mode
+    if stat.S_ISREG(mode):
+        return Member(rel, FILE, info.st_size)
+    if stat.S_ISDIR(mode):
+        return Member(rel, FOLDER)
+    if stat.S_ISLNK(mode):
+        return Member(rel, SYMLINK, link=os.readlink(path))
+    return Member(rel, _special_kind(mode))
+
+
+def _special_kind(mode: int) -> str:
+    if stat.S_ISCHR(mode):
+        return "character device"
+    if stat.S_ISBLK(mode):
+        return "block device"
+    if stat.S_ISFIFO(mode):
+        return "fifo"
+    if stat.S_ISSOCK(mode):
+        return "socket"
+    return f"special entry (mode {stat.S_IFMT(mode):o})"
