@@ -66,6 +66,13 @@ SPECIALS: dict[str, Callable[[Path], None]] = {
 }
 
 
+def reader_note(kind: str) -> str:
+    """Why status leaves the path unread: a link is never followed, whatever it leads to."""
+    if kind.startswith("link"):
+        return "is a symbolic link; tether does not read through links; not read"
+    return "is not a regular file (a FIFO, socket or device); not read"
+
+
 def writer_refusal(kind: str) -> str:
     """Why init and update leave the path alone: neither writes through a link, whatever it
     leads to, and neither reads anything else that is not a regular file."""
@@ -107,9 +114,9 @@ def test_status_reports_a_special_file_without_reading_it(project: Path, kind: s
     doc = json.loads(result.stdout)
     assert doc["modified"] == [GUIDE]
     assert doc["not_regular"] == [GUIDE]
-    assert f"{GUIDE}: is not a regular file (a FIFO, socket or device); not read" in doc["notes"]
+    assert f"{GUIDE}: {reader_note(kind)}" in doc["notes"]
     plain = tether("status", "-C", str(project))
-    assert "not a regular file" in plain.stdout
+    assert reader_note(kind) in plain.stdout
     assert still_special(project / GUIDE)
 
 
@@ -125,7 +132,7 @@ def test_check_fails_on_a_special_file(project: Path, kind: str) -> None:
     assert plain.returncode == 3
     assert plain.stdout.startswith("tether check: owned files differ from the installed release;")
     assert "not regular files" in plain.stdout.splitlines()[0]
-    assert f"note: {TOOL}: is not a regular file" in plain.stdout
+    assert f"note: {TOOL}: {reader_note(kind)}" in plain.stdout
 
 
 def test_check_fails_on_a_special_file_at_a_shared_path(project: Path) -> None:
@@ -143,7 +150,7 @@ def test_diff_shows_a_special_file_as_gone_without_reading_it(project: Path, kin
     assert result.returncode == 0, result.stderr
     [entry] = json.loads(result.stdout)["files"]
     assert entry["path"] == GUIDE and entry["status"] == "modified"
-    assert entry["note"] == "is not a regular file (a FIFO, socket or device); not read"
+    assert entry["note"] == reader_note(kind)
     assert (entry["added"], entry["removed"]) == (0, 2)
 
 

@@ -89,6 +89,16 @@ def read_bytes(path: str | os.PathLike[str]) -> bytes:
         os.close(fd)
 
 
+def read_head(path: str | os.PathLike[str], limit: int) -> bytes:
+    """At most ``limit`` bytes from the start of a regular file (a FIFO, socket or device
+    is refused unread, as by ``read_bytes``)."""
+    fd, _ = _open_regular(path)
+    try:
+        return os.read(fd, limit)
+    finally:
+        os.close(fd)
+
+
 def read_regular(path: str | os.PathLike[str]) -> bytes:
     """``read_bytes`` for a path nothing has looked at yet: a FIFO, socket or device is
     refused (NotRegularFileError) from its ``stat``, without being opened."""

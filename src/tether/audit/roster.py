@@ -15,6 +15,7 @@ from typing import Any
 
 from tether.audit.workspace import Layout
 from tether.errors import TetherError, UsageError
+from tether.fsio import read_bytes
 
 DEFAULT_POSIX_GLOBS = (".husky/**",)
 
@@ -112,7 +113,7 @@ def _read_yaml(path: Path, where: str) -> dict[str, Any]:
     from tether.parselimits import NESTED_TOO_DEEPLY, shape_problem
 
     try:
-        document = YAML(typ="safe").load(path.read_text(encoding="utf-8"))
+        document = YAML(typ="safe").load(read_bytes(path).decode("utf-8"))
     except (OSError, UnicodeDecodeError, YAMLError) as error:
         raise TetherError(f"{where}: cannot read the roster: {error}") from None
     except RecursionError:
@@ -150,7 +151,7 @@ def _globs(value: object, where: str) -> tuple[str, ...]:
 def read_remit_file(path: str) -> list[str]:
     """Globs from a file, one a line; blank lines and ``#`` comments are skipped."""
     try:
-        text = Path(path).read_text(encoding="utf-8")
+        text = read_bytes(path).decode("utf-8")
     except (OSError, UnicodeDecodeError) as error:
         raise UsageError(f"--remit-file {path}: {error}") from None
     return [line.strip() for line in text.splitlines() if line.strip() and not line.startswith("#")]

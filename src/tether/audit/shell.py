@@ -21,6 +21,7 @@ from tether.audit.lenses import LensContext, bash32, bats, hooks, portability
 from tether.audit.roster import GlobSet
 from tether.audit.shellast import parse
 from tether.audit.tools import Toolset
+from tether.fsio import read_bytes, read_head
 
 _SHEBANG: Final = re.compile(r"^#!\s*(\S+)(.*)$")
 _SH_INTERPRETERS: Final = {"sh", "dash", "ash"}
@@ -89,15 +90,15 @@ def select_targets(root: Path, paths: list[str], options: ShellOptions) -> list[
 
 def _first_line(path: Path) -> str:
     try:
-        with open(path, "rb") as handle:
-            return handle.readline(512).decode("utf-8", "replace").rstrip("\r\n")
+        head = read_head(path, 512)  # a FIFO or device is refused unread, never waited on
     except OSError:
         return ""
+    return head.split(b"\n", 1)[0].decode("utf-8", "replace").rstrip("\r")
 
 
 def analyse_file(root: Path, target: Target, tools: Toolset, options: ShellOptions) -> FileResult:
     try:
-        data = (root / target.path).read_bytes()
+        data = read_bytes(root / target.path)
     except OSError as error:
         reason = f"cannot read it ({error.strerror or error})"
         return FileResult(

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any, Literal
 from tether.errors import UsageError
 from tether.flows.baseline import Baseline, load_baseline
 from tether.flows.project import Project, merge_rules, open_project
+from tether.flows.safety import PathGuard
 from tether.flows.status import StatusReport, classify_drift
 from tether.fsio import NOT_REGULAR, file_mode, is_special_file, read_regular
 from tether.model.manifest import FileClass
@@ -173,6 +174,7 @@ class _DiffMaker:
         from tether.flows.regions_step import plan_regions, regions_disabled
 
         self.project = project
+        self.guard = PathGuard(project.root)
         self.baseline = baseline
         manifest = baseline.manifest()
         self.regions: RegionPlan = plan_regions(None, manifest, regions_disabled(no_regions))
@@ -215,11 +217,16 @@ class _DiffMaker:
         from tether.engine.patches import git_header, line_diff
         from tether.engine.textfmt import is_binary
 
-        current = _read_current(self.project.path(rel))
+        # A link (at the path or on the way out of the project) is never followed.
+        problem, _ = self.guard.inspect_for_reading(rel)
+        current = None if problem else _read_current(self.project.path(rel))
         if current is None:
             gone = self.deletion(rel, owned, "modified")
             special = is_special_file(self.project.path(rel))
-            gone.note = f"{NOT_REGULAR}; not read" if special else "no longer a regular file"
+            if problem:
+                gone.note = f"{problem}; not read"
+            else:
+                gone.note = f"{NOT_REGULAR}; not read" if special else "no longer a regular file"
             return gone
         base = self.base_bytes(rel)
         result = FileDiff(rel, "modified", owned)

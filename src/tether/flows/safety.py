@@ -24,6 +24,7 @@ from tether.pathrules import relpath_problem
 from tether.profiles import Profile
 
 LINK_TARGET = "is a symbolic link; tether does not write through links"
+OUTSIDE_LINK = "is a link pointing outside the project"
 
 
 class UnsafePath(OSError):
@@ -79,7 +80,7 @@ class PathGuard:
             resolved = os.path.realpath(path)
             inside = resolved == self.real_root or resolved.startswith(self.real_root + os.sep)
             if not inside:
-                return f"{folder} is a link pointing outside the project"
+                return f"{folder} {OUTSIDE_LINK}"
             return (
                 None
                 if os.path.isdir(resolved)
@@ -107,6 +108,23 @@ class PathGuard:
         except (FileNotFoundError, NotADirectoryError):
             return None, None
         return _file_problem(info), info
+
+    def inspect_for_reading(self, rel: str) -> tuple[str | None, os.stat_result | None]:
+        """For readers (status, check, diff): (why ``rel`` must not be read, None when it
+        may be; its ``lstat``, None when absent). A file standing where a folder on the way
+        belongs means the path is simply absent, and a folder at the path is no problem to a
+        reader (it is not a file); a link, at the path or on the way out of the project, is
+        never followed."""
+        problem, info = self.inspect(rel)
+        if info is not None:
+            if stat.S_ISLNK(info.st_mode):
+                return "is a symbolic link; tether does not read through links", info
+            if stat.S_ISDIR(info.st_mode):
+                return None, info  # nothing to read there, and nothing that could hang
+            return problem, info
+        if problem is not None and problem.endswith(OUTSIDE_LINK):
+            return problem, None
+        return None, None
 
     # --- writing ---------------------------------------------------------------------------
 

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 import stat
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -12,10 +11,9 @@ from tether import progress
 from tether.errors import TetherError
 from tether.flows.baseline import Baseline, load_baseline
 from tether.flows.project import Project, open_project
+from tether.flows.safety import PathGuard
 from tether.fsio import (
-    NOT_REGULAR,
     NotRegularFileError,
-    is_special_file,
     read_regular,
     sha256_file,
 )
@@ -136,24 +134,28 @@ def _crlf_checkout_of(target: Path, baseline: Baseline, rel: str) -> bool:
 NOT_A_FILE = ""  # current_digest of a folder, FIFO, socket or device: no file's digest
 
 
-def current_digest(project: Project, rel: str, stats: StatCache) -> str | None:
+def current_digest(
+    project: Project, rel: str, stats: StatCache, guard: PathGuard | None = None
+) -> str | None:
     """sha256 of the project's file (None when absent), through the stat cache;
-    NOT_A_FILE, without opening it, when the path is not a regular file."""
+    NOT_A_FILE, without opening it, when the path is not a regular file, is a link, or
+    lies behind a folder linking out of the project."""
+    guard = guard or PathGuard(project.root)
     target = project.path(rel)
     try:
-        info = os.stat(target)
-    except (FileNotFoundError, NotADirectoryError):
-        return None
+        problem, info = guard.inspect_for_reading(rel)
     except OSError as error:  # a folder on the way that cannot be looked into
         raise TetherError(f"{rel}: cannot read ({error.strerror})") from None
-    if not stat.S_ISREG(info.st_mode):
+    if info is None and problem is None:
+        return None
+    if problem is not None or info is None or not stat.S_ISREG(info.st_mode):
         return NOT_A_FILE
     cached = stats.lookup(rel, info)
     if cached is not None:
         return cached
     try:
         digest = sha256_file(target)
-    except NotRegularFileError:  # swapped for a FIFO or device since the stat
+    except NotRegularFileError:  # swapped for a FIFO or device since the look
         return NOT_A_FILE
     except OSError as error:
         raise TetherError(f"{rel}: cannot read ({error.strerror})") from None
@@ -165,21 +167,24 @@ def classify_drift(
     project: Project, baseline: Baseline, report: StatusReport, no_regions: bool = False
 ) -> None:
     stats = project.stat_cache()
+    guard = PathGuard(project.root)
     regions = _BaselineRegions(baseline, no_regions)
     for rel, record in progress.tracked("checking", sorted(baseline.files.items())):
         if rel in baseline.sentinels:
             continue
         target = project.path(rel)
         owned = record.cls is FileClass.OWNED
-        digest = current_digest(project, rel, stats)
+        digest = current_digest(project, rel, stats, guard)
         if digest is None:
             report.deleted.append(rel)
             if owned:
                 report.deleted_owned.append(rel)
             continue
-        if digest == NOT_A_FILE and is_special_file(target):
-            report.not_regular.append(rel)
-            report.notes.append(f"{rel}: {NOT_REGULAR}; not read")
+        if digest == NOT_A_FILE:
+            problem = guard.inspect_for_reading(rel)[0]
+            if problem is not None:
+                report.not_regular.append(rel)
+                report.notes.append(f"{rel}: {problem}; not read")
         if digest != NOT_A_FILE and (
             digest == record.sha256
             or _crlf_checkout_of(target, baseline, rel)

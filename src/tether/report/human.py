@@ -88,7 +88,7 @@ _REASON_TEXT = {
     "owned-drift": "owned files differ from the installed release",
     "update-available": "a newer release is available",
     "unresolved-conflicts": "conflicts from an update are not resolved",
-    "not-regular-files": "managed paths are FIFOs, sockets or devices, not regular files",
+    "not-regular-files": "managed paths are not regular files (FIFOs, sockets, devices, links)",
 }
 
 
