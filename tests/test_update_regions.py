@@ -118,3 +118,21 @@ def test_no_regions_switch_compares_whole_files(tmp_path):
     finally:
         del os.environ["TETHER_NO_REGIONS"]
     assert "Regions: disabled for this run" in env_run.stdout
+
+
+def test_the_plan_shows_the_programs_it_will_run_before_anything_runs(tmp_path):
+    project = setup(tmp_path, agent("# Reviewer v2\n", "default remit\n"))
+    before = (project / "agents/reviewer.md").read_bytes()
+    dry = run_tether("update", "--dry-run", "-C", str(project))
+    assert "Programs this update runs from your tree after writing the files (1):" in dry.stdout
+    assert "bash scripts/gen.sh (region" in dry.stdout
+    doc = json.loads(run_tether("update", "--dry-run", "--json", "-C", str(project)).stdout)
+    assert [p["command"] for p in doc["regions"]["programs"]] == ["bash scripts/gen.sh"]
+    assert (project / "agents/reviewer.md").read_bytes() == before  # nothing ran
+    # The summary a person confirms on a terminal is the same rendering of the plan.
+    from tether.flows.update import PreparedUpdate, UpdateRequest, prepare_update
+    from tether.report.human import render_plan_summary
+
+    prepared = prepare_update(UpdateRequest(project))
+    assert isinstance(prepared, PreparedUpdate)
+    assert "bash scripts/gen.sh" in render_plan_summary(prepared.report("plan"))

@@ -11,6 +11,7 @@ Pure: bytes and plain values in, plain values out. Text is handled as bytes spli
 from __future__ import annotations
 
 import difflib
+import shlex
 from dataclasses import dataclass
 from typing import Final, Literal
 
@@ -42,6 +43,11 @@ class RegenSpec:
     @property
     def argv(self) -> tuple[str, ...]:
         return (self.interpreter, self.operand, *self.args)
+
+    @property
+    def command_line(self) -> str:
+        """The literal command, shell-quoted, to run by hand from the project root."""
+        return shlex.join(self.argv)
 
 
 @dataclass(frozen=True)

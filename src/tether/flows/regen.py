@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import contextlib
 import os
-import shlex
 import signal
 import stat
 import subprocess
@@ -84,7 +83,7 @@ class RegenOutcome:
 
 def command_line(decl: RegionDecl) -> str:
     """The literal command, shell-quoted, to run by hand from the project root."""
-    return shlex.join(decl.regenerate.argv) if decl.regenerate else ""
+    return decl.regenerate.command_line if decl.regenerate else ""
 
 
 def skipped_outcome(decl: RegionDecl, reason: str) -> RegenOutcome:

@@ -52,6 +52,13 @@ class RegionPlan:
             "dropped_declarations": self.dropped,
             "fallbacks": self.fallbacks,
             "pre_region_paths": self.pre_region,
+            # Programs the update runs from the project's own tree after writing the files:
+            # shown before a person confirms, since running them is their trust decision.
+            "programs": [
+                {"id": d.id, "command": d.regenerate.command_line}
+                for d in self.declarations
+                if d.regenerate is not None
+            ],
         }
 
 
