@@ -238,6 +238,21 @@ def backup_links_out(w: dict[str, Path]) -> None:
     (w["project"] / ".tether/backup").symlink_to(w["outside"], target_is_directory=True)
 
 
+AUDIT = ("--remit", "*.sh", "--member", "shell")
+
+
+def audit_marker_fifo(w: dict[str, Path]) -> None:
+    """A FIFO where the clearance marker of the current digest would be."""
+    digest = subprocess.run(
+        ["tether", "audit", "digest", "--root", str(w["project"]), *AUDIT],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout.strip()
+    (w["project"] / ".tether/audit").mkdir()
+    os.mkfifo(w["project"] / f".tether/audit/{digest}.shell.ok")
+
+
 def registry_garbage(w: dict[str, Path]) -> None:
     w["registry"].write_text('{"version": 2, "projects": {"x": {"path": "\\u0000"}}}')
 
@@ -263,6 +278,7 @@ CASES: list[Callable[[dict[str, Path]], None]] = [
     stat_cache_garbage,
     lock_is_folder,
     backup_links_out,
+    audit_marker_fifo,
     registry_garbage,
 ]
 
@@ -283,6 +299,7 @@ EXPECTED: dict[str, dict[str, int]] = {
     "journal_hostile_paths": {"status -C": 1, "update --abandon": 1},
     "backup_links_out": {"status -C": 1, "update --yes": 1},
     "registry_garbage": {"fleet status": 1, "deps scan": 1},
+    "audit_marker_fifo": {"audit gate": 3},
 }
 
 
@@ -299,6 +316,7 @@ def commands(w: dict[str, Path]) -> list[list[str]]:
         ["refresh", "--yes", "-C", project],
         ["reapply", "--patches", str(w["tmp"] / "patches"), "--target", project],
         ["audit", "shell", "--root", project],
+        ["audit", "gate", "--root", project, *AUDIT],
         ["deps", "scan", "--level", "patch", "--registry", registry, "--npm-registry", npm],
         ["fleet", "status", "--registry", registry],
         ["fleet", "update", "--yes", "--registry", registry],
@@ -354,3 +372,24 @@ def test_every_command_against_a_hostile_tree(world, make_hostile):
     assert {name: tree_state(world["tmp"] / name) for name in ("outside", "rel")} == beside
     assert (world["tmp"] / "victim.txt").read_bytes() == victim
     assert not (world["tmp"] / "proj.tether").exists()
+
+
+def test_an_unexpected_environment_error_is_one_line(tmp_path, monkeypatch, capsys):
+    """The last resort in the entry point: an OSError no flow expected (here, injected in
+    status) is one line naming the path, exit 1, with a JSON document under --json."""
+    from tether.cli.main import main
+    from tether.flows import status
+
+    def refused(*args, **kwargs):
+        raise PermissionError(13, "Permission denied", str(tmp_path / "somewhere"))
+
+    monkeypatch.setattr(status, "project_status", refused)
+    assert main(["status", "-C", str(tmp_path)]) == 1
+    assert capsys.readouterr().err == f"tether: {tmp_path / 'somewhere'}: Permission denied\n"
+    assert main(["status", "--json", "-C", str(tmp_path)]) == 1
+    error = json.loads(capsys.readouterr().out)["error"]
+    assert error == {
+        "message": f"{tmp_path / 'somewhere'}: Permission denied",
+        "kind": "error",
+        "exit": 1,
+    }

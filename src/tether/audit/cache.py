@@ -15,7 +15,7 @@ import os
 from pathlib import Path
 from typing import Any
 
-from tether.fsio import atomic_write
+from tether.fsio import atomic_write, read_bytes
 from tether.parselimits import json_loads
 
 
@@ -42,7 +42,7 @@ class ResultCache:
         if self.directory is None:
             return None
         try:
-            return json_loads(self._path(key).read_text(encoding="utf-8"))
+            return json_loads(read_bytes(self._path(key)).decode("utf-8"))
         except (OSError, UnicodeDecodeError, json.JSONDecodeError):
             return None
 

@@ -20,7 +20,7 @@ from tether.audit.scope import dirty_files
 from tether.audit.sidecar import check_member_name
 from tether.audit.workspace import Layout, audit_dir
 from tether.errors import TetherError, UsageError
-from tether.fsio import atomic_write
+from tether.fsio import atomic_write, read_bytes
 from tether.parselimits import json_loads
 
 PROVENANCES: Final = ("earned", "refused")
@@ -96,7 +96,7 @@ def _marker_bytes(digest: str, member: str, provenance: str, supersedes: Any = N
 
 def _read_json(path: Path) -> Any:
     try:
-        return json_loads(path.read_text(encoding="utf-8"))
+        return json_loads(read_bytes(path).decode("utf-8"))
     except (OSError, UnicodeDecodeError, json.JSONDecodeError):
         return None
 

@@ -122,6 +122,13 @@ def main(argv: Sequence[str] | None = None) -> int:
         return _fail("tether: interrupted", 130, "interrupted", as_json)
     except BrokenPipeError:
         return 1
+    except OSError as error:
+        # The last resort for the environment refusing something no flow expected (a
+        # permission, a full disk, a FIFO where a file was): one line, never a traceback.
+        where = f"{error.filename}: " if error.filename else ""
+        return _fail(f"tether: {where}{error.strerror or error}", 1, "error", as_json)
+    except RecursionError:
+        return _fail("tether: input nested too deeply to read", 1, "error", as_json)
     except Exception as error:
         if not as_json:
             raise

@@ -17,6 +17,7 @@ from typing import Any
 
 from tether.deps.model import Locus
 from tether.flows.safety import PathGuard
+from tether.fsio import read_bytes
 
 
 class EditError(Exception):
@@ -55,7 +56,7 @@ def write(root: Path, files: dict[str, bytes]) -> None:
 
 def _read(root: Path, rel: str) -> bytes:
     try:
-        return (root / rel).read_bytes()
+        return read_bytes(root / rel)
     except OSError as error:
         raise EditError(f"{rel}: cannot read: {error.strerror}") from None
 

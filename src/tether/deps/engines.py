@@ -28,6 +28,7 @@ from tether.deps.registries import Fetcher, FetchError, HttpClient, parse_time
 from tether.deps.scan import ScanResult, policy_for
 from tether.deps.targets import AgePolicy, pick
 from tether.fleet.selection import Member
+from tether.fsio import read_bytes
 from tether.parselimits import json_loads
 
 DEFAULT_NODE_INDEX = "https://nodejs.org/dist/index.json"
@@ -148,7 +149,7 @@ def _tool_map(scan: ProjectScan, rel: str, doc: dict[str, Any], section: str) ->
 
 def _lines(scan: ProjectScan, rel: str) -> list[str] | None:
     try:
-        text = (scan.root / rel).read_text(encoding="utf-8")
+        text = read_bytes(scan.root / rel).decode("utf-8")
     except FileNotFoundError:
         return None
     except (OSError, UnicodeDecodeError) as error:
@@ -227,7 +228,7 @@ class NodeIndex:
             return found
         path = Path(parsed.path if parsed.scheme == "file" else self.location)
         try:
-            return json_loads(path.read_bytes())
+            return json_loads(read_bytes(path))
         except (OSError, json.JSONDecodeError) as error:
             raise FetchError(f"{path}: {error}") from None
 

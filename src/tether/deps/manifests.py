@@ -19,6 +19,7 @@ from typing import Any, Literal
 
 from tether.deps import npmspec, pyspec
 from tether.deps.model import Declared, Locus, Occurrence, Skipped
+from tether.fsio import read_bytes
 
 Format = Literal["json", "yaml", "toml"]
 NPM_SECTIONS = ("dependencies", "devDependencies", "optionalDependencies")
@@ -81,7 +82,7 @@ def _read(root: Path, rel: str, fmt: Format) -> dict[str, Any] | None:
     from tether.engine.structured.formats import ParseProblem, decode, parse
 
     try:
-        data = (root / rel).read_bytes()
+        data = read_bytes(root / rel)
     except FileNotFoundError:
         return None
     except OSError as error:

@@ -30,6 +30,7 @@ from typing import Any
 from tether.deps.align import PackagePlan, Plan
 from tether.deps.targets import dialect_of
 from tether.errors import TetherError, UsageError
+from tether.fsio import read_bytes
 
 ACTIONS = ("run-override", "skip-matched", "force-generic")
 DEFAULT_FILE = ".tether/deps-overrides.yaml"
@@ -95,7 +96,7 @@ def default_path(cwd: Path) -> Path | None:
 
 def load(path: Path) -> list[OverrideEntry]:
     try:
-        body = path.read_text(encoding="utf-8")
+        body = read_bytes(path).decode("utf-8")
     except FileNotFoundError:
         raise TetherError(f"overrides file not found: {path}") from None
     except (OSError, UnicodeDecodeError) as error:

@@ -32,6 +32,7 @@ from typing import Any, Protocol
 from tether import __version__
 from tether.deps import pyspec
 from tether.deps.model import Ecosystem, PackageInfo, Release
+from tether.fsio import read_bytes
 from tether.parselimits import json_loads
 
 DEFAULT_NPM = "https://registry.npmjs.org/"
@@ -261,7 +262,7 @@ class PypiFixtureDir:
 
 def _read_fixture(path: Path) -> Any | None:
     try:
-        return json_loads(path.read_bytes())
+        return json_loads(read_bytes(path))
     except FileNotFoundError:
         return None
     except (OSError, json.JSONDecodeError, UnicodeDecodeError) as error:
@@ -284,7 +285,7 @@ def read_npmrc(paths: Iterable[Path], env: Mapping[str, str]) -> dict[str, str]:
     found: dict[str, str] = {}
     for path in paths:
         try:
-            text = path.read_text(encoding="utf-8")
+            text = read_bytes(path).decode("utf-8")
         except OSError:
             continue
         for line in text.splitlines():

@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from tether.errors import TetherError
-from tether.fsio import atomic_write, sha256_bytes, sha256_file
+from tether.fsio import atomic_write, read_bytes, sha256_bytes, sha256_file
 from tether.parselimits import json_loads
 
 SCHEMA = 1
@@ -89,7 +89,7 @@ def record(root: Path, out: Path, exclude: Sequence[str] = DEFAULT_EXCLUDE) -> d
 
 def load(path: Path) -> dict[str, Any]:
     try:
-        doc = json_loads(path.read_bytes())
+        doc = json_loads(read_bytes(path))
     except FileNotFoundError:
         raise TetherError(f"baseline not found: {path}") from None
     except (OSError, json.JSONDecodeError, UnicodeDecodeError) as error:

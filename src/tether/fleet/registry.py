@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from tether.errors import TetherError
-from tether.fsio import atomic_write
+from tether.fsio import atomic_write, read_bytes
 from tether.parselimits import MAX_NESTING, json_loads
 
 REGISTRY_VERSION = 2
@@ -91,7 +91,7 @@ def utc_timestamp() -> str:
 def load_registry(path: Path) -> Registry:
     """The registry at ``path``; a missing file is an empty registry. Never writes."""
     try:
-        data = path.read_bytes()
+        data = read_bytes(path)
     except FileNotFoundError:
         return Registry(path, exists=False)
     except OSError as error:

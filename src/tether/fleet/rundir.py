@@ -11,7 +11,7 @@ import re
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
-from tether.fsio import atomic_write
+from tether.fsio import atomic_write, read_bytes
 from tether.state.journal import new_run_id
 
 TAIL_LINES = 40
@@ -49,7 +49,7 @@ class RunFolder:
 
 def tail(path: Path, count: int = TAIL_LINES) -> list[str]:
     try:
-        text = path.read_text(encoding="utf-8", errors="replace")
+        text = read_bytes(path).decode("utf-8", "replace")
     except OSError:
         return []
     return text.splitlines()[-count:]

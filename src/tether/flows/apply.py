@@ -26,6 +26,7 @@ from tether.flows.status import conflict_is_unresolved
 from tether.fsio import (
     file_mode,
     flush_to_disk,
+    read_bytes,
     remove_stale_temps,
     remove_stale_temps_under,
     sha256_bytes,
@@ -194,7 +195,7 @@ def _verify_written(ctx: RunContext, action: FileAction) -> None:
     if action.sides is None or action.decision == "take-theirs":
         return
     base, ours, _ = action.sides
-    written = ctx.project.path(action.path).read_bytes()
+    written = read_bytes(ctx.project.path(action.path))
     result = verify_preserved(base, ours, written)
     if result.preserved:
         return
@@ -310,7 +311,7 @@ def _needs_backup(ctx: RunContext, action: FileAction) -> bool:
 def _backup(batch: _Batch, rel: str) -> None:
     ctx = batch.ctx
     source = ctx.project.path(rel)
-    data = source.read_bytes()
+    data = read_bytes(source)
     digest = sha256_bytes(data)
     first = ctx.resume.backed_up.get(rel)
     if first == digest:
@@ -370,7 +371,7 @@ def _unshare_backups(batch: _Batch) -> None:
         target = project.path(backup)
         with contextlib.suppress(OSError):
             if os.stat(target).st_nlink > 1:
-                batch.ctx.guard.write(backup, target.read_bytes(), durable=False)
+                batch.ctx.guard.write(backup, read_bytes(target), durable=False)
                 batch.flushed.append(target)
     batch.linked = []
 
@@ -664,7 +665,7 @@ def _verified_backup(project: Project, run: RunRecord, path: str) -> tuple[bytes
     backup = run.backed_up[path]
     source = project.path(backup.backup)
     try:
-        data = source.read_bytes()
+        data = read_bytes(source)
     except OSError as error:
         problem = error.strerror or str(error)
     else:

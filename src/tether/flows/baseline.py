@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 
 from tether.errors import TetherError
 from tether.flows.project import Project, Release, absolute_source, fetch_release
-from tether.fsio import sha256_bytes
+from tether.fsio import read_bytes, sha256_bytes
 from tether.model.manifest import Manifest, parse_manifest
 from tether.parselimits import MAX_NESTING, json_loads
 from tether.state.store import FileRecord, State
@@ -70,7 +70,7 @@ class Baseline:
         if cached is not None or copy is None:
             return cached
         try:
-            data = self.project.path(copy).read_bytes()
+            data = read_bytes(self.project.path(copy))
         except OSError:
             return None
         return data if sha256_bytes(data) == self.state.manifest_sha256 else None

@@ -112,7 +112,7 @@ class _Undo:
 
     def rewrites(self, path: Path) -> None:
         if path.is_file() and not path.is_symlink():
-            self.saved[path] = path.read_bytes()
+            self.saved[path] = read_bytes(path)
         else:
             self.creates(path)
 
@@ -276,7 +276,7 @@ def _seed_sentinels(
         source = release.file_path(rel)
         problem, info = guard.inspect(rel)
         if source.is_file() and problem is None and info is None:
-            guard.write(rel, source.read_bytes(), mode=file_mode(source))
+            guard.write(rel, read_bytes(source), mode=file_mode(source))
             report.sentinels_seeded.append(rel)
 
 

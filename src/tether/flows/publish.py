@@ -36,7 +36,7 @@ from tether.engine.changelog import (
     sections_between,
 )
 from tether.errors import TetherError, UsageError
-from tether.fsio import NEW_FILE_MODE, atomic_write, sha256_file
+from tether.fsio import NEW_FILE_MODE, atomic_write, read_bytes, sha256_file
 from tether.model.manifest import (
     FileClass,
     Manifest,
@@ -137,7 +137,7 @@ def _config_version(origin: str, data: dict[str, Any], root: Path) -> str:
         rel = _relpath(origin, "version_file", data["version_file"])
         where = rel
         try:
-            raw = (root / rel).read_text(encoding="utf-8").strip()
+            raw = read_bytes(root / rel).decode("utf-8").strip()
         except (OSError, UnicodeDecodeError) as error:
             raise TetherError(f"{origin}: cannot read version_file {rel} ({error})") from None
     version = strip_v(raw.strip())
@@ -233,7 +233,7 @@ def parse_publish_config(data: dict[str, Any], origin: str, root: Path) -> Publi
 
 def load_publish_config(path: Path, root: Path) -> PublishConfig:
     try:
-        raw = path.read_bytes()
+        raw = read_bytes(path)
     except FileNotFoundError:
         raise TetherError(
             f"{path}: no such file (the publisher's config; see docs/publishing.md)"
@@ -392,7 +392,7 @@ def manifest_build(root: Path, config_path: Path | None = None) -> ManifestBuild
     parse_manifest(json.loads(data), origin, reserved=reserved_by_any_profile())
     target = root / MANIFEST_PATH
     try:
-        previous: bytes | None = target.read_bytes()
+        previous: bytes | None = read_bytes(target)
     except FileNotFoundError:
         previous = None
     return ManifestBuild(target, manifest, data, previous)
@@ -594,7 +594,7 @@ def check_version_range(from_version: str, to_version: str) -> None:
 
 def _read_text(path: Path, what: str) -> str:
     try:
-        return path.read_text(encoding="utf-8", errors="replace")
+        return read_bytes(path).decode("utf-8", "replace")
     except OSError as error:
         raise TetherError(f"cannot read {what} {path}: {error.strerror or error}") from None
 

@@ -48,6 +48,7 @@ from tether.fsio import (
     NOT_REGULAR,
     NotRegularFileError,
     file_mode,
+    read_bytes,
     read_regular,
     sha256_bytes,
     sha256_file,
@@ -122,7 +123,7 @@ def find_patch_set(patches: Path) -> Path:
 
 def load_patch_set(patches: Path) -> PatchSet:
     root = find_patch_set(patches)
-    raw = (root / META_FILE).read_bytes()
+    raw = read_bytes(root / META_FILE)
     try:
         meta = json_loads(raw)
     except (ValueError, UnicodeDecodeError) as error:
@@ -852,7 +853,7 @@ def save_patches(target: Path, manifest: Path, patches: Path) -> SaveReport:
 
 def _read_manifest(manifest: Path) -> dict[str, Any]:
     try:
-        data = json_loads(manifest.read_bytes())
+        data = json_loads(read_bytes(manifest))
     except OSError as error:
         raise TetherError(f"cannot read the manifest {manifest}: {error.strerror}") from None
     except (ValueError, UnicodeDecodeError) as error:
@@ -887,7 +888,7 @@ def _write_save(target: Path, patches: Path, installed: dict[str, Any], changed:
     saved = PathGuard(staging)
     for rel in changed:
         source = target / rel
-        saved.write(rel, source.read_bytes(), mode=file_mode(source))
+        saved.write(rel, read_bytes(source), mode=file_mode(source))
     meta = {
         "backed_up_at": _iso_now(),
         "from_version": installed.get("version"),

@@ -21,6 +21,7 @@ from typing import IO, Final, Literal
 
 from tether.engine.regions import RegenSpec, RegionDecl
 from tether.flows.safety import PathGuard, UnsafePath
+from tether.fsio import read_bytes
 from tether.pathrules import relpath_problem
 
 Status = Literal["regenerated", "failed", "refused", "skipped"]
@@ -175,7 +176,7 @@ def _walk(root: Path, exclude: frozenset[str]) -> Iterator[tuple[str, os.stat_re
 
 def _entry(path: Path, info: os.stat_result, keep_content: bool) -> _Entry:
     is_link = stat.S_ISLNK(info.st_mode)
-    content = path.read_bytes() if keep_content and not is_link else None
+    content = read_bytes(path) if keep_content and not is_link else None
     return _Entry(
         is_link=is_link,
         size=info.st_size,
@@ -213,7 +214,7 @@ def _differs(root: Path, rel: str, before: _Entry, after: _Entry) -> bool:
         return True
     # Rewritten with the same bytes (only ctime moved) is no change.
     try:
-        return before.mode != after.mode or (root / rel).read_bytes() != before.content
+        return before.mode != after.mode or read_bytes(root / rel) != before.content
     except OSError:
         return True
 
@@ -373,7 +374,7 @@ def _back_up(root: Path, paths: tuple[str, ...], backup_dir: Path | None) -> tup
         if problem or info is None:
             continue
         if not (backup_dir / rel).exists():
-            backups.write(rel, (root / rel).read_bytes(), mode=stat.S_IMODE(info.st_mode))
+            backups.write(rel, read_bytes(root / rel), mode=stat.S_IMODE(info.st_mode))
         saved.append(rel)
     return tuple(saved)
 

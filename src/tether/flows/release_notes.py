@@ -7,6 +7,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from tether.fsio import read_bytes
+
 if TYPE_CHECKING:  # the parser is imported only when a release ships a changelog
     from tether.engine.changelog import AdopterAction, Section
 
@@ -21,7 +23,7 @@ def release_notes(project_root: Path, changelog: Path, installed: str, target: s
     """Sections strictly newer than ``installed`` up to ``target``, read from the new
     release's changelog; none when it has no changelog or a version does not parse."""
     try:
-        text = changelog.read_text(encoding="utf-8", errors="replace")
+        text = read_bytes(changelog).decode("utf-8", "replace")
     except OSError:
         return ReleaseNotes()
     from tether.engine.changelog import adopter_actions, applicable_actions, sections_between

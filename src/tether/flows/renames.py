@@ -9,6 +9,7 @@ from dataclasses import replace
 
 from tether.flows.baseline import Baseline
 from tether.flows.project import Project, Release
+from tether.fsio import read_bytes
 from tether.model.plan import Bucket, FileAction, Op
 
 SIMILARITY = 0.6
@@ -108,7 +109,7 @@ def carry_rename(
     if new_action.bucket is not Bucket.ADD or unsafe_target(project.root, old):
         return new_action
     try:
-        ours = project.path(old).read_bytes()
+        ours = read_bytes(project.path(old))
     except OSError:
         return new_action
     base = baseline.read(old) or b""

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, BinaryIO
 
 from tether import __version__, progress
 from tether.errors import TetherError
+from tether.fsio import read_bytes
 from tether.sources import ReleaseTree
 from tether.sources.cache import TreeCache
 from tether.sources.common import asked_version, match_version, not_found
@@ -151,7 +152,7 @@ def _check_published_digest(url: str, download: Path, work: Path) -> None:
         fetch_url(url + ".sha256", side, missing="no checksum")
     except TetherError:
         return  # none published
-    expected = expected_digest(side.read_text(errors="replace"), url.rsplit("/", 1)[-1])
+    expected = expected_digest(read_bytes(side).decode("utf-8", "replace"), url.rsplit("/", 1)[-1])
     if expected is None or expected.lower() != sha256_file(download):
         raise TetherError(
             f"{url}: does not match the sha256 published beside it; refusing to install it"

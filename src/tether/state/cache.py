@@ -211,7 +211,7 @@ def _read_index(index: Path) -> dict[str, PackEntry]:
     """A pack's entries; an unreadable or malformed index counts as no pack (its entries
     are fetched from the source again when needed, and checked by hash anyway)."""
     try:
-        doc = json_loads(index.read_bytes())
+        doc = json_loads(read_bytes(index))
         pack = index.with_name(str(doc["pack"]))
         return {
             str(sha): PackEntry(pack, int(span[0]), int(span[1]))

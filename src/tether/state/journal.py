@@ -47,7 +47,7 @@ from pathlib import Path
 from typing import BinaryIO
 
 from tether.errors import TetherError
-from tether.fsio import fsync_dir
+from tether.fsio import fsync_dir, read_bytes
 from tether.parselimits import json_loads
 from tether.state import crashpoint
 
@@ -252,7 +252,7 @@ def read_records(path: Path) -> list[Record]:
     """The journal's records in order; a final line without its newline is a torn write and
     is ignored (the append that wrote it never returned, so nothing relied on it)."""
     try:
-        data = path.read_bytes()
+        data = read_bytes(path)
     except FileNotFoundError:
         return []
     except IsADirectoryError:

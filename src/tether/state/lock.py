@@ -28,6 +28,7 @@ from pathlib import Path
 from types import TracebackType
 
 from tether.errors import TetherError
+from tether.fsio import read_bytes
 from tether.parselimits import json_loads
 
 if sys.platform != "win32":
@@ -112,7 +113,7 @@ class ProjectLock:
 def read_owner(path: Path) -> LockOwner | None:
     """The owner recorded in a lock file, or None when it is missing, empty or unreadable."""
     try:
-        text = path.read_text(encoding="utf-8")
+        text = read_bytes(path).decode("utf-8")
     except OSError:
         return None
     try:

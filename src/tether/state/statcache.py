@@ -16,7 +16,7 @@ import time
 from collections.abc import Sequence
 from pathlib import Path
 
-from tether.fsio import atomic_write
+from tether.fsio import atomic_write, read_bytes
 from tether.parselimits import json_loads
 
 RACY_MARGIN_NS = 2_000_000_000
@@ -46,7 +46,7 @@ class StatCache:
 
     def _load(self) -> None:
         try:
-            data = json_loads(self.path.read_bytes())
+            data = json_loads(read_bytes(self.path))
             if data.get("schema") != SCHEMA or not isinstance(data["files"], dict):
                 return
             self.written_ns = int(data["written_ns"])

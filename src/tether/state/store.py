@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from tether.errors import TetherError
-from tether.fsio import atomic_write
+from tether.fsio import atomic_write, read_bytes
 from tether.model.manifest import FileClass
 from tether.parselimits import json_loads
 from tether.pathrules import NOTHING_RESERVED, ReservedPaths, project_path_problem
@@ -164,7 +164,7 @@ def load_state(path: Path, profile: Profile | None = None) -> State | None:
     """The state at ``path``; None when there is none. ``profile``: the project's, whose
     reserved paths no record may name (see ``check_state_paths``)."""
     try:
-        raw = path.read_bytes()
+        raw = read_bytes(path)
     except FileNotFoundError:
         return None
     except OSError as error:
