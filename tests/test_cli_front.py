@@ -98,10 +98,10 @@ def test_mistyped_nested_command_suggests_the_closest() -> None:
 
 
 def test_unknown_flag_before_the_command_shows_the_top_usage() -> None:
-    result = run_tether("--bogus")
+    result = run_tether("--frobnicate")
     assert result.returncode == 2
     assert result.stderr.startswith("usage: tether [-h]")
-    assert result.stderr.splitlines()[-1] == "tether: unrecognized argument --bogus"
+    assert result.stderr.splitlines()[-1] == "tether: unrecognized argument --frobnicate"
 
 
 def test_several_unrecognized_arguments_are_all_named(project: Path) -> None:

@@ -479,11 +479,18 @@ def run_in_terminal(args, env):
 def test_colour_only_on_a_terminal_without_no_color(project):
     edit_guide(project)
     env = {k: v for k, v in os.environ.items() if k != "NO_COLOR"}
+    env["TERM"] = "xterm"
     coloured = run_in_terminal(["diff", "-C", str(project)], env)
     assert "\x1b[31m-line 2\x1b[m" in coloured and "\x1b[32m+line two\x1b[m" in coloured
     assert "\x1b[36m@@ -9,4 +9,5 @@\x1b[m line 8" in coloured
-    plain = run_in_terminal(["diff", "-C", str(project)], {**env, "NO_COLOR": "1"})
-    assert "\x1b[" not in plain and "-line 2" in plain
+    for args, changed in (
+        ([], {"NO_COLOR": "1"}),
+        ([], {"TERM": "dumb"}),
+        (["--no-color"], {}),
+        (["--no-color"], {"NO_COLOR": ""}),  # the flag wins over an empty NO_COLOR
+    ):
+        plain = run_in_terminal(["diff", *args, "-C", str(project)], {**env, **changed})
+        assert "\x1b[" not in plain and "-line 2" in plain, (args, changed)
     assert "\x1b[" not in tether_diff(project).stdout  # a pipe never gets colour
 
 

@@ -177,9 +177,14 @@ def test_nothing_is_drawn_with_json_or_quiet(project: Path, args: tuple[str, ...
         assert '"status": "updated"' in out
 
 
-@pytest.mark.parametrize("env", [{"NO_COLOR": "1"}, {"TERM": "dumb"}])
-def test_plain_lines_without_redraw(project: Path, env: dict[str, str | None]) -> None:
-    code, _, terminal = on_terminal("update", "--yes", "-C", str(project), env=env)
+@pytest.mark.parametrize(
+    ("env", "flags"),
+    [({"NO_COLOR": "1"}, ()), ({"TERM": "dumb"}, ()), ({}, ("--no-color",))],
+)
+def test_plain_lines_without_redraw(
+    project: Path, env: dict[str, str | None], flags: tuple[str, ...]
+) -> None:
+    code, _, terminal = on_terminal("update", "--yes", *flags, "-C", str(project), env=env)
     assert code == 0
     text = terminal.decode()
     assert "\r" not in text
@@ -279,6 +284,8 @@ def test_choose_follows_terminal_json_quiet_and_environment() -> None:
         # NO_COLOR counts only when set to something (no-color.org).
         live = choose(terminal, quiet=False, as_json=False, environ={"NO_COLOR": ""})
         assert isinstance(live, LiveLine)
+        plain = choose(terminal, quiet=False, as_json=False, environ={}, no_color=True)
+        assert isinstance(plain, PlainLines)
         assert choose(terminal, quiet=True, as_json=False, environ={}) is None
         assert choose(terminal, quiet=False, as_json=True, environ={}) is None
     assert choose(io.StringIO(), quiet=False, as_json=False, environ={}) is None

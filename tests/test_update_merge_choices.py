@@ -202,7 +202,7 @@ def test_verifier_restores_a_file_whose_written_merge_drops_a_line(tmp_path):
 
 
 def test_interactive_choices_per_file(tmp_path):
-    from tether.cli.update_cmd import choose_conflicts
+    from tether.cli.interact import choose_conflicts
     from tether.flows.update import UpdateRequest, prepare_update
 
     project = three_releases(

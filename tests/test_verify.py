@@ -222,7 +222,7 @@ def test_cli_names_an_unreadable_file(files: dict[str, str], tmp_path: Path) -> 
     missing = str(tmp_path / "nope")
     with pytest.raises(TetherError, match=r"result file .*nope"):
         run_cli("--base", files["base"], "--ours", files["ours"], "--result", missing)
-    with pytest.raises(TetherError, match="base file"):
+    with pytest.raises(TetherError, match="baseline file"):
         run_cli("--base", str(tmp_path), "--ours", files["ours"], "--result", files["good"])
 
 

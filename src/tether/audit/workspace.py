@@ -32,15 +32,15 @@ LAYOUTS: Final = {layout.profile: layout for layout in (NATIVE_LAYOUT, GAIA_LAYO
 def resolve_root(option: str | None) -> Path:
     """The checkout root an audit command works on; exit 2 when it is not one.
 
-    Without ``--root`` that is the top of the checkout around the current directory. A
-    given ``--root`` must be the top itself: a subfolder would silently narrow every path.
+    Without ``-C`` that is the top of the checkout around the current directory. A
+    given ``-C`` must be the top itself: a subfolder would silently narrow every path.
     """
     start = Path(option) if option else Path.cwd()
     top = git.work_tree_top(start)
     if top is None:
         raise UsageError(f"{start} is not inside a git checkout")
     if option and top.resolve() != start.resolve():
-        raise UsageError(f"--root {option} is not the top of a checkout (the top is {top})")
+        raise UsageError(f"-C {option} is not the top of a checkout (the top is {top})")
     return top.resolve()
 
 

@@ -8,18 +8,30 @@ withheld clearance, 2 usage, 3 shell found errors or the gate is not cleared.
 from __future__ import annotations
 
 import argparse
-import os
 import sys
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from tether.cli.common import add_json, print_json
+from tether.cli.common import (
+    add_jobs,
+    add_json,
+    add_option,
+    add_project_dir,
+    jobs,
+    print_json,
+    verbose_line,
+)
 from tether.errors import UsageError
 
 
 def _add_root(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--root", metavar="DIR", help="checkout root (default: the current one)")
+    add_project_dir(
+        parser,
+        deprecated=("--root",),
+        positional=False,
+        help="the checkout's top folder (default: the checkout around the current folder)",
+    )
     parser.add_argument(
         "--profile",
         choices=("native", "gaia"),
@@ -56,8 +68,14 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     scope = sub.add_parser("scope", help="files a branch changed, filtered by a remit")
     _add_root(scope)
     _add_remit(scope)
-    scope.add_argument(
-        "--base", required=True, metavar="REF", help="branch or commit under review against"
+    add_option(
+        scope,
+        "--base-ref",
+        deprecated=("--base",),
+        dest="base_ref",
+        required=True,
+        metavar="REF",
+        help="branch or commit under review against",
     )
 
     shell = sub.add_parser("shell", help="shellcheck and tether's lenses over in-scope shell")
@@ -66,13 +84,20 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     shell.add_argument(
         "paths", nargs="*", metavar="PATH", help="check these files only (relative to the root)"
     )
-    shell.add_argument("--base", metavar="REF", help="only files changed since the merge base")
+    add_option(
+        shell,
+        "--base-ref",
+        deprecated=("--base",),
+        dest="base_ref",
+        metavar="REF",
+        help="only files changed since the merge base with REF",
+    )
     shell.add_argument(
         "--diff-only",
         action="store_true",
         help="errors on lines the diff does not touch become suggestions",
     )
-    shell.add_argument("--jobs", type=int, default=os.cpu_count() or 1, metavar="N")
+    add_jobs(shell, "files checked")
     shell.add_argument("--vocabulary", choices=("tether", "gaia"), default="tether")
     shell.add_argument(
         "--hooks",
@@ -96,7 +121,15 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     write = findings_sub.add_parser("write", help="validate and write a member's findings sidecar")
     _add_root(write)
     write.add_argument("--member", required=True, metavar="NAME")
-    write.add_argument("--base", required=True, metavar="SHA", help="the audit key's base commit")
+    add_option(
+        write,
+        "--base-ref",
+        deprecated=("--base",),
+        dest="base_ref",
+        required=True,
+        metavar="SHA",
+        help="the audit key's base commit",
+    )
     write.add_argument("--findings", required=True, metavar="FILE", help="JSON array; - for stdin")
     write.add_argument("--review-base", metavar="SHA")
     write.add_argument("--base-reason", metavar="TOKEN")
@@ -141,7 +174,8 @@ def run(args: argparse.Namespace) -> int:
 def _context(args: argparse.Namespace) -> tuple[Path, Any]:
     from tether.audit.workspace import choose_layout, resolve_root
 
-    root = resolve_root(args.root)
+    root = resolve_root(args.project)
+    verbose_line(args, f"project {root}")
     return root, choose_layout(root, args.profile)
 
 
@@ -166,11 +200,11 @@ def _scope(args: argparse.Namespace) -> int:
 
     root, layout = _context(args)
     remit = _remit(args, root, layout, require_member=False)
-    scope = compute_scope(root, args.base, remit)
+    scope = compute_scope(root, args.base_ref, remit)
     if args.json:
         print_json(scope.to_json(root, remit))
         return 0
-    print(f"base {args.base} (merge base {scope.merge_base[:12]}), head {scope.head[:12]}")
+    print(f"base {args.base_ref} (merge base {scope.merge_base[:12]}), head {scope.head[:12]}")
     _print_list("in scope", scope.files)
     _print_list("deleted", scope.deleted)
     branch = scope.branch
@@ -201,20 +235,19 @@ def _shell(args: argparse.Namespace) -> int:
     from tether.audit.scope import compute_scope, touched_lines
     from tether.audit.tools import default_tools
 
-    if args.jobs < 1:
-        raise UsageError("--jobs must be at least 1")
-    if args.diff_only and not args.base:
-        raise UsageError("--diff-only needs --base REF")
+    workers = jobs(args)
+    if args.diff_only and not args.base_ref:
+        raise UsageError("--diff-only needs --base-ref REF")
     root, layout = _context(args)
     roster = load_roster(root, layout)
     remit = _remit(args, root, layout, require_member=False)
     options = shell.ShellOptions(
         hooks=tuple(args.hooks if args.hooks is not None else roster.hooks),
         posix=tuple(args.posix if args.posix is not None else roster.posix),
-        jobs=args.jobs,
+        jobs=workers,
         cache=_cache(args),
     )
-    scope = compute_scope(root, args.base, remit) if args.base else None
+    scope = compute_scope(root, args.base_ref, remit) if args.base_ref else None
     if args.paths:
         paths = [_relative(root, p) for p in args.paths]
     elif scope is not None:
@@ -293,7 +326,7 @@ def _findings_write(args: argparse.Namespace) -> int:
     review = sidecar.review_base(args.review_base, args.base_reason, args.anchor_tree)
     findings = sidecar.parse_findings_text(_read_findings(args.findings))
     result = sidecar.write_sidecar(
-        root, layout, member=args.member, base=args.base, findings=findings, review=review
+        root, layout, member=args.member, base=args.base_ref, findings=findings, review=review
     )
     written = result.path.relative_to(root).as_posix() if result.path else None
     if args.json:

@@ -12,15 +12,13 @@ from tether.flows.publish import ChangelogReport
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
-        "--from", dest="from_version", required=True, metavar="A", help="the version you have"
+        "--from", dest="from_version", required=True, metavar="V", help="the version you have"
     )
-    parser.add_argument(
-        "--to", dest="to_version", required=True, metavar="B", help="the version to read up to"
-    )
+    parser.add_argument("--to", required=True, metavar="V", help="the version to read up to")
     where = parser.add_mutually_exclusive_group()
     where.add_argument("--file", type=Path, metavar="PATH", help="read this changelog file")
     where.add_argument(
-        "--source", metavar="SRC", help="read release B's changelog from this source"
+        "--source", metavar="SRC", help="read the --to release's changelog from this source"
     )
     add_json(parser)
     add_project_dir(parser)
@@ -53,7 +51,7 @@ def run(args: argparse.Namespace) -> int:
     report = changelog_report(
         project_dir(args),
         args.from_version,
-        args.to_version,
+        args.to,
         file=args.file,
         source=args.source,
     )

@@ -1,25 +1,90 @@
-"""Options several commands share, and the one way to print a JSON document."""
+"""Options several commands share, and the one way to print a JSON document.
+
+A flag means one thing on every command (docs/cli.md, "Flags"); the helpers here are how a
+command takes a shared one, so its spelling, value and help cannot drift apart.
+"""
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 from pathlib import Path
 from typing import Any
 
 from tether.errors import UsageError
 
+# An action carries the spellings it still accepts from before the flags were unified: they
+# work without a warning for one release and are listed as deprecated in docs/cli.md. The
+# completion scripts leave them out; the flag test allows them only where they are marked.
+DEPRECATED = "deprecated_spellings"
+# The positional project folder (``tether init DIR``), deprecated in favour of -C DIR.
+DEPRECATED_POSITIONAL = "DIR"
 
-def add_project_dir(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("-C", dest="dir_option", metavar="DIR", help="project directory")
-    parser.add_argument("dir", nargs="?", metavar="DIR", help="project directory (default: .)")
+
+def add_option(
+    parser: argparse.ArgumentParser,
+    *spellings: str,
+    deprecated: tuple[str, ...] = (),
+    **kwargs: Any,
+) -> argparse.Action:
+    """``parser.add_argument`` with older spellings accepted as well, and marked so."""
+    if deprecated and kwargs.get("help") not in (None, argparse.SUPPRESS):
+        kwargs["help"] += f"; deprecated: {', '.join(deprecated)}"
+    action = parser.add_argument(*spellings, *deprecated, **kwargs)
+    setattr(action, DEPRECATED, deprecated)
+    return action
+
+
+def add_project_dir(
+    parser: argparse.ArgumentParser,
+    *,
+    deprecated: tuple[str, ...] = (),
+    positional: bool = True,
+    required: bool = False,
+    help: str = "the project folder (default: the current one)",
+) -> argparse.Action:
+    """``-C DIR`` / ``--project DIR``. ``positional`` also takes today's ``tether CMD DIR``
+    (deprecated); ``deprecated`` names the command's older option spellings (``--root``)."""
+    option = add_option(
+        parser,
+        "-C",
+        "--project",
+        deprecated=deprecated,
+        dest="project",
+        metavar="DIR",
+        required=required,
+        help=help,
+    )
+    if positional:
+        action = parser.add_argument(
+            "dir", nargs="?", metavar="DIR", help="deprecated spelling of -C DIR"
+        )
+        setattr(action, DEPRECATED, (DEPRECATED_POSITIONAL,))
+    return option
+
+
+def given_project(args: argparse.Namespace) -> str | None:
+    """The project folder as given (-C, an alias or the positional DIR), None when not."""
+    option, positional = getattr(args, "project", None), getattr(args, "dir", None)
+    if option and positional and option != positional:
+        raise UsageError("give the project directory once (-C DIR or DIR)")
+    chosen: str | None = option or positional
+    return chosen
 
 
 def project_dir(args: argparse.Namespace) -> Path:
-    if args.dir_option and args.dir and args.dir_option != args.dir:
-        raise UsageError("give the project directory once (-C DIR or DIR)")
-    return Path(args.dir_option or args.dir or ".")
+    """The project folder: -C DIR (or an older spelling), else the current one."""
+    folder = Path(given_project(args) or ".")
+    verbose_line(args, f"project {folder.absolute()}")
+    return folder
+
+
+def verbose_line(args: argparse.Namespace, text: str) -> None:
+    """One ``tether: ...`` line on stderr, only with -v/--verbose (docs/cli.md)."""
+    if getattr(args, "verbose", False):
+        sys.stderr.write(f"tether: {text}\n")
 
 
 def add_json(parser: argparse.ArgumentParser) -> None:
@@ -30,6 +95,63 @@ def print_json(document: Any) -> None:
     # One write: json.dump would hand stdout every token separately (tens of thousands
     # for an update of a large project).
     sys.stdout.write(json.dumps(document, indent=2, sort_keys=False) + "\n")
+
+
+# --- -j/--jobs: one default for every command that runs work side by side -----------------
+
+JOBS_CAP = 8
+JOBS_DEFAULT_TEXT = f"CPUs + 4, at most {JOBS_CAP}"
+
+
+def default_jobs() -> int:
+    """How many at once when ``-j`` is not given: the work tether runs side by side (fetching
+    releases and packages, planning projects, shellcheck processes) waits on disks, networks
+    and child processes more than it computes, so a few more than the CPUs keeps them busy;
+    the cap keeps a many-core machine from flooding a registry or a disk."""
+    return min(JOBS_CAP, (os.cpu_count() or 1) + 4)
+
+
+def add_jobs(parser: argparse.ArgumentParser, what: str) -> None:
+    """``-j/--jobs N``: ``what`` says what runs at once (``"files checked"``)."""
+    parser.add_argument(
+        "-j",
+        "--jobs",
+        type=int,
+        metavar="N",
+        help=f"{what} at once (default: {JOBS_DEFAULT_TEXT})",
+    )
+
+
+def jobs(args: argparse.Namespace) -> int:
+    """The ``-j`` given, else ``default_jobs()``; fewer than one is a usage error."""
+    given: int | None = args.jobs
+    if given is None:
+        return default_jobs()
+    if given < 1:
+        raise UsageError("--jobs must be at least 1")
+    return given
+
+
+# --- flags of the project commands ---------------------------------------------------------
+
+
+def add_to(parser: argparse.ArgumentParser, help: str, *, deprecated: tuple[str, ...] = ()) -> None:
+    """``--to V``: the release a command moves the project to."""
+    add_option(parser, "--to", deprecated=deprecated, dest="to", metavar="V", help=help)
+
+
+def add_source(
+    parser: argparse.ArgumentParser,
+    help: str = "override the recorded source",
+    *,
+    required: bool = False,
+) -> None:
+    """``--source SRC``: where releases come from (a folder, a tarball, a URL, a git repo)."""
+    parser.add_argument("--source", metavar="SRC", required=required, help=help)
+
+
+def add_yes(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("-y", "--yes", action="store_true", help="apply without asking")
 
 
 def add_all(parser: argparse.ArgumentParser) -> None:
@@ -48,7 +170,7 @@ def add_status_arguments(parser: argparse.ArgumentParser, latest_help: str) -> N
     """What ``status`` and ``check`` both take."""
     add_all(parser)
     parser.add_argument("--check-latest", action="store_true", help=latest_help)
-    parser.add_argument("--source", metavar="SRC", help="override the recorded source")
+    add_source(parser)
     parser.add_argument("--profile", metavar="P", help="native, gaia or gbrain (default: detected)")
     parser.add_argument(
         "--no-regions",

@@ -4,13 +4,16 @@ import argparse
 import tempfile
 from pathlib import Path
 
-from tether.cli.common import add_json, print_json
+from tether.cli.common import add_json, add_project_dir, print_json, verbose_line
 from tether.errors import TetherError
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument(
-        "--dir", metavar="DIR", help="build the demo here, a new or empty folder (default: temp)"
+    add_project_dir(
+        parser,
+        deprecated=("--dir",),
+        positional=False,
+        help="build the demo here, a new or empty folder (default: a new temporary one)",
     )
     add_json(parser)
 
@@ -36,7 +39,8 @@ def run(args: argparse.Namespace) -> int:
     from tether.flows.update import UpdateRequest, run_update
     from tether.report.human import render_init, render_status, render_update
 
-    base = _demo_dir(args.dir)
+    base = _demo_dir(args.project)
+    verbose_line(args, f"project {base.absolute()}")
     shelf, project = base / "upstream", base / "project"
     demo.build_upstream(shelf)
     installed = install_release(project, str(shelf), "1.0.0")
@@ -61,7 +65,7 @@ def run(args: argparse.Namespace) -> int:
         return 0
     print(f"tether demo in {base}")
     print(f"upstream {demo.UPSTREAM}: releases {', '.join(demo.RELEASES)} in {shelf}")
-    _section(f"tether init --source {shelf} --version 1.0.0 {project}")
+    _section(f"tether init --source {shelf} --to 1.0.0 -C {project}")
     print(render_init(installed))
     _section("the adopter customises the project")
     for path, what in demo.CUSTOMISATIONS:

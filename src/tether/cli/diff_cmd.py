@@ -10,7 +10,7 @@ import argparse
 import os
 import sys
 
-from tether.cli.common import add_json, print_json, project_dir
+from tether.cli.common import add_json, add_project_dir, add_source, print_json, project_dir
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -20,8 +20,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         metavar="PATH",
         help="only these shipped files or folders (relative to the project folder)",
     )
-    parser.add_argument("-C", dest="dir_option", metavar="DIR", help="project directory")
-    parser.set_defaults(dir=None)
+    add_project_dir(parser, positional=False)
     parser.add_argument(
         "--stat", action="store_true", help="per-file added and removed line counts only"
     )
@@ -31,7 +30,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--no-regions", action="store_true", help="compare generated-region files whole"
     )
-    parser.add_argument("--source", metavar="SRC", help="override the recorded source")
+    add_source(parser)
     parser.add_argument("--profile", metavar="P", help="native, gaia or gbrain (default: detected)")
     add_json(parser)
 
@@ -40,6 +39,7 @@ def run(args: argparse.Namespace) -> int:
     from tether.cli.check_cmd import EXIT_DRIFT
     from tether.flows.localdiff import local_diff
     from tether.report.human import render_diff
+    from tether.report.style import colour_wanted
 
     report = local_diff(
         project_dir(args),
@@ -52,12 +52,9 @@ def run(args: argparse.Namespace) -> int:
     if args.json:
         print_json(report.to_json())
     else:
-        _write(render_diff(report, color=_colour_wanted()))
+        colour = colour_wanted(sys.stdout, os.environ, args.no_color)
+        _write(render_diff(report, color=colour))
     return EXIT_DRIFT if args.exit_code and report.files else 0
-
-
-def _colour_wanted() -> bool:
-    return sys.stdout.isatty() and not os.environ.get("NO_COLOR")
 
 
 def _write(text: str) -> None:

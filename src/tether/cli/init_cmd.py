@@ -2,16 +2,15 @@ from __future__ import annotations
 
 import argparse
 
-from tether.cli.common import add_json, add_project_dir, print_json, project_dir
+from tether.cli.common import add_json, add_project_dir, add_source, add_to, print_json, project_dir
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--source", required=True, metavar="SRC", help="where releases come from")
-    parser.add_argument(
-        "--version",
-        dest="release_version",
-        metavar="V",
-        help="the release to install (not needed when the source is one recipe folder)",
+    add_source(parser, "where releases come from", required=True)
+    add_to(
+        parser,
+        "the release to install (not needed when the source is one recipe folder)",
+        deprecated=("--version",),
     )
     parser.add_argument("--profile", metavar="P", help="native, gaia or gbrain (default: detected)")
     parser.add_argument("--force", action="store_true", help="reinstall over an existing install")
@@ -23,9 +22,7 @@ def run(args: argparse.Namespace) -> int:
     from tether.flows.install import install_release
     from tether.report.human import render_init
 
-    report = install_release(
-        project_dir(args), args.source, args.release_version, args.profile, args.force
-    )
+    report = install_release(project_dir(args), args.source, args.to, args.profile, args.force)
     if args.json:
         print_json(report.to_json())
     else:

@@ -12,7 +12,8 @@ import os
 import signal
 import sys
 import threading
-from collections.abc import Iterator, Sequence
+import time
+from collections.abc import Callable, Iterator, Sequence
 from types import FrameType
 
 from tether import __version__
@@ -20,7 +21,7 @@ from tether.cli.parsing import (
     ACTIVE_PARSER,
     CommandLineError,
     Parser,
-    add_quiet,
+    add_global_flags,
     unknown_command,
     unrecognized,
 )
@@ -70,6 +71,10 @@ COMMANDS: dict[str, tuple[str, str]] = {
         "tether.cli.region_compare_cmd",
         "compare a region file's three sides with the region body masked",
     ),
+    "completion": (
+        "tether.cli.completion_cmd",
+        "print a shell completion script for bash, zsh or fish",
+    ),
 }
 
 
@@ -87,47 +92,78 @@ def wants_json(argv: Sequence[str]) -> bool:
 
 
 def build_parser(argv: Sequence[str]) -> argparse.ArgumentParser:
+    """The parser with only the chosen command's arguments: the others' modules are never
+    imported, which keeps a run (and ``tether --help``) quick."""
+    chosen = _chosen_command(argv)
+    return _parser(lambda name: name == chosen)
+
+
+def build_full_parser() -> argparse.ArgumentParser:
+    """The parser with every command's arguments (for shell completion and the flag test)."""
+    return _parser(lambda name: True)
+
+
+def _parser(wanted: Callable[[str], bool]) -> argparse.ArgumentParser:
     parser = Parser(
         prog="tether",
         description=(
             "Keep a project in step with its upstream release without losing local changes."
         ),
     )
-    parser.add_argument("--version", action="version", version=f"tether {__version__}")
-    add_quiet(parser, top=True)
+    parser.add_argument("-V", "--version", action="version", version=f"tether {__version__}")
+    add_global_flags(parser, top=True)
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
-    chosen = _chosen_command(argv)
     for name, (module_name, help_text) in COMMANDS.items():
         command_parser = sub.add_parser(name, help=help_text, description=help_text)
-        if name == chosen:
+        if wanted(name):
             module = importlib.import_module(module_name)
             module.add_arguments(command_parser)
-            add_quiet(command_parser)
+            add_global_flags(command_parser)
             command_parser.set_defaults(_run=module.run)
     return parser
 
 
+class _Run:
+    """What the entry point learns from the command line once it is parsed."""
+
+    verbose = False
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     args_list = list(sys.argv[1:] if argv is None else argv)
+    started = time.monotonic()
+    run = _Run()
+    code = _main(args_list, run)
+    if run.verbose:
+        sys.stderr.write(f"tether: exit {code} after {time.monotonic() - started:.2f} s\n")
+    return code
+
+
+def _main(args_list: list[str], run: _Run) -> int:
     as_json = wants_json(args_list)
     try:
         with _terminate_as_interrupt():
-            return _run(args_list, as_json)
+            return _run(args_list, as_json, run)
     except CommandLineError as error:
         return _fail(error.line, error.exit_code, "usage", as_json, error.usage)
     except TetherError as error:
         kind = "usage" if isinstance(error, UsageError) else "error"
+        _trace_if(run.verbose)
         return _fail(f"tether: {error}", error.exit_code, kind, as_json)
     except KeyboardInterrupt:
+        _trace_if(run.verbose)
         return _fail("tether: interrupted", 130, "interrupted", as_json)
     except BrokenPipeError:
         return 1
     except OSError as error:
         # The last resort for the environment refusing something no flow expected (a
-        # permission, a full disk, a FIFO where a file was): one line, never a traceback.
+        # permission, a full disk, a FIFO where a file was): one line, never a traceback
+        # (unless -v asks for it).
+        _trace_if(run.verbose)
         where = f"{error.filename}: " if error.filename else ""
         return _fail(f"tether: {where}{error.strerror or error}", 1, "error", as_json)
     except RecursionError:
+        _trace_if(run.verbose)
         return _fail("tether: input nested too deeply to read", 1, "error", as_json)
     except Exception as error:
         if not as_json:
@@ -158,12 +194,21 @@ def _terminate_as_interrupt() -> Iterator[None]:
         signal.signal(signal.SIGTERM, previous)
 
 
-def _run(args_list: list[str], as_json: bool) -> int:
+def _trace_if(verbose: bool) -> None:
+    """With -v, the traceback of the error being handled goes to stderr before its line."""
+    if verbose:
+        import traceback
+
+        traceback.print_exc()
+
+
+def _run(args_list: list[str], as_json: bool, run: _Run) -> int:
     chosen = _chosen_command(args_list)
     if chosen is not None and chosen not in COMMANDS:
         raise unknown_command(chosen, COMMANDS)
     parser = build_parser(args_list)
     args, extras = parser.parse_known_args(args_list)
+    run.verbose = args.verbose
     if extras:
         raise unrecognized(getattr(args, ACTIVE_PARSER, parser), extras)
     if not getattr(args, "_run", None):
@@ -172,7 +217,9 @@ def _run(args_list: list[str], as_json: bool) -> int:
     from tether import progress
     from tether.report.progress import choose
 
-    sink = choose(sys.stderr, quiet=args.quiet, as_json=as_json, environ=os.environ)
+    sink = choose(
+        sys.stderr, quiet=args.quiet, as_json=as_json, environ=os.environ, no_color=args.no_color
+    )
     if sink is None:
         return int(args._run(args))
     with progress.use(sink):

@@ -22,7 +22,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("current", metavar="%A", help="our version; the result is written here")
     parser.add_argument("other", metavar="%B", help="their version (a temp file)")
     parser.add_argument("path", metavar="%P", help="the path being merged, relative to the repo")
-    parser.add_argument("--preset", help="force a field-merge preset for this file")
+    parser.add_argument("--preset", metavar="P", help="force a field-merge preset for this file")
     add_json(parser)
 
 

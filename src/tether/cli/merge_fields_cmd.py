@@ -25,10 +25,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--preset", required=True, choices=names, metavar="P", help=f"one of: {', '.join(names)}"
     )
     parser.add_argument(
-        "--baseline", required=True, metavar="B", help="the installed release's file"
+        "--baseline", required=True, metavar="FILE", help="the installed release's file"
     )
-    parser.add_argument("--latest", required=True, metavar="L", help="the new release's file")
-    parser.add_argument("--current", required=True, metavar="A", help="the project's file")
+    parser.add_argument("--latest", required=True, metavar="FILE", help="the new release's file")
+    parser.add_argument("--current", required=True, metavar="FILE", help="the project's file")
     add_json(parser)
     parser.add_argument(
         "--write", action="store_true", help="apply the applied items to the current file"

@@ -91,19 +91,32 @@ def unrecognized(parser: argparse.ArgumentParser, extras: list[str]) -> CommandL
     return CommandLineError(parser.prog, message, parser.format_usage())
 
 
-def add_quiet(parser: argparse.ArgumentParser, *, top: bool = False) -> None:
-    """``-q/--quiet`` on ``parser`` and every sub-parser below it, so it is taken before the
-    command (``tether -q update``) and after it (``tether update -q``). Below the top its
-    default is left unset: a sub-parser's namespace is copied over its parent's, and a
-    default there would undo a ``-q`` given before the command."""
-    parser.add_argument(
-        "-q",
-        "--quiet",
-        action="store_true",
-        default=False if top else argparse.SUPPRESS,
-        help="draw no progress on stderr",
-    )
+def add_global_flags(parser: argparse.ArgumentParser, *, top: bool = False) -> None:
+    """``-q/--quiet``, ``-v/--verbose`` and ``--no-color`` on ``parser`` and every sub-parser
+    below it, so each is taken before the command (``tether -q update``) and after it
+    (``tether update -q``). Below the top their defaults are left unset: a sub-parser's
+    namespace is copied over its parent's, and a default there would undo a flag given
+    before the command."""
+    for spellings, help_text in GLOBAL_FLAGS:
+        parser.add_argument(
+            *spellings,
+            action="store_true",
+            default=False if top else argparse.SUPPRESS,
+            help=help_text,
+        )
     for action in parser._actions:
         if isinstance(action, argparse._SubParsersAction):
             for sub in {id(p): p for p in action.choices.values()}.values():
-                add_quiet(sub)
+                add_global_flags(sub)
+
+
+# The flags every (sub)command takes, with their help (what they do: docs/cli.md).
+GLOBAL_FLAGS: tuple[tuple[tuple[str, ...], str], ...] = (
+    (("-q", "--quiet"), "draw no progress on stderr"),
+    (
+        ("-v", "--verbose"),
+        "say on stderr which folder is used, how long the run took, and "
+        "the traceback behind an error",
+    ),
+    (("--no-color",), "no colour or redrawn lines, even on a terminal"),
+)

@@ -4,12 +4,15 @@ from __future__ import annotations
 
 import argparse
 
-from tether.cli.common import add_json, add_project_dir, print_json, project_dir
+from tether.cli.common import add_json, add_option, add_project_dir, print_json, project_dir
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument(
-        "--base",
+    add_option(
+        parser,
+        "--base-ref",
+        deprecated=("--base",),
+        dest="base_ref",
         metavar="BRANCH",
         help="the branch the pull request goes into (default: the remote's default branch)",
     )
@@ -28,7 +31,9 @@ def run(args: argparse.Namespace) -> int:
     from tether.flows.pullrequest import PullRequestRequest, open_pull_request
     from tether.report.human import render_pull_request
 
-    request = PullRequestRequest(project_dir(args), args.base, args.remote, args.title, args.body)
+    request = PullRequestRequest(
+        project_dir(args), args.base_ref, args.remote, args.title, args.body
+    )
     report = open_pull_request(request)
     if args.json:
         print_json(report.to_json())

@@ -10,7 +10,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from tether.cli.common import add_json, print_json
+from tether.cli.common import add_json, add_project_dir, print_json, verbose_line
 from tether.errors import UsageError
 from tether.flows.reapply import (
     CONFLICT,
@@ -35,10 +35,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         metavar="DIR",
         help="the saved patches (backup-meta.json here or in a saved subfolder)",
     )
-    parser.add_argument(
-        "--target",
+    add_project_dir(
+        parser,
+        deprecated=("--target",),
+        positional=False,
         required=True,
-        metavar="DIR",
         help="the folder the new release was installed into",
     )
     parser.add_argument(
@@ -88,8 +89,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     _check_usage(args)
+    target = Path(args.project)
+    verbose_line(args, f"project {target.absolute()}")
     if args.save:
-        saved = save_patches(Path(args.target), Path(args.manifest), Path(args.patches))
+        saved = save_patches(target, Path(args.manifest), Path(args.patches))
         if args.json:
             print_json(saved.to_json())
         else:
@@ -97,7 +100,7 @@ def run(args: argparse.Namespace) -> int:
         return 0
     request = ReapplyRequest(
         patches=Path(args.patches),
-        target=Path(args.target),
+        target=target,
         baseline=BaselineOptions(
             pristine=Path(args.pristine) if args.pristine else None,
             git_repo=Path(args.git) if args.git else None,

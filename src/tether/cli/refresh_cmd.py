@@ -4,15 +4,22 @@ recipe folder, merging local edits against the recorded baseline."""
 from __future__ import annotations
 
 import argparse
-import sys
 
-from tether.cli.common import add_json, add_project_dir, print_json, project_dir
-from tether.errors import TetherError
+from tether.cli import interact
+from tether.cli.common import (
+    add_json,
+    add_project_dir,
+    add_to,
+    add_yes,
+    print_json,
+    project_dir,
+)
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--dry-run", action="store_true", help="classify every file, write nothing")
-    parser.add_argument("--yes", "-y", action="store_true", help="apply without asking")
+    add_to(parser, "the recipe version to refresh to (default: the source's newest)")
+    add_yes(parser)
     parser.add_argument(
         "--auto", choices=("keep-mine", "take-theirs"), help="settle every conflict this way"
     )
@@ -56,21 +63,17 @@ def run(args: argparse.Namespace) -> int:
     )
     request = UpdateRequest(
         project_dir(args),
+        to=args.to,
         profile=args.profile,
         dry_run=args.dry_run,
         options=options,
         command="refresh",
         git=GitOptions(allow_dirty=True, no_branch=True),
     )
-    if not (args.yes or args.dry_run or sys.stdin.isatty()):
-        raise TetherError("not running on a terminal: pass --yes to refresh (nothing was written)")
+    interact.require_consent("refresh", yes=args.yes, dry_run=args.dry_run)
 
     def confirm(prepared: object) -> bool:
-        if args.yes:
-            return True
-        sys.stdout.write("Refresh these files? [y/N] ")
-        sys.stdout.flush()
-        return sys.stdin.readline().strip().lower() in ("y", "yes")
+        return args.yes or interact.ask_yes_no("Refresh these files?")
 
     report = run_update(request, confirm)
     if args.json:

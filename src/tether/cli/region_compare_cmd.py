@@ -24,9 +24,15 @@ _VERDICT_TEXT = {
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--baseline", required=True, type=Path, metavar="FILE")
-    parser.add_argument("--latest", required=True, type=Path, metavar="FILE")
-    parser.add_argument("--current", required=True, type=Path, metavar="FILE")
+    parser.add_argument(
+        "--baseline", required=True, type=Path, metavar="FILE", help="the installed release's file"
+    )
+    parser.add_argument(
+        "--latest", required=True, type=Path, metavar="FILE", help="the new release's file"
+    )
+    parser.add_argument(
+        "--current", required=True, type=Path, metavar="FILE", help="the project's file"
+    )
     parser.add_argument("--start-marker", required=True, metavar="LINE")
     parser.add_argument("--end-marker", required=True, metavar="LINE")
     add_json(parser)

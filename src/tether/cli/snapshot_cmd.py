@@ -1,18 +1,27 @@
-"""``tether snapshot --dir D --out F`` and ``tether snapshot check --dir D --baseline F``."""
+"""``tether snapshot -C DIR --out FILE`` and ``tether snapshot check -C DIR --baseline FILE``.
+
+``-C`` may come before ``check`` as well (``tether snapshot -C DIR check ...``); ``--dir`` is
+its deprecated spelling.
+"""
 
 from __future__ import annotations
 
 import argparse
 from pathlib import Path
 
-from tether.cli.common import add_json, print_json
+from tether.cli.common import add_json, add_project_dir, print_json, verbose_line
 from tether.errors import UsageError
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--dir", dest="record_dir", metavar="D", help="the tree to record")
-    parser.add_argument("--out", metavar="F", help="where to write the snapshot (JSON)")
-    _add_exclude(parser, "record_exclude")
+    add_project_dir(parser, deprecated=("--dir",), positional=False, help="the tree to record")
+    parser.add_argument("--out", metavar="FILE", help="where to write the snapshot (JSON)")
+    parser.add_argument(
+        "--exclude",
+        action="append",
+        metavar="GLOB",
+        help="also leave matching paths out (.git always is); repeatable",
+    )
     add_json(parser)
     sub = parser.add_subparsers(dest="action", metavar="ACTION")
     check = sub.add_parser(
@@ -21,8 +30,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         description="compare a tree with a snapshot; exit 1 with changed[] when anything "
         "outside --allow changed",
     )
-    check.add_argument("--dir", dest="check_dir", required=True, metavar="D")
-    check.add_argument("--baseline", required=True, metavar="F", help="a snapshot file")
+    tree = add_project_dir(
+        check, deprecated=("--dir",), positional=False, help="the tree to compare"
+    )
+    # Left unset unless given here: a default would undo a -C given before "check".
+    tree.default = argparse.SUPPRESS
+    check.add_argument("--baseline", required=True, metavar="FILE", help="a snapshot file")
     check.add_argument(
         "--allow",
         action="append",
@@ -36,16 +49,6 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
 
 
-def _add_exclude(parser: argparse.ArgumentParser, dest: str) -> None:
-    parser.add_argument(
-        "--exclude",
-        dest=dest,
-        action="append",
-        metavar="GLOB",
-        help="also leave matching paths out (.git always is); repeatable",
-    )
-
-
 def run(args: argparse.Namespace) -> int:
     if args.action == "check":
         return _check(args)
@@ -55,10 +58,11 @@ def run(args: argparse.Namespace) -> int:
 def _record(args: argparse.Namespace) -> int:
     from tether.deps.snapshot import DEFAULT_EXCLUDE, record
 
-    if not args.record_dir or not args.out:
-        raise UsageError("tether snapshot needs --dir D and --out F (or: snapshot check …)")
-    exclude = [*DEFAULT_EXCLUDE, *(args.record_exclude or [])]
-    doc = record(Path(args.record_dir), Path(args.out), exclude)
+    if not args.project or not args.out:
+        raise UsageError("tether snapshot needs -C DIR and --out FILE (or: snapshot check …)")
+    verbose_line(args, f"project {Path(args.project).absolute()}")
+    exclude = [*DEFAULT_EXCLUDE, *(args.exclude or [])]
+    doc = record(Path(args.project), Path(args.out), exclude)
     if args.json:
         print_json({"root": doc["root"], "out": args.out, "files": len(doc["files"])})
     else:
@@ -69,8 +73,11 @@ def _record(args: argparse.Namespace) -> int:
 def _check(args: argparse.Namespace) -> int:
     from tether.deps.snapshot import changes, load, split_allowed
 
+    if not args.project:
+        raise UsageError("tether snapshot check needs -C DIR (the tree to compare)")
+    verbose_line(args, f"project {Path(args.project).absolute()}")
     baseline = load(Path(args.baseline))
-    changed, allowed = split_allowed(changes(baseline, Path(args.check_dir)), args.allow)
+    changed, allowed = split_allowed(changes(baseline, Path(args.project)), args.allow)
     if args.json:
         print_json({"baseline": args.baseline, "changed": changed, "allowed": allowed})
     else:

@@ -1,30 +1,31 @@
 from __future__ import annotations
 
 import argparse
-import sys
-from collections.abc import Callable
 from typing import TYPE_CHECKING
 
+from tether.cli import interact
 from tether.cli.common import (
     add_all,
     add_json,
     add_project_dir,
+    add_source,
+    add_to,
+    add_yes,
     list_limit,
     print_json,
     project_dir,
 )
-from tether.errors import TetherError
 
 if TYPE_CHECKING:
     from tether.flows.update import PreparedUpdate
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--to", metavar="V", help="the release to move to (default: the newest)")
-    parser.add_argument("--source", metavar="SRC", help="override the recorded source")
+    add_to(parser, "the release to move to (default: the newest)")
+    add_source(parser)
     parser.add_argument("--profile", metavar="P", help="native or gaia (default: detected)")
     parser.add_argument("--dry-run", action="store_true", help="show the plan, write nothing")
-    parser.add_argument("--yes", "-y", action="store_true", help="apply without asking")
+    add_yes(parser)
     parser.add_argument(
         "--conflict",
         choices=("markers", "patch"),
@@ -72,60 +73,15 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     add_project_dir(parser)
 
 
-def _ask(prepared: PreparedUpdate, as_json: bool) -> bool:
+def _confirm(prepared: PreparedUpdate, settle_conflicts: bool) -> bool:
+    """Show the plan and ask; then, unless ``--auto`` settles them, ask per conflict."""
     from tether.report.human import render_plan_summary
 
-    out = sys.stderr if as_json else sys.stdout
-    print(render_plan_summary(prepared.report("plan")), file=out)
-    out.write("Apply this update? [y/N] ")
-    out.flush()
-    answer = sys.stdin.readline().strip().lower()
-    return answer in ("y", "yes")
-
-
-_CHOICES = "[m]ine, [t]heirs, [w]rite markers, [d]iff, [k]eep mine for all, [a]ll theirs"
-
-
-def choose_conflicts(
-    prepared: PreparedUpdate, ask: Callable[[str], str], show: Callable[[str], None]
-) -> None:
-    """Ask, file by file, how to settle each line-merge conflict; decisions land in the plan."""
-    from tether.engine.patches import unified_patch
-    from tether.flows.plan import can_resettle, resettle
-
-    for_all: str | None = None
-    actions = prepared.plan.actions
-    for index, action in enumerate(actions):
-        if not can_resettle(action):
-            continue
-        choice = for_all
-        while choice is None:
-            answer = ask(f"{action.path}: both sides changed the same lines. {_CHOICES}? ").strip()
-            if answer == "d":
-                assert action.sides is not None
-                show(
-                    unified_patch(action.path, action.sides[1], action.sides[2]).decode(
-                        errors="replace"
-                    )
-                )
-            elif answer in ("k", "a"):
-                for_all = choice = "keep-mine" if answer == "k" else "take-theirs"
-            elif answer in ("m", "t", "w"):
-                choice = {"m": "keep-mine", "t": "take-theirs", "w": "markers"}[answer]
-        actions[index] = resettle(prepared.project, action, choice)
-
-
-def _ask_conflicts(prepared: PreparedUpdate, as_json: bool) -> bool:
-    out = sys.stderr if as_json else sys.stdout
-
-    def ask(prompt: str) -> str:
-        out.write(prompt)
-        out.flush()
-        return sys.stdin.readline()
-
-    if not _ask(prepared, as_json):
+    before = render_plan_summary(prepared.report("plan"))
+    if not interact.ask_yes_no("Apply this update?", before=before):
         return False
-    choose_conflicts(prepared, ask, lambda text: print(text, file=out))
+    if settle_conflicts:
+        interact.choose_conflicts(prepared)
     return True
 
 
@@ -156,17 +112,10 @@ def run(args: argparse.Namespace) -> int:
         request = UpdateRequest(
             root, args.to, args.source, args.profile, args.dry_run, options, command, git_options
         )
-        if not (args.yes or args.dry_run or sys.stdin.isatty()):
-            raise TetherError(
-                "not running on a terminal: pass --yes to apply the update (nothing was written)"
-            )
+        interact.require_consent("apply the update", yes=args.yes, dry_run=args.dry_run)
 
         def confirm(prepared: PreparedUpdate) -> bool:
-            if args.yes:
-                return True
-            if args.auto:
-                return _ask(prepared, args.json)
-            return _ask_conflicts(prepared, args.json)
+            return args.yes or _confirm(prepared, settle_conflicts=not args.auto)
 
         report = run_update(request, confirm)
     if args.json:

@@ -1,6 +1,6 @@
 """``tether verify``: prove that a merged file kept every line the adopter wrote.
 
-Exit 0 when RESULT preserves OURS's changes relative to BASE, 1 when a line was dropped or a
+Exit 0 when RESULT preserves CURRENT's changes relative to BASELINE, 1 when a line was dropped or a
 deleted line came back (each listed with its line number).
 """
 
@@ -10,27 +10,41 @@ import argparse
 from pathlib import Path
 from typing import Any
 
-from tether.cli.common import add_json, print_json
+from tether.cli.common import add_json, add_option, print_json
 from tether.engine.verify import VerifyResult, verify_preserved
 from tether.errors import TetherError
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--base", required=True, metavar="B", help="the release as installed")
-    parser.add_argument("--ours", required=True, metavar="A", help="the adopter's file")
-    parser.add_argument("--result", required=True, metavar="R", help="the merged file to check")
+    add_option(
+        parser,
+        "--baseline",
+        deprecated=("--base",),
+        required=True,
+        metavar="FILE",
+        help="the release's file as installed",
+    )
+    add_option(
+        parser,
+        "--current",
+        deprecated=("--ours",),
+        required=True,
+        metavar="FILE",
+        help="the adopter's file",
+    )
+    parser.add_argument("--result", required=True, metavar="FILE", help="the merged file to check")
     add_json(parser)
 
 
 def run(args: argparse.Namespace) -> int:
-    base = _read(args.base, "base")
-    ours = _read(args.ours, "ours")
+    base = _read(args.baseline, "baseline")
+    ours = _read(args.current, "current")
     result = _read(args.result, "result")
     verdict = verify_preserved(base, ours, result)
     if args.json:
         print_json(to_json(verdict))
     else:
-        print(render(verdict, ours=args.ours, base=args.base, result=args.result))
+        print(render(verdict, ours=args.current, base=args.baseline, result=args.result))
     return 0 if verdict.preserved else 1
 
 

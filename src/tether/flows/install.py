@@ -174,7 +174,7 @@ def install_release(
     create_root = _new_project_dir(root)
     project = Project(root, profile_for_new_install(root, profile_name))
     if version is None and not project.profile.source_is_tree:
-        raise UsageError("--version is required: name the release to install")
+        raise UsageError("--to is required: name the release to install")
     check_own_paths(project.root, project.profile)
     existing = _existing_install(project)
     if existing and not force:

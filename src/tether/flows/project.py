@@ -232,11 +232,20 @@ def fetch_release(project: Project, source_spec: str, version: str) -> Release:
     from tether.sources import open_source
 
     if project.profile.source_is_tree:
-        return read_tree_release(Path(source_spec), source_spec, project.profile)
+        release = read_tree_release(Path(source_spec), source_spec, project.profile)
+        check_tree_version(release.version, version, source_spec)
+        return release
     with progress.phase(f"fetching release {version}"):
         source = open_source(source_spec, project.releases_cache)
         tree = source.fetch(version)
         return read_release(tree.root, version, source_spec, project.profile)
+
+
+def check_tree_version(holds: str, wanted: str | None, source: str) -> None:
+    """A recipe folder holds one version: asking for another (``--to``) is an error, not a
+    silent move to what the folder holds."""
+    if wanted and wanted != holds:
+        raise TetherError(f"{source}: the recipe folder holds version {holds}, not {wanted}")
 
 
 def read_tree_release(root: Path, source: str, profile: Profile) -> Release:

@@ -229,11 +229,13 @@ class PreparedUpdate:
 
 
 def resolve_target(project: Project, baseline: Baseline, wanted: str | None) -> str:
-    from tether.flows.project import read_tree_release
+    from tether.flows.project import check_tree_version, read_tree_release
     from tether.sources import open_source
 
     if project.profile.source_is_tree:
-        return read_tree_release(Path(baseline.source), baseline.source, project.profile).version
+        tree = read_tree_release(Path(baseline.source), baseline.source, project.profile)
+        check_tree_version(tree.version, wanted, baseline.source)
+        return tree.version
     if wanted:
         return wanted
     versions = open_source(baseline.source, project.releases_cache).available_versions()

@@ -3,8 +3,9 @@
 ``choose`` decides once per run (see docs/cli.md):
 
 * stderr is not a terminal, ``--json`` or ``-q``: nothing at all;
-* a terminal with ``NO_COLOR`` set (to anything but the empty string) or ``TERM=dumb``:
-  plain lines, one when a phase starts and one when it ends, never redrawn;
+* a terminal with ``NO_COLOR`` set (to anything but the empty string), ``TERM=dumb``
+  or ``--no-color`` (``report.style``): plain lines, one when a phase starts and one
+  when it ends, never redrawn;
 * any other terminal: one line redrawn in place with ``\\r`` at most ten times a second
   and cleared when the phase ends, so the command's own output starts on a clean line.
 
@@ -21,6 +22,7 @@ from types import TracebackType
 from typing import TextIO
 
 from tether.progress import Sink
+from tether.report.style import is_terminal, plain_requested
 
 PREFIX = "tether: "
 LIVE_INTERVAL = 0.1  # seconds between two redraws of the live line
@@ -28,21 +30,19 @@ Clock = Callable[[], float]
 
 
 def choose(
-    stream: TextIO, *, quiet: bool, as_json: bool, environ: Mapping[str, str]
+    stream: TextIO,
+    *,
+    quiet: bool,
+    as_json: bool,
+    environ: Mapping[str, str],
+    no_color: bool = False,
 ) -> Sink | None:
     """The renderer for this run, or None when nothing is to be drawn."""
-    if quiet or as_json or not _is_terminal(stream):
+    if quiet or as_json or not is_terminal(stream):
         return None
-    if environ.get("NO_COLOR") or environ.get("TERM") == "dumb":
+    if plain_requested(environ, no_color):
         return PlainLines(stream)
     return LiveLine(stream)
-
-
-def _is_terminal(stream: TextIO) -> bool:
-    try:
-        return stream.isatty()
-    except (AttributeError, ValueError):  # a replaced or closed stream
-        return False
 
 
 def amount(n: int, unit: str) -> str:

@@ -1,0 +1,92 @@
+"""Consent and prompts: whether a person is there to ask, ``--yes``, the yes/no question and
+the per-file conflict choices. Every command that asks goes through here.
+
+Prompts, and what a person reads to answer them, go to stderr: stdout carries only the
+command's result, so ``--json`` output stays one document and a redirected report holds no
+question (docs/cli.md, "Prompts and --yes").
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Callable
+from typing import TYPE_CHECKING
+
+from tether.errors import TetherError
+from tether.report.style import is_terminal
+
+if TYPE_CHECKING:
+    from tether.flows.update import PreparedUpdate
+
+
+def stdin_is_terminal() -> bool:
+    """A person can answer: stdin is a terminal (read at call time, so a replaced
+    ``sys.stdin`` counts)."""
+    return is_terminal(sys.stdin)
+
+
+def require_consent(action: str, *, yes: bool, dry_run: bool = False) -> None:
+    """Refuse to go on without a way to ask: no ``--yes``, no dry run and no terminal.
+
+    ``action`` completes "pass --yes to ...": ``"apply the update"``.
+    """
+    if yes or dry_run or stdin_is_terminal():
+        return
+    raise TetherError(f"not running on a terminal: pass --yes to {action} (nothing was written)")
+
+
+def ask(prompt: str) -> str:
+    """Write ``prompt`` on stderr and return the line typed (empty at end of input)."""
+    sys.stderr.write(prompt)
+    sys.stderr.flush()
+    return sys.stdin.readline()
+
+
+def show(text: str) -> None:
+    """Something a person reads to answer a prompt (a plan, a diff), on stderr."""
+    print(text, file=sys.stderr)
+
+
+def ask_yes_no(question: str, *, before: str = "") -> bool:
+    """``before`` (the plan), then ``question [y/N]``; True only for y or yes."""
+    if before:
+        show(before)
+    return ask(f"{question} [y/N] ").strip().lower() in ("y", "yes")
+
+
+CONFLICT_CHOICES = "[m]ine, [t]heirs, [w]rite markers, [d]iff, [k]eep mine for all, [a]ll theirs"
+
+
+def choose_conflicts(
+    prepared: PreparedUpdate,
+    ask: Callable[[str], str] = ask,
+    show: Callable[[str], None] = show,
+) -> None:
+    """Ask, file by file, how to settle each line-merge conflict; decisions land in the plan.
+
+    The end of input (an empty read, not an empty line) stops the run before anything is
+    written: asking again would never get an answer."""
+    from tether.engine.patches import unified_patch
+    from tether.flows.plan import can_resettle, resettle
+
+    for_all: str | None = None
+    actions = prepared.plan.actions
+    for index, action in enumerate(actions):
+        if not can_resettle(action):
+            continue
+        choice = for_all
+        while choice is None:
+            question = f"{action.path}: both sides changed the same lines. {CONFLICT_CHOICES}? "
+            raw = ask(question)
+            if raw == "":
+                raise TetherError("no answer at the prompt (end of input); nothing was written")
+            answer = raw.strip()
+            if answer == "d":
+                assert action.sides is not None
+                patch = unified_patch(action.path, action.sides[1], action.sides[2])
+                show(patch.decode(errors="replace"))
+            elif answer in ("k", "a"):
+                for_all = choice = "keep-mine" if answer == "k" else "take-theirs"
+            elif answer in ("m", "t", "w"):
+                choice = {"m": "keep-mine", "t": "take-theirs", "w": "markers"}[answer]
+        actions[index] = resettle(prepared.project, action, choice)

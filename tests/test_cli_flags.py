@@ -1,0 +1,735 @@
+"""One dialect of flags: a walk over every (sub)command's parser asserts each flag keeps one
+meaning, the deprecated spellings still parse to the same thing, the global flags work before
+and after the command, and the prompts, ``-v``, ``-V`` and the completion scripts behave.
+
+Prompt tests put a real pseudo-terminal on tether's stdin and read its stdout and stderr
+through separate pipes; completion tests run the real shells (zsh and fish when installed).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import pty
+import re
+import select
+import shutil
+import subprocess
+import time
+from pathlib import Path
+from typing import NamedTuple
+
+import pytest
+
+from builders import call, git, make_release, run_tether, tree_digest, write_files
+from tether import __version__
+from tether.cli.common import DEPRECATED, JOBS_DEFAULT_TEXT, project_dir
+from tether.cli.main import COMMANDS, build_full_parser
+from tether.errors import TetherError
+
+DOCS = Path(__file__).resolve().parent.parent / "docs" / "cli.md"
+
+
+def walk(
+    parser: argparse.ArgumentParser, path: str = ""
+) -> list[tuple[str, argparse.ArgumentParser]]:
+    """Every parser under ``parser`` with the words that lead to it ("" for tether)."""
+    found = [(path, parser)]
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            for name, sub in action.choices.items():
+                found += walk(sub, f"{path} {name}".strip())
+    return found
+
+
+PARSERS = dict(walk(build_full_parser()))
+
+
+def sub_commands(parser: argparse.ArgumentParser) -> argparse._SubParsersAction | None:
+    found = [a for a in parser._actions if isinstance(a, argparse._SubParsersAction)]
+    return found[0] if found else None
+
+
+def runnable(path: str) -> bool:
+    """A command a person runs: not tether itself, not a group that needs a sub-command."""
+    subs = sub_commands(PARSERS[path])
+    return bool(path) and (subs is None or not subs.required)
+
+
+def option(path: str, spelling: str) -> argparse.Action | None:
+    for action in PARSERS[path]._actions:
+        if spelling in action.option_strings:
+            return action
+    return None
+
+
+# --- one meaning per flag ----------------------------------------------------------------
+
+
+class Meaning(NamedTuple):
+    dest: str
+    takes_value: bool
+    metavars: frozenset[str] | None = None  # None: any
+    help: str | None = None  # a fragment every use's help contains
+
+
+def meaning(dest: str, value: bool, metavars: str = "", help: str | None = None) -> Meaning:
+    return Meaning(dest, value, frozenset(metavars.split()) if metavars else None, help)
+
+
+PROJECT = meaning("project", True, "DIR")
+JOBS = meaning("jobs", True, "N", f"(default: {JOBS_DEFAULT_TEXT})")
+CANONICAL: dict[str, Meaning] = {
+    "-C": PROJECT,
+    "--project": PROJECT,
+    "--to": meaning("to", True, "V"),
+    "--version": meaning("version", True, "V"),  # a release's version; tether's own: the top
+    "--base-ref": meaning("base_ref", True, "REF SHA BRANCH"),
+    "--baseline": meaning("baseline", True, "FILE"),
+    "--latest": meaning("latest", True, "FILE"),
+    "--current": meaning("current", True, "FILE"),
+    "--result": meaning("result", True, "FILE"),
+    "-j": JOBS,
+    "--jobs": JOBS,
+    "--exclude": meaning("exclude", True, "GLOB"),
+    "--json": meaning("json", False, help="print one JSON document"),
+    "-q": meaning("quiet", False),
+    "--quiet": meaning("quiet", False),
+    "-v": meaning("verbose", False),
+    "--verbose": meaning("verbose", False),
+    "--no-color": meaning("no_color", False),
+    "-h": meaning("help", False),
+    "--help": meaning("help", False),
+    "-y": meaning("yes", False, help="apply without asking"),
+    "--yes": meaning("yes", False, help="apply without asking"),
+    "--dry-run": meaning("dry_run", False),
+    "--source": meaning("source", True, "SRC"),
+    "--profile": meaning("profile", True),
+    "--all": meaning("list_all", False),
+    "--check-latest": meaning("check_latest", False),
+    "--no-regions": meaning("no_regions", False),
+    "--conflict": meaning("conflict", True),
+    "--auto": meaning("auto", True),
+    "--abandon": meaning("abandon", False),
+    "--allow-dirty": meaning("allow_dirty", False),
+    "--delete-removed": meaning("delete_removed", False),
+    "--continue-on-failure": meaning("continue_on_failure", False),
+    "--pr": meaning("pr", False),
+    "--isolate": meaning("isolate", True),
+    "--out": meaning("out", True, "FILE DIR"),
+    "--preset": meaning("preset", True, "P"),
+    "--member": meaning("member", True, "NAME"),
+    "--remit": meaning("remit", True, "GLOB"),
+    "--remit-file": meaning("remit_file", True, "FILE"),
+    "--machinery": meaning("machinery", True, "GLOB"),
+    # the multi-project commands (fleet, deps, projects)
+    "--registry": meaning("registry", True),
+    "--projects": meaning("projects", True),
+    "--keyword": meaning("keyword", True),
+    "--level": meaning("level", True),
+    "--conflict-policy": meaning("conflict_policy", True),
+    "--min-release-age": meaning("min_release_age", True),
+    "--node-index": meaning("node_index", True),
+    "--npm-registry": meaning("npm_registry", True),
+    "--pypi-index": meaning("pypi_index", True),
+    "--overrides": meaning("overrides", True),
+    "--plan-dir": meaning("plan_dir", True),
+    "--retries": meaning("retries", True),
+    "--timeout": meaning("timeout", True),
+}
+
+# Old spelling -> the canonical ones it may stand for (docs/cli.md, "Deprecated spellings").
+# "DIR" is the positional project folder (``tether init DIR``).
+DEPRECATED_SPELLINGS: dict[str, set[str]] = {
+    "DIR": {"-C"},
+    "--root": {"-C"},
+    "--target": {"-C"},
+    "--dir": {"-C"},
+    "--version": {"--to"},
+    "--base": {"--base-ref", "--baseline"},
+    "--ours": {"--current"},
+}
+
+# deps still reads --exclude as package names and keeps its own --jobs default until it
+# moves to --skip-package and default_jobs() (issue 18); nothing else may differ.
+NOT_YET_UNIFIED = {
+    *((f"deps {a}", flag) for a in ("scan", "plan", "apply") for flag in ("-j", "--jobs")),
+    ("deps apply", "--exclude"),
+}
+
+
+def current_spellings(action: argparse.Action) -> list[str]:
+    old = set(getattr(action, DEPRECATED, ()))
+    return [s for s in action.option_strings if s not in old]
+
+
+def uses() -> list[tuple[str, str, argparse.Action]]:
+    """(command, spelling, action) for every current spelling on every parser below the top."""
+    return [
+        (path, spelling, action)
+        for path, parser in PARSERS.items()
+        if path
+        for action in parser._actions
+        for spelling in current_spellings(action)
+    ]
+
+
+def test_every_shared_flag_has_one_registered_meaning() -> None:
+    where: dict[str, set[str]] = {}
+    for path, spelling, _ in uses():
+        where.setdefault(spelling, set()).add(path)
+    shared = {spelling for spelling, paths in where.items() if len(paths) > 1}
+    assert shared - set(CANONICAL) == set(), "a flag on several commands needs a meaning here"
+
+
+def test_each_flag_means_the_same_on_every_command() -> None:
+    wrong = []
+    for path, spelling, action in uses():
+        expected = CANONICAL.get(spelling)
+        if expected is None or (path, spelling) in NOT_YET_UNIFIED:
+            continue
+        seen = Meaning(action.dest, action.nargs != 0, None, None)
+        if (seen.dest, seen.takes_value) != (expected.dest, expected.takes_value):
+            wrong.append((path, spelling, seen.dest, seen.takes_value))
+        if expected.metavars is not None and action.metavar not in expected.metavars:
+            wrong.append((path, spelling, "metavar", action.metavar))
+        if expected.help is not None and expected.help not in (action.help or ""):
+            wrong.append((path, spelling, "help", action.help))
+    assert wrong == []
+
+
+def test_not_yet_unified_flags_are_still_there() -> None:
+    """The exemptions above name real flags (remove each one when its flag is unified)."""
+    for path, spelling in NOT_YET_UNIFIED:
+        assert option(path, spelling) is not None, (path, spelling)
+
+
+def test_deprecated_spellings_stand_for_their_canonical_flag() -> None:
+    found = set()
+    for path, parser in PARSERS.items():
+        for action in parser._actions:
+            for old in getattr(action, DEPRECATED, ()):
+                found.add(old)
+                assert old in DEPRECATED_SPELLINGS, (path, old)
+                canonical = set(action.option_strings) if action.option_strings else set()
+                if old == "DIR":
+                    canonical = {"-C"} if option(path, "-C") is not None else set()
+                assert canonical & DEPRECATED_SPELLINGS[old], (path, old, canonical)
+    assert found == set(DEPRECATED_SPELLINGS)
+
+
+def test_deprecated_spellings_are_documented() -> None:
+    text = DOCS.read_text(encoding="utf-8")
+    section = text.split("### Deprecated spellings", 1)[1].split("\n## ", 1)[0]
+    for old in DEPRECATED_SPELLINGS:
+        shown = "`tether init DIR`" if old == "DIR" else f"`{old}"
+        assert shown in section, old
+
+
+def test_no_file_is_called_base() -> None:
+    for path, spelling, action in uses():
+        assert spelling != "--base", (path, action.dest)
+    for path in PARSERS:
+        base = option(path, "--base")
+        if base is not None:  # only as the deprecated spelling of --base-ref or --baseline
+            assert "--base" in getattr(base, DEPRECATED, ()), path
+    for path in PARSERS:
+        ref = option(path, "--base-ref")
+        if ref is not None:
+            assert ref.metavar != "FILE", path
+
+
+PROJECT_COMMANDS = {
+    "init",
+    "status",
+    "check",
+    "diff",
+    "update",
+    "refresh",
+    "reapply",
+    "changelog",
+    "manifest build",
+    "release pack",
+    "audit scope",
+    "audit shell",
+    "audit findings write",
+    "audit digest",
+    "audit clear",
+    "audit gate",
+    "snapshot",
+    "snapshot check",
+    "demo",
+    "pr",
+}
+
+
+def test_project_folder_is_minus_c_on_exactly_the_project_commands() -> None:
+    with_c = {path for path in PARSERS if option(path, "-C") is not None}
+    assert with_c == PROJECT_COMMANDS
+    audit = {path for path in PARSERS if path.startswith("audit ") and runnable(path)}
+    assert audit <= PROJECT_COMMANDS  # every audit sub-command
+    for path in PROJECT_COMMANDS:
+        action = option(path, "-C")
+        assert action is not None and "--project" in action.option_strings, path
+
+
+def test_target_version_is_to() -> None:
+    for path in ("init", "update", "refresh", "fleet update", "changelog"):
+        assert option(path, "--to") is not None, path
+
+
+def test_three_versions_of_a_file_are_baseline_latest_current() -> None:
+    for path in ("merge-fields", "region-compare"):
+        for spelling in ("--baseline", "--latest", "--current"):
+            assert option(path, spelling) is not None, (path, spelling)
+    for spelling in ("--baseline", "--current", "--result"):
+        assert option("verify", spelling) is not None, spelling
+
+
+def test_every_command_takes_json_and_the_global_flags() -> None:
+    for path in PARSERS:
+        for spelling in ("-q", "-v", "--no-color"):
+            assert option(path, spelling) is not None, (path, spelling)
+        if runnable(path):
+            assert option(path, "--json") is not None, path
+
+
+def test_every_command_of_the_table_is_parsed() -> None:
+    assert set(COMMANDS) == {path for path in PARSERS if path and " " not in path}
+
+
+# --- the old spellings parse to what the new ones do ------------------------------------
+
+
+def parse(*argv: str) -> dict[str, object]:
+    namespace = build_full_parser().parse_args(list(argv))
+    return {k: v for k, v in vars(namespace).items() if not k.startswith("_")}
+
+
+@pytest.mark.parametrize(
+    ("old", "new"),
+    [
+        (
+            ("init", "--source", "S", "--version", "1.0"),
+            ("init", "--source", "S", "--to", "1.0"),
+        ),
+        (
+            ("audit", "scope", "--root", "r", "--base", "main"),
+            ("audit", "scope", "-C", "r", "--base-ref", "main"),
+        ),
+        (
+            ("audit", "findings", "write", "--root", "r", "--member", "m", "--base", "abc"),
+            ("audit", "findings", "write", "--project", "r", "--member", "m", "--base-ref", "abc"),
+        ),
+        (("audit", "shell", "--base", "main"), ("audit", "shell", "--base-ref", "main")),
+        (("reapply", "--patches", "p", "--target", "t"), ("reapply", "--patches", "p", "-C", "t")),
+        (("snapshot", "--dir", "d", "--out", "o"), ("snapshot", "-C", "d", "--out", "o")),
+        (
+            ("snapshot", "check", "--dir", "d", "--baseline", "b"),
+            ("snapshot", "check", "--project", "d", "--baseline", "b"),
+        ),
+        (("demo", "--dir", "d"), ("demo", "--project", "d")),
+        (
+            ("verify", "--base", "b", "--ours", "o", "--result", "r"),
+            ("verify", "--baseline", "b", "--current", "o", "--result", "r"),
+        ),
+        (("pr", "--base", "main"), ("pr", "--base-ref", "main")),
+    ],
+)
+def test_old_spelling_parses_like_the_new(old: tuple[str, ...], new: tuple[str, ...]) -> None:
+    if old[:2] == ("audit", "findings"):
+        old, new = (*old, "--findings", "-"), (*new, "--findings", "-")
+    assert parse(*old) == parse(*new)
+
+
+@pytest.mark.parametrize("command", ["init", "status", "check", "update", "refresh", "pr"])
+def test_positional_folder_is_the_same_project_as_minus_c(command: str) -> None:
+    extra = ("--source", "S") if command == "init" else ()
+    given = [
+        build_full_parser().parse_args([command, *extra, *where])
+        for where in (["p"], ["-C", "p"], ["--project", "p"])
+    ]
+    assert {project_dir(args) for args in given} == {Path("p")}
+
+
+def test_snapshot_check_takes_minus_c_before_or_after_check() -> None:
+    before = parse("snapshot", "-C", "d", "check", "--baseline", "b")
+    after = parse("snapshot", "check", "-C", "d", "--baseline", "b")
+    assert before == after and before["project"] == "d"
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ("-v", "--no-color", "-q", "status"),
+        ("status", "-v", "--no-color", "-q"),
+        ("-v", "snapshot", "--no-color", "check", "-q", "--baseline", "b"),
+        ("audit", "findings", "write", "-vq", "--no-color", "--member", "m"),
+    ],
+)
+def test_global_flags_before_and_after_the_command(argv: tuple[str, ...]) -> None:
+    parsed = parse(*argv, *(("--base-ref", "x", "--findings", "-") if "write" in argv else ()))
+    assert (parsed["verbose"], parsed["no_color"], parsed["quiet"]) == (True, True, True)
+    assert parse("status")["verbose"] is False and parse("status")["no_color"] is False
+
+
+# --- end to end: the canonical spellings do the work ----------------------------------------
+
+
+@pytest.fixture
+def shelf(tmp_path: Path) -> Path:
+    shelf = tmp_path / "releases"
+    make_release(shelf, "1.0.0", {"a.txt": "a1\n", "b.txt": "b1\n"})
+    make_release(shelf, "2.0.0", {"a.txt": "a2\n", "b.txt": "b1\n"})
+    return shelf
+
+
+def test_init_with_to_and_minus_c_installs_like_the_old_spelling(
+    tmp_path: Path, shelf: Path
+) -> None:
+    new, old = tmp_path / "new", tmp_path / "old"
+    assert call("init", "--source", str(shelf), "--to", "1.0.0", "-C", str(new)) == 0
+    assert call("init", "--source", str(shelf), "--version", "1.0.0", str(old)) == 0
+    assert (new / "a.txt").read_text() == "a1\n"
+    assert (new / ".tether/state.json").is_file() and (old / ".tether/state.json").is_file()
+    assert project_files(new) == project_files(old)
+
+
+def project_files(root: Path) -> dict[str, bytes]:
+    """The files a project holds, without tether's runtime folder (a lock, the cache)."""
+    return {k: v for k, v in tree_digest(root).items() if not k.startswith(".tether/")}
+
+
+def test_audit_scope_old_and_new_spellings_give_the_same_document(tmp_path: Path) -> None:
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    git(repo, "init", "-q", "-b", "main")
+    write_files(repo, {"s/a.sh": "echo a\n"})
+    git(repo, "add", "-A")
+    git(repo, "commit", "-qm", "base")
+    git(repo, "switch", "-qc", "feature")
+    write_files(repo, {"s/a.sh": "echo b\n", "s/new.sh": "echo n\n"})
+    git(repo, "add", "-A")
+    git(repo, "commit", "-qm", "change")
+    new = run_tether("audit", "scope", "--json", "-C", str(repo), "--base-ref", "main")
+    old = run_tether("audit", "scope", "--json", "--root", str(repo), "--base", "main")
+    assert new.returncode == 0, new.stderr
+    assert json.loads(new.stdout) == json.loads(old.stdout)
+    assert json.loads(new.stdout)["files"] == ["s/a.sh", "s/new.sh"]
+    sub = run_tether("audit", "scope", "-C", str(repo / "s"), "--base-ref", "main")
+    assert sub.returncode == 2 and f"-C {repo / 's'} is not the top of a checkout" in sub.stderr
+
+
+def test_snapshot_with_minus_c_records_and_checks(tmp_path: Path) -> None:
+    tree, out = tmp_path / "tree", tmp_path / "snap.json"
+    write_files(tree, {"a.txt": "a\n", "keep.log": "x\n"})
+    recorded = run_tether("snapshot", "-C", str(tree), "--exclude", "*.log", "--out", str(out))
+    assert recorded.returncode == 0, recorded.stderr
+    assert "keep.log" not in json.loads(out.read_text())["files"]
+    (tree / "a.txt").write_text("changed\n")
+    checked = run_tether("snapshot", "-C", str(tree), "check", "--json", "--baseline", str(out))
+    assert checked.returncode == 1
+    assert json.loads(checked.stdout)["changed"] == [{"path": "a.txt", "change": "modified"}]
+    missing = run_tether("snapshot", "check", "--baseline", str(out))
+    assert missing.returncode == 2 and "needs -C DIR" in missing.stderr
+
+
+def test_jobs_below_one_is_a_usage_error(tmp_path: Path) -> None:
+    result = run_tether("audit", "shell", "-j", "0", "-C", str(tmp_path))
+    assert result.returncode == 2
+    assert result.stderr == "tether: --jobs must be at least 1\n"
+
+
+def gbrain_host(tmp_path: Path) -> tuple[Path, Path]:
+    """A recipe folder (version 0.4.0) installed into a host with ``--profile gbrain``."""
+    recipe = tmp_path / "recipe"
+    manifest = {
+        "recipe": "brain-sync",
+        "gbrain_version": "0.4.0",
+        "target_root_relative_to_host_repo": "tools/gbrain",
+        "files": [{"src": "src/rules.md", "target": "rules.md", "mode": "0644"}],
+    }
+    write_files(
+        recipe, {"src/rules.md": "one\ntwo\n", "install/manifest.json": json.dumps(manifest)}
+    )
+    host = tmp_path / "host"
+    host.mkdir()
+    assert call("init", "--profile", "gbrain", "--source", str(recipe), "-C", str(host)) == 0
+    return recipe, host
+
+
+def test_refresh_to_must_name_the_recipe_folders_version(tmp_path: Path) -> None:
+    recipe, host = gbrain_host(tmp_path)
+    (recipe / "src/rules.md").write_text("one\ntwo\nthree\n")
+    before = project_files(host)
+    wrong = run_tether("refresh", "--yes", "--to", "9.9.9", "-C", str(host))
+    assert wrong.returncode == 1
+    assert wrong.stderr == (f"tether: {recipe}: the recipe folder holds version 0.4.0, not 9.9.9\n")
+    assert project_files(host) == before
+    right = run_tether("refresh", "--yes", "--json", "--to", "0.4.0", "-C", str(host))
+    assert right.returncode == 0, right.stderr
+    assert (host / "tools/gbrain/rules.md").read_text() == "one\ntwo\nthree\n"
+
+
+def test_init_to_another_version_of_a_recipe_folder_installs_nothing(tmp_path: Path) -> None:
+    recipe, _host = gbrain_host(tmp_path)
+    target = tmp_path / "second"
+    result = run_tether(
+        "init", "--profile", "gbrain", "--source", str(recipe), "--to", "1.0", "-C", str(target)
+    )
+    assert result.returncode == 1 and "holds version 0.4.0, not 1.0" in result.stderr
+    assert not target.exists()
+
+
+# --- -V, -v ------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("flag", ["-V", "--version"])
+def test_version_flags(flag: str) -> None:
+    result = run_tether(flag)
+    assert (result.returncode, result.stdout) == (0, f"tether {__version__}\n")
+
+
+def test_verbose_names_the_folder_and_the_time(tmp_path: Path, shelf: Path) -> None:
+    project = tmp_path / "p"
+    call("init", "--source", str(shelf), "--to", "1.0.0", "-C", str(project))
+    result = run_tether("status", "--json", "-v", "-C", str(project))
+    assert result.returncode == 0
+    json.loads(result.stdout)  # stdout stays the one document
+    lines = result.stderr.splitlines()
+    assert lines[0] == f"tether: project {project}"
+    assert re.fullmatch(r"tether: exit 0 after \d+\.\d\d s", lines[-1])
+    assert run_tether("status", "-C", str(project)).stderr == ""
+
+
+def test_verbose_shows_the_traceback_behind_an_error(tmp_path: Path) -> None:
+    missing = str(tmp_path / "nope")
+    quiet = run_tether("status", "-C", missing)
+    loud = run_tether("-v", "status", "-C", missing)
+    assert quiet.returncode == loud.returncode == 1
+    assert "Traceback" not in quiet.stderr
+    assert "Traceback (most recent call last)" in loud.stderr
+    assert f"tether: {missing}: no such directory\n" in loud.stderr
+    assert quiet.stderr == f"tether: {missing}: no such directory\n"
+
+
+# --- prompts: one module, always on stderr ------------------------------------------------
+
+
+def on_terminal_stdin(argv: list[str], prompt: str, reply: str) -> tuple[int, str, str]:
+    """tether with a pseudo-terminal as stdin (stdout and stderr are pipes): wait for
+    ``prompt`` on stderr, type ``reply``; exit code, stdout, stderr."""
+    leader, follower = pty.openpty()
+    proc = subprocess.Popen(
+        ["tether", *argv], stdin=follower, stdout=subprocess.PIPE, stderr=subprocess.PIPE
+    )
+    os.close(follower)
+    assert proc.stderr is not None and proc.stdout is not None
+    err = b""
+    deadline = time.monotonic() + 60
+    try:
+        while prompt.encode() not in err and time.monotonic() < deadline:
+            ready, _, _ = select.select([proc.stderr], [], [], 0.5)
+            if ready:
+                chunk = os.read(proc.stderr.fileno(), 4096)
+                if not chunk:
+                    break
+                err += chunk
+        assert prompt.encode() in err, err.decode()
+        os.write(leader, reply.encode() + b"\n")
+        out, rest = proc.communicate(timeout=60)
+    finally:
+        os.close(leader)
+        if proc.poll() is None:
+            proc.kill()
+    return proc.returncode, out.decode(), (err + rest).decode()
+
+
+def test_refresh_json_on_a_terminal_keeps_its_prompt_off_stdout(tmp_path: Path) -> None:
+    recipe, host = gbrain_host(tmp_path)
+    (recipe / "src/rules.md").write_text("one\ntwo\nthree\n")
+    code, out, err = on_terminal_stdin(
+        ["refresh", "--json", "-C", str(host)], "Refresh these files? [y/N]", "y"
+    )
+    assert code == 0, err
+    document = json.loads(out)  # the whole of stdout is one document
+    assert document["status"] == "updated"
+    assert "Refresh these files?" in err and "Refresh these files?" not in out
+    assert (host / "tools/gbrain/rules.md").read_text() == "one\ntwo\nthree\n"
+
+
+def test_update_prompt_and_plan_go_to_stderr(tmp_path: Path, shelf: Path) -> None:
+    project = tmp_path / "p"
+    call("init", "--source", str(shelf), "--to", "1.0.0", "-C", str(project))
+    code, out, err = on_terminal_stdin(
+        ["update", "-C", str(project)], "Apply this update? [y/N]", "n"
+    )
+    assert code == 0, err
+    assert "Apply this update?" in err and "1.0.0 → 2.0.0" in err  # the plan, to answer
+    assert "Apply this update?" not in out and out.strip()  # stdout: the report only
+    assert (project / "a.txt").read_text() == "a1\n"
+
+
+@pytest.mark.parametrize("command", ["update", "refresh"])
+def test_no_terminal_and_no_yes_is_refused_in_one_wording(tmp_path: Path, command: str) -> None:
+    if command == "refresh":
+        _recipe, project = gbrain_host(tmp_path)
+        action = "refresh"
+    else:
+        project = tmp_path / "p"
+        make_release(tmp_path / "rel", "1.0.0", {"a.txt": "a\n"})
+        make_release(tmp_path / "rel", "2.0.0", {"a.txt": "b\n"})
+        call("init", "--source", str(tmp_path / "rel"), "--to", "1.0.0", "-C", str(project))
+        action = "apply the update"
+    before = tree_digest(project)
+    result = run_tether(command, "-C", str(project), input="y\n")
+    assert result.returncode == 1
+    assert result.stderr == (
+        f"tether: not running on a terminal: pass --yes to {action} (nothing was written)\n"
+    )
+    assert tree_digest(project) == before
+
+
+def test_end_of_input_at_a_conflict_prompt_stops_before_writing(tmp_path: Path) -> None:
+    from tether.cli.interact import choose_conflicts
+    from tether.flows.update import PreparedUpdate, UpdateRequest, prepare_update
+
+    make_release(tmp_path / "rel", "1.0.0", {"f.txt": "1\n2\n3\n"})
+    make_release(tmp_path / "rel", "2.0.0", {"f.txt": "1\ntheirs\n3\n"})
+    project = tmp_path / "p"
+    call("init", "--source", str(tmp_path / "rel"), "--to", "1.0.0", "-C", str(project))
+    (project / "f.txt").write_text("1\nmine\n3\n")
+    prepared = prepare_update(UpdateRequest(project))
+    assert isinstance(prepared, PreparedUpdate)
+    asked: list[str] = []
+
+    def closed_input(prompt: str) -> str:
+        asked.append(prompt)
+        return ""
+
+    with pytest.raises(TetherError, match="end of input"):
+        choose_conflicts(prepared, closed_input, asked.append)
+    assert len(asked) == 1  # asked once, not forever
+    assert (project / "f.txt").read_text() == "1\nmine\n3\n"
+
+
+# --- shell completion ---------------------------------------------------------------------
+
+
+def completion_script(shell: str, tmp_path: Path) -> Path:
+    result = run_tether("completion", shell)
+    assert result.returncode == 0, result.stderr
+    path = tmp_path / f"tether.{shell}"
+    path.write_text(result.stdout)
+    return path
+
+
+def bash_complete(script: Path, line: str) -> list[str]:
+    """What the bash completion offers for ``line`` (the cursor at its end)."""
+    program = (
+        f"source {script}\n"
+        'read -ra COMP_WORDS <<< "$LINE"\n'
+        '[[ "$LINE" == *" " ]] && COMP_WORDS+=("")\n'
+        "COMP_CWORD=$((${#COMP_WORDS[@]} - 1))\n"
+        "_tether\n"
+        'printf "%s\\n" "${COMPREPLY[@]}"\n'
+    )
+    done = subprocess.run(
+        ["bash", "--norc", "-c", program],
+        env={**os.environ, "LINE": line},
+        capture_output=True,
+        text=True,
+        timeout=30,
+    )
+    assert done.returncode == 0, done.stderr
+    return [word for word in done.stdout.splitlines() if word]
+
+
+@pytest.mark.skipif(shutil.which("bash") is None, reason="needs bash")
+def test_bash_completion(tmp_path: Path) -> None:
+    script = completion_script("bash", tmp_path)
+    assert bash_complete(script, "tether ") == list(COMMANDS)
+    assert bash_complete(script, "tether up") == ["update"]
+    assert bash_complete(script, "tether audit sc") == ["scope"]
+    assert bash_complete(script, "tether audit findings ") == ["write"]
+    assert bash_complete(script, "tether -q update --con") == ["--conflict"]
+    assert bash_complete(script, "tether update -C /tmp --conflict ") == ["markers", "patch"]
+    assert bash_complete(script, "tether completion ") == ["bash", "zsh", "fish"]
+    offered = bash_complete(script, "tether audit scope --")
+    assert "--base-ref" in offered and "--project" in offered
+    assert "--base" not in offered and "--root" not in offered  # deprecated: not offered
+    assert bash_complete(script, "tether status -C ") == []  # a folder: bash's file names
+
+
+@pytest.mark.skipif(shutil.which("fish") is None, reason="needs fish")
+def test_fish_completion(tmp_path: Path) -> None:
+    script = completion_script("fish", tmp_path)
+
+    def complete(line: str) -> list[str]:
+        done = subprocess.run(
+            ["fish", "--no-config", "-c", f"source {script}; complete -C {json.dumps(line)}"],
+            capture_output=True,
+            text=True,
+            timeout=30,
+        )
+        assert done.returncode == 0, done.stderr
+        return [row.split("\t")[0] for row in done.stdout.splitlines()]
+
+    assert complete("tether up") == ["update"]
+    assert sorted(complete("tether audit ")) == sorted(
+        ["scope", "shell", "findings", "digest", "clear", "gate"]
+    )
+    assert complete("tether audit scope --base") == ["--base-ref"]
+    assert complete("tether update --conflict ") == ["markers", "patch"]
+    assert complete("tether -q update -C /tmp --t") == ["--to"]
+
+
+@pytest.mark.skipif(shutil.which("zsh") is None, reason="needs zsh")
+def test_zsh_completion(tmp_path: Path) -> None:
+    """An interactive zsh on a pseudo-terminal: type, press Tab, print the line it made."""
+    script = completion_script("zsh", tmp_path)
+
+    def completed(typed: str) -> str:
+        pid, fd = pty.fork()
+        if pid == 0:  # pragma: no cover - the child
+            os.execvpe("zsh", ["zsh", "-f", "-i"], {**os.environ, "TERM": "dumb"})
+        setup = f"autoload -Uz compinit; compinit -u -D; source {script}; echo READY\n"
+        os.write(fd, setup.encode())
+        seen = _read_until(fd, b"\nREADY")
+        os.write(fd, typed.encode() + b"\t")
+        time.sleep(0.5)
+        # Ctrl-A, then wrap what the line became in an echo.
+        os.write(fd, b'\x01echo "@@\x05@@"\n')
+        seen = _read_until(fd, re.compile(rb"\n@@(.*?)@@"))
+        os.write(fd, b"exit\n")
+        os.waitpid(pid, 0)
+        os.close(fd)
+        found = re.search(rb"\n@@(.*?)@@", seen)
+        assert found is not None
+        return found.group(1).decode().rstrip()  # zsh drops its added space on Ctrl-A
+
+    assert completed("tether audit sc") == "tether audit scope"
+    assert completed("tether update --conf") == "tether update --conflict"
+    assert completed("tether update --conflict mar") == "tether update --conflict markers"
+    assert completed("tether audit scope --base-") == "tether audit scope --base-ref"
+
+
+def _read_until(fd: int, wanted: bytes | re.Pattern[bytes], timeout: float = 30) -> bytes:
+    seen = b""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if (wanted in seen) if isinstance(wanted, bytes) else wanted.search(seen):
+            return seen
+        ready, _, _ = select.select([fd], [], [], 0.2)
+        if ready:
+            seen += os.read(fd, 4096)
+    raise AssertionError(f"never saw {wanted!r} in {seen!r}")
+
+
+def test_completion_json_holds_the_script() -> None:
+    result = run_tether("completion", "--json", "fish")
+    assert result.returncode == 0
+    document = json.loads(result.stdout)
+    assert document["shell"] == "fish"
+    assert document["script"] == run_tether("completion", "fish").stdout
