@@ -159,8 +159,8 @@ def test_stop_on_first_failure(three: Path, server: LoopbackRegistry) -> None:
     assert code == 1 and doc["status"] == "stopped"
     assert [p["name"] for p in doc["applied"]] == ["one"]
     failed = doc["failed"][0]
-    assert (failed["name"], failed["step"], failed["exitCode"]) == ("two", "override:sb", 3)
-    assert "codemod failed" in failed["logTail"]
+    assert (failed["name"], failed["step"], failed["exit_code"]) == ("two", "override:sb", 3)
+    assert "codemod failed" in failed["log_tail"]
     assert [p["name"] for p in doc["pending"]] == ["three"]
     assert tree(three.parent / "three") == before
 
@@ -195,11 +195,13 @@ def test_failure_text(three: Path, server: LoopbackRegistry) -> None:
         "## Applied projects (1)",
         "## Failed project",
         "## Pending projects (1)",
-        "## Isolation: none",
+        "## Isolation: branch",
         "## Suggested next steps (not executed)",
     ]
     assert "[2/3] two: FAILED at override:sb (exit 3)" in out
     assert "    codemod failed" in out
+    # branch is the default; outside git it degrades to in place, and says so
+    assert "- one: in place — branch isolation not possible: not a git repository" in out
 
 
 # --- isolation -------------------------------------------------------------------------------
@@ -339,8 +341,8 @@ def test_npm_install_end_to_end(
     installed = json.loads((web / "node_modules" / "e2e-lib" / "package.json").read_text())
     assert installed["version"] == "1.1.0"
     failed = doc["failed"][0]
-    assert (failed["name"], failed["step"]) == ("api", "install") and failed["exitCode"] != 0
-    assert 0 < len(failed["logTail"]) <= 40
+    assert (failed["name"], failed["step"]) == ("api", "install") and failed["exit_code"] != 0
+    assert 0 < len(failed["log_tail"]) <= 40
     assert "npm install" in Path(failed["log"]).read_text()
     assert json.loads((api / "package.json").read_text())["dependencies"] == {"e2e-broken": "1.1.0"}
     assert [p["name"] for p in doc["pending"]] == ["docs"]

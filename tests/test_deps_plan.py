@@ -261,7 +261,7 @@ def test_one_prompt_chooses_the_policy(fleet: Path, server: LoopbackRegistry) ->
 # --- the gate --------------------------------------------------------------------------------
 
 
-def test_exclude_rejects_unknown_names(fleet: Path, server: LoopbackRegistry) -> None:
+def test_skip_package_rejects_unknown_names(fleet: Path, server: LoopbackRegistry) -> None:
     before = {n: files_of(fleet.parent / n) for n in "abcd"}
     args = deps(
         "apply",
@@ -270,18 +270,19 @@ def test_exclude_rejects_unknown_names(fleet: Path, server: LoopbackRegistry) ->
         "--yes",
         "--conflict-policy",
         "per-project",
-        "--exclude",
+        "--skip-package",
         "alpha,nope",
         server=server,
         registry=fleet,
     )
     code, _, err = run_cli(*args)
     assert code == 2
-    assert "nope" in err and "valid: alpha, gamma" in err
+    assert "--skip-package names no package of this plan: nope" in err
+    assert "valid: alpha, gamma" in err
     assert {n: files_of(fleet.parent / n) for n in "abcd"} == before
 
 
-def test_exclude_leaves_the_package_alone(fleet: Path, server: LoopbackRegistry) -> None:
+def test_skip_package_leaves_the_package_alone(fleet: Path, server: LoopbackRegistry) -> None:
     args = deps(
         "apply",
         "--level",
@@ -290,7 +291,7 @@ def test_exclude_leaves_the_package_alone(fleet: Path, server: LoopbackRegistry)
         "--no-install",
         "--conflict-policy",
         "per-project",
-        "--exclude",
+        "--skip-package",
         "alpha",
         server=server,
         registry=fleet,
@@ -300,6 +301,31 @@ def test_exclude_leaves_the_package_alone(fleet: Path, server: LoopbackRegistry)
     assert [p["name"] for p in doc["skippedByUser"]] == ["alpha"]
     a = json.loads((fleet.parent / "a" / "package.json").read_text())
     assert a["dependencies"] == {"alpha": "^1.0.0", "gamma": "^4.1.1"}
+
+
+def test_exclude_with_package_names_points_to_skip_package(
+    fleet: Path, server: LoopbackRegistry
+) -> None:
+    """--exclude means path globs in every command; the old package-name use is refused
+    before anything is read, with the new spelling to type."""
+    before = {n: files_of(fleet.parent / n) for n in "abcd"}
+    args = deps(
+        "apply",
+        "--level",
+        "patch",
+        "--yes",
+        "--conflict-policy",
+        "per-project",
+        "--exclude",
+        "alpha",
+        server=server,
+        registry=fleet,
+    )
+    code, out, err = run_cli(*args)
+    assert code == 2 and out == ""
+    assert "use --skip-package alpha" in err and err.count("\n") == 1
+    assert {n: files_of(fleet.parent / n) for n in "abcd"} == before
+    assert not (fleet.parent / "state").exists()  # no run folder either
 
 
 def test_interactive_pick_subset(fleet: Path, server: LoopbackRegistry) -> None:

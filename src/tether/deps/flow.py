@@ -31,8 +31,8 @@ from tether.deps.registries import (
 )
 from tether.deps.scan import ScanResult, scan_document, scan_projects
 from tether.errors import UsageError
-from tether.fleet.rundir import RunFolder
-from tether.fleet.selection import Selection
+from tether.runs.rundir import RunFolder
+from tether.runs.selection import Selection
 
 SCAN_FILE = "scan-by-project.json"
 PLAN_FILE = "cross-project-plan.json"
