@@ -110,6 +110,18 @@ def test_a_file_changed_since_the_scan_is_refused(tmp_path: Path) -> None:
         prepare(tmp_path, [Change(locus, "^1.0.0", "^1.2.3")])
 
 
+def test_a_value_already_at_its_target_is_left_as_it_is(tmp_path: Path) -> None:
+    """A second run in the worktree an earlier run made finds its edits there."""
+    (tmp_path / "package.json").write_text('{"dependencies": {"alpha": "^1.2.3", "beta": "1.0.0"}}')
+    (tmp_path / ".nvmrc").write_text("22\n")
+    alpha = Locus("package.json", "dependencies", "json", ("dependencies", "alpha"))
+    beta = Locus("package.json", "dependencies", "json", ("dependencies", "beta"))
+    node = Locus(".nvmrc", ".nvmrc", "text", (0,))
+    assert prepare(tmp_path, [Change(alpha, "^1.0.0", "^1.2.3"), Change(node, "20", "22")]) == {}
+    mixed = prepare(tmp_path, [Change(alpha, "^1.0.0", "^1.2.3"), Change(beta, "1.0.0", "1.1.0")])
+    assert mixed == {"package.json": b'{"dependencies": {"alpha": "^1.2.3", "beta": "1.1.0"}}'}
+
+
 # --- failures, stop and continue -------------------------------------------------------------
 
 
