@@ -261,21 +261,23 @@ def test_one_prompt_chooses_the_policy(fleet: Path, server: LoopbackRegistry) ->
 # --- the gate --------------------------------------------------------------------------------
 
 
-def test_skip_package_rejects_unknown_names(fleet: Path, server: LoopbackRegistry) -> None:
-    before = {n: files_of(fleet.parent / n) for n in "abcd"}
-    args = deps(
+def _apply_per_project(fleet: Path, server: LoopbackRegistry, *extra: str) -> list[str]:
+    return deps(
         "apply",
         "--level",
         "patch",
         "--yes",
         "--conflict-policy",
         "per-project",
-        "--skip-package",
-        "alpha,nope",
+        *extra,
         server=server,
         registry=fleet,
     )
-    code, _, err = run_cli(*args)
+
+
+def test_skip_package_rejects_unknown_names(fleet: Path, server: LoopbackRegistry) -> None:
+    before = {n: files_of(fleet.parent / n) for n in "abcd"}
+    code, _, err = run_cli(*_apply_per_project(fleet, server, "--skip-package", "alpha,nope"))
     assert code == 2
     assert "--skip-package names no package of this plan: nope" in err
     assert "valid: alpha, gamma" in err
@@ -283,19 +285,7 @@ def test_skip_package_rejects_unknown_names(fleet: Path, server: LoopbackRegistr
 
 
 def test_skip_package_leaves_the_package_alone(fleet: Path, server: LoopbackRegistry) -> None:
-    args = deps(
-        "apply",
-        "--level",
-        "patch",
-        "--yes",
-        "--no-install",
-        "--conflict-policy",
-        "per-project",
-        "--skip-package",
-        "alpha",
-        server=server,
-        registry=fleet,
-    )
+    args = _apply_per_project(fleet, server, "--no-install", "--skip-package", "alpha")
     code, doc = run_json(*args)
     assert code == 0
     assert [p["name"] for p in doc["skippedByUser"]] == ["alpha"]
@@ -309,19 +299,7 @@ def test_exclude_with_package_names_points_to_skip_package(
     """--exclude means path globs in every command; the old package-name use is refused
     before anything is read, with the new spelling to type."""
     before = {n: files_of(fleet.parent / n) for n in "abcd"}
-    args = deps(
-        "apply",
-        "--level",
-        "patch",
-        "--yes",
-        "--conflict-policy",
-        "per-project",
-        "--exclude",
-        "alpha",
-        server=server,
-        registry=fleet,
-    )
-    code, out, err = run_cli(*args)
+    code, out, err = run_cli(*_apply_per_project(fleet, server, "--exclude", "alpha"))
     assert code == 2 and out == ""
     assert "use --skip-package alpha" in err and err.count("\n") == 1
     assert {n: files_of(fleet.parent / n) for n in "abcd"} == before
