@@ -9,7 +9,12 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
 
 from tether.cli.common import add_json, print_json
-from tether.cli.projects_cmd import add_selection, selection_filters
+from tether.cli.projects_cmd import (
+    add_selection,
+    print_nothing_selected,
+    selection_filters,
+    selection_note,
+)
 from tether.deps.align import POLICIES
 from tether.deps.model import LEVELS
 from tether.deps.registries import DEFAULT_JOBS, DEFAULT_RETRIES, DEFAULT_TIMEOUT
@@ -167,8 +172,7 @@ def run(args: argparse.Namespace) -> int:
         render = {"scan": render_scan, "plan": render_plan, "apply": render_summary}
         print_json(result.document) if args.json else print(render[args.action](result.document))
         return result.exit_code
-    print_json(result.to_json()) if args.json else print("\n".join(result.lines()))
-    return 0
+    return print_nothing_selected(result, args.json)
 
 
 def _request(args: argparse.Namespace) -> DepsRequest:
@@ -205,8 +209,7 @@ def _prompts(args: argparse.Namespace) -> Prompts:
     def show_plan(document: dict[str, Any]) -> None:
         out.write(render_plan(document) + "\n")
 
-    note: Callable[[str], None] = (lambda line: None) if args.json else print
-    return Prompts(_ask(out), _say(out), show_plan, note)
+    return Prompts(_ask(out), _say(out), show_plan, selection_note(args.json))
 
 
 def _ask(out: TextIO) -> Callable[[str], str]:

@@ -8,14 +8,18 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from tether.cli.common import add_json, print_json
-from tether.cli.projects_cmd import add_selection, selection_filters
+from tether.cli.projects_cmd import (
+    add_selection,
+    print_nothing_selected,
+    selection_filters,
+    selection_note,
+)
 from tether.errors import TetherError, UsageError
 from tether.runs.isolation import DEFAULT_MODE, MODES
 
 if TYPE_CHECKING:
     from tether.fleet.flow import UpdateResult
     from tether.fleet.runner import FleetRun
-    from tether.runs.selection import NothingSelected
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -71,8 +75,7 @@ def _add_jobs(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from tether.fleet import flow
-    from tether.fleet.runner import FleetRequest, default_jobs
+    from tether.fleet.runner import default_jobs
 
     jobs = default_jobs() if args.jobs is None else args.jobs
     if jobs < 1:
@@ -81,13 +84,24 @@ def run(args: argparse.Namespace) -> int:
         raise TetherError(
             "not running on a terminal: pass --yes to apply the fleet update (nothing was written)"
         )
-    note = _note(args.json)
-    if args.action == "status":
-        status = flow.status(selection_filters(args), jobs, note)
-        if isinstance(status, flow.StatusResult):
-            _render_status(status.document, args.json)
-            return status.exit_code
-        return _nothing(status, args.json)
+    return _status(args, jobs) if args.action == "status" else _update(args, jobs)
+
+
+def _status(args: argparse.Namespace, jobs: int) -> int:
+    from tether.fleet import flow
+    from tether.fleet.summary import render_status
+
+    result = flow.status(selection_filters(args), jobs, selection_note(args.json))
+    if not isinstance(result, flow.StatusResult):
+        return print_nothing_selected(result, args.json)
+    print_json(result.document) if args.json else print(render_status(result.document))
+    return result.exit_code
+
+
+def _update(args: argparse.Namespace, jobs: int) -> int:
+    from tether.fleet import flow
+    from tether.fleet.runner import FleetRequest
+
     request = FleetRequest(
         args.to,
         args.dry_run,
@@ -98,27 +112,11 @@ def run(args: argparse.Namespace) -> int:
         args.allow_dirty,
     )
     confirm = None if args.yes else _confirm(args.json)
-    update = flow.update(selection_filters(args), request, confirm, note)
-    if isinstance(update, flow.UpdateResult):
-        _render_update(update, args.json)
-        return update.exit_code
-    return _nothing(update, args.json)
-
-
-def _note(as_json: bool) -> Callable[[str], None]:
-    # With --json stdout carries one document; its filter_not_found says the same.
-    return (lambda line: None) if as_json else print
-
-
-def _nothing(result: NothingSelected, as_json: bool) -> int:
-    print_json(result.to_json()) if as_json else print("\n".join(result.lines()))
-    return 0
-
-
-def _render_status(document: dict[str, object], as_json: bool) -> None:
-    from tether.fleet.summary import render_status
-
-    print_json(document) if as_json else print(render_status(document))
+    result = flow.update(selection_filters(args), request, confirm, selection_note(args.json))
+    if not isinstance(result, flow.UpdateResult):
+        return print_nothing_selected(result, args.json)
+    _render_update(result, args.json)
+    return result.exit_code
 
 
 def _render_update(result: UpdateResult, as_json: bool) -> None:

@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import argparse
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from tether.cli.common import add_json, print_json
 
 if TYPE_CHECKING:
-    from tether.runs.selection import Filters
+    from tether.runs.selection import Filters, NothingSelected
 
 
 def add_registry(parser: argparse.ArgumentParser) -> None:
@@ -42,6 +43,17 @@ def selection_filters(args: argparse.Namespace) -> Filters:
     from tether.runs.selection import Filters
 
     return Filters(args.registry, args.projects, args.keyword)
+
+
+def selection_note(as_json: bool) -> Callable[[str], None]:
+    """Where "Filter name not found" goes before a run; under --json the document's
+    filter_not_found says it, and stdout carries that document only."""
+    return (lambda line: None) if as_json else print
+
+
+def print_nothing_selected(result: NothingSelected, as_json: bool) -> int:
+    print_json(result.to_json()) if as_json else print("\n".join(result.lines()))
+    return 0
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
