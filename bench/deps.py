@@ -32,7 +32,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
 from fixtures.deps.loopback import LoopbackRegistry
 from tether.deps.registries import Fetcher, HttpClient, NpmRegistry
 from tether.deps.scan import scan_projects
-from tether.fleet.selection import Member
+from tether.runs.selection import Member
 
 NOW = datetime(2025, 6, 1, tzinfo=UTC)
 

@@ -110,6 +110,18 @@ def test_a_file_changed_since_the_scan_is_refused(tmp_path: Path) -> None:
         prepare(tmp_path, [Change(locus, "^1.0.0", "^1.2.3")])
 
 
+def test_a_value_already_at_its_target_is_left_as_it_is(tmp_path: Path) -> None:
+    """A second run in the worktree an earlier run made finds its edits there."""
+    (tmp_path / "package.json").write_text('{"dependencies": {"alpha": "^1.2.3", "beta": "1.0.0"}}')
+    (tmp_path / ".nvmrc").write_text("22\n")
+    alpha = Locus("package.json", "dependencies", "json", ("dependencies", "alpha"))
+    beta = Locus("package.json", "dependencies", "json", ("dependencies", "beta"))
+    node = Locus(".nvmrc", ".nvmrc", "text", (0,))
+    assert prepare(tmp_path, [Change(alpha, "^1.0.0", "^1.2.3"), Change(node, "20", "22")]) == {}
+    mixed = prepare(tmp_path, [Change(alpha, "^1.0.0", "^1.2.3"), Change(beta, "1.0.0", "1.1.0")])
+    assert mixed == {"package.json": b'{"dependencies": {"alpha": "^1.2.3", "beta": "1.1.0"}}'}
+
+
 # --- failures, stop and continue -------------------------------------------------------------
 
 
@@ -159,8 +171,8 @@ def test_stop_on_first_failure(three: Path, server: LoopbackRegistry) -> None:
     assert code == 1 and doc["status"] == "stopped"
     assert [p["name"] for p in doc["applied"]] == ["one"]
     failed = doc["failed"][0]
-    assert (failed["name"], failed["step"], failed["exitCode"]) == ("two", "override:sb", 3)
-    assert "codemod failed" in failed["logTail"]
+    assert (failed["name"], failed["step"], failed["exit_code"]) == ("two", "override:sb", 3)
+    assert "codemod failed" in failed["log_tail"]
     assert [p["name"] for p in doc["pending"]] == ["three"]
     assert tree(three.parent / "three") == before
 
@@ -195,11 +207,13 @@ def test_failure_text(three: Path, server: LoopbackRegistry) -> None:
         "## Applied projects (1)",
         "## Failed project",
         "## Pending projects (1)",
-        "## Isolation: none",
+        "## Isolation: branch",
         "## Suggested next steps (not executed)",
     ]
     assert "[2/3] two: FAILED at override:sb (exit 3)" in out
     assert "    codemod failed" in out
+    # branch is the default; outside git it degrades to in place, and says so
+    assert "- one: in place — branch isolation not possible: not a git repository" in out
 
 
 # --- isolation -------------------------------------------------------------------------------
@@ -339,8 +353,8 @@ def test_npm_install_end_to_end(
     installed = json.loads((web / "node_modules" / "e2e-lib" / "package.json").read_text())
     assert installed["version"] == "1.1.0"
     failed = doc["failed"][0]
-    assert (failed["name"], failed["step"]) == ("api", "install") and failed["exitCode"] != 0
-    assert 0 < len(failed["logTail"]) <= 40
+    assert (failed["name"], failed["step"]) == ("api", "install") and failed["exit_code"] != 0
+    assert 0 < len(failed["log_tail"]) <= 40
     assert "npm install" in Path(failed["log"]).read_text()
     assert json.loads((api / "package.json").read_text())["dependencies"] == {"e2e-broken": "1.1.0"}
     assert [p["name"] for p in doc["pending"]] == ["docs"]

@@ -261,45 +261,49 @@ def test_one_prompt_chooses_the_policy(fleet: Path, server: LoopbackRegistry) ->
 # --- the gate --------------------------------------------------------------------------------
 
 
-def test_exclude_rejects_unknown_names(fleet: Path, server: LoopbackRegistry) -> None:
-    before = {n: files_of(fleet.parent / n) for n in "abcd"}
-    args = deps(
+def _apply_per_project(fleet: Path, server: LoopbackRegistry, *extra: str) -> list[str]:
+    return deps(
         "apply",
         "--level",
         "patch",
         "--yes",
         "--conflict-policy",
         "per-project",
-        "--exclude",
-        "alpha,nope",
+        *extra,
         server=server,
         registry=fleet,
     )
-    code, _, err = run_cli(*args)
+
+
+def test_skip_package_rejects_unknown_names(fleet: Path, server: LoopbackRegistry) -> None:
+    before = {n: files_of(fleet.parent / n) for n in "abcd"}
+    code, _, err = run_cli(*_apply_per_project(fleet, server, "--skip-package", "alpha,nope"))
     assert code == 2
-    assert "nope" in err and "valid: alpha, gamma" in err
+    assert "--skip-package names no package of this plan: nope" in err
+    assert "valid: alpha, gamma" in err
     assert {n: files_of(fleet.parent / n) for n in "abcd"} == before
 
 
-def test_exclude_leaves_the_package_alone(fleet: Path, server: LoopbackRegistry) -> None:
-    args = deps(
-        "apply",
-        "--level",
-        "patch",
-        "--yes",
-        "--no-install",
-        "--conflict-policy",
-        "per-project",
-        "--exclude",
-        "alpha",
-        server=server,
-        registry=fleet,
-    )
+def test_skip_package_leaves_the_package_alone(fleet: Path, server: LoopbackRegistry) -> None:
+    args = _apply_per_project(fleet, server, "--no-install", "--skip-package", "alpha")
     code, doc = run_json(*args)
     assert code == 0
     assert [p["name"] for p in doc["skippedByUser"]] == ["alpha"]
     a = json.loads((fleet.parent / "a" / "package.json").read_text())
     assert a["dependencies"] == {"alpha": "^1.0.0", "gamma": "^4.1.1"}
+
+
+def test_exclude_with_package_names_points_to_skip_package(
+    fleet: Path, server: LoopbackRegistry
+) -> None:
+    """--exclude means path globs in every command; the old package-name use is refused
+    before anything is read, with the new spelling to type."""
+    before = {n: files_of(fleet.parent / n) for n in "abcd"}
+    code, out, err = run_cli(*_apply_per_project(fleet, server, "--exclude", "alpha"))
+    assert code == 2 and out == ""
+    assert "use --skip-package alpha" in err and err.count("\n") == 1
+    assert {n: files_of(fleet.parent / n) for n in "abcd"} == before
+    assert not (fleet.parent / "state").exists()  # no run folder either
 
 
 def test_interactive_pick_subset(fleet: Path, server: LoopbackRegistry) -> None:

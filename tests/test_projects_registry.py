@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from builders import call, make_release
-from tether.fleet.registry import registry_path
+from tether.runs.registry import registry_path
 
 ISO_UTC = re.compile(r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$")
 EMPTY = "No projects registered. Use tether projects add to register one."

@@ -3,18 +3,23 @@
 from __future__ import annotations
 
 import argparse
-import json
 import sys
+from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from tether.cli.common import add_json, print_json
-from tether.cli.projects_cmd import add_registry
+from tether.cli.projects_cmd import (
+    add_selection,
+    print_nothing_selected,
+    selection_filters,
+    selection_note,
+)
 from tether.errors import TetherError, UsageError
+from tether.runs.isolation import DEFAULT_MODE, MODES
 
 if TYPE_CHECKING:
-    from tether.fleet.registry import Registry
+    from tether.fleet.flow import UpdateResult
     from tether.fleet.runner import FleetRun
-    from tether.fleet.selection import Selection
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -34,9 +39,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     update.add_argument("--yes", "-y", action="store_true", help="apply without asking")
     update.add_argument(
         "--isolate",
-        choices=("none", "branch", "worktree"),
-        default="branch",
-        help="apply in place, on a new branch (default), or in a new worktree",
+        choices=MODES,
+        default=DEFAULT_MODE,
+        help=f"apply in place, on a new branch, or in a new worktree (default: {DEFAULT_MODE})",
     )
     update.add_argument(
         "--continue-on-failure",
@@ -54,25 +59,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="proceed although files an update changes have uncommitted edits",
     )
     for each in (status, update):
-        _add_selection(each)
-        add_registry(each)
+        add_selection(each)
+        _add_jobs(each)
         add_json(each)
 
 
-def _add_selection(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument(
-        "--projects",
-        action="append",
-        metavar="A,B",
-        help="only these registered names (comma-separated, repeatable)",
-    )
-    parser.add_argument(
-        "--keyword",
-        action="append",
-        default=[],
-        metavar="K",
-        help="only projects carrying this keyword (repeatable: all must match)",
-    )
+def _add_jobs(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--jobs",
         "-j",
@@ -83,7 +75,6 @@ def _add_selection(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from tether.fleet.registry import load_registry, registry_path
     from tether.fleet.runner import default_jobs
 
     jobs = default_jobs() if args.jobs is None else args.jobs
@@ -93,65 +84,23 @@ def run(args: argparse.Namespace) -> int:
         raise TetherError(
             "not running on a terminal: pass --yes to apply the fleet update (nothing was written)"
         )
-    registry = load_registry(registry_path(args.registry))
-    selection = _selection(registry, args)
-    if selection is None:
-        return 0
-    if args.action == "status":
-        return _status(registry, selection, jobs, args.json)
-    return _update(registry, selection, jobs, args)
+    return _status(args, jobs) if args.action == "status" else _update(args, jobs)
 
 
-def _selection(registry: Registry, args: argparse.Namespace) -> Selection | None:
-    """The chosen projects, or None after saying why there are none (exit 0)."""
-    from tether.fleet.selection import EMPTY_REGISTRY, NO_MATCH, select, split_names
+def _status(args: argparse.Namespace, jobs: int) -> int:
+    from tether.fleet import flow
+    from tether.fleet.summary import render_status
 
-    if not registry.projects:
-        _say(args.json, str(registry.path), EMPTY_REGISTRY, [])
-        return None
-    selection = select(registry, split_names(args.projects), args.keyword)
-    if selection.matched_nothing:
-        _say(args.json, str(registry.path), NO_MATCH, list(selection.not_found))
-        return None
-    if not args.json:
-        for line in selection.not_found_lines():
-            print(line)
-    return selection
+    result = flow.status(selection_filters(args), jobs, selection_note(args.json))
+    if not isinstance(result, flow.StatusResult):
+        return print_nothing_selected(result, args.json)
+    print_json(result.document) if args.json else print(render_status(result.document))
+    return result.exit_code
 
 
-def _say(as_json: bool, registry: str, message: str, not_found: list[str]) -> None:
-    if as_json:
-        print_json(
-            {
-                "registry": registry,
-                "message": message,
-                "filter_not_found": not_found,
-                "projects": [],
-            }
-        )
-        return
-    for name in not_found:
-        print(f"Filter name not found: {name}")
-    print(message)
-
-
-def _status(registry: Registry, selection: Selection, jobs: int, as_json: bool) -> int:
-    from tether.fleet.runner import fleet_status
-    from tether.fleet.summary import render_status, status_document
-
-    rows = fleet_status(selection, jobs)
-    doc = status_document(str(registry.path), selection, rows)
-    if as_json:
-        print_json(doc)
-    else:
-        print(render_status(doc))
-    return 1 if any(row.state == "error" for _, row in rows) else 0
-
-
-def _update(registry: Registry, selection: Selection, jobs: int, args: argparse.Namespace) -> int:
-    from tether.fleet.rundir import RunFolder
-    from tether.fleet.runner import FleetRequest, apply_fleet, cancel, plan_fleet
-    from tether.fleet.summary import render_plan_table, render_update, update_document
+def _update(args: argparse.Namespace, jobs: int) -> int:
+    from tether.fleet import flow
+    from tether.fleet.runner import FleetRequest
 
     request = FleetRequest(
         args.to,
@@ -162,47 +111,32 @@ def _update(registry: Registry, selection: Selection, jobs: int, args: argparse.
         args.pr,
         args.allow_dirty,
     )
-    run = plan_fleet(selection, request, RunFolder.create())
-    table = render_plan_table(run)
-    shown = False
-    if not args.dry_run:
-        if run.to_apply and not args.yes:
-            shown = True
-            if not _ask(table, len(run.to_apply), args.json):
-                cancel(run)
-        if run.status != "cancelled":
-            apply_fleet(run)
-    doc = update_document(run, str(registry.path))
-    text = render_update(doc)
-    _keep(run, doc, table, text)
-    if args.json:
-        print_json(doc)
-    else:
-        print(text if shown else f"{table}\n\n{text}")
-    return _exit_code(run)
+    confirm = None if args.yes else _confirm(args.json)
+    result = flow.update(selection_filters(args), request, confirm, selection_note(args.json))
+    if not isinstance(result, flow.UpdateResult):
+        return print_nothing_selected(result, args.json)
+    _render_update(result, args.json)
+    return result.exit_code
 
 
-def _ask(table: str, count: int, as_json: bool) -> bool:
-    out = sys.stderr if as_json else sys.stdout
-    print(table, file=out)
-    out.write(f"Apply the update to {count} project(s), in the order above? [y/N] ")
-    out.flush()
-    return sys.stdin.readline().strip().lower() in ("y", "yes")
+def _render_update(result: UpdateResult, as_json: bool) -> None:
+    from tether.fleet.summary import render_plan_table, render_update
+
+    if as_json:
+        print_json(result.document)
+        return
+    text = render_update(result.document)
+    print(text if result.asked else f"{render_plan_table(result.run)}\n\n{text}")
 
 
-def _keep(run: FleetRun, doc: dict[str, object], table: str, text: str) -> None:
-    """The whole summary stays in the run folder; stdout carries the bounded digest."""
-    run.folder.write(run.folder.root / "summary.json", [json.dumps(doc, indent=2)])
-    run.folder.write(run.folder.root / "summary.md", [table, "", text])
+def _confirm(as_json: bool) -> Callable[[FleetRun], bool]:
+    def ask(run: FleetRun) -> bool:
+        from tether.fleet.summary import render_plan_table
 
+        out = sys.stderr if as_json else sys.stdout
+        print(render_plan_table(run), file=out)
+        out.write(f"Apply the update to {len(run.to_apply)} project(s), in the order above? [y/N] ")
+        out.flush()
+        return sys.stdin.readline().strip().lower() in ("y", "yes")
 
-def _exit_code(run: FleetRun) -> int:
-    if run.status == "interrupted":
-        return 130
-    if any(e.result == "failed" for e in run.entries):
-        return 1
-    if run.status == "dry-run" and any(e.plan.counts.get("failed") for e in run.to_apply):
-        return 1  # as `tether update --dry-run`: files that will fail to be written
-    if any(e.outcome and e.outcome.conflicts for e in run.entries):
-        return 4
-    return 0
+    return ask

@@ -3,14 +3,13 @@
 from __future__ import annotations
 
 import argparse
-from pathlib import Path
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from tether.cli.common import add_json, print_json
-from tether.errors import TetherError, UsageError
 
 if TYPE_CHECKING:
-    from tether.fleet.registry import ProjectRecord, Registry
+    from tether.runs.selection import Filters, NothingSelected
 
 
 def add_registry(parser: argparse.ArgumentParser) -> None:
@@ -20,6 +19,41 @@ def add_registry(parser: argparse.ArgumentParser) -> None:
         help="the projects file (default: $TETHER_REGISTRY, else "
         "$XDG_CONFIG_HOME/tether/projects.json)",
     )
+
+
+def add_selection(parser: argparse.ArgumentParser) -> None:
+    """The registry and the filters every multi-project command (fleet, deps) takes."""
+    parser.add_argument(
+        "--projects",
+        action="append",
+        metavar="A,B",
+        help="only these registered names (comma-separated, repeatable)",
+    )
+    parser.add_argument(
+        "--keyword",
+        action="append",
+        default=[],
+        metavar="K",
+        help="only projects carrying this keyword (repeatable: all must match)",
+    )
+    add_registry(parser)
+
+
+def selection_filters(args: argparse.Namespace) -> Filters:
+    from tether.runs.selection import Filters
+
+    return Filters(args.registry, args.projects, args.keyword)
+
+
+def selection_note(as_json: bool) -> Callable[[str], None]:
+    """Where "Filter name not found" goes before a run; under --json the document's
+    filter_not_found says it, and stdout carries that document only."""
+    return (lambda line: None) if as_json else print
+
+
+def print_nothing_selected(result: NothingSelected, as_json: bool) -> int:
+    print_json(result.to_json()) if as_json else print("\n".join(result.lines()))
+    return 0
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -51,123 +85,61 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from tether.fleet.registry import load_registry, registry_path
+    from tether.runs import projects
 
-    registry = load_registry(registry_path(args.registry))
-    actions = {"add": _add, "list": _list, "show": _show, "remove": _remove}
-    return actions[args.action](registry, args)
-
-
-def _keywords(values: list[str] | None) -> tuple[str, ...]:
-    found: list[str] = []
-    for value in values or ():
-        for word in value.split(","):
-            if word.strip() and word.strip() not in found:
-                found.append(word.strip())
-    return tuple(found)
-
-
-def _checked_name(name: str) -> str:
-    # --projects splits on commas, so a name holding one could never be selected.
-    if not name.strip() or "," in name or name != name.strip():
-        raise UsageError(f"invalid project name {name!r}: no commas, no surrounding spaces")
-    return name
-
-
-def _add(registry: Registry, args: argparse.Namespace) -> int:
-    from tether.fleet.registry import add_project, new_record, save_registry
-
-    path = Path(args.path).expanduser().resolve()
-    if not path.is_dir():
-        raise TetherError(f"{args.path}: no such directory")
-    record = new_record(
-        _checked_name(args.name or path.name), path, _keywords(args.keywords), args.description
-    )
-    add_project(registry, record)
-    save_registry(registry)
-    note = _tether_note(path)
-    if args.json:
-        print_json({"registry": str(registry.path), "added": dict(record.raw), "note": note})
+    if args.action == "add":
+        doc = projects.add(args.registry, args.path, args.name, args.keywords, args.description)
+    elif args.action == "list":
+        doc = projects.listing(args.registry)
+    elif args.action == "show":
+        doc = projects.show(args.registry, args.name)
     else:
-        print(f"registered {record.name} ({path}) in {registry.path}")
-        if note:
-            print(f"note: {note}")
+        doc = projects.remove(args.registry, args.name)
+    if args.json:
+        print_json(doc)
+    else:
+        print(_RENDER[args.action](doc))
     return 0
 
 
-def _tether_note(path: Path) -> str:
-    from tether.flows.project import open_project
-
-    try:
-        open_project(path)
-    except TetherError:
-        return "no tether install there yet: fleet commands skip it until 'tether init' runs"
-    return ""
+def _render_added(doc: dict[str, Any]) -> str:
+    added = doc["added"]
+    lines = [f"registered {added['name']} ({added['path']}) in {doc['registry']}"]
+    if doc["note"]:
+        lines.append(f"note: {doc['note']}")
+    return "\n".join(lines)
 
 
-def _list(registry: Registry, args: argparse.Namespace) -> int:
-    from tether.fleet.selection import EMPTY_REGISTRY
+def _render_list(doc: dict[str, Any]) -> str:
+    from tether.runs.selection import EMPTY_REGISTRY
 
-    rows = [_record_json(registry, r) for r in registry.projects.values()]
-    if args.json:
-        print_json({"registry": str(registry.path), "projects": rows})
-        return 0
-    if not rows:
-        print(EMPTY_REGISTRY)
-        return 0
-    print("| name | path | keywords | description |\n|---|---|---|---|")
-    for row in rows:
+    if not doc["projects"]:
+        return EMPTY_REGISTRY
+    lines = ["| name | path | keywords | description |", "|---|---|---|---|"]
+    for row in doc["projects"]:
         path = row["path"] + ("" if row["exists"] else " (missing)")
-        print(f"| {row['name']} | {path} | {', '.join(row['keywords'])} | {row['description']} |")
-    return 0
+        lines.append(
+            f"| {row['name']} | {path} | {', '.join(row['keywords'])} | {row['description']} |"
+        )
+    return "\n".join(lines)
 
 
-def _record_json(registry: Registry, record: ProjectRecord) -> dict[str, Any]:
-    resolved = registry.resolve(record)
-    return {
-        **record.raw,
-        "name": record.name,
-        "keywords": list(record.keywords),
-        "description": record.description,
-        "exists": resolved.exists(),
-    }
-
-
-def _show(registry: Registry, args: argparse.Namespace) -> int:
-    record = registry.projects.get(args.name)
-    if record is None:
-        raise TetherError(f"no project named {args.name!r} in the registry {registry.path}")
-    data = _record_json(registry, record)
-    data["tether"] = _install_summary(registry.resolve(record))
-    if args.json:
-        print_json(data)
-        return 0
-    for key, value in data.items():
+def _render_show(doc: dict[str, Any]) -> str:
+    lines = []
+    for key, value in doc.items():
         shown = ", ".join(value) if isinstance(value, list) else value
-        print(f"{key}: {shown}")
-    return 0
+        lines.append(f"{key}: {shown}")
+    return "\n".join(lines)
 
 
-def _install_summary(path: Path) -> str:
-    """What is installed there, in a few words; reads only local files."""
-    from tether.flows.status import project_status
-
-    if not path.exists():
-        return "path missing"
-    try:
-        report = project_status(path)
-    except TetherError as error:
-        return f"not tethered ({error})"
-    return f"{report.upstream} {report.installed_version} ({report.profile} profile)"
+def _render_removed(doc: dict[str, Any]) -> str:
+    path = doc["removed"]["path"]
+    return f"unregistered {doc['name']} ({path}); its files are untouched"
 
 
-def _remove(registry: Registry, args: argparse.Namespace) -> int:
-    from tether.fleet.registry import remove_project, save_registry
-
-    record = remove_project(registry, args.name)
-    save_registry(registry)
-    if args.json:
-        print_json({"registry": str(registry.path), "removed": dict(record.raw)})
-    else:
-        print(f"unregistered {record.name} ({record.path}); its files are untouched")
-    return 0
+_RENDER = {
+    "add": _render_added,
+    "list": _render_list,
+    "show": _render_show,
+    "remove": _render_removed,
+}

@@ -7,5 +7,7 @@ declared ranges can be rewritten and how; ``registries`` fetches each package on
 occurrences by package and applies the conflict policy; ``overrides`` and ``gate`` carry
 the person's decisions; ``apply`` edits the files in place and runs the installs;
 ``summary`` words the outcome; ``engines`` handles the Node and package-manager level;
-``snapshot`` records and checks a tree's file hashes. See docs/deps.md.
+``snapshot`` records and checks a tree's file hashes; ``flow`` and ``commands`` are the
+library calls the command line makes. The registry, selection, run folder and isolation are
+shared with the fleet in ``tether.runs``. See docs/deps.md.
 """

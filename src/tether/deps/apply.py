@@ -21,10 +21,9 @@ from typing import IO, Any
 
 from tether.deps.align import Plan
 from tether.deps.edit import Change, EditError, prepare, write
-from tether.deps.isolation import isolate
 from tether.deps.overrides import BoundOverride, commands_for
-from tether.fleet.isolation import Isolation
-from tether.fleet.rundir import RunFolder, tail
+from tether.runs.isolation import DEFAULT_MODE, Isolation, Target, isolate
+from tether.runs.rundir import RunFolder
 
 INSTALL = {
     "npm": ["npm", "install"],
@@ -104,7 +103,7 @@ class ApplyOptions:
     day: date
     install: bool = True
     continue_on_failure: bool = False
-    isolate: str = "none"
+    isolate: str = DEFAULT_MODE
     env: Mapping[str, str] | None = None  # the tools' environment (None: tether's own)
 
 
@@ -177,7 +176,9 @@ def _apply_one(result: ProjectResult, options: ApplyOptions) -> None:
     work = result.work
     with open(result.log, "a", encoding="utf-8", errors="replace") as log:
         _say(log, f"project {work.name} ({work.root})")
-        result.isolation = isolate(work.root, options.isolate, options.level, options.day)
+        result.isolation = isolate(
+            work.root, options.isolate, isolation_target(options), switch=True
+        )
         _say(log, result.isolation.describe())
         root = result.isolation.root
         if not _edit(result, root, log):
@@ -192,6 +193,12 @@ def _apply_one(result: ProjectResult, options: ApplyOptions) -> None:
                 return
         result.state = "applied"
         _say(log, "== result: applied")
+
+
+def isolation_target(options: ApplyOptions) -> Target:
+    """``deps/<level>-<YYYY-MM-DD>``; its worktree ``<repository>-tether-deps-<level>-<date>``."""
+    day = options.day.isoformat()
+    return Target(f"deps/{options.level}-{day}", f"deps-{options.level}-{day}")
 
 
 def install_commands(work: ProjectWork, options: ApplyOptions) -> list[list[str]]:
@@ -275,7 +282,3 @@ def _fail(result: ProjectResult, log: IO[str], step: str, code: int, error: str)
 def _say(log: IO[str], line: str) -> None:
     log.write(line + "\n")
     log.flush()
-
-
-def log_tail(result: ProjectResult) -> list[str]:
-    return tail(result.log)

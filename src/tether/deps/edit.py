@@ -5,7 +5,8 @@ package.json, pnpm-workspace.yaml and pyproject.toml go through the structured w
 to exactly the expected data and differ from the old only inside the value. Plain-text
 version files (``.nvmrc``, ``.tool-versions``) have their one line replaced. Each value is
 checked against what the scan read, so a file edited since the scan is refused, not
-clobbered.
+clobbered; a value that already reads as the target is left as it is (a second run in the
+worktree an earlier run made finds its edits there).
 """
 
 from __future__ import annotations
@@ -80,7 +81,7 @@ def _edit_lines(rel: str, body: str, changes: list[Change]) -> str:
         index = int(change.locus.data_path[0])
         line = lines[index] if index < len(lines) else None
         carriage = "\r" if line is not None and line.endswith("\r") else ""
-        if line is None or line.removesuffix("\r") != change.old:
+        if line is None or line.removesuffix("\r") not in (change.old, change.new):
             raise EditError(f"{rel}: line {index + 1} changed since the scan")
         lines[index] = change.new + carriage
     return "\n".join(lines)
@@ -95,10 +96,16 @@ def _edit_structured(rel: str, fmt: Any, body: str, changes: list[Change]) -> st
         data = parse(fmt, body)
     except ParseProblem as problem:
         raise EditError(f"{rel}: {problem}") from None
+    pending = []
     for change in changes:
-        if _value_at(data, change.locus.data_path) != change.old:
+        value = _value_at(data, change.locus.data_path)
+        if value not in (change.old, change.new):
             raise EditError(f"{rel}: {change.locus.location} changed since the scan")
-    edits = [PlannedEdit(SetValue(c.locus.data_path, c.new), ()) for c in changes]
+        if value == change.old:
+            pending.append(change)
+    if not pending:
+        return body
+    edits = [PlannedEdit(SetValue(c.locus.data_path, c.new), ()) for c in pending]
     new_body, refused = write_edits(fmt, body, data, edits)
     if refused:
         where = ", ".join(_where(edit.op.path) for edit in refused)

@@ -27,9 +27,9 @@ from tether.deps.model import Declared, Locus, Occurrence, PackageInfo, Release,
 from tether.deps.registries import Fetcher, FetchError, HttpClient, parse_time
 from tether.deps.scan import ScanResult, policy_for
 from tether.deps.targets import AgePolicy, pick
-from tether.fleet.selection import Member
 from tether.fsio import read_bytes
 from tether.parselimits import json_loads
+from tether.runs.selection import Member
 
 DEFAULT_NODE_INDEX = "https://nodejs.org/dist/index.json"
 TOOLS = ("node", "npm", "pnpm", "yarn", "bun")

@@ -1,7 +1,8 @@
-"""The deps commands as library calls: scan, plan, decide, apply. Nothing here prints.
+"""The steps of the deps commands as library calls: scan, plan, decide, apply. Nothing here
+prints.
 
-The command line (``tether.cli.deps_cmd``) asks the questions and renders the documents;
-everything else lives here so a script can drive the same steps.
+``tether.deps.commands`` strings them into one call per command; a script can drive the
+same steps one by one.
 """
 
 from __future__ import annotations
@@ -31,8 +32,8 @@ from tether.deps.registries import (
 )
 from tether.deps.scan import ScanResult, scan_document, scan_projects
 from tether.errors import UsageError
-from tether.fleet.rundir import RunFolder
-from tether.fleet.selection import Selection
+from tether.runs.rundir import RunFolder
+from tether.runs.selection import Selection
 
 SCAN_FILE = "scan-by-project.json"
 PLAN_FILE = "cross-project-plan.json"

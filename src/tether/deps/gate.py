@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from tether.deps.align import POLICIES, Plan
 from tether.deps.overrides import ACTIONS, BoundOverride
 from tether.errors import UsageError
+from tether.runs.selection import split_names
 
 CANCELLED = "Cancelled. No files modified."
 Ask = Callable[[str], str]
@@ -24,15 +25,6 @@ class GateAnswer:
     excluded: list[str] = field(default_factory=list)
 
 
-def split_names(values: Sequence[str] | None) -> list[str]:
-    names: list[str] = []
-    for value in values or ():
-        for name in value.split(","):
-            if name.strip() and name.strip() not in names:
-                names.append(name.strip())
-    return names
-
-
 def unknown_names(names: list[str], plan: Plan) -> list[str]:
     valid = set(plan.names())
     return [n for n in names if n not in valid]
@@ -42,15 +34,28 @@ def valid_list(plan: Plan) -> str:
     return ", ".join(plan.names()) or "(none)"
 
 
-def check_exclude(names: list[str], plan: Plan) -> list[str]:
-    """``--exclude``: every name must be a package of the plan; nothing is written otherwise."""
+def check_skip(names: list[str], plan: Plan) -> list[str]:
+    """``--skip-package``: every name must be a package of the plan; nothing is written
+    otherwise."""
     unknown = unknown_names(names, plan)
     if unknown:
         raise UsageError(
-            f"--exclude names no package of this plan: {', '.join(unknown)} "
+            f"--skip-package names no package of this plan: {', '.join(unknown)} "
             f"(valid: {valid_list(plan)})"
         )
     return names
+
+
+def conflict_lines(plan: Plan) -> list[str]:
+    """What the person reads before choosing one policy for every conflicting package."""
+    lines = []
+    for package in plan.conflicts:
+        targets = ", ".join(
+            f"{p.resolved.occurrence.project} {p.resolved.target_declared.shown}"
+            for p in package.occurrences
+        )
+        lines.append(f"conflict: {package.label}: highest {package.proposed_version}; {targets}")
+    return lines
 
 
 def _choice(answer: str, options: Sequence[str]) -> str | None:

@@ -16,7 +16,8 @@ from tether.deps.manifests import ProjectScan, scan_dependencies
 from tether.deps.model import Level, Occurrence, PackageInfo, Resolved, Skipped
 from tether.deps.registries import Answer, Fetcher, Key
 from tether.deps.targets import AgePolicy, resolve
-from tether.fleet.selection import Member
+from tether.runs.sections import path_missing
+from tether.runs.selection import Member
 
 
 @dataclass
@@ -177,7 +178,7 @@ def common_sections(result: ScanResult) -> dict[str, Any]:
         "scanFailed": [
             {"name": p.name, "path": str(p.root), "error": p.error} for p in result.failed
         ],
-        "pathMissing": [{"name": m.name, "path": str(m.path)} for m in result.missing],
+        "pathMissing": path_missing(result.missing),
         "skipped": [s.to_json() for s in result.skipped],
         "warnings": list(result.warnings),
     }

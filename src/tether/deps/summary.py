@@ -11,10 +11,11 @@ from collections.abc import Sequence
 from typing import Any
 
 from tether.deps.align import Plan, package_json
-from tether.deps.apply import ApplyRun, ProjectResult, log_tail
+from tether.deps.apply import ApplyRun, ProjectResult
 from tether.deps.gate import CANCELLED
 from tether.deps.overrides import BoundOverride
 from tether.deps.scan import common_sections
+from tether.runs import sections
 
 Doc = dict[str, Any]
 LIST_CAP = 20
@@ -49,20 +50,13 @@ def _project(result: ProjectResult) -> Doc:
 
 
 def _failed(result: ProjectResult) -> Doc:
-    return {
-        **_project(result),
-        "step": result.failed_step,
-        "exitCode": result.exit_code,
-        "error": result.error,
-        "logTail": log_tail(result),
-    }
+    failure = sections.failure(result.failed_step, result.exit_code, result.error, result.log)
+    return {**_project(result), **failure}
 
 
 def _isolation(results: Sequence[ProjectResult], requested: str) -> Doc:
-    used = [
-        {"name": r.work.name, **r.isolation.to_json()} for r in results if r.isolation is not None
-    ]
-    return {"requested": requested, "projects": used}
+    used = [(r.work.name, r.isolation.to_json()) for r in results if r.isolation is not None]
+    return sections.isolation(requested, used)
 
 
 def summary_document(
@@ -148,8 +142,8 @@ def render_summary(doc: Doc) -> str:
     if doc["status"] == "cancelled":
         return _HEADLINES["cancelled"]
     lines = [f"tether deps {doc.get('level', '')}: {_HEADLINES.get(doc['status'], doc['status'])}"]
-    if doc.get("runDir"):
-        lines[0] += f" (logs in {doc['runDir']})"
+    if doc.get("run_dir"):
+        lines[0] += f" (logs in {doc['run_dir']})"
     lines += _applied(doc["applied"])
     lines += _failed_section(doc["failed"])
     lines += _list("Pending projects", [_pending_line(p) for p in doc["pending"]])
@@ -221,13 +215,13 @@ def _failed_section(failed: list[Doc]) -> list[str]:
     lines = ["", title]
     for index, item in enumerate(failed):
         lines.append(
-            f"- {item['name']}: failed at step {item['step']} (exit {item['exitCode']}): "
+            f"- {item['name']}: failed at step {item['step']} (exit {item['exit_code']}): "
             f"{item['error']}"
         )
         lines.append(f"  log: {item['log']}")
-        if index < TAILS_SHOWN and item["logTail"]:
-            lines.append(f"  last {len(item['logTail'])} lines of its log:")
-            lines += [f"    {line}" for line in item["logTail"]]
+        if index < TAILS_SHOWN and item["log_tail"]:
+            lines.append(f"  last {len(item['log_tail'])} lines of its log:")
+            lines += [f"    {line}" for line in item["log_tail"]]
     return lines
 
 

@@ -16,8 +16,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TypeVar
 
-from tether.fleet.rundir import RunFolder
-from tether.fleet.selection import Member, Selection
 from tether.fleet.units import (
     ApplyOptions,
     PlanOptions,
@@ -28,6 +26,9 @@ from tether.fleet.units import (
     plan_unit,
     status_unit,
 )
+from tether.runs.isolation import DEFAULT_MODE
+from tether.runs.rundir import RunFolder
+from tether.runs.selection import Member, Selection
 
 T = TypeVar("T")
 R = TypeVar("R")
@@ -54,7 +55,7 @@ def fleet_status(selection: Selection, jobs: int) -> list[tuple[Member, StatusRo
 class FleetRequest:
     to: str | None = None
     dry_run: bool = False
-    isolate: str = "branch"
+    isolate: str = DEFAULT_MODE
     continue_on_failure: bool = False
     jobs: int = 4
     pr: bool = False
@@ -96,6 +97,17 @@ class FleetRun:
     @property
     def to_apply(self) -> list[FleetEntry]:
         return [e for e in self.entries if e.plan.state == "planned"]
+
+    def exit_code(self) -> int:
+        if self.status == "interrupted":
+            return 130
+        if any(e.result == "failed" for e in self.entries):
+            return 1
+        if self.status == "dry-run" and any(e.plan.counts.get("failed") for e in self.to_apply):
+            return 1  # as `tether update --dry-run`: files that will fail to be written
+        if any(e.outcome and e.outcome.conflicts for e in self.entries):
+            return 4
+        return 0
 
 
 _RESULT_OF_PLAN = {

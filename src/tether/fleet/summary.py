@@ -11,10 +11,11 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from tether.fleet.rundir import tail
 from tether.fleet.runner import FleetEntry, FleetRun
-from tether.fleet.selection import Member, Selection
 from tether.fleet.units import StatusRow
+from tether.runs import sections
+from tether.runs.sections import member_json
+from tether.runs.selection import Member, Selection
 
 PATHS_PER_PROJECT = 10
 TAILS_SHOWN = 3
@@ -35,14 +36,6 @@ TABLE_BUCKETS = (
 Doc = dict[str, Any]
 
 
-def _member(member: Member) -> Doc:
-    return {"name": member.name, "path": str(member.path)}
-
-
-def _skipped_missing(selection: Selection) -> list[Doc]:
-    return [_member(m) for m in selection.missing]
-
-
 # --- status ----------------------------------------------------------------------------
 
 
@@ -53,11 +46,13 @@ def status_document(
         "registry": registry,
         "filter_not_found": list(selection.not_found),
         "projects": [
-            {**_member(m), **row.to_json()} for m, row in rows if row.state != "not-tethered"
+            {**member_json(m), **row.to_json()} for m, row in rows if row.state != "not-tethered"
         ],
-        "skipped_path_missing": _skipped_missing(selection),
+        "skipped_path_missing": sections.path_missing(selection.missing),
         "skipped_not_tethered": [
-            {**_member(m), "reason": row.error} for m, row in rows if row.state == "not-tethered"
+            {**member_json(m), "reason": row.error}
+            for m, row in rows
+            if row.state == "not-tethered"
         ],
     }
 
@@ -101,8 +96,7 @@ def _skipped_sections(missing: list[Doc], not_tethered: list[Doc]) -> list[str]:
 def update_document(run: FleetRun, registry: str) -> Doc:
     request = run.request
     return {
-        "run_id": run.folder.run_id,
-        "run_dir": str(run.folder.root),
+        **run.folder.to_json(),
         "registry": registry,
         "status": run.status,
         "dry_run": request.dry_run,
@@ -125,7 +119,7 @@ def _entry_json(entry: FleetEntry) -> Doc:
             outcome["report"] = compact_report(outcome["report"])
             outcome["report_file"] = str(entry.report_path)
     return {
-        **_member(entry.member),
+        **member_json(entry.member),
         "result": entry.result,
         "log": str(entry.log_path),
         "plan": plan,
@@ -166,12 +160,12 @@ def _summary(run: FleetRun) -> Doc:
         "applied": [_applied(e) for e in run.entries if e.result in ("applied", "up-to-date")],
         "failed": [_failed(e) for e in by["failed"]],
         "pending": [_pending(e) for e in by["pending"]],
-        "skipped_path_missing": _skipped_missing(run.selection),
+        "skipped_path_missing": sections.path_missing(run.selection.missing),
         "skipped_not_tethered": [
-            {**_member(e.member), "reason": e.plan.error} for e in by["not-tethered"]
+            {**member_json(e.member), "reason": e.plan.error} for e in by["not-tethered"]
         ],
         "conflicts_to_resolve": [
-            {**_member(e.member), "paths": list(e.outcome.conflicts)}
+            {**member_json(e.member), "paths": list(e.outcome.conflicts)}
             for e in by["applied"]
             if e.outcome and e.outcome.conflicts
         ],
@@ -186,7 +180,7 @@ def _applied(entry: FleetEntry) -> Doc:
     conflicts = len(outcome.conflicts) if outcome else 0
     state = "updated" if entry.result == "applied" else "up-to-date"
     return {
-        **_member(entry.member),
+        **member_json(entry.member),
         "state": state,
         "from": entry.plan.from_version,
         "to": entry.plan.to_version,
@@ -195,35 +189,26 @@ def _applied(entry: FleetEntry) -> Doc:
 
 
 def _failed(entry: FleetEntry) -> Doc:
+    # A failed plan has no outcome: `tether update --dry-run` would have exited 1 there.
+    code = entry.outcome.exit_code if entry.outcome else 1
     return {
-        **_member(entry.member),
-        "step": entry.step,
-        "error": entry.error,
-        "log": str(entry.log_path),
-        "log_tail": tail(entry.log_path),
+        **member_json(entry.member),
+        **sections.failure(entry.step, code, entry.error, entry.log_path),
     }
 
 
 def _pending(entry: FleetEntry) -> Doc:
-    return {**_member(entry.member), "from": entry.plan.from_version, "to": entry.plan.to_version}
+    plan = entry.plan
+    return {**member_json(entry.member), "from": plan.from_version, "to": plan.to_version}
 
 
 def _isolation(run: FleetRun) -> Doc:
-    projects = []
-    for entry in run.entries:
-        if entry.outcome is None or not entry.outcome.isolation:
-            continue
-        iso = entry.outcome.isolation
-        projects.append(
-            {
-                "name": entry.member.name,
-                "used": iso["used"],
-                "branch": iso["branch"],
-                "worktree": iso["worktree"],
-                "note": iso["note"],
-            }
-        )
-    return {"requested": run.request.isolate, "projects": projects}
+    used = [
+        (e.member.name, e.outcome.isolation)
+        for e in run.entries
+        if e.outcome is not None and e.outcome.isolation
+    ]
+    return sections.isolation(run.request.isolate, used)
 
 
 def next_steps(run: FleetRun, summary: Mapping[str, Any]) -> list[str]:

@@ -16,8 +16,8 @@ from pathlib import Path
 from typing import Any
 
 from tether.errors import TetherError
-from tether.fleet.isolation import Isolation, isolate
 from tether.flows.plan import UpdateOptions
+from tether.flows.preflight import GitOptions, default_branch_name
 from tether.flows.project import open_project
 from tether.flows.status import newest_available, project_status
 from tether.flows.update import (
@@ -29,6 +29,7 @@ from tether.flows.update import (
 )
 from tether.model.plan import Bucket
 from tether.report.human import render_plan_summary, render_update
+from tether.runs.isolation import DEFAULT_MODE, Isolation, Target, isolate
 
 # --- status ----------------------------------------------------------------------------
 
@@ -172,7 +173,7 @@ def _plan_from(prepared: PreparedUpdate) -> ProjectPlan:
 class ApplyOptions:
     target: str  # the version the person confirmed (never re-resolved to a newer one)
     upstream: str
-    isolate: str = "branch"
+    isolate: str = DEFAULT_MODE
     expected_digest: str = ""  # the plan the person confirmed; empty: accept any
     pr: bool = False  # deprecated: each report names 'tether pr' as the step after a commit
     allow_dirty: bool = False
@@ -214,7 +215,7 @@ def apply_unit(path: str, options: ApplyOptions) -> ProjectOutcome:
     log: list[str] = []
     where = Isolation(options.isolate, "none", root)
     try:
-        where = isolate(root, options.isolate, options.upstream, options.target)
+        where = isolate(root, options.isolate, _target(root, options))
         log.append(where.describe())
         report = run_update(_request(where, options), _confirm(where, options, log))
     except TetherError as error:
@@ -229,13 +230,33 @@ def apply_unit(path: str, options: ApplyOptions) -> ProjectOutcome:
     return _outcome(report, where, log)
 
 
+def _target(root: Path, options: ApplyOptions) -> Target:
+    """The single-project update's branch; a worktree without tether's state is no project."""
+    branch = default_branch_name(options.upstream, options.target)
+    if options.isolate != "worktree":
+        return Target(branch, options.target)
+    return Target(branch, options.target, required=(open_project(root).profile.state_file,))
+
+
 def _request(where: Isolation, options: ApplyOptions) -> UpdateRequest:
     return UpdateRequest(
         where.root,
         to=options.target,
         options=update_options(where.root),
         command=f"fleet update --to {options.target}",
-        git=where.git_options(pr=options.pr, allow_dirty=options.allow_dirty),
+        git=_git_options(where, options),
+    )
+
+
+def _git_options(where: Isolation, options: ApplyOptions) -> GitOptions:
+    """The single-project git options that carry the isolation out. The fleet's own
+    worktree is made for the run, so the single-project worktree refusal is lifted."""
+    return GitOptions(
+        allow_dirty=options.allow_dirty,
+        branch=where.branch if where.used == "branch" else None,
+        no_branch=where.used != "branch",  # none: stay put; worktree: already on its branch
+        pr=options.pr,
+        allow_linked_worktree=where.used == "worktree",
     )
 
 

@@ -1,4 +1,5 @@
-"""The run folder of a fleet update: one log per project and the full summary.
+"""The run folder of a multi-project run (fleet update, deps apply): one log per project and
+the full summary.
 
 ``$XDG_STATE_HOME/tether/runs/<run-id>/`` (else ``~/.local/state/tether/runs/<run-id>/``).
 What a person or a conversation reads is a bounded digest; the whole story stays here.
@@ -6,10 +7,12 @@ What a person or a conversation reads is a bounded digest; the whole story stays
 
 from __future__ import annotations
 
+import json
 import os
 import re
 from collections.abc import Mapping, Sequence
 from pathlib import Path
+from typing import Any
 
 from tether.fsio import atomic_write, read_bytes
 from tether.state.journal import new_run_id
@@ -45,6 +48,14 @@ class RunFolder:
 
     def write(self, path: Path, lines: Sequence[str]) -> None:
         atomic_write(path, ("\n".join(lines) + "\n").encode("utf-8", errors="replace"))
+
+    def keep_summary(self, document: Mapping[str, Any], text: str) -> None:
+        """The whole summary stays here; what is printed is the bounded digest."""
+        self.write(self.root / "summary.json", [json.dumps(document, indent=2)])
+        self.write(self.root / "summary.md", [text])
+
+    def to_json(self) -> dict[str, str]:
+        return {"run_id": self.run_id, "run_dir": str(self.root)}
 
 
 def tail(path: Path, count: int = TAIL_LINES) -> list[str]:

@@ -1,0 +1,80 @@
+"""``fleet status`` and ``fleet update`` as one library call each. Nothing here prints.
+
+The command line passes in how to talk to the person (``note`` for selection notes,
+``confirm`` for the one question) and renders the document it gets back.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from tether.fleet.runner import (
+    FleetRequest,
+    FleetRun,
+    apply_fleet,
+    cancel,
+    fleet_status,
+    plan_fleet,
+)
+from tether.runs.rundir import RunFolder
+from tether.runs.selection import Filters, NothingSelected, choose
+
+Doc = dict[str, Any]
+Note = Callable[[str], None]
+# Shown the planned run, answers whether to apply it; None: apply without asking (--yes).
+Confirm = Callable[[FleetRun], bool]
+
+
+@dataclass(frozen=True)
+class StatusResult:
+    document: Doc
+    exit_code: int
+
+
+def status(filters: Filters, jobs: int, note: Note) -> StatusResult | NothingSelected:
+    """Every selected project's status row; reads only."""
+    from tether.fleet.summary import status_document
+
+    chosen = choose(filters, note)
+    if isinstance(chosen, NothingSelected):
+        return chosen
+    rows = fleet_status(chosen.selection, jobs)
+    document = status_document(str(chosen.registry.path), chosen.selection, rows)
+    return StatusResult(document, 1 if any(row.state == "error" for _, row in rows) else 0)
+
+
+@dataclass(frozen=True)
+class UpdateResult:
+    run: FleetRun
+    document: Doc
+    asked: bool  # the plan table was shown with the question
+
+    @property
+    def exit_code(self) -> int:
+        return self.run.exit_code()
+
+
+def update(
+    filters: Filters, request: FleetRequest, confirm: Confirm | None, note: Note
+) -> UpdateResult | NothingSelected:
+    """Plan every selected project, ask once (unless a dry run or ``confirm`` is None),
+    apply in registry order, and keep the whole summary in the run folder."""
+    from tether.fleet.summary import render_plan_table, render_update, update_document
+
+    chosen = choose(filters, note)
+    if isinstance(chosen, NothingSelected):
+        return chosen
+    run = plan_fleet(chosen.selection, request, RunFolder.create())
+    asked = False
+    if not request.dry_run:
+        if run.to_apply and confirm is not None:
+            asked = True
+            if not confirm(run):
+                cancel(run)
+        if run.status != "cancelled":
+            apply_fleet(run)
+    document = update_document(run, str(chosen.registry.path))
+    run.folder.keep_summary(document, f"{render_plan_table(run)}\n\n{render_update(document)}")
+    return UpdateResult(run, document, asked)

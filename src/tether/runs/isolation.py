@@ -1,0 +1,152 @@
+"""Where one project's changes land in a multi-project run: in place, on a new branch, or in
+a new worktree. ``fleet update`` and ``deps apply`` both isolate through ``isolate``.
+
+``branch`` checks that the branch can be made; with ``switch`` it is checked out at once
+(deps edits files right after), without it the caller switches (the fleet leaves that to
+``run_update``, after its lock and dirty check). ``worktree`` adds a git worktree beside the
+repository on that branch, so the user's checkout is never touched. A second run finds its
+own branch or worktree (same repository, same branch) and reuses it; someone else's branch
+or folder is never reused. Any isolation that cannot be set up degrades to ``none`` with a
+note: one odd repository must not block the rest. Nothing here commits or pushes.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from tether import git
+from tether.errors import TetherError
+
+MODES = ("none", "branch", "worktree")
+# The safer of the two defaults fleet and deps used to have: a run's changes never land on
+# the branch the person was working on (docs/fleet.md, docs/deps.md).
+DEFAULT_MODE = "branch"
+
+
+@dataclass(frozen=True)
+class Isolation:
+    requested: str
+    used: str  # none | branch | worktree
+    root: Path  # where the run works: the project, or its copy inside the worktree
+    branch: str | None = None
+    worktree: Path | None = None
+    note: str = ""
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "requested": self.requested,
+            "used": self.used,
+            "root": str(self.root),
+            "branch": self.branch,
+            "worktree": str(self.worktree) if self.worktree else None,
+            "note": self.note,
+        }
+
+    def describe(self) -> str:
+        where = {
+            "none": "in place",
+            "branch": f"on branch {self.branch}",
+            "worktree": f"in worktree {self.worktree} (branch {self.branch})",
+        }[self.used]
+        return f"isolation: {where}" + (f" ({self.note})" if self.note else "")
+
+
+@dataclass(frozen=True)
+class Target:
+    """What one run isolates onto."""
+
+    branch: str
+    label: str  # the worktree is ``<repository>-tether-<label>`` beside the repository
+    # Project files the run cannot work without: a fresh worktree lacking one the checkout
+    # has (it was never committed) is taken away again.
+    required: tuple[str, ...] = ()
+
+
+class IsolationUnavailable(Exception):
+    """Why an isolation cannot be set up (the project is then changed in place)."""
+
+
+def isolate(root: Path, mode: str, target: Target, *, switch: bool = False) -> Isolation:
+    """Set ``mode`` up for ``root``; degrade to none (with the reason) when it fails."""
+    if mode == "none":
+        return Isolation("none", "none", root)
+    try:
+        if mode == "branch":
+            return _branch(root, target.branch, switch)
+        return _worktree(root, target)
+    except IsolationUnavailable as reason:
+        return Isolation(mode, "none", root, note=f"{mode} isolation not possible: {reason}")
+
+
+def _branch(root: Path, name: str, switch: bool) -> Isolation:
+    if git.work_tree_top(root) is None:
+        raise IsolationUnavailable("not a git repository")
+    if git.current_branch(root) == name:
+        return Isolation("branch", "branch", root, name, note="already on it (an earlier run)")
+    if git.has_ref(root, f"refs/heads/{name}"):
+        raise IsolationUnavailable(f"branch {name} already exists")
+    if switch:
+        try:
+            git.switch_to_new_branch(root, name)
+        except TetherError as error:
+            raise IsolationUnavailable(str(error)) from None
+    return Isolation("branch", "branch", root, name)
+
+
+def worktree_path(top: Path, label: str) -> Path:
+    """``<repository>-tether-<label>`` beside the repository the project lives in."""
+    safe = re.sub(r"[^A-Za-z0-9._+-]+", "-", label).strip("-") or "next"
+    return top.parent / f"{top.name}-tether-{safe}"
+
+
+def _worktree(root: Path, target: Target) -> Isolation:
+    found = git.work_tree_top(root)
+    if found is None:
+        raise IsolationUnavailable("not a git repository")
+    top = found.resolve()
+    dest = worktree_path(top, target.label)
+    inner = dest / root.resolve().relative_to(top)
+    name = target.branch
+    if dest.exists():
+        if _is_our_worktree(dest, top, name):
+            note = "reusing the worktree an earlier run made"
+            return Isolation("worktree", "worktree", inner, name, dest, note=note)
+        raise IsolationUnavailable(f"{dest} already exists")
+    if git.has_ref(top, f"refs/heads/{name}"):
+        raise IsolationUnavailable(f"branch {name} already exists")
+    try:
+        git.worktree_add(top, dest, name)
+    except TetherError as error:
+        raise IsolationUnavailable(str(error)) from None
+    _require(root, inner, top, dest, target)
+    return Isolation("worktree", "worktree", inner, name, dest, note=_uncommitted_note(top))
+
+
+def _uncommitted_note(top: Path) -> str:
+    # The worktree starts from HEAD: edits not yet committed in the checkout are not in it.
+    dirty = git.dirty_paths(top, ["."])
+    if not dirty:
+        return ""
+    return f"{len(dirty)} uncommitted change(s) in the checkout are not in the worktree"
+
+
+def _is_our_worktree(dest: Path, top: Path, branch: str) -> bool:
+    if git.work_tree_top(dest) is None:
+        return False
+    main = git.linked_worktree_main(dest)
+    return main is not None and main.resolve() == top and git.current_branch(dest) == branch
+
+
+def _require(root: Path, inner: Path, top: Path, dest: Path, target: Target) -> None:
+    """A worktree holds only committed files: without a required one the run cannot work
+    there, so take the fresh worktree and branch away again and say why."""
+    for rel in target.required:
+        if (root / rel).is_file() and not (inner / rel).is_file():
+            git.worktree_remove(top, dest)
+            git.delete_branch(top, target.branch)
+            raise IsolationUnavailable(
+                f"{rel} is not committed, so a worktree would not contain it"
+            )

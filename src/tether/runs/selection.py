@@ -1,0 +1,124 @@
+"""Which registered projects a multi-project command works on: ``--projects``, ``--keyword``,
+or all. ``fleet`` and ``deps`` select the same way through ``choose``.
+
+A registered path that is gone is dropped and reported, never an abort: one moved project
+must not stop a hundred others from being checked.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from tether.runs.registry import Registry, load_registry, registry_path
+
+EMPTY_REGISTRY = "No projects registered. Use tether projects add to register one."
+NO_MATCH = "No projects matched the filter."
+
+
+@dataclass(frozen=True)
+class Member:
+    """A selected project: its registry name and where it is on disk."""
+
+    name: str
+    path: Path
+
+
+@dataclass(frozen=True)
+class Selection:
+    chosen: tuple[Member, ...]  # registry order, paths present
+    missing: tuple[Member, ...]  # matched the filter but the path is gone
+    not_found: tuple[str, ...]  # names given with --projects that the registry lacks
+
+    @property
+    def matched_nothing(self) -> bool:
+        return not self.chosen and not self.missing
+
+    def not_found_lines(self) -> list[str]:
+        return not_found_lines(self.not_found)
+
+
+def not_found_lines(names: Sequence[str]) -> list[str]:
+    return [f"Filter name not found: {name}" for name in names]
+
+
+def split_names(values: Sequence[str] | None) -> list[str]:
+    """``--projects a,b --projects c`` → ``[a, b, c]``, blanks dropped, first spelling kept
+    (every comma-list option: ``--projects``, ``--skip-package``, ``projects add --keywords``)."""
+    names: list[str] = []
+    for value in values or ():
+        for name in value.split(","):
+            name = name.strip()
+            if name and name not in names:
+                names.append(name)
+    return names
+
+
+def select(registry: Registry, names: Sequence[str], keywords: Sequence[str]) -> Selection:
+    """Projects matching every given filter, in registry order (not the order asked)."""
+    wanted = set(names)
+    needed = {k.casefold() for k in keywords}
+    chosen: list[Member] = []
+    missing: list[Member] = []
+    for name, record in registry.projects.items():
+        if wanted and name not in wanted:
+            continue
+        if not needed <= {k.casefold() for k in record.keywords}:
+            continue
+        member = Member(name, registry.resolve(record))
+        (chosen if member.path.exists() else missing).append(member)
+    not_found = tuple(n for n in names if n not in registry.projects)
+    return Selection(tuple(chosen), tuple(missing), not_found)
+
+
+@dataclass(frozen=True)
+class Filters:
+    """The selection a command was given: the registry to read and the two filters."""
+
+    registry: str | None = None  # --registry; None: $TETHER_REGISTRY, then the XDG default
+    projects: Sequence[str] | None = None  # --projects values as typed (comma lists)
+    keywords: Sequence[str] = ()
+
+
+@dataclass(frozen=True)
+class Chosen:
+    registry: Registry
+    selection: Selection
+
+
+@dataclass(frozen=True)
+class NothingSelected:
+    """No project to work on: the registry is empty or the filter matched none (exit 0)."""
+
+    registry: str
+    message: str
+    not_found: tuple[str, ...]
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "registry": self.registry,
+            "message": self.message,
+            "filter_not_found": list(self.not_found),
+            "projects": [],
+        }
+
+    def lines(self) -> list[str]:
+        return [*not_found_lines(self.not_found), self.message]
+
+
+def choose(
+    filters: Filters, note: Callable[[str], None] = lambda line: None
+) -> Chosen | NothingSelected:
+    """Read the registry (never written here) and select from it. When projects are left,
+    each name the registry lacks is noted before the run starts."""
+    registry = load_registry(registry_path(filters.registry))
+    if not registry.projects:
+        return NothingSelected(str(registry.path), EMPTY_REGISTRY, ())
+    selection = select(registry, split_names(filters.projects), filters.keywords)
+    if selection.matched_nothing:
+        return NothingSelected(str(registry.path), NO_MATCH, selection.not_found)
+    for line in selection.not_found_lines():
+        note(line)
+    return Chosen(registry, selection)

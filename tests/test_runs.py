@@ -1,0 +1,316 @@
+"""What ``fleet`` and ``deps`` share (``tether.runs``): selection, isolation, the run folder and
+the failed-project section, seen the same from both commands.
+
+Real projects: git repositories built with ``tether init`` that also carry a package.json, a
+real registry file, and npm packuments served by a loopback registry on 127.0.0.1. Every test
+runs the same situation through ``fleet`` and through ``deps`` and compares what they say.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from builders import call, git, make_release
+from fixtures.deps.kit import registry_file, run_cli, run_json, setup_cli
+from fixtures.deps.loopback import LoopbackRegistry
+from tether.runs.selection import EMPTY_REGISTRY, NO_MATCH
+
+FLEET_BRANCH = "chore/update-acme-kit-1.1.0"
+DEPS_BRANCH = "deps/minor-2025-06-01"  # the kit's clock stands at 2025-06-01
+FAILURE_KEYS = {"name", "path", "step", "exit_code", "error", "log", "log_tail"}
+ISOLATION_KEYS = {"name", "requested", "used", "root", "branch", "worktree", "note"}
+FAIL = f"{sys.executable} -c \"import sys; print('codemod failed'); sys.exit(3)\""
+
+
+@pytest.fixture(scope="module")
+def server() -> Iterator[LoopbackRegistry]:
+    with LoopbackRegistry() as registry:
+        yield registry
+
+
+@dataclass
+class World:
+    tmp: Path
+    shelf: Path
+    server: LoopbackRegistry
+    registry: Path
+
+
+@pytest.fixture
+def world(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, server: LoopbackRegistry) -> World:
+    setup_cli(monkeypatch, tmp_path)
+    shelf = tmp_path / "rel"
+    make_release(shelf, "1.0.0", {"a.txt": "a\n"})
+    make_release(shelf, "1.1.0", {"a.txt": "a2\n", "n.txt": "new\n"})
+    return World(tmp_path, shelf, server, tmp_path / "projects.json")
+
+
+def project(world: World, name: str, *, repo: bool = True) -> Path:
+    """A tethered project (acme-kit 1.0.0) that also depends on alpha ^1.0.0."""
+    root = world.tmp / name
+    root.mkdir()
+    if repo:
+        git(root, "init", "-q", "-b", "main")
+    assert call("init", "--source", str(world.shelf), "--version", "1.0.0", str(root)) == 0
+    package = {"name": name, "dependencies": {"alpha": "^1.0.0"}}
+    (root / "package.json").write_text(json.dumps(package, indent=2) + "\n")
+    (root / "package-lock.json").write_text("{}\n")
+    if repo:
+        git(root, "add", "-A")
+        git(root, "commit", "-qm", "start")
+    return root
+
+
+def register(
+    world: World, roots: dict[str, Path], keywords: dict[str, list[str]] | None = None
+) -> Path:
+    return registry_file(world.registry, roots, keywords)
+
+
+def fleet(world: World, *args: str) -> list[str]:
+    return ["fleet", *args, "--registry", str(world.registry)]
+
+
+def deps(world: World, *args: str) -> list[str]:
+    server = world.server
+    return [
+        "deps",
+        *args,
+        "--registry",
+        str(world.registry),
+        "--npm-registry",
+        server.url,
+        "--pypi-index",
+        server.url + "/pypi",
+    ]
+
+
+def apply_command(world: World, command: str, *args: str) -> list[str]:
+    """The writing command of each: the fleet update, or a deps apply at the minor level."""
+    if command == "fleet":
+        return fleet(world, "update", "--yes", *args)
+    return deps(world, "apply", "--level", "minor", "--yes", "--no-install", *args)
+
+
+def isolation_of(doc: dict[str, Any], command: str) -> dict[str, Any]:
+    section = doc["summary"]["isolation"] if command == "fleet" else doc["isolation"]
+    return dict(section)
+
+
+def branch(root: Path) -> str:
+    return git(root, "branch", "--show-current").strip()
+
+
+def untouched(root: Path, head: str) -> bool:
+    """The checkout is as it was: same commit, no tracked file changed, nothing new
+    (tether's own cache is git-ignored, and planning may fill it)."""
+    return git(root, "rev-parse", "HEAD") == head and git(root, "status", "--porcelain") == ""
+
+
+# --- selection -------------------------------------------------------------------------------
+
+SELECTING = {
+    "fleet status": ("fleet", "status"),
+    "fleet update": ("fleet", "update", "--yes"),
+    "deps scan": ("deps", "scan", "--level", "minor"),
+    "deps plan": ("deps", "plan", "--level", "minor"),
+    "deps apply": ("deps", "apply", "--level", "minor", "--yes"),
+}
+
+
+def selecting(world: World, name: str, *extra: str) -> list[str]:
+    command, *rest = SELECTING[name]
+    build = fleet if command == "fleet" else deps
+    return build(world, *rest, *extra)
+
+
+@pytest.mark.parametrize("name", list(SELECTING))
+def test_nothing_selected_reads_the_same_everywhere(world: World, name: str) -> None:
+    register(world, {"p1": project(world, "p1", repo=False)})
+    code, doc = run_json(*selecting(world, name, "--projects", "zz"))
+    assert code == 0
+    assert doc == {
+        "registry": str(world.registry),
+        "message": NO_MATCH,
+        "filter_not_found": ["zz"],
+        "projects": [],
+    }
+    code, out, _ = run_cli(*selecting(world, name, "--projects", "zz"))
+    assert (code, out) == (0, f"Filter name not found: zz\n{NO_MATCH}\n")
+
+    register(world, {})
+    code, doc = run_json(*selecting(world, name, "--projects", "zz"))
+    assert code == 0 and doc["message"] == EMPTY_REGISTRY and doc["filter_not_found"] == []
+    assert not (world.tmp / "state").exists()  # no run folder for a run that did not start
+
+
+def test_both_select_the_same_projects_in_registry_order(world: World) -> None:
+    roots = {name: project(world, name, repo=False) for name in ("b", "a", "c")}
+    roots["gone"] = world.tmp / "gone"  # registered, then moved away
+    register(
+        world,
+        {"b": roots["b"], "a": roots["a"], "gone": roots["gone"], "c": roots["c"]},
+        {"a": ["Web"], "b": ["web", "api"], "c": ["api"], "gone": ["web"]},
+    )
+    filters = ("--keyword", "WEB", "--projects", "a,zz", "--projects", "gone,b")
+
+    code, status = run_json(*fleet(world, "status", *filters))
+    assert code == 0
+    code, scanned = run_json(*deps(world, "scan", "--level", "minor", *filters))
+    assert code == 0
+    assert [p["name"] for p in status["projects"]] == ["b", "a"]  # registry order
+    assert [p["name"] for p in scanned["projects"]] == ["b", "a"]
+    missing = [{"name": "gone", "path": str(roots["gone"])}]
+    assert status["skipped_path_missing"] == scanned["pathMissing"] == missing
+
+    for command in (fleet(world, "status", *filters), deps(world, "scan", "--level", "minor")):
+        _, out, _ = run_cli(*command, *filters)
+        assert out.startswith("Filter name not found: zz\n"), out
+
+
+# --- isolation -------------------------------------------------------------------------------
+
+
+def test_the_default_is_a_new_branch_for_both(world: World) -> None:
+    roots = {"f": project(world, "f"), "d": project(world, "d")}
+    register(world, roots)
+    heads = {name: git(root, "rev-parse", "HEAD") for name, root in roots.items()}
+
+    code, by_fleet = run_json(*apply_command(world, "fleet", "--projects", "f"))
+    assert code == 0
+    code, by_deps = run_json(*apply_command(world, "deps", "--projects", "d"))
+    assert code == 0
+
+    assert by_fleet["isolate"] == by_deps["isolate"] == "branch"
+    assert branch(roots["f"]) == FLEET_BRANCH and branch(roots["d"]) == DEPS_BRANCH
+    assert {name: git(root, "rev-parse", "HEAD") for name, root in roots.items()} == heads
+    [fleet_used] = isolation_of(by_fleet, "fleet")["projects"]
+    [deps_used] = isolation_of(by_deps, "deps")["projects"]
+    assert set(fleet_used) == set(deps_used) == ISOLATION_KEYS
+    assert (fleet_used["used"], fleet_used["branch"]) == ("branch", FLEET_BRANCH)
+    assert (deps_used["used"], deps_used["branch"]) == ("branch", DEPS_BRANCH)
+    assert json.loads((roots["d"] / "package.json").read_text())["dependencies"] == {
+        "alpha": "^1.2.3"
+    }
+
+
+@pytest.mark.parametrize("command", ["fleet", "deps"])
+@pytest.mark.parametrize("mode", ["branch", "worktree"])
+def test_outside_git_both_degrade_to_in_place_with_the_reason(
+    world: World, command: str, mode: str
+) -> None:
+    register(world, {"plain": project(world, "plain", repo=False)})
+    code, doc = run_json(*apply_command(world, command, "--isolate", mode))
+    assert code == 0
+    section = isolation_of(doc, command)
+    assert section["requested"] == mode
+    [used] = section["projects"]
+    assert used["used"] == "none" and used["requested"] == mode
+    assert used["note"] == f"{mode} isolation not possible: not a git repository"
+
+
+@pytest.mark.parametrize("command", ["fleet", "deps"])
+def test_someone_elses_branch_is_never_reused(world: World, command: str) -> None:
+    root = project(world, "p")
+    taken = FLEET_BRANCH if command == "fleet" else DEPS_BRANCH
+    git(root, "branch", taken)
+    register(world, {"p": root})
+    code, doc = run_json(*apply_command(world, command))
+    assert code == 0
+    [used] = isolation_of(doc, command)["projects"]
+    assert used["used"] == "none"
+    assert used["note"] == f"branch isolation not possible: branch {taken} already exists"
+    assert branch(root) == "main"
+
+
+@pytest.mark.parametrize("command", ["fleet", "deps"])
+def test_a_worktree_leaves_the_checkout_and_a_second_run_reuses_it(
+    world: World, command: str
+) -> None:
+    root = project(world, "p")
+    register(world, {"p": root})
+    head = git(root, "rev-parse", "HEAD")
+    code, first = run_json(*apply_command(world, command, "--isolate", "worktree"))
+    assert code == 0
+    [used] = isolation_of(first, command)["projects"]
+    label = "1.1.0" if command == "fleet" else "deps-minor-2025-06-01"
+    tree = world.tmp / f"p-tether-{label}"
+    assert (used["used"], used["worktree"]) == ("worktree", str(tree))
+    assert branch(tree) == (FLEET_BRANCH if command == "fleet" else DEPS_BRANCH)
+    assert untouched(root, head) and branch(root) == "main"
+    changed = git(tree, "status", "--porcelain")
+    assert changed  # the run's edits are in the worktree, uncommitted
+
+    code, second = run_json(*apply_command(world, command, "--isolate", "worktree"))
+    assert code == 0, second
+    [again] = isolation_of(second, command)["projects"]
+    assert again["used"] == "worktree"
+    assert again["note"] == "reusing the worktree an earlier run made"
+    assert untouched(root, head) and git(tree, "status", "--porcelain") == changed
+
+
+@pytest.mark.parametrize("command", ["fleet", "deps"])
+def test_a_folder_in_the_worktrees_place_is_never_used(world: World, command: str) -> None:
+    root = project(world, "p")
+    label = "1.1.0" if command == "fleet" else "deps-minor-2025-06-01"
+    squatter = world.tmp / f"p-tether-{label}"
+    squatter.mkdir()
+    (squatter / "notes.txt").write_text("mine\n")
+    register(world, {"p": root})
+    code, doc = run_json(*apply_command(world, command, "--isolate", "worktree"))
+    assert code == 0
+    [used] = isolation_of(doc, command)["projects"]
+    assert used["used"] == "none"
+    assert used["note"] == f"worktree isolation not possible: {squatter} already exists"
+    assert [p.name for p in squatter.iterdir()] == ["notes.txt"]
+
+
+# --- the run folder and the failed section ---------------------------------------------------
+
+
+def test_a_failure_is_reported_the_same_by_both(world: World) -> None:
+    broken_fleet = project(world, "f")
+    (broken_fleet / "n.txt").mkdir()  # the update's new file cannot be written
+    broken_deps = project(world, "d")
+    overrides = world.tmp / "overrides.yaml"
+    overrides.write_text(
+        f"- id: al\n  match: [alpha]\n  command: {json.dumps(FAIL)}\n  versionSource: latest\n"
+    )
+    register(world, {"f": broken_fleet, "d": broken_deps})
+
+    code, by_fleet = run_json(*apply_command(world, "fleet", "--projects", "f"))
+    assert code == 1
+    code, by_deps = run_json(
+        *apply_command(world, "deps", "--projects", "d", "--overrides", str(overrides))
+    )
+    assert code == 1
+
+    [fleet_failed] = by_fleet["summary"]["failed"]
+    [deps_failed] = by_deps["failed"]
+    assert set(fleet_failed) >= FAILURE_KEYS and set(deps_failed) >= FAILURE_KEYS
+    assert (fleet_failed["name"], fleet_failed["step"], fleet_failed["exit_code"]) == (
+        "f",
+        "apply",
+        1,
+    )
+    assert (deps_failed["name"], deps_failed["step"], deps_failed["exit_code"]) == (
+        "d",
+        "override:al",
+        3,
+    )
+    assert "codemod failed" in deps_failed["log_tail"]
+    for doc, failed in ((by_fleet, fleet_failed), (by_deps, deps_failed)):
+        log = Path(failed["log"])
+        assert failed["log_tail"] == log.read_text().splitlines()[-40:]
+        run_dir = Path(doc["run_dir"])
+        assert run_dir.parent == world.tmp / "state" / "tether" / "runs"
+        assert run_dir.name == doc["run_id"] and log.parent == run_dir
+        assert json.loads((run_dir / "summary.json").read_text()) == doc
+        assert (run_dir / "summary.md").read_text().count("## Failed project\n") == 1
