@@ -7,7 +7,7 @@ from builders import call, make_release, run_tether
 from tether.flows.apply import RunContext, execute_plan
 from tether.flows.project import open_project
 from tether.model.manifest import FileClass
-from tether.model.plan import Bucket, FileAction, Op, Plan
+from tether.model.plan import Bucket, FileAction, Op, UpdatePlan
 from tether.state.journal import Journal
 
 
@@ -67,7 +67,7 @@ def test_a_stopped_batch_leaves_no_backup_sharing_bytes_with_its_file(tmp_path):
         return len(asked) > 3
 
     ctx = RunContext(project, Journal(project_dir / ".tether/journal.jsonl"), "run-1", "update")
-    outcome = execute_plan(ctx, Plan("kit", "1.0.0", "2.0.0", actions), stop_after_two_writes)
+    outcome = execute_plan(ctx, UpdatePlan("kit", "1.0.0", "2.0.0", actions), stop_after_two_writes)
     assert outcome.interrupted
     written = [rel for rel in sorted(files) if (project_dir / rel).read_text() == "new\n"]
     assert written == ["f0.txt", "f1.txt"]

@@ -130,6 +130,24 @@ def test_manifest_names_the_changelog(tmp_path, shelf, capsys):
     assert doc["changelog"].startswith("docs/CHANGES.md")
 
 
+def test_gaia_release_names_its_changelog_in_its_own_manifest(tmp_path, capsys):
+    """A GAIA release has no .tether/manifest.json: the changelog it names in
+    .gaia/manifest.json is the one read, not the default CHANGELOG.md beside it."""
+    gaia = tmp_path / "gaia-releases"
+    make_release(
+        gaia,
+        "2.0.0",
+        {"wiki/HISTORY.md": "## [2.0.0]\n- from the named file\n"},
+        sentinels={"CHANGELOG.md": "## [2.0.0]\n- from the default file\n"},
+        extra={"changelog": "wiki/HISTORY.md"},
+        profile="gaia",
+    )
+    code, doc = run_json(capsys, "--from", "1.0.0", "--to", "2.0.0", "--source", str(gaia))
+    assert code == 0
+    assert doc["changelog"].startswith("wiki/HISTORY.md of release 2.0.0")
+    assert [s["body"] for s in doc["sections"]] == ["- from the named file"]
+
+
 def test_release_without_changelog_is_not_an_error(shelf, capsys):
     code, doc = run_json(capsys, "--from", "1.2.0", "--to", "1.3.0", "--source", str(shelf))
     assert code == 0

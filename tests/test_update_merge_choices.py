@@ -1,5 +1,5 @@
-"""Issue 4 in the update flow: choices, keep-mine that lasts, binary files, line endings,
-git's unmerged stages, held markers, and the verifier gate on written files."""
+"""Merge choices in the update flow: keep-mine that lasts, binary files, line endings,
+git's unmerged stages, held markers, and the verifier's check of written files."""
 
 import json
 
@@ -11,7 +11,7 @@ from builders import call, git, make_release, run_tether
 from tether.flows.apply import RunContext, execute_plan
 from tether.flows.project import open_project
 from tether.model.manifest import FileClass
-from tether.model.plan import Bucket, FileAction, Op, Plan
+from tether.model.plan import Bucket, FileAction, Op, UpdatePlan
 from tether.state.journal import Journal
 
 BASE = "".join(f"line {i}\n" for i in range(8))
@@ -193,7 +193,7 @@ def test_verifier_restores_a_file_whose_written_merge_drops_a_line(tmp_path):
         sides=(b"a: 1\n", ours, b"a: 2\n"),
     )
     ctx = RunContext(project, Journal(project_dir / ".tether/journal.jsonl"), "run-1", "update")
-    outcome = execute_plan(ctx, Plan("kit", "1.0.0", "2.0.0", [dropped]))
+    outcome = execute_plan(ctx, UpdatePlan("kit", "1.0.0", "2.0.0", [dropped]))
     failed = outcome.actions[0]
     assert failed.bucket is Bucket.FAILED
     assert "model: opus" in failed.reason

@@ -26,7 +26,7 @@ from tether.flows.project import Project, open_project
 from tether.flows.regen import run_regeneration
 from tether.flows.safety import PathGuard, UnsafePath
 from tether.model.manifest import FileClass
-from tether.model.plan import Bucket, FileAction, Op, Plan
+from tether.model.plan import Bucket, FileAction, Op, UpdatePlan
 from tether.profiles import NATIVE
 from tether.state import crashpoint
 from tether.state.journal import Journal
@@ -385,7 +385,7 @@ def test_apply_refuses_a_planned_write_or_removal_through_a_linked_folder(
         FileAction("README.md", FileClass.SHARED, Bucket.UPDATE, Op.WRITE, b"readme v2\n", 0o644),
     ]
     ctx = RunContext(project, Journal(project_dir / ".tether/journal.jsonl"), "run-1", "update")
-    outcome = execute_plan(ctx, Plan("kit", "1.0.0", "2.0.0", actions))
+    outcome = execute_plan(ctx, UpdatePlan("kit", "1.0.0", "2.0.0", actions))
     failed = {a.path: a.reason for a in outcome.failed}
     assert set(failed) == {"docs/new.md", "docs/guide.md", "docs/a.md"}
     assert all(r == "docs is a link pointing outside the project" for r in failed.values())

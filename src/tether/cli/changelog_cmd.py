@@ -7,7 +7,7 @@ import argparse
 from pathlib import Path
 
 from tether.cli.common import add_json, add_project_dir, print_json, project_dir
-from tether.flows.publish import ChangelogReport
+from tether.flows.changelog import ChangelogReport
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -46,7 +46,7 @@ def render(report: ChangelogReport) -> str:
 
 
 def run(args: argparse.Namespace) -> int:
-    from tether.flows.publish import changelog_report
+    from tether.flows.changelog import changelog_report
 
     report = changelog_report(
         project_dir(args),

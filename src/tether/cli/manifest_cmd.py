@@ -11,7 +11,7 @@ from pathlib import Path
 
 from tether.cli.common import add_json, add_project_dir, print_json, project_dir
 from tether.errors import UsageError
-from tether.flows.publish import MANIFEST_PATH, ManifestBuild, manifest_build, write_manifest
+from tether.publish.manifest import MANIFEST_PATH, ManifestBuild, manifest_build, write_manifest
 
 EXIT_STALE = 3
 

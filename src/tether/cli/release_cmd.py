@@ -29,7 +29,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def _run_pack(args: argparse.Namespace) -> int:
-    from tether.flows.publish import pack_release
+    from tether.publish.pack import pack_release
 
     result = pack_release(project_dir(args), args.version, args.out)
     if args.json:

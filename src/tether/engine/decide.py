@@ -1,4 +1,4 @@
-"""The per-file decision table (ARCHITECTURE.md, "The per-file decision"). Pure.
+"""The per-file decision table of an update (docs/update.md, "The per-file decision"). Pure.
 
 Equality is given, not computed, so each path can bring its own comparator
 (bytes, region-masked text, parsed structure) and still land in the same rows.

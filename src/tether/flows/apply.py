@@ -32,7 +32,7 @@ from tether.fsio import (
     sha256_bytes,
     sha256_file,
 )
-from tether.model.plan import Bucket, FileAction, Op, Plan
+from tether.model.plan import Bucket, FileAction, Op, UpdatePlan
 from tether.state.journal import (
     STEP_FILE_BACKED_UP,
     STEP_FILE_DELETED,
@@ -478,7 +478,7 @@ def _needs_disk(action: FileAction) -> bool:
 
 
 def execute_plan(
-    ctx: RunContext, plan: Plan, should_stop: Callable[[], bool] = lambda: False
+    ctx: RunContext, plan: UpdatePlan, should_stop: Callable[[], bool] = lambda: False
 ) -> ApplyOutcome:
     """Apply in batches. Each batch backs up, records its intents, then writes; each
     phase is made durable before the journal says it happened (one sync per phase)."""

@@ -28,7 +28,7 @@ from tether.flows.structured_step import structured_action
 from tether.flows.syntax_step import check_clean_merge
 from tether.fsio import read_bytes, sha256_bytes
 from tether.model.manifest import FileClass
-from tether.model.plan import Bucket, FileAction, Op, Plan
+from tether.model.plan import Bucket, FileAction, Op, UpdatePlan
 from tether.state.statcache import StatCache
 
 CONFLICT_STYLES = ("markers", "patch")
@@ -218,7 +218,7 @@ def _plan_latest_path(
     rel: str,
     options: UpdateOptions,
     regions: RegionPlan,
-    plan: Plan,
+    plan: UpdatePlan,
     reader: AdopterReader,
 ) -> FileAction:
     cls = latest.manifest.files[rel]
@@ -243,7 +243,7 @@ def _decide_latest_path(
     adopter: AdopterFile,
     options: UpdateOptions,
     regions: RegionPlan,
-    plan: Plan,
+    plan: UpdatePlan,
 ) -> FileAction:
     # With per-file hashes in the manifest, L's bytes are read only where they are used.
     recorded = latest.manifest.hashes.get(rel)
@@ -385,9 +385,9 @@ def build_plan(
     latest: Release,
     options: UpdateOptions,
     regions: RegionPlan | None = None,
-) -> Plan:
+) -> UpdatePlan:
     regions = regions or RegionPlan(disabled=True)
-    plan = Plan(latest.manifest.name, baseline.version, latest.version)
+    plan = UpdatePlan(latest.manifest.name, baseline.version, latest.version)
     latest_paths = latest.manifest.managed_paths()
     latest_set = set(latest_paths)
     latest_sentinels = set(latest.manifest.sentinels)

@@ -9,7 +9,7 @@ from pathlib import Path
 
 from tether import git
 from tether.errors import TetherError
-from tether.model.plan import Op, Plan
+from tether.model.plan import Op, UpdatePlan
 
 PROTECTED_BRANCHES = ("main", "master")
 
@@ -28,7 +28,7 @@ def default_branch_name(upstream: str, version: str) -> str:
     return f"chore/update-{safe}-{version}"
 
 
-def touched_paths(plan: Plan) -> list[str]:
+def touched_paths(plan: UpdatePlan) -> list[str]:
     paths = []
     for action in plan.actions:
         if action.op in (Op.WRITE, Op.MARKERS, Op.REMOVE):
@@ -46,7 +46,7 @@ def refuse_linked_worktree(root: Path, installed: str, latest: str) -> None:
 
 
 def refuse_dirty(
-    root: Path, plan: Plan, options: GitOptions, own_writes: frozenset[str] = frozenset()
+    root: Path, plan: UpdatePlan, options: GitOptions, own_writes: frozenset[str] = frozenset()
 ) -> list[str]:
     """Files the plan would change that hold uncommitted edits: an error unless allowed.
     ``own_writes``: paths holding exactly the bytes an interrupted run of this update

@@ -27,7 +27,7 @@ def release_notes(project_root: Path, changelog: Path, installed: str, target: s
     except OSError:
         return ReleaseNotes()
     from tether.engine.changelog import adopter_actions, applicable_actions, sections_between
-    from tether.flows.publish import project_presence
+    from tether.flows.changelog import project_presence
 
     try:
         sections = sections_between(text, installed, target)

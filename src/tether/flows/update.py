@@ -37,7 +37,7 @@ from tether.flows.regions_step import RegionPlan, plan_regions, regenerate_regio
 from tether.flows.release_notes import ReleaseNotes, release_notes
 from tether.flows.replay import checked_unfinished_run
 from tether.flows.runtime_paths import check_runtime_paths
-from tether.model.plan import Bucket, FileAction, Op, Plan
+from tether.model.plan import Bucket, FileAction, Op, UpdatePlan
 from tether.state.journal import Journal, RunRecord, new_run_id
 from tether.state.lock import ProjectLock
 from tether.versions import compare_versions, is_version
@@ -193,7 +193,7 @@ class PreparedUpdate:
     project: Project
     baseline: Baseline
     latest: Release
-    plan: Plan
+    plan: UpdatePlan
     journal: Journal
     unfinished: RunRecord | None
     resume: ResumeInfo
@@ -262,7 +262,7 @@ def _refuse_other_unfinished(unfinished: RunRecord, target: str) -> None:
     )
 
 
-def _mark_resumed(plan: Plan, resume: ResumeInfo, deleted: frozenset[str]) -> None:
+def _mark_resumed(plan: UpdatePlan, resume: ResumeInfo, deleted: frozenset[str]) -> None:
     """A path an interrupted run already wrote replans as a skip; report it as what it was,
     with the decision that settled it, as the uninterrupted run would have."""
     for index, action in enumerate(plan.actions):
@@ -313,7 +313,7 @@ def prepare_update(request: UpdateRequest) -> PreparedUpdate | UpdateReport:
     )
 
 
-def _nothing_moved(plan: Plan, baseline: Baseline, latest: Release) -> bool:
+def _nothing_moved(plan: UpdatePlan, baseline: Baseline, latest: Release) -> bool:
     state = baseline.state
     from tether.engine.decide import Row
     from tether.flows.plan import LOCAL_EDIT_KEPT

@@ -21,6 +21,8 @@ from tether.pathrules import (
 )
 
 MANIFEST_SCHEMA = 1
+# Where a release keeps its changelog unless its manifest names another file.
+DEFAULT_CHANGELOG = "CHANGELOG.md"
 
 
 class FileClass(StrEnum):
@@ -55,7 +57,7 @@ class Manifest:
     regions: tuple[Any, ...] = ()
     merge: dict[str, dict[str, Any]] = field(default_factory=dict)
     renames: tuple[Rename, ...] = ()
-    changelog: str = "CHANGELOG.md"
+    changelog: str = DEFAULT_CHANGELOG
     extra: dict[str, Any] = field(default_factory=dict)
     # Path mapping: where a project path's bytes live in the release tree, when elsewhere.
     sources: dict[str, str] = field(default_factory=dict)
@@ -275,7 +277,7 @@ def parse_manifest(
     if not isinstance(version, str):
         raise _fail(origin, "'version' must be a string")
     regions = data.get("regions")
-    changelog = data.get("changelog", "CHANGELOG.md")
+    changelog = data.get("changelog", DEFAULT_CHANGELOG)
     if not isinstance(changelog, str) or project_path_problem(changelog):
         raise _fail(origin, f"'changelog' must be a relative path, got {changelog!r}")
     return Manifest(
@@ -378,7 +380,7 @@ def manifest_to_native(manifest: Manifest) -> dict[str, Any]:
         doc["merge"] = manifest.merge
     if manifest.renames:
         doc["renames"] = [{"from": r.source, "to": r.target} for r in manifest.renames]
-    if manifest.changelog != "CHANGELOG.md":
+    if manifest.changelog != DEFAULT_CHANGELOG:
         doc["changelog"] = manifest.changelog
     doc.update(manifest.extra)
     return doc

@@ -57,7 +57,9 @@ class FileAction:
 
 
 @dataclass
-class Plan:
+class UpdatePlan:
+    """What one update writes: an action per path, carried out by ``flows.apply.execute_plan``."""
+
     upstream: str
     from_version: str
     to_version: str

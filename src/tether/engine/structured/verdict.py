@@ -63,9 +63,10 @@ class Verdicts:
     edits: list[PlannedEdit] = field(default_factory=list)
 
 
-def decide(
+def decide_key(
     base: Entry | None, latest: Entry | None, adopter: Entry | None, rule: Rule, container: bool
 ) -> Verdict:
+    """The verdict for one key or entry: the table at the top of this module, row by row."""
     if base is not None and latest is not None:
         if same(base.compare, latest.compare):
             return "noop"
@@ -125,7 +126,7 @@ def _judge_path(
     token_changes: list[tuple[Item, Entry, Entry | None]] = []
     for key in keys:
         b, new, a = base.entries.get(key), latest.entries.get(key), adopter.entries.get(key)
-        verdict = decide(b, new, a, rule, adopter.container)
+        verdict = decide_key(b, new, a, rule, adopter.container)
         if verdict == "noop":
             continue
         item = _item(rule, path, key, b, new, a)
