@@ -3,6 +3,10 @@
 Every step is journaled (fsync'd) after it happened, so a rerun of the same command
 knows what an interrupted run already did: it never backs up a file twice over its
 first backup, and it does not redo a write whose bytes are still on disk.
+
+``execute_plan`` is the one crash-safe writer: ``update`` and ``refresh`` run their plans
+through it, and so does ``reapply`` (with its own journal and backup folder, given in the
+``RunContext``). Backups follow the one rule in ``flows.backups``.
 """
 
 from __future__ import annotations
@@ -15,9 +19,11 @@ import stat
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from tether import progress
 from tether.errors import TetherError
+from tether.flows.backups import BackupFolder, back_up
 from tether.flows.baseline import Baseline
 from tether.flows.install import write_version_markers
 from tether.flows.project import Project, Release, utc_now
@@ -43,6 +49,9 @@ from tether.state.journal import (
     RunRecord,
 )
 from tether.state.store import ConflictRecord, FileRecord, State, save_state
+
+if TYPE_CHECKING:
+    from tether.engine.verify import VerifyResult
 
 KEEP_BACKUP_RUNS = 5
 
@@ -105,6 +114,12 @@ class RunContext:
     # journaled so an abandon can put it back.
     git_context: dict[str, str | None] | None = None
     _git_top: Path | bool | None = False  # False: not looked up yet
+    # Where backups go when not <backup root>/<run id>/<path> in the project (reapply keeps
+    # them beside its patches).
+    backup_folder: BackupFolder | None = None
+    # Journaled as the run's plan digest instead of the plan's own: what identifies the job
+    # when a resumed run plans differently (reapply: its patches and its target).
+    plan_digest: str | None = None
 
     @property
     def git_top(self) -> Path | None:
@@ -116,12 +131,15 @@ class RunContext:
 
     @property
     def backup_dir(self) -> Path:
-        return self.project.backup_root / self.run_id
+        return self.backups.run_dir
 
-    @property
-    def backup_rel(self) -> str:
-        """The run's backup folder, relative to the project (where the guard judges it)."""
-        return f"{self.project.profile.backup_root}/{self.run_id}"
+    @functools.cached_property
+    def backups(self) -> BackupFolder:
+        """Where this run's backups go; in the project they are judged by the run's guard."""
+        if self.backup_folder is not None:
+            return self.backup_folder
+        rel = f"{self.project.profile.backup_root}/{self.run_id}"
+        return BackupFolder(self.guard, rel + "/", self.project.root / rel)
 
     @functools.cached_property
     def guard(self) -> PathGuard:
@@ -137,6 +155,8 @@ class ApplyOutcome:
     interrupted: bool = False
     notes: list[str] = field(default_factory=list)
     not_done: list[FileAction] = field(default_factory=list)  # planned, not carried out
+    # path -> what the verifier found, for each write it put back (the action is FAILED)
+    unverified: dict[str, VerifyResult] = field(default_factory=dict)
 
     @property
     def failed(self) -> list[FileAction]:
@@ -184,26 +204,44 @@ def _holds_write(project: Project, resume: ResumeInfo, path: str, target: str) -
 
 
 class VerificationFailed(Exception):
-    """The written file lost lines the adopter wrote; it was restored from its backup."""
+    """The written file lost lines the adopter wrote; what the path held was put back."""
+
+    def __init__(self, message: str, verdict: VerifyResult) -> None:
+        super().__init__(message)
+        self.verdict = verdict
+
+
+def check_written(
+    guard: PathGuard, rel: str, base: bytes, ours: bytes, before: bytes
+) -> VerifyResult:
+    """The verification gate for one written file (``rel`` under the guard's root): the
+    bytes now on disk must keep every line the adopter added to ``base`` in ``ours`` and none
+    they deleted; when they do not, ``before`` (what the path held) is put back. Reads the
+    disk, not the merge result, so anything that changed the file after the write is caught
+    too."""
+    from tether.engine.verify import verify_preserved
+
+    verdict = verify_preserved(base, ours, read_bytes(guard.root / rel))
+    if not verdict.preserved:
+        guard.write(rel, before)
+    return verdict
 
 
 def _verify_written(ctx: RunContext, action: FileAction) -> None:
     """Prove, on the bytes now on disk, that every line the adopter added or changed is
     still there and every line they deleted stays deleted; else put their file back."""
-    from tether.engine.verify import verify_preserved
-
     if action.sides is None or action.decision == "take-theirs":
         return
     base, ours, _ = action.sides
-    written = read_bytes(ctx.project.path(action.path))
-    result = verify_preserved(base, ours, written)
+    before = ours if action.restore is None else action.restore
+    result = check_written(ctx.guard, action.path, base, ours, before)
     if result.preserved:
         return
-    ctx.guard.write(action.path, ours)
     lost = [f"line {n}: {text.rstrip()!r}" for n, text in result.missing[:5]]
     back = [f"deleted line {n} came back: {text.rstrip()!r}" for n, text in result.readded[:5]]
     raise VerificationFailed(
-        "the merge would drop your edits (" + "; ".join(lost + back) + "); your file was restored"
+        "the merge would drop your edits (" + "; ".join(lost + back) + "); your file was restored",
+        result,
     )
 
 
@@ -234,6 +272,7 @@ def _save_index_entries(batch: _Batch) -> None:
         a
         for a in batch.actions
         if a.op is Op.MARKERS
+        and a.sides is not None  # what _record_unmerged marks
         and a.bucket is not Bucket.FAILED
         and a.path not in ctx.resume.index_saved
     ]
@@ -310,68 +349,40 @@ def _needs_backup(ctx: RunContext, action: FileAction) -> bool:
 
 def _backup(batch: _Batch, rel: str) -> None:
     ctx = batch.ctx
-    source = ctx.project.path(rel)
-    data = read_bytes(source)
-    digest = sha256_bytes(data)
-    first = ctx.resume.backed_up.get(rel)
-    if first == digest:
-        return  # the first backup already holds exactly these bytes
-    backup = f"{ctx.backup_rel}/{rel}"
-    target = ctx.project.path(backup)
-    reuse = first is None and target.is_file() and sha256_file(target) == digest
-    if not reuse:
-        if first is not None or target.exists():
-            # Never overwrite the first backup: it is the adopter's original.
-            n = 2
-            while os.path.lexists(ctx.project.path(f"{backup}.{n}")):
-                n += 1
-            backup = f"{backup}.{n}"
-        if _link_backup(ctx.guard, source, backup, digest):
-            batch.linked.append(backup)
-        else:
-            ctx.guard.write(backup, data, mode=file_mode(source), durable=False)
-        batch.flushed.append(ctx.project.path(backup))
+    folder = ctx.backups
+    saved = back_up(
+        folder.guard,
+        folder.name(rel),
+        ctx.project.path(rel),
+        first=ctx.resume.backed_up.get(rel),
+        may_link=True,  # the write that follows renames new bytes over the path
+        durable=False,  # made durable with the batch, before the journal says so
+    )
+    if saved is None:
+        return
+    if saved.written:
+        if saved.linked:
+            batch.linked.append(saved.name)
+        batch.flushed.append(folder.path(saved.name))
         batch.outcome.backed_up.append(rel)
-    batch.records.append((STEP_FILE_BACKED_UP, {"path": rel, "backup": backup, "sha256": digest}))
-    ctx.resume.backed_up.setdefault(rel, digest)
-
-
-def _link_backup(guard: PathGuard, source: Path, backup: str, digest: str) -> bool:
-    """Back up a file as a second name for its bytes, a directory entry instead of a copy.
-
-    Safe because tether never changes a file in place: the write that follows renames new
-    bytes over the path, and the backup keeps the old ones. Only a plain file that has no
-    other name is linked (a link elsewhere could be edited in place later), and only when
-    the linked bytes still hash as read. False: the caller copies instead."""
-    try:
-        info = os.lstat(source)
-        if not stat.S_ISREG(info.st_mode) or info.st_nlink != 1:
-            return False
-        target, existing = guard.ready(backup)
-        if existing is not None:
-            return False
-        os.link(source, target, follow_symlinks=False)
-    except OSError:
-        return False  # another filesystem, links not allowed, or a name already there
-    try:
-        if sha256_file(Path(target)) == digest:
-            return True
-    except OSError:
-        pass
-    with contextlib.suppress(FileNotFoundError):
-        os.unlink(target)  # changed between the read and the link: copy the read
-    return False
+    fields: dict[str, object] = {
+        "path": rel,
+        "backup": folder.label(saved.name),
+        "sha256": saved.sha256,
+    }
+    batch.records.append((STEP_FILE_BACKED_UP, fields))
+    ctx.resume.backed_up.setdefault(rel, saved.sha256)
 
 
 def _unshare_backups(batch: _Batch) -> None:
     """A backed-up file the batch did not replace (a failure, a stop) still shares its bytes
     with its backup; give the backup its own copy so a later edit in place cannot reach it."""
-    project = batch.ctx.project
+    folder = batch.ctx.backups
     for backup in batch.linked:
-        target = project.path(backup)
+        target = folder.path(backup)
         with contextlib.suppress(OSError):
             if os.stat(target).st_nlink > 1:
-                batch.ctx.guard.write(backup, read_bytes(target), durable=False)
+                folder.guard.write(backup, read_bytes(target), durable=False)
                 batch.flushed.append(target)
     batch.linked = []
 
@@ -399,6 +410,7 @@ def _write_action(batch: _Batch, action: FileAction) -> None:
             batch.flushed.append(ctx.project.path(action.path))
             batch.records.append((STEP_FILE_DELETED, {"path": action.path}))
         return
+    wrote_path = False
     for target_rel, data in _targets(ctx, action):
         new_mode = action.mode if target_rel == action.path else 0o644
         target = ctx.guard.write(target_rel, data, new_mode=new_mode, durable=False)
@@ -415,9 +427,13 @@ def _write_action(batch: _Batch, action: FileAction) -> None:
             fields["reason"] = action.reason
         batch.records.append((STEP_FILE_WRITTEN, fields))
         if target_rel == action.path:
+            wrote_path = True
             _verify_written(ctx, action)
             if action.op is Op.MARKERS:
                 _record_unmerged(ctx, action, batch.outcome)
+    if not wrote_path and action.op in (Op.WRITE, Op.MARKERS) and action.content is not None:
+        # An interrupted run of this job wrote these bytes, possibly without checking them.
+        _verify_written(ctx, action)
 
 
 def _failed(ctx: RunContext, action: FileAction, error: Exception) -> FileAction:
@@ -447,6 +463,8 @@ def _run_phase(
         try:
             step(action)
         except (OSError, VerificationFailed) as error:
+            if isinstance(error, VerificationFailed):
+                batch.outcome.unverified[action.path] = error.verdict
             batch.actions[index] = _failed(batch.ctx, action, error)
     batch.commit()
 
@@ -487,7 +505,7 @@ def execute_plan(
         ctx.run_id,
         from_version=plan.from_version,
         to_version=plan.to_version,
-        plan_digest=plan.digest(),
+        plan_digest=ctx.plan_digest or plan.digest(),
         command=ctx.command,
         git=ctx.git_context,
     )
