@@ -1,4 +1,4 @@
-"""The transactional executor: lock → journal → backup → atomic write → finalize.
+"""The transactional executor: journal → backup → intent → atomic write → verify.
 
 Every step is journaled (fsync'd) after it happened, so a rerun of the same command
 knows what an interrupted run already did: it never backs up a file twice over its
@@ -6,7 +6,9 @@ first backup, and it does not redo a write whose bytes are still on disk.
 
 ``execute_plan`` is the one crash-safe writer: ``update`` and ``refresh`` run their plans
 through it, and so does ``reapply`` (with its own journal and backup folder, given in the
-``RunContext``). Backups follow the one rule in ``flows.backups``.
+``RunContext``). Backups follow the one rule in ``flows.backups``. What comes after the
+writes is elsewhere: ``flows.finalize`` records update's new state, ``flows.restore`` puts
+an abandoned run back.
 """
 
 from __future__ import annotations
@@ -14,8 +16,6 @@ from __future__ import annotations
 import contextlib
 import functools
 import os
-import shutil
-import stat
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -24,13 +24,9 @@ from typing import TYPE_CHECKING
 from tether import progress
 from tether.errors import TetherError
 from tether.flows.backups import BackupFolder, back_up
-from tether.flows.baseline import Baseline
-from tether.flows.install import write_version_markers
-from tether.flows.project import Project, Release, utc_now
-from tether.flows.safety import PathGuard, UnsafePath, check_own_paths
-from tether.flows.status import conflict_is_unresolved
+from tether.flows.project import Project
+from tether.flows.safety import PathGuard, UnsafePath
 from tether.fsio import (
-    file_mode,
     flush_to_disk,
     read_bytes,
     remove_stale_temps,
@@ -46,14 +42,10 @@ from tether.state.journal import (
     STEP_FILE_WRITTEN,
     STEP_INDEX_SAVED,
     Journal,
-    RunRecord,
 )
-from tether.state.store import ConflictRecord, FileRecord, State, save_state
 
 if TYPE_CHECKING:
     from tether.engine.verify import VerifyResult
-
-KEEP_BACKUP_RUNS = 5
 
 
 @dataclass(frozen=True)
@@ -161,29 +153,6 @@ class ApplyOutcome:
     @property
     def failed(self) -> list[FileAction]:
         return [a for a in self.actions if a.bucket is Bucket.FAILED]
-
-
-def prune_backups(project: Project, keep: int = KEEP_BACKUP_RUNS, current: str = "") -> None:
-    """Remove all but the newest ``keep`` run folders. Never follows a link: a backup root
-    that is one is left alone, and a run folder that is one is not a run."""
-    root = project.backup_root
-    try:
-        if not stat.S_ISDIR(os.lstat(root).st_mode):
-            return
-        with os.scandir(root) as entries:
-            runs = sorted(
-                entry.path
-                for entry in entries
-                if entry.is_dir(follow_symlinks=False) and entry.name != current
-            )
-    except (FileNotFoundError, NotADirectoryError):
-        return
-    except OSError as error:
-        raise TetherError(
-            f"{project.profile.backup_root}: cannot list the backups ({error.strerror})"
-        ) from None
-    for old in runs[: max(0, len(runs) - keep)]:
-        shutil.rmtree(old, ignore_errors=True)  # removes links inside, never follows them
 
 
 def _target_done(ctx: RunContext, path: str, target: str) -> bool:
@@ -431,9 +400,19 @@ def _write_action(batch: _Batch, action: FileAction) -> None:
             _verify_written(ctx, action)
             if action.op is Op.MARKERS:
                 _record_unmerged(ctx, action, batch.outcome)
-    if not wrote_path and action.op in (Op.WRITE, Op.MARKERS) and action.content is not None:
-        # An interrupted run of this job wrote these bytes, possibly without checking them.
+    if not wrote_path and _holds_content(ctx, action):
+        # An interrupted run wrote exactly these bytes, possibly without checking them. (A
+        # replan that wants other bytes there keeps what the run wrote, unchecked again.)
         _verify_written(ctx, action)
+
+
+def _holds_content(ctx: RunContext, action: FileAction) -> bool:
+    if action.op not in (Op.WRITE, Op.MARKERS) or action.content is None:
+        return False
+    try:
+        return sha256_file(ctx.project.path(action.path)) == sha256_bytes(action.content)
+    except OSError:
+        return False
 
 
 def _failed(ctx: RunContext, action: FileAction, error: Exception) -> FileAction:
@@ -543,177 +522,3 @@ def _sweep_temps(ctx: RunContext, action: FileAction) -> None:
         if rel and ctx.guard.problem(rel) is None:  # never sweeps a folder outside
             with contextlib.suppress(OSError):
                 remove_stale_temps(ctx.project.path(rel))
-
-
-def _conflict_records(
-    project: Project, baseline: Baseline, outcome: ApplyOutcome, version: str
-) -> dict[str, ConflictRecord]:
-    """Conflicts a person still has to resolve: earlier unresolved ones plus this run's."""
-    records: dict[str, ConflictRecord] = {}
-    if baseline.state is not None:
-        for path, record in baseline.state.conflicts.items():
-            if conflict_is_unresolved(project, path, record):
-                records[path] = record
-    for action in outcome.actions:
-        unresolved = action.decision not in ("keep-mine", "take-theirs")
-        if action.decision == "held":
-            continue  # its earlier record stays as it was
-        if action.bucket is Bucket.CONFLICT and unresolved and action.artifact is not None:
-            records[action.path] = ConflictRecord(action.decision, action.artifact, version)
-        elif action.bucket not in (Bucket.SKIP, Bucket.REMOVED):
-            records.pop(action.path, None)
-    return records
-
-
-def _remember_written(project: Project, outcome: ApplyOutcome) -> None:
-    """Files this run wrote go into the stat cache, so the next status need not read them."""
-    stats = project.stat_cache()
-    for action in outcome.actions:
-        if action.op in (Op.WRITE, Op.MARKERS) and action.content is not None:
-            with contextlib.suppress(OSError):
-                stats.record(
-                    action.path, os.stat(project.path(action.path)), sha256_bytes(action.content)
-                )
-    stats.save()
-
-
-def finalize(
-    ctx: RunContext,
-    baseline: Baseline,
-    latest: Release,
-    outcome: ApplyOutcome,
-    known: dict[str, str] | None = None,
-) -> None:
-    """Record L as the new baseline. The version is written last, so an interrupted
-    run is resumed by running the same command again."""
-    project = ctx.project
-    # A regeneration program may have run since the run began: the folders the cache, state
-    # and markers go to must still be tether's own, not links it would write through.
-    check_own_paths(project.root, project.profile)
-    known = known or {}
-    # Trees tether extracted into its own cache are never rewritten: link, don't copy.
-    ours = project.releases_cache.resolve() in latest.root.resolve().parents
-    ctx.journal.finalize_started(ctx.run_id)
-    files: dict[str, FileRecord] = {}
-    pristine = project.pristine
-    with pristine.pack_writer() as pack:
-        for rel in progress.tracked("finalizing", latest.manifest.managed_paths()):
-            digest = known.get(rel)
-            base = baseline.files.get(rel)
-            installed = base is not None and base.sha256 == digest  # B's bytes are cached
-            if digest is None:
-                digest = pack.add(latest.verified_bytes(rel))
-            elif not installed and ours:
-                pristine.adopt(latest.file_path(rel), digest, may_link=True)
-            elif not installed:
-                pack.adopt(latest.file_path(rel), digest)  # skipped when cached already
-            # Bytes tether did not change keep their recorded mode (a mode-only change
-            # upstream is not applied either): no stat of the release file.
-            if installed and base is not None and rel not in latest.manifest.modes:
-                mode = base.mode
-            else:
-                mode = latest.mode_of(rel)
-            files[rel] = FileRecord(latest.manifest.files[rel], digest, mode)
-        pack.add(latest.manifest_bytes)
-    held = [a.path for a in outcome.actions if a.decision == "held" and a.path in baseline.files]
-    for rel in held:
-        files[rel] = baseline.files[rel]
-    previous = baseline.state
-    state = State(
-        profile=project.profile.name,
-        upstream=latest.manifest.name,
-        source=baseline.source,
-        version=latest.version,
-        manifest_sha256=latest.manifest_sha256,
-        files=files,
-        sentinels=list(latest.manifest.sentinels),
-        customised_at_install=list(previous.customised_at_install) if previous else [],
-        conflicts=_conflict_records(project, baseline, outcome, latest.version),
-        held=held,
-        installed_at=previous.installed_at if previous else utc_now(),
-        updated_at=utc_now(),
-    )
-    save_state(project.state_path, state)
-    _remember_written(project, outcome)
-    write_version_markers(project, latest)
-    ctx.journal.state_written(ctx.run_id)
-    outcome.state_written = True
-    ctx.journal.run_complete(ctx.run_id)
-
-
-def restore_run(project: Project, journal: Journal, run: RunRecord) -> list[str]:
-    """Put back what an unfinished run changed: first backups return, files it created
-    where nothing stood (and its conflict artifacts) go. ``run`` must have passed
-    ``replay.checked_unfinished_run``. Every path is checked first: one the guard refuses
-    (its folder became a link leading out, say) stops the abandon before anything is
-    restored, so the run can be abandoned once it is fixed. A backup is copied back only
-    when its bytes still hash as journaled, and a file is removed only when it holds
-    exactly what the run wrote: every backup is checked before the first change."""
-    guard = PathGuard(project.root)
-    info = resume_info(journal, run.run_id)
-    created = [
-        done
-        for path, writes in info.done.items()
-        for done in writes
-        if not (path in run.backed_up and done.target == path)  # restored from its backup
-    ]
-    for rel in [*(done.target for done in created), *run.backed_up]:
-        problem = guard.problem(rel)
-        if problem:
-            raise TetherError(
-                f"{project.path(rel)}: {problem}; nothing was restored (fix it, then run "
-                f"the abandon again to restore run {run.run_id})"
-            )
-    backups = {path: _verified_backup(project, run, path) for path in run.backed_up}
-    restored: list[str] = []
-    for done in progress.tracked("undoing writes", created):
-        target = project.path(done.target)
-        if target.exists() and sha256_file(target) == done.sha256:
-            guard.remove(done.target)
-            restored.append(done.target)
-    for path, (data, mode) in progress.tracked("restoring backups", backups.items()):
-        guard.write(path, data, mode=mode)
-        restored.append(path)
-    return restored
-
-
-def _verified_backup(project: Project, run: RunRecord, path: str) -> tuple[bytes, int]:
-    """The bytes and mode of the run's first backup of ``path``, when they are what the
-    journal says it saved; else a TetherError, so nothing is restored from a bad backup."""
-    backup = run.backed_up[path]
-    source = project.path(backup.backup)
-    try:
-        data = read_bytes(source)
-    except OSError as error:
-        problem = error.strerror or str(error)
-    else:
-        if sha256_bytes(data) == backup.sha256:
-            return data, file_mode(source)
-        problem = "its bytes are not the ones the run backed up"
-    raise TetherError(
-        f"{project.profile.journal_file}: run {run.run_id}: the backup {backup.backup} of "
-        f"{path} cannot be used ({problem}); nothing was restored"
-    )
-
-
-def restore_index(project: Project, run: RunRecord) -> list[str]:
-    """Put back git's index entries of every path the run marked unmerged; the paths."""
-    if not run.index_saved:
-        return []
-    from tether import git
-
-    top = git.work_tree_top(project.root)
-    if top is None:
-        return []
-    restored = []
-    for path, (repo_path, entries) in sorted(run.index_saved.items()):
-        own = os.path.relpath(project.path(path).resolve(), top.resolve())
-        if repo_path != own:
-            raise TetherError(
-                f"{project.profile.journal_file}: run {run.run_id} names the index path "
-                f"{repo_path!r} for {path!r}, whose place in the work tree is {own!r}; "
-                "not touching git's index"
-            )
-        git.restore_index_entries(top, repo_path, entries)
-        restored.append(path)
-    return restored

@@ -11,12 +11,20 @@ from __future__ import annotations
 
 import contextlib
 import os
+import shutil
 import stat
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
+from tether.errors import TetherError
 from tether.flows.safety import PathGuard
 from tether.fsio import file_mode, read_bytes, sha256_bytes, sha256_file
+
+if TYPE_CHECKING:
+    from tether.flows.project import Project
+
+KEEP_BACKUP_RUNS = 5  # update keeps the newest backup folders of this many earlier runs
 
 
 @dataclass(frozen=True)
@@ -123,3 +131,26 @@ def link_backup(guard: PathGuard, source: Path, backup: str, digest: str) -> boo
     with contextlib.suppress(FileNotFoundError):
         os.unlink(target)  # changed between the read and the link: copy the read
     return False
+
+
+def prune_backups(project: Project, keep: int = KEEP_BACKUP_RUNS, current: str = "") -> None:
+    """Remove all but the newest ``keep`` run folders. Never follows a link: a backup root
+    that is one is left alone, and a run folder that is one is not a run."""
+    root = project.backup_root
+    try:
+        if not stat.S_ISDIR(os.lstat(root).st_mode):
+            return
+        with os.scandir(root) as entries:
+            runs = sorted(
+                entry.path
+                for entry in entries
+                if entry.is_dir(follow_symlinks=False) and entry.name != current
+            )
+    except (FileNotFoundError, NotADirectoryError):
+        return
+    except OSError as error:
+        raise TetherError(
+            f"{project.profile.backup_root}: cannot list the backups ({error.strerror})"
+        ) from None
+    for old in runs[: max(0, len(runs) - keep)]:
+        shutil.rmtree(old, ignore_errors=True)  # removes links inside, never follows them
