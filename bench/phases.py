@@ -49,7 +49,7 @@ PROBES = (
     "tether.flows.apply:_write_action",
     "tether.flows.apply:_verify_written",
     "tether.flows.apply:_Batch.commit",
-    "tether.flows.apply:finalize",
+    "tether.flows.finalize:finalize",
     "tether.flows.project:Release.mode_of",
     "tether.state.cache:PristineCache.put",
     "tether.state.cache:PristineCache.get",

@@ -1,5 +1,7 @@
 """An interrupted reapply, rerun, ends like an uninterrupted one and never writes over the first
-backup of the installed version. Each run is a real process killed at a journal step."""
+backup of the installed version. Each run is a real process killed at a journal step: reapply
+writes through the shared writer (``execute_plan``), so these are the writer's crash points
+(run start, backups, intents, writes) as a reapply run passes them."""
 
 from __future__ import annotations
 
@@ -32,9 +34,15 @@ def user_tree(target: Path) -> dict[str, bytes]:
     return found
 
 
-def command(gsd: Gsd) -> list[str]:
+def command(gsd: Gsd, *extra: str) -> list[str]:
     return ["--patches", str(gsd.patches), "--target", str(gsd.target),
-            "--pristine", str(gsd.pristine), "--json"]  # fmt: skip
+            "--pristine", str(gsd.pristine), "--json", *extra]  # fmt: skip
+
+
+def conflict_patches(stdout: str) -> dict[str, bytes]:
+    """The conflict patches a run reports (--conflict patch), by file: their bytes."""
+    results = json.loads(stdout)["results"]
+    return {r["file"]: Path(r["artifact"]).read_bytes() for r in results if "artifact" in r}
 
 
 def journal(gsd: Gsd) -> list[dict[str, Any]]:
@@ -46,24 +54,37 @@ def without_baseline(tmp: Path) -> Gsd:
     return standard(tmp, pristine=False)
 
 
-@pytest.mark.parametrize("build", [standard, without_baseline], ids=["merge", "no-baseline"])
-def test_crash_at_every_journal_step_then_rerun(tmp_path: Path, build: Any) -> None:
+WRITER_STEPS = {"run-started", "file-backed-up", "file-intent", "file-written", "run-complete"}
+
+
+@pytest.mark.parametrize(
+    ("build", "extra"),
+    [(standard, ()), (without_baseline, ()), (standard, ("--conflict", "patch"))],
+    ids=["merge", "no-baseline", "conflict-patch"],
+)
+def test_crash_at_every_journal_step_then_rerun(
+    tmp_path: Path, build: Any, extra: tuple[str, ...]
+) -> None:
     template = build(tmp_path / "template")
     installed = user_tree(template.target)
     reference = build(tmp_path / "reference")
-    done = run_process(*command(reference))
+    done = run_process(*command(reference, *extra))
     expected_code, expected_tree = done.returncode, user_tree(reference.target)
+    expected_patches = conflict_patches(done.stdout)
     assert expected_code in (1, 4), done.stderr
+    assert bool(expected_patches) == ("patch" in extra)
     points = crashpoint.points(journal(reference))
-    assert {p.split(":")[0] for p in points} >= {"run-started", "file-backed-up", "file-written"}
+    assert {p.split(":")[0] for p in points} == WRITER_STEPS
+    print(f"crash points exercised: {len(points)}")
     for n, point in enumerate(points):
         gsd = Gsd(tmp_path / f"crash{n}", template.v1, template.ours, template.v2)
         shutil.copytree(template.root, gsd.root, symlinks=True)
-        crashed = run_process(*command(gsd), crash=point)
+        crashed = run_process(*command(gsd, *extra), crash=point)
         assert crashed.returncode == crashpoint.EXIT_CODE, (point, crashed.stderr)
-        rerun = run_process(*command(gsd))
+        rerun = run_process(*command(gsd, *extra))
         assert rerun.returncode == expected_code, (point, rerun.stderr)
         assert user_tree(gsd.target) == expected_tree, point
+        assert conflict_patches(rerun.stdout) == expected_patches, point
         first_run = str(journal(gsd)[0]["run"])
         backups = gsd.backups / first_run / "installed"
         for path in backups.rglob("*") if backups.exists() else []:
@@ -81,7 +102,8 @@ def test_rerun_does_not_write_over_a_file_edited_after_the_interruption(tmp_path
     gsd = standard(tmp_path)
     crashed = run_process(*command(gsd), crash="file-written:1")
     assert crashed.returncode == crashpoint.EXIT_CODE
-    [written] = [r for r in journal(gsd) if r["step"] == "file-written"]
+    # The writer journals a batch's writes with one group commit: both files were written.
+    written, _ = [r for r in journal(gsd) if r["step"] == "file-written"]
     edited = gsd.target / str(written["path"])
     edited.write_text("edited by hand after the crash\n")
     rerun = run_process(*command(gsd))

@@ -62,12 +62,26 @@ def test_success_rewrites_the_declared_path_logs_and_backs_up(tmp_path: Path) ->
 
 
 def test_existing_backup_copy_is_kept(tmp_path: Path) -> None:
+    """The one backup rule: the copy an earlier step saved (the adopter's original) is never
+    written over; the bytes the program starts from go beside it."""
     root = make_project(tmp_path, "echo new > out.md\n")
     backup = tmp_path / "backup"
     backup.mkdir()
     (backup / "out.md").write_text("the adopter's original\n")
-    run(root, region(), backup_dir=backup)
+    outcome = run(root, region(), backup_dir=backup)
+    assert outcome.backed_up_paths == ("out.md",)
     assert (backup / "out.md").read_text() == "the adopter's original\n"
+    assert (backup / "out.md.2").read_text() == "old region\n"
+
+
+def test_backup_is_a_copy_the_program_cannot_edit_in_place(tmp_path: Path) -> None:
+    """The program may append to a declared file in place: its backup must not share it."""
+    root = make_project(tmp_path, "echo appended >> out.md\n")
+    backup = tmp_path / "backup"
+    outcome = run(root, region(), backup_dir=backup)
+    assert outcome.status == "regenerated", outcome
+    assert (root / "out.md").read_text() == "old region\nappended\n"
+    assert (backup / "out.md").read_text() == "old region\n"
 
 
 def test_same_bytes_rewritten_is_not_reported(tmp_path: Path) -> None:

@@ -21,7 +21,8 @@ from builders import call, make_release, run_tether, write_files
 from test_reapply_helpers import PLANNER, standard
 from test_update_regions import GEN, agent, regions_release
 from tether.engine.regions import RegenSpec, RegionDecl
-from tether.flows.apply import RunContext, execute_plan, prune_backups
+from tether.flows.apply import RunContext, execute_plan
+from tether.flows.backups import prune_backups
 from tether.flows.project import Project, open_project
 from tether.flows.regen import run_regeneration
 from tether.flows.safety import PathGuard, UnsafePath

@@ -1,8 +1,14 @@
-"""The transactional executor: lock → journal → backup → atomic write → finalize.
+"""The transactional executor: journal → backup → intent → atomic write → verify.
 
 Every step is journaled (fsync'd) after it happened, so a rerun of the same command
 knows what an interrupted run already did: it never backs up a file twice over its
 first backup, and it does not redo a write whose bytes are still on disk.
+
+``execute_plan`` is the one crash-safe writer: ``update`` and ``refresh`` run their plans
+through it, and so does ``reapply`` (with its own journal and backup folder, given in the
+``RunContext``). Backups follow the one rule in ``flows.backups``. What comes after the
+writes is elsewhere: ``flows.finalize`` records update's new state, ``flows.restore`` puts
+an abandoned run back.
 """
 
 from __future__ import annotations
@@ -10,21 +16,17 @@ from __future__ import annotations
 import contextlib
 import functools
 import os
-import shutil
-import stat
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from tether import progress
 from tether.errors import TetherError
-from tether.flows.baseline import Baseline
-from tether.flows.install import write_version_markers
-from tether.flows.project import Project, Release, utc_now
-from tether.flows.safety import PathGuard, UnsafePath, check_own_paths
-from tether.flows.status import conflict_is_unresolved
+from tether.flows.backups import BackupFolder, back_up
+from tether.flows.project import Project
+from tether.flows.safety import PathGuard, UnsafePath
 from tether.fsio import (
-    file_mode,
     flush_to_disk,
     read_bytes,
     remove_stale_temps,
@@ -40,11 +42,10 @@ from tether.state.journal import (
     STEP_FILE_WRITTEN,
     STEP_INDEX_SAVED,
     Journal,
-    RunRecord,
 )
-from tether.state.store import ConflictRecord, FileRecord, State, save_state
 
-KEEP_BACKUP_RUNS = 5
+if TYPE_CHECKING:
+    from tether.engine.verify import VerifyResult
 
 
 @dataclass(frozen=True)
@@ -105,6 +106,12 @@ class RunContext:
     # journaled so an abandon can put it back.
     git_context: dict[str, str | None] | None = None
     _git_top: Path | bool | None = False  # False: not looked up yet
+    # Where backups go when not <backup root>/<run id>/<path> in the project (reapply keeps
+    # them beside its patches).
+    backup_folder: BackupFolder | None = None
+    # Journaled as the run's plan digest instead of the plan's own: what identifies the job
+    # when a resumed run plans differently (reapply: its patches and its target).
+    plan_digest: str | None = None
 
     @property
     def git_top(self) -> Path | None:
@@ -116,12 +123,15 @@ class RunContext:
 
     @property
     def backup_dir(self) -> Path:
-        return self.project.backup_root / self.run_id
+        return self.backups.run_dir
 
-    @property
-    def backup_rel(self) -> str:
-        """The run's backup folder, relative to the project (where the guard judges it)."""
-        return f"{self.project.profile.backup_root}/{self.run_id}"
+    @functools.cached_property
+    def backups(self) -> BackupFolder:
+        """Where this run's backups go; in the project they are judged by the run's guard."""
+        if self.backup_folder is not None:
+            return self.backup_folder
+        rel = f"{self.project.profile.backup_root}/{self.run_id}"
+        return BackupFolder(self.guard, rel + "/", self.project.root / rel)
 
     @functools.cached_property
     def guard(self) -> PathGuard:
@@ -137,33 +147,12 @@ class ApplyOutcome:
     interrupted: bool = False
     notes: list[str] = field(default_factory=list)
     not_done: list[FileAction] = field(default_factory=list)  # planned, not carried out
+    # path -> what the verifier found, for each write it put back (the action is FAILED)
+    unverified: dict[str, VerifyResult] = field(default_factory=dict)
 
     @property
     def failed(self) -> list[FileAction]:
         return [a for a in self.actions if a.bucket is Bucket.FAILED]
-
-
-def prune_backups(project: Project, keep: int = KEEP_BACKUP_RUNS, current: str = "") -> None:
-    """Remove all but the newest ``keep`` run folders. Never follows a link: a backup root
-    that is one is left alone, and a run folder that is one is not a run."""
-    root = project.backup_root
-    try:
-        if not stat.S_ISDIR(os.lstat(root).st_mode):
-            return
-        with os.scandir(root) as entries:
-            runs = sorted(
-                entry.path
-                for entry in entries
-                if entry.is_dir(follow_symlinks=False) and entry.name != current
-            )
-    except (FileNotFoundError, NotADirectoryError):
-        return
-    except OSError as error:
-        raise TetherError(
-            f"{project.profile.backup_root}: cannot list the backups ({error.strerror})"
-        ) from None
-    for old in runs[: max(0, len(runs) - keep)]:
-        shutil.rmtree(old, ignore_errors=True)  # removes links inside, never follows them
 
 
 def _target_done(ctx: RunContext, path: str, target: str) -> bool:
@@ -184,26 +173,44 @@ def _holds_write(project: Project, resume: ResumeInfo, path: str, target: str) -
 
 
 class VerificationFailed(Exception):
-    """The written file lost lines the adopter wrote; it was restored from its backup."""
+    """The written file lost lines the adopter wrote; what the path held was put back."""
+
+    def __init__(self, message: str, verdict: VerifyResult) -> None:
+        super().__init__(message)
+        self.verdict = verdict
+
+
+def check_written(
+    guard: PathGuard, rel: str, base: bytes, ours: bytes, before: bytes
+) -> VerifyResult:
+    """The verification gate for one written file (``rel`` under the guard's root): the
+    bytes now on disk must keep every line the adopter added to ``base`` in ``ours`` and none
+    they deleted; when they do not, ``before`` (what the path held) is put back. Reads the
+    disk, not the merge result, so anything that changed the file after the write is caught
+    too."""
+    from tether.engine.verify import verify_preserved
+
+    verdict = verify_preserved(base, ours, read_bytes(guard.root / rel))
+    if not verdict.preserved:
+        guard.write(rel, before)
+    return verdict
 
 
 def _verify_written(ctx: RunContext, action: FileAction) -> None:
     """Prove, on the bytes now on disk, that every line the adopter added or changed is
     still there and every line they deleted stays deleted; else put their file back."""
-    from tether.engine.verify import verify_preserved
-
     if action.sides is None or action.decision == "take-theirs":
         return
     base, ours, _ = action.sides
-    written = read_bytes(ctx.project.path(action.path))
-    result = verify_preserved(base, ours, written)
+    before = ours if action.restore is None else action.restore
+    result = check_written(ctx.guard, action.path, base, ours, before)
     if result.preserved:
         return
-    ctx.guard.write(action.path, ours)
     lost = [f"line {n}: {text.rstrip()!r}" for n, text in result.missing[:5]]
     back = [f"deleted line {n} came back: {text.rstrip()!r}" for n, text in result.readded[:5]]
     raise VerificationFailed(
-        "the merge would drop your edits (" + "; ".join(lost + back) + "); your file was restored"
+        "the merge would drop your edits (" + "; ".join(lost + back) + "); your file was restored",
+        result,
     )
 
 
@@ -234,6 +241,7 @@ def _save_index_entries(batch: _Batch) -> None:
         a
         for a in batch.actions
         if a.op is Op.MARKERS
+        and a.sides is not None  # what _record_unmerged marks
         and a.bucket is not Bucket.FAILED
         and a.path not in ctx.resume.index_saved
     ]
@@ -310,68 +318,40 @@ def _needs_backup(ctx: RunContext, action: FileAction) -> bool:
 
 def _backup(batch: _Batch, rel: str) -> None:
     ctx = batch.ctx
-    source = ctx.project.path(rel)
-    data = read_bytes(source)
-    digest = sha256_bytes(data)
-    first = ctx.resume.backed_up.get(rel)
-    if first == digest:
-        return  # the first backup already holds exactly these bytes
-    backup = f"{ctx.backup_rel}/{rel}"
-    target = ctx.project.path(backup)
-    reuse = first is None and target.is_file() and sha256_file(target) == digest
-    if not reuse:
-        if first is not None or target.exists():
-            # Never overwrite the first backup: it is the adopter's original.
-            n = 2
-            while os.path.lexists(ctx.project.path(f"{backup}.{n}")):
-                n += 1
-            backup = f"{backup}.{n}"
-        if _link_backup(ctx.guard, source, backup, digest):
-            batch.linked.append(backup)
-        else:
-            ctx.guard.write(backup, data, mode=file_mode(source), durable=False)
-        batch.flushed.append(ctx.project.path(backup))
+    folder = ctx.backups
+    saved = back_up(
+        folder.guard,
+        folder.name(rel),
+        ctx.project.path(rel),
+        first=ctx.resume.backed_up.get(rel),
+        may_link=True,  # the write that follows renames new bytes over the path
+        durable=False,  # made durable with the batch, before the journal says so
+    )
+    if saved is None:
+        return
+    if saved.written:
+        if saved.linked:
+            batch.linked.append(saved.name)
+        batch.flushed.append(folder.path(saved.name))
         batch.outcome.backed_up.append(rel)
-    batch.records.append((STEP_FILE_BACKED_UP, {"path": rel, "backup": backup, "sha256": digest}))
-    ctx.resume.backed_up.setdefault(rel, digest)
-
-
-def _link_backup(guard: PathGuard, source: Path, backup: str, digest: str) -> bool:
-    """Back up a file as a second name for its bytes, a directory entry instead of a copy.
-
-    Safe because tether never changes a file in place: the write that follows renames new
-    bytes over the path, and the backup keeps the old ones. Only a plain file that has no
-    other name is linked (a link elsewhere could be edited in place later), and only when
-    the linked bytes still hash as read. False: the caller copies instead."""
-    try:
-        info = os.lstat(source)
-        if not stat.S_ISREG(info.st_mode) or info.st_nlink != 1:
-            return False
-        target, existing = guard.ready(backup)
-        if existing is not None:
-            return False
-        os.link(source, target, follow_symlinks=False)
-    except OSError:
-        return False  # another filesystem, links not allowed, or a name already there
-    try:
-        if sha256_file(Path(target)) == digest:
-            return True
-    except OSError:
-        pass
-    with contextlib.suppress(FileNotFoundError):
-        os.unlink(target)  # changed between the read and the link: copy the read
-    return False
+    fields: dict[str, object] = {
+        "path": rel,
+        "backup": folder.label(saved.name),
+        "sha256": saved.sha256,
+    }
+    batch.records.append((STEP_FILE_BACKED_UP, fields))
+    ctx.resume.backed_up.setdefault(rel, saved.sha256)
 
 
 def _unshare_backups(batch: _Batch) -> None:
     """A backed-up file the batch did not replace (a failure, a stop) still shares its bytes
     with its backup; give the backup its own copy so a later edit in place cannot reach it."""
-    project = batch.ctx.project
+    folder = batch.ctx.backups
     for backup in batch.linked:
-        target = project.path(backup)
+        target = folder.path(backup)
         with contextlib.suppress(OSError):
             if os.stat(target).st_nlink > 1:
-                batch.ctx.guard.write(backup, read_bytes(target), durable=False)
+                folder.guard.write(backup, read_bytes(target), durable=False)
                 batch.flushed.append(target)
     batch.linked = []
 
@@ -399,6 +379,7 @@ def _write_action(batch: _Batch, action: FileAction) -> None:
             batch.flushed.append(ctx.project.path(action.path))
             batch.records.append((STEP_FILE_DELETED, {"path": action.path}))
         return
+    wrote_path = False
     for target_rel, data in _targets(ctx, action):
         new_mode = action.mode if target_rel == action.path else 0o644
         target = ctx.guard.write(target_rel, data, new_mode=new_mode, durable=False)
@@ -415,9 +396,23 @@ def _write_action(batch: _Batch, action: FileAction) -> None:
             fields["reason"] = action.reason
         batch.records.append((STEP_FILE_WRITTEN, fields))
         if target_rel == action.path:
+            wrote_path = True
             _verify_written(ctx, action)
             if action.op is Op.MARKERS:
                 _record_unmerged(ctx, action, batch.outcome)
+    if not wrote_path and _holds_content(ctx, action):
+        # An interrupted run wrote exactly these bytes, possibly without checking them. (A
+        # replan that wants other bytes there keeps what the run wrote, unchecked again.)
+        _verify_written(ctx, action)
+
+
+def _holds_content(ctx: RunContext, action: FileAction) -> bool:
+    if action.op not in (Op.WRITE, Op.MARKERS) or action.content is None:
+        return False
+    try:
+        return sha256_file(ctx.project.path(action.path)) == sha256_bytes(action.content)
+    except OSError:
+        return False
 
 
 def _failed(ctx: RunContext, action: FileAction, error: Exception) -> FileAction:
@@ -447,6 +442,8 @@ def _run_phase(
         try:
             step(action)
         except (OSError, VerificationFailed) as error:
+            if isinstance(error, VerificationFailed):
+                batch.outcome.unverified[action.path] = error.verdict
             batch.actions[index] = _failed(batch.ctx, action, error)
     batch.commit()
 
@@ -487,7 +484,7 @@ def execute_plan(
         ctx.run_id,
         from_version=plan.from_version,
         to_version=plan.to_version,
-        plan_digest=plan.digest(),
+        plan_digest=ctx.plan_digest or plan.digest(),
         command=ctx.command,
         git=ctx.git_context,
     )
@@ -525,177 +522,3 @@ def _sweep_temps(ctx: RunContext, action: FileAction) -> None:
         if rel and ctx.guard.problem(rel) is None:  # never sweeps a folder outside
             with contextlib.suppress(OSError):
                 remove_stale_temps(ctx.project.path(rel))
-
-
-def _conflict_records(
-    project: Project, baseline: Baseline, outcome: ApplyOutcome, version: str
-) -> dict[str, ConflictRecord]:
-    """Conflicts a person still has to resolve: earlier unresolved ones plus this run's."""
-    records: dict[str, ConflictRecord] = {}
-    if baseline.state is not None:
-        for path, record in baseline.state.conflicts.items():
-            if conflict_is_unresolved(project, path, record):
-                records[path] = record
-    for action in outcome.actions:
-        unresolved = action.decision not in ("keep-mine", "take-theirs")
-        if action.decision == "held":
-            continue  # its earlier record stays as it was
-        if action.bucket is Bucket.CONFLICT and unresolved and action.artifact is not None:
-            records[action.path] = ConflictRecord(action.decision, action.artifact, version)
-        elif action.bucket not in (Bucket.SKIP, Bucket.REMOVED):
-            records.pop(action.path, None)
-    return records
-
-
-def _remember_written(project: Project, outcome: ApplyOutcome) -> None:
-    """Files this run wrote go into the stat cache, so the next status need not read them."""
-    stats = project.stat_cache()
-    for action in outcome.actions:
-        if action.op in (Op.WRITE, Op.MARKERS) and action.content is not None:
-            with contextlib.suppress(OSError):
-                stats.record(
-                    action.path, os.stat(project.path(action.path)), sha256_bytes(action.content)
-                )
-    stats.save()
-
-
-def finalize(
-    ctx: RunContext,
-    baseline: Baseline,
-    latest: Release,
-    outcome: ApplyOutcome,
-    known: dict[str, str] | None = None,
-) -> None:
-    """Record L as the new baseline. The version is written last, so an interrupted
-    run is resumed by running the same command again."""
-    project = ctx.project
-    # A regeneration program may have run since the run began: the folders the cache, state
-    # and markers go to must still be tether's own, not links it would write through.
-    check_own_paths(project.root, project.profile)
-    known = known or {}
-    # Trees tether extracted into its own cache are never rewritten: link, don't copy.
-    ours = project.releases_cache.resolve() in latest.root.resolve().parents
-    ctx.journal.finalize_started(ctx.run_id)
-    files: dict[str, FileRecord] = {}
-    pristine = project.pristine
-    with pristine.pack_writer() as pack:
-        for rel in progress.tracked("finalizing", latest.manifest.managed_paths()):
-            digest = known.get(rel)
-            base = baseline.files.get(rel)
-            installed = base is not None and base.sha256 == digest  # B's bytes are cached
-            if digest is None:
-                digest = pack.add(latest.verified_bytes(rel))
-            elif not installed and ours:
-                pristine.adopt(latest.file_path(rel), digest, may_link=True)
-            elif not installed:
-                pack.adopt(latest.file_path(rel), digest)  # skipped when cached already
-            # Bytes tether did not change keep their recorded mode (a mode-only change
-            # upstream is not applied either): no stat of the release file.
-            if installed and base is not None and rel not in latest.manifest.modes:
-                mode = base.mode
-            else:
-                mode = latest.mode_of(rel)
-            files[rel] = FileRecord(latest.manifest.files[rel], digest, mode)
-        pack.add(latest.manifest_bytes)
-    held = [a.path for a in outcome.actions if a.decision == "held" and a.path in baseline.files]
-    for rel in held:
-        files[rel] = baseline.files[rel]
-    previous = baseline.state
-    state = State(
-        profile=project.profile.name,
-        upstream=latest.manifest.name,
-        source=baseline.source,
-        version=latest.version,
-        manifest_sha256=latest.manifest_sha256,
-        files=files,
-        sentinels=list(latest.manifest.sentinels),
-        customised_at_install=list(previous.customised_at_install) if previous else [],
-        conflicts=_conflict_records(project, baseline, outcome, latest.version),
-        held=held,
-        installed_at=previous.installed_at if previous else utc_now(),
-        updated_at=utc_now(),
-    )
-    save_state(project.state_path, state)
-    _remember_written(project, outcome)
-    write_version_markers(project, latest)
-    ctx.journal.state_written(ctx.run_id)
-    outcome.state_written = True
-    ctx.journal.run_complete(ctx.run_id)
-
-
-def restore_run(project: Project, journal: Journal, run: RunRecord) -> list[str]:
-    """Put back what an unfinished run changed: first backups return, files it created
-    where nothing stood (and its conflict artifacts) go. ``run`` must have passed
-    ``replay.checked_unfinished_run``. Every path is checked first: one the guard refuses
-    (its folder became a link leading out, say) stops the abandon before anything is
-    restored, so the run can be abandoned once it is fixed. A backup is copied back only
-    when its bytes still hash as journaled, and a file is removed only when it holds
-    exactly what the run wrote: every backup is checked before the first change."""
-    guard = PathGuard(project.root)
-    info = resume_info(journal, run.run_id)
-    created = [
-        done
-        for path, writes in info.done.items()
-        for done in writes
-        if not (path in run.backed_up and done.target == path)  # restored from its backup
-    ]
-    for rel in [*(done.target for done in created), *run.backed_up]:
-        problem = guard.problem(rel)
-        if problem:
-            raise TetherError(
-                f"{project.path(rel)}: {problem}; nothing was restored (fix it, then run "
-                f"the abandon again to restore run {run.run_id})"
-            )
-    backups = {path: _verified_backup(project, run, path) for path in run.backed_up}
-    restored: list[str] = []
-    for done in progress.tracked("undoing writes", created):
-        target = project.path(done.target)
-        if target.exists() and sha256_file(target) == done.sha256:
-            guard.remove(done.target)
-            restored.append(done.target)
-    for path, (data, mode) in progress.tracked("restoring backups", backups.items()):
-        guard.write(path, data, mode=mode)
-        restored.append(path)
-    return restored
-
-
-def _verified_backup(project: Project, run: RunRecord, path: str) -> tuple[bytes, int]:
-    """The bytes and mode of the run's first backup of ``path``, when they are what the
-    journal says it saved; else a TetherError, so nothing is restored from a bad backup."""
-    backup = run.backed_up[path]
-    source = project.path(backup.backup)
-    try:
-        data = read_bytes(source)
-    except OSError as error:
-        problem = error.strerror or str(error)
-    else:
-        if sha256_bytes(data) == backup.sha256:
-            return data, file_mode(source)
-        problem = "its bytes are not the ones the run backed up"
-    raise TetherError(
-        f"{project.profile.journal_file}: run {run.run_id}: the backup {backup.backup} of "
-        f"{path} cannot be used ({problem}); nothing was restored"
-    )
-
-
-def restore_index(project: Project, run: RunRecord) -> list[str]:
-    """Put back git's index entries of every path the run marked unmerged; the paths."""
-    if not run.index_saved:
-        return []
-    from tether import git
-
-    top = git.work_tree_top(project.root)
-    if top is None:
-        return []
-    restored = []
-    for path, (repo_path, entries) in sorted(run.index_saved.items()):
-        own = os.path.relpath(project.path(path).resolve(), top.resolve())
-        if repo_path != own:
-            raise TetherError(
-                f"{project.profile.journal_file}: run {run.run_id} names the index path "
-                f"{repo_path!r} for {path!r}, whose place in the work tree is {own!r}; "
-                "not touching git's index"
-            )
-        git.restore_index_entries(top, repo_path, entries)
-        restored.append(path)
-    return restored

@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import IO, Final, Literal
 
 from tether.engine.regions import RegenSpec, RegionDecl
+from tether.flows.backups import back_up
 from tether.flows.safety import PathGuard, UnsafePath
 from tether.fsio import read_bytes
 from tether.pathrules import relpath_problem
@@ -360,10 +361,11 @@ def _run_logged(
 
 
 def _back_up(root: Path, paths: tuple[str, ...], backup_dir: Path | None) -> tuple[str, ...]:
-    """Copy the declared paths into ``backup_dir`` (mirroring the project layout).
-
-    A copy already there is kept: a run's backup folder restores the project as it was
-    before the whole run, and an earlier step may have saved the adopter's original.
+    """Back the declared paths up into ``backup_dir`` (mirroring the project layout), by the
+    one backup rule: a copy already there is never written over, since a run's backup
+    folder restores the project as it was before the whole run and an earlier step may have
+    saved the adopter's original; different bytes go beside it as ``<path>.<n>``. Always a
+    copy, never a link: the program may change a file in place.
     """
     if backup_dir is None:
         return ()
@@ -373,8 +375,7 @@ def _back_up(root: Path, paths: tuple[str, ...], backup_dir: Path | None) -> tup
         problem, info = project.inspect(rel)
         if problem or info is None:
             continue
-        if not (backup_dir / rel).exists():
-            backups.write(rel, read_bytes(root / rel), mode=stat.S_IMODE(info.st_mode))
+        back_up(backups, rel, root / rel)
         saved.append(rel)
     return tuple(saved)
 

@@ -17,12 +17,12 @@ from tether.flows.apply import (
     ResumeInfo,
     RunContext,
     execute_plan,
-    finalize,
     holds_run_writes,
-    prune_backups,
     resume_info,
 )
+from tether.flows.backups import prune_backups
 from tether.flows.baseline import Baseline, load_baseline
+from tether.flows.finalize import finalize
 from tether.flows.plan import UpdateOptions, build_plan
 from tether.flows.preflight import (
     BranchPlan,
@@ -562,7 +562,7 @@ def _report_after_apply(
 def abandon_update(root: Path, profile: str | None = None) -> UpdateReport:
     """Undo an interrupted run: restore every file it wrote from its backup, put git's
     index back, and leave the update branch it made when nothing was committed on it."""
-    from tether.flows.apply import restore_index, restore_run
+    from tether.flows.restore import restore_index, restore_run
 
     project = open_project(root, profile)
     journal = _journal(project)

@@ -49,6 +49,9 @@ class FileAction:
     rename_from: str | None = None
     # (base, ours, theirs) of a line merge: the verifier and git's unmerged stages need them.
     sides: tuple[bytes, bytes, bytes] | None = field(default=None, repr=False, compare=False)
+    # What a failed verification puts back, when the path held something other than the
+    # ours side before the run (reapply: the installed version). None: the ours side.
+    restore: bytes | None = field(default=None, repr=False, compare=False)
 
     @property
     def backs_up(self) -> bool:

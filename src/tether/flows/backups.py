@@ -1,0 +1,156 @@
+"""The one backup rule: before tether replaces a file it saves the bytes there, and the first
+backup a run made of a file is never written over.
+
+Every writer backs up through :func:`back_up`: the transactional executor (``update``,
+``refresh`` and ``reapply`` run through ``flows.apply.execute_plan``) and the regeneration
+runner (``flows.regen``). The first backup holds the adopter's original, so a later backup
+of different bytes goes beside it as ``<name>.<n>``.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import shutil
+import stat
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from tether.errors import TetherError
+from tether.flows.safety import PathGuard
+from tether.fsio import file_mode, read_bytes, sha256_bytes, sha256_file
+
+if TYPE_CHECKING:
+    from tether.flows.project import Project
+
+KEEP_BACKUP_RUNS = 5  # update keeps the newest backup folders of this many earlier runs
+
+
+@dataclass(frozen=True)
+class BackupFolder:
+    """Where one run keeps the bytes it replaces: ``guard`` writes there, the backup of a
+    path is ``prefix + path`` under the guard's root, and ``run_dir`` is the folder a person
+    is shown. The journal records a backup guard-relative, or as an absolute path when the
+    folder may lie outside the project (``absolute_labels``)."""
+
+    guard: PathGuard
+    prefix: str
+    run_dir: Path
+    absolute_labels: bool = False
+
+    def name(self, rel: str) -> str:
+        return self.prefix + rel
+
+    def path(self, name: str) -> Path:
+        return self.guard.root / name
+
+    def label(self, name: str) -> str:
+        return str(self.path(name)) if self.absolute_labels else name
+
+
+@dataclass(frozen=True)
+class Saved:
+    """One backup: its name under the guard's root and the sha256 of the bytes it holds."""
+
+    name: str
+    sha256: str
+    written: bool  # False: a copy an interrupted attempt wrote already held these bytes
+    linked: bool = False  # made as a second name for the source's bytes
+
+
+def back_up(
+    guard: PathGuard,
+    name: str,
+    source: Path,
+    *,
+    first: str | None = None,
+    may_link: bool = False,
+    durable: bool = True,
+) -> Saved | None:
+    """Save the bytes at ``source`` as ``name`` under ``guard``'s root, never over the first
+    backup. ``first`` is the sha256 of the run's first backup of this file, when its journal
+    recorded one. None: nothing to do (the first backup already holds these bytes).
+
+    A regular file already at ``name`` with these bytes, and no first backup recorded, was
+    written just before a crash that preceded its record: it is used as it is. Anything else
+    at ``name`` is never replaced: the bytes go to the first free ``name.<n>`` (n >= 2).
+    ``may_link``: only for a caller that never changes a file in place (see ``link_backup``).
+    """
+    data = read_bytes(source)
+    digest = sha256_bytes(data)
+    if first == digest:
+        return None
+    if first is None and _holds(guard.root / name, digest):
+        return Saved(name, digest, written=False)
+    if first is not None or os.path.lexists(guard.root / name):
+        name = _free_name(guard.root, name)
+    if may_link and link_backup(guard, source, name, digest):
+        return Saved(name, digest, written=True, linked=True)
+    guard.write(name, data, mode=file_mode(source), durable=durable)
+    return Saved(name, digest, written=True)
+
+
+def _free_name(root: Path, name: str) -> str:
+    n = 2
+    while os.path.lexists(root / f"{name}.{n}"):
+        n += 1
+    return f"{name}.{n}"
+
+
+def _holds(path: Path, digest: str) -> bool:
+    """A regular file (never a link) holding bytes with ``digest``."""
+    try:
+        return stat.S_ISREG(os.lstat(path).st_mode) and sha256_file(path) == digest
+    except OSError:
+        return False
+
+
+def link_backup(guard: PathGuard, source: Path, backup: str, digest: str) -> bool:
+    """Back up a file as a second name for its bytes, a directory entry instead of a copy.
+
+    Safe because tether never changes a file in place: the write that follows renames new
+    bytes over the path, and the backup keeps the old ones. Only a plain file that has no
+    other name is linked (a link elsewhere could be edited in place later), and only when
+    the linked bytes still hash as read. False: the caller copies instead."""
+    try:
+        info = os.lstat(source)
+        if not stat.S_ISREG(info.st_mode) or info.st_nlink != 1:
+            return False
+        target, existing = guard.ready(backup)
+        if existing is not None:
+            return False
+        os.link(source, target, follow_symlinks=False)
+    except OSError:
+        return False  # another filesystem, links not allowed, or a name already there
+    try:
+        if sha256_file(Path(target)) == digest:
+            return True
+    except OSError:
+        pass
+    with contextlib.suppress(FileNotFoundError):
+        os.unlink(target)  # changed between the read and the link: copy the read
+    return False
+
+
+def prune_backups(project: Project, keep: int = KEEP_BACKUP_RUNS, current: str = "") -> None:
+    """Remove all but the newest ``keep`` run folders. Never follows a link: a backup root
+    that is one is left alone, and a run folder that is one is not a run."""
+    root = project.backup_root
+    try:
+        if not stat.S_ISDIR(os.lstat(root).st_mode):
+            return
+        with os.scandir(root) as entries:
+            runs = sorted(
+                entry.path
+                for entry in entries
+                if entry.is_dir(follow_symlinks=False) and entry.name != current
+            )
+    except (FileNotFoundError, NotADirectoryError):
+        return
+    except OSError as error:
+        raise TetherError(
+            f"{project.profile.backup_root}: cannot list the backups ({error.strerror})"
+        ) from None
+    for old in runs[: max(0, len(runs) - keep)]:
+        shutil.rmtree(old, ignore_errors=True)  # removes links inside, never follows them

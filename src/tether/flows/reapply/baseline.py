@@ -1,0 +1,165 @@
+"""A saved file's baseline: the bytes the user started from, looked up in priority order.
+
+Only bytes whose sha256 equals the recorded pristine hash count: (a) a pristine folder, (b)
+the git history of the target, (c) the baseline release from a source, (d) none.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+from tether import git
+from tether.errors import TetherError
+from tether.flows.project import Project
+from tether.flows.reapply.patches import PatchSet
+from tether.flows.reapply.target import profile_of, read_file
+from tether.fsio import sha256_bytes
+
+
+@dataclass(frozen=True)
+class BaselineOptions:
+    pristine: Path | None = None
+    git_repo: Path | None = None  # None: the git working tree holding the target, if any
+    use_git: bool = True
+    source: str | None = None
+    version: str | None = None
+    accept_pristine: frozenset[str] = frozenset()
+
+
+@dataclass(frozen=True)
+class Found:
+    """The baseline of one file, or why there is none."""
+
+    data: bytes | None
+    origin: str = "none"
+    verified: bool = False  # its sha256 equals the recorded pristine hash
+    note: str = ""
+    drifted: bool = False
+
+
+class BaselineFinder:
+    """Looks a file's baseline up in priority order; git and the release are opened lazily."""
+
+    def __init__(self, options: BaselineOptions, patch_set: PatchSet, target: Path) -> None:
+        self.options = options
+        self.patch_set = patch_set
+        self.target = target
+        self._release_root: Path | None = None
+        self._repo: tuple[Path, Path | None] | None = None  # (repository, working-tree top)
+        self._repo_opened = False
+
+    def find(self, rel: str) -> Found:
+        recorded = self.patch_set.pristine_hashes.get(rel)
+        notes: list[str] = []
+        pristine, drift = self._pristine(rel, recorded, notes)
+        if pristine is not None:
+            return pristine
+        if recorded is None:
+            return self._unrecorded(rel, notes)
+        found = self._from_git(rel, recorded) or self._from_release(rel, recorded, notes)
+        if found is not None:
+            # A verified baseline from elsewhere makes a drifted pristine copy harmless.
+            note = "; ".join(part for part in (drift, found.note) if part)
+            return Found(found.data, found.origin, True, note)
+        if drift:
+            return Found(None, note=drift, drifted=True)
+        notes.append("no version with the recorded pristine hash was found")
+        return Found(None, note="; ".join(notes))
+
+    def _unrecorded(self, rel: str, notes: list[str]) -> Found:
+        """No pristine hash to check against: only a release the user named can serve, and
+        then never as proof that upstream adopted the change."""
+        data = self._release_bytes(rel)
+        if data is None:
+            notes.append("no pristine hash recorded for this file")
+            return Found(None, note="; ".join(notes))
+        note = (
+            f"no pristine hash recorded: release {self.options.version} used unchecked, "
+            "so the change is never claimed as incorporated"
+        )
+        return Found(data, "release", False, note)
+
+    def _pristine(
+        self, rel: str, recorded: str | None, notes: list[str]
+    ) -> tuple[Found | None, str]:
+        """(a): the pristine copy when its hash matches; else the drift message, if any."""
+        if self.options.pristine is None:
+            return None, ""
+        data = read_file(self.options.pristine / rel)
+        if data is None:
+            notes.append(f"no pristine copy at {self.options.pristine / rel}")
+            return None, ""
+        digest = sha256_bytes(data)
+        if recorded is not None and digest == recorded:
+            return Found(data, "pristine", True), ""
+        if rel in self.options.accept_pristine:
+            accepted = Found(data, "pristine", False, f"pristine copy accepted, sha256 {digest}")
+            return accepted, ""
+        if recorded is None:
+            notes.append("the pristine copy cannot be checked: no pristine hash recorded")
+            return None, ""
+        return None, (
+            f"pristine drift: {self.options.pristine / rel} has sha256 {digest}, "
+            f"the backup recorded {recorded}"
+        )
+
+    def _from_git(self, rel: str, recorded: str) -> Found | None:
+        """(b): walk the versions of the file git recorded; take the one with the hash."""
+        located = self._git_path(rel)
+        if located is None:
+            return None
+        repo, path = located
+        for oid in git.path_blob_ids(repo, path):
+            data = git.cat_blob(repo, oid)
+            if data is not None and sha256_bytes(data) == recorded:
+                return Found(data, "git", True, f"baseline from git blob {oid[:12]}")
+        return None
+
+    def _git_path(self, rel: str) -> tuple[Path, str] | None:
+        """The repository and the file's path in it; None without a usable repository."""
+        if not self._repo_opened:
+            self._repo = self._open_repo()
+            self._repo_opened = True
+        if self._repo is None:
+            return None
+        repo, top = self._repo
+        target = (self.target.resolve() / rel) if top is not None else None
+        if top is not None and target is not None and target.is_relative_to(top.resolve()):
+            return top, target.relative_to(top.resolve()).as_posix()
+        # Otherwise the target is not in this working tree: it mirrors the repository's root.
+        return repo, rel
+
+    def _open_repo(self) -> tuple[Path, Path | None] | None:
+        """(repository, its working-tree top or None when bare), or None for no repository."""
+        if not self.options.use_git:
+            return None
+        if self.options.git_repo is None:
+            top = git.work_tree_top(self.target)
+            return (top, top) if top is not None else None
+        repo = self.options.git_repo
+        top = git.work_tree_top(repo)
+        if top is None and not git.is_git_repo(repo):
+            raise TetherError(f"--git {repo}: not a git repository")
+        return repo, top
+
+    def _from_release(self, rel: str, recorded: str, notes: list[str]) -> Found | None:
+        """(c): the baseline release's copy, when it is the bytes that were installed."""
+        data = self._release_bytes(rel)
+        if data is None:
+            return None
+        if sha256_bytes(data) == recorded:
+            return Found(data, "release", True, f"baseline from release {self.options.version}")
+        notes.append(f"release {self.options.version}'s copy does not match the pristine hash")
+        return None
+
+    def _release_bytes(self, rel: str) -> bytes | None:
+        if self.options.source is None or self.options.version is None:
+            return None
+        if self._release_root is None:
+            from tether.sources import open_source
+
+            cache = Project(self.target, profile_of(self.target)).releases_cache
+            tree = open_source(self.options.source, cache).fetch(self.options.version)
+            self._release_root = tree.root
+        return read_file(self._release_root / rel)

@@ -1,0 +1,116 @@
+"""Deciding one saved file: the outcome of merging the user's copy into the installed one on
+its baseline, computed without touching the disk."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+from tether.engine.patches import unified_patch
+from tether.engine.textfmt import eol_style, is_binary
+from tether.engine.textmerge import merge3
+from tether.flows.reapply.baseline import Found
+from tether.flows.reapply.report import CONFLICT, FAILED, INCORPORATED, MERGED, FileResult
+
+
+@dataclass
+class Decision:
+    """What reapply does for one file: the result, the bytes the target should end with
+    (None: leave the installed version), and what the verification gate needs."""
+
+    result: FileResult
+    theirs: bytes | None = None  # the installed version
+    write: bytes | None = None
+    base: bytes | None = None
+    ours: bytes | None = None
+    gate: bool = False  # a clean merge the verifier must pass
+    artifact: bytes | None = None
+    restore: bool = False  # put the installed version back over an interrupted run's write
+
+
+def decide_saved_file(
+    rel: str, ours: bytes, theirs: bytes | None, found: Found, style: str, patch: Path
+) -> Decision:
+    """The outcome for one saved file, computed without touching the disk."""
+    origin = found.origin
+    if theirs is None:
+        reason = f"the installed release no longer has this file; your copy stays at {patch}"
+        return Decision(FileResult(rel, CONFLICT, reason, origin))
+    if ours == theirs:
+        reason = "your copy is identical to the installed file"
+        return Decision(FileResult(rel, INCORPORATED, reason, origin), theirs)
+    if found.drifted:
+        return Decision(FileResult(rel, FAILED, found.note, drifted=True), theirs)
+    if found.data is None:
+        return _no_baseline(rel, ours, theirs, found.note, style, patch)
+    return _merge(rel, found.data, ours, theirs, found, style, patch)
+
+
+def _no_baseline(
+    rel: str, ours: bytes, theirs: bytes, note: str, style: str, patch: Path
+) -> Decision:
+    """Without a baseline no line can be attributed to either side: show both, decide nothing."""
+    why = "no baseline" + (f" ({note})" if note else "")
+    if is_binary(ours) or is_binary(theirs):
+        reason = f"{why}; binary file left as installed, your copy is {patch}"
+        return Decision(FileResult(rel, CONFLICT, reason), theirs)
+    if style == "patch":
+        decision = Decision(
+            FileResult(rel, CONFLICT, f"{why}; the patch turns the installed file into your copy"),
+            theirs,
+        )
+        decision.artifact = unified_patch(rel, theirs, ours)
+        return decision
+    reason = f"{why}; both versions written into the file"
+    return Decision(FileResult(rel, CONFLICT, reason), theirs, write=both_versions(ours, theirs))
+
+
+def both_versions(ours: bytes, theirs: bytes) -> bytes:
+    """The whole file as one conflict without a base section (there is none to show)."""
+    eol = b"\r\n" if eol_style(theirs) == "crlf" else b"\n"
+
+    def block(data: bytes) -> bytes:
+        return data if not data or data.endswith(b"\n") else data + eol
+
+    return (
+        b"<<<<<<< yours (saved copy)"
+        + eol
+        + block(ours)
+        + b"======="
+        + eol
+        + block(theirs)
+        + b">>>>>>> installed"
+        + eol
+    )
+
+
+def _merge(
+    rel: str, base: bytes, ours: bytes, theirs: bytes, found: Found, style: str, patch: Path
+) -> Decision:
+    origin = found.origin
+    if ours == base:
+        # sha256(ours) is then the pristine hash: the backup step should never have saved it.
+        reason = "your saved copy equals its baseline: the backup is inconsistent, nothing merged"
+        return Decision(FileResult(rel, FAILED, reason, origin), theirs)
+    labels = ("yours (saved copy)", f"baseline ({origin})", "installed")
+    merged = merge3(base, ours, theirs, labels=labels)
+    note = f"; {found.note}" if found.note else ""
+    if merged.conflicts == 0 and merged.merged == theirs:
+        if found.verified:
+            reason = "your change is already in the installed release" + note
+            return Decision(FileResult(rel, INCORPORATED, reason, origin), theirs)
+        reason = "nothing to write: the merge equals the installed file" + note
+        return Decision(FileResult(rel, MERGED, reason, origin), theirs)
+    if merged.conflicts == 0:
+        result = FileResult(rel, MERGED, found.note, origin)
+        return Decision(result, theirs, merged.merged, base, ours, gate=True)
+    if merged.binary:
+        reason = f"binary file changed on both sides: left as installed, your copy is {patch}"
+        return Decision(FileResult(rel, CONFLICT, reason + note, origin), theirs)
+    if style == "patch":
+        reason = f"{merged.conflicts} conflicting hunk(s); the patch is your change to the baseline"
+        decision = Decision(FileResult(rel, CONFLICT, reason + note, origin), theirs)
+        decision.artifact = unified_patch(rel, base, ours)
+        return decision
+    reason = f"{merged.conflicts} conflicting hunk(s) marked in the file"
+    return Decision(FileResult(rel, CONFLICT, reason + note, origin), theirs, merged.merged)

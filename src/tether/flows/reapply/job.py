@@ -1,0 +1,140 @@
+"""One reapply job: a patch set merged into a target, and what earlier runs of it did.
+
+A job is known by its digest (the patch set's folder and metadata, and the target). A run
+of a job that was interrupted is resumed under its own run id; a finished run of the same
+job tells a rerun which files it already merged.
+"""
+
+from __future__ import annotations
+
+import functools
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from tether.errors import TetherError
+from tether.flows.apply import ResumeInfo, RunContext, resume_info
+from tether.flows.backups import BackupFolder
+from tether.flows.project import Project
+from tether.flows.reapply.baseline import BaselineOptions
+from tether.flows.reapply.patches import PatchSet
+from tether.flows.reapply.target import backup_root, profile_of
+from tether.flows.safety import PathGuard
+from tether.fsio import sha256_bytes
+from tether.state.journal import (
+    STEP_FILE_WRITTEN,
+    STEP_RUN_COMPLETE,
+    STEP_RUN_STARTED,
+    Journal,
+    RunRecord,
+    is_run_id,
+    new_run_id,
+)
+
+CONFLICT_STYLES = ("markers", "patch")
+INSTALLED = "installed/"  # a run's backups of the installed versions, in its backup folder
+
+
+@dataclass(frozen=True)
+class ReapplyRequest:
+    patches: Path
+    target: Path
+    baseline: BaselineOptions = field(default_factory=BaselineOptions)
+    conflict_style: str = "markers"
+    dry_run: bool = False
+
+
+@dataclass
+class Job:
+    """Where a run of this job keeps things, and what earlier runs of it did."""
+
+    request: ReapplyRequest
+    patch_set: PatchSet
+    journal: Journal
+    run_id: str
+    digest: str
+    unfinished: RunRecord | None  # the interrupted run of this job, resumed by this one
+    resume: ResumeInfo = field(default_factory=ResumeInfo)  # what that run did
+    earlier: dict[str, tuple[str, str]] = field(default_factory=dict)  # path -> (sha, status)
+
+    @property
+    def backup_dir(self) -> Path:
+        return backup_root(self.request.patches) / self.run_id
+
+    @property
+    def command(self) -> str:
+        patches, target = self.patch_set.root.resolve(), self.request.target.resolve()
+        return f"reapply --patches {patches} --target {target}"
+
+    @functools.cached_property
+    def guard(self) -> PathGuard:
+        """Judges the target's paths while planning (the writer has its own)."""
+        return PathGuard(self.request.target)
+
+    def wrote(self, rel: str, current: bytes) -> bool:
+        """The interrupted run wrote (or was about to write) exactly these bytes to ``rel``."""
+        digest = sha256_bytes(current)
+        return any(d.target == rel and d.sha256 == digest for d in self.resume.done.get(rel, []))
+
+    def context(self, resume: ResumeInfo | None = None) -> RunContext:
+        """The shared writer's context: reapply's journal, its backups of the installed
+        versions beside the patches (``<backup folder>/<run id>/installed/<path>``), and
+        what the interrupted run did (``resume``, by default all of it)."""
+        target = self.request.target
+        backups = BackupFolder(
+            PathGuard(self.backup_dir), INSTALLED, self.backup_dir, absolute_labels=True
+        )
+        return RunContext(
+            Project(target, profile_of(target)),
+            self.journal,
+            self.run_id,
+            self.command,
+            self.resume if resume is None else resume,
+            backup_folder=backups,
+            plan_digest=self.digest,
+        )
+
+
+def open_job(request: ReapplyRequest, patch_set: PatchSet, journal: Journal) -> Job:
+    """This job, resuming the interrupted run of it under its own run id; another job's
+    unfinished run stops it. Writes nothing (the writer journals the run's start)."""
+    digest = sha256_bytes(
+        f"{patch_set.root.resolve()}\0{patch_set.meta_sha256}\0{request.target.resolve()}".encode()
+    )
+    records = journal.records()
+    unfinished = journal.unfinished_run()
+    if unfinished is not None and not is_run_id(unfinished.run_id):
+        # The run id names the backup folder: any other text could lead it elsewhere.
+        raise TetherError(
+            f"{journal.path}: run id {unfinished.run_id!r} is not one tether makes; "
+            "not resuming that run"
+        )
+    if unfinished is not None and unfinished.plan_digest != digest:
+        raise TetherError(
+            f"an interrupted reapply ({unfinished.command}) is unfinished on {request.target}; "
+            f"run that command again to finish it, or remove {journal.path} to start over "
+            "(its backups stay where they are)"
+        )
+    if unfinished is None:
+        earlier = _finished_writes(records, digest)
+        return Job(request, patch_set, journal, new_run_id(), digest, None, earlier=earlier)
+    resume = resume_info(journal, unfinished.run_id)
+    return Job(request, patch_set, journal, unfinished.run_id, digest, unfinished, resume)
+
+
+def _finished_writes(records: list[dict[str, object]], digest: str) -> dict[str, tuple[str, str]]:
+    """path -> (sha256, status) last written by a completed run of the same job (a run of an
+    earlier version of tether recorded the status, the shared writer records the bucket)."""
+    digests: dict[str, str] = {}
+    complete: set[str] = set()
+    for record in records:
+        if record["step"] == STEP_RUN_STARTED:
+            digests[str(record["run"])] = str(record.get("plan_digest", ""))
+        elif record["step"] == STEP_RUN_COMPLETE:
+            complete.add(str(record["run"]))
+    written: dict[str, tuple[str, str]] = {}
+    for record in records:
+        run = str(record["run"])
+        if record["step"] == STEP_FILE_WRITTEN and run in complete and digests.get(run) == digest:
+            status = record.get("bucket", record.get("status", ""))
+            written[str(record["path"])] = (str(record["sha256"]), str(status))
+    return written

@@ -1,0 +1,121 @@
+"""What reapply found and did, per saved file, and the run's summary.
+
+A file's status is reapply's own word; for the shared writer it maps onto the shared buckets
+(``STATUS_BUCKETS``): merged and conflict are those buckets, incorporated is a skip (nothing
+to write), failed is failed. The rendering of this report is in ``tether.cli.reapply_cmd``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from tether.model.plan import Bucket
+
+if TYPE_CHECKING:
+    from tether.engine.verify import VerifyResult
+
+MERGED = "merged"
+CONFLICT = "conflict"
+INCORPORATED = "incorporated"
+FAILED = "failed"
+
+STATUS_BUCKETS = {
+    MERGED: Bucket.MERGED,
+    CONFLICT: Bucket.CONFLICT,
+    INCORPORATED: Bucket.SKIP,
+    FAILED: Bucket.FAILED,
+}
+
+REMEDIES = (
+    "re-anchor the pristine copy: put the bytes whose sha256 is the recorded pristine hash at "
+    "<pristine>/<path> (or give --git / --baseline-source where they can be found)",
+    "restore from the patch and merge by hand: your copy is <patches>/<path>",
+    "accept the new pristine hash: rerun with --accept-pristine <path> to merge on the "
+    "current pristine copy",
+)
+
+
+@dataclass
+class FileResult:
+    file: str
+    status: str
+    reason: str = ""
+    baseline: str = "none"  # pristine | git | release | none
+    missing: list[tuple[int, str]] = field(default_factory=list)
+    readded: list[tuple[int, str]] = field(default_factory=list)
+    drifted: bool = False
+    artifact: str | None = None  # a conflict patch, when --conflict patch
+
+    def to_json(self) -> dict[str, Any]:
+        document: dict[str, Any] = {
+            "file": self.file,
+            "status": self.status,
+            "missing": [{"line": n, "text": t} for n, t in self.missing],
+            "reason": self.reason,
+            "baseline": self.baseline,
+            "readded": [{"line": n, "text": t} for n, t in self.readded],
+        }
+        if self.artifact:
+            document["artifact"] = self.artifact
+        return document
+
+
+@dataclass
+class ReapplyReport:
+    patches: Path
+    target: Path
+    results: list[FileResult]
+    dry_run: bool = False
+    run_id: str | None = None
+    backup_dir: Path | None = None
+    resumed: bool = False
+
+    @property
+    def drifted_files(self) -> list[str]:
+        return [r.file for r in self.results if r.drifted]
+
+    @property
+    def failures(self) -> int:
+        return sum(1 for r in self.results if r.status == FAILED)
+
+    def count(self, status: str) -> int:
+        return sum(1 for r in self.results if r.status == status)
+
+    def exit_code(self) -> int:
+        """1 when a file failed (verification, drift or an error), 4 when conflicts are left."""
+        if self.failures:
+            return 1
+        return 4 if self.count(CONFLICT) else 0
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "checked": len(self.results),
+            "failures": self.failures,
+            "drifted": len(self.drifted_files),
+            "drifted_files": self.drifted_files,
+            "results": [r.to_json() for r in self.results],
+            "patches": str(self.patches),
+            "target": str(self.target),
+            "dry_run": self.dry_run,
+            "run_id": self.run_id,
+            "backup": str(self.backup_dir) if self.backup_dir else None,
+            "resumed": self.resumed,
+            "remedies": list(REMEDIES) if self.drifted_files else [],
+        }
+
+
+def record_verification_failure(result: FileResult, verdict: VerifyResult, patch: Path) -> None:
+    result.status = FAILED
+    result.missing = list(verdict.missing)
+    result.readded = list(verdict.readded)
+    parts = []
+    if verdict.missing:
+        parts.append(f"{len(verdict.missing)} of your line(s) missing")
+    if verdict.readded:
+        parts.append(f"{len(verdict.readded)} line(s) you deleted came back")
+    result.reason = (
+        f"verification failed ({', '.join(parts)}): the installed version is back, "
+        f"your copy stays at {patch}"
+    )

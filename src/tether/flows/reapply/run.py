@@ -1,0 +1,116 @@
+"""Running a reapply: plan every saved file, carry the plan out through the shared writer
+(``flows.apply.execute_plan``), then settle each file's status from what the writer did."""
+
+from __future__ import annotations
+
+from tether.engine.verify import verify_preserved
+from tether.errors import UsageError
+from tether.flows.apply import ApplyOutcome, execute_plan
+from tether.flows.reapply.decide import Decision
+from tether.flows.reapply.job import CONFLICT_STYLES, Job, ReapplyRequest, open_job
+from tether.flows.reapply.patches import load_patch_set
+from tether.flows.reapply.plan import plan_files, writer_plan, writer_resume
+from tether.flows.reapply.report import FAILED, ReapplyReport, record_verification_failure
+from tether.flows.reapply.target import (
+    JOURNAL_SUFFIX,
+    backup_root,
+    check_dir,
+    journal_path,
+    prepare_runtime,
+    profile_of,
+)
+from tether.flows.replay import check_journal_file
+from tether.flows.safety import PathGuard, UnsafePath, check_own_paths
+from tether.model.plan import Bucket, FileAction
+from tether.state.journal import Journal
+from tether.state.lock import ProjectLock
+
+
+def reapply(request: ReapplyRequest) -> ReapplyReport:
+    """Merge every saved file back into the target; see the package docstring."""
+    if request.conflict_style not in CONFLICT_STYLES:
+        raise UsageError(f"--conflict must be one of {', '.join(CONFLICT_STYLES)}")
+    check_dir(request.target, "target")
+    patch_set = load_patch_set(request.patches)
+    profile = profile_of(request.target)
+    journal = Journal(journal_path(request.target))
+    check_own_paths(
+        request.target, profile, folders=(backup_root(request.patches),), files=(journal.path,)
+    )
+    check_journal_file(request.target, profile.journal_file + JOURNAL_SUFFIX)
+    if request.dry_run:
+        job = open_job(request, patch_set, journal)
+        decisions = plan_files(job)
+        for decision in decisions:
+            _predict_gate(job, decision)
+        return _report(job, decisions)
+    prepare_runtime(request.target)
+    with ProjectLock(request.target / profile.lock_file, command="reapply"):
+        job = open_job(request, patch_set, journal)
+        decisions = plan_files(job)
+        _carry_out(job, decisions)
+        journal.run_complete(job.run_id)
+        return _report(job, decisions)
+
+
+def _carry_out(job: Job, decisions: list[Decision]) -> None:
+    plan = writer_plan(job, decisions)
+    ctx = job.context(writer_resume(job, plan))
+    outcome = execute_plan(ctx, plan)
+    for decision, action in zip(decisions, outcome.actions, strict=True):
+        _settle(job, decision, action, outcome)
+    for decision in decisions:
+        if decision.artifact is not None:
+            _write_conflict_patch(job, ctx.backups.guard, decision, decision.artifact)
+
+
+def _settle(job: Job, decision: Decision, action: FileAction, outcome: ApplyOutcome) -> None:
+    """A file the writer could not carry out fails: a merge that lost the user's lines (the
+    writer put the installed version back), or a write the disk refused."""
+    result = decision.result
+    if action.bucket is not Bucket.FAILED or result.status == FAILED:
+        return
+    verdict = outcome.unverified.get(result.file)
+    if verdict is not None:
+        record_verification_failure(result, verdict, job.patch_set.saved(result.file))
+    else:
+        result.status, result.reason = FAILED, f"not written: {action.reason}"
+
+
+def _write_conflict_patch(job: Job, backups: PathGuard, decision: Decision, patch: bytes) -> None:
+    """``--conflict patch``: the patch goes into the run's backup folder; a folder on the
+    way that became a link since the run began fails that file, not the run."""
+    result = decision.result
+    try:
+        written = backups.write(f"conflicts/{result.file}.patch", patch)
+    except UnsafePath as error:
+        reason = f"unsafe path: {error}"
+        job.journal.file_failed(job.run_id, result.file, reason)
+        result.status, result.reason = FAILED, reason
+        return
+    result.artifact = str(written)
+
+
+def _predict_gate(job: Job, decision: Decision) -> None:
+    """A dry run checks the merge result itself: the gate a real run applies to the disk."""
+    if not decision.gate:
+        return
+    assert decision.base is not None and decision.ours is not None and decision.write is not None
+    verdict = verify_preserved(decision.base, decision.ours, decision.write)
+    if not verdict.preserved:
+        record_verification_failure(
+            decision.result, verdict, job.patch_set.saved(decision.result.file)
+        )
+
+
+def _report(job: Job, decisions: list[Decision]) -> ReapplyReport:
+    dry_run = job.request.dry_run
+    return ReapplyReport(
+        patches=job.patch_set.root,
+        target=job.request.target,
+        results=[decision.result for decision in decisions],
+        dry_run=dry_run,
+        run_id=None if dry_run else job.run_id,
+        backup_dir=None if dry_run else job.backup_dir,
+        resumed=job.unfinished is not None,
+    )
