@@ -20,7 +20,7 @@ from tether.flows.reapply.report import (
 )
 from tether.flows.reapply.target import profile_of, read_file
 from tether.fsio import sha256_bytes
-from tether.model.plan import Bucket, FileAction, Op, Plan
+from tether.model.plan import Bucket, FileAction, Op, UpdatePlan
 from tether.pathrules import project_path_problem
 
 RESTORED = "the installed version is put back"
@@ -165,12 +165,12 @@ def file_action(decision: Decision) -> FileAction:
     return FileAction(rel, None, bucket, reason=result.reason)
 
 
-def writer_plan(job: Job, decisions: list[Decision]) -> Plan:
+def writer_plan(job: Job, decisions: list[Decision]) -> UpdatePlan:
     actions = [file_action(decision) for decision in decisions]
-    return Plan("reapply", job.patch_set.from_version or "", "", actions)
+    return UpdatePlan("reapply", job.patch_set.from_version or "", "", actions)
 
 
-def writer_resume(job: Job, plan: Plan) -> ResumeInfo:
+def writer_resume(job: Job, plan: UpdatePlan) -> ResumeInfo:
     """What the interrupted run did, as the writer is to count it. Reapply plans from the
     installed bytes (the first backups), not from what the interrupted run left, so one of
     its writes is done only when it is the very bytes this plan writes there."""
