@@ -53,7 +53,7 @@ FAILURES = {
     "bad source": (["--source", "{tmp}/nope", "--version", "1.0.0"], 1, "nope"),
     "unknown version": (["--source", "{shelf}", "--version", "9.9.9"], 1, "9.9.9"),
     "unknown git tag": (["--source", "{git}", "--version", "7.0.0"], 1, "7.0.0"),
-    "missing --version": (["--source", "{shelf}"], 2, "--version"),
+    "missing --to": (["--source", "{shelf}"], 2, "--to"),
     "unknown profile": (["--source", "{shelf}", "--version", "1.0.0", "--profile", "x"], 2, "x"),
     "unknown flag": (["--source", "{shelf}", "--version", "1.0.0", "--bogus"], 2, "--bogus"),
     "release fails validation": (["--source", "{bad}", "--version", "1.0.0"], 1, "sha256"),
