@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import os
 import subprocess
+import sys
 from pathlib import Path
 
 from tether.cli.main import main as tether_main
@@ -59,12 +60,16 @@ def tree_digest(root: Path) -> dict[str, bytes]:
     return out
 
 
+# tether as the interpreter running the tests runs it: no console script on PATH needed.
+TETHER = (sys.executable, "-m", "tether")
+
+
 def run_tether(
     *args: str, cwd: Path | None = None, input: str | None = None
 ) -> subprocess.CompletedProcess[str]:
     """The real console script in a real process."""
     return subprocess.run(
-        ["tether", *args], cwd=cwd, capture_output=True, text=True, input=input, timeout=120
+        [*TETHER, *args], cwd=cwd, capture_output=True, text=True, input=input, timeout=120
     )
 
 
@@ -73,14 +78,25 @@ def call(*args: str) -> int:
     return tether_main(list(args))
 
 
+# Test repositories never depend on the developer's git configuration or identity. conftest.py
+# puts these in the environment of the whole test run, so tether's own git calls see them too.
+GIT_TEST_ENV = {
+    "GIT_CONFIG_GLOBAL": os.devnull,
+    "GIT_CONFIG_NOSYSTEM": "1",
+    "GIT_AUTHOR_NAME": "t",
+    "GIT_AUTHOR_EMAIL": "t@example.com",
+    "GIT_COMMITTER_NAME": "t",
+    "GIT_COMMITTER_EMAIL": "t@example.com",
+}
+
+
 def git(repo: Path, *args: str) -> str:
-    env = {
-        **os.environ,
-        "GIT_AUTHOR_NAME": "t",
-        "GIT_AUTHOR_EMAIL": "t@example.com",
-        "GIT_COMMITTER_NAME": "t",
-        "GIT_COMMITTER_EMAIL": "t@example.com",
-    }
+    """The one way tests run git: in ``repo``, failing loudly, returning stdout."""
     return subprocess.run(
-        ["git", *args], cwd=repo, check=True, capture_output=True, text=True, env=env
+        ["git", *args],
+        cwd=repo,
+        check=True,
+        capture_output=True,
+        text=True,
+        env={**os.environ, **GIT_TEST_ENV},
     ).stdout

@@ -6,13 +6,13 @@ import contextlib
 import functools
 import http.server
 import io
-import os
 import shutil
-import subprocess
 import tarfile
 import threading
 from collections.abc import Iterator
 from pathlib import Path
+
+import builders
 
 Entry = tuple[tarfile.TarInfo, bytes | None]
 
@@ -79,23 +79,8 @@ def read_tree(root: Path) -> dict[str, str]:
     }
 
 
-# Test repositories must not depend on the developer's git configuration.
-GIT_ENV = {
-    **os.environ,
-    "GIT_CONFIG_GLOBAL": os.devnull,
-    "GIT_CONFIG_NOSYSTEM": "1",
-    "GIT_AUTHOR_NAME": "Upstream",
-    "GIT_AUTHOR_EMAIL": "upstream@example.org",
-    "GIT_COMMITTER_NAME": "Upstream",
-    "GIT_COMMITTER_EMAIL": "upstream@example.org",
-}
-
-
 def git(*args: str, cwd: Path) -> str:
-    result = subprocess.run(
-        ["git", *args], cwd=cwd, env=GIT_ENV, capture_output=True, text=True, check=True
-    )
-    return result.stdout
+    return builders.git(cwd, *args)
 
 
 def commit_release(repo: Path, files: dict[str, str], tag: str, annotated: bool = False) -> None:

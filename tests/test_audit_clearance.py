@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 import tether.audit.clearance
-from test_audit_helpers import audit, audit_json, commit, git, make_repo, write
+from audit_builders import audit, audit_json, commit, git, make_repo, write
 from tether.audit.digest import DIGEST_PREFIX, digest_entries
 
 ROSTER = """members:

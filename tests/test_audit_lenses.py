@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 
-from test_audit_helpers import FIXTURES, expected_marks
+from audit_builders import FIXTURES, expected_marks
 from tether.audit.findings import RULES, Finding
 from tether.audit.lenses import LensContext, bash32, bats, hooks, portability
 from tether.audit.shell import Target, _lens_findings

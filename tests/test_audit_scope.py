@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from test_audit_helpers import audit, audit_json, commit, git, make_repo, write
+from audit_builders import audit, audit_json, commit, git, make_repo, write
 from tether.audit.roster import GlobSet, load_roster, resolve_remit
 from tether.audit.workspace import GAIA_LAYOUT, NATIVE_LAYOUT, choose_layout
 from tether.errors import TetherError, UsageError

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 import tether.audit.tools
-from test_audit_helpers import audit, audit_json, commit, git, make_repo, write
+from audit_builders import audit, audit_json, commit, git, make_repo, write
 from tether.audit import shellcheck
 from tether.audit.cache import ResultCache
 from tether.audit.roster import GlobSet

@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from test_audit_helpers import audit, audit_json, git, make_repo
+from audit_builders import audit, audit_json, git, make_repo
 from tether.audit.workspace import branch_slug
 
 GOOD: dict[str, Any] = {

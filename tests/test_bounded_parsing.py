@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 
-from builders import call, make_release
+from builders import TETHER, call, make_release
 from tether.engine.structured import merge_structured, rules_for
 from tether.engine.syntaxcheck import merge_breaks_syntax
 from tether.parselimits import (
@@ -69,7 +69,7 @@ def installed(
 
 def bounded_update(project: Path) -> tuple[int, dict[str, Any]]:
     result = subprocess.run(
-        ["tether", "update", "--yes", "--json", "-C", str(project)],
+        [*TETHER, "update", "--yes", "--json", "-C", str(project)],
         capture_output=True,
         text=True,
         timeout=BOUND_SECONDS,
@@ -166,7 +166,7 @@ def test_the_summary_says_why_a_clean_line_merge_became_a_conflict(tmp_path: Pat
     theirs = base.replace('"z": 3', '"z": 3,\n  "new": false')
     project = installed(tmp_path, "cfg.json", base, theirs, mine)
     result = subprocess.run(
-        ["tether", "update", "--yes", "-C", str(project)],
+        [*TETHER, "update", "--yes", "-C", str(project)],
         capture_output=True,
         text=True,
         timeout=BOUND_SECONDS,

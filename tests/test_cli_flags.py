@@ -22,7 +22,7 @@ from typing import NamedTuple
 
 import pytest
 
-from builders import call, git, make_release, run_tether, tree_digest, write_files
+from builders import TETHER, call, git, make_release, run_tether, tree_digest, write_files
 from tether import __version__
 from tether.cli.common import DEPRECATED, JOBS_DEFAULT_TEXT, project_dir
 from tether.cli.main import COMMANDS, build_full_parser
@@ -522,7 +522,7 @@ def on_terminal_stdin(argv: list[str], prompt: str, reply: str) -> tuple[int, st
     ``prompt`` on stderr, type ``reply``; exit code, stdout, stderr."""
     leader, follower = pty.openpty()
     proc = subprocess.Popen(
-        ["tether", *argv], stdin=follower, stdout=subprocess.PIPE, stderr=subprocess.PIPE
+        [*TETHER, *argv], stdin=follower, stdout=subprocess.PIPE, stderr=subprocess.PIPE
     )
     os.close(follower)
     assert proc.stderr is not None and proc.stdout is not None

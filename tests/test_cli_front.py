@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from builders import call, make_release, run_tether, tree_digest, write_files
+from builders import TETHER, call, make_release, run_tether, tree_digest, write_files
 
 
 def error_document(result: subprocess.CompletedProcess[str]) -> dict[str, object]:
@@ -160,7 +160,7 @@ def test_interrupt_at_the_prompt_under_json_is_a_document(project: Path) -> None
     is its stdin): exit 130 and the ``interrupted`` document."""
     master, slave = pty.openpty()
     proc = subprocess.Popen(
-        ["tether", "update", "--json", "-C", str(project)],
+        [*TETHER, "update", "--json", "-C", str(project)],
         stdin=slave,
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from builders import call, make_release, run_tether, tree_digest
+from builders import TETHER, call, make_release, run_tether, tree_digest
 from tether.state import crashpoint
 from tether.state.journal import read_records
 
@@ -63,7 +63,7 @@ def run_update(
     if crash:
         env[crashpoint.ENV_VAR] = crash
     return subprocess.run(
-        ["tether", *UPDATE, *extra, "-C", str(project)],
+        [*TETHER, *UPDATE, *extra, "-C", str(project)],
         capture_output=True,
         text=True,
         env=env,
@@ -187,7 +187,7 @@ def test_kill_9_mid_run_then_rerun(tmp_path):
     project = big_fixture(tmp_path)
     journal = project / ".tether/journal.jsonl"
     proc = subprocess.Popen(
-        ["tether", "update", "--yes", "-C", str(project)],
+        [*TETHER, "update", "--yes", "-C", str(project)],
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
@@ -214,7 +214,7 @@ def test_second_concurrent_update_gets_the_lock_error(tmp_path):
     project = big_fixture(tmp_path)
     journal = project / ".tether/journal.jsonl"
     first = subprocess.Popen(
-        ["tether", "update", "--yes", "-C", str(project)],
+        [*TETHER, "update", "--yes", "-C", str(project)],
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
@@ -264,7 +264,7 @@ def test_sigterm_stops_after_the_current_file_and_rerun_finishes(tmp_path):
     project = big_fixture(tmp_path)
     journal = project / ".tether/journal.jsonl"
     proc = subprocess.Popen(
-        ["tether", "update", "--yes", "-C", str(project)],
+        [*TETHER, "update", "--yes", "-C", str(project)],
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,

@@ -14,6 +14,7 @@ from typing import Any
 
 import pytest
 
+from builders import git
 from fixtures.deps.kit import project, registry_file, run_cli, run_json, setup_cli
 from fixtures.deps.loopback import LoopbackRegistry
 from tether.deps.edit import Change, EditError, prepare
@@ -48,19 +49,6 @@ def tree(root: Path) -> dict[str, bytes]:
         for p in root.rglob("*")
         if p.is_file() and ".git" not in p.relative_to(root).parts
     }
-
-
-def git(root: Path, *args: str) -> str:
-    env = {
-        **os.environ,
-        "GIT_AUTHOR_NAME": "t",
-        "GIT_AUTHOR_EMAIL": "t@example.invalid",
-        "GIT_COMMITTER_NAME": "t",
-        "GIT_COMMITTER_EMAIL": "t@example.invalid",
-    }
-    result = subprocess.run(["git", *args], cwd=root, env=env, capture_output=True, text=True)
-    assert result.returncode == 0, result.stderr
-    return result.stdout
 
 
 # --- format-preserving edits -----------------------------------------------------------------

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from builders import call, git, make_release, run_tether, write_files
+from builders import TETHER, call, git, make_release, run_tether, write_files
 
 GUIDE = "".join(f"line {n}\n" for n in range(1, 13))
 START, END = "<!-- kit:remit:start -->", "<!-- kit:remit:end -->"
@@ -67,7 +67,7 @@ def tether_diff(project, *args):
 def diff_bytes(project, *args):
     """stdout as bytes: text mode would turn a patch's CRLF lines into LF ones."""
     result = subprocess.run(
-        ["tether", "diff", "-C", str(project), *args], capture_output=True, timeout=120
+        [*TETHER, "diff", "-C", str(project), *args], capture_output=True, timeout=120
     )
     assert result.returncode == 0, result.stderr
     return result.stdout
@@ -458,7 +458,7 @@ def run_in_terminal(args, env):
     """The console script with its stdout on a pseudo-terminal; what it wrote there."""
     leader, follower = pty.openpty()
     proc = subprocess.Popen(
-        ["tether", *args], stdout=follower, stderr=subprocess.PIPE, env=env, close_fds=True
+        [*TETHER, *args], stdout=follower, stderr=subprocess.PIPE, env=env, close_fds=True
     )
     os.close(follower)
     chunks = []

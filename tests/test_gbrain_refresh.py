@@ -7,7 +7,7 @@ import stat
 
 import pytest
 
-from builders import run_tether, write_files
+from builders import TETHER, run_tether, write_files
 
 BODY = "".join(f"rule {i}: keep it simple\n" for i in range(10))
 
@@ -169,7 +169,7 @@ def test_interrupted_refresh_is_reported_and_can_be_abandoned(installed):
     before = (host / "tools/gbrain/rules.md").read_bytes()
     env = {**os.environ, crashpoint.ENV_VAR: "file-written:1"}
     crashed = subprocess.run(
-        ["tether", "refresh", "--yes", "-C", str(host)], env=env, capture_output=True, timeout=120
+        [*TETHER, "refresh", "--yes", "-C", str(host)], env=env, capture_output=True, timeout=120
     )
     assert crashed.returncode == crashpoint.EXIT_CODE
     check = run_tether("check", "-C", str(host))

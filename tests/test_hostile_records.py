@@ -16,8 +16,8 @@ from pathlib import Path
 
 import pytest
 
-from builders import call, git, make_release, write_files
-from test_reapply_helpers import PLANNER, PLANNER_OURS, PLANNER_V1, PLANNER_V2, make_gsd
+from builders import TETHER, call, git, make_release, write_files
+from reapply_builders import PLANNER, PLANNER_OURS, PLANNER_V1, PLANNER_V2, make_gsd
 from tether.pathrules import project_path_problem
 from tether.profiles import get_profile
 from tether.state import crashpoint
@@ -269,7 +269,7 @@ def test_an_absolute_record_is_never_read(world: tuple[Path, Path], command: str
     record = {"class": "shared", "sha256": sha(SECRET), "mode": "0o644"}
     edit_state(project, lambda state: state["files"].update({str(fifo): record}))  # type: ignore[attr-defined]
     result = subprocess.run(
-        ["tether", command, str(project)], capture_output=True, text=True, timeout=60
+        [*TETHER, command, str(project)], capture_output=True, text=True, timeout=60
     )
     assert result.returncode == 1
     assert f"file record {str(fifo)!r}: path is absolute" in one_line_error(result.stderr)
@@ -602,7 +602,7 @@ def interrupted(tmp_path: Path) -> Path:
     git(project, "commit", "-qm", "install")
     env = {**os.environ, crashpoint.ENV_VAR: "file-written:1"}
     result = subprocess.run(
-        ["tether", "update", "--yes", "--no-branch", "-C", str(project)],
+        [*TETHER, "update", "--yes", "--no-branch", "-C", str(project)],
         capture_output=True, text=True, env=env, timeout=120,
     )  # fmt: skip
     assert result.returncode == crashpoint.EXIT_CODE, result.stderr
@@ -668,7 +668,7 @@ def test_abandon_puts_back_only_the_index_entry_of_the_path_itself(
     git(project, "commit", "-qm", "install")
     env = {**os.environ, crashpoint.ENV_VAR: "file-written:1"}
     subprocess.run(
-        ["tether", "update", "--yes", "--no-branch", "--conflict", "markers", "-C", str(project)],
+        [*TETHER, "update", "--yes", "--no-branch", "--conflict", "markers", "-C", str(project)],
         capture_output=True, env=env, timeout=120, check=False,
     )  # fmt: skip
     journal = project / ".tether/journal.jsonl"

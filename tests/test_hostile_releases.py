@@ -26,7 +26,7 @@ from pathlib import Path
 
 import pytest
 
-from builders import call, tree_digest
+from builders import TETHER, call, tree_digest
 from helpers_sources import (
     Entry,
     dir_entry,
@@ -457,7 +457,7 @@ def project_digest(project: Path) -> dict[str, bytes]:
 
 
 def run(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(["tether", *args], capture_output=True, text=True, timeout=TIMEOUT)
+    return subprocess.run([*TETHER, *args], capture_output=True, text=True, timeout=TIMEOUT)
 
 
 def attempt(setup: Setup, command: str) -> subprocess.CompletedProcess[str]:

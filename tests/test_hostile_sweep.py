@@ -21,7 +21,7 @@ from pathlib import Path
 
 import pytest
 
-from builders import call, git, make_release
+from builders import TETHER, call, git, make_release
 
 DOCUMENTED_EXITS = {0, 1, 2, 3, 4}
 V1 = {
@@ -244,7 +244,7 @@ AUDIT = ("--remit", "*.sh", "--member", "shell")
 def audit_marker_fifo(w: dict[str, Path]) -> None:
     """A FIFO where the clearance marker of the current digest would be."""
     digest = subprocess.run(
-        ["tether", "audit", "digest", "--root", str(w["project"]), *AUDIT],
+        [*TETHER, "audit", "digest", "--root", str(w["project"]), *AUDIT],
         capture_output=True,
         text=True,
         check=True,

@@ -104,8 +104,9 @@ def test_stale_file_from_dead_process_does_not_block(tmp_path: Path) -> None:
     lock_path = tmp_path / "lock"
     stale = {"pid": dead_pid(), "started": "2000-01-01T00:00:00Z", "command": "update"}
     lock_path.write_text(json.dumps(stale))
-    with ProjectLock(lock_path):
-        pass
+    with ProjectLock(lock_path) as lock:
+        assert lock.held
+        assert json.loads(lock_path.read_text())["pid"] == os.getpid()
 
 
 def test_pid_alive() -> None:

@@ -19,7 +19,7 @@ from pathlib import Path
 
 import pytest
 
-from builders import call, make_release, run_tether
+from builders import TETHER, call, make_release, run_tether
 from helpers_sources import commit_release, init_repo, serve_directory
 from tether import progress
 from tether.report.progress import LIVE_INTERVAL, LiveLine, PlainLines, choose
@@ -41,7 +41,7 @@ def on_terminal(*args: str, env: dict[str, str | None] | None = None) -> tuple[i
     master, slave = pty.openpty()
     tty.setraw(slave)  # no \n -> \r\n translation: the test sees the bytes tether wrote
     proc = subprocess.Popen(
-        ["tether", *args],
+        [*TETHER, *args],
         stdin=subprocess.DEVNULL,
         stdout=subprocess.PIPE,
         stderr=slave,
@@ -122,7 +122,7 @@ def test_init_status_and_abandon_report_their_phases(tmp_path: Path, project: Pa
     code, _, terminal = on_terminal("status", "-C", str(project))
     assert code == 0 and b"\rtether: checking 0/300 files (0%)" in terminal
     crashed = subprocess.run(
-        ["tether", "update", "--yes", "-C", str(project)],
+        [*TETHER, "update", "--yes", "-C", str(project)],
         env={**os.environ, crashpoint.ENV_VAR: "file-written:5"},
         capture_output=True,
         timeout=120,

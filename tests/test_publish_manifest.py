@@ -3,23 +3,11 @@
 from __future__ import annotations
 
 import json
-import os
-import subprocess
 
 import pytest
 
-from builders import call, write_files
+from builders import call, git, write_files
 from tether.model.manifest import load_manifest
-
-GIT_ENV = {
-    **os.environ,
-    "GIT_CONFIG_GLOBAL": os.devnull,
-    "GIT_CONFIG_NOSYSTEM": "1",
-    "GIT_AUTHOR_NAME": "Publisher",
-    "GIT_AUTHOR_EMAIL": "publisher@example.org",
-    "GIT_COMMITTER_NAME": "Publisher",
-    "GIT_COMMITTER_EMAIL": "publisher@example.org",
-}
 
 CONFIG = """\
 name = "acme-kit"
@@ -60,12 +48,6 @@ FILES = {
     "src/app.py": "print()\n",
     "internal/secret.txt": "s\n",
 }
-
-
-def git(repo, *args):
-    return subprocess.run(
-        ["git", *args], cwd=repo, env=GIT_ENV, check=True, capture_output=True, text=True
-    ).stdout
 
 
 @pytest.fixture

@@ -5,24 +5,13 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-import subprocess
 import tarfile
 
 import pytest
 
-from builders import call, write_files
+from builders import call, git, write_files
 from tether.checksums import expected_digest, verify_tarball_checksum
 from tether.sources import open_source
-
-GIT_ENV = {
-    **os.environ,
-    "GIT_CONFIG_GLOBAL": os.devnull,
-    "GIT_CONFIG_NOSYSTEM": "1",
-    "GIT_AUTHOR_NAME": "Publisher",
-    "GIT_AUTHOR_EMAIL": "publisher@example.org",
-    "GIT_COMMITTER_NAME": "Publisher",
-    "GIT_COMMITTER_EMAIL": "publisher@example.org",
-}
 
 CONFIG = """\
 name = "acme-kit"
@@ -43,10 +32,6 @@ FILES = {
     "bin/lint.sh": "#!/bin/sh\necho lint\n",
     "internal/secret.txt": "secret\n",
 }
-
-
-def git(repo, *args):
-    subprocess.run(["git", *args], cwd=repo, env=GIT_ENV, check=True, capture_output=True)
 
 
 @pytest.fixture

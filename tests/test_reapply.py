@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from test_reapply_helpers import (
+from reapply_builders import (
     EXECUTE,
     EXECUTE_OURS,
     EXECUTE_V2,

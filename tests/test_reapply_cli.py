@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from test_reapply_helpers import (
+from reapply_builders import (
     EXECUTE,
     HELP,
     MANIFEST,

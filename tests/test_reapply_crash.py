@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from test_reapply_helpers import (
+from reapply_builders import (
     EXECUTE,
     Gsd,
     run_process,

@@ -8,7 +8,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from test_reapply_helpers import (
+from reapply_builders import (
     EXECUTE,
     EXECUTE_V2,
     HELP,

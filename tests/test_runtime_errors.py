@@ -12,7 +12,6 @@ import json
 import os
 import shutil
 import subprocess
-import sys
 import sysconfig
 import tempfile
 from collections.abc import Iterator
@@ -21,7 +20,7 @@ from pathlib import Path
 import pytest
 
 import tether
-from builders import call, make_release, run_tether, tree_digest
+from builders import TETHER, call, make_release, run_tether, tree_digest
 from helpers_sources import file_entry, write_tar
 
 DEEP = "[" * 100_000 + "]" * 100_000
@@ -187,7 +186,7 @@ def unprivileged() -> Iterator[tuple[Path, list[str], dict[str, str]]]:
     }
     # ``-m tether`` with the running interpreter: the console script may sit in a folder
     # (such as /root) the dropped user cannot enter; the interpreter itself is checked below.
-    command = [sys.executable, "-m", "tether"]
+    command = [*TETHER]
     if os.geteuid() == 0:
         setpriv = shutil.which("setpriv")
         if setpriv is None:

@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from builders import call, make_release
+from builders import TETHER, call, make_release
 from helpers_sources import listing
 
 GUIDE = "docs/guide.md"
@@ -26,7 +26,7 @@ TIMEOUT = 30  # seconds; each command here takes well under one
 
 
 def tether(*args: str) -> subprocess.CompletedProcess[str]:
-    result = subprocess.run(["tether", *args], capture_output=True, text=True, timeout=TIMEOUT)
+    result = subprocess.run([*TETHER, *args], capture_output=True, text=True, timeout=TIMEOUT)
     assert "Traceback" not in result.stderr, result.stderr
     return result
 

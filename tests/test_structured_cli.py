@@ -6,11 +6,11 @@ import argparse
 import json
 import os
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
+from builders import TETHER
 from tether.cli import merge_fields_cmd
 from tether.cli.main import main
 from tether.errors import TetherError
@@ -176,7 +176,7 @@ def test_exit_codes_through_the_command_table(
 def test_through_the_tether_program(tmp_path: Path) -> None:
     paths = files(tmp_path)
     env = {**os.environ, "PYTHONPATH": str(Path(merge_fields_cmd.__file__).parents[2])}
-    command = [sys.executable, "-m", "tether", "merge-fields", *argv(paths, "--json", "--write")]
+    command = [*TETHER, "merge-fields", *argv(paths, "--json", "--write")]
     done = subprocess.run(command, capture_output=True, text=True, env=env, check=False)
     assert done.returncode == 0, done.stderr
     assert [item["key"] for item in json.loads(done.stdout)["applied"]] == ["packageManager", "a"]

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from builders import call, git, make_release, run_tether
+from builders import TETHER, call, git, make_release, run_tether
 from test_crash_safety import big_fixture, wait_for_records
 from tether.state import crashpoint
 from tether.state.lock import ProjectLock
@@ -42,7 +42,7 @@ def git_project(tmp_path: Path) -> Path:
 def crash_update(project: Path, point: str = "file-written:1") -> None:
     env = {**os.environ, crashpoint.ENV_VAR: point}
     result = subprocess.run(
-        ["tether", "update", "--yes", "--conflict", "markers", "-C", str(project)],
+        [*TETHER, "update", "--yes", "--conflict", "markers", "-C", str(project)],
         capture_output=True,
         text=True,
         env=env,
@@ -149,7 +149,7 @@ def test_sigint_mid_apply_reports_what_was_done_and_what_remains(tmp_path):
     project = big_fixture(tmp_path)
     journal = project / ".tether/journal.jsonl"
     proc = subprocess.Popen(
-        ["tether", "update", "--yes", "--json", "-C", str(project)],
+        [*TETHER, "update", "--yes", "--json", "-C", str(project)],
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
@@ -172,7 +172,7 @@ def test_interrupted_summary_does_not_claim_the_plan_or_suggest_a_commit(tmp_pat
     project = big_fixture(tmp_path)
     journal = project / ".tether/journal.jsonl"
     proc = subprocess.Popen(
-        ["tether", "update", "--yes", "-C", str(project)],
+        [*TETHER, "update", "--yes", "-C", str(project)],
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
@@ -232,7 +232,7 @@ def test_abandon_restores_a_staged_entry_as_it_was(tmp_path):
     staged = git(project, "ls-files", "-s", "c.txt")
     env = {**os.environ, crashpoint.ENV_VAR: "file-written:1"}
     subprocess.run(
-        ["tether", "update", "--yes", "--allow-dirty", "--no-branch", "-C", str(project)],
+        [*TETHER, "update", "--yes", "--allow-dirty", "--no-branch", "-C", str(project)],
         env=env,
         capture_output=True,
         timeout=120,
@@ -326,7 +326,7 @@ def test_resumed_run_reports_what_an_uninterrupted_run_would(tmp_path, auto, poi
     project = auto_fixture(tmp_path / "cut")
     env = {**os.environ, crashpoint.ENV_VAR: point}
     crashed = subprocess.run(
-        ["tether", *command, "-C", str(project)], env=env, capture_output=True, timeout=120
+        [*TETHER, *command, "-C", str(project)], env=env, capture_output=True, timeout=120
     )
     assert crashed.returncode == crashpoint.EXIT_CODE
     resumed = run_tether(*command, "-C", str(project))

@@ -7,7 +7,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from builders import call, git, make_release, run_tether
+from builders import TETHER, call, git, make_release, run_tether
 from tether.flows.apply import RunContext, execute_plan
 from tether.flows.project import open_project
 from tether.model.manifest import FileClass
@@ -260,7 +260,7 @@ def test_prompt_on_a_terminal(tmp_path):
     )
     (project / "f.txt").write_text("a\nmine\nc\n")
     code, out = _pty_session(
-        ["tether", "update", "-C", str(project)],
+        [*TETHER, "update", "-C", str(project)],
         [("Apply this update? [y/N]", "y"), ("f.txt: both sides changed", "t")],
     )
     assert code == 0, out

@@ -11,7 +11,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from tether.cli import verify_cmd
-from tether.cli.main import COMMANDS, main
+from tether.cli.main import main
 from tether.engine.textmerge import merge3
 from tether.engine.verify import VerifyResult, verify_preserved
 from tether.errors import TetherError
@@ -226,12 +226,6 @@ def test_cli_names_an_unreadable_file(files: dict[str, str], tmp_path: Path) -> 
         run_cli("--base", str(tmp_path), "--ours", files["ours"], "--result", files["good"])
 
 
-registered = pytest.mark.skipif(
-    "verify" not in COMMANDS, reason="the verify command is not registered in the CLI yet"
-)
-
-
-@registered
 def test_tether_verify_end_to_end(
     files: dict[str, str], tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

@@ -17,8 +17,8 @@ from pathlib import Path
 
 import pytest
 
-from builders import call, make_release, run_tether, write_files
-from test_reapply_helpers import PLANNER, standard
+from builders import TETHER, call, make_release, run_tether, write_files
+from reapply_builders import PLANNER, standard
 from test_update_regions import GEN, agent, regions_release
 from tether.engine.regions import RegenSpec, RegionDecl
 from tether.flows.apply import RunContext, execute_plan
@@ -488,7 +488,7 @@ def test_abandon_refuses_to_restore_through_a_folder_that_became_a_link(
     project = installed(tmp_path)
     env = {**os.environ, crashpoint.ENV_VAR: "file-written:3"}
     crashed = subprocess.run(
-        ["tether", "update", "--yes", "-C", str(project)],
+        [*TETHER, "update", "--yes", "-C", str(project)],
         capture_output=True, text=True, env=env, timeout=120,
     )  # fmt: skip
     assert crashed.returncode == crashpoint.EXIT_CODE, crashed.stderr

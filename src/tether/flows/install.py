@@ -286,7 +286,7 @@ def write_version_markers(project: Project, release: Release) -> None:
     if project.profile.manifest_copy:
         guard.write(project.profile.manifest_copy, release.manifest_bytes)
     if project.profile.source_record:
-        from tether.profiles.gbrain import source_record
+        from tether.flows.gbrain_record import source_record
 
         record = source_record(release, utc_now())
         guard.write(project.profile.source_record, record)

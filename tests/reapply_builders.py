@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from builders import git
 from tether.cli import reapply_cmd
 
 MANIFEST = "gsd-file-manifest.json"
@@ -66,13 +67,6 @@ HELP_OURS = HELP_V1 + "- /gsd:progress\n"
 # Upstream adopts the user's line (and retitles the page): the change is incorporated.
 HELP_V2 = HELP_OURS.replace("# Help\n", "# Help (2.0)\n")
 
-GIT_ENV = {
-    "GIT_AUTHOR_NAME": "t",
-    "GIT_AUTHOR_EMAIL": "t@example.com",
-    "GIT_COMMITTER_NAME": "t",
-    "GIT_COMMITTER_EMAIL": "t@example.com",
-}
-
 
 def sha(data: str | bytes) -> str:
     return hashlib.sha256(data.encode() if isinstance(data, str) else data).hexdigest()
@@ -83,13 +77,6 @@ def write(root: Path, files: dict[str, str]) -> None:
         path = root / rel
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_bytes(text.encode())
-
-
-def git(repo: Path, *args: str) -> str:
-    env = {**os.environ, **GIT_ENV}
-    return subprocess.run(
-        ["git", *args], cwd=repo, check=True, capture_output=True, text=True, env=env
-    ).stdout
 
 
 @dataclass

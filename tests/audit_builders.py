@@ -3,47 +3,29 @@
 from __future__ import annotations
 
 import json
-import os
 import re
-import subprocess
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+import builders
 import tether.cli.main
 
 FIXTURES = Path(__file__).parent / "fixtures" / "audit"
 
-GIT_IDENTITY = {
-    "GIT_AUTHOR_NAME": "Auditor",
-    "GIT_AUTHOR_EMAIL": "auditor@example.org",
-    "GIT_COMMITTER_NAME": "Auditor",
-    "GIT_COMMITTER_EMAIL": "auditor@example.org",
-    "GIT_CONFIG_NOSYSTEM": "1",
-    "GIT_CONFIG_GLOBAL": os.devnull,
-}
-
 
 def isolate(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
-    """Identity for commits, no user git config, a private cache."""
-    for name, value in GIT_IDENTITY.items():
-        monkeypatch.setenv(name, value)
+    """A private analyser cache and no shellcheck options from the person running the tests
+    (git's identity and configuration are isolated for the whole run in conftest.py)."""
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg-cache"))
     monkeypatch.delenv("SHELLCHECK_OPTS", raising=False)
 
 
 def git(repo: Path, *args: str) -> str:
-    result = subprocess.run(
-        ["git", *args],
-        cwd=repo,
-        env={**os.environ, **GIT_IDENTITY},
-        capture_output=True,
-        text=True,
-        check=True,
-    )
-    return result.stdout.strip()
+    """git's stdout without the final newline: audit tests compare single values (digests)."""
+    return builders.git(repo, *args).strip()
 
 
 def write(repo: Path, files: Mapping[str, str | None]) -> None:

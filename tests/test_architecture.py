@@ -1,0 +1,182 @@
+"""The dependency rule of docs/architecture.md, read from the source with ``ast`` so it cannot
+rot: every import inside ``src/tether`` (type-only and function-local imports included) must
+go from a layer to one the rule allows. A new top-level module or package fails here until it
+is given a layer in both this table and the document."""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import pytest
+
+SOURCE = Path(__file__).resolve().parents[1] / "src" / "tether"
+
+# Each unit of the package (a top-level module or a sub-package) and the layer it belongs to.
+LAYER_OF: dict[str, str] = {
+    "errors": "foundation",
+    "parselimits": "foundation",
+    "pathrules": "foundation",
+    "versions": "foundation",
+    "progress": "foundation",
+    "fsio": "edge",
+    "checksums": "edge",
+    "git": "edge",
+    "gh": "edge",
+    "syntax_child": "edge",
+    "model": "model",
+    "engine": "engine",
+    "profiles": "profiles",
+    "state": "store",
+    "sources": "store",
+    "flows": "flows",
+    "publish": "flows",
+    "audit": "flows",
+    "demo": "flows",
+    "runs": "runs",
+    "fleet": "multi",
+    "deps": "multi",
+    "report": "report",
+    "cli": "cli",
+    "__main__": "cli",
+    "__init__": "foundation",
+}
+
+# Which layers a layer may import (its own layer is always allowed).
+MAY_IMPORT: dict[str, set[str]] = {
+    "foundation": set(),
+    "model": {"foundation", "edge"},
+    "engine": {"foundation", "model"},
+    "edge": {"foundation", "engine", "model"},
+    "profiles": {"foundation", "edge", "model"},
+    "store": {"foundation", "edge", "model", "engine", "profiles"},
+    "flows": {"foundation", "edge", "model", "engine", "profiles", "store"},
+    "runs": {"foundation", "edge", "model", "engine", "profiles", "store", "flows"},
+    "multi": {"foundation", "edge", "model", "engine", "profiles", "store", "flows", "runs"},
+    "report": {"foundation", "model", "engine", "flows", "runs", "multi"},
+    "cli": {
+        "foundation",
+        "edge",
+        "model",
+        "engine",
+        "profiles",
+        "store",
+        "flows",
+        "runs",
+        "multi",
+        "report",
+    },
+}
+
+# Imports that break the rule on purpose, each with its reason. Keep this empty.
+KNOWN_EXCEPTIONS: dict[tuple[str, str], str] = {
+    ("fleet/units.py", "report"): "per-project logs hold the human summary; moving to report/",
+}
+
+# Standard-library modules that do I/O or start programs: the pure layers never import them.
+SIDE_EFFECT_MODULES = {"os", "subprocess", "shutil", "pathlib", "socket", "tempfile", "signal"}
+PURE_LAYERS = {"engine", "foundation"}
+# Foundations that name environment limits read os.environ once; nothing else in them does I/O.
+PURE_EXCEPTIONS = {("parselimits", "os"), ("progress", "os"), ("__init__", "os")}
+
+
+def _unit(path: Path) -> str:
+    parts = path.relative_to(SOURCE).parts
+    return parts[0].removesuffix(".py")
+
+
+def _unit_named(name: str) -> str:
+    """``from tether import x``: x is a module or package, or a name the package itself defines."""
+    is_module = (SOURCE / name).is_dir() or (SOURCE / f"{name}.py").is_file()
+    return name if is_module else "__init__"
+
+
+def _imported_units(tree: ast.AST, module_path: Path) -> list[tuple[int, str]]:
+    found: list[tuple[int, str]] = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            for alias in node.names:
+                parts = alias.name.split(".")
+                if parts[0] == "tether" and len(parts) > 1:
+                    found.append((node.lineno, parts[1]))
+        elif isinstance(node, ast.ImportFrom):
+            if node.level:
+                raise AssertionError(f"{module_path}: relative import; spell it tether.…")
+            parts = (node.module or "").split(".")
+            if parts[0] != "tether":
+                continue
+            if len(parts) > 1:
+                found.append((node.lineno, parts[1]))
+            else:
+                found.extend((node.lineno, _unit_named(alias.name)) for alias in node.names)
+    return found
+
+
+def _stdlib_imports(tree: ast.AST) -> list[tuple[int, str]]:
+    found: list[tuple[int, str]] = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            found.extend((node.lineno, alias.name.split(".")[0]) for alias in node.names)
+        elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
+            found.append((node.lineno, node.module.split(".")[0]))
+    return found
+
+
+def _modules() -> list[Path]:
+    return sorted(SOURCE.rglob("*.py"))
+
+
+def test_every_unit_has_a_layer() -> None:
+    units = {_unit(path) for path in _modules()}
+    assert units - set(LAYER_OF) == set(), "give new modules a layer here and in the document"
+    assert set(LAYER_OF) - units == set(), "a layer names a module that no longer exists"
+
+
+def test_imports_follow_the_dependency_rule() -> None:
+    broken: list[str] = []
+    for path in _modules():
+        unit = _unit(path)
+        layer = LAYER_OF[unit]
+        for line, target in _imported_units(ast.parse(path.read_text()), path):
+            target_layer = LAYER_OF.get(target, "unknown")
+            where = path.relative_to(SOURCE)
+            if (where.as_posix(), target) in KNOWN_EXCEPTIONS:
+                continue
+            if target_layer != layer and target_layer not in MAY_IMPORT[layer]:
+                broken.append(f"{where}:{line}: {layer} ({unit}) imports {target_layer} ({target})")
+    assert broken == []
+
+
+def test_pure_layers_import_nothing_that_does_io() -> None:
+    broken: list[str] = []
+    for path in _modules():
+        unit = _unit(path)
+        if LAYER_OF[unit] not in PURE_LAYERS:
+            continue
+        for line, name in _stdlib_imports(ast.parse(path.read_text())):
+            if name in SIDE_EFFECT_MODULES and (unit, name) not in PURE_EXCEPTIONS:
+                broken.append(f"{path.relative_to(SOURCE)}:{line}: imports {name}")
+    assert broken == []
+
+
+@pytest.mark.parametrize(
+    ("source", "layer", "expected"),
+    [
+        ("from tether.flows.update import run_update\n", "engine", ["flows"]),
+        ("import tether.cli.main\n", "report", ["cli"]),
+        ("from tether import git\n", "engine", ["edge"]),
+        ("from tether import __version__\n", "engine", []),
+        ("def f():\n    from tether.report import human\n", "flows", ["report"]),
+        ("from tether.model.plan import UpdatePlan\n", "engine", []),
+    ],
+)
+def test_the_checker_sees_each_import_spelling(
+    source: str, layer: str, expected: list[str]
+) -> None:
+    imported = _imported_units(ast.parse(source), Path("example.py"))
+    refused = [
+        LAYER_OF[target]
+        for _, target in imported
+        if LAYER_OF[target] != layer and LAYER_OF[target] not in MAY_IMPORT[layer]
+    ]
+    assert refused == expected
