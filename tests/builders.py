@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import contextlib
+import io
 import json
 import os
 import subprocess
@@ -71,6 +73,22 @@ def run_tether(
     return subprocess.run(
         [*TETHER, *args], cwd=cwd, capture_output=True, text=True, input=input, timeout=120
     )
+
+
+def run_in_process(*args: str) -> subprocess.CompletedProcess[str]:
+    """The CLI's entry point called in this process, stdout and stderr captured, stdin empty
+    (not a terminal): the same result as ``run_tether`` without starting an interpreter. For
+    tests about what a command decides; tests about the process itself (signals, terminals,
+    the console script, environment) use ``run_tether``."""
+    out, err = io.StringIO(), io.StringIO()
+    saved_stdin = sys.stdin
+    sys.stdin = io.StringIO("")
+    try:
+        with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+            code = tether_main(list(args))
+    finally:
+        sys.stdin = saved_stdin
+    return subprocess.CompletedProcess(["tether", *args], code, out.getvalue(), err.getvalue())
 
 
 def call(*args: str) -> int:
