@@ -22,7 +22,7 @@ from tether.cli.common import (
     print_json,
     verbose_line,
 )
-from tether.errors import UsageError
+from tether.errors import Exit, UsageError
 
 
 def _add_root(parser: argparse.ArgumentParser) -> None:
@@ -203,7 +203,7 @@ def _scope(args: argparse.Namespace) -> int:
     scope = compute_scope(root, args.base_ref, remit)
     if args.json:
         print_json(scope.to_json(root, remit))
-        return 0
+        return Exit.OK
     print(f"base {args.base_ref} (merge base {scope.merge_base[:12]}), head {scope.head[:12]}")
     _print_list("in scope", scope.files)
     _print_list("deleted", scope.deleted)
@@ -216,7 +216,7 @@ def _scope(args: argparse.Namespace) -> int:
     else:
         _print_list(label, branch.files)
     _print_list("dirty (working tree differs from HEAD)", scope.dirty)
-    return 0
+    return Exit.OK
 
 
 def _print_list(label: str, items: tuple[str, ...] | list[str]) -> None:
@@ -269,7 +269,7 @@ def _shell(args: argparse.Namespace) -> int:
             **document,
         }
     _print_shell(document, args.json)
-    return 3 if document["counts"]["error"] else 0
+    return Exit.FOUND if document["counts"]["error"] else Exit.OK
 
 
 def _cache(args: argparse.Namespace) -> Any:
@@ -335,7 +335,7 @@ def _findings_write(args: argparse.Namespace) -> int:
         print(f"findings-sidecar: declined: {result.declined}")
     else:
         print(f"wrote {written} ({result.count} findings)")
-    return 0
+    return Exit.OK
 
 
 def _read_findings(source: str) -> str:
@@ -366,7 +366,7 @@ def _digest(args: argparse.Namespace) -> int:
         )
     else:
         print(found.digest)
-    return 0
+    return Exit.OK
 
 
 def _clear(args: argparse.Namespace) -> int:
@@ -393,7 +393,7 @@ def _clear(args: argparse.Namespace) -> int:
         print(f"{result.member}: {result.provenance} for {result.digest}: wrote {doc['written']}")
         if doc["removed"]:
             print(f"  superseded {doc['removed']}")
-    return 1 if result.withheld else 0
+    return Exit.ERROR if result.withheld else Exit.OK
 
 
 def _gate(args: argparse.Namespace) -> int:
@@ -421,7 +421,7 @@ def _gate(args: argparse.Namespace) -> int:
         for entry in entries:
             note = f" ({entry.note})" if entry.note else ""
             print(f"{entry.member}: {entry.state} {entry.digest}{note}")
-    return 0 if cleared else 3
+    return Exit.OK if cleared else Exit.FOUND
 
 
 def _member_names(value: str | None) -> list[str]:

@@ -7,6 +7,7 @@ import argparse
 from pathlib import Path
 
 from tether.cli.common import add_json, add_project_dir, print_json, project_dir
+from tether.errors import Exit
 from tether.flows.changelog import ChangelogReport
 
 
@@ -59,4 +60,4 @@ def run(args: argparse.Namespace) -> int:
         print_json(report.to_json())
     else:
         print(render(report))
-    return 0
+    return Exit.OK

@@ -11,7 +11,7 @@ import argparse
 from pathlib import Path
 
 from tether.cli.common import add_json, add_project_dir, print_json, verbose_line
-from tether.errors import UsageError
+from tether.errors import Exit, UsageError
 from tether.flows.reapply import (
     CONFLICT,
     CONFLICT_STYLES,
@@ -97,7 +97,7 @@ def run(args: argparse.Namespace) -> int:
             print_json(saved.to_json())
         else:
             print(render_save(saved))
-        return 0
+        return Exit.OK
     request = ReapplyRequest(
         patches=Path(args.patches),
         target=target,

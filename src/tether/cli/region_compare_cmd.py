@@ -13,7 +13,7 @@ from tether.engine.regions import (
     compare_region_file,
     marker_problem,
 )
-from tether.errors import TetherError, UsageError
+from tether.errors import Exit, TetherError, UsageError
 
 _VERDICT_TEXT = {
     "no-upstream-change": "upstream did not change the file outside the region: keep current",
@@ -81,4 +81,4 @@ def run(args: argparse.Namespace) -> int:
         print_json(comparison.document())
     else:
         print(_summary(comparison))
-    return 0
+    return Exit.OK

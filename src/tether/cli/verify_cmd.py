@@ -12,7 +12,7 @@ from typing import Any
 
 from tether.cli.common import add_json, add_option, print_json
 from tether.engine.verify import VerifyResult, verify_preserved
-from tether.errors import TetherError
+from tether.errors import VERIFY_LINES_LOST, Exit, TetherError
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -45,7 +45,7 @@ def run(args: argparse.Namespace) -> int:
         print_json(to_json(verdict))
     else:
         print(render(verdict, ours=args.current, base=args.baseline, result=args.result))
-    return 0 if verdict.preserved else 1
+    return Exit.OK if verdict.preserved else VERIFY_LINES_LOST
 
 
 def _read(path: str, role: str) -> bytes:

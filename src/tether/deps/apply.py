@@ -22,6 +22,7 @@ from typing import IO, Any
 from tether.deps.align import Plan
 from tether.deps.edit import Change, EditError, prepare, write
 from tether.deps.overrides import BoundOverride, commands_for
+from tether.errors import Exit
 from tether.runs.isolation import DEFAULT_MODE, Isolation, Target, isolate
 from tether.runs.rundir import RunFolder
 
@@ -150,7 +151,7 @@ def apply_projects(
             _apply_one(result, options)
         except KeyboardInterrupt:
             result.state, result.failed_step, result.error = "failed", "apply", "interrupted"
-            result.exit_code = 130
+            result.exit_code = Exit.INTERRUPTED
             run.status = "interrupted"
             return run
         progress(digest(index, len(works), result))
@@ -223,7 +224,7 @@ def _edit(result: ProjectResult, root: Path, log: IO[str]) -> bool:
         files = prepare(root, [b.change for b in work.bumps])
         write(root, files)
     except (EditError, OSError) as error:
-        _fail(result, log, "edit", 1, str(error))
+        _fail(result, log, "edit", Exit.ERROR, str(error))
         return False
     for bump in work.bumps:
         _say(log, f"  {bump.line()}")

@@ -19,7 +19,7 @@ from tether.deps.apply import ApplyOptions, ApplyRun
 from tether.deps.flow import Decided, Registries
 from tether.deps.model import Level
 from tether.deps.scan import ScanResult
-from tether.errors import TetherError, UsageError
+from tether.errors import Exit, TetherError, UsageError
 from tether.runs.isolation import DEFAULT_MODE
 from tether.runs.rundir import RunFolder
 from tether.runs.selection import Filters, NothingSelected, choose, split_names
@@ -227,5 +227,5 @@ def _finish(
     if folder is not None:
         folder.keep_summary(doc, render_summary(doc))
     if status == "interrupted":
-        return DepsResult(doc, 130)
-    return DepsResult(doc, 1 if doc["failed"] else 0)
+        return DepsResult(doc, Exit.INTERRUPTED)
+    return DepsResult(doc, Exit.ERROR if doc["failed"] else Exit.OK)

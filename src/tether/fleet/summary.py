@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from tether.errors import Exit
 from tether.fleet.runner import FleetEntry, FleetRun
 from tether.fleet.units import StatusRow
 from tether.runs import sections
@@ -190,7 +191,7 @@ def _applied(entry: FleetEntry) -> Doc:
 
 def _failed(entry: FleetEntry) -> Doc:
     # A failed plan has no outcome: `tether update --dry-run` would have exited 1 there.
-    code = entry.outcome.exit_code if entry.outcome else 1
+    code = entry.outcome.exit_code if entry.outcome else Exit.ERROR
     return {
         **member_json(entry.member),
         **sections.failure(entry.step, code, entry.error, entry.log_path),
