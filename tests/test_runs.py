@@ -168,7 +168,7 @@ def test_both_select_the_same_projects_in_registry_order(world: World) -> None:
     assert [p["name"] for p in status["projects"]] == ["b", "a"]  # registry order
     assert [p["name"] for p in scanned["projects"]] == ["b", "a"]
     missing = [{"name": "gone", "path": str(roots["gone"])}]
-    assert status["skipped_path_missing"] == scanned["pathMissing"] == missing
+    assert status["skipped_path_missing"] == scanned["path_missing"] == missing
 
     for command in (fleet(world, "status", *filters), deps(world, "scan", "--level", "minor")):
         _, out, _ = run_cli(*command, *filters)

@@ -48,10 +48,10 @@ class Bump:
         return {
             "name": self.package,
             "ecosystem": self.ecosystem,
-            "currentVersion": self.current,
-            "targetVersion": self.target,
+            "current_version": self.current,
+            "target_version": self.target,
             "location": self.change.locus.location,
-            "sourceFile": self.change.locus.source_file,
+            "source_file": self.change.locus.source_file,
         }
 
     def line(self) -> str:
@@ -80,7 +80,7 @@ class Step:
         return {
             "step": self.name,
             "command": self.command,
-            "exitCode": self.exit_code,
+            "exit_code": self.exit_code,
             "seconds": round(self.seconds, 2),
         }
 

@@ -218,10 +218,10 @@ def _finish(
     meta = {
         "level": request.level,
         **(folder.to_json() if folder else {"run_id": None, "run_dir": None}),
-        "conflictPolicy": decided.plan.policy,
+        "conflict_policy": decided.plan.policy,
         "isolate": request.isolate,
         "install": request.install,
-        "continueOnFailure": request.continue_on_failure,
+        "continue_on_failure": request.continue_on_failure,
     }
     doc = summary_document(decided.plan, decided.overrides, run, status, meta)
     if folder is not None:

@@ -75,29 +75,29 @@ def summary_document(
         "applied": [_project(r) for r in results if r.state == "applied"],
         "failed": [_failed(r) for r in results if r.state == "failed"],
         "pending": [_project(r) for r in results if r.state == "pending"],
-        "skippedPathMissing": [],
-        "skippedScanFailed": [],
-        "skippedByUser": [package_json(p) for p in skipped if p.skipped_by == "user"],
-        "skippedByConflictPolicy": [
+        "skipped_path_missing": [],
+        "skipped_scan_failed": [],
+        "skipped_by_user": [package_json(p) for p in skipped if p.skipped_by == "user"],
+        "skipped_by_conflict_policy": [
             package_json(p) for p in skipped if p.skipped_by == "conflict-policy"
         ],
-        "skippedByOverride": [
+        "skipped_by_override": [
             package_json(p) for p in skipped if (p.skipped_by or "").startswith("override:")
         ],
-        "skippedUnsupportedRange": [],
+        "skipped_unsupported_range": [],
         "overrides": [b.to_json() for b in bound],
         "warnings": list(plan.warnings) if plan else [],
         "isolation": _isolation(results, meta.get("isolate", "none")),
     }
     if plan is not None:
         sections = common_sections(plan.scan)
-        doc["skippedPathMissing"] = sections["pathMissing"]
-        doc["skippedScanFailed"] = sections["scanFailed"]
-        doc["skippedUnsupportedRange"] = [
+        doc["skipped_path_missing"] = sections["path_missing"]
+        doc["skipped_scan_failed"] = sections["scan_failed"]
+        doc["skipped_unsupported_range"] = [
             s for s in sections["skipped"] if s["kind"] == "unsupported-range"
         ]
         doc["warnings"] = sections["warnings"] + doc["warnings"]
-    doc["suggestedNextSteps"] = next_steps(doc, plan)
+    doc["suggested_next_steps"] = next_steps(doc, plan)
     return doc
 
 
@@ -119,7 +119,7 @@ def next_steps(doc: Doc, plan: Plan | None) -> list[str]:
         steps.append(f"apply the pending projects: tether deps apply --projects {names} …")
     if plan is not None:
         steps += _lock_steps(doc, plan)
-    if doc["skippedUnsupportedRange"]:
+    if doc["skipped_unsupported_range"]:
         steps.append("move the skipped ranges by hand, or write them as ^x.y.z / ~x.y.z / x.y.z")
     if not steps:
         steps.append("nothing to do")
@@ -148,29 +148,29 @@ def render_summary(doc: Doc) -> str:
     lines += _failed_section(doc["failed"])
     lines += _list("Pending projects", [_pending_line(p) for p in doc["pending"]])
     lines += _list(
-        "Skipped (path missing)", [f"{m['name']}: {m['path']}" for m in doc["skippedPathMissing"]]
+        "Skipped (path missing)", [f"{m['name']}: {m['path']}" for m in doc["skipped_path_missing"]]
     )
     lines += _list(
-        "Skipped (scan-failed)", [f"{m['name']}: {m['error']}" for m in doc["skippedScanFailed"]]
+        "Skipped (scan-failed)", [f"{m['name']}: {m['error']}" for m in doc["skipped_scan_failed"]]
     )
-    lines += _list("Skipped by user", [_package_line(p) for p in doc["skippedByUser"]])
+    lines += _list("Skipped by user", [_package_line(p) for p in doc["skipped_by_user"]])
     lines += _list(
-        "Skipped by conflict policy", [_package_line(p) for p in doc["skippedByConflictPolicy"]]
+        "Skipped by conflict policy", [_package_line(p) for p in doc["skipped_by_conflict_policy"]]
     )
     lines += _list(
         "Skipped by override",
         [
-            f"{p['name']} ({p['skippedBy'].removeprefix('override:')})"
-            for p in doc["skippedByOverride"]
+            f"{p['name']} ({p['skipped_by'].removeprefix('override:')})"
+            for p in doc["skipped_by_override"]
         ],
     )
     lines += _list(
-        "Skipped (unsupported range)", [skipped_line(s) for s in doc["skippedUnsupportedRange"]]
+        "Skipped (unsupported range)", [skipped_line(s) for s in doc["skipped_unsupported_range"]]
     )
     lines += _list("Warnings", doc["warnings"])
     lines += _isolation_section(doc["isolation"])
     lines += ["", "## Suggested next steps (not executed)"]
-    lines += [f"{i}. {step}" for i, step in enumerate(doc["suggestedNextSteps"], 1)]
+    lines += [f"{i}. {step}" for i, step in enumerate(doc["suggested_next_steps"], 1)]
     return "\n".join(lines)
 
 
@@ -189,18 +189,18 @@ def _applied(applied: list[Doc]) -> list[str]:
 
 
 def bump_line(bump: Doc) -> str:
-    where = f"{bump['sourceFile']} {bump['location']}"
-    return f"{bump['name']} {bump['currentVersion']} → {bump['targetVersion']} ({where})"
+    where = f"{bump['source_file']} {bump['location']}"
+    return f"{bump['name']} {bump['current_version']} → {bump['target_version']} ({where})"
 
 
 def skipped_line(item: Doc) -> str:
-    where = f"{item['sourceFile']} {item['location']}"
-    head = f"{item['projectName']}: {item['name']} {item['currentVersion']}"
+    where = f"{item['source_file']} {item['location']}"
+    head = f"{item['project_name']}: {item['name']} {item['current_version']}"
     return f"{head} ({where}): {item['reason']}"
 
 
 def _package_line(package: Doc) -> str:
-    return f"{package['name']} → {package['proposedTarget']}"
+    return f"{package['name']} → {package['proposed_target']}"
 
 
 def _pending_line(project: Doc) -> str:
@@ -257,7 +257,7 @@ def render_scan(doc: Doc) -> str:
         if "error" in project:
             continue
         updates = [d for d in project["dependencies"] if d["update"]]
-        manager = project["packageManager"] or "no package manager"
+        manager = project["package_manager"] or "no package manager"
         lines += ["", f"## {project['name']} ({manager}): {len(updates)} update(s)"]
         lines += [f"- {bump_line(d)}" for d in updates[:LIST_CAP]]
         lines += _more(updates, "")
@@ -270,7 +270,7 @@ def render_scan(doc: Doc) -> str:
 
 def render_plan(doc: Doc) -> str:
     lines = [
-        f"tether deps plan ({doc['level']}; conflict policy: {doc['conflictPolicy']})",
+        f"tether deps plan ({doc['level']}; conflict policy: {doc['conflict_policy']})",
         "",
         "| package | current → target | projects | note |",
         "|---|---|--:|---|",
@@ -293,16 +293,16 @@ def render_plan(doc: Doc) -> str:
 
 def _plan_row(package: Doc) -> str:
     occurrences = package["occurrences"]
-    currents = ", ".join(dict.fromkeys(o["currentVersion"] for o in occurrences))
+    currents = ", ".join(dict.fromkeys(o["current_version"] for o in occurrences))
     targets = ", ".join(
-        dict.fromkeys(o["effectiveTarget"] for o in occurrences if o["effectiveTarget"])
+        dict.fromkeys(o["effective_target"] for o in occurrences if o["effective_target"])
     )
-    projects = len({o["projectName"] for o in occurrences})
+    projects = len({o["project_name"] for o in occurrences})
     notes = []
     if package["conflict"]:
-        notes.append(f"conflict (max {package['proposedTarget']})")
-    if package.get("skippedBy"):
-        notes.append(f"skipped by {package['skippedBy']}")
+        notes.append(f"conflict (max {package['proposed_target']})")
+    if package.get("skipped_by"):
+        notes.append(f"skipped by {package['skipped_by']}")
     if package.get("override"):
         notes.append(f"override {package['override']}")
     name = package["name"] + (f" (catalog {package['catalog']})" if package.get("catalog") else "")
@@ -312,10 +312,10 @@ def _plan_row(package: Doc) -> str:
 def _tail_sections(doc: Doc) -> list[str]:
     lines: list[str] = []
     lines += _list(
-        "Skipped (path missing)", [f"{m['name']}: {m['path']}" for m in doc["pathMissing"]]
+        "Skipped (path missing)", [f"{m['name']}: {m['path']}" for m in doc["path_missing"]]
     )
     lines += _list(
-        "Skipped (scan-failed)", [f"{m['name']}: {m['error']}" for m in doc["scanFailed"]]
+        "Skipped (scan-failed)", [f"{m['name']}: {m['error']}" for m in doc["scan_failed"]]
     )
     lines += _list(
         "Skipped (unsupported range)",
