@@ -64,7 +64,7 @@ def run(args: argparse.Namespace) -> int:
     if written:
         atomic_write(Path(args.current), result.new_text)
     if args.json:
-        print_json(result.to_json())
+        print_json(result.to_json(), versioned=False)  # GAIA fixes this shape
         return Exit.OK
     print(summary_line(args.current, result))
     _print_items(result.to_json())
