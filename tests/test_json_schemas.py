@@ -72,6 +72,7 @@ SCHEMA_OF: dict[str, tuple[str, ...]] = {
 DATA_KEYED = {
     ("deps-scan", ("registries",)),
     ("deps-plan", ("registries",)),
+    ("update-report", ("files",)),  # refresh: each file's state, by path
 }
 
 
