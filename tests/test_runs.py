@@ -137,6 +137,7 @@ def test_nothing_selected_reads_the_same_everywhere(world: World, name: str) -> 
     code, doc = run_json(*selecting(world, name, "--projects", "zz"))
     assert code == 0
     assert doc == {
+        "schema_version": 1,
         "registry": str(world.registry),
         "message": NO_MATCH,
         "filter_not_found": ["zz"],

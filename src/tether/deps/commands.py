@@ -213,7 +213,8 @@ def _finish(
     status: str,
     folder: RunFolder | None,
 ) -> DepsResult:
-    from tether.deps.summary import render_summary, summary_document
+    from tether.deps.summary import summary_document
+    from tether.report.deps import render_summary
 
     meta = {
         "level": request.level,

@@ -64,7 +64,8 @@ def update(
 ) -> UpdateResult | NothingSelected:
     """Plan every selected project, ask once (unless a dry run or ``confirm`` is None),
     apply in registry order, and keep the whole summary in the run folder."""
-    from tether.fleet.summary import render_plan_table, render_update, update_document
+    from tether.fleet.summary import update_document
+    from tether.report.fleet import render_plan_table, render_update
 
     chosen = choose(filters, note)
     if isinstance(chosen, NothingSelected):
