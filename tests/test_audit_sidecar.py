@@ -69,7 +69,7 @@ def test_writes_atomically_to_the_keyed_path(
     )
     assert code == 0
     expected = f".tether/audit/{base}.feature%2Fx%2Ey.shell.findings.json"
-    assert doc == {"written": expected, "count": 2, "declined": None}
+    assert doc == {"schema_version": 1, "written": expected, "count": 2, "declined": None}
     written = json.loads((repo / expected).read_text())
     assert written["schema"] == 1 and written["member"] == "shell"
     assert written["findings"][0]["area_tags"] == ["test"]
@@ -294,7 +294,12 @@ def test_detached_head_and_empty_base_decline(
         source,
     )
     assert code == 0
-    assert doc == {"written": None, "count": 1, "declined": "audit key unresolved (detached HEAD)"}
+    assert doc == {
+        "schema_version": 1,
+        "written": None,
+        "count": 1,
+        "declined": "audit key unresolved (detached HEAD)",
+    }
     assert not audit_dir(repo).exists()
 
 

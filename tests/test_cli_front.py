@@ -19,7 +19,8 @@ from builders import TETHER, call, make_release, run_tether, tree_digest, write_
 def error_document(result: subprocess.CompletedProcess[str]) -> dict[str, object]:
     """The JSON error document on stdout; its message is the line stderr ends with."""
     document = json.loads(result.stdout)
-    assert list(document) == ["error"]
+    assert list(document) == ["schema_version", "error"]
+    assert document["schema_version"] == 1
     error = document["error"]
     assert set(error) == {"message", "kind", "exit"}
     assert error["exit"] == result.returncode
@@ -179,7 +180,8 @@ def test_interrupt_at_the_prompt_under_json_is_a_document(project: Path) -> None
         os.close(master)
     assert proc.returncode == 130
     assert json.loads(out) == {
-        "error": {"message": "interrupted", "kind": "interrupted", "exit": 130}
+        "schema_version": 1,
+        "error": {"message": "interrupted", "kind": "interrupted", "exit": 130},
     }
     assert err.splitlines()[-1] == "tether: interrupted"
     assert (project / "a.txt").read_text() == "a1\n"
@@ -238,6 +240,7 @@ def test_merge_driver_json_clean_and_conflicting(tmp_path: Path) -> None:
     clean = merge_driver(tmp_path, "A\nb\nc\n", "a\nb\nC\n")
     assert clean.returncode == 0, clean.stderr
     assert json.loads(clean.stdout) == {
+        "schema_version": 1,
         "path": "f.txt",
         "written": str(tmp_path / "ours"),
         "merge": "lines",
@@ -294,7 +297,7 @@ def test_snapshot_record_json_and_check_json_in_either_place(tmp_path: Path) -> 
     result = run_tether("snapshot", "--json", "--dir", str(tmp_path / "tree"), "--out", str(out))
     assert result.returncode == 0, result.stderr
     doc = json.loads(result.stdout)
-    assert doc == {"root": doc["root"], "out": str(out), "files": 2}
+    assert doc == {"schema_version": 1, "root": doc["root"], "out": str(out), "files": 2}
     assert Path(doc["root"]).resolve() == (tmp_path / "tree").resolve()
     for args in (("snapshot", "--json", "check"), ("snapshot", "check", "--json")):
         result = run_tether(*args, "--dir", str(tmp_path / "tree"), "--baseline", str(out))

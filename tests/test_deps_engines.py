@@ -75,10 +75,10 @@ def engines(registry: Path, server: LoopbackRegistry, *args: str) -> list[str]:
 def test_plan_converges_runtime_loci(projects: Path, server: LoopbackRegistry) -> None:
     code, doc = run_json(*engines(projects, server, "plan"))
     assert code == 0
-    proposed = {p["name"]: p["proposedTarget"] for p in doc["packages"]}
+    proposed = {p["name"]: p["proposed_target"] for p in doc["packages"]}
     assert proposed == {"node": "22.16.0", "pnpm": "10.11.0"}  # volta.node is read first
     node = next(p for p in doc["packages"] if p["name"] == "node")
-    found = {(o["projectName"], o["location"]): o["effectiveTarget"] for o in node["occurrences"]}
+    found = {(o["project_name"], o["location"]): o["effective_target"] for o in node["occurrences"]}
     assert found == {
         ("app", "engines.node"): ">=22.16.0",
         ("app", "volta.node"): "22.16.0",
@@ -87,7 +87,7 @@ def test_plan_converges_runtime_loci(projects: Path, server: LoopbackRegistry) -
         ("app", ".tool-versions nodejs"): "22.16.0",
         ("lib", ".nvmrc"): "24",  # never moved down
     }
-    reasons = {(s["projectName"], s["name"]): s["reason"] for s in doc["skipped"]}
+    reasons = {(s["project_name"], s["name"]): s["reason"] for s in doc["skipped"]}
     assert "published package" in reasons[("lib", "node")]
     assert "alias" in reasons[("alias", "node")]
     assert any(
@@ -117,7 +117,7 @@ def test_apply_writes_each_locus_in_place(projects: Path, server: LoopbackRegist
 def test_cooldown_picks_the_previous_lts(projects: Path, server: LoopbackRegistry) -> None:
     _, doc = run_json(*engines(projects, server, "plan", "--min-release-age", "14d"))
     node = next(p for p in doc["packages"] if p["name"] == "node")
-    targets = {o["effectiveTarget"] for o in node["occurrences"]}
+    targets = {o["effective_target"] for o in node["occurrences"]}
     assert "v22.15.1" in targets and ">=22.15.1" in targets
 
 

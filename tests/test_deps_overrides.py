@@ -142,7 +142,7 @@ def test_skip_matched(setup: Path, server: LoopbackRegistry) -> None:
     )
     code, doc = run_json(*args)
     assert code == 0
-    assert [p["name"] for p in doc["skippedByOverride"]] == [
+    assert [p["name"] for p in doc["skipped_by_override"]] == [
         "storybook",
         "@storybook/react",
         "@storybook/addon-docs",

@@ -45,7 +45,9 @@ def package(doc: dict[str, Any], name: str, catalog: str | None = None) -> dict[
 
 
 def effective(pkg: dict[str, Any]) -> dict[tuple[str, str], str]:
-    return {(o["projectName"], o["sourceFile"]): o["effectiveTarget"] for o in pkg["occurrences"]}
+    return {
+        (o["project_name"], o["source_file"]): o["effective_target"] for o in pkg["occurrences"]
+    }
 
 
 # --- catalogs, unknown packages, cooldown ----------------------------------------------------
@@ -93,14 +95,14 @@ def test_catalogs_are_keyed_by_name(workspace: Path, server: LoopbackRegistry) -
     code, doc = run_json(*deps("plan", "--level", "minor", server=server, registry=workspace))
     assert code == 0
     main = package(doc, "react")
-    assert main["proposedTarget"] == "^18.3.1"
-    assert {(o["projectName"], o["location"]) for o in main["occurrences"]} == {
+    assert main["proposed_target"] == "^18.3.1"
+    assert {(o["project_name"], o["location"]) for o in main["occurrences"]} == {
         ("web", "catalog"),
         ("api", "dependencies"),
     }
     # Each named catalog keeps its own line: a minor target never carries react17 to 18.
-    assert package(doc, "react", "react17")["proposedTarget"] == "^17.0.2"
-    assert package(doc, "react", "legacy")["proposedTarget"] == "^17.0.2"
+    assert package(doc, "react", "react17")["proposed_target"] == "^17.0.2"
+    assert package(doc, "react", "legacy")["proposed_target"] == "^17.0.2"
     assert not any(p["name"] == "react-dom" for p in doc["packages"])  # already at 17.0.2
 
 
@@ -108,7 +110,7 @@ def test_unknown_package_reported(workspace: Path, server: LoopbackRegistry) -> 
     code, doc = run_json(*deps("scan", "--level", "minor", server=server, registry=workspace))
     assert code == 0
     unknown = [s for s in doc["skipped"] if s["kind"] == "unknown-package"]
-    assert [(s["projectName"], s["name"], s["currentVersion"]) for s in unknown] == [
+    assert [(s["project_name"], s["name"], s["current_version"]) for s in unknown] == [
         ("web", "left-pad-nowhere", "^1.0.0")
     ]
     assert any("unknown package left-pad-nowhere" in w for w in doc["warnings"])
@@ -120,11 +122,11 @@ def test_project_cooldown_fails_closed_and_holds_in_alignment(
     # delta 1.1.0 has no publish time. api waits a day (pnpm's minimumReleaseAge), web does not.
     _, doc = run_json(*deps("plan", "--level", "minor", server=server, registry=workspace))
     delta = package(doc, "delta")
-    targets = {o["projectName"]: o["targetVersion"] for o in delta["occurrences"]}
+    targets = {o["project_name"]: o["target_version"] for o in delta["occurrences"]}
     assert targets == {"web": "^1.1.0", "api": "^1.0.1"}
     # api's range admits 1.1.0 but its cooldown does not: a conflict, never an override.
     assert delta["conflict"] is True
-    assert {o["projectName"]: o["effectiveTarget"] for o in delta["occurrences"]} == targets
+    assert {o["project_name"]: o["effective_target"] for o in delta["occurrences"]} == targets
 
 
 def test_cli_cooldown_flag(workspace: Path, server: LoopbackRegistry) -> None:
@@ -134,7 +136,7 @@ def test_cli_cooldown_flag(workspace: Path, server: LoopbackRegistry) -> None:
     code, doc = run_json(*args)
     web = next(p for p in doc["projects"] if p["name"] == "web")
     delta = next(d for d in web["dependencies"] if d["name"] == "delta")
-    assert delta["targetVersion"] == "^1.0.1"
+    assert delta["target_version"] == "^1.0.1"
     code, _, err = run_cli(
         *deps(
             "scan", "--level", "minor", "--min-release-age", "7", server=server, registry=workspace
@@ -182,14 +184,14 @@ def test_alignment_policies(fleet: Path, server: LoopbackRegistry, policy: str) 
     _, doc = run_json(*args)
     alpha = package(doc, "alpha")
     assert alpha["conflict"] is True
-    assert alpha["proposedTarget"] == "1.2.3"  # the prefix of the highest occurrence
-    assert {o["projectName"]: o["effectiveTarget"] for o in alpha["occurrences"]} == EXPECTED[
+    assert alpha["proposed_target"] == "1.2.3"  # the prefix of the highest occurrence
+    assert {o["project_name"]: o["effective_target"] for o in alpha["occurrences"]} == EXPECTED[
         policy
     ]
-    assert (alpha.get("skippedBy") == "conflict-policy") == (policy == "skip-package")
+    assert (alpha.get("skipped_by") == "conflict-policy") == (policy == "skip-package")
     gamma = package(doc, "gamma")
     assert gamma["conflict"] is False
-    assert {o["projectName"]: o["effectiveTarget"] for o in gamma["occurrences"]} == {
+    assert {o["project_name"]: o["effective_target"] for o in gamma["occurrences"]} == {
         "a": "^4.1.1",
         "b": "^4.1.1",
     }
@@ -214,7 +216,7 @@ def test_apply_follows_the_policy(fleet: Path, server: LoopbackRegistry, policy:
         written = json.loads((fleet.parent / name / "package.json").read_text())
         assert written["dependencies"]["alpha"] == expected
     if policy == "skip-package":
-        assert [p["name"] for p in doc["skippedByConflictPolicy"]] == ["alpha"]
+        assert [p["name"] for p in doc["skipped_by_conflict_policy"]] == ["alpha"]
 
 
 def test_plan_dir_files(fleet: Path, server: LoopbackRegistry, tmp_path: Path) -> None:
@@ -227,7 +229,9 @@ def test_plan_dir_files(fleet: Path, server: LoopbackRegistry, tmp_path: Path) -
     scan_text = (out / "scan-by-project.json").read_text()
     assert plan_text.startswith('{\n  "level": "patch"')  # pretty-printed
     plan, scan = json.loads(plan_text), json.loads(scan_text)
+    # Commander's plan-folder files keep its camelCase shape; --json speaks snake_case.
     assert {"packages", "scanFailed", "pathMissing", "skipped", "warnings"} <= set(plan)
+    assert "conflictPolicy" in plan and "conflict_policy" not in plan
     occurrence = plan["packages"][0]["occurrences"][0]
     assert set(occurrence) == {
         "projectName",
@@ -238,6 +242,8 @@ def test_plan_dir_files(fleet: Path, server: LoopbackRegistry, tmp_path: Path) -
         "sourceFile",
     }
     assert [p["name"] for p in scan["projects"]] == ["a", "b", "c", "d"]
+    assert {"packageManager", "packageManagerSource"} <= set(scan["projects"][0])
+    assert set(scan["projects"][0]["dependencies"][0]) >= {"currentVersion", "sourceFile"}
 
 
 def test_conflicts_need_a_policy_under_yes(fleet: Path, server: LoopbackRegistry) -> None:
@@ -288,7 +294,7 @@ def test_skip_package_leaves_the_package_alone(fleet: Path, server: LoopbackRegi
     args = _apply_per_project(fleet, server, "--no-install", "--skip-package", "alpha")
     code, doc = run_json(*args)
     assert code == 0
-    assert [p["name"] for p in doc["skippedByUser"]] == ["alpha"]
+    assert [p["name"] for p in doc["skipped_by_user"]] == ["alpha"]
     a = json.loads((fleet.parent / "a" / "package.json").read_text())
     assert a["dependencies"] == {"alpha": "^1.0.0", "gamma": "^4.1.1"}
 
@@ -396,8 +402,8 @@ def test_scan_failed_and_path_missing(
     )
     code, doc = run_json(*deps("plan", "--level", "minor", server=server, registry=reg))
     assert code == 0
-    assert [(f["name"], "invalid JSON" in f["error"]) for f in doc["scanFailed"]] == [
+    assert [(f["name"], "invalid JSON" in f["error"]) for f in doc["scan_failed"]] == [
         ("broken", True)
     ]
-    assert [m["name"] for m in doc["pathMissing"]] == ["gone"]
-    assert package(doc, "alpha")["proposedTarget"] == "^1.2.3"
+    assert [m["name"] for m in doc["path_missing"]] == ["gone"]
+    assert package(doc, "alpha")["proposed_target"] == "^1.2.3"

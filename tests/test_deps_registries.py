@@ -213,6 +213,6 @@ def test_scan_from_fixture_directories(tmp_path: Path, monkeypatch: pytest.Monke
         str(FIXTURES / "pypi"),
     )
     assert code == 0
-    targets = {d["name"]: d["targetVersion"] for d in doc["projects"][0]["dependencies"]}
+    targets = {d["name"]: d["target_version"] for d in doc["projects"][0]["dependencies"]}
     assert targets == {"alpha": "^1.0.5", "django": "==4.2.16"}
     assert NOW.year == 2025

@@ -150,7 +150,7 @@ def test_continue_on_failure_goes_on_and_a_rerun_finishes(three: Fleet, capsys) 
     out = capsys.readouterr().out
     assert out.index("| p1 |") < out.index("| p2 |") < out.index("| p3 |")
     assert "## Applied projects (2)\n- p1: 1.0.0 → 1.1.0\n- p3: 1.0.0 → 1.1.0 (1 conflict" in out
-    assert "## Failed project\n- p2: failed at step apply: 1 file(s) failed: n.txt" in out
+    assert "## Failed project\n- p2: failed at step apply (exit 1): 1 file(s) failed: n.txt" in out
     assert "  last " in out and "lines of its log:" in out
     assert "Pending projects" not in out
     assert "## Conflicts to resolve (1)\n- p3: c.txt" in out

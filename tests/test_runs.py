@@ -137,6 +137,7 @@ def test_nothing_selected_reads_the_same_everywhere(world: World, name: str) -> 
     code, doc = run_json(*selecting(world, name, "--projects", "zz"))
     assert code == 0
     assert doc == {
+        "schema_version": 1,
         "registry": str(world.registry),
         "message": NO_MATCH,
         "filter_not_found": ["zz"],
@@ -168,7 +169,7 @@ def test_both_select_the_same_projects_in_registry_order(world: World) -> None:
     assert [p["name"] for p in status["projects"]] == ["b", "a"]  # registry order
     assert [p["name"] for p in scanned["projects"]] == ["b", "a"]
     missing = [{"name": "gone", "path": str(roots["gone"])}]
-    assert status["skipped_path_missing"] == scanned["pathMissing"] == missing
+    assert status["skipped_path_missing"] == scanned["path_missing"] == missing
 
     for command in (fleet(world, "status", *filters), deps(world, "scan", "--level", "minor")):
         _, out, _ = run_cli(*command, *filters)

@@ -170,7 +170,10 @@ def test_exit_codes_through_the_command_table(
     message = "current file does not parse: the top level is a list, not a mapping"
     assert captured.err == f"tether: {message}\n"
     # With --json the error is also the one JSON document on stdout.
-    assert json.loads(captured.out) == {"error": {"message": message, "kind": "error", "exit": 1}}
+    assert json.loads(captured.out) == {
+        "schema_version": 1,
+        "error": {"message": message, "kind": "error", "exit": 1},
+    }
 
 
 def test_through_the_tether_program(tmp_path: Path) -> None:

@@ -212,6 +212,7 @@ def test_cli_json(files: dict[str, str], capsys: pytest.CaptureFixture[str]) -> 
     args = ("--base", files["base"], "--ours", files["ours"], "--result", files["bad"], "--json")
     assert run_cli(*args) == 1
     assert json.loads(capsys.readouterr().out) == {
+        "schema_version": 1,
         "preserved": False,
         "missing": [{"line": 2, "text": "model: opus"}],
         "readded": [{"line": 2, "text": "model: sonnet"}],

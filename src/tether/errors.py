@@ -1,15 +1,41 @@
-"""Errors a user can cause. The CLI turns them into one line on stderr and an exit code."""
+"""Errors a user can cause, and the one table of exit codes every command ends with.
+
+The CLI turns a ``TetherError`` into one line on stderr and its exit code.
+"""
 
 from __future__ import annotations
+
+from enum import IntEnum
+
+
+class Exit(IntEnum):
+    """How a command ended (docs/cli.md, "Exit codes"); every command returns one of these."""
+
+    OK = 0  # done, and clean
+    ERROR = 1  # an error stopped the run (or a step of it failed)
+    USAGE = 2  # the command line is wrong
+    FOUND = 3  # found something a person must look at: drift, findings, pending work
+    CONFLICTS = 4  # finished, but left conflicts for a person
+    INTERRUPTED = 130  # stopped by Ctrl-C or SIGTERM, as a shell reports it
+
+
+# Three commands answer a yes/no question for another program, whose contract says only
+# "non-zero means no"; they keep the code they have always used (docs/cli.md, "Exit codes").
+# git runs a merge driver and reads any non-zero exit as "conflicts left in the file".
+MERGE_DRIVER_CONFLICTS = Exit.ERROR
+# A reapply workflow runs ``tether verify`` after its merge and stops on any non-zero exit.
+VERIFY_LINES_LOST = Exit.ERROR
+# Commander's source-untouched check exits 1 when the tree changed since its snapshot.
+SNAPSHOT_CHANGED = Exit.ERROR
 
 
 class TetherError(Exception):
     """A problem with the user's input or environment: one line, exit 1, nothing written."""
 
-    exit_code = 1
+    exit_code: int = Exit.ERROR
 
 
 class UsageError(TetherError):
     """The command line itself is wrong: exit 2."""
 
-    exit_code = 2
+    exit_code = Exit.USAGE

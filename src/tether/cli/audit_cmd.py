@@ -22,7 +22,7 @@ from tether.cli.common import (
     print_json,
     verbose_line,
 )
-from tether.errors import UsageError
+from tether.errors import Exit, UsageError
 
 
 def _add_root(parser: argparse.ArgumentParser) -> None:
@@ -197,79 +197,40 @@ def _remit(args: argparse.Namespace, root: Path, layout: Any, *, require_member:
 
 def _scope(args: argparse.Namespace) -> int:
     from tether.audit.scope import compute_scope
+    from tether.report.audit import render_scope
 
     root, layout = _context(args)
     remit = _remit(args, root, layout, require_member=False)
     scope = compute_scope(root, args.base_ref, remit)
     if args.json:
         print_json(scope.to_json(root, remit))
-        return 0
-    print(f"base {args.base_ref} (merge base {scope.merge_base[:12]}), head {scope.head[:12]}")
-    _print_list("in scope", scope.files)
-    _print_list("deleted", scope.deleted)
-    branch = scope.branch
-    label = (
-        f"whole branch since {branch.default_branch}" if branch.default_branch else "whole branch"
-    )
-    if branch.reason:
-        print(f"{label}: unavailable ({branch.reason})")
     else:
-        _print_list(label, branch.files)
-    _print_list("dirty (working tree differs from HEAD)", scope.dirty)
-    return 0
-
-
-def _print_list(label: str, items: tuple[str, ...] | list[str]) -> None:
-    print(f"{label}: {len(items)}")
-    for item in items:
-        print(f"  {item}")
+        print(render_scope(scope, args.base_ref))
+    return Exit.OK
 
 
 # --- shell -----------------------------------------------------------------------------------
 
 
 def _shell(args: argparse.Namespace) -> int:
-    from tether import git
-    from tether.audit import shell
-    from tether.audit.roster import load_roster
-    from tether.audit.scope import compute_scope, touched_lines
-    from tether.audit.tools import default_tools
+    from tether.audit.commands import ShellRequest, audit_shell
+    from tether.report.audit import render_shell
 
     workers = jobs(args)
-    if args.diff_only and not args.base_ref:
-        raise UsageError("--diff-only needs --base-ref REF")
     root, layout = _context(args)
-    roster = load_roster(root, layout)
-    remit = _remit(args, root, layout, require_member=False)
-    options = shell.ShellOptions(
-        hooks=tuple(args.hooks if args.hooks is not None else roster.hooks),
-        posix=tuple(args.posix if args.posix is not None else roster.posix),
+    request = ShellRequest(
+        base_ref=args.base_ref,
+        diff_only=args.diff_only,
+        paths=tuple(args.paths),
+        hooks=args.hooks,
+        posix=args.posix,
         jobs=workers,
         cache=_cache(args),
+        vocabulary=args.vocabulary,
     )
-    scope = compute_scope(root, args.base_ref, remit) if args.base_ref else None
-    if args.paths:
-        paths = [_relative(root, p) for p in args.paths]
-    elif scope is not None:
-        paths = list(scope.files)
-    else:
-        paths = [p for p in git.ls_files(root) if remit.covers(p)]
-    targets = shell.select_targets(root, paths, options)
-    tools = default_tools()
-    results = shell.analyse(root, targets, tools, options)
-    if args.diff_only and scope is not None:
-        touched = touched_lines(root, scope.merge_base, scope.head, [t.path for t in targets])
-        results = shell.downgrade_untouched(results, touched)
-    document = shell.report(results, tools, args.vocabulary)
-    if scope is not None:
-        document = {
-            "base": scope.base_ref,
-            "merge_base": scope.merge_base,
-            "dirty": list(scope.dirty),
-            **document,
-        }
-    _print_shell(document, args.json)
-    return 3 if document["counts"]["error"] else 0
+    document = audit_shell(root, layout, _remit(args, root, layout, require_member=False), request)
+    print_json(document) if args.json else print(render_shell(document))
+    return Exit.FOUND if document["counts"]["error"] else Exit.OK
 
 
 def _cache(args: argparse.Namespace) -> Any:
@@ -280,46 +241,12 @@ def _cache(args: argparse.Namespace) -> Any:
     return ResultCache(Path(args.cache_dir) if args.cache_dir else default_cache_dir())
 
 
-def _relative(root: Path, given: str) -> str:
-    from tether.pathrules import relpath_problem
-
-    path = Path(given)
-    absolute = path if path.is_absolute() else root / path  # relative to the root, like git's
-    try:
-        rel = absolute.resolve().relative_to(root).as_posix()
-    except ValueError:
-        raise UsageError(f"{given} is outside the checkout {root}") from None
-    problem = relpath_problem(rel)
-    if problem:
-        raise UsageError(f"{given}: {problem}")
-    return rel
-
-
-def _print_shell(document: dict[str, Any], as_json: bool) -> None:
-    if as_json:
-        print_json(document)
-        return
-    for f in document["findings"]:
-        print(f"{f['path']}:{f['line']}: {f['severity']} [{f['finding_class']}] {f['title']}")
-    tools = document["tools"]
-    counts = document["counts"]
-    print(
-        f"{len(document['files'])} files: {counts['error']} errors, {counts['warning']} warnings, "
-        f"{counts['suggestion']} suggestions (shellcheck {tools['shellcheck']['version']}, "
-        f"shfmt {tools['shfmt']['version']})"
-    )
-    if document.get("dirty"):
-        print(
-            f"note: {len(document['dirty'])} in-scope files differ from HEAD; "
-            "the working-tree bytes were checked"
-        )
-
-
 # --- findings write --------------------------------------------------------------------------
 
 
 def _findings_write(args: argparse.Namespace) -> int:
     from tether.audit import sidecar
+    from tether.report.audit import findings_document, render_findings
 
     root, layout = _context(args)
     sidecar.check_member_name(args.member)
@@ -328,14 +255,11 @@ def _findings_write(args: argparse.Namespace) -> int:
     result = sidecar.write_sidecar(
         root, layout, member=args.member, base=args.base_ref, findings=findings, review=review
     )
-    written = result.path.relative_to(root).as_posix() if result.path else None
     if args.json:
-        print_json({"written": written, "count": result.count, "declined": result.declined})
-    elif result.declined:
-        print(f"findings-sidecar: declined: {result.declined}")
+        print_json(findings_document(result, root))
     else:
-        print(f"wrote {written} ({result.count} findings)")
-    return 0
+        print(render_findings(result, root))
+    return Exit.OK
 
 
 def _read_findings(source: str) -> str:
@@ -352,25 +276,20 @@ def _read_findings(source: str) -> str:
 
 def _digest(args: argparse.Namespace) -> int:
     from tether.audit.digest import content_digest
+    from tether.report.audit import digest_document
 
     root, layout = _context(args)
     found = content_digest(root, _remit(args, root, layout, require_member=True))
     if args.json:
-        print_json(
-            {
-                "member": found.member,
-                "digest": found.digest,
-                "head": found.head,
-                "files": list(found.paths),
-            }
-        )
+        print_json(digest_document(found))
     else:
         print(found.digest)
-    return 0
+    return Exit.OK
 
 
 def _clear(args: argparse.Namespace) -> int:
     from tether.audit.clearance import clear
+    from tether.report.audit import render_clear
 
     root, layout = _context(args)
     remit = _remit(args, root, layout, require_member=True)
@@ -384,44 +303,27 @@ def _clear(args: argparse.Namespace) -> int:
     )
     if args.json:
         print_json(result.to_json(root))
-    elif result.withheld:
-        print(f"{result.member}: {result.withheld}")
-        for path in result.dirty:
-            print(f"  dirty: {path}")
     else:
-        doc = result.to_json(root)
-        print(f"{result.member}: {result.provenance} for {result.digest}: wrote {doc['written']}")
-        if doc["removed"]:
-            print(f"  superseded {doc['removed']}")
-    return 1 if result.withheld else 0
+        print(render_clear(result, root))
+    return Exit.ERROR if result.withheld else Exit.OK
 
 
 def _gate(args: argparse.Namespace) -> int:
-    from tether.audit.clearance import gate
-    from tether.audit.roster import load_roster, resolve_remit
+    from tether.audit.commands import audit_gate
+    from tether.report.audit import gate_document, render_gate
 
     root, layout = _context(args)
     names = _member_names(args.members)
+    ad_hoc = None
     if args.remit or args.remit_file:
         if len(names) != 1 and not args.member:
             raise UsageError("an ad hoc remit gates exactly one member: --members NAME")
         args.member = args.member or names[0]
-        remits = [_remit(args, root, layout, require_member=True)]
-    else:
-        roster = load_roster(root, layout)
-        names = names or [m.name for m in roster.members]
-        if not names:
-            raise UsageError("no members to gate: give --members or a roster")
-        remits = [resolve_remit(roster, member=n, machinery=args.machinery) for n in names]
-    entries = gate(root, layout, remits)
-    cleared = all(entry.state == "cleared" for entry in entries)
-    if args.json:
-        print_json({"cleared": cleared, "members": [e.to_json(root) for e in entries]})
-    else:
-        for entry in entries:
-            note = f" ({entry.note})" if entry.note else ""
-            print(f"{entry.member}: {entry.state} {entry.digest}{note}")
-    return 0 if cleared else 3
+        ad_hoc = _remit(args, root, layout, require_member=True)
+    entries = audit_gate(root, layout, names, args.machinery, ad_hoc)
+    document = gate_document(entries, root)
+    print_json(document) if args.json else print(render_gate(entries))
+    return Exit.OK if document["cleared"] else Exit.FOUND
 
 
 def _member_names(value: str | None) -> list[str]:

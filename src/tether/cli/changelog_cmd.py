@@ -7,7 +7,7 @@ import argparse
 from pathlib import Path
 
 from tether.cli.common import add_json, add_project_dir, print_json, project_dir
-from tether.flows.changelog import ChangelogReport
+from tether.errors import Exit
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -24,29 +24,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     add_project_dir(parser)
 
 
-def render(report: ChangelogReport) -> str:
-    """The human view: each section under its heading, then the suggested follow-ups."""
-    if not report.found:
-        return f"no changelog: {report.origin} does not exist"
-    if not report.sections:
-        return (
-            f"no changelog entries after {report.from_version} up to {report.to_version} "
-            f"in {report.origin}"
-        )
-    lines = [f"Changes after {report.from_version} up to {report.to_version} ({report.origin})"]
-    for section in report.sections:
-        heading = f"## {section.version}" + (f" - {section.date}" if section.date else "")
-        lines += ["", heading, section.body] if section.body else ["", heading]
-    if report.actions:
-        lines += ["", "Suggested follow-ups (tether does not run them):"]
-        for action in report.actions:
-            what = action.command or action.text
-            lines.append(f"  {action.version}: {what}")
-    return "\n".join(lines)
-
-
 def run(args: argparse.Namespace) -> int:
     from tether.flows.changelog import changelog_report
+    from tether.report.changelog import render
 
     report = changelog_report(
         project_dir(args),
@@ -59,4 +39,4 @@ def run(args: argparse.Namespace) -> int:
         print_json(report.to_json())
     else:
         print(render(report))
-    return 0
+    return Exit.OK

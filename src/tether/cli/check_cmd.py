@@ -3,8 +3,7 @@ from __future__ import annotations
 import argparse
 
 from tether.cli.common import add_status_arguments, list_limit, print_json, project_dir
-
-EXIT_DRIFT = 3
+from tether.errors import Exit
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -27,4 +26,4 @@ def run(args: argparse.Namespace) -> int:
         print_json({"ok": not reasons, "reasons": reasons, **report.to_json()})
     else:
         print(render_check(report, reasons, list_limit(args)))
-    return EXIT_DRIFT if reasons else 0
+    return Exit.FOUND if reasons else Exit.OK

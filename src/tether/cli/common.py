@@ -91,7 +91,13 @@ def add_json(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--json", action="store_true", help="print one JSON document")
 
 
-def print_json(document: Any) -> None:
+def print_json(document: Any, *, versioned: bool = True) -> None:
+    """Print one document, ``schema_version`` first, unless a specification fixes its shape
+    (``versioned=False``: docs/cli.md, "JSON documents")."""
+    if versioned and isinstance(document, dict):
+        from tether.report.documents import versioned as with_version
+
+        document = with_version(document)
     # One write: json.dump would hand stdout every token separately (tens of thousands
     # for an update of a large project).
     sys.stdout.write(json.dumps(document, indent=2, sort_keys=False) + "\n")

@@ -6,6 +6,7 @@ from __future__ import annotations
 import argparse
 
 from tether.cli.common import add_json, print_json
+from tether.errors import Exit
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -25,4 +26,4 @@ def run(args: argparse.Namespace) -> int:
         print_json({"shell": args.shell, "script": text})
     else:
         print(text, end="")
-    return 0
+    return Exit.OK

@@ -5,7 +5,7 @@ import tempfile
 from pathlib import Path
 
 from tether.cli.common import add_json, add_project_dir, print_json, verbose_line
-from tether.errors import TetherError
+from tether.errors import Exit, TetherError
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -62,7 +62,7 @@ def run(args: argparse.Namespace) -> int:
                 "status_after": after.to_json(),
             }
         )
-        return 0
+        return Exit.OK
     print(f"tether demo in {base}")
     print(f"upstream {demo.UPSTREAM}: releases {', '.join(demo.RELEASES)} in {shelf}")
     _section(f"tether init --source {shelf} --to 1.0.0 -C {project}")
@@ -77,4 +77,4 @@ def run(args: argparse.Namespace) -> int:
     _section(f"tether status -C {project}")
     print(render_status(after))
     print(f"\nLook around: cd {project} (backups in .tether/backup, conflicts marked in the files)")
-    return 0
+    return Exit.OK

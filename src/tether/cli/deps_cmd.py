@@ -153,7 +153,7 @@ def _add_apply_options(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from tether.deps import commands
-    from tether.deps.summary import render_plan, render_scan, render_summary
+    from tether.report.deps import render_plan, render_scan, render_summary
 
     if args.jobs < 1:
         raise UsageError("--jobs must be at least 1")
@@ -201,7 +201,7 @@ def _request(args: argparse.Namespace) -> DepsRequest:
 
 def _prompts(args: argparse.Namespace) -> Prompts:
     from tether.deps.commands import Prompts
-    from tether.deps.summary import render_plan
+    from tether.report.deps import render_plan
 
     # With --json stdout carries one document only; questions and digests go to stderr.
     out = sys.stderr if args.json else sys.stdout

@@ -11,6 +11,7 @@ import os
 import sys
 
 from tether.cli.common import add_json, add_project_dir, add_source, print_json, project_dir
+from tether.errors import Exit
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -36,7 +37,6 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from tether.cli.check_cmd import EXIT_DRIFT
     from tether.flows.localdiff import local_diff
     from tether.report.human import render_diff
     from tether.report.style import colour_wanted
@@ -54,7 +54,7 @@ def run(args: argparse.Namespace) -> int:
     else:
         colour = colour_wanted(sys.stdout, os.environ, args.no_color)
         _write(render_diff(report, color=colour))
-    return EXIT_DRIFT if args.exit_code and report.files else 0
+    return Exit.FOUND if args.exit_code and report.files else Exit.OK
 
 
 def _write(text: str) -> None:

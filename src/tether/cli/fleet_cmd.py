@@ -89,7 +89,7 @@ def run(args: argparse.Namespace) -> int:
 
 def _status(args: argparse.Namespace, jobs: int) -> int:
     from tether.fleet import flow
-    from tether.fleet.summary import render_status
+    from tether.report.fleet import render_status
 
     result = flow.status(selection_filters(args), jobs, selection_note(args.json))
     if not isinstance(result, flow.StatusResult):
@@ -120,7 +120,7 @@ def _update(args: argparse.Namespace, jobs: int) -> int:
 
 
 def _render_update(result: UpdateResult, as_json: bool) -> None:
-    from tether.fleet.summary import render_plan_table, render_update
+    from tether.report.fleet import render_plan_table, render_update
 
     if as_json:
         print_json(result.document)
@@ -131,7 +131,7 @@ def _render_update(result: UpdateResult, as_json: bool) -> None:
 
 def _confirm(as_json: bool) -> Callable[[FleetRun], bool]:
     def ask(run: FleetRun) -> bool:
-        from tether.fleet.summary import render_plan_table
+        from tether.report.fleet import render_plan_table
 
         out = sys.stderr if as_json else sys.stdout
         print(render_plan_table(run), file=out)

@@ -3,6 +3,7 @@ from __future__ import annotations
 import argparse
 
 from tether.cli.common import add_json, add_project_dir, add_source, add_to, print_json, project_dir
+from tether.errors import Exit
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -27,4 +28,4 @@ def run(args: argparse.Namespace) -> int:
         print_json(report.to_json())
     else:
         print(render_init(report))
-    return 0
+    return Exit.OK

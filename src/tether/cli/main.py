@@ -25,7 +25,7 @@ from tether.cli.parsing import (
     unknown_command,
     unrecognized,
 )
-from tether.errors import TetherError, UsageError
+from tether.errors import Exit, TetherError, UsageError
 
 # name -> (module, one-line help). Keep the help short: `tether --help` lists them all.
 COMMANDS: dict[str, tuple[str, str]] = {
@@ -152,19 +152,19 @@ def _main(args_list: list[str], run: _Run) -> int:
         return _fail(f"tether: {error}", error.exit_code, kind, as_json)
     except KeyboardInterrupt:
         _trace_if(run.verbose)
-        return _fail("tether: interrupted", 130, "interrupted", as_json)
+        return _fail("tether: interrupted", Exit.INTERRUPTED, "interrupted", as_json)
     except BrokenPipeError:
-        return 1
+        return Exit.ERROR
     except OSError as error:
         # The last resort for the environment refusing something no flow expected (a
         # permission, a full disk, a FIFO where a file was): one line, never a traceback
         # (unless -v asks for it).
         _trace_if(run.verbose)
         where = f"{error.filename}: " if error.filename else ""
-        return _fail(f"tether: {where}{error.strerror or error}", 1, "error", as_json)
+        return _fail(f"tether: {where}{error.strerror or error}", Exit.ERROR, "error", as_json)
     except RecursionError:
         _trace_if(run.verbose)
-        return _fail("tether: input nested too deeply to read", 1, "error", as_json)
+        return _fail("tether: input nested too deeply to read", Exit.ERROR, "error", as_json)
     except Exception as error:
         if not as_json:
             raise
@@ -172,7 +172,7 @@ def _main(args_list: list[str], run: _Run) -> int:
 
         traceback.print_exc()
         return _fail(
-            f"tether: internal error: {type(error).__name__}: {error}", 1, "internal", True
+            f"tether: internal error: {type(error).__name__}: {error}", Exit.ERROR, "internal", True
         )
 
 
@@ -213,7 +213,7 @@ def _run(args_list: list[str], as_json: bool, run: _Run) -> int:
         raise unrecognized(getattr(args, ACTIVE_PARSER, parser), extras)
     if not getattr(args, "_run", None):
         parser.print_help()
-        return 2
+        return Exit.USAGE
     from tether import progress
     from tether.report.progress import choose
 

@@ -10,10 +10,8 @@ from collections import Counter
 from pathlib import Path
 
 from tether.cli.common import add_json, add_project_dir, print_json, project_dir
-from tether.errors import UsageError
+from tether.errors import Exit, UsageError
 from tether.publish.manifest import MANIFEST_PATH, ManifestBuild, manifest_build, write_manifest
-
-EXIT_STALE = 3
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -71,7 +69,7 @@ def _run_build(args: argparse.Namespace) -> int:
         print(f"wrote {MANIFEST_PATH}: {_summary(build)}")
     else:
         print(f"{MANIFEST_PATH} is up to date: {_summary(build)}")
-    return EXIT_STALE if stale_left else 0
+    return Exit.FOUND if stale_left else Exit.OK
 
 
 def run(args: argparse.Namespace) -> int:

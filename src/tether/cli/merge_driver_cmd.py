@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from tether.cli.common import add_json, print_json
-from tether.errors import TetherError
+from tether.errors import MERGE_DRIVER_CONFLICTS, Exit, TetherError
 from tether.parselimits import json_loads
 
 
@@ -97,4 +97,4 @@ def _done(args: argparse.Namespace, merge: str, conflicts: int, *, binary: bool)
             "binary": binary,
         }
         print_json(document)
-    return 0 if clean else 1
+    return Exit.OK if clean else MERGE_DRIVER_CONFLICTS

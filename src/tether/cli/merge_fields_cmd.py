@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from tether.cli.common import add_json, print_json
-from tether.errors import TetherError
+from tether.errors import Exit, TetherError
 
 _ROLES = ("baseline", "latest", "current")
 
@@ -64,15 +64,15 @@ def run(args: argparse.Namespace) -> int:
     if written:
         atomic_write(Path(args.current), result.new_text)
     if args.json:
-        print_json(result.to_json())
-        return 0
+        print_json(result.to_json(), versioned=False)  # GAIA fixes this shape
+        return Exit.OK
     print(summary_line(args.current, result))
     _print_items(result.to_json())
     if written:
         print(f"wrote {args.current}")
     elif result.applied and not args.write:
         print("nothing written (add --write to apply)")
-    return 0
+    return Exit.OK
 
 
 def _print_items(report: dict[str, list[dict[str, Any]]]) -> None:

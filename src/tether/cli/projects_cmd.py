@@ -7,6 +7,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from tether.cli.common import add_json, print_json
+from tether.errors import Exit
 
 if TYPE_CHECKING:
     from tether.runs.selection import Filters, NothingSelected
@@ -53,7 +54,7 @@ def selection_note(as_json: bool) -> Callable[[str], None]:
 
 def print_nothing_selected(result: NothingSelected, as_json: bool) -> int:
     print_json(result.to_json()) if as_json else print("\n".join(result.lines()))
-    return 0
+    return Exit.OK
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -99,7 +100,7 @@ def run(args: argparse.Namespace) -> int:
         print_json(doc)
     else:
         print(_RENDER[args.action](doc))
-    return 0
+    return Exit.OK
 
 
 def _render_added(doc: dict[str, Any]) -> str:

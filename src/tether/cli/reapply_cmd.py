@@ -11,21 +11,15 @@ import argparse
 from pathlib import Path
 
 from tether.cli.common import add_json, add_project_dir, print_json, verbose_line
-from tether.errors import UsageError
+from tether.errors import Exit, UsageError
 from tether.flows.reapply import (
-    CONFLICT,
     CONFLICT_STYLES,
-    FAILED,
-    INCORPORATED,
-    MERGED,
-    REMEDIES,
     BaselineOptions,
-    ReapplyReport,
     ReapplyRequest,
-    SaveReport,
     reapply,
     save_patches,
 )
+from tether.report.reapply import render, render_save
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -97,7 +91,7 @@ def run(args: argparse.Namespace) -> int:
             print_json(saved.to_json())
         else:
             print(render_save(saved))
-        return 0
+        return Exit.OK
     request = ReapplyRequest(
         patches=Path(args.patches),
         target=target,
@@ -131,34 +125,3 @@ def _check_usage(args: argparse.Namespace) -> None:
         raise UsageError("--baseline-source and --baseline-version go together")
     if args.git and args.no_git:
         raise UsageError("give --git DIR or --no-git, not both")
-
-
-def render(report: ReapplyReport) -> str:
-    order = (MERGED, INCORPORATED, CONFLICT, FAILED)
-    counts = ", ".join(f"{report.count(s)} {s}" for s in order if report.count(s))
-    head = "dry run: " if report.dry_run else ""
-    lines = [f"{head}reapply {report.patches} -> {report.target}: {counts or 'nothing to do'}"]
-    for result in report.results:
-        lines.append(f"  {result.status:<13} {result.file}")
-        if result.reason:
-            lines.append(f"                {result.reason}")
-        lines.extend(f"                missing {n}: {text}" for n, text in result.missing)
-        lines.extend(f"                deleted but back {n}: {text}" for n, text in result.readded)
-        if result.artifact:
-            lines.append(f"                patch: {result.artifact}")
-    if report.drifted_files:
-        lines.append("pristine drift stopped: " + ", ".join(report.drifted_files))
-        lines.extend(f"  {number}. {remedy}" for number, remedy in enumerate(REMEDIES, 1))
-    if report.backup_dir is not None and report.backup_dir.exists():
-        lines.append(f"installed versions backed up in {report.backup_dir}")
-    return "\n".join(lines)
-
-
-def render_save(report: SaveReport) -> str:
-    if report.folder is None:
-        return f"nothing to save: none of {report.checked} files differs from the manifest"
-    lines = [f"saved {len(report.files)} customised file(s) to {report.folder}"]
-    lines.extend(f"  {rel}" for rel in report.files)
-    if report.absent:
-        lines.append(f"{len(report.absent)} file(s) in the manifest are gone from the target")
-    return "\n".join(lines)

@@ -13,7 +13,7 @@ from tether.engine.regions import (
     compare_region_file,
     marker_problem,
 )
-from tether.errors import TetherError, UsageError
+from tether.errors import Exit, TetherError, UsageError
 
 _VERDICT_TEXT = {
     "no-upstream-change": "upstream did not change the file outside the region: keep current",
@@ -78,7 +78,7 @@ def run(args: argparse.Namespace) -> int:
     baseline, latest, current = (_read(f"--{name}", getattr(args, name)) for name in SIDES)
     comparison = compare_region_file(baseline, latest, current, args.start_marker, args.end_marker)
     if args.json:
-        print_json(comparison.document())
+        print_json(comparison.document(), versioned=False)  # GAIA fixes this shape
     else:
         print(_summary(comparison))
-    return 0
+    return Exit.OK

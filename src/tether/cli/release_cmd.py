@@ -9,7 +9,7 @@ import argparse
 from pathlib import Path
 
 from tether.cli.common import add_json, add_project_dir, print_json, project_dir
-from tether.errors import UsageError
+from tether.errors import Exit, UsageError
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -47,7 +47,7 @@ def _run_pack(args: argparse.Namespace) -> int:
         print(f"  {result.tarball}")
         print(f"  {result.checksum_file}")
         print(f"  sha256 {result.sha256}")
-    return 0
+    return Exit.OK
 
 
 def run(args: argparse.Namespace) -> int:

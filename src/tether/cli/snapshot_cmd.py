@@ -10,7 +10,7 @@ import argparse
 from pathlib import Path
 
 from tether.cli.common import add_json, add_project_dir, print_json, verbose_line
-from tether.errors import UsageError
+from tether.errors import SNAPSHOT_CHANGED, Exit, UsageError
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -67,7 +67,7 @@ def _record(args: argparse.Namespace) -> int:
         print_json({"root": doc["root"], "out": args.out, "files": len(doc["files"])})
     else:
         print(f"recorded {len(doc['files'])} file(s) of {doc['root']} in {args.out}")
-    return 0
+    return Exit.OK
 
 
 def _check(args: argparse.Namespace) -> int:
@@ -87,4 +87,4 @@ def _check(args: argparse.Namespace) -> int:
             print(f"{item['change']} (allowed): {item['path']}")
         if not changed:
             print("unchanged" if not allowed else "only allowed paths changed")
-    return 1 if changed else 0
+    return SNAPSHOT_CHANGED if changed else Exit.OK

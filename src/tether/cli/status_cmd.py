@@ -3,6 +3,7 @@ from __future__ import annotations
 import argparse
 
 from tether.cli.common import add_status_arguments, list_limit, print_json, project_dir
+from tether.errors import Exit
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -24,4 +25,4 @@ def run(args: argparse.Namespace) -> int:
         print_json(report.to_json())
     else:
         print(render_status(report, list_limit(args)))
-    return 0
+    return Exit.OK

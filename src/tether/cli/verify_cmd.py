@@ -8,11 +8,10 @@ from __future__ import annotations
 
 import argparse
 from pathlib import Path
-from typing import Any
 
 from tether.cli.common import add_json, add_option, print_json
-from tether.engine.verify import VerifyResult, verify_preserved
-from tether.errors import TetherError
+from tether.engine.verify import verify_preserved
+from tether.errors import VERIFY_LINES_LOST, Exit, TetherError
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -37,6 +36,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    from tether.report.verify import render, to_json
+
     base = _read(args.baseline, "baseline")
     ours = _read(args.current, "current")
     result = _read(args.result, "result")
@@ -45,7 +46,7 @@ def run(args: argparse.Namespace) -> int:
         print_json(to_json(verdict))
     else:
         print(render(verdict, ours=args.current, base=args.baseline, result=args.result))
-    return 0 if verdict.preserved else 1
+    return Exit.OK if verdict.preserved else VERIFY_LINES_LOST
 
 
 def _read(path: str, role: str) -> bytes:
@@ -54,24 +55,3 @@ def _read(path: str, role: str) -> bytes:
     except OSError as error:
         reason = error.strerror or str(error)
         raise TetherError(f"cannot read the {role} file {path}: {reason}") from error
-
-
-def to_json(verdict: VerifyResult) -> dict[str, Any]:
-    return {
-        "preserved": verdict.preserved,
-        "missing": [{"line": line, "text": text} for line, text in verdict.missing],
-        "readded": [{"line": line, "text": text} for line, text in verdict.readded],
-    }
-
-
-def render(verdict: VerifyResult, *, ours: str, base: str, result: str) -> str:
-    if verdict.preserved:
-        return f"preserved: {result} keeps every line {ours} added or changed"
-    lines = [f"not preserved: {result} lost changes made in {ours}"]
-    if verdict.missing:
-        lines.append(f"  missing (line in {ours}):")
-        lines.extend(f"    {number}: {text}" for number, text in verdict.missing)
-    if verdict.readded:
-        lines.append(f"  deleted in {ours} but back (line in {base}):")
-        lines.extend(f"    {number}: {text}" for number, text in verdict.readded)
-    return "\n".join(lines)

@@ -203,12 +203,12 @@ def exclude_packages(plan: Plan, names: list[str]) -> None:
 def planned_json(planned: PlannedOccurrence) -> dict[str, Any]:
     occurrence = planned.resolved.occurrence
     return {
-        "projectName": occurrence.project,
-        "currentVersion": occurrence.declared.shown,
-        "targetVersion": planned.resolved.target_declared.shown,
-        "effectiveTarget": planned.effective_declared.shown,
+        "project_name": occurrence.project,
+        "current_version": occurrence.declared.shown,
+        "target_version": planned.resolved.target_declared.shown,
+        "effective_target": planned.effective_declared.shown,
         "location": occurrence.locus.location,
-        "sourceFile": occurrence.locus.source_file,
+        "source_file": occurrence.locus.source_file,
     }
 
 
@@ -216,13 +216,13 @@ def package_json(package: PackagePlan) -> dict[str, Any]:
     out: dict[str, Any] = {
         "name": package.name,
         "ecosystem": package.ecosystem,
-        "proposedTarget": package.proposed.target_declared.shown,
+        "proposed_target": package.proposed.target_declared.shown,
         "conflict": package.conflict,
     }
     if package.catalog:
         out["catalog"] = package.catalog
     if package.skipped_by:
-        out["skippedBy"] = package.skipped_by
+        out["skipped_by"] = package.skipped_by
     if package.override:
         out["override"] = package.override
     out["occurrences"] = [planned_json(p) for p in package.occurrences]
@@ -235,7 +235,7 @@ def plan_document(plan: Plan, extra: dict[str, Any] | None = None) -> dict[str, 
     sections["warnings"] = sections["warnings"] + plan.warnings
     return {
         "level": plan.level,
-        "conflictPolicy": plan.policy,
+        "conflict_policy": plan.policy,
         "packages": [package_json(p) for p in plan.packages],
         **sections,
         **(extra or {}),

@@ -22,6 +22,7 @@ from typing import IO, Any
 from tether.deps.align import Plan
 from tether.deps.edit import Change, EditError, prepare, write
 from tether.deps.overrides import BoundOverride, commands_for
+from tether.errors import Exit
 from tether.runs.isolation import DEFAULT_MODE, Isolation, Target, isolate
 from tether.runs.rundir import RunFolder
 
@@ -47,10 +48,10 @@ class Bump:
         return {
             "name": self.package,
             "ecosystem": self.ecosystem,
-            "currentVersion": self.current,
-            "targetVersion": self.target,
+            "current_version": self.current,
+            "target_version": self.target,
             "location": self.change.locus.location,
-            "sourceFile": self.change.locus.source_file,
+            "source_file": self.change.locus.source_file,
         }
 
     def line(self) -> str:
@@ -79,7 +80,7 @@ class Step:
         return {
             "step": self.name,
             "command": self.command,
-            "exitCode": self.exit_code,
+            "exit_code": self.exit_code,
             "seconds": round(self.seconds, 2),
         }
 
@@ -150,7 +151,7 @@ def apply_projects(
             _apply_one(result, options)
         except KeyboardInterrupt:
             result.state, result.failed_step, result.error = "failed", "apply", "interrupted"
-            result.exit_code = 130
+            result.exit_code = Exit.INTERRUPTED
             run.status = "interrupted"
             return run
         progress(digest(index, len(works), result))
@@ -223,7 +224,7 @@ def _edit(result: ProjectResult, root: Path, log: IO[str]) -> bool:
         files = prepare(root, [b.change for b in work.bumps])
         write(root, files)
     except (EditError, OSError) as error:
-        _fail(result, log, "edit", 1, str(error))
+        _fail(result, log, "edit", Exit.ERROR, str(error))
         return False
     for bump in work.bumps:
         _say(log, f"  {bump.line()}")

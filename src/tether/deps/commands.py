@@ -19,7 +19,7 @@ from tether.deps.apply import ApplyOptions, ApplyRun
 from tether.deps.flow import Decided, Registries
 from tether.deps.model import Level
 from tether.deps.scan import ScanResult
-from tether.errors import TetherError, UsageError
+from tether.errors import Exit, TetherError, UsageError
 from tether.runs.isolation import DEFAULT_MODE
 from tether.runs.rundir import RunFolder
 from tether.runs.selection import Filters, NothingSelected, choose, split_names
@@ -213,19 +213,20 @@ def _finish(
     status: str,
     folder: RunFolder | None,
 ) -> DepsResult:
-    from tether.deps.summary import render_summary, summary_document
+    from tether.deps.summary import summary_document
+    from tether.report.deps import render_summary
 
     meta = {
         "level": request.level,
         **(folder.to_json() if folder else {"run_id": None, "run_dir": None}),
-        "conflictPolicy": decided.plan.policy,
+        "conflict_policy": decided.plan.policy,
         "isolate": request.isolate,
         "install": request.install,
-        "continueOnFailure": request.continue_on_failure,
+        "continue_on_failure": request.continue_on_failure,
     }
     doc = summary_document(decided.plan, decided.overrides, run, status, meta)
     if folder is not None:
         folder.keep_summary(doc, render_summary(doc))
     if status == "interrupted":
-        return DepsResult(doc, 130)
-    return DepsResult(doc, 1 if doc["failed"] else 0)
+        return DepsResult(doc, Exit.INTERRUPTED)
+    return DepsResult(doc, Exit.ERROR if doc["failed"] else Exit.OK)

@@ -125,9 +125,48 @@ def settle(decided: Decided, decisions: Mapping[str, str], exclude: Sequence[str
 def plan_json(decided: Decided) -> dict[str, Any]:
     extra = {
         "overrides": [b.to_json() for b in decided.overrides],
-        "overridesFile": str(decided.overrides_file) if decided.overrides_file else None,
+        "overrides_file": str(decided.overrides_file) if decided.overrides_file else None,
     }
     return plan_document(decided.plan, extra)
+
+
+# The fields Commander's plan-folder files spell in camelCase (its specification fixes their
+# shape); every other document tether prints or keeps speaks snake_case.
+PLAN_FOLDER_FIELDS = frozenset(
+    {
+        "project_name",
+        "current_version",
+        "target_version",
+        "effective_target",
+        "source_file",
+        "proposed_target",
+        "skipped_by",
+        "conflict_policy",
+        "package_manager",
+        "package_manager_source",
+        "scan_failed",
+        "path_missing",
+        "overrides_file",
+    }
+)
+
+
+def plan_folder_shape(value: Any) -> Any:
+    """A copy of a scan or plan document with the plan-folder fields in camelCase. Only
+    these names change, so keys that are data (registry names, paths) stay as they are."""
+    if isinstance(value, dict):
+        return {
+            _camel(k) if k in PLAN_FOLDER_FIELDS else k: plan_folder_shape(v)
+            for k, v in value.items()
+        }
+    if isinstance(value, list):
+        return [plan_folder_shape(item) for item in value]
+    return value
+
+
+def _camel(name: str) -> str:
+    head, *rest = name.split("_")
+    return head + "".join(part.capitalize() for part in rest)
 
 
 def write_plan_dir(directory: Path, result: ScanResult, decided: Decided | None) -> list[Path]:
@@ -135,9 +174,9 @@ def write_plan_dir(directory: Path, result: ScanResult, decided: Decided | None)
     from tether.fsio import atomic_write
 
     written = []
-    documents = [(SCAN_FILE, scan_document(result))]
+    documents = [(SCAN_FILE, plan_folder_shape(scan_document(result)))]
     if decided is not None:
-        documents.append((PLAN_FILE, plan_json(decided)))
+        documents.append((PLAN_FILE, plan_folder_shape(plan_json(decided))))
     for name, doc in documents:
         path = directory / name
         atomic_write(path, (json.dumps(doc, indent=2, ensure_ascii=False) + "\n").encode())

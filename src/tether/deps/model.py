@@ -94,12 +94,12 @@ class Skipped:
 
     def to_json(self) -> dict[str, Any]:
         return {
-            "projectName": self.project,
+            "project_name": self.project,
             "ecosystem": self.ecosystem,
             "name": self.name,
-            "currentVersion": self.current,
+            "current_version": self.current,
             "location": self.locus.location,
-            "sourceFile": self.locus.source_file,
+            "source_file": self.locus.source_file,
             "kind": self.kind,
             "reason": self.reason,
         }

@@ -140,11 +140,11 @@ def occurrence_json(resolved: Resolved) -> dict[str, Any]:
     out: dict[str, Any] = {
         "name": occurrence.name,
         "ecosystem": occurrence.ecosystem,
-        "currentVersion": occurrence.declared.shown,
-        "targetVersion": resolved.target_declared.shown,
+        "current_version": occurrence.declared.shown,
+        "target_version": resolved.target_declared.shown,
         "update": resolved.target is not None,
         "location": occurrence.locus.location,
-        "sourceFile": occurrence.locus.source_file,
+        "source_file": occurrence.locus.source_file,
     }
     if occurrence.catalog:
         out["catalog"] = occurrence.catalog
@@ -159,8 +159,8 @@ def scan_document(result: ScanResult) -> dict[str, Any]:
         if project.error is not None:
             entry["error"] = project.error
         else:
-            entry["packageManager"] = project.package_manager
-            entry["packageManagerSource"] = project.package_manager_source
+            entry["package_manager"] = project.package_manager
+            entry["package_manager_source"] = project.package_manager_source
             entry["files"] = project.files
             entry["dependencies"] = [occurrence_json(r) for r in result.resolved[project.name]]
             entry["skipped"] = [s.to_json() for s in result.skipped if s.project == project.name]
@@ -175,10 +175,10 @@ def scan_document(result: ScanResult) -> dict[str, Any]:
 
 def common_sections(result: ScanResult) -> dict[str, Any]:
     return {
-        "scanFailed": [
+        "scan_failed": [
             {"name": p.name, "path": str(p.root), "error": p.error} for p in result.failed
         ],
-        "pathMissing": path_missing(result.missing),
+        "path_missing": path_missing(result.missing),
         "skipped": [s.to_json() for s in result.skipped],
         "warnings": list(result.warnings),
     }

@@ -1,8 +1,6 @@
-"""The deps commands' words: one JSON document each, and the text rendered from it.
+"""The document ``tether deps apply`` ends with (the run folder keeps it as summary.json).
 
-Text is always built from the JSON document, so both say the same thing. Text is bounded
-(a conversation reads it): long lists are cut with a pointer to the run folder, which keeps
-the whole document; only the first failures get their log's last lines.
+Its words are rendered from it in ``tether.report.deps``.
 """
 
 from __future__ import annotations
@@ -12,23 +10,11 @@ from typing import Any
 
 from tether.deps.align import Plan, package_json
 from tether.deps.apply import ApplyRun, ProjectResult
-from tether.deps.gate import CANCELLED
 from tether.deps.overrides import BoundOverride
 from tether.deps.scan import common_sections
 from tether.runs import sections
 
 Doc = dict[str, Any]
-LIST_CAP = 20
-TAILS_SHOWN = 3
-
-_HEADLINES = {
-    "planned": "planned",
-    "cancelled": CANCELLED,
-    "nothing": "nothing to update",
-    "done": "finished",
-    "stopped": "stopped at the first failure",
-    "interrupted": "interrupted",
-}
 
 
 # --- apply summary -----------------------------------------------------------------------
@@ -75,29 +61,29 @@ def summary_document(
         "applied": [_project(r) for r in results if r.state == "applied"],
         "failed": [_failed(r) for r in results if r.state == "failed"],
         "pending": [_project(r) for r in results if r.state == "pending"],
-        "skippedPathMissing": [],
-        "skippedScanFailed": [],
-        "skippedByUser": [package_json(p) for p in skipped if p.skipped_by == "user"],
-        "skippedByConflictPolicy": [
+        "skipped_path_missing": [],
+        "skipped_scan_failed": [],
+        "skipped_by_user": [package_json(p) for p in skipped if p.skipped_by == "user"],
+        "skipped_by_conflict_policy": [
             package_json(p) for p in skipped if p.skipped_by == "conflict-policy"
         ],
-        "skippedByOverride": [
+        "skipped_by_override": [
             package_json(p) for p in skipped if (p.skipped_by or "").startswith("override:")
         ],
-        "skippedUnsupportedRange": [],
+        "skipped_unsupported_range": [],
         "overrides": [b.to_json() for b in bound],
         "warnings": list(plan.warnings) if plan else [],
         "isolation": _isolation(results, meta.get("isolate", "none")),
     }
     if plan is not None:
         sections = common_sections(plan.scan)
-        doc["skippedPathMissing"] = sections["pathMissing"]
-        doc["skippedScanFailed"] = sections["scanFailed"]
-        doc["skippedUnsupportedRange"] = [
+        doc["skipped_path_missing"] = sections["path_missing"]
+        doc["skipped_scan_failed"] = sections["scan_failed"]
+        doc["skipped_unsupported_range"] = [
             s for s in sections["skipped"] if s["kind"] == "unsupported-range"
         ]
         doc["warnings"] = sections["warnings"] + doc["warnings"]
-    doc["suggestedNextSteps"] = next_steps(doc, plan)
+    doc["suggested_next_steps"] = next_steps(doc, plan)
     return doc
 
 
@@ -119,7 +105,7 @@ def next_steps(doc: Doc, plan: Plan | None) -> list[str]:
         steps.append(f"apply the pending projects: tether deps apply --projects {names} …")
     if plan is not None:
         steps += _lock_steps(doc, plan)
-    if doc["skippedUnsupportedRange"]:
+    if doc["skipped_unsupported_range"]:
         steps.append("move the skipped ranges by hand, or write them as ^x.y.z / ~x.y.z / x.y.z")
     if not steps:
         steps.append("nothing to do")
@@ -138,188 +124,4 @@ def _lock_steps(doc: Doc, plan: Plan) -> list[str]:
     return ["refresh the Python environment or lock of " + ", ".join(unlocked)]
 
 
-def render_summary(doc: Doc) -> str:
-    if doc["status"] == "cancelled":
-        return _HEADLINES["cancelled"]
-    lines = [f"tether deps {doc.get('level', '')}: {_HEADLINES.get(doc['status'], doc['status'])}"]
-    if doc.get("run_dir"):
-        lines[0] += f" (logs in {doc['run_dir']})"
-    lines += _applied(doc["applied"])
-    lines += _failed_section(doc["failed"])
-    lines += _list("Pending projects", [_pending_line(p) for p in doc["pending"]])
-    lines += _list(
-        "Skipped (path missing)", [f"{m['name']}: {m['path']}" for m in doc["skippedPathMissing"]]
-    )
-    lines += _list(
-        "Skipped (scan-failed)", [f"{m['name']}: {m['error']}" for m in doc["skippedScanFailed"]]
-    )
-    lines += _list("Skipped by user", [_package_line(p) for p in doc["skippedByUser"]])
-    lines += _list(
-        "Skipped by conflict policy", [_package_line(p) for p in doc["skippedByConflictPolicy"]]
-    )
-    lines += _list(
-        "Skipped by override",
-        [
-            f"{p['name']} ({p['skippedBy'].removeprefix('override:')})"
-            for p in doc["skippedByOverride"]
-        ],
-    )
-    lines += _list(
-        "Skipped (unsupported range)", [skipped_line(s) for s in doc["skippedUnsupportedRange"]]
-    )
-    lines += _list("Warnings", doc["warnings"])
-    lines += _isolation_section(doc["isolation"])
-    lines += ["", "## Suggested next steps (not executed)"]
-    lines += [f"{i}. {step}" for i, step in enumerate(doc["suggestedNextSteps"], 1)]
-    return "\n".join(lines)
-
-
-def _applied(applied: list[Doc]) -> list[str]:
-    if not applied:
-        return []
-    lines = ["", f"## Applied projects ({len(applied)})"]
-    for project in applied:
-        lines.append(f"- {project['name']}")
-        for bump in project["bumps"][:LIST_CAP]:
-            lines.append(f"  - {bump_line(bump)}")
-        lines += _more(project["bumps"], "  ")
-        for override in project["overrides"]:
-            lines.append(f"  - override {override['id']}: {override['command']}")
-    return lines
-
-
-def bump_line(bump: Doc) -> str:
-    where = f"{bump['sourceFile']} {bump['location']}"
-    return f"{bump['name']} {bump['currentVersion']} → {bump['targetVersion']} ({where})"
-
-
-def skipped_line(item: Doc) -> str:
-    where = f"{item['sourceFile']} {item['location']}"
-    head = f"{item['projectName']}: {item['name']} {item['currentVersion']}"
-    return f"{head} ({where}): {item['reason']}"
-
-
-def _package_line(package: Doc) -> str:
-    return f"{package['name']} → {package['proposedTarget']}"
-
-
-def _pending_line(project: Doc) -> str:
-    extra = f", {len(project['overrides'])} override(s)" if project["overrides"] else ""
-    return f"{project['name']} ({len(project['bumps'])} bump(s){extra})"
-
-
-def _failed_section(failed: list[Doc]) -> list[str]:
-    if not failed:
-        return []
-    title = "## Failed project" if len(failed) == 1 else f"## Failed projects ({len(failed)})"
-    lines = ["", title]
-    for index, item in enumerate(failed):
-        lines.append(
-            f"- {item['name']}: failed at step {item['step']} (exit {item['exit_code']}): "
-            f"{item['error']}"
-        )
-        lines.append(f"  log: {item['log']}")
-        if index < TAILS_SHOWN and item["log_tail"]:
-            lines.append(f"  last {len(item['log_tail'])} lines of its log:")
-            lines += [f"    {line}" for line in item["log_tail"]]
-    return lines
-
-
-def _list(title: str, items: list[str]) -> list[str]:
-    if not items:
-        return []
-    lines = ["", f"## {title} ({len(items)})"]
-    lines += [f"- {item}" for item in items[:LIST_CAP]]
-    return lines + _more(items, "")
-
-
-def _more(items: Sequence[Any], indent: str) -> list[str]:
-    if len(items) <= LIST_CAP:
-        return []
-    return [f"{indent}- … and {len(items) - LIST_CAP} more (see the run folder's summary.json)"]
-
-
-def _isolation_section(isolation: Doc) -> list[str]:
-    from tether.fleet.summary import isolation_lines
-
-    lines = ["", f"## Isolation: {isolation['requested']}", *isolation_lines(isolation["projects"])]
-    if not isolation["projects"]:
-        lines.append("- no project was changed")
-    return lines
-
-
 # --- scan and plan -----------------------------------------------------------------------
-
-
-def render_scan(doc: Doc) -> str:
-    lines = [f"tether deps scan ({doc['level']})"]
-    for project in doc["projects"]:
-        if "error" in project:
-            continue
-        updates = [d for d in project["dependencies"] if d["update"]]
-        manager = project["packageManager"] or "no package manager"
-        lines += ["", f"## {project['name']} ({manager}): {len(updates)} update(s)"]
-        lines += [f"- {bump_line(d)}" for d in updates[:LIST_CAP]]
-        lines += _more(updates, "")
-        current = len(project["dependencies"]) - len(updates)
-        if current:
-            lines.append(f"- {current} already at their newest {doc['level']} version")
-    lines += _tail_sections(doc)
-    return "\n".join(lines)
-
-
-def render_plan(doc: Doc) -> str:
-    lines = [
-        f"tether deps plan ({doc['level']}; conflict policy: {doc['conflictPolicy']})",
-        "",
-        "| package | current → target | projects | note |",
-        "|---|---|--:|---|",
-    ]
-    for package in doc["packages"]:
-        lines.append(_plan_row(package))
-    if not doc["packages"]:
-        lines.append("| (nothing to update) | | | |")
-    overrides = doc.get("overrides") or []
-    if overrides:
-        lines += ["", f"## Overrides ({len(overrides)})"]
-        for item in overrides:
-            lines.append(
-                f"- {item['id']} [{item['decision']}]: {item['command']} "
-                f"(packages {', '.join(item['packages'])}; projects {', '.join(item['projects'])})"
-            )
-    lines += _tail_sections(doc)
-    return "\n".join(lines)
-
-
-def _plan_row(package: Doc) -> str:
-    occurrences = package["occurrences"]
-    currents = ", ".join(dict.fromkeys(o["currentVersion"] for o in occurrences))
-    targets = ", ".join(
-        dict.fromkeys(o["effectiveTarget"] for o in occurrences if o["effectiveTarget"])
-    )
-    projects = len({o["projectName"] for o in occurrences})
-    notes = []
-    if package["conflict"]:
-        notes.append(f"conflict (max {package['proposedTarget']})")
-    if package.get("skippedBy"):
-        notes.append(f"skipped by {package['skippedBy']}")
-    if package.get("override"):
-        notes.append(f"override {package['override']}")
-    name = package["name"] + (f" (catalog {package['catalog']})" if package.get("catalog") else "")
-    return f"| {name} | {currents} → {targets} | {projects} | {'; '.join(notes)} |"
-
-
-def _tail_sections(doc: Doc) -> list[str]:
-    lines: list[str] = []
-    lines += _list(
-        "Skipped (path missing)", [f"{m['name']}: {m['path']}" for m in doc["pathMissing"]]
-    )
-    lines += _list(
-        "Skipped (scan-failed)", [f"{m['name']}: {m['error']}" for m in doc["scanFailed"]]
-    )
-    lines += _list(
-        "Skipped (unsupported range)",
-        [skipped_line(s) for s in doc["skipped"] if s["kind"] == "unsupported-range"],
-    )
-    lines += _list("Warnings", doc["warnings"])
-    return lines

@@ -10,6 +10,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from tether.errors import Exit
 from tether.fleet.runner import (
     FleetRequest,
     FleetRun,
@@ -42,7 +43,9 @@ def status(filters: Filters, jobs: int, note: Note) -> StatusResult | NothingSel
         return chosen
     rows = fleet_status(chosen.selection, jobs)
     document = status_document(str(chosen.registry.path), chosen.selection, rows)
-    return StatusResult(document, 1 if any(row.state == "error" for _, row in rows) else 0)
+    return StatusResult(
+        document, Exit.ERROR if any(row.state == "error" for _, row in rows) else Exit.OK
+    )
 
 
 @dataclass(frozen=True)
@@ -61,7 +64,8 @@ def update(
 ) -> UpdateResult | NothingSelected:
     """Plan every selected project, ask once (unless a dry run or ``confirm`` is None),
     apply in registry order, and keep the whole summary in the run folder."""
-    from tether.fleet.summary import render_plan_table, render_update, update_document
+    from tether.fleet.summary import update_document
+    from tether.report.fleet import render_plan_table, render_update
 
     chosen = choose(filters, note)
     if isinstance(chosen, NothingSelected):

@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TypeVar
 
+from tether.errors import Exit
 from tether.fleet.units import (
     ApplyOptions,
     PlanOptions,
@@ -100,14 +101,14 @@ class FleetRun:
 
     def exit_code(self) -> int:
         if self.status == "interrupted":
-            return 130
+            return Exit.INTERRUPTED
         if any(e.result == "failed" for e in self.entries):
-            return 1
+            return Exit.ERROR
         if self.status == "dry-run" and any(e.plan.counts.get("failed") for e in self.to_apply):
-            return 1  # as `tether update --dry-run`: files that will fail to be written
+            return Exit.ERROR  # as `tether update --dry-run`: files that will fail to be written
         if any(e.outcome and e.outcome.conflicts for e in self.entries):
-            return 4
-        return 0
+            return Exit.CONFLICTS
+        return Exit.OK
 
 
 _RESULT_OF_PLAN = {
@@ -185,7 +186,7 @@ def _apply_one(run: FleetRun, entry: FleetEntry) -> None:
 def _interrupted(run: FleetRun, entry: FleetEntry) -> None:
     # Ctrl-C between files of one project is handled inside run_update (it stops after the
     # current file); one arriving elsewhere lands here: keep the summary, mark the rest.
-    entry.outcome = ProjectOutcome("failed", {}, "apply", "interrupted", 130)
+    entry.outcome = ProjectOutcome("failed", {}, "apply", "interrupted", Exit.INTERRUPTED)
     entry.result = "failed"
     entry.log += ["== interrupted"]
     run.folder.write(entry.log_path, entry.log)

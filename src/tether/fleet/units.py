@@ -15,7 +15,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from tether.errors import TetherError
+from tether.errors import Exit, TetherError
 from tether.flows.plan import UpdateOptions
 from tether.flows.preflight import GitOptions, default_branch_name
 from tether.flows.project import open_project
@@ -185,7 +185,7 @@ class ProjectOutcome:
     isolation: Mapping[str, Any]
     step: str = ""  # where a failure happened: apply
     error: str = ""
-    exit_code: int = 0
+    exit_code: int = Exit.OK
     conflicts: tuple[str, ...] = ()
     report: Mapping[str, Any] | None = None  # the single-project update report (JSON)
     log: tuple[str, ...] = ()
@@ -220,11 +220,13 @@ def apply_unit(path: str, options: ApplyOptions) -> ProjectOutcome:
         report = run_update(_request(where, options), _confirm(where, options, log))
     except TetherError as error:
         log.append(f"error: {error}")
-        return ProjectOutcome("failed", where.to_json(), "apply", str(error), 1, log=tuple(log))
+        return ProjectOutcome(
+            "failed", where.to_json(), "apply", str(error), Exit.ERROR, log=tuple(log)
+        )
     except Exception as error:  # one project's crash must not cost the fleet its summary
         log += _trace()
         return ProjectOutcome(
-            "failed", where.to_json(), "apply", _internal(error), 1, log=tuple(log)
+            "failed", where.to_json(), "apply", _internal(error), Exit.ERROR, log=tuple(log)
         )
     log += render_update(report).splitlines()
     return _outcome(report, where, log)
@@ -283,14 +285,26 @@ def _outcome(report: UpdateReport, where: Isolation, log: list[str]) -> ProjectO
     isolation = where.to_json()
     if report.status == "cancelled":
         return ProjectOutcome(
-            "failed", isolation, "apply", STALE_PLAN, 1, report=data, log=(*log, STALE_PLAN)
+            "failed",
+            isolation,
+            "apply",
+            STALE_PLAN,
+            Exit.ERROR,
+            report=data,
+            log=(*log, STALE_PLAN),
         )
     if report.status == "up-to-date":
         return ProjectOutcome("up-to-date", isolation, report=data, log=tuple(log))
     code = report.exit_code()
-    if code == 1:
+    if code == Exit.ERROR:
         return ProjectOutcome(
-            "failed", isolation, "apply", _failure_text(report), 1, report=data, log=tuple(log)
+            "failed",
+            isolation,
+            "apply",
+            _failure_text(report),
+            Exit.ERROR,
+            report=data,
+            log=tuple(log),
         )
     conflicts = tuple(a.path for a in report.open_conflicts)
     return ProjectOutcome(

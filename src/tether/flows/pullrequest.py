@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from tether import gh, git
-from tether.errors import TetherError, UsageError
+from tether.errors import Exit, TetherError, UsageError
 from tether.flows.project import Project, check_project_dir, open_project
 from tether.parselimits import json_loads
 from tether.state.store import State
@@ -47,7 +47,7 @@ class PullRequestReport:
     notes: list[str] = field(default_factory=list)
 
     def exit_code(self) -> int:
-        return 1 if self.status in FAILED else 0
+        return Exit.ERROR if self.status in FAILED else Exit.OK
 
     def to_json(self) -> dict[str, Any]:
         return {

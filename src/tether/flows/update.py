@@ -11,7 +11,7 @@ from pathlib import Path
 from types import FrameType
 from typing import TYPE_CHECKING, Any
 
-from tether.errors import TetherError
+from tether.errors import Exit, TetherError
 from tether.flows.apply import (
     ApplyOutcome,
     ResumeInfo,
@@ -44,9 +44,6 @@ from tether.versions import compare_versions, is_version
 
 if TYPE_CHECKING:
     from tether.flows.regen import RegenOutcome
-
-EXIT_INTERRUPTED = 130  # as a shell reports a command stopped by Ctrl-C
-EXIT_CONFLICTS_OPEN = 3  # as ``check`` does for the same finding
 
 BUCKET_ORDER = (
     Bucket.ADD,
@@ -120,16 +117,16 @@ class UpdateReport:
 
     def exit_code(self) -> int:
         if self.status == "interrupted":
-            return EXIT_INTERRUPTED
+            return Exit.INTERRUPTED
         if self.status == "failed" or self.bucket(Bucket.FAILED):
-            return 1
+            return Exit.ERROR
         if self.status == "conflicts-open":
-            return EXIT_CONFLICTS_OPEN
+            return Exit.FOUND  # as ``check`` does for the same finding
         if self.status == "updated" and self.open_conflicts:
-            return 4
+            return Exit.CONFLICTS
         if self.status == "completed" and self.earlier_conflicts:
-            return 4
-        return 0
+            return Exit.CONFLICTS
+        return Exit.OK
 
     def to_json(self) -> dict[str, Any]:
         buckets: dict[str, Any] = {}

@@ -17,6 +17,7 @@ from tether.runs.registry import (
     add_project,
     load_registry,
     new_record,
+    record_document,
     registry_path,
     remove_project,
     save_registry,
@@ -48,7 +49,11 @@ def add(
     )
     add_project(registry, record)
     save_registry(registry)
-    return {"registry": str(registry.path), "added": dict(record.raw), "note": _tether_note(path)}
+    return {
+        "registry": str(registry.path),
+        "added": record_document(record.raw),
+        "note": _tether_note(path),
+    }
 
 
 def _checked_name(name: str) -> str:
@@ -77,7 +82,7 @@ def listing(registry_option: str | None) -> Doc:
 def _record_json(registry: Registry, record: ProjectRecord) -> Doc:
     resolved = registry.resolve(record)
     return {
-        **record.raw,
+        **record_document(record.raw),
         "name": record.name,
         "keywords": list(record.keywords),
         "description": record.description,
@@ -113,4 +118,8 @@ def remove(registry_option: str | None, name: str) -> Doc:
     registry = _load(registry_option)
     record = remove_project(registry, name)
     save_registry(registry)
-    return {"registry": str(registry.path), "name": record.name, "removed": dict(record.raw)}
+    return {
+        "registry": str(registry.path),
+        "name": record.name,
+        "removed": record_document(record.raw),
+    }

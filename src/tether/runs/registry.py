@@ -25,6 +25,15 @@ from tether.fsio import atomic_write, read_bytes
 from tether.parselimits import MAX_NESTING, json_loads
 
 REGISTRY_VERSION = 2
+# The registry's camelCase fields and their names in tether's own JSON documents (``projects
+# --json``); the file itself keeps the shared spelling.
+SNAKE_FIELDS = {
+    "createdAt": "created_at",
+    "updatedAt": "updated_at",
+    "repoType": "repo_type",
+    "specialRules": "special_rules",
+    "monorepoRoot": "monorepo_root",
+}
 ENV_VAR = "TETHER_REGISTRY"
 # Version 1 records lack the optional keys of version 2 and are otherwise the same shape.
 READABLE_VERSIONS = (1, 2)
@@ -181,3 +190,9 @@ def save_registry(registry: Registry) -> None:
     atomic_write(registry.path, data.encode("utf-8"))
     registry.exists = True
     registry.document = document
+
+
+def record_document(raw: Mapping[str, Any]) -> dict[str, Any]:
+    """A registry record as tether's JSON documents spell it: the shared camelCase fields in
+    snake_case, every other key (another tool's) as it was found."""
+    return {SNAKE_FIELDS.get(key, key): value for key, value in raw.items()}

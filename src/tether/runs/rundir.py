@@ -50,8 +50,11 @@ class RunFolder:
         atomic_write(path, ("\n".join(lines) + "\n").encode("utf-8", errors="replace"))
 
     def keep_summary(self, document: Mapping[str, Any], text: str) -> None:
-        """The whole summary stays here; what is printed is the bounded digest."""
-        self.write(self.root / "summary.json", [json.dumps(document, indent=2)])
+        """The whole summary stays here, the same document ``--json`` prints (version
+        first); what is printed as text is the bounded digest."""
+        from tether.report.documents import versioned
+
+        self.write(self.root / "summary.json", [json.dumps(versioned(document), indent=2)])
         self.write(self.root / "summary.md", [text])
 
     def to_json(self) -> dict[str, str]:

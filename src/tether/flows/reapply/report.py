@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from tether.errors import Exit
 from tether.model.plan import Bucket
 
 if TYPE_CHECKING:
@@ -86,8 +87,8 @@ class ReapplyReport:
     def exit_code(self) -> int:
         """1 when a file failed (verification, drift or an error), 4 when conflicts are left."""
         if self.failures:
-            return 1
-        return 4 if self.count(CONFLICT) else 0
+            return Exit.ERROR
+        return Exit.CONFLICTS if self.count(CONFLICT) else Exit.OK
 
     def to_json(self) -> dict[str, Any]:
         return {

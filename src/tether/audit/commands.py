@@ -1,0 +1,108 @@
+"""``tether audit shell`` and ``tether audit gate`` as one library call each. Nothing here prints.
+
+The command line parses its flags into a request and renders the document (or entries) it
+gets back; choosing the files, running the tools and settling the members happen here.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from tether.audit.cache import ResultCache
+from tether.audit.clearance import GateEntry
+from tether.audit.roster import Remit
+from tether.errors import UsageError
+
+
+@dataclass(frozen=True)
+class ShellRequest:
+    base_ref: str | None = None  # scope the run to what this branch changed since REF
+    diff_only: bool = False  # findings outside changed lines become suggestions
+    paths: Sequence[str] = ()  # explicit files (relative to the root, or absolute)
+    hooks: Sequence[str] | None = None  # None: the roster's
+    posix: Sequence[str] | None = None  # None: the roster's
+    jobs: int = 1
+    cache: ResultCache | None = None  # None: no cache
+    vocabulary: str = "tether"
+
+
+def audit_shell(root: Path, layout: Any, remit: Remit, request: ShellRequest) -> dict[str, Any]:
+    """The shell report (docs/audit.md): files, findings, counts, tools, and the scope's
+    base when ``base_ref`` was given."""
+    from tether import git
+    from tether.audit import shell
+    from tether.audit.roster import load_roster
+    from tether.audit.scope import compute_scope, touched_lines
+    from tether.audit.tools import default_tools
+
+    if request.diff_only and not request.base_ref:
+        raise UsageError("--diff-only needs --base-ref REF")
+    roster = load_roster(root, layout)
+    options = shell.ShellOptions(
+        hooks=tuple(request.hooks if request.hooks is not None else roster.hooks),
+        posix=tuple(request.posix if request.posix is not None else roster.posix),
+        jobs=request.jobs,
+        cache=request.cache if request.cache is not None else ResultCache(None),
+    )
+    scope = compute_scope(root, request.base_ref, remit) if request.base_ref else None
+    if request.paths:
+        paths = [_relative(root, p) for p in request.paths]
+    elif scope is not None:
+        paths = list(scope.files)
+    else:
+        paths = [p for p in git.ls_files(root) if remit.covers(p)]
+    targets = shell.select_targets(root, paths, options)
+    tools = default_tools()
+    results = shell.analyse(root, targets, tools, options)
+    if request.diff_only and scope is not None:
+        touched = touched_lines(root, scope.merge_base, scope.head, [t.path for t in targets])
+        results = shell.downgrade_untouched(results, touched)
+    document = shell.report(results, tools, request.vocabulary)
+    if scope is None:
+        return document
+    return {
+        "base": scope.base_ref,
+        "merge_base": scope.merge_base,
+        "dirty": list(scope.dirty),
+        **document,
+    }
+
+
+def _relative(root: Path, given: str) -> str:
+    from tether.pathrules import relpath_problem
+
+    path = Path(given)
+    absolute = path if path.is_absolute() else root / path  # relative to the root, like git's
+    try:
+        rel = absolute.resolve().relative_to(root).as_posix()
+    except ValueError:
+        raise UsageError(f"{given} is outside the checkout {root}") from None
+    problem = relpath_problem(rel)
+    if problem:
+        raise UsageError(f"{given}: {problem}")
+    return rel
+
+
+def audit_gate(
+    root: Path,
+    layout: Any,
+    names: Sequence[str],
+    machinery: Sequence[str],
+    ad_hoc: Remit | None = None,
+) -> list[GateEntry]:
+    """Each member's state: an ``ad_hoc`` remit gates its one member; otherwise ``names``
+    (default: every member of the roster) are resolved from the roster."""
+    from tether.audit.clearance import gate
+    from tether.audit.roster import load_roster, resolve_remit
+
+    if ad_hoc is not None:
+        return gate(root, layout, [ad_hoc])
+    roster = load_roster(root, layout)
+    chosen = list(names) or [m.name for m in roster.members]
+    if not chosen:
+        raise UsageError("no members to gate: give --members or a roster")
+    remits = [resolve_remit(roster, member=n, machinery=list(machinery)) for n in chosen]
+    return gate(root, layout, remits)

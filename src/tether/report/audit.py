@@ -1,0 +1,118 @@
+"""The audit commands' words, and the JSON documents no report object of theirs carries
+(a scope, a clearance and a gate entry have ``to_json``; the shell document is built by
+``tether.audit.shell.report``)."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from collections.abc import Sequence
+    from pathlib import Path
+
+    from tether.audit.clearance import ClearResult, GateEntry
+    from tether.audit.digest import ContentDigest
+    from tether.audit.scope import Scope
+    from tether.audit.sidecar import SidecarResult
+
+Doc = dict[str, Any]
+
+
+def _list_lines(label: str, items: Sequence[str]) -> list[str]:
+    return [f"{label}: {len(items)}", *(f"  {item}" for item in items)]
+
+
+# --- scope -----------------------------------------------------------------------------------
+
+
+def render_scope(scope: Scope, base: str) -> str:
+    lines = [f"base {base} (merge base {scope.merge_base[:12]}), head {scope.head[:12]}"]
+    lines += _list_lines("in scope", scope.files)
+    lines += _list_lines("deleted", scope.deleted)
+    branch = scope.branch
+    label = (
+        f"whole branch since {branch.default_branch}" if branch.default_branch else "whole branch"
+    )
+    if branch.reason:
+        lines.append(f"{label}: unavailable ({branch.reason})")
+    else:
+        lines += _list_lines(label, branch.files)
+    lines += _list_lines("dirty (working tree differs from HEAD)", scope.dirty)
+    return "\n".join(lines)
+
+
+# --- shell -----------------------------------------------------------------------------------
+
+
+def render_shell(document: Doc) -> str:
+    lines = [
+        f"{f['path']}:{f['line']}: {f['severity']} [{f['finding_class']}] {f['title']}"
+        for f in document["findings"]
+    ]
+    tools = document["tools"]
+    counts = document["counts"]
+    lines.append(
+        f"{len(document['files'])} files: {counts['error']} errors, {counts['warning']} warnings, "
+        f"{counts['suggestion']} suggestions (shellcheck {tools['shellcheck']['version']}, "
+        f"shfmt {tools['shfmt']['version']})"
+    )
+    if document.get("dirty"):
+        lines.append(
+            f"note: {len(document['dirty'])} in-scope files differ from HEAD; "
+            "the working-tree bytes were checked"
+        )
+    return "\n".join(lines)
+
+
+# --- findings write --------------------------------------------------------------------------
+
+
+def findings_document(result: SidecarResult, root: Path) -> Doc:
+    return {"written": _written(result, root), "count": result.count, "declined": result.declined}
+
+
+def render_findings(result: SidecarResult, root: Path) -> str:
+    if result.declined:
+        return f"findings-sidecar: declined: {result.declined}"
+    return f"wrote {_written(result, root)} ({result.count} findings)"
+
+
+def _written(result: SidecarResult, root: Path) -> str | None:
+    return result.path.relative_to(root).as_posix() if result.path else None
+
+
+# --- digest, clear, gate ---------------------------------------------------------------------
+
+
+def digest_document(found: ContentDigest) -> Doc:
+    return {
+        "member": found.member,
+        "digest": found.digest,
+        "head": found.head,
+        "files": list(found.paths),
+    }
+
+
+def render_clear(result: ClearResult, root: Path) -> str:
+    if result.withheld:
+        lines = [f"{result.member}: {result.withheld}"]
+        lines += [f"  dirty: {path}" for path in result.dirty]
+        return "\n".join(lines)
+    doc = result.to_json(root)
+    lines = [f"{result.member}: {result.provenance} for {result.digest}: wrote {doc['written']}"]
+    if doc["removed"]:
+        lines.append(f"  superseded {doc['removed']}")
+    return "\n".join(lines)
+
+
+def gate_document(entries: Sequence[GateEntry], root: Path) -> Doc:
+    cleared = all(entry.state == "cleared" for entry in entries)
+    return {"cleared": cleared, "members": [e.to_json(root) for e in entries]}
+
+
+def render_gate(entries: Sequence[GateEntry]) -> str:
+    lines = []
+    for entry in entries:
+        note = f" ({entry.note})" if entry.note else ""
+        lines.append(f"{entry.member}: {entry.state} {entry.digest}{note}")
+    return "\n".join(lines)

@@ -1,0 +1,179 @@
+"""The fleet's words: the text of ``fleet status`` and ``fleet update``, and the plan table.
+
+The text is built from the JSON document (``tether.fleet.summary``), so both always say the
+same thing; only the plan table, shown before anything runs, reads the run's plans. Text is
+bounded (a conversation reads it): conflict paths are capped per project and only the first
+failing projects get their log's last lines; the run folder holds everything.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from tether.report.runs import failed_section, isolation_lines
+
+if TYPE_CHECKING:
+    from tether.fleet.runner import FleetEntry, FleetRun
+
+Doc = dict[str, Any]
+# Bucket columns of the plan table, in the order the single-project summary uses.
+TABLE_BUCKETS = (
+    "add",
+    "removed",
+    "overwrite",
+    "update",
+    "merged",
+    "skip",
+    "conflict",
+    "delete",
+    "deleted",
+    "failed",
+)
+
+
+PATHS_PER_PROJECT = 10
+
+
+def render_status(doc: Doc) -> str:
+    lines = [
+        "| project | upstream | installed | newest | modified | conflicts |",
+        "|---|---|---|---|--:|--:|",
+    ]
+    notes = []
+    for row in doc["projects"]:
+        newest = row["latest"] or "?"
+        if row["update_available"]:
+            newest += " (update available)"
+        lines.append(
+            f"| {row['name']} | {row['upstream'] or '?'} | {row['installed'] or '?'} | "
+            f"{newest} | {row['modified']} | {row['conflicts']} |"
+        )
+        if row["error"]:
+            notes.append(f"- {row['name']}: {row['error']}")
+    if notes:
+        lines += ["", "## Problems", *notes]
+    lines += _skipped_sections(doc["skipped_path_missing"], doc["skipped_not_tethered"])
+    return "\n".join(lines)
+
+
+def _skipped_sections(missing: list[Doc], not_tethered: list[Doc]) -> list[str]:
+    lines: list[str] = []
+    if missing:
+        lines += ["", f"## Skipped (path missing) ({len(missing)})"]
+        lines += [f"- {m['name']}: {m['path']}" for m in missing]
+    if not_tethered:
+        lines += ["", f"## Skipped (not tethered) ({len(not_tethered)})"]
+        lines += [f"- {m['name']}: {m['path']}" for m in not_tethered]
+    return lines
+
+
+def render_plan_table(run: FleetRun) -> str:
+    """One row per project: from → to, counts per bucket, and what needs a person."""
+    columns = [
+        b for b in TABLE_BUCKETS if b == "conflict" or any(b in e.plan.counts for e in run.entries)
+    ]
+    head = "| project | from → to | " + " | ".join(columns) + " | note |"
+    rule = "|---|---|" + "--:|" * len(columns) + "---|"
+    lines = [head, rule]
+    for entry in run.entries:
+        plan = entry.plan
+        span = (
+            f"{plan.from_version} → {plan.to_version}"
+            if plan.state == "planned"
+            else plan.from_version
+        )
+        counts = " | ".join(
+            str(plan.counts.get(b, 0)) if plan.state == "planned" else "" for b in columns
+        )
+        lines.append(f"| {entry.member.name} | {span} | {counts} | {_plan_note(entry)} |")
+    return "\n".join(lines)
+
+
+def _plan_note(entry: FleetEntry) -> str:
+    plan = entry.plan
+    if plan.state == "up-to-date":
+        return "up to date"
+    if plan.state == "not-tethered":
+        return "not tethered"
+    if plan.state == "failed":
+        return f"plan failed: {plan.error}"
+    if plan.conflicts:
+        return "conflicts: " + _capped(list(plan.conflicts))
+    return ""
+
+
+def _capped(paths: list[str]) -> str:
+    shown = ", ".join(paths[:PATHS_PER_PROJECT])
+    return shown + (
+        f" … and {len(paths) - PATHS_PER_PROJECT} more" if len(paths) > PATHS_PER_PROJECT else ""
+    )
+
+
+def render_update(doc: Doc) -> str:
+    """The sections the issue names, in its order; empty ones left out except the last two."""
+    summary = doc["summary"]
+    lines = [_headline(doc)]
+    lines += _applied_section(summary["applied"])
+    lines += failed_section(summary["failed"])
+    lines += _pending_section(summary["pending"])
+    lines += _skipped_sections(summary["skipped_path_missing"], summary["skipped_not_tethered"])
+    lines += _conflict_section(summary["conflicts_to_resolve"])
+    lines += _isolation_section(summary["isolation"], doc["dry_run"])
+    lines += ["", "## Suggested next steps"]
+    lines += [f"{i}. {step}" for i, step in enumerate(summary["suggested_next_steps"], 1)]
+    return "\n".join(lines)
+
+
+_HEADLINES = {
+    "dry-run": "dry run: nothing written",
+    "cancelled": "cancelled: nothing written",
+    "done": "finished",
+    "stopped": "stopped at the first failure",
+    "interrupted": "interrupted",
+    "planned": "planned",
+}
+
+
+def _headline(doc: Doc) -> str:
+    return f"tether fleet update: {_HEADLINES[doc['status']]} (logs in {doc['run_dir']})"
+
+
+def _applied_section(applied: list[Doc]) -> list[str]:
+    if not applied:
+        return []
+    lines = ["", f"## Applied projects ({len(applied)})"]
+    for item in applied:
+        if item["state"] == "up-to-date":
+            lines.append(f"- {item['name']}: already up to date at {item['from']}")
+            continue
+        extra = f" ({item['conflicts']} conflict(s) to resolve)" if item["conflicts"] else ""
+        lines.append(f"- {item['name']}: {item['from']} → {item['to']}{extra}")
+    return lines
+
+
+def _pending_section(pending: list[Doc]) -> list[str]:
+    if not pending:
+        return []
+    lines = ["", f"## Pending projects ({len(pending)})"]
+    for item in pending:
+        span = f" ({item['from']} → {item['to']})" if item["from"] else ""
+        lines.append(f"- {item['name']}{span}")
+    return lines
+
+
+def _conflict_section(conflicts: list[Doc]) -> list[str]:
+    total = sum(len(c["paths"]) for c in conflicts)
+    if not total:
+        return []
+    lines = ["", f"## Conflicts to resolve ({total})"]
+    lines += [f"- {c['name']}: {_capped(c['paths'])}" for c in conflicts]
+    return lines
+
+
+def _isolation_section(isolation: Doc, dry_run: bool) -> list[str]:
+    head = f"## Isolation: {isolation['requested']}"
+    if dry_run:
+        head += " (dry run: nothing created)"
+    elif not isolation["projects"]:
+        head += " (no project was updated)"
+    return ["", head, *isolation_lines(isolation["projects"])]

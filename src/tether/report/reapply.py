@@ -1,0 +1,44 @@
+"""The words of ``tether reapply``: each file's status, and what ``--save`` kept."""
+
+from __future__ import annotations
+
+from tether.flows.reapply import (
+    CONFLICT,
+    FAILED,
+    INCORPORATED,
+    MERGED,
+    REMEDIES,
+    ReapplyReport,
+    SaveReport,
+)
+
+
+def render(report: ReapplyReport) -> str:
+    order = (MERGED, INCORPORATED, CONFLICT, FAILED)
+    counts = ", ".join(f"{report.count(s)} {s}" for s in order if report.count(s))
+    head = "dry run: " if report.dry_run else ""
+    lines = [f"{head}reapply {report.patches} -> {report.target}: {counts or 'nothing to do'}"]
+    for result in report.results:
+        lines.append(f"  {result.status:<13} {result.file}")
+        if result.reason:
+            lines.append(f"                {result.reason}")
+        lines.extend(f"                missing {n}: {text}" for n, text in result.missing)
+        lines.extend(f"                deleted but back {n}: {text}" for n, text in result.readded)
+        if result.artifact:
+            lines.append(f"                patch: {result.artifact}")
+    if report.drifted_files:
+        lines.append("pristine drift stopped: " + ", ".join(report.drifted_files))
+        lines.extend(f"  {number}. {remedy}" for number, remedy in enumerate(REMEDIES, 1))
+    if report.backup_dir is not None and report.backup_dir.exists():
+        lines.append(f"installed versions backed up in {report.backup_dir}")
+    return "\n".join(lines)
+
+
+def render_save(report: SaveReport) -> str:
+    if report.folder is None:
+        return f"nothing to save: none of {report.checked} files differs from the manifest"
+    lines = [f"saved {len(report.files)} customised file(s) to {report.folder}"]
+    lines.extend(f"  {rel}" for rel in report.files)
+    if report.absent:
+        lines.append(f"{len(report.absent)} file(s) in the manifest are gone from the target")
+    return "\n".join(lines)

@@ -1,0 +1,43 @@
+"""The sections both multi-project summaries (``fleet update``, ``deps apply``) word the same way.
+
+They read the shapes ``tether.runs.sections`` builds. Text is bounded (a conversation reads
+it): only the first failing projects get their log's last lines; the run folder keeps the
+whole document.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+Doc = dict[str, Any]
+TAILS_SHOWN = 3
+
+
+def failed_section(failed: list[Doc]) -> list[str]:
+    """Each failed project, its step (and the step's exit code when it has one), its log."""
+    if not failed:
+        return []
+    title = "## Failed project" if len(failed) == 1 else f"## Failed projects ({len(failed)})"
+    lines = ["", title]
+    for index, item in enumerate(failed):
+        code = f" (exit {item['exit_code']})" if item.get("exit_code") is not None else ""
+        lines.append(f"- {item['name']}: failed at step {item['step']}{code}: {item['error']}")
+        lines.append(f"  log: {item['log']}")
+        if index < TAILS_SHOWN and item["log_tail"]:
+            lines.append(f"  last {len(item['log_tail'])} lines of its log:")
+            lines += [f"    {line}" for line in item["log_tail"]]
+    return lines
+
+
+def isolation_lines(projects: list[Doc]) -> list[str]:
+    """One line per project: where its changes are."""
+    lines = []
+    for item in projects:
+        where = {
+            "none": "in place",
+            "branch": f"branch {item['branch']}",
+            "worktree": f"worktree {item['worktree']} (branch {item['branch']})",
+        }[item["used"]]
+        note = f" — {item['note']}" if item["note"] else ""
+        lines.append(f"- {item['name']}: {where}{note}")
+    return lines
