@@ -250,7 +250,7 @@ def test_merge_driver_json_clean_and_conflicting(tmp_path: Path) -> None:
     }
     assert (tmp_path / "ours").read_text() == "A\nb\nC\n"
     conflict = merge_driver(tmp_path, "a\nmine\nc\n", "a\ntheirs\nc\n")
-    assert conflict.returncode == 1
+    assert conflict.returncode == 4  # conflicts left; 1 is kept for errors
     doc = json.loads(conflict.stdout)
     assert doc["clean"] is False and doc["conflicts"] == 1 and doc["merge"] == "lines"
 

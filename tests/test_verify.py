@@ -202,7 +202,7 @@ def test_cli_reports_missing_lines(
     files: dict[str, str], capsys: pytest.CaptureFixture[str]
 ) -> None:
     code = run_cli("--base", files["base"], "--ours", files["ours"], "--result", files["bad"])
-    assert code == 1
+    assert code == 3  # found something; 1 stays "could not check"
     out = capsys.readouterr().out
     assert "2: model: opus" in out
     assert "2: model: sonnet" in out
@@ -210,7 +210,7 @@ def test_cli_reports_missing_lines(
 
 def test_cli_json(files: dict[str, str], capsys: pytest.CaptureFixture[str]) -> None:
     args = ("--base", files["base"], "--ours", files["ours"], "--result", files["bad"], "--json")
-    assert run_cli(*args) == 1
+    assert run_cli(*args) == 3
     assert json.loads(capsys.readouterr().out) == {
         "schema_version": 1,
         "preserved": False,
@@ -233,7 +233,7 @@ def test_tether_verify_end_to_end(
     common = ["verify", "--base", files["base"], "--ours", files["ours"]]
     assert main([*common, "--result", files["good"]]) == 0
     assert capsys.readouterr().out.startswith("preserved")
-    assert main([*common, "--result", files["bad"], "--json"]) == 1
+    assert main([*common, "--result", files["bad"], "--json"]) == 3
     assert json.loads(capsys.readouterr().out)["missing"] == [{"line": 2, "text": "model: opus"}]
     assert main([*common, "--result", str(tmp_path / "nope")]) == 1
     error = capsys.readouterr().err

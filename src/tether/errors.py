@@ -19,13 +19,14 @@ class Exit(IntEnum):
     INTERRUPTED = 130  # stopped by Ctrl-C or SIGTERM, as a shell reports it
 
 
-# Three commands answer a yes/no question for another program, whose contract says only
-# "non-zero means no"; they keep the code they have always used (docs/cli.md, "Exit codes").
-# git runs a merge driver and reads any non-zero exit as "conflicts left in the file".
-MERGE_DRIVER_CONFLICTS = Exit.ERROR
+# Commands that answer a yes/no question for another program, whose contract says only
+# "non-zero means no", answer from the table, so a caller can still tell "no" from an error
+# (docs/cli.md, "Exit codes"). git reads any non-zero exit of a merge driver as "conflicts
+# left in the file".
+MERGE_DRIVER_CONFLICTS = Exit.CONFLICTS
 # A reapply workflow runs ``tether verify`` after its merge and stops on any non-zero exit.
-VERIFY_LINES_LOST = Exit.ERROR
-# Commander's source-untouched check exits 1 when the tree changed since its snapshot.
+VERIFY_LINES_LOST = Exit.FOUND
+# Commander's source-untouched check fixes 1 for "the tree changed since the snapshot".
 SNAPSHOT_CHANGED = Exit.ERROR
 
 

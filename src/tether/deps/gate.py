@@ -14,7 +14,6 @@ from tether.deps.overrides import ACTIONS, BoundOverride
 from tether.errors import UsageError
 from tether.runs.selection import split_names
 
-CANCELLED = "Cancelled. No files modified."
 Ask = Callable[[str], str]
 Say = Callable[[str], None]
 

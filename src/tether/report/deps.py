@@ -10,8 +10,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from tether.deps.gate import CANCELLED
 from tether.report.runs import failed_section, isolation_lines
+
+CANCELLED = "Cancelled. No files modified."
 
 Doc = dict[str, Any]
 
