@@ -6,12 +6,10 @@ Run by publishers in the upstream repository; see docs/publishing.md.
 from __future__ import annotations
 
 import argparse
-from collections import Counter
 from pathlib import Path
 
 from tether.cli.common import add_json, add_project_dir, print_json, project_dir
 from tether.errors import Exit, UsageError
-from tether.publish.manifest import MANIFEST_PATH, ManifestBuild, manifest_build, write_manifest
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -33,43 +31,16 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     add_project_dir(build)
 
 
-def _summary(build: ManifestBuild) -> str:
-    manifest = build.manifest
-    counts = Counter(c.value for c in manifest.files.values())
-    per_class = ", ".join(f"{n} {cls}" for cls, n in sorted(counts.items()))
-    text = f"{manifest.name} {manifest.version}: {len(manifest.files)} files"
-    text += f" ({per_class})" if per_class else ""
-    if manifest.sentinels:
-        text += f", {len(manifest.sentinels)} sentinel{'s' if len(manifest.sentinels) > 1 else ''}"
-    return text
-
-
 def _run_build(args: argparse.Namespace) -> int:
-    build = manifest_build(project_dir(args), args.config)
-    written = False if args.check else write_manifest(build)
-    stale_left = args.check and build.stale
+    from tether.publish.manifest import build_manifest
+    from tether.report.publish import render_manifest_build
+
+    report = build_manifest(project_dir(args), args.config, check=args.check)
     if args.json:
-        manifest = build.manifest
-        print_json(
-            {
-                "path": MANIFEST_PATH,
-                "name": manifest.name,
-                "version": manifest.version,
-                "files": len(manifest.files),
-                "sentinels": len(manifest.sentinels),
-                "stale": build.stale,
-                "written": written,
-                "diff": build.diff() if build.stale else "",
-            }
-        )
-    elif stale_left:
-        print(build.diff(), end="")
-        print(f"{MANIFEST_PATH} is stale; run 'tether manifest build' and commit it")
-    elif written:
-        print(f"wrote {MANIFEST_PATH}: {_summary(build)}")
+        print_json(report.to_json())
     else:
-        print(f"{MANIFEST_PATH} is up to date: {_summary(build)}")
-    return Exit.FOUND if stale_left else Exit.OK
+        print(render_manifest_build(report))
+    return Exit.FOUND if report.stale_left else Exit.OK
 
 
 def run(args: argparse.Namespace) -> int:

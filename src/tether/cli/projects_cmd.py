@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import argparse
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from tether.cli.common import add_json, print_json
 from tether.errors import Exit
@@ -86,6 +86,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    from tether.report.projects import RENDER
     from tether.runs import projects
 
     if args.action == "add":
@@ -99,48 +100,5 @@ def run(args: argparse.Namespace) -> int:
     if args.json:
         print_json(doc)
     else:
-        print(_RENDER[args.action](doc))
+        print(RENDER[args.action](doc))
     return Exit.OK
-
-
-def _render_added(doc: dict[str, Any]) -> str:
-    added = doc["added"]
-    lines = [f"registered {added['name']} ({added['path']}) in {doc['registry']}"]
-    if doc["note"]:
-        lines.append(f"note: {doc['note']}")
-    return "\n".join(lines)
-
-
-def _render_list(doc: dict[str, Any]) -> str:
-    from tether.runs.selection import EMPTY_REGISTRY
-
-    if not doc["projects"]:
-        return EMPTY_REGISTRY
-    lines = ["| name | path | keywords | description |", "|---|---|---|---|"]
-    for row in doc["projects"]:
-        path = row["path"] + ("" if row["exists"] else " (missing)")
-        lines.append(
-            f"| {row['name']} | {path} | {', '.join(row['keywords'])} | {row['description']} |"
-        )
-    return "\n".join(lines)
-
-
-def _render_show(doc: dict[str, Any]) -> str:
-    lines = []
-    for key, value in doc.items():
-        shown = ", ".join(value) if isinstance(value, list) else value
-        lines.append(f"{key}: {shown}")
-    return "\n".join(lines)
-
-
-def _render_removed(doc: dict[str, Any]) -> str:
-    path = doc["removed"]["path"]
-    return f"unregistered {doc['name']} ({path}); its files are untouched"
-
-
-_RENDER = {
-    "add": _render_added,
-    "list": _render_list,
-    "show": _render_show,
-    "remove": _render_removed,
-}

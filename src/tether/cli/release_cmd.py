@@ -30,23 +30,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def _run_pack(args: argparse.Namespace) -> int:
     from tether.publish.pack import pack_release
+    from tether.report.publish import render_pack
 
     result = pack_release(project_dir(args), args.version, args.out)
     if args.json:
-        print_json(
-            {
-                "tarball": str(result.tarball),
-                "sha256_file": str(result.checksum_file),
-                "sha256": result.sha256,
-                "folder": result.folder,
-                "files": result.files,
-            }
-        )
+        print_json(result.to_json())
     else:
-        print(f"packed {result.folder} ({result.files} files)")
-        print(f"  {result.tarball}")
-        print(f"  {result.checksum_file}")
-        print(f"  sha256 {result.sha256}")
+        print(render_pack(result))
     return Exit.OK
 
 

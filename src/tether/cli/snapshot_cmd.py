@@ -56,35 +56,24 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _record(args: argparse.Namespace) -> int:
-    from tether.deps.snapshot import DEFAULT_EXCLUDE, record
+    from tether.deps.snapshot import record_tree
+    from tether.report.snapshot import render_recorded
 
     if not args.project or not args.out:
         raise UsageError("tether snapshot needs -C DIR and --out FILE (or: snapshot check …)")
     verbose_line(args, f"project {Path(args.project).absolute()}")
-    exclude = [*DEFAULT_EXCLUDE, *(args.exclude or [])]
-    doc = record(Path(args.project), Path(args.out), exclude)
-    if args.json:
-        print_json({"root": doc["root"], "out": args.out, "files": len(doc["files"])})
-    else:
-        print(f"recorded {len(doc['files'])} file(s) of {doc['root']} in {args.out}")
+    recorded = record_tree(Path(args.project), args.out, args.exclude or [])
+    print_json(recorded.to_json()) if args.json else print(render_recorded(recorded))
     return Exit.OK
 
 
 def _check(args: argparse.Namespace) -> int:
-    from tether.deps.snapshot import changes, load, split_allowed
+    from tether.deps.snapshot import check_tree
+    from tether.report.snapshot import render_checked
 
     if not args.project:
         raise UsageError("tether snapshot check needs -C DIR (the tree to compare)")
     verbose_line(args, f"project {Path(args.project).absolute()}")
-    baseline = load(Path(args.baseline))
-    changed, allowed = split_allowed(changes(baseline, Path(args.project)), args.allow)
-    if args.json:
-        print_json({"baseline": args.baseline, "changed": changed, "allowed": allowed})
-    else:
-        for item in changed:
-            print(f"{item['change']}: {item['path']}")
-        for item in allowed:
-            print(f"{item['change']} (allowed): {item['path']}")
-        if not changed:
-            print("unchanged" if not allowed else "only allowed paths changed")
-    return SNAPSHOT_CHANGED if changed else Exit.OK
+    checked = check_tree(Path(args.project), args.baseline, args.allow)
+    print_json(checked.to_json()) if args.json else print(render_checked(checked))
+    return SNAPSHOT_CHANGED if checked.changed else Exit.OK

@@ -125,3 +125,39 @@ def split_allowed(
     outside = [c for c in found if not any(fnmatch.fnmatchcase(c["path"], a) for a in allow)]
     inside = [c for c in found if c not in outside]
     return outside, inside
+
+
+@dataclass(frozen=True)
+class Recorded:
+    """What ``tether snapshot`` wrote: the tree, the file (as given) and how many entries."""
+
+    root: str
+    out: str
+    files: int
+
+    def to_json(self) -> dict[str, Any]:
+        return {"root": self.root, "out": self.out, "files": self.files}
+
+
+def record_tree(root: Path, out: str, exclude: Sequence[str] = ()) -> Recorded:
+    """``tether snapshot``: record ``root`` in ``out``, leaving out ``.git`` and ``exclude``."""
+    doc = record(root, Path(out), [*DEFAULT_EXCLUDE, *exclude])
+    return Recorded(doc["root"], out, len(doc["files"]))
+
+
+@dataclass(frozen=True)
+class Checked:
+    """What ``tether snapshot check`` found: changes outside and inside the allowed globs."""
+
+    baseline: str
+    changed: list[dict[str, str]]
+    allowed: list[dict[str, str]]
+
+    def to_json(self) -> dict[str, Any]:
+        return {"baseline": self.baseline, "changed": self.changed, "allowed": self.allowed}
+
+
+def check_tree(root: Path, baseline: str, allow: Sequence[str] = ()) -> Checked:
+    """``tether snapshot check``: compare ``root`` with the snapshot file ``baseline``."""
+    changed, allowed = split_allowed(changes(load(Path(baseline)), root), allow)
+    return Checked(baseline, changed, allowed)

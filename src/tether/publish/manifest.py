@@ -1,7 +1,7 @@
 """Build ``.tether/manifest.json`` from ``tether.toml`` and the repository's files.
 
 ``manifest_build`` computes the manifest and writes nothing; ``write_manifest`` writes it
-when it changed.
+when it changed; ``build_manifest`` is ``tether manifest build``: both, or the check alone.
 """
 
 from __future__ import annotations
@@ -9,6 +9,7 @@ from __future__ import annotations
 import difflib
 import json
 import os
+from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -180,3 +181,42 @@ def write_manifest(build: ManifestBuild) -> bool:
         return False
     atomic_write(build.path, build.data)
     return True
+
+
+@dataclass(frozen=True)
+class ManifestReport:
+    """What ``tether manifest build`` did: the build, whether it wrote, whether it only checked."""
+
+    build: ManifestBuild
+    written: bool
+    checked: bool  # --check: nothing was written
+
+    @property
+    def stale_left(self) -> bool:
+        """The check found the manifest on disk out of date (nothing was written)."""
+        return self.checked and self.build.stale
+
+    def class_counts(self) -> list[tuple[str, int]]:
+        """(class, files of that class), classes in name order."""
+        counts = Counter(c.value for c in self.build.manifest.files.values())
+        return sorted(counts.items())
+
+    def to_json(self) -> dict[str, Any]:
+        manifest = self.build.manifest
+        return {
+            "path": MANIFEST_PATH,
+            "name": manifest.name,
+            "version": manifest.version,
+            "files": len(manifest.files),
+            "sentinels": len(manifest.sentinels),
+            "stale": self.build.stale,
+            "written": self.written,
+            "diff": self.build.diff() if self.build.stale else "",
+        }
+
+
+def build_manifest(root: Path, config_path: Path | None = None, *, check: bool = False) -> ManifestReport:
+    """Build the manifest and write it when it changed; with ``check`` write nothing."""
+    build = manifest_build(root, config_path)
+    written = False if check else write_manifest(build)
+    return ManifestReport(build, written, check)

@@ -16,7 +16,7 @@ import tempfile
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import IO
+from typing import IO, Any
 
 from tether.checksums import checksum_line
 from tether.errors import TetherError
@@ -39,6 +39,15 @@ class PackResult:
     sha256: str
     folder: str  # the single top-level folder inside the tarball
     files: int  # file and link entries (folders not counted)
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "tarball": str(self.tarball),
+            "sha256_file": str(self.checksum_file),
+            "sha256": self.sha256,
+            "folder": self.folder,
+            "files": self.files,
+        }
 
 
 def _tar_info(name: str, kind: bytes, mode: int, size: int = 0, link: str = "") -> tarfile.TarInfo:

@@ -10,6 +10,8 @@ from __future__ import annotations
 from typing import Any
 
 Doc = dict[str, Any]
+EMPTY_REGISTRY = "No projects registered. Use tether projects add to register one."
+NO_MATCH = "No projects matched the filter."
 TAILS_SHOWN = 3
 
 

@@ -12,10 +12,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+# The messages are words, so they live with the other words of runs (and stay importable here).
+from tether.report.runs import EMPTY_REGISTRY as EMPTY_REGISTRY
+from tether.report.runs import NO_MATCH as NO_MATCH
 from tether.runs.registry import Registry, load_registry, registry_path
-
-EMPTY_REGISTRY = "No projects registered. Use tether projects add to register one."
-NO_MATCH = "No projects matched the filter."
 
 
 @dataclass(frozen=True)
