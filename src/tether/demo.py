@@ -3,7 +3,18 @@
 from __future__ import annotations
 
 import json
+import tempfile
+from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from tether.errors import TetherError
+
+if TYPE_CHECKING:
+    from tether.flows.install import InitReport
+    from tether.flows.status import StatusReport
+    from tether.flows.update import UpdateReport
 
 UPSTREAM = "acme-kit"
 
@@ -110,3 +121,61 @@ def customise(project: Path) -> None:
     package["name"] = "our-app"
     _write(project, "package.json", json.dumps(package, indent=2) + "\n")
     _write(project, "notes/team.md", "# Team notes\n")
+
+
+def demo_dir(wanted: str | None) -> Path:
+    """Where to build the demo: ``wanted`` when it is new or an empty folder, else a new
+    temporary folder."""
+    if not wanted:
+        return Path(tempfile.mkdtemp(prefix="tether-demo-"))
+    base = Path(wanted)
+    if base.exists() and not (base.is_dir() and not any(base.iterdir())):
+        raise TetherError(f"{base}: already exists and is not an empty folder; give a new one")
+    return base
+
+
+@dataclass(frozen=True)
+class DemoReport:
+    """Each step of ``tether demo`` and what it returned."""
+
+    base: Path
+    shelf: Path  # the upstream's releases
+    project: Path
+    installed: InitReport
+    before: StatusReport
+    update: UpdateReport
+    after: StatusReport
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "dir": str(self.base),
+            "upstream": {"name": UPSTREAM, "releases": list(RELEASES)},
+            "source": str(self.shelf),
+            "project": str(self.project),
+            "init": self.installed.to_json(),
+            "customised": [{"path": p, "what": what} for p, what in CUSTOMISATIONS],
+            "status_before": self.before.to_json(),
+            "update": self.update.to_json(),
+            "status_after": self.after.to_json(),
+        }
+
+
+def run_demo(wanted: str | None, started: Callable[[Path], None] = lambda base: None) -> DemoReport:
+    """Build the upstream, install 1.0.0, customise, update to the newest release.
+
+    ``started`` hears the demo's folder once it is chosen, before anything is built there."""
+    from tether.flows.install import install_release
+    from tether.flows.plan import UpdateOptions
+    from tether.flows.status import project_status
+    from tether.flows.update import UpdateRequest, run_update
+
+    base = demo_dir(wanted)
+    started(base)
+    shelf, project = base / "upstream", base / "project"
+    build_upstream(shelf)
+    installed = install_release(project, str(shelf), "1.0.0")
+    customise(project)
+    before = project_status(project, check_latest=True)
+    update = run_update(UpdateRequest(project, options=UpdateOptions()))
+    after = project_status(project)
+    return DemoReport(base, shelf, project, installed, before, update, after)
