@@ -215,7 +215,9 @@ class ManifestReport:
         }
 
 
-def build_manifest(root: Path, config_path: Path | None = None, *, check: bool = False) -> ManifestReport:
+def build_manifest(
+    root: Path, config_path: Path | None = None, *, check: bool = False
+) -> ManifestReport:
     """Build the manifest and write it when it changed; with ``check`` write nothing."""
     build = manifest_build(root, config_path)
     written = False if check else write_manifest(build)

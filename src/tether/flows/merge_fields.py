@@ -1,0 +1,59 @@
+"""``tether merge-fields``: the field-aware merge of one file, for scripts and agents; with
+``write`` the applied items land in the current file in place."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from tether.errors import TetherError
+from tether.fsio import atomic_write
+
+if TYPE_CHECKING:
+    from tether.engine.structured.model import StructuredMergeResult
+
+ROLES = ("baseline", "latest", "current")
+
+
+@dataclass(frozen=True)
+class FieldsReport:
+    """The merge of ``current`` and whether it was written (``write_asked``: --write given)."""
+
+    current: str
+    result: StructuredMergeResult
+    written: bool
+    write_asked: bool
+
+
+def _read(role: str, path: str) -> bytes:
+    try:
+        return Path(path).read_bytes()
+    except FileNotFoundError:
+        raise TetherError(f"{role} file not found: {path}") from None
+    except IsADirectoryError:
+        raise TetherError(f"{role} file is a directory: {path}") from None
+    except OSError as error:
+        raise TetherError(f"cannot read {role} file {path}: {error.strerror}") from None
+
+
+def merge_fields(
+    preset: str, baseline: str, latest: str, current: str, *, write: bool = False
+) -> FieldsReport:
+    """Merge the three files with ``preset``; a file missing or not parsing is an error
+    naming its role."""
+    from tether.engine.structured import merge_structured, rules_for
+
+    paths = {"baseline": baseline, "latest": latest, "current": current}
+    sides = {role: _read(role, paths[role]) for role in ROLES}
+    try:
+        rules = rules_for(current, {"preset": preset})
+    except ValueError as error:
+        raise TetherError(str(error)) from None
+    result = merge_structured(current, rules, sides["baseline"], sides["latest"], sides["current"])
+    if result.parse_error is not None:
+        raise TetherError(result.parse_error)
+    written = write and result.new_text != sides["current"]
+    if written:
+        atomic_write(Path(current), result.new_text)
+    return FieldsReport(current, result, written, write)

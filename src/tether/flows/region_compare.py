@@ -1,0 +1,32 @@
+"""``tether region-compare``: read three copies of a region file and compare them with the
+region masked (tether.engine.regions does the comparing)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from tether.errors import TetherError
+
+if TYPE_CHECKING:
+    from tether.engine.regions import RegionComparison
+
+
+def _read(option: str, path: Path) -> bytes:
+    try:
+        return path.read_bytes()
+    except OSError as error:
+        raise TetherError(f"cannot read {option} {path}: {error.strerror or error}") from error
+
+
+def compare_region_files(
+    baseline: Path, latest: Path, current: Path, start_marker: str, end_marker: str
+) -> RegionComparison:
+    """Compare the files outside the region between the markers; a file that cannot be read
+    is an error naming its option."""
+    from tether.engine.regions import compare_region_file
+
+    base = _read("--baseline", baseline)
+    theirs = _read("--latest", latest)
+    ours = _read("--current", current)
+    return compare_region_file(base, theirs, ours, start_marker, end_marker)
