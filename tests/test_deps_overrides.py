@@ -194,9 +194,10 @@ def test_force_generic(setup: Path, server: LoopbackRegistry) -> None:
 
 def test_decisions_are_asked_once_per_entry(setup: Path, server: LoopbackRegistry) -> None:
     args = deps(setup, server, "apply", "--level", "minor", "--no-install")
-    code, out, _ = run_cli(*args, stdin="skip-matched\nf\na\n")
+    code, out, err = run_cli(*args, stdin="skip-matched\nf\na\n")
     assert code == 0, out
-    assert out.count("Override storybook") == 1 and out.count("Override alpha-latest") == 1
+    assert err.count("Override storybook") == 1 and err.count("Override alpha-latest") == 1
+    assert "Override storybook" not in out  # a question never goes to stdout
     assert manifest(setup, "app")["dependencies"]["alpha"] == "^1.2.3"
 
 

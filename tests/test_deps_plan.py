@@ -257,9 +257,10 @@ def test_conflicts_need_a_policy_under_yes(fleet: Path, server: LoopbackRegistry
 
 def test_one_prompt_chooses_the_policy(fleet: Path, server: LoopbackRegistry) -> None:
     args = deps("apply", "--level", "patch", "--no-install", server=server, registry=fleet)
-    code, out, _ = run_cli(*args, stdin="per-project\napply-all\n")
+    code, out, err = run_cli(*args, stdin="per-project\napply-all\n")
     assert code == 0, out
-    assert "conflicting targets" in out
+    # The question and the conflicts it asks about go to stderr; stdout is the summary.
+    assert "conflicting targets" in err and "conflicting targets" not in out
     written = json.loads((fleet.parent / "a" / "package.json").read_text())
     assert written["dependencies"]["alpha"] == "^1.0.5"
 
@@ -323,9 +324,10 @@ def test_interactive_pick_subset(fleet: Path, server: LoopbackRegistry) -> None:
         server=server,
         registry=fleet,
     )
-    code, out, _ = run_cli(*args, stdin="p\nnope\ngamma\n")
+    code, out, err = run_cli(*args, stdin="p\nnope\ngamma\n")
     assert code == 0
-    assert "Not in this plan: nope. Valid: alpha, gamma" in out
+    assert "Not in this plan: nope. Valid: alpha, gamma" in err
+    assert "Exclude which packages" in err and "Exclude which packages" not in out
     a = json.loads((fleet.parent / "a" / "package.json").read_text())
     assert a["dependencies"] == {"alpha": "^1.0.5", "gamma": "^4.0.0"}
     assert "## Skipped by user (1)" in out

@@ -191,13 +191,15 @@ def test_asks_once_and_a_no_writes_nothing(
     before = [files(p) for p in fleet.projects]
     monkeypatch.setattr("sys.stdin", _Terminal("n\n"))
     assert call("fleet", "update") == 0
-    out = capsys.readouterr().out
-    assert out.count("Apply the update to 3 project(s)") == 1
+    out, err = capsys.readouterr()
+    # The question and the table it asks about go to stderr; stdout carries the result only.
+    assert err.count("Apply the update to 3 project(s)") == 1
+    assert err.count("| p1 | 1.0.0 → 1.1.0 |") == 1  # the table, shown once with the question
+    assert "Apply the update" not in out and "| p1 |" not in out
     assert "cancelled: nothing written" in out and "## Pending projects (3)" in out
     assert [files(p) for p in fleet.projects] == before
     monkeypatch.setattr("sys.stdin", _Terminal("y\n"))
     assert call("fleet", "update", "--isolate", "none") == 0
-    assert out.count("| p1 | 1.0.0 → 1.1.0 |") == 1  # the table, shown once with the question
     assert [installed(p) for p in fleet.projects] == ["1.1.0"] * 3
 
 

@@ -6,9 +6,10 @@ import argparse
 import sys
 from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, TextIO
+from typing import TYPE_CHECKING, Any
 
 from tether.cli.common import add_json, print_json
+from tether.cli.interact import ask, require_consent, show
 from tether.cli.projects_cmd import (
     add_selection,
     print_nothing_selected,
@@ -18,7 +19,7 @@ from tether.cli.projects_cmd import (
 from tether.deps.align import POLICIES
 from tether.deps.model import LEVELS
 from tether.deps.registries import DEFAULT_JOBS, DEFAULT_RETRIES, DEFAULT_TIMEOUT
-from tether.errors import TetherError, UsageError
+from tether.errors import UsageError
 from tether.runs.isolation import DEFAULT_MODE, MODES
 
 if TYPE_CHECKING:
@@ -162,10 +163,8 @@ def run(args: argparse.Namespace) -> int:
             "deps apply --exclude no longer takes package names (--exclude means path globs "
             "in every command): use --skip-package " + ",".join(args.renamed_exclude)
         )
-    if args.action == "apply" and not (args.yes or sys.stdin.isatty()):
-        raise TetherError(
-            "not running on a terminal: pass --yes to apply the plan (nothing was written)"
-        )
+    if args.action == "apply":
+        require_consent("apply the plan", yes=args.yes)
     action = {"scan": commands.scan, "plan": commands.plan, "apply": commands.apply}
     result = action[args.action](_request(args), _prompts(args))
     if isinstance(result, commands.DepsResult):
@@ -200,30 +199,27 @@ def _request(args: argparse.Namespace) -> DepsRequest:
 
 
 def _prompts(args: argparse.Namespace) -> Prompts:
+    """Questions, the plan and the lines that explain them go to stderr (cli/interact.py)."""
     from tether.deps.commands import Prompts
     from tether.report.deps import render_plan
 
-    # With --json stdout carries one document only; questions and digests go to stderr.
-    out = sys.stderr if args.json else sys.stdout
-
     def show_plan(document: dict[str, Any]) -> None:
-        out.write(render_plan(document) + "\n")
+        show(render_plan(document))
 
-    return Prompts(_ask(out), _say(out), show_plan, selection_note(args.json))
-
-
-def _ask(out: TextIO) -> Callable[[str], str]:
-    def ask(question: str) -> str:
-        out.write(question)
-        out.flush()
-        return sys.stdin.readline().strip()
-
-    return ask
+    return Prompts(_ask, show, show_plan, selection_note(args.json), _progress(args.json))
 
 
-def _say(out: TextIO) -> Callable[[str], None]:
-    def say(line: str) -> None:
-        out.write(line + "\n")
+def _ask(question: str) -> str:
+    return ask(question).strip()
+
+
+def _progress(as_json: bool) -> Callable[[str], None]:
+    """The digest line per project: on stdout before the summary, on stderr under --json
+    (stdout then carries the one document)."""
+    out = sys.stderr if as_json else sys.stdout
+
+    def line(text: str) -> None:
+        out.write(text + "\n")
         out.flush()  # a digest line should show while the next project installs
 
-    return say
+    return line

@@ -3,18 +3,17 @@
 from __future__ import annotations
 
 import argparse
-import sys
-from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from tether.cli.common import add_json, print_json
+from tether.cli.interact import ask_yes_no, require_consent
 from tether.cli.projects_cmd import (
     add_selection,
     print_nothing_selected,
     selection_filters,
     selection_note,
 )
-from tether.errors import TetherError, UsageError
+from tether.errors import UsageError
 from tether.runs.isolation import DEFAULT_MODE, MODES
 
 if TYPE_CHECKING:
@@ -80,10 +79,8 @@ def run(args: argparse.Namespace) -> int:
     jobs = default_jobs() if args.jobs is None else args.jobs
     if jobs < 1:
         raise UsageError("--jobs must be at least 1")
-    if args.action == "update" and not (args.yes or args.dry_run or sys.stdin.isatty()):
-        raise TetherError(
-            "not running on a terminal: pass --yes to apply the fleet update (nothing was written)"
-        )
+    if args.action == "update":
+        require_consent("apply the fleet update", yes=args.yes, dry_run=args.dry_run)
     return _status(args, jobs) if args.action == "status" else _update(args, jobs)
 
 
@@ -111,7 +108,7 @@ def _update(args: argparse.Namespace, jobs: int) -> int:
         args.pr,
         args.allow_dirty,
     )
-    confirm = None if args.yes else _confirm(args.json)
+    confirm = None if args.yes else _confirm
     result = flow.update(selection_filters(args), request, confirm, selection_note(args.json))
     if not isinstance(result, flow.UpdateResult):
         return print_nothing_selected(result, args.json)
@@ -129,14 +126,8 @@ def _render_update(result: UpdateResult, as_json: bool) -> None:
     print(text if result.asked else f"{render_plan_table(result.run)}\n\n{text}")
 
 
-def _confirm(as_json: bool) -> Callable[[FleetRun], bool]:
-    def ask(run: FleetRun) -> bool:
-        from tether.report.fleet import render_plan_table
+def _confirm(run: FleetRun) -> bool:
+    """The plan table and the one question, on stderr (cli/interact.py)."""
+    from tether.report.fleet import confirm_question, render_plan_table
 
-        out = sys.stderr if as_json else sys.stdout
-        print(render_plan_table(run), file=out)
-        out.write(f"Apply the update to {len(run.to_apply)} project(s), in the order above? [y/N] ")
-        out.flush()
-        return sys.stdin.readline().strip().lower() in ("y", "yes")
-
-    return ask
+    return ask_yes_no(confirm_question(run), before=render_plan_table(run))

@@ -51,9 +51,10 @@ class Prompts:
     """How a run talks to the person; a run under ``yes`` never asks."""
 
     ask: Callable[[str], str]  # a question → the answer ("" at the end of input)
-    say: Callable[[str], None]  # a line of context or progress
+    say: Callable[[str], None]  # a line that explains a question
     show_plan: Callable[[Doc], None]  # the plan document, before the one confirmation
     note: Callable[[str], None] = lambda line: None  # selection notes (names not found)
+    progress: Callable[[str], None] = lambda line: None  # a digest line per project applied
 
 
 SILENT = Prompts(ask=lambda question: "", say=lambda line: None, show_plan=lambda doc: None)
@@ -109,7 +110,7 @@ def apply(request: DepsRequest, prompts: Prompts) -> DepsResult | NothingSelecte
     flow.write_plan_dir(folder.root, result, decided)
     if request.plan_dir is not None:
         flow.write_plan_dir(request.plan_dir, result, decided)
-    run = flow.execute(decided, _apply_options(request), folder, prompts.say)
+    run = flow.execute(decided, _apply_options(request), folder, prompts.progress)
     return _finish(decided, request, run, run.status, folder)
 
 

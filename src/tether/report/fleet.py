@@ -67,6 +67,11 @@ def _skipped_sections(missing: list[Doc], not_tethered: list[Doc]) -> list[str]:
     return lines
 
 
+def confirm_question(run: FleetRun) -> str:
+    """The one question before a fleet update, asked under the plan table."""
+    return f"Apply the update to {len(run.to_apply)} project(s), in the order above?"
+
+
 def render_plan_table(run: FleetRun) -> str:
     """One row per project: from → to, counts per bucket, and what needs a person."""
     columns = [
