@@ -17,7 +17,6 @@ from tether.errors import UsageError
 from tether.runs.isolation import DEFAULT_MODE, MODES
 
 if TYPE_CHECKING:
-    from tether.fleet.flow import UpdateResult
     from tether.fleet.runner import FleetRun
 
 
@@ -112,18 +111,10 @@ def _update(args: argparse.Namespace, jobs: int) -> int:
     result = flow.update(selection_filters(args), request, confirm, selection_note(args.json))
     if not isinstance(result, flow.UpdateResult):
         return print_nothing_selected(result, args.json)
-    _render_update(result, args.json)
+    from tether.report.fleet import render_update_result
+
+    print_json(result.document) if args.json else print(render_update_result(result))
     return result.exit_code
-
-
-def _render_update(result: UpdateResult, as_json: bool) -> None:
-    from tether.report.fleet import render_plan_table, render_update
-
-    if as_json:
-        print_json(result.document)
-        return
-    text = render_update(result.document)
-    print(text if result.asked else f"{render_plan_table(result.run)}\n\n{text}")
 
 
 def _confirm(run: FleetRun) -> bool:

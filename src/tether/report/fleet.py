@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any
 from tether.report.runs import failed_section, isolation_lines
 
 if TYPE_CHECKING:
+    from tether.fleet.flow import UpdateResult
     from tether.fleet.runner import FleetEntry, FleetRun
 
 Doc = dict[str, Any]
@@ -112,6 +113,12 @@ def _capped(paths: list[str]) -> str:
     return shown + (
         f" … and {len(paths) - PATHS_PER_PROJECT} more" if len(paths) > PATHS_PER_PROJECT else ""
     )
+
+
+def render_update_result(result: UpdateResult) -> str:
+    """The update's text, under the plan table unless the table was shown with the question."""
+    text = render_update(result.document)
+    return text if result.asked else f"{render_plan_table(result.run)}\n\n{text}"
 
 
 def render_update(doc: Doc) -> str:
