@@ -165,7 +165,12 @@ def test_add_list_show_remove(registry: Path, tmp_path: Path, capsys) -> None:
     assert call("projects", "show", "b") == 0
     out = capsys.readouterr().out
     assert "acme-kit 1.0.0 (native profile)" in out and str(beta) in out
+    assert call("projects", "list") == 0
+    rows = capsys.readouterr().out.splitlines()
+    assert rows[:2] == ["| name | path | keywords | description |", "|---|---|---|---|"]
+    assert rows[2:] == [f"| alpha | {alpha} |  | first one |", f"| b | {beta} | web |  |"]
     assert call("projects", "remove", "alpha") == 0
+    assert capsys.readouterr().out == f"unregistered alpha ({alpha}); its files are untouched\n"
     assert call("projects", "remove", "alpha") == 1
     assert list(json.loads(registry.read_text())["projects"]) == ["b"]
     assert alpha.is_dir()  # unregistering never touches the project

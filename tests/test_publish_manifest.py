@@ -240,3 +240,12 @@ def test_hashes_option_records_each_files_sha256(upstream):
     assert set(manifest.hashes) == set(manifest.files)
     entry = built(upstream)["files"]["bin/lint.sh"]
     assert entry == {"class": "owned", "sha256": digest}
+
+
+def test_human_lines_name_the_classes_and_sentinels(upstream, capsys):
+    """report/publish.py words the build: what was written, then that nothing changed."""
+    assert call("manifest", "build", "-C", str(upstream)) == 0
+    summary = "acme-kit 2.0.0: 7 files (4 owned, 3 shared), 1 sentinel"
+    assert capsys.readouterr().out == f"wrote .tether/manifest.json: {summary}\n"
+    assert call("manifest", "build", "-C", str(upstream)) == 0
+    assert capsys.readouterr().out == f".tether/manifest.json is up to date: {summary}\n"

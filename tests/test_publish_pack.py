@@ -177,3 +177,17 @@ def test_links_inside_are_packed_and_escaping_links_refused(upstream, tmp_path, 
 )
 def test_checksum_file_formats(text, digest):
     assert expected_digest(text, "kit.tar.gz") == digest
+
+
+def test_human_lines_name_the_tarball_checksum_and_digest(upstream, capsys):
+    """report/publish.py words the pack: the folder and count, both files, the digest."""
+    capsys.readouterr()
+    assert call("release", "pack", "--version", "2.0.0", "-C", str(upstream)) == 0
+    tarball = upstream / "dist/acme-kit-v2.0.0.tar.gz"
+    digest = hashlib.sha256(tarball.read_bytes()).hexdigest()
+    assert capsys.readouterr().out.splitlines() == [
+        "packed acme-kit-v2.0.0 (5 files)",
+        f"  {tarball}",
+        f"  {tarball}.sha256",
+        f"  sha256 {digest}",
+    ]
