@@ -248,6 +248,59 @@ _RULES: tuple[Rule, ...] = (
         "condition's 1, which is the test's status, so the test fails exactly when it should pass",
         "write `! cond` with `run`, or append `|| true`, or end the test with `return 0`",
     ),
+    Rule(
+        "bats/swallowed-check",
+        "error",
+        "check swallowed by `|| true` cannot fail the test",
+        "the right side of `||` succeeds whenever the check fails, so the list always "
+        "succeeds and the test passes while the checked condition is false",
+        "drop the `|| true` (or end it with `|| return 1` / `|| fail \"why\"`)",
+        gaia_class=_HOLLOW,
+    ),
+    Rule(
+        "bats/unchecked-run",
+        "error",
+        "`run` whose status and output are never checked",
+        "bats' `run` always succeeds and stores the status in $status: when nothing reads "
+        "$status/$output before the next `run` or the end, a failing command passes the test",
+        'check the result (`[ "$status" -eq 0 ]`, `assert_success`), or use `run !`/`run -N`',
+        gaia_class=_HOLLOW,
+    ),
+    Rule(
+        "bats/condition-only-check",
+        "error",
+        "check used only as an `if`/`while` condition",
+        "a false condition only skips the body; no arm fails the test or checks anything, so "
+        "the test passes whatever the checked result is",
+        "assert the condition directly, or fail in the other arm (`else fail \"…\"`)",
+        gaia_class=_HOLLOW,
+    ),
+    Rule(
+        "bats/unreachable-code",
+        "error",
+        "code after an unconditional `return`/`exit` never runs",
+        "the test ends at the `return`/`exit`, so every check after it is never executed "
+        "and the test's verdict ignores them",
+        "remove the early `return`/`exit`, or make it conditional",
+    ),
+    Rule(
+        "bats/always-matches",
+        "error",
+        "pattern that matches every input",
+        "`== *`, `=~ .*`, `=~ ^` (and `grep ''`/`grep '.*'`) hold for any value, so the "
+        "check passes whatever the output is",
+        "match the expected text (`[ \"$output\" = expected ]`, or an anchored pattern)",
+        gaia_class=_HOLLOW,
+    ),
+    Rule(
+        "bats/unconditional-skip",
+        "warning",
+        "unconditional `skip`: the test never runs",
+        "a `skip` not guarded by a precondition retires the test (every test, in `setup`), "
+        "so the behaviour it guards has no check while the suite reports it as skipped",
+        "guard it with the missing precondition (`command -v jq >/dev/null || skip \"no jq\"`) "
+        "or delete the test and say why",
+    ),
     # Hooks read one JSON document on stdin and answer allow or block.
     Rule(
         "hook/stdin-reread",
