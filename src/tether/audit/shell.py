@@ -17,9 +17,10 @@ from typing import Any, Final
 from tether.audit import shellcheck
 from tether.audit.cache import ResultCache
 from tether.audit.findings import Finding
-from tether.audit.lenses import LensContext, bash32, bats, hooks, portability
+from tether.audit.lenses import LensContext, bash32, bats, discipline, hooks, paths, portability
+from tether.audit.lenses.guards import guarded_lines
 from tether.audit.roster import GlobSet
-from tether.audit.shellast import parse
+from tether.audit.shellast import Node, parse
 from tether.audit.tools import Toolset
 from tether.fsio import read_bytes, read_head
 
@@ -119,13 +120,16 @@ def _lens_findings(target: Target, data: bytes, tools: Toolset) -> list[Finding]
     tree, ctx = parsed.tree, LensContext(target.path, parser)
     first_line = data.split(b"\n", 1)[0].decode("utf-8", "replace")
     lenses: list[tuple[str, Callable[[], list[Finding]]]] = [
-        ("bash32", lambda: bash32.check(tree, ctx)),
-        ("portability", lambda: portability.check(tree, ctx)),
+        ("bash32", lambda: downgrade_guarded(tree, bash32.check(tree, ctx))),
+        ("portability", lambda: downgrade_guarded(tree, portability.check(tree, ctx))),
+        ("paths", lambda: paths.check(tree, ctx)),
     ]
     if target.bats:
         lenses.append(("bats", lambda: bats.check(tree, ctx)))
     if target.hook:
         lenses.append(("hooks", lambda: hooks.check(tree, ctx, first_line)))
+    elif not target.bats:
+        lenses.append(("discipline", lambda: discipline.check(tree, ctx, first_line)))
     found: list[Finding] = []
     for name, lens in lenses:
         try:
@@ -134,6 +138,12 @@ def _lens_findings(target: Target, data: bytes, tools: Toolset) -> list[Finding]
             reason = f"the {name} lens failed ({type(error).__name__}: {error})"
             found.append(shellcheck.cannot_analyse(target.path, reason, 1, parser))
     return found
+
+
+def downgrade_guarded(tree: Node, found: list[Finding]) -> list[Finding]:
+    """Findings inside a platform- or version-guarded branch become suggestions."""
+    lines = guarded_lines(tree) if found else set()
+    return [replace(f, severity="suggestion") if f.line in lines else f for f in found]
 
 
 def analyse(
