@@ -26,8 +26,10 @@ class Finding:
     verified_by: str
     suggested_fix: str
     area_tags: tuple[str, ...] = ()
+    linked_tests: tuple[str, ...] = ()  # bats suites that pin this script's output
 
     def to_json(self, vocabulary: str = "tether") -> dict[str, Any]:
+        linked = {"linked_tests": list(self.linked_tests)} if self.linked_tests else {}
         return {
             "finding_class": translate_class(self.finding_class, vocabulary),
             "severity": self.severity,
@@ -38,6 +40,7 @@ class Finding:
             "verified_by": self.verified_by,
             "suggested_fix": self.suggested_fix,
             "area_tags": list(self.area_tags or default_area_tags(self.path)),
+            **linked,
         }
 
     def sort_key(self) -> tuple[str, int, str, str]:

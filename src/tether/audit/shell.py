@@ -7,7 +7,9 @@ checked or parsed yields an error finding, never an empty (clean-looking) result
 
 from __future__ import annotations
 
+import json
 import re
+import shlex
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
@@ -22,12 +24,15 @@ from tether.audit.lenses.guards import guarded_lines
 from tether.audit.roster import GlobSet
 from tether.audit.shellast import Node, parse
 from tether.audit.tools import Toolset
+from tether.errors import TetherError, UsageError
 from tether.fsio import read_bytes, read_head
 
 _SHEBANG: Final = re.compile(r"^#!\s*(\S+)(.*)$")
 _SH_INTERPRETERS: Final = {"sh", "dash", "ash"}
 _BASH_INTERPRETERS: Final = {"bash", "bats"}
 _SHELL_SUFFIXES: Final = {".sh", ".bash", ".bats"}
+SETTINGS_FILES: Final = (".claude/settings.json", ".claude/settings.local.json")
+_PROJECT_DIR: Final = re.compile(r"^\$\{?CLAUDE_PROJECT_DIR\}?/")
 
 
 @dataclass(frozen=True)
@@ -81,12 +86,117 @@ def classify(path: str, first_line: str, posix: GlobSet, hook_globs: GlobSet) ->
 
 def select_targets(root: Path, paths: list[str], options: ShellOptions) -> list[Target]:
     posix, hook_globs = GlobSet(options.posix), GlobSet(options.hooks)
+    registered = registered_hooks(root)
     targets = []
     for path in sorted(set(paths)):
         target = classify(path, _first_line(root / path), posix, hook_globs)
+        if target is not None and path in registered and not target.hook:
+            target = replace(target, hook=True)
         if target is not None:
             targets.append(target)
     return targets
+
+
+def expand_paths(root: Path, paths: list[str]) -> list[str]:
+    """Each given path, a folder replaced by the tracked files under it.
+
+    A path that does not exist is a usage error; a folder holding no tracked file is an
+    error too, so a mistyped folder never reads as "0 files, clean".
+    """
+    from tether import git
+
+    expanded: list[str] = []
+    for path in paths:
+        if (root / path).is_dir():
+            inside = git.tracked_paths(root, [path])
+            if not inside:
+                raise TetherError(f"{path}: no tracked files in this folder")
+            expanded.extend(inside)
+        elif (root / path).exists():
+            expanded.append(path)
+        else:
+            raise UsageError(f"{path}: no such file or folder")
+    return expanded
+
+
+def registered_hooks(root: Path) -> set[str]:
+    """Files the agent runner's settings register as hook commands (relative paths).
+
+    A hook's only caller is the ``command`` string in the settings file, so such a file
+    is audited as a hook wherever it lives.
+    """
+    found: set[str] = set()
+    for name in SETTINGS_FILES:
+        path = root / name
+        if not path.is_file():
+            continue
+        try:
+            document = json.loads(read_bytes(path))
+        except (OSError, ValueError) as error:
+            raise TetherError(f"{name}: cannot read the hook registrations ({error})") from None
+        for command_text in _hook_commands(document):
+            found.update(_command_files(root, command_text))
+    return found
+
+
+def _hook_commands(document: Any) -> list[str]:
+    hooks = document.get("hooks") if isinstance(document, dict) else None
+    commands: list[str] = []
+    for groups in hooks.values() if isinstance(hooks, dict) else []:
+        for group in groups if isinstance(groups, list) else []:
+            entries = group.get("hooks") if isinstance(group, dict) else None
+            for entry in entries if isinstance(entries, list) else []:
+                if isinstance(entry, dict) and isinstance(entry.get("command"), str):
+                    commands.append(entry["command"])
+    return commands
+
+
+def _command_files(root: Path, text: str) -> set[str]:
+    try:
+        words = shlex.split(text)
+    except ValueError:
+        words = text.split()
+    found: set[str] = set()
+    for word in words:
+        rel = _PROJECT_DIR.sub("", word).removeprefix("./")
+        if rel and not rel.startswith("/") and (root / rel).is_file():
+            found.add(PurePosixPath(rel).as_posix())
+    return found
+
+
+def link_pinning_suites(root: Path, results: list[FileResult]) -> list[FileResult]:
+    """Name, on each script's findings, the bats suites that pin the script's output.
+
+    A suite asserting a script's printed words breaks when the script rewords them,
+    though the diff never touches the suite: the reviewer must read it.
+    """
+    from tether import git
+
+    suites = [p for p in git.ls_files(root) if p.endswith(".bats")]
+    texts = {}
+    for suite in suites:
+        try:
+            texts[suite] = read_bytes(root / suite).decode("utf-8", "replace")
+        except OSError:
+            continue
+    out = []
+    for result in results:
+        path = result.target.path
+        pins = tuple(
+            suite for suite, text in sorted(texts.items()) if suite != path and _pins(text, path)
+        )
+        if pins and result.findings:
+            linked = tuple(replace(f, linked_tests=pins) for f in result.findings)
+            result = replace(result, findings=linked)
+        out.append(result)
+    return out
+
+
+def _pins(suite_text: str, script: str) -> bool:
+    mentions = script in suite_text or re.search(
+        rf"(?<![\w.-]){re.escape(PurePosixPath(script).name)}\b", suite_text
+    )
+    return bool(mentions) and bool(re.search(r"\$\{?output|assert_output|assert_line", suite_text))
 
 
 def _first_line(path: Path) -> str:
@@ -152,7 +262,8 @@ def analyse(
     if not targets:
         return []
     with ThreadPoolExecutor(max_workers=max(1, options.jobs)) as pool:
-        return list(pool.map(lambda t: analyse_file(root, t, tools, options), targets))
+        results = list(pool.map(lambda t: analyse_file(root, t, tools, options), targets))
+    return link_pinning_suites(root, results)
 
 
 def downgrade_untouched(

@@ -249,7 +249,7 @@ def _shell(args: argparse.Namespace) -> int:
     )
     scope = compute_scope(root, args.base_ref, remit) if args.base_ref else None
     if args.paths:
-        paths = [_relative(root, p) for p in args.paths]
+        paths = shell.expand_paths(root, [_relative(root, p) for p in args.paths])
     elif scope is not None:
         paths = list(scope.files)
     else:
