@@ -328,6 +328,7 @@ _RULES: tuple[Rule, ...] = (
         "run from another folder (a hook, CI, a sibling script), `source lib/x.sh` reads "
         "a different file or none, so the script fails or runs the wrong code",
         'anchor it: `here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd -P)"; . "$here/lib/x.sh"`',
+        gaia_class="holistic/ambient-context-resolution",
     ),
     # Failure discipline of scripts that are not hooks.
     Rule(
