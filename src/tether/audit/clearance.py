@@ -14,6 +14,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Final
 
+from tether import git
 from tether.audit.digest import ContentDigest, content_digest
 from tether.audit.roster import Remit
 from tether.audit.scope import dirty_files
@@ -81,12 +82,17 @@ def _now() -> str:
     return datetime.now(UTC).isoformat(timespec="seconds").replace("+00:00", "Z")
 
 
-def _marker_bytes(digest: str, member: str, provenance: str, supersedes: Any = None) -> bytes:
+def _marker_bytes(
+    current: ContentDigest, member: str, provenance: str, tree: str | None, supersedes: Any = None
+) -> bytes:
+    # head and tree record what was reviewed: the next round's incremental base.
     document: dict[str, Any] = {
         "schema": 1,
-        "digest": digest,
+        "digest": current.digest,
         "member": member,
         "provenance": provenance,
+        "head": current.head,
+        "tree": tree,
         "written_at": _now(),
     }
     if supersedes is not None:
@@ -157,7 +163,8 @@ def _write(
 ) -> ClearResult:
     audit_dir(root, layout)
     path = marker_path(root, layout, current.digest, member, provenance)
-    atomic_write(path, _marker_bytes(current.digest, member, provenance, supersedes))
+    tree = git.tree_of(root, current.head)
+    atomic_write(path, _marker_bytes(current, member, provenance, tree, supersedes))
     return ClearResult(member, current.digest, provenance, written=path)
 
 

@@ -34,10 +34,7 @@ class ReviewBase:
     anchor_tree: str | None = None
 
     def to_json(self) -> dict[str, str]:
-        data = {"sha": self.sha, "reason": self.reason}
-        if self.anchor_tree:
-            data["anchor_tree"] = self.anchor_tree
-        return data
+        return {"sha": self.sha, "reason": self.reason, "anchor_tree": self.anchor_tree or ""}
 
 
 @dataclass(frozen=True)
@@ -107,13 +104,14 @@ def _non_empty(value: object) -> bool:
 def review_base(sha: str | None, reason: str | None, anchor_tree: str | None) -> ReviewBase | None:
     """The per-member decision record, checked as a whole: all or nothing, well formed."""
     if sha is None:
-        if reason is not None or anchor_tree is not None:
+        if reason is not None or anchor_tree:
             raise UsageError("--base-reason and --anchor-tree need --review-base")
         return None
     if not _HEX.match(sha):
         raise UsageError(f"--review-base {sha!r} is not a commit id")
     if reason is None or not _TOKEN.match(reason):
         raise UsageError("--review-base needs --base-reason TOKEN (letters, digits, . _ -)")
+    anchor_tree = anchor_tree or None  # '' is the no-anchor round's empty value
     if anchor_tree is not None and not _HEX.match(anchor_tree):
         raise UsageError(f"--anchor-tree {anchor_tree!r} is not a tree id")
     return ReviewBase(sha, reason, anchor_tree)

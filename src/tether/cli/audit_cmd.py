@@ -73,9 +73,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--base-ref",
         deprecated=("--base",),
         dest="base_ref",
-        required=True,
         metavar="REF",
-        help="branch or commit under review against",
+        help="review against REF (default: the member's last clearance, else the fork point)",
     )
 
     shell = sub.add_parser("shell", help="shellcheck and tether's lenses over in-scope shell")
@@ -196,15 +195,21 @@ def _remit(args: argparse.Namespace, root: Path, layout: Any, *, require_member:
 
 
 def _scope(args: argparse.Namespace) -> int:
-    from tether.audit.scope import compute_scope
+    from tether.audit.scope import member_scope
 
     root, layout = _context(args)
     remit = _remit(args, root, layout, require_member=False)
-    scope = compute_scope(root, args.base_ref, remit)
+    scope = member_scope(root, layout, remit, args.base_ref)
     if args.json:
         print_json(scope.to_json(root, remit))
         return 0
-    print(f"base {args.base_ref} (merge base {scope.merge_base[:12]}), head {scope.head[:12]}")
+    print(f"base {scope.base_ref} (merge base {scope.merge_base[:12]}), head {scope.head[:12]}")
+    if scope.review is not None:
+        review = scope.review
+        anchor = f", anchor tree {review.anchor_tree[:12]}" if review.anchor_tree else ""
+        print(f"review base {review.sha[:12]} ({review.reason}{anchor})")
+    if scope.scope_digest:
+        print(f"scope digest {scope.scope_digest}")
     _print_list("in scope", scope.files)
     _print_list("deleted", scope.deleted)
     branch = scope.branch
