@@ -30,6 +30,8 @@ def isolate(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     """Identity for commits, no user git config, a private cache."""
     for name, value in GIT_IDENTITY.items():
         monkeypatch.setenv(name, value)
+    for name in ("CI", "GITHUB_ACTIONS"):
+        monkeypatch.delenv(name, raising=False)  # sidecars are written on local runs only
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg-cache"))
     monkeypatch.delenv("SHELLCHECK_OPTS", raising=False)
 
@@ -92,6 +94,35 @@ def audit(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str
 def audit_json(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, Any]:
     code, out, err = audit(capsys, *argv, "--json")
     return code, json.loads(out) if out.strip() else {"stderr": err}
+
+
+def write_report(
+    capsys: pytest.CaptureFixture[str],
+    repo: Path,
+    member: str = "shell",
+    *extra: str,
+    findings: list[dict[str, Any]] | None = None,
+) -> dict[str, Any]:
+    """Write the member's findings sidecar for the current digest (keyed to main)."""
+    source = repo.parent / f"{member}-findings.json"
+    source.write_text(json.dumps(findings or []))
+    base = git(repo, "rev-parse", "main")
+    code, doc = audit_json(
+        capsys,
+        "findings",
+        "write",
+        "--root",
+        str(repo),
+        "--member",
+        member,
+        "--base",
+        base,
+        "--findings",
+        str(source),
+        *extra,
+    )
+    assert code == 0, doc
+    return dict(doc)
 
 
 _EXPECT = re.compile(r"#\s*expect:\s*(.+?)\s*$")

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from test_audit_helpers import audit, audit_json, commit, git, make_repo
+from test_audit_helpers import audit, audit_json, commit, git, make_repo, write_report
 
 ROSTER = """members:
   - name: shell
@@ -125,6 +125,7 @@ def test_the_no_anchor_form_of_anchor_tree_is_accepted(
 
 
 def _earn(capsys: pytest.CaptureFixture[str], repo: Path) -> None:
+    write_report(capsys, repo)
     code, doc = audit_json(
         capsys, "clear", "--root", str(repo), "--member", "shell", "--provenance", "earned"
     )

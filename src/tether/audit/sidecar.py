@@ -8,6 +8,7 @@ previous sidecar intact. The write itself is atomic.
 from __future__ import annotations
 
 import json
+import os
 import re
 from dataclasses import dataclass
 from pathlib import Path
@@ -128,6 +129,23 @@ def sidecar_path(root: Path, layout: Layout, base: str, branch: str, member: str
     return root / layout.audit_dir / name
 
 
+def in_ci() -> bool:
+    """True under CI (``CI`` or ``GITHUB_ACTIONS`` set): the sidecar is a local record only."""
+    return any(
+        os.environ.get(name, "").strip().lower() not in ("", "0", "false")
+        for name in ("CI", "GITHUB_ACTIONS")
+    )
+
+
+@dataclass(frozen=True)
+class Attestation:
+    """What the sidecar speaks for: the member's content digest, and any dirty paths."""
+
+    digest: str | None = None
+    dirty: tuple[str, ...] = ()
+    vocabulary: str = "tether"
+
+
 def write_sidecar(
     root: Path,
     layout: Layout,
@@ -136,9 +154,20 @@ def write_sidecar(
     base: str,
     findings: list[dict[str, Any]],
     review: ReviewBase | None = None,
+    attestation: Attestation | None = None,
 ) -> SidecarResult:
-    """Publish the sidecar; decline (nothing written) when the audit key is unresolved."""
+    """Publish the sidecar; decline (nothing written) in CI or when the key is unresolved.
+
+    Classes outside the vocabulary become ``holistic/unclassified``. The sidecar records
+    the member's content digest (``clear`` and ``gate`` look it up by digest) and, for a
+    withheld round, the dirty paths it could not review.
+    """
+    from tether.audit.vocabulary import classify_findings
+
     check_member_name(member)
+    attestation = attestation or Attestation()
+    if in_ci():
+        return SidecarResult(None, len(findings), "CI run (CI or GITHUB_ACTIONS is set)")
     if not base.strip():
         return SidecarResult(None, len(findings), "audit key unresolved (empty base)")
     if not _HEX.match(base):
@@ -146,10 +175,47 @@ def write_sidecar(
     branch = git.current_branch(root)
     if branch is None:
         return SidecarResult(None, len(findings), "audit key unresolved (detached HEAD)")
-    document: dict[str, Any] = {"schema": 1, "member": member, "findings": findings}
+    findings = classify_findings(findings, attestation.vocabulary, root)
+    document: dict[str, Any] = {
+        "schema": 1,
+        "member": member,
+        "vocabulary": attestation.vocabulary,
+        "digest": attestation.digest,
+        "dirty": list(attestation.dirty),
+        "findings": findings,
+    }
     if review is not None:
         document["review_base"] = review.to_json()
     audit_dir(root, layout)
     path = sidecar_path(root, layout, base, branch, member)
     atomic_write(path, (json.dumps(document, indent=2, ensure_ascii=False) + "\n").encode())
     return SidecarResult(path, len(findings))
+
+
+def find_sidecar(
+    root: Path, layout: Layout, member: str, digest: str
+) -> tuple[Path, dict[str, Any]] | None:
+    """The member's sidecar recorded for ``digest`` (newest first), or None."""
+    folder = root / layout.audit_dir
+    if not folder.is_dir():
+        return None
+    candidates = sorted(
+        folder.glob(f"*.{member}.findings.json"), key=lambda p: p.stat().st_mtime, reverse=True
+    )
+    for path in candidates:
+        try:
+            document = json_loads(path.read_text(encoding="utf-8"))
+        except (OSError, UnicodeDecodeError, json.JSONDecodeError):
+            continue
+        if (
+            isinstance(document, dict)
+            and document.get("member") == member
+            and document.get("digest") == digest
+        ):
+            return path, document
+    return None
+
+
+def sidecar_key(path: Path, member: str) -> str:
+    """The ``<base>.<branch>`` key a sidecar's file name carries."""
+    return path.name.removesuffix(f".{member}.findings.json")

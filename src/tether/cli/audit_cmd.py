@@ -132,7 +132,15 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     write.add_argument("--findings", required=True, metavar="FILE", help="JSON array; - for stdin")
     write.add_argument("--review-base", metavar="SHA")
     write.add_argument("--base-reason", metavar="TOKEN")
-    write.add_argument("--anchor-tree", metavar="TREE")
+    write.add_argument("--anchor-tree", metavar="TREE", help="'' on a no-anchor round")
+    write.add_argument(
+        "--vocabulary",
+        choices=("tether", "gaia"),
+        help="closed class list (default: gaia under the gaia profile, else tether)",
+    )
+    write.add_argument("--remit", action="append", default=[], metavar="GLOB")
+    write.add_argument("--remit-file", metavar="FILE")
+    write.add_argument("--machinery", action="append", default=[], metavar="GLOB")
 
     digest = sub.add_parser("digest", help="content digest of a member's committed files")
     _add_root(digest)
@@ -148,11 +156,21 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         metavar="REASON",
         help="replace a refusal of the same digest (earned only)",
     )
+    clear.add_argument(
+        "--acknowledge",
+        metavar="REASON",
+        help="earn the clearance although error/warning findings stand (recorded with REASON)",
+    )
 
     gate = sub.add_parser("gate", help="refused / cleared / pending per member; 0 when all cleared")
     _add_root(gate)
     _add_remit(gate, machinery=True)
     gate.add_argument("--members", metavar="A,B", help="members to check (default: the roster's)")
+    gate.add_argument(
+        "--trailer",
+        action="store_true",
+        help="print the <member>-Audit commit trailer lines when every member is cleared",
+    )
 
 
 def run(args: argparse.Namespace) -> int:
@@ -331,7 +349,13 @@ def _findings_write(args: argparse.Namespace) -> int:
     review = sidecar.review_base(args.review_base, args.base_reason, args.anchor_tree)
     findings = sidecar.parse_findings_text(_read_findings(args.findings))
     result = sidecar.write_sidecar(
-        root, layout, member=args.member, base=args.base_ref, findings=findings, review=review
+        root,
+        layout,
+        member=args.member,
+        base=args.base_ref,
+        findings=findings,
+        review=review,
+        attestation=_attestation(args, root, layout),
     )
     written = result.path.relative_to(root).as_posix() if result.path else None
     if args.json:
@@ -341,6 +365,29 @@ def _findings_write(args: argparse.Namespace) -> int:
     else:
         print(f"wrote {written} ({result.count} findings)")
     return 0
+
+
+def _attestation(args: argparse.Namespace, root: Path, layout: Any) -> Any:
+    """The member's digest and dirty paths; no digest when its remit is unknown here."""
+    from tether.audit.digest import content_digest
+    from tether.audit.roster import load_roster
+    from tether.audit.scope import dirty_files
+    from tether.audit.sidecar import Attestation
+    from tether.errors import TetherError
+
+    vocabulary = args.vocabulary or ("gaia" if layout.profile == "gaia" else "tether")
+    known = bool(args.remit or args.remit_file)
+    if not known:
+        try:
+            load_roster(root, layout).member(args.member)
+            known = True
+        except TetherError:
+            known = False  # an ad hoc member named without its globs: nothing to attest
+    if not known:
+        return Attestation(vocabulary=vocabulary)
+    remit = _remit(args, root, layout, require_member=True)
+    dirty = dirty_files(root, remit, with_machinery=True)
+    return Attestation(content_digest(root, remit).digest, tuple(dirty), vocabulary)
 
 
 def _read_findings(source: str) -> str:
@@ -386,6 +433,7 @@ def _clear(args: argparse.Namespace) -> int:
         provenance=args.provenance,
         scope_digest=args.scope_digest,
         supersede_reason=args.supersede_refusal,
+        acknowledge=args.acknowledge,
     )
     if args.json:
         print_json(result.to_json(root))
@@ -402,7 +450,7 @@ def _clear(args: argparse.Namespace) -> int:
 
 
 def _gate(args: argparse.Namespace) -> int:
-    from tether.audit.clearance import gate
+    from tether.audit.clearance import gate, trailer_lines
     from tether.audit.roster import load_roster, resolve_remit
 
     root, layout = _context(args)
@@ -420,12 +468,21 @@ def _gate(args: argparse.Namespace) -> int:
         remits = [resolve_remit(roster, member=n, machinery=args.machinery) for n in names]
     entries = gate(root, layout, remits)
     cleared = all(entry.state == "cleared" for entry in entries)
+    trailers = trailer_lines(root, entries) if args.trailer else []
     if args.json:
-        print_json({"cleared": cleared, "members": [e.to_json(root) for e in entries]})
+        document: dict[str, Any] = {
+            "cleared": cleared,
+            "members": [e.to_json(root) for e in entries],
+        }
+        if args.trailer:
+            document["trailers"] = trailers
+        print_json(document)
     else:
         for entry in entries:
             note = f" ({entry.note})" if entry.note else ""
             print(f"{entry.member}: {entry.state} {entry.digest}{note}")
+        for line in trailers:
+            print(line)
     return 0 if cleared else 3
 
 
