@@ -233,3 +233,33 @@ def test_decision_json_names_the_misspelled_key_and_the_bad_value(shfmt: Tool) -
         in titles[0] + titles[1]
     )
     assert "`permissionDecision` is 'block', not one of allow, ask, deny" in titles[0] + titles[1]
+
+
+def test_lens_findings_are_cached_by_bytes_target_and_lens_code(
+    shfmt: Tool, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from dataclasses import replace
+
+    from tether.audit import shell
+    from tether.audit.cache import ResultCache
+
+    cache, tools = ResultCache(tmp_path / "cache"), default_tools()
+    target = Target("a.sh", "bash", bats=False, hook=False)
+    data = b"set -e\nsed -i s/a/b/ f\n"
+    first = shell._cached_lens_findings(target, data, tools, cache)
+    assert [f.finding_class for f in first] == ["portability/sed-in-place"]
+    calls: list[object] = []
+
+    def counting(*args: object) -> list[Finding]:
+        calls.append(args)
+        return []
+
+    monkeypatch.setattr(shell, "_lens_findings", counting)
+    assert shell._cached_lens_findings(target, data, tools, cache) == first
+    assert calls == []  # served from the cache
+    shell._cached_lens_findings(replace(target, hook=True), data, tools, cache)
+    shell._cached_lens_findings(target, data + b"echo\n", tools, cache)
+    assert len(calls) == 2  # another target kind, other bytes: misses
+    monkeypatch.setattr(shell, "lens_code_digest", lambda: "changed lenses")
+    shell._cached_lens_findings(target, data, tools, cache)
+    assert len(calls) == 3  # new lens code never reads old results

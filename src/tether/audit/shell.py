@@ -7,17 +7,19 @@ checked or parsed yields an error finding, never an empty (clean-looking) result
 
 from __future__ import annotations
 
+import hashlib
 import json
 import re
 import shlex
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, field, replace
+from dataclasses import asdict, dataclass, field, replace
+from functools import lru_cache
 from pathlib import Path, PurePosixPath
 from typing import Any, Final
 
 from tether.audit import shellcheck
-from tether.audit.cache import ResultCache
+from tether.audit.cache import ResultCache, cache_key
 from tether.audit.findings import Finding
 from tether.audit.lenses import LensContext, bash32, bats, discipline, hooks, paths, portability
 from tether.audit.lenses.guards import guarded_lines
@@ -32,6 +34,8 @@ _SH_INTERPRETERS: Final = {"sh", "dash", "ash"}
 _BASH_INTERPRETERS: Final = {"bash", "bats"}
 _SHELL_SUFFIXES: Final = {".sh", ".bash", ".bats"}
 SETTINGS_FILES: Final = (".claude/settings.json", ".claude/settings.local.json")
+_WORD: Final = re.compile(r"[\w.-]+")
+_READS_OUTPUT: Final = re.compile(r"\$\{?output|assert_output|assert_line")
 _PROJECT_DIR: Final = re.compile(r"^\$\{?CLAUDE_PROJECT_DIR\}?/")
 
 
@@ -179,24 +183,25 @@ def link_pinning_suites(root: Path, results: list[FileResult]) -> list[FileResul
             texts[suite] = read_bytes(root / suite).decode("utf-8", "replace")
         except OSError:
             continue
+    readers = {
+        suite: (text, frozenset(_WORD.findall(text)))
+        for suite, text in sorted(texts.items())
+        if _READS_OUTPUT.search(text)
+    }
     out = []
     for result in results:
         path = result.target.path
+        name = PurePosixPath(path).name
         pins = tuple(
-            suite for suite, text in sorted(texts.items()) if suite != path and _pins(text, path)
+            suite
+            for suite, (text, words) in readers.items()
+            if suite != path and (name in words or path in text)
         )
         if pins and result.findings:
             linked = tuple(replace(f, linked_tests=pins) for f in result.findings)
             result = replace(result, findings=linked)
         out.append(result)
     return out
-
-
-def _pins(suite_text: str, script: str) -> bool:
-    mentions = script in suite_text or re.search(
-        rf"(?<![\w.-]){re.escape(PurePosixPath(script).name)}\b", suite_text
-    )
-    return bool(mentions) and bool(re.search(r"\$\{?output|assert_output|assert_line", suite_text))
 
 
 def _first_line(path: Path) -> str:
@@ -217,8 +222,57 @@ def analyse_file(root: Path, target: Target, tools: Toolset, options: ShellOptio
         )
     checked = shellcheck.run_shellcheck(tools.shellcheck, data, target.dialect, options.cache)
     found = shellcheck.findings_for(target.path, checked, tools.shellcheck, target.dialect)
-    found.extend(_lens_findings(target, data, tools))
+    found.extend(_cached_lens_findings(target, data, tools, options.cache))
     return FileResult(target, tuple(sorted(found, key=Finding.sort_key)), checked.cached)
+
+
+@lru_cache(maxsize=1)
+def lens_code_digest() -> str:
+    """sha256 of the code the lens findings depend on: a new lens invalidates the cache."""
+    here = Path(__file__).parent
+    sources = sorted((here / "lenses").glob("*.py")) + [
+        here / name for name in ("shellast.py", "findings.py", "shell.py")
+    ]
+    hasher = hashlib.sha256()
+    for source in sources:
+        hasher.update(source.name.encode() + b"\0" + read_bytes(source))
+    return hasher.hexdigest()
+
+
+def _cached_lens_findings(
+    target: Target, data: bytes, tools: Toolset, cache: ResultCache
+) -> list[Finding]:
+    """The lens findings, from the cache when file, target kind, shfmt and lenses match."""
+    key = cache_key(
+        "lenses",
+        lens_code_digest(),
+        tools.shfmt.version or "",
+        target.path,
+        target.dialect,
+        str(target.bats),
+        str(target.hook),
+        hashlib.sha256(data).hexdigest(),
+    )
+    stored = cache.get(key)
+    if isinstance(stored, list):
+        try:
+            return [_finding_from_json(entry) for entry in stored]
+        except (TypeError, KeyError):
+            pass  # an entry in another shape is a miss
+    found = _lens_findings(target, data, tools)
+    if not any(f.finding_class == "audit/cannot-analyse" for f in found):
+        cache.put(key, [asdict(f) for f in found])  # a failure is retried, never remembered
+    return found
+
+
+def _finding_from_json(entry: dict[str, Any]) -> Finding:
+    return Finding(
+        **{
+            **entry,
+            "area_tags": tuple(entry["area_tags"]),
+            "linked_tests": tuple(entry["linked_tests"]),
+        }
+    )
 
 
 def _lens_findings(target: Target, data: bytes, tools: Toolset) -> list[Finding]:

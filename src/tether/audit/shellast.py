@@ -86,15 +86,16 @@ def line_of(node: Node) -> int:
 
 
 def walk(node: Any) -> Iterator[Node]:
-    """Every dict in the tree, parents before children."""
-    if isinstance(node, dict):
-        yield node
-        for value in node.values():
-            if isinstance(value, dict | list):
-                yield from walk(value)
-    elif isinstance(node, list):
-        for item in node:
-            yield from walk(item)
+    """Every dict in the tree, parents before children, in document order."""
+    # An explicit stack: nested generators cost a frame per level for every node.
+    stack: list[Any] = [node]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, dict):
+            yield item
+            stack.extend(reversed([v for v in item.values() if isinstance(v, dict | list)]))
+        elif isinstance(item, list):
+            stack.extend(reversed(item))
 
 
 def statements(node: Any) -> Iterator[Node]:
