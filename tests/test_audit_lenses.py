@@ -263,3 +263,14 @@ def test_lens_findings_are_cached_by_bytes_target_and_lens_code(
     monkeypatch.setattr(shell, "lens_code_digest", lambda: "changed lenses")
     shell._cached_lens_findings(target, data, tools, cache)
     assert len(calls) == 3  # new lens code never reads old results
+
+
+def test_decision_problems_check_values_and_leave_other_documents_alone() -> None:
+    from tether.audit.lenses.hookout import decision_problems
+
+    assert decision_problems({"decision": "allow", "reason": "x"}) == [
+        "`decision` is 'allow', not one of approve, block"
+    ]
+    assert decision_problems({"decision": {"behavior": "deny"}}) == []
+    assert decision_problems({"name": "tether", "count": 3}) == []  # not a decision
+    assert decision_problems({"hookSpecificOutput": {"permissionDecision": "deny"}}) == []

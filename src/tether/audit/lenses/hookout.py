@@ -40,6 +40,7 @@ TOP_KEYS: Final = {
 }
 SPECIFIC_KEYS: Final = {
     "hookEventName",
+    "decision",  # PermissionRequest: {"behavior": "allow" | "deny", …}
     "permissionDecision",
     "permissionDecisionReason",
     "additionalContext",
@@ -157,8 +158,9 @@ def _key_problems(document: dict[str, Any], known: set[str], prefix: str) -> Ite
 def _value_problems(document: dict[str, Any]) -> Iterator[str]:
     for key, allowed in DECISION_VALUES.items():
         value = document.get(key)
-        dynamic = isinstance(value, str) and ("%" in value or "$" in value)
-        if value is not None and value not in allowed and not dynamic:
+        if not isinstance(value, str) or "%" in value or "$" in value:
+            continue  # absent, an object (a PermissionRequest decision), or filled in later
+        if value not in allowed:
             yield f"`{key}` is {value!r}, not one of {', '.join(sorted(allowed))}"
 
 
