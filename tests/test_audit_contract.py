@@ -178,6 +178,12 @@ def test_the_rerun_ledger_records_what_the_last_round_fixed(
     code, doc = clear(capsys, repo, "refused")
     assert [f["title"] for f in doc["remaining"]] == ["second"]
     assert [(f["title"], f["fixed_in"]) for f in doc["fixed_last_round"]] == [("first", fix)]
+    write_report(capsys, repo, findings=[{**finding("second"), "line": 7}])
+    code, out, _ = audit(
+        capsys, "clear", "--root", str(repo), "--member", "shell", "--provenance", "refused"
+    )
+    assert "  remaining: scripts/a.sh:7 second" in out
+    assert "  fixed last round: scripts/a.sh:1 first" in out
     recorded = json.loads((repo / ".tether" / "audit" / ledger[0]).read_text())
     assert [f["title"] for f in recorded["members"]["shell"]["remaining"]] == ["second"]
 

@@ -446,7 +446,15 @@ def _clear(args: argparse.Namespace) -> int:
         print(f"{result.member}: {result.provenance} for {result.digest}: wrote {doc['written']}")
         if doc["removed"]:
             print(f"  superseded {doc['removed']}")
+    if not args.json:
+        _print_ledger(result.to_json(root))
     return 1 if result.withheld else 0
+
+
+def _print_ledger(doc: dict[str, Any]) -> None:
+    for label, key in (("remaining", "remaining"), ("fixed last round", "fixed_last_round")):
+        for entry in doc[key]:
+            print(f"  {label}: {entry.get('path')}:{entry.get('line')} {entry.get('title')}")
 
 
 def _gate(args: argparse.Namespace) -> int:
