@@ -4,9 +4,10 @@
 every member of one pull request shares the file). Each clearance or refusal rebuilds the
 member's ``remaining`` from its sidecar; an entry of the previous ``remaining`` that the
 new sidecar no longer names moves to ``fixed_last_round``, stamped with the commit that
-closed it. A finding's identity is (class, path, title): a line that merely moved is not
-a fix. The file is removed once no member has anything remaining. Best-effort: a ledger
-that cannot be written never changes a clearance.
+closed it (a round that closes nothing keeps the previous list). A finding's identity is
+(class, path, title): a line that merely moved is not a fix. The file is removed once no
+member has anything remaining. Best-effort: a ledger that cannot be written never
+changes a clearance.
 """
 
 from __future__ import annotations
@@ -56,6 +57,9 @@ def record_round(
         for entry in (before if isinstance(before, list) else [])
         if isinstance(entry, dict) and identity(entry) not in now
     ]
+    earlier = previous.get("fixed_last_round") if isinstance(previous, dict) else None
+    if not fixed and isinstance(earlier, list):
+        fixed = earlier  # a repeated round closed nothing new: the last fix still stands
     entry = {"remaining": list(findings), "fixed_last_round": fixed}
     document["members"][member] = entry
     try:
