@@ -19,6 +19,8 @@ FIXTURES = Path(__file__).parent / "fixtures" / "audit"
 def isolate(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     """A private analyser cache and no shellcheck options from the person running the tests
     (git's identity and configuration are isolated for the whole run in conftest.py)."""
+    for name in ("CI", "GITHUB_ACTIONS"):
+        monkeypatch.delenv(name, raising=False)  # sidecars are written on local runs only
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg-cache"))
     monkeypatch.delenv("SHELLCHECK_OPTS", raising=False)
 
@@ -74,6 +76,35 @@ def audit(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str
 def audit_json(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, Any]:
     code, out, err = audit(capsys, *argv, "--json")
     return code, json.loads(out) if out.strip() else {"stderr": err}
+
+
+def write_report(
+    capsys: pytest.CaptureFixture[str],
+    repo: Path,
+    member: str = "shell",
+    *extra: str,
+    findings: list[dict[str, Any]] | None = None,
+) -> dict[str, Any]:
+    """Write the member's findings sidecar for the current digest (keyed to main)."""
+    source = repo.parent / f"{member}-findings.json"
+    source.write_text(json.dumps(findings or []))
+    base = git(repo, "rev-parse", "main")
+    code, doc = audit_json(
+        capsys,
+        "findings",
+        "write",
+        "--root",
+        str(repo),
+        "--member",
+        member,
+        "--base",
+        base,
+        "--findings",
+        str(source),
+        *extra,
+    )
+    assert code == 0, doc
+    return dict(doc)
 
 
 _EXPECT = re.compile(r"#\s*expect:\s*(.+?)\s*$")

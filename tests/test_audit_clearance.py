@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 import tether.audit.clearance
-from audit_builders import audit, audit_json, commit, git, make_repo, write
+from audit_builders import audit, audit_json, commit, git, make_repo, write, write_report
 from tether.audit.digest import DIGEST_PREFIX, digest_entries
 
 ROSTER = """members:
@@ -41,7 +41,11 @@ def digest(capsys: pytest.CaptureFixture[str], repo: Path, member: str = "shell"
 def markers(repo: Path) -> list[str]:
     folder = repo / ".tether" / "audit"
     return (
-        sorted(p.name for p in folder.iterdir() if p.name != ".gitignore")
+        sorted(
+            p.name
+            for p in folder.iterdir()
+            if p.name != ".gitignore" and not p.name.endswith((".findings.json", ".rerun.json"))
+        )
         if folder.exists()
         else []
     )
@@ -50,6 +54,7 @@ def markers(repo: Path) -> list[str]:
 def clear(
     capsys: pytest.CaptureFixture[str], repo: Path, *extra: str
 ) -> tuple[int, dict[str, object]]:
+    write_report(capsys, repo)
     return audit_json(capsys, "clear", "--root", str(repo), "--member", "shell", *extra)
 
 
@@ -135,6 +140,7 @@ def test_gate_with_several_members_needs_every_one_cleared(
     code, doc = gate(capsys, repo, "shell,docs")
     states = {m["member"]: m["state"] for m in doc["members"]}  # type: ignore[attr-defined]
     assert code == 3 and states == {"shell": "cleared", "docs": "pending"}
+    write_report(capsys, repo, "docs")
     assert (
         audit_json(
             capsys, "clear", "--root", str(repo), "--member", "docs", "--provenance", "earned"
@@ -195,6 +201,7 @@ def test_a_crash_between_the_two_supersede_steps_fails_safe(
     repo: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     clear(capsys, repo, "--provenance", "refused")
+    write_report(capsys, repo)
 
     def crash(path: Path) -> None:
         raise KeyboardInterrupt  # the process dies after the .ok and before the removal
@@ -258,6 +265,7 @@ def test_ad_hoc_member_and_unreadable_clearance(
     repo: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     args = ["--root", str(repo), "--remit", "scripts/*.sh", "--member", "adhoc"]
+    write_report(capsys, repo, "adhoc", "--remit", "scripts/*.sh")
     assert audit_json(capsys, "clear", *args, "--provenance", "earned")[0] == 0
     code, doc = audit_json(capsys, "gate", *args)
     assert code == 0 and doc["members"][0]["member"] == "adhoc"

@@ -17,7 +17,7 @@ import pytest
 
 from audit_builders import FIXTURES, expected_marks
 from tether.audit.findings import RULES, Finding
-from tether.audit.lenses import LensContext, bash32, bats, hooks, portability
+from tether.audit.lenses import LensContext, bash32, bats, discipline, hooks, paths, portability
 from tether.audit.shell import Target, _lens_findings
 from tether.audit.shellast import parse
 from tether.audit.tools import Tool, Toolset, default_tools
@@ -48,6 +48,15 @@ def hook_lens(tree: Any, ctx: LensContext) -> list[Finding]:
     return hooks.check(tree, ctx, first_line)
 
 
+def hook_and_paths_lens(tree: Any, ctx: LensContext) -> list[Finding]:
+    return [*hook_lens(tree, ctx), *paths.check(tree, ctx)]
+
+
+def discipline_lens(tree: Any, ctx: LensContext) -> list[Finding]:
+    first_line = (LENSES / ctx.path).read_text().splitlines()[0]
+    return discipline.check(tree, ctx, first_line)
+
+
 @pytest.mark.parametrize(
     ("name", "lens", "dialect"),
     [
@@ -58,6 +67,11 @@ def hook_lens(tree: Any, ctx: LensContext) -> list[Finding]:
         ("hook_good.sh", hook_lens, "bash"),
         ("hook_errexit_trapped.sh", hook_lens, "bash"),
         ("hook_loop_read.sh", hook_lens, "bash"),
+        ("hook_contract_bad.sh", hook_and_paths_lens, "bash"),
+        ("hook_contract_good.sh", hook_and_paths_lens, "bash"),
+        ("paths.sh", paths.check, "bash"),
+        ("discipline_bad.sh", discipline_lens, "bash"),
+        ("discipline_good.sh", discipline_lens, "bash"),
     ],
 )
 def test_lens_flags_exactly_the_marked_lines(
@@ -171,7 +185,7 @@ def test_a_failing_lens_reads_as_cannot_analyse(
 
     monkeypatch.setattr(bash32, "check", broken)
     target = Target("a.sh", "bash", bats=False, hook=False)
-    found = _lens_findings(target, b"sed -i s/a/b/ f\n", default_tools())
+    found = _lens_findings(target, b"set -e\nsed -i s/a/b/ f\n", default_tools())
     classes = sorted(f.finding_class for f in found)
     assert classes == ["audit/cannot-analyse", "portability/sed-in-place"]
     assert "the bash32 lens failed (KeyError" in found[0].title
@@ -188,3 +202,75 @@ def test_an_shfmt_with_numeric_operators_is_refused(tmp_path: Path) -> None:
     parsed = parse(Tool("shfmt", str(fake), "3.13.1", "PATH"), b"a && b\n", "bash")
     assert parsed.tree is None
     assert parsed.error == "shfmt 3.13.1 prints operators as numbers; need 3.14 or later"
+
+
+def test_guarded_branches_downgrade_portability_to_suggestions(shfmt: Tool) -> None:
+    data = (LENSES / "guards.sh").read_bytes()
+    target = Target("guards.sh", "bash", bats=False, hook=False)
+    found = {
+        (f.line, f"{f.finding_class}@{f.severity}")
+        for f in _lens_findings(target, data, default_tools())
+    }
+    assert found == expected_marks(data.decode())
+
+
+def test_hook_good_fixture_is_quiet_in_the_whole_pipeline(shfmt: Tool) -> None:
+    data = (LENSES / "hook_contract_good.sh").read_bytes()
+    target = Target(".claude/hooks/guard.sh", "bash", bats=False, hook=True)
+    assert _lens_findings(target, data, default_tools()) == []
+
+
+def test_decision_json_names_the_misspelled_key_and_the_bad_value(shfmt: Tool) -> None:
+    parsed = parse(shfmt, (LENSES / "hook_contract_bad.sh").read_bytes(), "bash")
+    assert parsed.tree is not None
+    titles = sorted(
+        f.title
+        for f in hooks.check(parsed.tree, LensContext("h.sh", "x"))
+        if f.finding_class == "hook/decision-json"
+    )
+    assert (
+        "unknown key `hookSpecificOutput.permissionDecison` (did you mean `permissionDecision`?)"
+        in titles[0] + titles[1]
+    )
+    assert "`permissionDecision` is 'block', not one of allow, ask, deny" in titles[0] + titles[1]
+
+
+def test_lens_findings_are_cached_by_bytes_target_and_lens_code(
+    shfmt: Tool, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from dataclasses import replace
+
+    from tether.audit import shell
+    from tether.audit.cache import ResultCache
+
+    cache, tools = ResultCache(tmp_path / "cache"), default_tools()
+    target = Target("a.sh", "bash", bats=False, hook=False)
+    data = b"set -e\nsed -i s/a/b/ f\n"
+    first = shell._cached_lens_findings(target, data, tools, cache)
+    assert [f.finding_class for f in first] == ["portability/sed-in-place"]
+    calls: list[object] = []
+
+    def counting(*args: object) -> list[Finding]:
+        calls.append(args)
+        return []
+
+    monkeypatch.setattr(shell, "_lens_findings", counting)
+    assert shell._cached_lens_findings(target, data, tools, cache) == first
+    assert calls == []  # served from the cache
+    shell._cached_lens_findings(replace(target, hook=True), data, tools, cache)
+    shell._cached_lens_findings(target, data + b"echo\n", tools, cache)
+    assert len(calls) == 2  # another target kind, other bytes: misses
+    monkeypatch.setattr(shell, "lens_code_digest", lambda: "changed lenses")
+    shell._cached_lens_findings(target, data, tools, cache)
+    assert len(calls) == 3  # new lens code never reads old results
+
+
+def test_decision_problems_check_values_and_leave_other_documents_alone() -> None:
+    from tether.audit.lenses.hookout import decision_problems
+
+    assert decision_problems({"decision": "allow", "reason": "x"}) == [
+        "`decision` is 'allow', not one of approve, block"
+    ]
+    assert decision_problems({"decision": {"behavior": "deny"}}) == []
+    assert decision_problems({"name": "tether", "count": 3}) == []  # not a decision
+    assert decision_problems({"hookSpecificOutput": {"permissionDecision": "deny"}}) == []

@@ -123,6 +123,7 @@ CANONICAL: dict[str, Meaning] = {
     "--remit": meaning("remit", True, "GLOB"),
     "--remit-file": meaning("remit_file", True, "FILE"),
     "--machinery": meaning("machinery", True, "GLOB"),
+    "--vocabulary": meaning("vocabulary", True),
     # the multi-project commands (fleet, deps, projects)
     "--registry": meaning("registry", True),
     "--projects": meaning("projects", True),

@@ -524,6 +524,11 @@ def _audit_digest(w: World) -> Case:
 @case("audit-clear")
 def _audit_clear(w: World) -> Case:
     repo = audit_repo(w)
+    findings = w.tmp / "findings.json"
+    findings.write_text("[]")
+    head = git(repo, "rev-parse", "main").strip()
+    sidecar = ["audit", "findings", "write", "-C", str(repo), "--member", "shell"]
+    assert call(*sidecar, "--base-ref", head, "--findings", str(findings)) == 0  # clear needs it
     argv = ["audit", "clear", "-C", str(repo), "--member", "shell"]
     return Case([*argv, "--provenance", "earned"], 0, "audit-clear")
 

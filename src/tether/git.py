@@ -385,6 +385,41 @@ def fork_point(repo: Path, ref: str) -> str | None:
     return merge_base(repo, ref)
 
 
+def is_ancestor(repo: Path, older: str, newer: str = "HEAD") -> bool:
+    """True when ``older`` is ``newer`` or one of its ancestors."""
+    result = run_git(
+        ["merge-base", "--is-ancestor", "--end-of-options", older, newer], cwd=repo, check=False
+    )
+    return result.returncode == 0
+
+
+def tree_of(repo: Path, rev: str) -> str | None:
+    """The tree id of a commit, None when ``rev`` names no commit."""
+    result = run_git(
+        ["rev-parse", "--verify", "--quiet", "--end-of-options", f"{rev}^{{tree}}"],
+        cwd=repo,
+        check=False,
+    )
+    return result.stdout.strip() or None if result.returncode == 0 else None
+
+
+def commit_messages(repo: Path, since: str, head: str = "HEAD") -> list[tuple[str, str]]:
+    """(commit, full message) for each commit in ``since..head``, newest first."""
+    result = run_git(
+        ["log", "--format=%H%x00%B%x1e", "--end-of-options", f"{since}..{head}"],
+        cwd=repo,
+        check=False,
+    )
+    if result.returncode != 0:
+        return []
+    found = []
+    for record in result.stdout.split("\x1e"):
+        sha, _, message = record.strip("\n").partition("\0")
+        if sha:
+            found.append((sha, message))
+    return found
+
+
 def head_commit(repo: Path) -> str | None:
     """The commit HEAD names, None in a repository without commits."""
     result = run_git(["rev-parse", "--verify", "--quiet", "HEAD^{commit}"], cwd=repo, check=False)

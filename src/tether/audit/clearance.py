@@ -9,21 +9,28 @@ checks refusals first: a refusal beside a clearance for the same digest still re
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Final
 
+from tether import git
 from tether.audit.digest import ContentDigest, content_digest
+from tether.audit.ledger import ledger_path, record_round
 from tether.audit.roster import Remit
 from tether.audit.scope import dirty_files
-from tether.audit.sidecar import check_member_name
+from tether.audit.sidecar import check_member_name, find_sidecar, sidecar_key
 from tether.audit.workspace import Layout, audit_dir
 from tether.errors import TetherError, UsageError
 from tether.fsio import atomic_write, read_bytes
 from tether.parselimits import json_loads
 
 PROVENANCES: Final = ("earned", "refused")
+BLOCKING: Final = ("error", "warning")  # Critical and Important
+LOST_REPORT: Final = (
+    "withheld: no findings sidecar for this digest; write it (audit findings write) before "
+    "clearing: a marker without its report reads as a lost report"
+)
 _SUFFIX: Final = {"earned": "ok", "refused": "refused"}
 
 
@@ -36,6 +43,7 @@ class ClearResult:
     removed: Path | None = None
     withheld: str | None = None
     dirty: tuple[str, ...] = ()
+    ledger: dict[str, Any] | None = None  # this member's remaining / fixed_last_round
 
     def to_json(self, root: Path) -> dict[str, Any]:
         return {
@@ -46,6 +54,8 @@ class ClearResult:
             "removed": _rel(root, self.removed),
             "withheld": self.withheld,
             "dirty": list(self.dirty),
+            "remaining": (self.ledger or {}).get("remaining", []),
+            "fixed_last_round": (self.ledger or {}).get("fixed_last_round", []),
         }
 
 
@@ -81,16 +91,28 @@ def _now() -> str:
     return datetime.now(UTC).isoformat(timespec="seconds").replace("+00:00", "Z")
 
 
-def _marker_bytes(digest: str, member: str, provenance: str, supersedes: Any = None) -> bytes:
+def _marker_bytes(
+    current: ContentDigest,
+    member: str,
+    provenance: str,
+    tree: str | None,
+    supersedes: Any = None,
+    acknowledged: Any = None,
+) -> bytes:
+    # head and tree record what was reviewed: the next round's incremental base.
     document: dict[str, Any] = {
         "schema": 1,
-        "digest": digest,
+        "digest": current.digest,
         "member": member,
         "provenance": provenance,
+        "head": current.head,
+        "tree": tree,
         "written_at": _now(),
     }
     if supersedes is not None:
         document["supersedes"] = supersedes
+    if acknowledged is not None:
+        document["acknowledged"] = acknowledged
     return (json.dumps(document, indent=2) + "\n").encode()
 
 
@@ -109,6 +131,7 @@ def clear(
     provenance: str,
     scope_digest: str | None = None,
     supersede_reason: str | None = None,
+    acknowledge: str | None = None,
 ) -> ClearResult:
     """Record a verdict for the member's current digest, or withhold it and say why.
 
@@ -142,9 +165,35 @@ def clear(
                 f"{current.digest}"
             ),
         )
+    found = find_sidecar(root, layout, member, current.digest)
+    if found is None:
+        return ClearResult(member, current.digest, provenance, withheld=LOST_REPORT)
+    sidecar_file, report = found
+    findings = [f for f in report.get("findings") or [] if isinstance(f, dict)]
+    ledger = record_round(
+        ledger_path(sidecar_file.parent, sidecar_key(sidecar_file, member)),
+        member,
+        findings,
+        current.head,
+    )
     if provenance == "refused":
-        return _write(root, layout, current, member, provenance)
-    return _earn(root, layout, current, member, supersede_reason)
+        return replace(_write(root, layout, current, member, provenance), ledger=ledger)
+    blocking = [f for f in findings if f.get("severity") in BLOCKING]
+    if blocking and not (acknowledge and acknowledge.strip()):
+        return ClearResult(
+            member,
+            current.digest,
+            provenance,
+            withheld=(
+                f"withheld: {len(blocking)} error/warning findings stand in the sidecar; fix them "
+                "or clear with --acknowledge REASON"
+            ),
+            ledger=ledger,
+        )
+    ack = (
+        {"reason": acknowledge.strip(), "findings": blocking} if blocking and acknowledge else None
+    )
+    return replace(_earn(root, layout, current, member, supersede_reason, ack), ledger=ledger)
 
 
 def _write(
@@ -154,26 +203,34 @@ def _write(
     member: str,
     provenance: str,
     supersedes: Any = None,
+    acknowledged: Any = None,
 ) -> ClearResult:
     audit_dir(root, layout)
     path = marker_path(root, layout, current.digest, member, provenance)
-    atomic_write(path, _marker_bytes(current.digest, member, provenance, supersedes))
+    tree = git.tree_of(root, current.head)
+    data = _marker_bytes(current, member, provenance, tree, supersedes, acknowledged)
+    atomic_write(path, data)
     return ClearResult(member, current.digest, provenance, written=path)
 
 
 def _earn(
-    root: Path, layout: Layout, current: ContentDigest, member: str, reason: str | None
+    root: Path,
+    layout: Layout,
+    current: ContentDigest,
+    member: str,
+    reason: str | None,
+    acknowledged: Any = None,
 ) -> ClearResult:
     refusal = marker_path(root, layout, current.digest, member, "refused")
     if not refusal.exists():
-        return _write(root, layout, current, member, "earned")
+        return _write(root, layout, current, member, "earned", acknowledged=acknowledged)
     if reason is None:
         raise TetherError(
             f"{refusal.relative_to(root).as_posix()} refuses this digest; an earned clearance "
             "replaces it only with --supersede-refusal REASON"
         )
     supersedes = {"refusal": refusal.name, "record": _read_json(refusal), "reason": reason.strip()}
-    result = _write(root, layout, current, member, "earned", supersedes)
+    result = _write(root, layout, current, member, "earned", supersedes, acknowledged)
     _remove_refusal(refusal)
     return ClearResult(member, current.digest, "earned", written=result.written, removed=refusal)
 
@@ -202,4 +259,25 @@ def gate_member(root: Path, layout: Layout, remit: Remit) -> GateEntry:
         member,
     ):
         return GateEntry(member, current.digest, "pending", ok, note="clearance marker unreadable")
+    if find_sidecar(root, layout, member, current.digest) is None:
+        note = "lost report: the clearance has no findings sidecar for this digest"
+        return GateEntry(member, current.digest, "pending", ok, note=note)
     return GateEntry(member, current.digest, "cleared", ok)
+
+
+def trailer_lines(root: Path, entries: list[GateEntry]) -> list[str]:
+    """``<member>-Audit: <version> <digest>`` per member, once every member is cleared.
+
+    The caller puts them in a commit message; tether never commits or pushes. The version
+    is the project's ``.gaia/VERSION`` when it has one, else tether's own.
+    """
+    from tether import __version__
+    from tether.audit.incremental import trailer_key
+
+    if not entries or any(entry.state != "cleared" for entry in entries):
+        return []
+    try:
+        version = read_bytes(root / ".gaia" / "VERSION").decode("utf-8").strip() or __version__
+    except (OSError, UnicodeDecodeError):
+        version = __version__
+    return [f"{trailer_key(e.member)}: {version} {e.digest}" for e in entries]

@@ -49,7 +49,7 @@ def audit_shell(root: Path, layout: Any, remit: Remit, request: ShellRequest) ->
     )
     scope = compute_scope(root, request.base_ref, remit) if request.base_ref else None
     if request.paths:
-        paths = [_relative(root, p) for p in request.paths]
+        paths = shell.expand_paths(root, [_relative(root, p) for p in request.paths])
     elif scope is not None:
         paths = list(scope.files)
     else:

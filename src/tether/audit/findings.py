@@ -26,8 +26,10 @@ class Finding:
     verified_by: str
     suggested_fix: str
     area_tags: tuple[str, ...] = ()
+    linked_tests: tuple[str, ...] = ()  # bats suites that pin this script's output
 
     def to_json(self, vocabulary: str = "tether") -> dict[str, Any]:
+        linked = {"linked_tests": list(self.linked_tests)} if self.linked_tests else {}
         return {
             "finding_class": translate_class(self.finding_class, vocabulary),
             "severity": self.severity,
@@ -38,6 +40,7 @@ class Finding:
             "verified_by": self.verified_by,
             "suggested_fix": self.suggested_fix,
             "area_tags": list(self.area_tags or default_area_tags(self.path)),
+            **linked,
         }
 
     def sort_key(self) -> tuple[str, int, str, str]:
@@ -162,6 +165,51 @@ _RULES: tuple[Rule, ...] = (
         "bash 3.2 runs `coproc` as an unknown command, so the co-process never starts",
         "use a named pipe (mkfifo) or a temporary file",
     ),
+    Rule(
+        "bash32/test-v",
+        "error",
+        "`[[ -v name ]]` needs bash 4.2",
+        "bash 3.2 reports 'conditional binary operator expected' and the test fails, so the "
+        "variable reads as unset whatever its value",
+        'test `[ -n "${name+set}" ]` instead',
+    ),
+    Rule(
+        "bash32/shopt",
+        "error",
+        "shopt option needs bash 4 or later",
+        "bash 3.2 rejects the option name ('invalid shell option name'), so `**` stays a "
+        "plain `*` (or the setting is silently off) and the script walks fewer files",
+        "drop the option: walk folders with `find … -print0 | while IFS= read -r -d '' f`",
+    ),
+    Rule(
+        "bash32/case-fallthrough",
+        "error",
+        "`;;&` / `;&` case terminators need bash 4",
+        "bash 3.2 parses them as a syntax error, so the whole script fails to run",
+        "end each arm with `;;` and repeat (or call a function for) the shared commands",
+    ),
+    Rule(
+        "bash32/new-variable",
+        "error",
+        "$EPOCHSECONDS / $EPOCHREALTIME / $SRANDOM need bash 5",
+        "bash 3.2 leaves the variable unset, so it expands to nothing (an error under set -u) "
+        "and every time computed from it is wrong",
+        "use `date +%s` (and `perl -MTime::HiRes` or python for sub-second times)",
+    ),
+    Rule(
+        "bash32/declare-global",
+        "error",
+        "`declare -g` needs bash 4.2",
+        "bash 3.2 rejects `-g`, so the variable is never set and later reads are empty",
+        "assign the global without declare (`name=value`) outside the function's locals",
+    ),
+    Rule(
+        "bash32/printf-time",
+        "error",
+        "`printf '%(…)T'` needs bash 4.2",
+        "bash 3.2 reports an invalid format character, so the timestamp is never printed",
+        "use `date +FORMAT`",
+    ),
     # GNU-only forms of common tools fail, or silently do something else, on macOS and BSD.
     Rule(
         "portability/sed-in-place",
@@ -220,6 +268,85 @@ _RULES: tuple[Rule, ...] = (
         "BSD find rejects the primary, so the listing is empty",
         "use `-exec stat …` or print paths and post-process them",
     ),
+    Rule(
+        "portability/head-negative",
+        "warning",
+        "`head -n -N` (all but the last N lines) is GNU-only",
+        "BSD head rejects a negative count, so the output is empty",
+        "use `sed '$d'` (one line) or `awk` with a buffer; `tail -n +N` is portable",
+    ),
+    Rule(
+        "portability/gnu-command",
+        "warning",
+        "command missing on macOS and BSD (`tac`, `timeout`)",
+        "the command is not found on a stock macOS, so the step fails with 127",
+        "use `tail -r` for tac; for timeout, branch on `command -v timeout gtimeout`",
+    ),
+    Rule(
+        "portability/du-bytes",
+        "warning",
+        "`du -b` is GNU-only",
+        "BSD du rejects -b, so the size is empty",
+        "use `wc -c < file` for a file's size, or `du -k` for folders",
+    ),
+    Rule(
+        "portability/sort-version",
+        "warning",
+        "`sort -V` is missing from older BSD and busybox sort",
+        "where sort lacks -V the sort fails and the version list comes back empty",
+        "split the version on dots: `sort -t. -k1,1n -k2,2n -k3,3n`",
+    ),
+    Rule(
+        "portability/awk-gnu-function",
+        "warning",
+        "awk program calls a GNU awk function (gensub, strftime, systime, asort …)",
+        "macOS awk (one true awk) has none of them: the call is a fatal 'calling undefined "
+        "function' error",
+        "use sub/gsub and split, or compute dates with `date` outside awk",
+    ),
+    # Scripts run from any directory on any machine.
+    Rule(
+        "paths/machine-path",
+        "warning",
+        "path into one person's machine (/Users/NAME, /home/NAME)",
+        "the path exists only on the author's machine: everywhere else the file is missing "
+        "and the step fails or silently acts on nothing",
+        'derive the location (`git rev-parse --show-toplevel`, `$HOME`, `"$(dirname "$0")"`)',
+    ),
+    Rule(
+        "paths/absolute-cd",
+        "warning",
+        "`cd` into a fixed absolute folder",
+        "the folder is one machine's layout; elsewhere the cd fails (or, unchecked, the "
+        "script runs on in the caller's folder) and every later relative path is wrong",
+        'cd into a derived root (`cd "$(git rev-parse --show-toplevel)"`), in a subshell',
+    ),
+    Rule(
+        "paths/caller-cwd",
+        "warning",
+        "relative path resolved against the caller's working directory",
+        "run from another folder (a hook, CI, a sibling script), `source lib/x.sh` reads "
+        "a different file or none, so the script fails or runs the wrong code",
+        'anchor it: `here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd -P)"; . "$here/lib/x.sh"`',
+        gaia_class="holistic/ambient-context-resolution",
+    ),
+    # Failure discipline of scripts that are not hooks.
+    Rule(
+        "discipline/no-errexit",
+        "suggestion",
+        "script without errexit and without explicit status handling",
+        "a failed command (a git call, a grep) does not stop the script, so a wrong or empty "
+        "result flows on into what the script decides",
+        "add `set -euo pipefail` (`set -eu` for sh), or handle each status (`|| exit 1`)",
+    ),
+    Rule(
+        "discipline/fail-open-trap",
+        "warning",
+        "script traps errors into `exit 0` (fails open)",
+        "every internal error ends the script with success, so a gate built on it passes "
+        "exactly when it could not decide",
+        "exit non-zero from the trap (fail closed); failing open is for hooks only",
+    ),
     # bats runs every @test with set -e; these shapes slip past it.
     Rule(
         "bats/hollow-assertion",
@@ -247,6 +374,59 @@ _RULES: tuple[Rule, ...] = (
         "when the condition is false (the case the test expects) the list's status is the "
         "condition's 1, which is the test's status, so the test fails exactly when it should pass",
         "write `! cond` with `run`, or append `|| true`, or end the test with `return 0`",
+    ),
+    Rule(
+        "bats/swallowed-check",
+        "error",
+        "check swallowed by `|| true` cannot fail the test",
+        "the right side of `||` succeeds whenever the check fails, so the list always "
+        "succeeds and the test passes while the checked condition is false",
+        'drop the `|| true` (or end it with `|| return 1` / `|| fail "why"`)',
+        gaia_class=_HOLLOW,
+    ),
+    Rule(
+        "bats/unchecked-run",
+        "error",
+        "`run` whose status and output are never checked",
+        "bats' `run` always succeeds and stores the status in $status: when nothing reads "
+        "$status/$output before the next `run` or the end, a failing command passes the test",
+        'check the result (`[ "$status" -eq 0 ]`, `assert_success`), or use `run !`/`run -N`',
+        gaia_class=_HOLLOW,
+    ),
+    Rule(
+        "bats/condition-only-check",
+        "error",
+        "check used only as an `if`/`while` condition",
+        "a false condition only skips the body; no arm fails the test or checks anything, so "
+        "the test passes whatever the checked result is",
+        'assert the condition directly, or fail in the other arm (`else fail "…"`)',
+        gaia_class=_HOLLOW,
+    ),
+    Rule(
+        "bats/unreachable-code",
+        "error",
+        "code after an unconditional `return`/`exit` never runs",
+        "the test ends at the `return`/`exit`, so every check after it is never executed "
+        "and the test's verdict ignores them",
+        "remove the early `return`/`exit`, or make it conditional",
+    ),
+    Rule(
+        "bats/always-matches",
+        "error",
+        "pattern that matches every input",
+        "`== *`, `=~ .*`, `=~ ^` (and `grep ''`/`grep '.*'`) hold for any value, so the "
+        "check passes whatever the output is",
+        'match the expected text (`[ "$output" = expected ]`, or an anchored pattern)',
+        gaia_class=_HOLLOW,
+    ),
+    Rule(
+        "bats/unconditional-skip",
+        "warning",
+        "unconditional `skip`: the test never runs",
+        "a `skip` not guarded by a precondition retires the test (every test, in `setup`), "
+        "so the behaviour it guards has no check while the suite reports it as skipped",
+        'guard it with the missing precondition (`command -v jq >/dev/null || skip "no jq"`) '
+        "or delete the test and say why",
     ),
     # Hooks read one JSON document on stdin and answer allow or block.
     Rule(
@@ -283,16 +463,45 @@ _RULES: tuple[Rule, ...] = (
     Rule(
         "hook/unguarded-dependency",
         "warning",
-        "jq is used without checking that it is installed",
-        "on a machine without jq every parse fails: the hook exits 127 or acts on empty values",
-        "check `command -v jq >/dev/null` first and decide deliberately what to do without it",
+        "a tool is used without checking that it is installed",
+        "on a machine without the tool (jq, gh, git, node …) the call fails: the hook exits "
+        "127 or acts on empty values",
+        "check `command -v TOOL >/dev/null` first and decide deliberately what to do without it",
     ),
     Rule(
         "hook/non-block-exit",
-        "warning",
+        "error",
         "hook exits with a status that is neither 0 (allow) nor 2 (block)",
-        "the runner reads any other status as a hook failure rather than a decision",
+        'the runner reads any other status (and `exit "$var"`/`exit $?`, whose value is '
+        "whatever ran last) as a hook failure rather than a decision",
         "exit 0 to allow or 2 to block, and report the reason on stderr",
+    ),
+    Rule(
+        "hook/status-leak",
+        "error",
+        "the hook's last command can fail, and its status becomes the hook's",
+        "when the last command (a `gh`/`git` call, a `test && …` list) fails, the hook exits "
+        "with that status: neither an allow nor a deliberate block, so the runner reports a "
+        "broken hook",
+        "end the hook with `exit 0` (or guard the call: `gh … || true`)",
+    ),
+    Rule(
+        "hook/unvalidated-jq-pipe",
+        "error",
+        "jq output piped into a command without validation",
+        "the tool input is attacker- or model-controlled JSON; piping its fields into xargs, "
+        "a shell, eval or rm runs whatever those fields say",
+        "read the values into variables, validate each (a case pattern or `grep -E` anchor), "
+        "and pass them as quoted arguments",
+    ),
+    Rule(
+        "hook/decision-json",
+        "error",
+        "hook decision JSON has an unknown key or an undocumented decision value",
+        "the runner ignores an unknown (misspelled) key and an undocumented value, so the "
+        "decision the hook means to return (a deny) is silently not made",
+        "spell the documented keys (`hookSpecificOutput.permissionDecision`: allow, deny or "
+        "ask) and build the document with `jq -n --arg`",
     ),
 )
 

@@ -8,13 +8,17 @@ edits are reported separately as ``dirty``.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from tether import git
 from tether.audit.roster import Remit
 from tether.errors import TetherError
+
+if TYPE_CHECKING:
+    from tether.audit.incremental import ReviewAnchor
+    from tether.audit.workspace import Layout
 
 
 @dataclass(frozen=True)
@@ -44,8 +48,18 @@ class Scope:
     deleted: tuple[str, ...]
     branch: BranchScope
     dirty: tuple[str, ...]
+    review: ReviewAnchor | None = None  # how the base was chosen (member scope only)
+    key_base: str | None = None
+    scope_digest: str | None = None
 
     def to_json(self, root: Path, remit: Remit) -> dict[str, Any]:
+        extra: dict[str, Any] = {}
+        if self.review is not None:
+            extra = {
+                "review_base": self.review.to_json(),
+                "key_base": self.key_base,
+                "scope_digest": self.scope_digest,
+            }
         return {
             "root": str(root),
             "member": remit.member,
@@ -57,6 +71,7 @@ class Scope:
             "deleted": list(self.deleted),
             "branch": self.branch.to_json(),
             "dirty": list(self.dirty),
+            **extra,
         }
 
 
@@ -130,6 +145,27 @@ def compute_scope(root: Path, base_ref: str, remit: Remit) -> Scope:
         branch=branch_scope(root, remit),
         dirty=tuple(dirty_files(root, remit)),
     )
+
+
+def member_scope(root: Path, layout: Layout, remit: Remit, base_ref: str | None) -> Scope:
+    """The review scope with its decision record: review base, reason, anchor, key base.
+
+    Without ``base_ref`` the base is found from the member's own last clearance (then a
+    trailer), else the fork point. The full base must resolve either way: an empty one
+    would make "nothing changed" indistinguishable from "could not tell".
+    """
+    from tether.audit.digest import content_digest
+    from tether.audit.incremental import ReviewAnchor, full_base, review_anchor
+
+    explicit = resolve_merge_base(root, base_ref) if base_ref is not None else None
+    _, fork = full_base(root)
+    if explicit is not None:
+        anchor = ReviewAnchor(explicit, "explicit", "")
+    else:
+        anchor = review_anchor(root, layout, remit.member, fork)
+    scope = compute_scope(root, base_ref or anchor.sha, remit)
+    digest = content_digest(root, remit).digest if remit.member else None
+    return replace(scope, review=anchor, key_base=fork, scope_digest=digest)
 
 
 _HUNK = re.compile(r"^@@ -\d+(?:,\d+)? \+(\d+)(?:,(\d+))? @@", re.MULTILINE)

@@ -7,26 +7,36 @@ checked or parsed yields an error finding, never an empty (clean-looking) result
 
 from __future__ import annotations
 
+import hashlib
+import json
 import re
+import shlex
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, field, replace
+from dataclasses import asdict, dataclass, field, replace
+from functools import lru_cache
 from pathlib import Path, PurePosixPath
 from typing import Any, Final
 
 from tether.audit import shellcheck
-from tether.audit.cache import ResultCache
+from tether.audit.cache import ResultCache, cache_key
 from tether.audit.findings import Finding
-from tether.audit.lenses import LensContext, bash32, bats, hooks, portability
+from tether.audit.lenses import LensContext, bash32, bats, discipline, hooks, paths, portability
+from tether.audit.lenses.guards import guarded_lines
 from tether.audit.roster import GlobSet
-from tether.audit.shellast import parse
+from tether.audit.shellast import Node, parse
 from tether.audit.tools import Toolset
+from tether.errors import TetherError, UsageError
 from tether.fsio import read_bytes, read_head
 
 _SHEBANG: Final = re.compile(r"^#!\s*(\S+)(.*)$")
 _SH_INTERPRETERS: Final = {"sh", "dash", "ash"}
 _BASH_INTERPRETERS: Final = {"bash", "bats"}
 _SHELL_SUFFIXES: Final = {".sh", ".bash", ".bats"}
+SETTINGS_FILES: Final = (".claude/settings.json", ".claude/settings.local.json")
+_WORD: Final = re.compile(r"[\w.-]+")
+_READS_OUTPUT: Final = re.compile(r"\$\{?output|assert_output|assert_line")
+_PROJECT_DIR: Final = re.compile(r"^\$\{?CLAUDE_PROJECT_DIR\}?/")
 
 
 @dataclass(frozen=True)
@@ -80,12 +90,118 @@ def classify(path: str, first_line: str, posix: GlobSet, hook_globs: GlobSet) ->
 
 def select_targets(root: Path, paths: list[str], options: ShellOptions) -> list[Target]:
     posix, hook_globs = GlobSet(options.posix), GlobSet(options.hooks)
+    registered = registered_hooks(root)
     targets = []
     for path in sorted(set(paths)):
         target = classify(path, _first_line(root / path), posix, hook_globs)
+        if target is not None and path in registered and not target.hook:
+            target = replace(target, hook=True)
         if target is not None:
             targets.append(target)
     return targets
+
+
+def expand_paths(root: Path, paths: list[str]) -> list[str]:
+    """Each given path, a folder replaced by the tracked files under it.
+
+    A path that does not exist is a usage error; a folder holding no tracked file is an
+    error too, so a mistyped folder never reads as "0 files, clean".
+    """
+    from tether import git
+
+    expanded: list[str] = []
+    for path in paths:
+        if (root / path).is_dir():
+            inside = git.tracked_paths(root, [path])
+            if not inside:
+                raise TetherError(f"{path}: no tracked files in this folder")
+            expanded.extend(inside)
+        elif (root / path).exists():
+            expanded.append(path)
+        else:
+            raise UsageError(f"{path}: no such file or folder")
+    return expanded
+
+
+def registered_hooks(root: Path) -> set[str]:
+    """Files the agent runner's settings register as hook commands (relative paths).
+
+    A hook's only caller is the ``command`` string in the settings file, so such a file
+    is audited as a hook wherever it lives.
+    """
+    found: set[str] = set()
+    for name in SETTINGS_FILES:
+        path = root / name
+        if not path.is_file():
+            continue
+        try:
+            document = json.loads(read_bytes(path))
+        except (OSError, ValueError) as error:
+            raise TetherError(f"{name}: cannot read the hook registrations ({error})") from None
+        for command_text in _hook_commands(document):
+            found.update(_command_files(root, command_text))
+    return found
+
+
+def _hook_commands(document: Any) -> list[str]:
+    hooks = document.get("hooks") if isinstance(document, dict) else None
+    commands: list[str] = []
+    for groups in hooks.values() if isinstance(hooks, dict) else []:
+        for group in groups if isinstance(groups, list) else []:
+            entries = group.get("hooks") if isinstance(group, dict) else None
+            for entry in entries if isinstance(entries, list) else []:
+                if isinstance(entry, dict) and isinstance(entry.get("command"), str):
+                    commands.append(entry["command"])
+    return commands
+
+
+def _command_files(root: Path, text: str) -> set[str]:
+    try:
+        words = shlex.split(text)
+    except ValueError:
+        words = text.split()
+    found: set[str] = set()
+    for word in words:
+        rel = _PROJECT_DIR.sub("", word).removeprefix("./")
+        if rel and not rel.startswith("/") and (root / rel).is_file():
+            found.add(PurePosixPath(rel).as_posix())
+    return found
+
+
+def link_pinning_suites(root: Path, results: list[FileResult]) -> list[FileResult]:
+    """Name, on each script's findings, the bats suites that pin the script's output.
+
+    A suite asserting a script's printed words breaks when the script rewords them,
+    though the diff never touches the suite: the reviewer must read it.
+    """
+    from tether import git
+
+    suites = [p for p in git.ls_files(root) if p.endswith(".bats")]
+    texts = {}
+    for suite in suites:
+        try:
+            texts[suite] = read_bytes(root / suite).decode("utf-8", "replace")
+        except OSError:
+            continue
+    readers = {
+        suite: (text, frozenset(_WORD.findall(text)))
+        for suite, text in sorted(texts.items())
+        if _READS_OUTPUT.search(text)
+    }
+    out = []
+    for result in results:
+        path = result.target.path
+        name = PurePosixPath(path).name
+        pins = tuple(
+            suite
+            for suite, (text, words) in readers.items()
+            if suite != path and (name in words or path in text)
+        )
+        if pins and result.findings:
+            linked = tuple(replace(f, linked_tests=pins) for f in result.findings)
+            result = replace(result, findings=linked)
+        out.append(result)
+    return out
 
 
 def _first_line(path: Path) -> str:
@@ -106,8 +222,57 @@ def analyse_file(root: Path, target: Target, tools: Toolset, options: ShellOptio
         )
     checked = shellcheck.run_shellcheck(tools.shellcheck, data, target.dialect, options.cache)
     found = shellcheck.findings_for(target.path, checked, tools.shellcheck, target.dialect)
-    found.extend(_lens_findings(target, data, tools))
+    found.extend(_cached_lens_findings(target, data, tools, options.cache))
     return FileResult(target, tuple(sorted(found, key=Finding.sort_key)), checked.cached)
+
+
+@lru_cache(maxsize=1)
+def lens_code_digest() -> str:
+    """sha256 of the code the lens findings depend on: a new lens invalidates the cache."""
+    here = Path(__file__).parent
+    sources = sorted((here / "lenses").glob("*.py")) + [
+        here / name for name in ("shellast.py", "findings.py", "shell.py")
+    ]
+    hasher = hashlib.sha256()
+    for source in sources:
+        hasher.update(source.name.encode() + b"\0" + read_bytes(source))
+    return hasher.hexdigest()
+
+
+def _cached_lens_findings(
+    target: Target, data: bytes, tools: Toolset, cache: ResultCache
+) -> list[Finding]:
+    """The lens findings, from the cache when file, target kind, shfmt and lenses match."""
+    key = cache_key(
+        "lenses",
+        lens_code_digest(),
+        tools.shfmt.version or "",
+        target.path,
+        target.dialect,
+        str(target.bats),
+        str(target.hook),
+        hashlib.sha256(data).hexdigest(),
+    )
+    stored = cache.get(key)
+    if isinstance(stored, list):
+        try:
+            return [_finding_from_json(entry) for entry in stored]
+        except (TypeError, KeyError):
+            pass  # an entry in another shape is a miss
+    found = _lens_findings(target, data, tools)
+    if not any(f.finding_class == "audit/cannot-analyse" for f in found):
+        cache.put(key, [asdict(f) for f in found])  # a failure is retried, never remembered
+    return found
+
+
+def _finding_from_json(entry: dict[str, Any]) -> Finding:
+    return Finding(
+        **{
+            **entry,
+            "area_tags": tuple(entry["area_tags"]),
+            "linked_tests": tuple(entry["linked_tests"]),
+        }
+    )
 
 
 def _lens_findings(target: Target, data: bytes, tools: Toolset) -> list[Finding]:
@@ -119,13 +284,16 @@ def _lens_findings(target: Target, data: bytes, tools: Toolset) -> list[Finding]
     tree, ctx = parsed.tree, LensContext(target.path, parser)
     first_line = data.split(b"\n", 1)[0].decode("utf-8", "replace")
     lenses: list[tuple[str, Callable[[], list[Finding]]]] = [
-        ("bash32", lambda: bash32.check(tree, ctx)),
-        ("portability", lambda: portability.check(tree, ctx)),
+        ("bash32", lambda: downgrade_guarded(tree, bash32.check(tree, ctx))),
+        ("portability", lambda: downgrade_guarded(tree, portability.check(tree, ctx))),
+        ("paths", lambda: paths.check(tree, ctx)),
     ]
     if target.bats:
         lenses.append(("bats", lambda: bats.check(tree, ctx)))
     if target.hook:
         lenses.append(("hooks", lambda: hooks.check(tree, ctx, first_line)))
+    elif not target.bats:
+        lenses.append(("discipline", lambda: discipline.check(tree, ctx, first_line)))
     found: list[Finding] = []
     for name, lens in lenses:
         try:
@@ -136,13 +304,20 @@ def _lens_findings(target: Target, data: bytes, tools: Toolset) -> list[Finding]
     return found
 
 
+def downgrade_guarded(tree: Node, found: list[Finding]) -> list[Finding]:
+    """Findings inside a platform- or version-guarded branch become suggestions."""
+    lines = guarded_lines(tree) if found else set()
+    return [replace(f, severity="suggestion") if f.line in lines else f for f in found]
+
+
 def analyse(
     root: Path, targets: list[Target], tools: Toolset, options: ShellOptions
 ) -> list[FileResult]:
     if not targets:
         return []
     with ThreadPoolExecutor(max_workers=max(1, options.jobs)) as pool:
-        return list(pool.map(lambda t: analyse_file(root, t, tools, options), targets))
+        results = list(pool.map(lambda t: analyse_file(root, t, tools, options), targets))
+    return link_pinning_suites(root, results)
 
 
 def downgrade_untouched(

@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import posixpath
 import subprocess
+import threading
 from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any, Final
@@ -85,16 +86,32 @@ def line_of(node: Node) -> int:
     return int(pos.get("Line", 1)) if isinstance(pos, dict) else 1
 
 
+_LAST_FILE = threading.local()  # one parsed file per worker thread
+
+
 def walk(node: Any) -> Iterator[Node]:
-    """Every dict in the tree, parents before children."""
-    if isinstance(node, dict):
-        yield node
-        for value in node.values():
-            if isinstance(value, dict | list):
-                yield from walk(value)
-    elif isinstance(node, list):
-        for item in node:
-            yield from walk(item)
+    """Every dict in the tree, parents before children, in document order.
+
+    Every lens walks the whole file, so a file root's node list is kept (one per thread)
+    and later walks of the same root read it instead of walking again.
+    """
+    if isinstance(node, dict) and node.get("Type") == "File":
+        if getattr(_LAST_FILE, "root", None) is not node:
+            _LAST_FILE.root, _LAST_FILE.nodes = node, list(_walk(node))
+        return iter(_LAST_FILE.nodes)
+    return _walk(node)
+
+
+def _walk(node: Any) -> Iterator[Node]:
+    # An explicit stack: nested generators cost a frame per level for every node.
+    stack: list[Any] = [node]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, dict):
+            yield item
+            stack.extend(reversed([v for v in item.values() if isinstance(v, dict | list)]))
+        elif isinstance(item, list):
+            stack.extend(reversed(item))
 
 
 def statements(node: Any) -> Iterator[Node]:

@@ -8,6 +8,7 @@ previous sidecar intact. The write itself is atomic.
 from __future__ import annotations
 
 import json
+import os
 import re
 from dataclasses import dataclass
 from pathlib import Path
@@ -34,10 +35,7 @@ class ReviewBase:
     anchor_tree: str | None = None
 
     def to_json(self) -> dict[str, str]:
-        data = {"sha": self.sha, "reason": self.reason}
-        if self.anchor_tree:
-            data["anchor_tree"] = self.anchor_tree
-        return data
+        return {"sha": self.sha, "reason": self.reason, "anchor_tree": self.anchor_tree or ""}
 
 
 @dataclass(frozen=True)
@@ -107,13 +105,14 @@ def _non_empty(value: object) -> bool:
 def review_base(sha: str | None, reason: str | None, anchor_tree: str | None) -> ReviewBase | None:
     """The per-member decision record, checked as a whole: all or nothing, well formed."""
     if sha is None:
-        if reason is not None or anchor_tree is not None:
+        if reason is not None or anchor_tree:
             raise UsageError("--base-reason and --anchor-tree need --review-base")
         return None
     if not _HEX.match(sha):
         raise UsageError(f"--review-base {sha!r} is not a commit id")
     if reason is None or not _TOKEN.match(reason):
         raise UsageError("--review-base needs --base-reason TOKEN (letters, digits, . _ -)")
+    anchor_tree = anchor_tree or None  # '' is the no-anchor round's empty value
     if anchor_tree is not None and not _HEX.match(anchor_tree):
         raise UsageError(f"--anchor-tree {anchor_tree!r} is not a tree id")
     return ReviewBase(sha, reason, anchor_tree)
@@ -130,6 +129,23 @@ def sidecar_path(root: Path, layout: Layout, base: str, branch: str, member: str
     return root / layout.audit_dir / name
 
 
+def in_ci() -> bool:
+    """True under CI (``CI`` or ``GITHUB_ACTIONS`` set): the sidecar is a local record only."""
+    return any(
+        os.environ.get(name, "").strip().lower() not in ("", "0", "false")
+        for name in ("CI", "GITHUB_ACTIONS")
+    )
+
+
+@dataclass(frozen=True)
+class Attestation:
+    """What the sidecar speaks for: the member's content digest, and any dirty paths."""
+
+    digest: str | None = None
+    dirty: tuple[str, ...] = ()
+    vocabulary: str = "tether"
+
+
 def write_sidecar(
     root: Path,
     layout: Layout,
@@ -138,9 +154,20 @@ def write_sidecar(
     base: str,
     findings: list[dict[str, Any]],
     review: ReviewBase | None = None,
+    attestation: Attestation | None = None,
 ) -> SidecarResult:
-    """Publish the sidecar; decline (nothing written) when the audit key is unresolved."""
+    """Publish the sidecar; decline (nothing written) in CI or when the key is unresolved.
+
+    Classes outside the vocabulary become ``holistic/unclassified``. The sidecar records
+    the member's content digest (``clear`` and ``gate`` look it up by digest) and, for a
+    withheld round, the dirty paths it could not review.
+    """
+    from tether.audit.vocabulary import classify_findings
+
     check_member_name(member)
+    attestation = attestation or Attestation()
+    if in_ci():
+        return SidecarResult(None, len(findings), "CI run (CI or GITHUB_ACTIONS is set)")
     if not base.strip():
         return SidecarResult(None, len(findings), "audit key unresolved (empty base)")
     if not _HEX.match(base):
@@ -148,10 +175,47 @@ def write_sidecar(
     branch = git.current_branch(root)
     if branch is None:
         return SidecarResult(None, len(findings), "audit key unresolved (detached HEAD)")
-    document: dict[str, Any] = {"schema": 1, "member": member, "findings": findings}
+    findings = classify_findings(findings, attestation.vocabulary, root)
+    document: dict[str, Any] = {
+        "schema": 1,
+        "member": member,
+        "vocabulary": attestation.vocabulary,
+        "digest": attestation.digest,
+        "dirty": list(attestation.dirty),
+        "findings": findings,
+    }
     if review is not None:
         document["review_base"] = review.to_json()
     audit_dir(root, layout)
     path = sidecar_path(root, layout, base, branch, member)
     atomic_write(path, (json.dumps(document, indent=2, ensure_ascii=False) + "\n").encode())
     return SidecarResult(path, len(findings))
+
+
+def find_sidecar(
+    root: Path, layout: Layout, member: str, digest: str
+) -> tuple[Path, dict[str, Any]] | None:
+    """The member's sidecar recorded for ``digest`` (newest first), or None."""
+    folder = root / layout.audit_dir
+    if not folder.is_dir():
+        return None
+    candidates = sorted(
+        folder.glob(f"*.{member}.findings.json"), key=lambda p: p.stat().st_mtime, reverse=True
+    )
+    for path in candidates:
+        try:
+            document = json_loads(path.read_text(encoding="utf-8"))
+        except (OSError, UnicodeDecodeError, json.JSONDecodeError):
+            continue
+        if (
+            isinstance(document, dict)
+            and document.get("member") == member
+            and document.get("digest") == digest
+        ):
+            return path, document
+    return None
+
+
+def sidecar_key(path: Path, member: str) -> str:
+    """The ``<base>.<branch>`` key a sidecar's file name carries."""
+    return path.name.removesuffix(f".{member}.findings.json")

@@ -73,9 +73,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--base-ref",
         deprecated=("--base",),
         dest="base_ref",
-        required=True,
         metavar="REF",
-        help="branch or commit under review against",
+        help="review against REF (default: the member's last clearance, else the fork point)",
     )
 
     shell = sub.add_parser("shell", help="shellcheck and tether's lenses over in-scope shell")
@@ -133,7 +132,15 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     write.add_argument("--findings", required=True, metavar="FILE", help="JSON array; - for stdin")
     write.add_argument("--review-base", metavar="SHA")
     write.add_argument("--base-reason", metavar="TOKEN")
-    write.add_argument("--anchor-tree", metavar="TREE")
+    write.add_argument("--anchor-tree", metavar="TREE", help="'' on a no-anchor round")
+    write.add_argument(
+        "--vocabulary",
+        choices=("tether", "gaia"),
+        help="closed class list (default: gaia under the gaia profile, else tether)",
+    )
+    write.add_argument("--remit", action="append", default=[], metavar="GLOB")
+    write.add_argument("--remit-file", metavar="FILE")
+    write.add_argument("--machinery", action="append", default=[], metavar="GLOB")
 
     digest = sub.add_parser("digest", help="content digest of a member's committed files")
     _add_root(digest)
@@ -149,11 +156,21 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         metavar="REASON",
         help="replace a refusal of the same digest (earned only)",
     )
+    clear.add_argument(
+        "--acknowledge",
+        metavar="REASON",
+        help="earn the clearance although error/warning findings stand (recorded with REASON)",
+    )
 
     gate = sub.add_parser("gate", help="refused / cleared / pending per member; 0 when all cleared")
     _add_root(gate)
     _add_remit(gate, machinery=True)
     gate.add_argument("--members", metavar="A,B", help="members to check (default: the roster's)")
+    gate.add_argument(
+        "--trailer",
+        action="store_true",
+        help="print the <member>-Audit commit trailer lines when every member is cleared",
+    )
 
 
 def run(args: argparse.Namespace) -> int:
@@ -196,16 +213,16 @@ def _remit(args: argparse.Namespace, root: Path, layout: Any, *, require_member:
 
 
 def _scope(args: argparse.Namespace) -> int:
-    from tether.audit.scope import compute_scope
+    from tether.audit.scope import member_scope
     from tether.report.audit import render_scope
 
     root, layout = _context(args)
     remit = _remit(args, root, layout, require_member=False)
-    scope = compute_scope(root, args.base_ref, remit)
+    scope = member_scope(root, layout, remit, args.base_ref)
     if args.json:
         print_json(scope.to_json(root, remit))
     else:
-        print(render_scope(scope, args.base_ref))
+        print(render_scope(scope))
     return Exit.OK
 
 
@@ -253,13 +270,42 @@ def _findings_write(args: argparse.Namespace) -> int:
     review = sidecar.review_base(args.review_base, args.base_reason, args.anchor_tree)
     findings = sidecar.parse_findings_text(_read_findings(args.findings))
     result = sidecar.write_sidecar(
-        root, layout, member=args.member, base=args.base_ref, findings=findings, review=review
+        root,
+        layout,
+        member=args.member,
+        base=args.base_ref,
+        findings=findings,
+        review=review,
+        attestation=_attestation(args, root, layout),
     )
     if args.json:
         print_json(findings_document(result, root))
     else:
         print(render_findings(result, root))
     return Exit.OK
+
+
+def _attestation(args: argparse.Namespace, root: Path, layout: Any) -> Any:
+    """The member's digest and dirty paths; no digest when its remit is unknown here."""
+    from tether.audit.digest import content_digest
+    from tether.audit.roster import load_roster
+    from tether.audit.scope import dirty_files
+    from tether.audit.sidecar import Attestation
+    from tether.errors import TetherError
+
+    vocabulary = args.vocabulary or ("gaia" if layout.profile == "gaia" else "tether")
+    known = bool(args.remit or args.remit_file)
+    if not known:
+        try:
+            load_roster(root, layout).member(args.member)
+            known = True
+        except TetherError:
+            known = False  # an ad hoc member named without its globs: nothing to attest
+    if not known:
+        return Attestation(vocabulary=vocabulary)
+    remit = _remit(args, root, layout, require_member=True)
+    dirty = dirty_files(root, remit, with_machinery=True)
+    return Attestation(content_digest(root, remit).digest, tuple(dirty), vocabulary)
 
 
 def _read_findings(source: str) -> str:
@@ -300,6 +346,7 @@ def _clear(args: argparse.Namespace) -> int:
         provenance=args.provenance,
         scope_digest=args.scope_digest,
         supersede_reason=args.supersede_refusal,
+        acknowledge=args.acknowledge,
     )
     if args.json:
         print_json(result.to_json(root))
@@ -309,6 +356,7 @@ def _clear(args: argparse.Namespace) -> int:
 
 
 def _gate(args: argparse.Namespace) -> int:
+    from tether.audit.clearance import trailer_lines
     from tether.audit.commands import audit_gate
     from tether.report.audit import gate_document, render_gate
 
@@ -321,8 +369,9 @@ def _gate(args: argparse.Namespace) -> int:
         args.member = args.member or names[0]
         ad_hoc = _remit(args, root, layout, require_member=True)
     entries = audit_gate(root, layout, names, args.machinery, ad_hoc)
-    document = gate_document(entries, root)
-    print_json(document) if args.json else print(render_gate(entries))
+    trailers = trailer_lines(root, entries) if args.trailer else None
+    document = gate_document(entries, root, trailers)
+    print_json(document) if args.json else print(render_gate(entries, trailers or ()))
     return Exit.OK if document["cleared"] else Exit.FOUND
 
 

@@ -25,8 +25,14 @@ def _list_lines(label: str, items: Sequence[str]) -> list[str]:
 # --- scope -----------------------------------------------------------------------------------
 
 
-def render_scope(scope: Scope, base: str) -> str:
-    lines = [f"base {base} (merge base {scope.merge_base[:12]}), head {scope.head[:12]}"]
+def render_scope(scope: Scope) -> str:
+    lines = [f"base {scope.base_ref} (merge base {scope.merge_base[:12]}), head {scope.head[:12]}"]
+    if scope.review is not None:
+        review = scope.review
+        anchor = f", anchor tree {review.anchor_tree[:12]}" if review.anchor_tree else ""
+        lines.append(f"review base {review.sha[:12]} ({review.reason}{anchor})")
+    if scope.scope_digest:
+        lines.append(f"scope digest {scope.scope_digest}")
     lines += _list_lines("in scope", scope.files)
     lines += _list_lines("deleted", scope.deleted)
     branch = scope.branch
@@ -94,25 +100,37 @@ def digest_document(found: ContentDigest) -> Doc:
 
 
 def render_clear(result: ClearResult, root: Path) -> str:
+    doc = result.to_json(root)
     if result.withheld:
         lines = [f"{result.member}: {result.withheld}"]
         lines += [f"  dirty: {path}" for path in result.dirty]
-        return "\n".join(lines)
-    doc = result.to_json(root)
-    lines = [f"{result.member}: {result.provenance} for {result.digest}: wrote {doc['written']}"]
-    if doc["removed"]:
-        lines.append(f"  superseded {doc['removed']}")
+    else:
+        lines = [
+            f"{result.member}: {result.provenance} for {result.digest}: wrote {doc['written']}"
+        ]
+        if doc["removed"]:
+            lines.append(f"  superseded {doc['removed']}")
+    for label, key in (("remaining", "remaining"), ("fixed last round", "fixed_last_round")):
+        for entry in doc[key]:
+            lines.append(f"  {label}: {entry.get('path')}:{entry.get('line')} {entry.get('title')}")
     return "\n".join(lines)
 
 
-def gate_document(entries: Sequence[GateEntry], root: Path) -> Doc:
+def gate_document(
+    entries: Sequence[GateEntry], root: Path, trailers: Sequence[str] | None = None
+) -> Doc:
+    """``trailers`` is None unless ``--trailer`` asked for them."""
     cleared = all(entry.state == "cleared" for entry in entries)
-    return {"cleared": cleared, "members": [e.to_json(root) for e in entries]}
+    document: Doc = {"cleared": cleared, "members": [e.to_json(root) for e in entries]}
+    if trailers is not None:
+        document["trailers"] = list(trailers)
+    return document
 
 
-def render_gate(entries: Sequence[GateEntry]) -> str:
+def render_gate(entries: Sequence[GateEntry], trailers: Sequence[str] = ()) -> str:
     lines = []
     for entry in entries:
         note = f" ({entry.note})" if entry.note else ""
         lines.append(f"{entry.member}: {entry.state} {entry.digest}{note}")
+    lines += trailers
     return "\n".join(lines)

@@ -16,6 +16,12 @@ test's). The rules, per @test body:
 - a final ``cond && return 1`` fails the passing case: when cond is false, its status is
   the test's;
 - any other non-final ``A && B`` is advisory: a false A is ignored, which is often meant.
+
+Beyond set -e, in any position of a @test body: a check swallowed by ``|| true`` (``|| :``,
+``|| echo …``, ``|| return 0``); a ``run`` whose ``$status``/``$output``/``$lines`` nothing
+reads before the next ``run`` or the end; a check whose only use is an ``if``/``while``
+condition with no failing arm; statements after an unconditional ``return``/``exit``;
+a pattern that always matches; and an unconditional ``skip``.
 """
 
 from __future__ import annotations
@@ -24,9 +30,9 @@ from typing import Any, Final
 
 from tether.audit.findings import Finding
 from tether.audit.lenses import LensContext
-from tether.audit.shellast import Node, argv, command, kind, walk
+from tether.audit.lenses.batsbody import SETUPS, bails, body_findings, unconditional_skips
+from tether.audit.shellast import Node, command, kind, walk
 
-_BAIL_COMMANDS: Final = {"false", "fail", "flunk"}
 _COMPARISONS: Final = {"<", ">", "<=", ">=", "==", "!=", "&&", "||"}
 
 _OLD_BASH = "set -e on bash < 4.1 (macOS /bin/bash is 3.2) ignores its failure"
@@ -41,7 +47,11 @@ def check(tree: Node, ctx: LensContext) -> list[Finding]:
     for node in walk(tree):
         if kind(node) == "TestDecl":
             body = command(node.get("Body"))
-            found.extend(_statements(body.get("Stmts") or [], True, ctx))
+            stmts = body.get("Stmts") or []
+            found.extend(_statements(stmts, True, ctx))
+            found.extend(body_findings(body, ctx))
+        elif kind(node) == "FuncDecl" and (node.get("Name") or {}).get("Value") in SETUPS:
+            found.extend(unconditional_skips(command(node.get("Body")), ctx, "setup"))
     return found
 
 
@@ -90,13 +100,13 @@ def _compound(cmd: Node, cmd_type: str | None, final: bool, ctx: LensContext) ->
 
 def _and_or(stmt: Node, cmd: Node, final: bool, ctx: LensContext) -> list[Finding]:
     op, right = cmd.get("Op"), cmd.get("Y") or {}
-    if op == "||" and _bails(right):
+    if op == "||" and bails(right):
         return []  # `check || return 1`: the failure is handled
     if final:
-        if op == "&&" and _bails(right):
+        if op == "&&" and bails(right):
             return [ctx.finding("bats/final-guard-fails", stmt, "final `cond && return 1`")]
         return []
-    if op == "&&" and _bails(right):
+    if op == "&&" and bails(right):
         return []  # a non-final guard: fail when cond holds, go on otherwise
     if right.get("Negated"):
         return [_hollow(ctx, stmt, _TITLE_BANG, "negated command ending a list")]
@@ -108,22 +118,6 @@ def _and_or(stmt: Node, cmd: Node, final: bool, ctx: LensContext) -> list[Findin
     if op == "&&":
         return [ctx.finding("bats/and-list-assertion", stmt, "non-final `A && B`")]
     return []
-
-
-def _bails(stmt: Node) -> bool:
-    """True when the statement fails the test: return/exit non-zero, false, fail, flunk."""
-    if stmt.get("Negated"):
-        return False  # `! false` succeeds
-    cmd = command(stmt)
-    if kind(cmd) == "Block":
-        stmts = cmd.get("Stmts") or []
-        return bool(stmts) and _bails(stmts[-1])
-    words = argv(cmd)
-    if not words:
-        return False
-    if words[0] in ("return", "exit"):
-        return len(words) == 1 or words[1] != "0"
-    return words[0] in _BAIL_COMMANDS
 
 
 def _comparison(expr: Any) -> bool:

@@ -39,6 +39,9 @@ _JQ_TWO_VALUES: Final = {"--arg", "--argjson", "--slurpfile", "--rawfile"}
 _JQ_ONE_VALUE: Final = {"--indent", "-L", "-f", "--from-file"}
 _GUARDS: Final = {"command", "type", "hash", "which"}
 _DECISIONS: Final = {"0", "2"}  # allow, block
+# Programs a hook may not find on a contributor's machine.
+DEPENDENCIES: Final = {"jq", "gh", "git", "node", "python3", "python", "curl", "yq", "npx"}
+_COMPUTED_EXIT: Final = "hook exits with a computed status that is not 0 or 2 by construction"
 
 
 @dataclass(frozen=True)
@@ -50,13 +53,16 @@ class JqCall:
 
 
 def check(tree: Node, ctx: LensContext, first_line: str = "") -> list[Finding]:
+    from tether.audit.lenses import hookout
+
     return [
         *_stdin_rereads(tree, ctx),
         *_unguarded_fields(tree, ctx),
         *_interpolated_json(tree, ctx),
         *_errexit(tree, ctx, first_line),
-        *_dependency(tree, ctx),
+        *_dependencies(tree, ctx),
         *_exits(tree, ctx),
+        *hookout.check(tree, ctx),
     ]
 
 
@@ -249,7 +255,7 @@ def _interpolated_json(tree: Node, ctx: LensContext) -> list[Finding]:
 # --- internal errors ----------------------------------------------------------------------
 
 
-def _sets_errexit(words: Words) -> bool:
+def sets_errexit(words: Words) -> bool:
     if not words or words[0] != "set":
         return False
     rest = words[1:]
@@ -258,51 +264,93 @@ def _sets_errexit(words: Words) -> bool:
     return any(w and w.startswith("-") and not w.startswith("--") and "e" in w[1:] for w in rest)
 
 
-def _traps_errors(words: Words) -> bool:
-    if not words or words[0] != "trap" or len(words) < 3 or words[1] == "-":
+_EXIT_ZERO: Final = re.compile(r"(?:^|[;&|{(\s])exit\s+0(?:$|[;&|})\s])")
+
+
+def functions(tree: Node) -> dict[str, Node]:
+    """The script's function definitions by name."""
+    return {
+        str((node.get("Name") or {}).get("Value")): node
+        for node in walk(tree)
+        if kind(node) == "FuncDecl"
+    }
+
+
+def _exits_zero(node: Node) -> bool:
+    return any(kind(n) == "CallExpr" and argv(n)[:2] == ["exit", "0"] for n in walk(node))
+
+
+def trap_allows(words: Words, defined: dict[str, Node]) -> bool:
+    """True for an ERR/EXIT trap whose action ends the script with ``exit 0``.
+
+    A cleanup-only trap (``trap 'rm -f "$tmp"' EXIT``) leaves the failing status in place,
+    so it guards nothing; the action may be a literal or the name of a function.
+    """
+    if not words or words[0] != "trap" or len(words) < 3 or words[1] in (None, "-"):
         return False
-    return any(signal in ("ERR", "EXIT", "0", "SIGEXIT") for signal in words[2:])
+    if not any(signal in ("ERR", "EXIT", "0", "SIGEXIT") for signal in words[2:]):
+        return False
+    action = words[1].strip()
+    if _EXIT_ZERO.search(action):
+        return True
+    handler = defined.get(action.split()[0]) if action.split() else None
+    return handler is not None and _exits_zero(handler)
 
 
 def _errexit(tree: Node, ctx: LensContext, first_line: str) -> list[Finding]:
     errexit_line: int | None = 1 if re.match(r"#!.*\s-\w*e", first_line) else None
     trapped = False
+    defined = functions(tree)
     for node in walk(tree):
         if kind(node) != "CallExpr":
             continue
         words = unwrap(argv(node))
-        if errexit_line is None and _sets_errexit(words):
+        if errexit_line is None and sets_errexit(words):
             errexit_line = line_of(node)
-        trapped = trapped or _traps_errors(words)
+        trapped = trapped or trap_allows(words, defined)
     if errexit_line is None or trapped:
         return []
     return [ctx.finding("hook/errexit-exit", errexit_line, "errexit with no ERR/EXIT trap")]
 
 
-def _dependency(tree: Node, ctx: LensContext) -> list[Finding]:
-    first_use: Node | None = None
-    guard_line: int | None = None
+def _dependencies(tree: Node, ctx: LensContext) -> list[Finding]:
+    """Each external tool's first use must come after a ``command -v`` (or type/hash) guard."""
+    guards: dict[str, int] = {}
+    first_use: dict[str, Node] = {}
     for node in walk(tree):
         if kind(node) != "CallExpr":
             continue
         words = argv(node)
-        if words and words[0] in _GUARDS and "jq" in words[1:]:
-            line = line_of(node)
-            guard_line = line if guard_line is None else min(guard_line, line)
-        elif command_name(node) == "jq" and (
-            first_use is None or line_of(node) < line_of(first_use)
+        if words and words[0] in _GUARDS:
+            for tool in (w for w in words[1:] if w in DEPENDENCIES):
+                guards[tool] = min(guards.get(tool, line_of(node)), line_of(node))
+            continue
+        name = command_name(node)
+        if name in DEPENDENCIES and (
+            name not in first_use or line_of(node) < line_of(first_use[name])
         ):
-            first_use = node
-    if first_use is None or (guard_line is not None and guard_line <= line_of(first_use)):
-        return []
-    return [ctx.finding("hook/unguarded-dependency", first_use, "first jq use with no guard")]
+            first_use[name] = node
+    found = []
+    for tool, node in sorted(first_use.items(), key=lambda item: line_of(item[1])):
+        if tool not in guards or guards[tool] > line_of(node):
+            title = f"{tool} is used without checking that it is installed"
+            found.append(
+                ctx.finding("hook/unguarded-dependency", node, f"first {tool} use", title=title)
+            )
+    return found
 
 
 def _exits(tree: Node, ctx: LensContext) -> list[Finding]:
+    """``exit N`` with N other than 0 or 2, and ``exit "$var"``/``exit $?`` (any status)."""
     found: list[Finding] = []
     for node in walk(tree):
         words = argv(node) if kind(node) == "CallExpr" else []
-        status = words[1] if len(words) > 1 and words[0] == "exit" else None
-        if status is not None and status not in _DECISIONS:
+        if len(words) < 2 or words[0] != "exit":
+            continue
+        status = words[1]
+        if status is None:
+            what = "`exit` with a computed status"
+            found.append(ctx.finding("hook/non-block-exit", node, what, title=_COMPUTED_EXIT))
+        elif status not in _DECISIONS:
             found.append(ctx.finding("hook/non-block-exit", node, f"`exit {status}`"))
     return found

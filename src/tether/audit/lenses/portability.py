@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from typing import Final
 
 from tether.audit.findings import Finding
 from tether.audit.lenses import LensContext
-from tether.audit.shellast import Node, argv, kind, unwrap, walk
+from tether.audit.shellast import Node, args, kind, literal, unwrap, walk
 
 Words = list[str | None]
 
@@ -81,6 +82,52 @@ def _xargs_r(words: Words) -> bool:
     return any(o == "--no-run-if-empty" or _cluster_has(o, "r", "IPLnsdEaJR") for o in opts)
 
 
+def _head_negative(words: Words) -> bool:
+    for index, word in enumerate(words):
+        if word is None:
+            continue
+        value = None
+        if word in ("-n", "-c") and index + 1 < len(words):
+            value = words[index + 1]
+        elif word.startswith(("--lines=", "--bytes=")):
+            value = word.split("=", 1)[1]
+        elif re.fullmatch(r"-[nc]-\d+", word):
+            return True
+        if value is not None and re.fullmatch(r"-\d+", value):
+            return True
+    return False
+
+
+def _du_bytes(words: Words) -> bool:
+    return any(o in ("--bytes", "--apparent-size") or _cluster_has(o, "b") for o in _options(words))
+
+
+def _sort_version(words: Words) -> bool:
+    opts = _options(words, frozenset({"-k", "-t", "-o", "-S", "-T"}))
+    return any(o == "--version-sort" or _cluster_has(o, "V", "ktoST") for o in opts)
+
+
+_GAWK_FUNCTIONS: Final = re.compile(
+    r"\b(gensub|strftime|systime|mktime|asorti?|patsplit|isarray|typeof)\s*\("
+)
+
+
+def _awk_gnu(words: Words) -> bool:
+    i = 0
+    while i < len(words):
+        word = words[i]
+        if word in ("-f", "--file"):
+            return False  # the program is in a file we do not read here
+        if word in ("-F", "-v"):
+            i += 2
+            continue
+        if word is not None and word.startswith("-") and len(word) > 1:
+            i += 1
+            continue
+        return word is not None and bool(_GAWK_FUNCTIONS.search(word))
+    return False
+
+
 def _cp_parents(words: Words) -> bool:
     return "--parents" in _options(words)
 
@@ -99,7 +146,26 @@ _CHECKS: Final[dict[str, tuple[str, Callable[[Words], bool]]]] = {
     "xargs": ("portability/xargs-r", _xargs_r),
     "cp": ("portability/cp-parents", _cp_parents),
     "find": ("portability/find-printf", _find_printf),
+    "head": ("portability/head-negative", _head_negative),
+    "tac": ("portability/gnu-command", lambda words: True),
+    "timeout": ("portability/gnu-command", lambda words: True),
+    "du": ("portability/du-bytes", _du_bytes),
+    "sort": ("portability/sort-version", _sort_version),
+    "awk": ("portability/awk-gnu-function", _awk_gnu),
 }
+
+
+def option_words(cmd: Node) -> Words:
+    """The literal arguments, a dynamic option kept as its literal head (``--date=``)."""
+    found: Words = []
+    for word in args(cmd):
+        value = literal(word)
+        if value is None:
+            parts = word.get("Parts") or []
+            head = parts[0].get("Value") if parts and kind(parts[0]) == "Lit" else None
+            value = head if isinstance(head, str) and head.startswith("-") else None
+        found.append(value)
+    return found
 
 
 def _xargs_options(words: Words) -> Words:
@@ -130,7 +196,7 @@ def check(tree: Node, ctx: LensContext) -> list[Finding]:
     for node in walk(tree):
         if kind(node) != "CallExpr":
             continue
-        for words in _commands(argv(node)):
+        for words in _commands(option_words(node)):
             name = words[0] or ""
             entry = _CHECKS.get(name)
             if entry and entry[1](words[1:]):

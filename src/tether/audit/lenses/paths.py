@@ -1,0 +1,86 @@
+"""Repository-relative paths: no path into one person's machine, no reliance on the caller's cwd.
+
+- a literal path under ``/Users/NAME`` or ``/home/NAME`` names the author's machine;
+- ``cd``/``pushd`` into a literal absolute directory (other than ``/`` and ``/tmp``)
+  assumes a layout the next machine does not have;
+- ``source``/``.`` of a relative literal path, or ``bash``/``sh`` running one, resolves
+  against whatever directory the caller happens to be in, unless the script first
+  anchors itself: a ``cd``, or a location derived with ``dirname``, ``$BASH_SOURCE`` or
+  ``git rev-parse --show-toplevel``.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+from typing import Final
+
+from tether.audit.findings import Finding
+from tether.audit.lenses import LensContext
+from tether.audit.shellast import Node, argv, command_name, kind, line_of, walk
+
+_MACHINE_PATH: Final = re.compile(r"(?:^|[\s:=\"'])/(?:Users|home)/[A-Za-z0-9._-]+")
+_HARMLESS_DIRS: Final = {"/", "/tmp"}
+_RUNNERS: Final = {"bash", "sh", "dash", "source", "."}
+
+
+def check(tree: Node, ctx: LensContext) -> list[Finding]:
+    return [*_machine_paths(tree, ctx), *_absolute_cds(tree, ctx), *_caller_cwd(tree, ctx)]
+
+
+def _machine_paths(tree: Node, ctx: LensContext) -> Iterator[Finding]:
+    lines: set[int] = set()
+    for node in walk(tree):
+        text = str(node.get("Value")) if kind(node) in ("Lit", "SglQuoted") else ""
+        if _MACHINE_PATH.search(text) and line_of(node) not in lines:
+            lines.add(line_of(node))
+            yield ctx.finding("paths/machine-path", node, "path under /Users or /home")
+
+
+def _absolute_cds(tree: Node, ctx: LensContext) -> Iterator[Finding]:
+    for node in walk(tree):
+        words = argv(node) if kind(node) == "CallExpr" else []
+        if len(words) > 1 and words[0] in ("cd", "pushd"):
+            target = words[-1]
+            if (
+                target
+                and target.startswith("/")
+                and (target.rstrip("/") or "/") not in _HARMLESS_DIRS
+            ):
+                yield ctx.finding("paths/absolute-cd", node, f"`{words[0]} {target}`")
+
+
+def _anchors(node: Node) -> bool:
+    """True for a statement that fixes where relative paths resolve."""
+    if kind(node) == "ParamExp":
+        return (node.get("Param") or {}).get("Value") == "BASH_SOURCE"
+    if kind(node) != "CallExpr":
+        return False
+    words = argv(node)
+    name = command_name(node)
+    return name in ("cd", "pushd", "dirname", "realpath") or (
+        name == "git" and "--show-toplevel" in words
+    )
+
+
+def _relative_script(words: list[str | None]) -> str | None:
+    if len(words) < 2 or words[0] not in _RUNNERS:
+        return None
+    operands = [w for w in words[1:] if not (w and w.startswith("-"))]
+    target = operands[0] if operands else None
+    if target is None or target.startswith(("/", "~")):
+        return None
+    if words[0] in ("bash", "sh", "dash") and "/" not in target:
+        return None  # `bash script` with no folder is rare; `bash -c` has an option
+    return target
+
+
+def _caller_cwd(tree: Node, ctx: LensContext) -> Iterator[Finding]:
+    anchored_at: int | None = None
+    for node in sorted(walk(tree), key=lambda n: (line_of(n), kind(n) != "ParamExp")):
+        if anchored_at is None and _anchors(node):
+            anchored_at = line_of(node)
+        words = argv(node) if kind(node) == "CallExpr" else []
+        target = _relative_script(words)
+        if target is not None and (anchored_at is None or anchored_at > line_of(node)):
+            yield ctx.finding("paths/caller-cwd", node, f"relative `{words[0]} {target}`")

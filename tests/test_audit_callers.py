@@ -1,0 +1,118 @@
+"""audit shell reads a script's callers: registered hook commands, pinning bats suites,
+and a folder given on the command line (expanded, never "0 files, clean")."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from audit_builders import audit, audit_json, commit, make_repo
+
+HOOK_OUTSIDE_GLOBS = """#!/bin/bash
+input=$(cat)
+gh pr comment --body "seen"
+"""
+
+SETTINGS = {
+    "hooks": {
+        "PreToolUse": [
+            {
+                "matcher": "Bash",
+                "hooks": [
+                    {"type": "command", "command": '"$CLAUDE_PROJECT_DIR"/tools/guard.sh --strict'}
+                ],
+            }
+        ]
+    }
+}
+
+SCRIPT = """#!/usr/bin/env bash
+set -euo pipefail
+echo "verdict: $(date -d yesterday +%F)"
+"""
+
+PINNING_SUITE = """#!/usr/bin/env bats
+@test "prints the verdict" {
+  run scripts/verdict.sh
+  [ "$output" = "verdict: 2026-01-01" ]
+}
+"""
+
+
+def test_a_hook_registered_in_settings_is_audited_as_a_hook(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    repo = make_repo(
+        tmp_path,
+        monkeypatch,
+        {
+            "tools/guard.sh": HOOK_OUTSIDE_GLOBS,
+            "tools/other.sh": HOOK_OUTSIDE_GLOBS,
+            ".claude/settings.json": json.dumps(SETTINGS),
+        },
+    )
+    code, doc = audit_json(capsys, "shell", "--root", str(repo), "--profile", "gaia", "tools")
+    assert code == 3
+    hooks = {f["path"]: f["hook"] for f in doc["files"]}
+    assert hooks == {"tools/guard.sh": True, "tools/other.sh": False}
+    classes = {(f["path"], f["finding_class"]) for f in doc["findings"]}
+    assert ("tools/guard.sh", "hook/status-leak") in classes
+    assert ("tools/guard.sh", "hook/unguarded-dependency") in classes
+    assert not any(path == "tools/other.sh" and c.startswith("hook/") for path, c in classes)
+
+
+def test_broken_settings_json_is_an_error_naming_the_file(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    repo = make_repo(
+        tmp_path, monkeypatch, {"a.sh": "echo ok\n", ".claude/settings.json": "{not json"}
+    )
+    code, out, err = audit(capsys, "shell", "--root", str(repo), "a.sh")
+    assert code == 1
+    assert ".claude/settings.json: cannot read the hook registrations" in err
+    assert out == ""
+
+
+def test_findings_name_the_bats_suites_that_pin_the_script(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    repo = make_repo(
+        tmp_path,
+        monkeypatch,
+        {
+            "scripts/verdict.sh": SCRIPT,
+            "test/verdict.bats": PINNING_SUITE,
+            "test/unrelated.bats": '@test "x" {\n  run true\n  [ "$status" -eq 0 ]\n}\n',
+        },
+    )
+    code, doc = audit_json(capsys, "shell", "--root", str(repo), "scripts/verdict.sh")
+    assert code == 0  # warnings only
+    date_d = [f for f in doc["findings"] if f["finding_class"] == "portability/date-d"]
+    assert [f["linked_tests"] for f in date_d] == [["test/verdict.bats"]]
+
+
+def test_a_folder_is_expanded_and_a_missing_or_empty_one_is_an_error(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    repo = make_repo(
+        tmp_path,
+        monkeypatch,
+        {"scripts/a.sh": SCRIPT, "scripts/deep/b.sh": SCRIPT, "scripts/readme.md": "# x\n"},
+    )
+    code, doc = audit_json(capsys, "shell", "--root", str(repo), "scripts")
+    assert [f["path"] for f in doc["files"]] == ["scripts/a.sh", "scripts/deep/b.sh"]
+    assert code == 0  # date -d is a warning
+
+    code, _, err = audit(capsys, "shell", "--root", str(repo), "nowhere")
+    assert (code, err.strip()) == (2, "tether: nowhere: no such file or folder")
+
+    (repo / "empty").mkdir()
+    (repo / "empty" / "untracked.sh").write_text(SCRIPT)
+    code, out, err = audit(capsys, "shell", "--root", str(repo), "empty")
+    assert (code, out) == (1, "")
+    assert "empty: no tracked files in this folder" in err
+    commit(repo, "track it", {})
+    code, doc = audit_json(capsys, "shell", "--root", str(repo), "empty")
+    assert [f["path"] for f in doc["files"]] == ["empty/untracked.sh"]
