@@ -47,7 +47,7 @@ def _summary(build: ManifestBuild) -> str:
 
 
 def _run_build(args: argparse.Namespace) -> int:
-    build = manifest_build(project_dir(args), args.config)
+    build = manifest_build(project_dir(args), args.config, check_committed=args.check)
     written = False if args.check else write_manifest(build)
     stale_left = args.check and build.stale
     if args.json:

@@ -123,14 +123,24 @@ def _check_collisions(origin: str, paths: list[str]) -> None:
             folder = folder.rpartition("/")[0]
 
 
+_OCTAL_MODE = re.compile(r"(0o?)?[0-7]{3}")
+
+
 def _parse_mode(origin: str, where: str, raw: object) -> int:
-    try:
-        mode = int(raw, 8) if isinstance(raw, str) else int(raw)  # type: ignore[call-overload]
-    except (TypeError, ValueError):
-        raise _fail(origin, f"{where}: mode {raw!r} is not an octal file mode") from None
-    if not 0 <= mode <= 0o7777:
-        raise _fail(origin, f"{where}: mode {raw!r} is out of range")
-    return mode & 0o777
+    """A file mode: an octal string (``"0644"``, ``"644"``, ``"0o644"``) or an integer, within
+    0o000-0o777 and readable by its owner. Floats, booleans and special bits are refused: a
+    release must not install files nobody can read (``status`` would then fail on them)."""
+    if isinstance(raw, str) and _OCTAL_MODE.fullmatch(raw):
+        mode = int(raw, 8)
+    elif isinstance(raw, int) and not isinstance(raw, bool):
+        mode = raw
+    else:
+        raise _fail(origin, f"{where}: mode {raw!r} is not an octal file mode such as \"0644\"")
+    if not 0 <= mode <= 0o777:
+        raise _fail(origin, f"{where}: mode {raw!r} is out of range (0000-0777)")
+    if not mode & 0o400:
+        raise _fail(origin, f"{where}: mode {raw!r} leaves the file unreadable by its owner")
+    return mode
 
 
 def _split_entry(
