@@ -98,3 +98,31 @@ def test_manifest_build_check_refuses_a_committed_manifest_with_a_bad_mode(tmp_p
     assert call("manifest", "build", "--check", "-C", str(upstream)) == 1
     err = capsys.readouterr().err
     assert str(manifest) in err and "mode 0.0 is not an octal file mode" in err
+
+
+# --- region declarations of the wrong shape ------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("regions", "kind"),
+    [
+        ({"id": "remit", "paths": ["docs/guide.md"], "startMarker": "<a>", "endMarker": "<b>"},
+         "dict"),
+        (7, "int"),
+        (True, "bool"),
+    ],
+)
+def test_regions_that_are_not_a_list_are_reported_not_ignored(tmp_path, regions, kind):
+    project = installed(tmp_path, {"regions": regions})
+    result = run_tether("update", "--yes", "--json", "-C", str(project))
+    assert result.returncode == 0, result.stderr
+    doc = json.loads(result.stdout)
+    assert doc["regions"]["malformed_declarations"] == [
+        f"regions: expected a list, got {kind}; none loaded"
+    ]
+
+
+@pytest.mark.parametrize("regions", [None, "", []])
+def test_absent_or_empty_regions_report_nothing(regions):
+    manifest = parse_manifest(native({"a.md": "shared"}, regions=regions), "m")
+    assert manifest.region_declarations() == []

@@ -203,6 +203,7 @@ def read_release(root: Path, version: str, source: str, profile: Profile) -> Rel
             files=manifest.files,
             sentinels=manifest.sentinels + extra_sentinels,
             regions=manifest.regions,
+            regions_not_a_list=manifest.regions_not_a_list,
             merge=merge_rules(profile, manifest.merge),
             renames=manifest.renames,
             changelog=manifest.changelog,

@@ -65,6 +65,15 @@ class Manifest:
     # sha256 of each file's bytes, when the publisher recorded them: planning then reads
     # only the release files whose hash differs from the installed one.
     hashes: dict[str, str] = field(default_factory=dict)
+    # ``regions`` as written when it is not a list (an object, a number…): kept, not dropped,
+    # so the region engine reports it as it reports any malformed declaration.
+    regions_not_a_list: object = None
+
+    def region_declarations(self) -> object:
+        """What the region engine parses (``engine.regions.parse_region_declarations``)."""
+        if self.regions_not_a_list is not None:
+            return self.regions_not_a_list
+        return list(self.regions)
 
     def managed_paths(self) -> list[str]:
         """Manifest paths tether reads and writes: every file except sentinels."""
@@ -297,6 +306,7 @@ def parse_manifest(
         sentinels=_parse_str_list(origin, "sentinels", data.get("sentinels"), reserved),
         # Region declarations are parsed defensively by the region engine, never fatal here.
         regions=tuple(regions) if isinstance(regions, list) else (),
+        regions_not_a_list=None if isinstance(regions, list) or regions in (None, "") else regions,
         merge=_parse_merge(origin, data.get("merge"), reserved),
         renames=_parse_renames(origin, data.get("renames"), reserved),
         changelog=changelog,
