@@ -5,6 +5,10 @@ tags that do not name a commit. Real folders, real git, the real CLI."""
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
@@ -126,3 +130,58 @@ def test_regions_that_are_not_a_list_are_reported_not_ignored(tmp_path, regions,
 def test_absent_or_empty_regions_report_nothing(regions):
     manifest = parse_manifest(native({"a.md": "shared"}, regions=regions), "m")
     assert manifest.region_declarations() == []
+
+
+# --- init takes the project lock -----------------------------------------------------------
+
+HOLDER = """
+import sys, time
+from pathlib import Path
+from tether.state.lock import ProjectLock
+with ProjectLock(Path(sys.argv[1]), command="update"):
+    print("locked", flush=True)
+    time.sleep(60)
+"""
+
+
+@contextmanager
+def lock_held(lock_path: Path) -> Iterator[int]:
+    """A real second process holding the project lock (as a running update does)."""
+    proc = subprocess.Popen(
+        [sys.executable, "-c", HOLDER, str(lock_path)], stdout=subprocess.PIPE, text=True
+    )
+    try:
+        assert proc.stdout is not None and proc.stdout.readline().strip() == "locked"
+        yield proc.pid
+    finally:
+        proc.kill()
+        proc.wait(timeout=10)
+
+
+def test_init_force_is_refused_while_another_run_holds_the_lock(tmp_path):
+    project = installed(tmp_path)
+    (project / "docs/guide.md").write_text("mine\n")
+    before = tree_digest(project)
+    with lock_held(project / ".tether/lock") as pid:
+        result = run_tether(
+            "init", "--force", "--source", str(tmp_path / "releases"), "--to", "2.0.0",
+            str(project),
+        )
+        assert result.returncode == 1, result.stdout
+        [line] = result.stderr.strip().splitlines()
+        assert f"pid {pid}" in line
+        after = tree_digest(project)
+    after.pop(".tether/lock"), before.pop(".tether/lock")  # the holder's record
+    assert after == before
+
+
+def test_fresh_init_refused_by_the_lock_leaves_the_holders_folder(tmp_path):
+    shelf = tmp_path / "releases"
+    make_release(shelf, "1.0.0", FILES)
+    project = tmp_path / "proj"
+    project.mkdir()
+    with lock_held(project / ".tether/lock"):
+        assert call("init", "--source", str(shelf), "--to", "1.0.0", str(project)) == 1
+        assert (project / ".tether/lock").is_file()
+        assert sorted(p.name for p in project.iterdir()) == [".tether"]
+    assert call("init", "--source", str(shelf), "--to", "1.0.0", str(project)) == 0

@@ -28,6 +28,7 @@ from tether.fsio import (
     read_bytes,
     sha256_bytes,
 )
+from tether.state.lock import ProjectLock
 from tether.state.store import FileRecord, State, save_state
 
 
@@ -176,18 +177,23 @@ def install_release(
     if version is None and not project.profile.source_is_tree:
         raise UsageError("--to is required: name the release to install")
     check_own_paths(project.root, project.profile)
-    existing = _existing_install(project)
-    if existing and not force:
-        raise TetherError(
-            f"{existing}: a release is already installed here; use 'tether update', "
-            "or --force to reinstall"
-        )
+    _refuse_existing(project, force)
     source = absolute_source(source)
     undo = _Undo()
+    lock = ProjectLock(project.path(project.profile.lock_file), command="init")
     try:
         if create_root:
             undo.creates(root)
             _make_project_dir(root)
+        lock_path = project.path(project.profile.lock_file)
+        made_for_lock = _first_missing_ancestor(lock_path)
+        # The project's one writer from here on: a concurrent update (or a second init)
+        # is refused instead of interleaving its writes with these. Taken back on failure
+        # only once held: a refused init must not remove the holder's folder.
+        lock.acquire()
+        if made_for_lock is not None:
+            undo.created.append(made_for_lock)
+        _refuse_existing(project, force)  # another init may have finished before the lock
         undo.creates(project.root / project.profile.cache_dir)
         release = fetch_release(project, source, version or "")
         guard = PathGuard(project.root)
@@ -201,6 +207,17 @@ def install_release(
     except BaseException:
         undo.undo()
         raise
+    finally:
+        lock.release()
+
+
+def _refuse_existing(project: Project, force: bool) -> None:
+    existing = _existing_install(project)
+    if existing and not force:
+        raise TetherError(
+            f"{existing}: a release is already installed here; use 'tether update', "
+            "or --force to reinstall"
+        )
 
 
 def _make_project_dir(root: Path) -> None:
