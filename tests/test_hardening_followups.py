@@ -185,3 +185,36 @@ def test_fresh_init_refused_by_the_lock_leaves_the_holders_folder(tmp_path):
         assert (project / ".tether/lock").is_file()
         assert sorted(p.name for p in project.iterdir()) == [".tether"]
     assert call("init", "--source", str(shelf), "--to", "1.0.0", str(project)) == 0
+
+
+# --- a reinstall keeps open conflicts --------------------------------------------------------
+
+
+def conflicted(tmp_path: Path) -> Path:
+    """An update to 2.0.0 left conflict markers in docs/guide.md."""
+    project = installed(tmp_path)
+    (project / "docs/guide.md").write_text("one\nmine\nthree\n")
+    result = run_tether("update", "--yes", "--conflict", "markers", "-C", str(project))
+    assert result.returncode == 4, result.stderr
+    return project
+
+
+def check_reasons(project: Path) -> tuple[int, list[str]]:
+    result = run_tether("check", "--json", str(project))
+    return result.returncode, json.loads(result.stdout)["reasons"]
+
+
+def test_init_force_keeps_the_records_of_conflicts_still_open(tmp_path):
+    project = conflicted(tmp_path)
+    shelf = str(tmp_path / "releases")
+    assert call("init", "--force", "--source", shelf, "--to", "2.0.0", str(project)) == 0
+    assert "<<<<<<< ours" in (project / "docs/guide.md").read_text()
+    assert check_reasons(project) == (3, ["unresolved-conflicts"])
+    status = json.loads(run_tether("status", "--json", str(project)).stdout)
+    assert [c["path"] for c in status["conflicts"]] == ["docs/guide.md"]
+
+    (project / "docs/guide.md").write_text("one\nmine and TWO\nthree\n")  # resolved
+    assert check_reasons(project) == (0, [])
+    assert call("init", "--force", "--source", shelf, "--to", "2.0.0", str(project)) == 0
+    state = json.loads((project / ".tether/state.json").read_text())
+    assert state["conflicts"] == {}  # a resolved conflict is not carried over

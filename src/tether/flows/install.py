@@ -29,7 +29,7 @@ from tether.fsio import (
     sha256_bytes,
 )
 from tether.state.lock import ProjectLock
-from tether.state.store import FileRecord, State, save_state
+from tether.state.store import ConflictRecord, FileRecord, State, save_state
 
 
 @dataclass
@@ -198,8 +198,9 @@ def install_release(
         release = fetch_release(project, source, version or "")
         guard = PathGuard(project.root)
         current = _classify_targets(project, release, guard)
+        still_open = _open_conflicts(project) if force else {}
         _note_install_writes(undo, project, release)
-        return _write_install(project, release, current, guard)
+        return _write_install(project, release, current, guard, still_open)
     except OSError as error:
         undo.undo()
         where = error.filename2 or error.filename or project.root
@@ -227,8 +228,32 @@ def _make_project_dir(root: Path) -> None:
         raise TetherError(f"{root}: cannot create the project folder ({error.strerror})") from None
 
 
+def _open_conflicts(project: Project) -> dict[str, ConflictRecord]:
+    """The conflict records of the install being replaced whose markers or patch files are
+    still there: a reinstall keeps them, so ``check`` goes on reporting the conflict until a
+    person resolves it. A state that cannot be read has none to keep (``--force`` is also
+    how a broken install is replaced)."""
+    from tether.flows.status import conflict_is_unresolved
+
+    try:
+        state = project.load_state()
+    except TetherError:
+        return {}
+    if state is None:
+        return {}
+    return {
+        path: record
+        for path, record in state.conflicts.items()
+        if conflict_is_unresolved(project, path, record)
+    }
+
+
 def _write_install(
-    project: Project, release: Release, current: dict[str, bytes | None], guard: PathGuard
+    project: Project,
+    release: Release,
+    current: dict[str, bytes | None],
+    guard: PathGuard,
+    open_conflicts: dict[str, ConflictRecord],
 ) -> InitReport:
     manifest = release.manifest
     report = InitReport(project.profile.name, manifest.name, release.source, release.version)
@@ -261,6 +286,7 @@ def _write_install(
         files=files,
         sentinels=list(manifest.sentinels),
         customised_at_install=list(report.customised),
+        conflicts=open_conflicts,
         installed_at=now,
         updated_at=now,
     )
