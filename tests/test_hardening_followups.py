@@ -218,3 +218,54 @@ def test_init_force_keeps_the_records_of_conflicts_still_open(tmp_path):
     assert call("init", "--force", "--source", shelf, "--to", "2.0.0", str(project)) == 0
     state = json.loads((project / ".tether/state.json").read_text())
     assert state["conflicts"] == {}  # a resolved conflict is not carried over
+
+
+# --- tags that name no commit ---------------------------------------------------------------
+
+
+def tagged_repo(tmp_path: Path, kind: str) -> Path:
+    """Releases 1.0.0 and 2.0.0 as commits; the newest tag, v3.0.0, names a blob or a
+    tree (or an annotated tag of one)."""
+    from helpers_sources import commit_release, init_repo
+
+    repo = init_repo(tmp_path / "upstream")
+    manifest = json.dumps({"schema": 1, "name": "kit", "files": {"a.md": "shared"}})
+    for version, text in (("1.0.0", "one\n"), ("2.0.0", "two\n")):
+        commit_release(repo, {"a.md": text, ".tether/manifest.json": manifest}, f"v{version}")
+    if kind == "blob":
+        blob = git(repo, "hash-object", "-w", "a.md").strip()
+        git(repo, "tag", "v3.0.0", blob)
+    elif kind == "tree":
+        git(repo, "tag", "v3.0.0", "HEAD^{tree}")
+    else:
+        git(repo, "tag", "-a", "-m", "a tree", "v3.0.0", "HEAD^{tree}")
+    return repo
+
+
+@pytest.mark.parametrize(("kind", "named"), [("blob", "blob"), ("tree", "tree"),
+                                              ("annotated", "tree")])
+def test_plain_update_skips_a_newest_tag_that_names_no_commit(tmp_path, kind, named):
+    repo = tagged_repo(tmp_path, kind)
+    project = tmp_path / "proj"
+    assert call("init", "--source", str(repo), "--to", "1.0.0", str(project)) == 0
+    result = run_tether("update", "--yes", "--json", "-C", str(project))
+    assert result.returncode == 0, result.stderr
+    doc = json.loads(result.stdout)
+    assert doc["to"] == "2.0.0"
+    assert f"{repo}: tag v3.0.0 names a {named}, not a commit, so it is no release; skipped" in doc[
+        "notes"
+    ]
+    assert (project / "a.md").read_text() == "two\n"
+    status = json.loads(run_tether("status", "--json", "--check-latest", str(project)).stdout)
+    assert status["latest_version"] == "2.0.0"
+    assert any("v3.0.0 names a" in note for note in status["notes"])
+
+
+def test_asking_for_a_tag_that_names_no_commit_is_one_line(tmp_path):
+    repo = tagged_repo(tmp_path, "blob")
+    project = tmp_path / "proj"
+    result = run_tether("init", "--source", str(repo), "--to", "3.0.0", str(project))
+    assert result.returncode == 1
+    [line] = result.stderr.strip().splitlines()
+    assert "3.0.0" in line and "Traceback" not in result.stderr
+    assert not project.exists()

@@ -116,6 +116,18 @@ def list_tags(location: str) -> list[str]:
     return tags
 
 
+def tag_kinds(repo: Path) -> dict[str, str]:
+    """Tag name -> the kind of object it finally names (``commit``, ``tree``, ``blob``, or
+    ``tag`` for a tag of a tag), for the tags the repository at ``repo`` holds."""
+    fields = "%(refname:strip=2)%00%(objecttype)%00%(*objecttype)"
+    result = run_git(["for-each-ref", f"--format={fields}", "refs/tags"], cwd=repo)
+    kinds: dict[str, str] = {}
+    for line in result.stdout.splitlines():
+        name, kind, peeled = line.split("\0")
+        kinds[name] = peeled or kind
+    return kinds
+
+
 def clone_bare(url: str, dest: Path) -> None:
     """A bare clone of ``url`` into ``dest`` (which must not exist)."""
     run_git(["clone", "--bare", "--quiet", "--", url, os.path.abspath(dest)])
