@@ -269,3 +269,29 @@ def test_asking_for_a_tag_that_names_no_commit_is_one_line(tmp_path):
     [line] = result.stderr.strip().splitlines()
     assert "3.0.0" in line and "Traceback" not in result.stderr
     assert not project.exists()
+
+
+# --- tether's own folders (covered for update/refresh/reapply in test_write_guard.py) -------
+
+
+@pytest.mark.parametrize("folder", [".tether/backup", ".tether/merge"])
+@pytest.mark.parametrize("shape", ["link", "file"])
+def test_init_force_refuses_when_its_own_folder_is_a_link_or_a_file(tmp_path, folder, shape):
+    project = installed(tmp_path)
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (outside / "keep.txt").write_text("keep\n")
+    if shape == "link":
+        (project / folder).symlink_to(outside, target_is_directory=True)
+    else:
+        (project / folder).write_text("not a folder\n")
+    before = tree_digest(project)
+    result = run_tether(
+        "init", "--force", "--source", str(tmp_path / "releases"), "--to", "2.0.0", str(project)
+    )
+    assert result.returncode == 1
+    [line] = result.stderr.strip().splitlines()
+    problem = "is a symbolic link" if shape == "link" else "is not a folder"
+    assert f"{project / folder}: {problem}" in line
+    assert tree_digest(project) == before
+    assert tree_digest(outside) == {"keep.txt": b"keep\n"}
