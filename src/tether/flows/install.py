@@ -25,6 +25,7 @@ from tether.fsio import (
     NotRegularFileError,
     atomic_write,
     file_mode,
+    flush_to_disk,
     read_bytes,
     sha256_bytes,
 )
@@ -258,6 +259,7 @@ def _write_install(
     manifest = release.manifest
     report = InitReport(project.profile.name, manifest.name, release.source, release.version)
     files: dict[str, FileRecord] = {}
+    written: list[Path] = []
     with project.pristine.pack_writer() as pristine:
         for rel, mine in progress.tracked("installing", current.items()):
             theirs = release.verified_bytes(rel)
@@ -265,17 +267,21 @@ def _write_install(
             digest = pristine.add(theirs)
             files[rel] = FileRecord(manifest.files[rel], digest, mode)
             if mine is None:
-                guard.write(rel, theirs, mode=mode)
+                # Made durable all at once below, as update's group commit does: one sync
+                # for the phase instead of an fsync of every file and folder.
+                written.append(guard.write(rel, theirs, mode=mode, durable=False))
                 report.added.append(rel)
             elif sha256_bytes(mine) == digest:
                 report.identical.append(rel)
             else:
                 report.customised.append(rel)
         pristine.add(release.manifest_bytes)
+    written += _seed_sentinels(project, release, report, guard)
+    written += write_version_markers(project, release, durable=False)
+    written += write_ignore_rules(project, durable=False)
+    # Everything the state will vouch for is on disk before the state says it is installed.
+    flush_to_disk(written)
     _remember_installed(project, files, report)
-    _seed_sentinels(project, release, report, guard)
-    write_version_markers(project, release)
-    write_ignore_rules(project)
     now = utc_now()
     state = State(
         profile=project.profile.name,
@@ -311,27 +317,37 @@ def _profile_records(project: Project) -> set[str]:
 
 def _seed_sentinels(
     project: Project, release: Release, report: InitReport, guard: PathGuard
-) -> None:
-    """A sentinel is the adopter's from the first day: seeded when absent, never rewritten."""
+) -> list[Path]:
+    """A sentinel is the adopter's from the first day: seeded when absent, never rewritten.
+    Written without a sync of its own; returns the files written, for the caller's."""
+    written: list[Path] = []
     for rel in release.manifest.sentinels:
         if rel in _profile_records(project):
             continue
         source = release.file_path(rel)
         problem, info = guard.inspect(rel)
         if source.is_file() and problem is None and info is None:
-            guard.write(rel, read_bytes(source), mode=file_mode(source))
+            data = read_bytes(source)
+            written.append(guard.write(rel, data, mode=file_mode(source), durable=False))
             report.sentinels_seeded.append(rel)
+    return written
 
 
-def write_version_markers(project: Project, release: Release) -> None:
-    """The project's copy of the installed manifest (and the ecosystem's version file)."""
+def write_version_markers(project: Project, release: Release, durable: bool = True) -> list[Path]:
+    """The project's copy of the installed manifest (and the ecosystem's version file).
+    ``durable=False``: the caller syncs the returned files with its own."""
     guard = PathGuard(project.root)
+    written: list[Path] = []
     if project.profile.manifest_copy:
-        guard.write(project.profile.manifest_copy, release.manifest_bytes)
+        written.append(
+            guard.write(project.profile.manifest_copy, release.manifest_bytes, durable=durable)
+        )
     if project.profile.source_record:
         from tether.profiles.gbrain import source_record
 
         record = source_record(release, utc_now())
-        guard.write(project.profile.source_record, record)
+        written.append(guard.write(project.profile.source_record, record, durable=durable))
     if project.profile.version_file:
-        guard.write(project.profile.version_file, f"{release.version}\n".encode())
+        marker = f"{release.version}\n".encode()
+        written.append(guard.write(project.profile.version_file, marker, durable=durable))
+    return written
