@@ -64,8 +64,10 @@ def test_manifest_refuses_modes_nobody_can_read_or_that_are_not_modes(mode, prob
     assert problem in str(error.value)
 
 
-@pytest.mark.parametrize(("mode", "value"), [("0644", 0o644), ("755", 0o755), ("0o600", 0o600),
-                                             (0o644, 0o644), (0o400, 0o400)])
+@pytest.mark.parametrize(
+    ("mode", "value"),
+    [("0644", 0o644), ("755", 0o755), ("0o600", 0o600), (0o644, 0o644), (0o400, 0o400)],
+)
 def test_manifest_accepts_octal_strings_and_integers_in_range(mode, value):
     doc = native({"run.sh": {"class": "owned", "mode": mode}})
     assert parse_manifest(doc, "m").modes == {"run.sh": value}
@@ -88,8 +90,13 @@ def test_update_refuses_a_release_whose_manifest_sets_mode_zero(tmp_path):
 
 def test_manifest_build_check_refuses_a_committed_manifest_with_a_bad_mode(tmp_path, capsys):
     upstream = tmp_path / "up"
-    write_files(upstream, {"tether.toml": 'name = "kit"\nversion = "1.0.0"\n'
-                           'default_class = "shared"\n', "a.md": "a\n"})
+    write_files(
+        upstream,
+        {
+            "tether.toml": 'name = "kit"\nversion = "1.0.0"\ndefault_class = "shared"\n',
+            "a.md": "a\n",
+        },
+    )
     assert call("manifest", "build", "-C", str(upstream)) == 0
     assert call("manifest", "build", "--check", "-C", str(upstream)) == 0
     manifest = upstream / ".tether/manifest.json"
@@ -108,8 +115,10 @@ def test_manifest_build_check_refuses_a_committed_manifest_with_a_bad_mode(tmp_p
 @pytest.mark.parametrize(
     ("regions", "kind"),
     [
-        ({"id": "remit", "paths": ["docs/guide.md"], "startMarker": "<a>", "endMarker": "<b>"},
-         "dict"),
+        (
+            {"id": "remit", "paths": ["docs/guide.md"], "startMarker": "<a>", "endMarker": "<b>"},
+            "dict",
+        ),
         (7, "int"),
         (True, "bool"),
     ],
@@ -162,7 +171,12 @@ def test_init_force_is_refused_while_another_run_holds_the_lock(tmp_path):
     before = tree_digest(project)
     with lock_held(project / ".tether/lock") as pid:
         result = run_tether(
-            "init", "--force", "--source", str(tmp_path / "releases"), "--to", "2.0.0",
+            "init",
+            "--force",
+            "--source",
+            str(tmp_path / "releases"),
+            "--to",
+            "2.0.0",
             str(project),
         )
         assert result.returncode == 1, result.stdout
@@ -240,8 +254,9 @@ def tagged_repo(tmp_path: Path, kind: str) -> Path:
     return repo
 
 
-@pytest.mark.parametrize(("kind", "named"), [("blob", "blob"), ("tree", "tree"),
-                                              ("annotated", "tree")])
+@pytest.mark.parametrize(
+    ("kind", "named"), [("blob", "blob"), ("tree", "tree"), ("annotated", "tree")]
+)
 def test_plain_update_skips_a_newest_tag_that_names_no_commit(tmp_path, kind, named):
     repo = tagged_repo(tmp_path, kind)
     project = tmp_path / "proj"
@@ -250,9 +265,10 @@ def test_plain_update_skips_a_newest_tag_that_names_no_commit(tmp_path, kind, na
     assert result.returncode == 0, result.stderr
     doc = json.loads(result.stdout)
     assert doc["to"] == "2.0.0"
-    assert f"{repo}: tag v3.0.0 names a {named}, not a commit, so it is no release; skipped" in doc[
-        "notes"
-    ]
+    assert (
+        f"{repo}: tag v3.0.0 names a {named}, not a commit, so it is no release; skipped"
+        in doc["notes"]
+    )
     assert (project / "a.md").read_text() == "two\n"
     status = json.loads(run_tether("status", "--json", "--check-latest", str(project)).stdout)
     assert status["latest_version"] == "2.0.0"
@@ -321,3 +337,88 @@ def test_init_syncs_per_phase_not_per_file(tmp_path, monkeypatch):
     assert call("init", "--source", str(shelf), "--to", "1.0.0", str(tmp_path / "proj")) == 0
     assert calls["fsync"] + calls["sync"] <= 12, calls  # pack, index, state: never per file
     assert len(list((tmp_path / "proj/f").iterdir())) == 300
+
+
+# --- merges past the pure engine's bounds ----------------------------------------------------
+
+
+def big_merge(tmp_path: Path) -> tuple[Path, bytes, bytes, bytes]:
+    """A shared file past the pure line merge's bounds, changed on both sides apart."""
+    from tether.engine.textmerge import PURE_MERGE_MAX_LINES
+
+    lines = [f"line {i % 50}\n" for i in range(PURE_MERGE_MAX_LINES + 500)]
+    base = "".join(lines)
+    theirs = base.replace("line 7\n", "upstream 7\n", 1)
+    ours = "".join(lines[:-10]) + "mine\n" + "".join(lines[-10:])
+    shelf = tmp_path / "releases"
+    make_release(shelf, "1.0.0", {"big.txt": base})
+    make_release(shelf, "2.0.0", {"big.txt": theirs})
+    project = tmp_path / "proj"
+    assert call("init", "--source", str(shelf), "--to", "1.0.0", str(project)) == 0
+    (project / "big.txt").write_text(ours)
+    return project, base.encode(), ours.encode(), theirs.encode()
+
+
+def test_a_merge_past_the_bounds_gives_the_pure_engines_bytes(tmp_path):
+    from tether.engine.textmerge import merge3
+
+    project, base, ours, theirs = big_merge(tmp_path)
+    result = run_tether("update", "--yes", "--json", "-C", str(project))
+    assert result.returncode == 0, result.stderr
+    assert json.loads(result.stdout)["buckets"]["merged"] == ["big.txt"]
+    expected = merge3(base, ours, theirs)
+    assert expected.conflicts == 0
+    assert (project / "big.txt").read_bytes() == expected.merged
+
+
+def stand_in_git(tmp_path: Path, merge_file_exit: int | None) -> tuple[dict[str, str], Path]:
+    """A stand-in ``git`` first on PATH: it records its argv, then runs the real git, except
+    for ``merge-file`` when ``merge_file_exit`` is given (it fails with that status, as a
+    git that cannot merge the file would)."""
+    import os
+    import shutil
+
+    real = shutil.which("git")
+    assert real is not None
+    folder = tmp_path / "stand-in"
+    folder.mkdir()
+    log = tmp_path / "git-argv.log"
+    fail = "" if merge_file_exit is None else (
+        f'if [ "$1" = merge-file ]; then echo "error: cannot merge" >&2; exit {merge_file_exit}; fi\n'
+    )
+    script = folder / "git"
+    script.write_text(f'#!/bin/sh\necho "$*" >> "{log}"\n{fail}exec "{real}" "$@"\n')
+    script.chmod(0o755)
+    return {**os.environ, "PATH": f"{folder}:{os.environ['PATH']}"}, log
+
+
+def update_with(project: Path, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        ["tether", "update", "--yes", "--json", "--conflict", "markers", "-C", str(project)],
+        capture_output=True, text=True, env=env, timeout=120,
+    )
+
+
+def test_a_merge_past_the_bounds_goes_to_git_merge_file(tmp_path):
+    project, _base, _ours, _theirs = big_merge(tmp_path)
+    env, log = stand_in_git(tmp_path, None)
+    result = update_with(project, env)
+    assert result.returncode == 0, result.stderr
+    calls = log.read_text().splitlines()
+    assert [c for c in calls if c.startswith("merge-file")] == [
+        next(c for c in calls if c.startswith("merge-file --diff3 -p -L ours -L base -L theirs"))
+    ]
+
+
+def test_a_merge_past_the_bounds_git_cannot_do_is_a_whole_file_conflict_with_a_note(tmp_path):
+    project, base, ours, theirs = big_merge(tmp_path)
+    env, _log = stand_in_git(tmp_path, 255)
+    result = update_with(project, env)
+    assert result.returncode == 4, result.stderr
+    doc = json.loads(result.stdout)
+    [entry] = doc["buckets"]["conflict"]
+    assert (project / "big.txt").read_bytes() == (
+        b"<<<<<<< ours\n" + ours + b"||||||| base\n" + base + b"=======\n" + theirs
+        + b">>>>>>> theirs\n"
+    )
+    assert "too large for tether's own line merge, and git merge-file failed" in json.dumps(doc)

@@ -144,7 +144,7 @@ def _parse_mode(origin: str, where: str, raw: object) -> int:
     elif isinstance(raw, int) and not isinstance(raw, bool):
         mode = raw
     else:
-        raise _fail(origin, f"{where}: mode {raw!r} is not an octal file mode such as \"0644\"")
+        raise _fail(origin, f'{where}: mode {raw!r} is not an octal file mode such as "0644"')
     if not 0 <= mode <= 0o777:
         raise _fail(origin, f"{where}: mode {raw!r} is out of range (0000-0777)")
     if not mode & 0o400:
