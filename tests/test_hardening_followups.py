@@ -383,8 +383,12 @@ def stand_in_git(tmp_path: Path, merge_file_exit: int | None) -> tuple[dict[str,
     folder = tmp_path / "stand-in"
     folder.mkdir()
     log = tmp_path / "git-argv.log"
-    fail = "" if merge_file_exit is None else (
-        f'if [ "$1" = merge-file ]; then echo "error: cannot merge" >&2; exit {merge_file_exit}; fi\n'
+    fail = (
+        ""
+        if merge_file_exit is None
+        else (
+            f'if [ "$1" = merge-file ]; then echo "error: cannot merge" >&2; exit {merge_file_exit}; fi\n'
+        )
     )
     script = folder / "git"
     script.write_text(f'#!/bin/sh\necho "$*" >> "{log}"\n{fail}exec "{real}" "$@"\n')
@@ -395,7 +399,10 @@ def stand_in_git(tmp_path: Path, merge_file_exit: int | None) -> tuple[dict[str,
 def update_with(project: Path, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
         ["tether", "update", "--yes", "--json", "--conflict", "markers", "-C", str(project)],
-        capture_output=True, text=True, env=env, timeout=120,
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=120,
     )
 
 
@@ -418,7 +425,40 @@ def test_a_merge_past_the_bounds_git_cannot_do_is_a_whole_file_conflict_with_a_n
     doc = json.loads(result.stdout)
     [entry] = doc["buckets"]["conflict"]
     assert (project / "big.txt").read_bytes() == (
-        b"<<<<<<< ours\n" + ours + b"||||||| base\n" + base + b"=======\n" + theirs
+        b"<<<<<<< ours\n"
+        + ours
+        + b"||||||| base\n"
+        + base
+        + b"=======\n"
+        + theirs
         + b">>>>>>> theirs\n"
     )
     assert "too large for tether's own line merge, and git merge-file failed" in json.dumps(doc)
+
+
+def test_a_merge_whose_line_merge_would_pass_4x_its_size_is_a_whole_file_conflict():
+    from tether.engine import textmerge
+    from tether.flows.merging import merge_sides
+
+    per_side = textmerge.MERGE_MEMORY_FLOOR // textmerge.GIT_MERGE_BYTES_PER_LINE // 3 + 1000
+    base = b"x\n" * per_side
+    ours, theirs = b"mine\n" + base, base + b"upstream\n"
+    assert not textmerge.within_memory_bounds(base, ours, theirs)
+    result, note = merge_sides(base, ours, theirs)
+    assert result.conflicts == 1
+    assert result.merged == (
+        b"<<<<<<< ours\n"
+        + ours
+        + b"||||||| base\n"
+        + base
+        + b"=======\n"
+        + theirs
+        + b">>>>>>> theirs\n"
+    )
+    assert note == (
+        "too large for tether's own line merge, and a line merge would take more than 4x its "
+        "size in memory: the whole file is one conflict"
+    )
+    # Long lines hold the same estimate far under the bound: git merges those.
+    wide = b"x" * 400 + b"\n"
+    assert textmerge.within_memory_bounds(wide * per_side, wide * per_side, wide * per_side)

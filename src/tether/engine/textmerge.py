@@ -41,15 +41,35 @@ LineMerge = Callable[[bytes, bytes, bytes, tuple[str, str, str]], tuple[bytes, i
 # Past these bounds the pure line merge is no longer within 2x of ``git merge-file`` on
 # repetitive text, and its memory is a large multiple of the inputs': callers hand such
 # merges to git (see docs/performance.md, "Pathological merges", for the measurements).
-PURE_MERGE_MAX_LINES = 4_000  # lines of the longest side
-PURE_MERGE_MAX_BYTES = 4 << 20  # the three sides together
+PURE_MERGE_MAX_LINES = 2_000  # lines of the longest side
+PURE_MERGE_MAX_BYTES = 1 << 20  # the three sides together
+
+# ``git merge-file`` holds every line of the three sides in records of about this many bytes
+# besides the text itself (measured, docs/performance.md). A merge whose estimate passes 4x
+# the inputs' size (and a floor every small merge stays under) is not line-merged at all.
+GIT_MERGE_BYTES_PER_LINE = 120
+MERGE_MEMORY_FACTOR = 4
+MERGE_MEMORY_FLOOR = 64 << 20
+
+
+def _lines(side: bytes) -> int:
+    return side.count(b"\n") + (1 if side and not side.endswith(b"\n") else 0)
 
 
 def within_pure_bounds(base: bytes, ours: bytes, theirs: bytes) -> bool:
     """Whether the pure line merge is the right engine for these sides (see the bounds)."""
     if len(base) + len(ours) + len(theirs) > PURE_MERGE_MAX_BYTES:
         return False
-    return max(side.count(b"\n") for side in (base, ours, theirs)) <= PURE_MERGE_MAX_LINES
+    return max(_lines(side) for side in (base, ours, theirs)) <= PURE_MERGE_MAX_LINES
+
+
+def within_memory_bounds(base: bytes, ours: bytes, theirs: bytes) -> bool:
+    """Whether a line merge of these sides (by git, past the pure bounds) stays within
+    ``MERGE_MEMORY_FACTOR`` times the inputs' size."""
+    size = len(base) + len(ours) + len(theirs)
+    lines = _lines(base) + _lines(ours) + _lines(theirs)
+    estimate = size + lines * GIT_MERGE_BYTES_PER_LINE
+    return estimate <= max(MERGE_MEMORY_FACTOR * size, MERGE_MEMORY_FLOOR)
 
 
 # A record as the diff compares it: its text, or (text,) for a last line without newline.
