@@ -23,8 +23,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from bench import measure  # noqa: E402
-from bench.scenarios import NEW, Spec, build, specs  # noqa: E402
+from bench import measure
+from bench.scenarios import NEW, Spec, build, specs
 
 TARGET_VS_UPDATE = 1.5
 TARGET_VS_FLOOR = 3.0

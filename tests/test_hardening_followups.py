@@ -383,13 +383,10 @@ def stand_in_git(tmp_path: Path, merge_file_exit: int | None) -> tuple[dict[str,
     folder = tmp_path / "stand-in"
     folder.mkdir()
     log = tmp_path / "git-argv.log"
-    fail = (
-        ""
-        if merge_file_exit is None
-        else (
-            f'if [ "$1" = merge-file ]; then echo "error: cannot merge" >&2; exit {merge_file_exit}; fi\n'
-        )
-    )
+    fail = ""
+    if merge_file_exit is not None:
+        fail = 'if [ "$1" = merge-file ]; then echo "error: cannot merge" >&2; '
+        fail += f"exit {merge_file_exit}; fi\n"
     script = folder / "git"
     script.write_text(f'#!/bin/sh\necho "$*" >> "{log}"\n{fail}exec "{real}" "$@"\n')
     script.chmod(0o755)
@@ -424,6 +421,11 @@ def test_a_merge_past_the_bounds_git_cannot_do_is_a_whole_file_conflict_with_a_n
     assert result.returncode == 4, result.stderr
     doc = json.loads(result.stdout)
     [entry] = doc["buckets"]["conflict"]
+    assert (entry["path"], entry["decision"]) == ("big.txt", "markers")
+    assert entry["reason"] == (
+        "too large for tether's own line merge, and git merge-file failed: error: cannot merge: "
+        "the whole file is one conflict"
+    )
     assert (project / "big.txt").read_bytes() == (
         b"<<<<<<< ours\n"
         + ours
@@ -433,7 +435,6 @@ def test_a_merge_past_the_bounds_git_cannot_do_is_a_whole_file_conflict_with_a_n
         + theirs
         + b">>>>>>> theirs\n"
     )
-    assert "too large for tether's own line merge, and git merge-file failed" in json.dumps(doc)
 
 
 def test_a_merge_whose_line_merge_would_pass_4x_its_size_is_a_whole_file_conflict():
