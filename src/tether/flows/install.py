@@ -106,11 +106,20 @@ class _Undo:
 
     created: list[Path] = field(default_factory=list)
     saved: dict[Path, bytes] = field(default_factory=dict)
+    _noted: set[Path] = field(default_factory=set)  # ``created`` as a set: 50,000 paths
 
     def creates(self, path: Path) -> None:
+        if self.created and self.created[0] in path.parents and self.created[0] in self._noted:
+            return  # under a project folder this init made: taken back whole
         missing = _first_missing_ancestor(path)
-        if missing is not None and missing not in self.created:
-            self.created.append(missing)
+        if missing is not None:
+            self.made(missing)
+
+    def made(self, path: Path) -> None:
+        """``path`` did not exist before this init: a failure removes it."""
+        if path not in self._noted:
+            self._noted.add(path)
+            self.created.append(path)
 
     def rewrites(self, path: Path) -> None:
         if path.is_file() and not path.is_symlink():
@@ -193,7 +202,7 @@ def install_release(
         # only once held: a refused init must not remove the holder's folder.
         lock.acquire()
         if made_for_lock is not None:
-            undo.created.append(made_for_lock)
+            undo.made(made_for_lock)
         _refuse_existing(project, force)  # another init may have finished before the lock
         undo.creates(project.root / project.profile.cache_dir)
         release = fetch_release(project, source, version or "")
