@@ -8,6 +8,14 @@ git would pay) and tether's in-process ``merge3`` (reading the three files inclu
 busy machine swing by half. It prints the mean time per file of each, their ratio, whether
 the outputs were byte-identical, and PASS/FAIL against the target: tether within 2x of git's
 per-file time.
+
+``--pathological`` (on by default; ``--no-pathological`` to skip) adds the rows that set the
+pure engine's bounds (``PURE_MERGE_MAX_LINES`` / ``PURE_MERGE_MAX_BYTES`` in
+``tether.engine.textmerge``): repetitive files (lines drawn from a pool of 8) of growing
+length, each timed with the pure engine forced, with git, and as tether merges it now
+(``flows.merging.merge_sides``: the pure engine within the bounds, ``git merge-file`` past
+them), and the peak memory of one merge of ``--memory-mb`` MB of such text in a fresh
+process, against the 4x-the-inputs bound.
 """
 
 from __future__ import annotations
@@ -23,7 +31,8 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from tether.engine.textmerge import merge3
+from tether.engine.textmerge import PURE_MERGE_MAX_LINES, merge3, merge_lines
+from tether.flows.merging import merge_sides
 
 TARGET_RATIO = 2.0
 SEED = 20240601
@@ -167,6 +176,8 @@ def report(rows: list[tuple[str, Timing]]) -> bool:
     print("-" * len(header))
     passed = True
     for label, timing in rows:
+        if not timing.count:
+            continue
         git_ms = timing.git / timing.count * 1000
         tether_ms = timing.tether / timing.count * 1000
         ratio = tether_ms / git_ms
@@ -184,6 +195,154 @@ def report(rows: list[tuple[str, Timing]]) -> bool:
     return passed
 
 
+POOL = ["}", "", "    return 0;", "{", "    x += 1;", "end", "  </div>", "  <div>"]
+PATHOLOGICAL_LINES = [1_000, 2_000, 3_000, 4_000, 6_000, 10_000, 20_000]
+
+
+def repetitive(rng: random.Random, count: int) -> list[str]:
+    return [rng.choice(POOL) for _ in range(count)]
+
+
+def repetitive_edit(rng: random.Random, lines: list[str]) -> list[str]:
+    """One edit run (1-5 lines from the pool) per 100 lines."""
+    result = list(lines)
+    for _ in range(max(5, len(lines) // 100)):
+        at = rng.randrange(len(result) + 1)
+        new = repetitive(rng, rng.randint(1, 5))
+        roll = rng.random()
+        if roll < 0.4:
+            result[at:at] = new
+        elif roll < 0.6:
+            del result[at : at + rng.randint(1, 5)]
+        else:
+            result[at : at + rng.randint(1, 3)] = new
+    return result
+
+
+def repetitive_case(root: Path, lines: int) -> Case:
+    rng = random.Random(SEED + lines)
+    base = repetitive(rng, lines)
+    directory = root / f"p{lines}"
+    directory.mkdir()
+    for side, text in (
+        ("base", base),
+        ("ours", repetitive_edit(rng, base)),
+        ("theirs", repetitive_edit(rng, base)),
+    ):
+        (directory / side).write_bytes("".join(line + "\n" for line in text).encode())
+    return Case(directory, lines)
+
+
+def sides(case: Case) -> tuple[bytes, bytes, bytes]:
+    return tuple((case.directory / n).read_bytes() for n in ("base", "ours", "theirs"))  # type: ignore[return-value]
+
+
+def pathological(git: str, root: Path, sizes: list[int], repeat: int) -> bool:
+    """Per size: git, the pure engine forced, and tether's routed merge; medians of
+    ``repeat``. Returns whether the routed merge stays within 2x of git at every size."""
+    print(
+        f"repetitive text (a pool of 8 lines), median of {repeat}; pure bound: "
+        f"{PURE_MERGE_MAX_LINES} lines"
+    )
+    print(
+        f"{'lines':>8} {'git ms':>9} {'pure ms':>9} {'pure/git':>8} {'tether ms':>10} "
+        f"{'tether/git':>10}  engine  same"
+    )
+    passed = True
+    for lines in sizes:
+        case = repetitive_case(root, lines)
+        base, ours, theirs = sides(case)
+        git_times, pure_times, routed_times = [], [], []
+        same = True
+        for _ in range(repeat):
+            git_time, git_out = time_git(git, case)
+            start = time.perf_counter()
+            pure = merge3(base, ours, theirs, line_merge=merge_lines)
+            pure_times.append(time.perf_counter() - start)
+            start = time.perf_counter()
+            routed, _note = merge_sides(base, ours, theirs)
+            routed_times.append(time.perf_counter() - start)
+            git_times.append(git_time)
+            same = same and pure.merged == git_out == routed.merged
+        g, p, r = (statistics.median(t) for t in (git_times, pure_times, routed_times))
+        engine = "pure" if lines <= PURE_MERGE_MAX_LINES else "git"
+        ok = r <= TARGET_RATIO * g
+        passed = passed and ok
+        print(
+            f"{lines:>8} {g * 1000:>9.1f} {p * 1000:>9.1f} {p / g:>8.2f} {r * 1000:>10.1f} "
+            f"{r / g:>10.2f}  {engine:<6}  {'yes' if same else 'NO'}  {'PASS' if ok else 'FAIL'}"
+        )
+    return passed
+
+
+MEMORY_CHILD = """
+import resource, sys
+from pathlib import Path
+folder = Path(sys.argv[1])
+from tether.engine.textmerge import merge3, merge_lines
+from tether.flows.merging import merge_sides
+if sys.argv[2] != "none":
+    base, ours, theirs = ((folder / n).read_bytes() for n in ("base", "ours", "theirs"))
+if sys.argv[2] == "pure":
+    merge3(base, ours, theirs, line_merge=merge_lines)
+elif sys.argv[2] == "tether":
+    merge_sides(base, ours, theirs)
+# VmHWM, not ru_maxrss: after fork and exec ru_maxrss still holds the parent's high-water
+# mark, VmHWM starts again with the new program.
+status = Path("/proc/self/status").read_text().split("VmHWM:")[1]
+own = int(status.split()[0])
+children = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
+print(own, children)
+"""
+
+
+def memory(root: Path, megabytes: int, engines: list[str], kind: str) -> bool:
+    """Peak RSS of one merge of ``megabytes`` MB (three sides together) in a fresh process,
+    beyond a process that only imported tether: the inputs held count in it. ``kind``:
+    ``repetitive`` (short lines from the pool) or ``wide`` (source-like lines of ~60 bytes)."""
+    if kind == "repetitive":
+        lines = megabytes * 1_000_000 // 3 // 8  # the pool's lines average 8 bytes
+        case = repetitive_case(root, lines)
+    else:  # source-like lines widened to ~60 bytes (a trailing comment)
+        lines = megabytes * 1_000_000 // 3 // 60
+        case = write_case(
+            root, f"m{lines}", random.Random(SEED), lines, (lines // 200, lines // 100)
+        )
+        for name in ("base", "ours", "theirs"):
+            path = case.directory / name
+            wide = [line + b"  # " + b"-" * 30 for line in path.read_bytes().split(b"\n")[:-1]]
+            path.write_bytes(b"\n".join(wide) + b"\n")
+    size = sum(len(s) for s in sides(case))
+    print(f"peak memory of one merge: {size / 1e6:.0f} MB of {kind} text, {lines} lines")
+
+    def run(engine: str) -> tuple[int, int]:
+        child = [
+            sys.executable,
+            "-c",
+            MEMORY_CHILD,
+            str(case.directory),
+            engine,
+        ]
+        out = subprocess.run(child, capture_output=True, text=True, check=True).stdout.split()
+        return int(out[0]) * 1024, int(out[1]) * 1024
+
+    floor, _ = run("none")
+    passed = True
+    for engine in engines:
+        start = time.perf_counter()
+        own, git_rss = run(engine)
+        seconds = time.perf_counter() - start
+        ratio = (own - floor) / size
+        ok = ratio <= 4.0 and git_rss <= 4 * size
+        passed = passed and (ok or engine == "pure")
+        verdict = "PASS" if ok else "FAIL" if engine != "pure" else "(no bound: forced past it)"
+        print(
+            f"  {engine:<6} {seconds:7.1f} s  tether process +{(own - floor) / 1e6:6.0f} MB "
+            f"({ratio:.2f}x the inputs), git process {git_rss / 1e6:6.0f} MB  {verdict}"
+        )
+    return passed
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--small", type=int, default=2000, help="merges of ~200-line files")
@@ -192,6 +351,25 @@ def main() -> int:
         "--repeat", type=int, default=5, help="timings per large file (the median is kept)"
     )
     parser.add_argument("-q", "--quiet", action="store_true", help="do not print every large case")
+    parser.add_argument(
+        "--no-pathological",
+        dest="pathological",
+        action="store_false",
+        help="skip the repetitive-text rows and the memory row",
+    )
+    parser.add_argument(
+        "--pathological-lines",
+        type=int,
+        nargs="*",
+        default=PATHOLOGICAL_LINES,
+        help="sizes of the repetitive files (lines)",
+    )
+    parser.add_argument("--memory-mb", type=int, default=20, help="size of the memory row")
+    parser.add_argument(
+        "--memory-pure",
+        action="store_true",
+        help="also measure the pure engine forced on the memory row (slow past its bounds)",
+    )
     args = parser.parse_args()
     git = shutil.which("git")
     if git is None:
@@ -204,7 +382,14 @@ def main() -> int:
             ("~200-line files", run(git, smalls, repeat=1, verbose=False)),
             ("50,000-line files", run(git, larges, repeat=args.repeat, verbose=not args.quiet)),
         ]
-    return 0 if report(rows) else 1
+        passed = report(rows)
+        if args.pathological:
+            print()
+            passed = pathological(git, Path(tmp), args.pathological_lines, args.repeat) and passed
+            engines = ["tether"] + (["pure"] if args.memory_pure else [])
+            for kind in ("repetitive", "wide"):
+                passed = memory(Path(tmp), args.memory_mb, engines, kind) and passed
+    return 0 if passed else 1
 
 
 if __name__ == "__main__":

@@ -1,6 +1,7 @@
 """Crash-safety: a run killed at any journal step, then rerun, ends exactly like an
 uninterrupted run, loses no adopter byte, and writes state once."""
 
+import hashlib
 import json
 import os
 import shutil
@@ -163,6 +164,31 @@ def test_crash_at_every_journal_step_then_rerun(reference, tmp_path):
         records = read_records(project / ".tether/journal.jsonl")
         assert sum(r["step"] == "state-written" for r in records) == 1, point
         assert records[-1]["step"] == "run-complete", point
+        # (d) every stat-cache entry describes the bytes on disk: status trusts them
+        assert stat_cache_mismatches(project) == [], point
+
+
+def stat_cache_mismatches(project: Path) -> list[str]:
+    """Cache entries a later status would trust (the file's stat key is the recorded one)
+    whose hash is not that of the bytes on disk. An entry whose file changed since is never
+    trusted (``StatCache.lookup``) and is no mismatch."""
+    doc = json.loads((project / ".tether/cache/stat.json").read_text())
+    wrong = []
+    for rel, (size, mtime, ctime, ino, sha) in doc["files"].items():
+        try:
+            info = (project / rel).stat()
+        except FileNotFoundError:
+            continue
+        if (info.st_size, info.st_mtime_ns, info.st_ctime_ns, info.st_ino) != (
+            size,
+            mtime,
+            ctime,
+            ino,
+        ):
+            continue
+        if hashlib.sha256((project / rel).read_bytes()).hexdigest() != sha:
+            wrong.append(rel)
+    return wrong
 
 
 def big_fixture(tmp_path: Path, count: int = 1500) -> Path:

@@ -305,6 +305,8 @@ def test_a_read_only_state_folder_is_one_line(
     if lock_exists:
         (project / ".tether/lock").write_bytes(b"")
         give_away(project)
+    else:
+        (project / ".tether/lock").unlink(missing_ok=True)  # init leaves one, as update does
     (project / ".tether").chmod(0o555)
     before = tree_digest(project)
     result = run_as(setup, "update", "--yes", "-C", str(project))

@@ -11,6 +11,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from tether import git
 from tether.engine import textmerge
 from tether.engine.textmerge import MergeResult, merge3
 
@@ -38,6 +39,8 @@ def assert_same_as_git(tmp: Path, base: bytes, ours: bytes, theirs: bytes) -> Me
     assert min(result.conflicts, 127) == conflicts
     # Same bytes for clean merges (the requirement) and, as it happens, for conflicts too.
     assert result.merged == merged
+    # The engine past its bounds (tether.git.merge_file as the line merge) gives the same.
+    assert merge3(base, ours, theirs, line_merge=git.merge_file) == result
     return result
 
 
@@ -412,3 +415,37 @@ def test_non_utf8_text_is_merged_as_bytes(tmp_path: Path) -> None:
     theirs = base.replace(b"fa\xe7ade", b"FA\xc7ADE")
     result = assert_same_as_git(tmp_path, base, ours, theirs)
     assert result.merged == b"CAF\xc9\nna\xefve\nr\xe9sum\xe9\nFA\xc7ADE\n"
+
+
+# --- merges past the pure engine's bounds ----------------------------------------------------
+
+
+@needs_git
+def test_git_merge_file_counts_conflicts_past_gits_exit_status_cap() -> None:
+    """git's exit status stops at 127 conflicts; the count tether reports does not."""
+    base = text(*(f"line {i}" for i in range(600)))
+    ours = text(*(f"line {i}" if i % 3 else f"ours {i}" for i in range(600)))
+    theirs = text(*(f"line {i}" if i % 3 else f"theirs {i}" for i in range(600)))
+    expected = merge3(base, ours, theirs)
+    assert expected.conflicts == 200
+    assert merge3(base, ours, theirs, line_merge=git.merge_file) == expected
+
+
+@needs_git
+@pytest.mark.parametrize("eol", [b"\n", b"\r\n"])
+def test_git_line_merge_keeps_line_endings_and_bom(eol: bytes) -> None:
+    base = b"\xef\xbb\xbf" + eol.join(f"line {i}".encode() for i in range(50)) + eol
+    ours = base.replace(b"line 3" + eol, b"mine" + eol)
+    theirs = base.replace(b"line 40" + eol, b"upstream" + eol)
+    expected = merge3(base, ours, theirs)
+    assert expected.conflicts == 0 and b"mine" in expected.merged
+    assert merge3(base, ours, theirs, line_merge=git.merge_file) == expected
+
+
+def test_pure_bounds_count_lines_of_the_longest_side_and_bytes_of_all() -> None:
+    limit = textmerge.PURE_MERGE_MAX_LINES
+    at_limit, past = b"x\n" * limit, b"x\n" * (limit + 1)
+    assert textmerge.within_pure_bounds(at_limit, at_limit, at_limit)
+    assert not textmerge.within_pure_bounds(b"", past, b"")
+    wide = b"y" * (textmerge.PURE_MERGE_MAX_BYTES // 3 + 1)
+    assert not textmerge.within_pure_bounds(wide, wide, wide)  # three long lines

@@ -47,7 +47,7 @@ class NotRegularFileError(OSError):
 _NONBLOCK = getattr(os, "O_NONBLOCK", 0)
 
 
-def _open_regular(path: str | os.PathLike[str]) -> tuple[int, os.stat_result]:
+def open_regular(path: str | os.PathLike[str]) -> tuple[int, os.stat_result]:
     """A read descriptor of ``path`` and its ``fstat``; anything but a regular file refused.
 
     O_NONBLOCK keeps the open itself from waiting for a FIFO's writer when the path was
@@ -75,7 +75,7 @@ def read_bytes(path: str | os.PathLike[str]) -> bytes:
     ``Path.read_bytes`` for the small files tether reads by the thousand. Raises what
     ``Path.read_bytes`` raises (FileNotFoundError, IsADirectoryError, ...), and
     NotRegularFileError for a FIFO, socket or device, which it never reads."""
-    fd, info = _open_regular(path)
+    fd, info = open_regular(path)
     try:
         expected = info.st_size
         data = os.read(fd, min(expected + 1, CHUNK_MAX))
@@ -92,7 +92,7 @@ def read_bytes(path: str | os.PathLike[str]) -> bytes:
 def read_head(path: str | os.PathLike[str], limit: int) -> bytes:
     """At most ``limit`` bytes from the start of a regular file (a FIFO, socket or device
     is refused unread, as by ``read_bytes``)."""
-    fd, _ = _open_regular(path)
+    fd, _ = open_regular(path)
     try:
         return os.read(fd, limit)
     finally:
@@ -119,7 +119,7 @@ def is_special_file(path: str | os.PathLike[str]) -> bool:
 
 def sha256_file(path: str | os.PathLike[str]) -> str:
     digest = hashlib.sha256()
-    fd, _ = _open_regular(path)
+    fd, _ = open_regular(path)
     with open(fd, "rb", closefd=True) as handle:
         while chunk := handle.read(CHUNK):
             digest.update(chunk)

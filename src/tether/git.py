@@ -116,6 +116,57 @@ def list_tags(location: str) -> list[str]:
     return tags
 
 
+def tag_kinds(repo: Path) -> dict[str, str]:
+    """Tag name -> the kind of object it finally names (``commit``, ``tree``, ``blob``, or
+    ``tag`` for a tag of a tag), for the tags the repository at ``repo`` holds."""
+    fields = "%(refname:strip=2)%00%(objecttype)%00%(*objecttype)"
+    result = run_git(["for-each-ref", f"--format={fields}", "refs/tags"], cwd=repo)
+    kinds: dict[str, str] = {}
+    for line in result.stdout.splitlines():
+        name, kind, peeled = line.split("\0")
+        kinds[name] = peeled or kind
+    return kinds
+
+
+def merge_file(
+    base: bytes, ours: bytes, theirs: bytes, labels: tuple[str, str, str]
+) -> tuple[bytes, int]:
+    """``git merge-file --diff3 -p`` of three texts: (merged bytes, conflict hunks). The
+    same bytes as ``engine.textmerge.merge_lines`` (the differential tests hold them to
+    it); used for inputs past that engine's bounds. The sides go through files in a private
+    temporary folder, as git merge-file reads only files."""
+    import tempfile
+
+    with tempfile.TemporaryDirectory(prefix="tether-merge-") as folder:
+        names = []
+        for name, data in (("ours", ours), ("base", base), ("theirs", theirs)):
+            path = os.path.join(folder, name)
+            with open(path, "wb") as handle:
+                handle.write(data)
+            names.append(path)
+        argv = ["merge-file", "--diff3", "-p"]
+        for label in labels:
+            argv += ["-L", label]
+        try:
+            result = subprocess.run(
+                ["git", *argv, "--", *names],
+                env=git_env(),
+                stdin=subprocess.DEVNULL,
+                capture_output=True,
+                check=False,
+            )
+        except FileNotFoundError:
+            raise TetherError("git is not installed or not on PATH") from None
+    if result.returncode < 0 or result.returncode >= 255:
+        error = result.stderr.decode(errors="replace").strip().splitlines()
+        raise TetherError(f"git merge-file failed: {error[-1] if error else result.returncode}")
+    conflicts = result.returncode
+    if conflicts >= 127:  # git's exit status stops counting there
+        start = b"<<<<<<< " + labels[0].encode() + b"\n"
+        conflicts = result.stdout.startswith(start) + result.stdout.count(b"\n" + start)
+    return result.stdout, conflicts
+
+
 def clone_bare(url: str, dest: Path) -> None:
     """A bare clone of ``url`` into ``dest`` (which must not exist)."""
     run_git(["clone", "--bare", "--quiet", "--", url, os.path.abspath(dest)])

@@ -17,6 +17,7 @@ this on generated and hand-written cases); on top of that:
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Callable
 from dataclasses import dataclass
 from itertools import count
 
@@ -31,6 +32,45 @@ from tether.engine.textfmt import (
 )
 
 _MARKER_SIZE = 7
+
+# The line merge proper: (base, ours, theirs as LF text, labels) -> (merged, conflicts). The
+# default is this module's ``merge_lines``; a caller may hand in another one that gives the
+# same bytes (``git merge-file``, for inputs past the bounds below).
+LineMerge = Callable[[bytes, bytes, bytes, tuple[str, str, str]], tuple[bytes, int]]
+
+# Past these bounds the pure line merge is no longer within 2x of ``git merge-file`` on
+# repetitive text, and its memory is a large multiple of the inputs': callers hand such
+# merges to git (see docs/performance.md, "Pathological merges", for the measurements).
+PURE_MERGE_MAX_LINES = 2_000  # lines of the longest side
+PURE_MERGE_MAX_BYTES = 1 << 20  # the three sides together
+
+# ``git merge-file`` holds every line of the three sides in records of about this many bytes
+# besides the text itself (measured, docs/performance.md). A merge whose estimate passes 4x
+# the inputs' size (and a floor every small merge stays under) is not line-merged at all.
+GIT_MERGE_BYTES_PER_LINE = 120
+MERGE_MEMORY_FACTOR = 4
+MERGE_MEMORY_FLOOR = 64 << 20
+
+
+def _lines(side: bytes) -> int:
+    return side.count(b"\n") + (1 if side and not side.endswith(b"\n") else 0)
+
+
+def within_pure_bounds(base: bytes, ours: bytes, theirs: bytes) -> bool:
+    """Whether the pure line merge is the right engine for these sides (see the bounds)."""
+    if len(base) + len(ours) + len(theirs) > PURE_MERGE_MAX_BYTES:
+        return False
+    return max(_lines(side) for side in (base, ours, theirs)) <= PURE_MERGE_MAX_LINES
+
+
+def within_memory_bounds(base: bytes, ours: bytes, theirs: bytes) -> bool:
+    """Whether a line merge of these sides (by git, past the pure bounds) stays within
+    ``MERGE_MEMORY_FACTOR`` times the inputs' size."""
+    size = len(base) + len(ours) + len(theirs)
+    lines = _lines(base) + _lines(ours) + _lines(theirs)
+    estimate = size + lines * GIT_MERGE_BYTES_PER_LINE
+    return estimate <= max(MERGE_MEMORY_FACTOR * size, MERGE_MEMORY_FLOOR)
+
 
 # A record as the diff compares it: its text, or (text,) for a last line without newline.
 _Key = bytes | tuple[bytes]
@@ -49,8 +89,11 @@ def merge3(
     theirs: bytes,
     *,
     labels: tuple[str, str, str] = ("ours", "base", "theirs"),
+    line_merge: LineMerge | None = None,
 ) -> MergeResult:
     """Merge the change base→theirs into ours. ``labels`` name (ours, base, theirs) in markers.
+    ``line_merge`` replaces the line merge proper (default ``merge_lines``); everything
+    around it (one-sided changes, binary input, line endings, BOM) stays as it is here.
 
     A binary file that changed on one side only still resolves (it is not merged, just
     taken); changed on both sides it is one conflict and ``merged`` is ours unchanged.
@@ -61,7 +104,7 @@ def merge3(
         return MergeResult(taken, 0, binary)
     if binary:
         return MergeResult(ours, 1, True)
-    return _merge_text(base, ours, theirs, labels)
+    return _merge_text(base, ours, theirs, labels, line_merge or merge_lines)
 
 
 def _one_sided(base: bytes, ours: bytes, theirs: bytes) -> bytes | None:
@@ -74,7 +117,7 @@ def _one_sided(base: bytes, ours: bytes, theirs: bytes) -> bytes | None:
 
 
 def _merge_text(
-    base: bytes, ours: bytes, theirs: bytes, labels: tuple[str, str, str]
+    base: bytes, ours: bytes, theirs: bytes, labels: tuple[str, str, str], line_merge: LineMerge
 ) -> MergeResult:
     ours_bom, ours_body = split_bom(ours)
     base_body = split_bom(base)[1]
@@ -91,7 +134,7 @@ def _merge_text(
     if ours_body == base_body:
         merged, conflicts = theirs_body, 0  # the adopter changed only line endings or the BOM
     else:
-        merged, conflicts = merge_lines(base_body, ours_body, theirs_body, labels)
+        merged, conflicts = line_merge(base_body, ours_body, theirs_body, labels)
     merged = from_lf(merged, style)
     if ours_bom:
         merged = UTF8_BOM + merged

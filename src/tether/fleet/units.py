@@ -68,7 +68,7 @@ def status_unit(path: str, check_latest: bool = True) -> StatusRow:
     problem = ""
     if check_latest:
         try:
-            report.latest_version = newest_available(project, report.source)
+            report.latest_version = newest_available(project, report.source, report.notes)
         except TetherError as error:
             # A source that is down must not hide the local drift this row still shows.
             problem = f"newest version unknown: {error}"

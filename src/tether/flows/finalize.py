@@ -2,9 +2,6 @@
 
 from __future__ import annotations
 
-import contextlib
-import os
-
 from tether import progress
 from tether.flows.apply import ApplyOutcome, RunContext
 from tether.flows.baseline import Baseline
@@ -12,7 +9,6 @@ from tether.flows.install import write_version_markers
 from tether.flows.project import Project, Release, utc_now
 from tether.flows.safety import check_own_paths
 from tether.flows.status import conflict_is_unresolved
-from tether.fsio import sha256_bytes
 from tether.model.plan import Bucket, Op
 from tether.state.store import ConflictRecord, FileRecord, State, save_state
 
@@ -42,10 +38,9 @@ def _remember_written(project: Project, outcome: ApplyOutcome) -> None:
     stats = project.stat_cache()
     for action in outcome.actions:
         if action.op in (Op.WRITE, Op.MARKERS) and action.content is not None:
-            with contextlib.suppress(OSError):
-                stats.record(
-                    action.path, os.stat(project.path(action.path)), sha256_bytes(action.content)
-                )
+            # Hashed from the disk, not from the plan: a resumed run keeps what the
+            # interrupted one wrote when its replan wants other bytes (a rewritten conflict).
+            stats.record_on_disk(action.path, project.path(action.path))
     stats.save()
 
 

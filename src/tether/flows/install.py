@@ -25,10 +25,12 @@ from tether.fsio import (
     NotRegularFileError,
     atomic_write,
     file_mode,
+    flush_to_disk,
     read_bytes,
     sha256_bytes,
 )
-from tether.state.store import FileRecord, State, save_state
+from tether.state.lock import ProjectLock
+from tether.state.store import ConflictRecord, FileRecord, State, save_state
 
 
 @dataclass
@@ -104,11 +106,20 @@ class _Undo:
 
     created: list[Path] = field(default_factory=list)
     saved: dict[Path, bytes] = field(default_factory=dict)
+    _noted: set[Path] = field(default_factory=set)  # ``created`` as a set: 50,000 paths
 
     def creates(self, path: Path) -> None:
+        if self.created and self.created[0] in path.parents and self.created[0] in self._noted:
+            return  # under a project folder this init made: taken back whole
         missing = _first_missing_ancestor(path)
-        if missing is not None and missing not in self.created:
-            self.created.append(missing)
+        if missing is not None:
+            self.made(missing)
+
+    def made(self, path: Path) -> None:
+        """``path`` did not exist before this init: a failure removes it."""
+        if path not in self._noted:
+            self._noted.add(path)
+            self.created.append(path)
 
     def rewrites(self, path: Path) -> None:
         if path.is_file() and not path.is_symlink():
@@ -176,24 +187,30 @@ def install_release(
     if version is None and not project.profile.source_is_tree:
         raise UsageError("--to is required: name the release to install")
     check_own_paths(project.root, project.profile)
-    existing = _existing_install(project)
-    if existing and not force:
-        raise TetherError(
-            f"{existing}: a release is already installed here; use 'tether update', "
-            "or --force to reinstall"
-        )
+    _refuse_existing(project, force)
     source = absolute_source(source)
     undo = _Undo()
+    lock = ProjectLock(project.path(project.profile.lock_file), command="init")
     try:
         if create_root:
             undo.creates(root)
             _make_project_dir(root)
+        lock_path = project.path(project.profile.lock_file)
+        made_for_lock = _first_missing_ancestor(lock_path)
+        # The project's one writer from here on: a concurrent update (or a second init)
+        # is refused instead of interleaving its writes with these. Taken back on failure
+        # only once held: a refused init must not remove the holder's folder.
+        lock.acquire()
+        if made_for_lock is not None:
+            undo.made(made_for_lock)
+        _refuse_existing(project, force)  # another init may have finished before the lock
         undo.creates(project.root / project.profile.cache_dir)
         release = fetch_release(project, source, version or "")
         guard = PathGuard(project.root)
         current = _classify_targets(project, release, guard)
+        still_open = _open_conflicts(project) if force else {}
         _note_install_writes(undo, project, release)
-        return _write_install(project, release, current, guard)
+        return _write_install(project, release, current, guard, still_open)
     except OSError as error:
         undo.undo()
         where = error.filename2 or error.filename or project.root
@@ -201,6 +218,17 @@ def install_release(
     except BaseException:
         undo.undo()
         raise
+    finally:
+        lock.release()
+
+
+def _refuse_existing(project: Project, force: bool) -> None:
+    existing = _existing_install(project)
+    if existing and not force:
+        raise TetherError(
+            f"{existing}: a release is already installed here; use 'tether update', "
+            "or --force to reinstall"
+        )
 
 
 def _make_project_dir(root: Path) -> None:
@@ -210,12 +238,37 @@ def _make_project_dir(root: Path) -> None:
         raise TetherError(f"{root}: cannot create the project folder ({error.strerror})") from None
 
 
+def _open_conflicts(project: Project) -> dict[str, ConflictRecord]:
+    """The conflict records of the install being replaced whose markers or patch files are
+    still there: a reinstall keeps them, so ``check`` goes on reporting the conflict until a
+    person resolves it. A state that cannot be read has none to keep (``--force`` is also
+    how a broken install is replaced)."""
+    from tether.flows.status import conflict_is_unresolved
+
+    try:
+        state = project.load_state()
+    except TetherError:
+        return {}
+    if state is None:
+        return {}
+    return {
+        path: record
+        for path, record in state.conflicts.items()
+        if conflict_is_unresolved(project, path, record)
+    }
+
+
 def _write_install(
-    project: Project, release: Release, current: dict[str, bytes | None], guard: PathGuard
+    project: Project,
+    release: Release,
+    current: dict[str, bytes | None],
+    guard: PathGuard,
+    open_conflicts: dict[str, ConflictRecord],
 ) -> InitReport:
     manifest = release.manifest
     report = InitReport(project.profile.name, manifest.name, release.source, release.version)
     files: dict[str, FileRecord] = {}
+    written: list[Path] = []
     with project.pristine.pack_writer() as pristine:
         for rel, mine in progress.tracked("installing", current.items()):
             theirs = release.verified_bytes(rel)
@@ -223,17 +276,21 @@ def _write_install(
             digest = pristine.add(theirs)
             files[rel] = FileRecord(manifest.files[rel], digest, mode)
             if mine is None:
-                guard.write(rel, theirs, mode=mode)
+                # Made durable all at once below, as update's group commit does: one sync
+                # for the phase instead of an fsync of every file and folder.
+                written.append(guard.write(rel, theirs, mode=mode, durable=False))
                 report.added.append(rel)
             elif sha256_bytes(mine) == digest:
                 report.identical.append(rel)
             else:
                 report.customised.append(rel)
         pristine.add(release.manifest_bytes)
+    written += _seed_sentinels(project, release, report, guard)
+    written += write_version_markers(project, release, durable=False)
+    written += write_ignore_rules(project, durable=False)
+    # Everything the state will vouch for is on disk before the state says it is installed.
+    flush_to_disk(written)
     _remember_installed(project, files, report)
-    _seed_sentinels(project, release, report, guard)
-    write_version_markers(project, release)
-    write_ignore_rules(project)
     now = utc_now()
     state = State(
         profile=project.profile.name,
@@ -244,6 +301,7 @@ def _write_install(
         files=files,
         sentinels=list(manifest.sentinels),
         customised_at_install=list(report.customised),
+        conflicts=open_conflicts,
         installed_at=now,
         updated_at=now,
     )
@@ -268,27 +326,37 @@ def _profile_records(project: Project) -> set[str]:
 
 def _seed_sentinels(
     project: Project, release: Release, report: InitReport, guard: PathGuard
-) -> None:
-    """A sentinel is the adopter's from the first day: seeded when absent, never rewritten."""
+) -> list[Path]:
+    """A sentinel is the adopter's from the first day: seeded when absent, never rewritten.
+    Written without a sync of its own; returns the files written, for the caller's."""
+    written: list[Path] = []
     for rel in release.manifest.sentinels:
         if rel in _profile_records(project):
             continue
         source = release.file_path(rel)
         problem, info = guard.inspect(rel)
         if source.is_file() and problem is None and info is None:
-            guard.write(rel, read_bytes(source), mode=file_mode(source))
+            data = read_bytes(source)
+            written.append(guard.write(rel, data, mode=file_mode(source), durable=False))
             report.sentinels_seeded.append(rel)
+    return written
 
 
-def write_version_markers(project: Project, release: Release) -> None:
-    """The project's copy of the installed manifest (and the ecosystem's version file)."""
+def write_version_markers(project: Project, release: Release, durable: bool = True) -> list[Path]:
+    """The project's copy of the installed manifest (and the ecosystem's version file).
+    ``durable=False``: the caller syncs the returned files with its own."""
     guard = PathGuard(project.root)
+    written: list[Path] = []
     if project.profile.manifest_copy:
-        guard.write(project.profile.manifest_copy, release.manifest_bytes)
+        written.append(
+            guard.write(project.profile.manifest_copy, release.manifest_bytes, durable=durable)
+        )
     if project.profile.source_record:
         from tether.flows.gbrain_record import source_record
 
         record = source_record(release, utc_now())
-        guard.write(project.profile.source_record, record)
+        written.append(guard.write(project.profile.source_record, record, durable=durable))
     if project.profile.version_file:
-        guard.write(project.profile.version_file, f"{release.version}\n".encode())
+        marker = f"{release.version}\n".encode()
+        written.append(guard.write(project.profile.version_file, marker, durable=durable))
+    return written

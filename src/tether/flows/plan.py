@@ -165,9 +165,9 @@ def merge_action(
     mode: int,
     options: UpdateOptions,
 ) -> FileAction:
-    from tether.engine.textmerge import merge3
+    from tether.flows.merging import merge_sides
 
-    result = merge3(base, ours, theirs)
+    result, note = merge_sides(base, ours, theirs)
     sides = (base, ours, theirs)
     if result.binary:
         action = settle_conflict(project, rel, cls, ours, theirs, None, mode, options.auto or "")
@@ -185,16 +185,16 @@ def merge_action(
     action = settle_conflict(
         project, rel, cls, ours, theirs, result.merged, mode, options.auto or options.conflict_style
     )
-    return replace(action, sides=sides)
+    return replace(action, sides=sides, reason=note or action.reason)
 
 
 def resettle(project: Project, action: FileAction, choice: str) -> FileAction:
     """Settle a line-merge conflict another way (a person's choice at the prompt)."""
-    from tether.engine.textmerge import merge3
+    from tether.flows.merging import merge_sides
 
     assert action.sides is not None
     base, ours, theirs = action.sides
-    result = merge3(base, ours, theirs)
+    result, _note = merge_sides(base, ours, theirs)
     markers = None if result.binary else result.merged
     mode = action.mode or 0o644
     settled = settle_conflict(

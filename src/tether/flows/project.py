@@ -203,6 +203,7 @@ def read_release(root: Path, version: str, source: str, profile: Profile) -> Rel
             files=manifest.files,
             sentinels=manifest.sentinels + extra_sentinels,
             regions=manifest.regions,
+            regions_not_a_list=manifest.regions_not_a_list,
             merge=merge_rules(profile, manifest.merge),
             renames=manifest.renames,
             changelog=manifest.changelog,
@@ -263,8 +264,9 @@ def read_tree_release(root: Path, source: str, profile: Profile) -> Release:
     return read_release(root, version, source, profile)
 
 
-def write_ignore_rules(project: Project) -> None:
-    """Keep tether's runtime folders out of git, adding only the lines that are missing."""
+def write_ignore_rules(project: Project, durable: bool = True) -> list[Path]:
+    """Keep tether's runtime folders out of git, adding only the lines that are missing.
+    Returns the file when written (``durable=False``: for the caller's sync)."""
     target = project.path(project.profile.ignore_file)
     try:
         existing = read_regular(target).decode()
@@ -275,8 +277,8 @@ def write_ignore_rules(project: Project) -> None:
     present = {line.strip() for line in existing.splitlines()}
     missing = [rule for rule in project.profile.ignore_rules if rule not in present]
     if not missing:
-        return
+        return []
     prefix = existing if not existing or existing.endswith("\n") else existing + "\n"
     header = "" if existing else "# tether runtime files (written by tether)\n"
     rules = (prefix + header + "\n".join(missing) + "\n").encode()
-    PathGuard(project.root).write(project.profile.ignore_file, rules)
+    return [PathGuard(project.root).write(project.profile.ignore_file, rules, durable=durable)]

@@ -65,10 +65,10 @@ class RegionPlan:
 def plan_regions(base_manifest: Manifest | None, latest: Manifest, disabled: bool) -> RegionPlan:
     if disabled:
         return RegionPlan(disabled=True)
-    decls, problems = parse_region_declarations(list(latest.regions))
+    decls, problems = parse_region_declarations(latest.region_declarations())
     plan = RegionPlan(declarations=decls, problems=problems)
     if base_manifest is not None:
-        base_decls, _ = parse_region_declarations(list(base_manifest.regions))
+        base_decls, _ = parse_region_declarations(base_manifest.region_declarations())
         plan.dropped = dropped_declarations(base_decls, decls)
     for decl in decls:
         for path in decl.paths:

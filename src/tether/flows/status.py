@@ -253,14 +253,17 @@ def project_status(
     classify_drift(project, baseline, report, no_regions)
     report.conflicts = unresolved_conflicts(project, baseline)
     if check_latest:
-        report.latest_version = newest_available(project, baseline.source)
+        report.latest_version = newest_available(project, baseline.source, report.notes)
     return report
 
 
-def newest_available(project: Project, source_spec: str) -> str | None:
+def newest_available(project: Project, source_spec: str, notes: list[str]) -> str | None:
+    """The newest version the source offers; what its listing left out goes to ``notes``."""
     from tether.sources import open_source
 
-    versions = open_source(source_spec, project.releases_cache).available_versions()
+    source = open_source(source_spec, project.releases_cache)
+    versions = source.available_versions()
+    notes += source.notes
     return versions[-1] if versions else None
 
 

@@ -235,7 +235,9 @@ def resolve_target(project: Project, baseline: Baseline, wanted: str | None) -> 
         return tree.version
     if wanted:
         return wanted
-    versions = open_source(baseline.source, project.releases_cache).available_versions()
+    source = open_source(baseline.source, project.releases_cache)
+    versions = source.available_versions()
+    baseline.notes += source.notes
     if not versions:
         raise TetherError(f"source {baseline.source} offers no versions")
     return versions[-1]

@@ -65,6 +65,15 @@ class Manifest:
     # sha256 of each file's bytes, when the publisher recorded them: planning then reads
     # only the release files whose hash differs from the installed one.
     hashes: dict[str, str] = field(default_factory=dict)
+    # ``regions`` as written when it is not a list (an object, a number…): kept, not dropped,
+    # so the region engine reports it as it reports any malformed declaration.
+    regions_not_a_list: object = None
+
+    def region_declarations(self) -> object:
+        """What the region engine parses (``engine.regions.parse_region_declarations``)."""
+        if self.regions_not_a_list is not None:
+            return self.regions_not_a_list
+        return list(self.regions)
 
     def managed_paths(self) -> list[str]:
         """Manifest paths tether reads and writes: every file except sentinels."""
@@ -123,14 +132,24 @@ def _check_collisions(origin: str, paths: list[str]) -> None:
             folder = folder.rpartition("/")[0]
 
 
+_OCTAL_MODE = re.compile(r"(0o?)?[0-7]{3}")
+
+
 def _parse_mode(origin: str, where: str, raw: object) -> int:
-    try:
-        mode = int(raw, 8) if isinstance(raw, str) else int(raw)  # type: ignore[call-overload]
-    except (TypeError, ValueError):
-        raise _fail(origin, f"{where}: mode {raw!r} is not an octal file mode") from None
-    if not 0 <= mode <= 0o7777:
-        raise _fail(origin, f"{where}: mode {raw!r} is out of range")
-    return mode & 0o777
+    """A file mode: an octal string (``"0644"``, ``"644"``, ``"0o644"``) or an integer, within
+    0o000-0o777 and readable by its owner. Floats, booleans and special bits are refused: a
+    release must not install files nobody can read (``status`` would then fail on them)."""
+    if isinstance(raw, str) and _OCTAL_MODE.fullmatch(raw):
+        mode = int(raw, 8)
+    elif isinstance(raw, int) and not isinstance(raw, bool):
+        mode = raw
+    else:
+        raise _fail(origin, f'{where}: mode {raw!r} is not an octal file mode such as "0644"')
+    if not 0 <= mode <= 0o777:
+        raise _fail(origin, f"{where}: mode {raw!r} is out of range (0000-0777)")
+    if not mode & 0o400:
+        raise _fail(origin, f"{where}: mode {raw!r} leaves the file unreadable by its owner")
+    return mode
 
 
 def _split_entry(
@@ -287,6 +306,7 @@ def parse_manifest(
         sentinels=_parse_str_list(origin, "sentinels", data.get("sentinels"), reserved),
         # Region declarations are parsed defensively by the region engine, never fatal here.
         regions=tuple(regions) if isinstance(regions, list) else (),
+        regions_not_a_list=None if isinstance(regions, list) or regions in (None, "") else regions,
         merge=_parse_merge(origin, data.get("merge"), reserved),
         renames=_parse_renames(origin, data.get("renames"), reserved),
         changelog=changelog,

@@ -18,7 +18,13 @@ from typing import Any
 from tether import git
 from tether.errors import TetherError
 from tether.fsio import atomic_write, read_bytes, sha256_file
-from tether.model.manifest import FileClass, Manifest, manifest_to_native, parse_manifest
+from tether.model.manifest import (
+    FileClass,
+    Manifest,
+    load_manifest,
+    manifest_to_native,
+    parse_manifest,
+)
 from tether.profiles import NATIVE, reserved_by_any_profile
 from tether.publish.config import CONFIG_NAME, PublishConfig, load_publish_config
 
@@ -142,8 +148,12 @@ def _config_rel(root: Path, config_path: Path) -> str | None:
         return None
 
 
-def manifest_build(root: Path, config_path: Path | None = None) -> ManifestBuild:
-    """Compute ``.tether/manifest.json`` for the upstream repository at ``root``; writes nothing."""
+def manifest_build(
+    root: Path, config_path: Path | None = None, check_committed: bool = False
+) -> ManifestBuild:
+    """Compute ``.tether/manifest.json`` for the upstream repository at ``root``; writes nothing.
+    ``check_committed``: the manifest already there must also be one an adopter's update
+    accepts (``--check`` is the gate before it ships), else a one-line error naming it."""
     if not root.is_dir():
         raise TetherError(f"{root}: no such directory")
     config_path = config_path if config_path is not None else root / CONFIG_NAME
@@ -172,6 +182,8 @@ def manifest_build(root: Path, config_path: Path | None = None) -> ManifestBuild
         previous: bytes | None = read_bytes(target)
     except FileNotFoundError:
         previous = None
+    if check_committed and previous is not None:
+        load_manifest(target, reserved=reserved_by_any_profile())
     return ManifestBuild(target, manifest, data, previous)
 
 
@@ -219,6 +231,6 @@ def build_manifest(
     root: Path, config_path: Path | None = None, *, check: bool = False
 ) -> ManifestReport:
     """Build the manifest and write it when it changed; with ``check`` write nothing."""
-    build = manifest_build(root, config_path)
+    build = manifest_build(root, config_path, check_committed=check)
     written = False if check else write_manifest(build)
     return ManifestReport(build, written, check)

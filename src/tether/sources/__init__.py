@@ -33,6 +33,8 @@ class ReleaseTree:
 
 class Source(Protocol):
     spec: str
+    # What listing the versions left out and why (a git tag naming a blob…), for the report.
+    notes: list[str]
 
     def available_versions(self, include_prereleases: bool = False) -> list[str]:
         """Versions the source offers, ascending semver; prereleases only when asked."""

@@ -35,6 +35,7 @@ def gh_repo(spec: str) -> str:
 
 class GhSource:
     def __init__(self, spec: str, repo: str, cache: TreeCache, max_entry_bytes: int) -> None:
+        self.notes: list[str] = []
         self.spec = spec
         self.repo = repo
         self.cache = cache

@@ -18,9 +18,13 @@ from tether.sources import ReleaseTree
 from tether.sources.cache import TreeCache
 from tether.sources.common import asked_version, match_version, not_found, version_names
 from tether.sources.extract import extract_tar_safely
-from tether.versions import sort_versions
+from tether.versions import parse_version, sort_versions
 
 MIRROR = "mirror.git"
+
+
+def _not_a_commit(spec: str, tag: str, kind: str) -> str:
+    return f"{spec}: tag {tag} names a {kind}, not a commit, so it is no release"
 
 
 class GitSource:
@@ -33,13 +37,29 @@ class GitSource:
         self.local = local
         self.cache = cache
         self.max_entry_bytes = max_entry_bytes
+        self.notes: list[str] = []
 
     def _offered(self) -> dict[str, str]:
         try:
             with progress.phase("listing versions"):
-                return version_names(git.list_tags(self.location))
+                return version_names(self._commit_tags(git.list_tags(self.location)))
         except TetherError as error:
             raise TetherError(f"cannot read the tags of {self.spec}: {error}") from None
+
+    def _commit_tags(self, tags: list[str]) -> list[str]:
+        """The tags that name a release: a tag of a blob or a tree is left out, with a note.
+        Judged in the repository itself when it is on disk, else in the cached clone for the
+        tags it already holds (a newer one is judged when fetched: see ``_export``)."""
+        where = self.local if self.local is not None else self.cache.scratch(MIRROR)
+        kinds = git.tag_kinds(where) if git.is_git_repo(where) else {}
+        kept: list[str] = []
+        for tag in tags:
+            kind = kinds.get(tag, "commit")
+            if kind == "commit":
+                kept.append(tag)
+            elif parse_version(tag) is not None:
+                self.notes.append(_not_a_commit(self.spec, tag, kind) + "; skipped")
+        return kept
 
     def available_versions(self, include_prereleases: bool = False) -> list[str]:
         return sort_versions(list(self._offered()), include_prereleases)
@@ -57,6 +77,9 @@ class GitSource:
 
     def _export(self, tag: str, work: Path, dest: Path) -> None:
         repo = self.local if self.local is not None else self._mirror_with(tag)
+        kind = git.tag_kinds(repo).get(tag, "commit")
+        if kind != "commit":
+            raise TetherError(_not_a_commit(self.spec, tag, kind))
         archive = work / "archive.tar"
         try:
             git.archive(repo, f"refs/tags/{tag}", archive)

@@ -19,6 +19,7 @@ class DirectorySource:
     def __init__(
         self, spec: str, root: Path, max_entry_bytes: int = DEFAULT_MAX_ENTRY_BYTES
     ) -> None:
+        self.notes: list[str] = []
         self.spec = spec
         self.root = root
         self.max_entry_bytes = max_entry_bytes

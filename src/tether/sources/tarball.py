@@ -44,6 +44,7 @@ class LocalTarballSource:
     """Tarballs on disk, e.g. ``releases/app-{version}.tar.gz``; versions listed by glob."""
 
     def __init__(self, spec: str, template: str, cache: TreeCache, max_entry_bytes: int) -> None:
+        self.notes: list[str] = []
         self.spec = spec
         self.template = template
         self.cache = cache
@@ -114,6 +115,7 @@ class UrlTarballSource:
     """Tarballs over http(s). A URL cannot be listed, so versions must be given explicitly."""
 
     def __init__(self, spec: str, template: str, cache: TreeCache, max_entry_bytes: int) -> None:
+        self.notes: list[str] = []
         self.spec = spec
         self.template = template
         self.cache = cache

@@ -10,13 +10,14 @@ can set it back the way ``touch -r`` sets the modification time.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import time
 from collections.abc import Sequence
 from pathlib import Path
 
-from tether.fsio import atomic_write, read_bytes
+from tether.fsio import CHUNK, atomic_write, open_regular, read_bytes
 from tether.parselimits import json_loads
 
 RACY_MARGIN_NS = 2_000_000_000
@@ -71,6 +72,25 @@ class StatCache:
         if old is None or tuple(old) != entry:
             self.entries[rel] = entry
             self.dirty = True
+
+    def record_on_disk(self, rel: str, path: Path) -> None:
+        """Record the hash of the bytes ``path`` holds now, read for it: never a hash of
+        bytes a run meant to write (a resumed run may keep what an interrupted one wrote).
+        Nothing is recorded when the file changes while it is read, or cannot be read."""
+        try:
+            fd, before = open_regular(path)
+        except OSError:
+            self.forget(rel)
+            return
+        with open(fd, "rb", closefd=True) as handle:
+            digest = hashlib.sha256()
+            while chunk := handle.read(CHUNK):
+                digest.update(chunk)
+            after = os.fstat(handle.fileno())
+        if stat_key(before) == stat_key(after):
+            self.record(rel, after, digest.hexdigest())
+        else:
+            self.forget(rel)
 
     def forget(self, rel: str) -> None:
         if self.entries.pop(rel, None) is not None:

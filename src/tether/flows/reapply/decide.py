@@ -8,7 +8,7 @@ from pathlib import Path
 
 from tether.engine.patches import unified_patch
 from tether.engine.textfmt import eol_style, is_binary
-from tether.engine.textmerge import merge3
+from tether.flows.merging import merge_sides
 from tether.flows.reapply.baseline import Found
 from tether.flows.reapply.report import CONFLICT, FAILED, INCORPORATED, MERGED, FileResult
 
@@ -93,7 +93,7 @@ def _merge(
         reason = "your saved copy equals its baseline: the backup is inconsistent, nothing merged"
         return Decision(FileResult(rel, FAILED, reason, origin), theirs)
     labels = ("yours (saved copy)", f"baseline ({origin})", "installed")
-    merged = merge3(base, ours, theirs, labels=labels)
+    merged, _note = merge_sides(base, ours, theirs, labels=labels)
     note = f"; {found.note}" if found.note else ""
     if merged.conflicts == 0 and merged.merged == theirs:
         if found.verified:

@@ -1,0 +1,95 @@
+"""Benchmark: ``tether init`` of a large release beside ``tether update`` of the same tree.
+
+Run ``python bench/install.py`` (``--files N`` for another size, ``--rounds N`` for more
+rounds). It builds scenario (b)'s shelf and project (``bench/scenarios.py``) at ``--files``
+files, then per round, one right after the other: the hashing floor (sha256 of B, A and L
+once, as ``python -m bench`` defines it), ``tether update --yes`` on a fresh copy of the
+customised project (the scenario's update), and ``tether init --to 1.1.0`` of the same
+release into an empty folder. Both are real processes with durable writes (fsync on). The
+medians of the per-round ratios are kept, and PASS/FAIL printed against the targets: init
+within 1.5x the update of the same tree, and within 3x the hashing floor (meaningful at
+20,000 files, the size the targets name).
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import os
+import statistics
+import sys
+import tempfile
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from bench import measure
+from bench.scenarios import NEW, Spec, build, specs
+
+TARGET_VS_UPDATE = 1.5
+TARGET_VS_FLOOR = 3.0
+
+
+def tether_init(shelf: Path, target: Path) -> measure.ChildRun:
+    command = [*measure.tether_command(), "init", "--source", str(shelf), "--to", NEW]
+    run = measure.run_child([*command, "--json", str(target)])
+    if run.returncode != 0:
+        raise RuntimeError(f"tether init failed: {run.stderr.decode(errors='replace')[-2000:]}")
+    return run
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--files", type=int, default=20_000, help="files in the release")
+    parser.add_argument("--rounds", type=int, default=1)
+    parser.add_argument("--workdir", type=Path, help="keep the generated trees here")
+    args = parser.parse_args(argv)
+
+    spec = dataclasses.replace(specs(quick=False)["b"], files=args.files)
+    if args.workdir is not None:
+        return measure_install(spec, args.workdir, args.rounds)
+    with tempfile.TemporaryDirectory(prefix="tether-bench-install-") as workdir:
+        return measure_install(spec, Path(workdir), args.rounds)
+
+
+def measure_install(spec: Spec, workdir: Path, rounds: int) -> int:
+    print(f"building {spec.files} files in {workdir} ...", file=sys.stderr)
+    built = build(spec, workdir)
+    files = list(built.tree_files())
+    floors, updates, inits, rss = [], [], [], 0
+    for round_no in range(rounds):
+        floors.append(measure.hash_files(files))
+        copy = measure.fresh_copy(built, f"update-{round_no}")
+        update, _counts = measure.tether_update(built, copy)
+        updates.append(update.seconds)
+        measure.discard(copy)
+        target = built.root / "runs" / f"init-{round_no}"
+        os.sync()
+        run = tether_init(built.shelf, target)
+        inits.append(run.seconds)
+        rss = max(rss, run.max_rss_kib)
+        measure.discard(target)
+        print(f"  round {round_no + 1}/{rounds} done", file=sys.stderr)
+
+    vs_update = statistics.median(i / u for i, u in zip(inits, updates, strict=True))
+    vs_floor = statistics.median(i / f for i, f in zip(inits, floors, strict=True))
+    floor, update_s, init_s = (statistics.median(x) for x in (floors, updates, inits))
+    print(f"files: {spec.files}, L: {built.bytes_l / 1e6:.0f} MB, rounds: {rounds}")
+    print(f"hashing floor (sha256 of B, A, L)   {floor:8.3f} s")
+    print(f"tether update (CLI), same tree      {update_s:8.3f} s  {update_s / floor:5.2f}x floor")
+    print(f"tether init (CLI), into an empty dir {init_s:7.3f} s  {init_s / floor:5.2f}x floor")
+    print(f"peak RSS of init                     {rss / 1024:7.0f} MB")
+    results = [
+        ("init within 1.5x the update of the same tree", vs_update, TARGET_VS_UPDATE),
+        ("init within 3x the hashing floor", vs_floor, TARGET_VS_FLOOR),
+    ]
+    failed = False
+    for label, ratio, limit in results:
+        verdict = "PASS" if ratio <= limit else "FAIL"
+        failed |= verdict == "FAIL"
+        print(f"{verdict}  {label}: {ratio:.2f}x (limit {limit}x)")
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

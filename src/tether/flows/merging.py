@@ -1,0 +1,48 @@
+"""Which engine merges one text file: tether's own line merge within its bounds, ``git
+merge-file`` past them (the same bytes: ``tests/test_textmerge.py`` holds the two to each
+other), and the whole file as one conflict, with a note saying why, when even git's merge
+would take more than 4x the inputs' memory or git cannot do it. Every three-way text merge
+of a run goes through :func:`merge_sides`."""
+
+from __future__ import annotations
+
+from tether.engine.patches import whole_file_markers
+from tether.engine.textmerge import (
+    MergeResult,
+    merge3,
+    within_memory_bounds,
+    within_pure_bounds,
+)
+from tether.errors import TetherError
+
+DEFAULT_LABELS = ("ours", "base", "theirs")
+
+
+def merge_sides(
+    base: bytes, ours: bytes, theirs: bytes, labels: tuple[str, str, str] = DEFAULT_LABELS
+) -> tuple[MergeResult, str]:
+    """The merge of base→theirs into ours, and a note ("" when there is nothing to say)."""
+    if within_pure_bounds(base, ours, theirs):
+        return merge3(base, ours, theirs, labels=labels), ""
+    from tether import git
+
+    def whole_file(why: str) -> tuple[MergeResult, str]:
+        note = f"too large for tether's own line merge, and {why}: the whole file is one conflict"
+        return MergeResult(whole_file_markers(base, ours, theirs), 1), note
+
+    def bounded_git(b: bytes, o: bytes, t: bytes, names: tuple[str, str, str]) -> tuple[bytes, int]:
+        # Judged on the sides merge3 hands over (a one-sided change never gets here).
+        if not within_memory_bounds(b, o, t):
+            raise _TooBig
+        return git.merge_file(b, o, t, names)
+
+    try:
+        return merge3(base, ours, theirs, labels=labels, line_merge=bounded_git), ""
+    except _TooBig:
+        return whole_file("a line merge would take more than 4x its size in memory")
+    except TetherError as error:
+        return whole_file(str(error))
+
+
+class _TooBig(Exception):
+    """The line merge of these sides would pass the memory bound."""
