@@ -81,3 +81,20 @@ def test_malformed_entries_never_match_and_never_crash(tmp_path):
     path.write_text(json.dumps(doc))
     assert StatCache(path).entries == {}
     assert status(project)["clean"] == 5
+
+
+def test_status_leaves_the_cache_to_a_run_holding_the_lock(tmp_path):
+    """While an update holds the project lock, its stat cache is the one kept: status (which
+    never takes the lock) reads the tree but does not write its own entries over the run's."""
+    from tether.state.lock import ProjectLock
+
+    project = project_with(tmp_path)
+    (project / "f0.txt").write_text("edited\n")  # status hashes it: a new entry to save
+    cache_path = project / ".tether/cache/stat.json"
+    before = cache_path.read_bytes()
+    with ProjectLock(project / ".tether/lock", command="update"):
+        assert status(project)["modified"] == ["f0.txt"]
+        assert cache_path.read_bytes() == before
+    assert status(project)["modified"] == ["f0.txt"]
+    assert cache_path.read_bytes() != before
+    assert "f0.txt" in StatCache(cache_path).entries

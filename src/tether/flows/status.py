@@ -195,7 +195,16 @@ def classify_drift(
             report.modified.append(rel)
             if owned:
                 report.modified_owned.append(rel)
-    stats.save()
+    _save_unless_a_run_holds_the_lock(project, stats)
+
+
+def _save_unless_a_run_holds_the_lock(project: Project, stats: StatCache) -> None:
+    """status never takes the lock (it must not make a starting update fail), so while a run
+    holds it the run's own stat cache is the one kept: this one is dropped."""
+    from tether.state.lock import lock_holder
+
+    if lock_holder(project.path(project.profile.lock_file)) is None:
+        stats.save()
 
 
 class _BaselineRegions:
