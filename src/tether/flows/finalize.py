@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+from collections.abc import Callable
 
 from tether import progress
 from tether.flows.apply import ApplyOutcome, RunContext
@@ -14,7 +15,7 @@ from tether.flows.safety import check_own_paths
 from tether.flows.status import conflict_is_unresolved
 from tether.fsio import sha256_bytes
 from tether.model.plan import Bucket, Op
-from tether.state.store import ConflictRecord, FileRecord, State, save_state
+from tether.state.store import AppliedMigration, ConflictRecord, FileRecord, State, save_state
 
 
 def _conflict_records(
@@ -55,6 +56,9 @@ def finalize(
     latest: Release,
     outcome: ApplyOutcome,
     known: dict[str, str] | None = None,
+    *,
+    applied_migrations: dict[str, AppliedMigration] | None = None,
+    after_marker: Callable[[], None] | None = None,
 ) -> None:
     """Record L as the new baseline. The version is written last, so an interrupted
     run is resumed by running the same command again."""
@@ -104,10 +108,16 @@ def finalize(
         held=held,
         installed_at=previous.installed_at if previous else utc_now(),
         updated_at=utc_now(),
+        applied_migrations={
+            **(previous.applied_migrations if previous else {}),
+            **(applied_migrations or {}),
+        },
     )
     save_state(project.state_path, state)
     _remember_written(project, outcome)
     write_version_markers(project, latest)
     ctx.journal.state_written(ctx.run_id)
     outcome.state_written = True
+    if after_marker is not None:
+        after_marker()  # journals its own steps: a rerun does not repeat a finished one
     ctx.journal.run_complete(ctx.run_id)

@@ -23,6 +23,7 @@ from tether.flows.apply import (
 from tether.flows.backups import prune_backups
 from tether.flows.baseline import Baseline, load_baseline
 from tether.flows.finalize import finalize
+from tether.flows.lifecycle import LifecyclePlan, plan_lifecycle
 from tether.flows.plan import UpdateOptions, build_plan
 from tether.flows.preflight import (
     BranchPlan,
@@ -72,6 +73,7 @@ class UpdateRequest:
     options: UpdateOptions = field(default_factory=UpdateOptions)
     command: str = "update"
     git: GitOptions = field(default_factory=GitOptions)
+    skip_migrations: bool = False
 
 
 @dataclass
@@ -106,6 +108,28 @@ class UpdateReport:
     # Conflicts left by an earlier update that are still unresolved (status conflicts-open).
     earlier_conflicts: list[dict[str, str]] = field(default_factory=list)
     pull_request: dict[str, Any] | None = None  # set when --pr asked for one
+    # The release lifecycle (docs/lifecycle.md): migrations run or planned, notices whose
+    # condition held before the run, post-update writes, and what a person must do.
+    migrations: list[dict[str, Any]] = field(default_factory=list)
+    migrations_skipped: bool = False
+    notices: list[dict[str, str]] = field(default_factory=list)
+    post_update: list[dict[str, str]] = field(default_factory=list)
+
+    @property
+    def action_items(self) -> list[dict[str, Any]]:
+        """Blocking items a person must settle: migrations that did not succeed."""
+        return [
+            {
+                "kind": "migration",
+                "id": m["id"],
+                "status": m["status"],
+                "command": m["command"],
+                "reason": m["reason"],
+                "stderr": m["stderr"],
+            }
+            for m in self.migrations
+            if m["status"] in ("conflict", "error", "refused") and not m["dry_run"]
+        ]
 
     def bucket(self, bucket: Bucket) -> list[FileAction]:
         return [a for a in self.actions if a.bucket is bucket]
@@ -125,7 +149,7 @@ class UpdateReport:
             return 1
         if self.status == "conflicts-open":
             return EXIT_CONFLICTS_OPEN
-        if self.status == "updated" and self.open_conflicts:
+        if self.status == "updated" and (self.open_conflicts or self.action_items):
             return 4
         if self.status == "completed" and self.earlier_conflicts:
             return 4
@@ -177,6 +201,11 @@ class UpdateReport:
             "pending": [{"path": a.path, "bucket": a.bucket.value} for a in self.not_done],
             "open_conflicts": self.earlier_conflicts,
             "pull_request": self.pull_request,
+            "migrations": self.migrations,
+            "migrations_skipped": self.migrations_skipped,
+            "notices": self.notices,
+            "post_update": self.post_update,
+            "action_items": self.action_items,
             "renames": [
                 {"from": a.rename_from, "to": a.path, "bucket": a.bucket.value}
                 for a in self.actions
@@ -199,6 +228,7 @@ class PreparedUpdate:
     resume: ResumeInfo
     regions: RegionPlan
     notes: ReleaseNotes = field(default_factory=ReleaseNotes)
+    lifecycle: LifecyclePlan = field(default_factory=LifecyclePlan)
 
     def report(self, status: str) -> UpdateReport:
         unfinished = self.unfinished
@@ -209,6 +239,7 @@ class PreparedUpdate:
             if unfinished is not None and unfinished.from_version
             else self.plan.from_version
         )
+        lifecycle = self.lifecycle
         return UpdateReport(
             profile=self.project.profile.name,
             upstream=self.plan.upstream,
@@ -218,7 +249,11 @@ class PreparedUpdate:
             dry_run=self.request.dry_run,
             actions=list(self.plan.actions),
             merge_dir=self.project.profile.merge_dir,
-            notes=self.baseline.notes + list(self.plan.notes),
+            notes=self.baseline.notes + list(self.plan.notes) + lifecycle.notes,
+            migrations=[r.to_json() for r in lifecycle.migration_results()],
+            migrations_skipped=lifecycle.skip_migrations and bool(lifecycle.migrations),
+            notices=lifecycle.notice_documents(),
+            post_update=list(lifecycle.post_updated),
             resumed=unfinished is not None,
             run_id=unfinished.run_id if unfinished is not None else None,
             regions=self.regions.to_json(),
@@ -301,16 +336,54 @@ def prepare_update(request: UpdateRequest) -> PreparedUpdate | UpdateReport:
     plan = build_plan(project, baseline, latest, request.options, regions)
     if tree and unfinished is None and _nothing_moved(plan, baseline, latest):
         return _up_to_date(project, baseline, None, request)
+    lifecycle = plan_lifecycle(
+        project,
+        baseline,
+        latest,
+        unfinished.from_version or baseline.version if unfinished else baseline.version,
+        skip_migrations=request.skip_migrations,
+        journal=journal if unfinished is not None else None,
+        run_id=unfinished.run_id if unfinished is not None else None,
+    )
     resume = ResumeInfo()
     if unfinished is not None:
         resume = resume_info(journal, unfinished.run_id)
-        _mark_resumed(plan, resume, unfinished.deleted)
+    _lifecycle_into_plan(project, baseline, latest, lifecycle, plan, resume, unfinished)
     notes = release_notes(
         project.root, latest.root / latest.manifest.changelog, baseline.version, target
     )
     return PreparedUpdate(
-        request, project, baseline, latest, plan, journal, unfinished, resume, regions, notes
+        request,
+        project,
+        baseline,
+        latest,
+        plan,
+        journal,
+        unfinished,
+        resume,
+        regions,
+        notes,
+        lifecycle,
     )
+
+
+def _lifecycle_into_plan(
+    project: Project,
+    baseline: Baseline,
+    latest: Release,
+    lifecycle: LifecyclePlan,
+    plan: UpdatePlan,
+    resume: ResumeInfo,
+    unfinished: RunRecord | None,
+) -> None:
+    """Hand-offs and template-installed files become ordinary actions of the file plan, so
+    apply, the journal and the report treat them as every other path."""
+    from tether.flows.lifecycle import hand_over, plan_templates
+
+    hand_over(plan, lifecycle.owned)
+    plan_templates(project, baseline, latest, lifecycle, plan)
+    if unfinished is not None:
+        _mark_resumed(plan, resume, unfinished.deleted)
 
 
 def _nothing_moved(plan: UpdatePlan, baseline: Baseline, latest: Release) -> bool:
@@ -460,6 +533,9 @@ def _plan_and_apply(
         prepared = prepare_update(request)
         if isinstance(prepared, UpdateReport):
             return prepared
+        from tether.flows.lifecycle import dry_run_migrations
+
+        dry_run_migrations(prepared.project, prepared.latest, prepared.lifecycle)
         report = prepared.report("dry-run")
         branch_plan = _planned_branch(prepared)
         report.branch = branch_plan.name if branch_plan is not None else None
@@ -498,16 +574,62 @@ def _execute(prepared: PreparedUpdate, branch: BranchPlan | None = None) -> Upda
         prune_backups(project, current=run_id)
     ctx = RunContext(project, prepared.journal, run_id, prepared.request.command, prepared.resume)
     ctx.git_context = branch.context() if branch is not None else None
+    _before_writes(prepared, ctx)
     stop = _StopFlag()
     with stop.installed():
         outcome = execute_plan(ctx, prepared.plan, stop)
     regenerated = []
     if not outcome.failed and not outcome.interrupted:
+        from tether.flows.lifecycle import post_update_writes, run_migrations
+
         regenerated = _regenerate(prepared, ctx, outcome)
-        finalize(ctx, prepared.baseline, prepared.latest, outcome, prepared.plan.latest_hashes)
+        run_migrations(ctx, prepared.latest, prepared.lifecycle, "after")
+        finalize(
+            ctx,
+            prepared.baseline,
+            prepared.latest,
+            outcome,
+            prepared.plan.latest_hashes,
+            applied_migrations=prepared.lifecycle.applied(run_id),
+            after_marker=lambda: post_update_writes(ctx, prepared.lifecycle),
+        )
     report = _report_after_apply(prepared, ctx, outcome, earlier)
     report.regenerated = [r.document() for r in regenerated]
     return report
+
+
+def _before_writes(prepared: PreparedUpdate, ctx: RunContext) -> None:
+    """Journal the conditions as they are before any write, then run the "before"
+    migrations; when one ran, the file plan is made again on the tree it left."""
+    from tether.flows.lifecycle import journal_snapshot, run_migrations
+
+    lifecycle = prepared.lifecycle
+    before = [m for m in lifecycle.migrations if m.when == "before"]
+    if not lifecycle.snapshot and not before:
+        return
+    plan = prepared.plan
+    ctx.journal.run_started(
+        ctx.run_id,
+        from_version=plan.from_version,
+        to_version=plan.to_version,
+        plan_digest=plan.digest(),
+        command=ctx.command,
+        git=ctx.git_context,
+    )
+    journal_snapshot(ctx, lifecycle)
+    done = set(lifecycle.results)
+    run_migrations(ctx, prepared.latest, lifecycle, "before")
+    if any(lifecycle.results[m.id].status == "ok" for m in before if m.id not in done):
+        _replan(prepared)
+
+
+def _replan(prepared: PreparedUpdate) -> None:
+    project, baseline, latest = prepared.project, prepared.baseline, prepared.latest
+    plan = build_plan(project, baseline, latest, prepared.request.options, prepared.regions)
+    _lifecycle_into_plan(
+        project, baseline, latest, prepared.lifecycle, plan, prepared.resume, prepared.unfinished
+    )
+    prepared.plan = plan
 
 
 def _regenerate(

@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from tether.errors import UsageError
+from tether.model.lifecycle import Lifecycle
 from tether.model.manifest import ManifestFormat
 from tether.pathrules import ReservedPaths
 
@@ -42,6 +43,9 @@ class Profile:
     source_is_tree: bool = False
     # The ecosystem's own record of what was copied (gbrain's .gbrain-source.json).
     source_record: str | None = None
+    # The ecosystem's own release lifecycle (migrations, hand-offs…), as data; joined with
+    # what each release declares (docs/lifecycle.md).
+    lifecycle: Lifecycle = field(default_factory=Lifecycle)
 
     def reserved_paths(self) -> ReservedPaths:
         """What a release may not ship and a record may not name: derived from the fields

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from tether.report import lifecycle as lifecycle_report
+
 if TYPE_CHECKING:
     from tether.flows.install import InitReport
     from tether.flows.pullrequest import PullRequestReport
@@ -199,6 +201,9 @@ def render_plan_summary(report: UpdateReport, limit: int | None = LIST_LIMIT) ->
     if report.backed_up:
         lines.append(f"  {'Backed up':<46} {len(report.backed_up)} ({report.backup_dir})")
     lines += [f"  {row}" for row in report.structured]
+    lines += lifecycle_report.migration_rows(report)
+    lines += lifecycle_report.post_update_lines(report)
+    lines += lifecycle_report.lifecycle_lines(report)
     if report.dry_run and report.branch:
         lines.append(f"Branch: would switch to a new branch {report.branch}")
     conflicts = report.bucket(Bucket.CONFLICT)
@@ -258,6 +263,8 @@ def _next_steps(report: UpdateReport) -> list[str]:
         steps.append(
             f"resolve the conflicts (artifacts in {report.merge_dir} or markers in the files)"
         )
+    if report.action_items:
+        steps.append("settle the action items above (each names the command to run again)")
     if any(
         a.path.endswith(("package.json", "pyproject.toml", "pnpm-workspace.yaml"))
         for a in report.actions
