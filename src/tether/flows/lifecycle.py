@@ -46,6 +46,7 @@ if TYPE_CHECKING:
 MIGRATION_TIMEOUT = 600.0  # seconds; a migration moves data, it may take a while
 BLOCKING = ("conflict", "error", "refused")
 ADOPTER_OWNED_REASON = "adopter-owned"
+SKIP_FLAG = "--skip-migrations"
 
 
 @dataclass(frozen=True)
@@ -124,11 +125,12 @@ class LifecyclePlan:
     def migration_results(self) -> list[MigrationResult]:
         """One result per due migration, in run order; not reached yet: skipped or pending."""
         out = []
-        for migration in self.migrations:
+        ordered = sorted(self.migrations, key=lambda m: m.when != "before")  # stable
+        for migration in ordered:
             result = self.results.get(migration.id)
             if result is None:
                 status = "skipped" if self.skip_migrations else "pending"
-                reason = "--skip-migrations" if self.skip_migrations else ""
+                reason = SKIP_FLAG if self.skip_migrations else ""
                 result = _result(migration, status, reason=reason)
             out.append(result)
         return out
@@ -143,11 +145,17 @@ class LifecyclePlan:
     def applied(self, run_id: str) -> dict[str, AppliedMigration]:
         """What the state records for this run's migrations (those that ran)."""
         now = _utc_now()
+        recorded = ("ok", *BLOCKING)
         return {
             r.id: AppliedMigration(r.version or "", r.status, now, run_id)
-            for r in self.results.values()
-            if r.status in ("ok", *BLOCKING) and not r.dry_run
+            for r in self.migration_results()
+            if (r.status in recorded and not r.dry_run) or _skipped_by_flag(r)
         }
+
+
+def _skipped_by_flag(result: MigrationResult) -> bool:
+    """Left out with --skip-migrations: recorded, so the next update runs it."""
+    return result.status == "skipped" and result.reason == SKIP_FLAG
 
 
 def _result(migration: Migration, status: str, **fields: Any) -> MigrationResult:
@@ -398,16 +406,16 @@ def _environment(project: Project, lifecycle: LifecyclePlan) -> dict[str, str]:
 
 
 def _program_path(
-    project: Project, latest: Release, migration: Migration
+    project: Project, latest: Release, migration: Migration, dry_run: bool
 ) -> tuple[Path | None, str]:
     """Where the operand is run from (the release's copy before the merge, the merged copy
-    after it), or why it cannot run."""
+    after it; a dry run writes no merge, so the release's copy), or why it cannot run."""
     from tether.flows.regen import operand_problem
 
     shipped = set(latest.manifest.files) | set(latest.manifest.sentinels)
     if migration.operand not in shipped:
         return None, f"this release does not ship {migration.operand}"
-    if migration.when == "before":
+    if migration.when == "before" or dry_run:
         path = latest.file_path(migration.operand)
         return (
             (path, "")
@@ -447,7 +455,7 @@ def _run_one(
         return _result(
             migration, "planned", reason="declares no dry_run_args; runs on the real update"
         )
-    path, problem = _program_path(project, latest, migration)
+    path, problem = _program_path(project, latest, migration, dry_run)
     if path is None:
         status = "skipped" if problem.startswith("this release does not ship") else "refused"
         result = _result(migration, status, reason=problem)
@@ -566,3 +574,64 @@ def _post_one(ctx: RunContext, write: PostUpdateWrite, values: Mapping[str, str]
 
 def _utc_now() -> str:
     return datetime.now(UTC).isoformat(timespec="seconds").replace("+00:00", "Z")
+
+
+# --------------------------------------------------------------------------- tether migrations
+
+
+@dataclass
+class MigrationsReport:
+    profile: str
+    version: str
+    migrations: list[dict[str, Any]]
+    pending_only: bool = False
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "profile": self.profile,
+            "version": self.version,
+            "pending_only": self.pending_only,
+            "migrations": self.migrations,
+        }
+
+
+def _listing_status(migration: Migration | None, record: AppliedMigration | None) -> str:
+    if record is not None:
+        return "applied" if record.status == "ok" else record.status
+    if migration is not None and migration.version is None:
+        return "every-update"
+    return "not-run"  # declared for a release at or before the one installed first
+
+
+def list_migrations(
+    root: Path, profile: str | None = None, pending_only: bool = False
+) -> MigrationsReport:
+    """The migrations the installed release and the profile declare, with what the state
+    records for each. Pending: recorded as not finished (conflict, error, refused, skipped),
+    so the next update runs them again."""
+    from tether.flows.baseline import load_baseline
+    from tether.flows.project import open_project
+
+    project = open_project(root, profile)
+    baseline = load_baseline(project)
+    declared = project.profile.lifecycle.joined(baseline.manifest().lifecycle).migrations
+    applied = baseline.state.applied_migrations if baseline.state is not None else {}
+    rows: list[dict[str, Any]] = []
+    by_id = {m.id: m for m in declared}
+    for ident in [*by_id, *(i for i in applied if i not in by_id)]:
+        migration, record = by_id.get(ident), applied.get(ident)
+        status = _listing_status(migration, record)
+        if pending_only and status in ("applied", "every-update", "not-run"):
+            continue
+        rows.append(
+            {
+                "id": ident,
+                "version": migration.version if migration else (record.version if record else None),
+                "when": migration.when if migration else None,
+                "command": " ".join(migration.run) if migration else None,
+                "status": status,
+                "at": record.at if record else None,
+                "declared": migration is not None,
+            }
+        )
+    return MigrationsReport(project.profile.name, baseline.version, rows, pending_only)

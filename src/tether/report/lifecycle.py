@@ -6,6 +6,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
+    from tether.flows.lifecycle import MigrationsReport
     from tether.flows.update import UpdateReport
 
 SKIPPED_LOUDLY = (
@@ -74,3 +75,18 @@ def post_update_lines(report: UpdateReport) -> list[str]:
 def lifecycle_lines(report: UpdateReport) -> list[str]:
     """Everything after the bucket table: loud skips, action items, notices."""
     return skipped_line(report) + action_item_lines(report) + notice_lines(report)
+
+
+def render_migrations(report: MigrationsReport) -> str:
+    scope = "pending migrations" if report.pending_only else "migrations"
+    head = f"tether migrations: {scope} of {report.profile} project at {report.version}"
+    if not report.migrations:
+        return head + "\n  none"
+    lines = [head]
+    for m in report.migrations:
+        version = m["version"] or "every update"
+        when = f", {m['when']}" if m["when"] else ""
+        at = f" at {m['at']}" if m["at"] else ""
+        gone = "" if m["declared"] else " (no longer declared)"
+        lines.append(f"  {m['id']} ({version}{when}): {m['status']}{at}{gone}")
+    return "\n".join(lines)
