@@ -109,7 +109,7 @@ def summary_capture(migration: Migration, output: str) -> str | None:
         return None
     match = re.search(migration.summary_pattern, output, re.MULTILINE)
     if match is None:
-        return None
+        return migration.summary_default
     return match.group(1) if match.groups() else match.group(0)
 
 

@@ -73,6 +73,7 @@ class Migration:
     exit_ok: tuple[int, ...] = (0,)
     exit_conflict: tuple[int, ...] = ()
     summary_pattern: str | None = None
+    summary_default: str | None = None  # the summary when the pattern finds nothing
     label: str | None = None  # the summary row's name ("Specs migrated")
 
     @property
@@ -92,6 +93,8 @@ class Migration:
         doc["exit"] = {"ok": list(self.exit_ok), "conflict": list(self.exit_conflict)}
         if self.summary_pattern is not None:
             doc["summary_pattern"] = self.summary_pattern
+        if self.summary_default is not None:
+            doc["summary_default"] = self.summary_default
         if self.label is not None:
             doc["label"] = self.label
         return doc
@@ -300,7 +303,17 @@ def _exit_codes(origin: str, where: str, raw: object) -> tuple[tuple[int, ...], 
 
 
 def _migration(origin: str, where: str, raw: object) -> Migration:
-    allowed = {"id", "version", "when", "run", "dry_run_args", "exit", "summary_pattern", "label"}
+    allowed = {
+        "id",
+        "version",
+        "when",
+        "run",
+        "dry_run_args",
+        "exit",
+        "summary_pattern",
+        "summary_default",
+        "label",
+    }
     entry = _keys(origin, where, raw, allowed, {"id", "when", "run"})
     ident = _id(origin, where, entry["id"])
     where = f"{where} ({ident})"
@@ -325,6 +338,9 @@ def _migration(origin: str, where: str, raw: object) -> Migration:
     label = entry.get("label")
     if label is not None and (not isinstance(label, str) or not label.strip()):
         raise _fail(origin, f"{where}.label", "must be a non-empty string")
+    default = entry.get("summary_default")
+    if default is not None and not isinstance(default, str):
+        raise _fail(origin, f"{where}.summary_default", "must be a string")
     return Migration(
         id=ident,
         version=version,
@@ -336,6 +352,7 @@ def _migration(origin: str, where: str, raw: object) -> Migration:
         summary_pattern=None
         if pattern is None
         else _regex(origin, f"{where}.summary_pattern", pattern),
+        summary_default=default,
         label=label,
     )
 

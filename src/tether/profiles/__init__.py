@@ -13,6 +13,7 @@ from tether.errors import UsageError
 from tether.model.lifecycle import Lifecycle
 from tether.model.manifest import ManifestFormat
 from tether.pathrules import ReservedPaths
+from tether.profiles.gaia import gaia_lifecycle
 
 # tether's own folder in every project, whatever the profile: no release writes there.
 TETHER_DIR = ".tether"
@@ -111,6 +112,7 @@ GAIA = Profile(
     ignore_file=".gitignore",
     ignore_rules=(".gaia-backup/", ".gaia-merge/", ".gaia/local/"),
     manifest_copy=".gaia/manifest.json",
+    lifecycle=gaia_lifecycle(),
 )
 
 GBRAIN = Profile(
