@@ -163,6 +163,7 @@ def test_design_system_not_established_merges_as_usual(tmp_path):
     project = gaia_project(tmp_path, shelf(tmp_path))
     code, doc = update(project)
     assert code == 0
+    assert DESIGN in doc["buckets"]["merged"] + doc["buckets"]["update"]
     assert "More guidance." in (project / DESIGN).read_text()
     assert (project / BASELINE_RULE).read_text() == "baseline rules\ntightened\n"
 

@@ -21,7 +21,8 @@ def script(tag: str, exit_code: int = 0, extra: str = "") -> str:
     """A migration program: appends one line naming itself and the versions, then exits."""
     return (
         "#!/bin/bash\n"
-        f'echo "{tag} $TETHER_VERSION_FROM $TETHER_VERSION_TO $(pwd -P)" >> "$TETHER_PROJECT_ROOT/{LOG}"\n'
+        f'line="{tag} $TETHER_VERSION_FROM $TETHER_VERSION_TO $(pwd -P)"\n'
+        f'echo "$line" >> "$TETHER_PROJECT_ROOT/{LOG}"\n'
         f"{extra}"
         f"exit {exit_code}\n"
     )
