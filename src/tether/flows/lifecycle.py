@@ -35,6 +35,7 @@ from tether.state.journal import (
     STEP_MIGRATION_STARTED,
     STEP_POST_UPDATE_WRITTEN,
     Journal,
+    RunRecord,
 )
 from tether.state.store import AppliedMigration
 
@@ -537,6 +538,21 @@ def post_update_writes(ctx: RunContext, lifecycle: LifecyclePlan) -> None:
         lifecycle.post_updated.append({"file": write.file, "status": status})
         if status == "written":
             ctx.journal.append(ctx.run_id, STEP_POST_UPDATE_WRITTEN, file=write.file)
+
+
+def finish_post_update(
+    project: Project, journal: Journal, run: RunRecord, release: Lifecycle
+) -> list[dict[str, str]]:
+    """A run stopped after its version marker: do the post-update writes it had not done."""
+    from tether.flows.apply import RunContext
+
+    plan = LifecyclePlan(
+        declared=project.profile.lifecycle.joined(release),
+        from_version=run.from_version or "",
+        to_version=run.to_version,
+    )
+    post_update_writes(RunContext(project, journal, run.run_id, run.command), plan)
+    return plan.post_updated
 
 
 def _posted(ctx: RunContext) -> set[str]:

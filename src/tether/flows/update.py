@@ -447,6 +447,11 @@ def _up_to_date(
             "completed; review the changes (git diff) and commit them"
         )
         if not request.dry_run:  # the caller holds the lock
+            from tether.flows.lifecycle import finish_post_update
+
+            report.post_update = finish_post_update(
+                project, _journal(project), unfinished, baseline.manifest().lifecycle
+            )
             _journal(project).run_complete(unfinished.run_id)
     return report
 
