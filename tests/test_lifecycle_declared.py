@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 
 from builders import call, git, run_tether, tree_digest, write_files
+from test_lifecycle_migrations import update
 from tether.state import crashpoint
 
 CONFIG = """\
@@ -86,12 +87,6 @@ def project_at_v1(tmp_path: Path, mine: dict[str, str] | None = None) -> Path:
     git(project, "add", "-A")
     git(project, "commit", "-qm", "install")
     return project
-
-
-def update(project: Path, *args: str) -> tuple[int, dict]:
-    result = run_tether("update", "--yes", "--no-branch", "--json", *args, "-C", str(project))
-    assert result.stdout, result.stderr
-    return result.returncode, json.loads(result.stdout)
 
 
 # --- manifest build ------------------------------------------------------------------------
@@ -197,6 +192,7 @@ def test_unsettled_page_merges_as_usual(tmp_path):
     project = project_at_v1(tmp_path)
     code, doc = update(project)
     assert code == 0
+    assert "docs/brand.md" in doc["buckets"]["update"]
     assert (project / "docs/brand.md").read_text().endswith("New hint.\n")
     assert (project / "docs/brand-rules.md").read_text() == "rules\nmore rules\n"
 

@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from builders import call, git, make_release, run_tether, write_files
+from test_lifecycle_migrations import update
 
 DESIGN = "wiki/concepts/Design System.md"
 BASELINE_RULE = ".claude/rules/design-baseline.md"
@@ -79,12 +80,6 @@ def gaia_project(tmp_path: Path, releases: Path, extra: dict[str, str] | None = 
     git(project, "add", "-A")
     git(project, "commit", "-qm", "install")
     return project
-
-
-def update(project: Path, *args: str) -> tuple[int, dict]:
-    result = run_tether("update", "--yes", "--no-branch", "--json", *args, "-C", str(project))
-    assert result.stdout, result.stderr
-    return result.returncode, json.loads(result.stdout)
 
 
 def human_update(project: Path, *args: str):

@@ -75,10 +75,19 @@ def installed(tmp_path: Path, shelf: Path, version: str = "1.0.0") -> Path:
     return project
 
 
+SCHEMA = json.loads((Path(__file__).parents[1] / "schemas/update-report.json").read_text())
+
+
 def update(project: Path, *args: str) -> tuple[int, dict]:
+    """``tether update --json``; its document must match the published schema."""
+    import jsonschema
+
     result = run_tether("update", "--yes", "--no-branch", "--json", *args, "-C", str(project))
     assert result.stdout, result.stderr
-    return result.returncode, json.loads(result.stdout)
+    doc = json.loads(result.stdout)
+    if "error" not in doc:
+        jsonschema.validate(doc, SCHEMA)
+    return result.returncode, doc
 
 
 def log_lines(project: Path) -> list[str]:
