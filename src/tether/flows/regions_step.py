@@ -28,8 +28,19 @@ if TYPE_CHECKING:  # the runner is imported only when regions are regenerated
 NO_REGIONS_ENV = "TETHER_NO_REGIONS"
 
 
-def regions_disabled(flag: bool) -> bool:
-    return flag or os.environ.get(NO_REGIONS_ENV, "") not in ("", "0")
+def regions_disabled(flag: bool, variable: str | None = None) -> bool:
+    return regions_off_switch(flag, variable) is not None
+
+
+def regions_off_switch(flag: bool, variable: str | None = None) -> str | None:
+    """What switched region awareness off for this run (the flag, tether's variable or the
+    profile's own, e.g. GAIA_UPDATE_NO_REGIONS=1), or None when it is on."""
+    if flag:
+        return "--no-regions"
+    for name in (NO_REGIONS_ENV, variable):
+        if name and os.environ.get(name, "") not in ("", "0"):
+            return f"{name}={os.environ[name]}"
+    return None
 
 
 @dataclass
@@ -43,10 +54,12 @@ class RegionPlan:
     fallbacks: list[str] = field(default_factory=list)  # paths compared whole: malformed markers
     pre_region: list[str] = field(default_factory=list)  # paths with a side lacking markers
     disabled: bool = False
+    disabled_by: str = ""  # the flag or variable that switched awareness off
 
     def to_json(self) -> dict[str, object]:
         return {
             "disabled": self.disabled,
+            "disabled_by": self.disabled_by or None,
             "declarations": [d.id for d in self.declarations],
             "malformed_declarations": self.problems,
             "dropped_declarations": self.dropped,

@@ -34,7 +34,12 @@ from tether.flows.preflight import (
     refuse_linked_worktree,
 )
 from tether.flows.project import Project, Release, fetch_release, open_project
-from tether.flows.regions_step import RegionPlan, plan_regions, regenerate_regions, regions_disabled
+from tether.flows.regions_step import (
+    RegionPlan,
+    plan_regions,
+    regenerate_regions,
+    regions_off_switch,
+)
 from tether.flows.release_notes import ReleaseNotes, release_notes
 from tether.flows.replay import checked_unfinished_run
 from tether.flows.runtime_paths import check_runtime_paths
@@ -330,9 +335,9 @@ def prepare_update(request: UpdateRequest) -> PreparedUpdate | UpdateReport:
         if target == baseline.version and not _held_and_resolved(project, baseline):
             return _up_to_date(project, baseline, unfinished, request)
     latest = fetch_release(project, baseline.source, target)
-    regions = plan_regions(
-        baseline.manifest(), latest.manifest, regions_disabled(request.options.no_regions)
-    )
+    off = regions_off_switch(request.options.no_regions, project.profile.no_regions_variable)
+    regions = plan_regions(baseline.manifest(), latest.manifest, off is not None)
+    regions.disabled_by = off or ""
     plan = build_plan(project, baseline, latest, request.options, regions)
     if tree and unfinished is None and _nothing_moved(plan, baseline, latest):
         return _up_to_date(project, baseline, None, request)

@@ -13,7 +13,7 @@ from tether.errors import UsageError
 from tether.model.lifecycle import Lifecycle
 from tether.model.manifest import ManifestFormat
 from tether.pathrules import ReservedPaths
-from tether.profiles.gaia import gaia_lifecycle
+from tether.profiles.gaia import NO_REGIONS_VARIABLE, gaia_lifecycle
 
 # tether's own folder in every project, whatever the profile: no release writes there.
 TETHER_DIR = ".tether"
@@ -47,6 +47,8 @@ class Profile:
     # The ecosystem's own release lifecycle (migrations, hand-offs…), as data; joined with
     # what each release declares (docs/lifecycle.md).
     lifecycle: Lifecycle = field(default_factory=Lifecycle)
+    # The ecosystem's own variable that switches region awareness off for one run.
+    no_regions_variable: str | None = None
 
     def reserved_paths(self) -> ReservedPaths:
         """What a release may not ship and a record may not name: derived from the fields
@@ -113,6 +115,7 @@ GAIA = Profile(
     ignore_rules=(".gaia-backup/", ".gaia-merge/", ".gaia/local/"),
     manifest_copy=".gaia/manifest.json",
     lifecycle=gaia_lifecycle(),
+    no_regions_variable=NO_REGIONS_VARIABLE,
 )
 
 GBRAIN = Profile(

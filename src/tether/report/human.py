@@ -326,13 +326,21 @@ def render_update(report: UpdateReport, limit: int | None = LIST_LIMIT) -> str:
 def _region_lines(report: UpdateReport) -> list[str]:
     regions = report.regions
     if regions.get("disabled"):
-        return ["Regions: disabled for this run (--no-regions); files compared whole"]
+        why = regions.get("disabled_by") or "--no-regions"
+        return [
+            f"Regions: disabled for this run ({why}): awareness off, every declared path "
+            "was compared whole"
+        ]
     counts = {k: 0 for k in ("regenerated", "failed", "skipped", "refused")}
     for outcome in report.regenerated:
         counts[outcome["status"]] += 1
     lines = []
     if any(counts.values()):
         lines.append("Regions: " + ", ".join(f"{n} {k}" for k, n in counts.items()))
+    elif report.status == "updated" and not regions.get("declarations"):
+        lines.append("Regions: none declared by this release")
+    elif report.status == "updated" and not regions.get("fallbacks"):
+        lines.append("Regions: all declared regions current (no regeneration needed)")
     if regions.get("fallbacks"):
         lines.append(f"Region fallbacks: {len(regions['fallbacks'])}")
     if regions.get("pre_region_paths"):
