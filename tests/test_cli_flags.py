@@ -246,6 +246,7 @@ PROJECT_COMMANDS = {
     "check",
     "diff",
     "update",
+    "migrations",
     "refresh",
     "reapply",
     "changelog",
