@@ -5,6 +5,10 @@ workflow refreshed from its template, the default_mode nudge and the update-chec
 from __future__ import annotations
 
 import json
+import os
+import shutil
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -270,3 +274,66 @@ def test_missing_update_check_cache_is_not_created(tmp_path):
     assert code == 0
     assert not (project / CACHE).exists()
     assert doc["post_update"] == [{"file": CACHE, "status": "skipped: no such file"}]
+
+
+# --- trailer invalidations ------------------------------------------------------------------
+
+# A stand-in for the external gh program (it needs the network and an account): it records
+# its argv and answers `pr list` with the head commits in GH_PR_HEADS. It tests how tether
+# reads gh's answer, never gh itself.
+GH_STAND_IN = """#!{python}
+import json, os, sys
+with open(os.environ["GH_LOG"], "a") as log:
+    log.write(json.dumps(sys.argv[1:]) + "\\n")
+if sys.argv[1:3] == ["pr", "list"]:
+    print(json.dumps([{{"headRefOid": h}} for h in os.environ["GH_PR_HEADS"].split()]))
+else:
+    sys.exit("unexpected gh call")
+"""
+
+
+def stamped_commit(project: Path, message: str) -> str:
+    git(project, "commit", "-q", "--allow-empty", "-m", message)
+    return git(project, "rev-parse", "HEAD").strip()
+
+
+def test_trailer_invalidations_count_open_prs_stamped_with_the_old_version(tmp_path, monkeypatch):
+    project = gaia_project(tmp_path, shelf(tmp_path))
+    sha = "a" * 40
+    old = stamped_commit(project, f"feat: x\n\nGAIA-Audit: 1.0.0 {sha}\n")
+    other = stamped_commit(project, f"feat: y\n\nGAIA-Audit: 0.9.0 {sha}\n")
+    plain = stamped_commit(project, "feat: z\n")
+    git(project, "reset", "-q", "--hard", "HEAD~3")
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    (bin_dir / "gh").write_text(GH_STAND_IN.format(python=sys.executable))
+    (bin_dir / "gh").chmod(0o755)
+    monkeypatch.setenv("PATH", f"{bin_dir}:{os.environ['PATH']}")
+    monkeypatch.setenv("GH_LOG", str(tmp_path / "gh.log"))
+    monkeypatch.setenv("GH_PR_HEADS", f"{old} {other} {plain}")
+    result = human_update(project)
+    assert result.returncode == 0, result.stdout + result.stderr
+    row = next(line for line in result.stdout.splitlines() if "Trailer invalidations:" in line)
+    assert row.split()[2] == "1"
+    calls = [json.loads(line) for line in (tmp_path / "gh.log").read_text().splitlines()]
+    assert calls == [["pr", "list", "--state", "open", "--limit", "500", "--json", "headRefOid"]]
+
+
+def test_trailer_invalidations_unknown_without_gh(tmp_path, monkeypatch):
+    project = gaia_project(tmp_path, shelf(tmp_path))
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    # Only the programs the update needs: no gh anywhere on PATH.
+    for program in ("git", "bash"):
+        (bin_dir / program).symlink_to(shutil.which(program))
+    tether = Path(sys.executable).parent / "tether"
+    monkeypatch.setenv("PATH", str(bin_dir))
+    result = subprocess.run(
+        [str(tether), "update", "--yes", "--no-branch", "--json", "-C", str(project)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    doc = json.loads(result.stdout)
+    [check] = doc["trailer_invalidations"]
+    assert (check["trailer_key"], check["count"]) == ("GAIA-Audit", "unknown")

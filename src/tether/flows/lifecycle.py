@@ -121,6 +121,7 @@ class LifecyclePlan:
     # Filled as the run goes (or from the journal of an interrupted run).
     results: dict[str, MigrationResult] = field(default_factory=dict)
     post_updated: list[dict[str, str]] = field(default_factory=list)
+    trailers: list[dict[str, Any]] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
 
     def migration_results(self) -> list[MigrationResult]:
@@ -651,3 +652,45 @@ def list_migrations(
             }
         )
     return MigrationsReport(project.profile.name, baseline.version, rows, pending_only)
+
+
+# --------------------------------------------------------------------------- trailer invalidations
+
+
+def count_trailer_invalidations(project: Project, lifecycle: LifecyclePlan) -> None:
+    """For each declared trailer: how many open pull requests carry a stamp for the version
+    this update moves away from; "unknown" when gh or git cannot tell."""
+    for check in lifecycle.declared.trailer_invalidations:
+        count, reason = _trailer_count(project, check.trailer_key, lifecycle.from_version)
+        lifecycle.trailers.append(
+            {
+                "trailer_key": check.trailer_key,
+                "label": check.label,
+                "count": count,
+                "reason": reason,
+            }
+        )
+
+
+def _trailer_count(project: Project, key: str, version: str) -> tuple[int | str, str]:
+    import re
+
+    from tether import gh, git
+    from tether.errors import TetherError
+
+    top = git.work_tree_top(project.root)
+    if top is None:
+        return "unknown", "not a git checkout"
+    if not gh.installed():
+        return "unknown", gh.NOT_INSTALLED
+    try:
+        heads = gh.open_pull_request_heads(top)
+    except TetherError as error:
+        return "unknown", str(error)
+    stamp = re.compile(rf"^{re.escape(key)}:[ \t]+{re.escape(version)}[ \t]+[0-9a-f]{{40}}", re.M)
+    count = 0
+    for head in heads:
+        message = git.commit_message(top, head) if re.fullmatch(r"[0-9a-f]{40}", head) else None
+        if message is not None and stamp.search(message):
+            count += 1
+    return count, ""

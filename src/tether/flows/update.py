@@ -119,6 +119,7 @@ class UpdateReport:
     migrations_skipped: bool = False
     notices: list[dict[str, str]] = field(default_factory=list)
     post_update: list[dict[str, str]] = field(default_factory=list)
+    trailer_invalidations: list[dict[str, Any]] = field(default_factory=list)
 
     @property
     def action_items(self) -> list[dict[str, Any]]:
@@ -210,6 +211,7 @@ class UpdateReport:
             "migrations_skipped": self.migrations_skipped,
             "notices": self.notices,
             "post_update": self.post_update,
+            "trailer_invalidations": self.trailer_invalidations,
             "action_items": self.action_items,
             "renames": [
                 {"from": a.rename_from, "to": a.path, "bucket": a.bucket.value}
@@ -259,6 +261,7 @@ class PreparedUpdate:
             migrations_skipped=lifecycle.skip_migrations and bool(lifecycle.migrations),
             notices=lifecycle.notice_documents(),
             post_update=list(lifecycle.post_updated),
+            trailer_invalidations=list(lifecycle.trailers),
             resumed=unfinished is not None,
             run_id=unfinished.run_id if unfinished is not None else None,
             regions=self.regions.to_json(),
@@ -543,9 +546,10 @@ def _plan_and_apply(
         prepared = prepare_update(request)
         if isinstance(prepared, UpdateReport):
             return prepared
-        from tether.flows.lifecycle import dry_run_migrations
+        from tether.flows.lifecycle import count_trailer_invalidations, dry_run_migrations
 
         dry_run_migrations(prepared.project, prepared.latest, prepared.lifecycle)
+        count_trailer_invalidations(prepared.project, prepared.lifecycle)
         report = prepared.report("dry-run")
         branch_plan = _planned_branch(prepared)
         report.branch = branch_plan.name if branch_plan is not None else None
@@ -590,7 +594,11 @@ def _execute(prepared: PreparedUpdate, branch: BranchPlan | None = None) -> Upda
         outcome = execute_plan(ctx, prepared.plan, stop)
     regenerated = []
     if not outcome.failed and not outcome.interrupted:
-        from tether.flows.lifecycle import post_update_writes, run_migrations
+        from tether.flows.lifecycle import (
+            count_trailer_invalidations,
+            post_update_writes,
+            run_migrations,
+        )
 
         regenerated = _regenerate(prepared, ctx, outcome)
         run_migrations(ctx, prepared.latest, prepared.lifecycle, "after")
@@ -603,6 +611,7 @@ def _execute(prepared: PreparedUpdate, branch: BranchPlan | None = None) -> Upda
             applied_migrations=prepared.lifecycle.applied(run_id),
             after_marker=lambda: post_update_writes(ctx, prepared.lifecycle),
         )
+        count_trailer_invalidations(project, prepared.lifecycle)
     report = _report_after_apply(prepared, ctx, outcome, earlier)
     report.regenerated = [r.document() for r in regenerated]
     return report

@@ -19,7 +19,15 @@ from tether.errors import TetherError
 from tether.pathrules import program_name_problem, project_path_problem
 from tether.versions import parse_version, strip_v
 
-LIFECYCLE_KEYS = ("migrations", "ownership", "templates", "notices", "post_update")
+LIFECYCLE_KEYS = (
+    "migrations",
+    "ownership",
+    "templates",
+    "notices",
+    "post_update",
+    "trailer_invalidations",
+)
+_TRAILER_KEY = re.compile(r"[A-Za-z][A-Za-z0-9-]{0,63}")
 MIGRATION_WHEN = ("before", "after")
 TEMPLATE_INSTALL = ("if-present", "always")
 ADOPTER_OWNED = "adopter-owned"
@@ -155,16 +163,34 @@ class PostUpdateWrite:
 
 
 @dataclass(frozen=True)
+class TrailerCheck:
+    """Open pull requests whose head commit carries ``<trailer_key>: <installed version>
+    <40-hex>``: a stamp the update invalidates (they are audited again on their next push)."""
+
+    trailer_key: str
+    label: str = "Trailer invalidations"
+
+    def to_json(self) -> dict[str, Any]:
+        return {"trailer_key": self.trailer_key, "label": self.label}
+
+
+@dataclass(frozen=True)
 class Lifecycle:
     migrations: tuple[Migration, ...] = ()
     ownership: tuple[OwnershipRule, ...] = ()
     templates: tuple[TemplateFile, ...] = ()
     notices: tuple[Notice, ...] = ()
     post_update: tuple[PostUpdateWrite, ...] = ()
+    trailer_invalidations: tuple[TrailerCheck, ...] = ()
 
     def __bool__(self) -> bool:
         return bool(
-            self.migrations or self.ownership or self.templates or self.notices or self.post_update
+            self.migrations
+            or self.ownership
+            or self.templates
+            or self.notices
+            or self.post_update
+            or self.trailer_invalidations
         )
 
     def joined(self, other: Lifecycle) -> Lifecycle:
@@ -178,6 +204,7 @@ class Lifecycle:
             self.templates + other.templates,
             self.notices + tuple(n for n in other.notices if n.id not in notice_ids),
             self.post_update + other.post_update,
+            self.trailer_invalidations + other.trailer_invalidations,
         )
 
     def to_json(self) -> dict[str, Any]:
@@ -409,6 +436,17 @@ def _post_update(origin: str, where: str, raw: object) -> PostUpdateWrite:
     )
 
 
+def _trailer(origin: str, where: str, raw: object) -> TrailerCheck:
+    entry = _keys(origin, where, raw, {"trailer_key", "label"}, {"trailer_key"})
+    key = entry["trailer_key"]
+    if not isinstance(key, str) or not _TRAILER_KEY.fullmatch(key):
+        raise _fail(origin, f"{where}.trailer_key", f"{key!r} is not a git trailer key")
+    label = entry.get("label", "Trailer invalidations")
+    if not isinstance(label, str) or not label.strip():
+        raise _fail(origin, f"{where}.label", "must be a non-empty string")
+    return TrailerCheck(key, label)
+
+
 def _unique(origin: str, key: str, ids: list[str]) -> None:
     seen: set[str] = set()
     for index, ident in enumerate(ids):
@@ -425,6 +463,7 @@ def parse_lifecycle(data: dict[str, Any], origin: str) -> Lifecycle:
         "templates": _template,
         "notices": _notice,
         "post_update": _post_update,
+        "trailer_invalidations": _trailer,
     }
     parsed: dict[str, tuple[Any, ...]] = {}
     for key, parse in parsers.items():

@@ -80,6 +80,7 @@ DECLARATIONS: dict[str, Any] = {
             "only_if_exists": True,
         }
     ],
+    "trailer_invalidations": [{"trailer_key": "GAIA-Audit", "label": "Trailer invalidations"}],
 }
 
 

@@ -72,6 +72,19 @@ def post_update_lines(report: UpdateReport) -> list[str]:
     ]
 
 
+def trailer_rows(report: UpdateReport) -> list[str]:
+    rows = []
+    for check in report.trailer_invalidations:
+        count = check["count"]
+        why = (
+            f"open pull requests stamped {report.from_version} are audited again on their next push"
+            if count != "unknown"
+            else check["reason"]
+        )
+        rows.append(f"  {check['label'] + ':':<46} {count} ({why})")
+    return rows
+
+
 def lifecycle_lines(report: UpdateReport) -> list[str]:
     """Everything after the bucket table: loud skips, action items, notices."""
     return skipped_line(report) + action_item_lines(report) + notice_lines(report)
