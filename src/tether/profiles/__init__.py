@@ -13,7 +13,7 @@ from tether.errors import UsageError
 from tether.model.lifecycle import Lifecycle
 from tether.model.manifest import ManifestFormat
 from tether.pathrules import ReservedPaths
-from tether.profiles.gaia import NO_REGIONS_VARIABLE, gaia_lifecycle
+from tether.profiles.gaia import DEFAULT_SOURCE, NO_REGIONS_VARIABLE, gaia_lifecycle
 
 # tether's own folder in every project, whatever the profile: no release writes there.
 TETHER_DIR = ".tether"
@@ -49,6 +49,8 @@ class Profile:
     lifecycle: Lifecycle = field(default_factory=Lifecycle)
     # The ecosystem's own variable that switches region awareness off for one run.
     no_regions_variable: str | None = None
+    # Where releases come from when neither the command nor tether's record names a source.
+    default_source: str | None = None
 
     def reserved_paths(self) -> ReservedPaths:
         """What a release may not ship and a record may not name: derived from the fields
@@ -116,6 +118,7 @@ GAIA = Profile(
     manifest_copy=".gaia/manifest.json",
     lifecycle=gaia_lifecycle(),
     no_regions_variable=NO_REGIONS_VARIABLE,
+    default_source=DEFAULT_SOURCE,
 )
 
 GBRAIN = Profile(

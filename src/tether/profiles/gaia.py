@@ -12,6 +12,9 @@ DESIGN_PAGE = "wiki/concepts/Design System.md"
 AUDIT_TEMPLATE = ".gaia/cli/templates/workflows/code-review-audit.yml.tmpl"
 AUDIT_WORKFLOW = ".github/workflows/code-review-audit.yml"
 UPDATE_CHECK_CACHE = ".gaia/local/cache/shared/update-check.json"
+# GAIA ships each release as the asset gaia-vX.Y.Z.tar.gz of its GitHub release; the tag's
+# tree also holds maintainer-only files, so the asset, not the tag, is the release.
+DEFAULT_SOURCE = "gh-release:gaia-react/gaia"
 # The environment variable that switches region awareness off for one run.
 NO_REGIONS_VARIABLE = "GAIA_UPDATE_NO_REGIONS"
 
