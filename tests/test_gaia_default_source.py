@@ -29,6 +29,8 @@ elif args[:2] == ["release", "download"]:
         sys.stderr.write("no assets match the file pattern\\n")
         sys.exit(1)
     shutil.copy(source, folder)
+elif args[:2] == ["pr", "list"]:
+    print("[]")  # no open pull request (asked for the trailer count)
 else:
     sys.exit("gh stand-in: unexpected call " + " ".join(args))
 """
@@ -80,7 +82,8 @@ def test_gaia_update_without_source_uses_the_github_release_asset(tmp_path, monk
         "gaia-v1.0.0.tar.gz",
         "gaia-v1.1.0.tar.gz",
     ]
-    assert all(c[c.index("--repo") + 1] == "gaia-react/gaia" for c in calls)
+    releases = [c for c in calls if c[0] == "release"]
+    assert all(c[c.index("--repo") + 1] == "gaia-react/gaia" for c in releases)
     state = json.loads((project / ".gaia/local/tether/state.json").read_text())
     assert state["source"] == "gh-release:gaia-react/gaia"
 

@@ -340,3 +340,18 @@ def test_crash_mid_apply_keeps_the_snapshot_taken_before_any_write(tmp_path):
     assert "strict-mode" in [n["id"] for n in doc["notices"]]
     assert (project / "ci/audit.yml").read_text() == "runs-on: new\n"
     assert doc["backed_up"].count("ci/audit.yml") <= 1
+
+
+def test_published_schema_describes_the_declarations(tmp_path):
+    import jsonschema
+
+    from tether.profiles.gaia import DECLARATIONS
+
+    schema = json.loads((Path(__file__).parents[1] / "schemas/lifecycle.json").read_text())
+    jsonschema.Draft202012Validator.check_schema(schema)
+    manifest = json.loads((publish(tmp_path, V2) / "2.0.0/.tether/manifest.json").read_text())
+    jsonschema.validate(manifest, schema)
+    jsonschema.validate(DECLARATIONS, schema)
+    bad = {"migrations": [{"id": "m", "when": "later", "run": ["bash", "x.sh"]}]}
+    with pytest.raises(jsonschema.ValidationError):
+        jsonschema.validate(bad, schema)

@@ -337,3 +337,27 @@ def test_trailer_invalidations_unknown_without_gh(tmp_path, monkeypatch):
     doc = json.loads(result.stdout)
     [check] = doc["trailer_invalidations"]
     assert (check["trailer_key"], check["count"]) == ("GAIA-Audit", "unknown")
+
+
+# --- region awareness lines -----------------------------------------------------------------
+
+
+def test_gaia_off_switch_turns_region_awareness_off_and_says_so(tmp_path, monkeypatch):
+    project = gaia_project(tmp_path, shelf(tmp_path))
+    code, doc = update(project, "--dry-run")
+    assert code == 0 and doc["regions"]["disabled"] is False
+    monkeypatch.setenv("GAIA_UPDATE_NO_REGIONS", "1")
+    code, doc = update(project, "--dry-run")
+    assert doc["regions"]["disabled"] is True
+    assert doc["regions"]["disabled_by"] == "GAIA_UPDATE_NO_REGIONS=1"
+    result = human_update(project)
+    assert "Regions: disabled for this run (GAIA_UPDATE_NO_REGIONS=1): awareness off" in (
+        result.stdout
+    )
+
+
+def test_release_without_regions_says_none_declared(tmp_path):
+    project = gaia_project(tmp_path, shelf(tmp_path))
+    result = human_update(project)
+    assert result.returncode == 0
+    assert "Regions: none declared by this release" in result.stdout
