@@ -614,7 +614,21 @@ def _execute(prepared: PreparedUpdate, branch: BranchPlan | None = None) -> Upda
         count_trailer_invalidations(project, prepared.lifecycle)
     report = _report_after_apply(prepared, ctx, outcome, earlier)
     report.regenerated = [r.document() for r in regenerated]
+    report.regions["unregenerated_paths"] = _unregenerated_paths(prepared.regions, regenerated)
     return report
+
+
+def _unregenerated_paths(regions: RegionPlan, outcomes: list[RegenOutcome]) -> list[str]:
+    """Every declared path of a region that was skipped, refused or failed, siblings
+    included: a sibling the merge overwrote carries the release's region, not the adopter's."""
+    by_id = {decl.id: decl for decl in regions.declarations}
+    paths = {
+        path
+        for outcome in outcomes
+        if outcome.status != "regenerated" and outcome.region_id in by_id
+        for path in by_id[outcome.region_id].paths
+    }
+    return sorted(paths)
 
 
 def _before_writes(prepared: PreparedUpdate, ctx: RunContext) -> None:
@@ -654,10 +668,9 @@ def _replan(prepared: PreparedUpdate) -> None:
 def _regenerate(
     prepared: PreparedUpdate, ctx: RunContext, outcome: ApplyOutcome
 ) -> list[RegenOutcome]:
+    from tether.flows.regions_step import unreconciled_inputs
+
     latest = prepared.latest.manifest
-    structured_conflicts = any(
-        a.bucket is Bucket.CONFLICT and a.path in latest.merge for a in outcome.actions
-    )
     log = ctx.project.path(ctx.project.profile.log_dir) / f"regions-{ctx.run_id}.log"
     return regenerate_regions(
         ctx.project,
@@ -666,7 +679,8 @@ def _regenerate(
         set(latest.files),
         ctx.backup_dir,
         log,
-        structured_conflicts,
+        unreconciled_inputs(outcome.actions, set(latest.merge)),
+        ctx.project.profile.region_inputs,
     )
 
 
@@ -687,6 +701,7 @@ def _report_after_apply(
     if ctx.backup_dir.exists():
         report.backup_dir = str(ctx.backup_dir.relative_to(ctx.project.root))
     written_artifacts = {a.artifact for a in report.actions if a.artifact}
+    written_artifacts |= _region_handled_patches(prepared, report.actions)
     report.earlier_artifacts = [p for p in earlier if p not in written_artifacts]
     report.superseded_artifacts = [p for p in earlier if p in written_artifacts]
     report.notes += outcome.notes
@@ -698,6 +713,16 @@ def _report_after_apply(
     elif outcome.failed:
         report.notes.append("some files failed; fix them and run the same command again to finish")
     return report
+
+
+def _region_handled_patches(prepared: PreparedUpdate, actions: list[FileAction]) -> set[str]:
+    """Patches an earlier run left for a declared region path that this run settled without
+    a conflict: superseded (this run handled the region), not unresolved."""
+    merge_dir = prepared.project.profile.merge_dir
+    conflicted = {a.path for a in actions if a.bucket is Bucket.CONFLICT}
+    return {
+        f"{merge_dir}/{path}.patch" for path in prepared.regions.by_path if path not in conflicted
+    }
 
 
 def abandon_update(root: Path, profile: str | None = None) -> UpdateReport:

@@ -13,7 +13,12 @@ from tether.errors import UsageError
 from tether.model.lifecycle import Lifecycle
 from tether.model.manifest import ManifestFormat
 from tether.pathrules import ReservedPaths
-from tether.profiles.gaia import DEFAULT_SOURCE, NO_REGIONS_VARIABLE, gaia_lifecycle
+from tether.profiles.gaia import (
+    DEFAULT_SOURCE,
+    NO_REGIONS_VARIABLE,
+    REGION_INPUTS,
+    gaia_lifecycle,
+)
 
 # tether's own folder in every project, whatever the profile: no release writes there.
 TETHER_DIR = ".tether"
@@ -51,6 +56,9 @@ class Profile:
     no_regions_variable: str | None = None
     # Where releases come from when neither the command nor tether's record names a source.
     default_source: str | None = None
+    # Region id -> the files it is derived from, for an ecosystem whose releases do not
+    # declare them (docs/regions.md).
+    region_inputs: dict[str, tuple[str, ...]] = field(default_factory=dict)
 
     def reserved_paths(self) -> ReservedPaths:
         """What a release may not ship and a record may not name: derived from the fields
@@ -119,6 +127,7 @@ GAIA = Profile(
     lifecycle=gaia_lifecycle(),
     no_regions_variable=NO_REGIONS_VARIABLE,
     default_source=DEFAULT_SOURCE,
+    region_inputs=REGION_INPUTS,
 )
 
 GBRAIN = Profile(

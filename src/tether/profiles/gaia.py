@@ -15,6 +15,9 @@ UPDATE_CHECK_CACHE = ".gaia/local/cache/shared/update-check.json"
 # GAIA ships each release as the asset gaia-vX.Y.Z.tar.gz of its GitHub release; the tag's
 # tree also holds maintainer-only files, so the asset, not the tag, is the release.
 DEFAULT_SOURCE = "gh-release:gaia-react/gaia"
+# The audit-remit region is derived from the audit roster in .gaia/audit-ci.yml: when that
+# file's merge falls back to a whole-file conflict, the region is not regenerated.
+REGION_INPUTS: dict[str, tuple[str, ...]] = {"audit-remit": (".gaia/audit-ci.yml",)}
 # The environment variable that switches region awareness off for one run.
 NO_REGIONS_VARIABLE = "GAIA_UPDATE_NO_REGIONS"
 

@@ -359,6 +359,22 @@ def _region_lines(report: UpdateReport) -> list[str]:
         ],
     )
     lines += _listing(
+        "Put back after regeneration (written outside its declared paths, or by a failed run)",
+        [f"{path} (region {o['id']})" for o in report.regenerated for path in o["reverted_paths"]],
+    )
+    lines += _listing(
+        "Created outside a region's declared paths (kept; review them)",
+        [
+            f"{path} (region {o['id']})"
+            for o in report.regenerated
+            for path in o["new_outside_paths"]
+        ],
+    )
+    lines += _listing(
+        "Declared paths not regenerated (their region was skipped, refused or failed)",
+        list(regions.get("unregenerated_paths", [])),
+    )
+    lines += _listing(
         "Regions not regenerated (run by hand)",
         [
             f"{o['id']} ({o['status']}: {o['reason']}): {o['command']}"
