@@ -240,3 +240,23 @@ httpx = "*"
     assert declared_packages("requirements-dev.txt", requirements) == {"attrs", "rich"}
     assert declared_packages("package.json", "{not json") == set()
     assert declared_packages("Cargo.toml", "[dependencies]\nserde = '1'\n") == set()
+
+
+NOISE_LOG = """\
+## [2.0.0] - 2024-09-01
+### Changed
+- Faster audits. **Action required:** none.
+- Quieter hooks. **Action required:** None — the hook updates itself.
+- Renamed the lint task (`pnpm remove old-lint` is not needed). **Action required:** n/a
+- New config key. **Action required:** no action needed; defaults apply.
+- Dropped a shim. **Action required:** run `pnpm remove left-pad`.
+- **Action required:** rename `theme` to `palette` in your config.
+"""
+
+
+def test_follow_ups_whose_action_required_says_none_are_dropped():
+    actions = adopter_actions(parse_changelog(NOISE_LOG))
+    assert [(a.command, a.text.split(".")[0]) for a in actions] == [
+        ("pnpm remove left-pad", "Dropped a shim"),
+        (None, "**Action required:** rename `theme` to `palette` in your config"),
+    ]

@@ -247,6 +247,7 @@ PROJECT_COMMANDS = {
     "check",
     "diff",
     "update",
+    "migrations",
     "refresh",
     "reapply",
     "changelog",

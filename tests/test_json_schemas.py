@@ -67,7 +67,10 @@ SCHEMA_OF: dict[str, tuple[str, ...]] = {
     "audit clear": ("audit-clear",),
     "audit gate": ("audit-gate",),
     "completion": ("completion",),
+    "migrations": ("migrations",),
 }
+# Schemas of files a publisher writes (not --json documents), each checked by its own tests.
+INPUT_SCHEMAS = {"lifecycle"}
 # Objects whose keys are data (paths, ids, names), not field names: (schema, key path).
 DATA_KEYED = {
     ("deps-scan", ("registries",)),
@@ -539,6 +542,16 @@ def _audit_gate(w: World) -> Case:
     return Case(["audit", "gate", "-C", str(repo), "--members", "shell"], Exit.FOUND, "audit-gate")
 
 
+@case("migrations")
+def _migrations(w: World) -> Case:
+    import test_lifecycle_migrations as lifecycle
+
+    shelf = lifecycle.shelf_with(w.tmp, lifecycle.DECLARED, lifecycle.SCRIPTS)
+    project = lifecycle.installed(w.tmp, shelf)
+    assert lifecycle.update(project, "--to", "1.5.0")[0] == 0
+    return Case(["migrations", "-C", str(project)], 0, "migrations")
+
+
 @case("completion")
 def _completion(w: World) -> Case:
     return Case(["completion", "bash"], 0, "completion")
@@ -664,7 +677,7 @@ def test_every_command_with_json_has_a_schema() -> None:
 
 
 def test_every_schema_is_used_and_valid() -> None:
-    used = {"error", *(name for names in SCHEMA_OF.values() for name in names)}
+    used = {"error", *INPUT_SCHEMAS, *(name for names in SCHEMA_OF.values() for name in names)}
     on_disk = {path.stem for path in SCHEMAS.glob("*.json")}
     assert on_disk == used
     for name in on_disk:

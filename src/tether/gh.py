@@ -92,3 +92,17 @@ def create_pull_request(repo: Path, base: str, head: str, title: str, body: str)
     url = lines[-1] if lines else ""
     number = re.search(r"/pull/(\d+)$", url)
     return PullRequest(int(number.group(1)) if number else None, url)
+
+
+def open_pull_request_heads(repo: Path) -> list[str]:
+    """The head commit of every open pull request of the repository at ``repo``."""
+    result = run_gh(
+        ["pr", "list", "--state", "open", "--limit", "500", "--json", "headRefOid"], repo
+    )
+    try:
+        found = json_loads(result.stdout or "[]")
+        return [str(pr["headRefOid"]) for pr in found]
+    except (ValueError, TypeError, KeyError):
+        raise TetherError(
+            f"gh pr list answered something unreadable: {result.stdout[:80]!r}"
+        ) from None

@@ -471,6 +471,14 @@ def commit_messages(repo: Path, since: str, head: str = "HEAD") -> list[tuple[st
     return found
 
 
+def commit_message(repo: Path, commit: str) -> str | None:
+    """The full message of ``commit``; None when the repository does not have it."""
+    result = run_git(
+        ["log", "-1", "--format=%B", "--end-of-options", commit], cwd=repo, check=False
+    )
+    return result.stdout if result.returncode == 0 else None
+
+
 def head_commit(repo: Path) -> str | None:
     """The commit HEAD names, None in a repository without commits."""
     result = run_git(["rev-parse", "--verify", "--quiet", "HEAD^{commit}"], cwd=repo, check=False)

@@ -61,6 +61,17 @@ def git_dir_problem(path: str) -> str | None:
     return None
 
 
+def program_name_problem(interpreter: str) -> str | None:
+    """Why a declared program name is not a bare name looked up on PATH (a path or a shell
+    snippet could run anything), or None."""
+    if not interpreter.strip():
+        return "interpreter is empty"
+    unsafe = any(char in "/\\\x00" or char.isspace() for char in interpreter)
+    if unsafe or interpreter in {".", ".."}:
+        return f"interpreter {interpreter!r} is not a bare program name"
+    return None
+
+
 def project_path_problem(path: str) -> str | None:
     """The rule for a project path read from a record: relative, normalised, outside
     ``.git``. None when it passes."""

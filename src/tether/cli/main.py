@@ -35,6 +35,10 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "check": ("tether.cli.check_cmd", "exit 3 on owned drift, an available update or conflicts"),
     "diff": ("tether.cli.diff_cmd", "show local changes to shipped files as a unified diff"),
     "update": ("tether.cli.update_cmd", "move the project to a newer release, keeping local edits"),
+    "migrations": (
+        "tether.cli.migrations_cmd",
+        "list the release migrations and which ones ran (--pending: still to run)",
+    ),
     "pr": ("tether.cli.pr_cmd", "push a committed update's branch and open its pull request"),
     "projects": (
         "tether.cli.projects_cmd",

@@ -64,6 +64,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="ignore generated-region declarations for this run",
     )
     parser.add_argument(
+        "--skip-migrations",
+        action="store_true",
+        help="do not run the release's migrations (reported; they stay pending)",
+    )
+    parser.add_argument(
         "--abandon",
         action="store_true",
         help="undo an interrupted update, restoring its files from the backup",
@@ -110,7 +115,15 @@ def run(args: argparse.Namespace) -> int:
         command = "update" + (f" --to {args.to}" if args.to else "")
         git_options = GitOptions(args.allow_dirty, args.branch, args.no_branch, args.pr)
         request = UpdateRequest(
-            root, args.to, args.source, args.profile, args.dry_run, options, command, git_options
+            root,
+            args.to,
+            args.source,
+            args.profile,
+            args.dry_run,
+            options,
+            command,
+            git_options,
+            skip_migrations=args.skip_migrations,
         )
         interact.require_consent("apply the update", yes=args.yes, dry_run=args.dry_run)
 

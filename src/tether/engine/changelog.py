@@ -148,6 +148,13 @@ def sections_between(text: str, from_version: str | None, to_version: str) -> li
 
 _ACTION_SUBSECTIONS = ("removed", "changed")
 _ACTION_REQUIRED = re.compile(r"\*\*\s*action required\s*:?\s*\*\*", re.IGNORECASE)
+# "**Action required:** none." (also "None", "n/a", "no action", "nothing"): a bullet that
+# says so asks nothing of the adopter, whatever commands it quotes.
+_ACTION_NONE = re.compile(
+    r"\*\*\s*action required\s*:?\s*\*\*\s*:?\s*"
+    r"(?:none|n/?a|nothing|no action\b[^.]*)\s*(?:[.;,:)\u2013\u2014-]|$)",
+    re.IGNORECASE,
+)
 _BULLET = re.compile(r"^(?P<indent>[ \t]*)[-*+][ \t]+(?P<text>.*)$")
 _CODE_SPAN = re.compile(r"(?<!`)(`{1,2})(?!`)(?P<code>.+?)(?<!`)\1(?!`)")
 
@@ -311,6 +318,8 @@ def _parse_command(command: str) -> list[tuple[ActionKind, str, str]]:
 
 def _item_actions(version: str, item: _Item) -> list[AdopterAction]:
     text = _one_line(item.lines)
+    if _ACTION_NONE.search(text):
+        return []
     actions = [
         AdopterAction(version, text, cmd, kind, target)
         for command in _commands(item)

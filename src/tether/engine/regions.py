@@ -57,6 +57,9 @@ class RegionDecl:
     end_marker: str
     paths: tuple[str, ...]
     regenerate: RegenSpec | None = None
+    # Files the region is derived from: when one of them is left in a whole-file conflict,
+    # the region is not regenerated (its source is not the merged one).
+    inputs: tuple[str, ...] = ()
 
 
 class _Malformed(Exception):
@@ -199,7 +202,15 @@ def _parse_one(entry: object) -> RegionDecl:
         end_marker=end,
         paths=_paths(entry),
         regenerate=_regenerate(entry),
+        inputs=_inputs(entry),
     )
+
+
+def _inputs(entry: dict[str, object]) -> tuple[str, ...]:
+    raw = entry.get("inputs", [])
+    if not isinstance(raw, list) or not all(isinstance(p, str) and p for p in raw):
+        raise _Malformed("'inputs' must be a list of paths")
+    return tuple(raw)
 
 
 # --- marker scan and masking ---------------------------------------------------------------

@@ -126,12 +126,22 @@ def load_baseline(project: Project, source_override: str | None = None) -> Basel
         )
     if marker is None:
         raise TetherError(f"{project.root}: no installed release recorded; run 'tether init' first")
-    if not source_override:
+    default = project.profile.default_source
+    if not source_override and default is None:
         raise TetherError(
             f"{project.path(project.profile.version_file or '')}: release {marker} was not "
             "installed by tether; pass --source so its baseline can be fetched"
         )
-    return _baseline_of_release(project, fetch_release(project, source_override, marker), None)
+    if source_override:
+        return _baseline_of_release(project, fetch_release(project, source_override, marker), None)
+    try:
+        release = fetch_release(project, str(default), marker)
+    except TetherError as error:
+        raise TetherError(
+            f"{project.path(project.profile.version_file or '')}: release {marker} was not "
+            f"installed by tether and fetching it from {default} failed ({error}); pass --source"
+        ) from None
+    return _baseline_of_release(project, release, None)
 
 
 def same_version(left: str, right: str) -> bool:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from tether import progress
 from tether.flows.apply import ApplyOutcome, RunContext
 from tether.flows.baseline import Baseline
@@ -10,7 +12,7 @@ from tether.flows.project import Project, Release, utc_now
 from tether.flows.safety import check_own_paths
 from tether.flows.status import conflict_is_unresolved
 from tether.model.plan import Bucket, Op
-from tether.state.store import ConflictRecord, FileRecord, State, save_state
+from tether.state.store import AppliedMigration, ConflictRecord, FileRecord, State, save_state
 
 
 def _conflict_records(
@@ -50,6 +52,9 @@ def finalize(
     latest: Release,
     outcome: ApplyOutcome,
     known: dict[str, str] | None = None,
+    *,
+    applied_migrations: dict[str, AppliedMigration] | None = None,
+    after_marker: Callable[[], None] | None = None,
 ) -> None:
     """Record L as the new baseline. The version is written last, so an interrupted
     run is resumed by running the same command again."""
@@ -99,10 +104,16 @@ def finalize(
         held=held,
         installed_at=previous.installed_at if previous else utc_now(),
         updated_at=utc_now(),
+        applied_migrations={
+            **(previous.applied_migrations if previous else {}),
+            **(applied_migrations or {}),
+        },
     )
     save_state(project.state_path, state)
     _remember_written(project, outcome)
     write_version_markers(project, latest)
     ctx.journal.state_written(ctx.run_id)
     outcome.state_written = True
+    if after_marker is not None:
+        after_marker()  # journals its own steps: a rerun does not repeat a finished one
     ctx.journal.run_complete(ctx.run_id)

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import shlex
 import signal
 import stat
 import subprocess
@@ -23,7 +24,7 @@ from tether.engine.regions import RegenSpec, RegionDecl
 from tether.flows.backups import back_up
 from tether.flows.safety import PathGuard, UnsafePath
 from tether.fsio import read_bytes
-from tether.pathrules import relpath_problem
+from tether.pathrules import program_name_problem, relpath_problem
 
 Status = Literal["regenerated", "failed", "refused", "skipped"]
 
@@ -98,12 +99,7 @@ def skipped_outcome(decl: RegionDecl, reason: str) -> RegenOutcome:
 
 def interpreter_problem(interpreter: str) -> str | None:
     """A bare program name is looked up on PATH; a path or a shell snippet could run anything."""
-    if not interpreter.strip():
-        return "interpreter is empty"
-    unsafe = any(char in "/\\\x00" or char.isspace() for char in interpreter)
-    if unsafe or interpreter in {".", ".."}:
-        return f"interpreter {interpreter!r} is not a bare program name"
-    return None
+    return program_name_problem(interpreter)
 
 
 def operand_problem(project_root: Path, operand: str, shipped_paths: set[str]) -> str | None:
@@ -294,15 +290,23 @@ def _kill_group(process: subprocess.Popen[bytes]) -> None:
         process.wait()
 
 
-def _execute(root: Path, argv: tuple[str, ...], timeout: float, output: IO[bytes]) -> _Run:
+def _execute(
+    root: Path,
+    argv: tuple[str, ...],
+    timeout: float,
+    output: IO[bytes],
+    errors: IO[bytes] | None = None,
+    env: dict[str, str] | None = None,
+) -> _Run:
     try:
         process = subprocess.Popen(
             argv,
             cwd=root,
             stdin=subprocess.DEVNULL,
             stdout=output,
-            stderr=subprocess.STDOUT,
+            stderr=subprocess.STDOUT if errors is None else errors,
             start_new_session=os.name == "posix",
+            env=env,
         )
     except OSError as error:
         return _Run(started=False, error=error.strerror or str(error))
@@ -314,13 +318,7 @@ def _execute(root: Path, argv: tuple[str, ...], timeout: float, output: IO[bytes
 
 
 def _describe(run: _Run, spec: RegenSpec, timeout: float) -> str:
-    if not run.started:
-        return f"could not start {spec.interpreter!r}: {run.error}"
-    if run.timed_out:
-        return f"ran and timed out after {timeout:g} s; its process group was stopped"
-    if run.exit_code is not None and run.exit_code < 0:
-        return f"ran and was killed by signal {-run.exit_code}"
-    return f"ran and exited {run.exit_code}"
+    return _program_result(run, spec.interpreter, timeout)
 
 
 @contextlib.contextmanager
@@ -498,3 +496,77 @@ def run_regeneration(
         unrestored_paths=tuple(rel for rel, _ in settled.unrestored),
         unrestored_reasons=settled.unrestored,
     )
+
+
+# --- one declared program (a release's migration) -------------------------------------------
+
+
+@dataclass(frozen=True)
+class ProgramRun:
+    """How one program run ended, with what it printed (``stdout``, ``stderr``: the last
+    ``TAIL_LINES`` lines of each)."""
+
+    started: bool
+    exit_code: int | None
+    timed_out: bool
+    description: str  # "ran and exited 4", "could not start 'bash': …"
+    stdout: str = ""
+    stderr: str = ""
+    undone_paths: tuple[str, ...] = ()  # what ``undo`` put back or removed
+    unrestored_paths: tuple[str, ...] = ()  # what ``undo`` could not put back
+
+
+def run_program(
+    root: Path,
+    argv: tuple[str, ...],
+    env: dict[str, str],
+    *,
+    timeout: float,
+    log_path: Path | None = None,
+    undo: bool = False,
+    exclude: frozenset[str] = DEFAULT_EXCLUDE,
+) -> ProgramRun:
+    """Run ``argv`` (no shell) from ``root`` with exactly ``env``, in its own process group,
+    stopped after ``timeout``. With ``undo`` (a dry run), every file it changed is put back
+    and every file it created removed afterwards, so the tree is as it was. Never raises for
+    the program's failures; the caller has already refused an unsafe ``argv``."""
+    watched = exclude | _log_rel(root, log_path)
+    before = _snapshot(root, watched, set(), SNAPSHOT_BUDGET) if undo else {}
+    command = shlex.join(argv)
+    with _output_file(log_path, command) as output, tempfile.TemporaryFile() as errors:
+        start = output.tell()
+        run = _execute(root, argv, timeout, output, errors, env)
+        stdout, stderr = _tail(output, start), _tail(errors, 0)
+        if log_path is not None:
+            output.seek(0, os.SEEK_END)
+            errors.seek(0)
+            output.write(errors.read())
+            output.write(f"[{_program_result(run, argv[0], timeout)}]\n".encode())
+    undone: list[str] = []
+    unrestored: list[str] = []
+    if undo:
+        changes = _changes(root, before, _snapshot(root, watched, set(), None))
+        guard = PathGuard(root)
+        for rel in changes.changed:
+            (undone if _restore(guard, rel, before[rel]) is None else unrestored).append(rel)
+        undone += [rel for rel in changes.created if _remove(guard, rel)]
+    return ProgramRun(
+        started=run.started,
+        exit_code=run.exit_code,
+        timed_out=run.timed_out,
+        description=_program_result(run, argv[0], timeout),
+        stdout=stdout,
+        stderr=stderr,
+        undone_paths=tuple(sorted(undone)),
+        unrestored_paths=tuple(unrestored),
+    )
+
+
+def _program_result(run: _Run, program: str, timeout: float) -> str:
+    if not run.started:
+        return f"could not start {program!r}: {run.error}"
+    if run.timed_out:
+        return f"ran and timed out after {timeout:g} s; its process group was stopped"
+    if run.exit_code is not None and run.exit_code < 0:
+        return f"ran and was killed by signal {-run.exit_code}"
+    return f"ran and exited {run.exit_code}"

@@ -28,8 +28,19 @@ if TYPE_CHECKING:  # the runner is imported only when regions are regenerated
 NO_REGIONS_ENV = "TETHER_NO_REGIONS"
 
 
-def regions_disabled(flag: bool) -> bool:
-    return flag or os.environ.get(NO_REGIONS_ENV, "") not in ("", "0")
+def regions_disabled(flag: bool, variable: str | None = None) -> bool:
+    return regions_off_switch(flag, variable) is not None
+
+
+def regions_off_switch(flag: bool, variable: str | None = None) -> str | None:
+    """What switched region awareness off for this run (the flag, tether's variable or the
+    profile's own, e.g. GAIA_UPDATE_NO_REGIONS=1), or None when it is on."""
+    if flag:
+        return "--no-regions"
+    for name in (NO_REGIONS_ENV, variable):
+        if name and os.environ.get(name, "") not in ("", "0"):
+            return f"{name}={os.environ[name]}"
+    return None
 
 
 @dataclass
@@ -43,10 +54,12 @@ class RegionPlan:
     fallbacks: list[str] = field(default_factory=list)  # paths compared whole: malformed markers
     pre_region: list[str] = field(default_factory=list)  # paths with a side lacking markers
     disabled: bool = False
+    disabled_by: str = ""  # the flag or variable that switched awareness off
 
     def to_json(self) -> dict[str, object]:
         return {
             "disabled": self.disabled,
+            "disabled_by": self.disabled_by or None,
             "declarations": [d.id for d in self.declarations],
             "malformed_declarations": self.problems,
             "dropped_declarations": self.dropped,
@@ -100,16 +113,40 @@ def region_conflict(
     return patch_conflict(project, rel, cls, patch, mode, "differs outside its generated region")
 
 
-def _skip_reason(decl: RegionDecl, actions: dict[str, FileAction], inputs_in_conflict: bool) -> str:
+# Conflicts settled for the whole file, or reconciled key by key (notes): either way the
+# file holds merged content, so a region derived from it can be regenerated.
+_RECONCILED = ("notes", "keep-mine", "take-theirs")
+
+
+def unreconciled_inputs(actions: list[FileAction], merge_paths: set[str]) -> set[str]:
+    """Field-merged files this run left in a whole-file conflict (a patch or markers): a
+    region derived from one of them would be regenerated from the adopter's old copy."""
+    return {
+        a.path
+        for a in actions
+        if a.bucket is Bucket.CONFLICT and a.path in merge_paths and a.decision not in _RECONCILED
+    }
+
+
+def _skip_reason(
+    decl: RegionDecl,
+    actions: dict[str, FileAction],
+    inputs: tuple[str, ...],
+    unreconciled: set[str],
+) -> str:
+    responsible = []
     for path in decl.paths:
         action = actions.get(path)
         if action is not None and action.bucket is Bucket.CONFLICT:
-            return f"{path} is left in conflict"
+            responsible.append(f"{path} is left in conflict")
         if action is not None and action.bucket is Bucket.REMOVED:
-            return f"{path} was deleted by you"
-    if inputs_in_conflict:
-        return "its inputs (a field-merged file) are left in conflict"
-    return ""
+            responsible.append(f"{path} was deleted by you")
+    responsible += [
+        f"its input {path} fell back to a whole-file conflict"
+        for path in inputs
+        if path in unreconciled
+    ]
+    return "; ".join(responsible)
 
 
 def regenerate_regions(
@@ -119,8 +156,12 @@ def regenerate_regions(
     shipped: set[str],
     backup_dir: Path,
     log_path: Path,
-    structured_conflicts: bool,
+    unreconciled: set[str],
+    declared_inputs: dict[str, tuple[str, ...]] | None = None,
 ) -> list[RegenOutcome]:
+    """Run each region's program, unless one of its paths is in conflict or deleted, or one
+    of its inputs (declared with the region, or by the profile for its id) fell back to a
+    whole-file conflict: suppression is per region, never for every region at once."""
     if not any(decl.regenerate is not None for decl in plan.declarations):
         return []
     from tether.flows.regen import DEFAULT_EXCLUDE, run_regeneration, skipped_outcome
@@ -136,7 +177,8 @@ def regenerate_regions(
     for decl in plan.declarations:
         if decl.regenerate is None:
             continue
-        reason = _skip_reason(decl, by_path, structured_conflicts)
+        inputs = decl.inputs or (declared_inputs or {}).get(decl.id, ())
+        reason = _skip_reason(decl, by_path, inputs, unreconciled)
         if reason:
             outcomes.append(skipped_outcome(decl, reason))
             continue

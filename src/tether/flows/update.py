@@ -23,6 +23,7 @@ from tether.flows.apply import (
 from tether.flows.backups import prune_backups
 from tether.flows.baseline import Baseline, load_baseline
 from tether.flows.finalize import finalize
+from tether.flows.lifecycle import LifecyclePlan, plan_lifecycle
 from tether.flows.plan import UpdateOptions, build_plan
 from tether.flows.preflight import (
     BranchPlan,
@@ -33,7 +34,12 @@ from tether.flows.preflight import (
     refuse_linked_worktree,
 )
 from tether.flows.project import Project, Release, fetch_release, open_project
-from tether.flows.regions_step import RegionPlan, plan_regions, regenerate_regions, regions_disabled
+from tether.flows.regions_step import (
+    RegionPlan,
+    plan_regions,
+    regenerate_regions,
+    regions_off_switch,
+)
 from tether.flows.release_notes import ReleaseNotes, release_notes
 from tether.flows.replay import checked_unfinished_run
 from tether.flows.runtime_paths import check_runtime_paths
@@ -69,6 +75,7 @@ class UpdateRequest:
     options: UpdateOptions = field(default_factory=UpdateOptions)
     command: str = "update"
     git: GitOptions = field(default_factory=GitOptions)
+    skip_migrations: bool = False
 
 
 @dataclass
@@ -103,6 +110,29 @@ class UpdateReport:
     # Conflicts left by an earlier update that are still unresolved (status conflicts-open).
     earlier_conflicts: list[dict[str, str]] = field(default_factory=list)
     pull_request: dict[str, Any] | None = None  # set when --pr asked for one
+    # The release lifecycle (docs/lifecycle.md): migrations run or planned, notices whose
+    # condition held before the run, post-update writes, and what a person must do.
+    migrations: list[dict[str, Any]] = field(default_factory=list)
+    migrations_skipped: bool = False
+    notices: list[dict[str, str]] = field(default_factory=list)
+    post_update: list[dict[str, str]] = field(default_factory=list)
+    trailer_invalidations: list[dict[str, Any]] = field(default_factory=list)
+
+    @property
+    def action_items(self) -> list[dict[str, Any]]:
+        """Blocking items a person must settle: migrations that did not succeed."""
+        return [
+            {
+                "kind": "migration",
+                "id": m["id"],
+                "status": m["status"],
+                "command": m["command"],
+                "reason": m["reason"],
+                "stderr": m["stderr"],
+            }
+            for m in self.migrations
+            if m["status"] in ("conflict", "error", "refused") and not m["dry_run"]
+        ]
 
     def bucket(self, bucket: Bucket) -> list[FileAction]:
         return [a for a in self.actions if a.bucket is bucket]
@@ -122,7 +152,7 @@ class UpdateReport:
             return Exit.ERROR
         if self.status == "conflicts-open":
             return Exit.FOUND  # as ``check`` does for the same finding
-        if self.status == "updated" and self.open_conflicts:
+        if self.status == "updated" and (self.open_conflicts or self.action_items):
             return Exit.CONFLICTS
         if self.status == "completed" and self.earlier_conflicts:
             return Exit.CONFLICTS
@@ -174,6 +204,12 @@ class UpdateReport:
             "pending": [{"path": a.path, "bucket": a.bucket.value} for a in self.not_done],
             "open_conflicts": self.earlier_conflicts,
             "pull_request": self.pull_request,
+            "migrations": self.migrations,
+            "migrations_skipped": self.migrations_skipped,
+            "notices": self.notices,
+            "post_update": self.post_update,
+            "trailer_invalidations": self.trailer_invalidations,
+            "action_items": self.action_items,
             "renames": [
                 {"from": a.rename_from, "to": a.path, "bucket": a.bucket.value}
                 for a in self.actions
@@ -196,6 +232,7 @@ class PreparedUpdate:
     resume: ResumeInfo
     regions: RegionPlan
     notes: ReleaseNotes = field(default_factory=ReleaseNotes)
+    lifecycle: LifecyclePlan = field(default_factory=LifecyclePlan)
 
     def report(self, status: str) -> UpdateReport:
         unfinished = self.unfinished
@@ -206,6 +243,7 @@ class PreparedUpdate:
             if unfinished is not None and unfinished.from_version
             else self.plan.from_version
         )
+        lifecycle = self.lifecycle
         return UpdateReport(
             profile=self.project.profile.name,
             upstream=self.plan.upstream,
@@ -215,7 +253,12 @@ class PreparedUpdate:
             dry_run=self.request.dry_run,
             actions=list(self.plan.actions),
             merge_dir=self.project.profile.merge_dir,
-            notes=self.baseline.notes + list(self.plan.notes),
+            notes=self.baseline.notes + list(self.plan.notes) + lifecycle.notes,
+            migrations=[r.to_json() for r in lifecycle.migration_results()],
+            migrations_skipped=lifecycle.skip_migrations and bool(lifecycle.migrations),
+            notices=lifecycle.notice_documents(),
+            post_update=list(lifecycle.post_updated),
+            trailer_invalidations=list(lifecycle.trailers),
             resumed=unfinished is not None,
             run_id=unfinished.run_id if unfinished is not None else None,
             regions=self.regions.to_json(),
@@ -294,22 +337,60 @@ def prepare_update(request: UpdateRequest) -> PreparedUpdate | UpdateReport:
         if target == baseline.version and not _held_and_resolved(project, baseline):
             return _up_to_date(project, baseline, unfinished, request)
     latest = fetch_release(project, baseline.source, target)
-    regions = plan_regions(
-        baseline.manifest(), latest.manifest, regions_disabled(request.options.no_regions)
-    )
+    off = regions_off_switch(request.options.no_regions, project.profile.no_regions_variable)
+    regions = plan_regions(baseline.manifest(), latest.manifest, off is not None)
+    regions.disabled_by = off or ""
     plan = build_plan(project, baseline, latest, request.options, regions)
     if tree and unfinished is None and _nothing_moved(plan, baseline, latest):
         return _up_to_date(project, baseline, None, request)
+    lifecycle = plan_lifecycle(
+        project,
+        baseline,
+        latest,
+        unfinished.from_version or baseline.version if unfinished else baseline.version,
+        skip_migrations=request.skip_migrations,
+        journal=journal if unfinished is not None else None,
+        run_id=unfinished.run_id if unfinished is not None else None,
+    )
     resume = ResumeInfo()
     if unfinished is not None:
         resume = resume_info(journal, unfinished.run_id)
-        _mark_resumed(plan, resume, unfinished.deleted)
+    _lifecycle_into_plan(project, baseline, latest, lifecycle, plan, resume, unfinished)
     notes = release_notes(
         project.root, latest.root / latest.manifest.changelog, baseline.version, target
     )
     return PreparedUpdate(
-        request, project, baseline, latest, plan, journal, unfinished, resume, regions, notes
+        request,
+        project,
+        baseline,
+        latest,
+        plan,
+        journal,
+        unfinished,
+        resume,
+        regions,
+        notes,
+        lifecycle,
     )
+
+
+def _lifecycle_into_plan(
+    project: Project,
+    baseline: Baseline,
+    latest: Release,
+    lifecycle: LifecyclePlan,
+    plan: UpdatePlan,
+    resume: ResumeInfo,
+    unfinished: RunRecord | None,
+) -> None:
+    """Hand-offs and template-installed files become ordinary actions of the file plan, so
+    apply, the journal and the report treat them as every other path."""
+    from tether.flows.lifecycle import hand_over, plan_templates
+
+    hand_over(plan, lifecycle.owned)
+    plan_templates(project, baseline, latest, lifecycle, plan)
+    if unfinished is not None:
+        _mark_resumed(plan, resume, unfinished.deleted)
 
 
 def _nothing_moved(plan: UpdatePlan, baseline: Baseline, latest: Release) -> bool:
@@ -373,6 +454,11 @@ def _up_to_date(
             "completed; review the changes (git diff) and commit them"
         )
         if not request.dry_run:  # the caller holds the lock
+            from tether.flows.lifecycle import finish_post_update
+
+            report.post_update = finish_post_update(
+                project, _journal(project), unfinished, baseline.manifest().lifecycle
+            )
             _journal(project).run_complete(unfinished.run_id)
     return report
 
@@ -459,6 +545,10 @@ def _plan_and_apply(
         prepared = prepare_update(request)
         if isinstance(prepared, UpdateReport):
             return prepared
+        from tether.flows.lifecycle import count_trailer_invalidations, dry_run_migrations
+
+        dry_run_migrations(prepared.project, prepared.latest, prepared.lifecycle)
+        count_trailer_invalidations(prepared.project, prepared.lifecycle)
         report = prepared.report("dry-run")
         branch_plan = _planned_branch(prepared)
         report.branch = branch_plan.name if branch_plan is not None else None
@@ -497,25 +587,89 @@ def _execute(prepared: PreparedUpdate, branch: BranchPlan | None = None) -> Upda
         prune_backups(project, current=run_id)
     ctx = RunContext(project, prepared.journal, run_id, prepared.request.command, prepared.resume)
     ctx.git_context = branch.context() if branch is not None else None
+    _before_writes(prepared, ctx)
     stop = _StopFlag()
     with stop.installed():
         outcome = execute_plan(ctx, prepared.plan, stop)
     regenerated = []
     if not outcome.failed and not outcome.interrupted:
+        from tether.flows.lifecycle import (
+            count_trailer_invalidations,
+            post_update_writes,
+            run_migrations,
+        )
+
         regenerated = _regenerate(prepared, ctx, outcome)
-        finalize(ctx, prepared.baseline, prepared.latest, outcome, prepared.plan.latest_hashes)
+        run_migrations(ctx, prepared.latest, prepared.lifecycle, "after")
+        finalize(
+            ctx,
+            prepared.baseline,
+            prepared.latest,
+            outcome,
+            prepared.plan.latest_hashes,
+            applied_migrations=prepared.lifecycle.applied(run_id),
+            after_marker=lambda: post_update_writes(ctx, prepared.lifecycle),
+        )
+        count_trailer_invalidations(project, prepared.lifecycle)
     report = _report_after_apply(prepared, ctx, outcome, earlier)
     report.regenerated = [r.document() for r in regenerated]
+    report.regions["unregenerated_paths"] = _unregenerated_paths(prepared.regions, regenerated)
     return report
+
+
+def _unregenerated_paths(regions: RegionPlan, outcomes: list[RegenOutcome]) -> list[str]:
+    """Every declared path of a region that was skipped, refused or failed, siblings
+    included: a sibling the merge overwrote carries the release's region, not the adopter's."""
+    by_id = {decl.id: decl for decl in regions.declarations}
+    paths = {
+        path
+        for outcome in outcomes
+        if outcome.status != "regenerated" and outcome.region_id in by_id
+        for path in by_id[outcome.region_id].paths
+    }
+    return sorted(paths)
+
+
+def _before_writes(prepared: PreparedUpdate, ctx: RunContext) -> None:
+    """Journal the conditions as they are before any write, then run the "before"
+    migrations; when one ran, the file plan is made again on the tree it left."""
+    from tether.flows.lifecycle import journal_snapshot, run_migrations
+
+    lifecycle = prepared.lifecycle
+    before = [m for m in lifecycle.migrations if m.when == "before"]
+    if not lifecycle.snapshot and not before:
+        return
+    plan = prepared.plan
+    ctx.journal.run_started(
+        ctx.run_id,
+        from_version=plan.from_version,
+        to_version=plan.to_version,
+        plan_digest=plan.digest(),
+        command=ctx.command,
+        git=ctx.git_context,
+    )
+    journal_snapshot(ctx, lifecycle)
+    done = set(lifecycle.results)
+    run_migrations(ctx, prepared.latest, lifecycle, "before")
+    if any(lifecycle.results[m.id].status == "ok" for m in before if m.id not in done):
+        _replan(prepared)
+
+
+def _replan(prepared: PreparedUpdate) -> None:
+    project, baseline, latest = prepared.project, prepared.baseline, prepared.latest
+    plan = build_plan(project, baseline, latest, prepared.request.options, prepared.regions)
+    _lifecycle_into_plan(
+        project, baseline, latest, prepared.lifecycle, plan, prepared.resume, prepared.unfinished
+    )
+    prepared.plan = plan
 
 
 def _regenerate(
     prepared: PreparedUpdate, ctx: RunContext, outcome: ApplyOutcome
 ) -> list[RegenOutcome]:
+    from tether.flows.regions_step import unreconciled_inputs
+
     latest = prepared.latest.manifest
-    structured_conflicts = any(
-        a.bucket is Bucket.CONFLICT and a.path in latest.merge for a in outcome.actions
-    )
     log = ctx.project.path(ctx.project.profile.log_dir) / f"regions-{ctx.run_id}.log"
     return regenerate_regions(
         ctx.project,
@@ -524,7 +678,8 @@ def _regenerate(
         set(latest.files),
         ctx.backup_dir,
         log,
-        structured_conflicts,
+        unreconciled_inputs(outcome.actions, set(latest.merge)),
+        ctx.project.profile.region_inputs,
     )
 
 
@@ -545,6 +700,7 @@ def _report_after_apply(
     if ctx.backup_dir.exists():
         report.backup_dir = str(ctx.backup_dir.relative_to(ctx.project.root))
     written_artifacts = {a.artifact for a in report.actions if a.artifact}
+    written_artifacts |= _region_handled_patches(prepared, report.actions)
     report.earlier_artifacts = [p for p in earlier if p not in written_artifacts]
     report.superseded_artifacts = [p for p in earlier if p in written_artifacts]
     report.notes += outcome.notes
@@ -556,6 +712,16 @@ def _report_after_apply(
     elif outcome.failed:
         report.notes.append("some files failed; fix them and run the same command again to finish")
     return report
+
+
+def _region_handled_patches(prepared: PreparedUpdate, actions: list[FileAction]) -> set[str]:
+    """Patches an earlier run left for a declared region path that this run settled without
+    a conflict: superseded (this run handled the region), not unresolved."""
+    merge_dir = prepared.project.profile.merge_dir
+    conflicted = {a.path for a in actions if a.bucket is Bucket.CONFLICT}
+    return {
+        f"{merge_dir}/{path}.patch" for path in prepared.regions.by_path if path not in conflicted
+    }
 
 
 def abandon_update(root: Path, profile: str | None = None) -> UpdateReport:

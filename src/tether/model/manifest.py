@@ -12,6 +12,7 @@ from typing import Any
 
 from tether.errors import TetherError
 from tether.fsio import read_regular
+from tether.model.lifecycle import LIFECYCLE_KEYS, Lifecycle, parse_lifecycle
 from tether.parselimits import MAX_NESTING, json_loads
 from tether.pathrules import (
     NOTHING_RESERVED,
@@ -65,6 +66,8 @@ class Manifest:
     # sha256 of each file's bytes, when the publisher recorded them: planning then reads
     # only the release files whose hash differs from the installed one.
     hashes: dict[str, str] = field(default_factory=dict)
+    # What an update does besides merging files (docs/lifecycle.md).
+    lifecycle: Lifecycle = field(default_factory=Lifecycle)
     # ``regions`` as written when it is not a list (an object, a number…): kept, not dropped,
     # so the region engine reports it as it reports any malformed declaration.
     regions_not_a_list: object = None
@@ -260,6 +263,7 @@ _NATIVE_KEYS = {
     "merge",
     "renames",
     "changelog",
+    *LIFECYCLE_KEYS,
 }
 
 
@@ -296,6 +300,11 @@ def parse_manifest(
     if not isinstance(version, str):
         raise _fail(origin, "'version' must be a string")
     regions = data.get("regions")
+    # Lifecycle declarations are tether's own: another ecosystem's manifest may use the same
+    # key names for something else, and its profile declares its lifecycle instead.
+    native = fmt is ManifestFormat.NATIVE
+    lifecycle = parse_lifecycle(data, origin) if native else Lifecycle()
+    known = _NATIVE_KEYS if native else _NATIVE_KEYS - set(LIFECYCLE_KEYS)
     changelog = data.get("changelog", DEFAULT_CHANGELOG)
     if not isinstance(changelog, str) or project_path_problem(changelog):
         raise _fail(origin, f"'changelog' must be a relative path, got {changelog!r}")
@@ -310,10 +319,11 @@ def parse_manifest(
         merge=_parse_merge(origin, data.get("merge"), reserved),
         renames=_parse_renames(origin, data.get("renames"), reserved),
         changelog=changelog,
-        extra={k: v for k, v in data.items() if k not in _NATIVE_KEYS},
+        extra={k: v for k, v in data.items() if k not in known},
         sources=sources,
         modes=modes,
         hashes=hashes,
+        lifecycle=lifecycle,
     )
 
 
@@ -402,5 +412,6 @@ def manifest_to_native(manifest: Manifest) -> dict[str, Any]:
         doc["renames"] = [{"from": r.source, "to": r.target} for r in manifest.renames]
     if manifest.changelog != DEFAULT_CHANGELOG:
         doc["changelog"] = manifest.changelog
+    doc.update(manifest.lifecycle.to_json())
     doc.update(manifest.extra)
     return doc

@@ -10,8 +10,15 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from tether.errors import UsageError
+from tether.model.lifecycle import Lifecycle
 from tether.model.manifest import ManifestFormat
 from tether.pathrules import ReservedPaths
+from tether.profiles.gaia import (
+    DEFAULT_SOURCE,
+    NO_REGIONS_VARIABLE,
+    REGION_INPUTS,
+    gaia_lifecycle,
+)
 
 # tether's own folder in every project, whatever the profile: no release writes there.
 TETHER_DIR = ".tether"
@@ -42,6 +49,16 @@ class Profile:
     source_is_tree: bool = False
     # The ecosystem's own record of what was copied (gbrain's .gbrain-source.json).
     source_record: str | None = None
+    # The ecosystem's own release lifecycle (migrations, hand-offs…), as data; joined with
+    # what each release declares (docs/lifecycle.md).
+    lifecycle: Lifecycle = field(default_factory=Lifecycle)
+    # The ecosystem's own variable that switches region awareness off for one run.
+    no_regions_variable: str | None = None
+    # Where releases come from when neither the command nor tether's record names a source.
+    default_source: str | None = None
+    # Region id -> the files it is derived from, for an ecosystem whose releases do not
+    # declare them (docs/regions.md).
+    region_inputs: dict[str, tuple[str, ...]] = field(default_factory=dict)
 
     def reserved_paths(self) -> ReservedPaths:
         """What a release may not ship and a record may not name: derived from the fields
@@ -107,6 +124,10 @@ GAIA = Profile(
     ignore_file=".gitignore",
     ignore_rules=(".gaia-backup/", ".gaia-merge/", ".gaia/local/"),
     manifest_copy=".gaia/manifest.json",
+    lifecycle=gaia_lifecycle(),
+    no_regions_variable=NO_REGIONS_VARIABLE,
+    default_source=DEFAULT_SOURCE,
+    region_inputs=REGION_INPUTS,
 )
 
 GBRAIN = Profile(

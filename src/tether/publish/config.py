@@ -13,6 +13,7 @@ from typing import Any
 
 from tether.errors import TetherError
 from tether.fsio import read_bytes
+from tether.model.lifecycle import LIFECYCLE_KEYS, Lifecycle, parse_lifecycle
 from tether.model.manifest import DEFAULT_CHANGELOG, FileClass, Rename
 from tether.parselimits import MAX_NESTING, toml_loads
 from tether.pathrules import project_path_problem
@@ -35,6 +36,7 @@ class PublishConfig:
     regions: tuple[dict[str, Any], ...] = ()
     renames: tuple[Rename, ...] = ()
     hashes: bool = False  # record each file's sha256 in the manifest
+    lifecycle: Lifecycle = field(default_factory=Lifecycle)  # docs/lifecycle.md
 
 
 _CONFIG_KEYS = frozenset(
@@ -51,6 +53,7 @@ _CONFIG_KEYS = frozenset(
         "regions",
         "renames",
         "hashes",
+        *LIFECYCLE_KEYS,
     }
 )
 
@@ -190,6 +193,7 @@ def parse_publish_config(data: dict[str, Any], origin: str, root: Path) -> Publi
         regions=_config_regions(origin, data.get("regions")),
         renames=_config_renames(origin, data.get("renames")),
         hashes=_config_flag(origin, "hashes", data.get("hashes", False)),
+        lifecycle=parse_lifecycle(data, origin),
     )
 
 

@@ -18,6 +18,7 @@ from typing import Any
 from tether import git
 from tether.errors import TetherError
 from tether.fsio import atomic_write, read_bytes, sha256_file
+from tether.model.lifecycle import check_against_files
 from tether.model.manifest import (
     FileClass,
     Manifest,
@@ -162,6 +163,7 @@ def manifest_build(
     skip = [rel for rel in [_config_rel(root, config_path)] if rel]
     files = classify_files(config, candidate_files(root), origin, skip)
     _check_regions_shipped(origin, config, files)
+    check_against_files(config.lifecycle, set(files), origin)
     manifest = Manifest(
         name=config.name,
         version=config.version,
@@ -172,6 +174,7 @@ def manifest_build(
         renames=config.renames,
         changelog=config.changelog,
         hashes={rel: sha256_file(root / rel) for rel in files} if config.hashes else {},
+        lifecycle=config.lifecycle,
     )
     data = render_manifest(manifest)
     # Whatever the manifest parser would refuse (colliding paths, ...) must fail here,

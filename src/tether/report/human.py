@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from tether.report import lifecycle as lifecycle_report
+
 if TYPE_CHECKING:
     from tether.flows.install import InitReport
     from tether.flows.pullrequest import PullRequestReport
@@ -199,6 +201,10 @@ def render_plan_summary(report: UpdateReport, limit: int | None = LIST_LIMIT) ->
     if report.backed_up:
         lines.append(f"  {'Backed up':<46} {len(report.backed_up)} ({report.backup_dir})")
     lines += [f"  {row}" for row in report.structured]
+    lines += lifecycle_report.migration_rows(report)
+    lines += lifecycle_report.post_update_lines(report)
+    lines += lifecycle_report.trailer_rows(report)
+    lines += lifecycle_report.lifecycle_lines(report)
     if report.dry_run and report.branch:
         lines.append(f"Branch: would switch to a new branch {report.branch}")
     conflicts = report.bucket(Bucket.CONFLICT)
@@ -258,6 +264,8 @@ def _next_steps(report: UpdateReport) -> list[str]:
         steps.append(
             f"resolve the conflicts (artifacts in {report.merge_dir} or markers in the files)"
         )
+    if report.action_items:
+        steps.append("settle the action items above (each names the command to run again)")
     if any(
         a.path.endswith(("package.json", "pyproject.toml", "pnpm-workspace.yaml"))
         for a in report.actions
@@ -319,13 +327,21 @@ def render_update(report: UpdateReport, limit: int | None = LIST_LIMIT) -> str:
 def _region_lines(report: UpdateReport) -> list[str]:
     regions = report.regions
     if regions.get("disabled"):
-        return ["Regions: disabled for this run (--no-regions); files compared whole"]
+        why = regions.get("disabled_by") or "--no-regions"
+        return [
+            f"Regions: disabled for this run ({why}): awareness off, every declared path "
+            "was compared whole"
+        ]
     counts = {k: 0 for k in ("regenerated", "failed", "skipped", "refused")}
     for outcome in report.regenerated:
         counts[outcome["status"]] += 1
     lines = []
     if any(counts.values()):
         lines.append("Regions: " + ", ".join(f"{n} {k}" for k, n in counts.items()))
+    elif report.status == "updated" and not regions.get("declarations"):
+        lines.append("Regions: none declared by this release")
+    elif report.status == "updated" and not regions.get("fallbacks"):
+        lines.append("Regions: all declared regions current (no regeneration needed)")
     if regions.get("fallbacks"):
         lines.append(f"Region fallbacks: {len(regions['fallbacks'])}")
     if regions.get("pre_region_paths"):
@@ -341,6 +357,22 @@ def _region_lines(report: UpdateReport) -> list[str]:
             for o in report.regenerated
             for path, why in o.get("unrestored_reasons", {}).items()
         ],
+    )
+    lines += _listing(
+        "Put back after regeneration (written outside its declared paths, or by a failed run)",
+        [f"{path} (region {o['id']})" for o in report.regenerated for path in o["reverted_paths"]],
+    )
+    lines += _listing(
+        "Created outside a region's declared paths (kept; review them)",
+        [
+            f"{path} (region {o['id']})"
+            for o in report.regenerated
+            for path in o["new_outside_paths"]
+        ],
+    )
+    lines += _listing(
+        "Declared paths not regenerated (their region was skipped, refused or failed)",
+        list(regions.get("unregenerated_paths", [])),
     )
     lines += _listing(
         "Regions not regenerated (run by hand)",

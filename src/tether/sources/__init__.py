@@ -71,6 +71,8 @@ def open_source(
         raise unknown_source(spec)
     if text.startswith("gh:"):
         return _open_gh(spec, cache_dir, max_entry_bytes)
+    if text.startswith("gh-release:"):
+        return _open_gh_release(spec, cache_dir, max_entry_bytes)
     if text.startswith("git+"):
         return _open_git(spec, text.removeprefix("git+"), cache_dir, max_entry_bytes)
     scheme = _SCHEME.match(text)
@@ -145,6 +147,14 @@ def _open_git(
     return GitSource(
         spec, location, local, TreeCache(cache_dir, source_key("git", location)), limit
     )
+
+
+def _open_gh_release(spec: str, cache_dir: Path, limit: int) -> Source:
+    from tether.sources.cache import TreeCache, source_key
+    from tether.sources.gh import RELEASE_PREFIX, GhReleaseSource, gh_repo
+
+    repo = gh_repo(spec.removeprefix(RELEASE_PREFIX))
+    return GhReleaseSource(spec, repo, TreeCache(cache_dir, source_key("gh-release", repo)), limit)
 
 
 def _open_gh(spec: str, cache_dir: Path, limit: int) -> Source:

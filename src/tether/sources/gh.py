@@ -73,3 +73,64 @@ class GhSource:
             raise TetherError(f"cannot download tag {tag} of {self.spec}: {error}") from None
         # GitHub wraps the tree in one owner-repo-commit/ folder, which is stripped.
         extract_tar_safely(download, dest, self.max_entry_bytes, label=f"{self.spec}@{tag}")
+
+
+# --- gh-release:OWNER/REPO: a repository's published release assets ---------------------
+
+RELEASE_PREFIX = "gh-release:"
+
+
+def release_asset_name(repo: str, version: str) -> str:
+    """The tarball a release publishes: ``<repo name>-v<version>.tar.gz`` (GAIA's
+    ``gaia-v1.6.1.tar.gz``)."""
+    return f"{repo.rpartition('/')[2]}-v{version}.tar.gz"
+
+
+class GhReleaseSource:
+    """``gh-release:OWNER/REPO``: versions are the repository's published releases; a release
+    is its ``<repo name>-v<version>.tar.gz`` asset, which is what the publisher ships (a tag's
+    tree may hold maintainer-only files the asset leaves out)."""
+
+    def __init__(self, spec: str, repo: str, cache: TreeCache, max_entry_bytes: int) -> None:
+        self.spec = spec
+        self.repo = repo
+        self.cache = cache
+        self.max_entry_bytes = max_entry_bytes
+        self.notes: list[str] = []  # a release asset is always an archive: nothing to skip
+
+    def _offered(self) -> dict[str, str]:
+        args = ["release", "list", "--repo", self.repo, "--limit", "200"]
+        try:
+            with progress.phase("listing versions"):
+                text = run_gh([*args, "--json", "tagName", "--jq", ".[].tagName"]).stdout
+        except TetherError as error:
+            raise TetherError(f"cannot list the releases of {self.spec}: {error}") from None
+        return version_names(text.split())
+
+    def available_versions(self, include_prereleases: bool = False) -> list[str]:
+        return sort_versions(list(self._offered()), include_prereleases)
+
+    def fetch(self, version: str) -> ReleaseTree:
+        wanted = asked_version(version, self.spec)
+        tree = self.cache.cached(wanted)
+        if tree is None:
+            offered = self._offered()
+            tag = match_version(wanted, offered)
+            if tag is None:
+                raise not_found(wanted, self.spec, list(offered))
+            tree = self.cache.build(
+                wanted, lambda work, dest: self._export(tag, wanted, work, dest)
+            )
+        return ReleaseTree(version=wanted, root=tree, source=self.spec)
+
+    def _export(self, tag: str, version: str, work: Path, dest: Path) -> None:
+        asset = release_asset_name(self.repo, version)
+        args = ["release", "download", tag, "--repo", self.repo, "--pattern", asset]
+        try:
+            run_gh([*args, "--dir", str(work)])
+        except TetherError as error:
+            raise TetherError(f"cannot download {asset} of {self.spec}: {error}") from None
+        download = work / asset
+        if not download.is_file():
+            raise TetherError(f"release {tag} of {self.spec} has no asset {asset}")
+        extract_tar_safely(download, dest, self.max_entry_bytes, label=f"{self.spec}@{tag}")

@@ -63,6 +63,10 @@ STEP_FILE_FAILED = "file-failed"
 STEP_INDEX_SAVED = "index-saved"  # git index entries of a path, before the run changed them
 STEP_FINALIZE_STARTED = "finalize-started"
 STEP_STATE_WRITTEN = "state-written"
+STEP_LIFECYCLE_SNAPSHOT = "lifecycle-snapshot"  # conditions as they were before any write
+STEP_MIGRATION_STARTED = "migration-started"
+STEP_MIGRATION_FINISHED = "migration-finished"
+STEP_POST_UPDATE_WRITTEN = "post-update-written"
 STEP_RUN_COMPLETE = "run-complete"
 STEP_RUN_ABANDONED = "run-abandoned"
 
@@ -77,6 +81,10 @@ STEPS = (
     STEP_INDEX_SAVED,
     STEP_FINALIZE_STARTED,
     STEP_STATE_WRITTEN,
+    STEP_LIFECYCLE_SNAPSHOT,
+    STEP_MIGRATION_STARTED,
+    STEP_MIGRATION_FINISHED,
+    STEP_POST_UPDATE_WRITTEN,
     STEP_RUN_COMPLETE,
     STEP_RUN_ABANDONED,
 )

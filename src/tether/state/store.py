@@ -36,6 +36,17 @@ class ConflictRecord:
     version: str  # the release the conflict was against
 
 
+@dataclass(frozen=True)
+class AppliedMigration:
+    """A migration an update ran: ``status`` ok (never run again), or conflict / error (the
+    next update runs it again)."""
+
+    version: str  # the release it belongs to ("" for one that runs on every update)
+    status: str
+    at: str
+    run_id: str = ""
+
+
 @dataclass
 class State:
     profile: str
@@ -51,6 +62,7 @@ class State:
     conflicts: dict[str, ConflictRecord] = field(default_factory=dict)
     installed_at: str = ""
     updated_at: str = ""
+    applied_migrations: dict[str, AppliedMigration] = field(default_factory=dict)
 
 
 def state_to_json(state: State) -> dict[str, Any]:
@@ -73,6 +85,10 @@ def state_to_json(state: State) -> dict[str, Any]:
         "conflicts": {
             path: {"style": c.style, "artifact": c.artifact, "version": c.version}
             for path, c in sorted(state.conflicts.items())
+        },
+        "applied_migrations": {
+            ident: {"version": m.version, "status": m.status, "at": m.at, "run_id": m.run_id}
+            for ident, m in sorted(state.applied_migrations.items())
         },
     }
 
@@ -115,6 +131,12 @@ def _state(data: dict[str, Any], origin: str) -> State:
             conflicts=conflicts,
             installed_at=str(data.get("installed_at", "")),
             updated_at=str(data.get("updated_at", "")),
+            applied_migrations={
+                str(ident): AppliedMigration(
+                    str(m["version"]), str(m["status"]), str(m["at"]), str(m.get("run_id", ""))
+                )
+                for ident, m in data.get("applied_migrations", {}).items()
+            },
         )
     except (KeyError, TypeError, AttributeError) as error:
         raise TetherError(f"{origin}: state file is missing {error}; restore it from git") from None

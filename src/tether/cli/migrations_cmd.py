@@ -1,0 +1,28 @@
+from __future__ import annotations
+
+import argparse
+
+from tether.cli.common import add_json, add_project_dir, print_json, project_dir
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--pending",
+        action="store_true",
+        help="only migrations the next update runs again (not finished: conflict, error, skipped)",
+    )
+    parser.add_argument("--profile", metavar="P", help="native, gaia or gbrain (default: detected)")
+    add_json(parser)
+    add_project_dir(parser)
+
+
+def run(args: argparse.Namespace) -> int:
+    from tether.flows.lifecycle import list_migrations
+    from tether.report.lifecycle import render_migrations
+
+    report = list_migrations(project_dir(args), args.profile, args.pending)
+    if args.json:
+        print_json(report.to_json())
+    else:
+        print(render_migrations(report))
+    return 0

@@ -1,0 +1,696 @@
+"""The lifecycle steps of one update (docs/lifecycle.md): planned with the file plan, run at
+their place in the update, journaled so an interrupted run resumes without redoing one.
+
+Order within an update: conditions are read (ownership, notices) before anything is written
+and journaled as a snapshot; "before" migrations run after confirmation, before any file
+write; files are written (template refreshes among them, as ordinary actions); "after"
+migrations run after the merge and region regeneration, before the state and version marker
+are written; post-update writes come last.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from tether.engine.lifecycle import (
+    classify_template,
+    condition_holds,
+    due_migrations,
+    exit_status,
+    post_update_document,
+    summary_capture,
+)
+from tether.fsio import read_bytes
+from tether.model.lifecycle import Condition, Lifecycle, Migration, Notice, PostUpdateWrite
+from tether.model.plan import Bucket, FileAction, Op, UpdatePlan
+from tether.state.journal import (
+    STEP_LIFECYCLE_SNAPSHOT,
+    STEP_MIGRATION_FINISHED,
+    STEP_MIGRATION_STARTED,
+    STEP_POST_UPDATE_WRITTEN,
+    Journal,
+    RunRecord,
+)
+from tether.state.store import AppliedMigration
+
+if TYPE_CHECKING:
+    from tether.flows.apply import RunContext
+    from tether.flows.baseline import Baseline
+    from tether.flows.project import Project, Release
+
+MIGRATION_TIMEOUT = 600.0  # seconds; a migration moves data, it may take a while
+BLOCKING = ("conflict", "error", "refused")
+ADOPTER_OWNED_REASON = "adopter-owned"
+SKIP_FLAG = "--skip-migrations"
+
+
+@dataclass(frozen=True)
+class MigrationResult:
+    id: str
+    version: str | None
+    when: str
+    command: str
+    # ok | conflict | error | refused | skipped (not run: --skip-migrations, operand not
+    # shipped) | planned (a dry run lists it) | pending (the run stopped before it)
+    status: str
+    exit_code: int | None = None
+    summary: str | None = None
+    stderr: str = ""
+    reason: str = ""
+    label: str | None = None
+    dry_run: bool = False  # ran with its dry_run_args; whatever it changed was put back
+
+    @property
+    def blocking(self) -> bool:
+        return self.status in BLOCKING
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "id": self.id,
+            "version": self.version,
+            "when": self.when,
+            "command": self.command,
+            "status": self.status,
+            "exit_code": self.exit_code,
+            "summary": self.summary,
+            "stderr": self.stderr,
+            "reason": self.reason,
+            "label": self.label,
+            "dry_run": self.dry_run,
+        }
+
+    @classmethod
+    def from_record(cls, record: Mapping[str, object]) -> MigrationResult:
+        code = record.get("exit_code")
+        summary = record.get("summary")
+        version = record.get("version")
+        label = record.get("label")
+        return cls(
+            id=str(record.get("id", "")),
+            version=None if version is None else str(version),
+            when=str(record.get("when", "")),
+            command=str(record.get("command", "")),
+            status=str(record.get("status", "error")),
+            exit_code=code if isinstance(code, int) else None,
+            summary=None if summary is None else str(summary),
+            stderr=str(record.get("stderr", "")),
+            reason=str(record.get("reason", "")),
+            label=None if label is None else str(label),
+        )
+
+
+@dataclass
+class LifecyclePlan:
+    """What this update does besides merging the release's files."""
+
+    declared: Lifecycle = field(default_factory=Lifecycle)
+    from_version: str = ""
+    to_version: str = ""
+    migrations: list[Migration] = field(default_factory=list)  # due, in run order
+    skip_migrations: bool = False
+    snapshot: dict[str, bool] = field(default_factory=dict)  # condition key -> held before
+    owned: dict[str, str] = field(default_factory=dict)  # path -> why it is left alone
+    notices: list[Notice] = field(default_factory=list)
+    after_refresh: dict[str, str] = field(default_factory=dict)  # template target -> text
+    # Filled as the run goes (or from the journal of an interrupted run).
+    results: dict[str, MigrationResult] = field(default_factory=dict)
+    post_updated: list[dict[str, str]] = field(default_factory=list)
+    trailers: list[dict[str, Any]] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+
+    def migration_results(self) -> list[MigrationResult]:
+        """One result per due migration, in run order; not reached yet: skipped or pending."""
+        out = []
+        ordered = sorted(self.migrations, key=lambda m: m.when != "before")  # stable
+        for migration in ordered:
+            result = self.results.get(migration.id)
+            if result is None:
+                status = "skipped" if self.skip_migrations else "pending"
+                reason = SKIP_FLAG if self.skip_migrations else ""
+                result = _result(migration, status, reason=reason)
+            out.append(result)
+        return out
+
+    def notice_documents(self) -> list[dict[str, str]]:
+        """Notices whose condition held before the run, then what a template refresh asks
+        the adopter to expect."""
+        docs = [{"id": n.id, "text": n.text} for n in self.notices]
+        docs += [{"id": f"refreshed:{t}", "text": text} for t, text in self.after_refresh.items()]
+        return docs
+
+    def applied(self, run_id: str) -> dict[str, AppliedMigration]:
+        """What the state records for this run's migrations (those that ran)."""
+        now = _utc_now()
+        recorded = ("ok", *BLOCKING)
+        return {
+            r.id: AppliedMigration(r.version or "", r.status, now, run_id)
+            for r in self.migration_results()
+            if (r.status in recorded and not r.dry_run) or _skipped_by_flag(r)
+        }
+
+
+def _skipped_by_flag(result: MigrationResult) -> bool:
+    """Left out with --skip-migrations: recorded, so the next update runs it."""
+    return result.status == "skipped" and result.reason == SKIP_FLAG
+
+
+def _result(migration: Migration, status: str, **fields: Any) -> MigrationResult:
+    import shlex
+
+    return MigrationResult(
+        id=migration.id,
+        version=migration.version,
+        when=migration.when,
+        command=shlex.join(migration.run),
+        status=status,
+        label=migration.label,
+        **fields,
+    )
+
+
+# --------------------------------------------------------------------------- planning
+
+
+def declared_lifecycle(project: Project, latest: Release) -> Lifecycle:
+    """The profile's declarations, then the new release's."""
+    return project.profile.lifecycle.joined(latest.manifest.lifecycle)
+
+
+def _reader(project: Project) -> tuple[Any, Any]:
+    root = project.root.resolve()
+
+    def inside(rel: str) -> Path | None:
+        path = project.path(rel)
+        try:
+            resolved = path.resolve()
+        except OSError:
+            return None
+        return resolved if resolved.is_relative_to(root) else None
+
+    def read(rel: str) -> str | None:
+        path = inside(rel)
+        if path is None or not path.is_file():
+            return None
+        try:
+            return read_bytes(path).decode("utf-8", errors="replace")
+        except OSError:
+            return None
+
+    def exists(rel: str) -> bool:
+        path = inside(rel)
+        return path is not None and path.exists()
+
+    return read, exists
+
+
+def _holds(project: Project, condition: Condition) -> bool:
+    read, exists = _reader(project)
+    return condition_holds(condition, read, exists)
+
+
+def take_snapshot(project: Project, lifecycle: Lifecycle) -> dict[str, bool]:
+    """Every condition, evaluated on the tree as it is now (before this run writes)."""
+    snapshot = {
+        f"ownership[{i}]": _holds(project, r.when) for i, r in enumerate(lifecycle.ownership)
+    }
+    snapshot.update({f"notice:{n.id}": _holds(project, n.when) for n in lifecycle.notices})
+    return snapshot
+
+
+def journaled_snapshot(journal: Journal, run_id: str) -> dict[str, bool] | None:
+    for record in journal.records():
+        if record.get("run") == run_id and record.get("step") == STEP_LIFECYCLE_SNAPSHOT:
+            conditions = record.get("conditions")
+            if isinstance(conditions, dict):
+                return {str(k): bool(v) for k, v in conditions.items()}
+    return None
+
+
+def journaled_migrations(
+    journal: Journal, run_id: str
+) -> tuple[dict[str, MigrationResult], set[str]]:
+    """Migrations an interrupted run finished (id -> result), and those it started only."""
+    finished: dict[str, MigrationResult] = {}
+    started: set[str] = set()
+    for record in journal.records():
+        if record.get("run") != run_id:
+            continue
+        if record.get("step") == STEP_MIGRATION_STARTED:
+            started.add(str(record.get("id")))
+        elif record.get("step") == STEP_MIGRATION_FINISHED:
+            result = MigrationResult.from_record(record)
+            finished[result.id] = result
+    return finished, started - set(finished)
+
+
+def plan_lifecycle(
+    project: Project,
+    baseline: Baseline,
+    latest: Release,
+    from_version: str,
+    *,
+    skip_migrations: bool = False,
+    journal: Journal | None = None,
+    run_id: str | None = None,
+) -> LifecyclePlan:
+    """Decide every lifecycle step before anything is written. A resumed run takes the
+    conditions and the finished migrations from its journal, not from the tree it wrote."""
+    lifecycle = declared_lifecycle(project, latest)
+    applied = baseline.state.applied_migrations if baseline.state is not None else {}
+    plan = LifecyclePlan(
+        declared=lifecycle,
+        from_version=from_version,
+        to_version=latest.version,
+        migrations=due_migrations(
+            lifecycle.migrations,
+            from_version,
+            latest.version,
+            {ident: record.status for ident, record in applied.items()},
+        ),
+        skip_migrations=skip_migrations,
+    )
+    snapshot = None
+    if journal is not None and run_id is not None:
+        snapshot = journaled_snapshot(journal, run_id)
+        plan.results, interrupted = journaled_migrations(journal, run_id)
+        plan.notes += [
+            f"migration {ident} was interrupted while it ran; it runs again"
+            for ident in sorted(interrupted)
+        ]
+    plan.snapshot = snapshot if snapshot is not None else take_snapshot(project, lifecycle)
+    for index, rule in enumerate(lifecycle.ownership):
+        if plan.snapshot.get(f"ownership[{index}]"):
+            why = f"{ADOPTER_OWNED_REASON}: {rule.when.describe()}"
+            for path in rule.paths:
+                plan.owned.setdefault(path, why)
+    plan.notices = [n for n in lifecycle.notices if plan.snapshot.get(f"notice:{n.id}")]
+    return plan
+
+
+def hand_over(plan: UpdatePlan, owned: Mapping[str, str]) -> None:
+    """Paths handed to the adopter are left entirely alone: no write, backup or artifact."""
+    for index, action in enumerate(plan.actions):
+        why = owned.get(action.path)
+        if why is not None:
+            plan.actions[index] = FileAction(action.path, action.cls, Bucket.SKIP, reason=why)
+            plan.structured.pop(action.path, None)
+
+
+def plan_templates(
+    project: Project,
+    baseline: Baseline,
+    latest: Release,
+    lifecycle: LifecyclePlan,
+    plan: UpdatePlan,
+) -> None:
+    """One action per template-installed file, classified installed vs old vs new template."""
+    from tether.engine.patches import unified_patch
+
+    merge_dir = project.profile.merge_dir
+    for template in lifecycle.declared.templates:
+        if template.target in lifecycle.owned or any(
+            a.path == template.target for a in plan.actions
+        ):
+            continue
+        new = latest.read(template.template)
+        if new is None:
+            continue  # this release does not ship the template: nothing to refresh from
+        installed = _installed_bytes(project, template.target)
+        old = _baseline_bytes(baseline, template.template)
+        verdict = classify_template(installed, old, new)
+        if verdict == "missing" and template.install == "always":
+            action = FileAction(
+                template.target, None, Bucket.ADD, Op.WRITE, new, 0o644, reason="template installed"
+            )
+        elif verdict == "clean":
+            action = FileAction(
+                template.target,
+                None,
+                Bucket.UPDATE,
+                Op.WRITE,
+                new,
+                0o644,
+                reason=f"refreshed from {template.template}",
+            )
+            if template.after_refresh:
+                lifecycle.after_refresh[template.target] = template.after_refresh
+        elif verdict == "conflict":
+            why = (
+                "matches neither template"
+                if old is not None
+                else "the installed release's template is unavailable"
+            )
+            patch = unified_patch(template.target, installed or b"", new)
+            action = FileAction(
+                template.target,
+                None,
+                Bucket.CONFLICT,
+                Op.PATCH,
+                artifact=f"{merge_dir}/{template.target}.patch",
+                artifact_content=patch,
+                reason=f"template-installed; {why}",
+                decision="patch",
+            )
+        else:
+            reason = (
+                "template-installed; not installed here"
+                if verdict == "missing"
+                else "template-installed; in sync"
+            )
+            action = FileAction(template.target, None, Bucket.SKIP, reason=reason)
+        plan.actions.append(action)
+
+
+def _installed_bytes(project: Project, rel: str) -> bytes | None:
+    path = project.path(rel)
+    if path.is_symlink() or not path.is_file():
+        return None
+    try:
+        return read_bytes(path)
+    except OSError:
+        return None
+
+
+def _baseline_bytes(baseline: Baseline, rel: str) -> bytes | None:
+    from tether.errors import TetherError
+
+    try:
+        return baseline.read(rel)
+    except TetherError:
+        return None
+
+
+# --------------------------------------------------------------------------- running
+
+
+def journal_snapshot(ctx: RunContext, lifecycle: LifecyclePlan) -> None:
+    if lifecycle.snapshot and not _has_snapshot(ctx):
+        ctx.journal.append(ctx.run_id, STEP_LIFECYCLE_SNAPSHOT, conditions=lifecycle.snapshot)
+
+
+def _has_snapshot(ctx: RunContext) -> bool:
+    return journaled_snapshot(ctx.journal, ctx.run_id) is not None
+
+
+def _environment(project: Project, lifecycle: LifecyclePlan) -> dict[str, str]:
+    return {
+        **os.environ,
+        "TETHER_VERSION_FROM": lifecycle.from_version,
+        "TETHER_VERSION_TO": lifecycle.to_version,
+        "TETHER_PROJECT_ROOT": str(project.root.resolve()),
+    }
+
+
+def _program_path(
+    project: Project, latest: Release, migration: Migration, dry_run: bool
+) -> tuple[Path | None, str]:
+    """Where the operand is run from (the release's copy before the merge, the merged copy
+    after it; a dry run writes no merge, so the release's copy), or why it cannot run."""
+    from tether.flows.regen import operand_problem
+
+    shipped = set(latest.manifest.files) | set(latest.manifest.sentinels)
+    if migration.operand not in shipped:
+        return None, f"this release does not ship {migration.operand}"
+    if migration.when == "before" or dry_run:
+        path = latest.file_path(migration.operand)
+        return (
+            (path, "")
+            if path.is_file()
+            else (None, f"{migration.operand} is missing from the release")
+        )
+    problem = operand_problem(project.root, migration.operand, shipped)
+    if problem:
+        return None, problem
+    path = project.path(migration.operand)
+    return (
+        (path, "")
+        if path.is_file()
+        else (None, f"{migration.operand} is not a file in the project")
+    )
+
+
+def run_migrations(
+    ctx: RunContext, latest: Release, lifecycle: LifecyclePlan, when: str, *, dry_run: bool = False
+) -> None:
+    """Run the due migrations of one phase, each at most once per run (journaled)."""
+    if lifecycle.skip_migrations:
+        return
+    for migration in lifecycle.migrations:
+        if migration.when != when or migration.id in lifecycle.results:
+            continue
+        lifecycle.results[migration.id] = _run_one(ctx, latest, lifecycle, migration, dry_run)
+
+
+def _run_one(
+    ctx: RunContext, latest: Release, lifecycle: LifecyclePlan, migration: Migration, dry_run: bool
+) -> MigrationResult:
+    from tether.flows.regen import run_program
+
+    project = ctx.project
+    if dry_run and migration.dry_run_args is None:
+        return _result(
+            migration, "planned", reason="declares no dry_run_args; runs on the real update"
+        )
+    path, problem = _program_path(project, latest, migration, dry_run)
+    if path is None:
+        status = "skipped" if problem.startswith("this release does not ship") else "refused"
+        result = _result(migration, status, reason=problem)
+        if not dry_run:
+            _journal_finished(ctx, result)
+        return result
+    args = (
+        migration.dry_run_args
+        if dry_run and migration.dry_run_args is not None
+        else migration.run[2:]
+    )
+    argv = (migration.interpreter, str(path), *args)
+    if not dry_run:
+        ctx.journal.append(
+            ctx.run_id,
+            STEP_MIGRATION_STARTED,
+            id=migration.id,
+            version=migration.version,
+            when=migration.when,
+        )
+    log = (
+        None if dry_run else project.path(project.profile.log_dir) / f"migrations-{ctx.run_id}.log"
+    )
+    run = run_program(
+        project.root,
+        argv,
+        _environment(project, lifecycle),
+        timeout=MIGRATION_TIMEOUT,
+        log_path=log,
+        undo=dry_run,
+    )
+    status = exit_status(migration, run.exit_code) if run.started and not run.timed_out else "error"
+    summary = summary_capture(migration, run.stdout + "\n" + run.stderr) if status == "ok" else None
+    result = _result(
+        migration,
+        status,
+        exit_code=run.exit_code,
+        summary=summary,
+        stderr=run.stderr if status != "ok" else "",
+        reason=run.description,
+        dry_run=dry_run,
+    )
+    if not dry_run:
+        _journal_finished(ctx, result)
+    return result
+
+
+def _journal_finished(ctx: RunContext, result: MigrationResult) -> None:
+    ctx.journal.append(ctx.run_id, STEP_MIGRATION_FINISHED, **result.to_json())
+
+
+def dry_run_migrations(project: Project, latest: Release, lifecycle: LifecyclePlan) -> None:
+    """A dry run runs the migrations that declare dry_run_args (their changes put back) and
+    lists the rest; nothing is journaled."""
+    from tether.flows.apply import RunContext
+
+    ctx = RunContext(project, Journal(Path(os.devnull)), "dry-run", "update --dry-run")
+    for when in ("before", "after"):
+        run_migrations(ctx, latest, lifecycle, when, dry_run=True)
+
+
+# --------------------------------------------------------------------------- post-update writes
+
+
+def post_update_writes(ctx: RunContext, lifecycle: LifecyclePlan) -> None:
+    """After the version marker: set keys in the adopter's JSON state files, once per run."""
+    done = _posted(ctx)
+    values = {
+        "from_version": lifecycle.from_version,
+        "to_version": lifecycle.to_version,
+        "now_unix": str(int(time.time())),
+        "now_iso": _utc_now(),
+    }
+    for write in lifecycle.declared.post_update:
+        if write.file in done:
+            lifecycle.post_updated.append({"file": write.file, "status": "written"})
+            continue
+        status = _post_one(ctx, write, values)
+        lifecycle.post_updated.append({"file": write.file, "status": status})
+        if status == "written":
+            ctx.journal.append(ctx.run_id, STEP_POST_UPDATE_WRITTEN, file=write.file)
+
+
+def finish_post_update(
+    project: Project, journal: Journal, run: RunRecord, release: Lifecycle
+) -> list[dict[str, str]]:
+    """A run stopped after its version marker: do the post-update writes it had not done."""
+    from tether.flows.apply import RunContext
+
+    plan = LifecyclePlan(
+        declared=project.profile.lifecycle.joined(release),
+        from_version=run.from_version or "",
+        to_version=run.to_version,
+    )
+    post_update_writes(RunContext(project, journal, run.run_id, run.command), plan)
+    return plan.post_updated
+
+
+def _posted(ctx: RunContext) -> set[str]:
+    return {
+        str(r.get("file"))
+        for r in ctx.journal.records()
+        if r.get("run") == ctx.run_id and r.get("step") == STEP_POST_UPDATE_WRITTEN
+    }
+
+
+def _post_one(ctx: RunContext, write: PostUpdateWrite, values: Mapping[str, str]) -> str:
+    import json
+
+    from tether.flows.safety import UnsafePath
+
+    path = ctx.project.path(write.file)
+    existing: dict[str, Any] = {}
+    if path.is_file():
+        try:
+            loaded = json.loads(read_bytes(path))
+        except (OSError, ValueError):
+            loaded = None
+        if not isinstance(loaded, dict):
+            return "skipped: not a JSON object"
+        existing = loaded
+    elif write.only_if_exists:
+        return "skipped: no such file"
+    doc = post_update_document(write, existing, values)
+    try:
+        ctx.guard.write(write.file, (json.dumps(doc, indent=2) + "\n").encode())
+    except (UnsafePath, OSError) as error:
+        return f"failed: {error}"
+    return "written"
+
+
+def _utc_now() -> str:
+    return datetime.now(UTC).isoformat(timespec="seconds").replace("+00:00", "Z")
+
+
+# --------------------------------------------------------------------------- tether migrations
+
+
+@dataclass
+class MigrationsReport:
+    profile: str
+    version: str
+    migrations: list[dict[str, Any]]
+    pending_only: bool = False
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "profile": self.profile,
+            "version": self.version,
+            "pending_only": self.pending_only,
+            "migrations": self.migrations,
+        }
+
+
+def _listing_status(migration: Migration | None, record: AppliedMigration | None) -> str:
+    if record is not None:
+        return "applied" if record.status == "ok" else record.status
+    if migration is not None and migration.version is None:
+        return "every-update"
+    return "not-run"  # declared for a release at or before the one installed first
+
+
+def list_migrations(
+    root: Path, profile: str | None = None, pending_only: bool = False
+) -> MigrationsReport:
+    """The migrations the installed release and the profile declare, with what the state
+    records for each. Pending: recorded as not finished (conflict, error, refused, skipped),
+    so the next update runs them again."""
+    from tether.flows.baseline import load_baseline
+    from tether.flows.project import open_project
+
+    project = open_project(root, profile)
+    baseline = load_baseline(project)
+    declared = project.profile.lifecycle.joined(baseline.manifest().lifecycle).migrations
+    applied = baseline.state.applied_migrations if baseline.state is not None else {}
+    rows: list[dict[str, Any]] = []
+    by_id = {m.id: m for m in declared}
+    for ident in [*by_id, *(i for i in applied if i not in by_id)]:
+        migration, record = by_id.get(ident), applied.get(ident)
+        status = _listing_status(migration, record)
+        if pending_only and status in ("applied", "every-update", "not-run"):
+            continue
+        rows.append(
+            {
+                "id": ident,
+                "version": migration.version if migration else (record.version if record else None),
+                "when": migration.when if migration else None,
+                "command": " ".join(migration.run) if migration else None,
+                "status": status,
+                "at": record.at if record else None,
+                "declared": migration is not None,
+            }
+        )
+    return MigrationsReport(project.profile.name, baseline.version, rows, pending_only)
+
+
+# --------------------------------------------------------------------------- trailer invalidations
+
+
+def count_trailer_invalidations(project: Project, lifecycle: LifecyclePlan) -> None:
+    """For each declared trailer: how many open pull requests carry a stamp for the version
+    this update moves away from; "unknown" when gh or git cannot tell."""
+    for check in lifecycle.declared.trailer_invalidations:
+        count, reason = _trailer_count(project, check.trailer_key, lifecycle.from_version)
+        lifecycle.trailers.append(
+            {
+                "trailer_key": check.trailer_key,
+                "label": check.label,
+                "count": count,
+                "reason": reason,
+            }
+        )
+
+
+def _trailer_count(project: Project, key: str, version: str) -> tuple[int | str, str]:
+    import re
+
+    from tether import gh, git
+    from tether.errors import TetherError
+
+    top = git.work_tree_top(project.root)
+    if top is None:
+        return "unknown", "not a git checkout"
+    if not gh.installed():
+        return "unknown", gh.NOT_INSTALLED
+    try:
+        heads = gh.open_pull_request_heads(top)
+    except TetherError as error:
+        return "unknown", str(error)
+    stamp = re.compile(rf"^{re.escape(key)}:[ \t]+{re.escape(version)}[ \t]+[0-9a-f]{{40}}", re.M)
+    count = 0
+    for head in heads:
+        message = git.commit_message(top, head) if re.fullmatch(r"[0-9a-f]{40}", head) else None
+        if message is not None and stamp.search(message):
+            count += 1
+    return count, ""

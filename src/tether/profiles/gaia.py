@@ -1,0 +1,94 @@
+"""GAIA's release lifecycle, as data (docs/lifecycle.md): the steps of GAIA's own update
+procedure that are not file merges, declared in the same shape a publisher writes in
+``tether.toml``, so the same code runs them for every profile."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from tether.model.lifecycle import Lifecycle, parse_lifecycle
+
+DESIGN_PAGE = "wiki/concepts/Design System.md"
+AUDIT_TEMPLATE = ".gaia/cli/templates/workflows/code-review-audit.yml.tmpl"
+AUDIT_WORKFLOW = ".github/workflows/code-review-audit.yml"
+UPDATE_CHECK_CACHE = ".gaia/local/cache/shared/update-check.json"
+# GAIA ships each release as the asset gaia-vX.Y.Z.tar.gz of its GitHub release; the tag's
+# tree also holds maintainer-only files, so the asset, not the tag, is the release.
+DEFAULT_SOURCE = "gh-release:gaia-react/gaia"
+# The audit-remit region is derived from the audit roster in .gaia/audit-ci.yml: when that
+# file's merge falls back to a whole-file conflict, the region is not regenerated.
+REGION_INPUTS: dict[str, tuple[str, ...]] = {"audit-remit": (".gaia/audit-ci.yml",)}
+# The environment variable that switches region awareness off for one run.
+NO_REGIONS_VARIABLE = "GAIA_UPDATE_NO_REGIONS"
+
+AUDIT_REFRESH_EXPECTATION = (
+    f"{AUDIT_WORKFLOW} was refreshed from this release's template, so the update pull request "
+    "now changes a workflow: CI skips its audit on a self-modifying pull request. Expect one "
+    "skipped audit, not a clean audit stamp; merge with a local audit marker or trailer as "
+    "your PR merge workflow describes."
+)
+DEFAULT_MODE_NUDGE = (
+    "New: per-author audit mode. Your .gaia/audit-ci.yml had no default_mode before this "
+    "update, so audits now run locally at merge time by default (CI only for a pinned "
+    "per-author override or a fork pull request). Run /setup-gaia to choose the team policy: "
+    "keep CI audits, or record your own preference."
+)
+
+DECLARATIONS: dict[str, Any] = {
+    "migrations": [
+        {
+            # Folds flat SPEC files into per-SPEC folders. Idempotent, so it runs on every
+            # update; exit 4 means a flat file and a folder exist for the same SPEC.
+            "id": "spec-folderize",
+            "when": "after",
+            "run": ["bash", ".specify/extensions/gaia/lib/spec-folderize.sh"],
+            "exit": {"ok": [0], "conflict": [4]},
+            "summary_pattern": r"migrated (\d+)",
+            "summary_default": "0",
+            "label": "Specs migrated",
+        }
+    ],
+    "ownership": [
+        {
+            "paths": [DESIGN_PAGE, ".claude/rules/design-baseline.md"],
+            "when": {"file": DESIGN_PAGE, "frontmatter": {"established": True}},
+            "treat_as": "adopter-owned",
+        }
+    ],
+    "templates": [
+        {
+            "target": AUDIT_WORKFLOW,
+            "template": AUDIT_TEMPLATE,
+            "install": "if-present",
+            "after_refresh": AUDIT_REFRESH_EXPECTATION,
+        }
+    ],
+    "notices": [
+        {
+            "id": "default-mode-opt-in",
+            "when": {"not": {"file": ".gaia/audit-ci.yml", "matches": r"^\s*default_mode\s*:"}},
+            "text": DEFAULT_MODE_NUDGE,
+        }
+    ],
+    "post_update": [
+        {
+            # The session-start update check reads this; left alone it says an update is
+            # still available.
+            "file": UPDATE_CHECK_CACHE,
+            "set": {
+                "gaiaCurrent": "{to_version}",
+                "gaiaLatest": "{to_version}",
+                "gaiaHasUpdate": False,
+                "outdatedCount": 0,
+                "checkedAt": "{now_unix}",
+            },
+            "keep": ["serenaLangDrift"],
+            "only_if_exists": True,
+        }
+    ],
+    "trailer_invalidations": [{"trailer_key": "GAIA-Audit", "label": "Trailer invalidations"}],
+}
+
+
+def gaia_lifecycle() -> Lifecycle:
+    return parse_lifecycle(DECLARATIONS, "gaia profile")

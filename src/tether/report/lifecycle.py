@@ -1,0 +1,105 @@
+"""The words for an update's lifecycle steps (docs/lifecycle.md): migration rows, blocking
+action items, notices and post-update writes."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from tether.flows.lifecycle import MigrationsReport
+    from tether.flows.update import UpdateReport
+
+SKIPPED_LOUDLY = (
+    "MIGRATIONS SKIPPED (--skip-migrations): {n} due migration(s) did not run; the project "
+    "may not match what this release expects. Run 'tether migrations --pending' to see them"
+)
+
+
+def _row_value(migration: dict[str, Any]) -> str:
+    status = str(migration["status"])
+    if status == "ok":
+        summary = migration.get("summary")
+        return str(summary) if summary is not None else "done"
+    if status in ("conflict", "error", "refused"):
+        return f"{status}, see action item below"
+    if status == "planned":
+        return "will run (declares no dry run)"
+    if status == "skipped":
+        return f"skipped ({migration['reason']})"
+    return status
+
+
+def migration_rows(report: UpdateReport) -> list[str]:
+    """One summary row per migration: its label when it declares one."""
+    rows = []
+    for migration in report.migrations:
+        label = migration.get("label") or f"Migration {migration['id']}"
+        value = _row_value(migration)
+        if migration.get("dry_run") and migration["status"] in ("ok", "conflict", "error"):
+            value += " (dry run)"
+        rows.append(f"  {label + ':':<46} {value}")
+    return rows
+
+
+def skipped_line(report: UpdateReport) -> list[str]:
+    if not report.migrations_skipped:
+        return []
+    due = sum(1 for m in report.migrations if m["status"] == "skipped")
+    return [SKIPPED_LOUDLY.format(n=due)]
+
+
+def action_item_lines(report: UpdateReport) -> list[str]:
+    lines = []
+    for item in report.action_items:
+        what = "could not complete" if item["status"] != "refused" else "was refused"
+        lines.append(
+            f"Action required: migration {item['id']} {what} ({item['status']}: "
+            f"{item['reason']}). Settle it by hand, then run: {item['command']}"
+        )
+        lines += [f"    {line}" for line in str(item["stderr"]).splitlines()]
+    return lines
+
+
+def notice_lines(report: UpdateReport) -> list[str]:
+    return [f"Notice: {n['text']}" for n in report.notices]
+
+
+def post_update_lines(report: UpdateReport) -> list[str]:
+    return [
+        f"  {'Updated ' + p['file'] + ':':<46} {p['status']}"
+        for p in report.post_update
+        if p["status"] != "skipped: no such file"
+    ]
+
+
+def trailer_rows(report: UpdateReport) -> list[str]:
+    rows = []
+    for check in report.trailer_invalidations:
+        count = check["count"]
+        why = (
+            f"open pull requests stamped {report.from_version} are audited again on their next push"
+            if count != "unknown"
+            else check["reason"]
+        )
+        rows.append(f"  {check['label'] + ':':<46} {count} ({why})")
+    return rows
+
+
+def lifecycle_lines(report: UpdateReport) -> list[str]:
+    """Everything after the bucket table: loud skips, action items, notices."""
+    return skipped_line(report) + action_item_lines(report) + notice_lines(report)
+
+
+def render_migrations(report: MigrationsReport) -> str:
+    scope = "pending migrations" if report.pending_only else "migrations"
+    head = f"tether migrations: {scope} of {report.profile} project at {report.version}"
+    if not report.migrations:
+        return head + "\n  none"
+    lines = [head]
+    for m in report.migrations:
+        version = m["version"] or "every update"
+        when = f", {m['when']}" if m["when"] else ""
+        at = f" at {m['at']}" if m["at"] else ""
+        gone = "" if m["declared"] else " (no longer declared)"
+        lines.append(f"  {m['id']} ({version}{when}): {m['status']}{at}{gone}")
+    return "\n".join(lines)
