@@ -188,6 +188,22 @@ def test_settled_page_and_its_sibling_are_left_entirely_alone(tmp_path):
     assert human.returncode == 0
 
 
+def test_status_and_check_leave_a_handed_over_page_to_the_adopter(tmp_path):
+    """The hand-off holds for status and check too: a settled page is the adopter's, so its
+    edits are not drift (check stays 0); once unsettled, the same edit is reported again."""
+    project = project_at_v1(tmp_path, {"docs/brand.md": SETTLED})
+    doc = json.loads(run_tether("status", "--json", "-C", str(project)).stdout)
+    assert doc["adopter_owned"] == ["docs/brand-rules.md", "docs/brand.md"]
+    assert "docs/brand.md" not in doc["modified"]
+    assert run_tether("check", "-C", str(project)).returncode == 0
+    human = run_tether("status", "-C", str(project)).stdout
+    assert "Handed over to you" in human and "docs/brand.md" in human
+    (project / "docs/brand.md").write_text("---\nsettled: false\n---\nTeal.\n")
+    doc = json.loads(run_tether("status", "--json", "-C", str(project)).stdout)
+    assert doc["adopter_owned"] == []
+    assert "docs/brand.md" in doc["modified"]
+
+
 def test_unsettled_page_merges_as_usual(tmp_path):
     project = project_at_v1(tmp_path)
     code, doc = update(project)

@@ -214,6 +214,17 @@ def _holds(project: Project, condition: Condition) -> bool:
     return condition_holds(condition, read, exists)
 
 
+def handed_over_now(project: Project, lifecycle: Lifecycle) -> dict[str, str]:
+    """Path -> reason, for every hand-off whose condition holds on the tree as it is now:
+    what ``status`` and ``check`` leave to the adopter, as the next update will."""
+    owned: dict[str, str] = {}
+    for rule in lifecycle.ownership:
+        if _holds(project, rule.when):
+            for path in rule.paths:
+                owned.setdefault(path, f"{ADOPTER_OWNED_REASON}: {rule.when.describe()}")
+    return owned
+
+
 def take_snapshot(project: Project, lifecycle: Lifecycle) -> dict[str, bool]:
     """Every condition, evaluated on the tree as it is now (before this run writes)."""
     snapshot = {

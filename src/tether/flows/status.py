@@ -42,6 +42,9 @@ class StatusReport:
     conflicts: list[dict[str, str]] = field(default_factory=list)
     # Managed paths that are a FIFO, socket or device (also in ``modified``): never opened.
     not_regular: list[str] = field(default_factory=list)
+    # Shipped paths a hand-off gives to the adopter right now (docs/lifecycle.md): their
+    # drift is theirs, not reported as modified or deleted, and ``check`` does not fail on it.
+    adopter_owned: list[str] = field(default_factory=list)
     # Another tether run holds the project's lock: the tree is being changed right now.
     running: dict[str, object] | None = None
     # An update that stopped before recording its new state (see ``unfinished_update``).
@@ -87,6 +90,7 @@ class StatusReport:
             "deleted_owned": self.deleted_owned,
             "conflicts": self.conflicts,
             "not_regular": self.not_regular,
+            "adopter_owned": self.adopter_owned,
             "running": self.running,
             "unfinished": self.unfinished,
             "notes": self.notes,
@@ -260,10 +264,24 @@ def project_status(
         report.unfinished = unfinished.document()
     report.notes += baseline.notes
     classify_drift(project, baseline, report, no_regions)
+    _leave_handed_over_paths(project, baseline, report)
     report.conflicts = unresolved_conflicts(project, baseline)
     if check_latest:
         report.latest_version = newest_available(project, baseline.source, report.notes)
     return report
+
+
+def _leave_handed_over_paths(project: Project, baseline: Baseline, report: StatusReport) -> None:
+    from tether.flows.lifecycle import handed_over_now
+
+    lifecycle = project.profile.lifecycle.joined(baseline.manifest().lifecycle)
+    owned = handed_over_now(project, lifecycle)
+    if not owned:
+        return
+    for listing in (report.modified, report.modified_owned, report.deleted, report.deleted_owned):
+        listing[:] = [path for path in listing if path not in owned]
+    report.clean = [path for path in report.clean if path not in owned]
+    report.adopter_owned = sorted(owned)
 
 
 def newest_available(project: Project, source_spec: str, notes: list[str]) -> str | None:

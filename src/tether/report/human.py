@@ -66,6 +66,7 @@ def render_status(report: StatusReport, limit: int | None = LIST_LIMIT) -> str:
         [f"{c['path']} (see {c['artifact']})" for c in report.conflicts],
         limit,
     )
+    lines += _listing("Handed over to you (updates leave them alone)", report.adopter_owned, limit)
     lines += [f"note: {n}" for n in report.notes]
     return "\n".join(lines)
 
