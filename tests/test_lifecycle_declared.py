@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from builders import call, git, run_tether, tree_digest, write_files
+from builders import TETHER, call, git, run_tether, tree_digest, write_files
 from test_lifecycle_migrations import update
 from tether.state import crashpoint
 
@@ -316,7 +316,7 @@ def crash(project: Path, point: str | None) -> subprocess.CompletedProcess[str]:
     if point:
         env[crashpoint.ENV_VAR] = point
     return subprocess.run(
-        ["tether", "update", "--yes", "--no-branch", "--json", "-C", str(project)],
+        [*TETHER, "update", "--yes", "--no-branch", "--json", "-C", str(project)],
         capture_output=True,
         text=True,
         env=env,
@@ -356,6 +356,27 @@ def test_crash_mid_apply_keeps_the_snapshot_taken_before_any_write(tmp_path):
     assert "strict-mode" in [n["id"] for n in doc["notices"]]
     assert (project / "ci/audit.yml").read_text() == "runs-on: new\n"
     assert doc["backed_up"].count("ci/audit.yml") <= 1
+
+
+def test_a_template_refreshed_before_a_crash_is_reported_as_refreshed_by_the_rerun(tmp_path):
+    """The rerun finds the template already in sync; it still reports the refresh the
+    interrupted run made, with its after-refresh text, as an uninterrupted run would."""
+    exercised = 0
+    for step in range(1, 8):
+        where = tmp_path / f"crash-{step}"
+        where.mkdir()
+        project = project_at_v1(where, {"ci/audit.yml": "runs-on: old\n"})
+        if crash(project, f"file-written:{step}").returncode != crashpoint.EXIT_CODE:
+            break  # fewer writes than crash points
+        if (project / "ci/audit.yml").read_text() != "runs-on: new\n":
+            continue  # the crash came before the template's write
+        exercised += 1
+        rerun = crash(project, None)
+        assert rerun.returncode == 0, rerun.stderr
+        doc = json.loads(rerun.stdout)
+        assert "refreshed:ci/audit.yml" in [n["id"] for n in doc["notices"]]
+        assert "ci/audit.yml" in doc["buckets"]["update"]
+    assert exercised >= 1
 
 
 def test_published_schema_describes_the_declarations(tmp_path):

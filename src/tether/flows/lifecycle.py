@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import os
 import time
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -319,8 +319,13 @@ def plan_templates(
     latest: Release,
     lifecycle: LifecyclePlan,
     plan: UpdatePlan,
+    written_before: Collection[str] = (),
 ) -> None:
-    """One action per template-installed file, classified installed vs old vs new template."""
+    """One action per template-installed file, classified installed vs old vs new template.
+
+    ``written_before``: paths an interrupted run of this update already wrote. A template
+    it refreshed reads as in sync now; it is planned as the refresh it was, so the resumed
+    run reports (and tells its after-refresh text) as an uninterrupted one would."""
     from tether.engine.patches import unified_patch
 
     merge_dir = project.profile.merge_dir
@@ -335,6 +340,8 @@ def plan_templates(
         installed = _installed_bytes(project, template.target)
         old = _baseline_bytes(baseline, template.template)
         verdict = classify_template(installed, old, new)
+        if template.target in written_before and installed == new:
+            verdict = "clean"
         if verdict == "missing" and template.install == "always":
             action = FileAction(
                 template.target, None, Bucket.ADD, Op.WRITE, new, 0o644, reason="template installed"

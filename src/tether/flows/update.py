@@ -388,7 +388,7 @@ def _lifecycle_into_plan(
     from tether.flows.lifecycle import hand_over, plan_templates
 
     hand_over(plan, lifecycle.owned)
-    plan_templates(project, baseline, latest, lifecycle, plan)
+    plan_templates(project, baseline, latest, lifecycle, plan, written_before=set(resume.done))
     if unfinished is not None:
         _mark_resumed(plan, resume, unfinished.deleted)
 
