@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from builders import call, git, make_release, run_tether, tree_digest, write_files
+from builders import TETHER, call, git, make_release, run_tether, tree_digest, write_files
 from tether.errors import TetherError
 from tether.model.manifest import parse_manifest
 
@@ -395,7 +395,7 @@ def stand_in_git(tmp_path: Path, merge_file_exit: int | None) -> tuple[dict[str,
 
 def update_with(project: Path, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
-        ["tether", "update", "--yes", "--json", "--conflict", "markers", "-C", str(project)],
+        [*TETHER, "update", "--yes", "--json", "--conflict", "markers", "-C", str(project)],
         capture_output=True,
         text=True,
         env=env,

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from builders import call, git, make_release, run_tether, tree_digest
+from builders import TETHER, call, git, make_release, run_tether, tree_digest
 from tether.state import crashpoint
 
 LOG = "mig.log"  # adopter data the migrations append to (not a release file)
@@ -253,7 +253,7 @@ def crash(project: Path, point: str | None, *args: str) -> subprocess.CompletedP
     if point:
         env[crashpoint.ENV_VAR] = point
     return subprocess.run(
-        ["tether", "update", "--yes", "--no-branch", "--to", "2.0.0", *args, "-C", str(project)],
+        [*TETHER, "update", "--yes", "--no-branch", "--to", "2.0.0", *args, "-C", str(project)],
         capture_output=True,
         text=True,
         env=env,
