@@ -10,11 +10,10 @@ from tether import progress
 from tether.errors import TetherError
 from tether.gh import installed as gh_installed
 from tether.gh import run_gh
-from tether.sources import ReleaseTree
 from tether.sources.cache import TreeCache
-from tether.sources.common import asked_version, match_version, not_found, version_names
+from tether.sources.common import version_names
 from tether.sources.extract import extract_tar_safely
-from tether.versions import sort_versions
+from tether.sources.tagged import TaggedSource
 
 PREFIX = "gh:"
 _REPO = re.compile(r"[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+")
@@ -33,7 +32,7 @@ def gh_repo(spec: str) -> str:
     return repo
 
 
-class GhSource:
+class GhSource(TaggedSource):
     def __init__(self, spec: str, repo: str, cache: TreeCache, max_entry_bytes: int) -> None:
         self.notes: list[str] = []
         self.spec = spec
@@ -51,21 +50,7 @@ class GhSource:
             raise TetherError(f"cannot read the tags of {self.spec}: {error}") from None
         return version_names(text.split())
 
-    def available_versions(self, include_prereleases: bool = False) -> list[str]:
-        return sort_versions(list(self._offered()), include_prereleases)
-
-    def fetch(self, version: str) -> ReleaseTree:
-        wanted = asked_version(version, self.spec)
-        tree = self.cache.cached(wanted)
-        if tree is None:
-            offered = self._offered()
-            tag = match_version(wanted, offered)
-            if tag is None:
-                raise not_found(wanted, self.spec, list(offered))
-            tree = self.cache.build(wanted, lambda work, dest: self._export(tag, work, dest))
-        return ReleaseTree(version=wanted, root=tree, source=self.spec)
-
-    def _export(self, tag: str, work: Path, dest: Path) -> None:
+    def _export(self, tag: str, version: str, work: Path, dest: Path) -> None:
         download = work / "download.tar.gz"
         try:
             run_gh(["api", f"repos/{self.repo}/tarball/refs/tags/{tag}"], out=download)
@@ -86,7 +71,7 @@ def release_asset_name(repo: str, version: str) -> str:
     return f"{repo.rpartition('/')[2]}-v{version}.tar.gz"
 
 
-class GhReleaseSource:
+class GhReleaseSource(TaggedSource):
     """``gh-release:OWNER/REPO``: versions are the repository's published releases; a release
     is its ``<repo name>-v<version>.tar.gz`` asset, which is what the publisher ships (a tag's
     tree may hold maintainer-only files the asset leaves out)."""
@@ -106,22 +91,6 @@ class GhReleaseSource:
         except TetherError as error:
             raise TetherError(f"cannot list the releases of {self.spec}: {error}") from None
         return version_names(text.split())
-
-    def available_versions(self, include_prereleases: bool = False) -> list[str]:
-        return sort_versions(list(self._offered()), include_prereleases)
-
-    def fetch(self, version: str) -> ReleaseTree:
-        wanted = asked_version(version, self.spec)
-        tree = self.cache.cached(wanted)
-        if tree is None:
-            offered = self._offered()
-            tag = match_version(wanted, offered)
-            if tag is None:
-                raise not_found(wanted, self.spec, list(offered))
-            tree = self.cache.build(
-                wanted, lambda work, dest: self._export(tag, wanted, work, dest)
-            )
-        return ReleaseTree(version=wanted, root=tree, source=self.spec)
 
     def _export(self, tag: str, version: str, work: Path, dest: Path) -> None:
         asset = release_asset_name(self.repo, version)

@@ -14,11 +14,11 @@ from pathlib import Path
 
 from tether import git, progress
 from tether.errors import TetherError
-from tether.sources import ReleaseTree
 from tether.sources.cache import TreeCache
-from tether.sources.common import asked_version, match_version, not_found, version_names
+from tether.sources.common import version_names
 from tether.sources.extract import extract_tar_safely
-from tether.versions import parse_version, sort_versions
+from tether.sources.tagged import TaggedSource
+from tether.versions import parse_version
 
 MIRROR = "mirror.git"
 
@@ -27,7 +27,7 @@ def _not_a_commit(spec: str, tag: str, kind: str) -> str:
     return f"{spec}: tag {tag} names a {kind}, not a commit, so it is no release"
 
 
-class GitSource:
+class GitSource(TaggedSource):
     def __init__(
         self, spec: str, location: str, local: Path | None, cache: TreeCache, max_entry_bytes: int
     ) -> None:
@@ -61,21 +61,7 @@ class GitSource:
                 self.notes.append(_not_a_commit(self.spec, tag, kind) + "; skipped")
         return kept
 
-    def available_versions(self, include_prereleases: bool = False) -> list[str]:
-        return sort_versions(list(self._offered()), include_prereleases)
-
-    def fetch(self, version: str) -> ReleaseTree:
-        wanted = asked_version(version, self.spec)
-        tree = self.cache.cached(wanted)
-        if tree is None:
-            offered = self._offered()
-            tag = match_version(wanted, offered)
-            if tag is None:
-                raise not_found(wanted, self.spec, list(offered))
-            tree = self.cache.build(wanted, lambda work, dest: self._export(tag, work, dest))
-        return ReleaseTree(version=wanted, root=tree, source=self.spec)
-
-    def _export(self, tag: str, work: Path, dest: Path) -> None:
+    def _export(self, tag: str, version: str, work: Path, dest: Path) -> None:
         repo = self.local if self.local is not None else self._mirror_with(tag)
         kind = git.tag_kinds(repo).get(tag, "commit")
         if kind != "commit":

@@ -1,0 +1,42 @@
+"""Sources whose releases are named versions at a remote or repository (git tags, GitHub tags,
+GitHub releases): listing, matching an asked version and caching its tree are the same for
+each; a kind only says how it lists names and how it exports one."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from tether.sources import ReleaseTree
+from tether.sources.cache import TreeCache
+from tether.sources.common import asked_version, match_version, not_found
+from tether.versions import sort_versions
+
+
+class TaggedSource:
+    spec: str
+    cache: TreeCache
+    notes: list[str]
+
+    def _offered(self) -> dict[str, str]:
+        """Listed version -> its name at the source (a tag)."""
+        raise NotImplementedError
+
+    def _export(self, tag: str, version: str, work: Path, dest: Path) -> None:
+        """Write the release named ``tag`` into ``dest`` (``work`` is scratch space)."""
+        raise NotImplementedError
+
+    def available_versions(self, include_prereleases: bool = False) -> list[str]:
+        return sort_versions(list(self._offered()), include_prereleases)
+
+    def fetch(self, version: str) -> ReleaseTree:
+        wanted = asked_version(version, self.spec)
+        tree = self.cache.cached(wanted)
+        if tree is None:
+            offered = self._offered()
+            tag = match_version(wanted, offered)
+            if tag is None:
+                raise not_found(wanted, self.spec, list(offered))
+            tree = self.cache.build(
+                wanted, lambda work, dest: self._export(tag, wanted, work, dest)
+            )
+        return ReleaseTree(version=wanted, root=tree, source=self.spec)
