@@ -66,6 +66,15 @@ def tree_digest(root: Path) -> dict[str, bytes]:
 TETHER = (sys.executable, "-m", "tether")
 
 
+def default_sigint() -> None:
+    """For ``Popen(preexec_fn=...)`` in tests that send SIGINT: a shell starting the test run
+    in the background gives its children SIGINT ignored, and Python then installs no
+    KeyboardInterrupt handler; a person's terminal never does that."""
+    import signal
+
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 def run_tether(
     *args: str, cwd: Path | None = None, input: str | None = None
 ) -> subprocess.CompletedProcess[str]:

@@ -13,7 +13,15 @@ from pathlib import Path
 
 import pytest
 
-from builders import TETHER, call, make_release, run_tether, tree_digest, write_files
+from builders import (
+    TETHER,
+    call,
+    default_sigint,
+    make_release,
+    run_tether,
+    tree_digest,
+    write_files,
+)
 
 
 def error_document(result: subprocess.CompletedProcess[str]) -> dict[str, object]:
@@ -166,6 +174,7 @@ def test_interrupt_at_the_prompt_under_json_is_a_document(project: Path) -> None
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
+        preexec_fn=default_sigint,
     )
     os.close(slave)
     try:

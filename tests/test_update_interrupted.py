@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from builders import TETHER, call, git, make_release, run_tether
+from builders import TETHER, call, default_sigint, git, make_release, run_tether
 from test_crash_safety import big_fixture, wait_for_records
 from tether.state import crashpoint
 from tether.state.lock import ProjectLock
@@ -153,6 +153,7 @@ def test_sigint_mid_apply_reports_what_was_done_and_what_remains(tmp_path):
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
+        preexec_fn=default_sigint,
     )
     assert wait_for_records(journal, "file-written", 20, proc), "update ended before the signal"
     proc.send_signal(signal.SIGINT)
@@ -176,6 +177,7 @@ def test_interrupted_summary_does_not_claim_the_plan_or_suggest_a_commit(tmp_pat
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
+        preexec_fn=default_sigint,
     )
     assert wait_for_records(journal, "file-written", 20, proc), "update ended before the signal"
     proc.send_signal(signal.SIGINT)
