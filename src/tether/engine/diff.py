@@ -404,6 +404,9 @@ def _good_snake(
     cost: int,
 ) -> _Split | None:
     """A forward path that went far, close to the middle diagonal, and ends a long snake."""
+    # This and _good_snake_back (as the other forward/backward pairs here) are kept as mirror
+    # images rather than one function over a direction: each half reads against git's own
+    # xdiff line by line, which is how the byte-for-byte agreement with git is kept.
     fmid = off1 - off2
     best = 0
     found: _Split | None = None
