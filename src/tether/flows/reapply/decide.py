@@ -9,8 +9,16 @@ from pathlib import Path
 from tether.engine.patches import unified_patch
 from tether.engine.textfmt import eol_style, is_binary
 from tether.engine.textmerge import merge3
+from tether.engine.verify import verify_preserved
 from tether.flows.reapply.baseline import Found
-from tether.flows.reapply.report import CONFLICT, FAILED, INCORPORATED, MERGED, FileResult
+from tether.flows.reapply.report import (
+    CONFLICT,
+    FAILED,
+    INCORPORATED,
+    MERGED,
+    FileResult,
+    record_verification_failure,
+)
 
 
 @dataclass
@@ -96,6 +104,12 @@ def _merge(
     merged = merge3(base, ours, theirs, labels=labels)
     note = f"; {found.note}" if found.note else ""
     if merged.conflicts == 0 and merged.merged == theirs:
+        # Nothing is written, so the writer's gate never sees this file: check it here.
+        verdict = verify_preserved(base, ours, theirs)
+        if not verdict.preserved:
+            failed = FileResult(rel, FAILED, "", origin)
+            record_verification_failure(failed, verdict, patch, written=False)
+            return Decision(failed, theirs)
         if found.verified:
             reason = "your change is already in the installed release" + note
             return Decision(FileResult(rel, INCORPORATED, reason, origin), theirs)

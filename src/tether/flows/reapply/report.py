@@ -107,7 +107,11 @@ class ReapplyReport:
         }
 
 
-def record_verification_failure(result: FileResult, verdict: VerifyResult, patch: Path) -> None:
+def record_verification_failure(
+    result: FileResult, verdict: VerifyResult, patch: Path, *, written: bool = True
+) -> None:
+    """Fail ``result`` with the verifier's lines; ``written``: the merge had been written
+    and the installed version was put back (else the installed file was never touched)."""
     result.status = FAILED
     result.missing = list(verdict.missing)
     result.readded = list(verdict.readded)
@@ -116,7 +120,5 @@ def record_verification_failure(result: FileResult, verdict: VerifyResult, patch
         parts.append(f"{len(verdict.missing)} of your line(s) missing")
     if verdict.readded:
         parts.append(f"{len(verdict.readded)} line(s) you deleted came back")
-    result.reason = (
-        f"verification failed ({', '.join(parts)}): the installed version is back, "
-        f"your copy stays at {patch}"
-    )
+    state = "the installed version is back" if written else "the installed file is left as it is"
+    result.reason = f"verification failed ({', '.join(parts)}): {state}, your copy stays at {patch}"
