@@ -14,10 +14,16 @@ from tether.flows.reapply import (
 
 
 def render(report: ReapplyReport) -> str:
+    if report.patches is None:
+        return _render_nothing_found(report)
     order = (MERGED, INCORPORATED, CONFLICT, FAILED)
     counts = ", ".join(f"{report.count(s)} {s}" for s in order if report.count(s))
     head = "dry run: " if report.dry_run else ""
     lines = [f"{head}reapply {report.patches} -> {report.target}: {counts or 'nothing to do'}"]
+    if report.searched:
+        lines.append(f"patches found via {report.patches_source}")
+    if report.pristine is not None:
+        lines.append(f"pristine copies: {report.pristine}")
     for result in report.results:
         lines.append(f"  {result.status:<13} {result.file}")
         if result.reason:
@@ -31,6 +37,13 @@ def render(report: ReapplyReport) -> str:
         lines.extend(f"  {number}. {remedy}" for number, remedy in enumerate(REMEDIES, 1))
     if report.backup_dir is not None and report.backup_dir.exists():
         lines.append(f"installed versions backed up in {report.backup_dir}")
+    return "\n".join(lines)
+
+
+def _render_nothing_found(report: ReapplyReport) -> str:
+    lines = ["No local patches found. Nothing to reapply.", "Searched:"]
+    lines.extend(f"  {place}" for place in report.searched)
+    lines.append("Patches are saved when an install replaces files you had changed.")
     return "\n".join(lines)
 
 

@@ -21,6 +21,7 @@ MERGED = "merged"
 CONFLICT = "conflict"
 INCORPORATED = "incorporated"
 FAILED = "failed"
+PATCHES_OPTION = "--patches"  # how the patches were found when the user named them
 
 STATUS_BUCKETS = {
     MERGED: Bucket.MERGED,
@@ -65,13 +66,16 @@ class FileResult:
 
 @dataclass
 class ReapplyReport:
-    patches: Path
+    patches: Path | None  # None: no patches folder anywhere, nothing to reapply
     target: Path
     results: list[FileResult]
     dry_run: bool = False
     run_id: str | None = None
     backup_dir: Path | None = None
     resumed: bool = False
+    patches_source: str = PATCHES_OPTION  # --patches, the variable, "global" or "local"
+    searched: list[str] = field(default_factory=list)  # the places tried, when searched
+    pristine: Path | None = None  # the pristine folder used, if any
 
     @property
     def drifted_files(self) -> list[str]:
@@ -97,7 +101,10 @@ class ReapplyReport:
             "drifted": len(self.drifted_files),
             "drifted_files": self.drifted_files,
             "results": [r.to_json() for r in self.results],
-            "patches": str(self.patches),
+            "patches": str(self.patches) if self.patches is not None else None,
+            "patches_source": self.patches_source if self.patches is not None else None,
+            "searched": self.searched,
+            "pristine": str(self.pristine) if self.pristine is not None else None,
             "target": str(self.target),
             "dry_run": self.dry_run,
             "run_id": self.run_id,
