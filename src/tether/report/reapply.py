@@ -8,6 +8,7 @@ from tether.flows.reapply import (
     INCORPORATED,
     MERGED,
     REMEDIES,
+    FileResult,
     ReapplyReport,
     SaveReport,
 )
@@ -25,19 +26,40 @@ def render(report: ReapplyReport) -> str:
     if report.pristine is not None:
         lines.append(f"pristine copies: {report.pristine}")
     for result in report.results:
-        lines.append(f"  {result.status:<13} {result.file}")
+        lines.append(f"  {result.status:<13} {result.file}{_verification(result)}")
         if result.reason:
             lines.append(f"                {result.reason}")
         lines.extend(f"                missing {n}: {text}" for n, text in result.missing)
         lines.extend(f"                deleted but back {n}: {text}" for n, text in result.readded)
         if result.artifact:
             lines.append(f"                patch: {result.artifact}")
+    lines.extend(_hunk_table(report))
     if report.drifted_files:
         lines.append("pristine drift stopped: " + ", ".join(report.drifted_files))
         lines.extend(f"  {number}. {remedy}" for number, remedy in enumerate(REMEDIES, 1))
     if report.backup_dir is not None and report.backup_dir.exists():
         lines.append(f"installed versions backed up in {report.backup_dir}")
     return "\n".join(lines)
+
+
+def _verification(result: FileResult) -> str:
+    """ "(verified)" when every hunk's signature line is in the final file, else a warning."""
+    if not result.hunks or result.status not in (MERGED, INCORPORATED, FAILED):
+        return ""
+    missing = result.hunks_missing
+    return f"  (⚠ {missing} hunk(s) missing)" if missing else "  (verified)"
+
+
+def _hunk_table(report: ReapplyReport) -> list[str]:
+    rows = [(result.file, row) for result in report.results for row in result.hunks]
+    if not rows:
+        return []
+    lines = ["hunk verification:", "  file\thunk_id\tsignature_line\tline_count\tverified"]
+    for file, row in rows:
+        verified = "yes" if row.verified else "no"
+        fields = (file, str(row.hunk_id), row.signature_line, str(row.line_count), verified)
+        lines.append("  " + "\t".join(fields))
+    return lines
 
 
 def _render_nothing_found(report: ReapplyReport) -> str:

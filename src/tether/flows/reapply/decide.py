@@ -95,6 +95,15 @@ def both_versions(ours: bytes, theirs: bytes) -> bytes:
 def _merge(
     rel: str, base: bytes, ours: bytes, theirs: bytes, found: Found, style: str, patch: Path
 ) -> Decision:
+    """The merge on a baseline; the decision keeps both sides for the hunk table."""
+    decision = _merge_outcome(rel, base, ours, theirs, found, style, patch)
+    decision.base, decision.ours = base, ours
+    return decision
+
+
+def _merge_outcome(
+    rel: str, base: bytes, ours: bytes, theirs: bytes, found: Found, style: str, patch: Path
+) -> Decision:
     origin = found.origin
     if ours == base:
         # sha256(ours) is then the pristine hash: the backup step should never have saved it.

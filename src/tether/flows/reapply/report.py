@@ -15,6 +15,7 @@ from tether.errors import Exit
 from tether.model.plan import Bucket
 
 if TYPE_CHECKING:
+    from tether.engine.hunktable import HunkRow
     from tether.engine.verify import VerifyResult
 
 MERGED = "merged"
@@ -49,6 +50,11 @@ class FileResult:
     readded: list[tuple[int, str]] = field(default_factory=list)
     drifted: bool = False
     artifact: str | None = None  # a conflict patch, when --conflict patch
+    hunks: list[HunkRow] = field(default_factory=list)  # the hunk verification table
+
+    @property
+    def hunks_missing(self) -> int:
+        return sum(1 for row in self.hunks if not row.verified)
 
     def to_json(self) -> dict[str, Any]:
         document: dict[str, Any] = {
@@ -58,6 +64,7 @@ class FileResult:
             "reason": self.reason,
             "baseline": self.baseline,
             "readded": [{"line": n, "text": t} for n, t in self.readded],
+            "hunks": [row.to_json() for row in self.hunks],
         }
         if self.artifact:
             document["artifact"] = self.artifact

@@ -16,7 +16,9 @@ from tether.flows.reapply.locate import Located, default_pristine, locate_patche
 from tether.flows.reapply.patches import PatchSet, load_patch_set
 from tether.flows.reapply.plan import plan_files, writer_plan, writer_resume
 from tether.flows.reapply.report import (
+    CONFLICT,
     FAILED,
+    MERGED,
     PATCHES_OPTION,
     ReapplyReport,
     record_verification_failure,
@@ -151,7 +153,23 @@ def _nothing_found(request: ReapplyRequest, located: Located) -> ReapplyReport:
     return ReapplyReport(None, request.target, [], request.dry_run, searched=searched)
 
 
+def _fill_hunk_tables(decisions: list[Decision]) -> None:
+    """Each file merged on a baseline gets its table, checked against the bytes it ends
+    with: the merge when it is kept, else the installed version (conflicts have none)."""
+    from tether.engine.hunktable import hunk_table
+
+    for decision in decisions:
+        result = decision.result
+        if decision.base is None or decision.ours is None or result.status == CONFLICT:
+            continue
+        final = decision.write if result.status == MERGED else None
+        final = final if final is not None else decision.theirs
+        if final is not None:
+            result.hunks = hunk_table(decision.base, decision.ours, final)
+
+
 def _report(job: Job, decisions: list[Decision], where: _Where) -> ReapplyReport:
+    _fill_hunk_tables(decisions)
     dry_run = job.request.dry_run
     return ReapplyReport(
         patches=where.patches,
