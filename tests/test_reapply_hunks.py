@@ -59,7 +59,7 @@ def test_human_summary_prints_the_table_and_verified(
     capsys.readouterr()
     assert cli(*args(gsd)) == 0
     out = capsys.readouterr().out
-    assert f"merged        {PLANNER}  (verified)" in out
+    assert f"merged        {PLANNER}  [baseline: pristine]  (verified)" in out
     assert "file\thunk_id\tsignature_line\tline_count\tverified" in out
     assert f"{PLANNER}\t1\tmodel: opus\t1\tyes" in out
 
@@ -79,5 +79,21 @@ def test_a_lost_hunk_shows_as_missing(
     capsys.readouterr()
     assert cli(*args(gsd)) == 1
     out = capsys.readouterr().out
-    assert f"failed        {PLANNER}  (⚠ 1 hunk(s) missing)" in out
+    assert f"failed        {PLANNER}  [baseline: pristine]  (⚠ 1 hunk(s) missing)" in out
     assert f"{PLANNER}\t1\tmodel: opus\t1\tno" in out
+
+
+def test_summary_header_names_both_versions_and_each_files_baseline(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    gsd = standard(tmp_path)
+    (gsd.target / "get-shit-done/VERSION").write_text("2.0.0\n")
+    (gsd.pristine / EXECUTE).unlink()  # this one file has no baseline
+    capsys.readouterr()
+    cli(*args(gsd))
+    out = capsys.readouterr().out
+    assert "backed up from: v1.0.0\ncurrent version: v2.0.0\nfiles: 3\n" in out
+    assert f"{PLANNER}  [baseline: pristine]" in out
+    assert f"{EXECUTE}  [baseline: none]" in out
+    _, doc = reapply_json(capsys, *args(gsd, "--dry-run"))
+    assert (doc["from_version"], doc["installed_version"]) == ("1.0.0", "2.0.0")

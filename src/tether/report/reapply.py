@@ -21,12 +21,16 @@ def render(report: ReapplyReport) -> str:
     counts = ", ".join(f"{report.count(s)} {s}" for s in order if report.count(s))
     head = "dry run: " if report.dry_run else ""
     lines = [f"{head}reapply {report.patches} -> {report.target}: {counts or 'nothing to do'}"]
+    lines.append(f"backed up from: {_version(report.from_version)}")
+    lines.append(f"current version: {_version(report.installed_version)}")
+    lines.append(f"files: {len(report.results)}")
     if report.searched:
         lines.append(f"patches found via {report.patches_source}")
     if report.pristine is not None:
         lines.append(f"pristine copies: {report.pristine}")
     for result in report.results:
-        lines.append(f"  {result.status:<13} {result.file}{_verification(result)}")
+        strategy = f"  [baseline: {result.baseline}]"
+        lines.append(f"  {result.status:<13} {result.file}{strategy}{_verification(result)}")
         if result.reason:
             lines.append(f"                {result.reason}")
         lines.extend(f"                missing {n}: {text}" for n, text in result.missing)
@@ -40,6 +44,10 @@ def render(report: ReapplyReport) -> str:
     if report.backup_dir is not None and report.backup_dir.exists():
         lines.append(f"installed versions backed up in {report.backup_dir}")
     return "\n".join(lines)
+
+
+def _version(version: str | None) -> str:
+    return f"v{version.removeprefix('v')}" if version else "unknown"
 
 
 def _verification(result: FileResult) -> str:

@@ -83,6 +83,8 @@ class ReapplyReport:
     patches_source: str = PATCHES_OPTION  # --patches, the variable, "global" or "local"
     searched: list[str] = field(default_factory=list)  # the places tried, when searched
     pristine: Path | None = None  # the pristine folder used, if any
+    from_version: str | None = None  # the release the patches were saved from
+    installed_version: str | None = None  # the target's VERSION file
 
     @property
     def drifted_files(self) -> list[str]:
@@ -112,6 +114,8 @@ class ReapplyReport:
             "patches_source": self.patches_source if self.patches is not None else None,
             "searched": self.searched,
             "pristine": str(self.pristine) if self.pristine is not None else None,
+            "from_version": self.from_version,
+            "installed_version": self.installed_version,
             "target": str(self.target),
             "dry_run": self.dry_run,
             "run_id": self.run_id,

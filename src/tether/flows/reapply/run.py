@@ -27,6 +27,7 @@ from tether.flows.reapply.target import (
     JOURNAL_SUFFIX,
     backup_root,
     check_dir,
+    installed_version,
     journal_path,
     prepare_runtime,
     profile_of,
@@ -128,6 +129,7 @@ class _Where:
         self.source = located.source if located is not None else PATCHES_OPTION
         self.searched = [str(p.folder) for p in located.searched] if located else []
         self.pristine = pristine
+        self.from_version = patch_set.from_version
 
 
 def _locate(request: ReapplyRequest) -> Located | None:
@@ -176,6 +178,8 @@ def _report(job: Job, decisions: list[Decision], where: _Where) -> ReapplyReport
         patches_source=where.source,
         searched=where.searched,
         pristine=where.pristine,
+        from_version=where.from_version,
+        installed_version=installed_version(job.request.target),
         target=job.request.target,
         results=[decision.result for decision in decisions],
         dry_run=dry_run,
