@@ -422,3 +422,45 @@ def test_patches_json_is_exactly_the_gsd_shape(tmp_path: Path) -> None:
         "files",
         "pristine_hashes",
     }
+
+
+def test_a_lossy_merge_equal_to_the_installed_file_fails_instead_of_incorporated(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A merge engine that drops the user's change and returns the installed file untouched
+    writes nothing, so the writer's gate never runs: reapply verifies that path itself."""
+    from tether.engine.textmerge import MergeResult
+    from tether.flows.reapply import decide
+
+    def lossy_merge(base: bytes, ours: bytes, theirs: bytes, **_: Any) -> tuple[MergeResult, str]:
+        return MergeResult(theirs, 0), ""  # the injected fault: the user's lines are gone
+
+    monkeypatch.setattr(decide, "merge_sides", lossy_merge)
+    gsd = make_gsd(tmp_path, {PLANNER: (PLANNER_V1, PLANNER_OURS, PLANNER_V2)})
+    code, doc = reapply_json(capsys, *args(gsd, "--pristine", str(gsd.pristine)))
+    assert code == 1
+    [result] = doc["results"]
+    assert result["status"] == "failed"
+    assert result["missing"] == [{"line": 4, "text": "model: opus"}]
+    assert result["readded"] == [{"line": 5, "text": "color: green"}]
+    assert "installed file is left as it is" in result["reason"]
+    assert gsd.read(PLANNER) == PLANNER_V2
+
+
+def test_a_lossy_merge_fails_on_an_unverified_baseline_too(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Same fault with an unverifiable baseline (the "nothing to write" branch)."""
+    from tether.engine.textmerge import MergeResult
+    from tether.flows.reapply import decide
+
+    def lossy_merge(base: bytes, ours: bytes, theirs: bytes, **_: Any) -> tuple[MergeResult, str]:
+        return MergeResult(theirs, 0), ""
+
+    monkeypatch.setattr(decide, "merge_sides", lossy_merge)
+    gsd = make_gsd(tmp_path, {PLANNER: (PLANNER_V1, PLANNER_OURS, PLANNER_V2)})
+    gsd.set_meta(pristine_hashes={PLANNER: "0" * 64})  # drifted, then accepted: unverified
+    accept = ("--accept-pristine", PLANNER, "--dry-run")
+    code, doc = reapply_json(capsys, *args(gsd, "--pristine", str(gsd.pristine), *accept))
+    assert code == 1
+    assert statuses(doc) == {PLANNER: "failed"}

@@ -25,9 +25,9 @@ from tether.report.reapply import render, render_save
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--patches",
-        required=True,
         metavar="DIR",
-        help="the saved patches (backup-meta.json here or in a saved subfolder)",
+        help="the saved patches (backup-meta.json here or in a saved subfolder); default: "
+        "the gsd-local-patches folder found where GSD leaves it",
     )
     add_project_dir(
         parser,
@@ -50,7 +50,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--pristine",
         metavar="DIR",
-        help="pristine copies of the release the patches were saved from",
+        help="pristine copies of the release the patches were saved from "
+        "(default: gsd-pristine beside the patches folder, when there is one)",
     )
     parser.add_argument(
         "--git",
@@ -93,7 +94,7 @@ def run(args: argparse.Namespace) -> int:
             print(render_save(saved))
         return Exit.OK
     request = ReapplyRequest(
-        patches=Path(args.patches),
+        patches=Path(args.patches) if args.patches else None,
         target=target,
         baseline=BaselineOptions(
             pristine=Path(args.pristine) if args.pristine else None,
@@ -116,6 +117,8 @@ def run(args: argparse.Namespace) -> int:
 
 def _check_usage(args: argparse.Namespace) -> None:
     if args.save:
+        if not args.patches:
+            raise UsageError("--save needs --patches DIR (where to save the files)")
         if not args.manifest:
             raise UsageError("--save needs --manifest FILE (the install manifest)")
         return

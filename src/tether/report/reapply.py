@@ -8,29 +8,72 @@ from tether.flows.reapply import (
     INCORPORATED,
     MERGED,
     REMEDIES,
+    FileResult,
     ReapplyReport,
     SaveReport,
 )
 
 
 def render(report: ReapplyReport) -> str:
+    if report.patches is None:
+        return _render_nothing_found(report)
     order = (MERGED, INCORPORATED, CONFLICT, FAILED)
     counts = ", ".join(f"{report.count(s)} {s}" for s in order if report.count(s))
     head = "dry run: " if report.dry_run else ""
     lines = [f"{head}reapply {report.patches} -> {report.target}: {counts or 'nothing to do'}"]
+    lines.append(f"backed up from: {_version(report.from_version)}")
+    lines.append(f"current version: {_version(report.installed_version)}")
+    lines.append(f"files: {len(report.results)}")
+    if report.searched:
+        lines.append(f"patches found via {report.patches_source}")
+    if report.pristine is not None:
+        lines.append(f"pristine copies: {report.pristine}")
     for result in report.results:
-        lines.append(f"  {result.status:<13} {result.file}")
+        strategy = f"  [baseline: {result.baseline}]"
+        lines.append(f"  {result.status:<13} {result.file}{strategy}{_verification(result)}")
         if result.reason:
             lines.append(f"                {result.reason}")
         lines.extend(f"                missing {n}: {text}" for n, text in result.missing)
         lines.extend(f"                deleted but back {n}: {text}" for n, text in result.readded)
         if result.artifact:
             lines.append(f"                patch: {result.artifact}")
+    lines.extend(_hunk_table(report))
     if report.drifted_files:
         lines.append("pristine drift stopped: " + ", ".join(report.drifted_files))
         lines.extend(f"  {number}. {remedy}" for number, remedy in enumerate(REMEDIES, 1))
     if report.backup_dir is not None and report.backup_dir.exists():
         lines.append(f"installed versions backed up in {report.backup_dir}")
+    return "\n".join(lines)
+
+
+def _version(version: str | None) -> str:
+    return f"v{version.removeprefix('v')}" if version else "unknown"
+
+
+def _verification(result: FileResult) -> str:
+    """ "(verified)" when every hunk's signature line is in the final file, else a warning."""
+    if not result.hunks or result.status not in (MERGED, INCORPORATED, FAILED):
+        return ""
+    missing = result.hunks_missing
+    return f"  (⚠ {missing} hunk(s) missing)" if missing else "  (verified)"
+
+
+def _hunk_table(report: ReapplyReport) -> list[str]:
+    rows = [(result.file, row) for result in report.results for row in result.hunks]
+    if not rows:
+        return []
+    lines = ["hunk verification:", "  file\thunk_id\tsignature_line\tline_count\tverified"]
+    for file, row in rows:
+        verified = "yes" if row.verified else "no"
+        fields = (file, str(row.hunk_id), row.signature_line, str(row.line_count), verified)
+        lines.append("  " + "\t".join(fields))
+    return lines
+
+
+def _render_nothing_found(report: ReapplyReport) -> str:
+    lines = ["No local patches found. Nothing to reapply.", "Searched:"]
+    lines.extend(f"  {place}" for place in report.searched)
+    lines.append("Patches are saved when an install replaces files you had changed.")
     return "\n".join(lines)
 
 

@@ -33,6 +33,7 @@ from tether.flows.apply import check_written
 from tether.flows.reapply.baseline import BaselineFinder, BaselineOptions, Found
 from tether.flows.reapply.decide import Decision, both_versions, decide_saved_file
 from tether.flows.reapply.job import CONFLICT_STYLES, ReapplyRequest
+from tether.flows.reapply.locate import PATCHES_FOLDER, PRISTINE_FOLDER, candidate_places
 from tether.flows.reapply.patches import META_FILE, PatchSet, find_patch_set, load_patch_set
 from tether.flows.reapply.report import (
     CONFLICT,
@@ -57,6 +58,8 @@ __all__ = [
     "INCORPORATED",
     "MERGED",
     "META_FILE",
+    "PATCHES_FOLDER",
+    "PRISTINE_FOLDER",
     "REMEDIES",
     "STATUS_BUCKETS",
     "BaselineFinder",
@@ -70,6 +73,7 @@ __all__ = [
     "SaveReport",
     "backup_root",
     "both_versions",
+    "candidate_places",
     "check_written",
     "decide_saved_file",
     "find_patch_set",

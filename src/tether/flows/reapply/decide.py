@@ -8,9 +8,17 @@ from pathlib import Path
 
 from tether.engine.patches import unified_patch
 from tether.engine.textfmt import eol_style, is_binary
+from tether.engine.verify import verify_preserved
 from tether.flows.merging import merge_sides
 from tether.flows.reapply.baseline import Found
-from tether.flows.reapply.report import CONFLICT, FAILED, INCORPORATED, MERGED, FileResult
+from tether.flows.reapply.report import (
+    CONFLICT,
+    FAILED,
+    INCORPORATED,
+    MERGED,
+    FileResult,
+    record_verification_failure,
+)
 
 
 @dataclass
@@ -87,6 +95,15 @@ def both_versions(ours: bytes, theirs: bytes) -> bytes:
 def _merge(
     rel: str, base: bytes, ours: bytes, theirs: bytes, found: Found, style: str, patch: Path
 ) -> Decision:
+    """The merge on a baseline; the decision keeps both sides for the hunk table."""
+    decision = _merge_outcome(rel, base, ours, theirs, found, style, patch)
+    decision.base, decision.ours = base, ours
+    return decision
+
+
+def _merge_outcome(
+    rel: str, base: bytes, ours: bytes, theirs: bytes, found: Found, style: str, patch: Path
+) -> Decision:
     origin = found.origin
     if ours == base:
         # sha256(ours) is then the pristine hash: the backup step should never have saved it.
@@ -96,6 +113,12 @@ def _merge(
     merged, _note = merge_sides(base, ours, theirs, labels=labels)
     note = f"; {found.note}" if found.note else ""
     if merged.conflicts == 0 and merged.merged == theirs:
+        # Nothing is written, so the writer's gate never sees this file: check it here.
+        verdict = verify_preserved(base, ours, theirs)
+        if not verdict.preserved:
+            failed = FileResult(rel, FAILED, "", origin)
+            record_verification_failure(failed, verdict, patch, written=False)
+            return Decision(failed, theirs)
         if found.verified:
             reason = "your change is already in the installed release" + note
             return Decision(FileResult(rel, INCORPORATED, reason, origin), theirs)

@@ -8,6 +8,7 @@ job tells a rerun which files it already merged.
 from __future__ import annotations
 
 import functools
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -36,11 +37,13 @@ INSTALLED = "installed/"  # a run's backups of the installed versions, in its ba
 
 @dataclass(frozen=True)
 class ReapplyRequest:
-    patches: Path
+    patches: Path | None  # None: look where GSD leaves them (``locate``)
     target: Path
     baseline: BaselineOptions = field(default_factory=BaselineOptions)
     conflict_style: str = "markers"
     dry_run: bool = False
+    environ: Mapping[str, str] | None = None  # for the search; None: this process's
+    cwd: Path | None = None  # for the search's local-install places; None: this process's
 
 
 @dataclass
@@ -58,7 +61,7 @@ class Job:
 
     @property
     def backup_dir(self) -> Path:
-        return backup_root(self.request.patches) / self.run_id
+        return backup_root(self.patch_set.folder) / self.run_id
 
     @property
     def command(self) -> str:

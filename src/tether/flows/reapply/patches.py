@@ -22,6 +22,7 @@ class PatchSet:
     pristine_hashes: dict[str, str]
     from_version: str | None
     meta_sha256: str
+    folder: Path  # the patches folder given or found (``root`` or its parent)
 
     def saved(self, rel: str) -> Path:
         return self.root / rel
@@ -66,4 +67,5 @@ def load_patch_set(patches: Path) -> PatchSet:
         pristine_hashes={str(k): v.lower() for k, v in hashes.items()},
         from_version=str(version) if version is not None else None,
         meta_sha256=sha256_bytes(raw),
+        folder=patches,
     )

@@ -15,12 +15,14 @@ from tether.errors import Exit
 from tether.model.plan import Bucket
 
 if TYPE_CHECKING:
+    from tether.engine.hunktable import HunkRow
     from tether.engine.verify import VerifyResult
 
 MERGED = "merged"
 CONFLICT = "conflict"
 INCORPORATED = "incorporated"
 FAILED = "failed"
+PATCHES_OPTION = "--patches"  # how the patches were found when the user named them
 
 STATUS_BUCKETS = {
     MERGED: Bucket.MERGED,
@@ -48,6 +50,11 @@ class FileResult:
     readded: list[tuple[int, str]] = field(default_factory=list)
     drifted: bool = False
     artifact: str | None = None  # a conflict patch, when --conflict patch
+    hunks: list[HunkRow] = field(default_factory=list)  # the hunk verification table
+
+    @property
+    def hunks_missing(self) -> int:
+        return sum(1 for row in self.hunks if not row.verified)
 
     def to_json(self) -> dict[str, Any]:
         document: dict[str, Any] = {
@@ -57,6 +64,7 @@ class FileResult:
             "reason": self.reason,
             "baseline": self.baseline,
             "readded": [{"line": n, "text": t} for n, t in self.readded],
+            "hunks": [row.to_json() for row in self.hunks],
         }
         if self.artifact:
             document["artifact"] = self.artifact
@@ -65,13 +73,18 @@ class FileResult:
 
 @dataclass
 class ReapplyReport:
-    patches: Path
+    patches: Path | None  # None: no patches folder anywhere, nothing to reapply
     target: Path
     results: list[FileResult]
     dry_run: bool = False
     run_id: str | None = None
     backup_dir: Path | None = None
     resumed: bool = False
+    patches_source: str = PATCHES_OPTION  # --patches, the variable, "global" or "local"
+    searched: list[str] = field(default_factory=list)  # the places tried, when searched
+    pristine: Path | None = None  # the pristine folder used, if any
+    from_version: str | None = None  # the release the patches were saved from
+    installed_version: str | None = None  # the target's VERSION file
 
     @property
     def drifted_files(self) -> list[str]:
@@ -97,7 +110,12 @@ class ReapplyReport:
             "drifted": len(self.drifted_files),
             "drifted_files": self.drifted_files,
             "results": [r.to_json() for r in self.results],
-            "patches": str(self.patches),
+            "patches": str(self.patches) if self.patches is not None else None,
+            "patches_source": self.patches_source if self.patches is not None else None,
+            "searched": self.searched,
+            "pristine": str(self.pristine) if self.pristine is not None else None,
+            "from_version": self.from_version,
+            "installed_version": self.installed_version,
             "target": str(self.target),
             "dry_run": self.dry_run,
             "run_id": self.run_id,
@@ -107,7 +125,11 @@ class ReapplyReport:
         }
 
 
-def record_verification_failure(result: FileResult, verdict: VerifyResult, patch: Path) -> None:
+def record_verification_failure(
+    result: FileResult, verdict: VerifyResult, patch: Path, *, written: bool = True
+) -> None:
+    """Fail ``result`` with the verifier's lines; ``written``: the merge had been written
+    and the installed version was put back (else the installed file was never touched)."""
     result.status = FAILED
     result.missing = list(verdict.missing)
     result.readded = list(verdict.readded)
@@ -116,7 +138,5 @@ def record_verification_failure(result: FileResult, verdict: VerifyResult, patch
         parts.append(f"{len(verdict.missing)} of your line(s) missing")
     if verdict.readded:
         parts.append(f"{len(verdict.readded)} line(s) you deleted came back")
-    result.reason = (
-        f"verification failed ({', '.join(parts)}): the installed version is back, "
-        f"your copy stays at {patch}"
-    )
+    state = "the installed version is back" if written else "the installed file is left as it is"
+    result.reason = f"verification failed ({', '.join(parts)}): {state}, your copy stays at {patch}"

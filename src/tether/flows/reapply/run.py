@@ -3,18 +3,31 @@
 
 from __future__ import annotations
 
+import os
+from dataclasses import replace
+from pathlib import Path
+
 from tether.engine.verify import verify_preserved
 from tether.errors import UsageError
 from tether.flows.apply import ApplyOutcome, execute_plan
 from tether.flows.reapply.decide import Decision
 from tether.flows.reapply.job import CONFLICT_STYLES, Job, ReapplyRequest, open_job
-from tether.flows.reapply.patches import load_patch_set
+from tether.flows.reapply.locate import Located, default_pristine, locate_patches
+from tether.flows.reapply.patches import PatchSet, load_patch_set
 from tether.flows.reapply.plan import plan_files, writer_plan, writer_resume
-from tether.flows.reapply.report import FAILED, ReapplyReport, record_verification_failure
+from tether.flows.reapply.report import (
+    CONFLICT,
+    FAILED,
+    MERGED,
+    PATCHES_OPTION,
+    ReapplyReport,
+    record_verification_failure,
+)
 from tether.flows.reapply.target import (
     JOURNAL_SUFFIX,
     backup_root,
     check_dir,
+    installed_version,
     journal_path,
     prepare_runtime,
     profile_of,
@@ -31,26 +44,31 @@ def reapply(request: ReapplyRequest) -> ReapplyReport:
     if request.conflict_style not in CONFLICT_STYLES:
         raise UsageError(f"--conflict must be one of {', '.join(CONFLICT_STYLES)}")
     check_dir(request.target, "target")
-    patch_set = load_patch_set(request.patches)
+    located = _locate(request)
+    if located is not None and located.folder is None:
+        return _nothing_found(request, located)
+    patches = located.folder if located is not None else request.patches
+    assert patches is not None
+    request = _with_default_pristine(replace(request, patches=patches))
+    patch_set = load_patch_set(patches)
     profile = profile_of(request.target)
     journal = Journal(journal_path(request.target))
-    check_own_paths(
-        request.target, profile, folders=(backup_root(request.patches),), files=(journal.path,)
-    )
+    check_own_paths(request.target, profile, folders=(backup_root(patches),), files=(journal.path,))
+    where = _Where(patch_set, located, request.baseline.pristine)
     check_journal_file(request.target, profile.journal_file + JOURNAL_SUFFIX)
     if request.dry_run:
         job = open_job(request, patch_set, journal)
         decisions = plan_files(job)
         for decision in decisions:
             _predict_gate(job, decision)
-        return _report(job, decisions)
+        return _report(job, decisions, where)
     prepare_runtime(request.target)
     with ProjectLock(request.target / profile.lock_file, command="reapply"):
         job = open_job(request, patch_set, journal)
         decisions = plan_files(job)
         _carry_out(job, decisions)
         journal.run_complete(job.run_id)
-        return _report(job, decisions)
+        return _report(job, decisions, where)
 
 
 def _carry_out(job: Job, decisions: list[Decision]) -> None:
@@ -103,10 +121,65 @@ def _predict_gate(job: Job, decision: Decision) -> None:
         )
 
 
-def _report(job: Job, decisions: list[Decision]) -> ReapplyReport:
+class _Where:
+    """Which patches and pristine folder a run used, and how the patches were found."""
+
+    def __init__(self, patch_set: PatchSet, located: Located | None, pristine: Path | None):
+        self.patches = patch_set.root
+        self.source = located.source if located is not None else PATCHES_OPTION
+        self.searched = [str(p.folder) for p in located.searched] if located else []
+        self.pristine = pristine
+        self.from_version = patch_set.from_version
+
+
+def _locate(request: ReapplyRequest) -> Located | None:
+    """None when ``--patches`` names the folder; else the search where GSD leaves them."""
+    if request.patches is not None:
+        return None
+    environ = os.environ if request.environ is None else request.environ
+    return locate_patches(environ, request.cwd or Path.cwd())
+
+
+def _with_default_pristine(request: ReapplyRequest) -> ReapplyRequest:
+    """``gsd-pristine/`` beside the patches folder when no pristine folder was named."""
+    if request.baseline.pristine is not None or request.patches is None:
+        return request
+    pristine = default_pristine(request.patches)
+    if pristine is None:
+        return request
+    return replace(request, baseline=replace(request.baseline, pristine=pristine))
+
+
+def _nothing_found(request: ReapplyRequest, located: Located) -> ReapplyReport:
+    searched = [str(place.folder) for place in located.searched]
+    return ReapplyReport(None, request.target, [], request.dry_run, searched=searched)
+
+
+def _fill_hunk_tables(decisions: list[Decision]) -> None:
+    """Each file merged on a baseline gets its table, checked against the bytes it ends
+    with: the merge when it is kept, else the installed version (conflicts have none)."""
+    from tether.engine.hunktable import hunk_table
+
+    for decision in decisions:
+        result = decision.result
+        if decision.base is None or decision.ours is None or result.status == CONFLICT:
+            continue
+        final = decision.write if result.status == MERGED else None
+        final = final if final is not None else decision.theirs
+        if final is not None:
+            result.hunks = hunk_table(decision.base, decision.ours, final)
+
+
+def _report(job: Job, decisions: list[Decision], where: _Where) -> ReapplyReport:
+    _fill_hunk_tables(decisions)
     dry_run = job.request.dry_run
     return ReapplyReport(
-        patches=job.patch_set.root,
+        patches=where.patches,
+        patches_source=where.source,
+        searched=where.searched,
+        pristine=where.pristine,
+        from_version=where.from_version,
+        installed_version=installed_version(job.request.target),
         target=job.request.target,
         results=[decision.result for decision in decisions],
         dry_run=dry_run,

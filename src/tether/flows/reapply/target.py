@@ -37,6 +37,19 @@ def check_dir(path: Path, role: str) -> None:
         raise TetherError(f"{path}: the {role} is not a directory")
 
 
+# Where GSD's installer writes the installed release's version, first found wins.
+VERSION_FILES = ("get-shit-done/VERSION", "VERSION")
+
+
+def installed_version(target: Path) -> str | None:
+    """The installed release's version from its VERSION file; None without one."""
+    for rel in VERSION_FILES:
+        data = read_file(target / rel)
+        if data is not None:
+            return data.decode("utf-8", errors="replace").strip() or None
+    return None
+
+
 def read_file(path: Path) -> bytes | None:
     """The file's bytes; None when there is none. A FIFO, socket or device is an error."""
     try:
