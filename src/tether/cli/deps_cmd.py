@@ -146,9 +146,10 @@ def _add_apply_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--isolate",
         choices=MODES,
-        default=DEFAULT_MODE,
+        default=None,
         help="in place, on a new branch deps/<level>-<date>, or in a new worktree "
-        f"(default: {DEFAULT_MODE})",
+        f"(default: {DEFAULT_MODE}; a project where the isolation asked for is not "
+        "possible is skipped)",
     )
 
 

@@ -1,6 +1,7 @@
 """Carry an approved plan out, project by project in registry order.
 
-Per project: set the isolation up, edit the manifests in place (all files prepared and
+Per project: set the isolation up (a project whose requested isolation cannot be had is
+skipped, never edited in place), edit the manifests in place (all files prepared and
 proven first, then written), run the override commands it is affected by, then one install
 with its package manager (not when ``--no-install``, nor when only override commands ran).
 Every tool's output goes to the project's log in the run folder; the caller gets a one-line
@@ -89,7 +90,7 @@ class Step:
 class ProjectResult:
     work: ProjectWork
     log: Path
-    state: str = "pending"  # pending | applied | failed
+    state: str = "pending"  # pending | applied | failed | skipped (isolation not possible)
     steps: list[Step] = field(default_factory=list)
     failed_step: str | None = None
     exit_code: int | None = None
@@ -105,6 +106,7 @@ class ApplyOptions:
     install: bool = True
     continue_on_failure: bool = False
     isolate: str = DEFAULT_MODE
+    isolate_asked: bool = False  # --isolate was given (not the default)
     env: Mapping[str, str] | None = None  # the tools' environment (None: tether's own)
 
 
@@ -163,6 +165,8 @@ def apply_projects(
 
 def digest(index: int, count: int, result: ProjectResult) -> str:
     head = f"[{index + 1}/{count}] {result.work.name}:"
+    if result.state == "skipped" and result.isolation is not None:
+        return f"{head} skipped, {result.isolation.note}"
     if result.state == "failed":
         return (
             f"{head} FAILED at {result.failed_step} (exit {result.exit_code}): {result.error}; "
@@ -178,9 +182,18 @@ def _apply_one(result: ProjectResult, options: ApplyOptions) -> None:
     with open(result.log, "a", encoding="utf-8", errors="replace") as log:
         _say(log, f"project {work.name} ({work.root})")
         result.isolation = isolate(
-            work.root, options.isolate, isolation_target(options), switch=True
+            work.root,
+            options.isolate,
+            isolation_target(options),
+            switch=True,
+            skip=True,
+            in_place_outside_git=not options.isolate_asked,
         )
         _say(log, result.isolation.describe())
+        if result.isolation.used == "skipped":
+            result.state = "skipped"
+            _say(log, "== result: skipped, nothing written")
+            return
         root = result.isolation.root
         if not _edit(result, root, log):
             return

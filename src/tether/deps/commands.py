@@ -41,7 +41,7 @@ class DepsRequest:
     yes: bool = False  # apply without asking; conflicts then need conflict_policy
     install: bool = True
     continue_on_failure: bool = False
-    isolate: str = DEFAULT_MODE
+    isolate: str | None = None  # None: DEFAULT_MODE, not asked for
     cwd: Path = field(default_factory=Path.cwd)
     env: Mapping[str, str] = field(default_factory=lambda: dict(os.environ))
 
@@ -194,7 +194,8 @@ def _apply_options(request: DepsRequest) -> ApplyOptions:
         flow.system_now().date(),
         install=request.install,
         continue_on_failure=request.continue_on_failure,
-        isolate=request.isolate,
+        isolate=request.isolate or DEFAULT_MODE,
+        isolate_asked=request.isolate is not None,
         env=_tool_env(request),
     )
 
@@ -221,7 +222,7 @@ def _finish(
         "level": request.level,
         **(folder.to_json() if folder else {"run_id": None, "run_dir": None}),
         "conflict_policy": decided.plan.policy,
-        "isolate": request.isolate,
+        "isolate": request.isolate or DEFAULT_MODE,
         "install": request.install,
         "continue_on_failure": request.continue_on_failure,
     }
