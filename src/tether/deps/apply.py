@@ -11,6 +11,7 @@ after it stay ``pending``. Nothing is committed or pushed.
 
 from __future__ import annotations
 
+import os
 import shlex
 import subprocess
 import time
@@ -67,6 +68,9 @@ class ProjectWork:
     package_manager: str | None
     python_tool: str | None
     bumps: list[Bump] = field(default_factory=list)
+    # From the project to its workspace root, where the bumps' paths start and the install
+    # runs ("." for a project that is its own root).
+    workspace: str = "."
     overrides: list[BoundOverride] = field(default_factory=list)
 
 
@@ -119,7 +123,13 @@ class ApplyRun:
 def works_from_plan(plan: Plan, bound: Sequence[BoundOverride]) -> list[ProjectWork]:
     """One unit per project that has a bump or an override to run, registry order."""
     works = {
-        p.name: ProjectWork(p.name, p.root, p.package_manager, p.python_tool)
+        p.name: ProjectWork(
+            p.name,
+            p.root,
+            p.package_manager,
+            p.python_tool,
+            workspace=os.path.relpath(p.edit_root.resolve(), p.root.resolve()),
+        )
         for p in plan.scan.scanned
     }
     for package in plan.packages:
@@ -195,7 +205,8 @@ def _apply_one(result: ProjectResult, options: ApplyOptions) -> None:
             _say(log, "== result: skipped, nothing written")
             return
         root = result.isolation.root
-        if not _edit(result, root, log):
+        workspace = Path(os.path.normpath(root / work.workspace))
+        if not _edit(result, workspace, log):
             return
         for override in work.overrides:
             if not _run(
@@ -203,7 +214,7 @@ def _apply_one(result: ProjectResult, options: ApplyOptions) -> None:
             ):
                 return
         for argv in install_commands(work, options):
-            if not _run(result, "install", argv, root, log, options):
+            if not _run(result, "install", argv, workspace, log, options):
                 return
         result.state = "applied"
         _say(log, "== result: applied")
