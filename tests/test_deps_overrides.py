@@ -269,3 +269,52 @@ def test_no_install_when_only_overrides_ran() -> None:
 def _bump(ecosystem: str) -> Bump:
     locus = Locus("package.json", "dependencies", "json", ("dependencies", "x"))
     return Bump("x", ecosystem, "^1.0.0", "^1.1.0", Change(locus, "^1.0.0", "^1.1.0"))
+
+
+def _with_docs_site(setup: Path) -> None:
+    """A second project whose only family member is ``storybook`` itself."""
+    project(
+        setup.parent / "site",
+        {
+            "package.json": {"name": "site", "devDependencies": {"storybook": "^8.0.0"}},
+            "package-lock.json": {},
+        },
+    )
+    document = json.loads(setup.read_text())
+    record = dict(document["projects"]["ui"], name="site", path=str(setup.parent / "site"))
+    document["projects"]["site"] = record
+    setup.write_text(json.dumps(document))
+
+
+def test_excluding_a_family_drops_its_command_where_nothing_of_it_is_left(
+    setup: Path, server: LoopbackRegistry
+) -> None:
+    _with_docs_site(setup)
+    args = deps(setup, server, "apply", "--level", "minor", "--no-install", "--json")
+    # storybook: run-override, alpha-latest: force-generic, then pick-subset excluding storybook
+    code, out, _ = run_cli(*args, stdin="r\nf\np\nstorybook\n")
+    assert code == 0, out
+    doc = json.loads(out)
+    [storybook] = doc["overrides"]
+    assert storybook["projects"] == ["ui"]  # site had only storybook, now excluded
+    assert storybook["packages"] == ["@storybook/react", "@storybook/addon-docs"]
+    assert (setup.parent / "ui" / "override-ran.txt").read_text() == "upgrade 8.4.7"
+    assert not (setup.parent / "site" / "override-ran.txt").exists()
+    assert manifest(setup, "site")["devDependencies"] == {"storybook": "^8.0.0"}
+    [skipped] = doc["skipped_by_user"]
+    assert skipped["name"] == "storybook" and "override" not in skipped
+
+
+def test_excluding_the_whole_family_drops_the_override(
+    setup: Path, server: LoopbackRegistry
+) -> None:
+    _with_docs_site(setup)
+    args = deps(setup, server, "apply", "--level", "minor", "--no-install")
+    family = "storybook,@storybook/react,@storybook/addon-docs"
+    code, out, _ = run_cli(*args, stdin=f"r\nf\np\n{family}\n")
+    assert code == 0, out
+    assert not (setup.parent / "ui" / "override-ran.txt").exists()
+    assert not (setup.parent / "site" / "override-ran.txt").exists()
+    assert "## Skipped by user (3)" in out
+    assert "override:storybook" not in out and "storybook (storybook)" not in out
+    assert manifest(setup, "ui")["devDependencies"]["storybook"] == "^8.0.0"

@@ -120,6 +120,7 @@ def settle(decided: Decided, decisions: Mapping[str, str], exclude: Sequence[str
     ov.decide(decided.overrides, dict(decisions))
     decided.overrides = ov.keep(decided.overrides)
     exclude_packages(decided.plan, list(exclude))
+    decided.overrides = ov.without_excluded(decided.overrides, decided.plan)
 
 
 def plan_json(decided: Decided) -> dict[str, Any]:

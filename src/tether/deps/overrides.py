@@ -296,6 +296,22 @@ def parse_decisions(values: list[str] | None, bound: list[BoundOverride]) -> dic
     return decisions
 
 
+def without_excluded(bound: list[BoundOverride], plan: Plan) -> list[BoundOverride]:
+    """After a pick-subset: an entry keeps only the packages the person did not exclude and
+    the projects that still use one of them; an entry left with none is dropped."""
+    kept = []
+    for override in bound:
+        remaining = [p for p in override.packages if p.skipped_by != "user"]
+        for package in override.packages:
+            if package.skipped_by == "user" and package.override == override.entry.id:
+                package.override = None  # excluded, so no longer the entry's to move
+        override.packages = remaining
+        override.projects = _affected(plan, remaining) if remaining else []
+        if override.projects:
+            kept.append(override)
+    return kept
+
+
 def commands_for(bound: list[BoundOverride], project: str) -> list[BoundOverride]:
     return [b for b in bound if b.decision == "run-override" and project in b.projects]
 
