@@ -10,16 +10,21 @@ install worked (tests/test_deps_apply.py runs a real npm install end to end).
 from __future__ import annotations
 
 import json
-import os
-import sys
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
 
 import pytest
 
 from builders import git
-from fixtures.deps.kit import project, registry_file, run_json, setup_cli, write_json
+from fixtures.deps.kit import (
+    calls,
+    project,
+    registry_file,
+    run_json,
+    setup_cli,
+    stand_in,
+    write_json,
+)
 from fixtures.deps.loopback import LoopbackRegistry
 
 
@@ -40,28 +45,6 @@ def deps(registry: Path, server: LoopbackRegistry, *args: str) -> list[str]:
         "--pypi-index",
         server.url + "/pypi",
     ]
-
-
-def stand_in(tmp: Path, monkeypatch: pytest.MonkeyPatch, name: str) -> Path:
-    """A ``name`` program on PATH that records its argv and cwd, one JSON line per call."""
-    record = tmp / f"{name}-calls.jsonl"
-    folder = tmp / "bin"
-    folder.mkdir(exist_ok=True)
-    script = folder / name
-    script.write_text(
-        f"#!{sys.executable}\nimport json, os, sys\n"
-        f"with open({str(record)!r}, 'a') as out:\n"
-        "    out.write(json.dumps({'argv': sys.argv[1:], 'cwd': os.getcwd()}) + '\\n')\n"
-    )
-    script.chmod(0o755)
-    monkeypatch.setenv("PATH", f"{folder}{os.pathsep}{os.environ['PATH']}")
-    return record
-
-
-def calls(record: Path) -> list[dict[str, Any]]:
-    if not record.exists():
-        return []
-    return [json.loads(line) for line in record.read_text().splitlines()]
 
 
 def pnpm_workspace(top: Path) -> Path:

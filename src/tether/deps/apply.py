@@ -24,6 +24,7 @@ from typing import IO, Any
 from tether.deps.align import Plan
 from tether.deps.edit import Change, EditError, prepare, write
 from tether.deps.overrides import BoundOverride, commands_for
+from tether.deps.owed import PENDING
 from tether.errors import Exit
 from tether.runs.isolation import DEFAULT_MODE, Isolation, Target, isolate
 from tether.runs.rundir import RunFolder
@@ -71,6 +72,7 @@ class ProjectWork:
     # From the project to its workspace root, where the bumps' paths start and the install
     # runs ("." for a project that is its own root).
     workspace: str = "."
+    owed: list[list[str]] = field(default_factory=list)  # installs an earlier run owes
     overrides: list[BoundOverride] = field(default_factory=list)
 
 
@@ -120,8 +122,13 @@ class ApplyRun:
     status: str = "done"  # done | stopped | interrupted
 
 
-def works_from_plan(plan: Plan, bound: Sequence[BoundOverride]) -> list[ProjectWork]:
-    """One unit per project that has a bump or an override to run, registry order."""
+def works_from_plan(
+    plan: Plan,
+    bound: Sequence[BoundOverride],
+    owed: Mapping[str, Sequence[Sequence[str]]] | None = None,
+) -> list[ProjectWork]:
+    """One unit per project that has a bump, an override to run or an install an earlier
+    run owes (``owed``: project → its install commands), registry order."""
     works = {
         p.name: ProjectWork(
             p.name,
@@ -146,7 +153,8 @@ def works_from_plan(plan: Plan, bound: Sequence[BoundOverride]) -> list[ProjectW
             )
     for name, work in works.items():
         work.overrides = commands_for(list(bound), name)
-    return [w for w in works.values() if w.bumps or w.overrides]
+        work.owed = [list(c) for c in (owed or {}).get(name, ())]
+    return [w for w in works.values() if w.bumps or w.overrides or w.owed]
 
 
 def apply_projects(
@@ -171,6 +179,15 @@ def apply_projects(
             run.status = "stopped"
             break
     return run
+
+
+def owed_installs(run: ApplyRun, options: ApplyOptions) -> list[tuple[str, Path, list[list[str]]]]:
+    """The projects whose manifests are bumped but whose install failed: what they owe."""
+    return [
+        (r.work.name, r.work.root, install_commands(r.work, options))
+        for r in run.results
+        if r.state == "failed" and r.failed_step == "install" and (r.files or r.work.owed)
+    ]
 
 
 def digest(index: int, count: int, result: ProjectResult) -> str:
@@ -215,6 +232,8 @@ def _apply_one(result: ProjectResult, options: ApplyOptions) -> None:
                 return
         for argv in install_commands(work, options):
             if not _run(result, "install", argv, workspace, log, options):
+                if result.files or work.owed:
+                    result.error = f"{PENDING} ({result.error})"
                 return
         result.state = "applied"
         _say(log, "== result: applied")
@@ -227,15 +246,16 @@ def isolation_target(options: ApplyOptions) -> Target:
 
 
 def install_commands(work: ProjectWork, options: ApplyOptions) -> list[list[str]]:
-    """One install per ecosystem the bumps touched; none for override-only projects."""
-    if not options.install or options.level == "engines" or not work.bumps:
+    """One install per ecosystem the bumps touched, and any install an earlier run owes;
+    none for override-only projects."""
+    if not options.install or options.level == "engines":
         return []
-    commands = []
+    commands = list(work.owed)
     if any(b.ecosystem == "npm" for b in work.bumps) and work.package_manager in INSTALL:
         commands.append(INSTALL[work.package_manager])
     if any(b.ecosystem == "pypi" for b in work.bumps) and work.python_tool in PYTHON_LOCK:
         commands.append(PYTHON_LOCK[work.python_tool])
-    return commands
+    return [list(c) for c in dict.fromkeys(tuple(c) for c in commands)]
 
 
 def _edit(result: ProjectResult, root: Path, log: IO[str]) -> bool:

@@ -18,6 +18,7 @@ from tether.deps.align import DEFAULT_POLICY
 from tether.deps.apply import ApplyOptions, ApplyRun
 from tether.deps.flow import Decided, Registries
 from tether.deps.model import Level
+from tether.deps.owed import Owed
 from tether.deps.scan import ScanResult
 from tether.errors import Exit, TetherError, UsageError
 from tether.runs.isolation import DEFAULT_MODE
@@ -42,6 +43,7 @@ class DepsRequest:
     install: bool = True
     continue_on_failure: bool = False
     isolate: str | None = None  # None: DEFAULT_MODE, not asked for
+    resume: str | None = None  # a run id: finish only the installs that run owes
     cwd: Path = field(default_factory=Path.cwd)
     env: Mapping[str, str] = field(default_factory=lambda: dict(os.environ))
 
@@ -102,7 +104,8 @@ def apply(request: DepsRequest, prompts: Prompts) -> DepsResult | NothingSelecte
     decided = _decided(result, request, prompts)
     skip = check_skip(split_names(request.skip_packages), decided.plan)
     flow.settle(decided, _override_decisions(decided, request, prompts), skip)
-    if not flow.has_work(decided):
+    owed = _owed(result, request)
+    if not flow.has_work(decided, owed):
         return _finish(decided, request, None, "nothing", None)
     if not request.yes and not _approved(decided, prompts):
         return _finish(decided, request, None, "cancelled", None)
@@ -110,8 +113,17 @@ def apply(request: DepsRequest, prompts: Prompts) -> DepsResult | NothingSelecte
     flow.write_plan_dir(folder.root, result, decided)
     if request.plan_dir is not None:
         flow.write_plan_dir(request.plan_dir, result, decided)
-    run = flow.execute(decided, _apply_options(request), folder, prompts.progress)
+    run = flow.execute(decided, _apply_options(request), folder, prompts.progress, owed)
     return _finish(decided, request, run, run.status, folder)
+
+
+def _owed(result: ScanResult, request: DepsRequest) -> list[Owed]:
+    """Installs earlier runs owe the selected projects (``--resume``: that run's only)."""
+    from tether.deps.owed import find
+
+    if not request.install:
+        return []
+    return find([(p.name, p.root) for p in result.scanned], request.resume)
 
 
 def _scan(request: DepsRequest, prompts: Prompts) -> ScanResult | NothingSelected:
