@@ -148,6 +148,8 @@ def _apply(reg: Path, server: LoopbackRegistry, *extra: str) -> tuple[int, dict[
             "--no-install",
             "--overrides",
             overrides,
+            "--override-action",
+            "sb=run-override",
             *extra,
         )
     )
@@ -187,6 +189,8 @@ def test_failure_text(three: Path, server: LoopbackRegistry) -> None:
         "--no-install",
         "--overrides",
         overrides,
+        "--override-action",
+        "sb=run-override",
     )
     code, out, _ = run_cli(*args)
     assert code == 1

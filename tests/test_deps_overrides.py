@@ -55,8 +55,9 @@ def setup(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
             "package-lock.json": {},
         },
     )
-    (tmp_path / ".tether").mkdir()
-    (tmp_path / ".tether" / "deps-overrides.yaml").write_text(
+    # the documented default place: the user's config folder (setup_cli points it into tmp)
+    (tmp_path / "config" / "tether").mkdir(parents=True)
+    (tmp_path / "config" / "tether" / "deps-overrides.yaml").write_text(
         "# families moved by their own command\n"
         "- id: storybook\n"
         '  match: ["storybook", "@storybook/*"]\n'
@@ -112,6 +113,8 @@ def test_run_override(setup: Path, server: LoopbackRegistry) -> None:
         "--no-install",
         "--override-action",
         "alpha-latest=force-generic",
+        "--override-action",
+        "storybook=run-override",
     )
     code, doc = run_json(*args)
     assert code == 0, doc
@@ -161,6 +164,8 @@ def test_skip_matched(setup: Path, server: LoopbackRegistry) -> None:
         "--no-install",
         "--override-action",
         "storybook=skip-matched",
+        "--override-action",
+        "alpha-latest=run-override",
     )
     code, out, _ = run_cli(*text_args)
     assert "## Skipped by override (3)" in out  # alpha's entry ran this time
@@ -318,3 +323,33 @@ def test_excluding_the_whole_family_drops_the_override(
     assert "## Skipped by user (3)" in out
     assert "override:storybook" not in out and "storybook (storybook)" not in out
     assert manifest(setup, "ui")["devDependencies"]["storybook"] == "^8.0.0"
+
+
+def test_under_yes_every_override_needs_its_action(setup: Path, server: LoopbackRegistry) -> None:
+    before = manifest(setup, "ui")
+    args = deps(setup, server, "apply", "--level", "minor", "--yes", "--no-install")
+    code, _, err = run_cli(*args, "--override-action", "storybook=run-override")
+    assert code == 2
+    assert "1 override(s) apply to this plan (alpha-latest): choose --override-action" in err
+    assert manifest(setup, "ui") == before
+    assert not (setup.parent / "ui" / "override-ran.txt").exists()
+
+
+def test_an_overrides_file_in_the_current_folder_is_never_read(
+    setup: Path, server: LoopbackRegistry
+) -> None:
+    """The file sits in the documented place (a notice says so); a stray one in the folder
+    the command runs in, whose command would write a file, is not read."""
+    stray = Path.cwd() / ".tether" / "deps-overrides.yaml"
+    stray.parent.mkdir()
+    stray.write_text(f"- id: stray\n  match: [gamma]\n  command: {json.dumps(RECORD)}\n")
+    code, doc = run_json(*deps(setup, server, "plan", "--level", "minor"))
+    assert code == 0
+    assert {o["id"] for o in doc["overrides"]} == {"storybook", "alpha-latest"}
+    default = setup.parent / "config" / "tether" / "deps-overrides.yaml"
+    assert doc["overrides_file"] == str(default)
+    assert f"override families read from {default}" in " ".join(doc["warnings"])
+
+    default.unlink()
+    code, doc = run_json(*deps(setup, server, "plan", "--level", "minor"))
+    assert code == 0 and doc["overrides"] == [] and doc["overrides_file"] is None

@@ -302,7 +302,16 @@ def test_a_failure_is_reported_the_same_by_both(world: World) -> None:
     code, by_fleet = run_json(*apply_command(world, "fleet", "--projects", "f"))
     assert code == 1
     code, by_deps = run_json(
-        *apply_command(world, "deps", "--projects", "d", "--overrides", str(overrides))
+        *apply_command(
+            world,
+            "deps",
+            "--projects",
+            "d",
+            "--overrides",
+            str(overrides),
+            "--override-action",
+            "al=run-override",
+        )
     )
     assert code == 1
 

@@ -36,7 +36,7 @@ class DepsRequest:
     min_release_age: str | None = None  # 7d, 12h, 90m
     plan_dir: Path | None = None  # also write the scan (and the plan) here
     conflict_policy: str | None = None  # None: the default for plan; apply asks once
-    overrides: Path | None = None  # None: .tether/deps-overrides.yaml in cwd, if present
+    overrides: Path | None = None  # None: the documented default file, if present
     override_actions: Sequence[str] = ()  # ID=ACTION
     skip_packages: Sequence[str] = ()  # package names (comma lists) left out of apply
     yes: bool = False  # apply without asking; conflicts then need conflict_policy
@@ -139,7 +139,7 @@ def _scan(request: DepsRequest, prompts: Prompts) -> ScanResult | NothingSelecte
 def _overrides_file(request: DepsRequest) -> Path | None:
     from tether.deps.overrides import default_path
 
-    return request.overrides if request.overrides is not None else default_path(request.cwd)
+    return request.overrides if request.overrides is not None else default_path()
 
 
 def _decided(result: ScanResult, request: DepsRequest, prompts: Prompts) -> Decided:
@@ -175,11 +175,12 @@ def _policy_for_conflicts(decided: Decided, request: DepsRequest, prompts: Promp
 
 def _override_decisions(decided: Decided, request: DepsRequest, prompts: Prompts) -> dict[str, str]:
     from tether.deps.gate import ask_override
-    from tether.deps.overrides import parse_decisions
+    from tether.deps.overrides import parse_decisions, undecided
 
     decisions = parse_decisions(list(request.override_actions) or None, decided.overrides)
     if request.yes:
-        return decisions  # the rest keep the default: run the file's command
+        undecided(decided.overrides, decisions)
+        return decisions
     for override in decided.overrides:
         if override.entry.id not in decisions:
             chosen = ask_override(override, prompts.ask)

@@ -119,6 +119,8 @@ class Decided:
 def plan_with_overrides(result: ScanResult, policy: str, overrides_file: Path | None) -> Decided:
     plan = build_plan(result, policy)
     entries = ov.load(overrides_file) if overrides_file is not None else []
+    if overrides_file is not None and overrides_file == ov.default_path():
+        plan.warnings.append(ov.default_notice(overrides_file))
     return Decided(plan, ov.bind(entries, plan), overrides_file)
 
 

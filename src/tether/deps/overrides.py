@@ -33,7 +33,7 @@ from tether.errors import TetherError, UsageError
 from tether.fsio import read_bytes
 
 ACTIONS = ("run-override", "skip-matched", "force-generic")
-DEFAULT_FILE = ".tether/deps-overrides.yaml"
+DEFAULT_FILE = "tether/deps-overrides.yaml"  # under the user's config folder
 _FIELDS = {"id", "match", "command", "versionSource", "fallbackVersionSource", "notes", "reference"}
 _REQUIRED = ("id", "match", "command", "versionSource")
 
@@ -89,9 +89,30 @@ def render_command(command: str, version: str | None) -> list[str]:
 # --- loading -----------------------------------------------------------------------------
 
 
-def default_path(cwd: Path) -> Path | None:
-    path = cwd / DEFAULT_FILE
+def default_path() -> Path | None:
+    """The documented place, ``$XDG_CONFIG_HOME/tether/deps-overrides.yaml``, when a file is
+    there. Never the folder the command runs in: a file found there by chance would run its
+    commands."""
+    from tether.runs.registry import config_home
+
+    path = config_home() / DEFAULT_FILE
     return path if path.is_file() else None
+
+
+def default_notice(path: Path) -> str:
+    return f"override families read from {path} (the default place; --overrides FILE names another)"
+
+
+def undecided(bound: list[BoundOverride], decisions: dict[str, str]) -> None:
+    """Under ``--yes`` every override needs its ``--override-action`` (as conflicts need
+    ``--conflict-policy``): running a command nobody chose is not a default."""
+    missing = [b.entry.id for b in bound if b.entry.id not in decisions]
+    if missing:
+        raise UsageError(
+            f"{len(missing)} override(s) apply to this plan ({', '.join(missing)}): choose "
+            "--override-action ID=run-override|skip-matched|force-generic for each "
+            "(nothing was written)"
+        )
 
 
 def load(path: Path) -> list[OverrideEntry]:

@@ -92,6 +92,11 @@ def registry_path(explicit: str | None = None, env: Mapping[str, str] | None = N
     return _config_home(env) / "tether" / "projects.json"
 
 
+def config_home(env: Mapping[str, str] | None = None) -> Path:
+    """``$XDG_CONFIG_HOME``, else ``~/.config``."""
+    return _config_home(os.environ if env is None else env)
+
+
 def _config_home(env: Mapping[str, str]) -> Path:
     # The XDG spec says a relative value is invalid and must be ignored.
     configured = env.get("XDG_CONFIG_HOME", "")
