@@ -148,6 +148,8 @@ def _apply(reg: Path, server: LoopbackRegistry, *extra: str) -> tuple[int, dict[
             "--no-install",
             "--overrides",
             overrides,
+            "--override-action",
+            "sb=run-override",
             *extra,
         )
     )
@@ -187,6 +189,8 @@ def test_failure_text(three: Path, server: LoopbackRegistry) -> None:
         "--no-install",
         "--overrides",
         overrides,
+        "--override-action",
+        "sb=run-override",
     )
     code, out, _ = run_cli(*args)
     assert code == 1
@@ -270,10 +274,79 @@ def test_worktree_isolation_leaves_the_checkout(repo: Path, server: LoopbackRegi
     git(root, "worktree", "remove", "--force", str(worktree))
 
 
-def test_isolation_degrades_outside_git(three: Path, server: LoopbackRegistry) -> None:
-    _, doc = _apply(three, server, "--isolate", "branch", "--continue-on-failure")
+def test_an_asked_isolation_that_is_not_possible_skips_the_project(
+    three: Path, server: LoopbackRegistry
+) -> None:
+    """Only the default degrades to in place outside git; an asked isolation skips."""
+    before = tree(three.parent / "one")
+    code, doc = _apply(three, server, "--isolate", "branch", "--continue-on-failure")
+    assert code == 0 and doc["applied"] == doc["failed"] == []
     notes = {p["name"]: (p["used"], p["note"]) for p in doc["isolation"]["projects"]}
-    assert notes["one"] == ("none", "branch isolation not possible: not a git repository")
+    assert notes["one"] == ("skipped", "branch isolation not possible: not a git repository")
+    assert [p["name"] for p in doc["skipped_isolation"]] == ["one", "two", "three"]
+    assert tree(three.parent / "one") == before
+    code, out, _ = run_cli(
+        *deps(
+            three,
+            server,
+            "apply",
+            "--level",
+            "minor",
+            "--yes",
+            "--isolate",
+            "worktree",
+            "--no-install",
+        )
+    )
+    assert "## Skipped (isolation not possible) (3)" in out
+    assert "- one: skipped, nothing written — worktree isolation not possible" in out
+    assert tree(three.parent / "one") == before
+
+
+def _repo(root: Path) -> Path:
+    git(root, "init", "-q", "-b", "main")
+    git(root, "add", "-A")
+    git(root, "commit", "-qm", "start")
+    return root
+
+
+def test_projects_in_one_repository_share_one_worktree_and_never_touch_the_checkout(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, server: LoopbackRegistry
+) -> None:
+    setup_cli(monkeypatch, tmp_path)
+    top = tmp_path / "mono"
+    for name in ("web", "api"):
+        project(
+            top / "apps" / name,
+            {"package.json": {"name": name, "dependencies": {"alpha": "^1.0.0"}}},
+        )
+    _repo(top)
+    late = project(top / "apps" / "late", {"package.json": {"dependencies": {"alpha": "^1.0.0"}}})
+    roots = {n: top / "apps" / n for n in ("web", "api")} | {"late": late}
+    reg = registry_file(tmp_path / "projects.json", roots)
+    head = git(top, "rev-parse", "HEAD")
+    args = ("apply", "--level", "minor", "--yes", "--no-install", "--isolate", "worktree")
+    for attempt in ("first", "again"):
+        code, doc = run_json(*deps(reg, server, *args))
+        assert code == 0, doc
+        worktrees = {p["name"]: (p["used"], p["worktree"]) for p in doc["isolation"]["projects"]}
+        shared = str(tmp_path / "mono-tether-deps-minor-2025-06-01")
+        assert worktrees["web"] == worktrees["api"] == ("worktree", shared), attempt
+        assert [p["name"] for p in doc["applied"]] == ["web", "api"]
+        # never committed, so the worktree lacks it: skipped, not edited in the checkout
+        [skipped] = doc["skipped_isolation"]
+        assert skipped["name"] == "late"
+        assert skipped["reason"] == (
+            "worktree isolation not possible: apps/late is not committed, "
+            "so the worktree does not contain it"
+        )
+        assert git(top, "rev-parse", "HEAD") == head
+        assert git(top, "status", "--porcelain") == "?? apps/late/\n"
+        assert git(top, "branch", "--show-current").strip() == "main"
+    for name in ("web", "api"):
+        edited = json.loads((Path(shared) / "apps" / name / "package.json").read_text())
+        assert edited["dependencies"]["alpha"] == "^1.2.3"
+    assert json.loads((late / "package.json").read_text())["dependencies"]["alpha"] == "^1.0.0"
 
 
 # --- end to end with a real npm install ------------------------------------------------------

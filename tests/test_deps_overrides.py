@@ -55,8 +55,9 @@ def setup(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
             "package-lock.json": {},
         },
     )
-    (tmp_path / ".tether").mkdir()
-    (tmp_path / ".tether" / "deps-overrides.yaml").write_text(
+    # the documented default place: the user's config folder (setup_cli points it into tmp)
+    (tmp_path / "config" / "tether").mkdir(parents=True)
+    (tmp_path / "config" / "tether" / "deps-overrides.yaml").write_text(
         "# families moved by their own command\n"
         "- id: storybook\n"
         '  match: ["storybook", "@storybook/*"]\n'
@@ -112,6 +113,8 @@ def test_run_override(setup: Path, server: LoopbackRegistry) -> None:
         "--no-install",
         "--override-action",
         "alpha-latest=force-generic",
+        "--override-action",
+        "storybook=run-override",
     )
     code, doc = run_json(*args)
     assert code == 0, doc
@@ -161,6 +164,8 @@ def test_skip_matched(setup: Path, server: LoopbackRegistry) -> None:
         "--no-install",
         "--override-action",
         "storybook=skip-matched",
+        "--override-action",
+        "alpha-latest=run-override",
     )
     code, out, _ = run_cli(*text_args)
     assert "## Skipped by override (3)" in out  # alpha's entry ran this time
@@ -269,3 +274,82 @@ def test_no_install_when_only_overrides_ran() -> None:
 def _bump(ecosystem: str) -> Bump:
     locus = Locus("package.json", "dependencies", "json", ("dependencies", "x"))
     return Bump("x", ecosystem, "^1.0.0", "^1.1.0", Change(locus, "^1.0.0", "^1.1.0"))
+
+
+def _with_docs_site(setup: Path) -> None:
+    """A second project whose only family member is ``storybook`` itself."""
+    project(
+        setup.parent / "site",
+        {
+            "package.json": {"name": "site", "devDependencies": {"storybook": "^8.0.0"}},
+            "package-lock.json": {},
+        },
+    )
+    document = json.loads(setup.read_text())
+    record = dict(document["projects"]["ui"], name="site", path=str(setup.parent / "site"))
+    document["projects"]["site"] = record
+    setup.write_text(json.dumps(document))
+
+
+def test_excluding_a_family_drops_its_command_where_nothing_of_it_is_left(
+    setup: Path, server: LoopbackRegistry
+) -> None:
+    _with_docs_site(setup)
+    args = deps(setup, server, "apply", "--level", "minor", "--no-install", "--json")
+    # storybook: run-override, alpha-latest: force-generic, then pick-subset excluding storybook
+    code, out, _ = run_cli(*args, stdin="r\nf\np\nstorybook\n")
+    assert code == 0, out
+    doc = json.loads(out)
+    [storybook] = doc["overrides"]
+    assert storybook["projects"] == ["ui"]  # site had only storybook, now excluded
+    assert storybook["packages"] == ["@storybook/react", "@storybook/addon-docs"]
+    assert (setup.parent / "ui" / "override-ran.txt").read_text() == "upgrade 8.4.7"
+    assert not (setup.parent / "site" / "override-ran.txt").exists()
+    assert manifest(setup, "site")["devDependencies"] == {"storybook": "^8.0.0"}
+    [skipped] = doc["skipped_by_user"]
+    assert skipped["name"] == "storybook" and "override" not in skipped
+
+
+def test_excluding_the_whole_family_drops_the_override(
+    setup: Path, server: LoopbackRegistry
+) -> None:
+    _with_docs_site(setup)
+    args = deps(setup, server, "apply", "--level", "minor", "--no-install")
+    family = "storybook,@storybook/react,@storybook/addon-docs"
+    code, out, _ = run_cli(*args, stdin=f"r\nf\np\n{family}\n")
+    assert code == 0, out
+    assert not (setup.parent / "ui" / "override-ran.txt").exists()
+    assert not (setup.parent / "site" / "override-ran.txt").exists()
+    assert "## Skipped by user (3)" in out
+    assert "override:storybook" not in out and "storybook (storybook)" not in out
+    assert manifest(setup, "ui")["devDependencies"]["storybook"] == "^8.0.0"
+
+
+def test_under_yes_every_override_needs_its_action(setup: Path, server: LoopbackRegistry) -> None:
+    before = manifest(setup, "ui")
+    args = deps(setup, server, "apply", "--level", "minor", "--yes", "--no-install")
+    code, _, err = run_cli(*args, "--override-action", "storybook=run-override")
+    assert code == 2
+    assert "1 override(s) apply to this plan (alpha-latest): choose --override-action" in err
+    assert manifest(setup, "ui") == before
+    assert not (setup.parent / "ui" / "override-ran.txt").exists()
+
+
+def test_an_overrides_file_in_the_current_folder_is_never_read(
+    setup: Path, server: LoopbackRegistry
+) -> None:
+    """The file sits in the documented place (a notice says so); a stray one in the folder
+    the command runs in, whose command would write a file, is not read."""
+    stray = Path.cwd() / ".tether" / "deps-overrides.yaml"
+    stray.parent.mkdir()
+    stray.write_text(f"- id: stray\n  match: [gamma]\n  command: {json.dumps(RECORD)}\n")
+    code, doc = run_json(*deps(setup, server, "plan", "--level", "minor"))
+    assert code == 0
+    assert {o["id"] for o in doc["overrides"]} == {"storybook", "alpha-latest"}
+    default = setup.parent / "config" / "tether" / "deps-overrides.yaml"
+    assert doc["overrides_file"] == str(default)
+    assert f"override families read from {default}" in " ".join(doc["warnings"])
+
+    default.unlink()
+    code, doc = run_json(*deps(setup, server, "plan", "--level", "minor"))
+    assert code == 0 and doc["overrides"] == [] and doc["overrides_file"] is None

@@ -204,17 +204,25 @@ def test_the_default_is_a_new_branch_for_both(world: World) -> None:
 
 @pytest.mark.parametrize("command", ["fleet", "deps"])
 @pytest.mark.parametrize("mode", ["branch", "worktree"])
-def test_outside_git_both_degrade_to_in_place_with_the_reason(
+def test_outside_git_an_asked_isolation_says_why_it_is_not_possible(
     world: World, command: str, mode: str
 ) -> None:
-    register(world, {"plain": project(world, "plain", repo=False)})
+    """The fleet degrades to in place; deps skips the project (it never edits a checkout
+    whose isolation was asked for and could not be had)."""
+    root = project(world, "plain", repo=False)
+    register(world, {"plain": root})
+    before = (root / "package.json").read_bytes()
     code, doc = run_json(*apply_command(world, command, "--isolate", mode))
     assert code == 0
     section = isolation_of(doc, command)
     assert section["requested"] == mode
     [used] = section["projects"]
-    assert used["used"] == "none" and used["requested"] == mode
+    assert used["used"] == ("none" if command == "fleet" else "skipped")
+    assert used["requested"] == mode
     assert used["note"] == f"{mode} isolation not possible: not a git repository"
+    if command == "deps":
+        assert (root / "package.json").read_bytes() == before
+        assert [p["name"] for p in doc["skipped_isolation"]] == ["plain"]
 
 
 @pytest.mark.parametrize("command", ["fleet", "deps"])
@@ -226,9 +234,11 @@ def test_someone_elses_branch_is_never_reused(world: World, command: str) -> Non
     code, doc = run_json(*apply_command(world, command))
     assert code == 0
     [used] = isolation_of(doc, command)["projects"]
-    assert used["used"] == "none"
+    assert used["used"] == ("none" if command == "fleet" else "skipped")
     assert used["note"] == f"branch isolation not possible: branch {taken} already exists"
     assert branch(root) == "main"
+    if command == "deps":  # not edited on the person's own branch either
+        assert git(root, "status", "--porcelain") == ""
 
 
 @pytest.mark.parametrize("command", ["fleet", "deps"])
@@ -267,10 +277,13 @@ def test_a_folder_in_the_worktrees_place_is_never_used(world: World, command: st
     register(world, {"p": root})
     code, doc = run_json(*apply_command(world, command, "--isolate", "worktree"))
     assert code == 0
+    head = git(root, "rev-parse", "HEAD")
     [used] = isolation_of(doc, command)["projects"]
-    assert used["used"] == "none"
+    assert used["used"] == ("none" if command == "fleet" else "skipped")
     assert used["note"] == f"worktree isolation not possible: {squatter} already exists"
     assert [p.name for p in squatter.iterdir()] == ["notes.txt"]
+    if command == "deps":  # deps never falls back to editing the checkout
+        assert untouched(root, head)
 
 
 # --- the run folder and the failed section ---------------------------------------------------
@@ -289,7 +302,16 @@ def test_a_failure_is_reported_the_same_by_both(world: World) -> None:
     code, by_fleet = run_json(*apply_command(world, "fleet", "--projects", "f"))
     assert code == 1
     code, by_deps = run_json(
-        *apply_command(world, "deps", "--projects", "d", "--overrides", str(overrides))
+        *apply_command(
+            world,
+            "deps",
+            "--projects",
+            "d",
+            "--overrides",
+            str(overrides),
+            "--override-action",
+            "al=run-override",
+        )
     )
     assert code == 1
 

@@ -62,6 +62,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
             no_install=False,
             continue_on_failure=False,
             isolate=DEFAULT_MODE,
+            resume=None,
         )
 
 
@@ -144,11 +145,18 @@ def _add_apply_options(parser: argparse.ArgumentParser) -> None:
         "--continue-on-failure", action="store_true", help="go on after a project fails"
     )
     parser.add_argument(
+        "--resume",
+        metavar="RUN",
+        help="finish the installs run RUN owes (manifests already bumped); without it, the "
+        "same command finds them",
+    )
+    parser.add_argument(
         "--isolate",
         choices=MODES,
-        default=DEFAULT_MODE,
+        default=None,
         help="in place, on a new branch deps/<level>-<date>, or in a new worktree "
-        f"(default: {DEFAULT_MODE})",
+        f"(default: {DEFAULT_MODE}; a project where the isolation asked for is not "
+        "possible is skipped)",
     )
 
 
@@ -195,6 +203,7 @@ def _request(args: argparse.Namespace) -> DepsRequest:
         install=not args.no_install,
         continue_on_failure=args.continue_on_failure,
         isolate=args.isolate,
+        resume=args.resume,
     )
 
 

@@ -1,6 +1,7 @@
 """Carry an approved plan out, project by project in registry order.
 
-Per project: set the isolation up, edit the manifests in place (all files prepared and
+Per project: set the isolation up (a project whose requested isolation cannot be had is
+skipped, never edited in place), edit the manifests in place (all files prepared and
 proven first, then written), run the override commands it is affected by, then one install
 with its package manager (not when ``--no-install``, nor when only override commands ran).
 Every tool's output goes to the project's log in the run folder; the caller gets a one-line
@@ -10,6 +11,7 @@ after it stay ``pending``. Nothing is committed or pushed.
 
 from __future__ import annotations
 
+import os
 import shlex
 import subprocess
 import time
@@ -22,6 +24,7 @@ from typing import IO, Any
 from tether.deps.align import Plan
 from tether.deps.edit import Change, EditError, prepare, write
 from tether.deps.overrides import BoundOverride, commands_for
+from tether.deps.owed import PENDING
 from tether.errors import Exit
 from tether.runs.isolation import DEFAULT_MODE, Isolation, Target, isolate
 from tether.runs.rundir import RunFolder
@@ -66,6 +69,10 @@ class ProjectWork:
     package_manager: str | None
     python_tool: str | None
     bumps: list[Bump] = field(default_factory=list)
+    # From the project to its workspace root, where the bumps' paths start and the install
+    # runs ("." for a project that is its own root).
+    workspace: str = "."
+    owed: list[list[str]] = field(default_factory=list)  # installs an earlier run owes
     overrides: list[BoundOverride] = field(default_factory=list)
 
 
@@ -89,7 +96,7 @@ class Step:
 class ProjectResult:
     work: ProjectWork
     log: Path
-    state: str = "pending"  # pending | applied | failed
+    state: str = "pending"  # pending | applied | failed | skipped (isolation not possible)
     steps: list[Step] = field(default_factory=list)
     failed_step: str | None = None
     exit_code: int | None = None
@@ -105,6 +112,7 @@ class ApplyOptions:
     install: bool = True
     continue_on_failure: bool = False
     isolate: str = DEFAULT_MODE
+    isolate_asked: bool = False  # --isolate was given (not the default)
     env: Mapping[str, str] | None = None  # the tools' environment (None: tether's own)
 
 
@@ -114,10 +122,21 @@ class ApplyRun:
     status: str = "done"  # done | stopped | interrupted
 
 
-def works_from_plan(plan: Plan, bound: Sequence[BoundOverride]) -> list[ProjectWork]:
-    """One unit per project that has a bump or an override to run, registry order."""
+def works_from_plan(
+    plan: Plan,
+    bound: Sequence[BoundOverride],
+    owed: Mapping[str, Sequence[Sequence[str]]] | None = None,
+) -> list[ProjectWork]:
+    """One unit per project that has a bump, an override to run or an install an earlier
+    run owes (``owed``: project → its install commands), registry order."""
     works = {
-        p.name: ProjectWork(p.name, p.root, p.package_manager, p.python_tool)
+        p.name: ProjectWork(
+            p.name,
+            p.root,
+            p.package_manager,
+            p.python_tool,
+            workspace=os.path.relpath(p.edit_root.resolve(), p.root.resolve()),
+        )
         for p in plan.scan.scanned
     }
     for package in plan.packages:
@@ -134,7 +153,8 @@ def works_from_plan(plan: Plan, bound: Sequence[BoundOverride]) -> list[ProjectW
             )
     for name, work in works.items():
         work.overrides = commands_for(list(bound), name)
-    return [w for w in works.values() if w.bumps or w.overrides]
+        work.owed = [list(c) for c in (owed or {}).get(name, ())]
+    return [w for w in works.values() if w.bumps or w.overrides or w.owed]
 
 
 def apply_projects(
@@ -161,8 +181,19 @@ def apply_projects(
     return run
 
 
+def owed_installs(run: ApplyRun, options: ApplyOptions) -> list[tuple[str, Path, list[list[str]]]]:
+    """The projects whose manifests are bumped but whose install failed: what they owe."""
+    return [
+        (r.work.name, r.work.root, install_commands(r.work, options))
+        for r in run.results
+        if r.state == "failed" and r.failed_step == "install" and (r.files or r.work.owed)
+    ]
+
+
 def digest(index: int, count: int, result: ProjectResult) -> str:
     head = f"[{index + 1}/{count}] {result.work.name}:"
+    if result.state == "skipped" and result.isolation is not None:
+        return f"{head} skipped, {result.isolation.note}"
     if result.state == "failed":
         return (
             f"{head} FAILED at {result.failed_step} (exit {result.exit_code}): {result.error}; "
@@ -178,11 +209,21 @@ def _apply_one(result: ProjectResult, options: ApplyOptions) -> None:
     with open(result.log, "a", encoding="utf-8", errors="replace") as log:
         _say(log, f"project {work.name} ({work.root})")
         result.isolation = isolate(
-            work.root, options.isolate, isolation_target(options), switch=True
+            work.root,
+            options.isolate,
+            isolation_target(options),
+            switch=True,
+            skip=True,
+            in_place_outside_git=not options.isolate_asked,
         )
         _say(log, result.isolation.describe())
+        if result.isolation.used == "skipped":
+            result.state = "skipped"
+            _say(log, "== result: skipped, nothing written")
+            return
         root = result.isolation.root
-        if not _edit(result, root, log):
+        workspace = Path(os.path.normpath(root / work.workspace))
+        if not _edit(result, workspace, log):
             return
         for override in work.overrides:
             if not _run(
@@ -190,7 +231,9 @@ def _apply_one(result: ProjectResult, options: ApplyOptions) -> None:
             ):
                 return
         for argv in install_commands(work, options):
-            if not _run(result, "install", argv, root, log, options):
+            if not _run(result, "install", argv, workspace, log, options):
+                if result.files or work.owed:
+                    result.error = f"{PENDING} ({result.error})"
                 return
         result.state = "applied"
         _say(log, "== result: applied")
@@ -203,15 +246,16 @@ def isolation_target(options: ApplyOptions) -> Target:
 
 
 def install_commands(work: ProjectWork, options: ApplyOptions) -> list[list[str]]:
-    """One install per ecosystem the bumps touched; none for override-only projects."""
-    if not options.install or options.level == "engines" or not work.bumps:
+    """One install per ecosystem the bumps touched, and any install an earlier run owes;
+    none for override-only projects."""
+    if not options.install or options.level == "engines":
         return []
-    commands = []
+    commands = list(work.owed)
     if any(b.ecosystem == "npm" for b in work.bumps) and work.package_manager in INSTALL:
         commands.append(INSTALL[work.package_manager])
     if any(b.ecosystem == "pypi" for b in work.bumps) and work.python_tool in PYTHON_LOCK:
         commands.append(PYTHON_LOCK[work.python_tool])
-    return commands
+    return [list(c) for c in dict.fromkeys(tuple(c) for c in commands)]
 
 
 def _edit(result: ProjectResult, root: Path, log: IO[str]) -> bool:

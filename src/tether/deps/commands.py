@@ -18,6 +18,7 @@ from tether.deps.align import DEFAULT_POLICY
 from tether.deps.apply import ApplyOptions, ApplyRun
 from tether.deps.flow import Decided, Registries
 from tether.deps.model import Level
+from tether.deps.owed import Owed
 from tether.deps.scan import ScanResult
 from tether.errors import Exit, TetherError, UsageError
 from tether.runs.isolation import DEFAULT_MODE
@@ -35,13 +36,14 @@ class DepsRequest:
     min_release_age: str | None = None  # 7d, 12h, 90m
     plan_dir: Path | None = None  # also write the scan (and the plan) here
     conflict_policy: str | None = None  # None: the default for plan; apply asks once
-    overrides: Path | None = None  # None: .tether/deps-overrides.yaml in cwd, if present
+    overrides: Path | None = None  # None: the documented default file, if present
     override_actions: Sequence[str] = ()  # ID=ACTION
     skip_packages: Sequence[str] = ()  # package names (comma lists) left out of apply
     yes: bool = False  # apply without asking; conflicts then need conflict_policy
     install: bool = True
     continue_on_failure: bool = False
-    isolate: str = DEFAULT_MODE
+    isolate: str | None = None  # None: DEFAULT_MODE, not asked for
+    resume: str | None = None  # a run id: finish only the installs that run owes
     cwd: Path = field(default_factory=Path.cwd)
     env: Mapping[str, str] = field(default_factory=lambda: dict(os.environ))
 
@@ -102,7 +104,8 @@ def apply(request: DepsRequest, prompts: Prompts) -> DepsResult | NothingSelecte
     decided = _decided(result, request, prompts)
     skip = check_skip(split_names(request.skip_packages), decided.plan)
     flow.settle(decided, _override_decisions(decided, request, prompts), skip)
-    if not flow.has_work(decided):
+    owed = _owed(result, request)
+    if not flow.has_work(decided, owed):
         return _finish(decided, request, None, "nothing", None)
     if not request.yes and not _approved(decided, prompts):
         return _finish(decided, request, None, "cancelled", None)
@@ -110,8 +113,17 @@ def apply(request: DepsRequest, prompts: Prompts) -> DepsResult | NothingSelecte
     flow.write_plan_dir(folder.root, result, decided)
     if request.plan_dir is not None:
         flow.write_plan_dir(request.plan_dir, result, decided)
-    run = flow.execute(decided, _apply_options(request), folder, prompts.progress)
+    run = flow.execute(decided, _apply_options(request), folder, prompts.progress, owed)
     return _finish(decided, request, run, run.status, folder)
+
+
+def _owed(result: ScanResult, request: DepsRequest) -> list[Owed]:
+    """Installs earlier runs owe the selected projects (``--resume``: that run's only)."""
+    from tether.deps.owed import find
+
+    if not request.install:
+        return []
+    return find([(p.name, p.root) for p in result.scanned], request.resume)
 
 
 def _scan(request: DepsRequest, prompts: Prompts) -> ScanResult | NothingSelected:
@@ -127,7 +139,7 @@ def _scan(request: DepsRequest, prompts: Prompts) -> ScanResult | NothingSelecte
 def _overrides_file(request: DepsRequest) -> Path | None:
     from tether.deps.overrides import default_path
 
-    return request.overrides if request.overrides is not None else default_path(request.cwd)
+    return request.overrides if request.overrides is not None else default_path()
 
 
 def _decided(result: ScanResult, request: DepsRequest, prompts: Prompts) -> Decided:
@@ -163,11 +175,12 @@ def _policy_for_conflicts(decided: Decided, request: DepsRequest, prompts: Promp
 
 def _override_decisions(decided: Decided, request: DepsRequest, prompts: Prompts) -> dict[str, str]:
     from tether.deps.gate import ask_override
-    from tether.deps.overrides import parse_decisions
+    from tether.deps.overrides import parse_decisions, undecided
 
     decisions = parse_decisions(list(request.override_actions) or None, decided.overrides)
     if request.yes:
-        return decisions  # the rest keep the default: run the file's command
+        undecided(decided.overrides, decisions)
+        return decisions
     for override in decided.overrides:
         if override.entry.id not in decisions:
             chosen = ask_override(override, prompts.ask)
@@ -194,7 +207,8 @@ def _apply_options(request: DepsRequest) -> ApplyOptions:
         flow.system_now().date(),
         install=request.install,
         continue_on_failure=request.continue_on_failure,
-        isolate=request.isolate,
+        isolate=request.isolate or DEFAULT_MODE,
+        isolate_asked=request.isolate is not None,
         env=_tool_env(request),
     )
 
@@ -221,7 +235,7 @@ def _finish(
         "level": request.level,
         **(folder.to_json() if folder else {"run_id": None, "run_dir": None}),
         "conflict_policy": decided.plan.policy,
-        "isolate": request.isolate,
+        "isolate": request.isolate or DEFAULT_MODE,
         "install": request.install,
         "continue_on_failure": request.continue_on_failure,
     }

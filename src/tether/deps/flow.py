@@ -17,9 +17,16 @@ from typing import Any
 
 from tether.deps import overrides as ov
 from tether.deps.align import Plan, build_plan, exclude_packages, plan_document
-from tether.deps.apply import ApplyOptions, ApplyRun, apply_projects, works_from_plan
+from tether.deps.apply import (
+    ApplyOptions,
+    ApplyRun,
+    apply_projects,
+    owed_installs,
+    works_from_plan,
+)
 from tether.deps.engines import NodeIndex, scan_engines_projects
 from tether.deps.model import Ecosystem, Level
+from tether.deps.owed import Owed, clear, record
 from tether.deps.registries import (
     DEFAULT_JOBS,
     DEFAULT_RETRIES,
@@ -112,6 +119,8 @@ class Decided:
 def plan_with_overrides(result: ScanResult, policy: str, overrides_file: Path | None) -> Decided:
     plan = build_plan(result, policy)
     entries = ov.load(overrides_file) if overrides_file is not None else []
+    if overrides_file is not None and overrides_file == ov.default_path():
+        plan.warnings.append(ov.default_notice(overrides_file))
     return Decided(plan, ov.bind(entries, plan), overrides_file)
 
 
@@ -120,6 +129,7 @@ def settle(decided: Decided, decisions: Mapping[str, str], exclude: Sequence[str
     ov.decide(decided.overrides, dict(decisions))
     decided.overrides = ov.keep(decided.overrides)
     exclude_packages(decided.plan, list(exclude))
+    decided.overrides = ov.without_excluded(decided.overrides, decided.plan)
 
 
 def plan_json(decided: Decided) -> dict[str, Any]:
@@ -189,10 +199,21 @@ def execute(
     options: ApplyOptions,
     folder: RunFolder,
     progress: Callable[[str], None],
+    owed: Sequence[Owed] = (),
 ) -> ApplyRun:
-    works = works_from_plan(decided.plan, decided.overrides)
-    return apply_projects(works, options, folder, progress)
+    """Apply, then keep what this run still owes and clear what earlier runs owed and this
+    one tried."""
+    works = works_from_plan(decided.plan, decided.overrides, owed_commands(owed))
+    run = apply_projects(works, options, folder, progress)
+    record(folder, owed_installs(run, options))
+    tried = {r.work.name for r in run.results if r.state != "pending"}
+    clear([o for o in owed if o.name in tried])
+    return run
 
 
-def has_work(decided: Decided) -> bool:
-    return bool(works_from_plan(decided.plan, decided.overrides))
+def owed_commands(owed: Sequence[Owed]) -> dict[str, list[list[str]]]:
+    return {o.name: [list(c) for c in o.commands] for o in owed}
+
+
+def has_work(decided: Decided, owed: Sequence[Owed] = ()) -> bool:
+    return bool(works_from_plan(decided.plan, decided.overrides, owed_commands(owed)))

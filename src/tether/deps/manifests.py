@@ -2,11 +2,15 @@
 
 npm: ``dependencies``, ``devDependencies``, ``optionalDependencies`` and ``packageManager``
 of the root package.json and of every workspace package (``workspaces`` in package.json,
-``packages`` in pnpm-workspace.yaml); pnpm catalogs (``catalog`` and each
-``catalogs.<name>``, a named catalog keeping its own name so it is aligned apart from the
-default line); Python: ``project.dependencies`` and every ``project.optional-dependencies``
-group of pyproject.toml. ``peerDependencies`` are a library's promise to its users, never a
-bump target, so they are not read.
+``packages`` in pnpm-workspace.yaml); catalogs (pnpm-workspace.yaml's, and Bun's in the root
+package.json: ``catalog`` and each ``catalogs.<name>``, a named catalog keeping its own name
+so it is aligned apart from the default line). A project that is one package of a workspace
+(``tether.deps.workspace``) is read from the workspace root: its own package.json, the
+catalog entries its ``catalog:`` references name, and the root's lockfile decides its package
+manager; every path is then relative to the workspace root. A ``catalog:`` reference no
+catalog holds is a warning. Python: ``project.dependencies`` and every
+``project.optional-dependencies`` group of pyproject.toml. ``peerDependencies`` are a
+library's promise to its users, never a bump target, so they are not read.
 """
 
 from __future__ import annotations
@@ -19,11 +23,11 @@ from typing import Any, Literal
 
 from tether.deps import npmspec, pyspec
 from tether.deps.model import Declared, Locus, Occurrence, Skipped
+from tether.deps.workspace import PNPM_WORKSPACE, bun_catalogs, workspace_patterns
 from tether.fsio import read_bytes
 
 Format = Literal["json", "yaml", "toml"]
 NPM_SECTIONS = ("dependencies", "devDependencies", "optionalDependencies")
-PNPM_WORKSPACE = "pnpm-workspace.yaml"
 # Lockfile → package manager, in the order used when several are present.
 LOCKFILES = (
     ("pnpm-lock.yaml", "pnpm"),
@@ -55,6 +59,14 @@ class ProjectScan:
     release_age: timedelta | None = None  # pnpm's minimumReleaseAge
     release_age_exclude: tuple[str, ...] = ()
     error: str | None = None
+    # A workspace package: the workspace root, where paths start and the install runs.
+    workspace_root: Path | None = None
+    # ``catalog:`` references: (package, catalog name, the manifest naming it).
+    catalog_refs: list[tuple[str, str, str]] = field(default_factory=list)
+
+    @property
+    def edit_root(self) -> Path:
+        return self.workspace_root or self.root
 
 
 class ProjectFiles:
@@ -66,19 +78,18 @@ class ProjectFiles:
 
     def doc(self, rel: str, fmt: Format) -> dict[str, Any] | None:
         if rel not in self._docs:
-            self._docs[rel] = _read(self.root, rel, fmt)
+            self._docs[rel] = read_doc(self.root, rel, fmt)
         return self._docs[rel]
 
     def workspace_manifests(self) -> list[str]:
         """package.json of every workspace package (not the root), sorted."""
-        patterns = _npm_workspaces(self.doc("package.json", "json"))
-        pnpm = self.doc(PNPM_WORKSPACE, "yaml")
-        if pnpm is not None and isinstance(pnpm.get("packages"), list):
-            patterns += [str(p) for p in pnpm["packages"]]
+        patterns = workspace_patterns(
+            self.doc("package.json", "json"), self.doc(PNPM_WORKSPACE, "yaml")
+        )
         return expand_workspaces(self.root, patterns)
 
 
-def _read(root: Path, rel: str, fmt: Format) -> dict[str, Any] | None:
+def read_doc(root: Path, rel: str, fmt: Format) -> dict[str, Any] | None:
     from tether.engine.structured.formats import ParseProblem, decode, parse
 
     try:
@@ -91,15 +102,6 @@ def _read(root: Path, rel: str, fmt: Format) -> dict[str, Any] | None:
         return parse(fmt, decode(data).body)
     except ParseProblem as problem:
         raise ScanError(f"{rel}: {problem}") from None
-
-
-def _npm_workspaces(package: dict[str, Any] | None) -> list[str]:
-    if package is None:
-        return []
-    found = package.get("workspaces")
-    if isinstance(found, dict):
-        found = found.get("packages")
-    return [str(p) for p in found] if isinstance(found, list) else []
 
 
 def expand_workspaces(root: Path, patterns: list[str]) -> list[str]:
@@ -123,7 +125,7 @@ def _clean(pattern: str) -> str:
 
 
 def detect_package_manager(scan: ProjectScan, files: ProjectFiles) -> None:
-    root = scan.root
+    root = files.root
     locked = list(dict.fromkeys(pm for name, pm in LOCKFILES if (root / name).exists()))
     declared = _declared_manager(files.doc("package.json", "json"))
     if len(locked) > 1:
@@ -143,7 +145,11 @@ def detect_package_manager(scan: ProjectScan, files: ProjectFiles) -> None:
         scan.package_manager, scan.package_manager_source = locked[0], lockfile
     elif files.doc("package.json", "json") is not None:
         scan.package_manager, scan.package_manager_source = "npm", "default"
-    scan.python_tool = next((tool for name, tool in PYTHON_LOCKS if (root / name).exists()), None)
+    python_roots = (scan.root, root)
+    scan.python_tool = next(
+        (tool for top in python_roots for name, tool in PYTHON_LOCKS if (top / name).exists()),
+        None,
+    )
 
 
 def _declared_manager(package: dict[str, Any] | None) -> str | None:
@@ -215,30 +221,67 @@ def _npm_entry(
         _add(scan, "npm", name, "not a string", locus, str(spec), catalog)
         return
     kind = npmspec.reference_kind(spec)
-    if kind in ("workspace reference", "catalog reference"):
-        return  # the workspace package or catalog entry is read itself
+    if kind == "catalog reference":
+        catalog = spec.removeprefix("catalog:").strip() or "default"
+        scan.catalog_refs.append((name, catalog, locus.source_file))
+        return  # the catalog entry is read itself
+    if kind == "workspace reference":
+        return  # the workspace package is read itself
     _add(scan, "npm", name, npmspec.classify(spec), locus, spec, catalog)
 
 
-def read_pnpm_workspace(scan: ProjectScan, doc: dict[str, Any]) -> None:
-    default = doc.get("catalog")
-    if isinstance(default, dict):
-        for name, spec in default.items():
-            _npm_entry(
-                scan, str(name), spec, Locus(PNPM_WORKSPACE, "catalog", "yaml", ("catalog", name))
-            )
-    named = doc.get("catalogs")
-    if isinstance(named, dict):
-        for catalog, entries in named.items():
-            if not isinstance(entries, dict):
+Catalog = tuple[str, str, Format, tuple[str, ...], dict[str, Any]]  # name, file, …
+
+
+def catalogs(files: ProjectFiles) -> list[Catalog]:
+    """Every catalog of a workspace root: (catalog name, file, format, key path, entries);
+    ``default`` is the default catalog (pnpm treats ``catalogs.default`` as the same line)."""
+    found: list[Catalog] = []
+    pnpm = files.doc(PNPM_WORKSPACE, "yaml")
+    if pnpm is not None:
+        if isinstance(pnpm.get("catalog"), dict):
+            found.append(("default", PNPM_WORKSPACE, "yaml", ("catalog",), pnpm["catalog"]))
+        named = pnpm.get("catalogs")
+        if isinstance(named, dict):
+            for catalog, entries in named.items():
+                if isinstance(entries, dict):
+                    path = ("catalogs", str(catalog))
+                    found.append((str(catalog), PNPM_WORKSPACE, "yaml", path, entries))
+    for _location, key, entries in bun_catalogs(files.doc("package.json", "json")):
+        if isinstance(entries, dict):
+            name = key[-1] if key[-2] == "catalogs" else "default"
+            found.append((name, "package.json", "json", key, entries))
+    return found
+
+
+def read_catalogs(
+    scan: ProjectScan, files: ProjectFiles, wanted: set[tuple[str, str]] | None = None
+) -> set[tuple[str, str]]:
+    """Catalog entries as occurrences: all of them, or only the (catalog, package) pairs in
+    ``wanted``. Returns every pair the catalogs hold."""
+    held: set[tuple[str, str]] = set()
+    for catalog, rel, fmt, key, entries in catalogs(files):
+        line = None if catalog == "default" else catalog
+        for name, spec in entries.items():
+            held.add((catalog, str(name)))
+            if wanted is not None and (catalog, str(name)) not in wanted:
                 continue
-            # pnpm treats catalogs.default as the default catalog: same version line.
-            line = None if catalog == "default" else str(catalog)
-            for name, spec in entries.items():
-                locus = Locus(
-                    PNPM_WORKSPACE, f"catalogs.{catalog}", "yaml", ("catalogs", catalog, name)
-                )
-                _npm_entry(scan, str(name), spec, locus, line)
+            locus = Locus(rel, ".".join(key), fmt, (*key, name))
+            _npm_entry(scan, str(name), spec, locus, line)
+    return held
+
+
+def warn_unresolved(scan: ProjectScan, held: set[tuple[str, str]]) -> None:
+    """A ``catalog:`` reference no catalog resolves is a warning, never silence."""
+    for name, catalog, where in scan.catalog_refs:
+        if (catalog, name) not in held:
+            ref = "catalog:" if catalog == "default" else f"catalog:{catalog}"
+            scan.warnings.append(
+                f"{scan.name}: {where} names {name} as {ref!r}, but no catalog holds it"
+            )
+
+
+def read_pnpm_workspace(scan: ProjectScan, doc: dict[str, Any]) -> None:
     _release_age(scan, doc)
 
 
@@ -251,7 +294,7 @@ def _release_age(scan: ProjectScan, doc: dict[str, Any]) -> None:
         scan.release_age_exclude = tuple(str(p) for p in exclude)
 
 
-def read_pyproject(scan: ProjectScan, doc: dict[str, Any]) -> None:
+def read_pyproject(scan: ProjectScan, doc: dict[str, Any], rel: str = "pyproject.toml") -> None:
     project = doc.get("project")
     if not isinstance(project, dict):
         return
@@ -275,16 +318,22 @@ def read_pyproject(scan: ProjectScan, doc: dict[str, Any]) -> None:
             if not isinstance(requirement, str):
                 continue
             name, result = pyspec.classify(requirement)
-            locus = Locus("pyproject.toml", location, "toml", (*path, index))
+            locus = Locus(rel, location, "toml", (*path, index))
             _add(scan, "pypi", name, result, locus, requirement)
 
 
-def scan_dependencies(name: str, root: Path) -> ProjectScan:
+def scan_dependencies(name: str, root: Path, monorepo_root: Path | None = None) -> ProjectScan:
     """Every occurrence of a patch/minor/major scan; a broken manifest fails the project."""
+    from tether.deps.workspace import find_workspace_root
+
     scan = ProjectScan(name, root)
-    files = ProjectFiles(root)
     try:
-        _collect(scan, files)
+        workspace = find_workspace_root(root, monorepo_root)
+        if workspace is None:
+            _collect(scan, ProjectFiles(root))
+        else:
+            scan.workspace_root = workspace
+            _collect_member(scan, ProjectFiles(workspace))
     except ScanError as error:
         return ProjectScan(name, root, error=str(error))
     if not scan.files:
@@ -301,13 +350,37 @@ def _collect(scan: ProjectScan, files: ProjectFiles) -> None:
     if pnpm is not None:
         scan.files.append(PNPM_WORKSPACE)
         read_pnpm_workspace(scan, pnpm)
+    held = read_catalogs(scan, files)
     for rel in files.workspace_manifests():
         doc = files.doc(rel, "json")
         if doc is not None:
             scan.files.append(rel)
             read_package_json(scan, rel, doc, is_root=False)
+    warn_unresolved(scan, held)
     pyproject = files.doc("pyproject.toml", "toml")
     if pyproject is not None:
         scan.files.append("pyproject.toml")
         read_pyproject(scan, pyproject)
+    detect_package_manager(scan, files)
+
+
+def _collect_member(scan: ProjectScan, files: ProjectFiles) -> None:
+    """One package of a workspace: its own manifests, read from the workspace root."""
+    base = scan.root.resolve().relative_to(files.root.resolve()).as_posix()
+    own = f"{base}/package.json"
+    package = files.doc(own, "json")
+    if package is not None:
+        scan.files.append(own)
+        read_package_json(scan, own, package, is_root=True)
+    pnpm = files.doc(PNPM_WORKSPACE, "yaml")
+    if pnpm is not None:
+        read_pnpm_workspace(scan, pnpm)
+    if scan.catalog_refs:
+        held = read_catalogs(scan, files, {(c, n) for n, c, _ in scan.catalog_refs})
+        scan.files += sorted({o.locus.source_file for o in scan.occurrences} - {own})
+        warn_unresolved(scan, held)
+    pyproject = files.doc(f"{base}/pyproject.toml", "toml")
+    if pyproject is not None:
+        scan.files.append(f"{base}/pyproject.toml")
+        read_pyproject(scan, pyproject, f"{base}/pyproject.toml")
     detect_package_manager(scan, files)

@@ -33,7 +33,7 @@ from tether.errors import TetherError, UsageError
 from tether.fsio import read_bytes
 
 ACTIONS = ("run-override", "skip-matched", "force-generic")
-DEFAULT_FILE = ".tether/deps-overrides.yaml"
+DEFAULT_FILE = "tether/deps-overrides.yaml"  # under the user's config folder
 _FIELDS = {"id", "match", "command", "versionSource", "fallbackVersionSource", "notes", "reference"}
 _REQUIRED = ("id", "match", "command", "versionSource")
 
@@ -89,9 +89,30 @@ def render_command(command: str, version: str | None) -> list[str]:
 # --- loading -----------------------------------------------------------------------------
 
 
-def default_path(cwd: Path) -> Path | None:
-    path = cwd / DEFAULT_FILE
+def default_path() -> Path | None:
+    """The documented place, ``$XDG_CONFIG_HOME/tether/deps-overrides.yaml``, when a file is
+    there. Never the folder the command runs in: a file found there by chance would run its
+    commands."""
+    from tether.runs.registry import config_home
+
+    path = config_home() / DEFAULT_FILE
     return path if path.is_file() else None
+
+
+def default_notice(path: Path) -> str:
+    return f"override families read from {path} (the default place; --overrides FILE names another)"
+
+
+def undecided(bound: list[BoundOverride], decisions: dict[str, str]) -> None:
+    """Under ``--yes`` every override needs its ``--override-action`` (as conflicts need
+    ``--conflict-policy``): running a command nobody chose is not a default."""
+    missing = [b.entry.id for b in bound if b.entry.id not in decisions]
+    if missing:
+        raise UsageError(
+            f"{len(missing)} override(s) apply to this plan ({', '.join(missing)}): choose "
+            "--override-action ID=run-override|skip-matched|force-generic for each "
+            "(nothing was written)"
+        )
 
 
 def load(path: Path) -> list[OverrideEntry]:
@@ -294,6 +315,22 @@ def parse_decisions(values: list[str] | None, bound: list[BoundOverride]) -> dic
             )
         decisions[ident] = action
     return decisions
+
+
+def without_excluded(bound: list[BoundOverride], plan: Plan) -> list[BoundOverride]:
+    """After a pick-subset: an entry keeps only the packages the person did not exclude and
+    the projects that still use one of them; an entry left with none is dropped."""
+    kept = []
+    for override in bound:
+        remaining = [p for p in override.packages if p.skipped_by != "user"]
+        for package in override.packages:
+            if package.skipped_by == "user" and package.override == override.entry.id:
+                package.override = None  # excluded, so no longer the entry's to move
+        override.packages = remaining
+        override.projects = _affected(plan, remaining) if remaining else []
+        if override.projects:
+            kept.append(override)
+    return kept
 
 
 def commands_for(bound: list[BoundOverride], project: str) -> list[BoundOverride]:

@@ -52,9 +52,9 @@ def scan_projects(
     fetcher: Fetcher,
     now: datetime,
     min_release_age: timedelta | None = None,
-    reader: Callable[[str, Path], ProjectScan] = scan_dependencies,
+    reader: Callable[[str, Path, Path | None], ProjectScan] = scan_dependencies,
 ) -> ScanResult:
-    projects = [reader(m.name, m.path) for m in members]
+    projects = [reader(m.name, m.path, m.monorepo_root) for m in members]
     result = ScanResult(level, projects, now=now)
     result.registries = {eco: s.describe() for eco, s in fetcher.sources.items()}
     occurrences = [o for p in result.scanned for o in p.occurrences]
@@ -161,6 +161,8 @@ def scan_document(result: ScanResult) -> dict[str, Any]:
         else:
             entry["package_manager"] = project.package_manager
             entry["package_manager_source"] = project.package_manager_source
+            if project.workspace_root is not None:
+                entry["workspace_root"] = str(project.workspace_root)
             entry["files"] = project.files
             entry["dependencies"] = [occurrence_json(r) for r in result.resolved[project.name]]
             entry["skipped"] = [s.to_json() for s in result.skipped if s.project == project.name]

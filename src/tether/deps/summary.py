@@ -40,6 +40,11 @@ def _failed(result: ProjectResult) -> Doc:
     return {**_project(result), **failure}
 
 
+def _not_isolated(result: ProjectResult) -> Doc:
+    note = result.isolation.note if result.isolation else ""
+    return {"name": result.work.name, "path": str(result.work.root), "reason": note}
+
+
 def _isolation(results: Sequence[ProjectResult], requested: str) -> Doc:
     used = [(r.work.name, r.isolation.to_json()) for r in results if r.isolation is not None]
     return sections.isolation(requested, used)
@@ -61,6 +66,7 @@ def summary_document(
         "applied": [_project(r) for r in results if r.state == "applied"],
         "failed": [_failed(r) for r in results if r.state == "failed"],
         "pending": [_project(r) for r in results if r.state == "pending"],
+        "skipped_isolation": [_not_isolated(r) for r in results if r.state == "skipped"],
         "skipped_path_missing": [],
         "skipped_scan_failed": [],
         "skipped_by_user": [package_json(p) for p in skipped if p.skipped_by == "user"],
@@ -100,6 +106,12 @@ def next_steps(doc: Doc, plan: Plan | None) -> list[str]:
     if doc["failed"]:
         first = doc["failed"][0]
         steps.append(f"read {first['log']}, fix {first['name']}, then run the same command again")
+    if doc["skipped_isolation"]:
+        names = ",".join(p["name"] for p in doc["skipped_isolation"])
+        steps.append(
+            f"the isolation asked for was not possible for {names}: fix the reason shown, "
+            "or run again with --isolate none to change them in place"
+        )
     if doc["pending"]:
         names = ",".join(p["name"] for p in doc["pending"])
         steps.append(f"apply the pending projects: tether deps apply --projects {names} …")

@@ -40,6 +40,10 @@ def render_summary(doc: Doc) -> str:
     lines += failed_section(doc["failed"])
     lines += _list("Pending projects", [_pending_line(p) for p in doc["pending"]])
     lines += _list(
+        "Skipped (isolation not possible)",
+        [f"{m['name']}: {m['reason']}" for m in doc.get("skipped_isolation", [])],
+    )
+    lines += _list(
         "Skipped (path missing)", [f"{m['name']}: {m['path']}" for m in doc["skipped_path_missing"]]
     )
     lines += _list(
@@ -181,6 +185,10 @@ def _plan_row(package: Doc) -> str:
 
 def _tail_sections(doc: Doc) -> list[str]:
     lines: list[str] = []
+    lines += _list(
+        "Skipped (isolation not possible)",
+        [f"{m['name']}: {m['reason']}" for m in doc.get("skipped_isolation", [])],
+    )
     lines += _list(
         "Skipped (path missing)", [f"{m['name']}: {m['path']}" for m in doc["path_missing"]]
     )

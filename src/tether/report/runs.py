@@ -39,6 +39,7 @@ def isolation_lines(projects: list[Doc]) -> list[str]:
             "none": "in place",
             "branch": f"branch {item['branch']}",
             "worktree": f"worktree {item['worktree']} (branch {item['branch']})",
+            "skipped": "skipped, nothing written",
         }[item["used"]]
         note = f" — {item['note']}" if item["note"] else ""
         lines.append(f"- {item['name']}: {where}{note}")

@@ -6,8 +6,12 @@ a new worktree. ``fleet update`` and ``deps apply`` both isolate through ``isola
 ``run_update``, after its lock and dirty check). ``worktree`` adds a git worktree beside the
 repository on that branch, so the user's checkout is never touched. A second run finds its
 own branch or worktree (same repository, same branch) and reuses it; someone else's branch
-or folder is never reused. Any isolation that cannot be set up degrades to ``none`` with a
-note: one odd repository must not block the rest. Nothing here commits or pushes.
+or folder is never reused. Projects that share one git top level share its one worktree.
+
+An isolation that cannot be set up never blocks the rest of the run. ``fleet`` degrades the
+project to ``none`` with a note; ``deps`` asks for ``skip`` instead (``used`` is then
+``skipped``): a person who asked for isolation never finds the checkout edited. Nothing here
+commits or pushes.
 """
 
 from __future__ import annotations
@@ -29,7 +33,7 @@ DEFAULT_MODE = "branch"
 @dataclass(frozen=True)
 class Isolation:
     requested: str
-    used: str  # none | branch | worktree
+    used: str  # none | branch | worktree | skipped (the isolation could not be had)
     root: Path  # where the run works: the project, or its copy inside the worktree
     branch: str | None = None
     worktree: Path | None = None
@@ -50,6 +54,7 @@ class Isolation:
             "none": "in place",
             "branch": f"on branch {self.branch}",
             "worktree": f"in worktree {self.worktree} (branch {self.branch})",
+            "skipped": "not possible, so the project is left alone",
         }[self.used]
         return f"isolation: {where}" + (f" ({self.note})" if self.note else "")
 
@@ -66,11 +71,26 @@ class Target:
 
 
 class IsolationUnavailable(Exception):
-    """Why an isolation cannot be set up (the project is then changed in place)."""
+    """Why an isolation cannot be set up."""
 
 
-def isolate(root: Path, mode: str, target: Target, *, switch: bool = False) -> Isolation:
-    """Set ``mode`` up for ``root``; degrade to none (with the reason) when it fails."""
+class NotARepository(IsolationUnavailable):
+    """Outside git there is no checkout to keep apart from."""
+
+
+def isolate(
+    root: Path,
+    mode: str,
+    target: Target,
+    *,
+    switch: bool = False,
+    skip: bool = False,
+    in_place_outside_git: bool = False,
+) -> Isolation:
+    """Set ``mode`` up for ``root``. When it fails: degrade to none with the reason, or
+    with ``skip`` mark the project ``skipped`` (the caller then leaves it alone). With
+    ``in_place_outside_git`` (the mode was a default, not asked for) a folder outside git
+    still degrades to none: there is no branch there to protect."""
     if mode == "none":
         return Isolation("none", "none", root)
     try:
@@ -78,12 +98,14 @@ def isolate(root: Path, mode: str, target: Target, *, switch: bool = False) -> I
             return _branch(root, target.branch, switch)
         return _worktree(root, target)
     except IsolationUnavailable as reason:
-        return Isolation(mode, "none", root, note=f"{mode} isolation not possible: {reason}")
+        lenient = in_place_outside_git and isinstance(reason, NotARepository)
+        used = "skipped" if skip and not lenient else "none"
+        return Isolation(mode, used, root, note=f"{mode} isolation not possible: {reason}")
 
 
 def _branch(root: Path, name: str, switch: bool) -> Isolation:
     if git.work_tree_top(root) is None:
-        raise IsolationUnavailable("not a git repository")
+        raise NotARepository("not a git repository")
     if git.current_branch(root) == name:
         return Isolation("branch", "branch", root, name, note="already on it (an earlier run)")
     if git.has_ref(root, f"refs/heads/{name}"):
@@ -105,13 +127,14 @@ def worktree_path(top: Path, label: str) -> Path:
 def _worktree(root: Path, target: Target) -> Isolation:
     found = git.work_tree_top(root)
     if found is None:
-        raise IsolationUnavailable("not a git repository")
+        raise NotARepository("not a git repository")
     top = found.resolve()
     dest = worktree_path(top, target.label)
     inner = dest / root.resolve().relative_to(top)
     name = target.branch
     if dest.exists():
         if _is_our_worktree(dest, top, name):
+            _inside(inner, root, top)
             note = "reusing the worktree an earlier run made"
             return Isolation("worktree", "worktree", inner, name, dest, note=note)
         raise IsolationUnavailable(f"{dest} already exists")
@@ -122,7 +145,15 @@ def _worktree(root: Path, target: Target) -> Isolation:
     except TetherError as error:
         raise IsolationUnavailable(str(error)) from None
     _require(root, inner, top, dest, target)
+    _inside(inner, root, top)
     return Isolation("worktree", "worktree", inner, name, dest, note=_uncommitted_note(top))
+
+
+def _inside(inner: Path, root: Path, top: Path) -> None:
+    # A project folder never committed is missing from the worktree (which holds only HEAD).
+    if not inner.is_dir():
+        rel = root.resolve().relative_to(top).as_posix()
+        raise IsolationUnavailable(f"{rel} is not committed, so the worktree does not contain it")
 
 
 def _uncommitted_note(top: Path) -> str:

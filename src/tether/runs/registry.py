@@ -70,7 +70,15 @@ class Registry:
 
     def resolve(self, record: ProjectRecord) -> Path:
         """The record's path on disk; a relative one is read against the registry's folder."""
-        path = Path(os.path.expanduser(record.path))
+        return self._on_disk(record.path)
+
+    def monorepo_root(self, record: ProjectRecord) -> Path | None:
+        """The record's ``monorepoRoot`` on disk (read like ``path``), None when unset."""
+        found = record.raw.get("monorepoRoot")
+        return self._on_disk(found) if isinstance(found, str) and found.strip() else None
+
+    def _on_disk(self, stored: str) -> Path:
+        path = Path(os.path.expanduser(stored))
         return path if path.is_absolute() else self.path.parent / path
 
 
@@ -82,6 +90,11 @@ def registry_path(explicit: str | None = None, env: Mapping[str, str] | None = N
     if env.get(ENV_VAR):
         return Path(os.path.expanduser(env[ENV_VAR]))
     return _config_home(env) / "tether" / "projects.json"
+
+
+def config_home(env: Mapping[str, str] | None = None) -> Path:
+    """``$XDG_CONFIG_HOME``, else ``~/.config``."""
+    return _config_home(os.environ if env is None else env)
 
 
 def _config_home(env: Mapping[str, str]) -> Path:

@@ -24,6 +24,7 @@ class Member:
 
     name: str
     path: Path
+    monorepo_root: Path | None = None  # the record's monorepoRoot, when it names one
 
 
 @dataclass(frozen=True)
@@ -67,7 +68,7 @@ def select(registry: Registry, names: Sequence[str], keywords: Sequence[str]) ->
             continue
         if not needed <= {k.casefold() for k in record.keywords}:
             continue
-        member = Member(name, registry.resolve(record))
+        member = Member(name, registry.resolve(record), registry.monorepo_root(record))
         (chosen if member.path.exists() else missing).append(member)
     not_found = tuple(n for n in names if n not in registry.projects)
     return Selection(tuple(chosen), tuple(missing), not_found)

@@ -1,0 +1,110 @@
+"""A rerun finishes the install an earlier run owes: the manifests were bumped, the install
+failed, so a fresh plan finds nothing to bump, yet the install must still run.
+
+``npm`` here is a stand-in script first on PATH that records its argv and working folder and
+fails until a marker file exists (a real npm cannot be made to fail, then succeed, on cue).
+Packuments come from a loopback registry on 127.0.0.1.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from fixtures.deps.kit import calls, project, registry_file, run_cli, run_json, setup_cli, stand_in
+from fixtures.deps.loopback import LoopbackRegistry
+from tether.deps.owed import OWED_FILE
+
+
+@pytest.fixture(scope="module")
+def server() -> Iterator[LoopbackRegistry]:
+    with LoopbackRegistry() as registry:
+        yield registry
+
+
+@pytest.fixture
+def world(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> tuple[Path, Path, Path]:
+    """(registry file, the project, the marker that lets the npm stand-in succeed)."""
+    setup_cli(monkeypatch, tmp_path)
+    marker = tmp_path / "npm-works"
+    stand_in(tmp_path, monkeypatch, "npm", fail_unless=marker)
+    root = project(
+        tmp_path / "app",
+        {
+            "package.json": {"name": "app", "dependencies": {"alpha": "^1.0.0"}},
+            "package-lock.json": {},
+        },
+    )
+    return registry_file(tmp_path / "projects.json", {"app": root}), root, marker
+
+
+def apply(registry: Path, server: LoopbackRegistry, *extra: str) -> list[str]:
+    return [
+        "deps",
+        "apply",
+        "--level",
+        "minor",
+        "--yes",
+        "--isolate",
+        "none",
+        "--registry",
+        str(registry),
+        "--npm-registry",
+        server.url,
+        *extra,
+    ]
+
+
+def test_the_same_command_finishes_the_owed_install(
+    world: tuple[Path, Path, Path], server: LoopbackRegistry
+) -> None:
+    registry, root, marker = world
+    code, first = run_json(*apply(registry, server))
+    assert code == 1
+    [failed] = first["failed"]
+    assert failed["step"] == "install"
+    assert (
+        failed["error"] == "Manifests already bumped; install pending (npm install exited with 1)"
+    )
+    assert json.loads((root / "package.json").read_text())["dependencies"]["alpha"] == "^1.2.3"
+    assert (Path(first["run_dir"]) / OWED_FILE).is_file()
+
+    marker.touch()
+    code, second = run_json(*apply(registry, server))
+    assert code == 0, second
+    [applied] = second["applied"]
+    assert applied["bumps"] == []  # nothing left to bump: only the owed install ran
+    assert [(s["step"], s["command"]) for s in applied["steps"]] == [("install", "npm install")]
+    assert calls(root.parent / "npm-calls.jsonl")[-1] == {"argv": ["install"], "cwd": str(root)}
+    assert not (Path(first["run_dir"]) / OWED_FILE).exists()  # settled
+
+    code, third = run_json(*apply(registry, server))
+    assert (code, third["status"]) == (0, "nothing")
+
+
+def test_resume_names_the_run_and_a_wrong_one_is_refused(
+    world: tuple[Path, Path, Path], server: LoopbackRegistry
+) -> None:
+    registry, _, marker = world
+    code, first = run_json(*apply(registry, server))
+    assert code == 1
+    code, _, err = run_cli(*apply(registry, server, "--resume", "20000101T000000000000Z-000000"))
+    assert code == 1 and "--resume 20000101T000000000000Z-000000: no such run" in err
+    marker.touch()
+    code, second = run_json(*apply(registry, server, "--resume", first["run_id"]))
+    assert code == 0, second
+    assert [s["step"] for s in second["applied"][0]["steps"]] == ["install"]
+    code, _, err = run_cli(*apply(registry, server, "--resume", first["run_id"]))
+    assert code == 1 and "that run owes no install to the selected projects" in err
+
+
+def test_the_text_says_the_install_is_pending(
+    world: tuple[Path, Path, Path], server: LoopbackRegistry
+) -> None:
+    registry, _, _ = world
+    code, out, _ = run_cli(*apply(registry, server))
+    assert code == 1
+    assert "FAILED at install (exit 1): Manifests already bumped; install pending" in out

@@ -1,0 +1,162 @@
+"""A registered project that is one package of a pnpm / Bun workspace: its package manager,
+lockfile and catalogs are the workspace root's, and its install runs there.
+
+Packuments come from a loopback registry on 127.0.0.1. pnpm is not installed on this machine,
+so ``pnpm`` is a stand-in script on PATH that records its argv and working folder (one JSON
+line per call) and exits 0; the test says what pnpm would have been asked to do, not that an
+install worked (tests/test_deps_apply.py runs a real npm install end to end).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from builders import git
+from fixtures.deps.kit import (
+    calls,
+    project,
+    registry_file,
+    run_json,
+    setup_cli,
+    stand_in,
+    write_json,
+)
+from fixtures.deps.loopback import LoopbackRegistry
+
+
+@pytest.fixture(scope="module")
+def server() -> Iterator[LoopbackRegistry]:
+    with LoopbackRegistry() as registry:
+        yield registry
+
+
+def deps(registry: Path, server: LoopbackRegistry, *args: str) -> list[str]:
+    return [
+        "deps",
+        *args,
+        "--registry",
+        str(registry),
+        "--npm-registry",
+        server.url,
+        "--pypi-index",
+        server.url + "/pypi",
+    ]
+
+
+def pnpm_workspace(top: Path) -> Path:
+    """A pnpm workspace (committed in git) whose apps/web uses the default catalog."""
+    project(
+        top,
+        {
+            "package.json": {"name": "mono", "private": True},
+            "pnpm-lock.yaml": "lockfileVersion: '9.0'\n",
+            "pnpm-workspace.yaml": "packages:\n  - apps/*\ncatalog:\n  alpha: ^1.0.0\n",
+            "apps/web/package.json": {
+                "name": "web",
+                "dependencies": {"alpha": "catalog:", "gamma": "^4.0.0", "delta": "catalog:"},
+            },
+            "apps/other/package.json": {"name": "other", "dependencies": {"beta": "0.1.0"}},
+        },
+    )
+    git(top, "init", "-q", "-b", "main")
+    git(top, "add", "-A")
+    git(top, "commit", "-qm", "start")
+    return top / "apps" / "web"
+
+
+def test_a_workspace_package_is_read_and_installed_at_the_workspace_root(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, server: LoopbackRegistry
+) -> None:
+    setup_cli(monkeypatch, tmp_path)
+    record = stand_in(tmp_path, monkeypatch, "pnpm")
+    web = pnpm_workspace(tmp_path / "mono")
+    reg = registry_file(tmp_path / "projects.json", {"web": web})
+
+    code, scan = run_json(*deps(reg, server, "scan", "--level", "minor"))
+    assert code == 0
+    [entry] = scan["projects"]
+    assert (entry["package_manager"], entry["package_manager_source"]) == (
+        "pnpm",
+        "pnpm-lock.yaml",
+    )
+    assert entry["workspace_root"] == str((tmp_path / "mono").resolve())
+    found = {d["name"]: (d["source_file"], d["location"]) for d in entry["dependencies"]}
+    # the catalog: reference is followed to the root's catalog; the other package is not read
+    assert found == {
+        "gamma": ("apps/web/package.json", "dependencies"),
+        "alpha": ("pnpm-workspace.yaml", "catalog"),
+    }
+    assert (
+        "web: apps/web/package.json names delta as 'catalog:', but no catalog holds it"
+        in (scan["warnings"])
+    )
+
+    code, doc = run_json(*deps(reg, server, "apply", "--level", "minor", "--yes"))
+    assert code == 0, doc
+    top = tmp_path / "mono"
+    assert "alpha: ^1.2.3" in (top / "pnpm-workspace.yaml").read_text()
+    web_deps = json.loads((web / "package.json").read_text())["dependencies"]
+    assert web_deps == {"alpha": "catalog:", "gamma": "^4.1.1", "delta": "catalog:"}
+    assert not (web / "package-lock.json").exists()  # npm never ran inside the package
+    assert calls(record) == [{"argv": ["install"], "cwd": str(top.resolve())}]
+    assert doc["applied"][0]["steps"][-1]["command"] == "pnpm install"
+
+
+def test_a_worktree_holds_the_workspace_and_the_install_runs_at_its_root(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, server: LoopbackRegistry
+) -> None:
+    setup_cli(monkeypatch, tmp_path)
+    record = stand_in(tmp_path, monkeypatch, "pnpm")
+    web = pnpm_workspace(tmp_path / "mono")
+    reg = registry_file(tmp_path / "projects.json", {"web": web})
+    args = ("apply", "--level", "minor", "--yes", "--isolate", "worktree")
+    code, doc = run_json(*deps(reg, server, *args))
+    assert code == 0, doc
+    tree = tmp_path / "mono-tether-deps-minor-2025-06-01"
+    assert "alpha: ^1.2.3" in (tree / "pnpm-workspace.yaml").read_text()
+    assert "alpha: ^1.0.0" in (tmp_path / "mono" / "pnpm-workspace.yaml").read_text()
+    assert calls(record) == [{"argv": ["install"], "cwd": str(tree.resolve())}]
+
+
+def test_monorepo_root_from_the_registry_record_wins(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, server: LoopbackRegistry
+) -> None:
+    """No git here, so only the record's monorepoRoot can say where the workspace is."""
+    setup_cli(monkeypatch, tmp_path)
+    top = project(
+        tmp_path / "bunmono",
+        {
+            "package.json": {
+                "name": "root",
+                "workspaces": {"packages": ["pkgs/*"], "catalog": {"alpha": "^1.0.0"}},
+            },
+            "bun.lock": "{}\n",
+            "pkgs/app/package.json": {"name": "app", "dependencies": {"alpha": "catalog:"}},
+        },
+    )
+    reg = registry_file(tmp_path / "projects.json", {"app": top / "pkgs" / "app"})
+    code, plain = run_json(*deps(reg, server, "scan", "--level", "minor"))
+    assert code == 0
+    assert plain["projects"][0]["package_manager_source"] == "default"  # not found alone
+
+    document = json.loads(reg.read_text())
+    document["projects"]["app"]["monorepoRoot"] = str(top)
+    write_json(reg, document)
+    code, scan = run_json(*deps(reg, server, "scan", "--level", "minor"))
+    assert code == 0
+    [entry] = scan["projects"]
+    assert (entry["package_manager"], entry["package_manager_source"]) == ("bun", "bun.lock")
+    [alpha] = entry["dependencies"]
+    assert (alpha["source_file"], alpha["location"], alpha["target_version"]) == (
+        "package.json",
+        "workspaces.catalog",
+        "^1.2.3",
+    )
+    code, _ = run_json(*deps(reg, server, "apply", "--level", "minor", "--yes", "--no-install"))
+    assert code == 0
+    root = json.loads((top / "package.json").read_text())
+    assert root["workspaces"]["catalog"] == {"alpha": "^1.2.3"}
