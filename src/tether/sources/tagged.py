@@ -4,6 +4,7 @@ each; a kind only says how it lists names and how it exports one."""
 
 from __future__ import annotations
 
+from abc import ABC, abstractmethod
 from pathlib import Path
 
 from tether.sources import ReleaseTree
@@ -12,18 +13,18 @@ from tether.sources.common import asked_version, match_version, not_found
 from tether.versions import sort_versions
 
 
-class TaggedSource:
+class TaggedSource(ABC):
     spec: str
     cache: TreeCache
     notes: list[str]
 
+    @abstractmethod
     def _offered(self) -> dict[str, str]:
         """Listed version -> its name at the source (a tag)."""
-        raise NotImplementedError
 
+    @abstractmethod
     def _export(self, tag: str, version: str, work: Path, dest: Path) -> None:
         """Write the release named ``tag`` into ``dest`` (``work`` is scratch space)."""
-        raise NotImplementedError
 
     def available_versions(self, include_prereleases: bool = False) -> list[str]:
         return sort_versions(list(self._offered()), include_prereleases)
