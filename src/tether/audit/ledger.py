@@ -12,6 +12,7 @@ changes a clearance.
 
 from __future__ import annotations
 
+import contextlib
 import json
 from pathlib import Path
 from typing import Any
@@ -62,11 +63,10 @@ def record_round(
         fixed = earlier  # a repeated round closed nothing new: the last fix still stands
     entry = {"remaining": list(findings), "fixed_last_round": fixed}
     document["members"][member] = entry
-    try:
+    # Non-gating: the clearance stands whatever happens to the ledger file.
+    with contextlib.suppress(OSError):
         if any(m.get("remaining") for m in document["members"].values() if isinstance(m, dict)):
             atomic_write(path, (json.dumps(document, indent=2) + "\n").encode())
         else:
             path.unlink(missing_ok=True)
-    except OSError:
-        pass  # non-gating: the clearance stands whatever happens here
     return entry

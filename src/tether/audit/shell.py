@@ -7,6 +7,7 @@ checked or parsed yields an error finding, never an empty (clean-looking) result
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import re
@@ -255,10 +256,8 @@ def _cached_lens_findings(
     )
     stored = cache.get(key)
     if isinstance(stored, list):
-        try:
+        with contextlib.suppress(TypeError, KeyError):  # an entry in another shape is a miss
             return [_finding_from_json(entry) for entry in stored]
-        except (TypeError, KeyError):
-            pass  # an entry in another shape is a miss
     found = _lens_findings(target, data, tools)
     if not any(f.finding_class == "audit/cannot-analyse" for f in found):
         cache.put(key, [asdict(f) for f in found])  # a failure is retried, never remembered
