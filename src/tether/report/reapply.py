@@ -37,6 +37,7 @@ def render(report: ReapplyReport) -> str:
         lines.extend(f"                deleted but back {n}: {text}" for n, text in result.readded)
         if result.artifact:
             lines.append(f"                patch: {result.artifact}")
+        lines.extend(_two_way(result))
     lines.extend(_hunk_table(report))
     if report.drifted_files:
         lines.append("pristine drift stopped: " + ", ".join(report.drifted_files))
@@ -44,6 +45,19 @@ def render(report: ReapplyReport) -> str:
     if report.backup_dir is not None and report.backup_dir.exists():
         lines.append(f"installed versions backed up in {report.backup_dir}")
     return "\n".join(lines)
+
+
+def _two_way(result: FileResult) -> list[str]:
+    """Without a recorded baseline: the user's commits used, the edits found, the question."""
+    indent = "                "
+    lines = [f"{indent}your commit {c[:12]}: {subject}" for c, subject in result.user_commits]
+    for edit in result.user_edits:
+        lines.append(f"{indent}your edit at line {edit.line}:")
+        lines.extend(f"{indent}  - {text}" for text in edit.removed)
+        lines.extend(f"{indent}  + {text}" for text in edit.added)
+    if result.question:
+        lines.append(f"{indent}? {result.question}")
+    return lines
 
 
 def _version(version: str | None) -> str:

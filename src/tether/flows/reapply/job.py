@@ -8,6 +8,7 @@ job tells a rerun which files it already merged.
 from __future__ import annotations
 
 import functools
+import os
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -67,6 +68,12 @@ class Job:
     def command(self) -> str:
         patches, target = self.patch_set.root.resolve(), self.request.target.resolve()
         return f"reapply --patches {patches} --target {target}"
+
+    @property
+    def home(self) -> str:
+        """The user's home folder, for telling path drift from edits."""
+        environ = os.environ if self.request.environ is None else self.request.environ
+        return environ.get("HOME", "")
 
     @functools.cached_property
     def guard(self) -> PathGuard:

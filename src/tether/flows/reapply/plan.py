@@ -59,7 +59,8 @@ def plan_file(
     except TetherError as error:
         return Decision(FileResult(rel, FAILED, str(error)))
     style = job.request.conflict_style
-    decision = decide_saved_file(rel, ours, theirs, finder.find(rel), style, patch)
+    found = finder.find(rel)
+    decision = decide_saved_file(rel, ours, theirs, found, style, patch, home=job.home)
     decision = _check_current(job, rel, decision, current)
     # An interrupted run may have written a merge this decision does not keep.
     decision.restore = decision.write is None and decision.theirs not in (None, current)

@@ -16,12 +16,18 @@ from tether.model.plan import Bucket
 
 if TYPE_CHECKING:
     from tether.engine.hunktable import HunkRow
+    from tether.engine.twoway import UserEdit
     from tether.engine.verify import VerifyResult
 
 MERGED = "merged"
 CONFLICT = "conflict"
 INCORPORATED = "incorporated"
 FAILED = "failed"
+# Asked of a file without a baseline whose every difference is mechanical drift.
+DRIFT_QUESTION = (
+    "only path, quoting or whitespace differences were found between your saved copy and "
+    "the installed file: did you customise this file on purpose?"
+)
 PATCHES_OPTION = "--patches"  # how the patches were found when the user named them
 
 STATUS_BUCKETS = {
@@ -51,6 +57,9 @@ class FileResult:
     drifted: bool = False
     artifact: str | None = None  # a conflict patch, when --conflict patch
     hunks: list[HunkRow] = field(default_factory=list)  # the hunk verification table
+    user_edits: list[UserEdit] = field(default_factory=list)  # without a baseline
+    question: str | None = None  # asked when only mechanical drift differs
+    user_commits: list[tuple[str, str]] = field(default_factory=list)  # (commit, subject)
 
     @property
     def hunks_missing(self) -> int:
@@ -65,6 +74,9 @@ class FileResult:
             "baseline": self.baseline,
             "readded": [{"line": n, "text": t} for n, t in self.readded],
             "hunks": [row.to_json() for row in self.hunks],
+            "user_edits": [edit.to_json() for edit in self.user_edits],
+            "question": self.question,
+            "user_commits": [{"commit": c, "subject": s} for c, s in self.user_commits],
         }
         if self.artifact:
             document["artifact"] = self.artifact
