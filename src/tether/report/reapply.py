@@ -8,16 +8,20 @@ from tether.flows.reapply import (
     INCORPORATED,
     MERGED,
     REMEDIES,
+    RESOLVED,
     FileResult,
     ReapplyReport,
     SaveReport,
 )
 
+# Asked at the prompt about a conflict whose copies differ beyond drift.
+DIFFERS = "your saved copy and the installed file both changed here."
+
 
 def render(report: ReapplyReport) -> str:
     if report.patches is None:
         return _render_nothing_found(report)
-    order = (MERGED, INCORPORATED, CONFLICT, FAILED)
+    order = (MERGED, INCORPORATED, RESOLVED, CONFLICT, FAILED)
     counts = ", ".join(f"{report.count(s)} {s}" for s in order if report.count(s))
     head = "dry run: " if report.dry_run else ""
     lines = [f"{head}reapply {report.patches} -> {report.target}: {counts or 'nothing to do'}"]
@@ -31,6 +35,8 @@ def render(report: ReapplyReport) -> str:
     for result in report.results:
         strategy = f"  [baseline: {result.baseline}]"
         lines.append(f"  {result.status:<13} {result.file}{strategy}{_verification(result)}")
+        if result.resolution:
+            lines.append(f"                resolved: {result.resolution}")
         if result.reason:
             lines.append(f"                {result.reason}")
         lines.extend(f"                missing {n}: {text}" for n, text in result.missing)

@@ -36,6 +36,8 @@ class Decision:
     gate: bool = False  # a clean merge the verifier must pass
     artifact: bytes | None = None
     restore: bool = False  # put the installed version back over an interrupted run's write
+    saved: bytes | None = None  # the user's saved copy
+    on_disk: bytes | None = None  # what the target holds now
 
 
 def decide_saved_file(

@@ -23,6 +23,8 @@ MERGED = "merged"
 CONFLICT = "conflict"
 INCORPORATED = "incorporated"
 FAILED = "failed"
+RESOLVED = "resolved"  # a conflict a person (or --auto) settled: keep-mine or take-theirs
+RESOLUTIONS = ("keep-mine", "take-theirs", "markers")
 # Asked of a file without a baseline whose every difference is mechanical drift.
 DRIFT_QUESTION = (
     "only path, quoting or whitespace differences were found between your saved copy and "
@@ -35,6 +37,7 @@ STATUS_BUCKETS = {
     CONFLICT: Bucket.CONFLICT,
     INCORPORATED: Bucket.SKIP,
     FAILED: Bucket.FAILED,
+    RESOLVED: Bucket.MERGED,
 }
 
 REMEDIES = (
@@ -60,6 +63,7 @@ class FileResult:
     user_edits: list[UserEdit] = field(default_factory=list)  # without a baseline
     question: str | None = None  # asked when only mechanical drift differs
     user_commits: list[tuple[str, str]] = field(default_factory=list)  # (commit, subject)
+    resolution: str | None = None  # how a conflict was settled: one of RESOLUTIONS
 
     @property
     def hunks_missing(self) -> int:
@@ -77,6 +81,7 @@ class FileResult:
             "user_edits": [edit.to_json() for edit in self.user_edits],
             "question": self.question,
             "user_commits": [{"commit": c, "subject": s} for c, s in self.user_commits],
+            "resolution": self.resolution,
         }
         if self.artifact:
             document["artifact"] = self.artifact
