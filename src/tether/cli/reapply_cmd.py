@@ -89,6 +89,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         choices=AUTO_CHOICES,
         help="settle every conflict this way instead of asking (for scripts)",
     )
+    parser.add_argument(
+        "--remove-backups",
+        action="store_true",
+        help="remove the saved patches after a run that verified every file "
+        "(kept when any file failed or a conflict is left)",
+    )
     parser.add_argument("--dry-run", action="store_true", help="report, write nothing")
     add_json(parser)
 
@@ -119,6 +125,7 @@ def run(args: argparse.Namespace) -> int:
         dry_run=args.dry_run,
         auto=args.auto,
         chooser=_chooser(args),
+        remove_backups=args.remove_backups,
     )
     report = reapply(request)
     if args.json:

@@ -50,7 +50,17 @@ def render(report: ReapplyReport) -> str:
         lines.extend(f"  {number}. {remedy}" for number, remedy in enumerate(REMEDIES, 1))
     if report.backup_dir is not None and report.backup_dir.exists():
         lines.append(f"installed versions backed up in {report.backup_dir}")
+    lines.append(_patches_line(report))
     return "\n".join(lines)
+
+
+def _patches_line(report: ReapplyReport) -> str:
+    if report.backups_removed is not None:
+        return f"patch backups removed: {report.backups_removed}"
+    kept = f"patch backups kept in {report.patches}"
+    if report.backups_kept_because:
+        return f"{kept} ({report.backups_kept_because})"
+    return f"{kept} (--remove-backups removes them after a fully verified run)"
 
 
 def _two_way(result: FileResult) -> list[str]:

@@ -102,6 +102,8 @@ class ReapplyReport:
     pristine: Path | None = None  # the pristine folder used, if any
     from_version: str | None = None  # the release the patches were saved from
     installed_version: str | None = None  # the target's VERSION file
+    backups_removed: Path | None = None  # the patch set --remove-backups removed
+    backups_kept_because: str | None = None  # why --remove-backups removed nothing
 
     @property
     def drifted_files(self) -> list[str]:
@@ -139,6 +141,8 @@ class ReapplyReport:
             "backup": str(self.backup_dir) if self.backup_dir else None,
             "resumed": self.resumed,
             "remedies": list(REMEDIES) if self.drifted_files else [],
+            "backups_removed": str(self.backups_removed) if self.backups_removed else None,
+            "backups_kept_because": self.backups_kept_because,
         }
 
 

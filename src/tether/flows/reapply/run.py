@@ -10,6 +10,7 @@ from pathlib import Path
 from tether.engine.verify import verify_preserved
 from tether.errors import UsageError
 from tether.flows.apply import ApplyOutcome, execute_plan
+from tether.flows.reapply.cleanup import remove_patches
 from tether.flows.reapply.decide import Decision
 from tether.flows.reapply.job import CONFLICT_STYLES, Job, ReapplyRequest, open_job
 from tether.flows.reapply.locate import Located, default_pristine, locate_patches
@@ -66,7 +67,10 @@ def reapply(request: ReapplyRequest) -> ReapplyReport:
         settle(decisions, request.auto, None)
         for decision in decisions:
             _predict_gate(job, decision)
-        return _report(job, decisions, where)
+        report = _report(job, decisions, where)
+        if request.remove_backups:
+            remove_patches(report, patch_set, job.run_id)  # keeps them: a dry run
+        return report
     prepare_runtime(request.target)
     with ProjectLock(request.target / profile.lock_file, command="reapply"):
         job = open_job(request, patch_set, journal)
@@ -74,7 +78,10 @@ def reapply(request: ReapplyRequest) -> ReapplyReport:
         settle(decisions, request.auto, request.chooser)
         _carry_out(job, decisions)
         journal.run_complete(job.run_id)
-        return _report(job, decisions, where)
+        report = _report(job, decisions, where)
+        if request.remove_backups:
+            remove_patches(report, patch_set, job.run_id)
+        return report
 
 
 def _carry_out(job: Job, decisions: list[Decision]) -> None:
