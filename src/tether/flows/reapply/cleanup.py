@@ -2,8 +2,9 @@
 
 The whole patches folder given or found goes (GSD's ``gsd-local-patches/``; for a folder of
 ``--save`` runs, every save in it: an earlier save left behind would be taken up by the next
-run and merged over this one). It is first renamed to a dot-name beside it, in one step, so a crash part-way through the
-removal never leaves a half-deleted patch set that a later run would take for a backup.
+run and merged over this one). It is first renamed to a dot-name beside it, in one step, so
+a crash part-way through the removal never leaves a half-deleted patch set that a later run
+would take for a backup.
 """
 
 from __future__ import annotations
