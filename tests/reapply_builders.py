@@ -195,6 +195,13 @@ def standard(tmp: Path, **options: Any) -> Gsd:
     )
 
 
+def both_sides(ours: str, installed: str) -> str:
+    """A no-baseline conflict as reapply writes it into the file."""
+    from tether.flows.reapply import both_versions
+
+    return both_versions(ours.encode(), installed.encode()).decode()
+
+
 def parse(*argv: str) -> argparse.Namespace:
     parser = argparse.ArgumentParser(prog="tether reapply")
     reapply_cmd.add_arguments(parser)

@@ -59,8 +59,14 @@ WRITER_STEPS = {"run-started", "file-backed-up", "file-intent", "file-written", 
 
 @pytest.mark.parametrize(
     ("build", "extra"),
-    [(standard, ()), (without_baseline, ()), (standard, ("--conflict", "patch"))],
-    ids=["merge", "no-baseline", "conflict-patch"],
+    [
+        (standard, ()),
+        (without_baseline, ()),
+        (standard, ("--conflict", "patch")),
+        (without_baseline, ("--auto", "keep-mine")),
+        (standard, ("--auto", "keep-mine", "--remove-backups")),
+    ],
+    ids=["merge", "no-baseline", "conflict-patch", "auto-keep-mine", "remove-backups"],
 )
 def test_crash_at_every_journal_step_then_rerun(
     tmp_path: Path, build: Any, extra: tuple[str, ...]
@@ -71,7 +77,10 @@ def test_crash_at_every_journal_step_then_rerun(
     done = run_process(*command(reference, *extra))
     expected_code, expected_tree = done.returncode, user_tree(reference.target)
     expected_patches = conflict_patches(done.stdout)
-    assert expected_code in (1, 4), done.stderr
+    # --auto settles every conflict: the run is done; otherwise conflicts are left
+    assert expected_code == 0 if "--auto" in extra else expected_code in (1, 4), done.stderr
+    if "--remove-backups" in extra:
+        assert expected_code == 0 and not reference.patches.exists(), done.stdout
     assert bool(expected_patches) == ("patch" in extra)
     points = crashpoint.points(journal(reference))
     assert {p.split(":")[0] for p in points} == WRITER_STEPS

@@ -607,3 +607,27 @@ def path_blob_ids(repo: Path, rel: str) -> list[str]:
 def cat_blob(repo: Path, oid: str) -> bytes | None:
     """The raw bytes of blob ``oid`` in ``repo``, None when it is not there."""
     return _run_git_bytes(["cat-file", "blob", oid], cwd=repo)
+
+
+def file_commits(repo: Path, rel: str) -> list[tuple[str, str, str]]:
+    """(commit, first parent or "", subject) of each non-merge commit on HEAD's history that
+    touched ``rel`` (relative to ``repo``'s top), newest first; empty without any."""
+    result = run_git(
+        ["--literal-pathspecs", "log", "--no-merges", "--format=%H%x00%P%x00%s", "--", rel],
+        cwd=repo,
+        check=False,
+    )
+    if result.returncode != 0:
+        return []
+    found = []
+    for line in result.stdout.splitlines():
+        commit, _, rest = line.partition("\0")
+        parents, _, subject = rest.partition("\0")
+        if commit:
+            found.append((commit, parents.split(" ")[0] if parents else "", subject))
+    return found
+
+
+def blob_at(repo: Path, rev: str, rel: str) -> bytes | None:
+    """The bytes of ``rel`` (relative to the repository's top) in ``rev``; None without it."""
+    return _run_git_bytes(["show", f"{rev}:{rel}"], cwd=repo)

@@ -9,7 +9,8 @@ question (docs/cli.md, "Prompts and --yes").
 from __future__ import annotations
 
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from tether.errors import TetherError
@@ -55,6 +56,45 @@ def ask_yes_no(question: str, *, before: str = "") -> bool:
 
 
 CONFLICT_CHOICES = "[m]ine, [t]heirs, [w]rite markers, [d]iff, [k]eep mine for all, [a]ll theirs"
+BOTH_CHANGED = "both sides changed the same lines."
+
+
+@dataclass(frozen=True)
+class ConflictQuestion:
+    """One file to settle: what to ask about it, and its diff for the [d]iff answer."""
+
+    path: str
+    question: str
+    diff: Callable[[], str]
+
+
+def choose_each(
+    questions: Sequence[ConflictQuestion],
+    ask: Callable[[str], str] = ask,
+    show: Callable[[str], None] = show,
+) -> dict[str, str]:
+    """Ask, file by file, mine / theirs / markers (``keep-mine``, ``take-theirs``,
+    ``markers``), showing the diff on request; path -> choice.
+
+    The end of input (an empty read, not an empty line) stops the run before anything is
+    written: asking again would never get an answer."""
+    for_all: str | None = None
+    chosen: dict[str, str] = {}
+    for item in questions:
+        choice = for_all
+        while choice is None:
+            raw = ask(f"{item.path}: {item.question} {CONFLICT_CHOICES}? ")
+            if raw == "":
+                raise TetherError("no answer at the prompt (end of input); nothing was written")
+            answer = raw.strip()
+            if answer == "d":
+                show(item.diff())
+            elif answer in ("k", "a"):
+                for_all = choice = "keep-mine" if answer == "k" else "take-theirs"
+            elif answer in ("m", "t", "w"):
+                choice = {"m": "keep-mine", "t": "take-theirs", "w": "markers"}[answer]
+        chosen[item.path] = choice
+    return chosen
 
 
 def choose_conflicts(
@@ -62,31 +102,21 @@ def choose_conflicts(
     ask: Callable[[str], str] = ask,
     show: Callable[[str], None] = show,
 ) -> None:
-    """Ask, file by file, how to settle each line-merge conflict; decisions land in the plan.
-
-    The end of input (an empty read, not an empty line) stops the run before anything is
-    written: asking again would never get an answer."""
+    """Ask, file by file, how to settle each line-merge conflict; decisions land in the plan."""
     from tether.engine.patches import unified_patch
     from tether.flows.plan import can_resettle, resettle
 
-    for_all: str | None = None
     actions = prepared.plan.actions
-    for index, action in enumerate(actions):
-        if not can_resettle(action):
-            continue
-        choice = for_all
-        while choice is None:
-            question = f"{action.path}: both sides changed the same lines. {CONFLICT_CHOICES}? "
-            raw = ask(question)
-            if raw == "":
-                raise TetherError("no answer at the prompt (end of input); nothing was written")
-            answer = raw.strip()
-            if answer == "d":
-                assert action.sides is not None
-                patch = unified_patch(action.path, action.sides[1], action.sides[2])
-                show(patch.decode(errors="replace"))
-            elif answer in ("k", "a"):
-                for_all = choice = "keep-mine" if answer == "k" else "take-theirs"
-            elif answer in ("m", "t", "w"):
-                choice = {"m": "keep-mine", "t": "take-theirs", "w": "markers"}[answer]
-        actions[index] = resettle(prepared.project, action, choice)
+    settle = [i for i, action in enumerate(actions) if can_resettle(action)]
+
+    def diff(index: int) -> Callable[[], str]:
+        action = actions[index]
+        assert action.sides is not None
+        sides = action.sides
+        return lambda: unified_patch(action.path, sides[1], sides[2]).decode(errors="replace")
+
+    questions = [ConflictQuestion(actions[i].path, BOTH_CHANGED, diff(i)) for i in settle]
+    chosen = choose_each(questions, ask, show)
+    for index in settle:
+        action = actions[index]
+        actions[index] = resettle(prepared.project, action, chosen[action.path])

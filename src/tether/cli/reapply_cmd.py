@@ -8,18 +8,24 @@ for a person. ``--save`` copies the customised files into a new timestamped fold
 from __future__ import annotations
 
 import argparse
+from collections.abc import Callable
 from pathlib import Path
 
+from tether.cli import interact
 from tether.cli.common import add_json, add_project_dir, print_json, verbose_line
 from tether.errors import Exit, UsageError
 from tether.flows.reapply import (
+    AUTO_CHOICES,
     CONFLICT_STYLES,
     BaselineOptions,
+    Pending,
     ReapplyRequest,
     reapply,
     save_patches,
 )
-from tether.report.reapply import render, render_save
+from tether.report.reapply import DIFFERS, render, render_save
+
+Chooser = Callable[[list[Pending]], dict[str, str]]
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -78,6 +84,17 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         default="markers",
         help="write conflict markers into the file (default) or a patch beside the backups",
     )
+    parser.add_argument(
+        "--auto",
+        choices=AUTO_CHOICES,
+        help="settle every conflict this way instead of asking (for scripts)",
+    )
+    parser.add_argument(
+        "--remove-backups",
+        action="store_true",
+        help="remove the saved patches after a run that verified every file "
+        "(kept when any file failed or a conflict is left)",
+    )
     parser.add_argument("--dry-run", action="store_true", help="report, write nothing")
     add_json(parser)
 
@@ -106,6 +123,9 @@ def run(args: argparse.Namespace) -> int:
         ),
         conflict_style=args.conflict,
         dry_run=args.dry_run,
+        auto=args.auto,
+        chooser=_chooser(args),
+        remove_backups=args.remove_backups,
     )
     report = reapply(request)
     if args.json:
@@ -113,6 +133,26 @@ def run(args: argparse.Namespace) -> int:
     else:
         print(render(report))
     return report.exit_code()
+
+
+def _chooser(args: argparse.Namespace) -> Chooser | None:
+    """Ask per conflict only when a person is at a terminal and nothing else decides."""
+    if args.json or args.dry_run or args.auto or not interact.stdin_is_terminal():
+        return None
+    return _ask_per_file
+
+
+def _ask_per_file(pending: list[Pending]) -> dict[str, str]:
+    from tether.engine.patches import unified_patch
+
+    def diff(item: Pending) -> Callable[[], str]:
+        return lambda: unified_patch(item.file, item.installed, item.saved).decode(errors="replace")
+
+    questions = [
+        interact.ConflictQuestion(item.file, item.question or DIFFERS, diff(item))
+        for item in pending
+    ]
+    return interact.choose_each(questions)
 
 
 def _check_usage(args: argparse.Namespace) -> None:

@@ -8,16 +8,20 @@ from tether.flows.reapply import (
     INCORPORATED,
     MERGED,
     REMEDIES,
+    RESOLVED,
     FileResult,
     ReapplyReport,
     SaveReport,
 )
 
+# Asked at the prompt about a conflict whose copies differ beyond drift.
+DIFFERS = "your saved copy and the installed file both changed here."
+
 
 def render(report: ReapplyReport) -> str:
     if report.patches is None:
         return _render_nothing_found(report)
-    order = (MERGED, INCORPORATED, CONFLICT, FAILED)
+    order = (MERGED, INCORPORATED, RESOLVED, CONFLICT, FAILED)
     counts = ", ".join(f"{report.count(s)} {s}" for s in order if report.count(s))
     head = "dry run: " if report.dry_run else ""
     lines = [f"{head}reapply {report.patches} -> {report.target}: {counts or 'nothing to do'}"]
@@ -31,19 +35,45 @@ def render(report: ReapplyReport) -> str:
     for result in report.results:
         strategy = f"  [baseline: {result.baseline}]"
         lines.append(f"  {result.status:<13} {result.file}{strategy}{_verification(result)}")
+        if result.resolution:
+            lines.append(f"                resolved: {result.resolution}")
         if result.reason:
             lines.append(f"                {result.reason}")
         lines.extend(f"                missing {n}: {text}" for n, text in result.missing)
         lines.extend(f"                deleted but back {n}: {text}" for n, text in result.readded)
         if result.artifact:
             lines.append(f"                patch: {result.artifact}")
+        lines.extend(_two_way(result))
     lines.extend(_hunk_table(report))
     if report.drifted_files:
         lines.append("pristine drift stopped: " + ", ".join(report.drifted_files))
         lines.extend(f"  {number}. {remedy}" for number, remedy in enumerate(REMEDIES, 1))
     if report.backup_dir is not None and report.backup_dir.exists():
         lines.append(f"installed versions backed up in {report.backup_dir}")
+    lines.append(_patches_line(report))
     return "\n".join(lines)
+
+
+def _patches_line(report: ReapplyReport) -> str:
+    if report.backups_removed is not None:
+        return f"patch backups removed: {report.backups_removed}"
+    kept = f"patch backups kept in {report.patches}"
+    if report.backups_kept_because:
+        return f"{kept} ({report.backups_kept_because})"
+    return f"{kept} (--remove-backups removes them after a fully verified run)"
+
+
+def _two_way(result: FileResult) -> list[str]:
+    """Without a recorded baseline: the user's commits used, the edits found, the question."""
+    indent = "                "
+    lines = [f"{indent}your commit {c[:12]}: {subject}" for c, subject in result.user_commits]
+    for edit in result.user_edits:
+        lines.append(f"{indent}your edit at line {edit.line}:")
+        lines.extend(f"{indent}  - {text}" for text in edit.removed)
+        lines.extend(f"{indent}  + {text}" for text in edit.added)
+    if result.question:
+        lines.append(f"{indent}? {result.question}")
+    return lines
 
 
 def _version(version: str | None) -> str:

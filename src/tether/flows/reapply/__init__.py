@@ -41,16 +41,19 @@ from tether.flows.reapply.report import (
     INCORPORATED,
     MERGED,
     REMEDIES,
+    RESOLVED,
     STATUS_BUCKETS,
     FileResult,
     ReapplyReport,
     record_verification_failure,
 )
+from tether.flows.reapply.resolve import AUTO_CHOICES, Pending
 from tether.flows.reapply.run import reapply
 from tether.flows.reapply.save import SaveReport, save_patches
 from tether.flows.reapply.target import BACKUP_FOLDER, backup_root
 
 __all__ = [
+    "AUTO_CHOICES",
     "BACKUP_FOLDER",
     "CONFLICT",
     "CONFLICT_STYLES",
@@ -61,6 +64,7 @@ __all__ = [
     "PATCHES_FOLDER",
     "PRISTINE_FOLDER",
     "REMEDIES",
+    "RESOLVED",
     "STATUS_BUCKETS",
     "BaselineFinder",
     "BaselineOptions",
@@ -68,6 +72,7 @@ __all__ = [
     "FileResult",
     "Found",
     "PatchSet",
+    "Pending",
     "ReapplyReport",
     "ReapplyRequest",
     "SaveReport",

@@ -6,6 +6,7 @@ the git history of the target, (c) the baseline release from a source, (d) none.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -15,6 +16,36 @@ from tether.flows.project import Project
 from tether.flows.reapply.patches import PatchSet
 from tether.flows.reapply.target import profile_of, read_file
 from tether.fsio import sha256_bytes
+
+GIT_COMMITS = "git-commits"  # the baseline strategy read from the user's own commits
+
+# Subjects of the commits an install or update of the release makes, not the user (GSD's).
+_UPDATE_SUBJECT = re.compile(r"gsd:update|gsd-update|GSD update|gsd-install")
+
+
+def is_update_commit(subject: str) -> bool:
+    return _UPDATE_SUBJECT.search(subject) is not None
+
+
+def user_commit_chain(
+    history: list[tuple[str, str, str]],
+) -> tuple[list[tuple[str, str]], str] | None:
+    """From a file's commits (newest first: commit, parent, subject), the user's latest run
+    of own commits and the commit before the first of them; None when there is none.
+
+    Update commits newer than the run are passed over (the update that installed the new
+    release); an update commit, or a commit that adds the file (its installation), ends it.
+    """
+    commits: list[tuple[str, str]] = []
+    before = ""
+    for commit, parent, subject in history:
+        if is_update_commit(subject) or not parent:
+            if commits:
+                break
+            continue
+        commits.append((commit, subject))
+        before = parent
+    return (commits, before) if commits else None
 
 
 @dataclass(frozen=True)
@@ -36,6 +67,7 @@ class Found:
     verified: bool = False  # its sha256 equals the recorded pristine hash
     note: str = ""
     drifted: bool = False
+    commits: tuple[tuple[str, str], ...] = ()  # (commit, subject): the user's own commits
 
 
 class BaselineFinder:
@@ -56,7 +88,7 @@ class BaselineFinder:
         if pristine is not None:
             return pristine
         if recorded is None:
-            return self._unrecorded(rel, notes)
+            return self._or_user_commits(rel, self._unrecorded(rel, notes))
         found = self._from_git(rel, recorded) or self._from_release(rel, recorded, notes)
         if found is not None:
             # A verified baseline from elsewhere makes a drifted pristine copy harmless.
@@ -65,7 +97,28 @@ class BaselineFinder:
         if drift:
             return Found(None, note=drift, drifted=True)
         notes.append("no version with the recorded pristine hash was found")
-        return Found(None, note="; ".join(notes))
+        return self._or_user_commits(rel, Found(None, note="; ".join(notes)))
+
+    def _or_user_commits(self, rel: str, found: Found) -> Found:
+        """Git-enhanced two-way: with no baseline, the user's own commits touching the file
+        tell what they changed; the version before the first of them is the baseline. It is
+        not the recorded pristine version, so it is never taken as proof of adoption."""
+        if found.data is not None:
+            return found
+        located = self._git_path(rel)
+        if located is None:
+            return found
+        repo, path = located
+        chain = user_commit_chain(git.file_commits(repo, path))
+        if chain is None:
+            return found
+        commits, before = chain
+        data = git.blob_at(repo, before, path) if before else None
+        if data is None:
+            return found
+        named = ", ".join(f"{commit[:12]} {subject!r}" for commit, subject in commits)
+        note = f"baseline: the file before your commits {named}"
+        return Found(data, GIT_COMMITS, False, note, commits=tuple(commits))
 
     def _unrecorded(self, rel: str, notes: list[str]) -> Found:
         """No pristine hash to check against: only a release the user named can serve, and

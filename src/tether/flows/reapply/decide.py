@@ -8,11 +8,13 @@ from pathlib import Path
 
 from tether.engine.patches import unified_patch
 from tether.engine.textfmt import eol_style, is_binary
+from tether.engine.twoway import DRIFT_KINDS, TwoWay, compare_two_way
 from tether.engine.verify import verify_preserved
 from tether.flows.merging import merge_sides
 from tether.flows.reapply.baseline import Found
 from tether.flows.reapply.report import (
     CONFLICT,
+    DRIFT_QUESTION,
     FAILED,
     INCORPORATED,
     MERGED,
@@ -34,10 +36,19 @@ class Decision:
     gate: bool = False  # a clean merge the verifier must pass
     artifact: bytes | None = None
     restore: bool = False  # put the installed version back over an interrupted run's write
+    saved: bytes | None = None  # the user's saved copy
+    on_disk: bytes | None = None  # what the target holds now
 
 
 def decide_saved_file(
-    rel: str, ours: bytes, theirs: bytes | None, found: Found, style: str, patch: Path
+    rel: str,
+    ours: bytes,
+    theirs: bytes | None,
+    found: Found,
+    style: str,
+    patch: Path,
+    *,
+    home: str = "",
 ) -> Decision:
     """The outcome for one saved file, computed without touching the disk."""
     origin = found.origin
@@ -50,8 +61,25 @@ def decide_saved_file(
     if found.drifted:
         return Decision(FileResult(rel, FAILED, found.note, drifted=True), theirs)
     if found.data is None:
-        return _no_baseline(rel, ours, theirs, found.note, style, patch)
-    return _merge(rel, found.data, ours, theirs, found, style, patch)
+        decision = _no_baseline(rel, ours, theirs, found.note, style, patch)
+        if decision.result.status == CONFLICT and not is_binary(ours + theirs):
+            _describe_two_way(decision.result, compare_two_way(ours, theirs, home))
+        return decision
+    decision = _merge(rel, found.data, ours, theirs, found, style, patch)
+    decision.result.user_commits = list(found.commits)
+    return decision
+
+
+def _describe_two_way(result: FileResult, compared: TwoWay) -> None:
+    """A conflict without a baseline names the user's edits, or, when every difference is
+    mechanical drift, asks whether the file was customised on purpose; it stays a conflict
+    either way, since the file was saved because it differed from what was installed."""
+    result.user_edits = list(compared.edits)
+    if compared.drift_only:
+        result.question = DRIFT_QUESTION
+        result.reason += f"; only mechanical drift ({', '.join(DRIFT_KINDS)}) differs"
+    else:
+        result.reason += f"; {len(compared.edits)} edit(s) of yours beyond mechanical drift"
 
 
 def _no_baseline(

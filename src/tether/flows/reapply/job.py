@@ -8,9 +8,11 @@ job tells a rerun which files it already merged.
 from __future__ import annotations
 
 import functools
+import os
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from tether.errors import TetherError
 from tether.flows.apply import ResumeInfo, RunContext, resume_info
@@ -31,6 +33,9 @@ from tether.state.journal import (
     new_run_id,
 )
 
+if TYPE_CHECKING:
+    from tether.flows.reapply.resolve import Chooser
+
 CONFLICT_STYLES = ("markers", "patch")
 INSTALLED = "installed/"  # a run's backups of the installed versions, in its backup folder
 
@@ -44,6 +49,9 @@ class ReapplyRequest:
     dry_run: bool = False
     environ: Mapping[str, str] | None = None  # for the search; None: this process's
     cwd: Path | None = None  # for the search's local-install places; None: this process's
+    auto: str | None = None  # settle every conflict this way: keep-mine or take-theirs
+    chooser: Chooser | None = None  # asks per conflict (a terminal); None: leave them
+    remove_backups: bool = False  # remove the patches after a fully verified run
 
 
 @dataclass
@@ -67,6 +75,12 @@ class Job:
     def command(self) -> str:
         patches, target = self.patch_set.root.resolve(), self.request.target.resolve()
         return f"reapply --patches {patches} --target {target}"
+
+    @property
+    def home(self) -> str:
+        """The user's home folder, for telling path drift from edits."""
+        environ = os.environ if self.request.environ is None else self.request.environ
+        return environ.get("HOME", "")
 
     @functools.cached_property
     def guard(self) -> PathGuard:

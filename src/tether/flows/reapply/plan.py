@@ -59,11 +59,17 @@ def plan_file(
     except TetherError as error:
         return Decision(FileResult(rel, FAILED, str(error)))
     style = job.request.conflict_style
-    decision = decide_saved_file(rel, ours, theirs, finder.find(rel), style, patch)
+    found = finder.find(rel)
+    decision = decide_saved_file(rel, ours, theirs, found, style, patch, home=job.home)
     decision = _check_current(job, rel, decision, current)
-    # An interrupted run may have written a merge this decision does not keep.
-    decision.restore = decision.write is None and decision.theirs not in (None, current)
+    decision.saved, decision.on_disk = ours, current
+    mark_restore(decision)
     return decision
+
+
+def mark_restore(decision: Decision) -> None:
+    """An interrupted run may have written bytes this decision does not keep."""
+    decision.restore = decision.write is None and decision.theirs not in (None, decision.on_disk)
 
 
 def _same_file(path: Path, rel: str, seen: dict[tuple[int, int], str]) -> str | None:

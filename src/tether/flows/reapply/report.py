@@ -16,12 +16,20 @@ from tether.model.plan import Bucket
 
 if TYPE_CHECKING:
     from tether.engine.hunktable import HunkRow
+    from tether.engine.twoway import UserEdit
     from tether.engine.verify import VerifyResult
 
 MERGED = "merged"
 CONFLICT = "conflict"
 INCORPORATED = "incorporated"
 FAILED = "failed"
+RESOLVED = "resolved"  # a conflict a person (or --auto) settled: keep-mine or take-theirs
+RESOLUTIONS = ("keep-mine", "take-theirs", "markers")
+# Asked of a file without a baseline whose every difference is mechanical drift.
+DRIFT_QUESTION = (
+    "only path, quoting or whitespace differences were found between your saved copy and "
+    "the installed file: did you customise this file on purpose?"
+)
 PATCHES_OPTION = "--patches"  # how the patches were found when the user named them
 
 STATUS_BUCKETS = {
@@ -29,6 +37,7 @@ STATUS_BUCKETS = {
     CONFLICT: Bucket.CONFLICT,
     INCORPORATED: Bucket.SKIP,
     FAILED: Bucket.FAILED,
+    RESOLVED: Bucket.MERGED,
 }
 
 REMEDIES = (
@@ -51,6 +60,10 @@ class FileResult:
     drifted: bool = False
     artifact: str | None = None  # a conflict patch, when --conflict patch
     hunks: list[HunkRow] = field(default_factory=list)  # the hunk verification table
+    user_edits: list[UserEdit] = field(default_factory=list)  # without a baseline
+    question: str | None = None  # asked when only mechanical drift differs
+    user_commits: list[tuple[str, str]] = field(default_factory=list)  # (commit, subject)
+    resolution: str | None = None  # how a conflict was settled: one of RESOLUTIONS
 
     @property
     def hunks_missing(self) -> int:
@@ -65,6 +78,10 @@ class FileResult:
             "baseline": self.baseline,
             "readded": [{"line": n, "text": t} for n, t in self.readded],
             "hunks": [row.to_json() for row in self.hunks],
+            "user_edits": [edit.to_json() for edit in self.user_edits],
+            "question": self.question,
+            "user_commits": [{"commit": c, "subject": s} for c, s in self.user_commits],
+            "resolution": self.resolution,
         }
         if self.artifact:
             document["artifact"] = self.artifact
@@ -85,6 +102,8 @@ class ReapplyReport:
     pristine: Path | None = None  # the pristine folder used, if any
     from_version: str | None = None  # the release the patches were saved from
     installed_version: str | None = None  # the target's VERSION file
+    backups_removed: Path | None = None  # the patch set --remove-backups removed
+    backups_kept_because: str | None = None  # why --remove-backups removed nothing
 
     @property
     def drifted_files(self) -> list[str]:
@@ -122,6 +141,8 @@ class ReapplyReport:
             "backup": str(self.backup_dir) if self.backup_dir else None,
             "resumed": self.resumed,
             "remedies": list(REMEDIES) if self.drifted_files else [],
+            "backups_removed": str(self.backups_removed) if self.backups_removed else None,
+            "backups_kept_because": self.backups_kept_because,
         }
 
 

@@ -10,6 +10,7 @@ from pathlib import Path
 from tether.engine.verify import verify_preserved
 from tether.errors import UsageError
 from tether.flows.apply import ApplyOutcome, execute_plan
+from tether.flows.reapply.cleanup import remove_patches
 from tether.flows.reapply.decide import Decision
 from tether.flows.reapply.job import CONFLICT_STYLES, Job, ReapplyRequest, open_job
 from tether.flows.reapply.locate import Located, default_pristine, locate_patches
@@ -20,9 +21,11 @@ from tether.flows.reapply.report import (
     FAILED,
     MERGED,
     PATCHES_OPTION,
+    RESOLVED,
     ReapplyReport,
     record_verification_failure,
 )
+from tether.flows.reapply.resolve import AUTO_CHOICES, settle
 from tether.flows.reapply.target import (
     JOURNAL_SUFFIX,
     backup_root,
@@ -43,6 +46,8 @@ def reapply(request: ReapplyRequest) -> ReapplyReport:
     """Merge every saved file back into the target; see the package docstring."""
     if request.conflict_style not in CONFLICT_STYLES:
         raise UsageError(f"--conflict must be one of {', '.join(CONFLICT_STYLES)}")
+    if request.auto not in (None, *AUTO_CHOICES):
+        raise UsageError(f"--auto must be one of {', '.join(AUTO_CHOICES)}")
     check_dir(request.target, "target")
     located = _locate(request)
     if located is not None and located.folder is None:
@@ -59,16 +64,24 @@ def reapply(request: ReapplyRequest) -> ReapplyReport:
     if request.dry_run:
         job = open_job(request, patch_set, journal)
         decisions = plan_files(job)
+        settle(decisions, request.auto, None)
         for decision in decisions:
             _predict_gate(job, decision)
-        return _report(job, decisions, where)
+        report = _report(job, decisions, where)
+        if request.remove_backups:
+            remove_patches(report, patch_set, job.run_id)  # keeps them: a dry run
+        return report
     prepare_runtime(request.target)
     with ProjectLock(request.target / profile.lock_file, command="reapply"):
         job = open_job(request, patch_set, journal)
         decisions = plan_files(job)
+        settle(decisions, request.auto, request.chooser)
         _carry_out(job, decisions)
         journal.run_complete(job.run_id)
-        return _report(job, decisions, where)
+        report = _report(job, decisions, where)
+        if request.remove_backups:
+            remove_patches(report, patch_set, job.run_id)
+        return report
 
 
 def _carry_out(job: Job, decisions: list[Decision]) -> None:
@@ -162,7 +175,7 @@ def _fill_hunk_tables(decisions: list[Decision]) -> None:
 
     for decision in decisions:
         result = decision.result
-        if decision.base is None or decision.ours is None or result.status == CONFLICT:
+        if decision.base is None or decision.ours is None or result.status in (CONFLICT, RESOLVED):
             continue
         final = decision.write if result.status == MERGED else None
         final = final if final is not None else decision.theirs
