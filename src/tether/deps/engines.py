@@ -21,7 +21,13 @@ from pathlib import Path
 from typing import Any
 
 from tether.deps import npmspec
-from tether.deps.manifests import ProjectFiles, ProjectScan, ScanError, detect_package_manager
+from tether.deps.manifests import (
+    ProjectFiles,
+    ProjectScan,
+    ScanError,
+    detect_package_manager,
+    read_release_gates,
+)
 from tether.deps.manifests import split_package_manager as _split_pm
 from tether.deps.model import Declared, Locus, Occurrence, PackageInfo, Release, Resolved, Skipped
 from tether.deps.registries import Fetcher, FetchError, HttpClient, parse_time
@@ -80,6 +86,7 @@ def scan_engines(name: str, root: Path) -> ProjectScan:
             _version_file(scan, rel)
         _tool_versions(scan)
         detect_package_manager(scan, files)
+        read_release_gates(scan, files)
     except ScanError as error:
         return ProjectScan(name, root, error=str(error))
     if not scan.files:

@@ -156,6 +156,7 @@ PLAN_FOLDER_FIELDS = frozenset(
         "source_file",
         "proposed_target",
         "skipped_by",
+        "skipped_by_release_age",
         "conflict_policy",
         "package_manager",
         "package_manager_source",

@@ -43,7 +43,7 @@ class ScanResult:
 
 
 def policy_for(project: ProjectScan, flag: timedelta | None) -> AgePolicy:
-    return AgePolicy(flag, project.release_age, project.release_age_exclude)
+    return AgePolicy(flag, tuple(project.release_gates))
 
 
 def scan_projects(
@@ -165,10 +165,28 @@ def occurrence_json(resolved: Resolved) -> dict[str, Any]:
         "update": resolved.target is not None,
         "location": occurrence.locus.location,
         "source_file": occurrence.locus.source_file,
+        "skipped_by_release_age": resolved.held_back is not None,
     }
     if occurrence.catalog:
         out["catalog"] = occurrence.catalog
     return out
+
+
+def held_back_json(resolved: Resolved) -> dict[str, Any]:
+    """One version a release-age gate held back: where, what it was held at, and why."""
+    occurrence = resolved.occurrence
+    assert resolved.held_back is not None
+    return {
+        "project_name": occurrence.project,
+        "ecosystem": occurrence.ecosystem,
+        "name": occurrence.name,
+        "current_version": occurrence.declared.shown,
+        "target_version": resolved.target_declared.shown,
+        "held_back_version": resolved.held_back.version,
+        "location": occurrence.locus.location,
+        "source_file": occurrence.locus.source_file,
+        "reason": resolved.held_back.reason,
+    }
 
 
 def scan_document(result: ScanResult) -> dict[str, Any]:
@@ -202,5 +220,11 @@ def common_sections(result: ScanResult) -> dict[str, Any]:
         ],
         "path_missing": path_missing(result.missing),
         "skipped": [s.to_json() for s in result.skipped],
+        "skipped_by_release_age": [
+            held_back_json(r)
+            for project in result.scanned
+            for r in result.resolved.get(project.name, [])
+            if r.held_back is not None
+        ],
         "warnings": list(result.warnings),
     }

@@ -77,6 +77,7 @@ def summary_document(
             package_json(p) for p in skipped if (p.skipped_by or "").startswith("override:")
         ],
         "skipped_unsupported_range": [],
+        "skipped_by_release_age": [],
         "overrides": [b.to_json() for b in bound],
         "warnings": list(plan.warnings) if plan else [],
         "isolation": _isolation(results, meta.get("isolate", "none")),
@@ -88,6 +89,7 @@ def summary_document(
         doc["skipped_unsupported_range"] = [
             s for s in sections["skipped"] if s["kind"] == "unsupported-range"
         ]
+        doc["skipped_by_release_age"] = sections["skipped_by_release_age"]
         doc["warnings"] = sections["warnings"] + doc["warnings"]
     doc["suggested_next_steps"] = next_steps(doc, plan)
     return doc
