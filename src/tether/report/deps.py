@@ -13,6 +13,7 @@ from typing import Any
 from tether.report.runs import failed_section, isolation_lines
 
 CANCELLED = "Cancelled. No files modified."
+LEFT = "left-as-is"  # the kind of an engine surface that is not a simple pin
 
 Doc = dict[str, Any]
 
@@ -63,6 +64,7 @@ def render_summary(doc: Doc) -> str:
     lines += _list(
         "Skipped (unsupported range)", [skipped_line(s) for s in doc["skipped_unsupported_range"]]
     )
+    lines += _list("Left as is", [skipped_line(s) for s in doc["left_as_is"]])
     lines += _held_back(doc["skipped_by_release_age"])
     lines += _list("Warnings", doc["warnings"])
     lines += _isolation_section(doc["isolation"])
@@ -211,6 +213,7 @@ def _tail_sections(doc: Doc) -> list[str]:
         "Skipped (unsupported range)",
         [skipped_line(s) for s in doc["skipped"] if s["kind"] == "unsupported-range"],
     )
+    lines += _list("Left as is", [skipped_line(s) for s in doc["skipped"] if s["kind"] == LEFT])
     lines += _held_back(doc["skipped_by_release_age"])
     lines += _list("Warnings", doc["warnings"])
     return lines
