@@ -238,6 +238,7 @@ def test_plan_dir_files(fleet: Path, server: LoopbackRegistry, tmp_path: Path) -
         "currentVersion",
         "targetVersion",
         "effectiveTarget",
+        "skippedByReleaseAge",
         "location",
         "sourceFile",
     }

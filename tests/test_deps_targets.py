@@ -23,7 +23,7 @@ import pytest
 from fixtures.deps.kit import NOW
 from fixtures.deps.loopback import LoopbackRegistry
 from tether.deps import npmspec, pyspec
-from tether.deps.model import Declared, Locus, Occurrence
+from tether.deps.model import Declared, Locus, Occurrence, ReleaseGate
 from tether.deps.registries import Fetcher, Key, NpmRegistry, PypiJsonApi
 from tether.deps.targets import AgePolicy, resolve
 
@@ -165,7 +165,8 @@ def test_each_package_fetched_once(fetcher: Fetcher) -> None:
 
 
 def test_project_cooldown_and_exclusions() -> None:
-    policy = AgePolicy(flag=DAY, project=10 * DAY, exclude=("@scope/*",))
+    pnpm = ReleaseGate("minimumReleaseAge 14400 (minutes)", 10 * DAY, ("@scope/*",))
+    policy = AgePolicy(flag=DAY, gates=(pnpm,))
     assert policy.min_age("alpha") == 10 * DAY  # the stricter one wins
     assert policy.min_age("@scope/util") == DAY  # pnpm's exclusion spares only its own rule
     assert AgePolicy().min_age("alpha") is None

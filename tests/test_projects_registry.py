@@ -83,13 +83,24 @@ def test_show_unknown_name_is_an_error(registry: Path, capsys) -> None:
     ("content", "code", "message"),
     [
         ('{"version": 2, "projects": {}}\n', 0, EMPTY),
+        ('{"version": 2, "projects": null}\n', 0, EMPTY),
+        ('{"version": 0, "projects": {}}\n', 0, EMPTY),
         ('{\n  "version": 3,\n  "projects": {}\n}', 1, "unsupported registry version: 3"),
         ('{"version": 2, "projects": {', 1, "registry file is not valid JSON"),
         ("", 1, "registry file is not valid JSON"),
         ('{"version": true}', 1, "unsupported registry version: true"),
         ('{"version": 2, "projects": []}', 1, "registry file is malformed"),
     ],
-    ids=["empty-projects", "version-3", "invalid-json", "empty-file", "bool-version", "list"],
+    ids=[
+        "empty-projects",
+        "null-projects",
+        "version-0",
+        "version-3",
+        "invalid-json",
+        "empty-file",
+        "bool-version",
+        "list",
+    ],
 )
 def test_odd_registries_are_left_byte_identical(
     registry: Path, capsys, content: str, code: int, message: str
@@ -130,7 +141,7 @@ def test_v1_records_pass_through_a_write_unchanged(registry: Path, tmp_path: Pat
     assert call("projects", "list") == 0
     assert call("fleet", "status") == 0
     out = capsys.readouterr().out
-    assert "Skipped (path missing) (1)" in out and "- old: " in out
+    assert "No selectable projects after path-drift filtering.\n- old — " in out
     assert digest(registry) == before
     new = project(tmp_path, "new")
     assert call("projects", "add", str(new), "--keywords", "web,api", "--keywords", "web") == 0
@@ -222,3 +233,48 @@ def test_selection_filters_and_missing_paths(registry: Path, tmp_path: Path, cap
     assert "## Suggested next steps" in out
     assert digest(registry) == before
     assert (alpha / "a.txt").read_text() == "a\n"  # a dry run writes no project
+
+
+def test_version_0_records_are_read_normally(registry: Path, tmp_path: Path, capsys) -> None:
+    alpha = project(tmp_path, "alpha")
+    registry.parent.mkdir(parents=True)
+    registry.write_text(json.dumps({"version": 0, "projects": {"alpha": {"path": str(alpha)}}}))
+    capsys.readouterr()
+    before = digest(registry)
+    assert call("projects", "list", "--json") == 0
+    assert [p["name"] for p in json.loads(capsys.readouterr().out)["projects"]] == ["alpha"]
+    assert digest(registry) == before
+
+
+DRIFTED = ["fleet", "status"], ["fleet", "update", "--yes"], ["deps", "plan", "--level", "minor"]
+
+
+@pytest.mark.parametrize("command", DRIFTED, ids=lambda c: " ".join(c[:2]))
+def test_every_path_drifted_prints_the_drift_and_exits_0(
+    registry: Path, tmp_path: Path, capsys, command: list[str]
+) -> None:
+    # A file where a project folder was is drift too: the path must be a directory.
+    now_a_file = tmp_path / "now-a-file"
+    now_a_file.write_text("not a project\n")
+    gone = tmp_path / "gone"
+    projects = {"filed": {"path": str(now_a_file)}, "gone": {"path": str(gone)}}
+    registry.parent.mkdir(parents=True)
+    registry.write_text(json.dumps({"version": 2, "projects": projects}))
+    before = digest(registry)
+
+    assert call(*command) == 0
+    out = capsys.readouterr().out
+    assert out == (
+        "No selectable projects after path-drift filtering.\n"
+        f"- filed — {now_a_file}\n- gone — {gone}\n"
+    )
+    assert call(*command, "--json") == 0
+    doc = json.loads(capsys.readouterr().out)
+    assert doc["message"] == "No selectable projects after path-drift filtering."
+    assert doc["path_missing"] == [
+        {"name": "filed", "path": str(now_a_file)},
+        {"name": "gone", "path": str(gone)},
+    ]
+    assert doc["projects"] == []
+    assert digest(registry) == before
+    assert not (tmp_path / "state").exists()  # no run folder for a run that did not start

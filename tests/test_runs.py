@@ -141,6 +141,7 @@ def test_nothing_selected_reads_the_same_everywhere(world: World, name: str) -> 
         "registry": str(world.registry),
         "message": NO_MATCH,
         "filter_not_found": ["zz"],
+        "path_missing": [],
         "projects": [],
     }
     code, out, _ = run_cli(*selecting(world, name, "--projects", "zz"))

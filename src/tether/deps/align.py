@@ -209,6 +209,7 @@ def planned_json(planned: PlannedOccurrence) -> dict[str, Any]:
         "effective_target": planned.effective_declared.shown,
         "location": occurrence.locus.location,
         "source_file": occurrence.locus.source_file,
+        "skipped_by_release_age": planned.resolved.held_back is not None,
     }
 
 

@@ -7,6 +7,7 @@ converge to that one target: ``packageManager``, ``volta``, ``.nvmrc``, ``.node-
 ``.tool-versions``, and ``engines`` — but only in a private package: a published library's
 ``engines`` is a support range its users rely on, never a runtime pin. A locus is never
 moved down, and each keeps its precision (``20`` becomes ``22``, ``v20.11.1`` ``v22.11.0``).
+Dockerfiles, CI, mise, ``devEngines`` and ``.bun-version`` are read by ``tether.deps.surfaces``.
 """
 
 from __future__ import annotations
@@ -21,11 +22,18 @@ from pathlib import Path
 from typing import Any
 
 from tether.deps import npmspec
-from tether.deps.manifests import ProjectFiles, ProjectScan, ScanError, detect_package_manager
+from tether.deps.manifests import (
+    ProjectFiles,
+    ProjectScan,
+    ScanError,
+    detect_package_manager,
+    read_release_gates,
+)
 from tether.deps.manifests import split_package_manager as _split_pm
 from tether.deps.model import Declared, Locus, Occurrence, PackageInfo, Release, Resolved, Skipped
 from tether.deps.registries import Fetcher, FetchError, HttpClient, parse_time
 from tether.deps.scan import ScanResult, policy_for
+from tether.deps.surfaces import LEFT_AS_IS, read_dev_engines, read_surfaces
 from tether.deps.targets import AgePolicy, pick
 from tether.fsio import read_bytes
 from tether.parselimits import json_loads
@@ -79,12 +87,15 @@ def scan_engines(name: str, root: Path) -> ProjectScan:
         for rel in _VERSION_FILES:
             _version_file(scan, rel)
         _tool_versions(scan)
+        read_surfaces(scan, _add_surface)
         detect_package_manager(scan, files)
+        read_release_gates(scan, files)
     except ScanError as error:
         return ProjectScan(name, root, error=str(error))
     if not scan.files:
         scan.error = (
-            "no runtime version found (package.json, .nvmrc, .node-version, .tool-versions)"
+            "no runtime version found (package.json, .nvmrc, .node-version, .tool-versions, "
+            ".bun-version, mise.toml, Dockerfiles, CI workflows)"
         )
     return scan
 
@@ -99,6 +110,17 @@ def _add(scan: ProjectScan, tool: str, text: str, locus: Locus, result: Declared
     scan.occurrences.append(occurrence)
 
 
+def _add_surface(
+    scan: ProjectScan, tool: str, text: str, locus: Locus, result: Declared | str
+) -> None:
+    """A surface's pin converges like any locus; anything else is listed as left as is."""
+    if isinstance(result, str):
+        skipped = Skipped(scan.name, "engine", tool, text.strip(), locus, result, LEFT_AS_IS)
+        scan.skipped.append(skipped)
+        return
+    _add(scan, tool, text, locus, result)
+
+
 def _package_loci(scan: ProjectScan, files: ProjectFiles) -> None:
     manifests = ["package.json", *files.workspace_manifests()]
     for rel in manifests:
@@ -109,6 +131,7 @@ def _package_loci(scan: ProjectScan, files: ProjectFiles) -> None:
         if rel == "package.json":
             _package_manager(scan, rel, doc)
             _tool_map(scan, rel, doc, "volta")
+            read_dev_engines(scan, rel, doc, _add_surface)
         if doc.get("private") is True:
             _tool_map(scan, rel, doc, "engines")
         elif isinstance(doc.get("engines"), dict):
@@ -294,8 +317,30 @@ def scan_engines_projects(
         ]
         result.skipped += project.skipped
         result.warnings += project.warnings
+        result.warnings += misaligned(project, targets)
     result.warnings += warnings
     return result
+
+
+def misaligned(project: ProjectScan, targets: dict[str, str | None]) -> list[str]:
+    """Pins of one tool that disagree inside one project (another major, or two different
+    full versions): reported, and converged with every other locus."""
+    lines = []
+    for tool in dict.fromkeys(o.name for o in project.occurrences):
+        pins = [
+            o for o in project.occurrences if o.name == tool and o.declared.op in ("", "v", "=")
+        ]
+        majors = {npmspec.parts(o.min_version)[0] for o in pins}
+        full = {o.declared.version for o in pins if o.declared.precision == 3}
+        if len(majors) < 2 and len(full) < 2:
+            continue
+        shown = ", ".join(f"{o.declared.shown} ({o.locus.source_file})" for o in pins)
+        target = targets.get(tool)
+        then = f"each converges to {target}" if target else "no target to converge to"
+        lines.append(
+            f"{project.name}: {tool} is pinned differently within the project: {shown}; {then}"
+        )
+    return lines
 
 
 def _converge(occurrence: Occurrence, target: str | None, result: ScanResult) -> Resolved:

@@ -81,7 +81,12 @@ def make_fetcher(
         "npm": npm_source(config.npm, env, cwd, client),
         "pypi": pypi_source(config.pypi, env, client),
     }
-    return Fetcher(sources, config.jobs, dedupe)
+
+    def project_sources(folders: Sequence[Path]) -> dict[Ecosystem, Source]:
+        # Each project reads its own .npmrc files (and the user's), as npm does there.
+        return {"npm": npm_source(config.npm, env, cwd, client, folders)}
+
+    return Fetcher(sources, config.jobs, dedupe, project_sources)
 
 
 def node_index(config: Registries) -> NodeIndex:
@@ -151,6 +156,7 @@ PLAN_FOLDER_FIELDS = frozenset(
         "source_file",
         "proposed_target",
         "skipped_by",
+        "skipped_by_release_age",
         "conflict_policy",
         "package_manager",
         "package_manager_source",

@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from tether.deps import npmspec, pyspec
-from tether.deps.model import Declared, Locus, Occurrence, Skipped
+from tether.deps.model import Declared, Locus, Occurrence, ReleaseGate, Skipped
 from tether.deps.workspace import PNPM_WORKSPACE, bun_catalogs, workspace_patterns
 from tether.fsio import read_bytes
 
@@ -56,13 +56,18 @@ class ProjectScan:
     package_manager: str | None = None
     package_manager_source: str = ""  # the lockfile, "packageManager", or "default"
     python_tool: str | None = None  # uv / poetry / pdm, from the lockfile
-    release_age: timedelta | None = None  # pnpm's minimumReleaseAge
-    release_age_exclude: tuple[str, ...] = ()
+    # Release-age gates of the project's own configuration (``tether.deps.gates``).
+    release_gates: list[ReleaseGate] = field(default_factory=list)
     error: str | None = None
     # A workspace package: the workspace root, where paths start and the install runs.
     workspace_root: Path | None = None
     # ``catalog:`` references: (package, catalog name, the manifest naming it).
     catalog_refs: list[tuple[str, str, str]] = field(default_factory=list)
+
+    @property
+    def release_age(self) -> timedelta | None:
+        """The strictest of the project's own gates (for rules that ignore exclusions)."""
+        return max((g.age for g in self.release_gates), default=None)
 
     @property
     def edit_root(self) -> Path:
@@ -281,17 +286,28 @@ def warn_unresolved(scan: ProjectScan, held: set[tuple[str, str]]) -> None:
             )
 
 
-def read_pnpm_workspace(scan: ProjectScan, doc: dict[str, Any]) -> None:
-    _release_age(scan, doc)
+def read_release_gates(scan: ProjectScan, files: ProjectFiles) -> None:
+    """The gates the project's package managers enforce (``tether.deps.gates``); read after
+    the package manager is known."""
+    from tether.deps import gates
 
-
-def _release_age(scan: ProjectScan, doc: dict[str, Any]) -> None:
-    minutes = doc.get("minimumReleaseAge")
-    if isinstance(minutes, int) and not isinstance(minutes, bool) and minutes > 0:
-        scan.release_age = timedelta(minutes=minutes)
-    exclude = doc.get("minimumReleaseAgeExclude")
-    if isinstance(exclude, list):
-        scan.release_age_exclude = tuple(str(p) for p in exclude)
+    found = []
+    pnpm = files.doc(PNPM_WORKSPACE, "yaml")
+    if pnpm is not None:
+        found.append(gates.pnpm_gate(pnpm, PNPM_WORKSPACE))
+    yarnrc = files.doc(".yarnrc.yml", "yaml")
+    if yarnrc is not None:
+        found.append(gates.yarn_gate(yarnrc, ".yarnrc.yml"))
+    bunfig = files.doc("bunfig.toml", "toml")
+    if bunfig is not None:
+        found.append(gates.bun_gate(bunfig, "bunfig.toml"))
+    if scan.package_manager == "npm":
+        folders = list(dict.fromkeys([files.root, scan.root]))
+        found.append(gates.npm_gate(gates.npm_settings(folders)))
+    for gate, warnings in found:
+        scan.warnings += [f"{scan.name}: {w}" for w in warnings]
+        if gate is not None:
+            scan.release_gates.append(gate)
 
 
 def read_pyproject(scan: ProjectScan, doc: dict[str, Any], rel: str = "pyproject.toml") -> None:
@@ -346,10 +362,8 @@ def _collect(scan: ProjectScan, files: ProjectFiles) -> None:
     if root_package is not None:
         scan.files.append("package.json")
         read_package_json(scan, "package.json", root_package, is_root=True)
-    pnpm = files.doc(PNPM_WORKSPACE, "yaml")
-    if pnpm is not None:
+    if files.doc(PNPM_WORKSPACE, "yaml") is not None:
         scan.files.append(PNPM_WORKSPACE)
-        read_pnpm_workspace(scan, pnpm)
     held = read_catalogs(scan, files)
     for rel in files.workspace_manifests():
         doc = files.doc(rel, "json")
@@ -362,6 +376,7 @@ def _collect(scan: ProjectScan, files: ProjectFiles) -> None:
         scan.files.append("pyproject.toml")
         read_pyproject(scan, pyproject)
     detect_package_manager(scan, files)
+    read_release_gates(scan, files)
 
 
 def _collect_member(scan: ProjectScan, files: ProjectFiles) -> None:
@@ -372,9 +387,6 @@ def _collect_member(scan: ProjectScan, files: ProjectFiles) -> None:
     if package is not None:
         scan.files.append(own)
         read_package_json(scan, own, package, is_root=True)
-    pnpm = files.doc(PNPM_WORKSPACE, "yaml")
-    if pnpm is not None:
-        read_pnpm_workspace(scan, pnpm)
     if scan.catalog_refs:
         held = read_catalogs(scan, files, {(c, n) for n, c, _ in scan.catalog_refs})
         scan.files += sorted({o.locus.source_file for o in scan.occurrences} - {own})
@@ -384,3 +396,4 @@ def _collect_member(scan: ProjectScan, files: ProjectFiles) -> None:
         scan.files.append(f"{base}/pyproject.toml")
         read_pyproject(scan, pyproject, f"{base}/pyproject.toml")
     detect_package_manager(scan, files)
+    read_release_gates(scan, files)

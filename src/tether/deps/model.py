@@ -7,7 +7,7 @@ threads without anyone mutating them.
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
-from datetime import datetime
+from datetime import datetime, timedelta
 from typing import Any, Literal
 
 Ecosystem = Literal["npm", "pypi", "engine"]
@@ -121,11 +121,30 @@ class PackageInfo:
 
 
 @dataclass(frozen=True)
+class ReleaseGate:
+    """How old a release must be, the setting that says so (shown in reasons) and the
+    package-name patterns it spares."""
+
+    setting: str
+    age: timedelta
+    exclude: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class HeldBack:
+    """A newer version a release-age gate kept from being the target, and why."""
+
+    version: str
+    reason: str
+
+
+@dataclass(frozen=True)
 class Resolved:
     """An occurrence and its own target (None: nothing newer for it at this level)."""
 
     occurrence: Occurrence
     target: str | None
+    held_back: HeldBack | None = None
 
     @property
     def target_declared(self) -> Declared:

@@ -55,6 +55,13 @@ class Source(Protocol):
     def fetch(self, name: str) -> PackageInfo | None: ...
 
 
+def route_of(source: Source, name: str) -> str:
+    """Where ``source`` asks for ``name``: two projects whose sources route a package the
+    same way share one fetch. A source may say it more exactly (``route``)."""
+    route = getattr(source, "route", None)
+    return str(route(name)) if callable(route) else f"{source.describe()}\0{name}"
+
+
 # --- parsing the registries' own shapes --------------------------------------------------
 
 
@@ -147,10 +154,15 @@ class HttpClient:
     backoff: float = 0.5
     sleep: Callable[[float], None] = time.sleep
 
-    def get_json(self, url: str, accept: str = "application/json") -> Any | None:
+    def get_json(
+        self, url: str, accept: str = "application/json", authorization: str | None = None
+    ) -> Any | None:
         request = urllib.request.Request(
             url, headers={"Accept": accept, "User-Agent": f"tether/{__version__}"}
         )
+        if authorization is not None:
+            # Unredirected: a registry redirecting elsewhere never hands the token on.
+            request.add_unredirected_header("Authorization", authorization)
         for attempt in range(self.retries + 1):
             try:
                 with urllib.request.urlopen(request, timeout=self.timeout) as response:
@@ -184,6 +196,9 @@ class NpmRegistry:
     client: HttpClient = field(default_factory=HttpClient)
     scopes: Mapping[str, str] = field(default_factory=dict)
     ecosystem: Ecosystem = "npm"
+    # ``//host/path/`` → the Authorization value for requests under it. Never shown:
+    # kept out of repr, descriptions, errors and routes.
+    credentials: Mapping[str, str] = field(default_factory=dict, repr=False)
 
     def describe(self) -> str:
         return self.base
@@ -192,8 +207,21 @@ class NpmRegistry:
         scope = name.split("/", 1)[0] if name.startswith("@") else ""
         return npm_package_url(self.scopes.get(scope, self.base), name)
 
+    def authorization(self, url: str) -> str | None:
+        """npm's rule: the credential whose ``//host/path/`` is the longest prefix of the URL."""
+        bare = "//" + url.split("://", 1)[-1]
+        matches = [key for key in self.credentials if bare.startswith(key)]
+        return self.credentials[max(matches, key=len)] if matches else None
+
+    def route(self, name: str) -> str:
+        # Whether a credential is sent is part of the route (a private answer is never
+        # shared with a project that has no token), the credential itself is not.
+        url = self.url_for(name)
+        return f"{url}\0{'auth' if self.authorization(url) else 'anonymous'}"
+
     def fetch(self, name: str) -> PackageInfo | None:
-        doc = self.client.get_json(self.url_for(name))
+        url = self.url_for(name)
+        doc = self.client.get_json(url, authorization=self.authorization(url))
         return None if doc is None else from_packument(name, doc)
 
 
@@ -281,20 +309,20 @@ def _local_dir(location: str) -> Path | None:
 
 
 def read_npmrc(paths: Iterable[Path], env: Mapping[str, str]) -> dict[str, str]:
-    """``registry`` and ``@scope:registry`` settings; later files win, like npm's layers."""
+    """Every ``key=value`` setting, ``${VAR}`` expanded; later files win, like npm's layers.
+    Values may be credentials: callers keep them to themselves."""
     found: dict[str, str] = {}
     for path in paths:
         try:
             text = read_bytes(path).decode("utf-8")
-        except OSError:
+        except (OSError, UnicodeDecodeError):
             continue
         for line in text.splitlines():
             line = line.strip()
             if not line or line.startswith(("#", ";")) or "=" not in line:
                 continue
             key, _, value = (part.strip() for part in line.partition("="))
-            if key == "registry" or key.endswith(":registry"):
-                found[key] = _expand(value.strip("\"'"), env)
+            found[_expand(key, env)] = _expand(value.strip("\"'"), env)
     return found
 
 
@@ -302,10 +330,27 @@ def _expand(value: str, env: Mapping[str, str]) -> str:
     return re.sub(r"\$\{([^}]+)\}", lambda m: env.get(m.group(1), ""), value)
 
 
-def npm_source(flag: str | None, env: Mapping[str, str], cwd: Path, client: HttpClient) -> Source:
-    """``--npm-registry`` > ``npm_config_registry`` > ``.npmrc`` (project, then user)."""
-    user = Path(env.get("npm_config_userconfig") or Path.home() / ".npmrc")
-    settings = read_npmrc([user, cwd / ".npmrc"], env)
+def user_npmrc(env: Mapping[str, str]) -> Path:
+    return Path(env.get("npm_config_userconfig") or Path.home() / ".npmrc")
+
+
+def npmrc_settings(env: Mapping[str, str], folders: Sequence[Path]) -> dict[str, str]:
+    """The user's ``.npmrc`` under each folder's (outermost first: a workspace root, then the
+    project), as npm layers them."""
+    return read_npmrc([user_npmrc(env), *(folder / ".npmrc" for folder in folders)], env)
+
+
+def npm_source(
+    flag: str | None,
+    env: Mapping[str, str],
+    cwd: Path,
+    client: HttpClient,
+    folders: Sequence[Path] | None = None,
+) -> Source:
+    """``--npm-registry`` > ``npm_config_registry`` > ``.npmrc`` (project, then user), with the
+    ``.npmrc`` files' scoped registries and credentials. ``folders``: where a project's own
+    ``.npmrc`` files are (default: ``cwd``)."""
+    settings = npmrc_settings(env, [cwd] if folders is None else folders)
     location = (
         flag
         or env.get("npm_config_registry")
@@ -319,9 +364,29 @@ def npm_source(flag: str | None, env: Mapping[str, str], cwd: Path, client: Http
     scopes = {
         key.removesuffix(":registry"): value
         for key, value in settings.items()
-        if key.startswith("@") and not flag
+        if key.startswith("@") and key.endswith(":registry") and not flag
     }
-    return NpmRegistry(location, client, scopes)
+    return NpmRegistry(location, client, scopes, credentials=_credentials(settings, location))
+
+
+def _credentials(settings: Mapping[str, str], default: str) -> dict[str, str]:
+    """``//host/path/:_authToken`` (Bearer) and ``//host/path/:_auth`` (Basic) by prefix; a
+    bare ``_authToken`` belongs to the default registry, as older npm read it."""
+    found: dict[str, str] = {}
+    for key, value in settings.items():
+        if not value:
+            continue  # an unset ${VAR}: no credential rather than an empty one
+        prefix, _, kind = key.rpartition(":")
+        if not prefix.startswith("//"):
+            continue
+        if kind == "_authToken":
+            found[prefix] = f"Bearer {value}"
+        elif kind == "_auth":
+            found.setdefault(prefix, f"Basic {value}")
+    bare = settings.get("_authToken")
+    if bare:
+        found.setdefault("//" + default.split("://", 1)[-1], f"Bearer {bare}")
+    return found
 
 
 def pypi_source(flag: str | None, env: Mapping[str, str], client: HttpClient) -> Source:
@@ -354,36 +419,72 @@ class Answer:
 Key = tuple[Ecosystem, str]
 
 
-class Fetcher:
-    """Fetch packages on at most ``jobs`` threads; each key once per run (``dedupe``).
+# The sources one project asks, from the folders its own configuration lives in.
+ProjectSources = Callable[[Sequence[Path]], Mapping[Ecosystem, Source]]
 
+
+class Fetcher:
+    """Fetch packages on at most ``jobs`` threads; each package once per run (``dedupe``).
+
+    Projects may route a package differently (their own ``.npmrc``): the answers are kept by
+    route, so a package every project routes the same way is still fetched once.
     ``dedupe=False`` asks once per occurrence instead, which only the benchmark wants.
     """
 
     def __init__(
-        self, sources: Mapping[Ecosystem, Source], jobs: int = DEFAULT_JOBS, dedupe: bool = True
+        self,
+        sources: Mapping[Ecosystem, Source],
+        jobs: int = DEFAULT_JOBS,
+        dedupe: bool = True,
+        project_sources: ProjectSources | None = None,
     ) -> None:
         self.sources = dict(sources)
         self.jobs = max(1, jobs)
         self.dedupe = dedupe
-        self.answers: dict[Key, Answer] = {}
+        self.project_sources = project_sources
+        self.answers: dict[tuple[Key, str], Answer] = {}
+
+    def sources_for(self, folders: Sequence[Path]) -> dict[Ecosystem, Source]:
+        own = self.project_sources(folders) if self.project_sources else {}
+        return {**self.sources, **own}
 
     def fetch_all(self, keys: Sequence[Key]) -> dict[Key, Answer]:
-        wanted = list(dict.fromkeys(keys)) if self.dedupe else list(keys)
-        todo = [key for key in wanted if key not in self.answers or not self.dedupe]
-        if todo:
-            workers = min(self.jobs, len(todo))
-            with ThreadPoolExecutor(max_workers=workers) as pool:
-                for key, answer in zip(todo, pool.map(self._ask, todo), strict=True):
-                    self.answers[key] = answer
-        return {key: self.answers[key] for key in dict.fromkeys(keys)}
+        asked = self.fetch_routed([(self.sources, key) for key in keys])
+        return {key: asked[i] for i, key in enumerate(keys)}
 
-    def _ask(self, key: Key) -> Answer:
-        ecosystem, name = key
-        source = self.sources.get(ecosystem)
-        if source is None:
-            return Answer(error=f"no registry configured for {ecosystem}")
-        try:
-            return Answer(info=source.fetch(name))
-        except FetchError as error:
-            return Answer(error=str(error))
+    def fetch_routed(
+        self, requests: Sequence[tuple[Mapping[Ecosystem, Source], Key]]
+    ) -> list[Answer]:
+        """Each request's answer, in order: a key asked of the given sources."""
+        routed = [(self._route(sources, key), sources, key) for sources, key in requests]
+        todo: dict[tuple[Key, str], tuple[Source | None, Key]] = {}
+        fresh: list[Answer] = []
+        if self.dedupe:
+            for route, sources, key in routed:
+                if route not in self.answers:
+                    todo.setdefault(route, (sources.get(key[0]), key))
+        else:
+            fresh = self._run([(sources.get(key[0]), key) for _, sources, key in routed])
+        for route, answer in zip(todo, self._run(list(todo.values())), strict=True):
+            self.answers[route] = answer
+        return fresh if not self.dedupe else [self.answers[route] for route, _, _ in routed]
+
+    def _route(self, sources: Mapping[Ecosystem, Source], key: Key) -> tuple[Key, str]:
+        source = sources.get(key[0])
+        return key, route_of(source, key[1]) if source is not None else ""
+
+    def _run(self, asks: list[tuple[Source | None, Key]]) -> list[Answer]:
+        if not asks:
+            return []
+        with ThreadPoolExecutor(max_workers=min(self.jobs, len(asks))) as pool:
+            return list(pool.map(lambda ask: _ask(*ask), asks))
+
+
+def _ask(source: Source | None, key: Key) -> Answer:
+    ecosystem, name = key
+    if source is None:
+        return Answer(error=f"no registry configured for {ecosystem}")
+    try:
+        return Answer(info=source.fetch(name))
+    except FetchError as error:
+        return Answer(error=str(error))

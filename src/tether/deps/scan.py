@@ -43,7 +43,7 @@ class ScanResult:
 
 
 def policy_for(project: ProjectScan, flag: timedelta | None) -> AgePolicy:
-    return AgePolicy(flag, project.release_age, project.release_age_exclude)
+    return AgePolicy(flag, tuple(project.release_gates))
 
 
 def scan_projects(
@@ -57,16 +57,36 @@ def scan_projects(
     projects = [reader(m.name, m.path, m.monorepo_root) for m in members]
     result = ScanResult(level, projects, now=now)
     result.registries = {eco: s.describe() for eco, s in fetcher.sources.items()}
-    occurrences = [o for p in result.scanned for o in p.occurrences]
-    answers = fetcher.fetch_all([(o.ecosystem, o.name) for o in occurrences])
-    result.infos = {key: a.info for key, a in answers.items() if a.info is not None}
+    answers = _fetch(fetcher, result.scanned)
+    for project in result.scanned:
+        result.infos.update((k, a.info) for k, a in answers[project.name].items() if a.info)
     for project in result.scanned:
         result.policies[project.name] = policy_for(project, min_release_age)
-        result.resolved[project.name] = _resolve_project(project, answers, result, level, now)
+        result.resolved[project.name] = _resolve_project(
+            project, answers[project.name], result, level, now
+        )
         result.warnings += project.warnings
     result.warnings += _unknown_warnings(result.skipped, result.registries)
     result.warnings += _manager_mix(result.scanned)
     return result
+
+
+def config_folders(project: ProjectScan) -> list[Path]:
+    """Where the project's own registry configuration lives, outermost first."""
+    return [f for f in (project.workspace_root, project.root) if f is not None]
+
+
+def _fetch(fetcher: Fetcher, projects: Sequence[ProjectScan]) -> dict[str, dict[Key, Answer]]:
+    """Every project's packages in one batch, each asked of that project's registries."""
+    requests = []
+    for project in projects:
+        sources = fetcher.sources_for(config_folders(project))
+        requests += [(project.name, sources, (o.ecosystem, o.name)) for o in project.occurrences]
+    asked = fetcher.fetch_routed([(sources, key) for _, sources, key in requests])
+    answers: dict[str, dict[Key, Answer]] = {p.name: {} for p in projects}
+    for (name, _, key), answer in zip(requests, asked, strict=True):
+        answers[name][key] = answer
+    return answers
 
 
 def _resolve_project(
@@ -145,10 +165,28 @@ def occurrence_json(resolved: Resolved) -> dict[str, Any]:
         "update": resolved.target is not None,
         "location": occurrence.locus.location,
         "source_file": occurrence.locus.source_file,
+        "skipped_by_release_age": resolved.held_back is not None,
     }
     if occurrence.catalog:
         out["catalog"] = occurrence.catalog
     return out
+
+
+def held_back_json(resolved: Resolved) -> dict[str, Any]:
+    """One version a release-age gate held back: where, what it was held at, and why."""
+    occurrence = resolved.occurrence
+    assert resolved.held_back is not None
+    return {
+        "project_name": occurrence.project,
+        "ecosystem": occurrence.ecosystem,
+        "name": occurrence.name,
+        "current_version": occurrence.declared.shown,
+        "target_version": resolved.target_declared.shown,
+        "held_back_version": resolved.held_back.version,
+        "location": occurrence.locus.location,
+        "source_file": occurrence.locus.source_file,
+        "reason": resolved.held_back.reason,
+    }
 
 
 def scan_document(result: ScanResult) -> dict[str, Any]:
@@ -182,5 +220,11 @@ def common_sections(result: ScanResult) -> dict[str, Any]:
         ],
         "path_missing": path_missing(result.missing),
         "skipped": [s.to_json() for s in result.skipped],
+        "skipped_by_release_age": [
+            held_back_json(r)
+            for project in result.scanned
+            for r in result.resolved.get(project.name, [])
+            if r.held_back is not None
+        ],
         "warnings": list(result.warnings),
     }

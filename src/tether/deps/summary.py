@@ -12,6 +12,7 @@ from tether.deps.align import Plan, package_json
 from tether.deps.apply import ApplyRun, ProjectResult
 from tether.deps.overrides import BoundOverride
 from tether.deps.scan import common_sections
+from tether.deps.surfaces import LEFT_AS_IS
 from tether.runs import sections
 
 Doc = dict[str, Any]
@@ -77,6 +78,8 @@ def summary_document(
             package_json(p) for p in skipped if (p.skipped_by or "").startswith("override:")
         ],
         "skipped_unsupported_range": [],
+        "left_as_is": [],
+        "skipped_by_release_age": [],
         "overrides": [b.to_json() for b in bound],
         "warnings": list(plan.warnings) if plan else [],
         "isolation": _isolation(results, meta.get("isolate", "none")),
@@ -88,6 +91,8 @@ def summary_document(
         doc["skipped_unsupported_range"] = [
             s for s in sections["skipped"] if s["kind"] == "unsupported-range"
         ]
+        doc["left_as_is"] = [s for s in sections["skipped"] if s["kind"] == LEFT_AS_IS]
+        doc["skipped_by_release_age"] = sections["skipped_by_release_age"]
         doc["warnings"] = sections["warnings"] + doc["warnings"]
     doc["suggested_next_steps"] = next_steps(doc, plan)
     return doc

@@ -16,7 +16,16 @@ from datetime import datetime, timedelta
 from typing import Any, Protocol, cast
 
 from tether.deps import npmspec, pyspec
-from tether.deps.model import Ecosystem, Level, Occurrence, PackageInfo, Release, Resolved
+from tether.deps.model import (
+    Ecosystem,
+    HeldBack,
+    Level,
+    Occurrence,
+    PackageInfo,
+    Release,
+    ReleaseGate,
+    Resolved,
+)
 
 
 class Dialect(Protocol):
@@ -35,20 +44,26 @@ def dialect_of(ecosystem: Ecosystem) -> Dialect:
     return cast(Dialect, pyspec if ecosystem == "pypi" else npmspec)
 
 
+FLAG_SETTING = "--min-release-age"
+
+
 @dataclass(frozen=True)
 class AgePolicy:
-    """How old a release must be. ``flag`` comes from the command line and applies to every
-    package; ``project`` (pnpm's ``minimumReleaseAge``) spares the names it excludes.
-    The stricter of the two wins."""
+    """How old a release must be: ``flag`` (the command line) applies to every package, each
+    of ``gates`` (the project's own configuration) to the names it does not spare. The
+    strictest applicable one wins."""
 
     flag: timedelta | None = None
-    project: timedelta | None = None
-    exclude: tuple[str, ...] = ()
+    gates: tuple[ReleaseGate, ...] = ()
+
+    def strictest(self, name: str) -> ReleaseGate | None:
+        found = [ReleaseGate(FLAG_SETTING, self.flag)] if self.flag else []
+        found += [g for g in self.gates if g.age and not _excluded(name, g.exclude)]
+        return max(found, key=lambda g: g.age) if found else None
 
     def min_age(self, name: str) -> timedelta | None:
-        project = None if _excluded(name, self.exclude) else self.project
-        ages = [age for age in (self.flag, project) if age]
-        return max(ages) if ages else None
+        gate = self.strictest(name)
+        return gate.age if gate else None
 
     def old_enough(self, release: Release, name: str, now: datetime) -> bool:
         needed = self.min_age(name)
@@ -115,10 +130,51 @@ def resolve(
 ) -> Resolved:
     """The occurrence with its own target; None when the written text would not change."""
     target = pick(info, occurrence.min_version, level, policy, now)
-    resolved = Resolved(occurrence, target)
+    held = held_back(info, occurrence.min_version, level, policy, now, target)
+    resolved = Resolved(occurrence, target, held)
     if target is not None and resolved.target_declared.raw == occurrence.declared.raw:
-        return Resolved(occurrence, None)  # ``~=2.31`` already admits 2.31.4
+        return Resolved(occurrence, None, held)  # ``~=2.31`` already admits 2.31.4
     return resolved
+
+
+def held_back(
+    info: PackageInfo,
+    floor_version: str,
+    level: Level,
+    policy: AgePolicy,
+    now: datetime,
+    target: str | None,
+) -> HeldBack | None:
+    """The version the level would take without any age gate, when a gate kept it out."""
+    gate = policy.strictest(info.name)
+    if gate is None:
+        return None
+    free = pick(info, floor_version, level, AgePolicy(), now)
+    if free is None or (
+        target is not None and dialect_of(info.ecosystem).compare(free, target) <= 0
+    ):
+        return None
+    release = next(r for r in info.releases if r.version == free)
+    return HeldBack(free, age_reason(release, gate, now))
+
+
+def age_reason(release: Release, gate: ReleaseGate, now: datetime) -> str:
+    if release.published is None:
+        return f"{release.version} has no publish time; {gate.setting} needs its age known"
+    return (
+        f"{release.version} is {_span(now - release.published)} old; "
+        f"{gate.setting} asks {_span(gate.age)}"
+    )
+
+
+def _span(age: timedelta) -> str:
+    """A readable age: whole days from two days up, else hours, else minutes."""
+    minutes = max(0, int(age.total_seconds() // 60))
+    if minutes >= 2 * 24 * 60:
+        return f"{minutes // (24 * 60)}d"
+    if minutes >= 120:
+        return f"{minutes // 60}h"
+    return f"{minutes}m"
 
 
 def eligible(

@@ -13,6 +13,7 @@ from typing import Any
 from tether.report.runs import failed_section, isolation_lines
 
 CANCELLED = "Cancelled. No files modified."
+LEFT = "left-as-is"  # the kind of an engine surface that is not a simple pin
 
 Doc = dict[str, Any]
 
@@ -63,6 +64,8 @@ def render_summary(doc: Doc) -> str:
     lines += _list(
         "Skipped (unsupported range)", [skipped_line(s) for s in doc["skipped_unsupported_range"]]
     )
+    lines += _list("Left as is", [skipped_line(s) for s in doc["left_as_is"]])
+    lines += _held_back(doc["skipped_by_release_age"])
     lines += _list("Warnings", doc["warnings"])
     lines += _isolation_section(doc["isolation"])
     lines += ["", "## Suggested next steps (not executed)"]
@@ -87,6 +90,17 @@ def _applied(applied: list[Doc]) -> list[str]:
 def bump_line(bump: Doc) -> str:
     where = f"{bump['source_file']} {bump['location']}"
     return f"{bump['name']} {bump['current_version']} → {bump['target_version']} ({where})"
+
+
+def _held_back(items: list[Doc]) -> list[str]:
+    return _list("Skipped by release age", [held_back_line(h) for h in items])
+
+
+def held_back_line(item: Doc) -> str:
+    where = f"{item['source_file']} {item['location']}"
+    head = f"{item['project_name']}: {item['name']} {item['current_version']}"
+    kept = f"kept at {item['target_version']}"
+    return f"{head} ({where}) {kept}, not {item['held_back_version']}: {item['reason']}"
 
 
 def skipped_line(item: Doc) -> str:
@@ -199,5 +213,7 @@ def _tail_sections(doc: Doc) -> list[str]:
         "Skipped (unsupported range)",
         [skipped_line(s) for s in doc["skipped"] if s["kind"] == "unsupported-range"],
     )
+    lines += _list("Left as is", [skipped_line(s) for s in doc["skipped"] if s["kind"] == LEFT])
+    lines += _held_back(doc["skipped_by_release_age"])
     lines += _list("Warnings", doc["warnings"])
     return lines

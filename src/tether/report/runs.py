@@ -12,6 +12,7 @@ from typing import Any
 Doc = dict[str, Any]
 EMPTY_REGISTRY = "No projects registered. Use tether projects add to register one."
 NO_MATCH = "No projects matched the filter."
+NO_SELECTABLE = "No selectable projects after path-drift filtering."
 TAILS_SHOWN = 3
 
 

@@ -35,8 +35,9 @@ SNAKE_FIELDS = {
     "monorepoRoot": "monorepo_root",
 }
 ENV_VAR = "TETHER_REGISTRY"
-# Version 1 records lack the optional keys of version 2 and are otherwise the same shape.
-READABLE_VERSIONS = (1, 2)
+# Version 1 records lack the optional keys of version 2 and are otherwise the same shape; the
+# shared contract reads every version up to 2 (0 included) normally and refuses only newer ones.
+NEWEST_READABLE_VERSION = 2
 
 
 @dataclass(frozen=True)
@@ -136,15 +137,21 @@ def _parse(path: Path, data: bytes) -> dict[str, Any]:
 def _check_version(path: Path, document: Mapping[str, Any]) -> None:
     version = document.get("version", 1)
     # bool is an int in Python; ``true`` is not a version.
-    if isinstance(version, bool) or version not in READABLE_VERSIONS:
+    if isinstance(version, bool) or not isinstance(version, int):
+        readable = False
+    else:
+        readable = version <= NEWEST_READABLE_VERSION
+    if not readable:
         shown = json.dumps(version)
         raise TetherError(
-            f"unsupported registry version: {shown} ({path}; this tether reads versions 1 and 2)"
+            f"unsupported registry version: {shown} ({path}; this tether reads versions up to 2)"
         )
 
 
 def _records(path: Path, document: Mapping[str, Any]) -> dict[str, ProjectRecord]:
-    projects = document.get("projects", {})
+    # An absent or null "projects" is an empty registry, as the shared contract reads it.
+    projects = document.get("projects")
+    projects = {} if projects is None else projects
     if not isinstance(projects, dict):
         raise TetherError(f'registry file is malformed: {path}: "projects" is not an object')
     records = {}

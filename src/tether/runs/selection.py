@@ -15,6 +15,7 @@ from typing import Any
 # The messages are words, so they live with the other words of runs (and stay importable here).
 from tether.report.runs import EMPTY_REGISTRY as EMPTY_REGISTRY
 from tether.report.runs import NO_MATCH as NO_MATCH
+from tether.report.runs import NO_SELECTABLE as NO_SELECTABLE
 from tether.runs.registry import Registry, load_registry, registry_path
 
 
@@ -69,7 +70,9 @@ def select(registry: Registry, names: Sequence[str], keywords: Sequence[str]) ->
         if not needed <= {k.casefold() for k in record.keywords}:
             continue
         member = Member(name, registry.resolve(record), registry.monorepo_root(record))
-        (chosen if member.path.exists() else missing).append(member)
+        # Drift is judged as the shared contract does: the path must be a directory; a file
+        # left where a project was is as gone as no path at all.
+        (chosen if member.path.is_dir() else missing).append(member)
     not_found = tuple(n for n in names if n not in registry.projects)
     return Selection(tuple(chosen), tuple(missing), not_found)
 
@@ -96,17 +99,20 @@ class NothingSelected:
     registry: str
     message: str
     not_found: tuple[str, ...]
+    missing: tuple[Member, ...] = ()  # every matched project's path is gone
 
     def to_json(self) -> dict[str, Any]:
         return {
             "registry": self.registry,
             "message": self.message,
             "filter_not_found": list(self.not_found),
+            "path_missing": [{"name": m.name, "path": str(m.path)} for m in self.missing],
             "projects": [],
         }
 
     def lines(self) -> list[str]:
-        return [*not_found_lines(self.not_found), self.message]
+        drifted = [f"- {m.name} — {m.path}" for m in self.missing]
+        return [*not_found_lines(self.not_found), self.message, *drifted]
 
 
 def choose(
@@ -120,6 +126,10 @@ def choose(
     selection = select(registry, split_names(filters.projects), filters.keywords)
     if selection.matched_nothing:
         return NothingSelected(str(registry.path), NO_MATCH, selection.not_found)
+    if not selection.chosen:
+        return NothingSelected(
+            str(registry.path), NO_SELECTABLE, selection.not_found, selection.missing
+        )
     for line in selection.not_found_lines():
         note(line)
     return Chosen(registry, selection)
