@@ -3,6 +3,7 @@ installed with ``tether init --profile gbrain`` and kept fresh with ``tether ref
 
 import json
 import os
+import re
 import stat
 
 import pytest
@@ -181,3 +182,47 @@ def test_interrupted_refresh_is_reported_and_can_be_abandoned(installed):
     assert abandoned.stdout.startswith("tether refresh: abandoned")
     assert (host / "tools/gbrain/rules.md").read_bytes() == before
     assert run_tether("check", "-C", str(host)).returncode == 0
+
+
+# --- the plan, the questions and the decisions (docs/refresh.md) ---------------------------
+
+
+def _edit_both_sides(rec, host):
+    """rules.md edited on both sides (apart), sync.sh moved in the recipe only."""
+    (rec / "src/rules.md").write_text(BODY.replace("rule 8:", "rule 8 (v2):"))
+    (rec / "src/sync.sh").write_text("#!/bin/sh\necho sync v2\n")
+    (host / "tools/gbrain/rules.md").write_text(BODY.replace("rule 1:", "rule 1 (ours):"))
+
+
+def test_the_plan_with_every_state_is_shown_before_the_question(installed):
+    from test_update_merge_choices import _pty_session
+
+    rec, host = installed
+    _edit_both_sides(rec, host)
+    (host / "tools/gbrain/deleted-here.md").unlink()
+    code, out = _pty_session(
+        [*TETHER, "refresh", "-C", str(host)], [("Refresh these files? [y/N]", "n")]
+    )
+    assert code == 0, out
+    question = out.index("Refresh these files?")
+    for state, path in [
+        ("locally-modified", "tools/gbrain/rules.md"),
+        ("unchanged-stale", "tools/gbrain/sync.sh"),
+        ("unchanged-identical", "tools/gbrain/same.md"),
+        ("host-deleted", "tools/gbrain/deleted-here.md"),
+    ]:
+        row = re.search(rf"{state} +{re.escape(path)}", out)
+        assert row is not None and row.start() < question, out
+    assert "echo sync\n" in (host / "tools/gbrain/sync.sh").read_text()  # answered no
+
+
+def test_json_never_asks(installed):
+    """On a terminal, --json without --yes is a usage error, not a question on the terminal."""
+    from test_update_merge_choices import _pty_session
+
+    rec, host = installed
+    _edit_both_sides(rec, host)
+    code, out = _pty_session([*TETHER, "refresh", "--json", "-C", str(host)], [("[y/N]", "n")])
+    assert code == 2, out
+    assert "[y/N]" not in out and "--yes" in out
+    assert "echo sync\n" in (host / "tools/gbrain/sync.sh").read_text()

@@ -4,6 +4,7 @@ recipe folder, merging local edits against the recorded baseline."""
 from __future__ import annotations
 
 import argparse
+from typing import TYPE_CHECKING
 
 from tether.cli import interact
 from tether.cli.common import (
@@ -14,6 +15,10 @@ from tether.cli.common import (
     print_json,
     project_dir,
 )
+from tether.errors import UsageError
+
+if TYPE_CHECKING:
+    from tether.flows.update import PreparedUpdate
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -48,7 +53,7 @@ def run(args: argparse.Namespace) -> int:
     from tether.flows.plan import UpdateOptions
     from tether.flows.preflight import GitOptions
     from tether.flows.update import UpdateRequest, abandon_update, run_update
-    from tether.report.human import refresh_classes, render_refresh
+    from tether.report.human import refresh_classes, render_refresh, render_refresh_plan
 
     if args.abandon:
         abandoned = abandon_update(project_dir(args), args.profile)
@@ -70,10 +75,16 @@ def run(args: argparse.Namespace) -> int:
         command="refresh",
         git=GitOptions(allow_dirty=True, no_branch=True),
     )
+    if args.json and not (args.yes or args.dry_run):
+        # One JSON document on stdout and no question: a script decides up front.
+        raise UsageError("refresh --json never asks: pass --yes (with --auto) or --dry-run")
     interact.require_consent("refresh", yes=args.yes, dry_run=args.dry_run)
 
-    def confirm(prepared: object) -> bool:
-        return args.yes or interact.ask_yes_no("Refresh these files?")
+    def confirm(prepared: PreparedUpdate) -> bool:
+        if args.yes:
+            return True
+        plan = render_refresh_plan(prepared.report("plan"))
+        return interact.ask_yes_no("Refresh these files?", before=plan)
 
     report = run_update(request, confirm)
     if args.json:
