@@ -226,3 +226,55 @@ def test_json_never_asks(installed):
     assert code == 2, out
     assert "[y/N]" not in out and "--yes" in out
     assert "echo sync\n" in (host / "tools/gbrain/sync.sh").read_text()
+
+
+def test_auto_take_theirs_replaces_every_locally_modified_file(installed):
+    rec, host = installed
+    _edit_both_sides(rec, host)  # rules.md: a clean line merge would keep our line
+    (host / "tools/gbrain/same.md").write_text("same, edited here\n")  # recipe did not move
+    code, doc = refresh(host, "--auto", "take-theirs")
+    assert code == 0, doc
+    assert (host / "tools/gbrain/rules.md").read_text() == (rec / "src/rules.md").read_text()
+    assert (host / "tools/gbrain/same.md").read_text() == "same\n"
+    assert doc["files"]["tools/gbrain/same.md"] == "locally-modified"
+
+
+def test_auto_keep_mine_leaves_every_locally_modified_file_alone(installed):
+    rec, host = installed
+    _edit_both_sides(rec, host)
+    mine = (host / "tools/gbrain/rules.md").read_text()
+    code, doc = refresh(host, "--auto", "keep-mine")
+    assert code == 0, doc
+    assert (host / "tools/gbrain/rules.md").read_text() == mine  # no merge of rule 8
+    assert (host / "tools/gbrain/sync.sh").read_text() == "#!/bin/sh\necho sync v2\n"
+
+
+def test_auto_merge_is_the_line_merge(installed):
+    rec, host = installed
+    _edit_both_sides(rec, host)
+    code, doc = refresh(host, "--auto", "merge")
+    assert code == 0, doc
+    text = (host / "tools/gbrain/rules.md").read_text()
+    assert "rule 1 (ours):" in text and "rule 8 (v2):" in text
+
+
+def test_per_file_decisions_on_a_terminal(installed):
+    """merge shows the diff and writes nothing to that file; take-theirs writes the recipe's."""
+    from test_update_merge_choices import _pty_session
+
+    rec, host = installed
+    _edit_both_sides(rec, host)
+    mine = (host / "tools/gbrain/rules.md").read_text()
+    (host / "tools/gbrain/same.md").write_text("same, edited here\n")
+    code, out = _pty_session(
+        [*TETHER, "refresh", "-C", str(host)],
+        [
+            ("Refresh these files? [y/N]", "y"),
+            ("tools/gbrain/rules.md: locally modified", "m"),
+            ("tools/gbrain/same.md: locally modified", "t"),
+        ],
+    )
+    assert code == 4, out  # the hand-merge is left for a person
+    assert "+rule 8 (v2):" in out and "-rule 1 (ours):" in out  # the diff was shown
+    assert (host / "tools/gbrain/rules.md").read_text() == mine
+    assert (host / "tools/gbrain/same.md").read_text() == "same\n"

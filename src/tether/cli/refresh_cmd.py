@@ -26,7 +26,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     add_to(parser, "the recipe version to refresh to (default: the source's newest)")
     add_yes(parser)
     parser.add_argument(
-        "--auto", choices=("keep-mine", "take-theirs"), help="settle every conflict this way"
+        "--auto",
+        choices=("keep-mine", "take-theirs", "merge"),
+        help="settle every locally-modified file this way, without asking",
     )
     parser.add_argument(
         "--conflict",
@@ -64,7 +66,11 @@ def run(args: argparse.Namespace) -> int:
         return abandoned.exit_code()
 
     options = UpdateOptions(
-        args.conflict, args.auto, args.delete_removed, classify_local_edits=True
+        args.conflict,
+        None if args.auto == "merge" else args.auto,
+        args.delete_removed,
+        classify_local_edits=True,
+        local_edits=args.auto,
     )
     request = UpdateRequest(
         project_dir(args),
@@ -84,7 +90,11 @@ def run(args: argparse.Namespace) -> int:
         if args.yes:
             return True
         plan = render_refresh_plan(prepared.report("plan"))
-        return interact.ask_yes_no("Refresh these files?", before=plan)
+        if not interact.ask_yes_no("Refresh these files?", before=plan):
+            return False
+        if not args.auto:
+            interact.choose_local_edits(prepared)
+        return True
 
     report = run_update(request, confirm)
     if args.json:

@@ -4,8 +4,13 @@ settles a locally-modified or host-deleted file (docs/refresh.md)."""
 from __future__ import annotations
 
 from collections.abc import Iterable
+from dataclasses import replace
+from typing import TYPE_CHECKING
 
-from tether.model.plan import Bucket, FileAction
+from tether.model.plan import Bucket, FileAction, Op, UpdatePlan
+
+if TYPE_CHECKING:
+    from tether.flows.project import Project, Release
 
 UNCHANGED_IDENTICAL = "unchanged-identical"
 UNCHANGED_STALE = "unchanged-stale"
@@ -40,3 +45,51 @@ def refresh_state(action: FileAction) -> str:
 
 def refresh_states(actions: Iterable[FileAction]) -> dict[str, str]:
     return {a.path: refresh_state(a) for a in actions}
+
+
+LOCAL_EDIT_DECISIONS = ("keep-mine", "take-theirs", "merge")
+
+
+def settle_local_edit(
+    project: Project, latest: Release, action: FileAction, choice: str
+) -> FileAction:
+    """One locally-modified file settled as ``choice`` says: keep-mine leaves the host's
+    bytes, take-theirs writes the recipe's (whether or not a line merge would be clean),
+    merge keeps the line merge as planned; ``hand-merge`` writes nothing and leaves the
+    recipe's changes as a patch for a person."""
+    from tether.flows.plan import resettle
+
+    if refresh_state(action) != LOCALLY_MODIFIED or choice == "merge":
+        return action
+    if action.sides is not None:
+        return resettle(project, action, "patch" if choice == "hand-merge" else choice)
+    if choice == "take-theirs":  # the recipe did not move: the host's edit is replaced
+        content = latest.verified_bytes(action.path)
+        mode = latest.mode_of(action.path)
+        return replace(
+            action,
+            bucket=Bucket.CONFLICT,
+            op=Op.WRITE,
+            content=content,
+            mode=mode,
+            decision=choice,
+            reason="",
+        )
+    return replace(action, decision="keep-mine" if choice == "keep-mine" else "")
+
+
+def settle_local_edits(project: Project, latest: Release, plan: UpdatePlan, choice: str) -> None:
+    """``--auto``: every locally-modified file settled the same way."""
+    plan.actions[:] = [settle_local_edit(project, latest, a, choice) for a in plan.actions]
+
+
+def local_edit_diff(project: Project, latest: Release, action: FileAction) -> bytes:
+    """What the recipe would change in the host's copy: a unified diff, host → recipe."""
+    from tether.engine.patches import unified_patch
+    from tether.fsio import read_bytes
+
+    if action.sides is not None:
+        ours, theirs = action.sides[1], action.sides[2]
+    else:
+        ours, theirs = read_bytes(project.path(action.path)), latest.verified_bytes(action.path)
+    return unified_patch(action.path, ours, theirs)

@@ -341,6 +341,7 @@ def prepare_update(request: UpdateRequest) -> PreparedUpdate | UpdateReport:
     regions = plan_regions(baseline.manifest(), latest.manifest, off is not None)
     regions.disabled_by = off or ""
     plan = build_plan(project, baseline, latest, request.options, regions)
+    _settle_local_edits(project, latest, plan, request.options)
     if tree and unfinished is None and _nothing_moved(plan, baseline, latest):
         return _up_to_date(project, baseline, None, request)
     lifecycle = plan_lifecycle(
@@ -391,6 +392,15 @@ def _lifecycle_into_plan(
     plan_templates(project, baseline, latest, lifecycle, plan, written_before=set(resume.done))
     if unfinished is not None:
         _mark_resumed(plan, resume, unfinished.deleted)
+
+
+def _settle_local_edits(
+    project: Project, latest: Release, plan: UpdatePlan, options: UpdateOptions
+) -> None:
+    if options.local_edits:
+        from tether.flows.refresh import settle_local_edits
+
+        settle_local_edits(project, latest, plan, options.local_edits)
 
 
 def _nothing_moved(plan: UpdatePlan, baseline: Baseline, latest: Release) -> bool:
@@ -658,6 +668,7 @@ def _before_writes(prepared: PreparedUpdate, ctx: RunContext) -> None:
 def _replan(prepared: PreparedUpdate) -> None:
     project, baseline, latest = prepared.project, prepared.baseline, prepared.latest
     plan = build_plan(project, baseline, latest, prepared.request.options, prepared.regions)
+    _settle_local_edits(project, latest, plan, prepared.request.options)
     _lifecycle_into_plan(
         project, baseline, latest, prepared.lifecycle, plan, prepared.resume, prepared.unfinished
     )
