@@ -278,3 +278,17 @@ def test_per_file_decisions_on_a_terminal(installed):
     assert "+rule 8 (v2):" in out and "-rule 1 (ours):" in out  # the diff was shown
     assert (host / "tools/gbrain/rules.md").read_text() == mine
     assert (host / "tools/gbrain/same.md").read_text() == "same\n"
+
+
+def test_every_refresh_classifies_every_file_when_the_recipe_did_not_move(installed):
+    _rec, host = installed
+    (host / "tools/gbrain/rules.md").write_text(BODY + "a line of our own\n")
+    (host / "tools/gbrain/deleted-here.md").unlink()
+    code, doc = refresh(host)
+    assert code == 0 and doc["status"] == "up-to-date"
+    assert len(doc["files"]) == 7
+    assert doc["files"]["tools/gbrain/rules.md"] == "locally-modified"
+    assert doc["files"]["tools/gbrain/deleted-here.md"] == "host-deleted"
+    assert doc["files"]["tools/gbrain/same.md"] == "unchanged-identical"
+    human = run_tether("refresh", "--yes", "-C", str(host))
+    assert "1 locally-modified" in human.stdout, human.stdout

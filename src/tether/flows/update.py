@@ -343,7 +343,9 @@ def prepare_update(request: UpdateRequest) -> PreparedUpdate | UpdateReport:
     plan = build_plan(project, baseline, latest, request.options, regions)
     _settle_local_edits(project, latest, plan, request.options)
     if tree and unfinished is None and _nothing_moved(plan, baseline, latest):
-        return _up_to_date(project, baseline, None, request)
+        quiet = _up_to_date(project, baseline, None, request)
+        quiet.actions = list(plan.actions)  # every file is still classified (a host edit shows)
+        return quiet
     lifecycle = plan_lifecycle(
         project,
         baseline,
