@@ -292,3 +292,32 @@ def test_every_refresh_classifies_every_file_when_the_recipe_did_not_move(instal
     assert doc["files"]["tools/gbrain/same.md"] == "unchanged-identical"
     human = run_tether("refresh", "--yes", "-C", str(host))
     assert "1 locally-modified" in human.stdout, human.stdout
+
+
+def test_host_deleted_restore_copies_the_file_back(installed):
+    _rec, host = installed
+    (host / "tools/gbrain/deleted-here.md").unlink()
+    code, doc = refresh(host, "--deleted", "restore")
+    assert code == 0, doc
+    assert (host / "tools/gbrain/deleted-here.md").read_text() == "d\n"
+    assert doc["files"]["tools/gbrain/deleted-here.md"] == "host-deleted"
+
+
+def test_host_deleted_drop_is_recorded_and_not_asked_again(installed):
+    from test_update_merge_choices import _pty_session
+
+    rec, host = installed
+    (host / "tools/gbrain/deleted-here.md").unlink()
+    code, doc = refresh(host, "--deleted", "drop")
+    assert code == 0, doc
+    record = json.loads((host / ".gbrain-source.json").read_text())
+    assert "deleted-here.md" not in {f["target"] for f in record["files"]}
+    (rec / "src/sync.sh").write_text("#!/bin/sh\necho sync v2\n")  # a later refresh
+    code, out = _pty_session(
+        [*TETHER, "refresh", "-C", str(host)],
+        [("Refresh these files? [y/N]", "y"), ("deleted here", "r")],
+    )
+    assert code == 0, out
+    assert "deleted here" not in out  # not asked again
+    assert not (host / "tools/gbrain/deleted-here.md").exists()
+    assert (host / "tools/gbrain/sync.sh").read_text() == "#!/bin/sh\necho sync v2\n"

@@ -31,6 +31,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="settle every locally-modified file this way, without asking",
     )
     parser.add_argument(
+        "--deleted",
+        choices=("restore", "drop"),
+        help="for every file deleted here: copy it back, or drop it for good (recorded)",
+    )
+    parser.add_argument(
         "--conflict",
         choices=("markers", "patch"),
         default="patch",
@@ -71,6 +76,7 @@ def run(args: argparse.Namespace) -> int:
         args.delete_removed,
         classify_local_edits=True,
         local_edits=args.auto,
+        host_deleted=args.deleted,
     )
     request = UpdateRequest(
         project_dir(args),
@@ -94,6 +100,8 @@ def run(args: argparse.Namespace) -> int:
             return False
         if not args.auto:
             interact.choose_local_edits(prepared)
+        if not args.deleted:
+            interact.choose_host_deletions(prepared)
         return True
 
     report = run_update(request, confirm)

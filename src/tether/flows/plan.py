@@ -47,6 +47,7 @@ class UpdateOptions:
     classify_local_edits: bool = False
     # A refresh's --auto: how every locally-modified file is settled (flows/refresh.py).
     local_edits: str | None = None
+    host_deleted: str | None = None  # restore | drop, for every host-deleted file
 
 
 class _Unreadable(Exception):

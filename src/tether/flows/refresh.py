@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING
 from tether.model.plan import Bucket, FileAction, Op, UpdatePlan
 
 if TYPE_CHECKING:
+    from tether.flows.baseline import Baseline
     from tether.flows.project import Project, Release
 
 UNCHANGED_IDENTICAL = "unchanged-identical"
@@ -93,3 +94,35 @@ def local_edit_diff(project: Project, latest: Release, action: FileAction) -> by
     else:
         ours, theirs = read_bytes(project.path(action.path)), latest.verified_bytes(action.path)
     return unified_patch(action.path, ours, theirs)
+
+
+HOST_DELETED_DECISIONS = ("restore", "drop")
+
+
+def settle_host_deleted(latest: Release, action: FileAction, choice: str) -> FileAction:
+    """restore: copy the recipe's file back; drop: the deletion stands and is recorded
+    (the entry leaves gbrain's record), so later refreshes do not ask again."""
+    if refresh_state(action) != HOST_DELETED:
+        return action
+    if choice == "restore":
+        content, mode = latest.verified_bytes(action.path), latest.mode_of(action.path)
+        return replace(
+            action, bucket=Bucket.ADD, op=Op.WRITE, content=content, mode=mode, decision="restore"
+        )
+    return replace(action, decision="drop")
+
+
+def settle_host_deletions(
+    project: Project, baseline: Baseline, latest: Release, plan: UpdatePlan, choice: str | None
+) -> None:
+    """Deletions dropped by an earlier refresh stay dropped; the others take ``choice``."""
+    from tether.flows.gbrain_record import recorded_drops
+
+    dropped = recorded_drops(project, baseline)
+    for index, action in enumerate(plan.actions):
+        if action.bucket is not Bucket.REMOVED:
+            continue
+        if action.path in dropped:
+            plan.actions[index] = replace(action, decision="dropped")
+        elif choice:
+            plan.actions[index] = settle_host_deleted(latest, action, choice)
