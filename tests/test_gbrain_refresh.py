@@ -321,3 +321,16 @@ def test_host_deleted_drop_is_recorded_and_not_asked_again(installed):
     assert "deleted here" not in out  # not asked again
     assert not (host / "tools/gbrain/deleted-here.md").exists()
     assert (host / "tools/gbrain/sync.sh").read_text() == "#!/bin/sh\necho sync v2\n"
+
+
+def test_a_manifest_of_an_unknown_schema_version_is_refused(installed):
+    rec, host = installed
+    manifest = json.loads((rec / "install/manifest.json").read_text())
+    manifest["schema_version"] = "0.2.0"
+    (rec / "src/sync.sh").write_text("#!/bin/sh\necho sync v2\n")
+    write_files(rec, {"install/manifest.json": json.dumps(manifest)})
+    result = run_tether("refresh", "--yes", "-C", str(host))
+    assert result.returncode == 1, result.stderr
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1 and "manifest.json" in lines[0] and "schema_version '0.2.0'" in lines[0]
+    assert (host / "tools/gbrain/sync.sh").read_text() == "#!/bin/sh\necho sync\n"
