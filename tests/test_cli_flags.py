@@ -548,17 +548,28 @@ def on_terminal_stdin(argv: list[str], prompt: str, reply: str) -> tuple[int, st
     return proc.returncode, out.decode(), (err + rest).decode()
 
 
-def test_refresh_json_on_a_terminal_keeps_its_prompt_off_stdout(tmp_path: Path) -> None:
+def test_refresh_json_on_a_terminal_never_asks(tmp_path: Path) -> None:
+    """--json never prompts (docs/refresh.md): without --yes it is a usage error, reported as
+    the one JSON document on stdout."""
     recipe, host = gbrain_host(tmp_path)
     (recipe / "src/rules.md").write_text("one\ntwo\nthree\n")
-    code, out, err = on_terminal_stdin(
-        ["refresh", "--json", "-C", str(host)], "Refresh these files? [y/N]", "y"
-    )
-    assert code == 0, err
-    document = json.loads(out)  # the whole of stdout is one document
-    assert document["status"] == "updated"
-    assert "Refresh these files?" in err and "Refresh these files?" not in out
-    assert (host / "tools/gbrain/rules.md").read_text() == "one\ntwo\nthree\n"
+    leader, follower = pty.openpty()  # stdin is a terminal; a prompt would wait on it
+    try:
+        done = subprocess.run(
+            [*TETHER, "refresh", "--json", "-C", str(host)],
+            stdin=follower,
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
+    finally:
+        os.close(follower)
+        os.close(leader)
+    code, out, err = done.returncode, done.stdout, done.stderr
+    assert code == 2, err
+    assert "never asks" in json.loads(out)["error"]["message"]  # stdout: one document
+    assert "Refresh these files?" not in err and "--yes" in err
+    assert (host / "tools/gbrain/rules.md").read_text() != "one\ntwo\nthree\n"
 
 
 def test_update_prompt_and_plan_go_to_stderr(tmp_path: Path, shelf: Path) -> None:

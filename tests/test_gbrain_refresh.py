@@ -3,6 +3,7 @@ installed with ``tether init --profile gbrain`` and kept fresh with ``tether ref
 
 import json
 import os
+import re
 import stat
 
 import pytest
@@ -181,3 +182,155 @@ def test_interrupted_refresh_is_reported_and_can_be_abandoned(installed):
     assert abandoned.stdout.startswith("tether refresh: abandoned")
     assert (host / "tools/gbrain/rules.md").read_bytes() == before
     assert run_tether("check", "-C", str(host)).returncode == 0
+
+
+# --- the plan, the questions and the decisions (docs/refresh.md) ---------------------------
+
+
+def _edit_both_sides(rec, host):
+    """rules.md edited on both sides (apart), sync.sh moved in the recipe only."""
+    (rec / "src/rules.md").write_text(BODY.replace("rule 8:", "rule 8 (v2):"))
+    (rec / "src/sync.sh").write_text("#!/bin/sh\necho sync v2\n")
+    (host / "tools/gbrain/rules.md").write_text(BODY.replace("rule 1:", "rule 1 (ours):"))
+
+
+def test_the_plan_with_every_state_is_shown_before_the_question(installed):
+    from test_update_merge_choices import _pty_session
+
+    rec, host = installed
+    _edit_both_sides(rec, host)
+    (host / "tools/gbrain/deleted-here.md").unlink()
+    code, out = _pty_session(
+        [*TETHER, "refresh", "-C", str(host)], [("Refresh these files? [y/N]", "n")]
+    )
+    assert code == 0, out
+    question = out.index("Refresh these files?")
+    for state, path in [
+        ("locally-modified", "tools/gbrain/rules.md"),
+        ("unchanged-stale", "tools/gbrain/sync.sh"),
+        ("unchanged-identical", "tools/gbrain/same.md"),
+        ("host-deleted", "tools/gbrain/deleted-here.md"),
+    ]:
+        row = re.search(rf"{state} +{re.escape(path)}", out)
+        assert row is not None and row.start() < question, out
+    assert "echo sync\n" in (host / "tools/gbrain/sync.sh").read_text()  # answered no
+
+
+def test_json_never_asks(installed):
+    """On a terminal, --json without --yes is a usage error, not a question on the terminal."""
+    from test_update_merge_choices import _pty_session
+
+    rec, host = installed
+    _edit_both_sides(rec, host)
+    code, out = _pty_session([*TETHER, "refresh", "--json", "-C", str(host)], [("[y/N]", "n")])
+    assert code == 2, out
+    assert "[y/N]" not in out and "--yes" in out
+    assert "echo sync\n" in (host / "tools/gbrain/sync.sh").read_text()
+
+
+def test_auto_take_theirs_replaces_every_locally_modified_file(installed):
+    rec, host = installed
+    _edit_both_sides(rec, host)  # rules.md: a clean line merge would keep our line
+    (host / "tools/gbrain/same.md").write_text("same, edited here\n")  # recipe did not move
+    code, doc = refresh(host, "--auto", "take-theirs")
+    assert code == 0, doc
+    assert (host / "tools/gbrain/rules.md").read_text() == (rec / "src/rules.md").read_text()
+    assert (host / "tools/gbrain/same.md").read_text() == "same\n"
+    assert doc["files"]["tools/gbrain/same.md"] == "locally-modified"
+
+
+def test_auto_keep_mine_leaves_every_locally_modified_file_alone(installed):
+    rec, host = installed
+    _edit_both_sides(rec, host)
+    mine = (host / "tools/gbrain/rules.md").read_text()
+    code, doc = refresh(host, "--auto", "keep-mine")
+    assert code == 0, doc
+    assert (host / "tools/gbrain/rules.md").read_text() == mine  # no merge of rule 8
+    assert (host / "tools/gbrain/sync.sh").read_text() == "#!/bin/sh\necho sync v2\n"
+
+
+def test_auto_merge_is_the_line_merge(installed):
+    rec, host = installed
+    _edit_both_sides(rec, host)
+    code, doc = refresh(host, "--auto", "merge")
+    assert code == 0, doc
+    text = (host / "tools/gbrain/rules.md").read_text()
+    assert "rule 1 (ours):" in text and "rule 8 (v2):" in text
+
+
+def test_per_file_decisions_on_a_terminal(installed):
+    """merge shows the diff and writes nothing to that file; take-theirs writes the recipe's."""
+    from test_update_merge_choices import _pty_session
+
+    rec, host = installed
+    _edit_both_sides(rec, host)
+    mine = (host / "tools/gbrain/rules.md").read_text()
+    (host / "tools/gbrain/same.md").write_text("same, edited here\n")
+    code, out = _pty_session(
+        [*TETHER, "refresh", "-C", str(host)],
+        [
+            ("Refresh these files? [y/N]", "y"),
+            ("tools/gbrain/rules.md: locally modified", "m"),
+            ("tools/gbrain/same.md: locally modified", "t"),
+        ],
+    )
+    assert code == 4, out  # the hand-merge is left for a person
+    assert "+rule 8 (v2):" in out and "-rule 1 (ours):" in out  # the diff was shown
+    assert (host / "tools/gbrain/rules.md").read_text() == mine
+    assert (host / "tools/gbrain/same.md").read_text() == "same\n"
+
+
+def test_every_refresh_classifies_every_file_when_the_recipe_did_not_move(installed):
+    _rec, host = installed
+    (host / "tools/gbrain/rules.md").write_text(BODY + "a line of our own\n")
+    (host / "tools/gbrain/deleted-here.md").unlink()
+    code, doc = refresh(host)
+    assert code == 0 and doc["status"] == "up-to-date"
+    assert len(doc["files"]) == 7
+    assert doc["files"]["tools/gbrain/rules.md"] == "locally-modified"
+    assert doc["files"]["tools/gbrain/deleted-here.md"] == "host-deleted"
+    assert doc["files"]["tools/gbrain/same.md"] == "unchanged-identical"
+    human = run_tether("refresh", "--yes", "-C", str(host))
+    assert "1 locally-modified" in human.stdout, human.stdout
+
+
+def test_host_deleted_restore_copies_the_file_back(installed):
+    _rec, host = installed
+    (host / "tools/gbrain/deleted-here.md").unlink()
+    code, doc = refresh(host, "--deleted", "restore")
+    assert code == 0, doc
+    assert (host / "tools/gbrain/deleted-here.md").read_text() == "d\n"
+    assert doc["files"]["tools/gbrain/deleted-here.md"] == "host-deleted"
+
+
+def test_host_deleted_drop_is_recorded_and_not_asked_again(installed):
+    from test_update_merge_choices import _pty_session
+
+    rec, host = installed
+    (host / "tools/gbrain/deleted-here.md").unlink()
+    code, doc = refresh(host, "--deleted", "drop")
+    assert code == 0, doc
+    record = json.loads((host / ".gbrain-source.json").read_text())
+    assert "deleted-here.md" not in {f["target"] for f in record["files"]}
+    (rec / "src/sync.sh").write_text("#!/bin/sh\necho sync v2\n")  # a later refresh
+    code, out = _pty_session(
+        [*TETHER, "refresh", "-C", str(host)],
+        [("Refresh these files? [y/N]", "y"), ("deleted here", "r")],
+    )
+    assert code == 0, out
+    assert "deleted here" not in out  # not asked again
+    assert not (host / "tools/gbrain/deleted-here.md").exists()
+    assert (host / "tools/gbrain/sync.sh").read_text() == "#!/bin/sh\necho sync v2\n"
+
+
+def test_a_manifest_of_an_unknown_schema_version_is_refused(installed):
+    rec, host = installed
+    manifest = json.loads((rec / "install/manifest.json").read_text())
+    manifest["schema_version"] = "0.2.0"
+    (rec / "src/sync.sh").write_text("#!/bin/sh\necho sync v2\n")
+    write_files(rec, {"install/manifest.json": json.dumps(manifest)})
+    result = run_tether("refresh", "--yes", "-C", str(host))
+    assert result.returncode == 1, result.stderr
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1 and "manifest.json" in lines[0] and "schema_version '0.2.0'" in lines[0]
+    assert (host / "tools/gbrain/sync.sh").read_text() == "#!/bin/sh\necho sync\n"

@@ -120,3 +120,51 @@ def choose_conflicts(
     for index in settle:
         action = actions[index]
         actions[index] = resettle(prepared.project, action, chosen[action.path])
+
+
+LOCAL_EDIT_CHOICES = "[k]eep mine, [t]ake theirs, [m]erge (show the diff, write nothing)"
+
+
+def choose_local_edits(
+    prepared: PreparedUpdate,
+    ask: Callable[[str], str] = ask,
+    show: Callable[[str], None] = show,
+) -> None:
+    """A refresh asks, per locally-modified file, which of the three decisions to take."""
+    from tether.flows.refresh import (
+        LOCALLY_MODIFIED,
+        local_edit_diff,
+        refresh_state,
+        settle_local_edit,
+    )
+
+    project, latest, actions = prepared.project, prepared.latest, prepared.plan.actions
+    for index, action in enumerate(actions):
+        if refresh_state(action) != LOCALLY_MODIFIED or action.decision:
+            continue
+        choice = None
+        while choice is None:
+            raw = ask(f"{action.path}: locally modified. {LOCAL_EDIT_CHOICES}? ")
+            if raw == "":
+                raise TetherError("no answer at the prompt (end of input); nothing was written")
+            choice = {"k": "keep-mine", "t": "take-theirs", "m": "hand-merge"}.get(raw.strip())
+        if choice == "hand-merge":
+            show(local_edit_diff(project, latest, action).decode(errors="replace"))
+        actions[index] = settle_local_edit(project, latest, action, choice)
+
+
+def choose_host_deletions(prepared: PreparedUpdate, ask: Callable[[str], str] = ask) -> None:
+    """A refresh asks, per file deleted on the host, whether to restore it or drop it."""
+    from tether.flows.refresh import HOST_DELETED, refresh_state, settle_host_deleted
+
+    actions = prepared.plan.actions
+    for index, action in enumerate(actions):
+        if refresh_state(action) != HOST_DELETED or action.decision:
+            continue
+        choice = None
+        while choice is None:
+            raw = ask(f"{action.path}: deleted here. [r]estore it, or [d]rop it for good? ")
+            if raw == "":
+                raise TetherError("no answer at the prompt (end of input); nothing was written")
+            choice = {"r": "restore", "d": "drop"}.get(raw.strip())
+        actions[index] = settle_host_deleted(prepared.latest, action, choice)

@@ -4,6 +4,7 @@ recipe folder, merging local edits against the recorded baseline."""
 from __future__ import annotations
 
 import argparse
+from typing import TYPE_CHECKING
 
 from tether.cli import interact
 from tether.cli.common import (
@@ -14,6 +15,10 @@ from tether.cli.common import (
     print_json,
     project_dir,
 )
+from tether.errors import UsageError
+
+if TYPE_CHECKING:
+    from tether.flows.update import PreparedUpdate
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -21,7 +26,14 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     add_to(parser, "the recipe version to refresh to (default: the source's newest)")
     add_yes(parser)
     parser.add_argument(
-        "--auto", choices=("keep-mine", "take-theirs"), help="settle every conflict this way"
+        "--auto",
+        choices=("keep-mine", "take-theirs", "merge"),
+        help="settle every locally-modified file this way, without asking",
+    )
+    parser.add_argument(
+        "--deleted",
+        choices=("restore", "drop"),
+        help="for every file deleted here: copy it back, or drop it for good (recorded)",
     )
     parser.add_argument(
         "--conflict",
@@ -48,7 +60,7 @@ def run(args: argparse.Namespace) -> int:
     from tether.flows.plan import UpdateOptions
     from tether.flows.preflight import GitOptions
     from tether.flows.update import UpdateRequest, abandon_update, run_update
-    from tether.report.human import refresh_classes, render_refresh
+    from tether.report.human import refresh_classes, render_refresh, render_refresh_plan
 
     if args.abandon:
         abandoned = abandon_update(project_dir(args), args.profile)
@@ -59,7 +71,12 @@ def run(args: argparse.Namespace) -> int:
         return abandoned.exit_code()
 
     options = UpdateOptions(
-        args.conflict, args.auto, args.delete_removed, classify_local_edits=True
+        args.conflict,
+        None if args.auto == "merge" else args.auto,
+        args.delete_removed,
+        classify_local_edits=True,
+        local_edits=args.auto,
+        host_deleted=args.deleted,
     )
     request = UpdateRequest(
         project_dir(args),
@@ -70,10 +87,22 @@ def run(args: argparse.Namespace) -> int:
         command="refresh",
         git=GitOptions(allow_dirty=True, no_branch=True),
     )
+    if args.json and not (args.yes or args.dry_run):
+        # One JSON document on stdout and no question: a script decides up front.
+        raise UsageError("refresh --json never asks: pass --yes (with --auto) or --dry-run")
     interact.require_consent("refresh", yes=args.yes, dry_run=args.dry_run)
 
-    def confirm(prepared: object) -> bool:
-        return args.yes or interact.ask_yes_no("Refresh these files?")
+    def confirm(prepared: PreparedUpdate) -> bool:
+        if args.yes:
+            return True
+        plan = render_refresh_plan(prepared.report("plan"))
+        if not interact.ask_yes_no("Refresh these files?", before=plan):
+            return False
+        if not args.auto:
+            interact.choose_local_edits(prepared)
+        if not args.deleted:
+            interact.choose_host_deletions(prepared)
+        return True
 
     report = run_update(request, confirm)
     if args.json:

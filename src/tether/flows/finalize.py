@@ -46,6 +46,11 @@ def _remember_written(project: Project, outcome: ApplyOutcome) -> None:
     stats.save()
 
 
+def _dropped(outcome: ApplyOutcome) -> frozenset[str]:
+    """Host deletions that stand, by this run's choice or an earlier one (gbrain's record)."""
+    return frozenset(a.path for a in outcome.actions if a.decision in ("drop", "dropped"))
+
+
 def finalize(
     ctx: RunContext,
     baseline: Baseline,
@@ -111,7 +116,7 @@ def finalize(
     )
     save_state(project.state_path, state)
     _remember_written(project, outcome)
-    write_version_markers(project, latest)
+    write_version_markers(project, latest, dropped=_dropped(outcome))
     ctx.journal.state_written(ctx.run_id)
     outcome.state_written = True
     if after_marker is not None:

@@ -342,7 +342,9 @@ def _seed_sentinels(
     return written
 
 
-def write_version_markers(project: Project, release: Release, durable: bool = True) -> list[Path]:
+def write_version_markers(
+    project: Project, release: Release, durable: bool = True, dropped: frozenset[str] = frozenset()
+) -> list[Path]:
     """The project's copy of the installed manifest (and the ecosystem's version file).
     ``durable=False``: the caller syncs the returned files with its own."""
     guard = PathGuard(project.root)
@@ -354,7 +356,7 @@ def write_version_markers(project: Project, release: Release, durable: bool = Tr
     if project.profile.source_record:
         from tether.flows.gbrain_record import source_record
 
-        record = source_record(release, utc_now())
+        record = source_record(release, utc_now(), dropped)
         written.append(guard.write(project.profile.source_record, record, durable=durable))
     if project.profile.version_file:
         marker = f"{release.version}\n".encode()

@@ -45,6 +45,9 @@ class UpdateOptions:
     # Read files upstream left alone to tell an edited copy from an untouched one (a
     # refresh reports that); an update leaves both alone and need not read them.
     classify_local_edits: bool = False
+    # A refresh's --auto: how every locally-modified file is settled (flows/refresh.py).
+    local_edits: str | None = None
+    host_deleted: str | None = None  # restore | drop, for every host-deleted file
 
 
 class _Unreadable(Exception):

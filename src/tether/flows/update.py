@@ -341,8 +341,11 @@ def prepare_update(request: UpdateRequest) -> PreparedUpdate | UpdateReport:
     regions = plan_regions(baseline.manifest(), latest.manifest, off is not None)
     regions.disabled_by = off or ""
     plan = build_plan(project, baseline, latest, request.options, regions)
+    _settle_local_edits(project, baseline, latest, plan, request.options)
     if tree and unfinished is None and _nothing_moved(plan, baseline, latest):
-        return _up_to_date(project, baseline, None, request)
+        quiet = _up_to_date(project, baseline, None, request)
+        quiet.actions = list(plan.actions)  # every file is still classified (a host edit shows)
+        return quiet
     lifecycle = plan_lifecycle(
         project,
         baseline,
@@ -393,6 +396,18 @@ def _lifecycle_into_plan(
         _mark_resumed(plan, resume, unfinished.deleted)
 
 
+def _settle_local_edits(
+    project: Project, baseline: Baseline, latest: Release, plan: UpdatePlan, options: UpdateOptions
+) -> None:
+    """A refresh's decisions taken up front (--auto, recorded drops), before any question."""
+    from tether.flows.refresh import settle_host_deletions, settle_local_edits
+
+    if options.local_edits:
+        settle_local_edits(project, latest, plan, options.local_edits)
+    if project.profile.source_record:
+        settle_host_deletions(project, baseline, latest, plan, options.host_deleted)
+
+
 def _nothing_moved(plan: UpdatePlan, baseline: Baseline, latest: Release) -> bool:
     state = baseline.state
     from tether.engine.decide import Row
@@ -401,7 +416,8 @@ def _nothing_moved(plan: UpdatePlan, baseline: Baseline, latest: Release) -> boo
     unchanged = state is not None and state.manifest_sha256 == latest.manifest_sha256
     quiet = (Row.NO_UPSTREAM_CHANGE.value, LOCAL_EDIT_KEPT)
     return unchanged and all(
-        a.bucket is Bucket.REMOVED or (a.bucket is Bucket.SKIP and a.reason in quiet)
+        (a.bucket is Bucket.REMOVED and a.decision not in ("restore", "drop"))
+        or (a.bucket is Bucket.SKIP and a.reason in quiet)
         for a in plan.actions
     )
 
@@ -658,6 +674,7 @@ def _before_writes(prepared: PreparedUpdate, ctx: RunContext) -> None:
 def _replan(prepared: PreparedUpdate) -> None:
     project, baseline, latest = prepared.project, prepared.baseline, prepared.latest
     plan = build_plan(project, baseline, latest, prepared.request.options, prepared.regions)
+    _settle_local_edits(project, baseline, latest, plan, prepared.request.options)
     _lifecycle_into_plan(
         project, baseline, latest, prepared.lifecycle, plan, prepared.resume, prepared.unfinished
     )

@@ -327,11 +327,19 @@ def parse_manifest(
     )
 
 
+# gbrain manifest schemas this parser reads; a manifest without the key is the first one.
+GBRAIN_SCHEMA_VERSIONS = ("0.1.0",)
+
+
 def parse_gbrain_manifest(
     data: dict[str, Any], origin: str, reserved: ReservedPaths = NOTHING_RESERVED
 ) -> Manifest:
     """gbrain's ``install/manifest.json``: ``files[]`` and ``skills[]`` entries
     ``{src, target, mode}`` copied to ``<host>/<target_root_relative_to_host_repo>/<target>``."""
+    schema = data.get("schema_version", GBRAIN_SCHEMA_VERSIONS[0])
+    if schema not in GBRAIN_SCHEMA_VERSIONS:
+        known = ", ".join(GBRAIN_SCHEMA_VERSIONS)
+        raise _fail(origin, f"schema_version {schema!r} is not one tether reads (known: {known})")
     root = data.get("target_root_relative_to_host_repo", ".")
     if not isinstance(root, str) or (root != "." and project_path_problem(root)):
         raise _fail(origin, f"target_root_relative_to_host_repo {root!r} is not a relative path")

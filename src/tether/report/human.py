@@ -394,31 +394,19 @@ def _region_lines(report: UpdateReport) -> list[str]:
     return lines
 
 
-def refresh_class(action: FileAction) -> str:
-    """A refresh speaks of each copied file in gbrain's terms."""
-    from tether.flows.plan import LOCAL_EDIT_KEPT
-    from tether.model.plan import Bucket
-
-    bucket = action.bucket
-    if bucket is Bucket.ADD:
-        return "new-in-source"
-    if bucket is Bucket.REMOVED:
-        return "host-deleted"
-    if bucket in (Bucket.UPDATE, Bucket.OVERWRITE):
-        return "unchanged-stale"
-    if bucket in (Bucket.DELETE, Bucket.DELETED):
-        return "source-deleted"
-    if bucket is Bucket.FAILED:
-        return "failed"
-    if bucket is Bucket.SKIP:
-        return "locally-modified" if action.reason == LOCAL_EDIT_KEPT else "unchanged-identical"
-    if bucket is Bucket.CONFLICT and action.sides is not None and not action.sides[0]:
-        return "new-in-source"  # a host file already stands where the recipe adds one
-    return "locally-modified"
-
-
 def refresh_classes(report: UpdateReport) -> dict[str, str]:
-    return {a.path: refresh_class(a) for a in report.actions}
+    from tether.flows.refresh import refresh_states
+
+    return refresh_states(report.actions)
+
+
+def render_refresh_plan(report: UpdateReport) -> str:
+    """Every file with its state, before a person is asked anything."""
+    states = refresh_classes(report)
+    width = max((len(s) for s in states.values()), default=0)
+    head = f"tether refresh: {report.from_version} → {report.to_version}, {len(states)} file(s)"
+    rows = [f"  {state:<{width}}  {path}" for path, state in sorted(states.items())]
+    return "\n".join([head, *rows])
 
 
 def render_refresh(report: UpdateReport) -> str:
