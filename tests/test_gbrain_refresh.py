@@ -8,7 +8,7 @@ import stat
 
 import pytest
 
-from builders import TETHER, run_tether, write_files
+from builders import TETHER, run_tether, tree_digest, write_files
 
 BODY = "".join(f"rule {i}: keep it simple\n" for i in range(10))
 
@@ -334,3 +334,58 @@ def test_a_manifest_of_an_unknown_schema_version_is_refused(installed):
     lines = result.stderr.strip().splitlines()
     assert len(lines) == 1 and "manifest.json" in lines[0] and "schema_version '0.2.0'" in lines[0]
     assert (host / "tools/gbrain/sync.sh").read_text() == "#!/bin/sh\necho sync\n"
+
+
+# --- gbrain's own run log and lock (docs/refresh.md, "Run log and lock") ---------------------
+
+
+def log_of(host):
+    path = host / ".gbrain-source.refresh.log"
+    return [json.loads(line) for line in path.read_text().splitlines()]
+
+
+def test_every_refresh_logs_one_line_per_file_untouched_ones_included(installed):
+    _rec, host = installed
+    (host / "tools/gbrain/rules.md").write_text(BODY + "a line of our own\n")
+    code, doc = refresh(host)
+    assert code == 0
+    lines = log_of(host)
+    assert len(lines) == len(doc["files"]) == 7
+    assert {line["src"]: line["state"] for line in lines} == doc["files"]
+    assert all(set(line) == {"ts", "src", "state", "decision"} for line in lines)
+    by_path = {line["src"]: line for line in lines}
+    assert by_path["tools/gbrain/same.md"]["decision"] == "none"
+    assert refresh(host)[0] == 0
+    assert len(log_of(host)) == 14  # appended, never rewritten
+
+
+def test_the_log_moves_to_dot_1_above_one_megabyte(installed):
+    _rec, host = installed
+    log = host / ".gbrain-source.refresh.log"
+    old = '{"ts": "old"}\n' * 80_000  # > 1 MB
+    log.write_text(old)
+    assert refresh(host)[0] == 0
+    assert (host / ".gbrain-source.refresh.log.1").read_text() == old
+    assert len(log_of(host)) == 7
+
+
+def test_a_refresh_stops_while_gbrains_own_lock_is_held_and_frees_it_after(installed):
+    """gbrain's refresh takes an advisory lock on .gbrain-source.refresh.lock; a process
+    holding it (here the test itself, as gbrain's tool would) stops tether's refresh at once,
+    and tether holds the same lock while it runs, so gbrain's tool stops too."""
+    from tether.state.lock import ProjectLock
+
+    _rec, host = installed
+    lock_path = host / ".gbrain-source.refresh.lock"
+    before = tree_digest(host)
+    with ProjectLock(lock_path, command="gbrain refresh"):
+        result = run_tether("refresh", "--yes", "-C", str(host))
+    assert result.returncode == 1
+    assert result.stderr.startswith("tether: refresh already in progress")
+    after = tree_digest(host)
+    after.pop(".gbrain-source.refresh.lock", None)
+    before.pop(".gbrain-source.refresh.lock", None)
+    assert after == before
+    assert refresh(host)[0] == 0
+    with ProjectLock(lock_path, command="gbrain refresh") as lock:  # released after the run
+        assert lock.held

@@ -126,3 +126,54 @@ def settle_host_deletions(
             plan.actions[index] = replace(action, decision="dropped")
         elif choice:
             plan.actions[index] = settle_host_deleted(latest, action, choice)
+
+
+# What a file's line in the ecosystem's run log says was done, when no choice was asked.
+_DEFAULT_DECISION = {
+    UNCHANGED_IDENTICAL: "none",
+    UNCHANGED_STALE: "take-theirs",
+    NEW_IN_SOURCE: "add",
+    LOCALLY_MODIFIED: "merge",
+    HOST_DELETED: "keep-deleted",
+    SOURCE_DELETED: "keep",
+    FAILED: "failed",
+}
+LOG_ROTATE_BYTES = 1024 * 1024
+
+
+def log_lines(actions: Iterable[FileAction], now: str) -> list[dict[str, str]]:
+    """One line per copied file, untouched ones included: when, which file, its state and
+    the decision taken (docs/refresh.md, "Run log and lock")."""
+    lines = []
+    for action in sorted(actions, key=lambda a: a.path):
+        state = refresh_state(action)
+        decision = action.decision or _DEFAULT_DECISION[state]
+        if state == SOURCE_DELETED and action.bucket is Bucket.DELETED:
+            decision = "cleanup"
+        lines.append({"ts": now, "src": action.path, "state": state, "decision": decision})
+    return lines
+
+
+def append_log(project: Project, actions: Iterable[FileAction], now: str) -> None:
+    """Append the run's lines to the ecosystem's log, first moving a log above 1 MB to
+    ``<log>.1`` (the one earlier generation the ecosystem keeps)."""
+    import json
+    import os
+
+    from tether.flows.safety import PathGuard
+
+    rel = project.profile.ecosystem_log
+    if rel is None:
+        return
+    guard = PathGuard(project.root)
+    path, info = guard.ready(rel)
+    if info is not None and info.st_size > LOG_ROTATE_BYTES:
+        os.replace(path, path + ".1")
+    text = "".join(json.dumps(line) + "\n" for line in log_lines(actions, now))
+    fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC, 0o644)
+    try:
+        view = memoryview(text.encode())
+        while view:
+            view = view[os.write(fd, view) :]
+    finally:
+        os.close(fd)

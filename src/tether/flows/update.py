@@ -570,10 +570,14 @@ def _plan_and_apply(
         report.branch = branch_plan.name if branch_plan is not None else None
         return report
     project = open_project(request.root, request.profile)
-    with ProjectLock(project.path(project.profile.lock_file), command=request.command):
+    with (
+        ProjectLock(project.path(project.profile.lock_file), command=request.command),
+        _ecosystem_lock(project, request.command),
+    ):
         check_runtime_paths(project)
         prepared = prepare_update(request)
         if isinstance(prepared, UpdateReport):
+            _log_for_the_ecosystem(project, prepared)
             return prepared
         if not request.git.allow_linked_worktree:
             refuse_linked_worktree(
@@ -587,7 +591,35 @@ def _plan_and_apply(
         branch = branch_for_update(branch_plan)
         report = _execute(prepared, branch_plan)
         report.branch, report.dirty = branch, dirty
+        _log_for_the_ecosystem(project, report)
         return report
+
+
+@contextmanager
+def _ecosystem_lock(project: Project, command: str) -> Iterator[None]:
+    """The ecosystem tool's own run lock (gbrain's), held beside tether's: while either tool
+    runs, the other stops at once."""
+    rel = project.profile.ecosystem_lock
+    if rel is None:
+        yield
+        return
+    lock = ProjectLock(project.path(rel), command=command)
+    try:
+        lock.acquire()
+    except TetherError as error:
+        raise TetherError(f"refresh already in progress: {error}") from None
+    try:
+        yield
+    finally:
+        lock.release()
+
+
+def _log_for_the_ecosystem(project: Project, report: UpdateReport) -> None:
+    from tether.flows.project import utc_now as _utc_now
+    from tether.flows.refresh import append_log
+
+    if project.profile.ecosystem_log is not None and report.actions:
+        append_log(project, report.actions, _utc_now())
 
 
 def _planned_branch(prepared: PreparedUpdate) -> BranchPlan | None:

@@ -49,6 +49,10 @@ class Profile:
     source_is_tree: bool = False
     # The ecosystem's own record of what was copied (gbrain's .gbrain-source.json).
     source_record: str | None = None
+    # The ecosystem tool's own run lock, held beside tether's so neither tool runs while the
+    # other does, and its own per-file run log (gbrain's .gbrain-source.refresh.*).
+    ecosystem_lock: str | None = None
+    ecosystem_log: str | None = None
     # The ecosystem's own release lifecycle (migrations, hand-offs…), as data; joined with
     # what each release declares (docs/lifecycle.md).
     lifecycle: Lifecycle = field(default_factory=Lifecycle)
@@ -74,7 +78,12 @@ class Profile:
         own = (self.state_file, self.lock_file, self.journal_file)
         folders = [TETHER_DIR, self.cache_dir, self.backup_root, self.merge_dir, self.log_dir]
         folders += [path.rpartition("/")[0] for path in own]
-        files = [*own, self.source_record or ""]
+        files = [
+            *own,
+            self.source_record or "",
+            self.ecosystem_lock or "",
+            self.ecosystem_log or "",
+        ]
         return ReservedPaths(
             tuple(dict.fromkeys(f for f in folders if f)), tuple(f for f in files if f)
         )
@@ -146,6 +155,8 @@ GBRAIN = Profile(
     ignore_rules=("gbrain/*", "!gbrain/state.json"),
     source_is_tree=True,
     source_record=".gbrain-source.json",
+    ecosystem_lock=".gbrain-source.refresh.lock",
+    ecosystem_log=".gbrain-source.refresh.log",
 )
 
 PROFILES: dict[str, Profile] = {p.name: p for p in (NATIVE, GAIA, GBRAIN)}
