@@ -69,7 +69,9 @@ def select(registry: Registry, names: Sequence[str], keywords: Sequence[str]) ->
         if not needed <= {k.casefold() for k in record.keywords}:
             continue
         member = Member(name, registry.resolve(record), registry.monorepo_root(record))
-        (chosen if member.path.exists() else missing).append(member)
+        # A remote-only record has no checkout here: missing for every command but campaign.
+        here = bool(record.path) and member.path.exists()
+        (chosen if here else missing).append(member)
     not_found = tuple(n for n in names if n not in registry.projects)
     return Selection(tuple(chosen), tuple(missing), not_found)
 
