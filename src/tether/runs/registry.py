@@ -167,7 +167,7 @@ def _records(path: Path, document: Mapping[str, Any]) -> dict[str, ProjectRecord
         raise TetherError(f'registry file is malformed: {path}: "projects" is not an object')
     records = {}
     for name, raw in projects.items():
-        if not isinstance(raw, dict) or not (_given(raw, "path") or _given(raw, "url")):
+        if not isinstance(raw, dict):
             raise TetherError(f"registry file is malformed: {path}: project {name!r} has no path")
         for key in ("path", "url", "default_branch"):
             if key in raw and not isinstance(raw[key], str):
@@ -180,12 +180,10 @@ def _records(path: Path, document: Mapping[str, Any]) -> dict[str, ProjectRecord
                     f"registry file is malformed: {path}: project {name!r}: "
                     f"{key} contains a NUL byte"
                 )
+        if not (raw.get("path") or raw.get("url")):
+            raise TetherError(f"registry file is malformed: {path}: project {name!r} has no path")
         records[name] = ProjectRecord(name, raw)
     return records
-
-
-def _given(raw: Mapping[str, Any], key: str) -> bool:
-    return isinstance(raw.get(key), str) and bool(raw[key])
 
 
 def new_record(
