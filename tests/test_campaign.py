@@ -231,6 +231,17 @@ def test_the_default_branch_is_the_remotes_head_unless_the_registry_names_one(
     assert rows["named"]["reason"].endswith("has no branch release")
 
 
+def test_the_upstream_may_be_named_by_the_source_it_was_installed_from(world: World) -> None:
+    world.remote("p1")
+    code, _ = cli("start", "c1", "--upstream", str(world.shelf), "--to", "1.1.0", *world.where())
+    assert code == 0
+    code, ran = world.run()
+    [record] = ran["repositories"]
+    assert code == 0 and record["state"] == "updated"
+    assert ran["branch"].startswith("tether/update-") and ran["branch"].endswith("-1.1.0")
+    assert git(mirror_of(world, record), "rev-parse", ran["branch"]).strip() == record["commit"]
+
+
 # --- idempotent units, one writer ----------------------------------------------------------
 
 
@@ -341,9 +352,9 @@ def test_a_coordinator_killed_inside_an_update_redoes_that_update_from_its_start
 
 def test_start_refuses_bad_input_and_writes_nothing(world: World) -> None:
     world.remote("p1")
-    for args, words in (
-        (("--projects", "p1,nope"), "not in the registry"),
-        (("--to", ""), "must not be empty"),
+    for args, words, exit_code in (
+        (("--projects", "p1,nope"), "not in the registry", Exit.ERROR),
+        (("--to", ""), "must not be empty", Exit.USAGE),
     ):
         done = run_in_process(
             "campaign",
@@ -356,7 +367,7 @@ def test_start_refuses_bad_input_and_writes_nothing(world: World) -> None:
             *world.where(),
             *args,
         )
-        assert done.returncode in (Exit.ERROR, Exit.USAGE) and words in done.stderr, done
+        assert done.returncode == exit_code and words in done.stderr, done
         assert not world.campaigns.exists()
     done = run_in_process(
         "campaign", "start", "../x", "--upstream", "acme-kit", "--to", "1.1.0", *world.where()
