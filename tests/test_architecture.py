@@ -37,6 +37,7 @@ LAYER_OF: dict[str, str] = {
     "runs": "runs",
     "fleet": "multi",
     "deps": "multi",
+    "campaign": "multi",
     "report": "report",
     "cli": "cli",
     "__main__": "cli",

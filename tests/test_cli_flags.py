@@ -127,6 +127,9 @@ CANONICAL: dict[str, Meaning] = {
     # the multi-project commands (fleet, deps, projects)
     "--registry": meaning("registry", True),
     "--projects": meaning("projects", True),
+    # campaign start|run|status: the folder campaign folders live in. Elsewhere --dir is only
+    # the deprecated spelling of -C, never a current one.
+    "--dir": meaning("dir", True, "DIR"),
     "--keyword": meaning("keyword", True),
     "--level": meaning("level", True),
     "--conflict-policy": meaning("conflict_policy", True),
@@ -399,8 +402,13 @@ def test_init_with_to_and_minus_c_installs_like_the_old_spelling(
 
 
 def project_files(root: Path) -> dict[str, bytes]:
-    """The files a project holds, without tether's runtime folder (a lock, the cache)."""
-    return {k: v for k, v in tree_digest(root).items() if not k.startswith(".tether/")}
+    """The files a project holds, without the run locks (tether's runtime folder, gbrain's
+    refresh lock: empty files a run leaves behind, as every run does) and the cache."""
+    return {
+        k: v
+        for k, v in tree_digest(root).items()
+        if not k.startswith(".tether/") and k != ".gbrain-source.refresh.lock"
+    }
 
 
 def test_audit_scope_old_and_new_spellings_give_the_same_document(tmp_path: Path) -> None:

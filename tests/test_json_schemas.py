@@ -57,6 +57,9 @@ SCHEMA_OF: dict[str, tuple[str, ...]] = {
     "projects remove": ("projects-remove",),
     "fleet status": ("fleet-status", "nothing-selected"),
     "fleet update": ("fleet-update", "nothing-selected"),
+    "campaign start": ("campaign",),
+    "campaign run": ("campaign",),
+    "campaign status": ("campaign",),
     "deps scan": ("deps-scan", "nothing-selected"),
     "deps plan": ("deps-plan", "nothing-selected"),
     "deps apply": ("deps-apply", "nothing-selected"),
@@ -76,6 +79,8 @@ DATA_KEYED = {
     ("deps-scan", ("registries",)),
     ("deps-plan", ("registries",)),
     ("update-report", ("files",)),  # refresh: each file's state, by path
+    ("campaign", ("counts",)),  # by state name (up-to-date)
+    ("campaign", ("repositories", "buckets")),  # by bucket name
 }
 
 
@@ -425,6 +430,58 @@ def _fleet_status(w: World) -> Case:
 def _fleet_status_empty(w: World) -> Case:
     w.registry()
     return Case(["fleet", "status"], 0, "nothing-selected")
+
+
+def campaign_registry(w: World) -> Path:
+    """Two repositories served as file:// remotes (bare clones) in a registry of remote
+    entries; p2 changed the line the release changes too."""
+    p1, p2 = w.project("p1", repo=True), w.project("p2", repo=True)
+    (p2 / "c.txt").write_text("x\nmine\nz\n")
+    git(p2, "commit", "-qam", "local edit")
+    projects = {}
+    for project in (p1, p2):
+        bare = w.tmp / "remotes" / f"{project.name}.git"
+        git(w.tmp, "clone", "-q", "--bare", str(project), str(bare))
+        projects[project.name] = {"name": project.name, "url": bare.as_uri()}
+    path = w.tmp / "campaign-registry.json"
+    path.write_text(json.dumps({"version": 2, "projects": projects}))
+    return path
+
+
+def campaign_start(w: World) -> list[str]:
+    registry = campaign_registry(w)
+    return [
+        "campaign",
+        "start",
+        "c1",
+        "--upstream",
+        "acme-kit",
+        "--to",
+        "1.1.0",
+        "--registry",
+        str(registry),
+        "--dir",
+        str(w.tmp / "campaigns"),
+    ]
+
+
+@case("campaign-start")
+def _campaign_start(w: World) -> Case:
+    return Case(campaign_start(w), 0, "campaign")
+
+
+@case("campaign-run")
+def _campaign_run(w: World) -> Case:
+    assert call(*campaign_start(w)) == 0
+    argv = ["campaign", "run", "c1", "--dir", str(w.tmp / "campaigns")]
+    return Case(argv, Exit.CONFLICTS, "campaign")
+
+
+@case("campaign-status")
+def _campaign_status(w: World) -> Case:
+    assert call(*campaign_start(w)) == 0
+    assert call("campaign", "run", "c1", "--dir", str(w.tmp / "campaigns")) == Exit.CONFLICTS
+    return Case(["campaign", "status", "c1", "--dir", str(w.tmp / "campaigns")], 0, "campaign")
 
 
 @case("fleet-update")

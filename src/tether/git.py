@@ -631,3 +631,57 @@ def file_commits(repo: Path, rel: str) -> list[tuple[str, str, str]]:
 def blob_at(repo: Path, rev: str, rel: str) -> bytes | None:
     """The bytes of ``rel`` (relative to the repository's top) in ``rev``; None without it."""
     return _run_git_bytes(["show", f"{rev}:{rel}"], cwd=repo)
+
+
+# --- campaigns: a bare mirror per remote, tether's own worktree, the commit ----------------
+
+
+def init_bare(dest: Path) -> None:
+    """An empty bare repository at ``dest``."""
+    run_git(["init", "--bare", "--quiet", os.path.abspath(dest)])
+
+
+def fetch_heads(mirror: Path, url: str) -> None:
+    """Every branch of ``url`` into ``refs/remotes/origin/`` of the bare ``mirror``. The
+    mirror's own branches (tether's campaign branches, checked out in worktrees) stay apart."""
+    run_git(
+        [
+            "fetch",
+            "--quiet",
+            "--prune",
+            "--no-tags",
+            "--",
+            url,
+            "+refs/heads/*:refs/remotes/origin/*",
+        ],
+        cwd=mirror,
+    )
+
+
+def remote_head_branch(url: str) -> str | None:
+    """The branch ``url``'s HEAD names (its default branch), None when it names none."""
+    result = run_git(["ls-remote", "--symref", "--", url, "HEAD"])
+    for line in result.stdout.splitlines():
+        ref, _, target = line.partition("\t")
+        if ref.startswith("ref: refs/heads/") and target == "HEAD":
+            return ref.removeprefix("ref: refs/heads/")
+    return None
+
+
+def worktree_reset(repo: Path, dest: Path, branch: str, start: str) -> None:
+    """A linked worktree at ``dest`` on ``branch``, the branch (re)set to ``start``."""
+    run_git(["worktree", "add", "--force", "-B", branch, os.path.abspath(dest), start], cwd=repo)
+
+
+def worktree_prune(repo: Path) -> None:
+    """Forget worktrees whose folders are gone."""
+    run_git(["worktree", "prune"], cwd=repo)
+
+
+def commit_everything(repo: Path, message: str) -> str:
+    """Stage every change of the working tree (ignored files stay out), commit with
+    ``message`` and return the new commit. A person's global hooks (``core.hooksPath``)
+    are for their own commits; tether's commit in its own worktree skips them."""
+    run_git(["add", "--all"], cwd=repo)
+    run_git(["commit", "--quiet", "--no-verify", "--message", message], cwd=repo)
+    return rev_parse(repo, "HEAD")

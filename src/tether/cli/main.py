@@ -45,6 +45,10 @@ COMMANDS: dict[str, tuple[str, str]] = {
         "register projects for fleet commands (add, list, show, remove)",
     ),
     "fleet": ("tether.cli.fleet_cmd", "status or update every registered project at once"),
+    "campaign": (
+        "tether.cli.campaign_cmd",
+        "roll one release out across many repositories, resumably",
+    ),
     "audit": (
         "tether.cli.audit_cmd",
         "audit gate for shipped shell: scope, shellcheck, lenses, findings, clearance",

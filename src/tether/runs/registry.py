@@ -5,6 +5,11 @@ Schema version 2, shared with the Commander registry::
     {"version": 2, "projects": {"<name>": {"name", "path", "keywords": [], "description",
       "createdAt", "updatedAt", "repoType"?, "specialRules"?, "monorepoRoot"?}}}
 
+A record may name a **remote** repository instead of a local checkout: ``"url"`` (any URL
+git fetches from) and optionally ``"default_branch"``, with or without a ``path``. Only
+``tether campaign`` works on remote records; the commands that need a checkout count a
+record without a path as missing (docs/campaigns.md).
+
 Another tool writes this file too, so tether keeps every key it does not use (at the top
 level and in each record) exactly as it found it, and keeps the projects' order. Reading
 never creates or rewrites the file; only ``save_registry`` writes, atomically.
@@ -49,7 +54,20 @@ class ProjectRecord:
 
     @property
     def path(self) -> str:
-        return str(self.raw["path"])
+        """The local checkout; empty for a remote-only record."""
+        found = self.raw.get("path")
+        return found if isinstance(found, str) else ""
+
+    @property
+    def url(self) -> str:
+        """The remote repository a campaign fetches from; empty for a local-only record."""
+        found = self.raw.get("url")
+        return found if isinstance(found, str) else ""
+
+    @property
+    def default_branch(self) -> str | None:
+        found = self.raw.get("default_branch")
+        return found if isinstance(found, str) and found else None
 
     @property
     def keywords(self) -> tuple[str, ...]:
@@ -156,13 +174,21 @@ def _records(path: Path, document: Mapping[str, Any]) -> dict[str, ProjectRecord
         raise TetherError(f'registry file is malformed: {path}: "projects" is not an object')
     records = {}
     for name, raw in projects.items():
-        if not isinstance(raw, dict) or not isinstance(raw.get("path"), str) or not raw["path"]:
+        if not isinstance(raw, dict):
             raise TetherError(f"registry file is malformed: {path}: project {name!r} has no path")
-        if "\x00" in raw["path"]:
-            # No folder has such a name; the record is damaged or hostile, not a project.
-            raise TetherError(
-                f"registry file is malformed: {path}: project {name!r}: path contains a NUL byte"
-            )
+        for key in ("path", "url", "default_branch"):
+            if key in raw and not isinstance(raw[key], str):
+                raise TetherError(
+                    f"registry file is malformed: {path}: project {name!r}: {key} is not a string"
+                )
+            if "\x00" in raw.get(key, ""):
+                # No folder or remote has such a name; the record is damaged or hostile.
+                raise TetherError(
+                    f"registry file is malformed: {path}: project {name!r}: "
+                    f"{key} contains a NUL byte"
+                )
+        if not (raw.get("path") or raw.get("url")):
+            raise TetherError(f"registry file is malformed: {path}: project {name!r} has no path")
         records[name] = ProjectRecord(name, raw)
     return records
 
@@ -189,7 +215,7 @@ def add_project(registry: Registry, record: ProjectRecord) -> None:
         raise TetherError(f"a project named {record.name!r} is already registered ({existing})")
     wanted = Path(record.path).resolve()
     for other in registry.projects.values():
-        if registry.resolve(other).resolve() == wanted:
+        if other.path and registry.resolve(other).resolve() == wanted:
             raise TetherError(f"{wanted} is already registered as {other.name!r}")
     registry.projects[record.name] = record
 

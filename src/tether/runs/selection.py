@@ -71,8 +71,10 @@ def select(registry: Registry, names: Sequence[str], keywords: Sequence[str]) ->
             continue
         member = Member(name, registry.resolve(record), registry.monorepo_root(record))
         # Drift is judged as the shared contract does: the path must be a directory; a file
-        # left where a project was is as gone as no path at all.
-        (chosen if member.path.is_dir() else missing).append(member)
+        # left where a project was is as gone as no path at all. A remote-only record has no
+        # checkout here: missing for every command but campaign.
+        here = bool(record.path) and member.path.is_dir()
+        (chosen if here else missing).append(member)
     not_found = tuple(n for n in names if n not in registry.projects)
     return Selection(tuple(chosen), tuple(missing), not_found)
 

@@ -2,9 +2,10 @@
 
 ``TETHER_CRASH_AFTER=<step>:<n>`` makes the process die with ``os._exit(99)`` right after the
 n-th (1-based) journal record of ``<step>`` written by this process has been fsync'd. Only the
-journal's append path calls :func:`after_append`, so every crash lands on a boundary the journal
-knows about, and a test can enumerate those boundaries from a real run's journal with
-:func:`points` instead of keeping a hand-written list.
+journal's append path (and a campaign's durable record write, step ``campaign-record``) calls
+:func:`after_append`, so every crash lands on a boundary the journal knows about, and a test can
+enumerate those boundaries from a real run's journal with :func:`points` instead of keeping a
+hand-written list.
 """
 
 from __future__ import annotations

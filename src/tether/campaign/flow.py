@@ -1,0 +1,124 @@
+"""``campaign start``, ``run`` and ``status`` as one library call each. Nothing here prints.
+
+The coordinator (``run_campaign``) is the only writer of a campaign's records. It hands each
+unfinished record to its unit (campaign/units.py), takes the record the unit returns and
+writes it before the next step, so killing it anywhere and running it again continues with
+the first record that is not finished.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from tether.campaign.model import (
+    CLONED,
+    CONFLICTS,
+    FAILED,
+    ON_CONFLICT,
+    PENDING,
+    RepoRecord,
+    Settings,
+)
+from tether.campaign.store import CampaignFolder, campaign_folder
+from tether.errors import Exit, TetherError, UsageError
+from tether.runs.registry import Registry, load_registry, registry_path, utc_timestamp
+from tether.runs.selection import split_names
+
+Unit = Callable[[RepoRecord, Settings], RepoRecord]
+
+
+@dataclass(frozen=True)
+class StartRequest:
+    name: str
+    upstream: str
+    to: str
+    registry: str | None = None  # --registry; None: $TETHER_REGISTRY, then the XDG default
+    projects: Sequence[str] | None = None  # --projects values as typed (comma lists)
+    directory: str | None = None  # --dir: where campaign folders live
+    on_conflict: str = "hold"
+
+
+@dataclass(frozen=True)
+class CampaignResult:
+    document: dict[str, Any]
+    exit_code: int
+
+
+def start_campaign(request: StartRequest) -> CampaignResult:
+    """A new campaign folder with one pending record per selected repository. Everything is
+    checked before anything is written."""
+    folder = CampaignFolder(campaign_folder(request.name, request.directory))
+    if folder.exists():
+        raise TetherError(f"a campaign named {request.name!r} already exists at {folder.root}")
+    if request.on_conflict not in ON_CONFLICT:
+        raise UsageError(f"--on-conflict must be one of {', '.join(ON_CONFLICT)}")
+    if not request.upstream.strip() or not request.to.strip():
+        raise UsageError("--upstream and --to must not be empty")
+    registry = load_registry(registry_path(request.registry))
+    records = _records(registry, split_names(request.projects))
+    settings = Settings(
+        request.name,
+        request.upstream,
+        request.to,
+        request.on_conflict,
+        str(folder.root),
+        str(registry.path.absolute()),
+        utc_timestamp(),
+    )
+    folder.create(settings, records)
+    return CampaignResult(_document(folder, settings, records), Exit.OK)
+
+
+def _records(registry: Registry, names: Sequence[str]) -> list[RepoRecord]:
+    if not registry.projects:
+        raise TetherError(f"the registry {registry.path} lists no repositories")
+    unknown = [name for name in names if name not in registry.projects]
+    if unknown:
+        raise TetherError(f"not in the registry {registry.path}: {', '.join(unknown)}")
+    chosen = [r for name, r in registry.projects.items() if not names or name in names]
+    return [
+        RepoRecord(r.name, r.url or str(registry.resolve(r).absolute()), r.default_branch)
+        for r in chosen
+    ]
+
+
+def run_campaign(name: str, directory: str | None = None) -> CampaignResult:
+    """Carry every unfinished repository to a finished state, in registry order."""
+    from tether.campaign.units import fetch_unit, update_unit
+    from tether.state.lock import ProjectLock
+
+    folder = CampaignFolder(campaign_folder(name, directory))
+    settings, records = folder.load()
+    steps: dict[str, Unit] = {PENDING: fetch_unit, CLONED: update_unit}
+    with ProjectLock(folder.lock_path, f"campaign run {name}"):
+        for index, record in enumerate(records):
+            while record.state in steps:
+                record = steps[record.state](record, settings)
+                folder.save(record)
+            records[index] = record
+    return CampaignResult(_document(folder, settings, records), _run_exit_code(records))
+
+
+def _run_exit_code(records: Sequence[RepoRecord]) -> int:
+    states = {record.state for record in records}
+    if FAILED in states:
+        return Exit.ERROR
+    return Exit.CONFLICTS if CONFLICTS in states else Exit.OK
+
+
+def campaign_status(name: str, directory: str | None = None) -> CampaignResult:
+    """The campaign's records as they are on disk; reads only."""
+    folder = CampaignFolder(campaign_folder(name, directory))
+    settings, records = folder.load()
+    return CampaignResult(_document(folder, settings, records), Exit.OK)
+
+
+def _document(
+    folder: CampaignFolder, settings: Settings, records: Sequence[RepoRecord]
+) -> dict[str, Any]:
+    from tether.report.campaign import campaign_document
+
+    shown = {**settings.to_json(), "branch": settings.branch}
+    return campaign_document(str(folder.root), shown, [r.to_json() for r in records])

@@ -1,0 +1,97 @@
+"""The values a campaign is made of: its settings and one record per repository.
+
+Both turn into JSON and back unchanged, so a unit of work can run wherever the coordinator
+sends it and the coordinator alone writes them to disk (campaign/store.py).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from dataclasses import asdict, dataclass, field, replace
+from typing import Any
+
+PENDING = "pending"
+CLONED = "cloned"
+UPDATED = "updated"
+CONFLICTS = "conflicts"
+UP_TO_DATE = "up-to-date"
+FAILED = "failed"
+# In the order a repository moves through them; the last four are where it stops.
+STATES = (PENDING, CLONED, UPDATED, CONFLICTS, UP_TO_DATE, FAILED)
+FINISHED = frozenset({UPDATED, CONFLICTS, UP_TO_DATE, FAILED})
+
+ON_CONFLICT = ("hold", "commit")
+DEFAULT_ON_CONFLICT = "hold"
+
+# A campaign's name is a folder name and part of nothing else; keep it plain.
+NAME_RULE = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]*")
+
+
+def campaign_branch(upstream: str, version: str) -> str:
+    """``tether/update-<upstream>-<version>``, the upstream made safe for a branch name."""
+    safe = re.sub(r"[^A-Za-z0-9._-]+", "-", upstream).strip("-.") or "upstream"
+    return f"tether/update-{safe}-{version}"
+
+
+@dataclass(frozen=True)
+class Settings:
+    name: str
+    upstream: str  # the upstream's name as installed (or the source it was installed from)
+    to: str
+    on_conflict: str
+    folder: str  # the campaign folder: records, mirrors, worktrees
+    registry: str
+    created_at: str
+
+    @property
+    def branch(self) -> str:
+        return campaign_branch(self.upstream, self.to)
+
+    def to_json(self) -> dict[str, Any]:
+        return asdict(self)
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> Settings:
+        return cls(**{key: str(data[key]) for key in cls.__dataclass_fields__})
+
+
+@dataclass(frozen=True)
+class RepoRecord:
+    name: str
+    url: str  # what the mirror fetches from: the remote, or the local repository's folder
+    default_branch: str | None = None  # None until the remote's HEAD is read
+    state: str = PENDING
+    reason: str = ""  # one line: why the repository failed
+    start_commit: str = ""  # the default branch's commit the update starts from
+    commit: str = ""  # the commit on the campaign branch, when one was made
+    from_version: str = ""
+    to_version: str = ""
+    buckets: Mapping[str, int] = field(default_factory=dict)  # non-zero counts only
+    conflicts: tuple[str, ...] = ()
+    updated_at: str = ""
+
+    @property
+    def finished(self) -> bool:
+        return self.state in FINISHED
+
+    def moved(self, state: str, **changes: Any) -> RepoRecord:
+        return replace(self, state=state, **changes)
+
+    def failed(self, reason: str) -> RepoRecord:
+        """This record, failed for ``reason`` (kept to its first line)."""
+        line = reason.strip().splitlines()[0] if reason.strip() else "unknown error"
+        return replace(self, state=FAILED, reason=line)
+
+    def to_json(self) -> dict[str, Any]:
+        data = asdict(self)
+        data["buckets"] = dict(self.buckets)
+        data["conflicts"] = list(self.conflicts)
+        return data
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> RepoRecord:
+        known = {key: data[key] for key in cls.__dataclass_fields__ if key in data}
+        known["buckets"] = {str(k): int(v) for k, v in dict(known.get("buckets", {})).items()}
+        known["conflicts"] = tuple(str(p) for p in known.get("conflicts", ()))
+        return cls(**known)
