@@ -124,9 +124,22 @@ def parts(version: str) -> tuple[int, int, int]:
     return major, minor, patch
 
 
+@functools.lru_cache(maxsize=1 << 12)
+def _range(spec: str) -> Any:
+    # Parsing a range costs far more than testing it, and a run has few distinct ranges.
+    try:
+        return _semver().make_range(spec, False)
+    except (ValueError, TypeError, AttributeError):
+        return None  # node-semver raises on some malformed ranges: admits nothing
+
+
+@functools.lru_cache(maxsize=1 << 16)
 def admits(spec: str, version: str) -> bool:
     """Whether the declared range admits ``version`` (prereleases stay opt-in, as in npm)."""
+    parsed = _range(spec)
+    if parsed is None:
+        return False
     try:
-        return bool(_semver().satisfies(version, spec, False))
+        return bool(_semver().satisfies(version, parsed, False))
     except (ValueError, TypeError, AttributeError):
-        return False  # node-semver raises on some malformed ranges: admits nothing
+        return False

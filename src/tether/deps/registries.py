@@ -16,6 +16,7 @@ the package, or raises ``FetchError`` when it could not be asked. Sources:
 
 from __future__ import annotations
 
+import base64
 import json
 import re
 import time
@@ -350,9 +351,12 @@ def npm_source(
     """``--npm-registry`` > ``npm_config_registry`` > ``.npmrc`` (project, then user), with the
     ``.npmrc`` files' scoped registries and credentials. ``folders``: where a project's own
     ``.npmrc`` files are (default: ``cwd``)."""
-    settings = npmrc_settings(env, [cwd] if folders is None else folders)
+    own = [cwd] if folders is None else folders
+    settings = npmrc_settings(env, own)
+    yarn = yarnrc_registries(env, own)
     location = (
         flag
+        or yarn.server
         or env.get("npm_config_registry")
         or env.get("NPM_CONFIG_REGISTRY")
         or settings.get("registry")
@@ -366,7 +370,92 @@ def npm_source(
         for key, value in settings.items()
         if key.startswith("@") and key.endswith(":registry") and not flag
     }
-    return NpmRegistry(location, client, scopes, credentials=_credentials(settings, location))
+    if not flag:
+        scopes.update(yarn.scopes)
+    credentials = {**_credentials(settings, location), **yarn.credentials(location)}
+    return NpmRegistry(location, client, scopes, credentials=credentials)
+
+
+@dataclass
+class YarnRegistries:
+    """What yarn berry's ``.yarnrc.yml`` files say about registries: ``npmRegistryServer``,
+    ``npmScopes.<scope>.npmRegistryServer`` and the tokens (``npmAuthToken``/``npmAuthIdent``
+    at the top, per scope and per ``npmRegistries`` URL). Tokens stay in here."""
+
+    server: str | None = None
+    scopes: dict[str, str] = field(default_factory=dict)  # "@scope" → registry URL
+    auth: dict[str, str] = field(default_factory=dict, repr=False)  # URL ("" = default) → value
+    scope_auth: dict[str, str] = field(default_factory=dict, repr=False)
+
+    def credentials(self, default: str) -> dict[str, str]:
+        found = {_auth_prefix(url or default): value for url, value in self.auth.items()}
+        for scope, value in self.scope_auth.items():
+            found[_auth_prefix(self.scopes.get(scope) or default)] = value
+        return found
+
+
+def _auth_prefix(url: str) -> str:
+    return "//" + url.split("://", 1)[-1].rstrip("/") + "/"
+
+
+def yarnrc_registries(env: Mapping[str, str], folders: Sequence[Path]) -> YarnRegistries:
+    """Each folder's ``.yarnrc.yml`` (outermost first, the inner one wins per setting).
+
+    An unreadable or malformed file adds nothing here: the project's scan reads the same file
+    and reports it."""
+    found = YarnRegistries()
+    for folder in folders:
+        doc = _yarnrc(folder / ".yarnrc.yml")
+        server = _yarn_text(doc.get("npmRegistryServer"), env)
+        found.server = server or found.server
+        _yarn_token(found.auth, "", doc, env)
+        for url, entry in _mapping(doc.get("npmRegistries")).items():
+            _yarn_token(found.auth, _yarn_text(url, env) or "", _mapping(entry), env)
+        for scope, entry in _mapping(doc.get("npmScopes")).items():
+            name = "@" + str(scope).lstrip("@")
+            scoped = _yarn_text(_mapping(entry).get("npmRegistryServer"), env)
+            if scoped:
+                found.scopes[name] = scoped
+            _yarn_token(found.scope_auth, name, _mapping(entry), env)
+    return found
+
+
+def _yarnrc(path: Path) -> dict[str, Any]:
+    from tether.engine.structured.formats import ParseProblem, decode, parse
+
+    try:
+        doc = parse("yaml", decode(read_bytes(path)).body)
+    except (OSError, ParseProblem):
+        return {}
+    return _mapping(doc)
+
+
+def _mapping(value: Any) -> dict[str, Any]:
+    return dict(value) if isinstance(value, dict) else {}
+
+
+def _yarn_text(value: Any, env: Mapping[str, str]) -> str | None:
+    """A string setting with yarn's ``${VAR}`` and ``${VAR:-fallback}`` expanded."""
+    if not isinstance(value, str) or not value:
+        return None
+    expanded = re.sub(
+        r"\$\{([^}:]+)(?::-([^}]*))?\}",
+        lambda m: env.get(m.group(1)) or (m.group(2) or ""),
+        value,
+    )
+    return expanded or None
+
+
+def _yarn_token(
+    into: dict[str, str], key: str, doc: Mapping[str, Any], env: Mapping[str, str]
+) -> None:
+    token = _yarn_text(doc.get("npmAuthToken"), env)
+    ident = _yarn_text(doc.get("npmAuthIdent"), env)
+    if token:
+        into[key] = f"Bearer {token}"
+    elif ident:
+        basic = base64.b64encode(ident.encode()).decode() if ":" in ident else ident
+        into[key] = f"Basic {basic}"
 
 
 def _credentials(settings: Mapping[str, str], default: str) -> dict[str, str]:

@@ -7,6 +7,7 @@ which keeps the whole document; only the first failures get their log's last lin
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from typing import Any
 
@@ -157,44 +158,128 @@ def render_scan(doc: Doc) -> str:
 
 
 def render_plan(doc: Doc) -> str:
-    lines = [
-        f"tether deps plan ({doc['level']}; conflict policy: {doc['conflict_policy']})",
-        "",
-        "| package | current → target | projects | note |",
-        "|---|---|--:|---|",
-    ]
-    for package in doc["packages"]:
-        lines.append(_plan_row(package))
-    if not doc["packages"]:
+    """The bump set: one row per package that moves, alphabetical, with the projects and
+    locations it moves in; split targets carry the projects that keep their own."""
+    rows = sorted(
+        (p for p in doc["packages"] if _moving(p)), key=lambda p: (p["name"], p.get("catalog", ""))
+    )
+    lines = [f"tether deps plan ({doc['level']})", *_policy_lines(doc), ""]
+    lines += ["| package | proposed target | projects | locations |", "|---|---|---|---|"]
+    lines += [_plan_row(package) for package in rows]
+    if not rows:
         lines.append("| (nothing to update) | | | |")
+    if any(_split(p) for p in rows):
+        lines.append(f"\n{SPLIT_MARK} per-project targets under the conflict policy")
+    lines += _skipped_packages(doc["packages"])
     overrides = doc.get("overrides") or []
-    if overrides:
-        lines += ["", f"## Overrides ({len(overrides)})"]
-        for item in overrides:
-            lines.append(
-                f"- {item['id']} [{item['decision']}]: {item['command']} "
-                f"(packages {', '.join(item['packages'])}; projects {', '.join(item['projects'])})"
-            )
+    lines += _list("Overrides", [_override_line(item) for item in overrides])
     lines += _tail_sections(doc)
     return "\n".join(lines)
 
 
-def _plan_row(package: Doc) -> str:
-    occurrences = package["occurrences"]
-    currents = ", ".join(dict.fromkeys(o["current_version"] for o in occurrences))
-    targets = ", ".join(
-        dict.fromkeys(o["effective_target"] for o in occurrences if o["effective_target"])
-    )
-    projects = len({o["project_name"] for o in occurrences})
-    notes = []
-    if package["conflict"]:
-        notes.append(f"conflict (max {package['proposed_target']})")
+NAMES_CAP = 5  # project names in one cell or line before "+N more"
+SPLIT_MARK = "*"
+_OPERATOR = re.compile(r"^[\^~=<>!]*")
+
+
+def capped_names(names: Sequence[str], cap: int = NAMES_CAP) -> str:
+    unique = list(dict.fromkeys(names))
+    shown = ", ".join(unique[:cap])
+    return shown + (f" +{len(unique) - cap} more" if len(unique) > cap else "")
+
+
+def _label(package: Doc) -> str:
+    catalog = package.get("catalog")
+    return f"{package['name']} (catalog {catalog})" if catalog else str(package["name"])
+
+
+def _moving_occurrences(package: Doc) -> list[Doc]:
     if package.get("skipped_by"):
-        notes.append(f"skipped by {package['skipped_by']}")
-    if package.get("override"):
-        notes.append(f"override {package['override']}")
-    name = package["name"] + (f" (catalog {package['catalog']})" if package.get("catalog") else "")
-    return f"| {name} | {currents} → {targets} | {projects} | {'; '.join(notes)} |"
+        return []
+    return [o for o in package["occurrences"] if o["effective_target"] != o["current_version"]]
+
+
+def _moving(package: Doc) -> bool:
+    return bool(_moving_occurrences(package))
+
+
+def _version(shown: str) -> str:
+    return str(_OPERATOR.sub("", shown))
+
+
+def _targets_by_version(package: Doc) -> dict[str, list[Doc]]:
+    """Occurrences at the proposed version (any operator) under "", the rest by what they
+    write."""
+    proposed = _version(package["proposed_target"])
+    groups: dict[str, list[Doc]] = {}
+    for occurrence in _moving_occurrences(package):
+        shown = occurrence["effective_target"]
+        groups.setdefault("" if _version(shown) == proposed else shown, []).append(occurrence)
+    return groups
+
+
+def _split(package: Doc) -> bool:
+    return len(_targets_by_version(package)) > 1
+
+
+def _plan_row(package: Doc) -> str:
+    moving = _moving_occurrences(package)
+    projects = capped_names([o["project_name"] for o in moving])
+    locations = ", ".join(dict.fromkeys(o["location"] for o in moving))
+    name = _label(package) + (f" {SPLIT_MARK}" if _split(package) else "")
+    return f"| {name} | {_target_cell(package)} | {projects} | {locations} |"
+
+
+def _target_cell(package: Doc) -> str:
+    """The proposed target first; every other version with the projects that take it."""
+    groups = _targets_by_version(package)
+    main = groups.pop("", None)
+    cells = [package["proposed_target"]] if main is not None else []
+    for shown, members in groups.items():
+        cells.append(f"{shown} ({capped_names([o['project_name'] for o in members])})")
+    cell = " / ".join(cells)
+    return cell + (f" (override {package['override']})" if package.get("override") else "")
+
+
+def _policy_lines(doc: Doc) -> list[str]:
+    conflicts = [p for p in doc["packages"] if p["conflict"]]
+    head = f"Conflict policy: {doc['conflict_policy']}"
+    if not conflicts:
+        return [f"{head} (no conflicting package)"]
+    lines = [f"{head}, for {len(conflicts)} conflicting package(s):"]
+    for package in sorted(conflicts, key=lambda p: (p["name"], p.get("catalog", ""))):
+        lines.append(f"- {_conflict_line(package)}")
+    return lines
+
+
+def _conflict_line(package: Doc) -> str:
+    occurrences = package["occurrences"]
+    proposed = _version(package["proposed_target"])
+    lower = [o["project_name"] for o in occurrences if _version(o["target_version"]) != proposed]
+    text = f"{_label(package)} in {capped_names([o['project_name'] for o in occurrences])}: "
+    text += f"own target below {package['proposed_target']} in {capped_names(lower)}"
+    return text + (" (skipped)" if package.get("skipped_by") == "conflict-policy" else "")
+
+
+def _skipped_packages(packages: list[Doc]) -> list[str]:
+    def line(package: Doc) -> str:
+        names = capped_names([o["project_name"] for o in package["occurrences"]])
+        return f"{_label(package)} → {package['proposed_target']} (projects {names})"
+
+    def of(reason: str) -> list[str]:
+        chosen = [p for p in packages if (p.get("skipped_by") or "").startswith(reason)]
+        return [line(p) for p in sorted(chosen, key=lambda p: (p["name"], p.get("catalog", "")))]
+
+    lines = _list("Skipped by conflict policy", of("conflict-policy"))
+    lines += _list("Skipped by user", of("user"))
+    return lines + _list("Skipped by override", of("override:"))
+
+
+def _override_line(item: Doc) -> str:
+    packages = ", ".join(item["packages"])
+    projects = capped_names(item["projects"])
+    head = f"{item['id']} [{item['decision']}]: {item['command']}"
+    return f"{head} (packages {packages}; projects {projects})"
 
 
 def _tail_sections(doc: Doc) -> list[str]:
