@@ -456,6 +456,7 @@ def project_digest(project: Path) -> dict[str, bytes]:
     found = tree_digest(project) if project.exists() else {}
     found.pop(".tether/lock", None)
     found.pop(".tether/gbrain/lock", None)
+    found.pop(".gbrain-source.refresh.lock", None)  # gbrain's run lock, held by every refresh
     return {k: v for k, v in found.items() if not k.startswith(".tether/cache/releases/")}
 
 
