@@ -142,12 +142,8 @@ def choose_local_edits(
     for index, action in enumerate(actions):
         if refresh_state(action) != LOCALLY_MODIFIED or action.decision:
             continue
-        choice = None
-        while choice is None:
-            raw = ask(f"{action.path}: locally modified. {LOCAL_EDIT_CHOICES}? ")
-            if raw == "":
-                raise TetherError("no answer at the prompt (end of input); nothing was written")
-            choice = {"k": "keep-mine", "t": "take-theirs", "m": "hand-merge"}.get(raw.strip())
+        question = f"{action.path}: locally modified. {LOCAL_EDIT_CHOICES}? "
+        choice = _one_of(ask, question, {"k": "keep-mine", "t": "take-theirs", "m": "hand-merge"})
         if choice == "hand-merge":
             show(local_edit_diff(project, latest, action).decode(errors="replace"))
         actions[index] = settle_local_edit(project, latest, action, choice)
@@ -161,10 +157,17 @@ def choose_host_deletions(prepared: PreparedUpdate, ask: Callable[[str], str] = 
     for index, action in enumerate(actions):
         if refresh_state(action) != HOST_DELETED or action.decision:
             continue
-        choice = None
-        while choice is None:
-            raw = ask(f"{action.path}: deleted here. [r]estore it, or [d]rop it for good? ")
-            if raw == "":
-                raise TetherError("no answer at the prompt (end of input); nothing was written")
-            choice = {"r": "restore", "d": "drop"}.get(raw.strip())
+        question = f"{action.path}: deleted here. [r]estore it, or [d]rop it for good? "
+        choice = _one_of(ask, question, {"r": "restore", "d": "drop"})
         actions[index] = settle_host_deleted(prepared.latest, action, choice)
+
+
+def _one_of(ask: Callable[[str], str], question: str, answers: dict[str, str]) -> str:
+    """Ask until one of ``answers``' keys is typed; the end of input stops the run before
+    anything is written (asking again would never get an answer)."""
+    while True:
+        raw = ask(question)
+        if raw == "":
+            raise TetherError("no answer at the prompt (end of input); nothing was written")
+        if raw.strip() in answers:
+            return answers[raw.strip()]

@@ -27,6 +27,7 @@ from tether.deps.manifests import (
     ProjectScan,
     ScanError,
     detect_package_manager,
+    read_lines,
     read_release_gates,
 )
 from tether.deps.manifests import split_package_manager as _split_pm
@@ -170,19 +171,8 @@ def _tool_map(scan: ProjectScan, rel: str, doc: dict[str, Any], section: str) ->
         _add(scan, tool, value, locus, engine_declared(value))
 
 
-def _lines(scan: ProjectScan, rel: str) -> list[str] | None:
-    try:
-        text = read_bytes(scan.root / rel).decode("utf-8")
-    except FileNotFoundError:
-        return None
-    except (OSError, UnicodeDecodeError) as error:
-        raise ScanError(f"{rel}: cannot read: {error}") from None
-    scan.files.append(rel)
-    return [line.removesuffix("\r") for line in text.split("\n")]
-
-
 def _version_file(scan: ProjectScan, rel: str) -> None:
-    lines = _lines(scan, rel)
+    lines = read_lines(scan, rel)
     if lines is None:
         return
     for index, line in enumerate(lines):
@@ -194,7 +184,7 @@ def _version_file(scan: ProjectScan, rel: str) -> None:
 
 def _tool_versions(scan: ProjectScan) -> None:
     rel = ".tool-versions"
-    lines = _lines(scan, rel)
+    lines = read_lines(scan, rel)
     for index, line in enumerate(lines or []):
         body = line.partition("#")[0]
         fields = body.split()

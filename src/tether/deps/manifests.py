@@ -397,3 +397,15 @@ def _collect_member(scan: ProjectScan, files: ProjectFiles) -> None:
         read_pyproject(scan, pyproject, f"{base}/pyproject.toml")
     detect_package_manager(scan, files)
     read_release_gates(scan, files)
+
+
+def read_lines(scan: ProjectScan, rel: str) -> list[str] | None:
+    """A project file's lines (None when it is absent), recorded as read by the scan."""
+    try:
+        text = read_bytes(scan.root / rel).decode("utf-8")
+    except FileNotFoundError:
+        return None
+    except (OSError, UnicodeDecodeError) as error:
+        raise ScanError(f"{rel}: cannot read: {error}") from None
+    scan.files.append(rel)
+    return [line.removesuffix("\r") for line in text.split("\n")]

@@ -16,9 +16,8 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
-from tether.deps.manifests import ProjectScan, ScanError
+from tether.deps.manifests import ProjectScan, read_lines
 from tether.deps.model import Declared, Locus
-from tether.fsio import read_bytes
 
 LEFT_AS_IS = "left-as-is"
 # Folders never searched for surfaces: dependencies, VCS data, build output.
@@ -66,7 +65,7 @@ def read_surfaces(scan: ProjectScan, add: Add) -> None:
     for rel in ("mise.toml", ".mise.toml"):
         if (scan.root / rel).is_file():
             _mise(scan, rel, add)
-    bun = _lines(scan, ".bun-version")
+    bun = read_lines(scan, ".bun-version")
     for index, line in enumerate(bun or []):
         if line.strip() and not line.strip().startswith("#"):
             locus = Locus(".bun-version", ".bun-version", "text", (index,))
@@ -132,17 +131,6 @@ def _walk(folder: Path, base: str, depth: int) -> Iterator[str]:
             yield rel
 
 
-def _lines(scan: ProjectScan, rel: str) -> list[str] | None:
-    try:
-        text = read_bytes(scan.root / rel).decode("utf-8")
-    except FileNotFoundError:
-        return None
-    except (OSError, UnicodeDecodeError) as error:
-        raise ScanError(f"{rel}: cannot read: {error}") from None
-    scan.files.append(rel)
-    return [line.removesuffix("\r") for line in text.split("\n")]
-
-
 # --- one surface at a time ---------------------------------------------------------------
 
 
@@ -178,7 +166,7 @@ def _line_locus(rel: str, index: int, what: str) -> Locus:
 
 
 def _dockerfile(scan: ProjectScan, rel: str, add: Add) -> None:
-    for index, line in enumerate(_lines(scan, rel) or []):
+    for index, line in enumerate(read_lines(scan, rel) or []):
         for pattern, what in ((_FROM, "FROM node"), (_ARG, "ARG NODE_VERSION")):
             match = pattern.match(line)
             if match is None:
@@ -190,7 +178,7 @@ def _dockerfile(scan: ProjectScan, rel: str, add: Add) -> None:
 
 
 def _workflow(scan: ProjectScan, rel: str, add: Add) -> None:
-    lines = _lines(scan, rel) or []
+    lines = read_lines(scan, rel) or []
     if not any("actions/setup-node" in line for line in lines):
         return
     for index, line in enumerate(lines):
@@ -214,7 +202,7 @@ def _split_comment(value: str) -> tuple[str, str]:
 
 
 def _gitlab(scan: ProjectScan, rel: str, add: Add) -> None:
-    for index, line in enumerate(_lines(scan, rel) or []):
+    for index, line in enumerate(read_lines(scan, rel) or []):
         match = _GITLAB_IMAGE.match(line)
         if match is None:
             continue
@@ -225,7 +213,7 @@ def _gitlab(scan: ProjectScan, rel: str, add: Add) -> None:
 
 def _mise(scan: ProjectScan, rel: str, add: Add) -> None:
     section = ""
-    for index, line in enumerate(_lines(scan, rel) or []):
+    for index, line in enumerate(read_lines(scan, rel) or []):
         stripped = line.strip()
         if stripped.startswith("["):
             section = stripped
