@@ -13,17 +13,19 @@ from pathlib import Path
 
 import pytest
 
-from fixtures.deps.kit import project, registry_file, run_cli, run_json, setup_cli
+from fixtures.deps.kit import (
+    PRIVATE_WIDGET,
+    project,
+    registry_file,
+    run_cli,
+    run_json,
+    setup_cli,
+)
 from fixtures.deps.loopback import LoopbackRegistry
 
 TOKEN = "npm_s3cr3t-T0KEN-7f3a9c"  # from the environment, through ${PRIVATE_TOKEN}
 USER_TOKEN = "npm_us3r-T0KEN-51be02"  # written in the user's own .npmrc
-WIDGET = {
-    "name": "@private/widget",
-    "dist-tags": {"latest": "1.4.0"},
-    "versions": {v: {"name": "@private/widget", "version": v} for v in ("1.0.0", "1.4.0")},
-    "time": {"1.0.0": "2024-01-01T00:00:00.000Z", "1.4.0": "2024-03-01T00:00:00.000Z"},
-}
+WIDGET = PRIVATE_WIDGET
 
 
 @pytest.fixture

@@ -13,16 +13,18 @@ from pathlib import Path
 
 import pytest
 
-from fixtures.deps.kit import project, registry_file, run_cli, run_json, setup_cli
+from fixtures.deps.kit import (
+    PRIVATE_WIDGET,
+    project,
+    registry_file,
+    run_cli,
+    run_json,
+    setup_cli,
+)
 from fixtures.deps.loopback import LoopbackRegistry
 
 TOKEN = "yarn_s3cr3t-T0KEN-c41d"
-WIDGET = {
-    "name": "@private/widget",
-    "dist-tags": {"latest": "1.4.0"},
-    "versions": {v: {"name": "@private/widget", "version": v} for v in ("1.0.0", "1.4.0")},
-    "time": {"1.0.0": "2024-01-01T00:00:00.000Z", "1.4.0": "2024-03-01T00:00:00.000Z"},
-}
+WIDGET = PRIVATE_WIDGET
 
 
 @pytest.fixture

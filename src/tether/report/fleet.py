@@ -16,20 +16,11 @@ if TYPE_CHECKING:
     from tether.fleet.flow import UpdateResult
     from tether.fleet.runner import FleetEntry, FleetRun
 
+from tether.report.human import BUCKET_ORDER
+
 Doc = dict[str, Any]
 # Bucket columns of the plan table, in the order the single-project summary uses.
-TABLE_BUCKETS = (
-    "add",
-    "removed",
-    "overwrite",
-    "update",
-    "merged",
-    "skip",
-    "conflict",
-    "delete",
-    "deleted",
-    "failed",
-)
+TABLE_BUCKETS = BUCKET_ORDER
 
 
 PATHS_PER_PROJECT = 10

@@ -121,6 +121,8 @@ _BUCKET_ROWS = (
     ("deleted", "Deleted (removed upstream, on request)"),
     ("failed", "Failed"),
 )
+# The buckets in the order every summary and table shows them.
+BUCKET_ORDER = tuple(name for name, _ in _BUCKET_ROWS)
 _ALWAYS_SHOWN = ("add", "merged", "skip", "conflict")
 # An owned file that was here before the release ever shipped it: the adopter's bytes were
 # replaced (and backed up), so it is not "unchanged here".
