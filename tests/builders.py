@@ -8,6 +8,9 @@ import json
 import os
 import subprocess
 import sys
+import tempfile
+import time
+import traceback
 from pathlib import Path
 
 from tether.cli.main import main as tether_main
@@ -78,26 +81,100 @@ def default_sigint() -> None:
 def run_tether(
     *args: str, cwd: Path | None = None, input: str | None = None
 ) -> subprocess.CompletedProcess[str]:
+    """The CLI's entry point called in this process, run from ``cwd`` with ``input`` on a
+    stdin that is not a terminal, stdout and stderr captured: what a command decides and
+    prints, without starting an interpreter. Tests about the process itself (signals,
+    terminals, the console script, the environment it starts with) use ``run_process``."""
+    out = io.TextIOWrapper(io.BytesIO(), encoding="utf-8", errors="surrogateescape")
+    err = io.StringIO()
+    saved_stdin, saved_cwd = sys.stdin, os.getcwd()
+    sys.stdin = io.StringIO(input or "")
+    try:
+        if cwd is not None:
+            os.chdir(cwd)
+        with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+            try:
+                code = tether_main(list(args))
+            except SystemExit as stop:  # --help and --version end through argparse
+                code = stop.code if isinstance(stop.code, int) else 0
+    finally:
+        sys.stdin = saved_stdin
+        os.chdir(saved_cwd)
+    out.flush()
+    printed = out.buffer.getvalue().decode("utf-8", "surrogateescape")  # type: ignore[attr-defined]
+    return subprocess.CompletedProcess(["tether", *args], code, printed, err.getvalue())
+
+
+def run_process(
+    *args: str, cwd: Path | None = None, input: str | None = None
+) -> subprocess.CompletedProcess[str]:
     """The real console script in a real process."""
     return subprocess.run(
         [*TETHER, *args], cwd=cwd, capture_output=True, text=True, input=input, timeout=120
     )
 
 
+def run_forked(
+    *args: str, crash: str | None = None, cwd: Path | None = None, timeout: float = 120
+) -> subprocess.CompletedProcess[str]:
+    """The CLI in a real child process forked from the test's own: a crash point (``crash``,
+    see ``tether.state.crashpoint``) kills it for real with ``os._exit``, as it would kill
+    ``run_process``'s interpreter, without paying for an interpreter start and tether's
+    imports on every run. stdin is empty and not a terminal; output is captured."""
+    with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
+        pid = os.fork()
+        if pid == 0:  # the child never returns into the test run
+            code = 1
+            try:
+                _become_cli_child(out.fileno(), err.fileno(), crash, cwd)
+                code = tether_main(list(args))
+            except SystemExit as stop:
+                code = stop.code if isinstance(stop.code, int) else 1
+            except BaseException:
+                traceback.print_exc()
+            finally:
+                sys.stdout.flush()
+                sys.stderr.flush()
+                os._exit(code)
+        deadline = time.monotonic() + timeout
+        while (waited := os.waitpid(pid, os.WNOHANG)) == (0, 0):
+            if time.monotonic() > deadline:
+                os.kill(pid, 9)
+                os.waitpid(pid, 0)
+                raise subprocess.TimeoutExpired(["tether", *args], timeout)
+            time.sleep(0.005)
+        out.seek(0)
+        err.seek(0)
+        return subprocess.CompletedProcess(
+            ["tether", *args],
+            os.waitstatus_to_exitcode(waited[1]),
+            out.read().decode("utf-8", "surrogateescape"),
+            err.read().decode("utf-8", "surrogateescape"),
+        )
+
+
+def _become_cli_child(out: int, err: int, crash: str | None, cwd: Path | None) -> None:
+    """In a forked child: its own stdin/stdout/stderr, crash point and folder."""
+    from tether.state import crashpoint
+
+    null = os.open(os.devnull, os.O_RDONLY)
+    os.dup2(null, 0)
+    os.dup2(out, 1)
+    os.dup2(err, 2)
+    sys.stdin = open(0, encoding="utf-8", closefd=False)  # noqa: SIM115 (the child's own)
+    sys.stdout = open(1, "w", encoding="utf-8", errors="surrogateescape", closefd=False)  # noqa: SIM115
+    sys.stderr = open(2, "w", encoding="utf-8", errors="backslashreplace", closefd=False)  # noqa: SIM115
+    os.environ.pop(crashpoint.ENV_VAR, None)
+    if crash:
+        os.environ[crashpoint.ENV_VAR] = crash
+    crashpoint.reset()
+    if cwd is not None:
+        os.chdir(cwd)
+
+
 def run_in_process(*args: str) -> subprocess.CompletedProcess[str]:
-    """The CLI's entry point called in this process, stdout and stderr captured, stdin empty
-    (not a terminal): the same result as ``run_tether`` without starting an interpreter. For
-    tests about what a command decides; tests about the process itself (signals, terminals,
-    the console script, environment) use ``run_tether``."""
-    out, err = io.StringIO(), io.StringIO()
-    saved_stdin = sys.stdin
-    sys.stdin = io.StringIO("")
-    try:
-        with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
-            code = tether_main(list(args))
-    finally:
-        sys.stdin = saved_stdin
-    return subprocess.CompletedProcess(["tether", *args], code, out.getvalue(), err.getvalue())
+    """``run_tether`` from the current folder (kept for the tests written against it)."""
+    return run_tether(*args)
 
 
 def call(*args: str) -> int:

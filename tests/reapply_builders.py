@@ -11,14 +11,12 @@ from __future__ import annotations
 import argparse
 import hashlib
 import json
-import os
 import subprocess
-import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from builders import git
+from builders import git, run_forked
 from tether.cli import reapply_cmd
 
 MANIFEST = "gsd-file-manifest.json"
@@ -225,17 +223,7 @@ def statuses(document: dict[str, Any]) -> dict[str, str]:
 
 
 # A real process, so a crash point can end it.
-_RUNNER = "import sys\nfrom tether.cli import main\nsys.exit(main.main(sys.argv[1:]))\n"
 
 
 def run_process(*argv: str, crash: str | None = None) -> subprocess.CompletedProcess[str]:
-    env = {k: v for k, v in os.environ.items() if k != "TETHER_CRASH_AFTER"}
-    if crash:
-        env["TETHER_CRASH_AFTER"] = crash
-    return subprocess.run(
-        [sys.executable, "-c", _RUNNER, "reapply", *argv],
-        capture_output=True,
-        text=True,
-        env=env,
-        timeout=60,
-    )
+    return run_forked("reapply", *argv, crash=crash, timeout=60)

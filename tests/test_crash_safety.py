@@ -3,7 +3,6 @@ uninterrupted run, loses no adopter byte, and writes state once."""
 
 import hashlib
 import json
-import os
 import shutil
 import subprocess
 import time
@@ -11,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from builders import TETHER, call, make_release, run_tether, tree_digest
+from builders import TETHER, call, make_release, run_forked, run_tether, tree_digest
 from tether.state import crashpoint
 from tether.state.journal import read_records
 
@@ -59,17 +58,7 @@ UPDATE = ("update", "--yes", "--json", "--delete-removed", "--conflict", "marker
 def run_update(
     project: Path, crash: str | None = None, *extra: str
 ) -> subprocess.CompletedProcess[str]:
-    env = dict(os.environ)
-    env.pop(crashpoint.ENV_VAR, None)
-    if crash:
-        env[crashpoint.ENV_VAR] = crash
-    return subprocess.run(
-        [*TETHER, *UPDATE, *extra, "-C", str(project)],
-        capture_output=True,
-        text=True,
-        env=env,
-        timeout=120,
-    )
+    return run_forked(*UPDATE, *extra, "-C", str(project), crash=crash)
 
 
 def user_tree(project: Path) -> dict[str, bytes]:

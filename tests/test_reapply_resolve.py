@@ -6,13 +6,12 @@ from __future__ import annotations
 import json
 import os
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
+from builders import TETHER
 from reapply_builders import (
-    _RUNNER,
     EXECUTE,
     EXECUTE_OURS,
     EXECUTE_V2,
@@ -40,7 +39,7 @@ def run_on_terminal(argv: list[str], answers: str) -> subprocess.CompletedProces
     main, terminal = os.openpty()
     try:
         process = subprocess.Popen(
-            [sys.executable, "-c", _RUNNER, "reapply", *argv],
+            [*TETHER, "reapply", *argv],
             stdin=terminal,
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,

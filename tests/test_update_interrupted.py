@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from builders import TETHER, call, default_sigint, git, make_release, run_tether
+from builders import TETHER, call, default_sigint, git, make_release, run_forked, run_tether
 from test_crash_safety import big_fixture, wait_for_records
 from tether.state import crashpoint
 from tether.state.lock import ProjectLock
@@ -40,14 +40,7 @@ def git_project(tmp_path: Path) -> Path:
 
 
 def crash_update(project: Path, point: str = "file-written:1") -> None:
-    env = {**os.environ, crashpoint.ENV_VAR: point}
-    result = subprocess.run(
-        [*TETHER, "update", "--yes", "--conflict", "markers", "-C", str(project)],
-        capture_output=True,
-        text=True,
-        env=env,
-        timeout=120,
-    )
+    result = run_forked("update", "--yes", "--conflict", "markers", "-C", str(project), crash=point)
     assert result.returncode == crashpoint.EXIT_CODE, result.stderr
 
 
