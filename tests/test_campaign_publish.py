@@ -235,6 +235,10 @@ def test_prs_per_hour_stops_with_the_time_to_come_back_and_a_rerun_opens_nothing
     resume = datetime.fromisoformat(stopped["resume_at"].replace("Z", "+00:00")).timestamp()
     assert creates[0]["time"] + 3600 <= resume <= creates[1]["time"] + 3600 + 1
     assert f"run again after {stopped['resume_at']}" in stopped["message"]
+    # The ledger holds each opening at the time gh answered, never before gh was asked.
+    ledger = json.loads((world.campaigns / "c1" / "pacing.json").read_text())
+    opened = ledger["pull_requests_opened"]
+    assert len(opened) == 2 and all(o > c["time"] for o, c in zip(opened, creates, strict=True))
 
     code, second = step(world, "pr", "--prs-per-hour", "2")
     assert code == Exit.FOUND and len(gh.calls("create")) == 2
