@@ -459,3 +459,26 @@ def test_human_output_names_the_pull_requests_and_the_stop(world: World, gh: GhS
         "stopped: 1 of the campaign's pull requests are open (--max-open-prs 1): "
         "run again when some are merged or closed"
     ) in done.stdout
+
+
+def test_a_local_entry_is_pushed_to_its_origin_and_its_checkout_left_alone(
+    world: World, gh: GhStore
+) -> None:
+    from builders import tree_digest
+
+    mine = world.repo("mine")
+    origin = world.tmp / "remotes" / "mine.git"
+    git(world.tmp, "clone", "-q", "--bare", str(mine), str(origin))
+    git(mine, "remote", "add", "origin", "../../remotes/mine.git")  # relative to the checkout
+    world.add("mine", {"path": str(mine)})
+    lone = world.repo("lone")  # no origin: nowhere to push
+    world.add("lone", {"path": str(lone)})
+    run_campaign(world)
+    before = tree_digest(mine), git(mine, "for-each-ref")
+
+    code, pushed = step(world, "push")
+    assert code == Exit.ERROR
+    rows = by_name(pushed)
+    assert rows["mine"]["state"] == "pushed" and remote_branch(origin) == rows["mine"]["commit"]
+    assert (tree_digest(mine), git(mine, "for-each-ref")) == before
+    assert rows["lone"]["reason"] == f"cannot push: {lone} has no remote named origin to push to"
