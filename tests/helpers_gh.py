@@ -86,3 +86,150 @@ def path_without_gh(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
         found = next(d for d in os.environ["PATH"].split(os.pathsep) if (Path(d) / tool).exists())
         (only / tool).symlink_to(Path(found) / tool)
     monkeypatch.setenv("PATH", str(only))
+
+
+# --- a stand-in that keeps pull requests (campaigns) -------------------------------------
+
+GH_STORE_STAND_IN = r"""#!{python}
+# A stand-in for gh, not gh: it records each call (argv and time) and keeps pull requests
+# in a JSON file, so pr list/view/create/edit/close answer one another consistently.
+import json, os, signal, sys, time
+
+args = sys.argv[1:]
+with open(os.environ["GH_LOG"], "a") as handle:
+    handle.write(json.dumps({"argv": args, "time": time.time()}) + "\n")
+if os.environ.get("GH_UNAUTHENTICATED"):
+    sys.stderr.write(
+        "To get started with GitHub CLI, please run:  gh auth login\n"
+        "Alternatively, populate the GH_TOKEN environment variable with a GitHub API "
+        "authentication token.\n"
+    )
+    sys.exit(4)
+path = os.environ["GH_STORE"]
+store = {"next": 1, "prs": []}
+if os.path.exists(path):
+    with open(path) as handle:
+        store = json.load(handle)
+
+
+def option(name):
+    return args[args.index(name) + 1] if name in args else None
+
+
+def save():
+    with open(path + ".tmp", "w") as out:
+        json.dump(store, out, indent=1)
+    os.replace(path + ".tmp", path)
+
+
+def named(ref, repo):
+    for pr in store["prs"]:
+        if pr["repo"] == repo and ref in (str(pr["number"]), pr["url"]):
+            return pr
+    sys.exit(f"GraphQL: Could not resolve to a PullRequest with the number of {ref}.")
+
+
+def fields(pr):
+    return {key: pr[key] for key in option("--json").split(",")}
+
+
+repo, verb = option("--repo"), args[:2]
+if verb == ["pr", "list"]:
+    state = (option("--state") or "open").upper()
+    print(json.dumps([
+        fields(pr) for pr in store["prs"]
+        if pr["repo"] == repo and pr["head"] == option("--head")
+        and state in ("ALL", pr["state"])
+    ]))
+elif verb == ["pr", "create"]:
+    head, base = option("--head"), option("--base")
+    if any(p["repo"] == repo and p["head"] == head and p["state"] == "OPEN" for p in store["prs"]):
+        sys.exit(f'a pull request for branch "{head}" into branch "{base}" already exists')
+    number = store["next"]
+    store["next"] += 1
+    url = f"https://example.invalid/{os.path.basename(repo)}/pull/{number}"
+    store["prs"].append({
+        "number": number, "url": url, "repo": repo, "head": head, "base": base,
+        "title": option("--title"), "body": option("--body"), "state": "OPEN",
+    })
+    save()
+    print(url)
+    if os.environ.get("GH_KILL_CALLER_AT_CREATE") == str(number):
+        sys.stdout.flush()
+        os.kill(os.getppid(), signal.SIGKILL)  # the caller dies before it reads the answer
+elif verb == ["pr", "edit"]:
+    pr = named(args[2], repo)
+    pr["body"] = option("--body")
+    save()
+    print(pr["url"])
+elif verb == ["pr", "view"]:
+    print(json.dumps(fields(named(args[2], repo))))
+elif verb == ["pr", "close"]:
+    pr = named(args[2], repo)
+    pr["state"], pr["comment"] = "CLOSED", option("--comment")
+    save()
+    print(f"Closed pull request #{pr['number']}")
+else:
+    sys.exit("gh stand-in: unexpected call " + " ".join(args))
+"""
+
+
+@dataclass
+class GhStore:
+    """The stand-in's record of calls and its pull requests, as the tests read them."""
+
+    log: Path
+    store: Path
+
+    def calls(self, verb: str | None = None) -> list[dict]:
+        """Every call, in order: {"argv": [...], "time": seconds}; only ``pr VERB`` ones
+        when ``verb`` is given."""
+        if not self.log.exists():
+            return []
+        calls = [json.loads(line) for line in self.log.read_text().splitlines()]
+        return [c for c in calls if verb is None or c["argv"][:2] == ["pr", verb]]
+
+    def pull_requests(self) -> list[dict]:
+        return json.loads(self.store.read_text())["prs"] if self.store.exists() else []
+
+    def set_state(self, number: int, state: str) -> None:
+        """What a person does on the forge: merge or close a pull request."""
+        data = json.loads(self.store.read_text())
+        next(pr for pr in data["prs"] if pr["number"] == number)["state"] = state
+        self.store.write_text(json.dumps(data))
+
+    def add(self, repo: str, head: str, base: str = "main") -> int:
+        """A pull request opened outside the test's commands (by an earlier run)."""
+        data = json.loads(self.store.read_text()) if self.store.exists() else {"next": 1, "prs": []}
+        number = data["next"]
+        data["next"] += 1
+        url = f"https://example.invalid/{Path(repo).name}/pull/{number}"
+        data["prs"].append(
+            {
+                "number": number,
+                "url": url,
+                "repo": repo,
+                "head": head,
+                "base": base,
+                "title": "earlier",
+                "body": "earlier",
+                "state": "OPEN",
+            }
+        )
+        self.store.write_text(json.dumps(data))
+        return number
+
+
+def install_gh_store(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> GhStore:
+    """The keeping stand-in first on PATH, its log and store in ``tmp_path``."""
+    bin_dir = tmp_path / "gh-store-bin"
+    bin_dir.mkdir(exist_ok=True)
+    (bin_dir / "gh").write_text(GH_STORE_STAND_IN.replace("{python}", sys.executable))
+    (bin_dir / "gh").chmod(0o755)
+    made = GhStore(tmp_path / "gh-calls.jsonl", tmp_path / "gh-store.json")
+    monkeypatch.setenv("PATH", f"{bin_dir}{os.pathsep}{os.environ['PATH']}")
+    monkeypatch.setenv("GH_LOG", str(made.log))
+    monkeypatch.setenv("GH_STORE", str(made.store))
+    for name in ("GH_UNAUTHENTICATED", "GH_KILL_CALLER_AT_CREATE"):
+        monkeypatch.delenv(name, raising=False)
+    return made

@@ -145,6 +145,7 @@ def test_run_commits_clean_updates_holds_conflicts_and_fails_one_repository_at_a
         "conflicts": 1,
         "up-to-date": 0,
         "failed": 2,
+        **dict.fromkeys(("pushed", "pr-open", "merged", "closed"), 0),
     }
 
     updated = rows["p1"]

@@ -127,8 +127,8 @@ CANONICAL: dict[str, Meaning] = {
     # the multi-project commands (fleet, deps, projects)
     "--registry": meaning("registry", True),
     "--projects": meaning("projects", True),
-    # campaign start|run|status: the folder campaign folders live in. Elsewhere --dir is only
-    # the deprecated spelling of -C, never a current one.
+    # every campaign sub-command: the folder campaign folders live in. Elsewhere --dir is
+    # only the deprecated spelling of -C, never a current one.
     "--dir": meaning("dir", True, "DIR"),
     "--keyword": meaning("keyword", True),
     "--level": meaning("level", True),

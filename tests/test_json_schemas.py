@@ -60,6 +60,10 @@ SCHEMA_OF: dict[str, tuple[str, ...]] = {
     "campaign start": ("campaign",),
     "campaign run": ("campaign",),
     "campaign status": ("campaign",),
+    "campaign push": ("campaign",),
+    "campaign pr": ("campaign",),
+    "campaign close": ("campaign",),
+    "campaign retry": ("campaign",),
     "deps scan": ("deps-scan", "nothing-selected"),
     "deps plan": ("deps-plan", "nothing-selected"),
     "deps apply": ("deps-apply", "nothing-selected"),
@@ -482,6 +486,49 @@ def _campaign_status(w: World) -> Case:
     assert call(*campaign_start(w)) == 0
     assert call("campaign", "run", "c1", "--dir", str(w.tmp / "campaigns")) == Exit.CONFLICTS
     return Case(["campaign", "status", "c1", "--dir", str(w.tmp / "campaigns")], 0, "campaign")
+
+
+def campaign_ran(w: World, *start: str) -> list[str]:
+    """The campaign of campaign_start, run; the arguments that name it."""
+    assert call(*campaign_start(w), *start) == 0
+    assert call("campaign", "run", "c1", "--dir", str(w.tmp / "campaigns")) == Exit.CONFLICTS
+    return ["c1", "--dir", str(w.tmp / "campaigns")]
+
+
+@case("campaign-push")
+def _campaign_push(w: World) -> Case:
+    return Case(["campaign", "push", *campaign_ran(w, "--on-conflict", "commit")], 0, "campaign")
+
+
+@case("campaign-pr")
+def _campaign_pr(w: World) -> Case:
+    from helpers_gh import install_gh_store
+
+    install_gh_store(w.tmp, w.monkeypatch)  # gh is a stand-in script that records its argv
+    named = campaign_ran(w, "--on-conflict", "commit")
+    # Both committed, one pull request allowed: it stops with work left (a `stopped` part).
+    return Case(["campaign", "pr", *named, "--max-open-prs", "1"], Exit.FOUND, "campaign")
+
+
+@case("campaign-status-refresh")
+def _campaign_status_refresh(w: World) -> Case:
+    from helpers_gh import install_gh_store
+
+    gh = install_gh_store(w.tmp, w.monkeypatch)  # gh is a stand-in script
+    named = campaign_ran(w)
+    assert call("campaign", "pr", *named) == Exit.CONFLICTS
+    gh.set_state(1, "MERGED")
+    return Case(["campaign", "status", *named, "--refresh"], 0, "campaign")
+
+
+@case("campaign-close")
+def _campaign_close(w: World) -> Case:
+    return Case(["campaign", "close", *campaign_ran(w)], 0, "campaign")
+
+
+@case("campaign-retry")
+def _campaign_retry(w: World) -> Case:
+    return Case(["campaign", "retry", *campaign_ran(w), "--failed"], Exit.CONFLICTS, "campaign")
 
 
 @case("fleet-update")

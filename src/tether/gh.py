@@ -88,6 +88,11 @@ def create_pull_request(repo: Path, base: str, head: str, title: str, body: str)
     result = run_gh(
         ["pr", "create", "--base", base, "--head", head, "--title", title, "--body", body], repo
     )
+    return _created(result)
+
+
+def _created(result: subprocess.CompletedProcess[str]) -> PullRequest:
+    """The pull request ``gh pr create`` printed the address of (its last line)."""
     lines = [line.strip() for line in result.stdout.splitlines() if line.strip()]
     url = lines[-1] if lines else ""
     number = re.search(r"/pull/(\d+)$", url)
@@ -106,3 +111,62 @@ def open_pull_request_heads(repo: Path) -> list[str]:
         raise TetherError(
             f"gh pr list answered something unreadable: {result.stdout[:80]!r}"
         ) from None
+
+
+# --- pull requests named by their repository's address (campaigns) ------------------------
+# A campaign works in tether's own mirrors, which have no remotes gh could read the
+# repository from; each call names it with --repo (gh takes OWNER/REPO or the remote's URL).
+
+
+def find_open_pull_request(repo: str, head: str) -> PullRequest | None:
+    """The open pull request of ``repo`` whose head is the branch ``head``, else None."""
+    result = run_gh(
+        ["pr", "list", "--repo", repo, "--head", head, "--state", "open", "--json", "number,url"]
+    )
+    found = _json_answer(result.stdout or "[]", "pr list")
+    if not isinstance(found, list) or not found:
+        return None
+    return _pull_request(found[0], "pr list")
+
+
+def create_pull_request_in(repo: str, base: str, head: str, title: str, body: str) -> PullRequest:
+    """Open a pull request ``head`` → ``base`` in ``repo``; gh prints its address."""
+    where = ["--repo", repo, "--base", base, "--head", head]
+    return _created(run_gh(["pr", "create", *where, "--title", title, "--body", body]))
+
+
+# ``pull_request`` names one pull request as gh does: its number, or its address.
+
+
+def edit_pull_request_body(repo: str, pull_request: str, body: str) -> None:
+    run_gh(["pr", "edit", pull_request, "--repo", repo, "--body", body])
+
+
+def pull_request_state(repo: str, pull_request: str) -> str:
+    """``OPEN``, ``MERGED`` or ``CLOSED``, as gh reports it."""
+    result = run_gh(["pr", "view", pull_request, "--repo", repo, "--json", "state"])
+    answer = _json_answer(result.stdout, "pr view")
+    state = answer.get("state") if isinstance(answer, dict) else None
+    if state not in ("OPEN", "MERGED", "CLOSED"):
+        raise TetherError(f"gh pr view answered something unreadable: {result.stdout[:80]!r}")
+    return str(state)
+
+
+def close_pull_request(repo: str, pull_request: str, comment: str) -> None:
+    run_gh(["pr", "close", pull_request, "--repo", repo, "--comment", comment])
+
+
+def _json_answer(text: str, call: str) -> object:
+    try:
+        return json_loads(text)
+    except ValueError:
+        raise TetherError(f"gh {call} answered something unreadable: {text[:80]!r}") from None
+
+
+def _pull_request(item: object, call: str) -> PullRequest:
+    try:
+        if isinstance(item, dict):
+            return PullRequest(int(item["number"]), str(item["url"]))
+    except (KeyError, TypeError, ValueError):
+        pass
+    raise TetherError(f"gh {call} answered something unreadable: {item!r:.80}")

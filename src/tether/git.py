@@ -685,3 +685,59 @@ def commit_everything(repo: Path, message: str) -> str:
     run_git(["add", "--all"], cwd=repo)
     run_git(["commit", "--quiet", "--no-verify", "--message", message], cwd=repo)
     return rev_parse(repo, "HEAD")
+
+
+# --- campaigns: the campaign branch on the remote -----------------------------------------
+
+
+def remote_branch_commit(url: str, branch: str) -> str | None:
+    """The commit ``branch`` points at on ``url``, None when it has no such branch. An
+    unreachable remote raises TetherError with git's error line."""
+    result = run_git(["ls-remote", "--", url, f"refs/heads/{branch}"])
+    for line in result.stdout.splitlines():
+        commit, _, ref = line.partition("\t")
+        if ref == f"refs/heads/{branch}":
+            return commit
+    return None
+
+
+def push_commit(repo: Path, url: str, commit: str, branch: str, expected: str) -> str | None:
+    """Set ``branch`` on ``url`` to ``commit``, only while it is still at ``expected`` (""
+    for absent), so a branch someone else pushed to is never overwritten. An empty
+    ``commit`` deletes the branch. The error line when the push failed, None when it went
+    through."""
+    result = run_git(
+        [
+            "push",
+            "--quiet",
+            f"--force-with-lease=refs/heads/{branch}:{expected}",
+            "--",
+            url,
+            f"{commit}:refs/heads/{branch}",
+        ],
+        cwd=repo,
+        check=False,
+    )
+    return None if result.returncode == 0 else push_error_line(result.stderr)
+
+
+def push_error_line(stderr: str) -> str:
+    """One line for a failed push: why the remote refused (its ``[rejected]`` reason and the
+    first thing its hook said), else git's own error line."""
+    lines = [line.strip() for line in stderr.splitlines() if line.strip()]
+    said = [
+        line.removeprefix("remote:").strip().removeprefix("error:").strip()
+        for line in lines
+        if line.startswith("remote:") and line.removeprefix("remote:").strip()
+    ]
+    refused = next((line for line in lines if "rejected]" in line), None)
+    if refused is None:
+        return first_error_line(stderr)
+    why = refused.rsplit("(", 1)[-1].rstrip(")") if refused.endswith(")") else "rejected"
+    return f"push rejected ({why})" + (f": {said[0]}" if said else "")
+
+
+def remote_url(repo: Path, name: str = "origin") -> str | None:
+    """The URL of ``repo``'s remote ``name``, None when it has none. Reads only."""
+    result = run_git(["remote", "get-url", "--", name], cwd=repo, check=False)
+    return result.stdout.strip() or None if result.returncode == 0 else None

@@ -17,9 +17,16 @@ UPDATED = "updated"
 CONFLICTS = "conflicts"
 UP_TO_DATE = "up-to-date"
 FAILED = "failed"
-# In the order a repository moves through them; the last four are where it stops.
-STATES = (PENDING, CLONED, UPDATED, CONFLICTS, UP_TO_DATE, FAILED)
-FINISHED = frozenset({UPDATED, CONFLICTS, UP_TO_DATE, FAILED})
+# After a run: the branch on the remote, its pull request, and how that ended
+# (campaign/publish.py).
+PUSHED = "pushed"
+PR_OPEN = "pr-open"
+MERGED = "merged"
+CLOSED = "closed"
+# In the order a repository moves through them. A run stops at updated, conflicts,
+# up-to-date or failed; push and pr carry a committed update on from there.
+STATES = (PENDING, CLONED, UPDATED, CONFLICTS, UP_TO_DATE, FAILED, PUSHED, PR_OPEN, MERGED, CLOSED)
+FINISHED = frozenset({UPDATED, CONFLICTS, UP_TO_DATE, FAILED, PUSHED, PR_OPEN, MERGED, CLOSED})
 
 ON_CONFLICT = ("hold", "commit")
 DEFAULT_ON_CONFLICT = "hold"
@@ -70,6 +77,11 @@ class RepoRecord:
     buckets: Mapping[str, int] = field(default_factory=dict)  # non-zero counts only
     conflicts: tuple[str, ...] = ()
     updated_at: str = ""
+    # Facts about the remote, kept when a failed record is retried (campaign/publish.py).
+    pushed_commit: str = ""  # what tether last pushed to the campaign branch there
+    pr_number: int | None = None
+    pr_url: str = ""
+    pr_opened_at: str = ""  # when tether opened (or first found) the pull request
 
     @property
     def finished(self) -> bool:

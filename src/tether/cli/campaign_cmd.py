@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+from typing import Any
 
 from tether.cli.common import add_json, print_json
 from tether.cli.projects_cmd import add_registry
@@ -41,9 +42,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     status = sub.add_parser(
         "status", help="the state of each repository", description="the campaign's records"
     )
-    for each in (run, status):
+    status.add_argument(
+        "--refresh", action="store_true", help="first read each open pull request's state from gh"
+    )
+    publishing = add_publishing(sub)
+    for each in (run, status, *publishing):
         each.add_argument("name", metavar="NAME", help="the campaign's name")
-    for each in (start, run, status):
+    for each in (start, run, status, *publishing):
         each.add_argument(
             "--dir",
             metavar="DIR",
@@ -52,10 +57,57 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         add_json(each)
 
 
+def add_publishing(sub: Any) -> list[argparse.ArgumentParser]:
+    """push, pr, close, retry (campaign/publish.py)."""
+    push = sub.add_parser(
+        "push",
+        help="push each committed update's campaign branch",
+        description="push the campaign branch of every updated repository to its remote",
+    )
+    pr = sub.add_parser(
+        "pr",
+        help="push and open (or update) each repository's pull request through gh",
+        description="push each committed update and open its pull request, or update the "
+        "open one, within the pacing limits",
+    )
+    pr.add_argument(
+        "--max-open-prs",
+        type=int,
+        metavar="N",
+        help="never more than N of the campaign's pull requests open at once",
+    )
+    pr.add_argument(
+        "--prs-per-hour",
+        type=int,
+        metavar="N",
+        help="open at most N pull requests in any hour, then stop (see --wait)",
+    )
+    pr.add_argument(
+        "--wait",
+        action="store_true",
+        help="when --prs-per-hour is spent, sleep until it has room instead of stopping",
+    )
+    close = sub.add_parser(
+        "close",
+        help="close the campaign's pull requests and delete its branches",
+        description="close the open pull requests the campaign opened, delete the branches "
+        "it pushed and its own, and mark every repository closed",
+    )
+    retry = sub.add_parser(
+        "retry",
+        help="run the failed repositories again",
+        description="put failed repositories back to pending and run the campaign",
+    )
+    retry.add_argument("--failed", action="store_true", help="the failed repositories (required)")
+    return [push, pr, close, retry]
+
+
 def run(args: argparse.Namespace) -> int:
     from tether.campaign import flow
     from tether.report.campaign import render_campaign
 
+    if args.action in PUBLISHING:
+        return _publish(args)
     if args.action == "start":
         request = flow.StartRequest(
             args.name,
@@ -69,7 +121,34 @@ def run(args: argparse.Namespace) -> int:
         result = flow.start_campaign(request)
     elif args.action == "run":
         result = flow.run_campaign(args.name, args.dir)
+    elif args.refresh:
+        return _publish(args)
     else:
         result = flow.campaign_status(args.name, args.dir)
     print_json(result.document) if args.json else print(render_campaign(result.document))
+    return result.exit_code
+
+
+PUBLISHING = ("push", "pr", "close", "retry")
+
+
+def _publish(args: argparse.Namespace) -> int:
+    from tether.campaign import publish
+    from tether.campaign.pacing import Pacing
+    from tether.report.campaign_publish import render_step
+
+    if args.action == "push":
+        result = publish.push_campaign(args.name, args.dir)
+    elif args.action == "pr":
+        pacing = Pacing(args.max_open_prs, args.prs_per_hour, args.wait)
+        result = publish.open_pull_requests(
+            publish.PullRequestsRequest(args.name, args.dir, pacing)
+        )
+    elif args.action == "close":
+        result = publish.close_campaign(args.name, args.dir)
+    elif args.action == "retry":
+        result = publish.retry_campaign(args.name, args.dir, failed=args.failed)
+    else:
+        result = publish.refresh_campaign(args.name, args.dir)
+    print_json(result.document) if args.json else print(render_step(result.document))
     return result.exit_code

@@ -164,9 +164,14 @@ def _title_and_body(request: PullRequestRequest, where: _Where) -> tuple[str, st
                 "pass --title (and --body)"
             )
         return request.title, request.body or ""
-    title = request.title or f"chore: update {state.upstream} to {state.version}"
+    title = request.title or default_title(state.upstream, state.version)
     body = request.body if request.body is not None else _body(project, state, where)
     return title, body
+
+
+def default_title(upstream: str, version: str) -> str:
+    """The title of an update's pull request, unless the person gives one."""
+    return f"chore: update {upstream} to {version}"
 
 
 def _body(project: Project, state: State, where: _Where) -> str:

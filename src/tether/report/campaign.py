@@ -10,7 +10,8 @@ from typing import Any
 Doc = Mapping[str, Any]
 
 # Mirrors campaign/model.py STATES (report/ may not import the multi-project layer).
-STATE_ORDER = ("pending", "cloned", "updated", "conflicts", "up-to-date", "failed")
+PUBLISHED = ("pushed", "pr-open", "merged", "closed")  # campaign/publish.py
+STATE_ORDER = ("pending", "cloned", "updated", "conflicts", "up-to-date", "failed", *PUBLISHED)
 TRAILER = "Tether-Update"
 
 
@@ -63,6 +64,16 @@ def _row(record: Doc, width: int) -> str:
     return f"{record['name']:<{width}}  {record['state']:<10}  {_detail(record)}".rstrip()
 
 
+def _published(record: Doc) -> str:
+    """Where a pushed update went: its pull request, else the pushed commit."""
+    said = {"pr-open": "pull request", "merged": "merged", "closed": "closed"}
+    if record.get("pr_url"):
+        return f"{said.get(record['state'], 'pull request')} {record['pr_url']}"
+    if record.get("pushed_commit"):
+        return f"{record['state']}, pushed {record['pushed_commit'][:12]}"
+    return str(record["state"])
+
+
 def _detail(record: Doc) -> str:
     state = record["state"]
     if state == "failed":
@@ -72,6 +83,8 @@ def _detail(record: Doc) -> str:
     versions = f"{record['from_version']} → {record['to_version']}"
     if state == "up-to-date":
         return f"already at {record['to_version']}"
+    if state in PUBLISHED:
+        return f"{versions}; {_published(record)}" if record["to_version"] else _published(record)
     commit = f"commit {record['commit'][:12]}" if record["commit"] else "not committed (held)"
     if state == "conflicts":
         shown = ", ".join(record["conflicts"][:3])
