@@ -115,18 +115,23 @@ def run_process(
 
 
 def run_forked(
-    *args: str, crash: str | None = None, cwd: Path | None = None, timeout: float = 120
+    *args: str,
+    crash: str | None = None,
+    cwd: Path | None = None,
+    env: dict[str, str] | None = None,
+    timeout: float = 120,
 ) -> subprocess.CompletedProcess[str]:
     """The CLI in a real child process forked from the test's own: a crash point (``crash``,
     see ``tether.state.crashpoint``) kills it for real with ``os._exit``, as it would kill
     ``run_process``'s interpreter, without paying for an interpreter start and tether's
-    imports on every run. stdin is empty and not a terminal; output is captured."""
+    imports on every run. ``env`` is added to the child's environment; stdin is empty and
+    not a terminal; output is captured."""
     with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
         pid = os.fork()
         if pid == 0:  # the child never returns into the test run
             code = 1
             try:
-                _become_cli_child(out.fileno(), err.fileno(), crash, cwd)
+                _become_cli_child(out.fileno(), err.fileno(), crash, cwd, env or {})
                 code = tether_main(list(args))
             except SystemExit as stop:
                 code = stop.code if isinstance(stop.code, int) else 1
@@ -153,8 +158,10 @@ def run_forked(
         )
 
 
-def _become_cli_child(out: int, err: int, crash: str | None, cwd: Path | None) -> None:
-    """In a forked child: its own stdin/stdout/stderr, crash point and folder."""
+def _become_cli_child(
+    out: int, err: int, crash: str | None, cwd: Path | None, env: dict[str, str]
+) -> None:
+    """In a forked child: its own stdin/stdout/stderr, environment, crash point and folder."""
     from tether.state import crashpoint
 
     null = os.open(os.devnull, os.O_RDONLY)
@@ -165,16 +172,12 @@ def _become_cli_child(out: int, err: int, crash: str | None, cwd: Path | None) -
     sys.stdout = open(1, "w", encoding="utf-8", errors="surrogateescape", closefd=False)  # noqa: SIM115
     sys.stderr = open(2, "w", encoding="utf-8", errors="backslashreplace", closefd=False)  # noqa: SIM115
     os.environ.pop(crashpoint.ENV_VAR, None)
+    os.environ.update(env)
     if crash:
         os.environ[crashpoint.ENV_VAR] = crash
     crashpoint.reset()
     if cwd is not None:
         os.chdir(cwd)
-
-
-def run_in_process(*args: str) -> subprocess.CompletedProcess[str]:
-    """``run_tether`` from the current folder (kept for the tests written against it)."""
-    return run_tether(*args)
 
 
 def call(*args: str) -> int:

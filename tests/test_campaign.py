@@ -6,7 +6,6 @@ crash-point fault injection (state/crashpoint.py), then a second process continu
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -14,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from builders import TETHER, call, git, make_release, run_in_process, tree_digest
+from builders import call, git, make_release, run_forked, run_tether, tree_digest
 from tether.campaign.model import CLONED, RepoRecord, Settings
 from tether.campaign.store import RECORD_STEP, CampaignFolder
 from tether.campaign.units import fetch_unit, update_unit
@@ -82,7 +81,7 @@ class World:
 
 
 def cli(*args: str) -> tuple[int, dict]:
-    done = run_in_process("campaign", *args, "--json")
+    done = run_tether("campaign", *args, "--json")
     return done.returncode, json.loads(done.stdout)
 
 
@@ -275,7 +274,7 @@ def test_a_second_coordinator_is_refused_while_one_runs(world: World) -> None:
     world.remote("p1")
     _, started = world.start()
     with ProjectLock(CampaignFolder(Path(started["folder"])).lock_path, "campaign run c1"):
-        done = run_in_process("campaign", "run", "c1", "--dir", str(world.campaigns))
+        done = run_tether("campaign", "run", "c1", "--dir", str(world.campaigns))
     assert done.returncode == Exit.ERROR and done.stderr.startswith("tether: ")
     assert world.status()[1]["counts"]["pending"] == 1
 
@@ -284,11 +283,8 @@ def test_a_second_coordinator_is_refused_while_one_runs(world: World) -> None:
 
 
 def run_process(world: World, crash: str | None = None) -> subprocess.CompletedProcess[str]:
-    env = {k: v for k, v in os.environ.items() if k != crashpoint.ENV_VAR}
-    if crash:
-        env[crashpoint.ENV_VAR] = crash
-    argv = [*TETHER, "campaign", "run", "c1", "--dir", str(world.campaigns), "--json"]
-    return subprocess.run(argv, capture_output=True, text=True, env=env, timeout=300)
+    argv = ["campaign", "run", "c1", "--dir", str(world.campaigns), "--json"]
+    return run_forked(*argv, crash=crash, timeout=300)
 
 
 def outcome(document: dict) -> list[tuple[str, str, str]]:
@@ -363,7 +359,7 @@ def test_start_refuses_bad_input_and_writes_nothing(world: World) -> None:
         (("--projects", "p1,nope"), "not in the registry", Exit.ERROR),
         (("--to", ""), "must not be empty", Exit.USAGE),
     ):
-        done = run_in_process(
+        done = run_tether(
             "campaign",
             "start",
             "c1",
@@ -376,13 +372,13 @@ def test_start_refuses_bad_input_and_writes_nothing(world: World) -> None:
         )
         assert done.returncode == exit_code and words in done.stderr, done
         assert not world.campaigns.exists()
-    done = run_in_process(
+    done = run_tether(
         "campaign", "start", "../x", "--upstream", "acme-kit", "--to", "1.1.0", *world.where()
     )
     assert done.returncode == Exit.ERROR and "not usable as a folder name" in done.stderr
     assert world.start()[0] == 0
     before = tree_digest(world.campaigns)
-    done = run_in_process(
+    done = run_tether(
         "campaign", "start", "c1", "--upstream", "acme-kit", "--to", "1.1.0", *world.where()
     )
     assert done.returncode == Exit.ERROR and "already exists" in done.stderr
@@ -390,7 +386,7 @@ def test_start_refuses_bad_input_and_writes_nothing(world: World) -> None:
 
 
 def test_status_of_an_unknown_campaign_is_a_one_line_error(world: World) -> None:
-    done = run_in_process("campaign", "status", "nope", "--dir", str(world.campaigns))
+    done = run_tether("campaign", "status", "nope", "--dir", str(world.campaigns))
     assert done.returncode == Exit.ERROR
     assert done.stderr.count("\n") == 1 and "no campaign at" in done.stderr
 
@@ -430,7 +426,7 @@ def test_remote_entries_are_read_and_other_commands_count_them_missing(world: Wo
     far = registry.projects["far"]
     assert (far.url, far.default_branch, far.path) == ("https://example.invalid/far.git", "dev", "")
     assert registry.projects["here"].url == ""
-    done = run_in_process("fleet", "status", "--registry", str(world.registry), "--json")
+    done = run_tether("fleet", "status", "--registry", str(world.registry), "--json")
     document = json.loads(done.stdout)
     assert [p["name"] for p in document["projects"]] == ["here"]
     assert [p["name"] for p in document["skipped_path_missing"]] == ["far"]
@@ -450,7 +446,7 @@ def test_a_malformed_remote_entry_names_the_file_and_the_problem(
     world: World, entry: dict, words: str
 ) -> None:
     world.add("bad", entry)
-    done = run_in_process(
+    done = run_tether(
         "campaign", "start", "c1", "--upstream", "acme-kit", "--to", "1.1.0", *world.where()
     )
     assert done.returncode == Exit.ERROR

@@ -20,7 +20,7 @@ from pathlib import Path
 
 import pytest
 
-from builders import TETHER, git
+from builders import git, run_forked
 from helpers_gh import GhStore, install_gh_store, path_without_gh
 from test_campaign import BRANCH, World, by_name, cli, mirror_of
 from test_campaign import world as world  # the fixture, shared with test_campaign.py
@@ -136,11 +136,8 @@ def test_pr_pushes_itself_and_reuses_the_open_pull_request_of_the_branch(
 
 
 def pr_process(world: World, crash: str | None = None, **env: str) -> subprocess.CompletedProcess:
-    environment = {k: v for k, v in os.environ.items() if k != crashpoint.ENV_VAR} | env
-    if crash:
-        environment[crashpoint.ENV_VAR] = crash
-    argv = [*TETHER, "campaign", "pr", "c1", "--dir", str(world.campaigns), "--json"]
-    return subprocess.run(argv, capture_output=True, text=True, env=environment, timeout=300)
+    argv = ["campaign", "pr", "c1", "--dir", str(world.campaigns), "--json"]
+    return run_forked(*argv, crash=crash, env=env, timeout=300)
 
 
 def three_updated(world: World) -> None:
@@ -445,12 +442,10 @@ def test_close_keeps_a_campaign_branch_someone_pushed_to(world: World, gh: GhSto
 
 
 def test_human_output_names_the_pull_requests_and_the_stop(world: World, gh: GhStore) -> None:
-    from builders import run_in_process
+    from builders import run_tether
 
     three_updated(world)
-    done = run_in_process(
-        "campaign", "pr", "c1", "--dir", str(world.campaigns), "--max-open-prs", "1"
-    )
+    done = run_tether("campaign", "pr", "c1", "--dir", str(world.campaigns), "--max-open-prs", "1")
     assert done.returncode == Exit.FOUND
     [pr] = gh.pull_requests()
     assert f"pr-open     1.0.0 → 1.1.0; pull request {pr['url']}" in done.stdout

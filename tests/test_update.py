@@ -4,7 +4,7 @@ from pathlib import Path
 
 import pytest
 
-from builders import call, make_release, run_in_process, run_tether, tree_digest, write_files
+from builders import call, make_release, run_tether, tree_digest, write_files
 
 P = "docs/file.txt"
 OTHER = {"keep.txt": "unchanged\n"}
@@ -30,7 +30,7 @@ def scenario(tmp_path: Path, cls: str, base, ours, latest, *, extra_v2=None):
 
 
 def update_json(project: Path, *extra: str):
-    result = run_in_process("update", "--yes", "--json", "-C", str(project), *extra)
+    result = run_tether("update", "--yes", "--json", "-C", str(project), *extra)
     assert "Traceback" not in result.stderr, result.stderr
     return result.returncode, json.loads(result.stdout)
 
