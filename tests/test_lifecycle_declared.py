@@ -6,14 +6,13 @@ writes, with dry runs and crashes."""
 from __future__ import annotations
 
 import json
-import os
 import shutil
 import subprocess
 from pathlib import Path
 
 import pytest
 
-from builders import TETHER, call, git, run_tether, tree_digest, write_files
+from builders import call, git, run_forked, run_tether, tree_digest, write_files
 from test_lifecycle_migrations import update
 from tether.state import crashpoint
 
@@ -312,16 +311,7 @@ def test_dry_run_plans_every_mechanism_and_writes_nothing(tmp_path):
 
 
 def crash(project: Path, point: str | None) -> subprocess.CompletedProcess[str]:
-    env = dict(os.environ)
-    if point:
-        env[crashpoint.ENV_VAR] = point
-    return subprocess.run(
-        [*TETHER, "update", "--yes", "--no-branch", "--json", "-C", str(project)],
-        capture_output=True,
-        text=True,
-        env=env,
-        timeout=120,
-    )
+    return run_forked("update", "--yes", "--no-branch", "--json", "-C", str(project), crash=point)
 
 
 def test_crash_after_the_marker_finishes_the_post_update_write_on_rerun(tmp_path):

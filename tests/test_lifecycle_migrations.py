@@ -5,13 +5,12 @@ crashes before, during and after a migration."""
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 from pathlib import Path
 
 import pytest
 
-from builders import TETHER, call, git, make_release, run_tether, tree_digest
+from builders import call, git, make_release, run_forked, run_tether, tree_digest
 from tether.state import crashpoint
 
 LOG = "mig.log"  # adopter data the migrations append to (not a release file)
@@ -249,16 +248,8 @@ def test_skip_migrations_is_loud_recorded_and_run_by_the_next_update(tmp_path):
 
 
 def crash(project: Path, point: str | None, *args: str) -> subprocess.CompletedProcess[str]:
-    env = dict(os.environ)
-    if point:
-        env[crashpoint.ENV_VAR] = point
-    return subprocess.run(
-        [*TETHER, "update", "--yes", "--no-branch", "--to", "2.0.0", *args, "-C", str(project)],
-        capture_output=True,
-        text=True,
-        env=env,
-        timeout=120,
-    )
+    argv = ("update", "--yes", "--no-branch", "--to", "2.0.0", *args, "-C", str(project))
+    return run_forked(*argv, crash=point)
 
 
 @pytest.mark.parametrize(
