@@ -11,6 +11,7 @@ import sys
 import tempfile
 import time
 import traceback
+from collections.abc import Callable
 from pathlib import Path
 
 from tether.cli.main import main as tether_main
@@ -126,13 +127,30 @@ def run_forked(
     ``run_process``'s interpreter, without paying for an interpreter start and tether's
     imports on every run. ``env`` is added to the child's environment; stdin is empty and
     not a terminal; output is captured."""
+    done = in_forked_child(
+        lambda: tether_main(list(args)), crash=crash, cwd=cwd, env=env, timeout=timeout
+    )
+    done.args = ["tether", *args]
+    return done
+
+
+def in_forked_child(
+    work: Callable[[], int],
+    *,
+    crash: str | None = None,
+    cwd: Path | None = None,
+    env: dict[str, str] | None = None,
+    timeout: float = 120,
+) -> subprocess.CompletedProcess[str]:
+    """``work()`` in a forked child whose exit code is what it returns: a hang fails at
+    ``timeout``, a crash or ``os._exit`` ends only the child."""
     with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
         pid = os.fork()
         if pid == 0:  # the child never returns into the test run
             code = 1
             try:
                 _become_cli_child(out.fileno(), err.fileno(), crash, cwd, env or {})
-                code = tether_main(list(args))
+                code = work()
             except SystemExit as stop:
                 code = stop.code if isinstance(stop.code, int) else 1
             except BaseException:
@@ -146,12 +164,12 @@ def run_forked(
             if time.monotonic() > deadline:
                 os.kill(pid, 9)
                 os.waitpid(pid, 0)
-                raise subprocess.TimeoutExpired(["tether", *args], timeout)
+                raise subprocess.TimeoutExpired("forked child", timeout)
             time.sleep(0.005)
         out.seek(0)
         err.seek(0)
         return subprocess.CompletedProcess(
-            ["tether", *args],
+            "forked child",
             os.waitstatus_to_exitcode(waited[1]),
             out.read().decode("utf-8", "surrogateescape"),
             err.read().decode("utf-8", "surrogateescape"),

@@ -1,7 +1,7 @@
 """The hostile-tree sweep: every command against a project whose tree or records were made
 hostile, one case at a time.
 
-For each case one process runs every command in turn through tether's own entry point
+For each case one forked child process runs every command in turn through tether's own entry point
 (`tether.cli.main.main`), so a hang anywhere fails the case at its timeout instead of hanging
 the suite. Every command must end with a documented exit code and no traceback, and nothing
 beside the project (a sentinel tree of secrets and folders a link points into) may be
@@ -10,18 +10,21 @@ created, changed or removed.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
+import io
 import json
 import os
 import socket
 import subprocess
-import sys
+import traceback
 from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 
-from builders import TETHER, call, git, make_release
+from builders import TETHER, call, git, in_forked_child, make_release
+from tether.cli.main import main
 
 DOCUMENTED_EXITS = {0, 1, 2, 3, 4}
 V1 = {
@@ -37,31 +40,32 @@ V2 = {
     "package.json": '{"name": "x", "dependencies": {"left-pad": "1.0.1"}}\n',
 }
 
-DRIVER = """
-import contextlib, io, json, sys, traceback
-from tether.cli.main import main
-results = []
-for argv in json.loads(sys.stdin.read()):
-    # Text streams over bytes, as a terminal's are: some commands write bytes (diff).
-    out = io.TextIOWrapper(io.BytesIO(), encoding="utf-8", errors="surrogateescape")
-    err = io.TextIOWrapper(io.BytesIO(), encoding="utf-8", errors="surrogateescape")
-    crashed = ""
-    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
-        try:
-            code = main(argv)
-        except SystemExit as exit:
-            code = exit.code if isinstance(exit.code, int) else 1
-        except BaseException:
-            code, crashed = -1, traceback.format_exc()
-    out.flush()
-    err.flush()
-    stdout = out.buffer.getvalue().decode("utf-8", "replace")
-    stderr = err.buffer.getvalue().decode("utf-8", "replace")
-    results.append(
-        {"argv": argv, "code": code, "stdout": stdout, "stderr": stderr, "crashed": crashed}
-    )
-print(json.dumps(results))
-"""
+
+def run_each(commands: list[list[str]]) -> int:
+    """Every command through tether's entry point in this process, one after another; prints
+    each one's exit code, output and any traceback that escaped as one JSON document."""
+    results = []
+    for argv in commands:
+        # Text streams over bytes, as a terminal's are: some commands write bytes (diff).
+        out = io.TextIOWrapper(io.BytesIO(), encoding="utf-8", errors="surrogateescape")
+        err = io.TextIOWrapper(io.BytesIO(), encoding="utf-8", errors="surrogateescape")
+        crashed = ""
+        with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+            try:
+                code = main(argv)
+            except SystemExit as stop:
+                code = stop.code if isinstance(stop.code, int) else 1
+            except BaseException:
+                code, crashed = -1, traceback.format_exc()
+        out.flush()
+        err.flush()
+        stdout = out.buffer.getvalue().decode("utf-8", "replace")
+        stderr = err.buffer.getvalue().decode("utf-8", "replace")
+        results.append(
+            {"argv": argv, "code": code, "stdout": stdout, "stderr": stderr, "crashed": crashed}
+        )
+    print(json.dumps(results))
+    return 0
 
 
 def tree_state(root: Path) -> dict[str, str]:
@@ -324,15 +328,9 @@ def commands(w: dict[str, Path]) -> list[list[str]]:
 
 
 def run_all(w: dict[str, Path]) -> list[dict[str, object]]:
-    env = dict(os.environ)
-    env.pop("TETHER_CRASH_AFTER", None)
-    env["XDG_STATE_HOME"] = str(w["tmp"] / "state-home")
-    done = subprocess.run(
-        [sys.executable, "-c", DRIVER],
-        input=json.dumps(commands(w)),
-        capture_output=True,
-        text=True,
-        env=env,
+    done = in_forked_child(
+        lambda: run_each(commands(w)),
+        env={"XDG_STATE_HOME": str(w["tmp"] / "state-home")},
         cwd=w["tmp"],
         timeout=120,  # a hang on any command fails the case here
     )
