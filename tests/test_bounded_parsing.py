@@ -8,13 +8,12 @@ fails. The timeouts are far above what a bounded run needs (well under a second)
 from __future__ import annotations
 
 import json
-import subprocess
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from builders import TETHER, call, make_release
+from builders import call, make_release, run_forked
 from tether.engine.structured import merge_structured, rules_for
 from tether.engine.syntaxcheck import merge_breaks_syntax
 from tether.parselimits import (
@@ -68,12 +67,7 @@ def installed(
 
 
 def bounded_update(project: Path) -> tuple[int, dict[str, Any]]:
-    result = subprocess.run(
-        [*TETHER, "update", "--yes", "--json", "-C", str(project)],
-        capture_output=True,
-        text=True,
-        timeout=BOUND_SECONDS,
-    )
+    result = run_forked("update", "--yes", "--json", "-C", str(project), timeout=BOUND_SECONDS)
     assert "Traceback" not in result.stderr, result.stderr
     return result.returncode, json.loads(result.stdout)
 
@@ -165,12 +159,7 @@ def test_the_summary_says_why_a_clean_line_merge_became_a_conflict(tmp_path: Pat
     mine = base.replace('"a": 1,', '"a": 1,\n  "new": true,')
     theirs = base.replace('"z": 3', '"z": 3,\n  "new": false')
     project = installed(tmp_path, "cfg.json", base, theirs, mine)
-    result = subprocess.run(
-        [*TETHER, "update", "--yes", "-C", str(project)],
-        capture_output=True,
-        text=True,
-        timeout=BOUND_SECONDS,
-    )
+    result = run_forked("update", "--yes", "-C", str(project), timeout=BOUND_SECONDS)
     assert result.returncode == 4
     assert (
         "  cfg.json (conflict markers in the file; the clean line merge is not valid: "

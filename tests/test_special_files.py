@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from builders import TETHER, call, make_release
+from builders import call, make_release, run_forked
 from helpers_sources import listing
 
 GUIDE = "docs/guide.md"
@@ -26,7 +26,7 @@ TIMEOUT = 30  # seconds; each command here takes well under one
 
 
 def tether(*args: str) -> subprocess.CompletedProcess[str]:
-    result = subprocess.run([*TETHER, *args], capture_output=True, text=True, timeout=TIMEOUT)
+    result = run_forked(*args, timeout=TIMEOUT)  # a child: a read blocked on a FIFO times out
     assert "Traceback" not in result.stderr, result.stderr
     return result
 
