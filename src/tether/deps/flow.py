@@ -20,6 +20,7 @@ from tether.deps.align import Plan, build_plan, exclude_packages, plan_document
 from tether.deps.apply import (
     ApplyOptions,
     ApplyRun,
+    GoOn,
     apply_projects,
     owed_installs,
     works_from_plan,
@@ -222,11 +223,12 @@ def execute(
     folder: RunFolder,
     progress: Callable[[str], None],
     owed: Sequence[Owed] = (),
+    go_on: GoOn | None = None,
 ) -> ApplyRun:
     """Apply, then keep what this run still owes and clear what earlier runs owed and this
     one tried."""
     works = works_from_plan(decided.plan, decided.overrides, owed_commands(owed))
-    run = apply_projects(works, options, folder, progress)
+    run = apply_projects(works, options, folder, progress, go_on)
     record(folder, owed_installs(run, options))
     tried = {r.work.name for r in run.results if r.state != "pending"}
     clear([o for o in owed if o.name in tried])
