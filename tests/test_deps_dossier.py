@@ -14,6 +14,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+import jsonschema
 import pytest
 
 from fixtures.deps.deep import PACKUMENTS, PAGES, deep_world
@@ -29,6 +30,8 @@ from tether.deps.bumps import (
 )
 from tether.deps.dossier import improvements
 from tether.deps.notes import Unreadable, changelog_sections, github_repo, tag_version
+
+SCHEMAS = Path(__file__).parents[1] / "schemas"
 
 # --- the bump list --------------------------------------------------------------------------
 
@@ -284,6 +287,7 @@ def test_the_dossier_skeleton_comes_from_the_plan_folder(
     assert improvements(text) == []  # the skeleton offers nothing to select yet
     kept = json.loads((folder / "dossier.json").read_text())
     assert kept["bumps"] == doc["bumps"] and kept["schema_version"] == 1
+    jsonschema.validate(kept, json.loads((SCHEMAS / "deps-dossier.json").read_text()))
 
 
 def test_a_filled_dossier_is_never_overwritten(
