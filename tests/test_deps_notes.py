@@ -151,7 +151,7 @@ def test_notes_come_from_the_registry_and_the_release_pages(
         ("1.2.0", "[1.2.0] - 2024-03-01"),
     ]
     body = json.loads((folder / one["file"]).read_text())["changelog"][1]["body"]
-    assert body == "### Added\n- the `two` helper"
+    assert body == "### Added\n- the `two` function"
     assert doc["counts"]["fetched"] == len(names) and doc["counts"]["from_cache"] == 0
 
 

@@ -21,7 +21,7 @@ from fixtures.deps.kit import calls, run_cli, run_json, setup_cli, stand_in
 from fixtures.deps.loopback import LoopbackRegistry
 
 IMPROVEMENTS = (
-    "- @scope: adopt the new `two` helper (group: scope:@scope; affects: web, api)\n"
+    "- @scope: adopt the new `two` function (group: scope:@scope; affects: web, api)\n"
     "- React: drop the legacy polyfill (affects: shop)\n"
 )
 
@@ -88,7 +88,7 @@ def test_select_applies_exact_packages_and_keeps_matching_improvements(
     assert "react" in [p["name"] for p in doc["skipped_by_user"]]
     assert doc["selected_improvements"] == [
         {
-            "title": "@scope: adopt the new `two` helper",
+            "title": "@scope: adopt the new `two` function",
             "group": "scope:@scope",
             "projects": ["web", "api"],
         }
@@ -116,7 +116,7 @@ def test_an_unknown_selection_is_a_usage_error_and_nothing_is_written(
         "tether: --select names nothing of this plan: React-DOM, nope (packages: "
     )
     assert (
-        "improvements: @scope: adopt the new `two` helper; React: drop the legacy polyfill)" in err
+        "improvements: @scope: adopt the new `two` function; React: drop the legacy polyfill)" in err
     )
     assert {name: dependencies(tmp_path / name) for name in before} == before
     assert not (tmp_path / "state" / "tether" / "runs").exists()
@@ -131,12 +131,12 @@ def test_pick_subset_asks_what_to_apply_when_a_dossier_offers_improvements(
     argv = apply_args(world, server, "--no-install", "--plan-dir", str(folder))
     code, out, err = run_cli(*argv, stdin="p\nnope\n@scope/one,POLYFILL\n")
     assert code == 0, err
-    assert "Improvements in the dossier: @scope: adopt the new `two` helper; React: drop" in err
+    assert "Improvements in the dossier: @scope: adopt the new `two` function; React: drop" in err
     assert "Matches nothing: nope." in err
     assert dependencies(tmp_path / "web")["@scope/one"] == "^1.2.0"
     assert dependencies(tmp_path / "web")["react"] == "^18.2.0"
     assert "## Improvements to take up (1)\n- React: drop the legacy polyfill → shop" in out
-    assert "## Improvements not selected (1)\n- @scope: adopt the new `two` helper" in out
+    assert "## Improvements not selected (1)\n- @scope: adopt the new `two` function" in out
 
 
 # --- a failed project: stop or go on -----------------------------------------------------------
