@@ -179,6 +179,14 @@ def test_what_cannot_be_read_is_recorded_never_raised(
                              "--github-api", server.url)  # fmt: skip
     assert code == 0 and "Traceback" not in err
     assert "flaky 1.0.0 → 1.2.0: 2 version(s) on the registry; unavailable: release pages" in out
+    server.pages[FLAKY] = 403  # GitHub's answer when the rate limit is spent
+    try:
+        flaky = entry(notes(server, "--plan-dir", str(folder))[1], "flaky")
+    finally:
+        server.pages[FLAKY] = PAGES[FLAKY]
+    assert flaky["unavailable"][0].endswith(
+        "HTTP 403 (GitHub's rate limit? $GITHUB_TOKEN raises it)"
+    )
 
 
 def test_a_second_run_reads_the_kept_notes_and_asks_nothing(

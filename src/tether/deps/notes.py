@@ -343,6 +343,9 @@ def _heading_version(text: str, ecosystem: str, dialect: Any) -> str | None:
         return None
 
 
+_RATE_HINT = " (GitHub's rate limit? $GITHUB_TOKEN raises it)"
+
+
 # --- one bump's notes ------------------------------------------------------------------------
 
 
@@ -560,7 +563,8 @@ def _release_part(notes: BumpNotes, repo: Repo | None, answers: Mapping[Repo, _O
     if outcome.problem:
         notes.complete = notes.complete and not outcome.transient
         what = "unreachable" if outcome.transient else "unreadable"
-        notes.unavailable.append(f"release pages of {repo.slug} {what}: {outcome.problem}")
+        hint = _RATE_HINT if outcome.problem.endswith(("HTTP 403", "HTTP 429")) else ""
+        notes.unavailable.append(f"release pages of {repo.slug} {what}: {outcome.problem}{hint}")
     elif outcome.value is None:
         notes.unavailable.append(f"release pages: no repository {repo.slug} on GitHub")
     else:

@@ -18,6 +18,7 @@ WORKAROUNDS = "Workarounds resolved"
 NONE_YET = "_none yet_"
 NOTES_SHOWN = 10  # release notes listed per package; the file keeps every one
 NAMES_SHOWN = 5
+LINES_SHOWN = 20  # packages listed by deps notes' text
 
 # What each section to fill is for, and the shape of one bullet (the title is what
 # ``deps apply --select`` matches; the parenthetical is optional).
@@ -198,8 +199,11 @@ def render_notes(doc: Doc) -> str:
         f"tether deps notes ({doc['level']}): {counts['packages']} package(s), notes for "
         f"{counts['with_notes']}, {counts['from_cache']} read from {doc['notes_dir']}",
     ]
-    for entry in doc["packages"]:
-        lines.append(f"- {_notes_line(entry)}")
+    # The packages with something unavailable first: they are what a person acts on.
+    ordered = sorted(doc["packages"], key=lambda e: not e["unavailable"])
+    lines += [f"- {_notes_line(entry)}" for entry in ordered[:LINES_SHOWN]]
+    if len(ordered) > LINES_SHOWN:
+        lines.append(f"- … and {len(ordered) - LINES_SHOWN} more (--json lists every one)")
     lines += [f"- {w}" for w in doc["warnings"]]
     if counts["not_kept"]:
         lines.append(
