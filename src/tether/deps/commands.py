@@ -21,6 +21,7 @@ from tether.deps.gate import Chosen
 from tether.deps.model import Level
 from tether.deps.owed import Owed
 from tether.deps.plans import Pruned
+from tether.deps.registries import DEFAULT_JOBS, DEFAULT_RETRIES, DEFAULT_TIMEOUT
 from tether.deps.scan import ScanResult
 from tether.errors import Exit, TetherError, UsageError
 from tether.runs.isolation import DEFAULT_MODE
@@ -300,9 +301,9 @@ class DeepRequest:
     level: str | None = None  # with no plan_dir: the newest plan folder of this level
     plan_dir: Path | None = None
     github_api: str | None = None  # None: $GITHUB_API_URL, else api.github.com
-    jobs: int = 8
-    timeout: float = 30.0
-    retries: int = 2
+    jobs: int = DEFAULT_JOBS
+    timeout: float = DEFAULT_TIMEOUT
+    retries: int = DEFAULT_RETRIES
     env: Mapping[str, str] = field(default_factory=lambda: dict(os.environ))
 
 
