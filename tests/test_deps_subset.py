@@ -116,7 +116,8 @@ def test_an_unknown_selection_is_a_usage_error_and_nothing_is_written(
         "tether: --select names nothing of this plan: React-DOM, nope (packages: "
     )
     assert (
-        "improvements: @scope: adopt the new `two` function; React: drop the legacy polyfill)" in err
+        "improvements: @scope: adopt the new `two` function; React: drop the legacy polyfill)"
+        in err
     )
     assert {name: dependencies(tmp_path / name) for name in before} == before
     assert not (tmp_path / "state" / "tether" / "runs").exists()
