@@ -254,3 +254,27 @@ def test_notes_need_a_plan_folder(world: Path, server: LoopbackRegistry, tmp_pat
     code, _, err = run_cli("deps", "notes", "--plan-dir", str(folder), "--level", "minor")
     assert code == 2 and "keeps a major plan, not minor" in err
     assert "Traceback" not in err
+
+
+def test_damaged_plan_folder_files_are_read_around_never_raised(
+    world: Path, server: LoopbackRegistry
+) -> None:
+    folder = Path(plan_deep(world, server, "--deep")["plan_dir"])
+    code, doc = notes(server, "--plan-dir", str(folder))
+    react_file = folder / entry(doc, "react")["file"]
+    kept = json.loads(react_file.read_text())
+    react_file.write_text(json.dumps({**kept, "releases": [1, 2]}))  # edited by hand
+    metadata = json.loads((folder / "package-metadata.json").read_text())
+    for package in metadata["packages"]:
+        if package["name"] == "react":
+            package["releases"] = "oops"
+    metadata["packages"].append({"name": 3})
+    (folder / "package-metadata.json").write_text(json.dumps(metadata))
+    code, out, err = run_cli("deps", "notes", "--plan-dir", str(folder), "--json",
+                             "--github-api", server.url, "--retries", "0")  # fmt: skip
+    assert code == 0 and "Traceback" not in err
+    react = entry(json.loads(out), "react")
+    assert react["source"] == "fetched"  # the damaged file is fetched again…
+    assert react["registry"] == []  # …from a registry part that was damaged too
+    assert [r["version"] for r in react["releases"]] == ["18.3.0", "18.3.1", "19.0.0", "19.1.0"]
+    assert json.loads(react_file.read_text())["releases"][0]["version"] == "18.3.0"

@@ -418,7 +418,11 @@ def read_kept(folder: Path, item: BumpItem) -> BumpNotes | None:
     ):
         return None
     parts = [doc.get(k) for k in ("registry", "releases", "changelog", "unavailable")]
-    if not all(isinstance(v, list) for v in parts):
+    if not all(isinstance(v, list) for v in parts) or not all(
+        isinstance(entry, dict) and isinstance(entry.get("version"), str)
+        for kind in parts[:3]
+        for entry in cast(list[Any], kind)
+    ):
         return None
     registry, releases, changelog, unavailable = (cast(list[Any], v) for v in parts)
     return BumpNotes(
@@ -534,7 +538,10 @@ def _registry_part(item: BumpItem, meta: Doc | None) -> BumpNotes:
             "the plan folder holds no registry metadata for it (deps plan keeps it)"
         )
     else:
-        for release in meta.get("releases") or []:
+        releases = meta.get("releases")
+        for release in releases if isinstance(releases, list) else []:
+            if not isinstance(release, dict):
+                continue
             version = str(release.get("version", ""))
             if in_range(version, item.from_version, item.to_version, item.ecosystem):
                 notes.registry.append(

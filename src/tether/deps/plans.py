@@ -213,7 +213,9 @@ def read_metadata(folder: Path) -> dict[tuple[str, str], Doc]:
     if not isinstance(packages, list):
         return {}
     return {
-        (str(p["ecosystem"]), str(p["name"])): p
+        (p["ecosystem"], p["name"]): p
         for p in packages
-        if isinstance(p, dict) and isinstance(p.get("name"), str)
+        if isinstance(p, dict)
+        and isinstance(p.get("name"), str)
+        and isinstance(p.get("ecosystem"), str)
     }
