@@ -29,7 +29,13 @@ from tether.deps.bumps import (
     pr_buckets,
 )
 from tether.deps.dossier import improvements
-from tether.deps.notes import Unreadable, changelog_sections, github_repo, tag_version
+from tether.deps.notes import (
+    Unreadable,
+    changelog_sections,
+    github_repo,
+    registry_part,
+    tag_version,
+)
 
 SCHEMAS = Path(__file__).parents[1] / "schemas"
 
@@ -148,6 +154,26 @@ def test_a_subset_names_bumps_exactly_and_improvements_by_any_part() -> None:
     assert picked.bumps == ("react-dom", "lodash")  # "React" is not the bump "react"
     assert picked.improvements == ("React: adopt the compiler", "Drop the lodash polyfill")
     assert picked.unmatched == ("nothing",)
+
+
+def test_engines_read_their_known_repositories() -> None:
+    node = BumpItem("node", "engine", None, "20", "22", "20.0.0", "22.0.0", ("p",), (".nvmrc",))
+    notes = registry_part(node, None)
+    assert notes.repository == "https://github.com/nodejs/node"
+    assert notes.unavailable == [
+        "the plan folder holds no registry metadata for it (deps plan keeps it)"
+    ]
+    engines = {
+        "level": "engines",
+        "packages": [
+            {
+                "name": "node",
+                "ecosystem": "engine",
+                "occurrences": [occurrence("p", "20", "22", ".nvmrc")],
+            }
+        ],
+    }
+    assert bump_list(engines)[0].from_version == "20.0.0"  # fewer parts read as .0.0
 
 
 # --- reading tags, changelogs, repositories and the filled dossier ----------------------------

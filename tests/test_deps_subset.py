@@ -140,6 +140,22 @@ def test_pick_subset_asks_what_to_apply_when_a_dossier_offers_improvements(
     assert "## Improvements not selected (1)\n- @scope: adopt the new `two` function" in out
 
 
+def test_picking_only_improvements_applies_nothing_and_lists_them(
+    world: Path, server: LoopbackRegistry, tmp_path: Path
+) -> None:
+    folder = filled_dossier(world, server, tmp_path)
+    before = {name: dependencies(tmp_path / name) for name in ("web", "api", "shop")}
+    argv = apply_args(world, server, "--no-install", "--plan-dir", str(folder), "--json")
+    code, out, _ = run_cli(*argv, stdin="p\ntwo\n")
+    doc = json.loads(out)
+    assert code == 0 and doc["status"] == "nothing" and doc["run_dir"] is None
+    assert {name: dependencies(tmp_path / name) for name in before} == before
+    assert [i["title"] for i in doc["selected_improvements"]] == [
+        "@scope: adopt the new `two` function"
+    ]
+    assert not (tmp_path / "state" / "tether" / "runs").exists()
+
+
 # --- a failed project: stop or go on -----------------------------------------------------------
 
 

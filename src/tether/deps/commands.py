@@ -142,6 +142,8 @@ def apply(request: DepsRequest, prompts: Prompts) -> DepsResult | NothingSelecte
         if approved is None:
             return _finish(decided, request, None, "cancelled", None)
         chosen = approved
+        if not flow.has_work(decided, owed):  # the subset picked leaves nothing to apply
+            return _finish(decided, request, None, "nothing", None, chosen)
     folder = RunFolder.create()
     flow.write_plan_dir(folder.root, result, decided)
     if request.plan_dir is not None:

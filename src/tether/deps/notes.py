@@ -506,7 +506,7 @@ def gather(
             found[item.label] = kept
         else:
             todo.append(item)
-    fresh = [_registry_part(item, metadata.get((item.ecosystem, item.name))) for item in todo]
+    fresh = [registry_part(item, metadata.get((item.ecosystem, item.name))) for item in todo]
     repos = {n.item.label: github_repo(n.repository) for n in fresh}
     releases = _each(pages.releases, [r for r in repos.values() if r is not None], jobs)
     for notes in fresh:
@@ -531,7 +531,9 @@ def _directory(metadata: Mapping[tuple[str, str], Doc], item: BumpItem) -> str |
     return str(directory) if directory else None
 
 
-def _registry_part(item: BumpItem, meta: Doc | None) -> BumpNotes:
+def registry_part(item: BumpItem, meta: Doc | None) -> BumpNotes:
+    """A bump's notes as far as the registry metadata kept at plan time goes: its versions
+    in the range and the repository whose release pages hold the rest."""
     notes = BumpNotes(item, notes_file(item), shown_repository(_repository_of(item, meta)))
     if meta is None:
         notes.unavailable.append(
