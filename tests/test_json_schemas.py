@@ -67,6 +67,8 @@ SCHEMA_OF: dict[str, tuple[str, ...]] = {
     "deps scan": ("deps-scan", "nothing-selected"),
     "deps plan": ("deps-plan", "nothing-selected"),
     "deps apply": ("deps-apply", "nothing-selected"),
+    "deps notes": ("deps-notes",),
+    "deps dossier": ("deps-dossier",),
     "audit scope": ("audit-scope",),
     "audit shell": ("audit-shell",),
     "audit findings write": ("audit-findings",),
@@ -572,6 +574,32 @@ def _deps_scan(w: World) -> Case:
 @case("deps-plan")
 def _deps_plan(w: World) -> Case:
     return Case(["deps", "plan", "--level", "minor", *deps_projects(w)], 0, "deps-plan")
+
+
+def deps_plan_folder(w: World) -> str:
+    """A plan folder from ``deps plan --deep`` (the fixture packages name no repository, so
+    ``deps notes`` records that and asks no server)."""
+    assert call("deps", "plan", "--level", "minor", "--deep", *deps_projects(w)) == 0
+    (folder,) = (w.tmp / "state" / "tether" / "plans").iterdir()
+    return str(folder)
+
+
+@case("deps-plan-deep")
+def _deps_plan_deep(w: World) -> Case:
+    argv = ["deps", "plan", "--level", "minor", "--deep", *deps_projects(w)]
+    return Case(argv, 0, "deps-plan")
+
+
+@case("deps-notes")
+def _deps_notes(w: World) -> Case:
+    return Case(["deps", "notes", "--plan-dir", deps_plan_folder(w)], 0, "deps-notes")
+
+
+@case("deps-dossier")
+def _deps_dossier(w: World) -> Case:
+    folder = deps_plan_folder(w)
+    assert call("deps", "notes", "--plan-dir", folder) == 0
+    return Case(["deps", "dossier", "--level", "minor"], 0, "deps-dossier")
 
 
 @case("deps-apply")

@@ -8,8 +8,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from tether.cli.common import add_json, print_json
-from tether.cli.interact import ask, require_consent, show
+from tether.cli.common import add_jobs, add_json, jobs, print_json
+from tether.cli.interact import ask, one_of, require_consent, show
 from tether.cli.projects_cmd import (
     add_selection,
     print_nothing_selected,
@@ -50,20 +50,67 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         _add_common(each)
     for each in (plan, apply):
         _add_plan_options(each)
+    plan.add_argument(
+        "--deep",
+        action="store_true",
+        help="also keep the plan in a new plan folder, for deps notes and deps dossier "
+        "(plan folders unused for 10 days are removed then)",
+    )
     _add_apply_options(apply)
     # What scan and plan never take reads as its default, so one request serves all three.
     scan.set_defaults(conflict_policy=None, overrides=None)
+    for each in (scan, apply):
+        each.set_defaults(deep=False)
     for each in (scan, plan):
         each.set_defaults(
             override_action=None,
             skip_package=[],
             renamed_exclude=None,
+            select=None,
             yes=False,
             no_install=False,
             continue_on_failure=False,
             isolate=DEFAULT_MODE,
             resume=None,
         )
+    _add_deep_commands(sub)
+
+
+def _add_deep_commands(sub: Any) -> None:
+    notes = sub.add_parser(
+        "notes",
+        help="release notes between each package's current and target versions",
+        description="for every package a plan folder's plan moves: its versions on the "
+        "registry and its GitHub release notes or changelog entries in the range, kept in "
+        "the plan folder (a second run reads them there)",
+    )
+    dossier = sub.add_parser(
+        "dossier",
+        help="write the dossier skeleton of a plan folder",
+        description="dossier.md and dossier.json from a plan folder: the bump set, groups, "
+        "PR plan (major), release notes, and the sections research fills; asks no server",
+    )
+    for each in (notes, dossier):
+        each.add_argument(
+            "--level", choices=LEVELS, help="without --plan-dir: the newest plan folder of it"
+        )
+        each.add_argument(
+            "--plan-dir", metavar="DIR", help="the plan folder (deps plan --deep makes one)"
+        )
+        add_json(each)
+    notes.add_argument(
+        "--github-api",
+        metavar="URL",
+        help="GitHub's REST API (default: $GITHUB_API_URL, else https://api.github.com); "
+        "$GITHUB_TOKEN or $GH_TOKEN is sent when set",
+    )
+    add_jobs(notes, "release pages asked")
+    notes.add_argument(
+        "--timeout", type=float, default=DEFAULT_TIMEOUT, metavar="S", help="seconds per request"
+    )
+    notes.add_argument(
+        "--retries", type=int, default=DEFAULT_RETRIES, metavar="N", help="per request"
+    )
 
 
 def _add_common(parser: argparse.ArgumentParser) -> None:
@@ -101,7 +148,10 @@ def _add_common(parser: argparse.ArgumentParser) -> None:
         "--retries", type=int, default=DEFAULT_RETRIES, metavar="N", help="per request"
     )
     parser.add_argument(
-        "--plan-dir", metavar="DIR", help="also write scan-by-project.json (and the plan) here"
+        "--plan-dir",
+        metavar="DIR",
+        help="also write scan-by-project.json (and the plan) here; apply reads the "
+        "improvements of its dossier.md",
     )
     add_json(parser)
 
@@ -134,6 +184,13 @@ def _add_apply_options(parser: argparse.ArgumentParser) -> None:
         metavar="A,B",
         help="leave these packages out (names of the plan; comma-separated, repeatable)",
     )
+    parser.add_argument(
+        "--select",
+        action="append",
+        metavar="ITEMS",
+        help="apply only these: package names (exactly) and improvements of --plan-dir's "
+        "dossier.md (any part of the title, any case); comma-separated, repeatable",
+    )
     # --exclude takes path globs everywhere else; here it used to take package names.
     # Refused with a pointer instead of reading names as globs (docs/deps.md).
     parser.add_argument(
@@ -164,6 +221,8 @@ def run(args: argparse.Namespace) -> int:
     from tether.deps import commands
     from tether.report.deps import render_plan, render_scan, render_summary
 
+    if args.action in ("notes", "dossier"):
+        return _run_deep(args)
     if args.jobs < 1:
         raise UsageError("--jobs must be at least 1")
     if args.renamed_exclude:
@@ -180,6 +239,26 @@ def run(args: argparse.Namespace) -> int:
         print_json(result.document) if args.json else print(render[args.action](result.document))
         return result.exit_code
     return print_nothing_selected(result, args.json)
+
+
+def _run_deep(args: argparse.Namespace) -> int:
+    from tether.deps import commands
+    from tether.report.dossier import render_dossier, render_notes
+
+    request = commands.DeepRequest(
+        args.level,
+        Path(args.plan_dir) if args.plan_dir else None,
+        getattr(args, "github_api", None),
+        jobs(args) if args.action == "notes" else 1,
+        getattr(args, "timeout", DEFAULT_TIMEOUT),
+        getattr(args, "retries", DEFAULT_RETRIES),
+    )
+    if args.action == "notes":
+        result, render = commands.notes(request), render_notes
+    else:
+        result, render = commands.dossier(request), render_dossier
+    print_json(result.document) if args.json else print(render(result.document))
+    return result.exit_code
 
 
 def _request(args: argparse.Namespace) -> DepsRequest:
@@ -204,6 +283,8 @@ def _request(args: argparse.Namespace) -> DepsRequest:
         continue_on_failure=args.continue_on_failure,
         isolate=args.isolate,
         resume=args.resume,
+        deep=args.deep,
+        select=args.select or [],
     )
 
 
@@ -215,11 +296,24 @@ def _prompts(args: argparse.Namespace) -> Prompts:
     def show_plan(document: dict[str, Any]) -> None:
         show(render_plan(document))
 
-    return Prompts(_ask, show, show_plan, selection_note(args.json), _progress(args.json))
+    return Prompts(_ask, show, show_plan, selection_note(args.json), _progress(args.json), _go_on)
 
 
 def _ask(question: str) -> str:
     return ask(question).strip()
+
+
+_GO_ON = {"s": "stop", "stop": "stop", "c": "continue", "continue": "continue"}
+
+
+def _go_on(project: str, step: str, exit_code: int | None, left: int) -> bool:
+    """After a failed project, on a terminal: stop here or go on with the rest. The end of
+    input stops (the safe answer)."""
+    question = (
+        f"{project} failed at {step} (exit {exit_code}); {left} project(s) not yet applied. "
+        "[s]top here or [c]ontinue with them? "
+    )
+    return one_of(ask, question, _GO_ON, at_end="stop") == "continue"
 
 
 def _progress(as_json: bool) -> Callable[[str], None]:

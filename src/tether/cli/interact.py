@@ -143,7 +143,7 @@ def choose_local_edits(
         if refresh_state(action) != LOCALLY_MODIFIED or action.decision:
             continue
         question = f"{action.path}: locally modified. {LOCAL_EDIT_CHOICES}? "
-        choice = _one_of(ask, question, {"k": "keep-mine", "t": "take-theirs", "m": "hand-merge"})
+        choice = one_of(ask, question, {"k": "keep-mine", "t": "take-theirs", "m": "hand-merge"})
         if choice == "hand-merge":
             show(local_edit_diff(project, latest, action).decode(errors="replace"))
         actions[index] = settle_local_edit(project, latest, action, choice)
@@ -158,16 +158,24 @@ def choose_host_deletions(prepared: PreparedUpdate, ask: Callable[[str], str] = 
         if refresh_state(action) != HOST_DELETED or action.decision:
             continue
         question = f"{action.path}: deleted here. [r]estore it, or [d]rop it for good? "
-        choice = _one_of(ask, question, {"r": "restore", "d": "drop"})
+        choice = one_of(ask, question, {"r": "restore", "d": "drop"})
         actions[index] = settle_host_deleted(prepared.latest, action, choice)
 
 
-def _one_of(ask: Callable[[str], str], question: str, answers: dict[str, str]) -> str:
-    """Ask until one of ``answers``' keys is typed; the end of input stops the run before
-    anything is written (asking again would never get an answer)."""
+def one_of(
+    ask: Callable[[str], str],
+    question: str,
+    answers: dict[str, str],
+    at_end: str | None = None,
+) -> str:
+    """Ask until one of ``answers``' keys is typed. The end of input (asking again would
+    never get an answer) gives ``at_end`` when the question has a safe answer, else stops
+    the run before anything is written."""
     while True:
         raw = ask(question)
         if raw == "":
+            if at_end is not None:
+                return at_end
             raise TetherError("no answer at the prompt (end of input); nothing was written")
         if raw.strip() in answers:
             return answers[raw.strip()]

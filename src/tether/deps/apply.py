@@ -37,6 +37,9 @@ INSTALL = {
 }
 PYTHON_LOCK = {"uv": ["uv", "lock"], "poetry": ["poetry", "lock"], "pdm": ["pdm", "lock"]}
 NOT_FOUND = 127  # what a shell answers for a missing program
+# After a project failed, whether to go on with the rest: (project, step, exit code, how
+# many projects are left) → True to go on.
+GoOn = Callable[[str, str, int | None, int], bool]
 
 
 @dataclass(frozen=True)
@@ -162,7 +165,10 @@ def apply_projects(
     options: ApplyOptions,
     folder: RunFolder,
     progress: Callable[[str], None] = lambda line: None,
+    go_on: GoOn | None = None,
 ) -> ApplyRun:
+    """Each project in turn. After a failure the run stops, unless told to go on
+    (``continue_on_failure``) or ``go_on`` (a person asked at that moment) says so."""
     run = ApplyRun(
         [ProjectResult(w, folder.log_path(i, len(works), w.name)) for i, w in enumerate(works)]
     )
@@ -176,9 +182,21 @@ def apply_projects(
             return run
         progress(digest(index, len(works), result))
         if result.state == "failed" and not options.continue_on_failure:
-            run.status = "stopped"
-            break
+            try:
+                going_on = _ask_go_on(result, len(works) - index - 1, go_on)
+            except KeyboardInterrupt:
+                run.status = "interrupted"
+                return run
+            if not going_on:
+                run.status = "stopped"
+                break
     return run
+
+
+def _ask_go_on(result: ProjectResult, left: int, go_on: GoOn | None) -> bool:
+    if not left or go_on is None:
+        return False
+    return go_on(result.work.name, result.failed_step or "", result.exit_code, left)
 
 
 def owed_installs(run: ApplyRun, options: ApplyOptions) -> list[tuple[str, Path, list[list[str]]]]:

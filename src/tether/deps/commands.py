@@ -15,10 +15,13 @@ from typing import Any
 
 from tether.deps import flow
 from tether.deps.align import DEFAULT_POLICY
-from tether.deps.apply import ApplyOptions, ApplyRun
+from tether.deps.apply import ApplyOptions, ApplyRun, GoOn
 from tether.deps.flow import Decided, Registries
+from tether.deps.gate import Chosen
 from tether.deps.model import Level
 from tether.deps.owed import Owed
+from tether.deps.plans import Pruned
+from tether.deps.registries import DEFAULT_JOBS, DEFAULT_RETRIES, DEFAULT_TIMEOUT
 from tether.deps.scan import ScanResult
 from tether.errors import Exit, TetherError, UsageError
 from tether.runs.isolation import DEFAULT_MODE
@@ -44,6 +47,8 @@ class DepsRequest:
     continue_on_failure: bool = False
     isolate: str | None = None  # None: DEFAULT_MODE, not asked for
     resume: str | None = None  # a run id: finish only the installs that run owes
+    deep: bool = False  # plan: keep the plan in a new plan folder (deep mode)
+    select: Sequence[str] = ()  # apply only these: package names, improvement titles (parts)
     cwd: Path = field(default_factory=Path.cwd)
     env: Mapping[str, str] = field(default_factory=lambda: dict(os.environ))
 
@@ -57,6 +62,9 @@ class Prompts:
     show_plan: Callable[[Doc], None]  # the plan document, before the one confirmation
     note: Callable[[str], None] = lambda line: None  # selection notes (names not found)
     progress: Callable[[str], None] = lambda line: None  # a digest line per project applied
+    # After a project failed: go on with the rest? (project, step, exit code, how many are
+    # left). None: stop, as a run without a person does.
+    go_on: GoOn | None = None
 
 
 SILENT = Prompts(ask=lambda question: "", say=lambda line: None, show_plan=lambda doc: None)
@@ -88,33 +96,62 @@ def plan(request: DepsRequest, prompts: Prompts = SILENT) -> DepsResult | Nothin
     decided = flow.plan_with_overrides(
         result, request.conflict_policy or DEFAULT_POLICY, _overrides_file(request)
     )
-    if request.plan_dir is not None:
-        flow.write_plan_dir(request.plan_dir, result, decided)
-    return DepsResult(flow.plan_json(decided))
+    doc = flow.plan_json(decided)
+    folder, pruned = _plan_folder(request)
+    if folder is not None:
+        flow.write_plan_dir(folder, result, decided)
+    doc["plan_dir"] = str(folder) if folder is not None else None
+    doc["pruned_plan_folders"] = [p.to_json() for p in pruned]
+    doc["warnings"] += [p.notice() for p in pruned]
+    return DepsResult(doc)
+
+
+def _plan_folder(request: DepsRequest) -> tuple[Path | None, list[Pruned]]:
+    """Where the plan is kept: the folder named, else a new one for ``--deep``; writing a
+    plan is when tether's stale plan folders are removed (never the one in use)."""
+    from tether.deps import plans
+
+    if request.plan_dir is None and not request.deep:
+        return None, []
+    now = flow.system_now()
+    folder = request.plan_dir or plans.create(request.level, now, request.env)
+    pruned = plans.prune(now, [folder], request.env)
+    plans.mark_used(folder, now)
+    return folder, pruned
 
 
 def apply(request: DepsRequest, prompts: Prompts) -> DepsResult | NothingSelected:
     """Plan, take every decision (policy, overrides, the gate), then apply project by
     project. Nothing is written before the person (or ``yes``) approved the plan."""
-    from tether.deps.gate import check_skip
+    from tether.deps.dossier import read_improvements
+    from tether.deps.gate import check_select, check_skip
 
     result = _scan(request, prompts)
     if isinstance(result, NothingSelected):
         return result
     decided = _decided(result, request, prompts)
     skip = check_skip(split_names(request.skip_packages), decided.plan)
-    flow.settle(decided, _override_decisions(decided, request, prompts), skip)
+    offered = read_improvements(request.plan_dir)
+    chosen = check_select(split_names(request.select), decided.plan, offered, request.plan_dir)
+    flow.settle(decided, _override_decisions(decided, request, prompts), skip + chosen.excluded)
     owed = _owed(result, request)
     if not flow.has_work(decided, owed):
-        return _finish(decided, request, None, "nothing", None)
-    if not request.yes and not _approved(decided, prompts):
-        return _finish(decided, request, None, "cancelled", None)
+        return _finish(decided, request, None, "nothing", None, chosen)
+    if not request.yes:
+        approved = _approved(decided, prompts, chosen)
+        if approved is None:
+            return _finish(decided, request, None, "cancelled", None)
+        chosen = approved
+        if not flow.has_work(decided, owed):  # the subset picked leaves nothing to apply
+            return _finish(decided, request, None, "nothing", None, chosen)
     folder = RunFolder.create()
     flow.write_plan_dir(folder.root, result, decided)
     if request.plan_dir is not None:
         flow.write_plan_dir(request.plan_dir, result, decided)
-    run = flow.execute(decided, _apply_options(request), folder, prompts.progress, owed)
-    return _finish(decided, request, run, run.status, folder)
+    go_on = None if request.yes or request.continue_on_failure else prompts.go_on
+    options = _apply_options(request)
+    run = flow.execute(decided, options, folder, prompts.progress, owed, go_on)
+    return _finish(decided, request, run, run.status, folder, chosen)
 
 
 def _owed(result: ScanResult, request: DepsRequest) -> list[Owed]:
@@ -190,15 +227,20 @@ def _override_decisions(decided: Decided, request: DepsRequest, prompts: Prompts
     return decisions
 
 
-def _approved(decided: Decided, prompts: Prompts) -> bool:
+def _approved(decided: Decided, prompts: Prompts, chosen: Chosen) -> Chosen | None:
+    """The one confirmation; the subset picked there (None: cancelled)."""
     from tether.deps.gate import ask_gate
 
     prompts.show_plan(flow.plan_json(decided))
     count = sum(1 for p in decided.plan.packages if p.applies)
-    answer = ask_gate(decided.plan, count, prompts.ask, prompts.say)
-    if answer.approved and answer.excluded:
+    answer = ask_gate(decided.plan, count, prompts.ask, prompts.say, chosen.offered)
+    if not answer.approved:
+        return None
+    if answer.excluded:
         flow.settle(decided, {}, answer.excluded)
-    return answer.approved
+    if answer.improvements is None:
+        return chosen
+    return Chosen(chosen.offered, answer.excluded, answer.improvements)
 
 
 def _apply_options(request: DepsRequest) -> ApplyOptions:
@@ -227,8 +269,9 @@ def _finish(
     run: ApplyRun | None,
     status: str,
     folder: RunFolder | None,
+    chosen: Chosen | None = None,
 ) -> DepsResult:
-    from tether.deps.summary import summary_document
+    from tether.deps.summary import improvement_sections, improvement_step, summary_document
     from tether.report.deps import render_summary
 
     meta = {
@@ -240,8 +283,77 @@ def _finish(
         "continue_on_failure": request.continue_on_failure,
     }
     doc = summary_document(decided.plan, decided.overrides, run, status, meta)
+    projects = [p.name for p in decided.plan.scan.scanned]
+    doc.update(improvement_sections(chosen, doc, projects))
+    doc["suggested_next_steps"] += improvement_step(doc)
     if folder is not None:
         folder.keep_summary(doc, render_summary(doc))
     if status == "interrupted":
         return DepsResult(doc, Exit.INTERRUPTED)
     return DepsResult(doc, Exit.ERROR if doc["failed"] else Exit.OK)
+
+
+# --- deep mode: release notes and the dossier, in a plan folder ----------------------------
+
+
+@dataclass(frozen=True)
+class DeepRequest:
+    """``deps notes`` and ``deps dossier``: they work in a plan folder, never on projects."""
+
+    level: str | None = None  # with no plan_dir: the newest plan folder of this level
+    plan_dir: Path | None = None
+    github_api: str | None = None  # None: $GITHUB_API_URL, else api.github.com
+    jobs: int = DEFAULT_JOBS
+    timeout: float = DEFAULT_TIMEOUT
+    retries: int = DEFAULT_RETRIES
+    env: Mapping[str, str] = field(default_factory=lambda: dict(os.environ))
+
+
+def _deep_folder(request: DeepRequest) -> tuple[Path, Doc, list[str]]:
+    """The plan folder, the plan it keeps, and a notice when it was found, not named."""
+    from tether.deps import plans
+
+    folder = plans.locate(request.plan_dir, request.level, request.env)
+    plan = plans.read_plan(folder)
+    if request.level is not None and plan["level"] != request.level:
+        raise UsageError(
+            f"{folder} keeps a {plan['level']} plan, not {request.level} "
+            "(drop --level, or name another --plan-dir)"
+        )
+    plans.mark_used(folder, flow.system_now())
+    notices = []
+    if request.plan_dir is None:
+        notices.append(
+            f"plan folder {folder}: the newest for {request.level} (--plan-dir DIR names another)"
+        )
+    return folder, plan, notices
+
+
+def notes(request: DeepRequest) -> DepsResult:
+    """Every bump's release notes: kept ones read from the plan folder, the rest fetched
+    and kept there."""
+    from tether.deps import plans
+    from tether.deps.notes import DEFAULT_API, ReleasePages, gather, notes_document
+    from tether.deps.registries import HttpClient
+
+    folder, plan, notices = _deep_folder(request)
+    api = request.github_api or request.env.get("GITHUB_API_URL") or DEFAULT_API
+    token = request.env.get("GITHUB_TOKEN") or request.env.get("GH_TOKEN") or None
+    pages = ReleasePages(api, HttpClient(request.timeout, request.retries), token)
+    found = gather(folder, plan, plans.read_metadata(folder), pages, request.jobs)
+    return DepsResult(notes_document(plan["level"], folder, found, notices))
+
+
+def dossier(request: DeepRequest) -> DepsResult:
+    """The dossier skeleton from the plan folder (its plan, metadata and kept notes); asks
+    no server."""
+    from tether.deps import plans
+    from tether.deps.bumps import bump_list
+    from tether.deps.dossier import dossier_document, write
+    from tether.deps.notes import read_kept
+
+    folder, plan, notices = _deep_folder(request)
+    kept = {item.label: read_kept(folder, item) for item in bump_list(plan)}
+    doc = dossier_document(folder, plan, plans.read_metadata(folder), kept)
+    doc["notices"] = notices
+    return DepsResult(write(folder, doc))

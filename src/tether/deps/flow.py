@@ -20,6 +20,7 @@ from tether.deps.align import Plan, build_plan, exclude_packages, plan_document
 from tether.deps.apply import (
     ApplyOptions,
     ApplyRun,
+    GoOn,
     apply_projects,
     owed_installs,
     works_from_plan,
@@ -27,6 +28,7 @@ from tether.deps.apply import (
 from tether.deps.engines import NodeIndex, scan_engines_projects
 from tether.deps.model import Ecosystem, Level
 from tether.deps.owed import Owed, clear, record
+from tether.deps.plans import METADATA_FILE, PLAN_FILE, SCAN_FILE
 from tether.deps.registries import (
     DEFAULT_JOBS,
     DEFAULT_RETRIES,
@@ -42,8 +44,6 @@ from tether.errors import UsageError
 from tether.runs.rundir import RunFolder
 from tether.runs.selection import Selection
 
-SCAN_FILE = "scan-by-project.json"
-PLAN_FILE = "cross-project-plan.json"
 _AGE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([dhm])\s*$")
 _UNITS = {"d": "days", "h": "hours", "m": "minutes"}
 
@@ -185,14 +185,31 @@ def _camel(name: str) -> str:
     return head + "".join(part.capitalize() for part in rest)
 
 
+_SNAKE_OF = {_camel(name): name for name in PLAN_FOLDER_FIELDS}
+
+
+def snake_shape(value: Any) -> Any:
+    """A plan-folder file read back in the shape ``--json`` prints: ``plan_folder_shape``
+    undone."""
+    if isinstance(value, dict):
+        return {_SNAKE_OF.get(k, k): snake_shape(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [snake_shape(item) for item in value]
+    return value
+
+
 def write_plan_dir(directory: Path, result: ScanResult, decided: Decided | None) -> list[Path]:
-    """Pretty-printed ``scan-by-project.json`` (and ``cross-project-plan.json``)."""
+    """Pretty-printed ``scan-by-project.json`` (and ``cross-project-plan.json`` with the
+    registry metadata of the packages that move, ``package-metadata.json``)."""
+    from tether.deps.notes import metadata_document
     from tether.fsio import atomic_write
 
     written = []
     documents = [(SCAN_FILE, plan_folder_shape(scan_document(result)))]
     if decided is not None:
-        documents.append((PLAN_FILE, plan_folder_shape(plan_json(decided))))
+        plan = plan_json(decided)
+        documents.append((PLAN_FILE, plan_folder_shape(plan)))
+        documents.append((METADATA_FILE, metadata_document(plan, result.infos)))
     for name, doc in documents:
         path = directory / name
         atomic_write(path, (json.dumps(doc, indent=2, ensure_ascii=False) + "\n").encode())
@@ -206,11 +223,12 @@ def execute(
     folder: RunFolder,
     progress: Callable[[str], None],
     owed: Sequence[Owed] = (),
+    go_on: GoOn | None = None,
 ) -> ApplyRun:
     """Apply, then keep what this run still owes and clear what earlier runs owed and this
     one tried."""
     works = works_from_plan(decided.plan, decided.overrides, owed_commands(owed))
-    run = apply_projects(works, options, folder, progress)
+    run = apply_projects(works, options, folder, progress, go_on)
     record(folder, owed_installs(run, options))
     tried = {r.work.name for r in run.results if r.state != "pending"}
     clear([o for o in owed if o.name in tried])

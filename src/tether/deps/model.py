@@ -110,6 +110,8 @@ class Release:
     version: str
     published: datetime | None  # None: the registry gave no time, so its age is unknown
     withdrawn: bool = False  # npm deprecated, PyPI yanked
+    note: str = ""  # why it was withdrawn, as the registry says (npm's deprecation message)
+    peers: tuple[str, ...] = ()  # the names its peerDependencies declare (npm)
 
 
 @dataclass(frozen=True)
@@ -118,6 +120,8 @@ class PackageInfo:
     name: str
     releases: tuple[Release, ...]
     latest: str | None  # npm's `latest` dist-tag, PyPI's info.version
+    repository: str | None = None  # where its source lives, as the registry names it
+    directory: str | None = None  # the package's folder inside that repository (monorepos)
 
 
 @dataclass(frozen=True)

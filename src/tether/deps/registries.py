@@ -80,18 +80,65 @@ def from_packument(name: str, doc: Any) -> PackageInfo:
     if not isinstance(doc, dict):
         raise FetchError(f"{name}: the packument is not a JSON object")
     versions = doc.get("versions") or {}
+    versions = versions if isinstance(versions, dict) else {}
     times = doc.get("time") or {}
     tags = doc.get("dist-tags") or {}
     releases = tuple(
-        Release(
-            version,
-            parse_time(times.get(version)) if isinstance(times, dict) else None,
-            bool(isinstance(meta, dict) and meta.get("deprecated")),
-        )
-        for version, meta in (versions.items() if isinstance(versions, dict) else ())
+        _npm_release(version, meta, times.get(version) if isinstance(times, dict) else None)
+        for version, meta in versions.items()
     )
     latest = tags.get("latest") if isinstance(tags, dict) else None
-    return PackageInfo("npm", name, releases, latest if isinstance(latest, str) else None)
+    latest = latest if isinstance(latest, str) else None
+    newest = versions.get(latest) if latest else None
+    url, directory = _repository(doc.get("repository"))
+    if url is None and isinstance(newest, dict):
+        url, directory = _repository(newest.get("repository"))
+    return PackageInfo("npm", name, releases, latest, url, directory)
+
+
+_NO_PEERS: tuple[str, ...] = ()
+
+
+def _npm_release(version: str, meta: Any, published: Any) -> Release:
+    if not isinstance(meta, dict):
+        return Release(version, parse_time(published))
+    deprecated = meta.get("deprecated")
+    peers = meta.get("peerDependencies")
+    return Release(
+        version,
+        parse_time(published),
+        bool(deprecated),
+        deprecated if isinstance(deprecated, str) else "",
+        tuple(peers) if isinstance(peers, dict) and peers else _NO_PEERS,
+    )
+
+
+def _repository(value: Any) -> tuple[str | None, str | None]:
+    """npm's ``repository``: a string (a URL or a ``github:o/r`` / ``o/r`` shorthand) or
+    ``{type, url, directory}``."""
+    if isinstance(value, str) and value:
+        return value, None
+    if isinstance(value, dict) and isinstance(value.get("url"), str) and value["url"]:
+        directory = value.get("directory")
+        return value["url"], directory if isinstance(directory, str) and directory else None
+    return None, None
+
+
+# The project_urls labels PyPI packages name their source repository with, most telling first.
+_PYPI_SOURCE_LABELS = ("source", "source code", "repository", "code", "github", "homepage")
+
+
+def _pypi_repository(info: Any) -> str | None:
+    if not isinstance(info, dict):
+        return None
+    urls = info.get("project_urls")
+    labelled = {str(k).lower(): v for k, v in urls.items()} if isinstance(urls, dict) else {}
+    for label in _PYPI_SOURCE_LABELS:
+        url = labelled.get(label)
+        if isinstance(url, str) and url:
+            return url
+    home = info.get("home_page")
+    return home if isinstance(home, str) and home else None
 
 
 def from_pypi_json(name: str, doc: Any) -> PackageInfo:
@@ -99,15 +146,18 @@ def from_pypi_json(name: str, doc: Any) -> PackageInfo:
         raise FetchError(f"{name}: the JSON API answer has no releases")
     releases = []
     for version, files in doc["releases"].items():
-        files = files if isinstance(files, list) else []
+        files = [f for f in files if isinstance(f, dict)] if isinstance(files, list) else []
         times = [parse_time(f.get("upload_time_iso_8601") or f.get("upload_time")) for f in files]
         known = [t for t in times if t is not None]
         # A release whose every file was yanked is withdrawn; one without files has no age.
         yanked = bool(files) and all(bool(f.get("yanked")) for f in files)
-        releases.append(Release(version, min(known) if known else None, yanked))
+        reasons = [f["yanked_reason"] for f in files if isinstance(f.get("yanked_reason"), str)]
+        note = reasons[0] if yanked and reasons else ""
+        releases.append(Release(version, min(known) if known else None, yanked, note))
     info = doc.get("info") or {}
     latest = info.get("version") if isinstance(info, dict) else None
-    return PackageInfo("pypi", name, tuple(releases), latest if isinstance(latest, str) else None)
+    latest = latest if isinstance(latest, str) else None
+    return PackageInfo("pypi", name, tuple(releases), latest, _pypi_repository(info))
 
 
 def from_simple_json(name: str, doc: Any) -> PackageInfo:

@@ -10,6 +10,8 @@ from typing import Any
 
 from tether.deps.align import Plan, package_json
 from tether.deps.apply import ApplyRun, ProjectResult
+from tether.deps.dossier import in_scope
+from tether.deps.gate import Chosen
 from tether.deps.overrides import BoundOverride
 from tether.deps.scan import common_sections
 from tether.deps.surfaces import LEFT_AS_IS
@@ -139,6 +141,35 @@ def _lock_steps(doc: Doc, plan: Plan) -> list[str]:
     if not unlocked:
         return []
     return ["refresh the Python environment or lock of " + ", ".join(unlocked)]
+
+
+def improvement_sections(chosen: Chosen | None, doc: Doc, projects: Sequence[str]) -> Doc:
+    """The dossier's improvements after the run: the ones selected, with the projects they
+    concern that did not fail or stay pending (tether changes versions only: a person or an
+    agent takes these up), and the ones left out."""
+    if chosen is None or chosen.offered is None:
+        return {"selected_improvements": [], "skipped_improvements": []}
+    blocked = {p["name"] for key in ("failed", "pending", "skipped_isolation") for p in doc[key]}
+    taken = chosen.taken
+    return {
+        "selected_improvements": in_scope(taken, [p for p in projects if p not in blocked]),
+        "skipped_improvements": [
+            {**item.to_json(), "reason": "not selected"}
+            for item in chosen.offered
+            if item not in taken
+        ],
+    }
+
+
+def improvement_step(doc: Doc) -> list[str]:
+    selected = [i for i in doc["selected_improvements"] if i["projects"]]
+    if not selected:
+        return []
+    return [
+        f"take up the {len(selected)} selected improvement(s) of the dossier in "
+        + ", ".join(dict.fromkeys(p for i in selected for p in i["projects"]))
+        + " (tether changes versions only)"
+    ]
 
 
 # --- scan and plan -----------------------------------------------------------------------

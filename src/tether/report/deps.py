@@ -42,6 +42,13 @@ def render_summary(doc: Doc) -> str:
     lines += failed_section(doc["failed"])
     lines += _list("Pending projects", [_pending_line(p) for p in doc["pending"]])
     lines += _list(
+        "Improvements to take up",
+        [_improvement_line(i) for i in doc.get("selected_improvements", [])],
+    )
+    lines += _list(
+        "Improvements not selected", [i["title"] for i in doc.get("skipped_improvements", [])]
+    )
+    lines += _list(
         "Skipped (isolation not possible)",
         [f"{m['name']}: {m['reason']}" for m in doc.get("skipped_isolation", [])],
     )
@@ -86,6 +93,11 @@ def _applied(applied: list[Doc]) -> list[str]:
         for override in project["overrides"]:
             lines.append(f"  - override {override['id']}: {override['command']}")
     return lines
+
+
+def _improvement_line(item: Doc) -> str:
+    projects = capped_names(item["projects"]) if item["projects"] else "no project to take it up"
+    return f"{item['title']} → {projects}"
 
 
 def bump_line(bump: Doc) -> str:
@@ -164,6 +176,8 @@ def render_plan(doc: Doc) -> str:
         (p for p in doc["packages"] if _moving(p)), key=lambda p: (p["name"], p.get("catalog", ""))
     )
     lines = [f"tether deps plan ({doc['level']})", *_policy_lines(doc), ""]
+    if doc.get("plan_dir"):
+        lines[1:1] = [f"Plan folder: {doc['plan_dir']} (deps notes and deps dossier work there)"]
     lines += ["| package | proposed target | projects | locations |", "|---|---|---|---|"]
     lines += [_plan_row(package) for package in rows]
     if not rows:
