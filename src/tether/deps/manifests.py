@@ -16,6 +16,7 @@ library's promise to its users, never a bump target, so they are not read.
 from __future__ import annotations
 
 import fnmatch
+import os
 from dataclasses import dataclass, field
 from datetime import timedelta
 from pathlib import Path
@@ -298,6 +299,8 @@ def read_release_gates(scan: ProjectScan, files: ProjectFiles) -> None:
     yarnrc = files.doc(".yarnrc.yml", "yaml")
     if yarnrc is not None:
         found.append(gates.yarn_gate(yarnrc, ".yarnrc.yml"))
+    if yarnrc is None or "npmMinimalAgeGate" not in yarnrc:
+        found.append(_home_yarn_gate(list(dict.fromkeys([files.root, scan.root]))))
     bunfig = files.doc("bunfig.toml", "toml")
     if bunfig is not None:
         found.append(gates.bun_gate(bunfig, "bunfig.toml"))
@@ -308,6 +311,24 @@ def read_release_gates(scan: ProjectScan, files: ProjectFiles) -> None:
         scan.warnings += [f"{scan.name}: {w}" for w in warnings]
         if gate is not None:
             scan.release_gates.append(gate)
+
+
+def _home_yarn_gate(folders: list[Path]) -> tuple[ReleaseGate | None, list[str]]:
+    """yarn berry's gate from the user's ``~/.yarnrc.yml`` when the project's own files set
+    none (yarn layers the home file under the project's); a file tether cannot read is a
+    warning, never the project's failure."""
+    from tether.deps import gates
+    from tether.deps.registries import home_yarnrc
+
+    home = home_yarnrc(os.environ, folders)
+    if home is None:
+        return None, []
+    label = "~/.yarnrc.yml"
+    try:
+        doc = read_doc(home.parent, home.name, "yaml")
+    except ScanError as error:
+        return None, [f"{label}: {str(error).split(': ', 1)[-1]}; ignored"]
+    return gates.yarn_gate(doc, label) if isinstance(doc, dict) else (None, [])
 
 
 def read_pyproject(scan: ProjectScan, doc: dict[str, Any], rel: str = "pyproject.toml") -> None:

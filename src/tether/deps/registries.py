@@ -33,7 +33,7 @@ from typing import Any, Protocol
 from tether import __version__
 from tether.deps import pyspec
 from tether.deps.model import Ecosystem, PackageInfo, Release
-from tether.fsio import read_bytes
+from tether.fsio import read_bytes, read_head
 from tether.parselimits import json_loads
 
 DEFAULT_NPM = "https://registry.npmjs.org/"
@@ -448,14 +448,47 @@ def _auth_prefix(url: str) -> str:
     return "//" + url.split("://", 1)[-1].rstrip("/") + "/"
 
 
+def home_yarnrc(env: Mapping[str, str], folders: Sequence[Path]) -> Path | None:
+    """The user's ``~/.yarnrc.yml`` when the project in ``folders`` is a yarn berry project
+    (yarn 2+ layers it under the project's own files; npm, pnpm, Bun and yarn 1 never read
+    it) and the file exists."""
+    home = env.get("HOME")
+    if not home or not any(_is_yarn_berry(folder) for folder in folders):
+        return None
+    path = Path(home) / ".yarnrc.yml"
+    return path if path.is_file() else None
+
+
+def _is_yarn_berry(folder: Path) -> bool:
+    """A ``.yarnrc.yml`` (yarn 1 reads ``.yarnrc``), a ``yarn.lock`` in berry's format, or a
+    ``packageManager`` of yarn 2 or later."""
+    if (folder / ".yarnrc.yml").is_file():
+        return True
+    try:
+        if b"__metadata:" in read_head(folder / "yarn.lock", 512):
+            return True
+    except OSError:  # absent, a folder, a FIFO: not a lockfile yarn berry wrote
+        pass
+    try:
+        manifest = json_loads(read_bytes(folder / "package.json"))
+    except (OSError, ValueError):  # the project's scan reports a bad package.json
+        return False
+    wanted = manifest.get("packageManager") if isinstance(manifest, dict) else None
+    match = re.match(r"yarn@(\d+)", wanted) if isinstance(wanted, str) else None
+    return match is not None and int(match[1]) >= 2
+
+
 def yarnrc_registries(env: Mapping[str, str], folders: Sequence[Path]) -> YarnRegistries:
-    """Each folder's ``.yarnrc.yml`` (outermost first, the inner one wins per setting).
+    """Each folder's ``.yarnrc.yml`` (outermost first, the inner one wins per setting), under
+    the user's ``~/.yarnrc.yml`` for a yarn berry project.
 
     An unreadable or malformed file adds nothing here: the project's scan reads the same file
     and reports it."""
     found = YarnRegistries()
-    for folder in folders:
-        doc = _yarnrc(folder / ".yarnrc.yml")
+    home = home_yarnrc(env, folders)
+    layers = [home] if home is not None else []
+    for path in [*layers, *(folder / ".yarnrc.yml" for folder in folders)]:
+        doc = _yarnrc(path)
         server = _yarn_text(doc.get("npmRegistryServer"), env)
         found.server = server or found.server
         _yarn_token(found.auth, "", doc, env)
