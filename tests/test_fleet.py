@@ -214,28 +214,38 @@ def test_a_locked_project_is_refused_not_waited_for(fleet: Fleet) -> None:
     assert installed(p1) == "1.0.0" and installed(p2) == "1.1.0"
 
 
-def test_branch_isolation_degrades_to_none_with_a_note(fleet: Fleet) -> None:
+def test_isolation_that_cannot_be_had_fails_the_project_and_never_edits_it(
+    fleet: Fleet,
+) -> None:
+    """A branch someone already has is never reused, and the checkout is never edited
+    instead; a folder outside git under the default mode has no branch to protect."""
     p1 = fleet.projects[0]
     git(p1, "branch", BRANCH)  # taken already: do not reuse someone's branch
     plain = new_project(fleet, "plain", repo=False)
     register(p1, plain)
-    code, doc = update_json("--yes")
-    assert code == 0
+    before = files(p1)
+    code, doc = update_json("--yes", "--continue-on-failure")
+    assert code == 1
+    [failed] = doc["summary"]["failed"]
+    assert failed["name"] == "p1" and failed["step"] == "isolate"
+    assert "already exists" in failed["error"] and "nothing written" in failed["error"]
     isolation = {p["name"]: p for p in doc["summary"]["isolation"]["projects"]}
-    assert isolation["p1"]["used"] == "none" and "already exists" in isolation["p1"]["note"]
+    assert isolation["p1"]["used"] == "skipped"
     assert isolation["plain"]["used"] == "none"
     assert "not a git repository" in isolation["plain"]["note"]
-    assert branch(p1) == "main" and installed(p1) == installed(plain) == "1.1.0"
+    assert branch(p1) == "main" and installed(p1) == "1.0.0" and files(p1) == before
+    assert installed(plain) == "1.1.0"
 
 
-def test_worktree_isolation_outside_git_degrades(fleet: Fleet) -> None:
+def test_worktree_isolation_asked_for_outside_git_fails_the_project(fleet: Fleet) -> None:
     plain = new_project(fleet, "plain", repo=False)
     register(plain)
+    before = files(plain)
     code, doc = update_json("--yes", "--isolate", "worktree")
-    assert code == 0
+    assert code == 1
     [item] = doc["summary"]["isolation"]["projects"]
-    assert item["used"] == "none" and "not a git repository" in item["note"]
-    assert installed(plain) == "1.1.0"
+    assert item["used"] == "skipped" and "not a git repository" in item["note"]
+    assert installed(plain) == "1.0.0" and files(plain) == before
 
 
 def test_worktree_isolation_leaves_the_checkout_untouched(fleet: Fleet, capsys) -> None:
@@ -265,13 +275,14 @@ def test_worktree_without_committed_install_is_taken_back(fleet: Fleet) -> None:
     git(bare, "add", "README")
     git(bare, "commit", "-qm", "no tether files committed")
     register(bare)
+    before = files(bare)
     code, doc = update_json("--yes", "--isolate", "worktree")
-    assert code == 0
+    assert code == 1
     [item] = doc["summary"]["isolation"]["projects"]
-    assert item["used"] == "none" and "is not committed" in item["note"]
+    assert item["used"] == "skipped" and "is not committed" in item["note"]
     assert not (fleet.tmp / "bare-tether-1.1.0").exists()
     assert BRANCH not in git(bare, "branch", "--list")
-    assert installed(bare) == "1.1.0"
+    assert installed(bare) == "1.0.0" and files(bare) == before
 
 
 def test_pr_pushes_nothing_and_names_tether_pr_as_the_step_after_a_commit(

@@ -208,21 +208,21 @@ def test_the_default_is_a_new_branch_for_both(world: World) -> None:
 def test_outside_git_an_asked_isolation_says_why_it_is_not_possible(
     world: World, command: str, mode: str
 ) -> None:
-    """The fleet degrades to in place; deps skips the project (it never edits a checkout
-    whose isolation was asked for and could not be had)."""
+    """Neither edits a checkout whose isolation was asked for and could not be had: the
+    fleet fails the project (it was to reach the release), deps skips it."""
     root = project(world, "plain", repo=False)
     register(world, {"plain": root})
     before = (root / "package.json").read_bytes()
     code, doc = run_json(*apply_command(world, command, "--isolate", mode))
-    assert code == 0
+    assert code == (1 if command == "fleet" else 0)
     section = isolation_of(doc, command)
     assert section["requested"] == mode
     [used] = section["projects"]
-    assert used["used"] == ("none" if command == "fleet" else "skipped")
+    assert used["used"] == "skipped"
     assert used["requested"] == mode
     assert used["note"] == f"{mode} isolation not possible: not a git repository"
+    assert (root / "package.json").read_bytes() == before
     if command == "deps":
-        assert (root / "package.json").read_bytes() == before
         assert [p["name"] for p in doc["skipped_isolation"]] == ["plain"]
 
 
@@ -232,12 +232,13 @@ def test_someone_elses_branch_is_never_reused(world: World, command: str) -> Non
     taken = FLEET_BRANCH if command == "fleet" else DEPS_BRANCH
     git(root, "branch", taken)
     register(world, {"p": root})
+    before = (root / "package.json").read_bytes()
     code, doc = run_json(*apply_command(world, command))
-    assert code == 0
+    assert code == (1 if command == "fleet" else 0)
     [used] = isolation_of(doc, command)["projects"]
-    assert used["used"] == ("none" if command == "fleet" else "skipped")
+    assert used["used"] == "skipped"
     assert used["note"] == f"branch isolation not possible: branch {taken} already exists"
-    assert branch(root) == "main"
+    assert branch(root) == "main" and (root / "package.json").read_bytes() == before
     if command == "deps":  # not edited on the person's own branch either
         assert git(root, "status", "--porcelain") == ""
 
@@ -277,14 +278,13 @@ def test_a_folder_in_the_worktrees_place_is_never_used(world: World, command: st
     (squatter / "notes.txt").write_text("mine\n")
     register(world, {"p": root})
     code, doc = run_json(*apply_command(world, command, "--isolate", "worktree"))
-    assert code == 0
+    assert code == (1 if command == "fleet" else 0)
     head = git(root, "rev-parse", "HEAD")
     [used] = isolation_of(doc, command)["projects"]
-    assert used["used"] == ("none" if command == "fleet" else "skipped")
+    assert used["used"] == "skipped"
     assert used["note"] == f"worktree isolation not possible: {squatter} already exists"
     assert [p.name for p in squatter.iterdir()] == ["notes.txt"]
-    if command == "deps":  # deps never falls back to editing the checkout
-        assert untouched(root, head)
+    assert untouched(root, head)  # neither falls back to editing the checkout
 
 
 # --- the run folder and the failed section ---------------------------------------------------

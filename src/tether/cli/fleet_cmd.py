@@ -38,8 +38,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     update.add_argument(
         "--isolate",
         choices=MODES,
-        default=DEFAULT_MODE,
-        help=f"apply in place, on a new branch, or in a new worktree (default: {DEFAULT_MODE})",
+        default=None,
+        help="apply in place, on a new branch, or in a new worktree "
+        f"(default: {DEFAULT_MODE}; a project where the isolation asked for is not possible "
+        "fails, nothing written)",
     )
     update.add_argument(
         "--continue-on-failure",
@@ -101,11 +103,12 @@ def _update(args: argparse.Namespace, jobs: int) -> int:
     request = FleetRequest(
         args.to,
         args.dry_run,
-        args.isolate,
+        args.isolate or DEFAULT_MODE,
         args.continue_on_failure,
         jobs,
         args.pr,
         args.allow_dirty,
+        isolate_asked=args.isolate is not None,
     )
     confirm = None if args.yes else _confirm
     result = flow.update(selection_filters(args), request, confirm, selection_note(args.json))

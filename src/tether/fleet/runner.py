@@ -61,6 +61,7 @@ class FleetRequest:
     jobs: int = 4
     pr: bool = False
     allow_dirty: bool = False
+    isolate_asked: bool = False  # --isolate was given (not the default)
 
 
 @dataclass
@@ -170,6 +171,7 @@ def _apply_one(run: FleetRun, entry: FleetEntry) -> None:
         target=entry.plan.to_version,
         upstream=entry.plan.upstream,
         isolate=run.request.isolate,
+        isolate_asked=run.request.isolate_asked,
         expected_digest=entry.plan.digest,
         pr=run.request.pr,
         allow_dirty=run.request.allow_dirty,

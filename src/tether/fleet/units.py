@@ -177,13 +177,14 @@ class ApplyOptions:
     expected_digest: str = ""  # the plan the person confirmed; empty: accept any
     pr: bool = False  # deprecated: each report names 'tether pr' as the step after a commit
     allow_dirty: bool = False
+    isolate_asked: bool = False  # --isolate was given: outside git is no reason to go in place
 
 
 @dataclass(frozen=True)
 class ProjectOutcome:
     state: str  # applied | up-to-date | failed
     isolation: Mapping[str, Any]
-    step: str = ""  # where a failure happened: apply
+    step: str = ""  # where a failure happened: isolate | apply
     error: str = ""
     exit_code: int = Exit.OK
     conflicts: tuple[str, ...] = ()
@@ -215,8 +216,20 @@ def apply_unit(path: str, options: ApplyOptions) -> ProjectOutcome:
     log: list[str] = []
     where = Isolation(options.isolate, "none", root)
     try:
-        where = isolate(root, options.isolate, _target(root, options))
+        where = isolate(
+            root,
+            options.isolate,
+            _target(root, options),
+            skip=True,
+            in_place_outside_git=not options.isolate_asked,
+        )
         log.append(where.describe())
+        if where.used == "skipped":  # the checkout is never edited instead
+            reason = f"{where.note}; nothing written"
+            log.append(f"error: {reason}")
+            return ProjectOutcome(
+                "failed", where.to_json(), "isolate", reason, Exit.ERROR, log=tuple(log)
+            )
         report = run_update(_request(where, options), _confirm(where, options, log))
     except TetherError as error:
         log.append(f"error: {error}")

@@ -8,9 +8,9 @@ repository on that branch, so the user's checkout is never touched. A second run
 own branch or worktree (same repository, same branch) and reuses it; someone else's branch
 or folder is never reused. Projects that share one git top level share its one worktree.
 
-An isolation that cannot be set up never blocks the rest of the run. ``fleet`` degrades the
-project to ``none`` with a note; ``deps`` asks for ``skip`` instead (``used`` is then
-``skipped``): a person who asked for isolation never finds the checkout edited. Nothing here
+An isolation that cannot be set up never blocks the rest of the run. ``fleet`` and ``deps``
+both ask for ``skip`` (``used`` is then ``skipped``; the fleet fails the project, deps skips
+it): a person who asked for isolation never finds the checkout edited. Nothing here
 commits or pushes.
 """
 
