@@ -44,6 +44,8 @@ MAX_ATTEMPTS = 3
 # How long a unit waits for its mirror's lock before it gives up on the repository.
 UNIT_LOCK_WAIT = 30 * 60.0
 UNIT_LOCK_POLL = 0.2
+# How often a pool worker looks whether its coordinator is still there.
+ORPHAN_CHECK = 0.5
 # How often the coordinator asks a Dask scheduler how many workers it has.
 DASK_SLOTS_REFRESH = 2.0
 
@@ -63,7 +65,7 @@ def run_unit(unit: Unit, record: RepoRecord, settings: Settings) -> RepoRecord:
     try:
         _acquire_waiting(lock)
     except TetherError as error:
-        return failed_record(record, str(error))
+        return failed_record(record, f"its mirror is locked by another unit: {error}")
     except OSError as error:
         return failed_record(record, f"cannot lock {path}: {error.strerror or error}")
     try:
@@ -180,11 +182,23 @@ class InProcess:
         pass
 
 
-def _own_session() -> None:
-    """Pool workers leave the terminal's process group: Ctrl-C reaches the coordinator
-    alone, which then stops each worker with everything it started (its session)."""
-    if hasattr(os, "setsid"):
-        os.setsid()
+def _pool_worker_start() -> None:
+    """A pool worker leaves the terminal's process group, so Ctrl-C reaches the coordinator
+    alone, which then stops each worker with everything it started (its session). Nothing
+    else would stop it when the coordinator is killed: it would wait for work forever."""
+    import threading
+
+    if not hasattr(os, "setsid"):
+        return
+    os.setsid()
+    parent = os.getppid()
+    threading.Thread(target=_die_with, args=(parent,), daemon=True).start()
+
+
+def _die_with(parent: int) -> None:
+    while os.getppid() == parent:
+        time.sleep(ORPHAN_CHECK)
+    os.killpg(0, signal.SIGKILL)  # this worker's session: itself and any git it started
 
 
 class ProcessPool:
@@ -205,7 +219,7 @@ class ProcessPool:
 
         # spawn: a fresh interpreter per worker, never a fork of a coordinator with threads.
         context = multiprocessing.get_context("spawn")
-        return ProcessPoolExecutor(self._jobs, mp_context=context, initializer=_own_session)
+        return ProcessPoolExecutor(self._jobs, mp_context=context, initializer=_pool_worker_start)
 
     def slots(self) -> int:
         return self._jobs
@@ -299,7 +313,7 @@ class DaskExecutor:
         else:
             self._client = _connect(distributed, scheduler)
         self._running: dict[str, tuple[Call, Any]] = {}
-        self._done: Any = distributed.as_completed()
+        self._done: Any = distributed.as_completed(loop=self._client.loop)
         self._slots = (0, 0.0)
         try:
             _check_workers(self._client, folder)
