@@ -16,11 +16,12 @@ processes:
   processes (one thread each) started by this script before the clock starts.
 
 For each campaign it prints the wall time, repositories per hour, worker-seconds per
-repository (wall × workers / repositories) and that minus the bare update: the campaign's
-cost per repository on top of the update itself (mirror fetch, worktree, commit, two
-durable records, scheduling). Then a paper estimate for 10,000 repositories from the
-worker-seconds per repository. Nothing outside a temporary folder is written; nothing but
-127.0.0.1 is contacted.
+repository (wall × workers / repositories), and that minus the bare update as a process and
+minus the same update run in process with its imports done (what a unit does besides
+fetching, making the worktree, committing, two durable records and scheduling): the
+campaign's cost per repository on top of the update itself. Then a paper estimate for
+10,000 repositories from the worker-seconds per repository. Nothing outside a temporary
+folder is written; nothing but 127.0.0.1 is contacted.
 """
 
 from __future__ import annotations
@@ -88,16 +89,36 @@ def build(work: Path, repos: int, files: int, env: dict[str, str]) -> Path:
     return registry
 
 
-def bare_updates(work: Path, registry: Path, sample: int, env: dict[str, str]) -> list[float]:
+def bare_updates(
+    work: Path, registry: Path, sample: int, env: dict[str, str], in_process: bool
+) -> list[float]:
+    """``tether update`` in fresh clones of the first ``sample`` repositories: as a process,
+    or (``in_process``) through tether's entry point in this process, imports already
+    done, as a campaign unit runs it."""
     projects = json.loads(registry.read_text())["projects"]
     times = []
-    for name in list(projects)[:sample]:
-        checkout = work / "checkouts" / name
+    for name in list(projects)[: sample + in_process]:
+        checkout = work / ("checkouts-here" if in_process else "checkouts") / name
         run(["git", "clone", "-q", projects[name]["url"], str(checkout)], env)
+        argv = ["update", "--to", "1.1.0", "--yes", "--json", "-C", str(checkout)]
         started = time.perf_counter()
-        tether("update", "--to", "1.1.0", "--yes", "--json", "-C", str(checkout), env=env)
+        if in_process:
+            update_here(argv)
+        else:
+            tether(*argv, env=env)
         times.append(time.perf_counter() - started)
-    return times
+    return times[1:] if in_process else times  # the first one in process pays the imports
+
+
+def update_here(argv: list[str]) -> None:
+    import contextlib
+    import io
+
+    from tether.cli.main import main as tether_main
+
+    with contextlib.redirect_stdout(io.StringIO()):
+        if tether_main(argv) not in (0, 4):
+            raise SystemExit(f"tether {' '.join(argv)} failed")
 
 
 def campaign(
@@ -114,14 +135,15 @@ def campaign(
     return wall
 
 
-def figures(wall: float, workers: int, repos: int, bare: float) -> dict[str, float]:
+def figures(wall: float, workers: int, repos: int, results: dict[str, Any]) -> dict[str, float]:
     per_repo = wall * workers / repos
     return {
         "wall_s": wall,
         "workers": workers,
         "repos_per_hour": repos / wall * 3600,
         "worker_s_per_repo": per_repo,
-        "overhead_s_per_repo": per_repo - bare,
+        "over_update_process_s": per_repo - results["bare_update_s"],
+        "over_update_in_process_s": per_repo - results["update_in_process_s"],
     }
 
 
@@ -155,19 +177,22 @@ def main() -> int:
         print(f"built {args.repos} repositories of {args.files} files", end="")
         print(f" in {time.perf_counter() - started:.1f} s; cpus: {os.cpu_count()}")
 
-        bare = statistics.median(bare_updates(work, registry, args.sample, env))
+        bare = statistics.median(bare_updates(work, registry, args.sample, env, False))
         results["bare_update_s"] = bare
         print(f"bare tether update (a process, median of {args.sample}): {bare:.2f} s")
+        os.environ.update({k: v for k, v in env.items() if k.startswith(("XDG_", "GIT_"))})
+        here = statistics.median(bare_updates(work, registry, args.sample, env, True))
+        results["update_in_process_s"] = here
+        print(f"the same update in process, imports done (a unit's share): {here:.2f} s")
 
         runs: dict[str, dict[str, float]] = {}
         if not args.skip_serial:
             wall = campaign(work, registry, "serial", ["-j", "1"], env, args.repos)
-            runs["campaign -j 1"] = figures(wall, 1, args.repos, bare)
+            runs["campaign -j 1"] = figures(wall, 1, args.repos, results)
         jobs = ["-j", str(args.jobs)]
         wall = campaign(work, registry, "local", jobs, env, args.repos)
-        runs[f"campaign local -j {args.jobs}"] = figures(wall, args.jobs, args.repos, bare)
+        runs[f"campaign local -j {args.jobs}"] = figures(wall, args.jobs, args.repos, results)
 
-        os.environ.update({k: v for k, v in env.items() if k.startswith(("XDG_", "GIT_"))})
         cluster_started = time.perf_counter()
         with distributed.LocalCluster(
             n_workers=args.jobs,
@@ -179,7 +204,7 @@ def main() -> int:
             results["dask_cluster_start_s"] = time.perf_counter() - cluster_started
             flags = ["--executor", "dask", "--scheduler", cluster.scheduler_address]
             wall = campaign(work, registry, "dask", flags, env, args.repos)
-        runs[f"campaign dask, {args.jobs} workers"] = figures(wall, args.jobs, args.repos, bare)
+        runs[f"campaign dask, {args.jobs} workers"] = figures(wall, args.jobs, args.repos, results)
     results["runs"] = runs
     report(results)
     if args.json:
@@ -188,11 +213,13 @@ def main() -> int:
 
 
 def report(results: dict[str, Any]) -> None:
-    print(f"{'':<28}{'wall':>9}{'repos/h':>10}{'worker-s/repo':>15}{'over update':>13}")
+    head = f"{'':<28}{'wall':>9}{'repos/h':>10}{'worker-s/repo':>15}"
+    print(f"{head}{'- update':>11}{'- in process':>14}")
     for name, row in results["runs"].items():
         print(
             f"{name:<28}{row['wall_s']:8.1f}s{row['repos_per_hour']:10.0f}"
-            f"{row['worker_s_per_repo']:14.2f}s{row['overhead_s_per_repo']:+12.2f}s"
+            f"{row['worker_s_per_repo']:14.2f}s{row['over_update_process_s']:+10.2f}s"
+            f"{row['over_update_in_process_s']:+13.2f}s"
         )
     print(f"(dask LocalCluster start, not in the wall: {results['dask_cluster_start_s']:.1f} s)")
     per_repo = max(row["worker_s_per_repo"] for row in results["runs"].values())

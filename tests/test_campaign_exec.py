@@ -12,9 +12,11 @@ from __future__ import annotations
 
 import json
 import os
+import signal
 import socket
 import subprocess
 import sys
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -22,7 +24,15 @@ from typing import Any
 import pytest
 
 import test_campaign
-from builders import GIT_TEST_ENV, TETHER, git, make_release, run_in_process, tree_digest
+from builders import (
+    GIT_TEST_ENV,
+    TETHER,
+    default_sigint,
+    git,
+    make_release,
+    run_in_process,
+    tree_digest,
+)
 from test_campaign import World, cli, files_of
 from tether.campaign.coordinator import RunOptions, coordinate, parse_duration, plan_waves
 from tether.campaign.executors import run_unit
@@ -491,3 +501,102 @@ def test_workers_that_cannot_see_the_campaign_folder_are_refused(
     _check_workers(dask_cluster.client, tmp_path)  # they see this one
     with pytest.raises(TetherError, match="does not see the campaign folder"):
         _check_workers(dask_cluster.client, tmp_path / "elsewhere")
+
+
+# --- Ctrl-C ------------------------------------------------------------------------------------
+
+
+def big_repositories(world: World, *names: str) -> None:
+    """Repositories of 1,500 files, all changed by 1.1.0: an update long enough to stop."""
+    shelf = world.tmp / "big-rel"
+    make_release(shelf, "1.0.0", {f"f/{i:05d}.txt": f"v1 {i}\n" for i in range(1500)})
+    make_release(shelf, "1.1.0", {f"f/{i:05d}.txt": f"v2 {i}\n" for i in range(1500)})
+    for name in names:
+        world.remote(name, shelf=shelf)
+
+
+def journals(world: World, name: str) -> list[Path]:
+    return list((world.campaigns / name / "work").glob("*/.tether/journal.jsonl"))
+
+
+def wait_for_updates(world: World, name: str, proc: subprocess.Popen[str], count: int) -> bool:
+    """True once ``count`` updates have each written 20 files, while ``proc`` runs."""
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline and proc.poll() is None:
+        written = [p.read_bytes().count(b'"step":"file-written"') for p in journals(world, name)]
+        if len([n for n in written if n >= 20]) >= count:
+            return True
+        time.sleep(0.005)
+    return False
+
+
+def unit_pids(world: World, name: str) -> set[int]:
+    """The processes holding mirror locks now (each lock file names its holder)."""
+    pids = set()
+    for path in (world.campaigns / name / "locks").glob("*.lock"):
+        text = path.read_text()
+        if text.strip():
+            pids.add(int(json.loads(text)["pid"]))
+    return pids
+
+
+def gone(pid: int) -> bool:
+    """The process ended (a zombie waiting to be reaped has ended too)."""
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline:
+        try:
+            state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+        except (FileNotFoundError, ProcessLookupError, IndexError):
+            return True
+        if state in ("Z", "X"):
+            return True
+        time.sleep(0.05)
+    return False
+
+
+def coordinator(world: World, name: str, *flags: str) -> subprocess.Popen[str]:
+    """A coordinator as a terminal starts it: its own process group, SIGINT as Ctrl-C."""
+    argv = [*TETHER, "campaign", "run", name, "--dir", str(world.campaigns), "--json", *flags]
+    return subprocess.Popen(
+        argv,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        preexec_fn=default_sigint,
+        start_new_session=True,
+    )
+
+
+@pytest.mark.parametrize("jobs", ["1", "2"])
+def test_ctrl_c_stops_the_run_leaves_records_to_redo_and_no_worker_behind(
+    world: World, jobs: str
+) -> None:
+    big_repositories(world, "b1", "b2")
+    start(world, "c1")
+    proc = coordinator(world, "c1", "-j", jobs)
+    assert wait_for_updates(world, "c1", proc, int(jobs)), "the run ended before Ctrl-C"
+    workers = unit_pids(world, "c1") - {proc.pid}
+    os.killpg(proc.pid, signal.SIGINT)  # the terminal's Ctrl-C: the whole foreground group
+    _out, err = proc.communicate(timeout=120)
+    assert proc.returncode == Exit.INTERRUPTED, err
+    assert len(workers) == (0 if jobs == "1" else 2)
+    assert all(gone(pid) for pid in workers)  # killed with the git they started
+    on_disk = states(world.status(name="c1")[1])
+    assert "failed" not in on_disk.values()  # an interrupted update is redone, not failed
+    code, rerun = run(world, "c1", "-j", jobs)
+    assert code == 0 and set(states(rerun).values()) == {"updated"}
+    for record in rerun["repositories"]:
+        assert commits_on_branch(record, rerun) == 1
+
+
+def test_pool_workers_of_a_killed_coordinator_stop_with_it(world: World) -> None:
+    big_repositories(world, "b1", "b2")
+    start(world, "c1")
+    proc = coordinator(world, "c1", "-j", "2")
+    assert wait_for_updates(world, "c1", proc, 2), "the run ended before the kill"
+    workers = unit_pids(world, "c1")
+    proc.kill()  # the coordinator alone, as kill -9 does
+    proc.communicate(timeout=120)
+    assert len(workers) == 2 and all(gone(pid) for pid in workers)
+    code, rerun = run(world, "c1", "-j", "2")
+    assert code == 0 and set(states(rerun).values()) == {"updated"}

@@ -48,6 +48,9 @@ UNIT_LOCK_POLL = 0.2
 ORPHAN_CHECK = 0.5
 # How often the coordinator asks a Dask scheduler how many workers it has.
 DASK_SLOTS_REFRESH = 2.0
+# Units in flight per worker slot: a worker finishing one unit finds the next one queued
+# instead of waiting while the coordinator writes a record and submits.
+IN_FLIGHT_PER_SLOT = 2
 
 Unit = Callable[[RepoRecord, Settings], RepoRecord]
 
@@ -222,7 +225,7 @@ class ProcessPool:
         return ProcessPoolExecutor(self._jobs, mp_context=context, initializer=_pool_worker_start)
 
     def slots(self) -> int:
-        return self._jobs
+        return self._jobs * IN_FLIGHT_PER_SLOT
 
     def submit(self, call: Call) -> None:
         future = self._pool.submit(run_unit, call.unit, call.record, call.settings)
@@ -326,7 +329,7 @@ class DaskExecutor:
         if time.monotonic() - asked > DASK_SLOTS_REFRESH:
             count = sum(self._client.nthreads().values())
             self._slots = (count, time.monotonic())
-        return max(1, count)
+        return max(1, count) * IN_FLIGHT_PER_SLOT
 
     def submit(self, call: Call) -> None:
         import uuid
