@@ -445,10 +445,23 @@ def test_snapshot_with_minus_c_records_and_checks(tmp_path: Path) -> None:
     assert missing.returncode == 2 and "needs -C DIR" in missing.stderr
 
 
-def test_jobs_below_one_is_a_usage_error(tmp_path: Path) -> None:
-    result = run_tether("audit", "shell", "-j", "0", "-C", str(tmp_path))
+@pytest.mark.parametrize(
+    "argv",
+    [("audit", "shell", "-j", "0", "-C", "."), ("campaign", "run", "c1", "--dir", ".", "-j", "0")],
+)
+def test_jobs_below_one_is_a_usage_error(tmp_path: Path, argv: tuple[str, ...]) -> None:
+    result = run_tether(*argv, cwd=tmp_path)
     assert result.returncode == 2
     assert result.stderr == "tether: --jobs must be at least 1\n"
+
+
+def test_every_command_running_work_side_by_side_takes_the_one_jobs_flag() -> None:
+    with_jobs = {path for path in PARSERS if option(path, "-j") is not None}
+    unified = with_jobs - {path for path, _ in NOT_YET_UNIFIED}
+    assert unified == {"audit shell", "fleet status", "fleet update", "campaign run", "deps notes"}
+    for path in unified:
+        action = option(path, "-j")
+        assert action is not None and action.default is None, path  # default_jobs() decides
 
 
 def gbrain_host(tmp_path: Path) -> tuple[Path, Path]:

@@ -533,6 +533,28 @@ def _campaign_retry(w: World) -> Case:
     return Case(["campaign", "retry", *campaign_ran(w), "--failed"], Exit.CONFLICTS, "campaign")
 
 
+@case("campaign-run-waves")
+def _campaign_run_waves(w: World) -> Case:
+    assert call(*campaign_start(w)) == 0
+    argv = ["campaign", "run", "c1", "--dir", str(w.tmp / "campaigns"), "-j", "2"]
+    argv += ["--canary", "1", "--wave-size", "1", "--pause", "0s"]
+    return Case(argv, Exit.CONFLICTS, "campaign")
+
+
+@case("campaign-run-canary-stop")
+def _campaign_run_canary_stop(w: World) -> Case:
+    assert call(*campaign_start(w)) == 0
+    argv = ["campaign", "run", "c1", "--dir", str(w.tmp / "campaigns"), "--canary", "2"]
+    return Case(argv, Exit.ERROR, "campaign")
+
+
+@case("campaign-status-html")
+def _campaign_status_html(w: World) -> Case:
+    assert call(*campaign_start(w)) == 0
+    argv = ["campaign", "status", "c1", "--dir", str(w.tmp / "campaigns")]
+    return Case([*argv, "--html", str(w.tmp / "status.html")], 0, "campaign")
+
+
 @case("fleet-update")
 def _fleet_update(w: World) -> Case:
     p1, p2 = w.project("p1", repo=True), w.project("p2", repo=True)

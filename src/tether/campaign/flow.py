@@ -1,32 +1,26 @@
 """``campaign start``, ``run`` and ``status`` as one library call each. Nothing here prints.
 
-The coordinator (``run_campaign``) is the only writer of a campaign's records. It hands each
-unfinished record to its unit (campaign/units.py), takes the record the unit returns and
-writes it before the next step, so killing it anywhere and running it again continues with
-the first record that is not finished.
+The coordinator (``run_campaign``, campaign/coordinator.py) is the only writer of a campaign's
+records. It hands each unfinished record to its unit (campaign/units.py) through an executor
+(campaign/executors.py), takes the record the unit returns and writes it before that
+repository's next step, so killing it anywhere and running it again continues with the
+records that are not finished.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from tether.campaign.model import (
-    CLONED,
-    CONFLICTS,
-    FAILED,
-    ON_CONFLICT,
-    PENDING,
-    RepoRecord,
-    Settings,
-)
+from tether.campaign.model import CONFLICTS, FAILED, ON_CONFLICT, RepoRecord, Settings
 from tether.campaign.store import CampaignFolder, campaign_folder
 from tether.errors import Exit, TetherError, UsageError
 from tether.runs.registry import Registry, load_registry, registry_path, utc_timestamp
 from tether.runs.selection import split_names
 
-Unit = Callable[[RepoRecord, Settings], RepoRecord]
+if TYPE_CHECKING:
+    from tether.campaign.coordinator import RunOptions
 
 
 @dataclass(frozen=True)
@@ -84,21 +78,22 @@ def _records(registry: Registry, names: Sequence[str]) -> list[RepoRecord]:
     ]
 
 
-def run_campaign(name: str, directory: str | None = None) -> CampaignResult:
-    """Carry every unfinished repository to a finished state, in registry order."""
-    from tether.campaign.units import fetch_unit, update_unit
+def run_campaign(
+    name: str, directory: str | None = None, options: RunOptions | None = None
+) -> CampaignResult:
+    """Carry every unfinished repository to a finished state (campaign/coordinator.py):
+    one at a time here, or side by side through a process pool or a Dask cluster."""
+    from tether.campaign.coordinator import RunOptions, coordinate
     from tether.state.lock import ProjectLock
 
+    options = (options or RunOptions()).checked()
     folder = CampaignFolder(campaign_folder(name, directory))
     settings, records = folder.load()
-    steps: dict[str, Unit] = {PENDING: fetch_unit, CLONED: update_unit}
     with ProjectLock(folder.lock_path, f"campaign run {name}"):
-        for index, record in enumerate(records):
-            while record.state in steps:
-                record = steps[record.state](record, settings)
-                folder.save(record)
-            records[index] = record
-    return CampaignResult(_document(folder, settings, records), _run_exit_code(records))
+        outcome = coordinate(folder, settings, records, options)
+    document = {**_document(folder, settings, outcome.records), "run": outcome.to_json(options)}
+    stopped = Exit.ERROR if outcome.stopped_by else None
+    return CampaignResult(document, stopped or _run_exit_code(outcome.records))
 
 
 def _run_exit_code(records: Sequence[RepoRecord]) -> int:

@@ -5,6 +5,7 @@
     <folder>/mirrors/<url>.git      a bare mirror per remote (campaign/units.py)
     <folder>/work/<name>/           tether's own worktree per repository
     <folder>/coordinator.lock       held by the one ``campaign run`` at work
+    <folder>/locks/<url>.lock       held by the unit working in that mirror (executors.py)
 
 The folder is ``$XDG_STATE_HOME/tether/campaigns/<name>/`` unless ``--dir`` names the folder
 campaigns live in. Each record write is durable before the next step starts, so a
@@ -69,6 +70,9 @@ class CampaignFolder:
 
     def worktree_path(self, name: str) -> Path:
         return self.root / "work" / safe_file_name(name)
+
+    def unit_lock_path(self, url: str) -> Path:
+        return self.root / "locks" / f"{safe_file_name(url)}.lock"
 
     @property
     def lock_path(self) -> Path:

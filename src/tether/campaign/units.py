@@ -117,6 +117,11 @@ def _request(work: Path, settings: Settings) -> UpdateRequest:
 
 
 def _result(record: RepoRecord, settings: Settings, work: Path, report: UpdateReport) -> RepoRecord:
+    if report.status == "interrupted":
+        # Ctrl-C reached the update, which runs in the coordinator's own process (-j 1; pool
+        # and Dask workers get no terminal signals): stop the run as the person asked. The
+        # record stays cloned, so the next run redoes this update from its start commit.
+        raise KeyboardInterrupt
     if report.status == "up-to-date":
         return record.moved(
             UP_TO_DATE, from_version=report.from_version, to_version=report.to_version

@@ -3,10 +3,13 @@
 from __future__ import annotations
 
 import argparse
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from tether.cli.common import add_json, print_json
+from tether.cli.common import add_jobs, add_json, jobs, print_json
 from tether.cli.projects_cmd import add_registry
+
+if TYPE_CHECKING:
+    from tether.campaign.coordinator import RunOptions
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -48,6 +51,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     publishing = add_publishing(sub)
     for each in (run, status, *publishing):
         each.add_argument("name", metavar="NAME", help="the campaign's name")
+    _add_run_arguments(run)
+    status.add_argument(
+        "--html", metavar="FILE", help="also write the status as one self-contained web page"
+    )
     for each in (start, run, status, *publishing):
         each.add_argument(
             "--dir",
@@ -102,9 +109,46 @@ def add_publishing(sub: Any) -> list[argparse.ArgumentParser]:
     return [push, pr, close, retry]
 
 
+def _add_run_arguments(run: argparse.ArgumentParser) -> None:
+    from tether.campaign.executors import EXECUTORS, LOCAL
+
+    add_jobs(run, "repositories worked on (local; dask: the workers it starts)")
+    run.add_argument(
+        "--executor",
+        choices=EXECUTORS,
+        default=LOCAL,
+        help="local: processes on this machine (default); dask: a Dask cluster",
+    )
+    run.add_argument(
+        "--scheduler",
+        metavar="ADDRESS",
+        help="the Dask scheduler to use (tcp://host:8786); default: start one here",
+    )
+    run.add_argument(
+        "--canary",
+        type=int,
+        metavar="K",
+        help="the first K repositories first; stop if any fails or conflicts",
+    )
+    run.add_argument("--wave-size", type=int, metavar="M", help="then the others M at a time")
+    run.add_argument(
+        "--pause", metavar="DURATION", help="wait this long between waves (30s, 5m, 1h)"
+    )
+
+
+def _run_options(args: argparse.Namespace) -> RunOptions:
+    from tether.campaign.coordinator import RunOptions
+    from tether.errors import UsageError
+
+    if args.scheduler is not None and args.jobs is not None:
+        raise UsageError("-j does not go with --scheduler: the scheduler's workers decide")
+    return RunOptions(
+        args.executor, jobs(args), args.scheduler, args.canary, args.wave_size, args.pause
+    )
+
+
 def run(args: argparse.Namespace) -> int:
     from tether.campaign import flow
-    from tether.report.campaign import render_campaign
 
     if args.action in PUBLISHING:
         return _publish(args)
@@ -120,12 +164,16 @@ def run(args: argparse.Namespace) -> int:
         )
         result = flow.start_campaign(request)
     elif args.action == "run":
-        result = flow.run_campaign(args.name, args.dir)
+        result = flow.run_campaign(args.name, args.dir, _run_options(args))
     elif args.refresh:
         return _publish(args)
+    elif args.html is not None:
+        from tether.campaign.pages import write_status_page
+
+        result = write_status_page(args.name, args.dir, args.html)
     else:
         result = flow.campaign_status(args.name, args.dir)
-    print_json(result.document) if args.json else print(render_campaign(result.document))
+    print_json(result.document) if args.json else print(_text(result.document, args))
     return result.exit_code
 
 
@@ -152,3 +200,14 @@ def _publish(args: argparse.Namespace) -> int:
         result = publish.refresh_campaign(args.name, args.dir)
     print_json(result.document) if args.json else print(render_step(result.document))
     return result.exit_code
+
+
+def _text(document: dict[str, Any], args: argparse.Namespace) -> str:
+    from tether.report.campaign import render_campaign
+
+    text = render_campaign(document)
+    if getattr(args, "html", None) is None:
+        return text
+    from tether.report.campaign_html import page_written
+
+    return f"{text}\n{page_written(args.html)}"

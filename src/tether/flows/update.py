@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import signal
+import threading
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
@@ -518,6 +519,11 @@ class _StopFlag:
         def handler(signum: int, frame: FrameType | None) -> None:
             self.raised = True
 
+        if threading.current_thread() is not threading.main_thread():
+            # A worker thread (a campaign unit on a Dask worker) gets no signals; the
+            # process that owns the main thread decides what stops it.
+            yield
+            return
         previous = {s: signal.signal(s, handler) for s in (signal.SIGINT, signal.SIGTERM)}
         try:
             yield

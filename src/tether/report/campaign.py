@@ -56,6 +56,10 @@ def render_campaign(document: Doc) -> str:
     lines = [head, *(f"  {_row(r, width)}" for r in repos)]
     counts = document["counts"]
     lines.append(" · ".join(f"{state} {counts[state]}" for state in counts if counts[state]))
+    if "run" in document:  # campaign run only
+        from tether.report.campaign_run import render_run
+
+        lines += render_run(document["run"], repos)
     lines.append(f"folder: {document['folder']}")
     return "\n".join(lines)
 

@@ -6,6 +6,11 @@ journal's append path (and a campaign's durable record write, step ``campaign-re
 :func:`after_append`, so every crash lands on a boundary the journal knows about, and a test can
 enumerate those boundaries from a real run's journal with :func:`points` instead of keeping a
 hand-written list.
+
+``TETHER_CRASH_TRIGGER=<step>@<path>`` crashes across processes, once: the first process to
+append ``<step>`` while the file ``<path>`` exists removes it and dies. Removing a file
+succeeds for one process only, so of many workers (a campaign's pool or Dask workers, which
+all inherit the variable) exactly one dies, at a moment the test chooses by creating the file.
 """
 
 from __future__ import annotations
@@ -18,6 +23,7 @@ from collections.abc import Iterable, Mapping
 from tether.errors import TetherError
 
 ENV_VAR = "TETHER_CRASH_AFTER"
+TRIGGER_VAR = "TETHER_CRASH_TRIGGER"
 EXIT_CODE = 99
 
 _SPEC = re.compile(r"(?P<step>[a-z][a-z0-9-]*):(?P<count>[1-9][0-9]*)")
@@ -38,6 +44,7 @@ def parse_spec(spec: str) -> tuple[str, int]:
 def after_append(step: str) -> None:
     """Count one durable append of ``step`` and die here if the crash point says so."""
     _counts[step] += 1
+    _pull_trigger(step)
     spec = os.environ.get(ENV_VAR)
     if not spec:
         return
@@ -46,6 +53,20 @@ def after_append(step: str) -> None:
         # os._exit skips atexit handlers, finally blocks and buffer flushes: the nearest thing
         # to a power cut that a test can trigger from inside the process.
         os._exit(EXIT_CODE)
+
+
+def _pull_trigger(step: str) -> None:
+    trigger = os.environ.get(TRIGGER_VAR)
+    if not trigger:
+        return
+    target, _, path = trigger.partition("@")
+    if step != target or not path:
+        return
+    try:
+        os.unlink(path)
+    except FileNotFoundError:
+        return
+    os._exit(EXIT_CODE)
 
 
 def reset() -> None:

@@ -1,0 +1,414 @@
+"""Where a campaign's units run: in the coordinator's own process (``-j 1``), in a pool of
+processes on this machine (``--executor local``), or on a Dask cluster (``--executor dask``).
+
+The coordinator (campaign/coordinator.py) hands an executor one call at a time (a unit, a
+record, the settings) and takes back each record a unit returned as it finishes; the
+coordinator alone writes records. An executor only runs units: a worker lost mid-unit
+means the unit runs again (units are idempotent), and a unit whose workers died
+``MAX_ATTEMPTS`` times becomes that repository's failed record.
+
+Every unit runs under its mirror's lock (``locks/<url>.lock`` in the campaign folder), taken
+with waiting: a unit whose worker was cut off, or whose coordinator was killed, may still be
+finishing when its rerun starts, and two units must never work in one mirror at once.
+
+Dask is imported only here and only when chosen (``pip install 'tether[distributed]'``).
+"""
+
+from __future__ import annotations
+
+import importlib
+import os
+import signal
+import time
+from collections import deque
+from collections.abc import Callable, Iterator
+from concurrent.futures import Future
+from contextlib import contextmanager, suppress
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import Any, Protocol
+
+from tether.campaign.model import RepoRecord, Settings
+from tether.campaign.store import CampaignFolder
+from tether.errors import TetherError
+from tether.runs.registry import utc_timestamp
+
+LOCAL = "local"
+DASK = "dask"
+EXECUTORS = (LOCAL, DASK)
+DISTRIBUTED_EXTRA = "pip install 'tether[distributed]'"
+
+# A unit whose worker process died this often fails; Dask's own default
+# (distributed.scheduler.allowed-failures) is the same number.
+MAX_ATTEMPTS = 3
+# How long a unit waits for its mirror's lock before it gives up on the repository.
+UNIT_LOCK_WAIT = 30 * 60.0
+UNIT_LOCK_POLL = 0.2
+# How often a pool worker looks whether its coordinator is still there.
+ORPHAN_CHECK = 0.5
+# How often the coordinator asks a Dask scheduler how many workers it has.
+DASK_SLOTS_REFRESH = 2.0
+# Units in flight per worker slot: a worker finishing one unit finds the next one queued
+# instead of waiting while the coordinator writes a record and submits.
+IN_FLIGHT_PER_SLOT = 2
+
+Unit = Callable[[RepoRecord, Settings], RepoRecord]
+
+
+# --- what a worker runs --------------------------------------------------------------------
+
+
+def run_unit(unit: Unit, record: RepoRecord, settings: Settings) -> RepoRecord:
+    """``unit(record, settings)`` under the mirror's lock. Never raises: whatever goes wrong
+    becomes the repository's failed record."""
+    from tether.state.lock import ProjectLock
+
+    path = CampaignFolder(Path(settings.folder)).unit_lock_path(record.url)
+    lock = ProjectLock(path, f"campaign {settings.name}: {record.name}")
+    try:
+        _acquire_waiting(lock)
+    except TetherError as error:
+        return failed_record(record, f"its mirror is locked by another unit: {error}")
+    except OSError as error:
+        return failed_record(record, f"cannot lock {path}: {error.strerror or error}")
+    try:
+        return unit(record, settings)
+    finally:
+        lock.release()
+
+
+def _acquire_waiting(lock: Any) -> None:
+    deadline = time.monotonic() + UNIT_LOCK_WAIT
+    while True:
+        try:
+            lock.acquire()
+            return
+        except TetherError:
+            if time.monotonic() >= deadline:
+                raise
+            time.sleep(UNIT_LOCK_POLL)
+
+
+def failed_record(record: RepoRecord, reason: str) -> RepoRecord:
+    failed = record.failed(reason)
+    return failed.moved(failed.state, updated_at=utc_timestamp())
+
+
+def worker_tether_version() -> str:
+    """Run on each Dask worker before any unit: which tether it has."""
+    from tether import __version__
+
+    return __version__
+
+
+def _first_line(error: BaseException) -> str:
+    text = str(error).strip()
+    return f"{type(error).__name__}: {text.splitlines()[0]}" if text else type(error).__name__
+
+
+# --- the executors -------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Call:
+    unit: Unit
+    record: RepoRecord
+    settings: Settings
+    attempt: int = 1
+
+
+class Executor(Protocol):
+    def slots(self) -> int:
+        """How many calls are worth having in flight now."""
+        ...
+
+    def submit(self, call: Call) -> None: ...
+
+    def next_done(self) -> tuple[Call, RepoRecord]:
+        """Wait for one call in flight to finish; its record (a failed one when the call was
+        lost for good)."""
+        ...
+
+    def close(self) -> None:
+        """Everything finished: release the workers."""
+        ...
+
+    def abandon(self) -> None:
+        """The run stops early (interrupted): stop the workers, drop what is in flight."""
+        ...
+
+
+@dataclass(frozen=True)
+class ExecutorSpec:
+    kind: str = LOCAL
+    jobs: int = 1  # local: processes; dask without a scheduler: worker processes
+    scheduler: str | None = None  # dask: the scheduler's address; None starts one here
+
+
+@contextmanager
+def open_executor(spec: ExecutorSpec, folder: Path) -> Iterator[Executor]:
+    executor = _make(spec, folder)
+    try:
+        yield executor
+    except BaseException:
+        executor.abandon()
+        raise
+    executor.close()
+
+
+def _make(spec: ExecutorSpec, folder: Path) -> Executor:
+    if spec.kind == DASK:
+        return DaskExecutor(spec.scheduler, spec.jobs, folder)
+    return InProcess() if spec.jobs <= 1 else ProcessPool(spec.jobs)
+
+
+class InProcess:
+    """``-j 1``: each unit runs in the coordinator's own process, one after the other."""
+
+    def __init__(self) -> None:
+        self._queue: deque[Call] = deque()
+
+    def slots(self) -> int:
+        return 1
+
+    def submit(self, call: Call) -> None:
+        self._queue.append(call)
+
+    def next_done(self) -> tuple[Call, RepoRecord]:
+        call = self._queue.popleft()
+        return call, run_unit(call.unit, call.record, call.settings)
+
+    def close(self) -> None:
+        pass
+
+    def abandon(self) -> None:
+        pass
+
+
+def _pool_worker_start() -> None:
+    """A pool worker leaves the terminal's process group, so Ctrl-C reaches the coordinator
+    alone, which then stops each worker with everything it started (its session). Nothing
+    else would stop it when the coordinator is killed: it would wait for work forever."""
+    import threading
+
+    if not hasattr(os, "setsid"):
+        return
+    os.setsid()
+    parent = os.getppid()
+    threading.Thread(target=_die_with, args=(parent,), daemon=True).start()
+
+
+def _die_with(parent: int) -> None:
+    while os.getppid() == parent:
+        time.sleep(ORPHAN_CHECK)
+    os.killpg(0, signal.SIGKILL)  # this worker's session: itself and any git it started
+
+
+class ProcessPool:
+    """``-j N``: N processes on this machine. A worker that dies breaks the whole pool
+    (concurrent.futures cannot tell which call killed it), so every call in flight then
+    runs again in a new pool, each counting one attempt."""
+
+    def __init__(self, jobs: int) -> None:
+        self._jobs = jobs
+        self._pids: set[int] = set()
+        self._running: dict[Future[RepoRecord], Call] = {}
+        self._ready: deque[tuple[Call, RepoRecord]] = deque()
+        self._pool = self._start()
+
+    def _start(self) -> Any:
+        import multiprocessing
+        from concurrent.futures import ProcessPoolExecutor
+
+        # spawn: a fresh interpreter per worker, never a fork of a coordinator with threads.
+        context = multiprocessing.get_context("spawn")
+        return ProcessPoolExecutor(self._jobs, mp_context=context, initializer=_pool_worker_start)
+
+    def slots(self) -> int:
+        return self._jobs * IN_FLIGHT_PER_SLOT
+
+    def submit(self, call: Call) -> None:
+        future = self._pool.submit(run_unit, call.unit, call.record, call.settings)
+        self._running[future] = call
+        self._pids.update(getattr(self._pool, "_processes", None) or ())
+
+    def next_done(self) -> tuple[Call, RepoRecord]:
+        from concurrent.futures import FIRST_COMPLETED, wait
+
+        while not self._ready:
+            done, _ = wait(self._running, return_when=FIRST_COMPLETED)
+            if any(_worker_died(future) for future in done):
+                self._recover()
+            else:
+                for future in done:
+                    call = self._running.pop(future)
+                    self._ready.append((call, _result(call, future)))
+        return self._ready.popleft()
+
+    def _recover(self) -> None:
+        """The pool is broken: keep what finished, run the rest again in a new pool."""
+        from concurrent.futures import wait
+
+        wait(self._running)  # a broken pool fails every call it still held, at once
+        lost = []
+        for future, call in self._running.items():
+            if _worker_died(future):
+                lost.append(call)
+            else:
+                self._ready.append((call, _result(call, future)))
+        self._running.clear()
+        self._stop_workers()
+        self._pool.shutdown(wait=True)
+        self._pool = self._start()
+        for call in lost:
+            if call.attempt >= MAX_ATTEMPTS:
+                reason = f"the worker process running it died {call.attempt} times"
+                self._ready.append((call, failed_record(call.record, reason)))
+            else:
+                self.submit(replace(call, attempt=call.attempt + 1))
+
+    def _stop_workers(self) -> None:
+        """Kill each worker's session: the worker and any git it started."""
+        for pid in self._pids:
+            with suppress(ProcessLookupError, PermissionError, AttributeError):
+                os.killpg(pid, signal.SIGKILL)
+        self._pids.clear()
+
+    def close(self) -> None:
+        self._pool.shutdown(wait=True)
+
+    def abandon(self) -> None:
+        self._stop_workers()
+        self._pool.shutdown(wait=False, cancel_futures=True)
+
+
+def _worker_died(future: Future[RepoRecord]) -> bool:
+    from concurrent.futures.process import BrokenProcessPool
+
+    return isinstance(future.exception(), BrokenProcessPool)
+
+
+def _result(call: Call, future: Future[RepoRecord]) -> RepoRecord:
+    """A unit never raises; what is raised here is the pool's (say, a value it could not
+    pickle) and fails the repository."""
+    error = future.exception()
+    if error is None:
+        return future.result()
+    return failed_record(call.record, f"internal error: {_first_line(error)}")
+
+
+class DaskExecutor:
+    """Units as Dask tasks. The scheduler reruns a task whose worker was lost, until
+    ``distributed.scheduler.allowed-failures`` workers died running it; the task then ends
+    in ``KilledWorker`` and the repository fails."""
+
+    def __init__(self, scheduler: str | None, jobs: int, folder: Path) -> None:
+        distributed = _import_distributed()
+        self._cluster: Any = None
+        if scheduler is None:
+            self._cluster = distributed.LocalCluster(
+                n_workers=jobs,
+                threads_per_worker=1,
+                processes=True,
+                dashboard_address=None,
+            )
+            self._client: Any = distributed.Client(self._cluster, set_as_default=False)
+        else:
+            self._client = _connect(distributed, scheduler)
+        self._running: dict[str, tuple[Call, Any]] = {}
+        self._done: Any = distributed.as_completed(loop=self._client.loop)
+        self._slots = (0, 0.0)
+        try:
+            _check_workers(self._client, folder)
+        except BaseException:
+            self.abandon()
+            raise
+
+    def slots(self) -> int:
+        count, asked = self._slots
+        if time.monotonic() - asked > DASK_SLOTS_REFRESH:
+            count = sum(self._client.nthreads().values())
+            self._slots = (count, time.monotonic())
+        return max(1, count) * IN_FLIGHT_PER_SLOT
+
+    def submit(self, call: Call) -> None:
+        import uuid
+
+        key = f"campaign-{call.unit.__name__}-{call.record.name}-{uuid.uuid4().hex[:12]}"
+        future = self._client.submit(
+            run_unit, call.unit, call.record, call.settings, key=key, pure=False
+        )
+        self._running[future.key] = (call, future)
+        self._done.add(future)
+
+    def next_done(self) -> tuple[Call, RepoRecord]:
+        future = next(self._done)
+        call, _ = self._running.pop(future.key)
+        try:
+            return call, future.result()
+        except Exception as error:
+            return call, failed_record(call.record, _lost_reason(error))
+
+    def close(self) -> None:
+        self._client.close()
+        if self._cluster is not None:
+            self._cluster.close()
+
+    def abandon(self) -> None:
+        try:
+            if self._running:
+                self._client.cancel([future for _, future in self._running.values()])
+        finally:
+            self.close()
+
+
+def _import_distributed() -> Any:
+    try:
+        return importlib.import_module("distributed")
+    except ImportError:
+        raise TetherError(
+            f"--executor dask needs Dask distributed on this machine: {DISTRIBUTED_EXTRA}"
+        ) from None
+
+
+def _connect(distributed: Any, address: str) -> Any:
+    """A client of the scheduler at ``address``; waits as long as Dask's connect timeout
+    (``distributed.comm.timeouts.connect``) allows."""
+    try:
+        return distributed.Client(address, set_as_default=False)
+    except (OSError, TimeoutError, ValueError, TypeError) as error:
+        raise TetherError(
+            f"cannot reach the Dask scheduler at {address}: {_first_line(error)}"
+        ) from None
+
+
+def _check_workers(client: Any, folder: Path) -> None:
+    """Each worker connected now runs this tether and sees the campaign folder, where the
+    units keep mirrors and worktrees, at the same path. Workers that join later are not
+    checked; a unit they cannot run fails its repository with the reason."""
+    from tether import __version__
+
+    versions = client.run(worker_tether_version, on_error="return")
+    for address, version in sorted(versions.items()):
+        if isinstance(version, BaseException):
+            raise TetherError(
+                f"the Dask worker {address} cannot run tether ({_first_line(version)}): "
+                f"{DISTRIBUTED_EXTRA} there"
+            )
+        if version != __version__:
+            raise TetherError(
+                f"the Dask worker {address} runs tether {version}, this machine {__version__}"
+            )
+    seen = client.run(os.path.isdir, str(folder), on_error="return")
+    for address, is_dir in sorted(seen.items()):
+        if is_dir is not True:
+            raise TetherError(
+                f"the Dask worker {address} does not see the campaign folder {folder}: "
+                "every worker needs it at the same path (a shared filesystem)"
+            )
+
+
+def _lost_reason(error: BaseException) -> str:
+    if type(error).__name__ == "KilledWorker":
+        return "each Dask worker that ran it died (KilledWorker: allowed-failures reached)"
+    return f"lost on the Dask cluster: {_first_line(error)}"
