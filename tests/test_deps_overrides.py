@@ -267,7 +267,10 @@ def test_no_install_when_only_overrides_ran() -> None:
     only_override = ProjectWork("ui", Path("."), "npm", None)
     assert install_commands(only_override, options) == []
     bumped = ProjectWork("app", Path("."), "pnpm", "uv", bumps=[_bump("npm"), _bump("pypi")])
-    assert install_commands(bumped, options) == [["pnpm", "install"], ["uv", "lock"]]
+    assert install_commands(bumped, options) == [
+        ["pnpm", "install", "--no-frozen-lockfile"],
+        ["uv", "lock"],
+    ]
     assert install_commands(bumped, ApplyOptions("minor", date(2025, 6, 1), install=False)) == []
 
 

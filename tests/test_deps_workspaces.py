@@ -1,10 +1,11 @@
 """A registered project that is one package of a pnpm / Bun workspace: its package manager,
 lockfile and catalogs are the workspace root's, and its install runs there.
 
-Packuments come from a loopback registry on 127.0.0.1. pnpm is not installed on this machine,
-so ``pnpm`` is a stand-in script on PATH that records its argv and working folder (one JSON
-line per call) and exits 0; the test says what pnpm would have been asked to do, not that an
-install worked (tests/test_deps_apply.py runs a real npm install end to end).
+Packuments come from a loopback registry on 127.0.0.1. ``pnpm`` here is a stand-in script on
+PATH that records its argv and working folder (one JSON line per call) and exits 0, so these
+tests run where pnpm is absent too and say what pnpm was asked to do and where, not that an
+install worked; the lockfiles are placeholders. tests/test_deps_real_tools.py runs the real
+pnpm, yarn berry and bun (tests/test_deps_apply.py the real npm) and checks the lockfiles.
 """
 
 from __future__ import annotations
@@ -102,8 +103,10 @@ def test_a_workspace_package_is_read_and_installed_at_the_workspace_root(
     web_deps = json.loads((web / "package.json").read_text())["dependencies"]
     assert web_deps == {"alpha": "catalog:", "gamma": "^4.1.1", "delta": "catalog:"}
     assert not (web / "package-lock.json").exists()  # npm never ran inside the package
-    assert calls(record) == [{"argv": ["install"], "cwd": str(top.resolve())}]
-    assert doc["applied"][0]["steps"][-1]["command"] == "pnpm install"
+    assert calls(record) == [
+        {"argv": ["install", "--no-frozen-lockfile"], "cwd": str(top.resolve())}
+    ]
+    assert doc["applied"][0]["steps"][-1]["command"] == "pnpm install --no-frozen-lockfile"
 
 
 def test_a_worktree_holds_the_workspace_and_the_install_runs_at_its_root(
@@ -119,7 +122,9 @@ def test_a_worktree_holds_the_workspace_and_the_install_runs_at_its_root(
     tree = tmp_path / "mono-tether-deps-minor-2025-06-01"
     assert "alpha: ^1.2.3" in (tree / "pnpm-workspace.yaml").read_text()
     assert "alpha: ^1.0.0" in (tmp_path / "mono" / "pnpm-workspace.yaml").read_text()
-    assert calls(record) == [{"argv": ["install"], "cwd": str(tree.resolve())}]
+    assert calls(record) == [
+        {"argv": ["install", "--no-frozen-lockfile"], "cwd": str(tree.resolve())}
+    ]
 
 
 def test_monorepo_root_from_the_registry_record_wins(

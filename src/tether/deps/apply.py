@@ -29,12 +29,20 @@ from tether.errors import Exit
 from tether.runs.isolation import DEFAULT_MODE, Isolation, Target, isolate
 from tether.runs.rundir import RunFolder
 
+# The install after a bump is there to rewrite the lockfile. Under CI (``CI=true``) pnpm
+# defaults to a frozen lockfile and yarn berry to an immutable one, and a project's own config
+# can ask for either anywhere: both then refuse the very change the bump needs, so the
+# command says so. yarn 1 never freezes on its own and ignores ``--no-immutable``.
 INSTALL = {
     "npm": ["npm", "install"],
-    "pnpm": ["pnpm", "install"],
-    "yarn": ["yarn", "install"],
+    "pnpm": ["pnpm", "install", "--no-frozen-lockfile"],
+    "yarn": ["yarn", "install", "--no-immutable"],
     "bun": ["bun", "install"],
 }
+# Where each package manager reads its default registry from the environment: npm, yarn 1,
+# pnpm up to 10 and bun read ``npm_config_registry``; pnpm 11+ only ``pnpm_config_registry``;
+# yarn berry only ``YARN_NPM_REGISTRY_SERVER``.
+REGISTRY_ENV = ("npm_config_registry", "pnpm_config_registry", "YARN_NPM_REGISTRY_SERVER")
 PYTHON_LOCK = {"uv": ["uv", "lock"], "poetry": ["poetry", "lock"], "pdm": ["pdm", "lock"]}
 NOT_FOUND = 127  # what a shell answers for a missing program
 # After a project failed, whether to go on with the rest: (project, step, exit code, how
@@ -313,6 +321,11 @@ def _run(
         _fail(result, log, step, code, f"{command} exited with {code}")
         return False
     return True
+
+
+def registry_env(env: Mapping[str, str], registry: str) -> dict[str, str]:
+    """``env`` with ``registry`` as every package manager's default registry."""
+    return {**env, **dict.fromkeys(REGISTRY_ENV, registry)}
 
 
 def run_logged(argv: list[str], cwd: Path, log: IO[str], env: Mapping[str, str] | None) -> int:

@@ -15,7 +15,7 @@ from typing import Any
 
 from tether.deps import flow
 from tether.deps.align import DEFAULT_POLICY
-from tether.deps.apply import ApplyOptions, ApplyRun, GoOn
+from tether.deps.apply import ApplyOptions, ApplyRun, GoOn, registry_env
 from tether.deps.flow import Decided, Registries
 from tether.deps.gate import Chosen
 from tether.deps.model import Level
@@ -260,7 +260,7 @@ def _tool_env(request: DepsRequest) -> dict[str, str] | None:
     npm = request.registries.npm
     if not npm or "://" not in npm:
         return None
-    return {**request.env, "npm_config_registry": npm}
+    return registry_env(request.env, npm)
 
 
 def _finish(
