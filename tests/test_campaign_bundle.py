@@ -35,9 +35,10 @@ from builders import GIT_TEST_ENV, git
 from test_campaign import World, cli
 from test_campaign_exec import commits_on_branch, mixed_repositories, results, run, start
 from tether.campaign.bundles import NOT_VERIFIED, take_in
-from tether.campaign.model import UnitResult
+from tether.campaign.model import Settings, UnitResult
 from tether.campaign.store import CampaignFolder
 from tether.campaign.units import fetch_unit, update_unit
+from tether.campaign.workspace import own_folder
 from tether.errors import Exit
 from tether.state import crashpoint
 
@@ -141,9 +142,9 @@ def unseen(world: World, unseeing: UnseeingWorkers) -> World:
     return replace(world, campaigns=campaigns)
 
 
-def own_folders(unseeing: UnseeingWorkers, name: str) -> list[Path]:
-    """The workers' own folders for the campaign ``name`` (campaign/workspace.py)."""
-    return sorted((unseeing.cache / "tether" / "campaign-work").glob(f"{name}-*"))
+def workers_folder(unseeing: UnseeingWorkers, settings: Settings) -> Path:
+    """The workers' own folder for the campaign (campaign/workspace.py), in their cache."""
+    return unseeing.cache / "tether" / "campaign-work" / own_folder(settings).name
 
 
 # --- the same results as in the campaign folder ---------------------------------------------
@@ -169,7 +170,7 @@ def test_workers_without_the_campaign_folder_send_their_commits_back_as_bundles(
     # coordinator took the commits into mirrors of its own).
     folder = Path(away["folder"])
     assert not (folder / "work").exists()
-    [own] = own_folders(unseeing, "away")
+    own = workers_folder(unseeing, CampaignFolder(folder).load()[0])
     assert len(list((own / "work").iterdir())) == 5
     assert not list((folder / "incoming").iterdir())  # each bundle removed once taken in
 
@@ -220,6 +221,8 @@ def test_a_bundle_that_does_not_verify_fails_its_repository(
     client = unseeing.client
     # Real results of units run on a worker that does not see the folder.
     cloned = [client.submit(fetch_unit, r, settings, pure=False).result().record for r in records]
+    # The update runs where the fetch did not (a machine without those mirrors): it fetches.
+    shutil.rmtree(workers_folder(unseeing, settings) / "mirrors")
     p1, p5 = (client.submit(update_unit, r, settings, pure=False).result() for r in cloned)
     assert p1.record.state == p5.record.state == "updated" and p1.bundle and p5.bundle
     mirror = folder.mirror_path(p1.record.url)
