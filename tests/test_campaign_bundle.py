@@ -94,8 +94,9 @@ def unseeing(tmp_path_factory: pytest.TempPathFactory) -> Iterator[UnseeingWorke
     (hidden / "marker").write_text("the workers must not see this\n")
     home = tmp_path_factory.mktemp("unseeing-workers")
     trigger = home / "kill-the-next-worker-writing-a-file"
+    # A free port for its web server: another cluster of the test run may hold Dask's default.
     cluster = distributed.LocalCluster(
-        n_workers=0, host="127.0.0.1", dashboard_address=None, processes=True
+        n_workers=0, host="127.0.0.1", dashboard_address=":0", processes=True
     )
     client = distributed.Client(cluster, set_as_default=False)
     inherited = {
