@@ -257,10 +257,12 @@ def test_the_update_unit_run_twice_gives_one_commit_on_the_start_commit(world: W
     _, started = world.start()
     folder = CampaignFolder(Path(started["folder"]))
     settings, [record] = folder.load()
-    cloned = fetch_unit(record, settings)
+    cloned = fetch_unit(record, settings).record
     assert cloned.state == CLONED
     first = update_unit(cloned, settings)
     again = update_unit(cloned, settings)
+    assert first.bundle == again.bundle == b""  # it worked in the campaign folder
+    first, again = first.record, again.record
     mirror = folder.mirror_path(record.url)
     assert first.state == again.state == "updated"
     assert "n.txt" in files_of(mirror, first.commit)

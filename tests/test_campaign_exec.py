@@ -39,7 +39,7 @@ from tether.campaign.executors import run_unit
 from tether.campaign.model import RepoRecord
 from tether.campaign.store import RECORD_STEP, CampaignFolder
 from tether.campaign.units import fetch_unit
-from tether.errors import Exit, TetherError, UsageError
+from tether.errors import Exit, UsageError
 from tether.state import crashpoint
 from tether.state.lock import ProjectLock
 
@@ -288,14 +288,14 @@ def test_a_unit_waits_for_its_mirrors_lock_and_names_the_holder_when_it_gives_up
     document = start(world, "c1")
     folder = CampaignFolder(Path(document["folder"]))
     settings, [record] = folder.load()
-    monkeypatch.setattr("tether.campaign.executors.UNIT_LOCK_WAIT", 0.0)
+    monkeypatch.setattr("tether.campaign.workspace.MIRROR_LOCK_WAIT", 0.0)
     with ProjectLock(folder.unit_lock_path(record.url), "another unit"):
-        held = run_unit(fetch_unit, record, settings)
+        held = run_unit(fetch_unit, record, settings).record
     assert held.state == "failed"
     assert held.reason.startswith("its mirror is locked by another unit: ")
     assert f"pid {os.getpid()}" in held.reason
     assert not folder.mirror_path(record.url).exists()  # it did nothing while locked out
-    assert run_unit(fetch_unit, record, settings).state == "cloned"
+    assert run_unit(fetch_unit, record, settings).record.state == "cloned"
 
 
 def test_thirty_repositories_through_dask(world: World, dask_cluster: Cluster) -> None:
@@ -489,16 +489,6 @@ def test_an_unreachable_scheduler_is_a_one_line_error(world: World) -> None:
     assert message.startswith(f"cannot reach the Dask scheduler at {address}: ")
     assert done.stderr.endswith(f"tether: {message}\n") and "\n" not in message
     assert states(world.status(name="c1")[1]) == {"p1": "pending"}
-
-
-def test_workers_that_cannot_see_the_campaign_folder_are_refused(
-    dask_cluster: Cluster, tmp_path: Path
-) -> None:
-    from tether.campaign.executors import _check_workers
-
-    _check_workers(dask_cluster.client, tmp_path)  # they see this one
-    with pytest.raises(TetherError, match="does not see the campaign folder"):
-        _check_workers(dask_cluster.client, tmp_path / "elsewhere")
 
 
 # --- Ctrl-C ------------------------------------------------------------------------------------

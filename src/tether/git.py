@@ -687,6 +687,57 @@ def commit_everything(repo: Path, message: str) -> str:
     return rev_parse(repo, "HEAD")
 
 
+def has_commit(repo: Path, commit: str) -> bool:
+    """True when ``repo`` holds the commit ``commit`` (a full object id)."""
+    args = ["cat-file", "-e", "--end-of-options", f"{commit}^{{commit}}"]
+    return run_git(args, cwd=repo, check=False).returncode == 0
+
+
+def set_ref(repo: Path, ref: str, commit: str) -> None:
+    """Point ``ref`` at ``commit``, whatever it pointed at (a branch checked out in a
+    worktree included: the caller has removed that worktree or means to)."""
+    run_git(["update-ref", "--no-deref", ref, commit], cwd=repo)
+
+
+# --- campaigns: commits sent back as a bundle (a unit that worked outside the folder) ------
+
+
+def bundle_create(repo: Path, ref: str) -> bytes:
+    """A bundle of ``ref`` with its whole history, as bytes (``git bundle create -``)."""
+    try:
+        result = subprocess.run(
+            ["git", "bundle", "create", "-", ref],
+            cwd=repo,
+            env=git_env(),
+            stdin=subprocess.DEVNULL,
+            capture_output=True,
+            check=False,
+        )
+    except FileNotFoundError:
+        raise TetherError("git is not installed or not on PATH; install git and retry") from None
+    if result.returncode != 0:
+        error = result.stderr.decode("utf-8", "replace")
+        raise TetherError(f"git bundle failed: {first_error_line(error)}")
+    return result.stdout
+
+
+def bundle_heads(repo: Path, bundle: Path) -> dict[str, str]:
+    """The refs a bundle file carries and their commits; TetherError when it is no bundle."""
+    result = run_git(["bundle", "list-heads", os.path.abspath(bundle)], cwd=repo)
+    heads = {}
+    for line in result.stdout.splitlines():
+        commit, _, ref = line.partition(" ")
+        heads[ref] = commit
+    return heads
+
+
+def fetch_bundle(repo: Path, bundle: Path, ref: str) -> None:
+    """The objects of ``ref`` in the bundle file into ``repo``, no ref changed; git checks
+    the bundle's prerequisites, its pack and that everything ``ref`` needs arrived."""
+    args = ["fetch", "--quiet", "--no-tags", "--no-write-fetch-head"]
+    run_git([*args, "--", os.path.abspath(bundle), ref], cwd=repo)
+
+
 # --- campaigns: the campaign branch on the remote -----------------------------------------
 
 

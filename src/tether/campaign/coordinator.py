@@ -145,8 +145,8 @@ def coordinate(
                 if outcome.waves and options.pause_seconds:
                     sleep(options.pause_seconds)
                 if executor is None:
-                    executor = stack.enter_context(open_executor(spec, folder.root))
-                for record in _drive(executor, work, settings, folder.save, step.advance):
+                    executor = stack.enter_context(open_executor(spec))
+                for record in _drive(executor, work, settings, folder, step.advance):
                     current[record.name] = record
                 outcome.waves.append([r.name for r in work])
             if wave.canary:
@@ -161,10 +161,13 @@ def _drive(
     executor: Executor,
     work: Sequence[RepoRecord],
     settings: Settings,
-    save: Callable[[RepoRecord], None],
+    folder: CampaignFolder,
     finished: Callable[[], None],
 ) -> list[RepoRecord]:
-    """Run ``work`` to finished records, writing each record a unit returns as it comes."""
+    """Run ``work`` to finished records, writing each record a unit returns as it comes
+    (with the commits a unit sent back taken into the campaign's mirror first)."""
+    from tether.campaign.bundles import take_in
+
     units = steps()
     waiting = deque(work)
     in_flight = 0
@@ -174,11 +177,14 @@ def _drive(
             record = waiting.popleft()
             executor.submit(Call(units[record.state], record, settings))
             in_flight += 1
-        call, result = executor.next_done()
+        call, returned = executor.next_done()
         in_flight -= 1
+        result = returned.record
         if result.state == call.record.state:  # a unit must move its record on
             result = failed_record(call.record, f"{call.unit.__name__} left it {result.state}")
-        save(result)
+        else:
+            result = take_in(folder, settings, call.record, returned)
+        folder.save(result)
         if result.state in units:  # this repository goes on before a new one starts
             executor.submit(Call(units[result.state], result, settings))
             in_flight += 1

@@ -5,11 +5,9 @@ The coordinator (campaign/coordinator.py) hands an executor one call at a time (
 record, the settings) and takes back each record a unit returned as it finishes; the
 coordinator alone writes records. An executor only runs units: a worker lost mid-unit
 means the unit runs again (units are idempotent), and a unit whose workers died
-``MAX_ATTEMPTS`` times becomes that repository's failed record.
-
-Every unit runs under its mirror's lock (``locks/<url>.lock`` in the campaign folder), taken
-with waiting: a unit whose worker was cut off, or whose coordinator was killed, may still be
-finishing when its rerun starts, and two units must never work in one mirror at once.
+``MAX_ATTEMPTS`` times becomes that repository's failed record. Where a unit works (the
+campaign folder, or a folder of the worker's own when it does not see it) and the mirror lock
+it holds there are the unit's own business (campaign/workspace.py).
 
 Dask is imported only here and only when chosen (``pip install 'tether[distributed]'``).
 """
@@ -25,11 +23,9 @@ from collections.abc import Callable, Iterator
 from concurrent.futures import Future
 from contextlib import contextmanager, suppress
 from dataclasses import dataclass, replace
-from pathlib import Path
 from typing import Any, Protocol
 
-from tether.campaign.model import RepoRecord, Settings
-from tether.campaign.store import CampaignFolder
+from tether.campaign.model import RepoRecord, Settings, UnitResult
 from tether.errors import TetherError
 from tether.runs.registry import utc_timestamp
 
@@ -41,9 +37,6 @@ DISTRIBUTED_EXTRA = "pip install 'tether[distributed]'"
 # A unit whose worker process died this often fails; Dask's own default
 # (distributed.scheduler.allowed-failures) is the same number.
 MAX_ATTEMPTS = 3
-# How long a unit waits for its mirror's lock before it gives up on the repository.
-UNIT_LOCK_WAIT = 30 * 60.0
-UNIT_LOCK_POLL = 0.2
 # How often a pool worker looks whether its coordinator is still there.
 ORPHAN_CHECK = 0.5
 # How often the coordinator asks a Dask scheduler how many workers it has.
@@ -52,41 +45,19 @@ DASK_SLOTS_REFRESH = 2.0
 # instead of waiting while the coordinator writes a record and submits.
 IN_FLIGHT_PER_SLOT = 2
 
-Unit = Callable[[RepoRecord, Settings], RepoRecord]
+Unit = Callable[[RepoRecord, Settings], UnitResult]
 
 
 # --- what a worker runs --------------------------------------------------------------------
 
 
-def run_unit(unit: Unit, record: RepoRecord, settings: Settings) -> RepoRecord:
-    """``unit(record, settings)`` under the mirror's lock. Never raises: whatever goes wrong
-    becomes the repository's failed record."""
-    from tether.state.lock import ProjectLock
-
-    path = CampaignFolder(Path(settings.folder)).unit_lock_path(record.url)
-    lock = ProjectLock(path, f"campaign {settings.name}: {record.name}")
-    try:
-        _acquire_waiting(lock)
-    except TetherError as error:
-        return failed_record(record, f"its mirror is locked by another unit: {error}")
-    except OSError as error:
-        return failed_record(record, f"cannot lock {path}: {error.strerror or error}")
+def run_unit(unit: Unit, record: RepoRecord, settings: Settings) -> UnitResult:
+    """``unit(record, settings)``. Never raises (but for Ctrl-C in the coordinator's own
+    process): whatever goes wrong becomes the repository's failed record."""
     try:
         return unit(record, settings)
-    finally:
-        lock.release()
-
-
-def _acquire_waiting(lock: Any) -> None:
-    deadline = time.monotonic() + UNIT_LOCK_WAIT
-    while True:
-        try:
-            lock.acquire()
-            return
-        except TetherError:
-            if time.monotonic() >= deadline:
-                raise
-            time.sleep(UNIT_LOCK_POLL)
+    except Exception as error:
+        return UnitResult(failed_record(record, f"internal error: {_first_line(error)}"))
 
 
 def failed_record(record: RepoRecord, reason: str) -> RepoRecord:
@@ -124,9 +95,9 @@ class Executor(Protocol):
 
     def submit(self, call: Call) -> None: ...
 
-    def next_done(self) -> tuple[Call, RepoRecord]:
-        """Wait for one call in flight to finish; its record (a failed one when the call was
-        lost for good)."""
+    def next_done(self) -> tuple[Call, UnitResult]:
+        """Wait for one call in flight to finish; its result (a failed record when the call
+        was lost for good)."""
         ...
 
     def close(self) -> None:
@@ -146,8 +117,8 @@ class ExecutorSpec:
 
 
 @contextmanager
-def open_executor(spec: ExecutorSpec, folder: Path) -> Iterator[Executor]:
-    executor = _make(spec, folder)
+def open_executor(spec: ExecutorSpec) -> Iterator[Executor]:
+    executor = _make(spec)
     try:
         yield executor
     except BaseException:
@@ -156,9 +127,9 @@ def open_executor(spec: ExecutorSpec, folder: Path) -> Iterator[Executor]:
     executor.close()
 
 
-def _make(spec: ExecutorSpec, folder: Path) -> Executor:
+def _make(spec: ExecutorSpec) -> Executor:
     if spec.kind == DASK:
-        return DaskExecutor(spec.scheduler, spec.jobs, folder)
+        return DaskExecutor(spec.scheduler, spec.jobs)
     return InProcess() if spec.jobs <= 1 else ProcessPool(spec.jobs)
 
 
@@ -174,7 +145,7 @@ class InProcess:
     def submit(self, call: Call) -> None:
         self._queue.append(call)
 
-    def next_done(self) -> tuple[Call, RepoRecord]:
+    def next_done(self) -> tuple[Call, UnitResult]:
         call = self._queue.popleft()
         return call, run_unit(call.unit, call.record, call.settings)
 
@@ -212,8 +183,8 @@ class ProcessPool:
     def __init__(self, jobs: int) -> None:
         self._jobs = jobs
         self._pids: set[int] = set()
-        self._running: dict[Future[RepoRecord], Call] = {}
-        self._ready: deque[tuple[Call, RepoRecord]] = deque()
+        self._running: dict[Future[UnitResult], Call] = {}
+        self._ready: deque[tuple[Call, UnitResult]] = deque()
         self._pool = self._start()
 
     def _start(self) -> Any:
@@ -232,7 +203,7 @@ class ProcessPool:
         self._running[future] = call
         self._pids.update(getattr(self._pool, "_processes", None) or ())
 
-    def next_done(self) -> tuple[Call, RepoRecord]:
+    def next_done(self) -> tuple[Call, UnitResult]:
         from concurrent.futures import FIRST_COMPLETED, wait
 
         while not self._ready:
@@ -263,7 +234,7 @@ class ProcessPool:
         for call in lost:
             if call.attempt >= MAX_ATTEMPTS:
                 reason = f"the worker process running it died {call.attempt} times"
-                self._ready.append((call, failed_record(call.record, reason)))
+                self._ready.append((call, UnitResult(failed_record(call.record, reason))))
             else:
                 self.submit(replace(call, attempt=call.attempt + 1))
 
@@ -282,19 +253,19 @@ class ProcessPool:
         self._pool.shutdown(wait=False, cancel_futures=True)
 
 
-def _worker_died(future: Future[RepoRecord]) -> bool:
+def _worker_died(future: Future[UnitResult]) -> bool:
     from concurrent.futures.process import BrokenProcessPool
 
     return isinstance(future.exception(), BrokenProcessPool)
 
 
-def _result(call: Call, future: Future[RepoRecord]) -> RepoRecord:
+def _result(call: Call, future: Future[UnitResult]) -> UnitResult:
     """A unit never raises; what is raised here is the pool's (say, a value it could not
     pickle) and fails the repository."""
     error = future.exception()
     if error is None:
         return future.result()
-    return failed_record(call.record, f"internal error: {_first_line(error)}")
+    return UnitResult(failed_record(call.record, f"internal error: {_first_line(error)}"))
 
 
 class DaskExecutor:
@@ -302,7 +273,7 @@ class DaskExecutor:
     ``distributed.scheduler.allowed-failures`` workers died running it; the task then ends
     in ``KilledWorker`` and the repository fails."""
 
-    def __init__(self, scheduler: str | None, jobs: int, folder: Path) -> None:
+    def __init__(self, scheduler: str | None, jobs: int) -> None:
         distributed = _import_distributed()
         self._cluster: Any = None
         if scheduler is None:
@@ -319,7 +290,7 @@ class DaskExecutor:
         self._done: Any = distributed.as_completed(loop=self._client.loop)
         self._slots = (0, 0.0)
         try:
-            _check_workers(self._client, folder)
+            _check_workers(self._client)
         except BaseException:
             self.abandon()
             raise
@@ -341,13 +312,13 @@ class DaskExecutor:
         self._running[future.key] = (call, future)
         self._done.add(future)
 
-    def next_done(self) -> tuple[Call, RepoRecord]:
+    def next_done(self) -> tuple[Call, UnitResult]:
         future = next(self._done)
         call, _ = self._running.pop(future.key)
         try:
             return call, future.result()
         except Exception as error:
-            return call, failed_record(call.record, _lost_reason(error))
+            return call, UnitResult(failed_record(call.record, _lost_reason(error)))
 
     def close(self) -> None:
         self._client.close()
@@ -382,10 +353,10 @@ def _connect(distributed: Any, address: str) -> Any:
         ) from None
 
 
-def _check_workers(client: Any, folder: Path) -> None:
-    """Each worker connected now runs this tether and sees the campaign folder, where the
-    units keep mirrors and worktrees, at the same path. Workers that join later are not
-    checked; a unit they cannot run fails its repository with the reason."""
+def _check_workers(client: Any) -> None:
+    """Each worker connected now runs this tether. Workers that join later are not checked;
+    a unit they cannot run fails its repository with the reason. Whether a worker sees the
+    campaign folder is each unit's own question (campaign/workspace.py)."""
     from tether import __version__
 
     versions = client.run(worker_tether_version, on_error="return")
@@ -398,13 +369,6 @@ def _check_workers(client: Any, folder: Path) -> None:
         if version != __version__:
             raise TetherError(
                 f"the Dask worker {address} runs tether {version}, this machine {__version__}"
-            )
-    seen = client.run(os.path.isdir, str(folder), on_error="return")
-    for address, is_dir in sorted(seen.items()):
-        if is_dir is not True:
-            raise TetherError(
-                f"the Dask worker {address} does not see the campaign folder {folder}: "
-                "every worker needs it at the same path (a shared filesystem)"
             )
 
 

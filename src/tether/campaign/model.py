@@ -107,3 +107,14 @@ class RepoRecord:
         known["buckets"] = {str(k): int(v) for k, v in dict(known.get("buckets", {})).items()}
         known["conflicts"] = tuple(str(p) for p in known.get("conflicts", ()))
         return cls(**known)
+
+
+@dataclass(frozen=True)
+class UnitResult:
+    """What a unit of work returns: the repository's next record and, when the unit worked
+    outside the campaign folder (campaign/workspace.py) and committed, that commit with its
+    history as a git bundle, for the coordinator to take into the campaign's mirror
+    (campaign/bundles.py) before it writes the record."""
+
+    record: RepoRecord
+    bundle: bytes = b""

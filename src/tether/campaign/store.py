@@ -5,7 +5,8 @@
     <folder>/mirrors/<url>.git      a bare mirror per remote (campaign/units.py)
     <folder>/work/<name>/           tether's own worktree per repository
     <folder>/coordinator.lock       held by the one ``campaign run`` at work
-    <folder>/locks/<url>.lock       held by the unit working in that mirror (executors.py)
+    <folder>/locks/<url>.lock       held by the unit working in that mirror (workspace.py)
+    <folder>/incoming/<name>.bundle a unit's commits being taken in (bundles.py), then removed
 
 The folder is ``$XDG_STATE_HOME/tether/campaigns/<name>/`` unless ``--dir`` names the folder
 campaigns live in. Each record write is durable before the next step starts, so a
@@ -16,6 +17,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -74,12 +76,24 @@ class CampaignFolder:
     def unit_lock_path(self, url: str) -> Path:
         return self.root / "locks" / f"{safe_file_name(url)}.lock"
 
+    def incoming_path(self, name: str) -> Path:
+        return self.root / "incoming" / f"{safe_file_name(name)}.bundle"
+
     @property
     def lock_path(self) -> Path:
         return self.root / "coordinator.lock"
 
     def exists(self) -> bool:
         return self.settings_path.is_file()
+
+    def holds(self, settings: Settings) -> bool:
+        """True when this folder is the campaign ``settings`` describe and may be written
+        here: a worker that sees it at the same path (a shared filesystem) works in it."""
+        try:
+            found = Settings.from_json(_read_json(self.settings_path)["settings"])
+        except (TetherError, KeyError, TypeError, ValueError):
+            return False
+        return found == settings and os.access(self.root, os.W_OK)
 
     def create(self, settings: Settings, records: Sequence[RepoRecord]) -> None:
         """Every record first, the settings last: a folder without its settings file is a

@@ -1,4 +1,4 @@
-"""The two units of work of a campaign, each a function of (record, settings) → record.
+"""The two units of work of a campaign, each a function of (record, settings) → result.
 
 ``fetch_unit`` brings the repository's mirror up to date and pins the commit the update
 starts from (pending → cloned). ``update_unit`` makes tether's own worktree on the campaign
@@ -6,18 +6,32 @@ branch, reset to that commit, runs the update there through the library and comm
 updated | conflicts | up-to-date | failed). Both are idempotent: run again on the same record
 they redo the same work from the same start, so a coordinator that died mid-unit simply runs
 the unit again. Neither writes the campaign's records; the coordinator does (campaign/flow.py).
-Git and the update write only inside the campaign folder, never in a person's checkout.
+
+Each works where it runs (campaign/workspace.py): in the campaign folder when it sees it,
+else in this machine's own folder for the campaign, fetching from the remote itself; then a
+commit goes back inside the result as a bundle (campaign/bundles.py). Git and the update
+write only there, never in a person's checkout.
 """
 
 from __future__ import annotations
 
-import os
 import shutil
+from collections.abc import Callable
 from pathlib import Path
 
 from tether import git
-from tether.campaign.model import CLONED, CONFLICTS, UP_TO_DATE, UPDATED, RepoRecord, Settings
+from tether.campaign.bundles import pack_branch
+from tether.campaign.model import (
+    CLONED,
+    CONFLICTS,
+    UP_TO_DATE,
+    UPDATED,
+    RepoRecord,
+    Settings,
+    UnitResult,
+)
 from tether.campaign.store import CampaignFolder
+from tether.campaign.workspace import Workspace, ensure_mirror, lock_mirror, workspace_for
 from tether.errors import Exit, TetherError
 from tether.flows.baseline import load_baseline
 from tether.flows.preflight import GitOptions
@@ -27,55 +41,88 @@ from tether.model.plan import Bucket
 from tether.report.campaign import commit_message
 from tether.runs.registry import utc_timestamp
 
+Step = Callable[[RepoRecord, Settings, Workspace], UnitResult]
+
+
+def fetch_unit(record: RepoRecord, settings: Settings) -> UnitResult:
+    """pending → cloned: the mirror fetched, the default branch's commit pinned."""
+    return _in_workspace(_fetch, record, settings)
+
+
+def update_unit(record: RepoRecord, settings: Settings) -> UnitResult:
+    """cloned → updated | conflicts | up-to-date | failed."""
+    return _in_workspace(_update, record, settings)
+
+
+def _in_workspace(step: Step, record: RepoRecord, settings: Settings) -> UnitResult:
+    """``step`` in this process's workspace, holding the repository's mirror lock there."""
+    workspace = workspace_for(settings)
+    try:
+        lock = lock_mirror(workspace.folder, record.url, f"campaign {settings.name}: {record.name}")
+    except TetherError as error:
+        return _failed(record, f"its mirror is locked by another unit: {error}")
+    except OSError as error:
+        path = workspace.folder.unit_lock_path(record.url)
+        return _failed(record, f"cannot lock {path}: {error.strerror or error}")
+    try:
+        return step(record, settings, workspace)
+    finally:
+        lock.release()
+
+
 # --- pending → cloned ------------------------------------------------------------------
 
 
-def fetch_unit(record: RepoRecord, settings: Settings) -> RepoRecord:
-    folder = CampaignFolder(Path(settings.folder))
+def _fetch(record: RepoRecord, settings: Settings, workspace: Workspace) -> UnitResult:
     try:
-        mirror = _fresh_mirror(folder, record.url)
+        mirror = ensure_mirror(workspace.folder, record.url)
+        git.fetch_heads(mirror, record.url)
         branch = record.default_branch or git.remote_head_branch(record.url)
         if branch is None:
-            return _stamp(record.failed(f"{record.url} names no default branch (empty?)"))
+            return _failed(record, f"{record.url} names no default branch (empty?)")
         ref = f"refs/remotes/origin/{branch}"
         if not git.has_ref(mirror, ref):
-            return _stamp(record.failed(f"{record.url} has no branch {branch}"))
+            return _failed(record, f"{record.url} has no branch {branch}")
         start = git.rev_parse(mirror, ref)
     except TetherError as error:
-        return _stamp(record.failed(f"cannot fetch {record.url}: {error}"))
+        return _failed(record, f"cannot fetch {record.url}: {error}")
     except Exception as error:  # one repository's crash must not stop the campaign
-        return _stamp(record.failed(_internal(error)))
-    return _stamp(record.moved(CLONED, default_branch=branch, start_commit=start))
-
-
-def _fresh_mirror(folder: CampaignFolder, url: str) -> Path:
-    """The bare mirror of ``url``, fetched now. Made under a temporary name and renamed, so
-    a half-made mirror is never mistaken for one."""
-    mirror = folder.mirror_path(url)
-    if not mirror.is_dir():
-        making = mirror.with_name(mirror.name + ".making")
-        shutil.rmtree(making, ignore_errors=True)
-        making.parent.mkdir(parents=True, exist_ok=True)
-        git.init_bare(making)
-        os.replace(making, mirror)
-    git.fetch_heads(mirror, url)
-    return mirror
+        return _failed(record, _internal(error))
+    return _done(record.moved(CLONED, default_branch=branch, start_commit=start))
 
 
 # --- cloned → updated | conflicts | up-to-date | failed ----------------------------------
 
 
-def update_unit(record: RepoRecord, settings: Settings) -> RepoRecord:
-    folder = CampaignFolder(Path(settings.folder))
+def _update(record: RepoRecord, settings: Settings, workspace: Workspace) -> UnitResult:
     try:
-        work = _fresh_worktree(folder, record, settings)
+        mirror = _mirror_with_start(workspace.folder, record)
+        work = _fresh_worktree(workspace.folder, record, settings)
         _require_upstream(work, settings.upstream)
         report = run_update(_request(work, settings))
-        return _stamp(_result(record, settings, work, report))
+        result = _result(record, settings, work, report)
+        # Outside the campaign folder, the commit goes back with the record.
+        bundle = b"" if workspace.shared or not result.commit else pack_branch(mirror, settings)
+        return _done(result, bundle)
     except TetherError as error:
-        return _stamp(record.failed(str(error)))
+        return _failed(record, str(error))
     except Exception as error:  # one repository's crash must not stop the campaign
-        return _stamp(record.failed(_internal(error)))
+        return _failed(record, _internal(error))
+
+
+def _mirror_with_start(folder: CampaignFolder, record: RepoRecord) -> Path:
+    """The mirror holding the start commit: a mirror elsewhere may have pinned it (the
+    fetch ran on another machine), so fetch when this one lacks it."""
+    mirror = ensure_mirror(folder, record.url)
+    if git.has_commit(mirror, record.start_commit):
+        return mirror
+    try:
+        git.fetch_heads(mirror, record.url)
+    except TetherError as error:
+        raise TetherError(f"cannot fetch {record.url}: {error}") from None
+    if not git.has_commit(mirror, record.start_commit):
+        raise TetherError(f"{record.url} no longer has the start commit {record.start_commit}")
+    return mirror
 
 
 def _fresh_worktree(folder: CampaignFolder, record: RepoRecord, settings: Settings) -> Path:
@@ -152,8 +199,12 @@ def _failure_text(report: UpdateReport) -> str:
     return f"{len(failed)} file(s) failed: {first.path}: {first.reason}{more}"
 
 
-def _stamp(record: RepoRecord) -> RepoRecord:
-    return record.moved(record.state, updated_at=utc_timestamp())
+def _done(record: RepoRecord, bundle: bytes = b"") -> UnitResult:
+    return UnitResult(record.moved(record.state, updated_at=utc_timestamp()), bundle)
+
+
+def _failed(record: RepoRecord, reason: str) -> UnitResult:
+    return _done(record.failed(reason))
 
 
 def _internal(error: Exception) -> str:

@@ -29,6 +29,15 @@ def state_home(env: Mapping[str, str] | None = None) -> Path:
     return Path.home() / ".local" / "state"
 
 
+def cache_home(env: Mapping[str, str] | None = None) -> Path:
+    """``$XDG_CACHE_HOME`` (when absolute), else ``~/.cache``: what may be thrown away."""
+    env = os.environ if env is None else env
+    configured = env.get("XDG_CACHE_HOME", "")
+    if configured and os.path.isabs(configured):
+        return Path(configured)
+    return Path.home() / ".cache"
+
+
 class RunFolder:
     def __init__(self, root: Path, run_id: str) -> None:
         self.root = root
