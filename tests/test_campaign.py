@@ -476,3 +476,22 @@ def test_settings_and_records_survive_a_round_trip_through_json() -> None:
     )
     assert Settings.from_json(json.loads(json.dumps(settings.to_json()))) == settings
     assert RepoRecord.from_json(json.loads(json.dumps(record.to_json()))) == record
+
+
+def test_a_relative_campaign_folder_is_recorded_absolute(
+    world: World, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A campaign started with ``--dir`` relative to one folder runs from any other: the
+    settings name the folder itself, not a path relative to where start ran."""
+    world.remote("p1")
+    monkeypatch.chdir(world.campaigns.parent)
+    relative = world.campaigns.name
+    code, started = cli(
+        "start", "c1", "--upstream", "acme-kit", "--to", "1.1.0",
+        "--registry", str(world.registry), "--dir", relative,
+    )  # fmt: skip
+    assert code == 0
+    assert started["folder"] == str(world.campaigns / "c1")
+    monkeypatch.chdir(world.registry.parent.parent)
+    code, ran = world.run()
+    assert code == 0 and [r["state"] for r in ran["repositories"]] == ["updated"]

@@ -38,7 +38,12 @@ RECORD_STEP = "campaign-record"
 
 def campaigns_home(explicit: str | None = None) -> Path:
     """Where campaign folders live: ``--dir``, else tether's state folder."""
-    return Path(explicit).expanduser() if explicit else state_home() / "tether" / "campaigns"
+    # Absolute: the settings record the folder, and a unit elsewhere compares it with its own.
+    return (
+        Path(explicit).expanduser().absolute()
+        if explicit
+        else state_home() / "tether" / "campaigns"
+    )
 
 
 def campaign_folder(name: str, explicit: str | None = None) -> Path:
