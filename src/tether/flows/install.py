@@ -83,8 +83,9 @@ def _classify_targets(
     (and a sentinel whose folder runs out of the project) up front so a failed init writes
     nothing."""
     current: dict[str, _Found | None] = {}
+    root = str(project.root)
     for rel in progress.tracked("reading the project", release.manifest.managed_paths()):
-        target = project.path(rel)
+        target = os.path.join(root, rel)
         problem, info = guard.inspect(rel)
         if problem:
             raise TetherError(f"{target}: {problem}; nothing was installed")
@@ -120,11 +121,11 @@ class _Undo:
     _noted: set[str] = field(default_factory=set)  # ``created`` as a set: 50,000 paths
     _new_folders: dict[str, bool] = field(default_factory=dict)  # folder -> taken back whole
 
-    def creates(self, path: Path) -> None:
+    def creates(self, path: str | Path) -> None:
         if self._is_new(os.path.dirname(path)):
             return  # under a folder this init makes: taken back whole
         if not os.path.lexists(path):
-            self.made(path)
+            self.made(Path(path))
 
     def _is_new(self, folder: str) -> bool:
         """Whether ``folder`` is taken back whole: it, or a folder above it, is new. Judged
@@ -185,9 +186,10 @@ def _note_install_writes(
     undo: _Undo, project: Project, release: Release, current: dict[str, _Found | None]
 ) -> None:
     profile = project.profile
+    root = str(project.root)
     missing = [rel for rel, found in current.items() if found is None]
     for rel in (*missing, *release.manifest.sentinels):
-        undo.creates(project.path(rel))
+        undo.creates(os.path.join(root, rel))
     records: tuple[str | None, ...] = (
         profile.state_file,
         profile.ignore_file,
