@@ -55,6 +55,7 @@ class PathGuard:
 
     def __init__(self, root: Path) -> None:
         self.root = root
+        self._base = os.fspath(root)  # joined with every path judged: no Path on the way
         self.real_root = os.path.realpath(root)
         self._folders: dict[str, str | None] = {}  # folder -> problem, "" when missing
         self._root_ready = False
@@ -71,7 +72,7 @@ class PathGuard:
         return problem
 
     def _judge_folder(self, folder: str) -> str | None:
-        path = os.path.join(self.root, folder)
+        path = os.path.join(self._base, folder)
         try:
             info = os.lstat(path)
         except (FileNotFoundError, NotADirectoryError):
@@ -104,7 +105,7 @@ class PathGuard:
             if problem:
                 return problem, None
         try:
-            info = os.lstat(os.path.join(self.root, rel))
+            info = os.lstat(os.path.join(self._base, rel))
         except (FileNotFoundError, NotADirectoryError):
             return None, None
         return _file_problem(info), info
@@ -133,7 +134,7 @@ class PathGuard:
         ``lstat`` of what stands there now, None when nothing does). Raises ``UnsafePath``
         before anything is created. ``replace_link``: a link at ``rel`` itself is removed
         (never followed), for putting back a file a program replaced with a link."""
-        path = os.path.join(self.root, rel)
+        path = os.path.join(self._base, rel)
         problem = relpath_problem(rel)
         if not problem:
             folder, _, _ = rel.rpartition("/")
@@ -180,10 +181,10 @@ class PathGuard:
             problem = None  # unlinking a link removes the name, never its target
         problem = relpath_problem(rel) or problem
         if problem:
-            raise UnsafePath(os.path.join(self.root, rel), problem)
+            raise UnsafePath(os.path.join(self._base, rel), problem)
         if info is None:
             return False
-        os.unlink(os.path.join(self.root, rel))
+        os.unlink(os.path.join(self._base, rel))
         return True
 
     def _make_root(self) -> str | None:
@@ -206,7 +207,7 @@ class PathGuard:
         if problem:
             return problem
         try:
-            os.mkdir(os.path.join(self.root, folder))
+            os.mkdir(os.path.join(self._base, folder))
         except FileExistsError:
             # Something appeared since the folder was judged missing: judge what it is.
             problem = self._judge_folder(folder)
