@@ -128,8 +128,12 @@ def test_a_status_past_the_racy_window_settles_the_entries_init_recorded(tmp_pat
     entries and must save the cache anyway: otherwise every later status hashes them again."""
     project = project_with(tmp_path)
     cache_path = project / ".tether/cache/stat.json"
+    # As a quick init leaves it, however long this one took: saved right after the writes.
+    doc = json.loads(cache_path.read_text())
+    doc["written_ns"] = max(os.stat(project / f"f{i}.txt").st_ctime_ns for i in range(5)) + 1
+    cache_path.write_text(json.dumps(doc))
     info = os.stat(project / "f0.txt")
-    assert StatCache(cache_path).lookup("f0.txt", info) is None  # racy as init left it
+    assert StatCache(cache_path).lookup("f0.txt", info) is None  # racy
     later = time.time_ns() + 10 * RACY_MARGIN_NS
     monkeypatch.setattr(time, "time_ns", lambda: later)  # the clock, past the racy window
     assert json.loads(run_in_process("status", "--json", str(project)).stdout)["clean"] == 5
@@ -140,10 +144,18 @@ def test_a_status_past_the_racy_window_settles_the_entries_init_recorded(tmp_pat
         assert settled.lookup(name, os.stat(project / name)) is not None, name
 
 
-def test_an_entry_recorded_again_within_the_racy_window_leaves_the_cache_unsaved(tmp_path):
+def test_an_entry_recorded_again_within_the_racy_window_leaves_the_cache_unsaved(
+    tmp_path, monkeypatch
+):
     """Saving again right away would not make a racy entry trusted: nothing is written."""
     project = project_with(tmp_path)
+    info = os.stat(project / "f0.txt")
+    changed = max(info.st_mtime_ns, info.st_ctime_ns)
     cache = StatCache(project / ".tether/cache/stat.json")
-    entry = cache.entries["f0.txt"]
-    cache.record("f0.txt", os.stat(project / "f0.txt"), str(entry[4]))
+    cache.written_ns = changed + 1  # saved right after the write
+    monkeypatch.setattr(time, "time_ns", lambda: changed + RACY_MARGIN_NS // 2)
+    cache.record("f0.txt", info, str(cache.entries["f0.txt"][4]))
     assert not cache.dirty
+    monkeypatch.setattr(time, "time_ns", lambda: changed + 2 * RACY_MARGIN_NS)
+    cache.record("f0.txt", info, str(cache.entries["f0.txt"][4]))
+    assert cache.dirty  # past the window: saving now makes it trusted
