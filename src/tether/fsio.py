@@ -10,7 +10,7 @@ import os
 import secrets
 import stat
 import sys
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 
 CHUNK = 1 << 20
@@ -228,7 +228,7 @@ def walk_files(root: Path) -> Iterator[str]:
     yield from sorted(found)
 
 
-def flush_to_disk(paths: list[Path]) -> None:
+def flush_to_disk(paths: Sequence[str | os.PathLike[str]]) -> None:
     """Make files written with ``durable=False`` (and their renames) durable at once.
 
     On Linux one ``sync`` waits for everything, far cheaper than an fsync per file and
@@ -246,5 +246,5 @@ def flush_to_disk(paths: list[Path]) -> None:
                 os.fsync(fd)
             finally:
                 os.close(fd)
-    for folder in {p.parent for p in paths}:
+    for folder in {os.path.dirname(p) for p in paths}:
         fsync_dir(folder)

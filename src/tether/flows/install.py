@@ -298,7 +298,7 @@ def _write_install(
     manifest = release.manifest
     report = InitReport(project.profile.name, manifest.name, release.source, release.version)
     files: dict[str, FileRecord] = {}
-    written: list[Path] = []
+    written: list[str | Path] = []
     stats = project.stat_cache()
     with project.pristine.pack_writer() as pristine:
         for rel, found in progress.tracked("installing", current.items()):
@@ -309,7 +309,7 @@ def _write_install(
             if found is None:
                 # Made durable all at once below, as update's group commit does: one sync
                 # for the phase instead of an fsync of every file and folder.
-                target = guard.write(rel, theirs, mode=mode, durable=False)
+                target = guard.put(rel, theirs, mode=mode, durable=False)
                 written.append(target)
                 _remember_written(stats, rel, target, len(theirs), digest)
                 report.added.append(rel)
@@ -343,7 +343,7 @@ def _write_install(
     return report
 
 
-def _remember_written(stats: StatCache, rel: str, target: Path, size: int, digest: str) -> None:
+def _remember_written(stats: StatCache, rel: str, target: str, size: int, digest: str) -> None:
     """A file init just wrote goes into the stat cache for the next status, from its
     ``lstat`` taken right after the write (the bytes are the ones just hashed): a file
     another program changed meanwhile no longer has the size written, or is not a file."""

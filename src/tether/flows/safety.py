@@ -166,12 +166,27 @@ class PathGuard:
         """``atomic_write`` of ``root/rel`` once the guard allows it; the written path.
         ``mode`` None keeps an existing file's mode (a new file gets ``new_mode``, else the
         usual mode of a new file)."""
+        return Path(
+            self.put(rel, data, mode, new_mode=new_mode, durable=durable, replace_link=replace_link)
+        )
+
+    def put(
+        self,
+        rel: str,
+        data: bytes,
+        mode: int | None = None,
+        *,
+        new_mode: int | None = None,
+        durable: bool = True,
+        replace_link: bool = False,
+    ) -> str:
+        """``write``, returning the written path as a string: building a ``Path`` costs a
+        loop over a release's files as much as the guard's checks do."""
         path, info = self.ready(rel, replace_link=replace_link)
         if mode is None:
             mode = stat.S_IMODE(info.st_mode) if info is not None else new_mode
-        target = Path(path)
-        atomic_write(target, data, NEW_FILE_MODE if mode is None else mode, durable)
-        return target
+        atomic_write(path, data, NEW_FILE_MODE if mode is None else mode, durable)
+        return path
 
     def remove(self, rel: str) -> bool:
         """Remove the file at ``rel`` (a link there is removed itself, never what it points
