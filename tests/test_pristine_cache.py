@@ -45,6 +45,21 @@ def test_entries_already_cached_are_not_packed_again(tmp_path: Path) -> None:
     assert len(list((tmp_path / "objects/pack").glob("*.pack"))) == 1
 
 
+def test_loose_entries_added_after_a_lookup_are_found(tmp_path: Path) -> None:
+    """The cache lists its loose-entry folders once; its own later entries still count."""
+    cache = PristineCache(tmp_path / "objects")
+    assert not cache.has(sha(b"put\n"))  # looked before anything was stored
+    put = cache.put(b"put\n")
+    source = tmp_path / "release-file.txt"
+    source.write_bytes(b"adopted\n")
+    cache.adopt(source, sha(b"adopted\n"))
+    assert cache.has(put) and cache.has(sha(b"adopted\n"))
+    with cache.pack_writer() as pack:
+        pack.add(b"put\n")
+        pack.add(b"adopted\n")
+        assert pack.entries == {}
+
+
 def test_a_corrupted_pack_entry_reads_as_missing(tmp_path: Path) -> None:
     cache = PristineCache(tmp_path / "objects")
     with cache.pack_writer() as pack:

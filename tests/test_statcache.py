@@ -1,10 +1,11 @@
 """The stat cache lets status skip unchanged files, and never hides a change."""
 
+import hashlib
 import json
 import os
 import time
 
-from builders import call, make_release, run_tether
+from builders import call, make_release, run_in_process, run_tether, write_files
 from tether.state.statcache import RACY_MARGIN_NS, StatCache
 
 
@@ -36,6 +37,27 @@ def test_install_records_and_status_trusts_unchanged_files(tmp_path):
     info = os.stat(project / "f0.txt")
     assert StatCache(project / ".tether/cache/stat.json").lookup("f0.txt", info) is not None
     assert status(project)["clean"] == 5
+
+
+def test_install_records_every_file_it_read_or_wrote_with_the_hash_of_its_bytes(tmp_path):
+    """Written, identical and customised files alike: each entry holds the sha256 of the
+    bytes the file holds and that file's stat (no entry for a file init never looked at)."""
+    shelf = tmp_path / "rel"
+    make_release(shelf, "1.0.0", {"new.txt": "new\n", "same.txt": "same\n", "mine.txt": "v1\n"})
+    project = tmp_path / "proj"
+    write_files(project, {"same.txt": "same\n", "mine.txt": "my own\n", "other.txt": "x\n"})
+    assert call("init", "--source", str(shelf), "--version", "1.0.0", str(project)) == 0
+    entries = StatCache(project / ".tether/cache/stat.json").entries
+    assert set(entries) == {"new.txt", "same.txt", "mine.txt"}
+    for rel, entry in entries.items():
+        info = os.stat(project / rel)
+        assert list(entry) == [
+            info.st_size,
+            info.st_mtime_ns,
+            info.st_ctime_ns,
+            info.st_ino,
+            hashlib.sha256((project / rel).read_bytes()).hexdigest(),
+        ], rel
 
 
 def test_same_size_edit_with_restored_mtime_is_still_seen(tmp_path):
@@ -98,3 +120,42 @@ def test_status_leaves_the_cache_to_a_run_holding_the_lock(tmp_path):
     assert status(project)["modified"] == ["f0.txt"]
     assert cache_path.read_bytes() != before
     assert "f0.txt" in StatCache(cache_path).entries
+
+
+def test_a_status_past_the_racy_window_settles_the_entries_init_recorded(tmp_path, monkeypatch):
+    """init records its files right after writing them, so the cache it saves cannot vouch
+    for them yet. A status once the racy window has passed hashes them, finds the same
+    entries and must save the cache anyway: otherwise every later status hashes them again."""
+    project = project_with(tmp_path)
+    cache_path = project / ".tether/cache/stat.json"
+    # As a quick init leaves it, however long this one took: saved right after the writes.
+    doc = json.loads(cache_path.read_text())
+    doc["written_ns"] = max(os.stat(project / f"f{i}.txt").st_ctime_ns for i in range(5)) + 1
+    cache_path.write_text(json.dumps(doc))
+    info = os.stat(project / "f0.txt")
+    assert StatCache(cache_path).lookup("f0.txt", info) is None  # racy
+    later = time.time_ns() + 10 * RACY_MARGIN_NS
+    monkeypatch.setattr(time, "time_ns", lambda: later)  # the clock, past the racy window
+    assert json.loads(run_in_process("status", "--json", str(project)).stdout)["clean"] == 5
+    settled = StatCache(cache_path)
+    assert settled.written_ns == later
+    for i in range(5):
+        name = f"f{i}.txt"
+        assert settled.lookup(name, os.stat(project / name)) is not None, name
+
+
+def test_an_entry_recorded_again_within_the_racy_window_leaves_the_cache_unsaved(
+    tmp_path, monkeypatch
+):
+    """Saving again right away would not make a racy entry trusted: nothing is written."""
+    project = project_with(tmp_path)
+    info = os.stat(project / "f0.txt")
+    changed = max(info.st_mtime_ns, info.st_ctime_ns)
+    cache = StatCache(project / ".tether/cache/stat.json")
+    cache.written_ns = changed + 1  # saved right after the write
+    monkeypatch.setattr(time, "time_ns", lambda: changed + RACY_MARGIN_NS // 2)
+    cache.record("f0.txt", info, str(cache.entries["f0.txt"][4]))
+    assert not cache.dirty
+    monkeypatch.setattr(time, "time_ns", lambda: changed + 2 * RACY_MARGIN_NS)
+    cache.record("f0.txt", info, str(cache.entries["f0.txt"][4]))
+    assert cache.dirty  # past the window: saving now makes it trusted

@@ -10,7 +10,7 @@ import os
 import secrets
 import stat
 import sys
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 
 CHUNK = 1 << 20
@@ -75,16 +75,22 @@ def read_bytes(path: str | os.PathLike[str]) -> bytes:
     ``Path.read_bytes`` for the small files tether reads by the thousand. Raises what
     ``Path.read_bytes`` raises (FileNotFoundError, IsADirectoryError, ...), and
     NotRegularFileError for a FIFO, socket or device, which it never reads."""
+    return read_with_stat(path)[0]
+
+
+def read_with_stat(path: str | os.PathLike[str]) -> tuple[bytes, os.stat_result]:
+    """``read_bytes``, and the ``fstat`` of the file it read (links followed, as by
+    ``os.stat``): the mode of a file read anyway costs no second look."""
     fd, info = open_regular(path)
     try:
         expected = info.st_size
         data = os.read(fd, min(expected + 1, CHUNK_MAX))
         if len(data) <= expected < CHUNK_MAX:
-            return data  # a short read of a regular file is its end
+            return data, info  # a short read of a regular file is its end
         chunks = [data]
         while chunk := os.read(fd, CHUNK):
             chunks.append(chunk)
-        return b"".join(chunks)
+        return b"".join(chunks), info
     finally:
         os.close(fd)
 
@@ -126,7 +132,7 @@ def sha256_file(path: str | os.PathLike[str]) -> str:
     return digest.hexdigest()
 
 
-def fsync_dir(directory: Path) -> None:
+def fsync_dir(directory: str | os.PathLike[str]) -> None:
     try:
         fd = os.open(directory, os.O_RDONLY)
     except OSError:
@@ -139,7 +145,12 @@ def fsync_dir(directory: Path) -> None:
         os.close(fd)
 
 
-def atomic_write(path: Path, data: bytes, mode: int | None = None, durable: bool = True) -> None:
+_TEMP_FLAGS = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC
+
+
+def atomic_write(
+    path: str | os.PathLike[str], data: bytes, mode: int | None = None, durable: bool = True
+) -> None:
     """Write ``data`` to ``path`` so a crash leaves either the old or the new bytes.
 
     The temp file lives in the same directory (same filesystem, so rename is atomic),
@@ -148,16 +159,22 @@ def atomic_write(path: Path, data: bytes, mode: int | None = None, durable: bool
     (still atomic): for files that can be rebuilt, such as cache entries, and for writes
     whose caller makes a whole batch durable at once (``flush_to_disk``).
     """
-    parent = path.parent
-    if not os.path.isdir(parent):
-        parent.mkdir(parents=True, exist_ok=True)
+    path = os.fspath(path)
+    parent, name = os.path.split(path)
+    parent = parent or os.curdir
     if mode is None:
         try:
             mode = stat.S_IMODE(os.stat(path).st_mode)
         except FileNotFoundError:
             mode = NEW_FILE_MODE
-    tmp_name = os.path.join(parent, f".{path.name}.{secrets.token_hex(4)}{TEMP_SUFFIX}")
-    fd = os.open(tmp_name, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0o600)
+    tmp_name = os.path.join(parent, f".{name}.{secrets.token_hex(4)}{TEMP_SUFFIX}")
+    try:
+        fd = os.open(tmp_name, _TEMP_FLAGS, 0o600)
+    except (FileNotFoundError, NotADirectoryError):
+        # The folder is made only when missing: no look before every write of a batch.
+        # A file standing where it belongs fails here as before (FileExistsError).
+        os.makedirs(parent, exist_ok=True)
+        fd = os.open(tmp_name, _TEMP_FLAGS, 0o600)
     try:
         try:
             view = memoryview(data)
@@ -211,7 +228,7 @@ def walk_files(root: Path) -> Iterator[str]:
     yield from sorted(found)
 
 
-def flush_to_disk(paths: list[Path]) -> None:
+def flush_to_disk(paths: Sequence[str | os.PathLike[str]]) -> None:
     """Make files written with ``durable=False`` (and their renames) durable at once.
 
     On Linux one ``sync`` waits for everything, far cheaper than an fsync per file and
@@ -229,5 +246,5 @@ def flush_to_disk(paths: list[Path]) -> None:
                 os.fsync(fd)
             finally:
                 os.close(fd)
-    for folder in {p.parent for p in paths}:
+    for folder in {os.path.dirname(p) for p in paths}:
         fsync_dir(folder)

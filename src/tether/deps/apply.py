@@ -11,6 +11,7 @@ after it stay ``pending``. Nothing is committed or pushed.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import shlex
 import subprocess
@@ -25,9 +26,10 @@ from tether.deps.align import Plan
 from tether.deps.edit import Change, EditError, prepare, write
 from tether.deps.overrides import BoundOverride, commands_for
 from tether.deps.owed import PENDING
-from tether.errors import Exit
+from tether.errors import Exit, TetherError
 from tether.runs.isolation import DEFAULT_MODE, Isolation, Target, isolate
 from tether.runs.rundir import RunFolder
+from tether.state.lock import ProjectLock
 
 # The install after a bump is there to rewrite the lockfile. Under CI (``CI=true``) pnpm
 # defaults to a frozen lockfile and yarn berry to an immutable one, and a project's own config
@@ -89,7 +91,7 @@ class ProjectWork:
 
 @dataclass
 class Step:
-    name: str  # isolation | edit | override:<id> | install
+    name: str  # isolation | edit | override:<id> | install (a failed_step may also be lock)
     command: str
     exit_code: int
     seconds: float
@@ -234,35 +236,75 @@ def _apply_one(result: ProjectResult, options: ApplyOptions) -> None:
     work = result.work
     with open(result.log, "a", encoding="utf-8", errors="replace") as log:
         _say(log, f"project {work.name} ({work.root})")
-        result.isolation = isolate(
-            work.root,
-            options.isolate,
-            isolation_target(options),
-            switch=True,
-            skip=True,
-            in_place_outside_git=not options.isolate_asked,
-        )
-        _say(log, result.isolation.describe())
-        if result.isolation.used == "skipped":
-            result.state = "skipped"
-            _say(log, "== result: skipped, nothing written")
+        try:
+            release = _lock_project(work.root)
+        except TetherError as error:
+            _fail(result, log, "lock", Exit.ERROR, f"{work.root}: {error}")
             return
-        root = result.isolation.root
-        workspace = Path(os.path.normpath(root / work.workspace))
-        if not _edit(result, workspace, log):
+        try:
+            _apply_locked(result, options, log)
+        finally:
+            release()
+
+
+def _lock_project(root: Path) -> Callable[[], None]:
+    """Take the lock ``update`` and ``init`` take on ``root`` (docs/init.md), for while the
+    project is isolated, edited and installed; returns its release. A folder without a
+    tether install is locked where ``init`` would lock it, and the folders made for that
+    lock go again on release (the lock file first), so a project that is not tether's keeps
+    no trace of it. Raises TetherError, naming the holder, while another run holds it."""
+    from tether.flows.project import profile_for_new_install
+
+    if not root.is_dir():
+        return lambda: None  # nothing to lock: the isolation reports the missing folder
+    path = root / profile_for_new_install(root, None).lock_file
+    made = [folder for folder in (path.parent, *path.parent.parents) if not folder.exists()]
+    lock = ProjectLock(path, command="deps apply")
+    lock.acquire()
+
+    def release() -> None:
+        try:
+            if made:
+                with contextlib.suppress(OSError):
+                    path.unlink()
+                for folder in made:  # innermost first; a folder something else wrote in stays
+                    with contextlib.suppress(OSError):
+                        folder.rmdir()
+        finally:
+            lock.release()
+
+    return release
+
+
+def _apply_locked(result: ProjectResult, options: ApplyOptions, log: IO[str]) -> None:
+    work = result.work
+    result.isolation = isolate(
+        work.root,
+        options.isolate,
+        isolation_target(options),
+        switch=True,
+        skip=True,
+        in_place_outside_git=not options.isolate_asked,
+    )
+    _say(log, result.isolation.describe())
+    if result.isolation.used == "skipped":
+        result.state = "skipped"
+        _say(log, "== result: skipped, nothing written")
+        return
+    root = result.isolation.root
+    workspace = Path(os.path.normpath(root / work.workspace))
+    if not _edit(result, workspace, log):
+        return
+    for override in work.overrides:
+        if not _run(result, f"override:{override.entry.id}", override.argv(), root, log, options):
             return
-        for override in work.overrides:
-            if not _run(
-                result, f"override:{override.entry.id}", override.argv(), root, log, options
-            ):
-                return
-        for argv in install_commands(work, options):
-            if not _run(result, "install", argv, workspace, log, options):
-                if result.files or work.owed:
-                    result.error = f"{PENDING} ({result.error})"
-                return
-        result.state = "applied"
-        _say(log, "== result: applied")
+    for argv in install_commands(work, options):
+        if not _run(result, "install", argv, workspace, log, options):
+            if result.files or work.owed:
+                result.error = f"{PENDING} ({result.error})"
+            return
+    result.state = "applied"
+    _say(log, "== result: applied")
 
 
 def isolation_target(options: ApplyOptions) -> Target:

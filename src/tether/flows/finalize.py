@@ -79,7 +79,8 @@ def finalize(
             base = baseline.files.get(rel)
             installed = base is not None and base.sha256 == digest  # B's bytes are cached
             if digest is None:
-                digest = pack.add(latest.verified_bytes(rel))
+                data, digest = latest.verified(rel)  # hashed once, for the check and the pack
+                pack.add(data, digest)
             elif not installed and ours:
                 pristine.adopt(latest.file_path(rel), digest, may_link=True)
             elif not installed:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import contextlib
 import os
 import shutil
+import stat
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -30,6 +31,7 @@ from tether.fsio import (
     sha256_bytes,
 )
 from tether.state.lock import ProjectLock
+from tether.state.statcache import StatCache, stat_key
 from tether.state.store import ConflictRecord, FileRecord, State, save_state
 
 
@@ -66,19 +68,29 @@ def _existing_install(project: Project) -> str | None:
     return None
 
 
+@dataclass(frozen=True)
+class _Found:
+    """What stands at a managed path before the install: its bytes and its ``lstat``."""
+
+    data: bytes
+    info: os.stat_result
+
+
 def _classify_targets(
     project: Project, release: Release, guard: PathGuard
-) -> dict[str, bytes | None]:
-    """The adopter's current bytes for every managed path; refuses unusable paths (and a
-    sentinel whose folder runs out of the project) up front so a failed init writes nothing."""
-    current: dict[str, bytes | None] = {}
+) -> dict[str, _Found | None]:
+    """What the adopter has at every managed path (None: nothing); refuses unusable paths
+    (and a sentinel whose folder runs out of the project) up front so a failed init writes
+    nothing."""
+    current: dict[str, _Found | None] = {}
+    root = str(project.root)
     for rel in progress.tracked("reading the project", release.manifest.managed_paths()):
-        target = project.path(rel)
+        target = os.path.join(root, rel)
         problem, info = guard.inspect(rel)
         if problem:
             raise TetherError(f"{target}: {problem}; nothing was installed")
         try:
-            current[rel] = None if info is None else read_bytes(target)
+            current[rel] = None if info is None else _Found(read_bytes(target), info)
         except NotRegularFileError:  # swapped for a FIFO or device since the guard looked
             raise TetherError(f"{target}: {NOT_REGULAR}; nothing was installed") from None
         except OSError as error:
@@ -106,19 +118,33 @@ class _Undo:
 
     created: list[Path] = field(default_factory=list)
     saved: dict[Path, bytes] = field(default_factory=dict)
-    _noted: set[Path] = field(default_factory=set)  # ``created`` as a set: 50,000 paths
+    _noted: set[str] = field(default_factory=set)  # ``created`` as a set: 50,000 paths
+    _new_folders: dict[str, bool] = field(default_factory=dict)  # folder -> taken back whole
 
-    def creates(self, path: Path) -> None:
-        if self.created and self.created[0] in path.parents and self.created[0] in self._noted:
-            return  # under a project folder this init made: taken back whole
-        missing = _first_missing_ancestor(path)
-        if missing is not None:
-            self.made(missing)
+    def creates(self, path: str | Path) -> None:
+        if self._is_new(os.path.dirname(path)):
+            return  # under a folder this init makes: taken back whole
+        if not os.path.lexists(path):
+            self.made(Path(path))
+
+    def _is_new(self, folder: str) -> bool:
+        """Whether ``folder`` is taken back whole: it, or a folder above it, is new. Judged
+        once per folder (top down), not once per file in it."""
+        known = self._new_folders.get(folder)
+        if known is None:
+            parent = os.path.dirname(folder)
+            known = folder in self._noted or (parent != folder and self._is_new(parent))
+            if not known and not os.path.lexists(folder):
+                self.made(Path(folder))
+                known = True
+            self._new_folders[folder] = known
+        return known
 
     def made(self, path: Path) -> None:
         """``path`` did not exist before this init: a failure removes it."""
-        if path not in self._noted:
-            self._noted.add(path)
+        key = str(path)
+        if key not in self._noted:
+            self._noted.add(key)
             self.created.append(path)
 
     def rewrites(self, path: Path) -> None:
@@ -156,10 +182,14 @@ def _new_project_dir(root: Path) -> bool:
     return True
 
 
-def _note_install_writes(undo: _Undo, project: Project, release: Release) -> None:
+def _note_install_writes(
+    undo: _Undo, project: Project, release: Release, current: dict[str, _Found | None]
+) -> None:
     profile = project.profile
-    for rel in (*release.manifest.managed_paths(), *release.manifest.sentinels):
-        undo.creates(project.path(rel))
+    root = str(project.root)
+    missing = [rel for rel, found in current.items() if found is None]
+    for rel in (*missing, *release.manifest.sentinels):
+        undo.creates(os.path.join(root, rel))
     records: tuple[str | None, ...] = (
         profile.state_file,
         profile.ignore_file,
@@ -209,7 +239,7 @@ def install_release(
         guard = PathGuard(project.root)
         current = _classify_targets(project, release, guard)
         still_open = _open_conflicts(project) if force else {}
-        _note_install_writes(undo, project, release)
+        _note_install_writes(undo, project, release, current)
         return _write_install(project, release, current, guard, still_open)
     except OSError as error:
         undo.undo()
@@ -261,36 +291,40 @@ def _open_conflicts(project: Project) -> dict[str, ConflictRecord]:
 def _write_install(
     project: Project,
     release: Release,
-    current: dict[str, bytes | None],
+    current: dict[str, _Found | None],
     guard: PathGuard,
     open_conflicts: dict[str, ConflictRecord],
 ) -> InitReport:
     manifest = release.manifest
     report = InitReport(project.profile.name, manifest.name, release.source, release.version)
     files: dict[str, FileRecord] = {}
-    written: list[Path] = []
+    written: list[str | Path] = []
+    stats = project.stat_cache()
     with project.pristine.pack_writer() as pristine:
-        for rel, mine in progress.tracked("installing", current.items()):
-            theirs = release.verified_bytes(rel)
+        for rel, found in progress.tracked("installing", current.items()):
+            theirs, digest = release.verified(rel)  # hashed once: check, pack and record
             mode = release.mode_of(rel)
-            digest = pristine.add(theirs)
+            pristine.add(theirs, digest)
             files[rel] = FileRecord(manifest.files[rel], digest, mode)
-            if mine is None:
+            if found is None:
                 # Made durable all at once below, as update's group commit does: one sync
                 # for the phase instead of an fsync of every file and folder.
-                written.append(guard.write(rel, theirs, mode=mode, durable=False))
+                target = guard.put(rel, theirs, mode=mode, durable=False)
+                written.append(target)
+                _remember_written(stats, rel, target, len(theirs), digest)
                 report.added.append(rel)
-            elif sha256_bytes(mine) == digest:
-                report.identical.append(rel)
             else:
-                report.customised.append(rel)
+                mine = sha256_bytes(found.data)
+                kept = report.identical if mine == digest else report.customised
+                kept.append(rel)
+                _remember_read(stats, rel, project.path(rel), found.info, mine)
         pristine.add(release.manifest_bytes)
     written += _seed_sentinels(project, release, report, guard)
     written += write_version_markers(project, release, durable=False)
     written += write_ignore_rules(project, durable=False)
     # Everything the state will vouch for is on disk before the state says it is installed.
     flush_to_disk(written)
-    _remember_installed(project, files, report)
+    stats.save()
     now = utc_now()
     state = State(
         profile=project.profile.name,
@@ -309,12 +343,29 @@ def _write_install(
     return report
 
 
-def _remember_installed(project: Project, files: dict[str, FileRecord], report: InitReport) -> None:
-    """Files now equal to the release go into the stat cache for the next status."""
-    stats = project.stat_cache()
-    for rel in report.added + report.identical:
-        stats.record(rel, os.stat(project.path(rel)), files[rel].sha256)
-    stats.save()
+def _remember_written(stats: StatCache, rel: str, target: str, size: int, digest: str) -> None:
+    """A file init just wrote goes into the stat cache for the next status, from its
+    ``lstat`` taken right after the write (the bytes are the ones just hashed): a file
+    another program changed meanwhile no longer has the size written, or is not a file."""
+    try:
+        info = os.lstat(target)
+    except OSError:
+        return
+    if stat.S_ISREG(info.st_mode) and info.st_size == size:
+        stats.record(rel, info, digest)
+
+
+def _remember_read(
+    stats: StatCache, rel: str, target: Path, seen: os.stat_result, digest: str
+) -> None:
+    """A file init left as it found it goes into the stat cache with the hash of the bytes
+    read, when it is still the file that was read (same size, times and inode)."""
+    try:
+        info = os.lstat(target)
+    except OSError:
+        return
+    if stat.S_ISREG(info.st_mode) and stat_key(info) == stat_key(seen):
+        stats.record(rel, info, digest)
 
 
 def _profile_records(project: Project) -> set[str]:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import datetime as _dt
 import functools
 import os
+import stat
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -18,6 +19,7 @@ from tether.fsio import (
     file_mode,
     read_bytes,
     read_regular,
+    read_with_stat,
     sha256_bytes,
     walk_files,
 )
@@ -145,17 +147,36 @@ class Release:
         return os.path.join(self.root, self.manifest.sources.get(rel, rel))
 
     def verified_bytes(self, rel: str) -> bytes:
-        try:
-            data = read_bytes(self._file_name(rel))
-        except OSError as error:
-            raise self._unreadable(rel, error) from None
+        data = self._read(rel)
         recorded = self.manifest.hashes.get(rel)
         if recorded is not None and sha256_bytes(data) != recorded:
-            raise TetherError(
-                f"release {self.version} ({self.source}): {rel} does not match the sha256 "
-                "its manifest records"
-            )
+            raise self._mismatch(rel)
         return data
+
+    def verified(self, rel: str) -> tuple[bytes, str]:
+        """``verified_bytes`` and their sha256, hashed once for both."""
+        data = self._read(rel)
+        digest = sha256_bytes(data)
+        recorded = self.manifest.hashes.get(rel)
+        if recorded is not None and digest != recorded:
+            raise self._mismatch(rel)
+        return data, digest
+
+    def _read(self, rel: str) -> bytes:
+        """The release file's bytes; its mode noted on the way for ``mode_of``."""
+        try:
+            data, info = read_with_stat(self._file_name(rel))
+        except OSError as error:
+            raise self._unreadable(rel, error) from None
+        if rel not in self._modes:
+            self._modes[rel] = self.manifest.modes.get(rel) or stat.S_IMODE(info.st_mode)
+        return data
+
+    def _mismatch(self, rel: str) -> TetherError:
+        return TetherError(
+            f"release {self.version} ({self.source}): {rel} does not match the sha256 "
+            "its manifest records"
+        )
 
     def mode_of(self, rel: str) -> int:
         mode = self._modes.get(rel)

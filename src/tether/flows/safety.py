@@ -55,6 +55,7 @@ class PathGuard:
 
     def __init__(self, root: Path) -> None:
         self.root = root
+        self._base = os.fspath(root)  # joined with every path judged: no Path on the way
         self.real_root = os.path.realpath(root)
         self._folders: dict[str, str | None] = {}  # folder -> problem, "" when missing
         self._root_ready = False
@@ -71,7 +72,7 @@ class PathGuard:
         return problem
 
     def _judge_folder(self, folder: str) -> str | None:
-        path = os.path.join(self.root, folder)
+        path = os.path.join(self._base, folder)
         try:
             info = os.lstat(path)
         except (FileNotFoundError, NotADirectoryError):
@@ -104,7 +105,7 @@ class PathGuard:
             if problem:
                 return problem, None
         try:
-            info = os.lstat(os.path.join(self.root, rel))
+            info = os.lstat(os.path.join(self._base, rel))
         except (FileNotFoundError, NotADirectoryError):
             return None, None
         return _file_problem(info), info
@@ -133,7 +134,7 @@ class PathGuard:
         ``lstat`` of what stands there now, None when nothing does). Raises ``UnsafePath``
         before anything is created. ``replace_link``: a link at ``rel`` itself is removed
         (never followed), for putting back a file a program replaced with a link."""
-        path = os.path.join(self.root, rel)
+        path = os.path.join(self._base, rel)
         problem = relpath_problem(rel)
         if not problem:
             folder, _, _ = rel.rpartition("/")
@@ -165,12 +166,27 @@ class PathGuard:
         """``atomic_write`` of ``root/rel`` once the guard allows it; the written path.
         ``mode`` None keeps an existing file's mode (a new file gets ``new_mode``, else the
         usual mode of a new file)."""
+        return Path(
+            self.put(rel, data, mode, new_mode=new_mode, durable=durable, replace_link=replace_link)
+        )
+
+    def put(
+        self,
+        rel: str,
+        data: bytes,
+        mode: int | None = None,
+        *,
+        new_mode: int | None = None,
+        durable: bool = True,
+        replace_link: bool = False,
+    ) -> str:
+        """``write``, returning the written path as a string: building a ``Path`` costs a
+        loop over a release's files as much as the guard's checks do."""
         path, info = self.ready(rel, replace_link=replace_link)
         if mode is None:
             mode = stat.S_IMODE(info.st_mode) if info is not None else new_mode
-        target = Path(path)
-        atomic_write(target, data, NEW_FILE_MODE if mode is None else mode, durable)
-        return target
+        atomic_write(path, data, NEW_FILE_MODE if mode is None else mode, durable)
+        return path
 
     def remove(self, rel: str) -> bool:
         """Remove the file at ``rel`` (a link there is removed itself, never what it points
@@ -180,10 +196,10 @@ class PathGuard:
             problem = None  # unlinking a link removes the name, never its target
         problem = relpath_problem(rel) or problem
         if problem:
-            raise UnsafePath(os.path.join(self.root, rel), problem)
+            raise UnsafePath(os.path.join(self._base, rel), problem)
         if info is None:
             return False
-        os.unlink(os.path.join(self.root, rel))
+        os.unlink(os.path.join(self._base, rel))
         return True
 
     def _make_root(self) -> str | None:
@@ -206,7 +222,7 @@ class PathGuard:
         if problem:
             return problem
         try:
-            os.mkdir(os.path.join(self.root, folder))
+            os.mkdir(os.path.join(self._base, folder))
         except FileExistsError:
             # Something appeared since the folder was judged missing: judge what it is.
             problem = self._judge_folder(folder)

@@ -36,6 +36,7 @@ class PristineCache:
     def __init__(self, root: Path) -> None:
         self.root = root
         self._packed: dict[str, PackEntry] | None = None
+        self._fanouts: set[str] | None = None  # the objects/xx folders loose entries are in
 
     def path_for(self, sha256: str) -> Path:
         return self.root / sha256[:2] / sha256[2:]
@@ -56,7 +57,23 @@ class PristineCache:
     def has(self, sha256: str) -> bool:
         if sha256 in self.packed():
             return True
+        if sha256[:2] not in self._loose_folders():
+            return False  # no look at the disk for each of a release's new files
         return os.path.isfile(os.path.join(self.root, sha256[:2], sha256[2:]))
+
+    def _loose_folders(self) -> set[str]:
+        """The fan-out folders, listed once per cache object and kept up to date by its own
+        writes. An entry another writer adds meanwhile is only packed a second time."""
+        if self._fanouts is None:
+            try:
+                self._fanouts = {name for name in os.listdir(self.root) if name != PACK_DIR}
+            except (FileNotFoundError, NotADirectoryError):
+                self._fanouts = set()
+        return self._fanouts
+
+    def _made_loose(self, sha256: str) -> None:
+        if self._fanouts is not None:
+            self._fanouts.add(sha256[:2])
 
     def put(self, data: bytes) -> str:
         digest = sha256_bytes(data)
@@ -69,6 +86,7 @@ class PristineCache:
         except FileNotFoundError:
             pass
         _write_new(target, data)
+        self._made_loose(digest)
         return digest
 
     def adopt(self, source: Path, sha256: str, may_link: bool = False) -> None:
@@ -80,6 +98,7 @@ class PristineCache:
         if sha256 in self.packed() or target.exists():
             return
         target.parent.mkdir(parents=True, exist_ok=True)
+        self._made_loose(sha256)
         if may_link and _linked(source, target):
             return
         _write_new(target, _read_expected(source, sha256))

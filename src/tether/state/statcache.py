@@ -69,9 +69,20 @@ class StatCache:
     def record(self, rel: str, info: os.stat_result, sha: str) -> None:
         entry: Entry = (*stat_key(info), sha)
         old = self.entries.get(rel)
-        if old is None or tuple(old) != entry:
+        if old is None or tuple(old) != entry or self._settles(info):
             self.entries[rel] = entry
             self.dirty = True
+
+    def _settles(self, info: os.stat_result) -> bool:
+        """Whether saving now makes an entry trusted that the saved cache cannot vouch for:
+        the file changed within the margin before the last save (an entry recorded right
+        after its write, as init and update record theirs) and is older than the margin
+        now. Without this a file recorded that way would be hashed by every later status,
+        each finding the same entry and so never saving the cache again."""
+        changed = max(info.st_mtime_ns, info.st_ctime_ns)
+        if changed < self.written_ns - RACY_MARGIN_NS:
+            return False  # trusted already
+        return changed < time.time_ns() - RACY_MARGIN_NS
 
     def record_on_disk(self, rel: str, path: Path) -> None:
         """Record the hash of the bytes ``path`` holds now, read for it: never a hash of
