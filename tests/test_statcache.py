@@ -5,7 +5,7 @@ import json
 import os
 import time
 
-from builders import call, make_release, run_in_process, run_tether, write_files
+from builders import call, make_release, run_tether, write_files
 from tether.state.statcache import RACY_MARGIN_NS, StatCache
 
 
@@ -136,7 +136,7 @@ def test_a_status_past_the_racy_window_settles_the_entries_init_recorded(tmp_pat
     assert StatCache(cache_path).lookup("f0.txt", info) is None  # racy
     later = time.time_ns() + 10 * RACY_MARGIN_NS
     monkeypatch.setattr(time, "time_ns", lambda: later)  # the clock, past the racy window
-    assert json.loads(run_in_process("status", "--json", str(project)).stdout)["clean"] == 5
+    assert json.loads(run_tether("status", "--json", str(project)).stdout)["clean"] == 5
     settled = StatCache(cache_path)
     assert settled.written_ns == later
     for i in range(5):
