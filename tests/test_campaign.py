@@ -190,6 +190,35 @@ def test_on_conflict_commit_commits_the_markers(world: World) -> None:
     assert f"{TRAILER}: 1.0.0 -> 1.1.0" in message
 
 
+@pytest.mark.parametrize(("auto", "kept"), [("keep-mine", "mine"), ("take-theirs", "Y")])
+def test_the_campaigns_auto_policy_settles_every_update(world: World, auto: str, kept: str) -> None:
+    """``start --auto`` is every update's ``--auto``: the conflict is settled, the repository
+    is committed as updated, and the settings say so."""
+    world.remote("p2", edit="x\nmine\nz\n")
+    code, started = world.start("--auto", auto)
+    assert code == 0 and started["auto"] == auto and started["conflict"] is None
+    code, ran = world.run()
+    assert code == Exit.OK
+    [record] = ran["repositories"]
+    assert record["state"] == "updated" and record["conflicts"] == [] and record["commit"]
+    merged = show(mirror_of(world, record), record["commit"], "c.txt")
+    assert kept in merged and "<<<<<<<" not in merged
+
+
+def test_the_campaigns_conflict_style_reaches_every_update(world: World) -> None:
+    """``start --conflict patch``: the update leaves the file as it was and a patch beside it
+    (what ``tether update --conflict patch`` does), so the held conflict has no markers."""
+    world.remote("p2", edit="x\nmine\nz\n")
+    code, started = world.start("--conflict", "patch", "--on-conflict", "commit")
+    assert code == 0 and started["conflict"] == "patch"
+    code, ran = world.run()
+    assert code == Exit.CONFLICTS
+    [record] = ran["repositories"]
+    assert record["state"] == "conflicts" and record["commit"]
+    merged = show(mirror_of(world, record), record["commit"], "c.txt")
+    assert "<<<<<<<" not in merged and "mine" in merged
+
+
 def test_a_repository_already_at_the_version_is_up_to_date_without_a_commit(
     world: World,
 ) -> None:

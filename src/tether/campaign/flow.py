@@ -32,6 +32,8 @@ class StartRequest:
     projects: Sequence[str] | None = None  # --projects values as typed (comma lists)
     directory: str | None = None  # --dir: where campaign folders live
     on_conflict: str = "hold"
+    conflict: str | None = None  # --conflict for every update; None: each profile's style
+    auto: str | None = None  # --auto for every update
 
 
 @dataclass(frozen=True)
@@ -60,6 +62,8 @@ def start_campaign(request: StartRequest) -> CampaignResult:
         str(folder.root),
         str(registry.path.absolute()),
         utc_timestamp(),
+        request.conflict or "",
+        request.auto or "",
     )
     folder.create(settings, records)
     return CampaignResult(_document(folder, settings, records), Exit.OK)

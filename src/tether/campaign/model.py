@@ -50,6 +50,8 @@ class Settings:
     folder: str  # the campaign folder: records, mirrors, worktrees
     registry: str
     created_at: str
+    conflict: str = ""  # the update's conflict style (markers, patch); "": the profile's
+    auto: str = ""  # settle every conflict this way (keep-mine, take-theirs); "": leave them
 
     @property
     def branch(self) -> str:
@@ -60,7 +62,8 @@ class Settings:
 
     @classmethod
     def from_json(cls, data: Mapping[str, Any]) -> Settings:
-        return cls(**{key: str(data[key]) for key in cls.__dataclass_fields__})
+        # Campaigns started before a setting existed take its default.
+        return cls(**{key: str(data[key]) for key in cls.__dataclass_fields__ if key in data})
 
 
 @dataclass(frozen=True)

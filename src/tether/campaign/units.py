@@ -151,12 +151,19 @@ def _require_upstream(work: Path, upstream: str) -> None:
 
 
 def _request(work: Path, settings: Settings) -> UpdateRequest:
+    from dataclasses import replace
+
     from tether.fleet.units import update_options
 
+    options = update_options(work)
+    if settings.conflict:
+        options = replace(options, conflict_style=settings.conflict)
+    if settings.auto:
+        options = replace(options, auto=settings.auto)
     return UpdateRequest(
         work,
         to=settings.to,
-        options=update_options(work),
+        options=options,
         command=f"campaign run {settings.name}",
         # tether made this worktree and its branch for the campaign: stay on it.
         git=GitOptions(no_branch=True, allow_linked_worktree=True),

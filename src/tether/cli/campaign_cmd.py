@@ -36,6 +36,16 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         default="hold",
         help="hold: record conflicts, commit nothing (default); commit: commit the markers",
     )
+    start.add_argument(
+        "--conflict",
+        choices=("markers", "patch"),
+        help="how each update leaves a conflict (default: each repository's profile's)",
+    )
+    start.add_argument(
+        "--auto",
+        choices=("keep-mine", "take-theirs"),
+        help="settle every conflict of every update this way",
+    )
     add_registry(start)
     run = sub.add_parser(
         "run",
@@ -161,6 +171,8 @@ def run(args: argparse.Namespace) -> int:
             args.projects,
             args.dir,
             args.on_conflict,
+            args.conflict,
+            args.auto,
         )
         result = flow.start_campaign(request)
     elif args.action == "run":

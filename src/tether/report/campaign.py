@@ -39,6 +39,8 @@ def campaign_document(folder: str, settings: Doc, records: Sequence[Doc]) -> dic
         "to": settings["to"],
         "branch": settings["branch"],
         "on_conflict": settings["on_conflict"],
+        "conflict": settings.get("conflict") or None,
+        "auto": settings.get("auto") or None,
         "registry": settings["registry"],
         "created_at": settings["created_at"],
         "counts": counts,
