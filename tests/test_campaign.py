@@ -6,6 +6,7 @@ crash-point fault injection (state/crashpoint.py), then a second process continu
 from __future__ import annotations
 
 import json
+import shutil
 import subprocess
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -524,3 +525,22 @@ def test_a_relative_campaign_folder_is_recorded_absolute(
     monkeypatch.chdir(world.registry.parent.parent)
     code, ran = world.run()
     assert code == 0 and [r["state"] for r in ran["repositories"]] == ["updated"]
+
+
+def test_a_worktree_left_locked_by_a_killed_add_is_made_again(world: World) -> None:
+    """A unit killed inside ``git worktree add`` leaves the registration locked and the
+    folder half made; the rerun's unit forgets it and makes the worktree again (``git
+    worktree lock`` stands in for the kill's leftover: the same lock file)."""
+    world.remote("p1")
+    assert world.start()[0] == 0
+    code, ran = world.run()
+    assert code == Exit.OK
+    [record] = ran["repositories"]
+    folder = CampaignFolder(Path(ran["folder"]))
+    mirror, work = folder.mirror_path(record["url"]), folder.worktree_path("p1")
+    git(mirror, "worktree", "lock", str(work))
+    shutil.rmtree(work)
+    settings, [stored] = folder.load()
+    done = update_unit(RepoRecord.from_json({**stored.to_json(), "state": CLONED}), settings)
+    assert done.record.state == "updated", done.record.reason
+    assert git(work, "rev-parse", "HEAD").strip() == done.record.commit

@@ -673,6 +673,14 @@ def worktree_reset(repo: Path, dest: Path, branch: str, start: str) -> None:
     run_git(["worktree", "add", "--force", "-B", branch, os.path.abspath(dest), start], cwd=repo)
 
 
+def worktree_forget(repo: Path, dest: Path) -> None:
+    """Drop ``repo``'s registration of a worktree at ``dest`` whose folder is gone, even a
+    locked one: a ``git worktree add`` killed half way leaves its registration locked
+    ("initializing"), and ``prune`` keeps locked registrations."""
+    run_git(["worktree", "unlock", os.path.abspath(dest)], cwd=repo, check=False)
+    worktree_prune(repo)
+
+
 def worktree_prune(repo: Path) -> None:
     """Forget worktrees whose folders are gone."""
     run_git(["worktree", "prune"], cwd=repo)

@@ -87,4 +87,4 @@ def _drop_worktree(folder: CampaignFolder, record: RepoRecord, mirror: Path) -> 
     work = folder.worktree_path(record.name)
     if work.exists():
         shutil.rmtree(work)
-        git.worktree_prune(mirror)
+    git.worktree_forget(mirror, work)

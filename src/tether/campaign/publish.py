@@ -347,8 +347,9 @@ def _delete_own_branch(folder: CampaignFolder, record: RepoRecord, branch: str) 
     mirror = folder.mirror_path(record.url)
     if not mirror.is_dir():
         return
-    shutil.rmtree(folder.worktree_path(record.name), ignore_errors=True)
-    git.worktree_prune(mirror)
+    work = folder.worktree_path(record.name)
+    shutil.rmtree(work, ignore_errors=True)
+    git.worktree_forget(mirror, work)
     if git.branch_commit(mirror, branch) is not None:
         git.delete_branch(mirror, branch)
 

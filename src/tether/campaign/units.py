@@ -132,7 +132,7 @@ def _fresh_worktree(folder: CampaignFolder, record: RepoRecord, settings: Settin
     work = folder.worktree_path(record.name)
     if work.exists():
         shutil.rmtree(work)
-    git.worktree_prune(mirror)
+    git.worktree_forget(mirror, work)
     work.parent.mkdir(parents=True, exist_ok=True)
     git.worktree_reset(mirror, work, settings.branch, record.start_commit)
     return work
