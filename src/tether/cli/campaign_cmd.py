@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING, Any
 
 from tether.cli.common import add_jobs, add_json, jobs, print_json
 from tether.cli.projects_cmd import add_registry
+from tether.model.plan import AUTO_CHOICES, CONFLICT_STYLES
 
 if TYPE_CHECKING:
     from tether.campaign.coordinator import RunOptions
@@ -38,12 +39,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     start.add_argument(
         "--conflict",
-        choices=("markers", "patch"),
+        choices=CONFLICT_STYLES,
         help="how each update leaves a conflict (default: each repository's profile's)",
     )
     start.add_argument(
         "--auto",
-        choices=("keep-mine", "take-theirs"),
+        choices=AUTO_CHOICES,
         help="settle every conflict of every update this way",
     )
     add_registry(start)

@@ -16,6 +16,7 @@ from tether.cli.common import (
     project_dir,
 )
 from tether.errors import UsageError
+from tether.model.plan import CONFLICT_STYLES
 
 if TYPE_CHECKING:
     from tether.flows.update import PreparedUpdate
@@ -37,7 +38,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument(
         "--conflict",
-        choices=("markers", "patch"),
+        choices=CONFLICT_STYLES,
         default="patch",
         help="how to leave a conflict (default: patch, your file untouched)",
     )

@@ -15,6 +15,7 @@ from tether.cli.common import (
     print_json,
     project_dir,
 )
+from tether.model.plan import AUTO_CHOICES, CONFLICT_STYLES
 
 if TYPE_CHECKING:
     from tether.flows.update import PreparedUpdate
@@ -28,12 +29,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     add_yes(parser)
     parser.add_argument(
         "--conflict",
-        choices=("markers", "patch"),
+        choices=CONFLICT_STYLES,
         help="how to leave a conflict (default: the profile's)",
     )
-    parser.add_argument(
-        "--auto", choices=("keep-mine", "take-theirs"), help="settle every conflict this way"
-    )
+    parser.add_argument("--auto", choices=AUTO_CHOICES, help="settle every conflict this way")
     parser.add_argument(
         "--delete-removed",
         action="store_true",

@@ -31,9 +31,7 @@ from tether.model.manifest import FileClass
 from tether.model.plan import Bucket, FileAction, Op, UpdatePlan
 from tether.state.statcache import StatCache
 
-CONFLICT_STYLES = ("markers", "patch")
 LOCAL_EDIT_KEPT = "local-edit-kept"
-AUTO_CHOICES = ("keep-mine", "take-theirs")
 
 
 @dataclass(frozen=True)

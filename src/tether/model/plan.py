@@ -7,6 +7,11 @@ from enum import StrEnum
 
 from tether.model.manifest import FileClass
 
+# How an update (or reapply, or a campaign's updates) leaves a conflict, and how --auto settles
+# one: one definition for every command that offers them.
+CONFLICT_STYLES = ("markers", "patch")
+AUTO_CHOICES = ("keep-mine", "take-theirs")
+
 
 class Bucket(StrEnum):
     ADD = "add"  # new upstream, absent here: copied

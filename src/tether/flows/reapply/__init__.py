@@ -32,7 +32,7 @@ new timestamped folder and never touches an earlier one.
 from tether.flows.apply import check_written
 from tether.flows.reapply.baseline import BaselineFinder, BaselineOptions, Found
 from tether.flows.reapply.decide import Decision, both_versions, decide_saved_file
-from tether.flows.reapply.job import CONFLICT_STYLES, ReapplyRequest
+from tether.flows.reapply.job import ReapplyRequest
 from tether.flows.reapply.locate import PATCHES_FOLDER, PRISTINE_FOLDER, candidate_places
 from tether.flows.reapply.patches import META_FILE, PatchSet, find_patch_set, load_patch_set
 from tether.flows.reapply.report import (
@@ -47,10 +47,11 @@ from tether.flows.reapply.report import (
     ReapplyReport,
     record_verification_failure,
 )
-from tether.flows.reapply.resolve import AUTO_CHOICES, Pending
+from tether.flows.reapply.resolve import Pending
 from tether.flows.reapply.run import reapply
 from tether.flows.reapply.save import SaveReport, save_patches
 from tether.flows.reapply.target import BACKUP_FOLDER, backup_root
+from tether.model.plan import AUTO_CHOICES, CONFLICT_STYLES
 
 __all__ = [
     "AUTO_CHOICES",

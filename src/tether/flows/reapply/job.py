@@ -36,7 +36,6 @@ from tether.state.journal import (
 if TYPE_CHECKING:
     from tether.flows.reapply.resolve import Chooser
 
-CONFLICT_STYLES = ("markers", "patch")
 INSTALLED = "installed/"  # a run's backups of the installed versions, in its backup folder
 
 

@@ -12,8 +12,6 @@ from tether.flows.reapply.decide import Decision
 from tether.flows.reapply.plan import mark_restore
 from tether.flows.reapply.report import CONFLICT, RESOLUTIONS, RESOLVED
 
-AUTO_CHOICES = ("keep-mine", "take-theirs")
-
 
 @dataclass(frozen=True)
 class Pending:

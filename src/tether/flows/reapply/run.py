@@ -12,7 +12,7 @@ from tether.errors import UsageError
 from tether.flows.apply import ApplyOutcome, execute_plan
 from tether.flows.reapply.cleanup import remove_patches
 from tether.flows.reapply.decide import Decision
-from tether.flows.reapply.job import CONFLICT_STYLES, Job, ReapplyRequest, open_job
+from tether.flows.reapply.job import Job, ReapplyRequest, open_job
 from tether.flows.reapply.locate import Located, default_pristine, locate_patches
 from tether.flows.reapply.patches import PatchSet, load_patch_set
 from tether.flows.reapply.plan import plan_files, writer_plan, writer_resume
@@ -25,7 +25,7 @@ from tether.flows.reapply.report import (
     ReapplyReport,
     record_verification_failure,
 )
-from tether.flows.reapply.resolve import AUTO_CHOICES, settle
+from tether.flows.reapply.resolve import settle
 from tether.flows.reapply.target import (
     JOURNAL_SUFFIX,
     backup_root,
@@ -37,7 +37,7 @@ from tether.flows.reapply.target import (
 )
 from tether.flows.replay import check_journal_file
 from tether.flows.safety import PathGuard, UnsafePath, check_own_paths
-from tether.model.plan import Bucket, FileAction
+from tether.model.plan import AUTO_CHOICES, CONFLICT_STYLES, Bucket, FileAction
 from tether.state.journal import Journal
 from tether.state.lock import ProjectLock
 
