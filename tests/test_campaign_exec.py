@@ -40,6 +40,7 @@ from tether.campaign.model import RepoRecord
 from tether.campaign.store import RECORD_STEP, CampaignFolder
 from tether.campaign.units import fetch_unit
 from tether.errors import Exit, UsageError
+from tether.flows.apply import BATCH_SIZE
 from tether.state import crashpoint
 from tether.state.lock import ProjectLock
 
@@ -494,13 +495,25 @@ def test_an_unreachable_scheduler_is_a_one_line_error(world: World) -> None:
 # --- Ctrl-C ------------------------------------------------------------------------------------
 
 
-def big_repositories(world: World, *names: str) -> None:
-    """Repositories of 1,500 files, all changed by 1.1.0: an update long enough to stop."""
+# Each update is held still after its 20th written file while the test's gate file exists
+# (tether.state.crashpoint, TETHER_PAUSE_AT): Ctrl-C and kill -9 land mid-update, every time.
+HELD_AT = 20
+
+
+def big_repositories(world: World, *names: str) -> Path:
+    """Repositories whose files, all changed by 1.1.0, fill one batch of the update's writes
+    and start a second (a stop takes effect between batches), and the gate that holds their
+    updates after HELD_AT files: the coordinator and its workers read it from their
+    environment."""
     shelf = world.tmp / "big-rel"
-    make_release(shelf, "1.0.0", {f"f/{i:05d}.txt": f"v1 {i}\n" for i in range(1500)})
-    make_release(shelf, "1.1.0", {f"f/{i:05d}.txt": f"v2 {i}\n" for i in range(1500)})
+    count = BATCH_SIZE + HELD_AT
+    make_release(shelf, "1.0.0", {f"f/{i:05d}.txt": f"v1 {i}\n" for i in range(count)})
+    make_release(shelf, "1.1.0", {f"f/{i:05d}.txt": f"v2 {i}\n" for i in range(count)})
     for name in names:
         world.remote(name, shelf=shelf)
+    gate = world.tmp / "hold-the-updates"
+    gate.touch()
+    return gate
 
 
 def journals(world: World, name: str) -> list[Path]:
@@ -508,11 +521,11 @@ def journals(world: World, name: str) -> list[Path]:
 
 
 def wait_for_updates(world: World, name: str, proc: subprocess.Popen[str], count: int) -> bool:
-    """True once ``count`` updates have each written 20 files, while ``proc`` runs."""
+    """True once ``count`` updates have each written HELD_AT files, while ``proc`` runs."""
     deadline = time.monotonic() + 120
     while time.monotonic() < deadline and proc.poll() is None:
         written = [p.read_bytes().count(b'"step":"file-written"') for p in journals(world, name)]
-        if len([n for n in written if n >= 20]) >= count:
+        if len([n for n in written if n >= HELD_AT]) >= count:
             return True
         time.sleep(0.005)
     return False
@@ -542,11 +555,14 @@ def gone(pid: int) -> bool:
     return False
 
 
-def coordinator(world: World, name: str, *flags: str) -> subprocess.Popen[str]:
-    """A coordinator as a terminal starts it: its own process group, SIGINT as Ctrl-C."""
+def coordinator(world: World, name: str, gate: Path, *flags: str) -> subprocess.Popen[str]:
+    """A coordinator as a terminal starts it: its own process group, SIGINT as Ctrl-C; its
+    updates (its own or its workers') are held at ``gate``."""
     argv = [*TETHER, "campaign", "run", name, "--dir", str(world.campaigns), "--json", *flags]
+    held = {crashpoint.PAUSE_VAR: f"file-written:{HELD_AT}@{gate}"}
     return subprocess.Popen(
         argv,
+        env={**os.environ, **held},
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
@@ -559,14 +575,16 @@ def coordinator(world: World, name: str, *flags: str) -> subprocess.Popen[str]:
 def test_ctrl_c_stops_the_run_leaves_records_to_redo_and_no_worker_behind(
     world: World, jobs: str
 ) -> None:
-    big_repositories(world, "b1", "b2")
+    gate = big_repositories(world, "b1", "b2")
     start(world, "c1")
-    proc = coordinator(world, "c1", "-j", jobs)
+    proc = coordinator(world, "c1", gate, "-j", jobs)
     assert wait_for_updates(world, "c1", proc, int(jobs)), "the run ended before Ctrl-C"
     workers = unit_pids(world, "c1") - {proc.pid}
     os.killpg(proc.pid, signal.SIGINT)  # the terminal's Ctrl-C: the whole foreground group
+    time.sleep(0.05)  # let the signal land while the updates are held, then let them go
+    gate.unlink()
     _out, err = proc.communicate(timeout=120)
-    assert proc.returncode == Exit.INTERRUPTED, err
+    assert proc.returncode == Exit.INTERRUPTED, (_out, err)
     assert len(workers) == (0 if jobs == "1" else 2)
     assert all(gone(pid) for pid in workers)  # killed with the git they started
     on_disk = states(world.status(name="c1")[1])
@@ -578,13 +596,14 @@ def test_ctrl_c_stops_the_run_leaves_records_to_redo_and_no_worker_behind(
 
 
 def test_pool_workers_of_a_killed_coordinator_stop_with_it(world: World) -> None:
-    big_repositories(world, "b1", "b2")
+    gate = big_repositories(world, "b1", "b2")
     start(world, "c1")
-    proc = coordinator(world, "c1", "-j", "2")
+    proc = coordinator(world, "c1", gate, "-j", "2")
     assert wait_for_updates(world, "c1", proc, 2), "the run ended before the kill"
     workers = unit_pids(world, "c1")
     proc.kill()  # the coordinator alone, as kill -9 does
     proc.communicate(timeout=120)
+    gate.unlink()
     assert len(workers) == 2 and all(gone(pid) for pid in workers)
     code, rerun = run(world, "c1", "-j", "2")
     assert code == 0 and set(states(rerun).values()) == {"updated"}

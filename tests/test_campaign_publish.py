@@ -242,23 +242,26 @@ def test_prs_per_hour_stops_with_the_time_to_come_back_and_a_rerun_opens_nothing
     assert second["step"]["stopped"]["resume_at"] == stopped["resume_at"]
 
 
+WINDOW = 0.5  # seconds: long beside a pull request's opening by the stand-in gh
+
+
 def test_wait_sleeps_out_a_spent_budget_and_no_window_holds_more_than_the_limit(
     world: World, gh: GhStore
 ) -> None:
     """The one larger test: six repositories through a two-per-window budget with --wait
-    (the window shortened to two seconds through the library; the CLI's is an hour)."""
+    (the window shortened to WINDOW seconds through the library; the CLI's is an hour)."""
     names = [f"p{i}" for i in range(1, 7)]
     for name in names:
         world.remote(name)
     run_campaign(world)
-    request = PullRequestsRequest("c1", str(world.campaigns), Pacing(None, 2, True, window=2.0))
+    request = PullRequestsRequest("c1", str(world.campaigns), Pacing(None, 2, True, window=WINDOW))
     result = open_pull_requests(request)
     assert result.exit_code == Exit.OK
     assert [r["state"] for r in result.document["repositories"]] == ["pr-open"] * 6
     times = sorted(c["time"] for c in gh.calls("create"))
     assert len(times) == 6
-    # Any two-second window holds at most two openings, as gh saw them.
-    assert all(later - earlier >= 2.0 for earlier, later in zip(times, times[2:], strict=False))
+    # Any window holds at most two openings, as gh saw them.
+    assert all(later - earlier >= WINDOW for earlier, later in zip(times, times[2:], strict=False))
 
 
 def test_pacing_limits_below_one_are_a_usage_error(world: World, gh: GhStore) -> None:

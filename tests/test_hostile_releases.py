@@ -6,7 +6,8 @@ A folder release obeys the rules an archive does (tether.sources.members), in th
 words. Some hostile shapes exist only in one carrier (a folder cannot hold two entries of one
 name, a tar file cannot hold a socket); the table says so where a carrier is missing. Every
 command is a real process with a timeout: a release that makes tether wait forever fails the
-test instead of hanging the suite.
+test instead of hanging the suite (a child forked from the test's process: the CLI's entry
+point, without an interpreter start per case).
 """
 
 from __future__ import annotations
@@ -26,7 +27,7 @@ from pathlib import Path
 
 import pytest
 
-from builders import TETHER, call, tree_digest
+from builders import call, run_forked, tree_digest
 from helpers_sources import (
     Entry,
     dir_entry,
@@ -461,7 +462,7 @@ def project_digest(project: Path) -> dict[str, bytes]:
 
 
 def run(*args: str, timeout: int = TIMEOUT) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([*TETHER, *args], capture_output=True, text=True, timeout=timeout)
+    return run_forked(*args, timeout=timeout)
 
 
 def attempt(setup: Setup, command: str) -> subprocess.CompletedProcess[str]:

@@ -1,7 +1,7 @@
 """Every ``--json`` document validates against its schema under ``schemas/``.
 
 Each case builds a real project, release shelf, registry, repository or GSD install in
-tmp_path, runs one command with ``--json`` as its own process (``python -m tether``) and
+tmp_path, runs one command with ``--json`` in its own process (forked from the test's) and
 validates what it printed. Besides the schema, every document tether defines must carry
 ``schema_version`` and spell every key in snake_case; the documents a specification fixes
 (docs/cli.md, "JSON documents") keep their own shape.
@@ -13,8 +13,6 @@ import argparse
 import json
 import os
 import re
-import subprocess
-import sys
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -23,7 +21,7 @@ from typing import Any
 import jsonschema
 import pytest
 
-from builders import call, git, make_release, write_files
+from builders import call, git, make_release, run_forked, write_files
 from tether.errors import MERGE_DRIVER_CONFLICTS, SNAPSHOT_CHANGED, VERIFY_LINES_LOST, Exit
 from tether.report.documents import SCHEMA_VERSION
 from tether.state import crashpoint
@@ -193,13 +191,7 @@ def _update_up_to_date(w: World) -> Case:
 @case("update-abandoned")
 def _update_abandoned(w: World) -> Case:
     project = w.project(repo=True)
-    crashed = subprocess.run(
-        [sys.executable, "-m", "tether", "update", "--yes", "-C", str(project)],
-        capture_output=True,
-        text=True,
-        env={**os.environ, crashpoint.ENV_VAR: "file-written:1"},
-        timeout=120,
-    )
+    crashed = run_forked("update", "--yes", "-C", str(project), crash="file-written:1")
     assert crashed.returncode == crashpoint.EXIT_CODE, crashed.stderr
     return Case(["update", "--abandon", "-C", str(project)], 0, "update-report")
 
@@ -751,13 +743,7 @@ def world(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[World]:
 
 
 def run_json(argv: list[str]) -> tuple[int, Any]:
-    done = subprocess.run(
-        [sys.executable, "-m", "tether", *argv, "--json"],
-        capture_output=True,
-        text=True,
-        stdin=subprocess.DEVNULL,
-        timeout=120,
-    )
+    done = run_forked(*argv, "--json")
     return done.returncode, json.loads(done.stdout)  # one document and nothing else
 
 

@@ -70,9 +70,10 @@ def extract_tar_safely(
         plan = _plan(members, name, max_entry_bytes, strip_single_top)
         dest.parent.mkdir(parents=True, exist_ok=True)
         work = Path(tempfile.mkdtemp(prefix=f".{dest.name}.partial-", dir=dest.parent))
+        made: set[Path] = {work}  # folders known to exist: one mkdir per folder, not per member
         try:
             for planned in progress.tracked("extracting", plan, unit="entries"):
-                _write(tar, planned, work, name, max_entry_bytes)
+                _write(tar, planned, work, name, max_entry_bytes, made)
             os.chmod(work, 0o755)
             os.rename(work, dest)
         except BaseException:
@@ -202,14 +203,22 @@ def _check_hardlink(
 
 
 def _write(
-    tar: tarfile.TarFile, planned: _Planned, root: Path, archive: str, max_entry_bytes: int
+    tar: tarfile.TarFile,
+    planned: _Planned,
+    root: Path,
+    archive: str,
+    max_entry_bytes: int,
+    made: set[Path],
 ) -> None:
     member, target = planned.member, root / planned.path
     try:
-        target.parent.mkdir(parents=True, exist_ok=True)
+        if target.parent not in made:
+            target.parent.mkdir(parents=True, exist_ok=True)
+            made.add(target.parent)
         if member.isdir():
             target.mkdir(exist_ok=True)
             os.chmod(target, 0o755)
+            made.add(target)
         elif member.issym():
             os.symlink(member.linkname, target)
         elif member.islnk():

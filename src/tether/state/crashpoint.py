@@ -11,12 +11,18 @@ hand-written list.
 append ``<step>`` while the file ``<path>`` exists removes it and dies. Removing a file
 succeeds for one process only, so of many workers (a campaign's pool or Dask workers, which
 all inherit the variable) exactly one dies, at a moment the test chooses by creating the file.
+
+``TETHER_PAUSE_AT=<step>:<n>@<path>`` holds a process still, alive, right after its n-th
+append of ``<step>`` for as long as the file ``<path>`` exists (two minutes at most): a test
+that stops a run from outside (Ctrl-C, kill -9) then does it mid-update at a point it knows,
+with small trees, instead of racing a long update.
 """
 
 from __future__ import annotations
 
 import os
 import re
+import time
 from collections import Counter
 from collections.abc import Iterable, Mapping
 
@@ -24,6 +30,8 @@ from tether.errors import TetherError
 
 ENV_VAR = "TETHER_CRASH_AFTER"
 TRIGGER_VAR = "TETHER_CRASH_TRIGGER"
+PAUSE_VAR = "TETHER_PAUSE_AT"
+PAUSE_LIMIT = 120.0  # seconds: a gate a test forgot to remove never holds a run forever
 EXIT_CODE = 99
 
 _SPEC = re.compile(r"(?P<step>[a-z][a-z0-9-]*):(?P<count>[1-9][0-9]*)")
@@ -33,11 +41,11 @@ _SPEC = re.compile(r"(?P<step>[a-z][a-z0-9-]*):(?P<count>[1-9][0-9]*)")
 _counts: Counter[str] = Counter()
 
 
-def parse_spec(spec: str) -> tuple[str, int]:
+def parse_spec(spec: str, variable: str = ENV_VAR) -> tuple[str, int]:
     """``"file-written:2"`` → ``("file-written", 2)``; anything else is a harness mistake."""
     match = _SPEC.fullmatch(spec.strip())
     if match is None:
-        raise TetherError(f"{ENV_VAR} must look like <step-name>:<n> with n >= 1, got {spec!r}")
+        raise TetherError(f"{variable} must look like <step-name>:<n> with n >= 1, got {spec!r}")
     return match["step"], int(match["count"])
 
 
@@ -45,6 +53,7 @@ def after_append(step: str) -> None:
     """Count one durable append of ``step`` and die here if the crash point says so."""
     _counts[step] += 1
     _pull_trigger(step)
+    _hold_at_gate(step)
     spec = os.environ.get(ENV_VAR)
     if not spec:
         return
@@ -67,6 +76,20 @@ def _pull_trigger(step: str) -> None:
     except FileNotFoundError:
         return
     os._exit(EXIT_CODE)
+
+
+def _hold_at_gate(step: str) -> None:
+    pause = os.environ.get(PAUSE_VAR)
+    if not pause:
+        return
+    spec, _, gate = pause.partition("@")
+    target, count = parse_spec(spec, PAUSE_VAR)
+    if step != target or _counts[step] != count or not gate:
+        return
+    deadline = time.monotonic() + PAUSE_LIMIT
+    # Signals still arrive while held: their handlers run between the sleeps.
+    while os.path.lexists(gate) and time.monotonic() < deadline:
+        time.sleep(0.01)
 
 
 def reset() -> None:
