@@ -197,9 +197,25 @@ def archive(repo: Path, ref: str, out: Path) -> None:
     run_git(["archive", "--format=tar", f"--output={output}", "--end-of-options", ref], cwd=repo)
 
 
+def _no_repository_above(path: Path) -> bool:
+    """True when git could find no repository from ``path``: no ``.git`` in it or in any
+    folder above it, and no GIT_DIR or GIT_WORK_TREE pointing elsewhere. Most projects that
+    are not repositories are answered here without starting git."""
+    if os.environ.get("GIT_DIR") or os.environ.get("GIT_WORK_TREE"):
+        return False
+    here = os.path.abspath(path)
+    while True:
+        if os.path.lexists(os.path.join(here, ".git")):
+            return False
+        parent = os.path.dirname(here)
+        if parent == here:
+            return True
+        here = parent
+
+
 def inside_work_tree(path: Path) -> bool:
     """True when ``path`` is anywhere inside a git working tree (its top or a subfolder)."""
-    if not path.is_dir():
+    if not path.is_dir() or _no_repository_above(path):
         return False
     result = run_git(["rev-parse", "--is-inside-work-tree"], cwd=path, check=False)
     return result.returncode == 0 and result.stdout.strip() == "true"
@@ -246,7 +262,7 @@ def _run_git_bytes(args: Sequence[str], cwd: Path, data: bytes | None = None) ->
 
 def work_tree_top(path: Path) -> Path | None:
     """The top of the working tree that contains ``path``, or None outside git."""
-    if not path.is_dir():
+    if not path.is_dir() or _no_repository_above(path):
         return None
     result = run_git(["rev-parse", "--show-toplevel"], cwd=path, check=False)
     return Path(result.stdout.strip()) if result.returncode == 0 and result.stdout.strip() else None

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import functools
 import importlib
 import os
 import signal
@@ -102,7 +103,14 @@ def wants_json(argv: Sequence[str]) -> bool:
 def build_parser(argv: Sequence[str]) -> argparse.ArgumentParser:
     """The parser with only the chosen command's arguments: the others' modules are never
     imported, which keeps a run (and ``tether --help``) quick."""
-    chosen = _chosen_command(argv)
+    return _parser_for(_chosen_command(argv))
+
+
+@functools.cache
+def _parser_for(chosen: str | None) -> argparse.ArgumentParser:
+    # Built once per command and process: a parse keeps nothing in the parser, and a process
+    # that runs the CLI many times (the test suite, an agent's library use) would otherwise
+    # rebuild ~25 sub-parsers on every call.
     return _parser(lambda name: name == chosen)
 
 
