@@ -71,8 +71,12 @@ class World:
     def start(self, *extra: str, name: str = "c1", to: str = "1.1.0") -> tuple[int, dict]:
         return cli("start", name, "--upstream", "acme-kit", "--to", to, *self.where(), *extra)
 
-    def run(self, name: str = "c1") -> tuple[int, dict]:
-        return cli("run", name, "--dir", str(self.campaigns))
+    def run(self, name: str = "c1", *, jobs: str | None = "1") -> tuple[int, dict]:
+        """``campaign run`` in this process's coordinator (-j 1) unless ``jobs`` says
+        otherwise (None: the default pool): the executors have their own tests
+        (tests/test_campaign_exec.py), and a pool's fresh interpreters cost a second a run."""
+        flags = ("-j", jobs) if jobs else ()
+        return cli("run", name, "--dir", str(self.campaigns), *flags)
 
     def status(self, name: str = "c1") -> tuple[int, dict]:
         return cli("status", name, "--dir", str(self.campaigns))
@@ -128,7 +132,7 @@ def test_run_commits_clean_updates_holds_conflicts_and_fails_one_repository_at_a
     assert code == 0
     assert [r["state"] for r in started["repositories"]] == ["pending"] * 4
 
-    code, ran = world.run()
+    code, ran = world.run(jobs=None)  # the default: a process pool
     assert code == Exit.ERROR  # a repository failed; the others still ran
     rows = by_name(ran)
     assert [r["name"] for r in ran["repositories"]] == ["p1", "p2", "gone", "p3"]

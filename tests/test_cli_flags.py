@@ -721,32 +721,36 @@ def test_fish_completion(tmp_path: Path) -> None:
 
 @pytest.mark.skipif(shutil.which("zsh") is None, reason="needs zsh")
 def test_zsh_completion(tmp_path: Path) -> None:
-    """An interactive zsh on a pseudo-terminal: type, press Tab, print the line it made."""
+    """An interactive zsh on a pseudo-terminal: type, press Tab, print the line it made (one
+    shell for every line typed)."""
     script = completion_script("zsh", tmp_path)
-
-    def completed(typed: str) -> str:
-        pid, fd = pty.fork()
-        if pid == 0:  # pragma: no cover - the child
-            os.execvpe("zsh", ["zsh", "-f", "-i"], {**os.environ, "TERM": "dumb"})
+    typed_and_expected = {
+        "tether audit sc": "tether audit scope",
+        "tether update --conf": "tether update --conflict",
+        "tether update --conflict mar": "tether update --conflict markers",
+        "tether audit scope --base-": "tether audit scope --base-ref",
+    }
+    pid, fd = pty.fork()
+    if pid == 0:  # pragma: no cover - the child
+        os.execvpe("zsh", ["zsh", "-f", "-i"], {**os.environ, "TERM": "dumb"})
+    try:
         setup = f"autoload -Uz compinit; compinit -u -D; source {script}; echo READY\n"
         os.write(fd, setup.encode())
-        seen = _read_until(fd, b"\nREADY")
-        os.write(fd, typed.encode() + b"\t")
-        time.sleep(0.5)
-        # Ctrl-A, then wrap what the line became in an echo.
-        os.write(fd, b'\x01echo "@@\x05@@"\n')
-        seen = _read_until(fd, re.compile(rb"\n@@(.*?)@@"))
+        _read_until(fd, b"\nREADY")
+        for index, (typed, expected) in enumerate(typed_and_expected.items()):
+            os.write(fd, typed.encode() + b"\t")
+            time.sleep(0.3)  # the completion runs before the keys that follow are read
+            # Ctrl-A, then wrap what the line became in an echo numbered for this line.
+            os.write(fd, f'\x01echo "@{index}@\x05@@"\n'.encode())
+            marker = re.compile(rf"\n@{index}@(.*?)@@".encode())
+            found = marker.search(_read_until(fd, marker))
+            assert found is not None
+            # zsh drops its added space on Ctrl-A
+            assert found.group(1).decode().rstrip() == expected
         os.write(fd, b"exit\n")
+    finally:
+        os.close(fd)  # a failure above leaves zsh running: the hang-up ends it
         os.waitpid(pid, 0)
-        os.close(fd)
-        found = re.search(rb"\n@@(.*?)@@", seen)
-        assert found is not None
-        return found.group(1).decode().rstrip()  # zsh drops its added space on Ctrl-A
-
-    assert completed("tether audit sc") == "tether audit scope"
-    assert completed("tether update --conf") == "tether update --conflict"
-    assert completed("tether update --conflict mar") == "tether update --conflict markers"
-    assert completed("tether audit scope --base-") == "tether audit scope --base-ref"
 
 
 def _read_until(fd: int, wanted: bytes | re.Pattern[bytes], timeout: float = 30) -> bytes:

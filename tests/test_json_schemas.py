@@ -478,14 +478,20 @@ def _campaign_run(w: World) -> Case:
 @case("campaign-status")
 def _campaign_status(w: World) -> Case:
     assert call(*campaign_start(w)) == 0
-    assert call("campaign", "run", "c1", "--dir", str(w.tmp / "campaigns")) == Exit.CONFLICTS
+    assert (
+        call("campaign", "run", "c1", "--dir", str(w.tmp / "campaigns"), "-j", "1")
+        == Exit.CONFLICTS
+    )
     return Case(["campaign", "status", "c1", "--dir", str(w.tmp / "campaigns")], 0, "campaign")
 
 
 def campaign_ran(w: World, *start: str) -> list[str]:
     """The campaign of campaign_start, run; the arguments that name it."""
     assert call(*campaign_start(w), *start) == 0
-    assert call("campaign", "run", "c1", "--dir", str(w.tmp / "campaigns")) == Exit.CONFLICTS
+    assert (
+        call("campaign", "run", "c1", "--dir", str(w.tmp / "campaigns"), "-j", "1")
+        == Exit.CONFLICTS
+    )
     return ["c1", "--dir", str(w.tmp / "campaigns")]
 
 
@@ -528,7 +534,7 @@ def _campaign_retry(w: World) -> Case:
 @case("campaign-run-waves")
 def _campaign_run_waves(w: World) -> Case:
     assert call(*campaign_start(w)) == 0
-    argv = ["campaign", "run", "c1", "--dir", str(w.tmp / "campaigns"), "-j", "2"]
+    argv = ["campaign", "run", "c1", "--dir", str(w.tmp / "campaigns"), "-j", "1"]
     argv += ["--canary", "1", "--wave-size", "1", "--pause", "0s"]
     return Case(argv, Exit.CONFLICTS, "campaign")
 
@@ -536,7 +542,7 @@ def _campaign_run_waves(w: World) -> Case:
 @case("campaign-run-canary-stop")
 def _campaign_run_canary_stop(w: World) -> Case:
     assert call(*campaign_start(w)) == 0
-    argv = ["campaign", "run", "c1", "--dir", str(w.tmp / "campaigns"), "--canary", "2"]
+    argv = ["campaign", "run", "c1", "--dir", str(w.tmp / "campaigns"), "-j", "1", "--canary", "2"]
     return Case(argv, Exit.ERROR, "campaign")
 
 
