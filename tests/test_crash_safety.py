@@ -3,14 +3,17 @@ uninterrupted run, loses no adopter byte, and writes state once."""
 
 import hashlib
 import json
+import os
 import shutil
 import subprocess
 import time
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from builders import TETHER, call, make_release, run_forked, run_tether, tree_digest
+from tether.flows.apply import BATCH_SIZE
 from tether.state import crashpoint
 from tether.state.journal import read_records
 
@@ -185,13 +188,36 @@ def stat_cache_mismatches(project: Path) -> list[str]:
     return wrong
 
 
-def big_fixture(tmp_path: Path, count: int = 1500) -> Path:
+# An update of BIG files fills one batch of writes and starts a second: a signal or a kill
+# while the run is held after HELD_AT written files (TETHER_PAUSE_AT) lands mid-update, and
+# a stop takes effect at the batch boundary with files still to write.
+HELD_AT = 20
+BIG = BATCH_SIZE + HELD_AT
+
+
+def big_fixture(tmp_path: Path, count: int = BIG) -> Path:
     shelf = tmp_path / "releases"
     make_release(shelf, "1.0.0", {f"f/{i:05d}.txt": f"v1 {i}\n" for i in range(count)})
     make_release(shelf, "2.0.0", {f"f/{i:05d}.txt": f"v2 {i}\n" for i in range(count)})
     project = tmp_path / "proj"
     assert call("init", "--source", str(shelf), "--version", "1.0.0", str(project)) == 0
     return project
+
+
+def held_update(
+    project: Path, gate: Path, *flags: str, at: str = f"file-written:{HELD_AT}", **popen: Any
+) -> subprocess.Popen[str]:
+    """``tether update --yes`` as its own process, held still after the journal step ``at``
+    while the file ``gate`` exists (created here; the test removes it to let the run go)."""
+    gate.touch()
+    return subprocess.Popen(
+        [*TETHER, "update", "--yes", *flags, "-C", str(project)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env={**os.environ, crashpoint.PAUSE_VAR: f"{at}@{gate}"},
+        **popen,
+    )
 
 
 def wait_for_records(journal: Path, step: str, at_least: int, proc: subprocess.Popen[str]) -> bool:
@@ -206,26 +232,23 @@ def wait_for_records(journal: Path, step: str, at_least: int, proc: subprocess.P
 def test_kill_9_mid_run_then_rerun(tmp_path):
     project = big_fixture(tmp_path)
     journal = project / ".tether/journal.jsonl"
-    proc = subprocess.Popen(
-        [*TETHER, "update", "--yes", "-C", str(project)],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
-    assert wait_for_records(journal, "file-written", 50, proc), (
+    gate = tmp_path / "hold"
+    proc = held_update(project, gate)
+    assert wait_for_records(journal, "file-written", HELD_AT, proc), (
         "update ended before it could be killed"
     )
     proc.kill()
     proc.wait()
+    gate.unlink()
     state = json.loads((project / ".tether/state.json").read_text())
     assert state["version"] == "1.0.0"
     result = run_tether("update", "--yes", "--json", "-C", str(project))
     assert result.returncode == 0, result.stderr
     assert json.loads(result.stdout)["resumed"] is True
-    for i in (0, 700, 1499):
+    for i in (0, BIG // 2, BIG - 1):
         assert (project / f"f/{i:05d}.txt").read_text() == f"v2 {i}\n"
     backed = backups(project)
-    assert len(backed) == 1500 and all(v.startswith(b"v1 ") for v in backed.values())
+    assert len(backed) == BIG and all(v.startswith(b"v1 ") for v in backed.values())
     leftovers = [p for p in project.rglob("*.tether-tmp")]
     assert leftovers == []
 
@@ -233,14 +256,11 @@ def test_kill_9_mid_run_then_rerun(tmp_path):
 def test_second_concurrent_update_gets_the_lock_error(tmp_path):
     project = big_fixture(tmp_path)
     journal = project / ".tether/journal.jsonl"
-    first = subprocess.Popen(
-        [*TETHER, "update", "--yes", "-C", str(project)],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
+    gate = tmp_path / "hold"
+    first = held_update(project, gate, at="run-started:1")
     assert wait_for_records(journal, "run-started", 1, first)
     second = run_tether("update", "--yes", "-C", str(project))
+    gate.unlink()
     assert first.wait(timeout=120) == 0
     assert second.returncode == 1
     assert "another tether run is in progress (pid" in second.stderr
@@ -283,20 +303,18 @@ def test_sigterm_stops_after_the_current_file_and_rerun_finishes(tmp_path):
 
     project = big_fixture(tmp_path)
     journal = project / ".tether/journal.jsonl"
-    proc = subprocess.Popen(
-        [*TETHER, "update", "--yes", "-C", str(project)],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
-    assert wait_for_records(journal, "file-written", 20, proc), "update ended before the signal"
+    gate = tmp_path / "hold"
+    proc = held_update(project, gate)
+    assert wait_for_records(journal, "file-written", HELD_AT, proc), "update ended first"
     proc.send_signal(signal.SIGTERM)
+    time.sleep(0.05)  # the signal lands while the run is held; then it goes on
+    gate.unlink()
     out, err = proc.communicate(timeout=60)
     assert proc.returncode == 130, err
     assert "stopped by a signal; run the same command again" in out
     records = read_records(journal)
     written = sum(r["step"] == "file-written" for r in records)
-    assert 20 <= written < 1500
+    assert HELD_AT <= written < BIG
     assert not any(r["step"] == "state-written" for r in records)
     # every file the run reported written holds the new bytes; the rest are untouched
     for record in records:
@@ -304,7 +322,7 @@ def test_sigterm_stops_after_the_current_file_and_rerun_finishes(tmp_path):
             assert (project / str(record["path"])).read_text().startswith("v2 ")
     result = run_tether("update", "--yes", "-C", str(project))
     assert result.returncode == 0, result.stderr
-    assert (project / "f/01499.txt").read_text() == "v2 1499\n"
+    assert (project / f"f/{BIG - 1:05d}.txt").read_text() == f"v2 {BIG - 1}\n"
 
 
 def test_resume_replans_a_file_edited_after_the_interruption(tmp_path):

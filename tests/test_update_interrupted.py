@@ -8,12 +8,13 @@ import json
 import os
 import signal
 import subprocess
+import time
 from pathlib import Path
 
 import pytest
 
 from builders import TETHER, call, default_sigint, git, make_release, run_forked, run_tether
-from test_crash_safety import big_fixture, wait_for_records
+from test_crash_safety import BIG, HELD_AT, big_fixture, held_update, wait_for_records
 from tether.state import crashpoint
 from tether.state.lock import ProjectLock
 
@@ -141,15 +142,12 @@ def test_check_and_status_say_when_another_run_holds_the_lock(tmp_path):
 def test_sigint_mid_apply_reports_what_was_done_and_what_remains(tmp_path):
     project = big_fixture(tmp_path)
     journal = project / ".tether/journal.jsonl"
-    proc = subprocess.Popen(
-        [*TETHER, "update", "--yes", "--json", "-C", str(project)],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-        preexec_fn=default_sigint,
-    )
-    assert wait_for_records(journal, "file-written", 20, proc), "update ended before the signal"
+    gate = tmp_path / "hold"
+    proc = held_update(project, gate, "--json", preexec_fn=default_sigint)
+    assert wait_for_records(journal, "file-written", HELD_AT, proc), "update ended first"
     proc.send_signal(signal.SIGINT)
+    time.sleep(0.05)  # the signal lands while the run is held; then it goes on
+    gate.unlink()
     out, err = proc.communicate(timeout=60)
     assert proc.returncode == 130, err
     doc = json.loads(out)
@@ -157,28 +155,25 @@ def test_sigint_mid_apply_reports_what_was_done_and_what_remains(tmp_path):
     written = sum(
         json.loads(line)["step"] == "file-written" for line in journal.read_text().splitlines()
     )
-    assert len(doc["buckets"]["update"]) == written < 1500
-    assert len(doc["pending"]) == 1500 - written
+    assert len(doc["buckets"]["update"]) == written < BIG
+    assert len(doc["pending"]) == BIG - written
     assert not set(doc["buckets"]["update"]) & {p["path"] for p in doc["pending"]}
 
 
 def test_interrupted_summary_does_not_claim_the_plan_or_suggest_a_commit(tmp_path):
     project = big_fixture(tmp_path)
     journal = project / ".tether/journal.jsonl"
-    proc = subprocess.Popen(
-        [*TETHER, "update", "--yes", "-C", str(project)],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-        preexec_fn=default_sigint,
-    )
-    assert wait_for_records(journal, "file-written", 20, proc), "update ended before the signal"
+    gate = tmp_path / "hold"
+    proc = held_update(project, gate, preexec_fn=default_sigint)
+    assert wait_for_records(journal, "file-written", HELD_AT, proc), "update ended first"
     proc.send_signal(signal.SIGINT)
+    time.sleep(0.05)  # the signal lands while the run is held; then it goes on
+    gate.unlink()
     out, _ = proc.communicate(timeout=60)
     assert proc.returncode == 130
     head = out.splitlines()[0]
     assert head.startswith("tether update: interrupted 1.0.0 → 2.0.0 after ")
-    assert head.endswith(" of 1500 changes")
+    assert head.endswith(f" of {BIG} changes")
     assert "Not done yet (the run stopped first)" in out
     assert "commit" not in out.split("Next steps:")[1]
     assert "tether update --abandon" in out
