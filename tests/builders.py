@@ -119,16 +119,23 @@ def run_forked(
     *args: str,
     crash: str | None = None,
     cwd: Path | None = None,
-    env: dict[str, str] | None = None,
+    env: dict[str, str | None] | None = None,
     timeout: float = 120,
+    stderr_fd: int | None = None,
 ) -> subprocess.CompletedProcess[str]:
     """The CLI in a real child process forked from the test's own: a crash point (``crash``,
     see ``tether.state.crashpoint``) kills it for real with ``os._exit``, as it would kill
     ``run_process``'s interpreter, without paying for an interpreter start and tether's
-    imports on every run. ``env`` is added to the child's environment; stdin is empty and
-    not a terminal; output is captured."""
+    imports on every run. ``env`` is added to the child's environment (None: the variable
+    is removed); stdin is empty and not a terminal; output is captured, stderr unless
+    ``stderr_fd`` (a terminal, say) is given for it."""
     done = in_forked_child(
-        lambda: tether_main(list(args)), crash=crash, cwd=cwd, env=env, timeout=timeout
+        lambda: tether_main(list(args)),
+        crash=crash,
+        cwd=cwd,
+        env=env,
+        timeout=timeout,
+        stderr_fd=stderr_fd,
     )
     done.args = ["tether", *args]
     return done
@@ -139,17 +146,49 @@ def in_forked_child(
     *,
     crash: str | None = None,
     cwd: Path | None = None,
-    env: dict[str, str] | None = None,
+    env: dict[str, str | None] | None = None,
     timeout: float = 120,
+    stderr_fd: int | None = None,
 ) -> subprocess.CompletedProcess[str]:
     """``work()`` in a forked child whose exit code is what it returns: a hang fails at
     ``timeout``, a crash or ``os._exit`` ends only the child."""
-    with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
-        pid = os.fork()
-        if pid == 0:  # the child never returns into the test run
+    child = ForkedChild(work, crash=crash, cwd=cwd, env=env, stderr_fd=stderr_fd)
+    return child.wait(timeout)
+
+
+def start_forked(
+    *args: str, env: dict[str, str | None] | None = None, cwd: Path | None = None
+) -> ForkedChild:
+    """The CLI in a forked child that runs while the test goes on (``Popen``'s part: poll,
+    signal, kill, wait)."""
+    child = ForkedChild(lambda: tether_main(list(args)), env=env, cwd=cwd)
+    child.args = ["tether", *args]
+    return child
+
+
+class ForkedChild:
+    """``work()`` in a child forked from the test's process, its output in temporary files,
+    SIGINT taken as a terminal's Ctrl-C is (KeyboardInterrupt, not ignored)."""
+
+    def __init__(
+        self,
+        work: Callable[[], int],
+        *,
+        crash: str | None = None,
+        cwd: Path | None = None,
+        env: dict[str, str | None] | None = None,
+        stderr_fd: int | None = None,
+    ) -> None:
+        self.args: list[str] | str = "forked child"
+        self.returncode: int | None = None
+        self._out = tempfile.TemporaryFile()  # noqa: SIM115 (closed by wait)
+        self._err = tempfile.TemporaryFile()  # noqa: SIM115 (closed by wait)
+        self.pid = os.fork()
+        if self.pid == 0:  # the child never returns into the test run
             code = 1
             try:
-                _become_cli_child(out.fileno(), err.fileno(), crash, cwd, env or {})
+                err_fd = self._err.fileno() if stderr_fd is None else stderr_fd
+                _become_cli_child(self._out.fileno(), err_fd, crash, cwd, env or {})
                 code = work()
             except SystemExit as stop:
                 code = stop.code if isinstance(stop.code, int) else 1
@@ -159,28 +198,52 @@ def in_forked_child(
                 sys.stdout.flush()
                 sys.stderr.flush()
                 os._exit(code)
+
+    def poll(self) -> int | None:
+        if self.returncode is None:
+            pid, status = os.waitpid(self.pid, os.WNOHANG)
+            if pid != 0:
+                self.returncode = os.waitstatus_to_exitcode(status)
+        return self.returncode
+
+    def send_signal(self, signum: int) -> None:
+        if self.returncode is None:
+            os.kill(self.pid, signum)
+
+    def kill(self) -> None:
+        self.send_signal(9)
+
+    def wait(self, timeout: float = 120) -> subprocess.CompletedProcess[str]:
+        """Its exit code and output once it ended; killed, and TimeoutExpired, at ``timeout``."""
         deadline = time.monotonic() + timeout
-        while (waited := os.waitpid(pid, os.WNOHANG)) == (0, 0):
+        while self.poll() is None:
             if time.monotonic() > deadline:
-                os.kill(pid, 9)
-                os.waitpid(pid, 0)
-                raise subprocess.TimeoutExpired("forked child", timeout)
+                self.kill()
+                os.waitpid(self.pid, 0)
+                self._out.close()
+                self._err.close()
+                raise subprocess.TimeoutExpired(str(self.args), timeout)
             time.sleep(0.005)
-        out.seek(0)
-        err.seek(0)
-        return subprocess.CompletedProcess(
-            "forked child",
-            os.waitstatus_to_exitcode(waited[1]),
-            out.read().decode("utf-8", "surrogateescape"),
-            err.read().decode("utf-8", "surrogateescape"),
-        )
+        with self._out, self._err:
+            self._out.seek(0)
+            self._err.seek(0)
+            return subprocess.CompletedProcess(
+                self.args,
+                self.returncode,
+                self._out.read().decode("utf-8", "surrogateescape"),
+                self._err.read().decode("utf-8", "surrogateescape"),
+            )
 
 
 def _become_cli_child(
-    out: int, err: int, crash: str | None, cwd: Path | None, env: dict[str, str]
+    out: int, err: int, crash: str | None, cwd: Path | None, env: dict[str, str | None]
 ) -> None:
     """In a forked child: its own stdin/stdout/stderr, environment, crash point and folder."""
+    import signal
+
     from tether.state import crashpoint
+
+    signal.signal(signal.SIGINT, signal.default_int_handler)
 
     null = os.open(os.devnull, os.O_RDONLY)
     os.dup2(null, 0)
@@ -190,7 +253,11 @@ def _become_cli_child(
     sys.stdout = open(1, "w", encoding="utf-8", errors="surrogateescape", closefd=False)  # noqa: SIM115
     sys.stderr = open(2, "w", encoding="utf-8", errors="backslashreplace", closefd=False)  # noqa: SIM115
     os.environ.pop(crashpoint.ENV_VAR, None)
-    os.environ.update(env)
+    for name, value in env.items():
+        if value is None:
+            os.environ.pop(name, None)
+        else:
+            os.environ[name] = value
     if crash:
         os.environ[crashpoint.ENV_VAR] = crash
     crashpoint.reset()

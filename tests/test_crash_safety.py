@@ -3,16 +3,22 @@ uninterrupted run, loses no adopter byte, and writes state once."""
 
 import hashlib
 import json
-import os
 import shutil
 import subprocess
 import time
 from pathlib import Path
-from typing import Any
 
 import pytest
 
-from builders import TETHER, call, make_release, run_forked, run_tether, tree_digest
+from builders import (
+    ForkedChild,
+    call,
+    make_release,
+    run_forked,
+    run_tether,
+    start_forked,
+    tree_digest,
+)
 from tether.flows.apply import BATCH_SIZE
 from tether.state import crashpoint
 from tether.state.journal import read_records
@@ -205,22 +211,19 @@ def big_fixture(tmp_path: Path, count: int = BIG) -> Path:
 
 
 def held_update(
-    project: Path, gate: Path, *flags: str, at: str = f"file-written:{HELD_AT}", **popen: Any
-) -> subprocess.Popen[str]:
-    """``tether update --yes`` as its own process, held still after the journal step ``at``
-    while the file ``gate`` exists (created here; the test removes it to let the run go)."""
+    project: Path, gate: Path, *flags: str, at: str = f"file-written:{HELD_AT}"
+) -> ForkedChild:
+    """``tether update --yes`` in a child forked from the test's process, running while the
+    test goes on, held still after the journal step ``at`` while the file ``gate`` exists
+    (created here; the test removes it to let the run go)."""
     gate.touch()
-    return subprocess.Popen(
-        [*TETHER, "update", "--yes", *flags, "-C", str(project)],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-        env={**os.environ, crashpoint.PAUSE_VAR: f"{at}@{gate}"},
-        **popen,
-    )
+    held = {crashpoint.PAUSE_VAR: f"{at}@{gate}"}
+    return start_forked("update", "--yes", *flags, "-C", str(project), env=held)
 
 
-def wait_for_records(journal: Path, step: str, at_least: int, proc: subprocess.Popen[str]) -> bool:
+def wait_for_records(
+    journal: Path, step: str, at_least: int, proc: subprocess.Popen[str] | ForkedChild
+) -> bool:
     deadline = time.monotonic() + 60
     while time.monotonic() < deadline and proc.poll() is None:
         if journal.exists() and journal.read_bytes().count(f'"step":"{step}"'.encode()) >= at_least:
@@ -261,7 +264,7 @@ def test_second_concurrent_update_gets_the_lock_error(tmp_path):
     assert wait_for_records(journal, "run-started", 1, first)
     second = run_tether("update", "--yes", "-C", str(project))
     gate.unlink()
-    assert first.wait(timeout=120) == 0
+    assert first.wait(timeout=120).returncode == 0
     assert second.returncode == 1
     assert "another tether run is in progress (pid" in second.stderr
     assert json.loads((project / ".tether/state.json").read_text())["version"] == "2.0.0"
@@ -309,7 +312,8 @@ def test_sigterm_stops_after_the_current_file_and_rerun_finishes(tmp_path):
     proc.send_signal(signal.SIGTERM)
     time.sleep(0.05)  # the signal lands while the run is held; then it goes on
     gate.unlink()
-    out, err = proc.communicate(timeout=60)
+    done = proc.wait(timeout=60)
+    out, err = done.stdout, done.stderr
     assert proc.returncode == 130, err
     assert "stopped by a signal; run the same command again" in out
     records = read_records(journal)

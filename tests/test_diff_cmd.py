@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from builders import TETHER, call, git, make_release, run_tether, write_files
+from builders import TETHER, call, git, make_release, run_forked, run_tether, write_files
 
 GUIDE = "".join(f"line {n}\n" for n in range(1, 13))
 START, END = "<!-- kit:remit:start -->", "<!-- kit:remit:end -->"
@@ -65,12 +65,10 @@ def tether_diff(project, *args):
 
 
 def diff_bytes(project, *args):
-    """stdout as bytes: text mode would turn a patch's CRLF lines into LF ones."""
-    result = subprocess.run(
-        [*TETHER, "diff", "-C", str(project), *args], capture_output=True, timeout=120
-    )
+    """stdout as the bytes written (a patch's CRLF lines stay CRLF lines)."""
+    result = run_forked("diff", "-C", str(project), *args)
     assert result.returncode == 0, result.stderr
-    return result.stdout
+    return result.stdout.encode("utf-8", "surrogateescape")
 
 
 def diff_json(project, *args):

@@ -8,7 +8,7 @@ import stat
 
 import pytest
 
-from builders import TETHER, run_tether, tree_digest, write_files
+from builders import TETHER, run_forked, run_tether, tree_digest, write_files
 
 BODY = "".join(f"rule {i}: keep it simple\n" for i in range(10))
 
@@ -161,17 +161,13 @@ def test_refresh_needs_no_source_and_refuses_without_yes_off_a_terminal(installe
 def test_interrupted_refresh_is_reported_and_can_be_abandoned(installed):
     """A real crash point stops the refresh after its first write; status names the
     unfinished refresh with the command that finishes or rolls it back."""
-    import subprocess
 
     from tether.state import crashpoint
 
     rec, host = installed
     (rec / "src/rules.md").write_text(BODY.replace("rule 8:", "rule 8 (v2):"))
     before = (host / "tools/gbrain/rules.md").read_bytes()
-    env = {**os.environ, crashpoint.ENV_VAR: "file-written:1"}
-    crashed = subprocess.run(
-        [*TETHER, "refresh", "--yes", "-C", str(host)], env=env, capture_output=True, timeout=120
-    )
+    crashed = run_forked("refresh", "--yes", "-C", str(host), crash="file-written:1")
     assert crashed.returncode == crashpoint.EXIT_CODE
     check = run_tether("check", "-C", str(host))
     assert check.returncode == 3

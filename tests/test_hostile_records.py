@@ -10,13 +10,12 @@ import hashlib
 import json
 import os
 import shutil
-import subprocess
 from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 
-from builders import TETHER, call, git, make_release, write_files
+from builders import call, git, make_release, run_forked, write_files
 from reapply_builders import PLANNER, PLANNER_OURS, PLANNER_V1, PLANNER_V2, make_gsd
 from tether.pathrules import project_path_problem
 from tether.profiles import get_profile
@@ -268,9 +267,7 @@ def test_an_absolute_record_is_never_read(world: tuple[Path, Path], command: str
     os.mkfifo(fifo)
     record = {"class": "shared", "sha256": sha(SECRET), "mode": "0o644"}
     edit_state(project, lambda state: state["files"].update({str(fifo): record}))  # type: ignore[attr-defined]
-    result = subprocess.run(
-        [*TETHER, command, str(project)], capture_output=True, text=True, timeout=60
-    )
+    result = run_forked(command, str(project), timeout=60)
     assert result.returncode == 1
     assert f"file record {str(fifo)!r}: path is absolute" in one_line_error(result.stderr)
 
@@ -600,11 +597,9 @@ def interrupted(tmp_path: Path) -> Path:
     (project / "b.txt").write_text("b mine\n")
     git(project, "add", "-A")
     git(project, "commit", "-qm", "install")
-    env = {**os.environ, crashpoint.ENV_VAR: "file-written:1"}
-    result = subprocess.run(
-        [*TETHER, "update", "--yes", "--no-branch", "-C", str(project)],
-        capture_output=True, text=True, env=env, timeout=120,
-    )  # fmt: skip
+    result = run_forked(
+        "update", "--yes", "--no-branch", "-C", str(project), crash="file-written:1"
+    )
     assert result.returncode == crashpoint.EXIT_CODE, result.stderr
     return project
 
@@ -666,11 +661,8 @@ def test_abandon_puts_back_only_the_index_entry_of_the_path_itself(
     (project / "c.txt").write_text("a\nmine\nc\n")
     git(project, "add", "-A")
     git(project, "commit", "-qm", "install")
-    env = {**os.environ, crashpoint.ENV_VAR: "file-written:1"}
-    subprocess.run(
-        [*TETHER, "update", "--yes", "--no-branch", "--conflict", "markers", "-C", str(project)],
-        capture_output=True, env=env, timeout=120, check=False,
-    )  # fmt: skip
+    update = ("update", "--yes", "--no-branch", "--conflict", "markers", "-C", str(project))
+    run_forked(*update, crash="file-written:1")
     journal = project / ".tether/journal.jsonl"
     records = [json.loads(line) for line in journal.read_text().splitlines()]
     [saved] = [r for r in records if r["step"] == "index-saved"]

@@ -19,7 +19,7 @@ from pathlib import Path
 
 import pytest
 
-from builders import TETHER, call, make_release, run_tether
+from builders import call, make_release, run_forked, run_tether
 from helpers_sources import commit_release, init_repo, serve_directory
 from tether import progress
 from tether.report.progress import LIVE_INTERVAL, LiveLine, PlainLines, choose
@@ -29,25 +29,11 @@ FILES = 300
 
 
 def on_terminal(*args: str, env: dict[str, str | None] | None = None) -> tuple[int, str, bytes]:
-    """Run tether with stderr on a pseudo-terminal: exit code, stdout, the terminal's bytes."""
-    environ = {k: v for k, v in os.environ.items() if k != "NO_COLOR"}
-    environ["TERM"] = "xterm"
-    environ.pop(crashpoint.ENV_VAR, None)
-    for key, value in (env or {}).items():
-        if value is None:
-            environ.pop(key, None)
-        else:
-            environ[key] = value
+    """Run tether (a child forked from the test's process) with stderr on a pseudo-terminal:
+    exit code, stdout, the terminal's bytes."""
+    environ: dict[str, str | None] = {"NO_COLOR": None, "TERM": "xterm", **(env or {})}
     master, slave = pty.openpty()
     tty.setraw(slave)  # no \n -> \r\n translation: the test sees the bytes tether wrote
-    proc = subprocess.Popen(
-        [*TETHER, *args],
-        stdin=subprocess.DEVNULL,
-        stdout=subprocess.PIPE,
-        stderr=slave,
-        env=environ,
-    )
-    os.close(slave)
     received: list[bytes] = []
 
     def pump() -> None:
@@ -63,11 +49,12 @@ def on_terminal(*args: str, env: dict[str, str | None] | None = None) -> tuple[i
     reader = threading.Thread(target=pump)
     reader.start()
     try:
-        out, _ = proc.communicate(timeout=120)
+        done = run_forked(*args, env=environ, stderr_fd=slave)
     finally:
+        os.close(slave)
         reader.join(timeout=30)
         os.close(master)
-    return proc.returncode, out.decode(), b"".join(received)
+    return done.returncode, done.stdout, b"".join(received)
 
 
 def visible_line(terminal: bytes) -> str:
@@ -121,12 +108,7 @@ def test_init_status_and_abandon_report_their_phases(tmp_path: Path, project: Pa
     assert b"\rtether: installing 0/300 files (0%)" in terminal
     code, _, terminal = on_terminal("status", "-C", str(project))
     assert code == 0 and b"\rtether: checking 0/300 files (0%)" in terminal
-    crashed = subprocess.run(
-        [*TETHER, "update", "--yes", "-C", str(project)],
-        env={**os.environ, crashpoint.ENV_VAR: "file-written:5"},
-        capture_output=True,
-        timeout=120,
-    )
+    crashed = run_forked("update", "--yes", "-C", str(project), crash="file-written:5")
     assert crashed.returncode == crashpoint.EXIT_CODE
     code, out, terminal = on_terminal("update", "--abandon", "-C", str(project))
     assert code == 0, out

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from builders import TETHER, call, default_sigint, git, make_release, run_forked, run_tether
+from builders import TETHER, call, git, make_release, run_forked, run_tether
 from test_crash_safety import BIG, HELD_AT, big_fixture, held_update, wait_for_records
 from tether.state import crashpoint
 from tether.state.lock import ProjectLock
@@ -143,12 +143,13 @@ def test_sigint_mid_apply_reports_what_was_done_and_what_remains(tmp_path):
     project = big_fixture(tmp_path)
     journal = project / ".tether/journal.jsonl"
     gate = tmp_path / "hold"
-    proc = held_update(project, gate, "--json", preexec_fn=default_sigint)
+    proc = held_update(project, gate, "--json")
     assert wait_for_records(journal, "file-written", HELD_AT, proc), "update ended first"
     proc.send_signal(signal.SIGINT)
     time.sleep(0.05)  # the signal lands while the run is held; then it goes on
     gate.unlink()
-    out, err = proc.communicate(timeout=60)
+    done = proc.wait(timeout=60)
+    out, err = done.stdout, done.stderr
     assert proc.returncode == 130, err
     doc = json.loads(out)
     assert doc["status"] == "interrupted"
@@ -164,12 +165,12 @@ def test_interrupted_summary_does_not_claim_the_plan_or_suggest_a_commit(tmp_pat
     project = big_fixture(tmp_path)
     journal = project / ".tether/journal.jsonl"
     gate = tmp_path / "hold"
-    proc = held_update(project, gate, preexec_fn=default_sigint)
+    proc = held_update(project, gate)
     assert wait_for_records(journal, "file-written", HELD_AT, proc), "update ended first"
     proc.send_signal(signal.SIGINT)
     time.sleep(0.05)  # the signal lands while the run is held; then it goes on
     gate.unlink()
-    out, _ = proc.communicate(timeout=60)
+    out = proc.wait(timeout=60).stdout
     assert proc.returncode == 130
     head = out.splitlines()[0]
     assert head.startswith("tether update: interrupted 1.0.0 → 2.0.0 after ")
