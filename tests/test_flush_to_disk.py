@@ -1,10 +1,12 @@
-"""``flush_to_disk`` makes a batch of ``durable=False`` writes durable: one ``sync`` on Linux,
-elsewhere an fsync of every file and of each distinct folder once. The second way is run
-here by naming another platform; ``os.fsync`` is wrapped to note what it syncs (and still
-syncs it)."""
+"""``flush_to_disk`` makes a batch of ``durable=False`` writes durable: on Linux one
+``syncfs`` per file system holding them (``sync`` when that call is missing), elsewhere an
+fsync of every file and of each distinct folder once. The other platform's way is run here
+by naming another platform; ``os.fsync`` and ``os.open`` are wrapped to note what they do
+(and still do it)."""
 
 from __future__ import annotations
 
+import ctypes
 import os
 import sys
 from pathlib import Path
@@ -35,3 +37,54 @@ def test_elsewhere_every_file_and_each_folder_once_is_synced(
     expected = [tmp_path / r for r in ("a/one.txt", "a/two.txt", "b/three.txt", "a", "b")]
     identities = {(os.stat(p).st_dev, os.stat(p).st_ino) for p in expected}
     assert sorted(synced) == sorted(identities)  # each folder once, though a/ holds two
+
+
+def written_in_two_folders(tmp_path: Path) -> list[str | Path]:
+    written: list[str | Path] = []
+    for rel in ("a/one.txt", "a/two.txt", "b/three.txt"):
+        atomic_write(tmp_path / rel, rel.encode(), durable=False)
+        written.append(tmp_path / rel)
+    return written
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="syncfs is Linux's")
+def test_on_linux_one_syncfs_per_file_system_and_never_a_global_sync(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Two folders on one file system: one folder is opened and synced; ``sync``, which
+    would wait for every other program's writes to every disk, is never called."""
+    written = written_in_two_folders(tmp_path)
+    opened: list[str] = []
+    real_open = os.open
+
+    def noting_open(path: str, flags: int, *args: int) -> int:
+        if flags & os.O_DIRECTORY:
+            opened.append(str(path))
+        return real_open(path, flags, *args)
+
+    def no_global_sync() -> None:
+        raise AssertionError("sync() called")
+
+    monkeypatch.setattr(os, "open", noting_open)
+    monkeypatch.setattr(os, "sync", no_global_sync)
+    flush_to_disk(written)
+    assert len(opened) == 1 and opened[0] in {str(tmp_path / "a"), str(tmp_path / "b")}
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="syncfs is Linux's")
+def test_without_syncfs_one_global_sync(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    written = written_in_two_folders(tmp_path)
+    synced: list[bool] = []
+    real_sync = os.sync
+
+    def no_libc(*args: object, **kwargs: object) -> None:
+        raise OSError("no C library here")
+
+    def noting_sync() -> None:
+        synced.append(True)
+        real_sync()
+
+    monkeypatch.setattr(ctypes, "CDLL", no_libc)
+    monkeypatch.setattr(os, "sync", noting_sync)
+    flush_to_disk(written)
+    assert synced == [True]
