@@ -1,3 +1,4 @@
+import contextlib
 import os
 import sys
 from pathlib import Path
@@ -43,3 +44,49 @@ def _memory_backed_tmp() -> None:
 
 
 _memory_backed_tmp()
+
+
+def _import_tether_once() -> None:
+    """Every tether module, and the libraries tether imports only when a command needs them,
+    imported once per test process: the many children the suite forks from it (crash points,
+    hostile trees, terminals) then start with them loaded instead of each importing them
+    again, as a fresh run would. Never Dask: its absence is a case the tests make."""
+    import importlib
+    import pkgutil
+
+    import tether
+
+    for module in pkgutil.walk_packages(tether.__path__, "tether."):
+        if not module.name.endswith("__main__"):
+            importlib.import_module(module.name)
+    for library in ("ruamel.yaml", "tomlkit", "packaging.version", "pathspec", "nodesemver"):
+        with contextlib.suppress(ImportError):  # optional: the tests that need it say so
+            importlib.import_module(library)
+    _run_one_update_in_a_scratch_folder()
+
+
+def _run_one_update_in_a_scratch_folder() -> None:
+    """An init, an update with a line merge and a conflict, status and diff, run once here
+    in a folder removed afterwards: what they load on first use (parsers, compiled patterns,
+    the merge engine) is then loaded before the first child is forked."""
+    import shutil
+    import tempfile
+
+    from builders import make_release, run_tether
+
+    scratch = Path(tempfile.mkdtemp(prefix="tether-warm-up-"))
+    try:
+        shelf = scratch / "releases"
+        make_release(shelf, "1.0.0", {"a.txt": "a\nb\nc\n", "b.json": '{"k": 1}\n'})
+        make_release(shelf, "1.1.0", {"a.txt": "A\nb\nc\n", "b.json": '{"k": 2}\n'})
+        project = scratch / "project"
+        run_tether("init", "--source", str(shelf), "--to", "1.0.0", "-C", str(project))
+        (project / "a.txt").write_text("a\nb\nmine\n")
+        (project / "b.json").write_text('{"k": 3}\n')
+        for command in ("status", "diff", "update", "check"):
+            run_tether(command, *(("--yes",) if command == "update" else ()), "-C", str(project))
+    finally:
+        shutil.rmtree(scratch, ignore_errors=True)
+
+
+_import_tether_once()
