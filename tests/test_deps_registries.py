@@ -216,3 +216,24 @@ def test_scan_from_fixture_directories(tmp_path: Path, monkeypatch: pytest.Monke
     targets = {d["name"]: d["target_version"] for d in doc["projects"][0]["dependencies"]}
     assert targets == {"alpha": "^1.0.5", "django": "==4.2.16"}
     assert NOW.year == 2025
+
+
+def test_proxy_variables_are_read_at_each_request(
+    scripted: Callable[[Script], Scripted], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A process that fetched once through a proxy (here a closed loopback port) fetches
+    directly once the variables are gone: nothing keeps the first request's proxies."""
+    server = scripted(lambda n: (200, PACKUMENT, 0.0))
+    client = HttpClient(timeout=5, retries=0, sleep=lambda s: None)
+    closed = "http://127.0.0.1:9"  # the discard port: nothing listens there
+    for variable in ("NO_PROXY", "no_proxy"):
+        monkeypatch.delenv(variable, raising=False)
+    monkeypatch.setenv("http_proxy", closed)
+    monkeypatch.setenv("HTTP_PROXY", closed)
+    with pytest.raises(FetchError):
+        NpmRegistry(server.url, client).fetch("x")
+    assert server.calls == 0  # the request went to the proxy
+    monkeypatch.delenv("http_proxy")
+    monkeypatch.delenv("HTTP_PROXY")
+    info = NpmRegistry(server.url, client).fetch("x")
+    assert info is not None and server.calls == 1

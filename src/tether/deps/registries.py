@@ -35,6 +35,7 @@ from tether.deps import pyspec
 from tether.deps.model import Ecosystem, PackageInfo, Release
 from tether.fsio import read_bytes, read_head
 from tether.parselimits import json_loads
+from tether.sources.web import open_url
 
 DEFAULT_NPM = "https://registry.npmjs.org/"
 DEFAULT_PYPI = "https://pypi.org/pypi"
@@ -216,7 +217,7 @@ class HttpClient:
             request.add_unredirected_header("Authorization", authorization)
         for attempt in range(self.retries + 1):
             try:
-                with urllib.request.urlopen(request, timeout=self.timeout) as response:
+                with open_url(request, timeout=self.timeout) as response:
                     body = response.read()
                 break
             except urllib.error.HTTPError as error:

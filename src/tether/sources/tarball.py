@@ -20,6 +20,7 @@ from tether.sources import ReleaseTree
 from tether.sources.cache import TreeCache
 from tether.sources.common import asked_version, match_version, not_found
 from tether.sources.extract import extract_tar_safely
+from tether.sources.web import open_url
 from tether.versions import parse_version, sort_versions
 
 if TYPE_CHECKING:
@@ -178,7 +179,7 @@ def fetch_url(url: str, out: Path, *, missing: str) -> None:
     request = urllib.request.Request(url, headers={"User-Agent": f"tether/{__version__}"})
     try:
         with (
-            urllib.request.urlopen(request, timeout=DOWNLOAD_TIMEOUT) as response,
+            open_url(request, timeout=DOWNLOAD_TIMEOUT) as response,
             open(out, "wb") as handle,
         ):
             _copy_counted(response, handle)
