@@ -90,27 +90,3 @@ def _run_one_update_in_a_scratch_folder() -> None:
 
 
 _import_tether_once()
-
-
-# Modules whose tests take seconds each (real pools, clusters, browsers, package managers,
-# 50,000-file trees): scheduled first, so the test processes end together instead of one
-# finishing a long test alone while the other waits.
-LONG_FIRST = (
-    "test_hostile_releases.py",
-    "test_campaign_exec.py",
-    "test_campaign_html.py",
-    "test_deps_real_tools.py",
-    "test_campaign_bundle.py",
-    "test_hostile_sweep.py",
-    "test_campaign_publish.py",
-    "test_crash_safety.py",
-    "test_campaign.py",
-)
-
-
-def pytest_collection_modifyitems(items: list) -> None:  # type: ignore[type-arg]
-    def rank(item) -> int:  # type: ignore[no-untyped-def]
-        name = item.path.name
-        return LONG_FIRST.index(name) if name in LONG_FIRST else len(LONG_FIRST)
-
-    items.sort(key=rank)  # stable: the order within a module stays
