@@ -5,7 +5,8 @@ from __future__ import annotations
 import argparse
 from typing import TYPE_CHECKING
 
-from tether.cli.common import add_json, print_json
+from tether.cli.common import add_jobs, add_json, print_json
+from tether.cli.common import jobs as jobs_of
 from tether.cli.interact import ask_yes_no, require_consent
 from tether.cli.projects_cmd import (
     add_selection,
@@ -13,7 +14,6 @@ from tether.cli.projects_cmd import (
     selection_filters,
     selection_note,
 )
-from tether.errors import UsageError
 from tether.runs.isolation import DEFAULT_MODE, MODES
 
 if TYPE_CHECKING:
@@ -60,26 +60,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     for each in (status, update):
         add_selection(each)
-        _add_jobs(each)
+        add_jobs(each, "projects planned or checked")
         add_json(each)
 
 
-def _add_jobs(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument(
-        "--jobs",
-        "-j",
-        type=int,
-        metavar="N",
-        help="projects planned or checked at once (default: CPUs + 4, at most 8)",
-    )
-
-
 def run(args: argparse.Namespace) -> int:
-    from tether.fleet.runner import default_jobs
-
-    jobs = default_jobs() if args.jobs is None else args.jobs
-    if jobs < 1:
-        raise UsageError("--jobs must be at least 1")
+    jobs = jobs_of(args)
     if args.action == "update":
         require_consent("apply the fleet update", yes=args.yes, dry_run=args.dry_run)
     return _status(args, jobs) if args.action == "status" else _update(args, jobs)

@@ -9,7 +9,6 @@ this thread: the order is part of the contract (stop-on-fail leaves the rest pen
 from __future__ import annotations
 
 import json
-import os
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
@@ -33,10 +32,6 @@ from tether.runs.selection import Member, Selection
 
 T = TypeVar("T")
 R = TypeVar("R")
-
-
-def default_jobs() -> int:
-    return min(8, (os.cpu_count() or 1) + 4)
 
 
 def bounded_map(fn: Callable[[T], R], items: Sequence[T], jobs: int) -> list[R]:
