@@ -581,7 +581,7 @@ def test_ctrl_c_stops_the_run_leaves_records_to_redo_and_no_worker_behind(
     assert wait_for_updates(world, "c1", proc, int(jobs)), "the run ended before Ctrl-C"
     workers = unit_pids(world, "c1") - {proc.pid}
     os.killpg(proc.pid, signal.SIGINT)  # the terminal's Ctrl-C: the whole foreground group
-    time.sleep(0.05)  # let the signal land while the updates are held, then let them go
+    time.sleep(0.2)  # let the signal land while the updates are held, then let them go
     gate.unlink()
     _out, err = proc.communicate(timeout=120)
     assert proc.returncode == Exit.INTERRUPTED, (_out, err)

@@ -310,7 +310,7 @@ def test_sigterm_stops_after_the_current_file_and_rerun_finishes(tmp_path):
     proc = held_update(project, gate)
     assert wait_for_records(journal, "file-written", HELD_AT, proc), "update ended first"
     proc.send_signal(signal.SIGTERM)
-    time.sleep(0.05)  # the signal lands while the run is held; then it goes on
+    time.sleep(0.2)  # the signal lands while the run is held; then it goes on
     gate.unlink()
     done = proc.wait(timeout=60)
     out, err = done.stdout, done.stderr

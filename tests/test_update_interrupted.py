@@ -146,7 +146,7 @@ def test_sigint_mid_apply_reports_what_was_done_and_what_remains(tmp_path):
     proc = held_update(project, gate, "--json")
     assert wait_for_records(journal, "file-written", HELD_AT, proc), "update ended first"
     proc.send_signal(signal.SIGINT)
-    time.sleep(0.05)  # the signal lands while the run is held; then it goes on
+    time.sleep(0.2)  # the signal lands while the run is held; then it goes on
     gate.unlink()
     done = proc.wait(timeout=60)
     out, err = done.stdout, done.stderr
@@ -168,7 +168,7 @@ def test_interrupted_summary_does_not_claim_the_plan_or_suggest_a_commit(tmp_pat
     proc = held_update(project, gate)
     assert wait_for_records(journal, "file-written", HELD_AT, proc), "update ended first"
     proc.send_signal(signal.SIGINT)
-    time.sleep(0.05)  # the signal lands while the run is held; then it goes on
+    time.sleep(0.2)  # the signal lands while the run is held; then it goes on
     gate.unlink()
     out = proc.wait(timeout=60).stdout
     assert proc.returncode == 130
