@@ -199,10 +199,8 @@ def archive(repo: Path, ref: str, out: Path) -> None:
 
 def _no_repository_above(path: Path) -> bool:
     """True when git could find no repository from ``path``: no ``.git`` in it or in any
-    folder above it, and no GIT_DIR or GIT_WORK_TREE pointing elsewhere. Most projects that
-    are not repositories are answered here without starting git."""
-    if os.environ.get("GIT_DIR") or os.environ.get("GIT_WORK_TREE"):
-        return False
+    folder above it (tether's git calls never see GIT_DIR and the like: ``git_env``). Most
+    projects that are not repositories are answered here without starting git."""
     here = os.path.abspath(path)
     while True:
         if os.path.lexists(os.path.join(here, ".git")):
