@@ -15,6 +15,7 @@ from pathlib import Path
 from tether.errors import TetherError
 
 # Variables that make git ignore ``-C``/``cwd`` and act on another repository or index.
+GIT_MISSING = "git is not installed or not on PATH; install git and retry"
 _REPO_SELECTING_VARS = (
     "GIT_DIR",
     "GIT_WORK_TREE",
@@ -81,7 +82,7 @@ def run_git(
             check=False,
         )
     except FileNotFoundError:
-        raise TetherError("git is not installed or not on PATH; install git and retry") from None
+        raise TetherError(GIT_MISSING) from None
     if check and result.returncode != 0:
         raise TetherError(f"git {args[0]} failed: {first_error_line(result.stderr)}")
     return result
@@ -147,16 +148,7 @@ def merge_file(
         argv = ["merge-file", "--diff3", "-p"]
         for label in labels:
             argv += ["-L", label]
-        try:
-            result = subprocess.run(
-                ["git", *argv, "--", *names],
-                env=git_env(),
-                stdin=subprocess.DEVNULL,
-                capture_output=True,
-                check=False,
-            )
-        except FileNotFoundError:
-            raise TetherError("git is not installed or not on PATH") from None
+        result = _git_with_bytes([*argv, "--", *names])
     if result.returncode < 0 or result.returncode >= 255:
         error = result.stderr.decode(errors="replace").strip().splitlines()
         raise TetherError(f"git merge-file failed: {error[-1] if error else result.returncode}")
@@ -244,8 +236,16 @@ def tracked_paths(root: Path, paths: Sequence[str]) -> list[str]:
 
 def _run_git_bytes(args: Sequence[str], cwd: Path, data: bytes | None = None) -> bytes | None:
     """Run git with binary stdin/stdout; None when git exits non-zero."""
+    result = _git_with_bytes(args, cwd, data)
+    return result.stdout if result.returncode == 0 else None
+
+
+def _git_with_bytes(
+    args: Sequence[str], cwd: Path | None = None, data: bytes | None = None
+) -> subprocess.CompletedProcess[bytes]:
+    """``git ARGS`` with ``data`` (or nothing) on stdin, its output captured as bytes."""
     try:
-        result = subprocess.run(
+        return subprocess.run(
             ["git", *args],
             cwd=cwd,
             env=git_env(),
@@ -254,8 +254,7 @@ def _run_git_bytes(args: Sequence[str], cwd: Path, data: bytes | None = None) ->
             check=False,
         )
     except FileNotFoundError:
-        raise TetherError("git is not installed or not on PATH; install git and retry") from None
-    return result.stdout if result.returncode == 0 else None
+        raise TetherError(GIT_MISSING) from None
 
 
 def work_tree_top(path: Path) -> Path | None:
@@ -726,17 +725,7 @@ def set_ref(repo: Path, ref: str, commit: str) -> None:
 
 def bundle_create(repo: Path, ref: str) -> bytes:
     """A bundle of ``ref`` with its whole history, as bytes (``git bundle create -``)."""
-    try:
-        result = subprocess.run(
-            ["git", "bundle", "create", "-", ref],
-            cwd=repo,
-            env=git_env(),
-            stdin=subprocess.DEVNULL,
-            capture_output=True,
-            check=False,
-        )
-    except FileNotFoundError:
-        raise TetherError("git is not installed or not on PATH; install git and retry") from None
+    result = _git_with_bytes(["bundle", "create", "-", ref], repo)
     if result.returncode != 0:
         error = result.stderr.decode("utf-8", "replace")
         raise TetherError(f"git bundle failed: {first_error_line(error)}")

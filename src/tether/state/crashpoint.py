@@ -64,12 +64,24 @@ def after_append(step: str) -> None:
         os._exit(EXIT_CODE)
 
 
+def _file_armed_at(variable: str, step: str, *, counted: bool) -> str | None:
+    """The file ``variable`` (``<step>@<file>``, or ``<step>:<n>@<file>`` when ``counted``)
+    names, when it is set for this step (and, counted, this append of it); else None."""
+    value = os.environ.get(variable)
+    if not value:
+        return None
+    spec, _, path = value.partition("@")
+    if counted:
+        target, count = parse_spec(spec, variable)
+        armed = step == target and _counts[step] == count
+    else:
+        armed = step == spec
+    return path if armed and path else None
+
+
 def _pull_trigger(step: str) -> None:
-    trigger = os.environ.get(TRIGGER_VAR)
-    if not trigger:
-        return
-    target, _, path = trigger.partition("@")
-    if step != target or not path:
+    path = _file_armed_at(TRIGGER_VAR, step, counted=False)
+    if path is None:
         return
     try:
         os.unlink(path)
@@ -79,12 +91,8 @@ def _pull_trigger(step: str) -> None:
 
 
 def _hold_at_gate(step: str) -> None:
-    pause = os.environ.get(PAUSE_VAR)
-    if not pause:
-        return
-    spec, _, gate = pause.partition("@")
-    target, count = parse_spec(spec, PAUSE_VAR)
-    if step != target or _counts[step] != count or not gate:
+    gate = _file_armed_at(PAUSE_VAR, step, counted=True)
+    if gate is None:
         return
     deadline = time.monotonic() + PAUSE_LIMIT
     # Signals still arrive while held: their handlers run between the sleeps.
