@@ -74,7 +74,7 @@ class World:
     def run(self, name: str = "c1", *, jobs: str | None = "1") -> tuple[int, dict]:
         """``campaign run`` in this process's coordinator (-j 1) unless ``jobs`` says
         otherwise (None: the default pool): the executors have their own tests
-        (tests/test_campaign_exec.py), and a pool's fresh interpreters cost a second a run."""
+        (tests/test_campaign_exec.py), and a pool's workers cost time a run."""
         flags = ("-j", jobs) if jobs else ()
         return cli("run", name, "--dir", str(self.campaigns), *flags)
 

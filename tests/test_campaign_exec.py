@@ -35,8 +35,8 @@ from builders import (
 )
 from test_campaign import World, cli, files_of
 from tether.campaign.coordinator import RunOptions, coordinate, parse_duration, plan_waves
-from tether.campaign.executors import run_unit
-from tether.campaign.model import RepoRecord
+from tether.campaign.executors import Call, ProcessPool, run_unit
+from tether.campaign.model import RepoRecord, Settings, UnitResult
 from tether.campaign.store import RECORD_STEP, CampaignFolder
 from tether.campaign.units import fetch_unit
 from tether.errors import Exit, UsageError
@@ -256,6 +256,44 @@ def test_a_pool_whose_workers_keep_dying_fails_those_repositories_and_goes_on(
     [record] = json.loads(done.stdout)["repositories"]
     assert record["state"] == "failed"
     assert record["reason"] == "the worker process running it died 3 times"
+
+
+def where_the_worker_runs(record: RepoRecord, _settings: Settings) -> UnitResult:
+    """A unit telling what its worker sees: its folder, one variable, and its parent's
+    command line."""
+    parent = Path(f"/proc/{os.getppid()}/cmdline").read_bytes().replace(b"\0", b" ").decode()
+    seen = {"folder": os.getcwd(), "variable": os.environ.get("TETHER_TEST_SEEN"), "parent": parent}
+    return UnitResult(record.failed(json.dumps(seen)))
+
+
+def seen_by_a_pool() -> dict[str, Any]:
+    record = RepoRecord("r", "file:///r.git", "main", "pending", "", "", "", "1", "2", {}, (), "t")
+    settings = Settings("c", "kit", "2", "hold", "/f", "/r.json", "t")
+    pool = ProcessPool(2)
+    try:
+        pool.submit(Call(where_the_worker_runs, record, settings))
+        _call, result = pool.next_done()
+    finally:
+        pool.close()
+    return dict(json.loads(result.record.reason))
+
+
+@pytest.mark.skipif(not Path("/proc/self/cmdline").exists(), reason="reads /proc")
+def test_pool_workers_see_the_environment_and_folder_of_each_pools_start(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Workers are forked from a fork server that has the unit code loaded, started once per
+    process; a library caller that changes its environment or folder between two runs gets
+    workers that see the new ones, not those the fork server started with."""
+    for value in ("first", "second"):
+        folder = tmp_path / value
+        folder.mkdir()
+        monkeypatch.chdir(folder)
+        monkeypatch.setenv("TETHER_TEST_SEEN", value)
+        seen = seen_by_a_pool()
+        assert seen["folder"] == str(folder) and seen["variable"] == value
+        assert "multiprocessing.forkserver" in seen["parent"]
+        assert "tether.campaign.units" in seen["parent"]  # preloaded there
 
 
 def test_a_coordinator_killed_with_a_pool_at_work_continues_on_the_rerun(world: World) -> None:

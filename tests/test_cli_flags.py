@@ -43,7 +43,9 @@ def walk(
     return found
 
 
-PARSERS = dict(walk(build_full_parser()))
+# One parser for the module: parsing never changes it.
+FULL_PARSER = build_full_parser()
+PARSERS = dict(walk(FULL_PARSER))
 
 
 def sub_commands(parser: argparse.ArgumentParser) -> argparse._SubParsersAction | None:
@@ -308,7 +310,7 @@ def test_every_command_of_the_table_is_parsed() -> None:
 
 
 def parse(*argv: str) -> dict[str, object]:
-    namespace = build_full_parser().parse_args(list(argv))
+    namespace = FULL_PARSER.parse_args(list(argv))
     return {k: v for k, v in vars(namespace).items() if not k.startswith("_")}
 
 
@@ -352,7 +354,7 @@ def test_old_spelling_parses_like_the_new(old: tuple[str, ...], new: tuple[str, 
 def test_positional_folder_is_the_same_project_as_minus_c(command: str) -> None:
     extra = ("--source", "S") if command == "init" else ()
     given = [
-        build_full_parser().parse_args([command, *extra, *where])
+        FULL_PARSER.parse_args([command, *extra, *where])
         for where in (["p"], ["-C", "p"], ["--project", "p"])
     ]
     assert {project_dir(args) for args in given} == {Path("p")}

@@ -10,6 +10,7 @@ validates what it printed. Besides the schema, every document tether defines mus
 from __future__ import annotations
 
 import argparse
+import functools
 import json
 import os
 import re
@@ -758,6 +759,14 @@ def schema(name: str) -> dict[str, Any]:
     return data
 
 
+@functools.cache
+def validator(name: str) -> Any:
+    """A validator of the schema ``name``, built once per process (each schema itself is
+    checked against its meta-schema by test_every_schema_is_used_and_valid)."""
+    data = schema(name)
+    return jsonschema.validators.validator_for(data)(data)
+
+
 def keys_not_snake(value: Any, schema_name: str, path: tuple[str, ...] = ()) -> list[str]:
     """Every key (with where it is) that is not snake_case, outside data-keyed objects."""
     found: list[str] = []
@@ -780,7 +789,7 @@ def test_json_document_validates_against_its_schema(name: str, world: World) -> 
     assert code == made.exit, doc
     if made.schema != "error":
         assert made.schema in SCHEMA_OF[command_of(made.argv)]
-    jsonschema.validate(doc, schema(made.schema))
+    validator(made.schema).validate(doc)
     if made.spec_fixed:
         assert "schema_version" not in doc
         return
@@ -788,11 +797,17 @@ def test_json_document_validates_against_its_schema(name: str, world: World) -> 
     assert keys_not_snake(doc, made.schema) == []
 
 
-def command_of(argv: list[str]) -> str:
-    """The (sub)command an argument list runs: ``["audit", "findings", "write", ...]``."""
+@functools.cache
+def full_parser() -> argparse.ArgumentParser:
+    """Every command's parser, built once per process (parsing never changes it)."""
     from tether.cli.main import build_full_parser
 
-    parser, words = build_full_parser(), []
+    return build_full_parser()
+
+
+def command_of(argv: list[str]) -> str:
+    """The (sub)command an argument list runs: ``["audit", "findings", "write", ...]``."""
+    parser, words = full_parser(), []
     for word in argv:
         choices = _subcommands(parser)
         if word not in choices:
