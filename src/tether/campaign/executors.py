@@ -227,11 +227,13 @@ class ProcessPool:
         # Workers are forked from a fork server: a fresh interpreter started once per
         # coordinator, with no threads, that has imported the unit code (never a fork of the
         # coordinator, which has threads).
-        if "forkserver" not in multiprocessing.get_all_start_methods():
-            context = multiprocessing.get_context("spawn")
+        context: multiprocessing.context.BaseContext
+        if "forkserver" in multiprocessing.get_all_start_methods():
+            server = multiprocessing.get_context("forkserver")
+            server.set_forkserver_preload(POOL_PRELOAD)
+            context = server
         else:
-            context = multiprocessing.get_context("forkserver")
-            context.set_forkserver_preload(POOL_PRELOAD)
+            context = multiprocessing.get_context("spawn")
         return ProcessPoolExecutor(
             self._jobs,
             mp_context=context,
