@@ -148,6 +148,13 @@ def fsync_dir(directory: str | os.PathLike[str]) -> None:
 _TEMP_FLAGS = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC
 
 
+def write_all(fd: int, data: bytes) -> None:
+    """Write all of ``data`` to the open file ``fd`` (one ``os.write`` may take only part)."""
+    view = memoryview(data)
+    while view:
+        view = view[os.write(fd, view) :]
+
+
 def atomic_write(
     path: str | os.PathLike[str], data: bytes, mode: int | None = None, durable: bool = True
 ) -> None:
@@ -177,9 +184,7 @@ def atomic_write(
         fd = os.open(tmp_name, _TEMP_FLAGS, 0o600)
     try:
         try:
-            view = memoryview(data)
-            while view:
-                view = view[os.write(fd, view) :]
+            write_all(fd, data)
             os.fchmod(fd, mode)
             if durable:
                 os.fsync(fd)

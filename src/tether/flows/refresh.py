@@ -161,6 +161,7 @@ def append_log(project: Project, actions: Iterable[FileAction], now: str) -> Non
     import os
 
     from tether.flows.safety import PathGuard
+    from tether.fsio import write_all
 
     rel = project.profile.ecosystem_log
     if rel is None:
@@ -172,8 +173,6 @@ def append_log(project: Project, actions: Iterable[FileAction], now: str) -> Non
     text = "".join(json.dumps(line) + "\n" for line in log_lines(actions, now))
     fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC, 0o644)
     try:
-        view = memoryview(text.encode())
-        while view:
-            view = view[os.write(fd, view) :]
+        write_all(fd, text.encode())
     finally:
         os.close(fd)

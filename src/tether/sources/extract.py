@@ -19,6 +19,7 @@ from typing import BinaryIO
 
 from tether import progress
 from tether.errors import TetherError
+from tether.fsio import write_all
 from tether.pathrules import relpath_problem
 from tether.sources import DEFAULT_MAX_ENTRY_BYTES
 from tether.sources.members import (
@@ -241,11 +242,15 @@ def _write_file(
     # O_EXCL|O_NOFOLLOW: never write through something already at that path.
     flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0)
     written = 0
-    with source, os.fdopen(os.open(target, flags, 0o600), "wb") as out:
-        while chunk := source.read(_CHUNK):
-            written += len(chunk)
-            if written > limit:
-                raise _refuse(archive, member.name, f"is over the limit of {limit} bytes")
-            out.write(chunk)
-    # Keep only the executable bit: no setuid, no world-writable files in a release tree.
-    os.chmod(target, 0o755 if member.mode & 0o111 else 0o644)
+    descriptor = os.open(target, flags, 0o600)
+    try:
+        with source:
+            while chunk := source.read(_CHUNK):
+                written += len(chunk)
+                if written > limit:
+                    raise _refuse(archive, member.name, f"is over the limit of {limit} bytes")
+                write_all(descriptor, chunk)
+        # Keep only the executable bit: no setuid, no world-writable files in a release tree.
+        os.fchmod(descriptor, 0o755 if member.mode & 0o111 else 0o644)
+    finally:
+        os.close(descriptor)

@@ -18,7 +18,14 @@ from pathlib import Path
 from types import TracebackType
 
 from tether.errors import TetherError
-from tether.fsio import TEMP_SUFFIX, atomic_write, fsync_dir, read_bytes, sha256_bytes
+from tether.fsio import (
+    TEMP_SUFFIX,
+    atomic_write,
+    fsync_dir,
+    read_bytes,
+    sha256_bytes,
+    write_all,
+)
 from tether.parselimits import json_loads
 
 PACK_DIR = "pack"
@@ -183,7 +190,7 @@ class PackWriter:
             self._name = "pack-" + secrets.token_hex(8)
             flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC
             self._fd = os.open(self._temp(), flags, 0o644)
-        _write_all(self._fd, data)
+        write_all(self._fd, data)
         self.entries[digest] = (self._size, len(data))
         self._size += len(data)
 
@@ -247,12 +254,6 @@ def _read_expected(source: Path, sha256: str) -> bytes:
     return data
 
 
-def _write_all(fd: int, data: bytes) -> None:
-    view = memoryview(data)
-    while view:
-        view = view[os.write(fd, view) :]
-
-
 def _write_new(target: Path, data: bytes) -> None:
     """Straight to its final name, without a temp file or fsync: an entry is rebuilt
     from the source when torn, and a torn entry fails its hash check in ``get``."""
@@ -263,7 +264,7 @@ def _write_new(target: Path, data: bytes) -> None:
         atomic_write(target, data, mode=0o644, durable=False)  # a torn earlier entry
         return
     try:
-        _write_all(fd, data)
+        write_all(fd, data)
     finally:
         os.close(fd)
 
