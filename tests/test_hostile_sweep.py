@@ -25,6 +25,9 @@ import pytest
 
 from builders import TETHER, call, git, in_forked_child, make_release
 from tether.cli.main import main
+from tether.engine.textmerge import PURE_MERGE_MAX_BYTES
+from tether.flows.renames import MAX_BYTES as RENAME_MAX_BYTES
+from tether.parselimits import SYNTAX_CHECK_MAX_BYTES
 
 DOCUMENTED_EXITS = {0, 1, 2, 3, 4}
 V1 = {
@@ -164,9 +167,14 @@ def crlf_bom(w: dict[str, Path]) -> None:
     (w["project"] / "a.txt").write_bytes(b"\xef\xbb\xbfa\r\nmine\r\nc\r\n")
 
 
+# Three times the largest size tether reads a project file whole for (a syntax check):
+# above every in-memory limit, so each command meets the file on its large-file path.
+BIG_FILE_BYTES = 3 * max(PURE_MERGE_MAX_BYTES, SYNTAX_CHECK_MAX_BYTES, RENAME_MAX_BYTES)
+
+
 def big_sparse_file(w: dict[str, Path]) -> None:
     with open(w["project"] / "a.txt", "wb") as handle:
-        handle.truncate(200 * 1024 * 1024)
+        handle.truncate(BIG_FILE_BYTES)
 
 
 def state_truncated(w: dict[str, Path]) -> None:
