@@ -186,7 +186,8 @@ def test_a_large_clean_line_merge_is_still_checked_in_a_child_process(tmp_path: 
 
 
 def test_a_large_valid_line_merge_is_accepted_after_the_child_checks_it(tmp_path: Path) -> None:
-    filler = "".join(f"key{i:05}: {'v' * 40}\n" for i in range(2000))
+    # Long values, few keys: over the inline limit with little for the parser to do.
+    filler = "".join(f"key{i:05}: {'v' * 80}\n" for i in range(800))
     base = "first: 1\n" + filler + "last: 4\n"
     assert len(base) > SYNTAX_CHECK_INLINE_BYTES
     project = installed(
@@ -282,12 +283,13 @@ def test_the_child_check_is_stopped_at_its_time_limit() -> None:
 
 
 def test_the_child_check_is_stopped_at_its_memory_limit() -> None:
-    """Loading a few megabytes of small JSON lists takes far more than 300 MiB of objects."""
+    """Loading a few megabytes of small JSON lists takes more than 300 MiB of objects: a
+    child limited to 150 MiB is stopped."""
     pytest.importorskip("resource", reason="no address-space limit on this platform")
     text = ("[" + ", ".join(["[1, 2]"] * 1_200_000) + "]").encode()
-    found = check_in_child("big.json", [text, text, text, text], 60, 300 << 20)
+    found = check_in_child("big.json", [text, text, text, text], 60, 150 << 20)
     assert found is not None and not found.checked
-    assert found.problem == "parsing needed more than 300 MiB of memory"
+    assert found.problem == "parsing needed more than 150 MiB of memory"
 
 
 def test_key_by_key_merge_refuses_a_side_above_the_size_cap() -> None:
