@@ -29,6 +29,7 @@ from builders import (
     TETHER,
     default_sigint,
     git,
+    in_forked_child,
     make_release,
     run_tether,
     tree_digest,
@@ -294,6 +295,20 @@ def test_pool_workers_see_the_environment_and_folder_of_each_pools_start(
         assert seen["folder"] == str(folder) and seen["variable"] == value
         assert "multiprocessing.forkserver" in seen["parent"]
         assert "tether.campaign.units" in seen["parent"]  # preloaded there
+
+
+def test_a_process_forked_after_its_parent_ran_a_pool_runs_pools_of_its_own(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The parent's fork server is not the child's to use (it is not the child's child): a
+    library caller that forks gets fresh interpreters as workers there, not an error."""
+    monkeypatch.setenv("TETHER_TEST_SEEN", "parent")
+    assert seen_by_a_pool()["variable"] == "parent"
+    done = in_forked_child(
+        lambda: 0 if seen_by_a_pool()["variable"] == "child" else 3,
+        env={"TETHER_TEST_SEEN": "child"},
+    )
+    assert done.returncode == 0, done.stderr
 
 
 def test_a_coordinator_killed_with_a_pool_at_work_continues_on_the_rerun(world: World) -> None:

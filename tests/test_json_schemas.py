@@ -472,7 +472,7 @@ def _campaign_start(w: World) -> Case:
 @case("campaign-run")
 def _campaign_run(w: World) -> Case:
     assert call(*campaign_start(w)) == 0
-    argv = ["campaign", "run", "c1", "--dir", str(w.tmp / "campaigns")]
+    argv = ["campaign", "run", "c1", "--dir", str(w.tmp / "campaigns"), "-j", "1"]
     return Case(argv, Exit.CONFLICTS, "campaign")
 
 

@@ -221,22 +221,14 @@ class ProcessPool:
         self._pool = self._start()
 
     def _start(self) -> Any:
-        import multiprocessing
         from concurrent.futures import ProcessPoolExecutor
 
         # Workers are forked from a fork server: a fresh interpreter started once per
         # coordinator, with no threads, that has imported the unit code (never a fork of the
         # coordinator, which has threads).
-        context: multiprocessing.context.BaseContext
-        if "forkserver" in multiprocessing.get_all_start_methods():
-            server = multiprocessing.get_context("forkserver")
-            server.set_forkserver_preload(POOL_PRELOAD)
-            context = server
-        else:
-            context = multiprocessing.get_context("spawn")
         return ProcessPoolExecutor(
             self._jobs,
-            mp_context=context,
+            mp_context=_pool_context(),
             initializer=_pool_worker_start,
             initargs=(os.getpid(), dict(os.environ), os.getcwd()),
         )
@@ -297,6 +289,28 @@ class ProcessPool:
     def abandon(self) -> None:
         self._stop_workers()
         self._pool.shutdown(wait=False, cancel_futures=True)
+
+
+# The process whose pools use the fork server: multiprocessing keeps one per process, and a
+# process forked from that one cannot use it (it is not its child).
+_fork_server_owner: int | None = None
+
+
+def _pool_context() -> Any:
+    """Where pool workers come from: the fork server, or fresh interpreters (``spawn``) where
+    there is none or it belongs to the process this one was forked from."""
+    import multiprocessing
+
+    global _fork_server_owner
+    if "forkserver" not in multiprocessing.get_all_start_methods() or _fork_server_owner not in (
+        None,
+        os.getpid(),
+    ):
+        return multiprocessing.get_context("spawn")
+    _fork_server_owner = os.getpid()
+    context = multiprocessing.get_context("forkserver")
+    context.set_forkserver_preload(POOL_PRELOAD)
+    return context
 
 
 def _worker_died(future: Future[UnitResult]) -> bool:
