@@ -109,9 +109,16 @@ def run_process(
     clean = {
         k: v for k, v in os.environ.items() if k not in (crashpoint.ENV_VAR, crashpoint.TRIGGER_VAR)
     }
-    return subprocess.run(
-        argv, capture_output=True, text=True, env={**clean, **(env or {})}, timeout=300
-    )
+    env = {**clean, **own_temporary_folder(world), **(env or {})}
+    return subprocess.run(argv, capture_output=True, text=True, env=env, timeout=300)
+
+
+def own_temporary_folder(world: World) -> dict[str, str]:
+    """TMPDIR for a coordinator this test may kill: the fork server's socket folder a killed
+    coordinator leaves behind (docs/campaigns.md) is then removed with the test's folder."""
+    folder = world.tmp / "coordinator-tmp"
+    folder.mkdir(exist_ok=True)
+    return {"TMPDIR": str(folder)}
 
 
 def results(document: dict) -> dict[str, tuple[Any, ...]]:
@@ -309,6 +316,18 @@ def test_a_process_forked_after_its_parent_ran_a_pool_runs_pools_of_its_own(
         env={"TETHER_TEST_SEEN": "child"},
     )
     assert done.returncode == 0, done.stderr
+
+
+def test_a_pool_starts_where_the_temporary_folder_is_too_deep_for_a_socket(world: World) -> None:
+    """A socket path holds about a hundred bytes: below a deeper temporary folder the fork
+    server cannot listen, and the workers start as fresh interpreters instead."""
+    deep = world.tmp / ("d" * 60) / ("e" * 60)
+    deep.mkdir(parents=True)
+    world.remote("p1")
+    start(world, "c1")
+    done = run_process(world, "c1", "-j", "2", env={"TMPDIR": str(deep)})
+    assert done.returncode == 0, done.stderr
+    assert states(json.loads(done.stdout)) == {"p1": "updated"}
 
 
 def test_a_coordinator_killed_with_a_pool_at_work_continues_on_the_rerun(world: World) -> None:
@@ -615,7 +634,7 @@ def coordinator(world: World, name: str, gate: Path, *flags: str) -> subprocess.
     held = {crashpoint.PAUSE_VAR: f"file-written:{HELD_AT}@{gate}"}
     return subprocess.Popen(
         argv,
-        env={**os.environ, **held},
+        env={**os.environ, **own_temporary_folder(world), **held},
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,

@@ -302,14 +302,21 @@ def _pool_context() -> Any:
     import multiprocessing
 
     global _fork_server_owner
+    spawn = multiprocessing.get_context("spawn")
     if "forkserver" not in multiprocessing.get_all_start_methods() or _fork_server_owner not in (
         None,
         os.getpid(),
     ):
-        return multiprocessing.get_context("spawn")
-    _fork_server_owner = os.getpid()
+        return spawn
+    from multiprocessing import forkserver
+
     context = multiprocessing.get_context("forkserver")
     context.set_forkserver_preload(POOL_PRELOAD)
+    try:
+        forkserver.ensure_running()
+    except OSError:  # its socket cannot be made (a temporary folder with too long a path)
+        return spawn
+    _fork_server_owner = os.getpid()
     return context
 
 
