@@ -741,7 +741,8 @@ def test_zsh_completion(tmp_path: Path) -> None:
         _read_until(fd, b"\nREADY")
         for index, (typed, expected) in enumerate(typed_and_expected.items()):
             os.write(fd, typed.encode() + b"\t")
-            time.sleep(0.3)  # the completion runs before the keys that follow are read
+            # The completion has run once its text is drawn: only then the keys that follow.
+            _read_until(fd, expected.removeprefix(typed).encode())
             # Ctrl-A, then wrap what the line became in an echo numbered for this line.
             os.write(fd, f'\x01echo "@{index}@\x05@@"\n'.encode())
             marker = re.compile(rf"\n@{index}@(.*?)@@".encode())
