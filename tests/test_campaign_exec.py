@@ -555,7 +555,7 @@ def test_an_unreachable_scheduler_is_a_one_line_error(world: World) -> None:
         probe.bind(("127.0.0.1", 0))
         address = f"tcp://127.0.0.1:{probe.getsockname()[1]}"
     # Dask's own connect timeout, through its configuration's environment variable.
-    env = {"DASK_DISTRIBUTED__COMM__TIMEOUTS__CONNECT": "1s"}
+    env = {"DASK_DISTRIBUTED__COMM__TIMEOUTS__CONNECT": "200ms"}
     done = run_process(world, "c1", "--executor", "dask", "--scheduler", address, env=env)
     assert done.returncode == Exit.ERROR
     message = json.loads(done.stdout)["error"]["message"]
