@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from builders import git
+from builders import call, git, make_release
 from tether import git as tether_git
 
 
@@ -73,3 +73,29 @@ def test_git_dir_in_the_environment_changes_nothing(
     assert tether_git.work_tree_top(work) is None
     if not any((parent / ".git").exists() for parent in tmp_path.parents):
         assert calls == []
+
+
+def test_an_update_asks_git_for_its_working_tree_once(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Branch, dirty files, linked worktrees, apply and the version marker each need the
+    working tree around the project: one update asks git once; the next update asks again
+    (a repository may have been made between two commands)."""
+    shelf = tmp_path / "rel"
+    make_release(shelf, "1.0.0", {"a.txt": "a\nb\nc\n"})
+    make_release(shelf, "1.1.0", {"a.txt": "a\nb\nc\nd\n"})
+    make_release(shelf, "1.2.0", {"a.txt": "a\nb\nc\nd\ne\n"})
+    project = tmp_path / "proj"
+    project.mkdir()
+    git(project, "init", "-q", "-b", "work")
+    assert call("init", "--source", str(shelf), "--version", "1.0.0", str(project)) == 0
+    git(project, "add", "-A")
+    git(project, "commit", "-qm", "installed")
+    calls = counted_git(monkeypatch)
+    for version in ("1.1.0", "1.2.0"):
+        assert call("update", "--yes", "--no-branch", "--to", version, "-C", str(project)) == 0
+        git(project, "commit", "-qam", version)
+    assert (project / "a.txt").read_text() == "a\nb\nc\nd\ne\n"
+    assert [args for args in calls if "--show-toplevel" in args] == [
+        ["rev-parse", "--show-toplevel"]
+    ] * 2

@@ -9,7 +9,9 @@ from __future__ import annotations
 
 import os
 import subprocess
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from contextvars import ContextVar
 from pathlib import Path
 
 from tether.errors import TetherError
@@ -257,8 +259,35 @@ def _git_with_bytes(
         raise TetherError(GIT_MISSING) from None
 
 
+# Folders whose working tree top was already asked of git in this command (None: no cache).
+_known_tops: ContextVar[dict[str, Path | None] | None] = ContextVar("known_tops", default=None)
+
+
+@contextmanager
+def one_command() -> Iterator[None]:
+    """Within this block ``work_tree_top`` asks git once per folder: one command neither
+    makes nor removes the repository around its project, and an update asked it in five
+    places (branch, dirty files, linked worktrees, apply, the version marker)."""
+    token = _known_tops.set({})
+    try:
+        yield
+    finally:
+        _known_tops.reset(token)
+
+
 def work_tree_top(path: Path) -> Path | None:
     """The top of the working tree that contains ``path``, or None outside git."""
+    known = _known_tops.get()
+    key = os.path.abspath(path)
+    if known is not None and key in known:
+        return known[key]
+    top = _ask_work_tree_top(path)
+    if known is not None:
+        known[key] = top
+    return top
+
+
+def _ask_work_tree_top(path: Path) -> Path | None:
     if not path.is_dir() or _no_repository_above(path):
         return None
     result = run_git(["rev-parse", "--show-toplevel"], cwd=path, check=False)

@@ -549,7 +549,10 @@ def run_update(
     request: UpdateRequest, confirm: Callable[[PreparedUpdate], bool] = lambda p: True
 ) -> UpdateReport:
     """Plan and (unless a dry run) apply; see ``_plan_and_apply``."""
-    report = _plan_and_apply(request, confirm)
+    from tether import git
+
+    with git.one_command():
+        report = _plan_and_apply(request, confirm)
     if request.git.pr and report.status == "updated":
         # tether never commits, so there is nothing to push yet: the pull request is the
         # person's next step, after their commit.
