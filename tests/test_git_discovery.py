@@ -5,6 +5,7 @@ reach tether's git calls (``git.git_env``), so they change neither answer."""
 
 from __future__ import annotations
 
+import shutil
 from pathlib import Path
 
 import pytest
@@ -99,3 +100,28 @@ def test_an_update_asks_git_for_its_working_tree_once(
     assert [args for args in calls if "--show-toplevel" in args] == [
         ["rev-parse", "--show-toplevel"]
     ] * 2
+
+
+def test_forgetting_a_worktree_asks_git_only_where_worktrees_are_registered(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    source = tmp_path / "source"
+    source.mkdir()
+    git(source, "init", "-q", "-b", "main")
+    (source / "f.txt").write_text("f\n")
+    git(source, "add", "-A")
+    git(source, "commit", "-qm", "one")
+    bare = tmp_path / "mirror.git"
+    git(tmp_path, "clone", "-q", "--bare", str(source), str(bare))
+    calls = counted_git(monkeypatch)
+    tether_git.worktree_forget(bare, tmp_path / "never-made")
+    tether_git.worktree_forget(source, tmp_path / "never-made")
+    assert calls == []  # neither has a worktree registered: nothing to ask
+    for repo in (bare, source):
+        work = tmp_path / f"work-{repo.name}"
+        git(repo, "worktree", "add", "-q", str(work))
+        git(repo, "worktree", "lock", str(work))  # as a killed ``worktree add`` leaves it
+        shutil.rmtree(work)
+        tether_git.worktree_forget(repo, work)
+        assert str(work) not in git(repo, "worktree", "list")
+    assert len(calls) == 4

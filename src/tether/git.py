@@ -719,8 +719,21 @@ def worktree_forget(repo: Path, dest: Path) -> None:
     """Drop ``repo``'s registration of a worktree at ``dest`` whose folder is gone, even a
     locked one: a ``git worktree add`` killed half way leaves its registration locked
     ("initializing"), and ``prune`` keeps locked registrations."""
+    if not _may_have_worktrees(repo):
+        return
     run_git(["worktree", "unlock", os.path.abspath(dest)], cwd=repo, check=False)
     worktree_prune(repo)
+
+
+def _may_have_worktrees(repo: Path) -> bool:
+    """False only when ``repo`` (a bare repository or the top of a main checkout) has no
+    folder for worktree registrations, so there is none to forget."""
+    dot_git = repo / ".git"
+    if dot_git.is_dir():
+        return (dot_git / "worktrees").exists()
+    if dot_git.exists():  # itself a linked worktree or a submodule: git knows
+        return True
+    return (repo / "worktrees").exists()
 
 
 def worktree_prune(repo: Path) -> None:
