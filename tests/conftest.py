@@ -12,6 +12,8 @@ if os.environ.pop("PYTHONDONTWRITEBYTECODE", None) is not None:
 
 sys.path.insert(0, str(Path(__file__).parent))
 
+import pytest
+
 from builders import GIT_TEST_ENV
 
 os.environ.update(GIT_TEST_ENV)
@@ -89,4 +91,8 @@ def _run_one_update_in_a_scratch_folder() -> None:
         shutil.rmtree(scratch, ignore_errors=True)
 
 
-_import_tether_once()
+def pytest_configure(config: pytest.Config) -> None:
+    """Warm up the processes that run tests: a worker, or a run without workers (not the
+    controller of a run with workers, which only hands tests out)."""
+    if hasattr(config, "workerinput") or config.getoption("dist", "no") == "no":
+        _import_tether_once()
