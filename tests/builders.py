@@ -299,6 +299,11 @@ GIT_TEST_ENV = {
     "GIT_AUTHOR_EMAIL": "t@example.com",
     "GIT_COMMITTER_NAME": "t",
     "GIT_COMMITTER_EMAIL": "t@example.com",
+    # Every commit and fetch would start ``git maintenance run --auto`` after it, a second
+    # git process, to tidy repositories that live for one test.
+    "GIT_CONFIG_COUNT": "1",
+    "GIT_CONFIG_KEY_0": "maintenance.auto",
+    "GIT_CONFIG_VALUE_0": "false",
 }
 
 
