@@ -20,7 +20,8 @@ import pytest
 
 from builders import git
 
-GH_STAND_IN = """#!{python}
+# -IS: the standard library is all a stand-in needs (no site folders, no PYTHON* variables).
+GH_STAND_IN = """#!{python} -IS
 import json, os, sys
 args = sys.argv[1:]
 with open(os.environ["GH_LOG"], "a") as handle:
@@ -90,7 +91,7 @@ def path_without_gh(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
 
 # --- a stand-in that keeps pull requests (campaigns) -------------------------------------
 
-GH_STORE_STAND_IN = r"""#!{python}
+GH_STORE_STAND_IN = r"""#!{python} -IS
 # A stand-in for gh, not gh: it records each call (argv and time) and keeps pull requests
 # in a JSON file, so pr list/view/create/edit/close answer one another consistently.
 import json, os, signal, sys, time

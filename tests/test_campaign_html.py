@@ -249,14 +249,36 @@ def repositories_in(dom: str) -> list[str]:
     return [str(a["data-repo"]) for t, a in elements.tags if t == "tr" and "data-repo" in a]
 
 
-def clicked(page: Path, *headers: int) -> Path:
-    """A copy of ``page`` whose last script clicks these column headers, in order."""
-    clicks = "".join(
-        f'document.querySelectorAll("#repositories th")[{index}].click();' for index in headers
+def clicked_in_turn(page: Path, *headers: int) -> Path:
+    """A copy of ``page`` whose last script clicks these column headers in turn, one browser
+    load for them all; after each click it keeps the rows' order and the clicked header's
+    ``aria-sort`` in a ``<pre id="after-N">`` (``data-order``, ``data-sort``)."""
+    keep = (
+        "function keep(n, index) {"
+        " const out = document.createElement('pre'); out.id = 'after-' + n;"
+        " const rows = [...document.querySelectorAll('tr[data-repo]')].map(r => r.dataset.repo);"
+        " out.setAttribute('data-order', JSON.stringify(rows));"
+        " const header = document.querySelectorAll('#repositories th')[index];"
+        " out.setAttribute('data-sort', header.getAttribute('aria-sort') || '');"
+        " document.body.appendChild(out); }"
     )
-    copy = page.with_name(f"clicked-{'-'.join(map(str, headers))}.html")
-    copy.write_text(page.read_text().replace("</body>", f"<script>{clicks}</script></body>"))
+    clicks = "".join(
+        f'document.querySelectorAll("#repositories th")[{index}].click(); keep({n}, {index});'
+        for n, index in enumerate(headers)
+    )
+    copy = page.with_name("clicked.html")
+    copy.write_text(page.read_text().replace("</body>", f"<script>{keep}{clicks}</script></body>"))
     return copy
+
+
+def after_each_click(dom: str) -> list[tuple[list[str], str]]:
+    """What ``clicked_in_turn`` kept: the rows' order and the header's sort, per click."""
+    kept = {
+        str(a["id"]): (json.loads(str(a["data-order"])), str(a["data-sort"]))
+        for t, a in parsed(dom).tags
+        if t == "pre" and str(a.get("id", "")).startswith("after-")
+    }
+    return [kept[f"after-{n}"] for n in range(len(kept))]
 
 
 def test_the_page_in_a_browser_has_one_row_per_repository_and_no_console_errors(
@@ -282,12 +304,12 @@ def test_clicking_a_header_sorts_the_table_and_clicking_again_reverses_it(
     assert run_tether(*args).returncode == 0
     names = ["p1", "p2", HOSTILE, "gone", "p3"]
     by_name = sorted(names, key=str.lower)
-    dom, console = load(clicked(page, 0), world.tmp / "profile")
-    assert console == [] and repositories_in(dom) == by_name
-    dom, console = load(clicked(page, 0, 0), world.tmp / "profile")
-    assert console == [] and repositories_in(dom) == by_name[::-1]
+    # The name header twice (up, then down), then the state header.
+    dom, console = load(clicked_in_turn(page, 0, 0, 1), world.tmp / "profile")
+    assert console == []
+    (first, first_sort), (second, second_sort), (by_state, state_sort) = after_each_click(dom)
+    assert first == by_name and first_sort == "ascending"
+    assert second == by_name[::-1] and second_sort == "descending"
     # state sorts by the order a repository moves through them, not alphabetically
-    dom, _ = load(clicked(page, 1), world.tmp / "profile")
-    shown = repositories_in(dom)
-    assert shown.index("p1") < shown.index("p2") < shown.index("gone")
-    assert 'aria-sort="ascending"' in dom
+    assert by_state.index("p1") < by_state.index("p2") < by_state.index("gone")
+    assert state_sort == "ascending"
