@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import functools
 import gc
 import io
 import json
@@ -15,10 +16,24 @@ import time
 import traceback
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 from tether.cli.main import main as tether_main
 
 Files = dict[str, "bytes | str"]
+
+SCHEMAS = Path(__file__).parents[1] / "schemas"
+
+
+@functools.cache
+def schema_validator(name: str) -> Any:
+    """A validator of ``schemas/<name>.json``, built once per process: checking the schema
+    itself against its meta-schema on every validation (``jsonschema.validate``) costs a
+    tenth of a second, and each schema is checked once, by tests/test_json_schemas.py."""
+    import jsonschema
+
+    data = json.loads((SCHEMAS / f"{name}.json").read_text())
+    return jsonschema.validators.validator_for(data)(data)
 
 
 def write_files(root: Path, files: Files) -> None:

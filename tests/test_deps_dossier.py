@@ -14,9 +14,9 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-import jsonschema
 import pytest
 
+from builders import schema_validator
 from fixtures.deps.deep import PACKUMENTS, PAGES, deep_world
 from fixtures.deps.kit import run_cli, run_json, setup_cli
 from fixtures.deps.loopback import LoopbackRegistry
@@ -36,8 +36,6 @@ from tether.deps.notes import (
     registry_part,
     tag_version,
 )
-
-SCHEMAS = Path(__file__).parents[1] / "schemas"
 
 # --- the bump list --------------------------------------------------------------------------
 
@@ -313,7 +311,7 @@ def test_the_dossier_skeleton_comes_from_the_plan_folder(
     assert improvements(text) == []  # the skeleton offers nothing to select yet
     kept = json.loads((folder / "dossier.json").read_text())
     assert kept["bumps"] == doc["bumps"] and kept["schema_version"] == 1
-    jsonschema.validate(kept, json.loads((SCHEMAS / "deps-dossier.json").read_text()))
+    schema_validator("deps-dossier").validate(kept)
 
 
 def test_a_filled_dossier_is_never_overwritten(

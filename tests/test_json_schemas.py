@@ -22,12 +22,11 @@ from typing import Any
 import jsonschema
 import pytest
 
-from builders import call, git, make_release, run_forked, write_files
+from builders import SCHEMAS, call, git, make_release, run_forked, schema_validator, write_files
 from tether.errors import MERGE_DRIVER_CONFLICTS, SNAPSHOT_CHANGED, VERIFY_LINES_LOST, Exit
 from tether.report.documents import SCHEMA_VERSION
 from tether.state import crashpoint
 
-SCHEMAS = Path(__file__).parents[1] / "schemas"
 DEPS_FIXTURES = Path(__file__).parent / "fixtures" / "deps"
 SNAKE = re.compile(r"^[a-z][a-z0-9]*(_[a-z0-9]+)*$")
 # Each command taking --json and the schemas its documents follow (errors: error.json).
@@ -759,14 +758,6 @@ def schema(name: str) -> dict[str, Any]:
     return data
 
 
-@functools.cache
-def validator(name: str) -> Any:
-    """A validator of the schema ``name``, built once per process (each schema itself is
-    checked against its meta-schema by test_every_schema_is_used_and_valid)."""
-    data = schema(name)
-    return jsonschema.validators.validator_for(data)(data)
-
-
 def keys_not_snake(value: Any, schema_name: str, path: tuple[str, ...] = ()) -> list[str]:
     """Every key (with where it is) that is not snake_case, outside data-keyed objects."""
     found: list[str] = []
@@ -789,7 +780,7 @@ def test_json_document_validates_against_its_schema(name: str, world: World) -> 
     assert code == made.exit, doc
     if made.schema != "error":
         assert made.schema in SCHEMA_OF[command_of(made.argv)]
-    validator(made.schema).validate(doc)
+    schema_validator(made.schema).validate(doc)
     if made.spec_fixed:
         assert "schema_version" not in doc
         return

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from builders import call, git, run_forked, run_tether, tree_digest, write_files
+from builders import call, git, run_forked, run_tether, schema_validator, tree_digest, write_files
 from test_lifecycle_migrations import update
 from tether.state import crashpoint
 
@@ -377,8 +377,9 @@ def test_published_schema_describes_the_declarations(tmp_path):
     schema = json.loads((Path(__file__).parents[1] / "schemas/lifecycle.json").read_text())
     jsonschema.Draft202012Validator.check_schema(schema)
     manifest = json.loads((publish(tmp_path, V2) / "2.0.0/.tether/manifest.json").read_text())
-    jsonschema.validate(manifest, schema)
-    jsonschema.validate(DECLARATIONS, schema)
+    validator = schema_validator("lifecycle")
+    validator.validate(manifest)
+    validator.validate(DECLARATIONS)
     bad = {"migrations": [{"id": "m", "when": "later", "run": ["bash", "x.sh"]}]}
     with pytest.raises(jsonschema.ValidationError):
-        jsonschema.validate(bad, schema)
+        validator.validate(bad)

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from builders import call, git, make_release, run_forked, run_tether, tree_digest
+from builders import call, git, make_release, run_forked, run_tether, schema_validator, tree_digest
 from tether.state import crashpoint
 
 LOG = "mig.log"  # adopter data the migrations append to (not a release file)
@@ -74,18 +74,13 @@ def installed(tmp_path: Path, shelf: Path, version: str = "1.0.0") -> Path:
     return project
 
 
-SCHEMA = json.loads((Path(__file__).parents[1] / "schemas/update-report.json").read_text())
-
-
 def update(project: Path, *args: str) -> tuple[int, dict]:
     """``tether update --json``; its document must match the published schema."""
-    import jsonschema
-
     result = run_tether("update", "--yes", "--no-branch", "--json", *args, "-C", str(project))
     assert result.stdout, result.stderr
     doc = json.loads(result.stdout)
     if "error" not in doc:
-        jsonschema.validate(doc, SCHEMA)
+        schema_validator("update-report").validate(doc)
     return result.returncode, doc
 
 

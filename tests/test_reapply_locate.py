@@ -7,9 +7,9 @@ import json
 import shutil
 from pathlib import Path
 
-import jsonschema
 import pytest
 
+from builders import schema_validator
 from reapply_builders import EXECUTE, HELP, PLANNER, cli, make_gsd, standard, statuses
 from tether.cli import main as cli_main
 from tether.flows.reapply import PATCHES_FOLDER, candidate_places
@@ -117,8 +117,7 @@ def test_no_patches_anywhere_is_nothing_to_reapply_exit_0(
     code, doc = run_json(capsys, "--target", str(target))
     assert code == 0
     assert doc["patches"] is None and doc["results"] == [] and doc["checked"] == 0
-    schema = json.loads((Path(__file__).parents[1] / "schemas/reapply.json").read_text())
-    jsonschema.validate(doc, schema)
+    schema_validator("reapply").validate(doc)
     assert str(world / "home/.claude" / PATCHES_FOLDER) in doc["searched"]  # type: ignore[operator]
     capsys.readouterr()
     assert cli("--target", str(target)) == 0

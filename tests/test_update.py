@@ -4,7 +4,7 @@ from pathlib import Path
 
 import pytest
 
-from builders import call, make_release, run_tether, tree_digest, write_files
+from builders import call, make_release, run_tether, schema_validator, tree_digest, write_files
 
 P = "docs/file.txt"
 OTHER = {"keep.txt": "unchanged\n"}
@@ -296,7 +296,7 @@ def test_summary_rows(tmp_path):
 def test_json_report_validates_against_schema(tmp_path):
     import jsonschema
 
-    schema = json.loads((Path(__file__).parents[1] / "schemas/update-report.json").read_text())
+    schema = schema_validator("update-report")
     project = scenario(
         tmp_path,
         "shared",
@@ -306,13 +306,13 @@ def test_json_report_validates_against_schema(tmp_path):
         extra_v2={"new.txt": "n\n"},
     )
     _, dry = update_json(project, "--dry-run")
-    jsonschema.validate(dry, schema)
+    schema.validate(dry)
     _, applied = update_json(project)
-    jsonschema.validate(applied, schema)
+    schema.validate(applied)
     _, again = update_json(project)
-    jsonschema.validate(again, schema)
+    schema.validate(again)
     with pytest.raises(jsonschema.ValidationError):
-        jsonschema.validate({**applied, "buckets": {"add": "x"}}, schema)
+        schema.validate({**applied, "buckets": {"add": "x"}})
 
 
 def test_parent_that_is_a_file_fails_only_that_path(tmp_path):
