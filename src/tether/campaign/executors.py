@@ -186,16 +186,20 @@ def _pool_worker_start(coordinator: int, environment: dict[str, str], folder: st
 def _die_with(coordinator: int) -> None:
     """Wait for the coordinator to end, then kill this worker's session: itself and any git
     it started."""
-    try:
-        ended = os.pidfd_open(coordinator)
-    except ProcessLookupError:
-        pass  # already gone
-    except (AttributeError, OSError):  # no pidfd here: look every ORPHAN_CHECK seconds
-        while _alive(coordinator):
-            time.sleep(ORPHAN_CHECK)
-    else:
-        select.select([ended], [], [])  # a process's pidfd reads ready once it has ended
+    _wait_until_gone(coordinator)
     os.killpg(0, signal.SIGKILL)
+
+
+def _wait_until_gone(pid: int) -> None:
+    try:
+        ended = os.pidfd_open(pid)
+    except ProcessLookupError:
+        return
+    except (AttributeError, OSError):  # no pidfd here: look every ORPHAN_CHECK seconds
+        while _alive(pid):
+            time.sleep(ORPHAN_CHECK)
+        return
+    select.select([ended], [], [])  # a process's pidfd reads ready once it has ended
 
 
 def _alive(pid: int) -> bool:
