@@ -20,14 +20,45 @@ import pytest
 
 from builders import git
 
-# -IS: the standard library is all a stand-in needs (no site folders, no PYTHON* variables).
-GH_STAND_IN = """#!{python} -IS
-import json, os, sys
-args = sys.argv[1:]
+# What both stand-ins start with. -IS: the standard library is all a stand-in needs (no site
+# folders, no PYTHON* variables). JSON goes through _json, the json module's C core: the json
+# module itself imports re and enum, which took longer than the interpreter's own start, and
+# the stand-ins run a hundred times and more in a test run.
+STAND_IN_PRELUDE = r"""#!{python} -IS
+import os, sys, _json
+
+
+class _Decoding:  # what _json's scanner reads from a json.JSONDecoder
+    strict = True
+    object_hook = object_pairs_hook = parse_constant = None
+    parse_float, parse_int, memo = float, int, {}
+
+
+def from_json(text):
+    return _json.make_scanner(_Decoding())(text.strip(), 0)[0]
+
+
+def to_json(value):
+    if isinstance(value, str):
+        return _json.encode_basestring_ascii(value)
+    if value is None or value is True or value is False:
+        return {None: "null", True: "true", False: "false"}[value]
+    if isinstance(value, (int, float)):
+        return repr(value)
+    if isinstance(value, dict):
+        return "{" + ", ".join(f"{to_json(k)}: {to_json(v)}" for k, v in value.items()) + "}"
+    return "[" + ", ".join(to_json(item) for item in value) + "]"
+
+
+"""
+
+GH_STAND_IN = (
+    STAND_IN_PRELUDE
+    + r"""args = sys.argv[1:]
 with open(os.environ["GH_LOG"], "a") as handle:
-    handle.write(json.dumps(args) + "\\n")
+    handle.write(to_json(args) + "\n")
 if args[:2] == ["pr", os.environ.get("GH_FAIL")]:
-    sys.stderr.write("HTTP 401: Bad credentials (https://api.github.com/graphql)\\n")
+    sys.stderr.write("HTTP 401: Bad credentials (https://api.github.com/graphql)\n")
     sys.exit(1)
 if args[:2] == ["pr", "list"]:
     print(os.environ.get("GH_OPEN_PR") or "[]")
@@ -36,6 +67,7 @@ elif args[:2] == ["pr", "create"]:
 else:
     sys.exit("gh stand-in: unexpected call " + " ".join(args))
 """
+)
 
 
 @dataclass
@@ -58,7 +90,7 @@ class Remote:
 
 def install_gh_stand_in(bin_dir: Path, monkeypatch: pytest.MonkeyPatch, log: Path) -> None:
     bin_dir.mkdir(exist_ok=True)
-    (bin_dir / "gh").write_text(GH_STAND_IN.format(python=sys.executable))
+    (bin_dir / "gh").write_text(GH_STAND_IN.replace("{python}", sys.executable))
     (bin_dir / "gh").chmod(0o755)
     monkeypatch.setenv("PATH", f"{bin_dir}{os.pathsep}{os.environ['PATH']}")
     monkeypatch.setenv("GH_LOG", str(log))
@@ -91,14 +123,15 @@ def path_without_gh(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
 
 # --- a stand-in that keeps pull requests (campaigns) -------------------------------------
 
-GH_STORE_STAND_IN = r"""#!{python} -IS
-# A stand-in for gh, not gh: it records each call (argv and time) and keeps pull requests
+GH_STORE_STAND_IN = (
+    STAND_IN_PRELUDE
+    + r"""# A stand-in for gh, not gh: it records each call (argv and time) and keeps pull requests
 # in a JSON file, so pr list/view/create/edit/close answer one another consistently.
-import json, os, signal, sys, time
+import time
 
 args = sys.argv[1:]
 with open(os.environ["GH_LOG"], "a") as handle:
-    handle.write(json.dumps({"argv": args, "time": time.time()}) + "\n")
+    handle.write(to_json({"argv": args, "time": time.time()}) + "\n")
 if os.environ.get("GH_UNAUTHENTICATED"):
     sys.stderr.write(
         "To get started with GitHub CLI, please run:  gh auth login\n"
@@ -110,7 +143,7 @@ path = os.environ["GH_STORE"]
 store = {"next": 1, "prs": []}
 if os.path.exists(path):
     with open(path) as handle:
-        store = json.load(handle)
+        store = from_json(handle.read())
 
 
 def option(name):
@@ -119,7 +152,7 @@ def option(name):
 
 def save():
     with open(path + ".tmp", "w") as out:
-        json.dump(store, out, indent=1)
+        out.write(to_json(store))
     os.replace(path + ".tmp", path)
 
 
@@ -137,7 +170,7 @@ def fields(pr):
 repo, verb = option("--repo"), args[:2]
 if verb == ["pr", "list"]:
     state = (option("--state") or "open").upper()
-    print(json.dumps([
+    print(to_json([
         fields(pr) for pr in store["prs"]
         if pr["repo"] == repo and pr["head"] == option("--head")
         and state in ("ALL", pr["state"])
@@ -157,14 +190,14 @@ elif verb == ["pr", "create"]:
     print(url)
     if os.environ.get("GH_KILL_CALLER_AT_CREATE") == str(number):
         sys.stdout.flush()
-        os.kill(os.getppid(), signal.SIGKILL)  # the caller dies before it reads the answer
+        os.kill(os.getppid(), 9)  # SIGKILL: the caller dies before it reads the answer
 elif verb == ["pr", "edit"]:
     pr = named(args[2], repo)
     pr["body"] = option("--body")
     save()
     print(pr["url"])
 elif verb == ["pr", "view"]:
-    print(json.dumps(fields(named(args[2], repo))))
+    print(to_json(fields(named(args[2], repo))))
 elif verb == ["pr", "close"]:
     pr = named(args[2], repo)
     pr["state"], pr["comment"] = "CLOSED", option("--comment")
@@ -173,6 +206,7 @@ elif verb == ["pr", "close"]:
 else:
     sys.exit("gh stand-in: unexpected call " + " ".join(args))
 """
+)
 
 
 @dataclass

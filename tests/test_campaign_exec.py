@@ -12,10 +12,12 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import signal
 import socket
 import subprocess
 import sys
+import tempfile
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -103,22 +105,25 @@ def run(world: World, name: str, *flags: str) -> tuple[int, dict]:
 
 
 def run_process(
-    world: World, name: str, *flags: str, env: dict[str, str] | None = None
+    world: World, tmp: dict[str, str], name: str, *flags: str, env: dict[str, str] | None = None
 ) -> subprocess.CompletedProcess[str]:
     argv = [*TETHER, "campaign", "run", name, "--dir", str(world.campaigns), "--json", *flags]
     clean = {
         k: v for k, v in os.environ.items() if k not in (crashpoint.ENV_VAR, crashpoint.TRIGGER_VAR)
     }
-    env = {**clean, **own_temporary_folder(world), **(env or {})}
+    env = {**clean, **tmp, **(env or {})}
     return subprocess.run(argv, capture_output=True, text=True, env=env, timeout=300)
 
 
-def own_temporary_folder(world: World) -> dict[str, str]:
-    """TMPDIR for a coordinator this test may kill: the fork server's socket folder a killed
-    coordinator leaves behind (docs/campaigns.md) is then removed with the test's folder."""
-    folder = world.tmp / "coordinator-tmp"
-    folder.mkdir(exist_ok=True)
-    return {"TMPDIR": str(folder)}
+@pytest.fixture
+def coordinator_tmp() -> Iterator[dict[str, str]]:
+    """TMPDIR for a coordinator this test starts: short, so the fork server's socket fits in
+    it (below a deep folder the pool falls back to fresh interpreters, a test of its own), and
+    removed after the test with the fork server's socket folder a killed coordinator leaves
+    behind (docs/campaigns.md)."""
+    folder = tempfile.mkdtemp(prefix="coordinator-")
+    yield {"TMPDIR": folder}
+    shutil.rmtree(folder)
 
 
 def results(document: dict) -> dict[str, tuple[Any, ...]]:
@@ -234,7 +239,9 @@ def test_a_dask_worker_killed_mid_update_gives_the_same_final_state(
             assert commits_on_branch(record, on_dask) == 1
 
 
-def test_a_pool_worker_killed_mid_update_gives_the_same_final_state(world: World) -> None:
+def test_a_pool_worker_killed_mid_update_gives_the_same_final_state(
+    world: World, coordinator_tmp: dict[str, str]
+) -> None:
     mixed_repositories(world)
     start(world, "serial")
     start(world, "pool")
@@ -244,7 +251,12 @@ def test_a_pool_worker_killed_mid_update_gives_the_same_final_state(world: World
     # The coordinator never writes a project file itself with -j 2: the one that dies is a
     # pool worker, and the pool it broke is replaced.
     done = run_process(
-        world, "pool", "-j", "2", env={crashpoint.TRIGGER_VAR: f"file-written@{trigger}"}
+        world,
+        coordinator_tmp,
+        "pool",
+        "-j",
+        "2",
+        env={crashpoint.TRIGGER_VAR: f"file-written@{trigger}"},
     )
     assert not trigger.exists(), "no worker died: the trigger was never pulled"
     assert done.returncode == Exit.ERROR, done.stderr
@@ -254,12 +266,15 @@ def test_a_pool_worker_killed_mid_update_gives_the_same_final_state(world: World
 
 def test_a_pool_whose_workers_keep_dying_fails_those_repositories_and_goes_on(
     world: World,
+    coordinator_tmp: dict[str, str],
 ) -> None:
     world.remote("p1")
     start(world, "pool")
     # Every worker process dies at its first project file: the repository is tried three
     # times, then failed with the reason; the coordinator itself lives on.
-    done = run_process(world, "pool", "-j", "2", env={crashpoint.ENV_VAR: "file-written:1"})
+    done = run_process(
+        world, coordinator_tmp, "pool", "-j", "2", env={crashpoint.ENV_VAR: "file-written:1"}
+    )
     assert done.returncode == Exit.ERROR, done.stderr
     [record] = json.loads(done.stdout)["repositories"]
     assert record["state"] == "failed"
@@ -318,25 +333,31 @@ def test_a_process_forked_after_its_parent_ran_a_pool_runs_pools_of_its_own(
     assert done.returncode == 0, done.stderr
 
 
-def test_a_pool_starts_where_the_temporary_folder_is_too_deep_for_a_socket(world: World) -> None:
+def test_a_pool_starts_where_the_temporary_folder_is_too_deep_for_a_socket(
+    world: World, coordinator_tmp: dict[str, str]
+) -> None:
     """A socket path holds about a hundred bytes: below a deeper temporary folder the fork
     server cannot listen, and the workers start as fresh interpreters instead."""
     deep = world.tmp / ("d" * 60) / ("e" * 60)
     deep.mkdir(parents=True)
     world.remote("p1")
     start(world, "c1")
-    done = run_process(world, "c1", "-j", "2", env={"TMPDIR": str(deep)})
+    done = run_process(world, coordinator_tmp, "c1", "-j", "2", env={"TMPDIR": str(deep)})
     assert done.returncode == 0, done.stderr
     assert states(json.loads(done.stdout)) == {"p1": "updated"}
 
 
-def test_a_coordinator_killed_with_a_pool_at_work_continues_on_the_rerun(world: World) -> None:
+def test_a_coordinator_killed_with_a_pool_at_work_continues_on_the_rerun(
+    world: World, coordinator_tmp: dict[str, str]
+) -> None:
     mixed_repositories(world)
     start(world, "serial")
     start(world, "pool")
     _, serial = run(world, "serial", "-j", "1")
     folder = world.campaigns / "pool"
-    killed = run_process(world, "pool", "-j", "2", env={crashpoint.ENV_VAR: f"{RECORD_STEP}:4"})
+    killed = run_process(
+        world, coordinator_tmp, "pool", "-j", "2", env={crashpoint.ENV_VAR: f"{RECORD_STEP}:4"}
+    )
     assert killed.returncode == crashpoint.EXIT_CODE, killed.stderr
     finished = {
         path.name: path.read_bytes()
@@ -345,7 +366,7 @@ def test_a_coordinator_killed_with_a_pool_at_work_continues_on_the_rerun(world: 
     }
     # Units the killed coordinator had handed out may still be finishing; the rerun's units
     # wait for their mirrors' locks.
-    rerun = run_process(world, "pool", "-j", "2")
+    rerun = run_process(world, coordinator_tmp, "pool", "-j", "2")
     assert rerun.returncode == Exit.ERROR, rerun.stderr
     document = json.loads(rerun.stdout)
     assert results(document) == results(serial)
@@ -547,7 +568,9 @@ def test_dask_not_installed_is_a_one_line_error(
     assert states(world.status(name="c1")[1]) == {"p1": "pending"}
 
 
-def test_an_unreachable_scheduler_is_a_one_line_error(world: World) -> None:
+def test_an_unreachable_scheduler_is_a_one_line_error(
+    world: World, coordinator_tmp: dict[str, str]
+) -> None:
     pytest.importorskip("distributed")
     world.remote("p1")
     start(world, "c1")
@@ -556,7 +579,9 @@ def test_an_unreachable_scheduler_is_a_one_line_error(world: World) -> None:
         address = f"tcp://127.0.0.1:{probe.getsockname()[1]}"
     # Dask's own connect timeout, through its configuration's environment variable.
     env = {"DASK_DISTRIBUTED__COMM__TIMEOUTS__CONNECT": "200ms"}
-    done = run_process(world, "c1", "--executor", "dask", "--scheduler", address, env=env)
+    done = run_process(
+        world, coordinator_tmp, "c1", "--executor", "dask", "--scheduler", address, env=env
+    )
     assert done.returncode == Exit.ERROR
     message = json.loads(done.stdout)["error"]["message"]
     assert message.startswith(f"cannot reach the Dask scheduler at {address}: ")
@@ -627,14 +652,16 @@ def gone(pid: int) -> bool:
     return False
 
 
-def coordinator(world: World, name: str, gate: Path, *flags: str) -> subprocess.Popen[str]:
+def coordinator(
+    world: World, tmp: dict[str, str], name: str, gate: Path, *flags: str
+) -> subprocess.Popen[str]:
     """A coordinator as a terminal starts it: its own process group, SIGINT as Ctrl-C; its
     updates (its own or its workers') are held at ``gate``."""
     argv = [*TETHER, "campaign", "run", name, "--dir", str(world.campaigns), "--json", *flags]
     held = {crashpoint.PAUSE_VAR: f"file-written:{HELD_AT}@{gate}"}
     return subprocess.Popen(
         argv,
-        env={**os.environ, **own_temporary_folder(world), **held},
+        env={**os.environ, **tmp, **held},
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
@@ -645,11 +672,11 @@ def coordinator(world: World, name: str, gate: Path, *flags: str) -> subprocess.
 
 @pytest.mark.parametrize("jobs", ["1", "2"])
 def test_ctrl_c_stops_the_run_leaves_records_to_redo_and_no_worker_behind(
-    world: World, jobs: str
+    world: World, coordinator_tmp: dict[str, str], jobs: str
 ) -> None:
     gate = big_repositories(world, "b1", "b2")
     start(world, "c1")
-    proc = coordinator(world, "c1", gate, "-j", jobs)
+    proc = coordinator(world, coordinator_tmp, "c1", gate, "-j", jobs)
     assert wait_for_updates(world, "c1", proc, int(jobs)), "the run ended before Ctrl-C"
     workers = unit_pids(world, "c1") - {proc.pid}
     os.killpg(proc.pid, signal.SIGINT)  # the terminal's Ctrl-C: the whole foreground group
@@ -667,10 +694,12 @@ def test_ctrl_c_stops_the_run_leaves_records_to_redo_and_no_worker_behind(
         assert commits_on_branch(record, rerun) == 1
 
 
-def test_pool_workers_of_a_killed_coordinator_stop_with_it(world: World) -> None:
+def test_pool_workers_of_a_killed_coordinator_stop_with_it(
+    world: World, coordinator_tmp: dict[str, str]
+) -> None:
     gate = big_repositories(world, "b1", "b2")
     start(world, "c1")
-    proc = coordinator(world, "c1", gate, "-j", "2")
+    proc = coordinator(world, coordinator_tmp, "c1", gate, "-j", "2")
     assert wait_for_updates(world, "c1", proc, 2), "the run ended before the kill"
     workers = unit_pids(world, "c1")
     proc.kill()  # the coordinator alone, as kill -9 does

@@ -13,7 +13,15 @@ from pathlib import Path
 
 import pytest
 
-from builders import TETHER, call, git, make_release, run_tether, tree_digest, write_files
+from builders import (
+    call,
+    git,
+    make_release,
+    run_forked,
+    run_tether,
+    tree_digest,
+    write_files,
+)
 from tether.errors import TetherError
 from tether.model.manifest import parse_manifest
 
@@ -394,12 +402,9 @@ def stand_in_git(tmp_path: Path, merge_file_exit: int | None) -> tuple[dict[str,
 
 
 def update_with(project: Path, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [*TETHER, "update", "--yes", "--json", "--conflict", "markers", "-C", str(project)],
-        capture_output=True,
-        text=True,
-        env=env,
-        timeout=120,
+    """The update in a child process with ``env`` as its environment's changes."""
+    return run_forked(
+        "update", "--yes", "--json", "--conflict", "markers", "-C", str(project), env={**env}
     )
 
 

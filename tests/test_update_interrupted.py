@@ -7,13 +7,12 @@ journal record) or a real SIGINT sent to a running ``tether update``.
 import json
 import os
 import signal
-import subprocess
 import time
 from pathlib import Path
 
 import pytest
 
-from builders import TETHER, call, git, make_release, run_forked, run_tether
+from builders import call, git, make_release, run_forked, run_tether
 from test_crash_safety import BIG, HELD_AT, big_fixture, held_update, wait_for_records
 from tether.state import crashpoint
 from tether.state.lock import ProjectLock
@@ -221,13 +220,14 @@ def test_abandon_restores_a_staged_entry_as_it_was(tmp_path):
     (project / "c.txt").write_text("a\nmine, staged\nc\n")
     git(project, "add", "c.txt")
     staged = git(project, "ls-files", "-s", "c.txt")
-    env = {**os.environ, crashpoint.ENV_VAR: "file-written:1"}
-    subprocess.run(
-        [*TETHER, "update", "--yes", "--allow-dirty", "--no-branch", "-C", str(project)],
-        env=env,
-        capture_output=True,
-        timeout=120,
-        check=False,
+    run_forked(
+        "update",
+        "--yes",
+        "--allow-dirty",
+        "--no-branch",
+        "-C",
+        str(project),
+        crash="file-written:1",
     )
     assert unmerged(project) == ["c.txt"]
     assert run_tether("update", "--abandon", "-C", str(project)).returncode == 0
@@ -315,10 +315,7 @@ def test_resumed_run_reports_what_an_uninterrupted_run_would(tmp_path, auto, poi
     expected = run_tether(*command, "-C", str(whole))
     assert expected.returncode == 0, expected.stderr  # every conflict settled by --auto
     project = auto_fixture(tmp_path / "cut")
-    env = {**os.environ, crashpoint.ENV_VAR: point}
-    crashed = subprocess.run(
-        [*TETHER, *command, "-C", str(project)], env=env, capture_output=True, timeout=120
-    )
+    crashed = run_forked(*command, "-C", str(project), crash=point)
     assert crashed.returncode == crashpoint.EXIT_CODE
     resumed = run_tether(*command, "-C", str(project))
     assert resumed.returncode == expected.returncode, resumed.stdout

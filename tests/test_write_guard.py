@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from builders import TETHER, call, make_release, run_tether, write_files
+from builders import call, make_release, run_forked, run_tether, write_files
 from reapply_builders import PLANNER, standard
 from test_update_regions import GEN, agent, regions_release
 from tether.engine.regions import RegenSpec, RegionDecl
@@ -486,11 +486,7 @@ def test_abandon_refuses_to_restore_through_a_folder_that_became_a_link(
     tmp_path: Path, outside: Path
 ) -> None:
     project = installed(tmp_path)
-    env = {**os.environ, crashpoint.ENV_VAR: "file-written:3"}
-    crashed = subprocess.run(
-        [*TETHER, "update", "--yes", "-C", str(project)],
-        capture_output=True, text=True, env=env, timeout=120,
-    )  # fmt: skip
+    crashed = run_forked("update", "--yes", "-C", str(project), crash="file-written:3")
     assert crashed.returncode == crashpoint.EXIT_CODE, crashed.stderr
     assert (project / "docs/a.md").read_text() == "a2\n"  # written by the interrupted run
     # The folder the run wrote into is now a link to a folder holding the same bytes.
