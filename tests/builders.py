@@ -16,7 +16,7 @@ import time
 import traceback
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, NoReturn
 
 from tether.cli.main import main as tether_main
 
@@ -138,22 +138,26 @@ def run_forked(
     cwd: Path | None = None,
     env: dict[str, str | None] | None = None,
     timeout: float = 120,
+    stdin_fd: int | None = None,
+    stdout_fd: int | None = None,
     stderr_fd: int | None = None,
 ) -> subprocess.CompletedProcess[str]:
     """The CLI in a real child process forked from the test's own: a crash point (``crash``,
     see ``tether.state.crashpoint``) kills it for real with ``os._exit``, as it would kill
     ``run_process``'s interpreter, without paying for an interpreter start and tether's
     imports on every run. ``env`` is added to the child's environment (None: the variable
-    is removed); stdin is empty and not a terminal; output is captured, stderr unless
-    ``stderr_fd`` (a terminal, say) is given for it."""
-    done = in_forked_child(
+    is removed); stdin is empty and not a terminal unless ``stdin_fd`` is given; output is
+    captured, except where a descriptor (a terminal, say) is given for it."""
+    child = ForkedChild(
         lambda: tether_main(list(args)),
         crash=crash,
         cwd=cwd,
         env=env,
-        timeout=timeout,
+        stdin_fd=stdin_fd,
+        stdout_fd=stdout_fd,
         stderr_fd=stderr_fd,
     )
+    done = child.wait(timeout)
     done.args = ["tether", *args]
     return done
 
@@ -165,11 +169,10 @@ def in_forked_child(
     cwd: Path | None = None,
     env: dict[str, str | None] | None = None,
     timeout: float = 120,
-    stderr_fd: int | None = None,
 ) -> subprocess.CompletedProcess[str]:
     """``work()`` in a forked child whose exit code is what it returns: a hang fails at
     ``timeout``, a crash or ``os._exit`` ends only the child."""
-    child = ForkedChild(work, crash=crash, cwd=cwd, env=env, stderr_fd=stderr_fd)
+    child = ForkedChild(work, crash=crash, cwd=cwd, env=env)
     return child.wait(timeout)
 
 
@@ -184,8 +187,9 @@ def start_forked(
 
 
 class ForkedChild:
-    """``work()`` in a child forked from the test's process, its output in temporary files,
-    SIGINT taken as a terminal's Ctrl-C is (KeyboardInterrupt, not ignored)."""
+    """``work()`` in a child forked from the test's process, its output in temporary files
+    unless a descriptor (a terminal, say) is given for it, its stdin empty unless one is
+    given, SIGINT taken as a terminal's Ctrl-C is (KeyboardInterrupt, not ignored)."""
 
     def __init__(
         self,
@@ -194,6 +198,8 @@ class ForkedChild:
         crash: str | None = None,
         cwd: Path | None = None,
         env: dict[str, str | None] | None = None,
+        stdin_fd: int | None = None,
+        stdout_fd: int | None = None,
         stderr_fd: int | None = None,
     ) -> None:
         self.args: list[str] | str = "forked child"
@@ -207,19 +213,9 @@ class ForkedChild:
         if self.pid != 0:
             gc.unfreeze()
         if self.pid == 0:  # the child never returns into the test run
-            code = 1
-            try:
-                err_fd = self._err.fileno() if stderr_fd is None else stderr_fd
-                _become_cli_child(self._out.fileno(), err_fd, crash, cwd, env or {})
-                code = work()
-            except SystemExit as stop:
-                code = stop.code if isinstance(stop.code, int) else 1
-            except BaseException:
-                traceback.print_exc()
-            finally:
-                sys.stdout.flush()
-                sys.stderr.flush()
-                os._exit(code)
+            out_fd = self._out.fileno() if stdout_fd is None else stdout_fd
+            err_fd = self._err.fileno() if stderr_fd is None else stderr_fd
+            run_as_cli_child(work, stdin_fd, out_fd, err_fd, crash, cwd, env or {})
 
     def poll(self) -> int | None:
         if self.returncode is None:
@@ -270,18 +266,48 @@ class ForkedChild:
             )
 
 
+def run_as_cli_child(
+    work: Callable[[], int],
+    stdin: int | None,
+    out: int,
+    err: int,
+    crash: str | None = None,
+    cwd: Path | None = None,
+    env: dict[str, str | None] | None = None,
+) -> NoReturn:
+    """In a forked child: become a CLI process (``_become_cli_child``), run ``work()`` and
+    end with the exit code it returns; never returns into the test run."""
+    code = 1
+    try:
+        _become_cli_child(stdin, out, err, crash, cwd, env or {})
+        code = work()
+    except SystemExit as stop:
+        code = stop.code if isinstance(stop.code, int) else 1
+    except BaseException:
+        traceback.print_exc()
+    finally:
+        sys.stdout.flush()
+        sys.stderr.flush()
+        os._exit(code)
+
+
 def _become_cli_child(
-    out: int, err: int, crash: str | None, cwd: Path | None, env: dict[str, str | None]
+    stdin: int | None,
+    out: int,
+    err: int,
+    crash: str | None,
+    cwd: Path | None,
+    env: dict[str, str | None],
 ) -> None:
-    """In a forked child: its own stdin/stdout/stderr, environment, crash point and folder."""
+    """In a forked child: its own stdin (empty when None)/stdout/stderr, environment, crash
+    point and folder."""
     import signal
 
     from tether.state import crashpoint
 
     signal.signal(signal.SIGINT, signal.default_int_handler)
 
-    null = os.open(os.devnull, os.O_RDONLY)
-    os.dup2(null, 0)
+    os.dup2(os.open(os.devnull, os.O_RDONLY) if stdin is None else stdin, 0)
     os.dup2(out, 1)
     os.dup2(err, 2)
     sys.stdin = open(0, encoding="utf-8", closefd=False)  # noqa: SIM115 (the child's own)
@@ -298,6 +324,11 @@ def _become_cli_child(
     crashpoint.reset()
     if cwd is not None:
         os.chdir(cwd)
+
+
+def environment_as(env: dict[str, str]) -> dict[str, str | None]:
+    """A forked child's changes that make its environment exactly ``env``."""
+    return {**dict.fromkeys(os.environ), **env}
 
 
 def call(*args: str) -> int:

@@ -17,15 +17,26 @@ import select
 import shutil
 import subprocess
 import time
+from functools import partial
 from pathlib import Path
 from typing import NamedTuple
 
 import pytest
 
-from builders import TETHER, call, git, make_release, run_tether, tree_digest, write_files
+from builders import (
+    ForkedChild,
+    call,
+    git,
+    make_release,
+    run_forked,
+    run_tether,
+    tree_digest,
+    write_files,
+)
 from tether import __version__
 from tether.cli.common import DEPRECATED, JOBS_DEFAULT_TEXT, project_dir
 from tether.cli.main import COMMANDS, build_full_parser
+from tether.cli.main import main as tether_main
 from tether.errors import TetherError
 
 DOCS = Path(__file__).resolve().parent.parent / "docs" / "cli.md"
@@ -543,32 +554,35 @@ def test_verbose_shows_the_traceback_behind_an_error(tmp_path: Path) -> None:
 
 
 def on_terminal_stdin(argv: list[str], prompt: str, reply: str) -> tuple[int, str, str]:
-    """tether with a pseudo-terminal as stdin (stdout and stderr are pipes): wait for
-    ``prompt`` on stderr, type ``reply``; exit code, stdout, stderr."""
+    """tether in a forked child with a pseudo-terminal as stdin (stderr a pipe, stdout
+    captured): wait for ``prompt`` on stderr, type ``reply``; exit code, stdout, stderr."""
     leader, follower = pty.openpty()
-    proc = subprocess.Popen(
-        [*TETHER, *argv], stdin=follower, stdout=subprocess.PIPE, stderr=subprocess.PIPE
-    )
+    reader, writer = os.pipe()
+    child = ForkedChild(partial(tether_main, list(argv)), stdin_fd=follower, stderr_fd=writer)
     os.close(follower)
-    assert proc.stderr is not None and proc.stdout is not None
+    os.close(writer)
     err = b""
     deadline = time.monotonic() + 60
     try:
         while prompt.encode() not in err and time.monotonic() < deadline:
-            ready, _, _ = select.select([proc.stderr], [], [], 0.5)
+            ready, _, _ = select.select([reader], [], [], 0.5)
             if ready:
-                chunk = os.read(proc.stderr.fileno(), 4096)
+                chunk = os.read(reader, 4096)
                 if not chunk:
                     break
                 err += chunk
         assert prompt.encode() in err, err.decode()
         os.write(leader, reply.encode() + b"\n")
-        out, rest = proc.communicate(timeout=60)
+        while chunk := os.read(reader, 4096):
+            err += chunk
+        done = child.wait(timeout=60)
     finally:
         os.close(leader)
-        if proc.poll() is None:
-            proc.kill()
-    return proc.returncode, out.decode(), (err + rest).decode()
+        os.close(reader)
+        if child.poll() is None:
+            child.kill()
+            child.wait()
+    return done.returncode, done.stdout, err.decode()
 
 
 def test_refresh_json_on_a_terminal_never_asks(tmp_path: Path) -> None:
@@ -578,13 +592,7 @@ def test_refresh_json_on_a_terminal_never_asks(tmp_path: Path) -> None:
     (recipe / "src/rules.md").write_text("one\ntwo\nthree\n")
     leader, follower = pty.openpty()  # stdin is a terminal; a prompt would wait on it
     try:
-        done = subprocess.run(
-            [*TETHER, "refresh", "--json", "-C", str(host)],
-            stdin=follower,
-            capture_output=True,
-            text=True,
-            timeout=120,
-        )
+        done = run_forked("refresh", "--json", "-C", str(host), stdin_fd=follower)
     finally:
         os.close(follower)
         os.close(leader)

@@ -9,19 +9,20 @@ import pty
 import signal
 import subprocess
 import time
+from functools import partial
 from pathlib import Path
 
 import pytest
 
 from builders import (
-    TETHER,
+    ForkedChild,
     call,
-    default_sigint,
     make_release,
     run_tether,
     tree_digest,
     write_files,
 )
+from tether.cli.main import main as tether_main
 
 
 def error_document(result: subprocess.CompletedProcess[str]) -> dict[str, object]:
@@ -168,26 +169,26 @@ def test_interrupt_at_the_prompt_under_json_is_a_document(project: Path) -> None
     """SIGINT while ``update`` waits for its answer on a terminal (a real pseudo-terminal
     is its stdin): exit 130 and the ``interrupted`` document."""
     master, slave = pty.openpty()
-    proc = subprocess.Popen(
-        [*TETHER, "update", "--json", "-C", str(project)],
-        stdin=slave,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-        preexec_fn=default_sigint,
-    )
+    reader, writer = os.pipe()
+    work = partial(tether_main, ["update", "--json", "-C", str(project)])
+    child = ForkedChild(work, stdin_fd=slave, stderr_fd=writer)
     os.close(slave)
+    os.close(writer)
     try:
-        assert proc.stderr is not None
-        seen = ""
+        seen = b""
         deadline = time.monotonic() + 60
-        while "Apply this update? [y/N]" not in seen and time.monotonic() < deadline:
-            seen += os.read(proc.stderr.fileno(), 4096).decode()
-        proc.send_signal(signal.SIGINT)
-        out, err = proc.communicate(timeout=60)
+        while b"Apply this update? [y/N]" not in seen and time.monotonic() < deadline:
+            seen += os.read(reader, 4096)
+        child.send_signal(signal.SIGINT)
+        rest = b""
+        while chunk := os.read(reader, 4096):
+            rest += chunk
+        done = child.wait(timeout=60)
     finally:
         os.close(master)
-    assert proc.returncode == 130
+        os.close(reader)
+    out, err = done.stdout, rest.decode()
+    assert done.returncode == 130
     assert json.loads(out) == {
         "schema_version": 1,
         "error": {"message": "interrupted", "kind": "interrupted", "exit": 130},

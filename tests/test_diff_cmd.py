@@ -10,11 +10,22 @@ import pty
 import shutil
 import subprocess
 import sys
+from functools import partial
 from pathlib import Path
 
 import pytest
 
-from builders import TETHER, call, git, make_release, run_forked, run_tether, write_files
+from builders import (
+    ForkedChild,
+    call,
+    environment_as,
+    git,
+    make_release,
+    run_forked,
+    run_tether,
+    write_files,
+)
+from tether.cli.main import main as tether_main
 
 GUIDE = "".join(f"line {n}\n" for n in range(1, 13))
 START, END = "<!-- kit:remit:start -->", "<!-- kit:remit:end -->"
@@ -453,11 +464,11 @@ def test_path_replaced_by_a_folder_shows_as_removed(project):
 
 
 def run_in_terminal(args, env):
-    """The console script with its stdout on a pseudo-terminal; what it wrote there."""
+    """tether in a child forked with ``env`` as its environment and its stdout on a
+    pseudo-terminal; what it wrote there."""
     leader, follower = pty.openpty()
-    proc = subprocess.Popen(
-        [*TETHER, *args], stdout=follower, stderr=subprocess.PIPE, env=env, close_fds=True
-    )
+    work = partial(tether_main, list(args))
+    child = ForkedChild(work, env=environment_as(env), stdout_fd=follower)
     os.close(follower)
     chunks = []
     while True:
@@ -469,7 +480,8 @@ def run_in_terminal(args, env):
             break
         chunks.append(chunk)
     os.close(leader)
-    assert proc.wait(timeout=60) == 0, proc.stderr.read() if proc.stderr else ""
+    done = child.wait(timeout=60)
+    assert done.returncode == 0, done.stderr
     return b"".join(chunks).decode()
 
 

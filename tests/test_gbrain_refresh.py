@@ -8,7 +8,7 @@ import stat
 
 import pytest
 
-from builders import TETHER, run_forked, run_tether, tree_digest, write_files
+from builders import run_forked, run_tether, tree_digest, write_files
 
 BODY = "".join(f"rule {i}: keep it simple\n" for i in range(10))
 
@@ -196,9 +196,7 @@ def test_the_plan_with_every_state_is_shown_before_the_question(installed):
     rec, host = installed
     _edit_both_sides(rec, host)
     (host / "tools/gbrain/deleted-here.md").unlink()
-    code, out = _pty_session(
-        [*TETHER, "refresh", "-C", str(host)], [("Refresh these files? [y/N]", "n")]
-    )
+    code, out = _pty_session(["refresh", "-C", str(host)], [("Refresh these files? [y/N]", "n")])
     assert code == 0, out
     question = out.index("Refresh these files?")
     for state, path in [
@@ -218,7 +216,7 @@ def test_json_never_asks(installed):
 
     rec, host = installed
     _edit_both_sides(rec, host)
-    code, out = _pty_session([*TETHER, "refresh", "--json", "-C", str(host)], [("[y/N]", "n")])
+    code, out = _pty_session(["refresh", "--json", "-C", str(host)], [("[y/N]", "n")])
     assert code == 2, out
     assert "[y/N]" not in out and "--yes" in out
     assert "echo sync\n" in (host / "tools/gbrain/sync.sh").read_text()
@@ -263,7 +261,7 @@ def test_per_file_decisions_on_a_terminal(installed):
     mine = (host / "tools/gbrain/rules.md").read_text()
     (host / "tools/gbrain/same.md").write_text("same, edited here\n")
     code, out = _pty_session(
-        [*TETHER, "refresh", "-C", str(host)],
+        ["refresh", "-C", str(host)],
         [
             ("Refresh these files? [y/N]", "y"),
             ("tools/gbrain/rules.md: locally modified", "m"),
@@ -310,7 +308,7 @@ def test_host_deleted_drop_is_recorded_and_not_asked_again(installed):
     assert "deleted-here.md" not in {f["target"] for f in record["files"]}
     (rec / "src/sync.sh").write_text("#!/bin/sh\necho sync v2\n")  # a later refresh
     code, out = _pty_session(
-        [*TETHER, "refresh", "-C", str(host)],
+        ["refresh", "-C", str(host)],
         [("Refresh these files? [y/N]", "y"), ("deleted here", "r")],
     )
     assert code == 0, out

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from builders import TETHER
+from builders import run_forked
 from reapply_builders import (
     EXECUTE,
     EXECUTE_OURS,
@@ -35,22 +35,14 @@ def args(gsd: Gsd, *extra: str) -> list[str]:
 
 
 def run_on_terminal(argv: list[str], answers: str) -> subprocess.CompletedProcess[str]:
-    """tether reapply with a pseudo-terminal as stdin, the answers typed into it."""
+    """tether reapply with a pseudo-terminal as stdin, the answers typed into it ahead."""
     main, terminal = os.openpty()
     try:
-        process = subprocess.Popen(
-            [*TETHER, "reapply", *argv],
-            stdin=terminal,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            text=True,
-        )
-        os.close(terminal)
         os.write(main, answers.encode())
-        out, err = process.communicate(timeout=60)
+        return run_forked("reapply", *argv, stdin_fd=terminal, timeout=60)
     finally:
+        os.close(terminal)
         os.close(main)
-    return subprocess.CompletedProcess(process.args, process.returncode, out, err)
 
 
 def test_each_conflict_is_asked_on_a_terminal_with_updates_choices(tmp_path: Path) -> None:

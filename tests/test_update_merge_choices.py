@@ -7,7 +7,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from builders import TETHER, call, git, make_release, run_tether
+from builders import call, git, make_release, run_as_cli_child, run_tether
+from tether.cli.main import main as tether_main
 from tether.flows.apply import RunContext, execute_plan
 from tether.flows.project import open_project
 from tether.model.manifest import FileClass
@@ -224,7 +225,9 @@ def test_interactive_choices_per_file(tmp_path):
 
 
 def _pty_session(argv, replies, timeout=60):
-    """Run argv on a pseudo-terminal, answering each (expected prompt, reply) in turn."""
+    """tether with ``argv`` in a child forked onto a pseudo-terminal of its own (its
+    controlling terminal, stdin, stdout and stderr), answering each (expected prompt, reply)
+    in turn."""
     import os
     import pty
     import select
@@ -232,7 +235,7 @@ def _pty_session(argv, replies, timeout=60):
 
     pid, fd = pty.fork()
     if pid == 0:  # pragma: no cover - the child
-        os.execvp(argv[0], argv)
+        run_as_cli_child(lambda: tether_main(list(argv)), 0, 1, 2)
     seen = b""
     deadline = time.monotonic() + timeout
     pending = list(replies)
@@ -260,7 +263,7 @@ def test_prompt_on_a_terminal(tmp_path):
     )
     (project / "f.txt").write_text("a\nmine\nc\n")
     code, out = _pty_session(
-        [*TETHER, "update", "-C", str(project)],
+        ["update", "-C", str(project)],
         [("Apply this update? [y/N]", "y"), ("f.txt: both sides changed", "t")],
     )
     assert code == 0, out
