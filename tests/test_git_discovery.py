@@ -97,9 +97,15 @@ def test_an_update_asks_git_for_its_working_tree_once(
         assert call("update", "--yes", "--no-branch", "--to", version, "-C", str(project)) == 0
         git(project, "commit", "-qam", version)
     assert (project / "a.txt").read_text() == "a\nb\nc\nd\ne\n"
-    assert [args for args in calls if "--show-toplevel" in args] == [
-        ["rev-parse", "--show-toplevel"]
+    # One question per update gives the working tree and whether it is a linked worktree.
+    asked_tree = ["rev-parse", "--show-toplevel", "--absolute-git-dir", "--git-common-dir"]
+    assert [args for args in calls if "--show-toplevel" in args] == [asked_tree] * 2
+    assert [args for args in calls if "--git-common-dir" in args] == [asked_tree] * 2
+    # The commit and the branch it starts from: one question per update.
+    assert [args for args in calls if "--symbolic-full-name" in args] == [
+        ["rev-parse", "--quiet", "HEAD^{commit}", "--symbolic-full-name", "HEAD", "--"]
     ] * 2
+    assert [args for args in calls if args[0] == "symbolic-ref"] == []
 
 
 def test_forgetting_a_worktree_asks_git_only_where_worktrees_are_registered(
@@ -125,3 +131,47 @@ def test_forgetting_a_worktree_asks_git_only_where_worktrees_are_registered(
         tether_git.worktree_forget(repo, work)
         assert str(work) not in git(repo, "worktree", "list")
     assert len(calls) == 4
+
+
+def test_a_linked_worktree_names_its_main_checkout_even_with_a_line_break_in_a_name(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """git answers one path a line; a folder whose name holds a line break is asked one
+    question at a time instead, and still answered right."""
+    for name in ("plain", "line\nbreak"):
+        repo = tmp_path / name / "repo"
+        repo.mkdir(parents=True)
+        git(repo, "init", "-q", "-b", "main")
+        (repo / "f.txt").write_text("f\n")
+        git(repo, "add", "-A")
+        git(repo, "commit", "-qm", "one")
+        linked = tmp_path / name / "linked"
+        git(repo, "worktree", "add", "-q", str(linked))
+        calls = counted_git(monkeypatch)
+        assert tether_git.work_tree(repo) == tether_git.WorkTree(repo.resolve(), None)
+        assert tether_git.work_tree(linked) == tether_git.WorkTree(linked.resolve(), repo.resolve())
+        assert tether_git.linked_worktree_main(linked / ".") == repo.resolve()
+        # One question per folder; with the line break, that one and three more.
+        assert len(calls) == (3 if name == "plain" else 12)
+        monkeypatch.undo()
+
+
+def test_checked_out_tells_the_commit_and_the_branch_in_one_question(tmp_path: Path) -> None:
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    git(repo, "init", "-q", "-b", "main")
+    assert tether_git.checked_out(repo) == (None, "main")  # no commit yet
+    (repo / "HEAD").write_text("a file named as the ref\n")
+    git(repo, "add", "-A")
+    git(repo, "commit", "-qm", "one")
+    head = git(repo, "rev-parse", "HEAD").strip()
+    assert tether_git.checked_out(repo) == (head, "main")
+    git(repo, "tag", "main")  # a tag of the same name: the branch is still called main
+    assert tether_git.checked_out(repo) == (head, "main")
+    assert tether_git.current_branch(repo) == "main"
+    git(repo, "switch", "-q", "--detach")
+    assert tether_git.checked_out(repo) == (head, None)
+    assert tether_git.current_branch(repo) is None
+    assert tether_git.commit_of(repo, "refs/tags/main") == head
+    assert tether_git.commit_of(repo, "refs/heads/nothing") is None
+    assert tether_git.commit_of(repo, "--help") is None  # never an option

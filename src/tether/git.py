@@ -12,6 +12,7 @@ import subprocess
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from contextvars import ContextVar
+from dataclasses import dataclass
 from pathlib import Path
 
 from tether.errors import TetherError
@@ -173,10 +174,17 @@ def fetch_tags(repo: Path, url: str, tags: Sequence[str]) -> None:
 
 
 def has_ref(repo: Path, ref: str) -> bool:
+    return commit_of(repo, ref) is not None
+
+
+def commit_of(repo: Path, rev: str) -> str | None:
+    """The commit ``rev`` names in ``repo``, None when it names none."""
     result = run_git(
-        ["rev-parse", "--verify", "--quiet", f"{ref}^{{commit}}"], cwd=repo, check=False
+        ["rev-parse", "--verify", "--quiet", "--end-of-options", f"{rev}^{{commit}}"],
+        cwd=repo,
+        check=False,
     )
-    return result.returncode == 0
+    return result.stdout.strip() or None if result.returncode == 0 else None
 
 
 def rev_parse(repo: Path, rev: str) -> str:
@@ -259,39 +267,86 @@ def _git_with_bytes(
         raise TetherError(GIT_MISSING) from None
 
 
-# Folders whose working tree top was already asked of git in this command (None: no cache).
-_known_tops: ContextVar[dict[str, Path | None] | None] = ContextVar("known_tops", default=None)
+@dataclass(frozen=True)
+class WorkTree:
+    """What git says of the working tree around a folder."""
+
+    top: Path
+    linked_main: Path | None  # the main checkout, when this is a linked worktree
+
+
+# Folders whose working tree was already asked of git in this command (None: no cache).
+_known_trees: ContextVar[dict[str, WorkTree | None] | None] = ContextVar(
+    "known_trees", default=None
+)
 
 
 @contextmanager
 def one_command() -> Iterator[None]:
-    """Within this block ``work_tree_top`` asks git once per folder: one command neither
-    makes nor removes the repository around its project, and an update asked it in five
-    places (branch, dirty files, linked worktrees, apply, the version marker)."""
-    token = _known_tops.set({})
+    """Within this block ``work_tree`` asks git once per folder: one command neither makes
+    nor removes the repository around its project, and an update asked it in five places
+    (branch, dirty files, linked worktrees, apply, the version marker)."""
+    token = _known_trees.set({})
     try:
         yield
     finally:
-        _known_tops.reset(token)
+        _known_trees.reset(token)
+
+
+def work_tree(path: Path) -> WorkTree | None:
+    """The working tree that contains ``path``, or None outside git."""
+    known = _known_trees.get()
+    key = os.path.abspath(path)
+    if known is not None and key in known:
+        return known[key]
+    tree = _ask_work_tree(path)
+    if known is not None:
+        known[key] = tree
+    return tree
 
 
 def work_tree_top(path: Path) -> Path | None:
     """The top of the working tree that contains ``path``, or None outside git."""
-    known = _known_tops.get()
-    key = os.path.abspath(path)
-    if known is not None and key in known:
-        return known[key]
-    top = _ask_work_tree_top(path)
-    if known is not None:
-        known[key] = top
-    return top
+    tree = work_tree(path)
+    return tree.top if tree is not None else None
 
 
-def _ask_work_tree_top(path: Path) -> Path | None:
+def linked_worktree_main(path: Path) -> Path | None:
+    """The main checkout when ``path`` lies in a linked worktree, else None."""
+    tree = work_tree(path)
+    return tree.linked_main if tree is not None else None
+
+
+def _ask_work_tree(path: Path) -> WorkTree | None:
     if not path.is_dir() or _no_repository_above(path):
         return None
+    asked = ["rev-parse", "--show-toplevel", "--absolute-git-dir", "--git-common-dir"]
+    result = run_git(asked, cwd=path, check=False)
+    lines = result.stdout.splitlines()
+    if result.returncode != 0 or not result.stdout.strip():
+        return None
+    if len(lines) != 3:  # a folder name holding a line break: one answer per call
+        return _ask_work_tree_apart(path)
+    top, git_dir, common = lines
+    return WorkTree(Path(top), _main_checkout(path, git_dir, common))
+
+
+def _ask_work_tree_apart(path: Path) -> WorkTree | None:
     result = run_git(["rev-parse", "--show-toplevel"], cwd=path, check=False)
-    return Path(result.stdout.strip()) if result.returncode == 0 and result.stdout.strip() else None
+    top = result.stdout.rstrip("\n")
+    if result.returncode != 0 or not top:
+        return None
+    result = run_git(["rev-parse", "--absolute-git-dir"], cwd=path, check=False)
+    git_dir = result.stdout.rstrip("\n")
+    result = run_git(["rev-parse", "--git-common-dir"], cwd=path, check=False)
+    return WorkTree(Path(top), _main_checkout(path, git_dir, result.stdout.rstrip("\n")))
+
+
+def _main_checkout(path: Path, git_dir: str, common: str) -> Path | None:
+    """The main checkout when the git folder differs from the common one (a linked worktree);
+    a relative common folder is relative to ``path``, where git was asked."""
+    common_path = Path(common).resolve() if os.path.isabs(common) else (path / common).resolve()
+    return None if Path(git_dir).resolve() == common_path else common_path.parent
 
 
 def show_head_file(repo: Path, rel: str) -> bytes | None:
@@ -319,22 +374,15 @@ def record_unmerged(repo: Path, rel: str, stages: Sequence[tuple[int, bytes | No
     restore_index_entries(repo, rel, entries)
 
 
-def linked_worktree_main(path: Path) -> Path | None:
-    """The main checkout when ``path`` lies in a linked worktree, else None."""
-    result = run_git(["rev-parse", "--absolute-git-dir", "--git-common-dir"], cwd=path, check=False)
-    if result.returncode != 0:
-        return None
-    git_dir, common = (line.strip() for line in result.stdout.splitlines()[:2])
-    common_path = (path / common).resolve() if not os.path.isabs(common) else Path(common).resolve()
-    if Path(git_dir).resolve() == common_path:
-        return None
-    return common_path.parent
-
-
 def current_branch(repo: Path) -> str | None:
     """The checked-out branch name; None when HEAD is detached."""
-    result = run_git(["symbolic-ref", "--quiet", "--short", "HEAD"], cwd=repo, check=False)
-    return result.stdout.strip() or None if result.returncode == 0 else None
+    result = run_git(["symbolic-ref", "--quiet", "HEAD"], cwd=repo, check=False)
+    return _branch_name(result.stdout.strip()) if result.returncode == 0 else None
+
+
+def _branch_name(ref: str) -> str | None:
+    """The branch a full ref name names (``refs/heads/NAME``), None for any other ref."""
+    return ref.removeprefix("refs/heads/") or None if ref.startswith("refs/heads/") else None
 
 
 def dirty_paths(repo: Path, paths: Sequence[str]) -> list[str]:
@@ -386,10 +434,7 @@ def restore_index_entries(repo: Path, rel: str, entries: Sequence[IndexEntry]) -
 
 def branch_commit(repo: Path, name: str) -> str | None:
     """The commit branch ``name`` points at, None when there is no such branch."""
-    result = run_git(
-        ["rev-parse", "--verify", "--quiet", f"refs/heads/{name}^{{commit}}"], cwd=repo, check=False
-    )
-    return result.stdout.strip() or None if result.returncode == 0 else None
+    return commit_of(repo, f"refs/heads/{name}")
 
 
 def switch_branch(repo: Path, name: str) -> None:
@@ -523,8 +568,21 @@ def commit_message(repo: Path, commit: str) -> str | None:
 
 def head_commit(repo: Path) -> str | None:
     """The commit HEAD names, None in a repository without commits."""
-    result = run_git(["rev-parse", "--verify", "--quiet", "HEAD^{commit}"], cwd=repo, check=False)
-    return result.stdout.strip() or None if result.returncode == 0 else None
+    return commit_of(repo, "HEAD")
+
+
+def checked_out(repo: Path) -> tuple[str | None, str | None]:
+    """(the commit HEAD names, the branch checked out), asked of git at once: None for a
+    repository without commits, and for a detached HEAD."""
+    result = run_git(
+        ["rev-parse", "--quiet", "HEAD^{commit}", "--symbolic-full-name", "HEAD", "--"],
+        cwd=repo,
+        check=False,
+    )
+    lines = result.stdout.splitlines()
+    if result.returncode != 0 or len(lines) < 2:  # no commit yet: HEAD names no commit
+        return None, current_branch(repo)
+    return lines[0], _branch_name(lines[1])
 
 
 def default_branch(repo: Path) -> str | None:

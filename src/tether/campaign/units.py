@@ -80,10 +80,9 @@ def _fetch(record: RepoRecord, settings: Settings, workspace: Workspace) -> Unit
         branch = record.default_branch or git.remote_head_branch(record.url)
         if branch is None:
             return _failed(record, f"{record.url} names no default branch (empty?)")
-        ref = f"refs/remotes/origin/{branch}"
-        if not git.has_ref(mirror, ref):
+        start = git.commit_of(mirror, f"refs/remotes/origin/{branch}")
+        if start is None:
             return _failed(record, f"{record.url} has no branch {branch}")
-        start = git.rev_parse(mirror, ref)
     except TetherError as error:
         return _failed(record, f"cannot fetch {record.url}: {error}")
     except Exception as error:  # one repository's crash must not stop the campaign

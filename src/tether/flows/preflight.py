@@ -37,7 +37,7 @@ def touched_paths(plan: UpdatePlan) -> list[str]:
 
 
 def refuse_linked_worktree(root: Path, installed: str, latest: str) -> None:
-    main = git.linked_worktree_main(root) if git.work_tree_top(root) else None
+    main = git.linked_worktree_main(root)
     if main is not None:
         raise TetherError(
             f"{root} is a linked worktree; run the update in the main checkout {main} "
@@ -89,8 +89,7 @@ def plan_branch(root: Path, upstream: str, version: str, options: GitOptions) ->
     the update starts from (nothing of anyone's is on it); otherwise the run is refused."""
     if git.work_tree_top(root) is None:
         return None
-    current = git.current_branch(root)
-    start = git.head_commit(root)
+    start, current = git.checked_out(root)
     if options.no_branch or (options.branch is None and current not in PROTECTED_BRANCHES):
         return BranchPlan(root, current, start, None)
     name = options.branch or default_branch_name(upstream, version)

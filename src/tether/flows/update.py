@@ -848,10 +848,10 @@ def _leave_update_branch(project: Project, run: RunRecord) -> list[str]:
     start_branch, start_commit = context.get("start_branch"), context.get("start_commit")
     if not branch or not start_branch or git.work_tree_top(project.root) is None:
         return []
-    current = git.current_branch(project.root)
+    head, current = git.checked_out(project.root)
     if current != branch:
         return [f"left branch {branch} as it is: you are on {current or 'a detached HEAD'} now"]
-    if git.head_commit(project.root) != start_commit:
+    if head != start_commit:
         return [
             f"stayed on branch {branch}: it has commits of its own; "
             f"'git switch {start_branch}' takes you back"

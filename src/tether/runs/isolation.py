@@ -165,9 +165,8 @@ def _uncommitted_note(top: Path) -> str:
 
 
 def _is_our_worktree(dest: Path, top: Path, branch: str) -> bool:
-    if git.work_tree_top(dest) is None:
-        return False
-    main = git.linked_worktree_main(dest)
+    tree = git.work_tree(dest)
+    main = tree.linked_main if tree is not None else None
     return main is not None and main.resolve() == top and git.current_branch(dest) == branch
 
 
