@@ -1,10 +1,9 @@
 """Damaged records, tether's own paths of the wrong kind, and files tether may not read or
 write give the documented one-line error and exit code: no traceback, nothing written.
 
-The permission cases need a user the kernel holds to file modes. Run as root, they drop to
-uid/gid 65534 with ``setpriv`` (util-linux) for the tether process and put the project in
-a folder that user can enter; run as any other user, they run as that user. They are
-skipped only when the tests run as root and cannot drop privileges."""
+The permission cases need a user the kernel holds to file modes. Run as root, the tether
+process (a child forked from the test's) drops to uid/gid 65534 and the project lies in a
+folder that user can enter; run as any other user, they run as that user."""
 
 from __future__ import annotations
 
@@ -12,16 +11,16 @@ import json
 import os
 import shutil
 import subprocess
-import sysconfig
 import tempfile
 from collections.abc import Iterator
+from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
 
-import tether
-from builders import TETHER, call, make_release, run_tether, tree_digest
+from builders import call, in_forked_child, make_release, run_tether, tree_digest
 from helpers_sources import file_entry, write_tar
+from tether.cli.main import main as tether_main
 
 DEEP = "[" * 100_000 + "]" * 100_000
 NOBODY = 65534
@@ -168,45 +167,28 @@ def test_status_names_a_journal_that_is_a_folder(tmp_path: Path) -> None:
 # ---------------------------------------------------------- as a user the modes apply to
 
 
+@dataclass(frozen=True)
+class Setup:
+    """A folder the unprivileged user can enter, and the environment tether runs with there."""
+
+    folder: Path
+    env: dict[str, str | None]
+
+
 @pytest.fixture
-def unprivileged() -> Iterator[tuple[Path, list[str], dict[str, str]]]:
-    """A folder the unprivileged user can enter, the command that runs tether as that user,
-    and its environment. Everything made under the folder is handed to that user by
-    ``give_away`` (a no-op when the tests do not run as root)."""
+def unprivileged() -> Iterator[Setup]:
+    """A folder the unprivileged user can enter and tether's environment there. Everything
+    made under the folder is handed to that user by ``give_away`` (a no-op when the tests
+    do not run as root); ``run_as`` runs tether as that user."""
     folder = Path(tempfile.mkdtemp(prefix="tether-unprivileged-"))
     folder.chmod(0o755)
-    src = Path(tether.__file__).resolve().parents[1]
-    paths = [str(src), sysconfig.get_paths()["purelib"], sysconfig.get_paths()["platlib"]]
-    env = {
-        **os.environ,
-        "PYTHONPATH": os.pathsep.join(paths),
+    env: dict[str, str | None] = {
         "HOME": str(folder),
         "XDG_CONFIG_HOME": str(folder / "config"),
         "XDG_CACHE_HOME": str(folder / "cache"),
     }
-    # ``-m tether`` with the running interpreter: the console script may sit in a folder
-    # (such as /root) the dropped user cannot enter; the interpreter itself is checked below.
-    command = [*TETHER]
-    if os.geteuid() == 0:
-        setpriv = shutil.which("setpriv")
-        if setpriv is None:
-            shutil.rmtree(folder)
-            pytest.skip("running as root without setpriv (util-linux): cannot drop privileges")
-        command = [
-            setpriv,
-            f"--reuid={NOBODY}",
-            f"--regid={NOBODY}",
-            "--clear-groups",
-            *command,
-        ]
-        probe = subprocess.run(
-            [*command, "--version"], env=env, cwd=folder, capture_output=True, text=True
-        )
-        if probe.returncode != 0:
-            shutil.rmtree(folder)
-            pytest.skip(f"cannot run tether as uid {NOBODY}: {probe.stderr.strip()[-200:]}")
     try:
-        yield folder, command, env
+        yield Setup(folder, env)
     finally:
         for dirpath, dirnames, _ in os.walk(folder):
             for name in dirnames:
@@ -224,22 +206,25 @@ def give_away(root: Path) -> None:
             os.chown(os.path.join(dirpath, name), NOBODY, NOBODY, follow_symlinks=False)
 
 
-def run_as(
-    setup: tuple[Path, list[str], dict[str, str]], *args: str
-) -> subprocess.CompletedProcess[str]:
-    folder, command, env = setup
-    return subprocess.run(
-        [*command, *args], env=env, cwd=folder, capture_output=True, text=True, timeout=120
-    )
+def run_as(setup: Setup, *args: str) -> subprocess.CompletedProcess[str]:
+    """tether in a child forked from this process that, when this one is root, first drops to
+    the unprivileged user (uid and gid 65534, no supplementary groups) as ``setpriv`` would:
+    from then on the kernel holds it to file modes."""
 
+    def as_the_user() -> int:
+        if os.geteuid() == 0:
+            os.setgroups([])
+            os.setgid(NOBODY)
+            os.setuid(NOBODY)
+        return tether_main(list(args))
 
-Setup = tuple[Path, list[str], dict[str, str]]
+    return in_forked_child(as_the_user, cwd=setup.folder, env=setup.env)
 
 
 @pytest.fixture
 def restricted(unprivileged: Setup) -> tuple[Setup, Path]:
     """An installed project that belongs to the unprivileged user."""
-    project = installed(unprivileged[0])
+    project = installed(unprivileged.folder)
     give_away(project)
     return unprivileged, project
 
@@ -275,7 +260,7 @@ def test_an_unreadable_managed_file_fails_alone_in_an_update(
 
 def test_an_unreadable_release_file_is_one_line(restricted: tuple[Setup, Path]) -> None:
     setup, project = restricted
-    release_file = setup[0] / "rel/2.0.0/a.txt"
+    release_file = setup.folder / "rel/2.0.0/a.txt"
     release_file.chmod(0)
     before = project_files(project)
     result = run_as(setup, "update", "--yes", "-C", str(project))
@@ -284,7 +269,7 @@ def test_an_unreadable_release_file_is_one_line(restricted: tuple[Setup, Path]) 
 
 
 def test_init_from_a_release_with_an_unreadable_file_is_one_line(unprivileged: Setup) -> None:
-    folder = unprivileged[0]
+    folder = unprivileged.folder
     make_release(folder / "rel", "1.0.0", {"a.txt": "a\n", "d/b.txt": "b\n"})
     (folder / "rel/1.0.0/a.txt").chmod(0)
     target = folder / "proj"
@@ -336,7 +321,7 @@ def test_an_unwritable_cache_folder(restricted: tuple[Setup, Path]) -> None:
 
 
 def test_an_unwritable_release_cache_is_one_line(unprivileged: Setup) -> None:
-    folder = unprivileged[0]
+    folder = unprivileged.folder
     for version, text in (("1.0.0", "a\n"), ("2.0.0", "a2\n")):
         manifest = {"schema": 1, "name": "kit", "version": version, "files": {"a.txt": "shared"}}
         entries = [
