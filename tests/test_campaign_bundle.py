@@ -109,6 +109,9 @@ def unseeing(tmp_path_factory: pytest.TempPathFactory) -> Iterator[UnseeingWorke
         "XDG_STATE_HOME": str(home / "state"),
         "XDG_CACHE_HOME": str(home / "cache"),
         "XDG_CONFIG_HOME": str(home / "config"),
+        # Workers forked from a server that has Dask loaded, not fresh interpreters that each
+        # import it (the nanny starts a new one for each killed worker too).
+        "DASK_DISTRIBUTED__WORKER__MULTIPROCESSING_METHOD": "forkserver",
     }
     worker = [sys.executable, "-m", "distributed.cli.dask_worker", cluster.scheduler_address]
     options = ["--nworkers", "2", "--nthreads", "1", "--no-dashboard", "--memory-limit", "768MiB"]
