@@ -345,11 +345,16 @@ GIT_TEST_ENV = {
     "GIT_AUTHOR_EMAIL": "t@example.com",
     "GIT_COMMITTER_NAME": "t",
     "GIT_COMMITTER_EMAIL": "t@example.com",
-    # Every commit and fetch would start ``git maintenance run --auto`` after it, a second
-    # git process, to tidy repositories that live for one test.
-    "GIT_CONFIG_COUNT": "1",
+    # Every commit and fetch would start ``git maintenance run --auto`` after it, and every
+    # push received ``git gc --auto``: a second git process, to tidy repositories that live
+    # for one test. Every init and clone would copy git's sample hooks into the new one.
+    "GIT_CONFIG_COUNT": "3",
     "GIT_CONFIG_KEY_0": "maintenance.auto",
     "GIT_CONFIG_VALUE_0": "false",
+    "GIT_CONFIG_KEY_1": "receive.autoGC",
+    "GIT_CONFIG_VALUE_1": "false",
+    "GIT_CONFIG_KEY_2": "init.templateDir",
+    "GIT_CONFIG_VALUE_2": "",
 }
 
 

@@ -296,6 +296,7 @@ def test_each_repositorys_trouble_fails_only_that_repository(world: World, gh: G
 
     os.rename(gone, gone.with_name("moved.git"))  # unreachable when it is pushed
     hook = hooked / "hooks" / "pre-receive"
+    hook.parent.mkdir(exist_ok=True)  # repositories here are made without sample hooks
     hook.write_text(
         "#!/bin/sh\necho 'error: GH006: Protected branch update failed for this branch.' >&2\n"
         "exit 1\n"

@@ -166,6 +166,7 @@ def test_without_gh_the_branch_is_pushed_and_the_rest_is_by_hand(
 def test_a_failed_push_asks_nothing_of_gh(repo: Path, remote: Remote) -> None:
     commit_update(repo)
     hook = remote.bare / "hooks" / "pre-receive"
+    hook.parent.mkdir(exist_ok=True)  # repositories here are made without sample hooks
     hook.write_text("#!/bin/sh\necho 'pushes are closed today' >&2\nexit 1\n")
     hook.chmod(0o755)
     code, doc = pr_json(repo)
