@@ -10,6 +10,7 @@ project file after the test arms it die with ``os._exit``, as a killed process d
 
 from __future__ import annotations
 
+import errno
 import json
 import os
 import shutil
@@ -18,6 +19,7 @@ import socket
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -37,6 +39,7 @@ from builders import (
     tree_digest,
 )
 from test_campaign import World, cli, files_of
+from tether.campaign import executors
 from tether.campaign.coordinator import RunOptions, coordinate, parse_duration, plan_waves
 from tether.campaign.executors import Call, ProcessPool, run_unit
 from tether.campaign.model import RepoRecord, Settings, UnitResult
@@ -331,6 +334,29 @@ def test_a_process_forked_after_its_parent_ran_a_pool_runs_pools_of_its_own(
         env={"TETHER_TEST_SEEN": "child"},
     )
     assert done.returncode == 0, done.stderr
+
+
+@pytest.mark.parametrize("pidfd", [True, False], ids=["pidfd", "no-pidfd"])
+def test_a_worker_learns_its_coordinator_ended_with_or_without_a_pidfd(
+    pidfd: bool, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """What a pool worker waits on: the coordinator's end, through a pidfd, or where the
+    system has none by looking every ORPHAN_CHECK seconds."""
+    if not pidfd:
+
+        def no_pidfd(pid: int) -> int:
+            raise OSError(errno.ENOSYS, "pidfd_open is not implemented here")
+
+        monkeypatch.setattr(os, "pidfd_open", no_pidfd)
+        monkeypatch.setattr(executors, "ORPHAN_CHECK", 0.01)
+    # Reaped as soon as it ends, as a coordinator is by its own parent.
+    coordinator = subprocess.Popen(["sleep", "0.3"])
+    threading.Thread(target=coordinator.wait, daemon=True).start()
+    pid = coordinator.pid
+    began = time.monotonic()
+    executors._wait_until_gone(pid)
+    assert time.monotonic() - began >= 0.2  # it waited for the end (0.3 s), not returned at once
+    assert gone(pid)
 
 
 def test_a_pool_starts_where_the_temporary_folder_is_too_deep_for_a_socket(

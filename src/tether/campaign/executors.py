@@ -196,20 +196,12 @@ def _wait_until_gone(pid: int) -> None:
     except ProcessLookupError:
         return
     except (AttributeError, OSError):  # no pidfd here: look every ORPHAN_CHECK seconds
-        while _alive(pid):
+        from tether.state.lock import pid_alive
+
+        while pid_alive(pid):
             time.sleep(ORPHAN_CHECK)
         return
     select.select([ended], [], [])  # a process's pidfd reads ready once it has ended
-
-
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
 
 
 class ProcessPool:
