@@ -44,7 +44,7 @@ from tether.campaign.coordinator import RunOptions, coordinate, parse_duration, 
 from tether.campaign.executors import Call, ProcessPool, run_unit
 from tether.campaign.model import RepoRecord, Settings, UnitResult
 from tether.campaign.store import RECORD_STEP, CampaignFolder
-from tether.campaign.units import fetch_unit
+from tether.campaign.units import fetch_unit, update_unit
 from tether.errors import Exit, UsageError
 from tether.flows.apply import BATCH_SIZE
 from tether.state import crashpoint
@@ -416,6 +416,34 @@ def test_a_unit_waits_for_its_mirrors_lock_and_names_the_holder_when_it_gives_up
     assert f"pid {os.getpid()}" in held.reason
     assert not folder.mirror_path(record.url).exists()  # it did nothing while locked out
     assert run_unit(fetch_unit, record, settings).record.state == "cloned"
+
+
+def test_a_unit_removes_the_lock_files_a_killed_git_left_in_its_mirror(
+    world: World, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A git killed mid-change (its worker killed with the coordinator) leaves its lock files
+    in the mirror; the next unit holding the mirror's lock removes them, one waiting for that
+    lock touches nothing."""
+    world.remote("p1")
+    document = start(world, "c1")
+    folder = CampaignFolder(Path(document["folder"]))
+    settings, [record] = folder.load()
+    cloned = run_unit(fetch_unit, record, settings).record
+    assert cloned.state == "cloned"
+    mirror = folder.mirror_path(record.url)
+    branch_lock = mirror / "refs" / "heads" / f"{settings.branch}.lock"
+    left = [branch_lock, mirror / "packed-refs.lock", mirror / "config.lock"]
+    for path in left:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(f"{cloned.start_commit}\n")
+    monkeypatch.setattr("tether.campaign.workspace.MIRROR_LOCK_WAIT", 0.0)
+    with ProjectLock(folder.unit_lock_path(record.url), "another unit"):
+        assert run_unit(update_unit, cloned, settings).record.state == "failed"
+    assert all(path.exists() for path in left)  # not while another unit may be at work
+    updated = run_unit(update_unit, cloned, settings).record
+    assert updated.state == "updated", updated.reason
+    assert not any(path.exists() for path in left)
+    assert git(mirror, "rev-parse", settings.branch).strip() == updated.commit
 
 
 def test_thirty_repositories_through_dask(world: World, dask_cluster: Cluster) -> None:

@@ -794,6 +794,27 @@ def _may_have_worktrees(repo: Path) -> bool:
     return (repo / "worktrees").exists()
 
 
+def remove_lock_files(git_dir: Path) -> list[Path]:
+    """Delete the ``*.lock`` files under ``git_dir`` and return them. Git makes one beside each
+    file it is about to replace (a ref, ``packed-refs``, an index, the config) and renames it
+    into place; a git killed in between leaves it behind, and every later change of that file
+    fails with "File exists". Only for a repository the caller knows no git is working in."""
+    removed: list[Path] = []
+    objects = os.path.join(git_dir, "objects")
+    for folder, folders, names in os.walk(git_dir):
+        if folder == objects:  # loose objects: thousands of files and never a lock among them
+            folders[:] = [f for f in folders if f in ("info", "pack")]
+        for name in names:
+            if name.endswith(".lock"):
+                path = Path(folder, name)
+                try:
+                    os.unlink(path)
+                except FileNotFoundError:
+                    continue
+                removed.append(path)
+    return removed
+
+
 def worktree_prune(repo: Path) -> None:
     """Forget worktrees whose folders are gone."""
     run_git(["worktree", "prune"], cwd=repo)

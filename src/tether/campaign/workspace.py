@@ -76,14 +76,27 @@ def ensure_mirror(folder: CampaignFolder, url: str) -> Path:
 def lock_mirror(folder: CampaignFolder, url: str, holder: str) -> ProjectLock:
     """The lock of ``url``'s mirror in ``folder``, acquired, waiting for it up to
     ``MIRROR_LOCK_WAIT``. TetherError naming the holder when the wait ran out, OSError when
-    the lock file cannot be made."""
+    the lock file cannot be made.
+
+    Once it is held, git's own lock files in the mirror are removed: git works in a mirror
+    only for the unit holding its lock, so any left there are from a git killed with its
+    unit (a worker killed with its coordinator, a coordinator killed with kill -9), and would
+    make every later change of that ref fail with "File exists"."""
     lock = ProjectLock(folder.unit_lock_path(url), holder)
     deadline = time.monotonic() + MIRROR_LOCK_WAIT
     while True:
         try:
             lock.acquire()
-            return lock
+            break
         except TetherError:
             if time.monotonic() >= deadline:
                 raise
             time.sleep(MIRROR_LOCK_POLL)
+    mirror = folder.mirror_path(url)
+    if mirror.is_dir():
+        try:
+            git.remove_lock_files(mirror)
+        except OSError:
+            lock.release()
+            raise
+    return lock
