@@ -96,7 +96,11 @@ def unseeing(tmp_path_factory: pytest.TempPathFactory) -> Iterator[UnseeingWorke
     trigger = home / "kill-the-next-worker-writing-a-file"
     # A free port for its web server: another cluster of the test run may hold Dask's default.
     cluster = distributed.LocalCluster(
-        n_workers=0, host="127.0.0.1", dashboard_address=":0", processes=True
+        n_workers=0,
+        host="127.0.0.1",
+        dashboard_address="127.0.0.1:0",
+        scheduler_kwargs={"dashboard": False},
+        processes=True,
     )
     client = distributed.Client(cluster, set_as_default=False)
     inherited = {

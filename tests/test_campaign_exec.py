@@ -89,7 +89,8 @@ def dask_cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Cluster]:
         processes=True,
         memory_limit="768MiB",
         host="127.0.0.1",
-        dashboard_address=None,
+        dashboard_address="127.0.0.1:0",  # Dask's usual port may be another cluster's
+        scheduler_kwargs={"dashboard": False},
         env=env,
     )
     client = distributed.Client(cluster, set_as_default=False)
@@ -540,6 +541,30 @@ def test_waves_on_dask_through_the_command_line(world: World, dask_cluster: Clus
     assert ran["run"]["waves"] == [["p1"], ["p2", "p3"], ["p4"]]
     assert ran["run"]["canary"] == 1 and ran["run"]["wave_size"] == 2
     assert set(states(ran).values()) == {"updated"}
+
+
+def test_dask_without_a_scheduler_runs_a_cluster_of_its_own_on_loopback(
+    world: World, coordinator_tmp: dict[str, str]
+) -> None:
+    """No --scheduler: the run starts a local cluster of -j workers and ends it. Its web
+    server takes a free loopback port, so Dask's usual one being taken (here by the test)
+    makes no warning."""
+    pytest.importorskip("distributed")
+    for name in ("p1", "p2"):
+        world.remote(name)
+    start(world, "c1")
+    with socket.socket() as taken:
+        try:
+            taken.bind(("127.0.0.1", 8787))
+            taken.listen()
+        except OSError:
+            pass  # already taken by something else: the case this test is about
+        done = run_process(world, coordinator_tmp, "c1", "--executor", "dask", "-j", "2")
+    assert done.returncode == 0, done.stderr
+    document = json.loads(done.stdout)
+    assert document["run"]["executor"] == "dask" and document["run"]["jobs"] == 2
+    assert states(document) == {"p1": "updated", "p2": "updated"}
+    assert done.stderr == ""
 
 
 def test_a_rerun_forms_its_waves_from_the_unfinished_repositories(world: World) -> None:

@@ -344,7 +344,10 @@ class DaskExecutor:
                 n_workers=jobs,
                 threads_per_worker=1,
                 processes=True,
-                dashboard_address=None,
+                # Its web server on a free loopback port, with no dashboard: Dask's default
+                # port may be another cluster's, and then Dask warns on stderr.
+                dashboard_address="127.0.0.1:0",
+                scheduler_kwargs={"dashboard": False},
             )
             self._client: Any = distributed.Client(self._cluster, set_as_default=False)
         else:
