@@ -18,10 +18,9 @@ from fixtures.deps.loopback import FIXTURES, LoopbackRegistry
 from tether.deps.registries import (
     Fetcher,
     FetchError,
+    FixtureDir,
     HttpClient,
-    NpmFixtureDir,
     NpmRegistry,
-    PypiFixtureDir,
     PypiJsonApi,
     PypiSimpleApi,
     from_simple_json,
@@ -135,9 +134,9 @@ def test_fixture_directories_match_http() -> None:
     with LoopbackRegistry() as registry:
         over_http = NpmRegistry(registry.url).fetch("@scope/util")
         py_http = PypiJsonApi(registry.url + "/pypi").fetch("requests")
-    assert NpmFixtureDir(FIXTURES / "npm").fetch("@scope/util") == over_http
-    assert PypiFixtureDir(FIXTURES / "pypi").fetch("requests") == py_http
-    assert NpmFixtureDir(FIXTURES / "npm").fetch("nope") is None
+    assert FixtureDir(FIXTURES / "npm", "npm").fetch("@scope/util") == over_http
+    assert FixtureDir(FIXTURES / "pypi", "pypi").fetch("requests") == py_http
+    assert FixtureDir(FIXTURES / "npm", "npm").fetch("nope") is None
 
 
 def test_registry_selection(tmp_path: Path) -> None:
@@ -154,14 +153,15 @@ def test_registry_selection(tmp_path: Path) -> None:
     assert npm_source(None, env, tmp_path, client).describe() == "https://env.example.invalid/"
     flag = npm_source("https://flag.example.invalid/", env, tmp_path, client)
     assert flag.describe() == "https://flag.example.invalid/"
-    assert isinstance(npm_source(str(FIXTURES / "npm"), env, tmp_path, client), NpmFixtureDir)
+    npm_folder = FixtureDir(FIXTURES / "npm", "npm")
+    assert npm_source(str(FIXTURES / "npm"), env, tmp_path, client) == npm_folder
     assert isinstance(pypi_source(None, {}, client), PypiJsonApi)
     assert isinstance(
         pypi_source(None, {"PIP_INDEX_URL": "https://pypi.org/simple"}, client), PypiJsonApi
     )
     private = pypi_source(None, {"PIP_INDEX_URL": "https://pkgs.example.invalid/simple/"}, client)
     assert isinstance(private, PypiSimpleApi)
-    assert isinstance(pypi_source(str(FIXTURES / "pypi"), {}, client), PypiFixtureDir)
+    assert pypi_source(str(FIXTURES / "pypi"), {}, client) == FixtureDir(FIXTURES / "pypi", "pypi")
 
 
 def test_simple_api_shape() -> None:

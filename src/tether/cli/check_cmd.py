@@ -2,7 +2,8 @@ from __future__ import annotations
 
 import argparse
 
-from tether.cli.common import add_status_arguments, list_limit, print_json, project_dir
+from tether.cli.common import add_status_arguments, list_limit, print_json
+from tether.cli.status_cmd import status_of
 from tether.errors import Exit
 
 
@@ -11,16 +12,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from tether.flows.status import project_status
     from tether.report.human import render_check
 
-    report = project_status(
-        project_dir(args),
-        args.profile,
-        args.source,
-        args.check_latest,
-        no_regions=args.no_regions,
-    )
+    report = status_of(args)
     reasons = report.check_reasons()
     if args.json:
         print_json({"ok": not reasons, "reasons": reasons, **report.to_json()})

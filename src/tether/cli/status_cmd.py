@@ -1,9 +1,13 @@
 from __future__ import annotations
 
 import argparse
+from typing import TYPE_CHECKING
 
 from tether.cli.common import add_status_arguments, list_limit, print_json, project_dir
 from tether.errors import Exit
+
+if TYPE_CHECKING:
+    from tether.flows.status import StatusReport
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -11,18 +15,24 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from tether.flows.status import project_status
     from tether.report.human import render_status
 
-    report = project_status(
+    report = status_of(args)
+    if args.json:
+        print_json(report.to_json())
+    else:
+        print(render_status(report, list_limit(args)))
+    return Exit.OK
+
+
+def status_of(args: argparse.Namespace) -> StatusReport:
+    """The status the arguments ask for (``status`` and ``check`` take the same ones)."""
+    from tether.flows.status import project_status
+
+    return project_status(
         project_dir(args),
         args.profile,
         args.source,
         args.check_latest,
         no_regions=args.no_regions,
     )
-    if args.json:
-        print_json(report.to_json())
-    else:
-        print(render_status(report, list_limit(args)))
-    return Exit.OK

@@ -311,31 +311,21 @@ class PypiSimpleApi:
 
 
 @dataclass
-class NpmFixtureDir:
-    """``<dir>/<name>.json`` packuments; a scoped one as ``<dir>/@scope/name.json``."""
+class FixtureDir:
+    """A folder of JSON documents, one per package, standing in for a registry: npm's as
+    ``<name>.json`` packuments (a scoped one as ``@scope/name.json``), PyPI's as
+    ``<canonical-name>.json`` in its JSON API's shape."""
 
     root: Path
-    ecosystem: Ecosystem = "npm"
+    ecosystem: Ecosystem
 
     def describe(self) -> str:
         return str(self.root)
 
     def fetch(self, name: str) -> PackageInfo | None:
-        doc = _read_fixture(self.root / f"{name}.json")
-        return None if doc is None else from_packument(name, doc)
-
-
-@dataclass
-class PypiFixtureDir:
-    """``<dir>/<canonical-name>.json`` in the JSON API's shape."""
-
-    root: Path
-    ecosystem: Ecosystem = "pypi"
-
-    def describe(self) -> str:
-        return str(self.root)
-
-    def fetch(self, name: str) -> PackageInfo | None:
+        if self.ecosystem == "npm":
+            doc = _read_fixture(self.root / f"{name}.json")
+            return None if doc is None else from_packument(name, doc)
         doc = _read_fixture(self.root / f"{pyspec.canonical(name)}.json")
         return None if doc is None else from_pypi_json(name, doc)
 
@@ -415,7 +405,7 @@ def npm_source(
     )
     local = _local_dir(location)
     if local is not None:
-        return NpmFixtureDir(local)
+        return FixtureDir(local, "npm")
     scopes = {
         key.removesuffix(":registry"): value
         for key, value in settings.items()
@@ -567,7 +557,7 @@ def pypi_source(flag: str | None, env: Mapping[str, str], client: HttpClient) ->
     location = flag or env.get("PIP_INDEX_URL") or DEFAULT_PYPI
     local = _local_dir(location)
     if local is not None:
-        return PypiFixtureDir(local)
+        return FixtureDir(local, "pypi")
     parsed = urllib.parse.urlparse(location)
     if parsed.path.rstrip("/").endswith("/simple"):
         if parsed.hostname == "pypi.org":

@@ -1,6 +1,6 @@
-"""Sources whose releases are named versions at a remote or repository (git tags, GitHub tags,
-GitHub releases): listing, matching an asked version and caching its tree are the same for
-each; a kind only says how it lists names and how it exports one."""
+"""Sources whose releases are named versions at a remote, a repository or a folder (git tags,
+GitHub tags, GitHub releases, tarballs on disk): listing, matching an asked version and caching
+its tree are the same for each; a kind only says how it lists names and how it exports one."""
 
 from __future__ import annotations
 
@@ -33,11 +33,16 @@ class TaggedSource(ABC):
         wanted = asked_version(version, self.spec)
         tree = self.cache.cached(wanted)
         if tree is None:
-            offered = self._offered()
-            tag = match_version(wanted, offered)
-            if tag is None:
-                raise not_found(wanted, self.spec, list(offered))
+            tag = self._locate(wanted)
             tree = self.cache.build(
                 wanted, lambda work, dest: self._export(tag, wanted, work, dest)
             )
         return ReleaseTree(version=wanted, root=tree, source=self.spec)
+
+    def _locate(self, version: str) -> str:
+        """The name at the source of the release ``version`` (an exact version)."""
+        offered = self._offered()
+        tag = match_version(version, offered)
+        if tag is None:
+            raise not_found(version, self.spec, list(offered))
+        return tag

@@ -18,10 +18,11 @@ from tether.errors import TetherError
 from tether.fsio import read_bytes
 from tether.sources import ReleaseTree
 from tether.sources.cache import TreeCache
-from tether.sources.common import asked_version, match_version, not_found
+from tether.sources.common import asked_version
 from tether.sources.extract import extract_tar_safely
+from tether.sources.tagged import TaggedSource
 from tether.sources.web import open_url
-from tether.versions import parse_version, sort_versions
+from tether.versions import parse_version
 
 if TYPE_CHECKING:
     from http.client import HTTPResponse
@@ -41,8 +42,8 @@ def expand(template: str, version: str) -> str:
     return template.replace("{version}", version).replace("{tag}", f"v{version}")
 
 
-class LocalTarballSource:
-    """Tarballs on disk, e.g. ``releases/app-{version}.tar.gz``; versions listed by glob."""
+class _TemplatedSource:
+    """A source named by a path or URL template with a version placeholder."""
 
     def __init__(self, spec: str, template: str, cache: TreeCache, max_entry_bytes: int) -> None:
         self.notes: list[str] = []
@@ -50,6 +51,10 @@ class LocalTarballSource:
         self.template = template
         self.cache = cache
         self.max_entry_bytes = max_entry_bytes
+
+
+class LocalTarballSource(_TemplatedSource, TaggedSource):
+    """Tarballs on disk, e.g. ``releases/app-{version}.tar.gz``; versions listed by glob."""
 
     def _offered(self) -> dict[str, str]:
         """Listed version -> tarball path, for every file the template matches."""
@@ -66,30 +71,15 @@ class LocalTarballSource:
                 offered[version] = found
         return offered
 
-    def available_versions(self, include_prereleases: bool = False) -> list[str]:
-        return sort_versions(list(self._offered()), include_prereleases)
+    def _locate(self, version: str) -> str:
+        """The tarball the template names for ``version``, else one listed as it."""
+        exact = expand(self.template, version)
+        return exact if Path(exact).is_file() else super()._locate(version)
 
-    def fetch(self, version: str) -> ReleaseTree:
-        wanted = asked_version(version, self.spec)
-        tree = self.cache.cached(wanted)
-        if tree is None:
-            tarball = self._tarball(wanted)
-            tree = self.cache.build(wanted, lambda _work, dest: self._extract(tarball, dest))
-        return ReleaseTree(version=wanted, root=tree, source=self.spec)
-
-    def _tarball(self, version: str) -> Path:
-        exact = Path(expand(self.template, version))
-        if exact.is_file():
-            return exact
-        offered = self._offered()
-        found = match_version(version, offered)
-        if found is None:
-            raise not_found(version, self.spec, list(offered))
-        return Path(found)
-
-    def _extract(self, tarball: Path, dest: Path) -> None:
+    def _export(self, tag: str, version: str, work: Path, dest: Path) -> None:
         from tether.checksums import verify_tarball_checksum
 
+        tarball = Path(tag)
         if verify_tarball_checksum(tarball) is False:
             raise TetherError(
                 f"{tarball}: does not match the sha256 published beside it "
@@ -112,15 +102,8 @@ def _glob_and_regex(template: str) -> tuple[str, re.Pattern[str]]:
     return pattern, re.compile(regex)
 
 
-class UrlTarballSource:
+class UrlTarballSource(_TemplatedSource):
     """Tarballs over http(s). A URL cannot be listed, so versions must be given explicitly."""
-
-    def __init__(self, spec: str, template: str, cache: TreeCache, max_entry_bytes: int) -> None:
-        self.notes: list[str] = []
-        self.spec = spec
-        self.template = template
-        self.cache = cache
-        self.max_entry_bytes = max_entry_bytes
 
     def available_versions(self, include_prereleases: bool = False) -> list[str]:
         raise TetherError(
