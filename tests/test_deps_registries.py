@@ -21,8 +21,7 @@ from tether.deps.registries import (
     FixtureDir,
     HttpClient,
     NpmRegistry,
-    PypiJsonApi,
-    PypiSimpleApi,
+    PypiIndex,
     from_simple_json,
     npm_source,
     pypi_source,
@@ -133,10 +132,26 @@ def test_fetcher_reports_errors_per_package(scripted: Callable[[Script], Scripte
 def test_fixture_directories_match_http() -> None:
     with LoopbackRegistry() as registry:
         over_http = NpmRegistry(registry.url).fetch("@scope/util")
-        py_http = PypiJsonApi(registry.url + "/pypi").fetch("requests")
+        py_http = PypiIndex(registry.url + "/pypi").fetch("requests")
     assert FixtureDir(FIXTURES / "npm", "npm").fetch("@scope/util") == over_http
     assert FixtureDir(FIXTURES / "pypi", "pypi").fetch("requests") == py_http
     assert FixtureDir(FIXTURES / "npm", "npm").fetch("nope") is None
+
+
+def test_a_simple_index_is_asked_for_its_json_form_and_read_as_the_json_api() -> None:
+    """A private index (PEP 691): the page of each package, in JSON; its releases, ages and
+    withdrawals read as pypi.org's JSON API gives them (which adds only the newest version)."""
+    with LoopbackRegistry() as registry:
+        index = pypi_source(None, {"PIP_INDEX_URL": registry.url + "/simple/"}, HttpClient())
+        simple = index.fetch("requests")
+        missing = index.fetch("nope")
+        json_api = PypiIndex(registry.url + "/pypi").fetch("requests")
+    assert simple is not None and json_api is not None and missing is None
+    assert {r.version: (r.published, r.withdrawn) for r in simple.releases} == {
+        r.version: (r.published, r.withdrawn) for r in json_api.releases
+    }
+    assert any(r.withdrawn for r in simple.releases)  # the fixture's yanked 2.32.0
+    assert registry.counts["/simple/requests/"] == 1
 
 
 def test_registry_selection(tmp_path: Path) -> None:
@@ -155,12 +170,11 @@ def test_registry_selection(tmp_path: Path) -> None:
     assert flag.describe() == "https://flag.example.invalid/"
     npm_folder = FixtureDir(FIXTURES / "npm", "npm")
     assert npm_source(str(FIXTURES / "npm"), env, tmp_path, client) == npm_folder
-    assert isinstance(pypi_source(None, {}, client), PypiJsonApi)
-    assert isinstance(
-        pypi_source(None, {"PIP_INDEX_URL": "https://pypi.org/simple"}, client), PypiJsonApi
-    )
+    json_api = PypiIndex("https://pypi.org/pypi", client)
+    assert pypi_source(None, {}, client) == json_api
+    assert pypi_source(None, {"PIP_INDEX_URL": "https://pypi.org/simple"}, client) == json_api
     private = pypi_source(None, {"PIP_INDEX_URL": "https://pkgs.example.invalid/simple/"}, client)
-    assert isinstance(private, PypiSimpleApi)
+    assert private == PypiIndex("https://pkgs.example.invalid/simple/", client, simple=True)
     assert pypi_source(str(FIXTURES / "pypi"), {}, client) == FixtureDir(FIXTURES / "pypi", "pypi")
 
 

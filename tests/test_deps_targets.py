@@ -24,7 +24,7 @@ from fixtures.deps.kit import NOW
 from fixtures.deps.loopback import LoopbackRegistry
 from tether.deps import npmspec, pyspec
 from tether.deps.model import Declared, Locus, Occurrence, ReleaseGate
-from tether.deps.registries import Fetcher, Key, NpmRegistry, PypiJsonApi
+from tether.deps.registries import Fetcher, Key, NpmRegistry, PypiIndex
 from tether.deps.targets import AgePolicy, resolve
 
 LOCUS = Locus("package.json", "dependencies", "json", ("dependencies", "x"))
@@ -106,7 +106,7 @@ PY_SKIPS = [
 def fetcher() -> Iterator[Fetcher]:
     with LoopbackRegistry() as registry:
         yield Fetcher(
-            {"npm": NpmRegistry(registry.url + "/"), "pypi": PypiJsonApi(registry.url + "/pypi")}
+            {"npm": NpmRegistry(registry.url + "/"), "pypi": PypiIndex(registry.url + "/pypi")}
         )
 
 

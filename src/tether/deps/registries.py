@@ -278,33 +278,25 @@ class NpmRegistry:
 
 
 @dataclass
-class PypiJsonApi:
+class PypiIndex:
+    """A PyPI index over HTTP: pypi.org's JSON API (``<base>/<name>/json``), or with
+    ``simple`` a PEP 691 simple index (``<base>/<name>/``, asked for its JSON form)."""
+
     base: str
     client: HttpClient = field(default_factory=HttpClient)
+    simple: bool = False
     ecosystem: Ecosystem = "pypi"
 
     def describe(self) -> str:
         return self.base
 
     def fetch(self, name: str) -> PackageInfo | None:
-        url = f"{self.base.rstrip('/')}/{urllib.parse.quote(name)}/json"
-        doc = self.client.get_json(url)
+        page = f"{self.base.rstrip('/')}/{urllib.parse.quote(name)}/"
+        if self.simple:
+            doc = self.client.get_json(page, accept=_SIMPLE_JSON)
+            return None if doc is None else from_simple_json(name, doc)
+        doc = self.client.get_json(page + "json")
         return None if doc is None else from_pypi_json(name, doc)
-
-
-@dataclass
-class PypiSimpleApi:
-    base: str
-    client: HttpClient = field(default_factory=HttpClient)
-    ecosystem: Ecosystem = "pypi"
-
-    def describe(self) -> str:
-        return self.base
-
-    def fetch(self, name: str) -> PackageInfo | None:
-        url = f"{self.base.rstrip('/')}/{urllib.parse.quote(name)}/"
-        doc = self.client.get_json(url, accept=_SIMPLE_JSON)
-        return None if doc is None else from_simple_json(name, doc)
 
 
 # --- fixture directories -----------------------------------------------------------------
@@ -561,9 +553,9 @@ def pypi_source(flag: str | None, env: Mapping[str, str], client: HttpClient) ->
     parsed = urllib.parse.urlparse(location)
     if parsed.path.rstrip("/").endswith("/simple"):
         if parsed.hostname == "pypi.org":
-            return PypiJsonApi(DEFAULT_PYPI, client)
-        return PypiSimpleApi(location, client)
-    return PypiJsonApi(location, client)
+            return PypiIndex(DEFAULT_PYPI, client)
+        return PypiIndex(location, client, simple=True)
+    return PypiIndex(location, client)
 
 
 # --- fetching once -----------------------------------------------------------------------
