@@ -244,31 +244,11 @@ def _combine(
     while k1 < len(changes1) and k2 < len(changes2):
         c1, c2 = changes1[k1], changes2[k2]
         if c1.a_start + c1.a_count < c2.a_start:
-            shift = c2.b_start - c2.a_start
-            _append(
-                hunks,
-                1,
-                c1.a_start,
-                c1.a_count,
-                c1.b_start,
-                c1.b_count,
-                c1.a_start + shift,
-                c1.a_count,
-            )
+            _take_alone(hunks, 1, c1, c2.b_start - c2.a_start)
             k1 += 1
             continue
         if c2.a_start + c2.a_count < c1.a_start:
-            shift = c1.b_start - c1.a_start
-            _append(
-                hunks,
-                2,
-                c2.a_start,
-                c2.a_count,
-                c2.a_start + shift,
-                c2.a_count,
-                c2.b_start,
-                c2.b_count,
-            )
+            _take_alone(hunks, 2, c2, c1.b_start - c1.a_start)
             k2 += 1
             continue
         if not _same_change(c1, c2, ours_ids, theirs_ids):
@@ -279,31 +259,20 @@ def _combine(
             k2 += 1
         if end2 >= end1:
             k1 += 1
-    shift2 = texts[2].count - texts[0].count
     for c1 in changes1[k1:]:
-        _append(
-            hunks,
-            1,
-            c1.a_start,
-            c1.a_count,
-            c1.b_start,
-            c1.b_count,
-            c1.a_start + shift2,
-            c1.a_count,
-        )
-    shift1 = texts[1].count - texts[0].count
+        _take_alone(hunks, 1, c1, texts[2].count - texts[0].count)
     for c2 in changes2[k2:]:
-        _append(
-            hunks,
-            2,
-            c2.a_start,
-            c2.a_count,
-            c2.a_start + shift1,
-            c2.a_count,
-            c2.b_start,
-            c2.b_count,
-        )
+        _take_alone(hunks, 2, c2, texts[1].count - texts[0].count)
     return hunks
+
+
+def _take_alone(hunks: list[_Hunk], side: int, change: Change, shift: int) -> None:
+    """A change of one side (1 ours, 2 theirs) with nothing of the other's at its base lines:
+    its own lines, and the other side's copy of those base lines (``shift`` lines away)."""
+    own = (change.b_start, change.b_count)
+    other = (change.a_start + shift, change.a_count)
+    ours, theirs = (own, other) if side == 1 else (other, own)
+    _append(hunks, side, change.a_start, change.a_count, *ours, *theirs)
 
 
 def _same_change(
