@@ -359,17 +359,23 @@ def _unshare_backups(batch: _Batch) -> None:
 def _intent(batch: _Batch, action: FileAction) -> None:
     """Written ahead: a rerun that finds these bytes at the target knows the write happened."""
     for target, data in _targets(batch.ctx, action):
-        fields: dict[str, object] = {
-            "path": action.path,
-            "target": target,
-            "sha256": sha256_bytes(data),
-            "bucket": action.bucket.value,
-        }
-        if action.decision:
-            fields["decision"] = action.decision
-        if action.reason:
-            fields["reason"] = action.reason
-        batch.records.append((STEP_FILE_INTENT, fields))
+        batch.records.append((STEP_FILE_INTENT, _file_record(action, target, data)))
+
+
+def _file_record(action: FileAction, target: str, data: bytes) -> dict[str, object]:
+    """The journal's fields for ``data`` going to ``target`` for ``action`` (an intent
+    before the write, the same fields once written)."""
+    fields: dict[str, object] = {
+        "path": action.path,
+        "target": target,
+        "sha256": sha256_bytes(data),
+        "bucket": action.bucket.value,
+    }
+    if action.decision:
+        fields["decision"] = action.decision
+    if action.reason:
+        fields["reason"] = action.reason
+    return fields
 
 
 def _write_action(batch: _Batch, action: FileAction) -> None:
@@ -384,17 +390,7 @@ def _write_action(batch: _Batch, action: FileAction) -> None:
         new_mode = action.mode if target_rel == action.path else 0o644
         target = ctx.guard.write(target_rel, data, new_mode=new_mode, durable=False)
         batch.flushed.append(target)
-        fields: dict[str, object] = {
-            "path": action.path,
-            "sha256": sha256_bytes(data),
-            "target": target_rel,
-            "bucket": action.bucket.value,
-        }
-        if action.decision:
-            fields["decision"] = action.decision
-        if action.reason:
-            fields["reason"] = action.reason
-        batch.records.append((STEP_FILE_WRITTEN, fields))
+        batch.records.append((STEP_FILE_WRITTEN, _file_record(action, target_rel, data)))
         if target_rel == action.path:
             wrote_path = True
             _verify_written(ctx, action)

@@ -48,16 +48,7 @@ def render_summary(doc: Doc) -> str:
     lines += _list(
         "Improvements not selected", [i["title"] for i in doc.get("skipped_improvements", [])]
     )
-    lines += _list(
-        "Skipped (isolation not possible)",
-        [f"{m['name']}: {m['reason']}" for m in doc.get("skipped_isolation", [])],
-    )
-    lines += _list(
-        "Skipped (path missing)", [f"{m['name']}: {m['path']}" for m in doc["skipped_path_missing"]]
-    )
-    lines += _list(
-        "Skipped (scan-failed)", [f"{m['name']}: {m['error']}" for m in doc["skipped_scan_failed"]]
-    )
+    lines += _skipped_projects(doc, doc["skipped_path_missing"], doc["skipped_scan_failed"])
     lines += _list("Skipped by user", [_package_line(p) for p in doc["skipped_by_user"]])
     lines += _list(
         "Skipped by conflict policy", [_package_line(p) for p in doc["skipped_by_conflict_policy"]]
@@ -296,18 +287,21 @@ def _override_line(item: Doc) -> str:
     return f"{head} (packages {packages}; projects {projects})"
 
 
-def _tail_sections(doc: Doc) -> list[str]:
-    lines: list[str] = []
-    lines += _list(
+def _skipped_projects(doc: Doc, path_missing: list[Doc], scan_failed: list[Doc]) -> list[str]:
+    """The projects a step left out, and why (a plan and an apply summary name the last two
+    lists differently)."""
+    lines = _list(
         "Skipped (isolation not possible)",
         [f"{m['name']}: {m['reason']}" for m in doc.get("skipped_isolation", [])],
     )
-    lines += _list(
-        "Skipped (path missing)", [f"{m['name']}: {m['path']}" for m in doc["path_missing"]]
-    )
-    lines += _list(
-        "Skipped (scan-failed)", [f"{m['name']}: {m['error']}" for m in doc["scan_failed"]]
-    )
+    lines += _list("Skipped (path missing)", [f"{m['name']}: {m['path']}" for m in path_missing])
+    lines += _list("Skipped (scan-failed)", [f"{m['name']}: {m['error']}" for m in scan_failed])
+    return lines
+
+
+def _tail_sections(doc: Doc) -> list[str]:
+    lines: list[str] = []
+    lines += _skipped_projects(doc, doc["path_missing"], doc["scan_failed"])
     lines += _list(
         "Skipped (unsupported range)",
         [skipped_line(s) for s in doc["skipped"] if s["kind"] == "unsupported-range"],
