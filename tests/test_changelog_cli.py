@@ -186,4 +186,7 @@ def test_missing_file_is_an_error(tmp_path, capsys):
         call("changelog", "--from", "1.0.0", "--to", "1.2.0", "--file", str(tmp_path / "nope.md"))
         == 1
     )
-    assert "cannot read changelog" in capsys.readouterr().err
+    missing = tmp_path / "nope.md"
+    assert capsys.readouterr().err == (
+        f"tether: {missing}: cannot read the changelog (No such file or directory)\n"
+    )

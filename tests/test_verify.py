@@ -221,10 +221,16 @@ def test_cli_json(files: dict[str, str], capsys: pytest.CaptureFixture[str]) -> 
 
 def test_cli_names_an_unreadable_file(files: dict[str, str], tmp_path: Path) -> None:
     missing = str(tmp_path / "nope")
-    with pytest.raises(TetherError, match=r"result file .*nope"):
+    with pytest.raises(TetherError) as missing_result:
         run_cli("--base", files["base"], "--ours", files["ours"], "--result", missing)
-    with pytest.raises(TetherError, match="baseline file"):
+    assert str(missing_result.value) == (
+        f"{missing}: cannot read the result file (No such file or directory)"
+    )
+    with pytest.raises(TetherError) as folder_as_baseline:
         run_cli("--base", str(tmp_path), "--ours", files["ours"], "--result", files["good"])
+    assert str(folder_as_baseline.value) == (
+        f"{tmp_path}: cannot read the baseline file (Is a directory)"
+    )
 
 
 def test_tether_verify_end_to_end(

@@ -7,7 +7,7 @@ import re
 from pathlib import Path
 
 from tether.errors import TetherError
-from tether.fsio import read_regular, sha256_file
+from tether.fsio import cannot_read, read_regular, sha256_file
 
 _HEX_DIGEST = re.compile(r"[0-9a-fA-F]{64}")
 _BSD_LINE = re.compile(r"^SHA256 ?\((?P<name>.+)\) ?= ?(?P<digest>[0-9a-fA-F]{64})$")
@@ -63,6 +63,6 @@ def verify_tarball_checksum(tarball: Path) -> bool | None:
     except FileNotFoundError:
         return None
     except OSError as error:
-        raise TetherError(f"{side}: cannot read ({error.strerror})") from None
+        raise TetherError(cannot_read(side, error)) from None
     expected = expected_digest(text, tarball.name)
     return expected is not None and expected == sha256_file(tarball)

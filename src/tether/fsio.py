@@ -114,6 +114,13 @@ def read_regular(path: str | os.PathLike[str]) -> bytes:
     return read_bytes(path)
 
 
+def cannot_read(path: str | os.PathLike[str], error: BaseException, what: str = "") -> str:
+    """The one wording of a file or folder that could not be read, for an error message:
+    ``PATH: cannot read [WHAT] (REASON)``."""
+    reason = getattr(error, "strerror", None) or str(error)
+    return f"{os.fspath(path)}: cannot read{' ' + what if what else ''} ({reason})"
+
+
 def is_special_file(path: str | os.PathLike[str]) -> bool:
     """Whether ``path`` (links followed) is a FIFO, socket or device; False when absent."""
     try:

@@ -28,7 +28,7 @@ from tether.audit.roster import GlobSet
 from tether.audit.shellast import Node, parse
 from tether.audit.tools import Toolset
 from tether.errors import TetherError, UsageError
-from tether.fsio import read_bytes, read_head
+from tether.fsio import cannot_read, read_bytes, read_head
 
 _SHEBANG: Final = re.compile(r"^#!\s*(\S+)(.*)$")
 _SH_INTERPRETERS: Final = {"sh", "dash", "ash"}
@@ -138,7 +138,7 @@ def registered_hooks(root: Path) -> set[str]:
         try:
             document = json.loads(read_bytes(path))
         except (OSError, ValueError) as error:
-            raise TetherError(f"{name}: cannot read the hook registrations ({error})") from None
+            raise TetherError(cannot_read(name, error, "the hook registrations")) from None
         for command_text in _hook_commands(document):
             found.update(_command_files(root, command_text))
     return found

@@ -12,6 +12,7 @@ from pathlib import Path
 from tether.cli.common import add_json, add_option, print_json
 from tether.engine.verify import verify_preserved
 from tether.errors import VERIFY_LINES_LOST, Exit, TetherError
+from tether.fsio import cannot_read
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -53,5 +54,4 @@ def _read(path: str, role: str) -> bytes:
     try:
         return Path(path).read_bytes()
     except OSError as error:
-        reason = error.strerror or str(error)
-        raise TetherError(f"cannot read the {role} file {path}: {reason}") from error
+        raise TetherError(cannot_read(path, error, f"the {role} file")) from error

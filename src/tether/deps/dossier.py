@@ -27,7 +27,7 @@ from tether.deps.bumps import (
 )
 from tether.deps.notes import BumpNotes, target_peers
 from tether.errors import TetherError
-from tether.fsio import atomic_write, read_bytes, sha256_bytes
+from tether.fsio import atomic_write, cannot_read, read_bytes, sha256_bytes
 from tether.report.dossier import IMPROVEMENTS, render_dossier_md, sections_to_fill
 
 Doc = dict[str, Any]
@@ -144,7 +144,7 @@ def _refuse_if_edited(md_path: Path, json_path: Path) -> None:
     except FileNotFoundError:
         return
     except OSError as error:
-        raise TetherError(f"cannot read {md_path}: {error.strerror or error}") from None
+        raise TetherError(cannot_read(md_path, error)) from None
     try:
         written = read_json(json_path)
     except TetherError:
@@ -229,7 +229,7 @@ def read_improvements(folder: Path | None) -> list[Improvement] | None:
     except FileNotFoundError:
         return None
     except OSError as error:
-        raise TetherError(f"cannot read {path}: {error.strerror or error}") from None
+        raise TetherError(cannot_read(path, error)) from None
     return improvements(text)
 
 

@@ -18,7 +18,7 @@ from typing import Any
 
 from tether.deps.model import Locus
 from tether.flows.safety import PathGuard
-from tether.fsio import read_bytes
+from tether.fsio import cannot_read, read_bytes
 
 
 class EditError(Exception):
@@ -59,7 +59,7 @@ def _read(root: Path, rel: str) -> bytes:
     try:
         return read_bytes(root / rel)
     except OSError as error:
-        raise EditError(f"{rel}: cannot read: {error.strerror}") from None
+        raise EditError(cannot_read(rel, error)) from None
 
 
 def _edit(rel: str, data: bytes, changes: list[Change]) -> bytes:

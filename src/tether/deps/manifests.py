@@ -25,7 +25,7 @@ from typing import Any, Literal
 from tether.deps import npmspec, pyspec
 from tether.deps.model import Declared, Locus, Occurrence, ReleaseGate, Skipped
 from tether.deps.workspace import PNPM_WORKSPACE, bun_catalogs, workspace_patterns
-from tether.fsio import read_bytes
+from tether.fsio import cannot_read, read_bytes
 
 Format = Literal["json", "yaml", "toml"]
 NPM_SECTIONS = ("dependencies", "devDependencies", "optionalDependencies")
@@ -103,7 +103,7 @@ def read_doc(root: Path, rel: str, fmt: Format) -> dict[str, Any] | None:
     except FileNotFoundError:
         return None
     except OSError as error:
-        raise ScanError(f"{rel}: cannot read: {error.strerror}") from None
+        raise ScanError(cannot_read(rel, error)) from None
     try:
         return parse(fmt, decode(data).body)
     except ParseProblem as problem:
@@ -427,6 +427,6 @@ def read_lines(scan: ProjectScan, rel: str) -> list[str] | None:
     except FileNotFoundError:
         return None
     except (OSError, UnicodeDecodeError) as error:
-        raise ScanError(f"{rel}: cannot read: {error}") from None
+        raise ScanError(cannot_read(rel, error)) from None
     scan.files.append(rel)
     return [line.removesuffix("\r") for line in text.split("\n")]

@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from tether.errors import TetherError, UsageError
-from tether.fsio import atomic_write, read_bytes
+from tether.fsio import atomic_write, cannot_read, read_bytes
 from tether.parselimits import json_loads
 from tether.runs.rundir import state_home
 
@@ -155,7 +155,7 @@ def read_json(path: Path) -> Any | None:
     except FileNotFoundError:
         return None
     except OSError as error:
-        raise TetherError(f"cannot read {path}: {error.strerror or error}") from None
+        raise TetherError(cannot_read(path, error)) from None
     try:
         return json_loads(data)
     except (json.JSONDecodeError, UnicodeDecodeError) as error:

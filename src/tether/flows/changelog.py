@@ -22,7 +22,7 @@ from tether.engine.changelog import (
     sections_between,
 )
 from tether.errors import TetherError, UsageError
-from tether.fsio import read_bytes
+from tether.fsio import cannot_read, read_bytes
 from tether.model.manifest import DEFAULT_CHANGELOG, load_manifest
 from tether.profiles import GAIA, NATIVE
 from tether.versions import parse_version, strip_v
@@ -63,7 +63,7 @@ def _read_text(path: Path, what: str) -> str:
     try:
         return read_bytes(path).decode("utf-8", "replace")
     except OSError as error:
-        raise TetherError(f"cannot read {what} {path}: {error.strerror or error}") from None
+        raise TetherError(cannot_read(path, error, f"the {what}")) from None
 
 
 def _tree_changelog_path(tree: Path) -> str:

@@ -25,6 +25,7 @@ from tether.fsio import (
     NOT_REGULAR,
     NotRegularFileError,
     atomic_write,
+    cannot_read,
     file_mode,
     flush_to_disk,
     read_bytes,
@@ -94,7 +95,7 @@ def _classify_targets(
         except NotRegularFileError:  # swapped for a FIFO or device since the guard looked
             raise TetherError(f"{target}: {NOT_REGULAR}; nothing was installed") from None
         except OSError as error:
-            raise TetherError(f"{target}: cannot read ({error.strerror})") from None
+            raise TetherError(cannot_read(target, error)) from None
     for rel in release.manifest.sentinels:
         problem, info = guard.inspect(rel)
         if problem and info is None:  # a folder on the way; a sentinel present stays as it is

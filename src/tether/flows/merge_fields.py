@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from tether.errors import TetherError
-from tether.fsio import atomic_write
+from tether.fsio import atomic_write, cannot_read
 
 if TYPE_CHECKING:
     from tether.engine.structured.model import StructuredMergeResult
@@ -34,7 +34,7 @@ def _read(role: str, path: str) -> bytes:
     except IsADirectoryError:
         raise TetherError(f"{role} file is a directory: {path}") from None
     except OSError as error:
-        raise TetherError(f"cannot read {role} file {path}: {error.strerror}") from None
+        raise TetherError(cannot_read(path, error, f"the {role} file")) from None
 
 
 def merge_fields(

@@ -16,6 +16,7 @@ from tether.flows.safety import PathGuard, check_own_paths
 from tether.fsio import (
     NOT_REGULAR,
     NotRegularFileError,
+    cannot_read,
     file_mode,
     read_bytes,
     read_regular,
@@ -88,9 +89,7 @@ class Project:
         except FileNotFoundError:
             return None
         except (OSError, UnicodeDecodeError) as error:
-            raise TetherError(
-                f"{self.path(self.profile.version_file)}: cannot read ({error})"
-            ) from None
+            raise TetherError(cannot_read(self.path(self.profile.version_file), error)) from None
 
 
 def check_project_dir(root: Path) -> Path:
@@ -189,9 +188,7 @@ class Release:
         return mode
 
     def _unreadable(self, rel: str, error: OSError) -> TetherError:
-        return TetherError(
-            f"release {self.version} ({self.source}): {rel}: cannot read ({error.strerror})"
-        )
+        return TetherError(f"release {self.version} ({self.source}): {cannot_read(rel, error)}")
 
     def read(self, rel: str) -> bytes | None:
         """The release's bytes for a path, None when the release does not contain it."""

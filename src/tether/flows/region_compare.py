@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from tether.errors import TetherError
+from tether.fsio import cannot_read
 
 if TYPE_CHECKING:
     from tether.engine.regions import RegionComparison
@@ -16,7 +17,7 @@ def _read(option: str, path: Path) -> bytes:
     try:
         return path.read_bytes()
     except OSError as error:
-        raise TetherError(f"cannot read {option} {path}: {error.strerror or error}") from error
+        raise TetherError(cannot_read(path, error, f"the {option} file")) from error
 
 
 def compare_region_files(

@@ -14,6 +14,7 @@ from tether.flows.project import Project, open_project
 from tether.flows.safety import PathGuard
 from tether.fsio import (
     NotRegularFileError,
+    cannot_read,
     read_regular,
     sha256_file,
 )
@@ -149,7 +150,7 @@ def current_digest(
     try:
         problem, info = guard.inspect_for_reading(rel)
     except OSError as error:  # a folder on the way that cannot be looked into
-        raise TetherError(f"{rel}: cannot read ({error.strerror})") from None
+        raise TetherError(cannot_read(rel, error)) from None
     if info is None and problem is None:
         return None
     if problem is not None or info is None or not stat.S_ISREG(info.st_mode):
@@ -162,7 +163,7 @@ def current_digest(
     except NotRegularFileError:  # swapped for a FIFO or device since the look
         return NOT_A_FILE
     except OSError as error:
-        raise TetherError(f"{rel}: cannot read ({error.strerror})") from None
+        raise TetherError(cannot_read(rel, error)) from None
     stats.record(rel, info, digest)
     return digest
 

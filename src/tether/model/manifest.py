@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from tether.errors import TetherError
-from tether.fsio import read_regular
+from tether.fsio import cannot_read, read_regular
 from tether.model.lifecycle import LIFECYCLE_KEYS, Lifecycle, parse_lifecycle
 from tether.parselimits import MAX_NESTING, json_loads
 from tether.pathrules import (
@@ -383,7 +383,7 @@ def load_manifest(
     except FileNotFoundError:
         raise ManifestError(f"{path}: manifest not found") from None
     except OSError as error:
-        raise ManifestError(f"{path}: cannot read manifest ({error.strerror})") from None
+        raise ManifestError(cannot_read(path, error, "manifest")) from None
     try:
         data = json_loads(raw, max_depth=MAX_NESTING)
     except (json.JSONDecodeError, UnicodeDecodeError) as error:

@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from tether.errors import TetherError
-from tether.fsio import read_bytes
+from tether.fsio import cannot_read, read_bytes
 from tether.model.lifecycle import LIFECYCLE_KEYS, Lifecycle, parse_lifecycle
 from tether.model.manifest import DEFAULT_CHANGELOG, FileClass, Rename
 from tether.parselimits import MAX_NESTING, toml_loads
@@ -205,7 +205,7 @@ def load_publish_config(path: Path, root: Path) -> PublishConfig:
             f"{path}: no such file (the publisher's config; see docs/publishing.md)"
         ) from None
     except OSError as error:
-        raise TetherError(f"{path}: cannot read ({error.strerror})") from None
+        raise TetherError(cannot_read(path, error)) from None
     try:
         data = toml_loads(raw.decode("utf-8"), max_depth=MAX_NESTING)
     except (tomllib.TOMLDecodeError, UnicodeDecodeError) as error:

@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from tether.errors import TetherError
-from tether.fsio import atomic_write, read_bytes
+from tether.fsio import atomic_write, cannot_read, read_bytes
 from tether.parselimits import MAX_NESTING, json_loads
 
 REGISTRY_VERSION = 2
@@ -136,7 +136,7 @@ def load_registry(path: Path) -> Registry:
     except FileNotFoundError:
         return Registry(path, exists=False)
     except OSError as error:
-        raise TetherError(f"cannot read registry file {path}: {error.strerror}") from None
+        raise TetherError(cannot_read(path, error, "the registry")) from None
     document = _parse(path, data)
     _check_version(path, document)
     return Registry(path, True, document, _records(path, document))

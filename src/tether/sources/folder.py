@@ -15,6 +15,7 @@ import stat
 from pathlib import Path
 
 from tether.errors import TetherError
+from tether.fsio import cannot_read
 from tether.sources.members import (
     FILE,
     FOLDER,
@@ -58,9 +59,7 @@ def _members(root: Path, rel_dir: str, label: str) -> list[Member]:
                 found.append(_member(item.path, rel, item.stat(follow_symlinks=False)))
     except OSError as error:
         where = os.path.join(label, rel_dir) if rel_dir else label
-        raise TetherError(
-            f"cannot read release folder {where}: {error.strerror or error}"
-        ) from None
+        raise TetherError(cannot_read(where, error, "the release folder")) from None
     return sorted(found, key=lambda member: member.name)
 
 

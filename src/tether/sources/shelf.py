@@ -9,6 +9,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from tether.errors import TetherError
+from tether.fsio import cannot_read
 from tether.sources import DEFAULT_MAX_ENTRY_BYTES, ReleaseTree
 from tether.sources.common import asked_version, match_version, not_found, version_names
 from tether.sources.folder import check_release_folder
@@ -28,7 +29,7 @@ class DirectorySource:
         try:
             names = [child.name for child in self.root.iterdir() if child.is_dir()]
         except OSError as error:
-            raise TetherError(f"cannot read the release directory {self.spec}: {error}") from None
+            raise TetherError(cannot_read(self.spec, error, "the release folder")) from None
         return version_names(names)
 
     def available_versions(self, include_prereleases: bool = False) -> list[str]:

@@ -21,6 +21,7 @@ from tether.errors import TetherError
 from tether.fsio import (
     TEMP_SUFFIX,
     atomic_write,
+    cannot_read,
     fsync_dir,
     read_bytes,
     sha256_bytes,
@@ -122,7 +123,7 @@ class PristineCache:
         except FileNotFoundError:
             data = None
         except OSError as error:
-            raise TetherError(f"{path}: cannot read ({error.strerror})") from None
+            raise TetherError(cannot_read(path, error)) from None
         if data is None or sha256_bytes(data) != sha256:
             data = self._get_packed(sha256)
         return data if data is not None and sha256_bytes(data) == sha256 else None
@@ -138,7 +139,7 @@ class PristineCache:
         except FileNotFoundError:
             return None
         except OSError as error:
-            raise TetherError(f"{entry.pack}: cannot read ({error.strerror})") from None
+            raise TetherError(cannot_read(entry.pack, error)) from None
 
 
 @dataclass

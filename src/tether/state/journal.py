@@ -47,7 +47,7 @@ from pathlib import Path
 from typing import BinaryIO
 
 from tether.errors import TetherError
-from tether.fsio import fsync_dir, read_bytes
+from tether.fsio import cannot_read, fsync_dir, read_bytes
 from tether.parselimits import json_loads
 from tether.state import crashpoint
 
@@ -266,7 +266,7 @@ def read_records(path: Path) -> list[Record]:
     except IsADirectoryError:
         raise TetherError(f"{path}: {_FOLDER_HERE}") from None
     except OSError as error:
-        raise TetherError(f"{path}: cannot read the journal ({error.strerror})") from None
+        raise TetherError(cannot_read(path, error, "the journal")) from None
     lines = data.split(b"\n")[:-1]  # what follows the last newline is empty or torn
     return [_decode(path, number, raw) for number, raw in enumerate(lines, 1)]
 

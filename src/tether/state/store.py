@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from tether.errors import TetherError
-from tether.fsio import atomic_write, read_bytes
+from tether.fsio import atomic_write, cannot_read, read_bytes
 from tether.model.manifest import FileClass
 from tether.parselimits import json_loads
 from tether.pathrules import NOTHING_RESERVED, ReservedPaths, project_path_problem
@@ -190,7 +190,7 @@ def load_state(path: Path, profile: Profile | None = None) -> State | None:
     except FileNotFoundError:
         return None
     except OSError as error:
-        raise TetherError(f"{path}: cannot read state ({error.strerror})") from None
+        raise TetherError(cannot_read(path, error, "state")) from None
     try:
         data = json_loads(raw)
     except (json.JSONDecodeError, UnicodeDecodeError) as error:

@@ -15,7 +15,7 @@ from tether.errors import TetherError
 from tether.flows.reapply.patches import META_FILE
 from tether.flows.reapply.target import check_dir, prepare_runtime, profile_of
 from tether.flows.safety import PathGuard, check_own_paths
-from tether.fsio import file_mode, read_bytes, sha256_file
+from tether.fsio import cannot_read, file_mode, read_bytes, sha256_file
 from tether.parselimits import json_loads
 from tether.pathrules import project_path_problem
 from tether.state.journal import new_run_id
@@ -63,7 +63,7 @@ def _read_manifest(manifest: Path) -> dict[str, Any]:
     try:
         data = json_loads(read_bytes(manifest))
     except OSError as error:
-        raise TetherError(f"cannot read the manifest {manifest}: {error.strerror}") from None
+        raise TetherError(cannot_read(manifest, error, "the manifest")) from None
     except (ValueError, UnicodeDecodeError) as error:
         raise TetherError(f"{manifest}: not valid JSON ({error})") from None
     files = data.get("files") if isinstance(data, dict) else None
