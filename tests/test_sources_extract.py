@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import io
 import os
+import re
 import stat
 import tarfile
 from pathlib import Path
@@ -152,7 +153,7 @@ def test_reads_from_an_open_file(tmp_path: Path) -> None:
 def test_not_a_tar_archive(tmp_path: Path) -> None:
     junk = tmp_path / "junk.tar.gz"
     junk.write_bytes(b"<html>not found</html>")
-    with pytest.raises(TetherError, match=f"cannot read archive {junk}"):
+    with pytest.raises(TetherError, match=re.escape(f"{junk}: cannot read the archive (")):
         extract_tar_safely(junk, tmp_path / "tree")
     assert not (tmp_path / "tree").exists()
 

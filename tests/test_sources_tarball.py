@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import socket
 from pathlib import Path
 
@@ -144,7 +145,7 @@ def test_url_serving_something_else_than_a_tarball(shelf: Path, tmp_path: Path) 
     (shelf / "page-1.0.0.tar.gz").write_text("<html>login</html>")
     with serve_directory(shelf) as base:
         url = f"{base}/page-1.0.0.tar.gz"
-        with pytest.raises(TetherError, match=f"cannot read archive {url}"):
+        with pytest.raises(TetherError, match=re.escape(f"{url}: cannot read the archive (")):
             open_source(f"{base}/page-{{version}}.tar.gz", tmp_path / "cache").fetch("1.0.0")
     assert listing(tmp_path / "cache") == []
 

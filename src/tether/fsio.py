@@ -117,7 +117,7 @@ def read_regular(path: str | os.PathLike[str]) -> bytes:
 def cannot_read(path: str | os.PathLike[str], error: BaseException, what: str = "") -> str:
     """The one wording of a file or folder that could not be read, for an error message:
     ``PATH: cannot read [WHAT] (REASON)``."""
-    reason = getattr(error, "strerror", None) or str(error)
+    reason = getattr(error, "strerror", None) or str(error) or type(error).__name__
     return f"{os.fspath(path)}: cannot read{' ' + what if what else ''} ({reason})"
 
 

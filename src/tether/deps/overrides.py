@@ -30,7 +30,7 @@ from typing import Any
 from tether.deps.align import PackagePlan, Plan
 from tether.deps.targets import dialect_of
 from tether.errors import TetherError, UsageError
-from tether.fsio import read_bytes
+from tether.fsio import cannot_read, read_bytes
 
 ACTIONS = ("run-override", "skip-matched", "force-generic")
 DEFAULT_FILE = "tether/deps-overrides.yaml"  # under the user's config folder
@@ -121,7 +121,7 @@ def load(path: Path) -> list[OverrideEntry]:
     except FileNotFoundError:
         raise TetherError(f"overrides file not found: {path}") from None
     except (OSError, UnicodeDecodeError) as error:
-        raise TetherError(f"cannot read overrides file {path}: {error}") from None
+        raise TetherError(cannot_read(path, error, "the overrides file")) from None
     document = _yaml(path, body)
     # The top level is the list itself, or a mapping holding it under "overrides".
     entries = document.get("overrides") if isinstance(document, dict) else document

@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from tether.errors import TetherError
-from tether.fsio import atomic_write
+from tether.fsio import atomic_write, cannot_read
 from tether.parselimits import json_loads
 
 
@@ -42,7 +42,7 @@ def _read(role: str, name: str) -> bytes:
     try:
         return Path(name).read_bytes()
     except OSError as error:
-        raise TetherError(f"{name}: cannot read the {role} version ({error.strerror})") from None
+        raise TetherError(cannot_read(name, error, f"the {role} version")) from None
 
 
 def rule_for_path(root: Path, rel: str) -> dict[str, Any] | None:

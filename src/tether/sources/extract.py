@@ -19,7 +19,7 @@ from typing import BinaryIO
 
 from tether import progress
 from tether.errors import TetherError
-from tether.fsio import write_all
+from tether.fsio import cannot_read, write_all
 from tether.pathrules import relpath_problem
 from tether.sources import DEFAULT_MAX_ENTRY_BYTES
 from tether.sources.members import (
@@ -88,14 +88,14 @@ def _open_tar(archive: Path | BinaryIO, name: str) -> tarfile.TarFile:
             return tarfile.open(archive, mode="r:*")
         return tarfile.open(fileobj=archive, mode="r:*")
     except (tarfile.TarError, OSError, EOFError, zlib.error) as error:
-        raise TetherError(f"cannot read archive {name}: {_reason(error)}") from None
+        raise TetherError(cannot_read(name, error, "the archive")) from None
 
 
 def _read_members(tar: tarfile.TarFile, name: str) -> list[tarfile.TarInfo]:
     try:
         return tar.getmembers()
     except (tarfile.TarError, OSError, EOFError, zlib.error) as error:
-        raise TetherError(f"cannot read archive {name}: {_reason(error)}") from None
+        raise TetherError(cannot_read(name, error, "the archive")) from None
 
 
 def _reason(error: BaseException) -> str:
