@@ -75,12 +75,17 @@ def test_bad_input(tree: Path, tmp_path: Path) -> None:
     code, _, err = run_cli(
         "snapshot", "check", "--dir", str(tree), "--baseline", str(tmp_path / "none")
     )
-    assert code == 1 and "baseline not found" in err
-    (tmp_path / "bogus.json").write_text('{"files": {}}')
-    code, _, err = run_cli(
-        "snapshot", "check", "--dir", str(tree), "--baseline", str(tmp_path / "bogus.json")
-    )
-    assert code == 1 and "not a tether snapshot" in err
+    missing = tmp_path / "none"
+    assert code == 1
+    assert err == f"tether: {missing}: cannot read the baseline (No such file or directory)\n"
+    bogus = tmp_path / "bogus.json"
+    bogus.write_text('{"files": {}}')
+    code, _, err = run_cli("snapshot", "check", "--dir", str(tree), "--baseline", str(bogus))
+    assert code == 1
+    assert err.startswith(f"tether: {bogus}: the baseline is not a tether snapshot (schema ")
+    bogus.write_text("{not json")
+    code, _, err = run_cli("snapshot", "check", "--dir", str(tree), "--baseline", str(bogus))
+    assert code == 1 and err.startswith(f"tether: {bogus}: the baseline is not a snapshot (")
     code, _, err = run_cli("snapshot", "--dir", str(tree))
     assert code == 2 and "--out" in err
 

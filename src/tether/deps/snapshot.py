@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from tether.errors import TetherError
-from tether.fsio import atomic_write, read_bytes, sha256_bytes, sha256_file
+from tether.fsio import atomic_write, cannot_read, read_bytes, sha256_bytes, sha256_file
 from tether.parselimits import json_loads
 
 SCHEMA = 1
@@ -90,12 +90,12 @@ def record(root: Path, out: Path, exclude: Sequence[str] = DEFAULT_EXCLUDE) -> d
 def load(path: Path) -> dict[str, Any]:
     try:
         doc = json_loads(read_bytes(path))
-    except FileNotFoundError:
-        raise TetherError(f"baseline not found: {path}") from None
-    except (OSError, json.JSONDecodeError, UnicodeDecodeError) as error:
-        raise TetherError(f"baseline is not a snapshot: {path}: {error}") from None
+    except OSError as error:
+        raise TetherError(cannot_read(path, error, "the baseline")) from None
+    except (json.JSONDecodeError, UnicodeDecodeError) as error:
+        raise TetherError(f"{path}: the baseline is not a snapshot ({error})") from None
     if not isinstance(doc, dict) or doc.get("schema") != SCHEMA or "files" not in doc:
-        raise TetherError(f"baseline is not a tether snapshot (schema {SCHEMA}): {path}")
+        raise TetherError(f"{path}: the baseline is not a tether snapshot (schema {SCHEMA})")
     return doc
 
 

@@ -29,10 +29,6 @@ class FieldsReport:
 def _read(role: str, path: str) -> bytes:
     try:
         return Path(path).read_bytes()
-    except FileNotFoundError:
-        raise TetherError(f"{role} file not found: {path}") from None
-    except IsADirectoryError:
-        raise TetherError(f"{role} file is a directory: {path}") from None
     except OSError as error:
         raise TetherError(cannot_read(path, error, f"the {role} file")) from None
 
