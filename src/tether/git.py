@@ -7,6 +7,7 @@ some other repository (set, for example, while git runs a hook) are dropped.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import subprocess
 from collections.abc import Iterator, Mapping, Sequence
@@ -794,25 +795,20 @@ def _may_have_worktrees(repo: Path) -> bool:
     return (repo / "worktrees").exists()
 
 
-def remove_lock_files(git_dir: Path) -> list[Path]:
-    """Delete the ``*.lock`` files under ``git_dir`` and return them. Git makes one beside each
-    file it is about to replace (a ref, ``packed-refs``, an index, the config) and renames it
-    into place; a git killed in between leaves it behind, and every later change of that file
-    fails with "File exists". Only for a repository the caller knows no git is working in."""
-    removed: list[Path] = []
+def remove_lock_files(git_dir: Path) -> None:
+    """Delete the ``*.lock`` files under ``git_dir``. Git makes one beside each file it is
+    about to replace (a ref, ``packed-refs``, an index, the config) and renames it into place;
+    a git killed in between leaves it behind, and every later change of that file fails with
+    "File exists". Only for a repository the caller knows no git is working in. One that
+    cannot be removed stays, and git's own error names it when it is in the way."""
     objects = os.path.join(git_dir, "objects")
     for folder, folders, names in os.walk(git_dir):
         if folder == objects:  # loose objects: thousands of files and never a lock among them
             folders[:] = [f for f in folders if f in ("info", "pack")]
         for name in names:
             if name.endswith(".lock"):
-                path = Path(folder, name)
-                try:
-                    os.unlink(path)
-                except FileNotFoundError:
-                    continue
-                removed.append(path)
-    return removed
+                with contextlib.suppress(OSError):
+                    os.unlink(os.path.join(folder, name))
 
 
 def worktree_prune(repo: Path) -> None:

@@ -94,9 +94,5 @@ def lock_mirror(folder: CampaignFolder, url: str, holder: str) -> ProjectLock:
             time.sleep(MIRROR_LOCK_POLL)
     mirror = folder.mirror_path(url)
     if mirror.is_dir():
-        try:
-            git.remove_lock_files(mirror)
-        except OSError:
-            lock.release()
-            raise
+        git.remove_lock_files(mirror)
     return lock
