@@ -257,6 +257,17 @@ def test_file_validation(tmp_path: Path, text: str, message: str) -> None:
         load(path)
 
 
+def test_a_missing_overrides_file_is_a_one_line_error(
+    tmp_path: Path, setup: Path, server: LoopbackRegistry
+) -> None:
+    missing = tmp_path / "nope.yaml"
+    code, out, err = run_cli(
+        *deps(setup, server, "plan", "--level", "minor", "--overrides", str(missing))
+    )
+    assert (code, out) == (1, "")
+    assert err == f"tether: {missing}: cannot read the overrides file (No such file or directory)\n"
+
+
 def test_version_never_becomes_shell_syntax() -> None:
     argv = render_command("tool upgrade --to={version} '{version} x'", "1.0.0; rm -rf /")
     assert argv == ["tool", "upgrade", "--to=1.0.0; rm -rf /", "1.0.0; rm -rf / x"]

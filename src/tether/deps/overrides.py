@@ -118,8 +118,6 @@ def undecided(bound: list[BoundOverride], decisions: dict[str, str]) -> None:
 def load(path: Path) -> list[OverrideEntry]:
     try:
         body = read_bytes(path).decode("utf-8")
-    except FileNotFoundError:
-        raise TetherError(f"overrides file not found: {path}") from None
     except (OSError, UnicodeDecodeError) as error:
         raise TetherError(cannot_read(path, error, "the overrides file")) from None
     document = _yaml(path, body)
