@@ -35,6 +35,7 @@ from builders import GIT_TEST_ENV, git
 from test_campaign import World, cli
 from test_campaign_exec import commits_on_branch, mixed_repositories, results, run, start
 from tether.campaign.bundles import NOT_VERIFIED, take_in
+from tether.campaign.executors import LOOPBACK_WEB_SERVER
 from tether.campaign.model import Settings, UnitResult
 from tether.campaign.store import CampaignFolder
 from tether.campaign.units import fetch_unit, update_unit
@@ -98,8 +99,7 @@ def unseeing(tmp_path_factory: pytest.TempPathFactory) -> Iterator[UnseeingWorke
     cluster = distributed.LocalCluster(
         n_workers=0,
         host="127.0.0.1",
-        dashboard_address="127.0.0.1:0",
-        scheduler_kwargs={"dashboard": False},
+        **LOOPBACK_WEB_SERVER,
         processes=True,
     )
     client = distributed.Client(cluster, set_as_default=False)

@@ -89,8 +89,7 @@ def dask_cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Cluster]:
         processes=True,
         memory_limit="768MiB",
         host="127.0.0.1",
-        dashboard_address="127.0.0.1:0",  # Dask's usual port may be another cluster's
-        scheduler_kwargs={"dashboard": False},
+        **executors.LOOPBACK_WEB_SERVER,
         env=env,
     )
     client = distributed.Client(cluster, set_as_default=False)

@@ -331,6 +331,14 @@ def _result(call: Call, future: Future[UnitResult]) -> UnitResult:
     return UnitResult(failed_record(call.record, f"internal error: {_first_line(error)}"))
 
 
+# A local cluster's web server: a free loopback port, no dashboard. Dask's default port may
+# be another cluster's, and then Dask warns on stderr.
+LOOPBACK_WEB_SERVER: dict[str, Any] = {
+    "dashboard_address": "127.0.0.1:0",
+    "scheduler_kwargs": {"dashboard": False},
+}
+
+
 class DaskExecutor:
     """Units as Dask tasks. The scheduler reruns a task whose worker was lost, until
     ``distributed.scheduler.allowed-failures`` workers died running it; the task then ends
@@ -344,10 +352,7 @@ class DaskExecutor:
                 n_workers=jobs,
                 threads_per_worker=1,
                 processes=True,
-                # Its web server on a free loopback port, with no dashboard: Dask's default
-                # port may be another cluster's, and then Dask warns on stderr.
-                dashboard_address="127.0.0.1:0",
-                scheduler_kwargs={"dashboard": False},
+                **LOOPBACK_WEB_SERVER,
             )
             self._client: Any = distributed.Client(self._cluster, set_as_default=False)
         else:
