@@ -110,6 +110,11 @@ class Gsd:
         data: dict[str, Any] = json.loads((self.patches / "backup-meta.json").read_text())
         return data
 
+    @property
+    def meta_files(self) -> list[str]:
+        """The files backup-meta.json lists."""
+        return list(self.meta()["files"])
+
     def set_meta(self, **changes: Any) -> None:
         meta = {**self.meta(), **changes}
         (self.patches / "backup-meta.json").write_text(json.dumps(meta, indent=2))

@@ -72,3 +72,86 @@ def test_a_dry_run_never_removes(tmp_path: Path, capsys: pytest.CaptureFixture[s
     assert cli(*args(gsd, "--auto", "keep-mine", "--remove-backups", "--dry-run")) == 0
     assert "patch backups kept" in capsys.readouterr().out
     assert (gsd.patches / "backup-meta.json").is_file()
+
+
+# --- only the folder the installer made, never one above it, never through a link -----------
+
+
+def test_patches_named_by_their_config_folder_remove_only_the_patch_folder(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """``--patches`` naming the config folder (its child holds backup-meta.json): the run
+    merges that child, and the cleanup removes that child, never the config folder."""
+    gsd = standard(tmp_path)
+    (gsd.target / "settings.json").write_text('{"mine": true}\n')  # the user's own file
+    saved = [*gsd.meta_files, "backup-meta.json"]
+    code, doc = reapply_json(
+        capsys,
+        "--patches", str(gsd.target), "--target", str(gsd.target),
+        "--pristine", str(gsd.pristine), "--auto", "keep-mine", "--remove-backups",
+    )  # fmt: skip
+    assert code == 0, doc
+    assert (gsd.target / "settings.json").read_text() == '{"mine": true}\n'
+    assert gsd.read(PLANNER) == PLANNER_MERGED
+    assert not gsd.patches.exists()
+    assert doc["backups_removed"] == str(gsd.patches.absolute())
+    assert sorted(doc["removed_files"]) == sorted(
+        str(gsd.patches.absolute() / rel) for rel in saved
+    )
+
+
+def test_a_linked_patch_folder_is_kept_and_the_run_still_reports(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    gsd = standard(tmp_path)
+    real = tmp_path / "elsewhere"
+    gsd.patches.rename(real)
+    gsd.patches.symlink_to(real, target_is_directory=True)
+    code, doc = reapply_json(capsys, *args(gsd, "--auto", "keep-mine", "--remove-backups"))
+    assert code == 0, doc
+    assert gsd.patches.is_symlink() and (real / "backup-meta.json").is_file()
+    assert (real / PLANNER).is_file()
+    assert doc["backups_removed"] is None and "link" in doc["backups_kept_because"]
+
+
+def test_a_patch_folder_holding_an_unlisted_file_is_kept(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A copy from an older backup, not in backup-meta.json, may be the only one left."""
+    gsd = standard(tmp_path)
+    (gsd.patches / "agents/old-custom.md").write_text("from an earlier backup\n")
+    code, doc = reapply_json(capsys, *args(gsd, "--auto", "keep-mine", "--remove-backups"))
+    assert code == 0, doc
+    assert (gsd.patches / "agents/old-custom.md").read_text() == "from an earlier backup\n"
+    assert "agents/old-custom.md" in doc["backups_kept_because"]
+
+
+def test_a_patch_folder_holding_the_install_is_kept(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """backup-meta.json in the install folder itself: the saved copies are the installed
+    files, every file is incorporated, and the folder is still not removed."""
+    gsd = standard(tmp_path)
+    (gsd.patches / "backup-meta.json").rename(gsd.target / "backup-meta.json")
+    before = gsd.read(PLANNER)
+    code, doc = reapply_json(
+        capsys, "--patches", str(gsd.target), "--target", str(gsd.target), "--remove-backups"
+    )
+    assert code == 0, doc
+    assert gsd.read(PLANNER) == before
+    assert "installed release" in doc["backups_kept_because"]
+
+
+# --- take-theirs never deletes the only copy ---------------------------------------------------
+
+
+def test_take_theirs_keeps_the_patches_and_says_why(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    gsd = standard(tmp_path)
+    code, doc = reapply_json(capsys, *args(gsd, "--auto", "take-theirs", "--remove-backups"))
+    assert code == 0, doc
+    assert (gsd.patches / EXECUTE).read_text() == gsd.ours[EXECUTE]  # the only copy stays
+    assert doc["backups_removed"] is None and doc["removed_files"] == []
+    assert EXECUTE in doc["backups_kept_because"]
+    assert "take-theirs" in doc["backups_kept_because"]

@@ -56,7 +56,9 @@ def render(report: ReapplyReport) -> str:
 
 def _patches_line(report: ReapplyReport) -> str:
     if report.backups_removed is not None:
-        return f"patch backups removed: {report.backups_removed}"
+        removed = [f"patch backups removed: {report.backups_removed}"]
+        removed += [f"  removed {path}" for path in report.removed_files]
+        return "\n".join(removed)
     kept = f"patch backups kept in {report.patches}"
     if report.backups_kept_because:
         return f"{kept} ({report.backups_kept_because})"

@@ -1,42 +1,113 @@
-"""``--remove-backups``: the saved patches are removed only after a fully verified run.
+"""``--remove-backups``: the saved patches are removed only after a fully verified run, and
+only the folders an installer (or ``--save``) made for them.
 
-The whole patches folder given or found goes (GSD's ``gsd-local-patches/``; for a folder of
-``--save`` runs, every save in it: an earlier save left behind would be taken up by the next
-run and merged over this one). It is first renamed to a dot-name beside it, in one step, so
-a crash part-way through the removal never leaves a half-deleted patch set that a later run
-would take for a backup.
+What goes is the folder holding ``backup-meta.json`` (GSD's ``gsd-local-patches/``) and, when
+``--patches`` named a folder of ``--save`` runs, every other save in it (an earlier save left
+behind would be taken up by the next run and merged over this one); never the folder given
+when it only holds the patch folder (a config folder named with ``--patches``), never a
+folder that holds the installed release, never a folder reached through a link, and never a
+folder holding anything its ``backup-meta.json`` does not list (an older backup's copy left
+there would be lost). A user's copy that is in no file the run leaves (a conflict settled
+``take-theirs``) keeps the patches too: it would be the only copy.
+
+Each folder is first renamed to a dot-name beside it, in one step, so a crash part-way
+through the removal never leaves a half-deleted patch set that a later run would take for
+a backup.
 """
 
 from __future__ import annotations
 
 import os
 import shutil
+from pathlib import Path
 
-from tether.flows.reapply.patches import PatchSet
-from tether.flows.reapply.report import CONFLICT, ReapplyReport
+from tether.errors import TetherError
+from tether.flows.reapply.patches import META_FILE, PatchSet, load_patch_set
+from tether.flows.reapply.report import CONFLICT, RESOLVED, ReapplyReport
+from tether.state.journal import is_run_id
 
 REMOVING_PREFIX = ".removing-"
 
 
 def why_keep(report: ReapplyReport) -> str | None:
-    """Why the patches must stay, or None when the run verified every file."""
+    """Why the patches must stay, or None when the run verified every file and every saved
+    copy is in the file the run leaves."""
     if report.dry_run:
         return "dry run"
     if report.failures:
         return f"{report.failures} file(s) failed; your copies are needed to merge by hand"
     if report.count(CONFLICT):
         return f"{report.count(CONFLICT)} conflict(s) left; your copies are needed to settle them"
+    theirs = [
+        r.file for r in report.results if r.status == RESOLVED and r.resolution == "take-theirs"
+    ]
+    if theirs:
+        return (
+            f"{len(theirs)} file(s) settled take-theirs ({', '.join(theirs)}): the saved copy "
+            "is the only copy of your change"
+        )
     return None
 
 
 def remove_patches(report: ReapplyReport, patch_set: PatchSet, run_id: str) -> None:
     """Remove the patch set when the run allows it; record what happened in the report."""
     reason = why_keep(report)
+    doomed: list[tuple[Path, list[str]]] = []
+    if reason is None:
+        try:
+            doomed = _removable(patch_set, report.target)
+        except TetherError as error:
+            reason = str(error)
     if reason is not None:
         report.backups_kept_because = reason
         return
-    root = patch_set.folder.absolute()
-    doomed = root.parent / f"{REMOVING_PREFIX}{root.name}-{run_id}"
-    os.rename(root, doomed)
-    shutil.rmtree(doomed)
-    report.backups_removed = root
+    for folder, files in doomed:
+        moved = folder.parent / f"{REMOVING_PREFIX}{folder.name}-{run_id}"
+        os.rename(folder, moved)
+        shutil.rmtree(moved)
+        report.removed_files.extend(str(folder / rel) for rel in files)
+    report.backups_removed = doomed[0][0]
+
+
+def _removable(patch_set: PatchSet, target: Path) -> list[tuple[Path, list[str]]]:
+    """Each folder to remove with the files it holds (the one used first); TetherError
+    when one of them must stay."""
+    folders = [(patch_set.root.absolute(), list(patch_set.files))]
+    given = patch_set.folder.absolute()
+    if folders[0][0] != given:
+        folders += [(save, list(load_patch_set(save).files)) for save in _other_saves(patch_set)]
+    return [(folder, _check_removable(folder, files, target)) for folder, files in folders]
+
+
+def _other_saves(patch_set: PatchSet) -> list[Path]:
+    """The other ``--save`` runs in the folder of saves (named as ``--save`` names them)."""
+    root = patch_set.root.absolute()
+    return sorted(
+        child
+        for child in patch_set.folder.absolute().iterdir()
+        if child != root
+        and is_run_id(child.name)
+        and not child.is_symlink()
+        and child.is_dir()
+        and (child / META_FILE).is_file()
+    )
+
+
+def _check_removable(folder: Path, files: list[str], target: Path) -> list[str]:
+    """The files ``folder`` holds, when all of them are its backup's; else TetherError."""
+    if folder.is_symlink():
+        raise TetherError(f"{folder} is a link; tether removes no folder through a link")
+    real, install = Path(os.path.realpath(folder)), Path(os.path.realpath(target))
+    if install == real or install.is_relative_to(real):
+        raise TetherError(f"{folder} holds the installed release {target}; not removing it")
+    expected, found = {META_FILE, *files}, []
+    for top, dirs, names in os.walk(folder):
+        for name in names + [d for d in dirs if os.path.islink(os.path.join(top, d))]:
+            rel = Path(top, name).relative_to(folder).as_posix()
+            if rel not in expected:
+                raise TetherError(
+                    f"{folder} holds {rel}, which {META_FILE} does not list; "
+                    "not removing a file that may be the only copy"
+                )
+            found.append(rel)
+    return sorted(found)

@@ -102,7 +102,8 @@ class ReapplyReport:
     pristine: Path | None = None  # the pristine folder used, if any
     from_version: str | None = None  # the release the patches were saved from
     installed_version: str | None = None  # the target's VERSION file
-    backups_removed: Path | None = None  # the patch set --remove-backups removed
+    backups_removed: Path | None = None  # the patch folder --remove-backups removed
+    removed_files: list[str] = field(default_factory=list)  # every file that removal took
     backups_kept_because: str | None = None  # why --remove-backups removed nothing
 
     @property
@@ -143,6 +144,7 @@ class ReapplyReport:
             "remedies": list(REMEDIES) if self.drifted_files else [],
             "backups_removed": str(self.backups_removed) if self.backups_removed else None,
             "backups_kept_because": self.backups_kept_because,
+            "removed_files": self.removed_files,
         }
 
 
