@@ -254,6 +254,25 @@ NOISE_LOG = """\
 """
 
 
+# The forms GAIA's own CHANGELOG uses between v1.6.1 and later releases: "none" followed by
+# the pull request numbers the entry came from.
+GAIA_NONE_LOG = """\
+## [1.7.0] - 2025-06-01
+### Changed
+- The audit gate reads `.gaia/audit-ci.yml` once per run; `pnpm remove old-audit` is no longer
+  documented. **Action required:** none (#1300)
+- Hooks moved to `.githooks/`; `rm -rf .husky/_` is done for you. **Action required:** none
+  (#1284, #1285)
+- Skills load lazily (`pnpm remove lazy-shim` not needed). **Action required:** None [#1290]
+- Dropped the shim. **Action required:** run `pnpm remove left-pad` (#1301)
+"""
+
+
+def test_follow_ups_whose_action_required_says_none_with_references_are_dropped():
+    actions = adopter_actions(parse_changelog(GAIA_NONE_LOG))
+    assert [a.command for a in actions] == ["pnpm remove left-pad"]
+
+
 def test_follow_ups_whose_action_required_says_none_are_dropped():
     actions = adopter_actions(parse_changelog(NOISE_LOG))
     assert [(a.command, a.text.split(".")[0]) for a in actions] == [

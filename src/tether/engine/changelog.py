@@ -148,11 +148,12 @@ def sections_between(text: str, from_version: str | None, to_version: str) -> li
 
 _ACTION_SUBSECTIONS = ("removed", "changed")
 _ACTION_REQUIRED = re.compile(r"\*\*\s*action required\s*:?\s*\*\*", re.IGNORECASE)
-# "**Action required:** none." (also "None", "n/a", "no action", "nothing"): a bullet that
-# says so asks nothing of the adopter, whatever commands it quotes.
+# "**Action required:** none." (also "None", "n/a", "no action", "nothing"), also followed by
+# the pull requests it came from ("none (#1300)", "none (#1284, #1285)", "none [#12]"): a
+# bullet that says so asks nothing of the adopter, whatever commands it quotes.
 _ACTION_NONE = re.compile(
     r"\*\*\s*action required\s*:?\s*\*\*\s*:?\s*"
-    r"(?:none|n/?a|nothing|no action\b[^.]*)\s*(?:[.;,:)\u2013\u2014-]|$)",
+    r"(?:none|n/?a|nothing|no action\b[^.]*)\s*(?:[.;,:()\[\]\u2013\u2014-]|$)",
     re.IGNORECASE,
 )
 _BULLET = re.compile(r"^(?P<indent>[ \t]*)[-*+][ \t]+(?P<text>.*)$")
