@@ -12,6 +12,9 @@ DESIGN_PAGE = "wiki/concepts/Design System.md"
 AUDIT_TEMPLATE = ".gaia/cli/templates/workflows/code-review-audit.yml.tmpl"
 AUDIT_WORKFLOW = ".github/workflows/code-review-audit.yml"
 UPDATE_CHECK_CACHE = ".gaia/local/cache/shared/update-check.json"
+# GAIA's `grep -qE '^established:[[:space:]]*true'` on the design page: any line, not only
+# the frontmatter; [[:space:]] within a line is a blank, a tab, \r, \f or \v.
+DESIGN_ESTABLISHED = r"^established:[ \t\r\f\v]*true"
 # GAIA ships each release as the asset gaia-vX.Y.Z.tar.gz of its GitHub release; the tag's
 # tree also holds maintainer-only files, so the asset, not the tag, is the release.
 DEFAULT_SOURCE = "gh-release:gaia-react/gaia"
@@ -51,7 +54,9 @@ DECLARATIONS: dict[str, Any] = {
     "ownership": [
         {
             "paths": [DESIGN_PAGE, ".claude/rules/design-baseline.md"],
-            "when": {"file": DESIGN_PAGE, "frontmatter": {"established": True}},
+            # GAIA's own test, to the letter: a line of the page starting "established:",
+            # then blanks, then "true" (a trailing comment still counts).
+            "when": {"file": DESIGN_PAGE, "matches": DESIGN_ESTABLISHED},
             "treat_as": "adopter-owned",
         }
     ],

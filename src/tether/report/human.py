@@ -213,6 +213,11 @@ def render_plan_summary(report: UpdateReport, limit: int | None = LIST_LIMIT) ->
     conflicts = report.bucket(Bucket.CONFLICT)
     lines += _listing(_conflicts_label(report), [_conflict_line(a) for a in conflicts], limit)
     lines += _listing(
+        "Handed over to you (left alone: no write, no backup, no patch)",
+        [f"{a.path} ({a.reason})" for a in _handed_over(report)],
+        limit,
+    )
+    lines += _listing(
         "Renamed upstream (your edits carried to the new path)",
         [f"{a.rename_from} → {a.path} ({a.bucket.value})" for a in report.actions if a.rename_from],
         limit,
@@ -241,6 +246,16 @@ def render_plan_summary(report: UpdateReport, limit: int | None = LIST_LIMIT) ->
         limit,
     )
     return "\n".join(lines)
+
+
+def _handed_over(report: UpdateReport) -> list[FileAction]:
+    """Paths an ownership hand-off gave to the adopter (docs/lifecycle.md)."""
+    from tether.flows.lifecycle import ADOPTER_OWNED_REASON
+    from tether.model.plan import Bucket
+
+    return [
+        a for a in report.bucket(Bucket.SKIP) if a.reason.startswith(f"{ADOPTER_OWNED_REASON}:")
+    ]
 
 
 def _release_note_lines(report: UpdateReport) -> list[str]:

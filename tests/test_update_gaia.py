@@ -1,0 +1,72 @@
+"""`tether update --profile gaia` against GAIA's `/update-gaia` procedure, step by step: the
+behaviours where tether used to differ from the document (docs/conformance/gaia-update.md
+lists every requirement and the test that proves it).
+
+Projects are built from GAIA-shaped releases on a local shelf (`.gaia/manifest.json`,
+`.gaia/VERSION`, the mixed files `package.json`, `pnpm-workspace.yaml` and
+`.gaia/audit-ci.yml`) in a real git repository, and updated by the real command.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from builders import run_tether, write_files
+from test_lifecycle_gaia import BASELINE_RULE, DESIGN, gaia_project, shelf
+from test_lifecycle_migrations import update
+
+# --- Step 7: the design-system sentinel ---------------------------------------------------
+
+# GAIA's test is `grep -qE '^established:[[:space:]]*true'` on the page: these all count.
+ESTABLISHED_FORMS = (
+    "---\nestablished: true # approved by design review\n---\nOur system: teal, 8px grid.\n",
+    "---\nestablished:true\n---\nOur system.\n",
+    "---\ntitle: Design System\nestablished:\t true  \n---\nOur system.\n",
+)
+
+
+def test_design_page_established_with_a_trailing_comment_is_handed_over(tmp_path: Path) -> None:
+    for index, page in enumerate(ESTABLISHED_FORMS):
+        root = tmp_path / str(index)
+        root.mkdir()
+        mine = {DESIGN: page}  # the baseline rule file is left unedited: equal to B
+        project = gaia_project(root, shelf(root), mine)
+        before_rule = (project / BASELINE_RULE).read_bytes()
+        result = run_tether("update", "--yes", "--no-branch", "-C", str(project))
+        assert result.returncode == 0, result.stdout + result.stderr
+        assert (project / DESIGN).read_text() == page
+        # Unedited, yet not replaced by the release's tightened rules: it is the adopter's now.
+        assert (project / BASELINE_RULE).read_bytes() == before_rule
+        merge, backups = project / ".gaia-merge", project / ".gaia-backup"
+        assert not (merge.exists() and any(merge.rglob("*")))
+        saved = {p.name for p in backups.rglob("*")} if backups.exists() else set()
+        assert not saved & {"Design System.md", "design-baseline.md"}
+        listing = result.stdout.split("Handed over to you", 1)[1]
+        assert DESIGN in listing and BASELINE_RULE in listing
+
+
+def test_design_page_not_established_by_gaias_rule_merges_as_usual(tmp_path: Path) -> None:
+    # No line starts "established:" followed by blanks and "true": GAIA merges both files.
+    for index, page in enumerate(
+        (
+            "---\nestablished: false # true once approved\n---\nDraft.\n",
+            "---\n  established: true\n---\nIndented: not at the start of a line.\n",
+            "---\nestablished: True\n---\nGAIA's grep is case-sensitive.\n",
+        )
+    ):
+        root = tmp_path / str(index)
+        root.mkdir()
+        project = gaia_project(root, shelf(root), {DESIGN: page})
+        code, doc = update(project)
+        assert code in (0, 4), doc
+        assert BASELINE_RULE in doc["buckets"]["update"]
+        assert (project / BASELINE_RULE).read_text() == "baseline rules\ntightened\n"
+
+
+def test_status_leaves_the_handed_over_design_files_to_the_adopter(tmp_path: Path) -> None:
+    project = gaia_project(tmp_path, shelf(tmp_path), {DESIGN: ESTABLISHED_FORMS[0]})
+    write_files(project, {BASELINE_RULE: "our own baseline\n"})
+    status = json.loads(run_tether("status", "--json", str(project)).stdout)
+    assert status["adopter_owned"] == sorted([DESIGN, BASELINE_RULE])
+    assert BASELINE_RULE not in status["modified"]
