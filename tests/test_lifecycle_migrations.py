@@ -219,7 +219,8 @@ def test_dry_run_runs_dry_run_args_puts_everything_back_and_lists_the_rest(tmp_p
     rows = {m["id"]: (m["status"], m["dry_run"], m["summary"]) for m in doc["migrations"]}
     assert rows == {"m12": ("ok", True, "2"), "m20": ("planned", False, None)}
     human = run_tether("update", "--dry-run", "--to", "2.0.0", "-C", str(project)).stdout
-    assert "Migration m20:" in human and "will run (declares no dry run)" in human
+    assert "Migration m20:" in human
+    assert "would run after the merge: bash mig/m20.sh (it has no dry run)" in human
 
 
 def test_skip_migrations_is_loud_recorded_and_run_by_the_next_update(tmp_path):

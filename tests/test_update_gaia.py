@@ -12,8 +12,18 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from builders import run_tether, write_files
-from test_lifecycle_gaia import BASELINE_RULE, DESIGN, gaia_project, shelf
+from builders import run_tether, tree_digest, write_files
+from test_lifecycle_gaia import (
+    BASELINE_RULE,
+    DESIGN,
+    FOLDERIZE,
+    SPECS,
+    WORKFLOW,
+    WORKFLOW_V1,
+    WORKFLOW_V2,
+    gaia_project,
+    shelf,
+)
 from test_lifecycle_migrations import update
 
 # --- Step 7: the design-system sentinel ---------------------------------------------------
@@ -70,3 +80,27 @@ def test_status_leaves_the_handed_over_design_files_to_the_adopter(tmp_path: Pat
     status = json.loads(run_tether("status", "--json", str(project)).stdout)
     assert status["adopter_owned"] == sorted([DESIGN, BASELINE_RULE])
     assert BASELINE_RULE not in status["modified"]
+
+
+# --- a dry run never claims a write --------------------------------------------------------
+
+
+def test_dry_run_says_what_the_real_run_would_do_and_claims_no_write(tmp_path: Path) -> None:
+    flat_spec = {f"{SPECS}/SPEC-7.md": "spec 7\n", WORKFLOW: WORKFLOW_V1}
+    project = gaia_project(tmp_path, shelf(tmp_path), flat_spec)
+    before = tree_digest(project)
+    dry = run_tether("update", "--dry-run", "--no-branch", "-C", str(project))
+    assert dry.returncode == 0, dry.stdout + dry.stderr
+    assert tree_digest(project) == before
+    out = dry.stdout
+    assert f"Notice: {WORKFLOW} would be refreshed from this release's template." in out
+    assert "was refreshed" not in out and "were refreshed" not in out
+    specs = next(line for line in out.splitlines() if "Specs migrated:" in line)
+    planned = f"would run after the merge: bash {FOLDERIZE} (it has no dry run)"
+    assert " ".join(specs.split(":", 1)[1].split()) == planned
+    rows = [line.strip() for line in out.splitlines() if line.startswith("  ")]
+    assert any(row.startswith("Would update (unchanged here)") for row in rows)
+    assert not any(row.startswith(("Updated", "Replaced", "Added", "Merged")) for row in rows)
+    real = run_tether("update", "--yes", "--no-branch", "-C", str(project))
+    assert f"Notice: {WORKFLOW} was refreshed from this release's template." in real.stdout
+    assert (project / WORKFLOW).read_text() == WORKFLOW_V2

@@ -24,11 +24,12 @@ REGION_INPUTS: dict[str, tuple[str, ...]] = {"audit-remit": (".gaia/audit-ci.yml
 # The environment variable that switches region awareness off for one run.
 NO_REGIONS_VARIABLE = "GAIA_UPDATE_NO_REGIONS"
 
+# Shown after "<target> was refreshed from this release's template." (or "would be", in a
+# dry run): the words say what follows from the refresh, not whether it happened.
 AUDIT_REFRESH_EXPECTATION = (
-    f"{AUDIT_WORKFLOW} was refreshed from this release's template, so the update pull request "
-    "now changes a workflow: CI skips its audit on a self-modifying pull request. Expect one "
-    "skipped audit, not a clean audit stamp; merge with a local audit marker or trailer as "
-    "your PR merge workflow describes."
+    "The update pull request then changes a workflow, and CI skips its audit on a "
+    "self-modifying pull request: expect one skipped audit, not a clean audit stamp; merge "
+    "with a local audit marker or trailer as your PR merge workflow describes."
 )
 DEFAULT_MODE_NUDGE = (
     "New: per-author audit mode. Your .gaia/audit-ci.yml had no default_mode before this "

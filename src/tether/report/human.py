@@ -121,12 +121,23 @@ _BUCKET_ROWS = (
     ("deleted", "Deleted (removed upstream, on request)"),
     ("failed", "Failed"),
 )
+# A dry run writes nothing, so its table says what the real run would do.
+_PLANNED_ROWS = {
+    "add": "Would add (new upstream)",
+    "removed": "Would leave deleted (you had removed them)",
+    "overwrite": "Would replace (owned, unchanged here)",
+    "update": "Would update (unchanged here)",
+    "merged": "Would merge (your edits kept)",
+    "skip": "Would leave as they are (nothing to do)",
+    "deleted": "Would delete (removed upstream, on request)",
+}
 # The buckets in the order every summary and table shows them.
 BUCKET_ORDER = tuple(name for name, _ in _BUCKET_ROWS)
 _ALWAYS_SHOWN = ("add", "merged", "skip", "conflict")
 # An owned file that was here before the release ever shipped it: the adopter's bytes were
 # replaced (and backed up), so it is not "unchanged here".
 _REPLACED_YOURS = "Replaced (owned; your copy backed up)"
+_REPLACING_YOURS = "Would replace (owned; your copy backed up first)"
 
 
 def _conflict_line(action: FileAction) -> str:
@@ -148,10 +159,11 @@ def _conflicts_label(report: UpdateReport) -> str:
         1 for a in conflicts if a.artifact and a.artifact != a.path and a.decision != "held"
     )
     places = []
+    would = "would go " if report.dry_run else ""
     if markers:
-        places.append("markers in the files")
+        places.append(f"markers {would}in the files")
     if patches:
-        places.append(f"patches in {report.merge_dir}/")
+        places.append(f"patches {would}in {report.merge_dir}/")
     return "Conflicts" + (f" ({', '.join(places)})" if places else "")
 
 
@@ -162,10 +174,12 @@ def _bucket_rows(report: UpdateReport) -> list[str]:
     rows: list[tuple[str, int]] = []
     for key, label in _BUCKET_ROWS:
         actions = report.bucket(Bucket(key))
+        if report.dry_run:
+            label = _PLANNED_ROWS.get(key, label)
         if key == "overwrite":
             yours = sum(1 for a in actions if a.reason == Row.OWNED_UNTRACKED.value)
             if yours:
-                rows.append((_REPLACED_YOURS, yours))
+                rows.append((_REPLACING_YOURS if report.dry_run else _REPLACED_YOURS, yours))
             count = len(actions) - yours
         else:
             count = len(actions)

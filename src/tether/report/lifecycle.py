@@ -23,7 +23,8 @@ def _row_value(migration: dict[str, Any]) -> str:
     if status in ("conflict", "error", "refused"):
         return f"{status}, see action item below"
     if status == "planned":
-        return "will run (declares no dry run)"
+        when = "before" if migration.get("when") == "before" else "after"
+        return f"would run {when} the merge: {migration['command']} (it has no dry run)"
     if status == "skipped":
         return f"skipped ({migration['reason']})"
     return status
@@ -60,8 +61,21 @@ def action_item_lines(report: UpdateReport) -> list[str]:
     return lines
 
 
+REFRESHED = "refreshed:"  # the id prefix of a template refresh's notice
+
+
 def notice_lines(report: UpdateReport) -> list[str]:
-    return [f"Notice: {n['text']}" for n in report.notices]
+    """Notices; a template refresh's says first whether the file was (or, in a dry run,
+    would be) refreshed: a dry run never claims a write."""
+    lines = []
+    for notice in report.notices:
+        text = notice["text"]
+        if notice["id"].startswith(REFRESHED):
+            target = notice["id"].removeprefix(REFRESHED)
+            done = "would be" if report.dry_run else "was"
+            text = f"{target} {done} refreshed from this release's template. {text}"
+        lines.append(f"Notice: {text}")
+    return lines
 
 
 def post_update_lines(report: UpdateReport) -> list[str]:
