@@ -16,7 +16,12 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from tether.errors import TetherError
-from tether.pathrules import program_name_problem, project_path_problem
+from tether.pathrules import (
+    NOTHING_RESERVED,
+    ReservedPaths,
+    program_name_problem,
+    project_path_problem,
+)
 from tether.versions import parse_version, strip_v
 
 LIFECYCLE_KEYS = (
@@ -224,10 +229,12 @@ def _fail(origin: str, where: str, problem: str) -> LifecycleError:
     return LifecycleError(f"{origin}: {where}: {problem}")
 
 
-def _path(origin: str, where: str, value: object) -> str:
+def _path(origin: str, where: str, value: object, reserved: ReservedPaths | None = None) -> str:
+    """A project path (``reserved`` given: the paths tether and the active profile keep for
+    their own records are refused, as for shipped files) or a path of the release tree."""
     if not isinstance(value, str):
         raise _fail(origin, where, f"{value!r} is not a path")
-    problem = project_path_problem(value)
+    problem = project_path_problem(value) or (reserved.problem(value) if reserved else None)
     if problem:
         raise _fail(origin, where, f"{value!r}: {problem}")
     return value
@@ -273,7 +280,9 @@ def _keys(
     return entry
 
 
-def parse_condition(origin: str, where: str, raw: object) -> Condition:
+def parse_condition(
+    origin: str, where: str, raw: object, reserved: ReservedPaths = NOTHING_RESERVED
+) -> Condition:
     entry = _keys(origin, where, raw, {"file", "matches", "frontmatter", "exists", "not"}, set())
     shapes = [k for k in ("matches", "frontmatter", "exists", "not") if k in entry]
     if len(shapes) != 1:
@@ -286,10 +295,10 @@ def parse_condition(origin: str, where: str, raw: object) -> Condition:
     if shape in ("exists", "not") and "file" in entry:
         raise _fail(origin, where, f"'file' does not go with {shape!r}")
     if shape == "not":
-        return Condition(negated=parse_condition(origin, f"{where}.not", entry["not"]))
+        return Condition(negated=parse_condition(origin, f"{where}.not", entry["not"], reserved))
     if shape == "exists":
-        return Condition(exists=_path(origin, f"{where}.exists", entry["exists"]))
-    file = _path(origin, f"{where}.file", entry.get("file"))
+        return Condition(exists=_path(origin, f"{where}.exists", entry["exists"], reserved))
+    file = _path(origin, f"{where}.file", entry.get("file"), reserved)
     if shape == "matches":
         return Condition(file=file, matches=_regex(origin, f"{where}.matches", entry["matches"]))
     pairs = entry["frontmatter"]
@@ -329,7 +338,7 @@ def _exit_codes(origin: str, where: str, raw: object) -> tuple[tuple[int, ...], 
     return found["ok"], found["conflict"]
 
 
-def _migration(origin: str, where: str, raw: object) -> Migration:
+def _migration(origin: str, where: str, raw: object, reserved: ReservedPaths) -> Migration:
     allowed = {
         "id",
         "version",
@@ -358,7 +367,7 @@ def _migration(origin: str, where: str, raw: object) -> Migration:
     problem = program_name_problem(run[0])
     if problem:
         raise _fail(origin, f"{where}.run", problem)
-    _path(origin, f"{where}.run[1]", run[1])
+    _path(origin, f"{where}.run[1]", run[1], reserved)
     dry = entry.get("dry_run_args")
     ok, conflict = _exit_codes(origin, f"{where}.exit", entry.get("exit"))
     pattern = entry.get("summary_pattern")
@@ -384,19 +393,19 @@ def _migration(origin: str, where: str, raw: object) -> Migration:
     )
 
 
-def _ownership(origin: str, where: str, raw: object) -> OwnershipRule:
+def _ownership(origin: str, where: str, raw: object, reserved: ReservedPaths) -> OwnershipRule:
     entry = _keys(origin, where, raw, {"paths", "when", "treat_as"}, {"paths", "when"})
     paths = _strings(origin, f"{where}.paths", entry["paths"], empty=False)
     treat_as = entry.get("treat_as", ADOPTER_OWNED)
     if treat_as != ADOPTER_OWNED:
         raise _fail(origin, f"{where}.treat_as", f"must be {ADOPTER_OWNED!r}, got {treat_as!r}")
     return OwnershipRule(
-        tuple(_path(origin, f"{where}.paths", p) for p in paths),
-        parse_condition(origin, f"{where}.when", entry["when"]),
+        tuple(_path(origin, f"{where}.paths", p, reserved) for p in paths),
+        parse_condition(origin, f"{where}.when", entry["when"], reserved),
     )
 
 
-def _template(origin: str, where: str, raw: object) -> TemplateFile:
+def _template(origin: str, where: str, raw: object, reserved: ReservedPaths) -> TemplateFile:
     allowed = {"target", "template", "install", "after_refresh"}
     entry = _keys(origin, where, raw, allowed, {"target", "template"})
     install = entry.get("install", "if-present")
@@ -405,23 +414,24 @@ def _template(origin: str, where: str, raw: object) -> TemplateFile:
     after = entry.get("after_refresh")
     if after is not None and not isinstance(after, str):
         raise _fail(origin, f"{where}.after_refresh", "must be a string")
-    target = _path(origin, f"{where}.target", entry["target"])
-    template = _path(origin, f"{where}.template", entry["template"])
+    target = _path(origin, f"{where}.target", entry["target"], reserved)
+    template = _path(origin, f"{where}.template", entry["template"], reserved)
     if target == template:
         raise _fail(origin, where, "target and template are the same path")
     return TemplateFile(target, template, install, after)
 
 
-def _notice(origin: str, where: str, raw: object) -> Notice:
+def _notice(origin: str, where: str, raw: object, reserved: ReservedPaths) -> Notice:
     entry = _keys(origin, where, raw, {"id", "when", "text"}, {"id", "when", "text"})
     ident = _id(origin, where, entry["id"])
     text = entry["text"]
     if not isinstance(text, str) or not text.strip():
         raise _fail(origin, f"{where} ({ident}).text", "must be a non-empty string")
-    return Notice(ident, parse_condition(origin, f"{where} ({ident}).when", entry["when"]), text)
+    when = parse_condition(origin, f"{where} ({ident}).when", entry["when"], reserved)
+    return Notice(ident, when, text)
 
 
-def _post_update(origin: str, where: str, raw: object) -> PostUpdateWrite:
+def _post_update(origin: str, where: str, raw: object, reserved: ReservedPaths) -> PostUpdateWrite:
     allowed = {"file", "set", "keep", "only_if_exists"}
     entry = _keys(origin, where, raw, allowed, {"file", "set"})
     values = entry["set"]
@@ -432,11 +442,11 @@ def _post_update(origin: str, where: str, raw: object) -> PostUpdateWrite:
     if not isinstance(only, bool):
         raise _fail(origin, f"{where}.only_if_exists", "must be true or false")
     return PostUpdateWrite(
-        _path(origin, f"{where}.file", entry["file"]), tuple(values.items()), keep, only
+        _path(origin, f"{where}.file", entry["file"], reserved), tuple(values.items()), keep, only
     )
 
 
-def _trailer(origin: str, where: str, raw: object) -> TrailerCheck:
+def _trailer(origin: str, where: str, raw: object, reserved: ReservedPaths) -> TrailerCheck:
     entry = _keys(origin, where, raw, {"trailer_key", "label"}, {"trailer_key"})
     key = entry["trailer_key"]
     if not isinstance(key, str) or not _TRAILER_KEY.fullmatch(key):
@@ -455,8 +465,13 @@ def _unique(origin: str, key: str, ids: list[str]) -> None:
         seen.add(ident)
 
 
-def parse_lifecycle(data: dict[str, Any], origin: str) -> Lifecycle:
-    """The lifecycle declarations among a manifest's (or ``tether.toml``'s) keys."""
+def parse_lifecycle(
+    data: dict[str, Any], origin: str, reserved: ReservedPaths = NOTHING_RESERVED
+) -> Lifecycle:
+    """The lifecycle declarations among a manifest's (or ``tether.toml``'s) keys. Every
+    project path they name (a condition's file, a hand-off's paths, a template and its
+    target, a post-update file, a migration's program) passes the one path rule and may not
+    fall in ``reserved``, exactly as the release's shipped files."""
     parsers = {
         "migrations": _migration,
         "ownership": _ownership,
@@ -473,7 +488,9 @@ def parse_lifecycle(data: dict[str, Any], origin: str) -> Lifecycle:
             continue
         if not isinstance(raw, list):
             raise LifecycleError(f"{origin}: '{key}' must be a list")
-        parsed[key] = tuple(parse(origin, f"{key}[{i}]", item) for i, item in enumerate(raw))
+        parsed[key] = tuple(
+            parse(origin, f"{key}[{i}]", item, reserved) for i, item in enumerate(raw)
+        )
     _unique(origin, "migrations", [m.id for m in parsed["migrations"]])
     _unique(origin, "notices", [n.id for n in parsed["notices"]])
     return Lifecycle(**parsed)

@@ -303,7 +303,7 @@ def parse_manifest(
     # Lifecycle declarations are tether's own: another ecosystem's manifest may use the same
     # key names for something else, and its profile declares its lifecycle instead.
     native = fmt is ManifestFormat.NATIVE
-    lifecycle = parse_lifecycle(data, origin) if native else Lifecycle()
+    lifecycle = parse_lifecycle(data, origin, reserved) if native else Lifecycle()
     known = _NATIVE_KEYS if native else _NATIVE_KEYS - set(LIFECYCLE_KEYS)
     changelog = data.get("changelog", DEFAULT_CHANGELOG)
     if not isinstance(changelog, str) or project_path_problem(changelog):

@@ -17,6 +17,7 @@ from tether.model.lifecycle import LIFECYCLE_KEYS, Lifecycle, parse_lifecycle
 from tether.model.manifest import DEFAULT_CHANGELOG, FileClass, Rename
 from tether.parselimits import MAX_NESTING, toml_loads
 from tether.pathrules import project_path_problem
+from tether.profiles import reserved_by_any_profile
 from tether.versions import parse_version, strip_v
 
 CONFIG_NAME = "tether.toml"
@@ -193,7 +194,8 @@ def parse_publish_config(data: dict[str, Any], origin: str, root: Path) -> Publi
         regions=_config_regions(origin, data.get("regions")),
         renames=_config_renames(origin, data.get("renames")),
         hashes=_config_flag(origin, "hashes", data.get("hashes", False)),
-        lifecycle=parse_lifecycle(data, origin),
+        # What a release may not name in any profile: refused here, naming tether.toml.
+        lifecycle=parse_lifecycle(data, origin, reserved_by_any_profile()),
     )
 
 
