@@ -15,6 +15,14 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument("--profile", metavar="P", help="native, gaia or gbrain (default: detected)")
     parser.add_argument("--force", action="store_true", help="reinstall over an existing install")
+    parser.add_argument(
+        "--exclude",
+        action="append",
+        default=[],
+        metavar="GLOB",
+        help="for a release without a manifest: leave matching paths out of every release "
+        "(gitignore syntax, recorded for later updates); repeatable",
+    )
     add_json(parser)
     add_project_dir(parser)
 
@@ -23,7 +31,9 @@ def run(args: argparse.Namespace) -> int:
     from tether.flows.install import install_release
     from tether.report.human import render_init
 
-    report = install_release(project_dir(args), args.source, args.to, args.profile, args.force)
+    report = install_release(
+        project_dir(args), args.source, args.to, args.profile, args.force, tuple(args.exclude)
+    )
     if args.json:
         print_json(report.to_json())
     else:

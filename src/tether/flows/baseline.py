@@ -39,8 +39,23 @@ class Baseline:
                     f"{self.project.root}: the installed release {self.version} is not cached and "
                     "no source is recorded; pass --source"
                 )
-            self._release = fetch_release(self.project, self.source, self.version)
+            self._release = fetch_release(self.project, self.source, self.version, self.exclude())
         return self._release
+
+    def exclude(self) -> tuple[str, ...]:
+        """The adopter's ``--exclude`` patterns, recorded in the installed manifest of a
+        release that shipped none: every release of the project is read with them."""
+        from tether.model.implicit import recorded_exclude
+
+        if self._manifest is not None:
+            return recorded_exclude(self._manifest.extra)
+        recorded = self._recorded_manifest_bytes()
+        if recorded is None:
+            return ()
+        try:
+            return recorded_exclude(json_loads(recorded, max_depth=MAX_NESTING))
+        except (json.JSONDecodeError, UnicodeDecodeError):
+            return ()
 
     def manifest(self) -> Manifest:
         if self._manifest is None:

@@ -210,8 +210,11 @@ def install_release(
     version: str | None,
     profile_name: str | None = None,
     force: bool = False,
+    exclude: tuple[str, ...] = (),
 ) -> InitReport:
-    """Install a release into ``root``. A failed init leaves the filesystem as it found it."""
+    """Install a release into ``root``. A failed init leaves the filesystem as it found it.
+    ``exclude``: paths left out of a release that carries no manifest (and of every later
+    one: the patterns are recorded in the manifest tether writes for it)."""
     root = Path(os.path.abspath(root))
     create_root = _new_project_dir(root)
     project = Project(root, profile_for_new_install(root, profile_name))
@@ -236,7 +239,8 @@ def install_release(
             undo.made(made_for_lock)
         _refuse_existing(project, force)  # another init may have finished before the lock
         undo.creates(project.root / project.profile.cache_dir)
-        release = fetch_release(project, source, version or "")
+        release = fetch_release(project, source, version or "", exclude)
+        _refuse_exclude_with_manifest(release, exclude)
         guard = PathGuard(project.root)
         current = _classify_targets(project, release, guard)
         still_open = _open_conflicts(project) if force else {}
@@ -259,6 +263,18 @@ def _refuse_existing(project: Project, force: bool) -> None:
         raise TetherError(
             f"{existing}: a release is already installed here; use 'tether update', "
             "or --force to reinstall"
+        )
+
+
+def _refuse_exclude_with_manifest(release: Release, exclude: tuple[str, ...]) -> None:
+    """--exclude shapes a release without a manifest; a publisher's manifest already says
+    which paths it ships, and a pattern silently ignored would mislead."""
+    from tether.model.implicit import IMPLICIT_KEY
+
+    if exclude and not release.manifest.extra.get(IMPLICIT_KEY):
+        raise TetherError(
+            f"release {release.version} ({release.source}) has a manifest, which names the "
+            "files it ships: --exclude applies only to a release without one"
         )
 
 

@@ -6,6 +6,7 @@ import datetime as _dt
 import functools
 import os
 import stat
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -210,8 +211,20 @@ def merge_rules(profile: Profile, merge: dict[str, dict[str, Any]]) -> dict[str,
     return {**{p: {"preset": n} for p, n in profile.field_merges.items()}, **merge}
 
 
-def read_release(root: Path, version: str, source: str, profile: Profile) -> Release:
+def read_release(
+    root: Path, version: str, source: str, profile: Profile, exclude: Sequence[str] = ()
+) -> Release:
+    """The release tree at ``root``. A native release without a manifest ships every regular
+    file as ``shared`` (``model/implicit.py``); ``exclude`` (the adopter's ``--exclude``
+    patterns) applies to such a release only."""
     manifest_path = root / profile.manifest_path
+    if profile.manifest_format is ManifestFormat.NATIVE and not os.path.lexists(manifest_path):
+        from tether.flows.implicit_release import implicit_release_manifest
+
+        implicit, implicit_bytes = implicit_release_manifest(
+            root, version, source, profile.reserved_paths(), exclude
+        )
+        return Release(version, root, source, implicit, implicit_bytes)
     manifest = load_manifest(manifest_path, profile.manifest_format, profile.reserved_paths())
     if profile.manifest_format is ManifestFormat.GAIA:
         extra_sentinels = tuple(s for s in profile.sentinels if s not in manifest.sentinels)
@@ -247,7 +260,11 @@ def absolute_source(spec: str) -> str:
     return os.path.abspath(os.path.expanduser(spec))
 
 
-def fetch_release(project: Project, source_spec: str, version: str) -> Release:
+def fetch_release(
+    project: Project, source_spec: str, version: str, exclude: Sequence[str] = ()
+) -> Release:
+    """Release ``version`` from ``source_spec``; ``exclude``: the adopter's patterns for a
+    release without a manifest (see ``read_release``)."""
     from tether.sources import open_source
 
     if project.profile.source_is_tree:
@@ -257,7 +274,7 @@ def fetch_release(project: Project, source_spec: str, version: str) -> Release:
     with progress.phase(f"fetching release {version}"):
         source = open_source(source_spec, project.releases_cache)
         tree = source.fetch(version)
-        return read_release(tree.root, version, source_spec, project.profile)
+        return read_release(tree.root, version, source_spec, project.profile, exclude)
 
 
 def check_tree_version(holds: str, wanted: str | None, source: str) -> None:

@@ -337,7 +337,7 @@ def prepare_update(request: UpdateRequest) -> PreparedUpdate | UpdateReport:
         _check_direction(baseline.version, target)
         if target == baseline.version and not _held_and_resolved(project, baseline):
             return _up_to_date(project, baseline, unfinished, request)
-    latest = fetch_release(project, baseline.source, target)
+    latest = fetch_release(project, baseline.source, target, baseline.exclude())
     off = regions_off_switch(request.options.no_regions, project.profile.no_regions_variable)
     regions = plan_regions(baseline.manifest(), latest.manifest, off is not None)
     regions.disabled_by = off or ""
