@@ -8,6 +8,7 @@ some other repository (set, for example, while git runs a hook) are dropped.
 from __future__ import annotations
 
 import contextlib
+import io
 import os
 import subprocess
 from collections.abc import Iterator, Mapping, Sequence
@@ -15,6 +16,7 @@ from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass
 from pathlib import Path
+from typing import IO, Any, BinaryIO
 
 from tether.errors import TetherError
 
@@ -193,11 +195,112 @@ def rev_parse(repo: Path, rev: str) -> str:
     return run_git(["rev-parse", "--verify", "--end-of-options", rev], cwd=repo).stdout.strip()
 
 
-def archive(repo: Path, ref: str, out: Path) -> None:
-    """Write the tree at ``ref`` as a plain tar file to ``out`` (git streams it to disk)."""
-    # git runs in ``repo``: a relative output path would land (or fail) there.
-    output = os.path.abspath(out)
-    run_git(["archive", "--format=tar", f"--output={output}", "--end-of-options", ref], cwd=repo)
+TreeEntry = tuple[str, str, str, str]  # (mode, type, object id, path)
+
+
+def tree_listing(repo: Path, rev: str) -> list[TreeEntry]:
+    """Every entry of the tree of ``rev``, folders included (each before what it holds),
+    recursively; names kept byte for byte (``surrogateescape``), not re-encoded."""
+    args = ["ls-tree", "-r", "-t", "-z", "--full-tree", "--end-of-options", rev]
+    out = _run_git_bytes(args, repo)
+    if out is None:
+        raise TetherError(f"git ls-tree could not list {rev}")
+    entries: list[TreeEntry] = []
+    for record in out.split(b"\0"):
+        if not record:
+            continue
+        meta, _, path = record.partition(b"\t")
+        mode, kind, oid = meta.decode().split(" ")
+        entries.append((mode, kind, oid, path.decode("utf-8", "surrogateescape")))
+    return entries
+
+
+class BlobReader:
+    """The stored bytes of blobs, one after the other, through one ``git cat-file --batch``.
+
+    These are the bytes as committed: ``cat-file`` runs no filter (``filter.*.smudge``,
+    ``filter.*.process``), no ``ident`` or end-of-line conversion, whatever the
+    repository's ``.gitattributes`` and config say, where ``git archive`` runs them all.
+    Each blob is a stream; it must be read (or is skipped) before the next is asked for.
+    """
+
+    def __init__(self, repo: Path) -> None:
+        try:
+            self._process = subprocess.Popen(
+                ["git", "cat-file", "--batch"],
+                cwd=repo,
+                env=git_env(),
+                stdin=subprocess.PIPE,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.DEVNULL,
+            )
+        except FileNotFoundError:
+            raise TetherError(GIT_MISSING) from None
+        self._left = 0  # bytes of the current blob (and its closing newline) still unread
+
+    def __enter__(self) -> BlobReader:
+        return self
+
+    def __exit__(self, kind: object, error: object, trace: object) -> None:
+        self.close()
+
+    def open(self, oid: str) -> tuple[int, BinaryIO]:
+        """The size of blob ``oid`` and a stream of exactly that many bytes."""
+        stdin, stdout = self._process.stdin, self._process.stdout
+        assert stdin is not None and stdout is not None
+        self._skip()
+        stdin.write(oid.encode() + b"\n")
+        stdin.flush()
+        header = stdout.readline().split()
+        if len(header) != 3 or header[1] != b"blob" or not header[2].isdigit():
+            raise TetherError(f"git cat-file could not read blob {oid}")
+        size = int(header[2])
+        self._left = size + 1  # the content is followed by one newline
+        return size, io.BufferedReader(_BlobStream(self, stdout, size))
+
+    def _take(self, count: int) -> None:
+        self._left -= count
+
+    def _skip(self) -> None:
+        stdout = self._process.stdout
+        assert stdout is not None
+        while self._left > 0:
+            chunk = stdout.read(min(self._left, 1 << 20))
+            if not chunk:
+                raise TetherError("git cat-file stopped before the end of a blob")
+            self._left -= len(chunk)
+
+    def close(self) -> None:
+        if self._process.stdin is not None:
+            with contextlib.suppress(OSError):
+                self._process.stdin.close()
+        if self._process.stdout is not None:
+            self._process.stdout.close()
+        self._process.wait()
+
+
+class _BlobStream(io.RawIOBase):
+    """One blob's bytes from ``cat-file``'s output: reads stop at the blob's end."""
+
+    def __init__(self, owner: BlobReader, pipe: IO[bytes], size: int) -> None:
+        self._owner = owner
+        self._pipe = pipe
+        self._remaining = size
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, buffer: Any) -> int:
+        if self._remaining <= 0:
+            return 0
+        view = memoryview(buffer).cast("B")
+        data = self._pipe.read(min(len(view), self._remaining))
+        if not data:
+            raise TetherError("git cat-file stopped before the end of a blob")
+        view[: len(data)] = data
+        self._remaining -= len(data)
+        self._owner._take(len(data))
+        return len(data)
 
 
 def _no_repository_above(path: Path) -> bool:

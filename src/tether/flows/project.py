@@ -43,7 +43,7 @@ class Project:
 
     def __post_init__(self) -> None:
         # Absolute from the start: tether hands these paths to programs that run in
-        # other folders (git archive in a source repository, regeneration programs).
+        # other folders (git in a source repository, regeneration programs).
         # abspath, not resolve: the user's spelling of linked folders is kept.
         object.__setattr__(self, "root", Path(os.path.abspath(self.root)))
 

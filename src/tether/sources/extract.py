@@ -1,4 +1,4 @@
-"""Safe tar extraction: the only way a release archive (tarball or git archive) reaches disk.
+"""Safe tar extraction: the only way a release archive (tarball or git tag) reaches disk.
 
 Every member is checked before a single byte is written, and the tree is built in a
 temporary sibling of ``dest`` that is renamed into place only when complete, so a refused

@@ -2,13 +2,16 @@
 
 Versions are read with ``ls-remote`` (no clone needed to list). A local repository is
 archived in place; a remote one is first cloned bare into the cache (and later only the
-missing tag is fetched). ``git archive`` output goes through the same safe extractor as
-tarballs, without stripping: a repository's single top folder is real content.
+missing tag is fetched). The tagged tree is written as a tar of its blobs as committed
+(``write_tree_tar``: no filter, no conversion, nothing of the repository's config runs)
+and goes through the same safe extractor as tarballs, without stripping: a repository's
+single top folder is real content.
 """
 
 from __future__ import annotations
 
 import shutil
+import tarfile
 import tempfile
 from pathlib import Path
 
@@ -21,6 +24,35 @@ from tether.sources.tagged import TaggedSource
 from tether.versions import parse_version
 
 MIRROR = "mirror.git"
+_FOLDER_KINDS = ("tree", "commit")  # a submodule (a commit in the tree) is an empty folder
+
+
+def write_tree_tar(repo: Path, rev: str, out: Path) -> None:
+    """The tree of ``rev`` as a tar file at ``out``: every blob as committed, read with
+    ``cat-file``. Not ``git archive``: it runs the filters the repository's own
+    ``.gitattributes`` name (``filter.<name>.smudge``, a program from the repository's
+    config) and its conversions, so a source could make tether run a program by being
+    exported. No attribute applies here (no ``export-ignore``/``export-subst`` either)."""
+    entries = git.tree_listing(repo, rev)
+    with (
+        git.BlobReader(repo) as blobs,
+        tarfile.open(out, "w", format=tarfile.GNU_FORMAT, errors="surrogateescape") as tar,
+    ):
+        for mode, kind, oid, path in entries:
+            info = tarfile.TarInfo(path)
+            info.mtime = 0
+            if kind in _FOLDER_KINDS:
+                info.type, info.mode = tarfile.DIRTYPE, 0o755
+                tar.addfile(info)
+            elif mode == "120000":
+                size, stream = blobs.open(oid)
+                info.type = tarfile.SYMTYPE
+                info.linkname = stream.read(size).decode("utf-8", "surrogateescape")
+                tar.addfile(info)
+            else:
+                size, stream = blobs.open(oid)
+                info.size, info.mode = size, 0o755 if mode == "100755" else 0o644
+                tar.addfile(info, stream)
 
 
 def _not_a_commit(spec: str, tag: str, kind: str) -> str:
@@ -68,8 +100,8 @@ class GitSource(TaggedSource):
             raise TetherError(_not_a_commit(self.spec, tag, kind))
         archive = work / "archive.tar"
         try:
-            git.archive(repo, f"refs/tags/{tag}", archive)
-        except TetherError as error:
+            write_tree_tar(repo, f"refs/tags/{tag}", archive)
+        except (TetherError, OSError) as error:
             raise TetherError(f"cannot export tag {tag} of {self.spec}: {error}") from None
         extract_tar_safely(
             archive, dest, self.max_entry_bytes, strip_single_top=False, label=f"{self.spec}@{tag}"

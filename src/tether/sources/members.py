@@ -1,5 +1,5 @@
 """The rules every member of a release obeys, whatever carries it: an archive (tarball or
-git archive, see ``extract``) or a folder on disk (see ``folder``). One set of rules, one
+a git tag's tree, see ``extract``) or a folder on disk (see ``folder``). One set of rules, one
 set of messages, so a release is refused for the same reason in the same words either way.
 """
 
