@@ -152,10 +152,10 @@ def test_cli_cooldown_flag(workspace: Path, server: LoopbackRegistry) -> None:
 def fleet(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     setup_cli(monkeypatch, tmp_path)
     specs = {
-        "a": {"alpha": "^1.0.0", "gamma": "^4.0.0"},
-        "b": {"alpha": "^1.1.0", "gamma": "^4.1.0"},
-        "c": {"alpha": "~1.0.1"},
-        "d": {"alpha": "1.2.0"},
+        "a": {"alpha": "^2.0.0", "gamma": "^4.0.0"},
+        "b": {"alpha": "^2.1.0", "gamma": "^4.1.0"},
+        "c": {"alpha": "~2.0.0"},
+        "d": {"alpha": "2.1.0"},
     }
     roots = {
         name: project(
@@ -164,27 +164,31 @@ def fleet(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
         )
         for name, dependencies in specs.items()
     }
+    # b waits a week for a release: alpha 2.2.0 (two days old) is too new for it.
+    (roots["b"] / ".npmrc").write_text("min-release-age=7\n")
     return registry_file(tmp_path / "projects.json", roots)
 
 
-# patch level. Own targets: a ^1.0.5, b ^1.1.4, c ~1.0.5, d 1.2.3 → max 1.2.3. c's ~1.0.1 cannot
-# take it → conflict. gamma: a has no newer 4.0.x, b → ^4.1.1; a's ^4.0.0 admits 4.1.1 → aligned.
+# minor level. Own targets: a ^2.2.0, c ~2.2.0, d 2.2.0 → max 2.2.0; b's gate keeps it at
+# 2.1.0 → conflict. gamma: a ^4.1.1, b ^4.1.1 → aligned. The level bounds alignment, so an
+# occurrence that admits the maximum already has it as its own target: use-max-where-possible
+# and per-project write the same versions.
 EXPECTED = {
-    "use-max-where-possible": {"a": "^1.2.3", "b": "^1.2.3", "c": "~1.0.5", "d": "1.2.3"},
-    "per-project": {"a": "^1.0.5", "b": "^1.1.4", "c": "~1.0.5", "d": "1.2.3"},
-    "skip-package": {"a": "^1.0.0", "b": "^1.1.0", "c": "~1.0.1", "d": "1.2.0"},
+    "use-max-where-possible": {"a": "^2.2.0", "b": "^2.1.0", "c": "~2.2.0", "d": "2.2.0"},
+    "per-project": {"a": "^2.2.0", "b": "^2.1.0", "c": "~2.2.0", "d": "2.2.0"},
+    "skip-package": {"a": "^2.0.0", "b": "^2.1.0", "c": "~2.0.0", "d": "2.1.0"},
 }
 
 
 @pytest.mark.parametrize("policy", list(EXPECTED))
 def test_alignment_policies(fleet: Path, server: LoopbackRegistry, policy: str) -> None:
     args = deps(
-        "plan", "--level", "patch", "--conflict-policy", policy, server=server, registry=fleet
+        "plan", "--level", "minor", "--conflict-policy", policy, server=server, registry=fleet
     )
     _, doc = run_json(*args)
     alpha = package(doc, "alpha")
     assert alpha["conflict"] is True
-    assert alpha["proposed_target"] == "1.2.3"  # the prefix of the highest occurrence
+    assert alpha["proposed_target"] == "^2.2.0"  # the prefix of the first highest occurrence
     assert {o["project_name"]: o["effective_target"] for o in alpha["occurrences"]} == EXPECTED[
         policy
     ]
@@ -197,12 +201,67 @@ def test_alignment_policies(fleet: Path, server: LoopbackRegistry, policy: str) 
     }
 
 
+def test_the_level_bounds_alignment(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, server: LoopbackRegistry
+) -> None:
+    """A patch run moves each occurrence inside its own major.minor, a minor run inside its
+    major: a project with no update of its own at the level is never pulled onto another
+    project's line, and that is no conflict (no policy needed under --yes)."""
+    setup_cli(monkeypatch, tmp_path)
+    specs = {
+        "x": {"alpha": "^1.0.5", "gamma": "^4.0.0"},  # no patch update of its own
+        "y": {"alpha": "^1.1.0", "gamma": "^4.1.0"},  # patch: ^1.1.4, ^4.1.1
+        "z": {"alpha": "^1.0.0"},  # patch: ^1.0.5
+        "w": {"alpha": "^2.0.0"},  # another major line
+    }
+    roots = {
+        name: project(
+            tmp_path / name,
+            {"package.json": {"name": name, "dependencies": found}, "package-lock.json": {}},
+        )
+        for name, found in specs.items()
+    }
+    reg = registry_file(tmp_path / "projects.json", roots)
+    untouched = files_of(roots["x"])
+
+    code, doc = run_json(*deps("plan", "--level", "patch", server=server, registry=reg))
+    assert code == 0
+    assert [p["conflict"] for p in doc["packages"]] == [False, False]
+    assert effective(package(doc, "alpha")) == {
+        ("x", "package.json"): "^1.0.5",
+        ("y", "package.json"): "^1.1.4",
+        ("z", "package.json"): "^1.0.5",
+        ("w", "package.json"): "^2.0.0",
+    }
+    code, doc = run_json(
+        *deps("apply", "--level", "patch", "--yes", "--no-install", server=server, registry=reg)
+    )
+    assert code == 0, doc
+    assert files_of(roots["x"]) == untouched
+    written = {
+        n: json.loads((r / "package.json").read_text())["dependencies"] for n, r in roots.items()
+    }
+    assert written["y"] == {"alpha": "^1.1.4", "gamma": "^4.1.1"}
+    assert written["z"] == {"alpha": "^1.0.5"}
+
+    # minor: each major line keeps its own newest minor, with no conflict to decide
+    code, doc = run_json(*deps("plan", "--level", "minor", server=server, registry=reg))
+    alpha = package(doc, "alpha")
+    assert alpha["conflict"] is False
+    assert {o["project_name"]: o["effective_target"] for o in alpha["occurrences"]} == {
+        "x": "^1.2.3",
+        "y": "^1.2.3",
+        "z": "^1.2.3",
+        "w": "^2.2.0",
+    }
+
+
 @pytest.mark.parametrize("policy", list(EXPECTED))
 def test_apply_follows_the_policy(fleet: Path, server: LoopbackRegistry, policy: str) -> None:
     args = deps(
         "apply",
         "--level",
-        "patch",
+        "minor",
         "--yes",
         "--no-install",
         "--conflict-policy",
@@ -222,12 +281,12 @@ def test_apply_follows_the_policy(fleet: Path, server: LoopbackRegistry, policy:
 def test_plan_dir_files(fleet: Path, server: LoopbackRegistry, tmp_path: Path) -> None:
     out = tmp_path / "plans"
     code, _, _ = run_cli(
-        *deps("plan", "--level", "patch", "--plan-dir", str(out), server=server, registry=fleet)
+        *deps("plan", "--level", "minor", "--plan-dir", str(out), server=server, registry=fleet)
     )
     assert code == 0
     plan_text = (out / "cross-project-plan.json").read_text()
     scan_text = (out / "scan-by-project.json").read_text()
-    assert plan_text.startswith('{\n  "level": "patch"')  # pretty-printed
+    assert plan_text.startswith('{\n  "level": "minor"')  # pretty-printed
     plan, scan = json.loads(plan_text), json.loads(scan_text)
     # Commander's plan-folder files keep its camelCase shape; --json speaks snake_case.
     assert {"packages", "scanFailed", "pathMissing", "skipped", "warnings"} <= set(plan)
@@ -250,20 +309,20 @@ def test_plan_dir_files(fleet: Path, server: LoopbackRegistry, tmp_path: Path) -
 def test_conflicts_need_a_policy_under_yes(fleet: Path, server: LoopbackRegistry) -> None:
     before = {n: files_of(fleet.parent / n) for n in "abcd"}
     code, _, err = run_cli(
-        *deps("apply", "--level", "patch", "--yes", server=server, registry=fleet)
+        *deps("apply", "--level", "minor", "--yes", server=server, registry=fleet)
     )
     assert code == 2 and "--conflict-policy" in err and "alpha" in err
     assert {n: files_of(fleet.parent / n) for n in "abcd"} == before
 
 
 def test_one_prompt_chooses_the_policy(fleet: Path, server: LoopbackRegistry) -> None:
-    args = deps("apply", "--level", "patch", "--no-install", server=server, registry=fleet)
-    code, out, err = run_cli(*args, stdin="per-project\napply-all\n")
+    args = deps("apply", "--level", "minor", "--no-install", server=server, registry=fleet)
+    code, out, err = run_cli(*args, stdin="skip-package\napply-all\n")
     assert code == 0, out
     # The question and the conflicts it asks about go to stderr; stdout is the summary.
     assert "conflicting targets" in err and "conflicting targets" not in out
     written = json.loads((fleet.parent / "a" / "package.json").read_text())
-    assert written["dependencies"]["alpha"] == "^1.0.5"
+    assert written["dependencies"] == {"alpha": "^2.0.0", "gamma": "^4.1.1"}
 
 
 # --- the gate --------------------------------------------------------------------------------
@@ -273,7 +332,7 @@ def _apply_per_project(fleet: Path, server: LoopbackRegistry, *extra: str) -> li
     return deps(
         "apply",
         "--level",
-        "patch",
+        "minor",
         "--yes",
         "--conflict-policy",
         "per-project",
@@ -298,7 +357,7 @@ def test_skip_package_leaves_the_package_alone(fleet: Path, server: LoopbackRegi
     assert code == 0
     assert [p["name"] for p in doc["skipped_by_user"]] == ["alpha"]
     a = json.loads((fleet.parent / "a" / "package.json").read_text())
-    assert a["dependencies"] == {"alpha": "^1.0.0", "gamma": "^4.1.1"}
+    assert a["dependencies"] == {"alpha": "^2.0.0", "gamma": "^4.1.1"}
 
 
 def test_exclude_with_package_names_points_to_skip_package(
@@ -318,7 +377,7 @@ def test_interactive_pick_subset(fleet: Path, server: LoopbackRegistry) -> None:
     args = deps(
         "apply",
         "--level",
-        "patch",
+        "minor",
         "--no-install",
         "--conflict-policy",
         "per-project",
@@ -330,7 +389,7 @@ def test_interactive_pick_subset(fleet: Path, server: LoopbackRegistry) -> None:
     assert "Not in this plan: nope. Valid: alpha, gamma" in err
     assert "Exclude which packages" in err and "Exclude which packages" not in out
     a = json.loads((fleet.parent / "a" / "package.json").read_text())
-    assert a["dependencies"] == {"alpha": "^1.0.5", "gamma": "^4.0.0"}
+    assert a["dependencies"] == {"alpha": "^2.2.0", "gamma": "^4.0.0"}
     assert "## Skipped by user (1)" in out
 
 
@@ -339,7 +398,7 @@ def test_cancel_writes_nothing(fleet: Path, server: LoopbackRegistry) -> None:
     args = deps(
         "apply",
         "--level",
-        "patch",
+        "minor",
         "--conflict-policy",
         "per-project",
         server=server,

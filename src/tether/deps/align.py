@@ -5,8 +5,12 @@ the operator of the occurrence that produced it). An occurrence can move to it w
 declared range admits that version and the version passes that project's release-age
 gate. The package is in **conflict** when some occurrence whose own target is lower cannot
 move to it (another major line, a narrower range, a stricter cooldown). Packages without a
-conflict are aligned: every occurrence moves to the proposed target. For conflicting
-packages one policy holds for the whole run:
+conflict are aligned: every occurrence moves to the proposed target. The level bounds
+alignment: an occurrence never moves outside its own level's window (a patch run keeps each
+occurrence on its major.minor, a minor run on its major), so a project with no update of its
+own at that level is never pulled across a line by another project's target; an occurrence
+the proposed target lies beyond keeps its own target, and that is no conflict. For
+conflicting packages one policy holds for the whole run:
 
 * ``use-max-where-possible``: the proposed target where admitted, the occurrence's own
   target elsewhere;
@@ -23,7 +27,7 @@ from typing import Any
 
 from tether.deps.model import Declared, Level, Resolved, render_precision
 from tether.deps.scan import ScanResult, common_sections
-from tether.deps.targets import dialect_of, eligible
+from tether.deps.targets import Dialect, dialect_of, eligible, in_window
 
 POLICIES = ("use-max-where-possible", "per-project", "skip-package")
 DEFAULT_POLICY = "use-max-where-possible"
@@ -34,6 +38,9 @@ class PlannedOccurrence:
     resolved: Resolved
     effective: str | None = None  # the version it moves to; None: left as it is
     admits_max: bool = True
+    # The proposed target lies inside this occurrence's level window (patch: its
+    # major.minor; minor: its major); outside it, alignment never moves the occurrence.
+    within_level: bool = True
 
     @property
     def effective_declared(self) -> Declared:
@@ -144,10 +151,19 @@ def _package(scan: ScanResult, members: list[Resolved]) -> PackagePlan | None:
         if info is not None and scan.now is not None:
             policy = scan.policies[occurrence.project]
             admitted = admitted and eligible(info, best, policy, scan.now, occurrence.name)
-        planned.append(PlannedOccurrence(resolved, admits_max=admitted))
+        within = _within_level(dialect, occurrence.min_version, best, scan.level)
+        planned.append(PlannedOccurrence(resolved, admits_max=admitted, within_level=within))
     package = PackagePlan(first.ecosystem, first.name, first.catalog, planned, proposed)
     package.conflict = any(_in_conflict(p, best) for p in planned)
     return package
+
+
+def _within_level(dialect: Dialect, floor: str, best: str, level: Level) -> bool:
+    """Whether ``best`` is a version ``level`` lets an occurrence whose range starts at
+    ``floor`` move to: the window its own target was chosen from."""
+    if level not in ("patch", "minor") or not (dialect.valid(floor) and dialect.valid(best)):
+        return True
+    return in_window(dialect.parts(best), dialect.parts(floor), level)
 
 
 def _below(version: str, best: str, ecosystem: str) -> bool:
@@ -158,8 +174,8 @@ def _in_conflict(planned: PlannedOccurrence, best: str) -> bool:
     occurrence = planned.resolved.occurrence
     if not _below(occurrence.min_version, best, occurrence.ecosystem):
         return False  # already at or above it: never moved down, never in the way
-    if planned.resolved.target == best:
-        return False
+    if planned.resolved.target == best or not planned.within_level:
+        return False  # at the target, or the level keeps it on its own line: no conflict
     return not planned.admits_max
 
 
@@ -180,6 +196,8 @@ def _effective(planned: PlannedOccurrence, best: str, conflict: bool, policy: st
     own = planned.resolved.target
     if not _below(occurrence.min_version, best, occurrence.ecosystem):
         return None
+    if not planned.within_level:
+        return own  # the level's window ends below the proposed target
     if not conflict:
         return best
     if policy == "use-max-where-possible" and (own == best or planned.admits_max):

@@ -174,7 +174,7 @@ def render_plan(doc: Doc) -> str:
     if not rows:
         lines.append("| (nothing to update) | | | |")
     if any(_split(p) for p in rows):
-        lines.append(f"\n{SPLIT_MARK} per-project targets under the conflict policy")
+        lines.append(f"\n{SPLIT_MARK} {SPLIT_NOTE}")
     lines += _skipped_packages(doc["packages"])
     overrides = doc.get("overrides") or []
     lines += _list("Overrides", [_override_line(item) for item in overrides])
@@ -184,6 +184,11 @@ def render_plan(doc: Doc) -> str:
 
 NAMES_CAP = 5  # project names in one cell or line before "+N more"
 SPLIT_MARK = "*"
+# Why a row names several targets: the level's window (a patch run keeps each project on its
+# own major.minor) or the conflict policy keeps some projects on their own.
+SPLIT_NOTE = (
+    "per-project targets: the level or the conflict policy keeps these projects on their own"
+)
 _OPERATOR = re.compile(r"^[\^~=<>!]*")
 
 
