@@ -367,3 +367,49 @@ def test_an_overrides_file_in_the_current_folder_is_never_read(
     default.unlink()
     code, doc = run_json(*deps(setup, server, "plan", "--level", "minor"))
     assert code == 0 and doc["overrides"] == [] and doc["overrides_file"] is None
+
+
+def test_a_package_the_conflict_policy_dropped_runs_no_override(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, server: LoopbackRegistry
+) -> None:
+    """Overrides bind to the plan after the conflict policy: alpha conflicts (two's week-long
+    release-age gate keeps it below 2.2.0), skip-package drops it, so its family's command
+    runs nowhere and no decision is asked for it; gamma still moves."""
+    setup_cli(monkeypatch, tmp_path)
+    roots = {
+        name: project(
+            tmp_path / name,
+            {
+                "package.json": {
+                    "name": name,
+                    "dependencies": {"alpha": "^2.0.0", "gamma": "^4.0.0"},
+                },
+                "package-lock.json": {},
+            },
+        )
+        for name in ("one", "two")
+    }
+    (roots["two"] / ".npmrc").write_text("min-release-age=7\n")
+    overrides = tmp_path / "overrides.yaml"
+    overrides.write_text(
+        "- id: alpha-family\n"
+        "  match: [alpha]\n"
+        f"  command: {json.dumps(RECORD + ' alpha {version}')}\n"
+        "  versionSource: target-of:alpha\n"
+    )
+    reg = registry_file(tmp_path / "projects.json", roots)
+    flags = ("--level", "minor", "--conflict-policy", "skip-package", "--overrides", str(overrides))
+    code, plan = run_json(*deps(reg, server, "plan", *flags))
+    assert code == 0
+    assert [p.get("skipped_by") for p in plan["packages"] if p["name"] == "alpha"] == [
+        "conflict-policy"
+    ]
+    assert plan["overrides"] == []
+
+    code, doc = run_json(*deps(reg, server, "apply", *flags, "--yes", "--no-install"))
+    assert code == 0, doc
+    assert [p["name"] for p in doc["skipped_by_conflict_policy"]] == ["alpha"]
+    assert doc["overrides"] == []
+    for name, root in roots.items():
+        assert not (root / "override-ran.txt").exists(), name
+        assert manifest(reg, name)["dependencies"] == {"alpha": "^2.0.0", "gamma": "^4.1.1"}

@@ -211,13 +211,16 @@ def _unique_ids(path: Path, entries: list[OverrideEntry]) -> None:
 
 
 def bind(entries: list[OverrideEntry], plan: Plan) -> list[BoundOverride]:
-    """Give each planned package to the first entry matching it; resolve each {version}.
+    """Give each package of the post-policy plan to the first entry matching it; resolve
+    each {version}.
 
-    An entry whose ``{version}`` cannot be resolved is dropped with a warning (its packages
-    then get the generic bump); an entry that matches nothing planned is left out.
+    Only packages that still move after the conflict policy are bound: a package the policy
+    dropped (or that moves nowhere) runs no command and needs no decision. An entry whose
+    ``{version}`` cannot be resolved is dropped with a warning (its packages then get the
+    generic bump); an entry that matches nothing planned is left out.
     """
     taken: dict[str, list[PackagePlan]] = {}
-    for package in plan.packages:
+    for package in moving(plan):
         entry = next((e for e in entries if e.matches(package.name)), None)
         if entry is not None:
             taken.setdefault(entry.id, []).append(package)
@@ -248,14 +251,24 @@ def _resolve(entry: OverrideEntry, plan: Plan, packages: list[PackagePlan]) -> s
     return None
 
 
+def moving(plan: Plan) -> list[PackagePlan]:
+    """The post-policy plan: packages nothing skipped that move in at least one project."""
+    return [
+        p
+        for p in plan.packages
+        if p.skipped_by is None and any(planned.changes for planned in p.occurrences)
+    ]
+
+
 def version_from(source: str, plan: Plan, packages: list[PackagePlan]) -> str | None:
+    """``{version}`` from the post-policy plan's proposed targets (never a dropped package's)."""
     kind, _, argument = source.partition(":")
     if kind == "target-of":
-        named = [p for p in plan.packages if p.name == argument]
+        named = [p for p in moving(plan) if p.name == argument]
         default_line = [p for p in named if not p.catalog] or named
         return default_line[0].proposed_version if default_line else None
     if kind == "max-target-of":
-        matched = [p for p in plan.packages if fnmatch.fnmatchcase(p.name, argument)]
+        matched = [p for p in moving(plan) if fnmatch.fnmatchcase(p.name, argument)]
         return _highest(matched)
     if kind == "latest":
         first = packages[0]
@@ -279,7 +292,7 @@ def _affected(plan: Plan, packages: list[PackagePlan]) -> list[str]:
         planned.resolved.occurrence.project
         for package in packages
         for planned in package.occurrences
-        if planned.changes or planned.resolved.target is not None
+        if planned.changes
     }
     return [p.name for p in plan.scan.scanned if p.name in projects]
 
