@@ -96,17 +96,60 @@ def test_global_then_local_install_fallbacks(
     world: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     gsd = make_gsd(world / "build", {EXECUTE: ("a\n", "a\nmine\n", "b\n")}, pristine=False)
-    local = world / "work/.codex" / PATCHES_FOLDER
-    local.parent.mkdir(parents=True)
-    shutil.copytree(gsd.patches, local)
-    code, doc = run_json(capsys, "--target", str(gsd.target), "--dry-run")
+    local = world / "work/.codex"
+    shutil.copytree(gsd.target, local)
+    code, doc = run_json(capsys, "--dry-run")
     assert code == 4  # no baseline: the file is a conflict
-    assert (doc["patches_source"], doc["patches"]) == ("local", str(local))
-    home = world / "home/.gemini" / PATCHES_FOLDER
-    home.parent.mkdir(parents=True)
-    shutil.copytree(gsd.patches, home)
-    _, doc = run_json(capsys, "--target", str(gsd.target), "--dry-run")
-    assert (doc["patches_source"], doc["patches"]) == ("global", str(home))
+    assert (doc["patches_source"], doc["patches"]) == ("local", str(local / PATCHES_FOLDER))
+    assert doc["target"] == str(local)  # the install the patches belong to
+    home = world / "home/.gemini"
+    shutil.copytree(gsd.target, home)
+    _, doc = run_json(capsys, "--dry-run")
+    assert (doc["patches_source"], doc["patches"]) == ("global", str(home / PATCHES_FOLDER))
+    assert doc["target"] == str(home)
+
+
+def test_found_patches_go_into_the_install_beside_them_never_another(
+    world: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """~/.claude's patches are never merged into a project's own .claude: -C naming another
+    install is refused with nothing written; naming the patches says it is meant."""
+    gsd = make_gsd(world / "home", {EXECUTE: ("a\n", "a\nmine\n", "b\n")}, pristine=False)
+    gsd.target.rename(world / "home/.claude")
+    project = world / "work/.claude"
+    project.mkdir(parents=True)
+    (project / "get-shit-done/workflows").mkdir(parents=True)
+    (project / EXECUTE).write_text("the project's own\n")
+    assert cli_main.main(["reapply", "-C", str(project), "--auto", "keep-mine"]) == 1
+    err = capsys.readouterr().err
+    assert "belong to the install at" in err and str(world / "home/.claude") in err
+    assert (project / EXECUTE).read_text() == "the project's own\n"
+    assert not (project / ".tether").exists()
+    # without -C the install they belong to is the target
+    code, doc = run_json(capsys, "--auto", "keep-mine")
+    assert code == 0 and doc["target"] == str(world / "home/.claude")
+    assert (world / "home/.claude" / EXECUTE).read_text() == "a\nmine\n"
+    assert (project / EXECUTE).read_text() == "the project's own\n"
+
+
+def test_named_patches_into_another_install_are_meant(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    gsd = make_gsd(tmp_path / "a", {EXECUTE: ("a\n", "a\nmine\n", "b\n")}, pristine=False)
+    other = tmp_path / "other"
+    shutil.copytree(gsd.target, other, ignore=shutil.ignore_patterns(PATCHES_FOLDER))
+    code, doc = run_json(capsys, "--patches", str(gsd.patches), "-C", str(other), "--dry-run")
+    assert code == 4 and doc["target"] == str(other)
+
+
+def test_a_folder_of_saves_needs_the_install_named(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    gsd = make_gsd(tmp_path, {EXECUTE: ("a\n", "a\nmine\n", "b\n")}, pristine=False)
+    saves = tmp_path / "saves"
+    shutil.copytree(gsd.patches, saves / "20250101T000000000000Z-abcdef")
+    assert cli_main.main(["reapply", "--patches", str(saves)]) == 2
+    assert "-C DIR" in capsys.readouterr().err
 
 
 def test_no_patches_anywhere_is_nothing_to_reapply_exit_0(

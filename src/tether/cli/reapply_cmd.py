@@ -39,8 +39,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         parser,
         deprecated=("--target",),
         positional=False,
-        required=True,
-        help="the folder the new release was installed into",
+        help="the folder the new release was installed into (default: the install the "
+        "patches belong to, the folder holding gsd-local-patches)",
     )
     parser.add_argument(
         "--save",
@@ -101,9 +101,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     _check_usage(args)
-    target = Path(args.project)
-    verbose_line(args, f"project {target.absolute()}")
+    target = Path(args.project) if args.project else None
+    if target is not None:
+        verbose_line(args, f"project {target.absolute()}")
     if args.save:
+        assert target is not None
         saved = save_patches(target, Path(args.manifest), Path(args.patches))
         if args.json:
             print_json(saved.to_json())
@@ -157,6 +159,8 @@ def _ask_per_file(pending: list[Pending]) -> dict[str, str]:
 
 def _check_usage(args: argparse.Namespace) -> None:
     if args.save:
+        if not args.project:
+            raise UsageError("--save needs -C DIR (the folder to save the customised files of)")
         if not args.patches:
             raise UsageError("--save needs --patches DIR (where to save the files)")
         if not args.manifest:

@@ -54,6 +54,7 @@ def remove_patches(report: ReapplyReport, patch_set: PatchSet, run_id: str) -> N
     reason = why_keep(report)
     doomed: list[tuple[Path, list[str]]] = []
     if reason is None:
+        assert report.target is not None
         try:
             doomed = _removable(patch_set, report.target)
         except TetherError as error:

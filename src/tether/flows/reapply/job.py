@@ -42,7 +42,7 @@ INSTALLED = "installed/"  # a run's backups of the installed versions, in its ba
 @dataclass(frozen=True)
 class ReapplyRequest:
     patches: Path | None  # None: look where GSD leaves them (``locate``)
-    target: Path
+    target: Path | None  # None: the install the patches belong to (the patch folder's parent)
     baseline: BaselineOptions = field(default_factory=BaselineOptions)
     conflict_style: str = "markers"
     dry_run: bool = False
@@ -51,6 +51,12 @@ class ReapplyRequest:
     auto: str | None = None  # settle every conflict this way: keep-mine or take-theirs
     chooser: Chooser | None = None  # asks per conflict (a terminal); None: leave them
     remove_backups: bool = False  # remove the patches after a fully verified run
+
+    @property
+    def install(self) -> Path:
+        """The folder the patches are merged into (set once the patches are found)."""
+        assert self.target is not None
+        return self.target
 
 
 @dataclass
@@ -72,7 +78,7 @@ class Job:
 
     @property
     def command(self) -> str:
-        patches, target = self.patch_set.root.resolve(), self.request.target.resolve()
+        patches, target = self.patch_set.root.resolve(), self.request.install.resolve()
         return f"reapply --patches {patches} --target {target}"
 
     @property
@@ -84,7 +90,7 @@ class Job:
     @functools.cached_property
     def guard(self) -> PathGuard:
         """Judges the target's paths while planning (the writer has its own)."""
-        return PathGuard(self.request.target)
+        return PathGuard(self.request.install)
 
     def wrote(self, rel: str, current: bytes) -> bool:
         """The interrupted run wrote (or was about to write) exactly these bytes to ``rel``."""
@@ -95,7 +101,7 @@ class Job:
         """The shared writer's context: reapply's journal, its backups of the installed
         versions beside the patches (``<backup folder>/<run id>/installed/<path>``), and
         what the interrupted run did (``resume``, by default all of it)."""
-        target = self.request.target
+        target = self.request.install
         backups = BackupFolder(
             PathGuard(self.backup_dir), INSTALLED, self.backup_dir, absolute_labels=True
         )
@@ -114,7 +120,7 @@ def open_job(request: ReapplyRequest, patch_set: PatchSet, journal: Journal) -> 
     """This job, resuming the interrupted run of it under its own run id; another job's
     unfinished run stops it. Writes nothing (the writer journals the run's start)."""
     digest = sha256_bytes(
-        f"{patch_set.root.resolve()}\0{patch_set.meta_sha256}\0{request.target.resolve()}".encode()
+        f"{patch_set.root.resolve()}\0{patch_set.meta_sha256}\0{request.install.resolve()}".encode()
     )
     records = journal.records()
     unfinished = journal.unfinished_run()
@@ -126,7 +132,7 @@ def open_job(request: ReapplyRequest, patch_set: PatchSet, journal: Journal) -> 
         )
     if unfinished is not None and unfinished.plan_digest != digest:
         raise TetherError(
-            f"an interrupted reapply ({unfinished.command}) is unfinished on {request.target}; "
+            f"an interrupted reapply ({unfinished.command}) is unfinished on {request.install}; "
             f"run that command again to finish it, or remove {journal.path} to start over "
             "(its backups stay where they are)"
         )

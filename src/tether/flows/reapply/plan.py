@@ -29,7 +29,7 @@ RESTORED = "the installed version is put back"
 def plan_files(job: Job) -> list[Decision]:
     """A decision per saved file, in the order ``backup-meta.json`` lists them."""
     request = job.request
-    finder = BaselineFinder(request.baseline, job.patch_set, request.target)
+    finder = BaselineFinder(request.baseline, job.patch_set, request.install)
     seen: dict[tuple[int, int], str] = {}  # (device, inode) -> the first path naming it
     return [plan_file(job, finder, rel, seen) for rel in job.patch_set.files]
 
@@ -37,12 +37,12 @@ def plan_files(job: Job) -> list[Decision]:
 def plan_file(
     job: Job, finder: BaselineFinder, rel: str, seen: dict[tuple[int, int], str]
 ) -> Decision:
-    reserved = profile_of(job.request.target).reserved_paths()
+    reserved = profile_of(job.request.install).reserved_paths()
     problem = project_path_problem(rel) or reserved.problem(rel) or job.guard.problem(rel)
     if problem:
         return Decision(FileResult(rel, FAILED, f"unsafe path: {problem}"))
     patch = job.patch_set.saved(rel)
-    twin = _same_file(job.request.target / rel, rel, seen)
+    twin = _same_file(job.request.install / rel, rel, seen)
     if twin is not None:
         # Two merges written to one file: the second would undo the first.
         reason = f"the same file on disk as {twin} (through a link); merge it by hand from {patch}"
@@ -50,7 +50,7 @@ def plan_file(
     ours = read_file(patch)
     if ours is None:
         return Decision(FileResult(rel, FAILED, f"the saved copy {patch} is missing"))
-    current = read_file(job.request.target / rel)
+    current = read_file(job.request.install / rel)
     earlier = _earlier_outcome(job, rel, current)
     if earlier is not None:
         return earlier

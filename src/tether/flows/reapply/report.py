@@ -91,7 +91,7 @@ class FileResult:
 @dataclass
 class ReapplyReport:
     patches: Path | None  # None: no patches folder anywhere, nothing to reapply
-    target: Path
+    target: Path | None  # None: nothing found and no folder named
     results: list[FileResult]
     dry_run: bool = False
     run_id: str | None = None
@@ -136,7 +136,7 @@ class ReapplyReport:
             "pristine": str(self.pristine) if self.pristine is not None else None,
             "from_version": self.from_version,
             "installed_version": self.installed_version,
-            "target": str(self.target),
+            "target": str(self.target) if self.target is not None else None,
             "dry_run": self.dry_run,
             "run_id": self.run_id,
             "backup": str(self.backup_dir) if self.backup_dir else None,

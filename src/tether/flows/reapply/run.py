@@ -8,12 +8,17 @@ from dataclasses import replace
 from pathlib import Path
 
 from tether.engine.verify import verify_preserved
-from tether.errors import UsageError
+from tether.errors import TetherError, UsageError
 from tether.flows.apply import ApplyOutcome, execute_plan
 from tether.flows.reapply.cleanup import remove_patches
 from tether.flows.reapply.decide import Decision
 from tether.flows.reapply.job import Job, ReapplyRequest, open_job
-from tether.flows.reapply.locate import Located, default_pristine, locate_patches
+from tether.flows.reapply.locate import (
+    PATCHES_FOLDER,
+    Located,
+    default_pristine,
+    locate_patches,
+)
 from tether.flows.reapply.patches import PatchSet, load_patch_set
 from tether.flows.reapply.plan import plan_files, writer_plan, writer_resume
 from tether.flows.reapply.report import (
@@ -48,19 +53,22 @@ def reapply(request: ReapplyRequest) -> ReapplyReport:
         raise UsageError(f"--conflict must be one of {', '.join(CONFLICT_STYLES)}")
     if request.auto not in (None, *AUTO_CHOICES):
         raise UsageError(f"--auto must be one of {', '.join(AUTO_CHOICES)}")
-    check_dir(request.target, "target")
+    if request.target is not None:
+        check_dir(request.target, "target")
     located = _locate(request)
     if located is not None and located.folder is None:
         return _nothing_found(request, located)
     patches = located.folder if located is not None else request.patches
     assert patches is not None
-    request = _with_default_pristine(replace(request, patches=patches))
     patch_set = load_patch_set(patches)
-    profile = profile_of(request.target)
-    journal = Journal(journal_path(request.target))
-    check_own_paths(request.target, profile, folders=(backup_root(patches),), files=(journal.path,))
+    target = _install_of(request, patch_set, located)
+    check_dir(target, "target")
+    request = _with_default_pristine(replace(request, patches=patches, target=target))
+    profile = profile_of(target)
+    journal = Journal(journal_path(target))
+    check_own_paths(target, profile, folders=(backup_root(patches),), files=(journal.path,))
     where = _Where(patch_set, located, request.baseline.pristine)
-    check_journal_file(request.target, profile.journal_file + JOURNAL_SUFFIX)
+    check_journal_file(target, profile.journal_file + JOURNAL_SUFFIX)
     if request.dry_run:
         job = open_job(request, patch_set, journal)
         decisions = plan_files(job)
@@ -71,8 +79,8 @@ def reapply(request: ReapplyRequest) -> ReapplyReport:
         if request.remove_backups:
             remove_patches(report, patch_set, job.run_id)  # keeps them: a dry run
         return report
-    prepare_runtime(request.target)
-    with ProjectLock(request.target / profile.lock_file, command="reapply"):
+    prepare_runtime(target)
+    with ProjectLock(target / profile.lock_file, command="reapply"):
         job = open_job(request, patch_set, journal)
         decisions = plan_files(job)
         settle(decisions, request.auto, request.chooser)
@@ -153,6 +161,35 @@ def _locate(request: ReapplyRequest) -> Located | None:
     return locate_patches(environ, request.cwd or Path.cwd())
 
 
+def _install_of(request: ReapplyRequest, patch_set: PatchSet, located: Located | None) -> Path:
+    """The install the patches are merged into. GSD's patch folder belongs to the install
+    (config folder) that holds it: that is the default, and patches found by the search
+    are never merged into another install the user did not name them for."""
+    named = [f for f in (patch_set.root, patch_set.folder) if f.absolute().name == PATCHES_FOLDER]
+    home = named[0].absolute().parent if named else None
+    if request.target is None:
+        if home is None:
+            raise UsageError(
+                f"{patch_set.root} is not an install's {PATCHES_FOLDER} folder: "
+                "give -C DIR, the folder the new release was installed into"
+            )
+        return home
+    if located is not None and home is not None and not _same_folder(home, request.target):
+        raise TetherError(
+            f"the patches found at {patch_set.root} belong to the install at {home}, not to "
+            f"{request.target}; leave out -C to reapply them there, or name them with "
+            f"--patches {patch_set.root} to merge them into {request.target}"
+        )
+    return request.target
+
+
+def _same_folder(one: Path, other: Path) -> bool:
+    try:
+        return one.resolve() == other.resolve() or one.samefile(other)
+    except OSError:
+        return False
+
+
 def _with_default_pristine(request: ReapplyRequest) -> ReapplyRequest:
     """``gsd-pristine/`` beside the patches folder when no pristine folder was named."""
     if request.baseline.pristine is not None or request.patches is None:
@@ -192,8 +229,8 @@ def _report(job: Job, decisions: list[Decision], where: _Where) -> ReapplyReport
         searched=where.searched,
         pristine=where.pristine,
         from_version=where.from_version,
-        installed_version=installed_version(job.request.target),
-        target=job.request.target,
+        installed_version=installed_version(job.request.install),
+        target=job.request.install,
         results=[decision.result for decision in decisions],
         dry_run=dry_run,
         run_id=None if dry_run else job.run_id,
