@@ -394,6 +394,44 @@ def test_rerun_after_a_finished_run_claims_nothing_new(
     assert len(list(gsd.backups.glob("*/installed"))) == 1  # the rerun wrote no new backup
 
 
+@pytest.mark.parametrize(
+    "resolution",
+    [EXECUTE_OURS, EXECUTE_V2.replace("the test suite", "the test suite with coverage")],
+    ids=["took-my-line", "wrote-a-new-line"],
+)
+def test_a_conflict_resolved_by_hand_is_reported_so_and_left_alone(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], resolution: str
+) -> None:
+    """Not "incorporated: already in the installed release" (the person put it there), and
+    no new conflict markers written over the resolution."""
+    gsd = standard(tmp_path)
+    assert cli(*args(gsd, "--pristine", str(gsd.pristine))) == 4
+    (gsd.target / EXECUTE).write_text(resolution)
+    merged_planner = gsd.read(PLANNER)
+    (gsd.target / PLANNER).write_text(merged_planner + "one more line of mine\n")
+    code, doc = reapply_json(capsys, *args(gsd, "--pristine", str(gsd.pristine)))
+    assert code == 0, doc
+    by_file = {r["file"]: r for r in doc["results"]}
+    assert (by_file[EXECUTE]["status"], by_file[EXECUTE]["resolution"]) == ("resolved", "by-hand")
+    assert "by hand" in by_file[EXECUTE]["reason"]
+    assert by_file[PLANNER]["status"] == "merged"  # an earlier merge edited since: not adopted
+    assert "already reapplied" in by_file[PLANNER]["reason"]
+    assert gsd.read(EXECUTE) == resolution
+    assert gsd.read(PLANNER) == merged_planner + "one more line of mine\n"
+
+
+def test_a_half_resolved_conflict_is_still_a_conflict(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    gsd = standard(tmp_path)
+    assert cli(*args(gsd, "--pristine", str(gsd.pristine))) == 4
+    half = "edited\n" + gsd.read(EXECUTE)
+    (gsd.target / EXECUTE).write_text(half)
+    code, doc = reapply_json(capsys, *args(gsd, "--pristine", str(gsd.pristine)))
+    assert code == 4 and statuses(doc)[EXECUTE] == "conflict"
+    assert gsd.read(EXECUTE) == half  # no second set of markers
+
+
 def test_a_held_lock_on_the_target_refuses_the_run(tmp_path: Path) -> None:
     from tether.errors import TetherError
 

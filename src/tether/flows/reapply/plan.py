@@ -12,13 +12,16 @@ from tether.flows.reapply.baseline import BaselineFinder
 from tether.flows.reapply.decide import Decision, decide_saved_file
 from tether.flows.reapply.job import INSTALLED, Job
 from tether.flows.reapply.report import (
+    BY_HAND,
     CONFLICT,
     FAILED,
     MERGED,
+    RESOLVED,
     STATUS_BUCKETS,
     FileResult,
 )
 from tether.flows.reapply.target import profile_of, read_file
+from tether.flows.status import CONFLICT_START
 from tether.fsio import sha256_bytes
 from tether.model.plan import Bucket, FileAction, Op, UpdatePlan
 from tether.pathrules import project_path_problem
@@ -86,19 +89,31 @@ def _same_file(path: Path, rel: str, seen: dict[tuple[int, int], str]) -> str | 
 
 
 def _earlier_outcome(job: Job, rel: str, current: bytes | None) -> Decision | None:
-    """A finished run of this same job already left these bytes: do not merge them again
-    (the result would look like an upstream adoption and be claimed as incorporated)."""
+    """A finished run of this same job already wrote this file: do not merge it again. Its
+    merge, or a conflict a person resolved by hand since, would merge as if upstream had
+    adopted the change and be claimed as incorporated; what the earlier run (or the person)
+    left stays as it is."""
     if job.unfinished is not None or current is None or rel not in job.earlier:
         return None
     sha, status = job.earlier[rel]
-    if sha256_bytes(current) != sha or status not in (MERGED, CONFLICT):
+    if status not in (MERGED, CONFLICT):
         return None
-    reason = (
-        "already reapplied by an earlier run"
-        if status == MERGED
-        else "conflict markers from an earlier run are still unresolved"
-    )
-    return Decision(FileResult(rel, status, reason))
+    if sha256_bytes(current) == sha:
+        reason = (
+            "already reapplied by an earlier run"
+            if status == MERGED
+            else "conflict markers from an earlier run are still unresolved"
+        )
+        return Decision(FileResult(rel, status, reason))
+    if status == MERGED:
+        reason = "already reapplied by an earlier run and edited since; left as it is"
+        return Decision(FileResult(rel, MERGED, reason))
+    if current.startswith(CONFLICT_START) or b"\n" + CONFLICT_START in current:
+        reason = "the conflict of an earlier run is edited but still has conflict markers"
+        return Decision(FileResult(rel, CONFLICT, reason))
+    result = FileResult(rel, RESOLVED, "you resolved the conflict of an earlier run by hand")
+    result.resolution = BY_HAND
+    return Decision(result)
 
 
 def _installed_version(job: Job, rel: str, current: bytes | None) -> bytes | None:

@@ -25,6 +25,7 @@ INCORPORATED = "incorporated"
 FAILED = "failed"
 RESOLVED = "resolved"  # a conflict a person (or --auto) settled: keep-mine or take-theirs
 RESOLUTIONS = ("keep-mine", "take-theirs", "markers")
+BY_HAND = "by-hand"  # a conflict an earlier run left, resolved by a person since
 # Asked of a file without a baseline whose every difference is mechanical drift.
 DRIFT_QUESTION = (
     "only path, quoting or whitespace differences were found between your saved copy and "
@@ -63,7 +64,7 @@ class FileResult:
     user_edits: list[UserEdit] = field(default_factory=list)  # without a baseline
     question: str | None = None  # asked when only mechanical drift differs
     user_commits: list[tuple[str, str]] = field(default_factory=list)  # (commit, subject)
-    resolution: str | None = None  # how a conflict was settled: one of RESOLUTIONS
+    resolution: str | None = None  # how a conflict was settled: RESOLUTIONS or BY_HAND
 
     @property
     def hunks_missing(self) -> int:
