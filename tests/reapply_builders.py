@@ -168,7 +168,7 @@ def make_gsd(
         {rel: v[1] for rel, v in files.items()},
         {rel: v[2] for rel, v in files.items()},
     )
-    gsd.target.mkdir(parents=True)
+    gsd.target.mkdir(parents=True, exist_ok=True)
     write(gsd.target, gsd.v1)
     install_manifest(gsd.target, "1.0.0", gsd.v1)
     if git_history:

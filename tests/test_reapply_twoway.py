@@ -23,6 +23,7 @@ from reapply_builders import (
     git,
     make_gsd,
     reapply_json,
+    write,
 )
 from tether.engine.twoway import compare_two_way, drift_key
 from tether.flows.reapply.baseline import user_commit_chain
@@ -115,6 +116,31 @@ def test_user_commit_chain_passes_over_the_update_and_stops_at_the_install() -> 
         "c1",
     )
     assert user_commit_chain([("c1", "c0", "gsd-install"), ("c0", "", "x")]) is None
+
+
+def test_the_history_fallback_stops_at_the_commit_that_added_the_file(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The install commit is not the repository's first and its subject names no update:
+    the file as that commit added it is the baseline (not the commit before, which has no
+    such file)."""
+    target = tmp_path / "claude"
+    target.mkdir()
+    git(target, "init", "-q", "-b", "main")
+    write(target, {"notes.md": "my notes\n"})
+    git(target, "add", "-A")
+    git(target, "commit", "-q", "-m", "start my dotfiles")
+    gsd = make_gsd(tmp_path, {PLANNER: (PLANNER_V1, PLANNER_OURS, PLANNER_V2)}, pristine=False,
+                   git_history=True)  # fmt: skip
+    assert [line.split(" ", 1)[1] for line in git(target, "log", "--format=%h %s").splitlines()]\
+        == ["my changes", "install 1.0.0", "start my dotfiles"]  # fmt: skip
+    gsd.set_meta(pristine_hashes={})
+    code, doc = reapply_json(capsys, *args(gsd))
+    assert code == 0, doc
+    [planner] = doc["results"]
+    assert (planner["status"], planner["baseline"]) == ("merged", "git-commits")
+    assert [c["subject"] for c in planner["user_commits"]] == ["my changes"]
+    assert gsd.read(PLANNER) == PLANNER_MERGED
 
 
 def test_git_enhanced_two_way_merges_on_the_version_before_the_users_commits(

@@ -7,6 +7,7 @@ the git history of the target, (c) the baseline release from a source, (d) none.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -27,19 +28,25 @@ def is_update_commit(subject: str) -> bool:
     return _UPDATE_SUBJECT.search(subject) is not None
 
 
+def _root_commit(commit: str, parent: str) -> bool:
+    return not parent
+
+
 def user_commit_chain(
     history: list[tuple[str, str, str]],
+    adds_file: Callable[[str, str], bool] = _root_commit,
 ) -> tuple[list[tuple[str, str]], str] | None:
     """From a file's commits (newest first: commit, parent, subject), the user's latest run
     of own commits and the commit before the first of them; None when there is none.
 
     Update commits newer than the run are passed over (the update that installed the new
-    release); an update commit, or a commit that adds the file (its installation), ends it.
+    release); an update commit, or the commit that added the file (its installation:
+    ``adds_file(commit, parent)``, by default a root commit), ends it.
     """
     commits: list[tuple[str, str]] = []
     before = ""
     for commit, parent, subject in history:
-        if is_update_commit(subject) or not parent:
+        if is_update_commit(subject) or adds_file(commit, parent):
             if commits:
                 break
             continue
@@ -109,7 +116,11 @@ class BaselineFinder:
         if located is None:
             return found
         repo, path = located
-        chain = user_commit_chain(git.file_commits(repo, path))
+
+        def adds_file(commit: str, parent: str) -> bool:
+            return not parent or git.blob_at(repo, parent, path) is None
+
+        chain = user_commit_chain(git.file_commits(repo, path), adds_file)
         if chain is None:
             return found
         commits, before = chain
