@@ -78,6 +78,16 @@ def audit_json(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, Any
     return code, json.loads(out) if out.strip() else {"stderr": err}
 
 
+def start_review(
+    capsys: pytest.CaptureFixture[str], repo: Path, member: str = "shell", *extra: str
+) -> str:
+    """Begin the member's review round: ``audit scope`` captures the digest it starts on
+    (a second call returns the first capture)."""
+    code, doc = audit_json(capsys, "scope", "--root", str(repo), "--member", member, *extra)
+    assert code == 0, doc
+    return str(doc["scope_digest"])
+
+
 def write_report(
     capsys: pytest.CaptureFixture[str],
     repo: Path,

@@ -8,7 +8,16 @@ from pathlib import Path
 import pytest
 
 import tether.audit.clearance
-from audit_builders import audit, audit_json, commit, git, make_repo, write, write_report
+from audit_builders import (
+    audit,
+    audit_json,
+    commit,
+    git,
+    make_repo,
+    start_review,
+    write,
+    write_report,
+)
 from tether.audit.digest import DIGEST_PREFIX, digest_entries
 
 ROSTER = """members:
@@ -44,7 +53,8 @@ def markers(repo: Path) -> list[str]:
         sorted(
             p.name
             for p in folder.iterdir()
-            if p.name != ".gitignore" and not p.name.endswith((".findings.json", ".rerun.json"))
+            if p.name != ".gitignore"
+            and not p.name.endswith((".findings.json", ".rerun.json", ".scope.json"))
         )
         if folder.exists()
         else []
@@ -54,6 +64,7 @@ def markers(repo: Path) -> list[str]:
 def clear(
     capsys: pytest.CaptureFixture[str], repo: Path, *extra: str
 ) -> tuple[int, dict[str, object]]:
+    start_review(capsys, repo)
     write_report(capsys, repo)
     return audit_json(capsys, "clear", "--root", str(repo), "--member", "shell", *extra)
 
@@ -140,6 +151,7 @@ def test_gate_with_several_members_needs_every_one_cleared(
     code, doc = gate(capsys, repo, "shell,docs")
     states = {m["member"]: m["state"] for m in doc["members"]}  # type: ignore[attr-defined]
     assert code == 3 and states == {"shell": "cleared", "docs": "pending"}
+    start_review(capsys, repo, "docs")
     write_report(capsys, repo, "docs")
     assert (
         audit_json(
@@ -156,6 +168,7 @@ def test_earned_never_replaces_a_refusal_silently(
 ) -> None:
     clear(capsys, repo, "--provenance", "refused")
     before = markers(repo)
+    start_review(capsys, repo)  # a new round on the refused content
     code, _, err = audit(
         capsys, "clear", "--root", str(repo), "--member", "shell", "--provenance", "earned"
     )
@@ -201,6 +214,7 @@ def test_a_crash_between_the_two_supersede_steps_fails_safe(
     repo: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     clear(capsys, repo, "--provenance", "refused")
+    start_review(capsys, repo)
     write_report(capsys, repo)
 
     def crash(path: Path) -> None:
@@ -265,6 +279,7 @@ def test_ad_hoc_member_and_unreadable_clearance(
     repo: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     args = ["--root", str(repo), "--remit", "scripts/*.sh", "--member", "adhoc"]
+    start_review(capsys, repo, "adhoc", "--remit", "scripts/*.sh")
     write_report(capsys, repo, "adhoc", "--remit", "scripts/*.sh")
     assert audit_json(capsys, "clear", *args, "--provenance", "earned")[0] == 0
     code, doc = audit_json(capsys, "gate", *args)

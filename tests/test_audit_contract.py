@@ -10,7 +10,16 @@ from typing import Any
 
 import pytest
 
-from audit_builders import audit, audit_json, commit, git, make_repo, write, write_report
+from audit_builders import (
+    audit,
+    audit_json,
+    commit,
+    git,
+    make_repo,
+    start_review,
+    write,
+    write_report,
+)
 
 ROSTER = """members:
   - name: shell
@@ -40,6 +49,7 @@ def repo(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 
 
 def clear(capsys: pytest.CaptureFixture[str], repo: Path, *extra: str) -> tuple[int, Any]:
+    start_review(capsys, repo)
     return audit_json(
         capsys, "clear", "--root", str(repo), "--member", "shell", "--provenance", *extra
     )
@@ -151,7 +161,7 @@ def test_open_errors_and_warnings_withhold_unless_acknowledged(
 ) -> None:
     write_report(capsys, repo, findings=[finding("w", "warning"), finding("s", "suggestion")])
     code, doc = clear(capsys, repo, "earned")
-    assert code == 1 and "1 error/warning findings stand" in str(doc["withheld"])
+    assert code == 1 and "1 warning findings (Important) stand" in str(doc["withheld"])
     assert audit_files(repo, ".ok") == []
     code, doc = clear(capsys, repo, "earned", "--acknowledge", "accepted by the maintainer")
     assert code == 0

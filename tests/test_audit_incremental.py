@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from audit_builders import audit, audit_json, commit, git, make_repo, write_report
+from audit_builders import audit, audit_json, commit, git, make_repo, start_review, write_report
 
 ROSTER = """members:
   - name: shell
@@ -125,6 +125,7 @@ def test_the_no_anchor_form_of_anchor_tree_is_accepted(
 
 
 def _earn(capsys: pytest.CaptureFixture[str], repo: Path) -> None:
+    start_review(capsys, repo)
     write_report(capsys, repo)
     code, doc = audit_json(
         capsys, "clear", "--root", str(repo), "--member", "shell", "--provenance", "earned"

@@ -193,3 +193,52 @@ def test_ad_hoc_remit_needs_a_member_name_where_records_are_written(tmp_path: Pa
     remit = resolve_remit(roster, remits=["*.sh"], member="adhoc", machinery=["gate.sh"])
     assert remit.covers("x/y.sh") and remit.is_machinery("gate.sh")
     assert not remit.is_machinery(".tether/audit.yml")  # ad hoc: only what was given
+
+
+def test_an_empty_root_is_a_usage_error_never_the_ambient_checkout(
+    repo: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(repo)  # the checkout an empty root would silently stand for
+    for argv in (
+        ["scope", "--root", "", "--base", "main"],
+        ["digest", "--root", " ", "--remit", "*.sh", "--member", "m"],
+        ["shell", "--root", ""],
+    ):
+        code, out, err = audit(capsys, *argv)
+        assert code == 2 and out == ""
+        assert err.count("\n") == 1 and "--root '' is empty" in err
+
+
+@pytest.mark.parametrize(
+    ("argv", "named"),
+    [
+        (["scope", "--base", "main", "--remit", "scripts/[z-a].sh"], "--remit: invalid glob"),
+        (["shell", "--remit", "scripts\\"], "--remit: invalid glob 'scripts\\\\'"),
+        (["digest", "--remit", "*.sh", "--member", "m", "--machinery", "!"], "--machinery"),
+        (["shell", "--remit", "*.sh", "--hooks", "[z-a]"], "--hooks: invalid glob"),
+    ],
+)
+def test_an_invalid_glob_on_the_command_line_is_one_line_naming_it(
+    repo: Path, capsys: pytest.CaptureFixture[str], argv: list[str], named: str
+) -> None:
+    code, out, err = audit(capsys, *argv, "--root", str(repo))
+    assert code == 2 and out == ""
+    assert err.count("\n") == 1 and named in err and "Traceback" not in err
+
+
+def test_an_invalid_glob_in_a_roster_or_remit_file_names_the_file(
+    repo: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    globs = repo.parent / "remit.txt"
+    globs.write_text("# remit\nscripts/**\nscripts/[z-a]\n")
+    code, _, err = audit(capsys, "shell", "--root", str(repo), "--remit-file", str(globs))
+    assert code == 2 and err.count("\n") == 1
+    assert f"--remit-file {globs}: invalid glob 'scripts/[z-a]'" in err
+    commit(
+        repo,
+        "roster",
+        {".tether/audit.yml": "members:\n  - name: shell\n    globs: ['ok/**', 'bad\\']\n"},
+    )
+    code, _, err = audit(capsys, "digest", "--root", str(repo), "--member", "shell")
+    assert code == 1 and err.count("\n") == 1
+    assert ".tether/audit.yml: members[0]: globs: invalid glob 'bad\\\\'" in err

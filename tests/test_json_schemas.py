@@ -683,6 +683,7 @@ def _audit_clear(w: World) -> Case:
     findings.write_text("[]")
     head = git(repo, "rev-parse", "main").strip()
     sidecar = ["audit", "findings", "write", "-C", str(repo), "--member", "shell"]
+    assert call("audit", "scope", "-C", str(repo), "--member", "shell") == 0  # starts the round
     assert call(*sidecar, "--base-ref", head, "--findings", str(findings)) == 0  # clear needs it
     argv = ["audit", "clear", "-C", str(repo), "--member", "shell"]
     return Case([*argv, "--provenance", "earned"], 0, "audit-clear")

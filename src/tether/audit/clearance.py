@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any, Final
 
 from tether import git
+from tether.audit.capture import capture_path, read_capture, release
 from tether.audit.digest import ContentDigest, content_digest
 from tether.audit.ledger import ledger_path, record_round
 from tether.audit.roster import Remit
@@ -26,7 +27,11 @@ from tether.fsio import atomic_write, read_bytes
 from tether.parselimits import json_loads
 
 PROVENANCES: Final = ("earned", "refused")
-BLOCKING: Final = ("error", "warning")  # Critical and Important
+NO_CAPTURE: Final = (
+    "withheld: no review scope was captured for this member; start the review with "
+    "audit scope --member NAME (or pass --scope-digest): a clearance attests the content "
+    "its review started on"
+)
 LOST_REPORT: Final = (
     "withheld: no findings sidecar for this digest; write it (audit findings write) before "
     "clearing: a marker without its report reads as a lost report"
@@ -155,20 +160,42 @@ def clear(
             ),
             dirty=tuple(dirty),
         )
-    if scope_digest is not None and scope_digest != current.digest:
+    capture_file = _capture_file(root, layout, member)
+    captured = read_capture(capture_file) if capture_file is not None else None
+    reviewed = [d for d in (scope_digest, captured.digest if captured else None) if d]
+    moved = next((d for d in reviewed if d != current.digest), None)
+    if moved is not None:
+        if capture_file is not None:
+            release(capture_file)  # the round is over: the next scope captures afresh
         return ClearResult(
             member,
             current.digest,
             provenance,
             withheld=(
-                f"review scope superseded: reviewed {scope_digest}, the member's files are now "
-                f"{current.digest}"
+                f"review scope superseded: the review started on {moved}, the member's files "
+                f"are now {current.digest}; run audit scope again and review the new content"
             ),
         )
+    if provenance == "earned" and not reviewed:
+        return ClearResult(member, current.digest, provenance, withheld=NO_CAPTURE)
     found = find_sidecar(root, layout, member, current.digest)
     if found is None:
         return ClearResult(member, current.digest, provenance, withheld=LOST_REPORT)
     sidecar_file, report = found
+    unreviewed = [p for p in report.get("dirty") or [] if isinstance(p, str)]
+    if unreviewed:
+        # That round read working-tree bytes; after a commit or a revert they are not
+        # what HEAD holds, so its report speaks for nothing a clearance could attest.
+        return ClearResult(
+            member,
+            current.digest,
+            provenance,
+            withheld=(
+                "withheld: the findings sidecar was written while in-scope files held "
+                "uncommitted changes; review the committed bytes again and write a fresh report"
+            ),
+            dirty=tuple(unreviewed),
+        )
     findings = [f for f in report.get("findings") or [] if isinstance(f, dict)]
     ledger = record_round(
         ledger_path(sidecar_file.parent, sidecar_key(sidecar_file, member)),
@@ -177,23 +204,57 @@ def clear(
         current.head,
     )
     if provenance == "refused":
-        return replace(_write(root, layout, current, member, provenance), ledger=ledger)
-    blocking = [f for f in findings if f.get("severity") in BLOCKING]
-    if blocking and not (acknowledge and acknowledge.strip()):
+        result = _write(root, layout, current, member, provenance)
+        _end_round(capture_file)
+        return replace(result, ledger=ledger)
+    errors = [f for f in findings if f.get("severity") == "error"]
+    if errors:
         return ClearResult(
             member,
             current.digest,
             provenance,
             withheld=(
-                f"withheld: {len(blocking)} error/warning findings stand in the sidecar; fix them "
-                "or clear with --acknowledge REASON"
+                f"withheld: {len(errors)} error findings (Critical) stand in the sidecar; "
+                "--acknowledge accepts warnings only: fix them, or record the refusal "
+                "(--provenance refused)"
+            ),
+            ledger=ledger,
+        )
+    warnings = [f for f in findings if f.get("severity") == "warning"]
+    if warnings and not (acknowledge and acknowledge.strip()):
+        return ClearResult(
+            member,
+            current.digest,
+            provenance,
+            withheld=(
+                f"withheld: {len(warnings)} warning findings (Important) stand in the sidecar; "
+                "fix them or clear with --acknowledge REASON"
             ),
             ledger=ledger,
         )
     ack = (
-        {"reason": acknowledge.strip(), "findings": blocking} if blocking and acknowledge else None
+        {"reason": acknowledge.strip(), "findings": warnings} if warnings and acknowledge else None
     )
-    return replace(_earn(root, layout, current, member, supersede_reason, ack), ledger=ledger)
+    result = _earn(root, layout, current, member, supersede_reason, ack)
+    _end_round(capture_file)
+    return replace(result, ledger=ledger)
+
+
+def _capture_file(root: Path, layout: Layout, member: str) -> Path | None:
+    """Where the member's capture for this branch lives; None when the key base (the fork
+    point from the default branch) cannot be resolved, so no capture can exist."""
+    from tether.audit.incremental import full_base
+
+    try:
+        _, fork = full_base(root)
+    except TetherError:
+        return None
+    return capture_path(root, layout, fork, member)
+
+
+def _end_round(capture_file: Path | None) -> None:
+    if capture_file is not None:
+        release(capture_file)
 
 
 def _write(

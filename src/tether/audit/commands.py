@@ -34,13 +34,15 @@ def audit_shell(root: Path, layout: Any, remit: Remit, request: ShellRequest) ->
     base when ``base_ref`` was given."""
     from tether import git
     from tether.audit import shell
-    from tether.audit.roster import load_roster
-    from tether.audit.scope import compute_scope, touched_lines
+    from tether.audit.roster import check_globs, load_roster
+    from tether.audit.scope import compute_scope
     from tether.audit.tools import default_tools
 
     if request.diff_only and not request.base_ref:
         raise UsageError("--diff-only needs --base-ref REF")
     roster = load_roster(root, layout)
+    check_globs(request.hooks or (), "--hooks", UsageError)
+    check_globs(request.posix or (), "--posix", UsageError)
     options = shell.ShellOptions(
         hooks=tuple(request.hooks if request.hooks is not None else roster.hooks),
         posix=tuple(request.posix if request.posix is not None else roster.posix),
@@ -58,15 +60,17 @@ def audit_shell(root: Path, layout: Any, remit: Remit, request: ShellRequest) ->
     tools = default_tools()
     results = shell.analyse(root, targets, tools, options)
     if request.diff_only and scope is not None:
-        touched = touched_lines(root, scope.merge_base, scope.head, [t.path for t in targets])
-        results = shell.downgrade_untouched(results, touched)
-    document = shell.report(results, tools, request.vocabulary)
+        results = shell.downgrade_inherited(root, scope.merge_base, results, tools, options)
+    deleted = list(scope.deleted) if scope is not None and not request.paths else []
+    gone = shell.deleted_suites(root, scope.merge_base, deleted) if scope is not None else []
+    document = shell.report(results, tools, request.vocabulary, gone)
     if scope is None:
         return document
     return {
         "base": scope.base_ref,
         "merge_base": scope.merge_base,
         "dirty": list(scope.dirty),
+        "deleted": deleted,
         **document,
     }
 

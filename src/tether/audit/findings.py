@@ -428,6 +428,15 @@ _RULES: tuple[Rule, ...] = (
         'guard it with the missing precondition (`command -v jq >/dev/null || skip "no jq"`) '
         "or delete the test and say why",
     ),
+    Rule(
+        "bats/deleted-suite",
+        "warning",
+        "a bats suite was deleted",
+        "the suite's @test cases no longer run, so the scripts they guarded keep their gate "
+        "in name only while the branch's list of shell files reads as nothing to review",
+        "restore the suite, or state in the change why its coverage is no longer needed and "
+        "acknowledge the finding with that reason",
+    ),
     # Hooks read one JSON document on stdin and answer allow or block.
     Rule(
         "hook/stdin-reread",

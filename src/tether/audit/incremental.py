@@ -22,7 +22,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Final
 
 from tether import git
 from tether.audit.workspace import Layout
@@ -59,14 +59,26 @@ def trailer_key(member: str) -> str:
     return f"{member}-Audit"
 
 
+FRAMEWORK_VERSION: Final = ".gaia/VERSION"
+_OID: Final = re.compile(r"^[0-9a-f]{40}(?:[0-9a-f]{24})?$")
+
+
 def _earned_anchors(root: Path, layout: Layout, member: str) -> list[tuple[str, str]]:
-    """(commit, tree) of each earned clearance of the member that recorded them."""
+    """(commit, tree) of each earned clearance of the member that recorded them and was
+    earned under the framework version HEAD carries.
+
+    A framework update (``.gaia/VERSION`` changed since the clearance) can change what
+    every file means to the gate, so a clearance from before it anchors nothing.
+    """
     folder = root / layout.audit_dir
     found = []
+    version_now = git.blob_at(root, "HEAD", FRAMEWORK_VERSION)
     for marker in sorted(folder.glob(f"*.{member}.ok")) if folder.is_dir() else []:
         record = _read_record(marker)
         head, tree = record.get("head"), record.get("tree")
-        if record.get("member") == member and isinstance(head, str) and isinstance(tree, str):
+        if record.get("member") != member or not isinstance(head, str) or not _OID.match(head):
+            continue
+        if isinstance(tree, str) and git.blob_at(root, head, FRAMEWORK_VERSION) == version_now:
             found.append((head, tree))
     return found
 

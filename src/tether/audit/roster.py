@@ -7,12 +7,14 @@ repeated ``--remit`` options.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
-from typing import Any
+from typing import Any, Final
 
+from tether import git
 from tether.audit.workspace import Layout
 from tether.errors import TetherError, UsageError
 from tether.fsio import read_bytes
@@ -33,6 +35,13 @@ class Roster:
     machinery: tuple[str, ...] = ()
     hooks: tuple[str, ...] = ()
     posix: tuple[str, ...] = DEFAULT_POSIX_GLOBS
+    framework_machinery: tuple[str, ...] = ()  # from the framework's list (gaia), as globs
+
+    @property
+    def shared_machinery(self) -> tuple[str, ...]:
+        """Every member's machinery: the framework's list, the roster's, the roster file."""
+        own = (*self.machinery, *((self.path,) if self.path else ()))
+        return (*self.framework_machinery, *own)
 
     def member(self, name: str) -> Member:
         for member in self.members:
@@ -42,6 +51,25 @@ class Roster:
             raise TetherError(f"no roster found; name the files with --remit GLOB ({name!r})")
         known = ", ".join(m.name for m in self.members) or "none"
         raise TetherError(f"{self.path}: no member {name!r} (members: {known})")
+
+
+def glob_problem(glob: str) -> str | None:
+    """Why ``glob`` is not a valid gitignore-style glob, or None."""
+    import pathspec
+
+    try:
+        pathspec.GitIgnoreSpec.from_lines([glob])
+    except (ValueError, re.error) as error:  # pathspec's pattern errors are ValueErrors
+        return str(error).splitlines()[0] if str(error) else type(error).__name__
+    return None
+
+
+def check_globs(globs: Iterable[str], where: str, error: type[TetherError] = TetherError) -> None:
+    """Raise ``error`` naming the first invalid glob: one line, never a traceback later."""
+    for glob in globs:
+        problem = glob_problem(glob)
+        if problem is not None:
+            raise error(f"{where}: invalid glob {glob!r} ({problem})")
 
 
 class GlobSet:
@@ -86,8 +114,9 @@ class Remit:
 def load_roster(root: Path, layout: Layout) -> Roster:
     """The roster at the layout's path; an empty one when the file does not exist."""
     path = root / layout.roster_path
+    framework = framework_machinery(root, layout)
     if not path.is_file():
-        return Roster(path=None, hooks=layout.default_hooks)
+        return Roster(path=None, hooks=layout.default_hooks, framework_machinery=framework)
     document = _read_yaml(path, layout.roster_path)
     where = layout.roster_path
     raw_members = document.get(layout.roster_key)
@@ -103,7 +132,47 @@ def load_roster(root: Path, layout: Layout) -> Roster:
         machinery=_globs(document.get("machinery"), f"{where}: machinery"),
         hooks=_globs(document.get("hooks", list(layout.default_hooks)), f"{where}: hooks"),
         posix=_globs(document.get("posix", list(DEFAULT_POSIX_GLOBS)), f"{where}: posix"),
+        framework_machinery=framework,
     )
+
+
+_MACHINERY_LIST: Final = re.compile(
+    r"^AUDIT_MACHINERY_PATHS=\"\$\(cat <<'?(\w+)'?\n(.*?)^\1$", re.MULTILINE | re.DOTALL
+)
+_GLOB_SPECIAL: Final = re.compile(r"([\\*?\[])")
+
+
+def framework_machinery(root: Path, layout: Layout) -> tuple[str, ...]:
+    """The framework's own machinery list, from HEAD's bytes, as gitignore globs.
+
+    GAIA names it once, in ``AUDIT_MACHINERY_PATHS`` of its machinery library: an entry
+    ending in ``/**`` is every file under that folder, any other entry one exact path, and
+    a ``.bats`` suite is never machinery. Read from the committed tree (the digest is over
+    HEAD), never hard-coded, so an edit to the list is honoured by the next digest. A
+    library without the list fails closed: a digest missing the machinery would keep
+    every marker valid across an edit to the gate itself.
+    """
+    if layout.machinery_list is None:
+        return ()
+    data = git.blob_at(root, "HEAD", layout.machinery_list)
+    if data is None:
+        return ()
+    match = _MACHINERY_LIST.search(data.decode("utf-8", "replace"))
+    if match is None:
+        raise TetherError(
+            f"{layout.machinery_list}: cannot find the AUDIT_MACHINERY_PATHS list; the "
+            "digest would leave the gate machinery out"
+        )
+    globs = []
+    for line in match.group(2).splitlines():
+        entry = line.strip()
+        if not entry or entry.startswith("#"):
+            continue
+        if entry.endswith("/**"):
+            globs.append("/" + _GLOB_SPECIAL.sub(r"\\\1", entry[:-2]) + "**")
+        else:
+            globs.append("/" + _GLOB_SPECIAL.sub(r"\\\1", entry))
+    return (*globs, "!*.bats") if globs else ()
 
 
 def _read_yaml(path: Path, where: str) -> dict[str, Any]:
@@ -145,7 +214,9 @@ def _globs(value: object, where: str) -> tuple[str, ...]:
         return ()
     if not isinstance(value, list) or not all(isinstance(g, str) and g.strip() for g in value):
         raise TetherError(f"{where}: must be a list of non-empty glob strings")
-    return tuple(g.strip() for g in value)
+    globs = tuple(g.strip() for g in value)
+    check_globs(globs, where)
+    return globs
 
 
 def read_remit_file(path: str) -> list[str]:
@@ -154,7 +225,10 @@ def read_remit_file(path: str) -> list[str]:
         text = read_bytes(path).decode("utf-8")
     except (OSError, UnicodeDecodeError) as error:
         raise UsageError(f"--remit-file {path}: {error}") from None
-    return [line.strip() for line in text.splitlines() if line.strip() and not line.startswith("#")]
+    lines = (line.strip() for line in text.splitlines())
+    globs = [line for line in lines if line and not line.startswith("#")]
+    check_globs(globs, f"--remit-file {path}", UsageError)
+    return globs
 
 
 def resolve_remit(
@@ -167,17 +241,22 @@ def resolve_remit(
 ) -> Remit:
     """The remit a command works on: ad hoc globs, a roster member, or every file.
 
-    Ad hoc globs bring only ``--machinery`` with them; a roster member also brings the
-    roster's machinery and the roster file itself, whose edits change every remit.
+    Ad hoc globs bring ``--machinery`` and the framework's machinery list (gaia) with them;
+    a roster member also brings the roster's machinery and the roster file itself, whose
+    edits change every remit.
     """
+    check_globs(remits, "--remit", UsageError)
+    check_globs(machinery, "--machinery", UsageError)
     if remits:
         if require_member and not member:
             raise UsageError("--member NAME is required to name the ad hoc remit")
-        return Remit(member=member, globs=tuple(remits), machinery=tuple(machinery))
+        shared = roster.framework_machinery  # the framework's gate: every member's
+        return Remit(member=member, globs=tuple(remits), machinery=(*shared, *machinery))
     if member:
         found = roster.member(member)
-        shared = (*roster.machinery, *((roster.path,) if roster.path else ()))
-        return Remit(member=found.name, globs=found.globs, machinery=(*shared, *machinery))
+        return Remit(
+            member=found.name, globs=found.globs, machinery=(*roster.shared_machinery, *machinery)
+        )
     if require_member:
         raise UsageError("--member NAME is required")
     return Remit(member=None, globs=())

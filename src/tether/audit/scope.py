@@ -7,7 +7,6 @@ edits are reported separately as ``dirty``.
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -27,12 +26,14 @@ class BranchScope:
     fork_point: str | None
     files: tuple[str, ...]
     reason: str | None = None  # why there is no list
+    deleted: tuple[str, ...] = ()  # a deletion is a change: it makes the member run
 
     def to_json(self) -> dict[str, Any]:
         data: dict[str, Any] = {
             "default_branch": self.default_branch,
             "fork_point": self.fork_point,
             "files": list(self.files),
+            "deleted": list(self.deleted),
         }
         if self.reason:
             data["reason"] = self.reason
@@ -50,7 +51,13 @@ class Scope:
     dirty: tuple[str, ...]
     review: ReviewAnchor | None = None  # how the base was chosen (member scope only)
     key_base: str | None = None
-    scope_digest: str | None = None
+    scope_digest: str | None = None  # captured when the round started (audit/capture.py)
+    content_digest: str | None = None  # the member's digest now
+
+    @property
+    def superseded(self) -> bool:
+        """The content moved since the capture: ``clear`` will refuse this round."""
+        return self.scope_digest != self.content_digest
 
     def to_json(self, root: Path, remit: Remit) -> dict[str, Any]:
         extra: dict[str, Any] = {}
@@ -59,6 +66,8 @@ class Scope:
                 "review_base": self.review.to_json(),
                 "key_base": self.key_base,
                 "scope_digest": self.scope_digest,
+                "content_digest": self.content_digest,
+                "scope_superseded": self.superseded,
             }
         return {
             "root": str(root),
@@ -128,8 +137,8 @@ def branch_scope(root: Path, remit: Remit) -> BranchScope:
     point = git.fork_point(root, default)
     if point is None:
         return BranchScope(default, None, (), reason=f"HEAD shares no history with {default}")
-    present, _ = changed_files(root, point, "HEAD", remit)
-    return BranchScope(default, point, tuple(present))
+    present, deleted = changed_files(root, point, "HEAD", remit)
+    return BranchScope(default, point, tuple(present), deleted=tuple(deleted))
 
 
 def compute_scope(root: Path, base_ref: str, remit: Remit) -> Scope:
@@ -152,8 +161,10 @@ def member_scope(root: Path, layout: Layout, remit: Remit, base_ref: str | None)
 
     Without ``base_ref`` the base is found from the member's own last clearance (then a
     trailer), else the fork point. The full base must resolve either way: an empty one
-    would make "nothing changed" indistinguishable from "could not tell".
+    would make "nothing changed" indistinguishable from "could not tell". A named member's
+    digest is captured here, once per round (audit/capture.py).
     """
+    from tether.audit.capture import capture, capture_path
     from tether.audit.digest import content_digest
     from tether.audit.incremental import ReviewAnchor, full_base, review_anchor
 
@@ -164,26 +175,15 @@ def member_scope(root: Path, layout: Layout, remit: Remit, base_ref: str | None)
     else:
         anchor = review_anchor(root, layout, remit.member, fork)
     scope = compute_scope(root, base_ref or anchor.sha, remit)
-    digest = content_digest(root, remit).digest if remit.member else None
-    return replace(scope, review=anchor, key_base=fork, scope_digest=digest)
-
-
-_HUNK = re.compile(r"^@@ -\d+(?:,\d+)? \+(\d+)(?:,(\d+))? @@", re.MULTILINE)
-_FILE = re.compile(r"^\+\+\+ (?:b/(.*)|/dev/null)$", re.MULTILINE)
-
-
-def touched_lines(root: Path, old: str, new: str, paths: list[str]) -> dict[str, set[int]]:
-    """For each path, the line numbers (in ``new``) that the diff adds or changes."""
-    touched: dict[str, set[int]] = {path: set() for path in paths}
-    current: str | None = None
-    text = git.diff_unified_zero(root, old, new, paths)
-    for line in text.splitlines():
-        file_match = _FILE.match(line)
-        if file_match:
-            current = file_match.group(1)
-            continue
-        hunk = _HUNK.match(line)
-        if hunk and current is not None:
-            start, count = int(hunk.group(1)), int(hunk.group(2) or "1")
-            touched.setdefault(current, set()).update(range(start, start + count))
-    return touched
+    if not remit.member:
+        return replace(scope, review=anchor, key_base=fork)
+    current = content_digest(root, remit)
+    path = capture_path(root, layout, fork, remit.member)
+    captured = capture(root, layout, path, current.digest, current.head)
+    return replace(
+        scope,
+        review=anchor,
+        key_base=fork,
+        scope_digest=captured.digest,
+        content_digest=current.digest,
+    )

@@ -12,7 +12,8 @@ import hashlib
 import json
 import re
 import shlex
-from collections.abc import Callable
+from collections import Counter
+from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass, field, replace
 from functools import lru_cache
@@ -21,7 +22,7 @@ from typing import Any, Final
 
 from tether.audit import shellcheck
 from tether.audit.cache import ResultCache, cache_key
-from tether.audit.findings import Finding
+from tether.audit.findings import Finding, rule
 from tether.audit.lenses import LensContext, bash32, bats, discipline, hooks, paths, portability
 from tether.audit.lenses.guards import guarded_lines
 from tether.audit.roster import GlobSet
@@ -221,10 +222,19 @@ def analyse_file(root: Path, target: Target, tools: Toolset, options: ShellOptio
         return FileResult(
             target, (shellcheck.cannot_analyse(target.path, reason, 1, "open"),), False
         )
+    found, cached = analyse_bytes(target, data, tools, options)
+    return FileResult(target, tuple(found), cached)
+
+
+def analyse_bytes(
+    target: Target, data: bytes, tools: Toolset, options: ShellOptions
+) -> tuple[list[Finding], bool]:
+    """shellcheck's and the lenses' findings on ``data`` as ``target``, sorted; and whether
+    shellcheck's result came from the cache."""
     checked = shellcheck.run_shellcheck(tools.shellcheck, data, target.dialect, options.cache)
     found = shellcheck.findings_for(target.path, checked, tools.shellcheck, target.dialect)
     found.extend(_cached_lens_findings(target, data, tools, options.cache))
-    return FileResult(target, tuple(sorted(found, key=Finding.sort_key)), checked.cached)
+    return sorted(found, key=Finding.sort_key), checked.cached
 
 
 @lru_cache(maxsize=1)
@@ -319,31 +329,101 @@ def analyse(
     return link_pinning_suites(root, results)
 
 
-def downgrade_untouched(
-    results: list[FileResult], touched: dict[str, set[int]]
+_CANNOT_ANALYSE: Final = "audit/cannot-analyse"
+FindingKey = tuple[str, str, str, str]
+
+
+def downgrade_inherited(
+    root: Path, base: str, results: list[FileResult], tools: Toolset, options: ShellOptions
 ) -> list[FileResult]:
-    """``--diff-only``: errors on lines the diff does not touch become suggestions.
+    """``--diff-only``: an error the base commit already had becomes a suggestion.
 
-    Existing suites carry many grandfathered findings; only the lines a branch writes
-    should block it. A file that cannot be analysed stays an error: nothing was checked.
+    Existing suites carry many grandfathered findings; only what a branch introduces
+    should block it. "Already had" compares the findings of the file at ``base`` with
+    those now, by class, title, severity and the text of the line, never by line
+    numbers: a branch that adds a command after a suite's last check makes that check
+    hollow on a line its diff never touches, and lines that merely moved keep their
+    findings. A file new on the branch inherits nothing; a file that cannot be analysed
+    stays an error: nothing was checked.
     """
-    out = []
-    for result in results:
-        lines = touched.get(result.target.path, set())
-        findings = tuple(
-            replace(f, severity="suggestion")
-            if f.severity == "error"
-            and f.line not in lines
-            and f.finding_class != "audit/cannot-analyse"
-            else f
-            for f in result.findings
+    from tether import git
+
+    def inherited(result: FileResult) -> FileResult:
+        if not any(_blocks(f) for f in result.findings):
+            return result
+        old = git.blob_at(root, base, result.target.path)
+        try:
+            new = read_bytes(root / result.target.path)
+        except OSError:
+            return result
+        if old is None:
+            return result
+        before, _ = analyse_bytes(result.target, old, tools, options)
+        counts = Counter(_finding_key(f, _lines(old)) for f in before)
+        new_lines = _lines(new)
+        findings = []
+        for finding in result.findings:
+            key = _finding_key(finding, new_lines)
+            if _blocks(finding) and counts[key] > 0:
+                counts[key] -= 1
+                finding = replace(finding, severity="suggestion")
+            findings.append(finding)
+        return replace(result, findings=tuple(findings))
+
+    with ThreadPoolExecutor(max_workers=max(1, options.jobs)) as pool:
+        return list(pool.map(inherited, results))
+
+
+def _blocks(finding: Finding) -> bool:
+    return finding.severity == "error" and finding.finding_class != _CANNOT_ANALYSE
+
+
+def _lines(data: bytes) -> list[str]:
+    return data.decode("utf-8", "replace").splitlines()
+
+
+def _finding_key(finding: Finding, lines: list[str]) -> FindingKey:
+    text = lines[finding.line - 1].strip() if 0 < finding.line <= len(lines) else ""
+    return (finding.finding_class, finding.title, finding.severity, text)
+
+
+_TEST_CASE: Final = re.compile(rb"^[ \t]*@test[ \t]", re.MULTILINE)
+
+
+def deleted_suites(root: Path, base: str, deleted: Sequence[str]) -> list[Finding]:
+    """A ``bats/deleted-suite`` warning for each bats suite the branch deleted.
+
+    A deletion is a change: a branch whose only change removes a suite retires every
+    check in it, and must not read as "0 files, nothing to review".
+    """
+    from tether import git
+
+    found = []
+    for path in deleted:
+        data = git.blob_at(root, base, path)
+        if data is None:
+            continue
+        first = data.split(b"\n", 1)[0].decode("utf-8", "replace")
+        if not path.endswith(".bats") and interpreter(first) != "bats":
+            continue
+        cases = len(_TEST_CASE.findall(data))
+        dropped = rule("bats/deleted-suite").at(
+            path, 1, f"absent at HEAD; at {base[:12]} the suite held {cases} @test cases"
         )
-        out.append(replace(result, findings=findings))
-    return out
+        failure = f"{cases} @test cases no longer run: {dropped.failure_mode}"
+        found.append(replace(dropped, failure_mode=failure))
+    return found
 
 
-def report(results: list[FileResult], tools: Toolset, vocabulary: str) -> dict[str, Any]:
-    findings = sorted((f for r in results for f in r.findings), key=Finding.sort_key)
+def report(
+    results: list[FileResult],
+    tools: Toolset,
+    vocabulary: str,
+    extra: Sequence[Finding] = (),
+) -> dict[str, Any]:
+    """The shell document; ``extra`` are findings on files no longer there (deletions)."""
+    every = [f for r in results for f in r.findings] + list(extra)
+    findings = sorted(every, key=Finding.sort_key)
     counts = {level: 0 for level in ("error", "warning", "suggestion")}
     for finding in findings:
         counts[finding.severity] += 1

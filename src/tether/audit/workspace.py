@@ -18,13 +18,20 @@ class Layout:
     roster_key: str  # the list of members inside the roster file
     audit_dir: str  # sidecars and clearance markers (never committed)
     default_hooks: tuple[str, ...]
+    machinery_list: str | None = None  # the framework's own list of its gate machinery
 
 
 NATIVE_LAYOUT: Final = Layout("native", ".tether/audit.yml", "members", ".tether/audit", ())
-# GAIA keeps hooks where its agent runner reads them, and its local records under the
-# git-ignored .gaia/local/.
+# GAIA keeps hooks where its agent runner reads them, its local records under the
+# git-ignored .gaia/local/, and the one list of its shared audit machinery in a library
+# its digest sources.
 GAIA_LAYOUT: Final = Layout(
-    "gaia", ".gaia/audit-ci.yml", "auditors", ".gaia/local/audit", (".claude/hooks/**",)
+    "gaia",
+    ".gaia/audit-ci.yml",
+    "auditors",
+    ".gaia/local/audit",
+    (".claude/hooks/**",),
+    ".claude/hooks/lib/audit-machinery.sh",
 )
 LAYOUTS: Final = {layout.profile: layout for layout in (NATIVE_LAYOUT, GAIA_LAYOUT)}
 
@@ -35,6 +42,10 @@ def resolve_root(option: str | None) -> Path:
     Without ``-C`` that is the top of the checkout around the current directory. A
     given ``-C`` must be the top itself: a subfolder would silently narrow every path.
     """
+    if option is not None and not option.strip():
+        # An empty root must never stand for "wherever this runs": `git -C ""` and
+        # `cd ""` both quietly resolve the ambient tree and review the wrong checkout.
+        raise UsageError("--root '' is empty; name the checkout's top folder")
     start = Path(option) if option else Path.cwd()
     top = git.work_tree_top(start)
     if top is None:

@@ -33,6 +33,11 @@ def render_scope(scope: Scope) -> str:
         lines.append(f"review base {review.sha[:12]} ({review.reason}{anchor})")
     if scope.scope_digest:
         lines.append(f"scope digest {scope.scope_digest}")
+        if scope.superseded:
+            lines.append(
+                f"  superseded: the member's files are now {scope.content_digest}; this round "
+                "cannot clear (audit clear refuses it and releases the capture)"
+            )
     lines += _list_lines("in scope", scope.files)
     lines += _list_lines("deleted", scope.deleted)
     branch = scope.branch
@@ -43,6 +48,7 @@ def render_scope(scope: Scope) -> str:
         lines.append(f"{label}: unavailable ({branch.reason})")
     else:
         lines += _list_lines(label, branch.files)
+        lines += _list_lines(f"{label}, deleted", branch.deleted)
     lines += _list_lines("dirty (working tree differs from HEAD)", scope.dirty)
     return "\n".join(lines)
 
@@ -55,10 +61,13 @@ def render_shell(document: Doc) -> str:
         f"{f['path']}:{f['line']}: {f['severity']} [{f['finding_class']}] {f['title']}"
         for f in document["findings"]
     ]
+    lines += [f"deleted: {path}" for path in document.get("deleted", [])]
     tools = document["tools"]
     counts = document["counts"]
+    deleted = f" (and {len(document['deleted'])} deleted)" if document.get("deleted") else ""
     lines.append(
-        f"{len(document['files'])} files: {counts['error']} errors, {counts['warning']} warnings, "
+        f"{len(document['files'])} files{deleted}: {counts['error']} errors, "
+        f"{counts['warning']} warnings, "
         f"{counts['suggestion']} suggestions (shellcheck {tools['shellcheck']['version']}, "
         f"shfmt {tools['shfmt']['version']})"
     )

@@ -1,0 +1,379 @@
+"""A clearance binds to the bytes a review saw: acknowledgement, withheld rounds, the scope
+capture, GAIA's machinery, the VERSION-scoped anchor, deletions and ``--diff-only``.
+
+Every test runs the real command line against a real git repository.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from audit_builders import audit, audit_json, commit, git, make_repo, write, write_report
+
+ROSTER = """members:
+  - name: shell
+    globs: ["scripts/**", "tests/**"]
+"""
+BASE = {
+    ".tether/audit.yml": ROSTER,
+    "scripts/a.sh": "#!/bin/bash\nset -e\necho a\n",
+    "README.md": "readme\n",
+}
+
+
+@pytest.fixture
+def repo(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    return make_repo(tmp_path, monkeypatch, BASE, {"scripts/b.sh": "#!/bin/bash\nset -e\necho b\n"})
+
+
+def finding(severity: str, line: int = 2) -> dict[str, Any]:
+    return {
+        "finding_class": "holistic/unclassified",
+        "severity": severity,
+        "path": "scripts/b.sh",
+        "line": line,
+        "title": f"a {severity}",
+        "failure_mode": "input x makes it do y",
+        "verified_by": "ran it on x",
+        "suggested_fix": "do z",
+    }
+
+
+def scope(capsys: pytest.CaptureFixture[str], repo: Path, *extra: str) -> dict[str, Any]:
+    code, doc = audit_json(capsys, "scope", "--root", str(repo), "--member", "shell", *extra)
+    assert code == 0, doc
+    return dict(doc)
+
+
+def clear(
+    capsys: pytest.CaptureFixture[str], repo: Path, *extra: str, provenance: str = "earned"
+) -> tuple[int, dict[str, Any]]:
+    code, doc = audit_json(
+        capsys,
+        "clear",
+        "--root",
+        str(repo),
+        "--member",
+        "shell",
+        "--provenance",
+        provenance,
+        *extra,
+    )
+    return code, dict(doc)
+
+
+def markers(repo: Path, folder: str = ".tether/audit") -> list[str]:
+    place = repo / folder
+    if not place.is_dir():
+        return []
+    return sorted(p.name for p in place.iterdir() if p.name.endswith((".ok", ".refused")))
+
+
+# --- 1. --acknowledge accepts Important only ---------------------------------------------
+
+
+def test_acknowledge_never_clears_an_error_finding(
+    repo: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    scope(capsys, repo)
+    write_report(capsys, repo, findings=[finding("error"), finding("warning", 3)])
+    code, result = clear(capsys, repo, "--acknowledge", "we accept the risk")
+    assert code == 1 and result["written"] is None
+    assert "error" in str(result["withheld"]) and "--acknowledge" in str(result["withheld"])
+    assert markers(repo) == []
+
+
+def test_acknowledge_clears_standing_warnings_with_the_reason(
+    repo: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    scope(capsys, repo)
+    write_report(capsys, repo, findings=[finding("warning"), finding("suggestion", 3)])
+    assert clear(capsys, repo)[0] == 1  # a warning withholds without a reason
+    code, result = clear(capsys, repo, "--acknowledge", "portable enough for CI")
+    assert code == 0, result
+    record = json.loads((repo / str(result["written"])).read_text())
+    assert record["acknowledged"]["reason"] == "portable enough for CI"
+    assert [f["severity"] for f in record["acknowledged"]["findings"]] == ["warning"]
+
+
+# --- 2. a withheld (dirty) round's report never clears later content ---------------------
+
+HOLLOW_AT_HEAD = "#!/bin/bash\nset -e\ndeclare -A seen\necho b\n"
+
+
+def test_a_report_written_over_a_dirty_tree_never_clears_after_a_revert(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    repo = make_repo(tmp_path, monkeypatch, BASE, {"scripts/b.sh": HOLLOW_AT_HEAD})
+    scope(capsys, repo)
+    # The operator fixes the file in the working tree only; the review reads those bytes.
+    write(repo, {"scripts/b.sh": "#!/bin/bash\nset -e\necho b\n"})
+    code, report = audit_json(capsys, "shell", "--root", str(repo), "--member", "shell")
+    assert code == 0 and report["findings"] == []
+    sidecar = write_report(capsys, repo, findings=report["findings"])
+    written = json.loads((repo / sidecar["written"]).read_text())
+    assert written["dirty"] == ["scripts/b.sh"]
+    git(repo, "checkout", "--", "scripts/b.sh")  # HEAD's bytes, error and all, are back
+    code, result = clear(capsys, repo)
+    assert code == 1 and markers(repo) == []
+    assert "uncommitted" in str(result["withheld"])
+    # A fresh review of the committed bytes is what clears (or here, withholds) HEAD.
+    code, report = audit_json(capsys, "shell", "--root", str(repo), "--member", "shell")
+    assert code == 3 and {f["finding_class"] for f in report["findings"]} >= {"bash32/assoc-array"}
+    write_report(capsys, repo, findings=report["findings"])
+    code, result = clear(capsys, repo)
+    assert code == 1 and "error" in str(result["withheld"]) and markers(repo) == []
+
+
+def test_a_dirty_round_writes_no_refusal_either(
+    repo: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    scope(capsys, repo)
+    write(repo, {"scripts/b.sh": "echo edited\n"})
+    write_report(capsys, repo)
+    git(repo, "checkout", "--", "scripts/b.sh")
+    code, result = clear(capsys, repo, provenance="refused")
+    assert code == 1 and "uncommitted" in str(result["withheld"])
+    assert markers(repo) == []
+
+
+# --- 3. the scope digest is captured when the review starts ------------------------------
+
+
+def test_a_second_scope_returns_the_first_capture_and_clear_refuses_moved_content(
+    repo: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    first = scope(capsys, repo)
+    reviewed = first["scope_digest"]
+    commit(repo, "late edit", {"scripts/b.sh": "echo b2\n"})
+    again = scope(capsys, repo)
+    assert again["scope_digest"] == reviewed  # not silently adopted
+    assert first["content_digest"] == reviewed
+    assert again["content_digest"] != reviewed and again["scope_superseded"] is True
+    write_report(capsys, repo)  # a report for the new content nobody reviewed
+    before = sorted(p.name for p in (repo / ".tether/audit").iterdir())
+    code, result = clear(capsys, repo)  # no --scope-digest: the capture decides
+    assert code == 1 and str(result["withheld"]).startswith("review scope superseded")
+    assert markers(repo) == []
+    after = sorted(p.name for p in (repo / ".tether/audit").iterdir())
+    assert [name for name in after if name not in before] == []  # nothing written
+    # The refusal released the capture: the next round starts on the new content.
+    fresh = scope(capsys, repo)
+    assert fresh["scope_digest"] == fresh["content_digest"] != reviewed
+    write_report(capsys, repo)
+    assert clear(capsys, repo)[0] == 0
+
+
+def test_a_written_marker_ends_the_round_and_releases_the_capture(
+    repo: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    scope(capsys, repo)
+    write_report(capsys, repo)
+    assert clear(capsys, repo)[0] == 0
+    commit(repo, "next change", {"scripts/b.sh": "echo b3\n"})
+    nxt = scope(capsys, repo)
+    assert nxt["scope_digest"] == nxt["content_digest"]
+    assert nxt["scope_superseded"] is False
+
+
+def test_an_earned_clearance_needs_a_started_review(
+    repo: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    write_report(capsys, repo)
+    code, result = clear(capsys, repo)
+    assert code == 1 and "audit scope" in str(result["withheld"]) and markers(repo) == []
+
+
+def test_an_explicit_scope_digest_is_compared_too(
+    repo: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    reviewed = scope(capsys, repo)["scope_digest"]
+    write_report(capsys, repo)
+    code, result = clear(capsys, repo, "--scope-digest", "0" * 64)
+    assert code == 1 and str(result["withheld"]).startswith("review scope superseded")
+    assert markers(repo) == []
+    assert scope(capsys, repo)["scope_digest"] == reviewed  # the capture was released
+    assert clear(capsys, repo, "--scope-digest", reviewed)[0] == 0
+
+
+# --- 4. and 5. GAIA: its own machinery list, and the VERSION-scoped anchor ---------------
+
+GAIA_ROSTER = """auditors:
+  - name: code-audit-maintainer-shell
+    globs: [".gaia/**/*.sh", ".gaia/**/*.bats"]
+"""
+MACHINERY_LIB = """#!/usr/bin/env bash
+# the one machinery path list
+AUDIT_MACHINERY_PATHS="$(cat <<'EOF'
+.gaia/audit-ci.yml
+# gaia:maintainer-only:start
+.claude/hooks/lib/**
+# gaia:maintainer-only:end
+.github/audit/**
+.github/workflows/code-review-audit.yml
+.gaia/VERSION
+EOF
+)"
+"""
+GAIA_BASE = {
+    ".gaia/audit-ci.yml": GAIA_ROSTER,
+    ".gaia/VERSION": "1.4.0\n",
+    ".gaia/scripts/run.sh": "#!/bin/bash\nset -e\necho run\n",
+    ".claude/hooks/lib/audit-machinery.sh": MACHINERY_LIB,
+    ".github/workflows/code-review-audit.yml": "on: pull_request\n",
+    ".github/workflows/other.yml": "on: push\n",
+    ".github/audit/gate.sh": "echo gate\n",
+    ".github/audit/gate.bats": "@test 'x' { true; }\n",
+}
+MEMBER = "code-audit-maintainer-shell"
+
+
+def gaia_digest(capsys: pytest.CaptureFixture[str], repo: Path) -> str:
+    code, out, err = audit(
+        capsys, "digest", "--root", str(repo), "--profile", "gaia", "--member", MEMBER
+    )
+    assert code == 0, err
+    return out.strip()
+
+
+def test_gaia_digest_covers_the_machinery_list_read_from_the_tree(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    repo = make_repo(tmp_path, monkeypatch, GAIA_BASE)
+    before = gaia_digest(capsys, repo)
+    commit(repo, "workflow", {".github/workflows/code-review-audit.yml": "on: [pull_request]\n"})
+    rotated = gaia_digest(capsys, repo)
+    assert rotated != before
+    commit(repo, "gate script", {".github/audit/gate.sh": "echo gate 2\n"})
+    assert gaia_digest(capsys, repo) != rotated
+    steady = gaia_digest(capsys, repo)
+    # Not on the list: an unrelated workflow, and a suite under a listed folder.
+    commit(repo, "other", {".github/workflows/other.yml": "on: [push]\n"})
+    commit(repo, "suite", {".github/audit/gate.bats": "@test 'y' { true; }\n"})
+    assert gaia_digest(capsys, repo) == steady
+    # The list is read from the tree: naming other.yml there brings it in.
+    commit(
+        repo,
+        "list",
+        {
+            ".claude/hooks/lib/audit-machinery.sh": MACHINERY_LIB.replace(
+                ".gaia/VERSION\n", ".gaia/VERSION\n.github/workflows/other.yml\n"
+            )
+        },
+    )
+    listed = gaia_digest(capsys, repo)
+    commit(repo, "other again", {".github/workflows/other.yml": "on: [push, pull_request]\n"})
+    assert gaia_digest(capsys, repo) != listed
+
+
+def test_a_clearance_anchors_the_review_base_only_under_its_gaia_version(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    repo = make_repo(
+        tmp_path, monkeypatch, GAIA_BASE, {".gaia/scripts/run.sh": "#!/bin/bash\necho 2\n"}
+    )
+    args = ["--root", str(repo), "--profile", "gaia", "--member", MEMBER]
+    code, first = audit_json(capsys, "scope", *args)
+    assert code == 0 and first["review_base"]["reason"] == "no-anchor"
+    write_report(capsys, repo, MEMBER, "--profile", "gaia")
+    code, result = audit_json(capsys, "clear", *args, "--provenance", "earned")
+    assert code == 0, result
+    cleared_at = git(repo, "rev-parse", "HEAD")
+    commit(repo, "more", {".gaia/scripts/run.sh": "#!/bin/bash\necho 3\n"})
+    code, doc = audit_json(capsys, "scope", *args)
+    assert doc["review_base"] == {
+        "sha": cleared_at,
+        "reason": "member-clearance",
+        "anchor_tree": git(repo, "rev-parse", "HEAD~1^{tree}"),
+    }
+    commit(repo, "framework update", {".gaia/VERSION": "1.5.0\n"})
+    code, doc = audit_json(capsys, "scope", *args)
+    assert doc["review_base"]["reason"] == "no-anchor"
+    assert doc["review_base"]["sha"] == git(repo, "merge-base", "main", "HEAD")
+    assert ".gaia/scripts/run.sh" in doc["files"]
+
+
+# --- 6. deleted paths are changes --------------------------------------------------------
+
+SUITE = """#!/usr/bin/env bats
+
+@test "prints a" {
+  run bash scripts/a.sh
+  [ "$output" = a ]
+}
+
+@test "exits 0" {
+  run bash scripts/a.sh
+  [ "$status" -eq 0 ]
+}
+"""
+
+
+def test_a_branch_that_only_deletes_a_suite_is_not_nothing_to_review(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    repo = make_repo(tmp_path, monkeypatch, {**BASE, "tests/a.bats": SUITE}, {"tests/a.bats": None})
+    doc = scope(capsys, repo)
+    assert doc["files"] == [] and doc["deleted"] == ["tests/a.bats"]
+    assert doc["branch"]["deleted"] == ["tests/a.bats"]  # the member runs
+    code, report = audit_json(
+        capsys, "shell", "--root", str(repo), "--member", "shell", "--base", "main"
+    )
+    assert report["deleted"] == ["tests/a.bats"]
+    (dropped,) = report["findings"]
+    assert dropped["finding_class"] == "bats/deleted-suite"
+    assert dropped["severity"] == "warning" and dropped["path"] == "tests/a.bats"
+    assert "2 @test" in dropped["failure_mode"]
+    assert code == 0  # a warning: it withholds the clearance, not the shell run
+    _, out, _ = audit(capsys, "shell", "--root", str(repo), "--member", "shell", "--base", "main")
+    assert "deleted: tests/a.bats" in out and "bats/deleted-suite" in out
+
+
+# --- 7. --diff-only compares findings at the base and at HEAD ----------------------------
+
+GRANDFATHERED = """#!/usr/bin/env bats
+
+@test "old" {
+  run echo old
+  [[ "$output" == old ]]
+  echo after
+}
+"""
+LAST_CHECK = """
+@test "new" {
+  run echo hi
+  [[ "$output" == hi ]]
+}
+"""
+
+
+def test_diff_only_keeps_a_finding_the_branch_made_on_an_untouched_line(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    base_suite = GRANDFATHERED + LAST_CHECK
+    # The branch adds a line after the final check (and one at the top that moves every
+    # line): the `[[ … ]]` on line 12 becomes non-final, hollow on bash 3.2, untouched.
+    branch_suite = base_suite.replace(
+        "#!/usr/bin/env bats\n", "#!/usr/bin/env bats\n# the suite for scripts/a.sh\n"
+    ).replace('  [[ "$output" == hi ]]\n', '  [[ "$output" == hi ]]\n  echo done\n')
+    repo = make_repo(
+        tmp_path,
+        monkeypatch,
+        {**BASE, "tests/a.bats": base_suite},
+        {"tests/a.bats": branch_suite},
+    )
+    touched = git(repo, "diff", "-U0", "main", "HEAD")
+    assert '+  [[ "$output" == hi ]]' not in touched  # the diff never names that line
+    args = ["shell", "--root", str(repo), "--member", "shell", "--base", "main"]
+    code, report = audit_json(capsys, *args, "--diff-only")
+    hollow = {
+        f["line"]: f["severity"]
+        for f in report["findings"]
+        if f["finding_class"] == "bats/hollow-assertion"
+    }
+    assert hollow == {6: "suggestion", 12: "error"}  # the old one moved from 5 to 6
+    assert code == 3
