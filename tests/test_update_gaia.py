@@ -12,7 +12,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from builders import run_tether, tree_digest, write_files
+from builders import run_forked, run_tether, tree_digest, write_files
 from test_lifecycle_gaia import (
     BASELINE_RULE,
     DESIGN,
@@ -25,6 +25,7 @@ from test_lifecycle_gaia import (
     shelf,
 )
 from test_lifecycle_migrations import update
+from tether.state import crashpoint
 
 # --- Step 7: the design-system sentinel ---------------------------------------------------
 
@@ -104,3 +105,59 @@ def test_dry_run_says_what_the_real_run_would_do_and_claims_no_write(tmp_path: P
     real = run_tether("update", "--yes", "--no-branch", "-C", str(project))
     assert f"Notice: {WORKFLOW} was refreshed from this release's template." in real.stdout
     assert (project / WORKFLOW).read_text() == WORKFLOW_V2
+
+
+# --- Step 8b / Step 9: blocking state stays visible ---------------------------------------
+
+
+def test_spec_migration_conflict_stays_blocking_in_status_and_check_until_settled(
+    tmp_path: Path,
+) -> None:
+    clash = {f"{SPECS}/SPEC-7.md": "flat\n", f"{SPECS}/7/SPEC.md": "folder\n"}
+    project = gaia_project(tmp_path, shelf(tmp_path), clash)
+    code, doc = update(project)
+    assert code == 4 and doc["status"] == "updated"
+    check = run_tether("check", "-C", str(project))
+    assert check.returncode == 3, check.stdout
+    assert "clean" not in check.stdout
+    assert "Action required: migration spec-folderize ended in conflict" in check.stdout
+    status = json.loads(run_tether("status", "--json", "-C", str(project)).stdout)
+    assert [(i["id"], i["status"]) for i in status["action_items"]] == [
+        ("spec-folderize", "conflict")
+    ]
+    # Nothing newer: the update does not call the project up to date either.
+    again = run_tether("update", "--yes", "--no-branch", "-C", str(project))
+    assert again.returncode == 3 and "already up to date" not in again.stdout
+    # Running it again before the cause is settled changes nothing and says so.
+    still = run_tether("migrations", "--rerun", "-C", str(project))
+    assert still.returncode == 4, still.stdout + still.stderr
+    assert "Action required: migration spec-folderize could not complete" in still.stdout
+    assert run_tether("check", "-C", str(project)).returncode == 3
+    # Settled by hand (keep the folder), then run again: nothing left to report.
+    (project / SPECS / "SPEC-7.md").unlink()
+    settled = run_tether("migrations", "--rerun", "--json", "-C", str(project))
+    assert settled.returncode == 0, settled.stdout + settled.stderr
+    assert [(m["id"], m["status"]) for m in json.loads(settled.stdout)["rerun"]] == [
+        ("spec-folderize", "ok")
+    ]
+    final = run_tether("check", "-C", str(project))
+    assert final.returncode == 0, final.stdout
+    assert "spec-folderize" not in run_tether("status", "-C", str(project)).stdout
+
+
+def test_run_killed_right_after_its_state_record_is_unfinished_in_check(tmp_path: Path) -> None:
+    project = gaia_project(tmp_path, shelf(tmp_path))
+    killed = run_forked(
+        "update", "--yes", "--no-branch", "-C", str(project), crash="state-written:1"
+    )
+    assert killed.returncode == crashpoint.EXIT_CODE
+    check = run_tether("check", "-C", str(project))
+    assert check.returncode == 3, check.stdout
+    assert "an update was interrupted and is not finished" in check.stdout
+    assert "its new state is recorded but it stopped before it completed" in check.stdout
+    status = json.loads(run_tether("status", "--json", "-C", str(project)).stdout)
+    assert status["unfinished"]["state_written"] is True
+    finished = run_tether("update", "--yes", "--no-branch", "-C", str(project))
+    assert finished.returncode == 0, finished.stdout + finished.stderr
+    assert "finished the interrupted update to 1.1.0" in finished.stdout
+    assert run_tether("check", "-C", str(project)).returncode == 0

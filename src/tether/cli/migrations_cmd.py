@@ -11,18 +11,27 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         action="store_true",
         help="only migrations the next update runs again (not finished: conflict, error, skipped)",
     )
+    parser.add_argument(
+        "--rerun",
+        action="store_true",
+        help="run the pending migrations again now (after settling by hand what stopped them) "
+        "and record the results",
+    )
     parser.add_argument("--profile", metavar="P", help="native, gaia or gbrain (default: detected)")
     add_json(parser)
     add_project_dir(parser)
 
 
 def run(args: argparse.Namespace) -> int:
-    from tether.flows.lifecycle import list_migrations
+    from tether.flows.lifecycle import list_migrations, rerun_pending_migrations
     from tether.report.lifecycle import render_migrations
 
-    report = list_migrations(project_dir(args), args.profile, args.pending)
+    if args.rerun:
+        report = rerun_pending_migrations(project_dir(args), args.profile)
+    else:
+        report = list_migrations(project_dir(args), args.profile, args.pending)
     if args.json:
         print_json(report.to_json())
     else:
         print(render_migrations(report))
-    return 0
+    return report.exit_code()

@@ -466,8 +466,15 @@ def run_migrations(
 
 
 def _run_one(
-    ctx: RunContext, latest: Release, lifecycle: LifecyclePlan, migration: Migration, dry_run: bool
+    ctx: RunContext,
+    latest: Release | None,
+    lifecycle: LifecyclePlan,
+    migration: Migration,
+    dry_run: bool,
+    program: tuple[Path | None, str] | None = None,
 ) -> MigrationResult:
+    """Run one migration; ``program``: where its operand is (or why it cannot run), when
+    the caller found it without a new release (a rerun)."""
     from tether.flows.regen import run_program
 
     project = ctx.project
@@ -475,7 +482,10 @@ def _run_one(
         return _result(
             migration, "planned", reason="declares no dry_run_args; runs on the real update"
         )
-    path, problem = _program_path(project, latest, migration, dry_run)
+    if program is None:
+        assert latest is not None
+        program = _program_path(project, latest, migration, dry_run)
+    path, problem = program
     if path is None:
         status = "skipped" if problem.startswith("this release does not ship") else "refused"
         result = _result(migration, status, reason=problem)
@@ -620,14 +630,41 @@ class MigrationsReport:
     version: str
     migrations: list[dict[str, Any]]
     pending_only: bool = False
+    # --rerun: what each pending migration did when run again (MigrationResult documents).
+    rerun: list[dict[str, Any]] | None = None
+
+    @property
+    def action_items(self) -> list[dict[str, Any]]:
+        """Rerun migrations that still did not succeed: the same blocking items an update
+        reports (``UpdateReport.action_items``)."""
+        return [
+            {
+                "kind": "migration",
+                "id": m["id"],
+                "status": m["status"],
+                "command": m["command"],
+                "reason": m["reason"],
+                "stderr": m["stderr"],
+            }
+            for m in self.rerun or []
+            if m["status"] in BLOCKING
+        ]
+
+    def exit_code(self) -> int:
+        from tether.errors import Exit
+
+        return Exit.CONFLICTS if self.action_items else Exit.OK
 
     def to_json(self) -> dict[str, Any]:
-        return {
+        doc = {
             "profile": self.profile,
             "version": self.version,
             "pending_only": self.pending_only,
             "migrations": self.migrations,
         }
+        if self.rerun is not None:
+            doc["rerun"] = self.rerun
+        return doc
 
 
 def _listing_status(migration: Migration | None, record: AppliedMigration | None) -> str:
@@ -672,6 +709,85 @@ def list_migrations(
     return MigrationsReport(project.profile.name, baseline.version, rows, pending_only)
 
 
+RERUN_COMMAND = "migrations --rerun"
+
+
+def _installed_program(
+    project: Project, migration: Migration, shipped: set[str]
+) -> tuple[Path | None, str]:
+    """The project's copy of a migration's program (the installed release ships it), or why
+    it cannot run."""
+    from tether.flows.regen import operand_problem
+
+    if migration.operand not in shipped:
+        return None, f"this release does not ship {migration.operand}"
+    problem = operand_problem(project.root, migration.operand, shipped)
+    path = project.path(migration.operand)
+    if not problem and not path.is_file():
+        problem = f"{migration.operand} is not a file in the project"
+    return (None, problem) if problem else (path, "")
+
+
+def rerun_pending_migrations(root: Path, profile: str | None = None) -> MigrationsReport:
+    """Run again, now, every declared migration the state records as not finished
+    (conflict, error, refused, skipped), each the project's copy of its program, and record
+    the results: how a blocking action item is settled once the cause is fixed by hand.
+
+    Holds the project lock; refuses while an update is unfinished (finishing it runs them).
+    Nothing is journaled: a migration must be safe to run twice, and one stopped half way
+    stays recorded as not finished, so it is simply run again."""
+    import dataclasses
+    import tempfile
+
+    from tether.errors import TetherError
+    from tether.flows.apply import RunContext
+    from tether.flows.baseline import load_baseline
+    from tether.flows.project import open_project
+    from tether.flows.replay import checked_unfinished_run
+    from tether.flows.runtime_paths import check_runtime_paths
+    from tether.state.journal import new_run_id
+    from tether.state.lock import ProjectLock
+    from tether.state.store import save_state
+
+    project = open_project(root, profile)
+    with ProjectLock(project.path(project.profile.lock_file), command=RERUN_COMMAND):
+        check_runtime_paths(project)
+        journal = Journal(project.path(project.profile.journal_file))
+        unfinished = checked_unfinished_run(project, journal)
+        if unfinished is not None:
+            raise TetherError(
+                f"the update to {unfinished.to_version} (run {unfinished.run_id}) is unfinished; "
+                "rerun 'tether update' to finish it (that runs its migrations)"
+            )
+        baseline = load_baseline(project)
+        state = baseline.state
+        if state is None:
+            raise TetherError(f"{project.root}: tether has no record of an installed release")
+        manifest = baseline.manifest()
+        declared = project.profile.lifecycle.joined(manifest.lifecycle)
+        pending = [
+            m
+            for m in declared.migrations
+            if (record := state.applied_migrations.get(m.id)) is not None and record.status != "ok"
+        ]
+        version = baseline.version
+        plan = LifecyclePlan(declared, version, version, pending)
+        run_id = new_run_id()
+        shipped = set(manifest.files) | set(manifest.sentinels)
+        # The runner journals each migration; a rerun keeps no journal (see above).
+        with tempfile.TemporaryDirectory(prefix="tether-rerun-") as scratch:
+            ctx = RunContext(project, Journal(Path(scratch) / "journal"), run_id, RERUN_COMMAND)
+            for migration in plan.migrations:
+                program = _installed_program(project, migration, shipped)
+                plan.results[migration.id] = _run_one(ctx, None, plan, migration, False, program)
+        if pending:
+            applied = {**state.applied_migrations, **plan.applied(run_id)}
+            save_state(project.state_path, dataclasses.replace(state, applied_migrations=applied))
+    listing = list_migrations(root, profile)
+    listing.rerun = [r.to_json() for r in plan.migration_results()]
+    return listing
+
+
 # --------------------------------------------------------------------------- trailer invalidations
 
 
@@ -712,3 +828,45 @@ def _trailer_count(project: Project, key: str, version: str) -> tuple[int | str,
         if message is not None and stamp.search(message):
             count += 1
     return count, ""
+
+
+# --------------------------------------------------------------------------- open action items
+
+
+@dataclass(frozen=True)
+class OpenActionItem:
+    """A migration an update left blocking, as the state records it: what ``status`` and
+    ``check`` report until it runs again and succeeds (``tether migrations --rerun``)."""
+
+    id: str
+    status: str  # conflict | error | refused
+    command: str
+    at: str
+    run_id: str
+
+    def to_json(self) -> dict[str, object]:
+        return {
+            "kind": "migration",
+            "id": self.id,
+            "status": self.status,
+            "command": self.command,
+            "at": self.at,
+            "run_id": self.run_id,
+        }
+
+
+def blocking_migrations(project: Project, baseline: Baseline) -> list[OpenActionItem]:
+    """Declared migrations (the profile's and the installed release's) whose last run ended
+    in conflict, error or refusal. One no longer declared cannot be run again by tether, so
+    it is not reported as something tether can settle."""
+    import shlex
+
+    if baseline.state is None:
+        return []
+    declared = project.profile.lifecycle.joined(baseline.manifest().lifecycle).migrations
+    applied = baseline.state.applied_migrations
+    return [
+        OpenActionItem(m.id, record.status, shlex.join(m.run), record.at, record.run_id)
+        for m in declared
+        if (record := applied.get(m.id)) is not None and record.status in BLOCKING
+    ]

@@ -48,8 +48,11 @@ class StatusReport:
     adopter_owned: list[str] = field(default_factory=list)
     # Another tether run holds the project's lock: the tree is being changed right now.
     running: dict[str, object] | None = None
-    # An update that stopped before recording its new state (see ``unfinished_update``).
+    # An update that stopped before it completed (see ``unfinished_update``).
     unfinished: dict[str, object] | None = None
+    # Blocking items an update left (a migration that ended in conflict or error), until
+    # they are settled (docs/lifecycle.md).
+    action_items: list[dict[str, object]] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
 
     @property
@@ -73,6 +76,8 @@ class StatusReport:
             reasons.append("update-available")
         if self.conflicts:
             reasons.append("unresolved-conflicts")
+        if self.action_items:
+            reasons.append("action-required")
         if self.not_regular:
             reasons.append("not-regular-files")
         return reasons
@@ -94,6 +99,7 @@ class StatusReport:
             "adopter_owned": self.adopter_owned,
             "running": self.running,
             "unfinished": self.unfinished,
+            "action_items": self.action_items,
             "notes": self.notes,
         }
 
@@ -267,6 +273,7 @@ def project_status(
     classify_drift(project, baseline, report, no_regions)
     _leave_handed_over_paths(project, baseline, report)
     report.conflicts = unresolved_conflicts(project, baseline)
+    report.action_items = open_action_items(project, baseline)
     if check_latest:
         report.latest_version = newest_available(project, baseline.source, report.notes)
     return report
@@ -283,6 +290,14 @@ def _leave_handed_over_paths(project: Project, baseline: Baseline, report: Statu
         listing[:] = [path for path in listing if path not in owned]
     report.clean = [path for path in report.clean if path not in owned]
     report.adopter_owned = sorted(owned)
+
+
+def open_action_items(project: Project, baseline: Baseline) -> list[dict[str, object]]:
+    """Migrations an update left blocking (conflict, error, refused) that the installed
+    release or the profile still declares: settled only when one runs again and succeeds."""
+    from tether.flows.lifecycle import blocking_migrations
+
+    return [item.to_json() for item in blocking_migrations(project, baseline)]
 
 
 def newest_available(project: Project, source_spec: str, notes: list[str]) -> str | None:
@@ -305,15 +320,26 @@ class UnfinishedUpdate:
     from_version: str | None
     to_version: str
     command: str
+    # The run recorded its new state and the version marker, then stopped before it
+    # completed (post-update writes may be missing): it can only be finished, not abandoned.
+    state_written: bool = False
 
     @property
     def verb(self) -> str:
         return self.command.split(" ", 1)[0] or "update"
 
     def describe(self) -> str:
-        return (
+        head = (
             f"unfinished {self.verb} {self.from_version or '(none)'} → {self.to_version} "
-            f"(run {self.run_id}): rerun 'tether {self.verb}' to finish or "
+            f"(run {self.run_id})"
+        )
+        if self.state_written:
+            return (
+                f"{head}: its new state is recorded but it stopped before it completed; rerun "
+                f"'tether {self.verb}' to finish it"
+            )
+        return (
+            f"{head}: rerun 'tether {self.verb}' to finish or "
             f"'tether {self.verb} --abandon' to roll back"
         )
 
@@ -323,21 +349,25 @@ class UnfinishedUpdate:
             "from": self.from_version,
             "to": self.to_version,
             "command": self.command,
+            "state_written": self.state_written,
             "message": self.describe(),
         }
 
 
 def unfinished_update(project: Project) -> UnfinishedUpdate | None:
-    """The journal's unfinished run, if it had not yet recorded its new state (a run that
-    did is finished in all but its last journal line)."""
+    """The journal's unfinished run: one that stopped before recording its new state, or
+    after it (the steps after the version marker, such as post-update writes, may be
+    missing; the same command finishes them)."""
     from tether.flows.replay import checked_unfinished_run
     from tether.state.journal import Journal
 
     journal = Journal(project.path(project.profile.journal_file))
     run = checked_unfinished_run(project, journal)
-    if run is None or run.state_written:
+    if run is None:
         return None
-    return UnfinishedUpdate(run.run_id, run.from_version, run.to_version, run.command)
+    return UnfinishedUpdate(
+        run.run_id, run.from_version, run.to_version, run.command, run.state_written
+    )
 
 
 def running_run(project: Project) -> dict[str, object] | None:

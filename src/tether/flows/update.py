@@ -110,6 +110,8 @@ class UpdateReport:
     not_done: list[FileAction] = field(default_factory=list)
     # Conflicts left by an earlier update that are still unresolved (status conflicts-open).
     earlier_conflicts: list[dict[str, str]] = field(default_factory=list)
+    # Blocking items an earlier update left and nobody settled (status action-required).
+    earlier_action_items: list[dict[str, object]] = field(default_factory=list)
     pull_request: dict[str, Any] | None = None  # set when --pr asked for one
     # The release lifecycle (docs/lifecycle.md): migrations run or planned, notices whose
     # condition held before the run, post-update writes, and what a person must do.
@@ -151,7 +153,7 @@ class UpdateReport:
             return Exit.INTERRUPTED
         if self.status == "failed" or self.bucket(Bucket.FAILED):
             return Exit.ERROR
-        if self.status == "conflicts-open":
+        if self.status in ("conflicts-open", "action-required"):
             return Exit.FOUND  # as ``check`` does for the same finding
         if self.status == "updated" and (self.open_conflicts or self.action_items):
             return Exit.CONFLICTS
@@ -204,6 +206,7 @@ class UpdateReport:
             "run_id": self.run_id,
             "pending": [{"path": a.path, "bucket": a.bucket.value} for a in self.not_done],
             "open_conflicts": self.earlier_conflicts,
+            "open_action_items": self.earlier_action_items,
             "pull_request": self.pull_request,
             "migrations": self.migrations,
             "migrations_skipped": self.migrations_skipped,
@@ -443,7 +446,7 @@ def _up_to_date(
 ) -> UpdateReport:
     """Nothing to move: say so, unless what is in the tree says otherwise (an applied
     update not yet committed, conflicts from an earlier update still open)."""
-    from tether.flows.status import unresolved_conflicts
+    from tether.flows.status import open_action_items, unresolved_conflicts
 
     report = UpdateReport(
         project.profile.name,
@@ -459,6 +462,9 @@ def _up_to_date(
     if uncommitted:
         report.status = "not-committed"
         report.notes.append(uncommitted)
+    report.earlier_action_items = open_action_items(project, baseline)
+    if report.earlier_action_items:
+        report.status = "action-required"
     report.earlier_conflicts = unresolved_conflicts(project, baseline)
     if report.earlier_conflicts:
         report.status = "conflicts-open"

@@ -67,6 +67,7 @@ def render_status(report: StatusReport, limit: int | None = LIST_LIMIT) -> str:
         limit,
     )
     lines += _listing("Handed over to you (updates leave them alone)", report.adopter_owned, limit)
+    lines += lifecycle_report.open_item_lines(report.action_items)
     lines += [f"note: {n}" for n in report.notes]
     return "\n".join(lines)
 
@@ -92,6 +93,7 @@ _REASON_TEXT = {
     "update-available": "a newer release is available",
     "unresolved-conflicts": "conflicts from an update are not resolved",
     "not-regular-files": "managed paths are not regular files (FIFOs, sockets, devices, links)",
+    "action-required": "an update left action items that are not settled",
 }
 
 
@@ -102,6 +104,7 @@ def render_check(report: StatusReport, reasons: list[str], limit: int | None = L
     lines += _run_state_lines(report)
     lines += _listing("Owned drift", report.modified_owned + report.deleted_owned, limit)
     lines += _listing("Unresolved conflicts", [c["path"] for c in report.conflicts], limit)
+    lines += lifecycle_report.open_item_lines(report.action_items)
     if report.update_available:
         lines.append(f"Update: {report.installed_version} → {report.latest_version}")
     lines += [f"note: {n}" for n in report.notes]
@@ -319,6 +322,13 @@ def render_update(report: UpdateReport, limit: int | None = LIST_LIMIT) -> str:
         return "\n".join(lines + notes)
     if report.status == "not-committed":
         return "\n".join(["tether update: nothing new to apply", *notes])
+    if report.status == "action-required":
+        lines = [
+            "tether update: no newer release, but an earlier update left action items that "
+            "are not settled"
+        ]
+        items = lifecycle_report.open_item_lines(report.earlier_action_items)
+        return "\n".join(lines + items + notes)
     if report.status in ("conflicts-open", "completed"):
         lines = [
             f"tether update: no newer release, but {len(report.earlier_conflicts)} conflict(s) "

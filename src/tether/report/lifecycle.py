@@ -49,13 +49,15 @@ def skipped_line(report: UpdateReport) -> list[str]:
     return [SKIPPED_LOUDLY.format(n=due)]
 
 
-def action_item_lines(report: UpdateReport) -> list[str]:
+def action_item_lines(report: UpdateReport | MigrationsReport) -> list[str]:
     lines = []
     for item in report.action_items:
         what = "could not complete" if item["status"] != "refused" else "was refused"
         lines.append(
             f"Action required: migration {item['id']} {what} ({item['status']}: "
-            f"{item['reason']}). Settle it by hand, then run: {item['command']}"
+            f"{item['reason']}). Settle it by hand, then run 'tether migrations --rerun': it "
+            f"runs {item['command']} again and records the result ('tether check' reports "
+            "the item until then)"
         )
         lines += [f"    {line}" for line in str(item["stderr"]).splitlines()]
     return lines
@@ -105,6 +107,8 @@ def lifecycle_lines(report: UpdateReport) -> list[str]:
 
 
 def render_migrations(report: MigrationsReport) -> str:
+    if report.rerun is not None:
+        return "\n".join(_rerun_lines(report))
     scope = "pending migrations" if report.pending_only else "migrations"
     head = f"tether migrations: {scope} of {report.profile} project at {report.version}"
     if not report.migrations:
@@ -117,3 +121,25 @@ def render_migrations(report: MigrationsReport) -> str:
         gone = "" if m["declared"] else " (no longer declared)"
         lines.append(f"  {m['id']} ({version}{when}): {m['status']}{at}{gone}")
     return "\n".join(lines)
+
+
+def _rerun_lines(report: MigrationsReport) -> list[str]:
+    assert report.rerun is not None
+    head = f"tether migrations --rerun: {report.profile} project at {report.version}"
+    if not report.rerun:
+        return [head, "  nothing pending: every migration an update ran has succeeded"]
+    lines = [head]
+    for migration in report.rerun:
+        label = migration.get("label") or f"Migration {migration['id']}"
+        lines.append(f"  {label + ':':<46} {_row_value(migration)}")
+    return lines + action_item_lines(report)
+
+
+def open_item_lines(items: list[dict[str, Any]]) -> list[str]:
+    """What ``status`` and ``check`` say about blocking items an earlier update left."""
+    return [
+        f"Action required: migration {item['id']} ended in {item['status']} (update run "
+        f"{item['run_id']}, {item['at']}); settle it by hand, then run 'tether migrations "
+        f"--rerun' (it runs {item['command']} again)"
+        for item in items
+    ]
