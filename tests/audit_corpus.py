@@ -53,7 +53,7 @@ def target_for(path: Path) -> Target:
     folder = rel.split("/", 1)[0]
     bats = path.suffix == ".bats"
     dialect = "sh" if folder == "husky" else "bash"
-    return Target(rel, dialect, bats=bats, hook=folder == "hooks")
+    return Target(rel, dialect, bats=bats, hook=folder == "hooks", posix_hook=folder == "husky")
 
 
 def corpus_files() -> list[Path]:

@@ -377,3 +377,109 @@ def test_diff_only_keeps_a_finding_the_branch_made_on_an_untouched_line(
     }
     assert hollow == {6: "suggestion", 12: "error"}  # the old one moved from 5 to 6
     assert code == 3
+
+
+def test_a_dirty_check_that_cannot_run_withholds_never_reads_clean(
+    repo: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    scope(capsys, repo)
+    write_report(capsys, repo)
+    (repo / ".git" / "index").write_bytes(b"not an index")  # git status cannot run
+    code, out, err = audit(
+        capsys, "clear", "--root", str(repo), "--member", "shell", "--provenance", "earned"
+    )
+    assert code == 1 and out == "" and err.count("\n") == 1
+    assert markers(repo) == []
+
+
+def test_every_audit_command_leaves_the_audited_tree_byte_identical(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # Advisory only: the gate never repairs what it reviews; its records live in a folder
+    # that ignores itself in git.
+    repo = make_repo(tmp_path, monkeypatch, BASE, {"scripts/b.sh": HOLLOW_AT_HEAD})
+
+    def snapshot() -> tuple[str, dict[str, bytes]]:
+        tracked = git(repo, "ls-files").splitlines()
+        return git(repo, "status", "--porcelain"), {p: (repo / p).read_bytes() for p in tracked}
+
+    before = snapshot()
+    scope(capsys, repo)
+    assert audit(capsys, "shell", "--root", str(repo), "--member", "shell")[0] == 3
+    assert audit(capsys, "shell", "--root", str(repo), "--base", "main", "--diff-only")[0] == 3
+    write_report(capsys, repo, findings=[finding("error")])
+    assert audit(capsys, "digest", "--root", str(repo), "--member", "shell")[0] == 0
+    assert clear(capsys, repo)[0] == 1
+    assert clear(capsys, repo, provenance="refused")[0] == 0
+    assert audit(capsys, "gate", "--root", str(repo))[0] == 3
+    assert snapshot() == before
+
+
+def test_the_ledger_keeps_each_members_entries_and_never_decides_a_verdict(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    roster = ROSTER + '  - name: docs\n    globs: ["docs/**"]\n'
+    repo = make_repo(
+        tmp_path,
+        monkeypatch,
+        {**BASE, ".tether/audit.yml": roster, "docs/a.md": "a\n"},
+        {"scripts/b.sh": "echo b\n", "docs/a.md": "b\n"},
+    )
+    for member in ("shell", "docs"):
+        scope(capsys, repo, "--member", member)
+        write_report(capsys, repo, member, findings=[{**finding("error"), "title": member}])
+        argv = ["clear", "--root", str(repo), "--member", member, "--provenance", "refused"]
+        assert audit_json(capsys, *argv)[0] == 0
+    (ledger,) = (repo / ".tether/audit").glob("*.rerun.json")
+    fix = commit(repo, "fix", {"scripts/b.sh": "echo fixed\n"})
+    scope(capsys, repo)
+    write_report(capsys, repo)
+    code, result = clear(capsys, repo)
+    assert code == 0 and [f["fixed_in"] for f in result["fixed_last_round"]] == [fix]
+    members = json.loads(ledger.read_text())["members"]
+    assert [f["title"] for f in members["docs"]["remaining"]] == ["docs"]  # untouched
+    assert members["shell"]["remaining"] == []
+    # A ledger that cannot be written changes no verdict.
+    ledger.unlink()
+    ledger.mkdir()
+    commit(repo, "again", {"scripts/b.sh": "echo again\n"})
+    scope(capsys, repo)
+    write_report(capsys, repo)
+    code, result = clear(capsys, repo)
+    assert code == 0 and result["written"]
+
+
+def test_the_gate_waits_for_the_members_the_whole_branch_dispatches(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    roster = ROSTER + '  - name: docs\n    globs: ["docs/**"]\n'
+    repo = make_repo(
+        tmp_path,
+        monkeypatch,
+        {**BASE, ".tether/audit.yml": roster, "docs/a.md": "a\n"},
+        {"scripts/b.sh": "echo b\n"},  # a shell-only branch dispatches shell alone
+    )
+    code, doc = audit_json(capsys, "gate", "--root", str(repo), "--trailer")
+    states = {m["member"]: m["state"] for m in doc["members"]}
+    assert code == 3 and states == {"shell": "pending", "docs": "not-dispatched"}
+    scope(capsys, repo)
+    write_report(capsys, repo)
+    assert clear(capsys, repo)[0] == 0
+    code, doc = audit_json(capsys, "gate", "--root", str(repo), "--trailer")
+    assert code == 0 and doc["cleared"] is True
+    assert [line.split(":")[0] for line in doc["trailers"]] == ["shell-Audit"]
+    code, out, _ = audit(capsys, "gate", "--root", str(repo))
+    assert "docs: not-dispatched" in out
+    # Named members are awaited whatever the branch changed.
+    assert audit_json(capsys, "gate", "--root", str(repo), "--members", "shell,docs")[0] == 3
+    # A refusal blocks even for a member the branch does not dispatch.
+    scope(capsys, repo, "--member", "docs")
+    write_report(capsys, repo, "docs")
+    argv = ["clear", "--root", str(repo), "--member", "docs", "--provenance", "refused"]
+    assert audit_json(capsys, *argv)[0] == 0
+    assert audit_json(capsys, "gate", "--root", str(repo))[0] == 3
+    # An edit to the gate machinery (the roster) dispatches every member.
+    commit(repo, "roster", {".tether/audit.yml": roster + "# reviewed by both\n"})
+    code, doc = audit_json(capsys, "gate", "--root", str(repo))
+    states = {m["member"]: m["state"] for m in doc["members"]}
+    assert code == 3 and states == {"shell": "pending", "docs": "pending"}

@@ -244,3 +244,22 @@ def test_shell_reports_dirty_in_scope_files(
     assert json.loads(json.dumps(doc["counts"])) == {"error": 0, "warning": 0, "suggestion": 0}
     commit(repo, "b")
     assert git(repo, "status", "--porcelain") == ""
+
+
+def test_a_husky_hook_gets_posix_advice_never_bash_advice(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # husky runs each hook as `sh -e` (dash on Linux): bash 3.2 forms and errexit or
+    # pipefail advice do not apply; what POSIX sh lacks is shellcheck's -s sh to say.
+    hook = 'branch=$(git branch --show-current)\nlower=${branch,,}\necho "$lower" | wc -c\n'
+    repo = make_repo(tmp_path, monkeypatch, {"README.md": "x\n"}, {".husky/pre-push": hook})
+    code, doc = audit_json(capsys, "shell", "--root", str(repo), "--base", "main")
+    classes = {f["finding_class"] for f in doc["findings"]}
+    assert [(f["path"], f["dialect"]) for f in doc["files"]] == [(".husky/pre-push", "sh")]
+    assert not {c for c in classes if c.startswith(("bash32/", "discipline/"))}
+    assert "shellcheck/SC3059" in classes  # case modification is undefined in POSIX sh
+    # The same lines in a bash script do get the bash 3.2 and errexit advice.
+    commit(repo, "bash", {"scripts/lower.sh": "#!/bin/bash\n" + hook})
+    code, doc = audit_json(capsys, "shell", "--root", str(repo), "scripts/lower.sh")
+    classes = {f["finding_class"] for f in doc["findings"]}
+    assert code == 3 and {"bash32/case-modification", "discipline/no-errexit"} <= classes

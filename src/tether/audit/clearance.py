@@ -68,7 +68,7 @@ class ClearResult:
 class GateEntry:
     member: str
     digest: str
-    state: str  # refused | cleared | pending
+    state: str  # refused | cleared | pending | not-dispatched
     marker: Path | None
     note: str | None = None
 
@@ -335,10 +335,18 @@ def trailer_lines(root: Path, entries: list[GateEntry]) -> list[str]:
     from tether import __version__
     from tether.audit.incremental import trailer_key
 
-    if not entries or any(entry.state != "cleared" for entry in entries):
+    if not entries or not gate_cleared(entries):
         return []
     try:
         version = read_bytes(root / ".gaia" / "VERSION").decode("utf-8").strip() or __version__
     except (OSError, UnicodeDecodeError):
         version = __version__
-    return [f"{trailer_key(e.member)}: {version} {e.digest}" for e in entries]
+    return [
+        f"{trailer_key(e.member)}: {version} {e.digest}" for e in entries if e.state == "cleared"
+    ]
+
+
+def gate_cleared(entries: list[GateEntry]) -> bool:
+    """Every awaited member is cleared; a member the branch does not dispatch is not
+    awaited (a refusal, though, always counts)."""
+    return all(entry.state in ("cleared", "not-dispatched") for entry in entries)

@@ -7,14 +7,14 @@ gets back; choosing the files, running the tools and settling the members happen
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
 from tether.audit.cache import ResultCache
 from tether.audit.clearance import GateEntry
 from tether.audit.roster import Remit
-from tether.errors import UsageError
+from tether.errors import TetherError, UsageError
 
 
 @dataclass(frozen=True)
@@ -98,7 +98,8 @@ def audit_gate(
     ad_hoc: Remit | None = None,
 ) -> list[GateEntry]:
     """Each member's state: an ``ad_hoc`` remit gates its one member; otherwise ``names``
-    (default: every member of the roster) are resolved from the roster."""
+    are resolved from the roster. Without names, the gate waits for the members the whole
+    branch dispatches (see ``dispatched``); a member it does not is ``not-dispatched``."""
     from tether.audit.clearance import gate
     from tether.audit.roster import load_roster, resolve_remit
 
@@ -109,4 +110,36 @@ def audit_gate(
     if not chosen:
         raise UsageError("no members to gate: give --members or a roster")
     remits = [resolve_remit(roster, member=n, machinery=list(machinery)) for n in chosen]
-    return gate(root, layout, remits)
+    entries = gate(root, layout, remits)
+    if names:
+        return entries  # named members are awaited whatever the branch changed
+    waiting = dispatched(root, remits)
+    return [
+        replace(entry, state="not-dispatched", note=NOT_DISPATCHED)
+        if entry.state == "pending" and not waiting[entry.member]
+        else entry
+        for entry in entries
+    ]
+
+
+NOT_DISPATCHED = "the branch changes nothing in this member's remit or the gate machinery"
+
+
+def dispatched(root: Path, remits: Sequence[Remit]) -> dict[str, bool]:
+    """Per member: does the whole branch (since its fork from the default branch) change,
+    add or delete a file in its remit or the gate machinery? A branch that does not
+    dispatch a member is not held for that member's clearance. When the fork point
+    cannot be found, every member is awaited: membership that cannot be computed must
+    not read as "nobody needs to review this"."""
+    from tether import git
+    from tether.audit.incremental import full_base
+
+    try:
+        _, fork = full_base(root)
+    except TetherError:
+        return {remit.member or "": True for remit in remits}
+    changed = [path for _, path in git.diff_name_status(root, fork, "HEAD")]
+    return {
+        remit.member or "": any(remit.covers(p) or remit.is_machinery(p) for p in changed)
+        for remit in remits
+    }

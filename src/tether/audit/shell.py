@@ -47,6 +47,7 @@ class Target:
     dialect: str  # shellcheck's -s: bash or sh
     bats: bool
     hook: bool
+    posix_hook: bool = False  # under a POSIX glob (husky): run as `sh -e`, never bash
 
 
 @dataclass(frozen=True)
@@ -87,7 +88,8 @@ def classify(path: str, first_line: str, posix: GlobSet, hook_globs: GlobSet) ->
     if suffix not in _SHELL_SUFFIXES and not known_shell and not bare_hook:
         return None  # a hook without a shebang (husky's style) is still sh
     dialect = "sh" if is_posix_path or shell in _SH_INTERPRETERS else "bash"
-    return Target(path, dialect, suffix == ".bats" or shell == "bats", hook_globs.matches(path))
+    is_bats = suffix == ".bats" or shell == "bats"
+    return Target(path, dialect, is_bats, hook_globs.matches(path), is_posix_path)
 
 
 def select_targets(root: Path, paths: list[str], options: ShellOptions) -> list[Target]:
@@ -262,6 +264,7 @@ def _cached_lens_findings(
         target.dialect,
         str(target.bats),
         str(target.hook),
+        str(target.posix_hook),
         hashlib.sha256(data).hexdigest(),
     )
     stored = cache.get(key)
@@ -293,15 +296,18 @@ def _lens_findings(target: Target, data: bytes, tools: Toolset) -> list[Finding]
     tree, ctx = parsed.tree, LensContext(target.path, parser)
     first_line = data.split(b"\n", 1)[0].decode("utf-8", "replace")
     lenses: list[tuple[str, Callable[[], list[Finding]]]] = [
-        ("bash32", lambda: downgrade_guarded(tree, bash32.check(tree, ctx))),
         ("portability", lambda: downgrade_guarded(tree, portability.check(tree, ctx))),
         ("paths", lambda: paths.check(tree, ctx)),
     ]
+    if target.dialect == "bash":
+        # bash 3.2 advice is for bash; POSIX sh's own limits are shellcheck's (-s sh).
+        lenses.insert(0, ("bash32", lambda: downgrade_guarded(tree, bash32.check(tree, ctx))))
     if target.bats:
         lenses.append(("bats", lambda: bats.check(tree, ctx)))
     if target.hook:
         lenses.append(("hooks", lambda: hooks.check(tree, ctx, first_line)))
-    elif not target.bats:
+    elif not target.bats and not target.posix_hook:
+        # A husky hook runs as `sh -e`: errexit is already on, and pipefail is not POSIX.
         lenses.append(("discipline", lambda: discipline.check(tree, ctx, first_line)))
     found: list[Finding] = []
     for name, lens in lenses:

@@ -129,7 +129,9 @@ def gate_document(
     entries: Sequence[GateEntry], root: Path, trailers: Sequence[str] | None = None
 ) -> Doc:
     """``trailers`` is None unless ``--trailer`` asked for them."""
-    cleared = all(entry.state == "cleared" for entry in entries)
+    from tether.audit.clearance import gate_cleared
+
+    cleared = gate_cleared(list(entries))
     document: Doc = {"cleared": cleared, "members": [e.to_json(root) for e in entries]}
     if trailers is not None:
         document["trailers"] = list(trailers)
