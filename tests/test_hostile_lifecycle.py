@@ -112,3 +112,136 @@ def test_manifest_build_refuses_a_post_update_on_tethers_state(tmp_path, capsys)
     assert "tether.toml: post_update[0].file: '.tether/state.json': path is reserved" in err
     assert err.count("\n") == 1
     assert not (repo / ".tether/manifest.json").exists()
+
+
+# --- item 1: a release runs nothing without consent ----------------------------------------
+
+
+def program(name: str) -> str:
+    """A release program that appends its name to ``$PROOF``: a file outside the project, so
+    nothing tether puts back in the project (a dry run's undo, a region's confinement) can
+    hide that it ran."""
+    return f'#!/bin/bash\necho {name} >> "$PROOF"\nexit 0\n'
+
+
+START, END = "<!-- gen:start -->", "<!-- gen:end -->"
+LIFECYCLE = {
+    "migrations": [
+        {
+            "id": "early",
+            "version": "2.0.0",
+            "when": "before",
+            "run": ["bash", "mig/early.sh"],
+            "dry_run_args": ["--check"],
+        },
+        {"id": "late", "version": "2.0.0", "when": "after", "run": ["bash", "mig/late.sh"]},
+    ],
+    "regions": [
+        {
+            "id": "toc",
+            "startMarker": START,
+            "endMarker": END,
+            "paths": ["doc.md"],
+            "regenerate": {"interpreter": "bash", "operand": "gen/toc.sh", "args": []},
+        }
+    ],
+}
+PROGRAMS = {
+    "mig/early.sh": program("early"),
+    "mig/late.sh": program("late"),
+    "gen/toc.sh": program("toc"),
+    "doc.md": f"# Doc\n{START}\n{END}\n",
+}
+
+
+@pytest.fixture
+def proof(tmp_path, monkeypatch) -> Path:
+    path = tmp_path / "proof.log"
+    monkeypatch.setenv("PROOF", str(path))
+    return path
+
+
+def programs_project(tmp_path: Path) -> Path:
+    return installed(tmp_path, shelf_with(tmp_path, LIFECYCLE, PROGRAMS))
+
+
+def ran(proof: Path) -> list[str]:
+    return sorted(proof.read_text().split()) if proof.exists() else []
+
+
+def test_the_three_release_programs_run_on_a_plain_update(tmp_path, proof):
+    """The fixture's programs do run when nothing stops them (so the tests below, where
+    none runs, prove a switch at work and not a broken fixture)."""
+    project = programs_project(tmp_path)
+    result = run_tether("update", "--yes", "--no-branch", "--json", "-C", str(project))
+    assert result.returncode == 0, result.stderr
+    assert ran(proof) == ["early", "late", "toc"]
+    assert json.loads(result.stdout)["programs_off"] is None
+
+
+def test_a_dry_run_runs_no_release_program_and_lists_each(tmp_path, proof):
+    project = programs_project(tmp_path)
+    before = project_files(project)
+    result = run_tether("update", "--dry-run", "-C", str(project))
+    assert result.returncode == 0, result.stderr
+    assert ran(proof) == [] and project_files(project) == before
+    out = result.stdout
+    assert "Programs the release ships that this update runs (3):" in out
+    assert "bash mig/early.sh (migration early, before the merge, the release's copy)" in out
+    assert "bash mig/late.sh (migration late, after the merge, from your tree)" in out
+    assert "bash gen/toc.sh (region toc, after the merge, from your tree)" in out
+
+
+@pytest.mark.parametrize(
+    ("args", "env", "switch"),
+    [
+        (("--no-programs",), {}, "--no-programs"),
+        (("--no-regions",), {}, "--no-regions"),
+        ((), {"TETHER_NO_PROGRAMS": "1"}, "TETHER_NO_PROGRAMS=1"),
+        ((), {"TETHER_NO_REGIONS": "1"}, "TETHER_NO_REGIONS=1"),
+    ],
+)
+def test_a_switch_stops_every_release_program_and_says_so(
+    tmp_path, monkeypatch, proof, args, env, switch
+):
+    project = programs_project(tmp_path)
+    for name, value in env.items():
+        monkeypatch.setenv(name, value)
+    argv = ("update", "--yes", "--no-branch", *args, "-C", str(project))
+    result = run_tether(*argv, "--json")
+    assert result.returncode == 0, result.stderr
+    assert ran(proof) == []  # neither migration, nor the region program
+    doc = json.loads(result.stdout)
+    assert doc["programs_off"] == switch and doc["migrations_skipped"] is True
+    assert {(m["id"], m["status"], m["reason"]) for m in doc["migrations"]} == {
+        ("early", "skipped", switch),
+        ("late", "skipped", switch),
+    }
+    assert (project / "app.txt").read_text() == "two\n"  # the files were updated
+    state = json.loads((project / ".tether/state.json").read_text())
+    assert {k: v["status"] for k, v in state["applied_migrations"].items()} == {
+        "early": "skipped",
+        "late": "skipped",
+    }
+    if switch in ("--no-programs", "TETHER_NO_PROGRAMS=1"):  # region awareness stays on
+        [region] = doc["regenerated"]
+        assert region["status"] == "skipped" and switch in region["reason"]
+
+
+def test_the_plan_a_person_confirms_names_each_program_and_the_switch(tmp_path):
+    from tether.flows.update import PreparedUpdate, UpdateRequest, prepare_update
+    from tether.report.human import render_plan_summary
+
+    project = programs_project(tmp_path)
+    for no_programs, title in (
+        (False, "Programs the release ships that this update runs (3):"),
+        (True, "Programs the release ships, not run (--no-programs) (3):"),
+    ):
+        prepared = prepare_update(UpdateRequest(project, no_programs=no_programs))
+        assert isinstance(prepared, PreparedUpdate)
+        plan = render_plan_summary(prepared.report("plan"))
+        assert title in plan
+        assert "bash mig/early.sh (migration early, before the merge" in plan
+        assert "bash gen/toc.sh (region toc" in plan
+    result = run_tether("update", "--yes", "--no-branch", "--no-programs", "-C", str(project))
+    assert "MIGRATIONS SKIPPED (--no-programs): 2 due migration(s) did not run" in result.stdout

@@ -198,29 +198,32 @@ def test_summary_pattern_capture_goes_into_the_summary(tmp_path):
     git(project, "checkout", "-q", ".")  # not needed for the check below; keeps git quiet
 
 
-def test_dry_run_runs_dry_run_args_puts_everything_back_and_lists_the_rest(tmp_path):
-    dry = (
-        'if [ "$1" = "--check" ]; then echo "would migrate 2" >&2; '
-        'echo x > "$TETHER_PROJECT_ROOT/scratch.txt"; exit 0; fi\n'
-    )
+def test_dry_run_runs_no_migration_even_one_declaring_dry_run_args(tmp_path):
+    """A dry run executes no program the release ships: a migration declaring dry-run
+    arguments (a "before" one, which would run the release's copy) is listed, not run."""
+    # Proof outside the project: nothing a dry run puts back there can hide that it ran.
+    proof = tmp_path / "ran-in-dry-run.txt"
+    marker = f'echo ran > "{proof}"\n'
     declared = [
-        migration("m12", "1.2.0", dry_run_args=["--check"], summary_pattern=r"migrate (\d+)"),
+        migration("m12", "1.2.0", "before", dry_run_args=["--check"]),
         migration("m20", "2.0.0"),
     ]
-    scripts = {
-        "mig/m12.sh": script("m12", 0, "").replace("#!/bin/bash\n", "#!/bin/bash\n" + dry),
-        "mig/m20.sh": script("m20"),
-    }
+    scripts = {"mig/m12.sh": script("m12", 0, marker), "mig/m20.sh": script("m20", 0, marker)}
     project = installed(tmp_path, shelf_with(tmp_path, declared, scripts))
-    before = tree_digest(project)
+    before = adopter_files(project)
     code, doc = update(project, "--dry-run", "--to", "2.0.0")
     assert code == 0
-    assert tree_digest(project) == before  # scratch.txt was removed again
-    rows = {m["id"]: (m["status"], m["dry_run"], m["summary"]) for m in doc["migrations"]}
-    assert rows == {"m12": ("ok", True, "2"), "m20": ("planned", False, None)}
+    assert adopter_files(project) == before
+    assert not proof.exists() and log_lines(project) == []
+    rows = {m["id"]: (m["status"], m["dry_run"], m["reason"]) for m in doc["migrations"]}
+    none_run = "a dry run runs no program a release ships"
+    assert rows == {"m12": ("planned", False, none_run), "m20": ("planned", False, none_run)}
     human = run_tether("update", "--dry-run", "--to", "2.0.0", "-C", str(project)).stdout
-    assert "Migration m20:" in human
-    assert "would run after the merge: bash mig/m20.sh (it has no dry run)" in human
+    assert "would run before the merge: bash mig/m12.sh" in human
+    assert "would run after the merge: bash mig/m20.sh" in human
+    assert "Programs the release ships that this update runs (2):" in human
+    assert "bash mig/m12.sh (migration m12, before the merge, the release's copy)" in human
+    assert not proof.exists()
 
 
 def test_skip_migrations_is_loud_recorded_and_run_by_the_next_update(tmp_path):

@@ -97,7 +97,7 @@ def test_dry_run_says_what_the_real_run_would_do_and_claims_no_write(tmp_path: P
     assert f"Notice: {WORKFLOW} would be refreshed from this release's template." in out
     assert "was refreshed" not in out and "were refreshed" not in out
     specs = next(line for line in out.splitlines() if "Specs migrated:" in line)
-    planned = f"would run after the merge: bash {FOLDERIZE} (it has no dry run)"
+    planned = f"would run after the merge: bash {FOLDERIZE}"
     assert " ".join(specs.split(":", 1)[1].split()) == planned
     rows = [line.strip() for line in out.splitlines() if line.startswith("  ")]
     assert any(row.startswith("Would update (unchanged here)") for row in rows)

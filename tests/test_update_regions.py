@@ -124,7 +124,7 @@ def test_the_plan_shows_the_programs_it_will_run_before_anything_runs(tmp_path):
     project = setup(tmp_path, agent("# Reviewer v2\n", "default remit\n"))
     before = (project / "agents/reviewer.md").read_bytes()
     dry = run_tether("update", "--dry-run", "-C", str(project))
-    assert "Programs this update runs from your tree after writing the files (1):" in dry.stdout
+    assert "Programs the release ships that this update runs (1):" in dry.stdout
     assert "bash scripts/gen.sh (region" in dry.stdout
     doc = json.loads(run_tether("update", "--dry-run", "--json", "-C", str(project)).stdout)
     assert [p["command"] for p in doc["regions"]["programs"]] == ["bash scripts/gen.sh"]

@@ -60,7 +60,14 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--no-regions",
         action="store_true",
-        help="ignore generated-region declarations for this run",
+        help="ignore generated-region declarations for this run (and run no program the "
+        "release ships)",
+    )
+    parser.add_argument(
+        "--no-programs",
+        action="store_true",
+        help="run no program the release ships (migrations, region regeneration); "
+        "--no-regions implies it",
     )
     parser.add_argument(
         "--skip-migrations",
@@ -123,6 +130,7 @@ def run(args: argparse.Namespace) -> int:
             command,
             git_options,
             skip_migrations=args.skip_migrations,
+            no_programs=args.no_programs,
         )
         interact.require_consent("apply the update", yes=args.yes, dry_run=args.dry_run)
 

@@ -48,6 +48,28 @@ MIGRATION_TIMEOUT = 600.0  # seconds; a migration moves data, it may take a whil
 BLOCKING = ("conflict", "error", "refused")
 ADOPTER_OWNED_REASON = "adopter-owned"
 SKIP_FLAG = "--skip-migrations"
+NO_PROGRAMS_FLAG = "--no-programs"
+NO_PROGRAMS_ENV = "TETHER_NO_PROGRAMS"
+# Why a dry run lists a due migration instead of running it.
+DRY_RUN_RUNS_NOTHING = "a dry run runs no program a release ships"
+
+
+def programs_off_switch(no_programs: bool, no_regions: bool) -> str | None:
+    """What stops every program the release ships (migrations and region regeneration) for
+    this run, or None. tether's own switches: ``--no-programs`` (``TETHER_NO_PROGRAMS``) and
+    ``--no-regions`` (``TETHER_NO_REGIONS``), which have always meant "run nothing the
+    release ships". A profile's own region variable (GAIA_UPDATE_NO_REGIONS) only switches
+    region awareness off, as its ecosystem defines it."""
+    from tether.flows.regions_step import NO_REGIONS_ENV
+
+    if no_programs:
+        return NO_PROGRAMS_FLAG
+    if no_regions:
+        return "--no-regions"
+    for name in (NO_PROGRAMS_ENV, NO_REGIONS_ENV):
+        if os.environ.get(name, "") not in ("", "0"):
+            return f"{name}={os.environ[name]}"
+    return None
 
 
 @dataclass(frozen=True)
@@ -56,15 +78,16 @@ class MigrationResult:
     version: str | None
     when: str
     command: str
-    # ok | conflict | error | refused | skipped (not run: --skip-migrations, operand not
-    # shipped) | planned (a dry run lists it) | pending (the run stopped before it)
+    # ok | conflict | error | refused | skipped (not run: --skip-migrations, --no-programs,
+    # operand not shipped) | planned (a dry run lists it) | pending (not run yet)
     status: str
     exit_code: int | None = None
     summary: str | None = None
     stderr: str = ""
     reason: str = ""
     label: str | None = None
-    dry_run: bool = False  # ran with its dry_run_args; whatever it changed was put back
+    # Always false: a dry run runs no release program (kept for the documents' shape).
+    dry_run: bool = False
 
     @property
     def blocking(self) -> bool:
@@ -113,7 +136,11 @@ class LifecyclePlan:
     from_version: str = ""
     to_version: str = ""
     migrations: list[Migration] = field(default_factory=list)  # due, in run order
-    skip_migrations: bool = False
+    # What keeps every due migration from running (--skip-migrations, --no-programs, …).
+    skipped_by: str = ""
+    # The switch that stops every program the release ships this run (migrations and
+    # region regeneration), "" when they run.
+    programs_off: str = ""
     snapshot: dict[str, bool] = field(default_factory=dict)  # condition key -> held before
     owned: dict[str, str] = field(default_factory=dict)  # path -> why it is left alone
     notices: list[Notice] = field(default_factory=list)
@@ -124,6 +151,10 @@ class LifecyclePlan:
     trailers: list[dict[str, Any]] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
 
+    @property
+    def skip_migrations(self) -> bool:
+        return bool(self.skipped_by)
+
     def migration_results(self) -> list[MigrationResult]:
         """One result per due migration, in run order; not reached yet: skipped or pending."""
         out = []
@@ -131,9 +162,8 @@ class LifecyclePlan:
         for migration in ordered:
             result = self.results.get(migration.id)
             if result is None:
-                status = "skipped" if self.skip_migrations else "pending"
-                reason = SKIP_FLAG if self.skip_migrations else ""
-                result = _result(migration, status, reason=reason)
+                status = "skipped" if self.skipped_by else "pending"
+                result = _result(migration, status, reason=self.skipped_by)
             out.append(result)
         return out
 
@@ -151,13 +181,17 @@ class LifecyclePlan:
         return {
             r.id: AppliedMigration(r.version or "", r.status, now, run_id)
             for r in self.migration_results()
-            if (r.status in recorded and not r.dry_run) or _skipped_by_flag(r)
+            if r.status in recorded or self._skipped_by_switch(r)
         }
 
-
-def _skipped_by_flag(result: MigrationResult) -> bool:
-    """Left out with --skip-migrations: recorded, so the next update runs it."""
-    return result.status == "skipped" and result.reason == SKIP_FLAG
+    def _skipped_by_switch(self, result: MigrationResult) -> bool:
+        """Left out by --skip-migrations or --no-programs: recorded, so the next update
+        runs it."""
+        return (
+            bool(self.skipped_by)
+            and result.status == "skipped"
+            and (result.reason == self.skipped_by)
+        )
 
 
 def _result(migration: Migration, status: str, **fields: Any) -> MigrationResult:
@@ -267,11 +301,14 @@ def plan_lifecycle(
     from_version: str,
     *,
     skip_migrations: bool = False,
+    programs_off: str | None = None,
     journal: Journal | None = None,
     run_id: str | None = None,
 ) -> LifecyclePlan:
     """Decide every lifecycle step before anything is written. A resumed run takes the
-    conditions and the finished migrations from its journal, not from the tree it wrote."""
+    conditions and the finished migrations from its journal, not from the tree it wrote.
+    ``programs_off``: the switch that stops every release program this run (its
+    migrations are then skipped and recorded, as with ``--skip-migrations``)."""
     lifecycle = declared_lifecycle(project, latest)
     applied = baseline.state.applied_migrations if baseline.state is not None else {}
     plan = LifecyclePlan(
@@ -284,7 +321,8 @@ def plan_lifecycle(
             latest.version,
             {ident: record.status for ident, record in applied.items()},
         ),
-        skip_migrations=skip_migrations,
+        skipped_by=programs_off or (SKIP_FLAG if skip_migrations else ""),
+        programs_off=programs_off or "",
     )
     snapshot = None
     if journal is not None and run_id is not None:
@@ -426,16 +464,16 @@ def _environment(project: Project, lifecycle: LifecyclePlan) -> dict[str, str]:
 
 
 def _program_path(
-    project: Project, latest: Release, migration: Migration, dry_run: bool
+    project: Project, latest: Release, migration: Migration
 ) -> tuple[Path | None, str]:
     """Where the operand is run from (the release's copy before the merge, the merged copy
-    after it; a dry run writes no merge, so the release's copy), or why it cannot run."""
+    after it), or why it cannot run."""
     from tether.flows.regen import operand_problem
 
     shipped = set(latest.manifest.files) | set(latest.manifest.sentinels)
     if migration.operand not in shipped:
         return None, f"this release does not ship {migration.operand}"
-    if migration.when == "before" or dry_run:
+    if migration.when == "before":
         path = latest.file_path(migration.operand)
         return (
             (path, "")
@@ -453,16 +491,14 @@ def _program_path(
     )
 
 
-def run_migrations(
-    ctx: RunContext, latest: Release, lifecycle: LifecyclePlan, when: str, *, dry_run: bool = False
-) -> None:
+def run_migrations(ctx: RunContext, latest: Release, lifecycle: LifecyclePlan, when: str) -> None:
     """Run the due migrations of one phase, each at most once per run (journaled)."""
     if lifecycle.skip_migrations:
         return
     for migration in lifecycle.migrations:
         if migration.when != when or migration.id in lifecycle.results:
             continue
-        lifecycle.results[migration.id] = _run_one(ctx, latest, lifecycle, migration, dry_run)
+        lifecycle.results[migration.id] = _run_one(ctx, latest, lifecycle, migration)
 
 
 def _run_one(
@@ -470,7 +506,6 @@ def _run_one(
     latest: Release | None,
     lifecycle: LifecyclePlan,
     migration: Migration,
-    dry_run: bool,
     program: tuple[Path | None, str] | None = None,
 ) -> MigrationResult:
     """Run one migration; ``program``: where its operand is (or why it cannot run), when
@@ -478,44 +513,30 @@ def _run_one(
     from tether.flows.regen import run_program
 
     project = ctx.project
-    if dry_run and migration.dry_run_args is None:
-        return _result(
-            migration, "planned", reason="declares no dry_run_args; runs on the real update"
-        )
     if program is None:
         assert latest is not None
-        program = _program_path(project, latest, migration, dry_run)
+        program = _program_path(project, latest, migration)
     path, problem = program
     if path is None:
         status = "skipped" if problem.startswith("this release does not ship") else "refused"
         result = _result(migration, status, reason=problem)
-        if not dry_run:
-            _journal_finished(ctx, result)
+        _journal_finished(ctx, result)
         return result
-    args = (
-        migration.dry_run_args
-        if dry_run and migration.dry_run_args is not None
-        else migration.run[2:]
+    argv = (migration.interpreter, str(path), *migration.run[2:])
+    ctx.journal.append(
+        ctx.run_id,
+        STEP_MIGRATION_STARTED,
+        id=migration.id,
+        version=migration.version,
+        when=migration.when,
     )
-    argv = (migration.interpreter, str(path), *args)
-    if not dry_run:
-        ctx.journal.append(
-            ctx.run_id,
-            STEP_MIGRATION_STARTED,
-            id=migration.id,
-            version=migration.version,
-            when=migration.when,
-        )
-    log = (
-        None if dry_run else project.path(project.profile.log_dir) / f"migrations-{ctx.run_id}.log"
-    )
+    log = project.path(project.profile.log_dir) / f"migrations-{ctx.run_id}.log"
     run = run_program(
         project.root,
         argv,
         _environment(project, lifecycle),
         timeout=MIGRATION_TIMEOUT,
         log_path=log,
-        undo=dry_run,
     )
     status = exit_status(migration, run.exit_code) if run.started and not run.timed_out else "error"
     summary = summary_capture(migration, run.stdout + "\n" + run.stderr) if status == "ok" else None
@@ -526,10 +547,8 @@ def _run_one(
         summary=summary,
         stderr=run.stderr if status != "ok" else "",
         reason=run.description,
-        dry_run=dry_run,
     )
-    if not dry_run:
-        _journal_finished(ctx, result)
+    _journal_finished(ctx, result)
     return result
 
 
@@ -537,14 +556,15 @@ def _journal_finished(ctx: RunContext, result: MigrationResult) -> None:
     ctx.journal.append(ctx.run_id, STEP_MIGRATION_FINISHED, **result.to_json())
 
 
-def dry_run_migrations(project: Project, latest: Release, lifecycle: LifecyclePlan) -> None:
-    """A dry run runs the migrations that declare dry_run_args (their changes put back) and
-    lists the rest; nothing is journaled."""
-    from tether.flows.apply import RunContext
-
-    ctx = RunContext(project, Journal(Path(os.devnull)), "dry-run", "update --dry-run")
-    for when in ("before", "after"):
-        run_migrations(ctx, latest, lifecycle, when, dry_run=True)
+def dry_run_migrations(lifecycle: LifecyclePlan) -> None:
+    """A dry run runs no program a release ships, not even one declaring ``dry_run_args``:
+    it lists each due migration with the command the real update would run."""
+    if lifecycle.skip_migrations:
+        return  # listed as skipped, with the switch that skips them
+    for migration in lifecycle.migrations:
+        lifecycle.results.setdefault(
+            migration.id, _result(migration, "planned", reason=DRY_RUN_RUNS_NOTHING)
+        )
 
 
 # --------------------------------------------------------------------------- post-update writes
@@ -779,7 +799,7 @@ def rerun_pending_migrations(root: Path, profile: str | None = None) -> Migratio
             ctx = RunContext(project, Journal(Path(scratch) / "journal"), run_id, RERUN_COMMAND)
             for migration in plan.migrations:
                 program = _installed_program(project, migration, shipped)
-                plan.results[migration.id] = _run_one(ctx, None, plan, migration, False, program)
+                plan.results[migration.id] = _run_one(ctx, None, plan, migration, program)
         if pending:
             applied = {**state.applied_migrations, **plan.applied(run_id)}
             save_state(project.state_path, dataclasses.replace(state, applied_migrations=applied))

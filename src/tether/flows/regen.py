@@ -512,8 +512,6 @@ class ProgramRun:
     description: str  # "ran and exited 4", "could not start 'bash': …"
     stdout: str = ""
     stderr: str = ""
-    undone_paths: tuple[str, ...] = ()  # what ``undo`` put back or removed
-    unrestored_paths: tuple[str, ...] = ()  # what ``undo`` could not put back
 
 
 def run_program(
@@ -523,15 +521,10 @@ def run_program(
     *,
     timeout: float,
     log_path: Path | None = None,
-    undo: bool = False,
-    exclude: frozenset[str] = DEFAULT_EXCLUDE,
 ) -> ProgramRun:
     """Run ``argv`` (no shell) from ``root`` with exactly ``env``, in its own process group,
-    stopped after ``timeout``. With ``undo`` (a dry run), every file it changed is put back
-    and every file it created removed afterwards, so the tree is as it was. Never raises for
-    the program's failures; the caller has already refused an unsafe ``argv``."""
-    watched = exclude | _log_rel(root, log_path)
-    before = _snapshot(root, watched, set(), SNAPSHOT_BUDGET) if undo else {}
+    stopped after ``timeout``. Never raises for the program's failures; the caller has
+    already refused an unsafe ``argv``."""
     command = shlex.join(argv)
     with _output_file(log_path, command) as output, tempfile.TemporaryFile() as errors:
         start = output.tell()
@@ -542,14 +535,6 @@ def run_program(
             errors.seek(0)
             output.write(errors.read())
             output.write(f"[{_program_result(run, argv[0], timeout)}]\n".encode())
-    undone: list[str] = []
-    unrestored: list[str] = []
-    if undo:
-        changes = _changes(root, before, _snapshot(root, watched, set(), None))
-        guard = PathGuard(root)
-        for rel in changes.changed:
-            (undone if _restore(guard, rel, before[rel]) is None else unrestored).append(rel)
-        undone += [rel for rel in changes.created if _remove(guard, rel)]
     return ProgramRun(
         started=run.started,
         exit_code=run.exit_code,
@@ -557,8 +542,6 @@ def run_program(
         description=_program_result(run, argv[0], timeout),
         stdout=stdout,
         stderr=stderr,
-        undone_paths=tuple(sorted(undone)),
-        unrestored_paths=tuple(unrestored),
     )
 
 

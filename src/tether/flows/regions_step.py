@@ -158,10 +158,13 @@ def regenerate_regions(
     log_path: Path,
     unreconciled: set[str],
     declared_inputs: dict[str, tuple[str, ...]] | None = None,
+    not_run_by: str = "",
 ) -> list[RegenOutcome]:
     """Run each region's program, unless one of its paths is in conflict or deleted, or one
     of its inputs (declared with the region, or by the profile for its id) fell back to a
-    whole-file conflict: suppression is per region, never for every region at once."""
+    whole-file conflict: suppression is per region, never for every region at once.
+    ``not_run_by``: the switch that stops every release program this run (--no-programs);
+    each region is then skipped, naming it."""
     if not any(decl.regenerate is not None for decl in plan.declarations):
         return []
     from tether.flows.regen import DEFAULT_EXCLUDE, run_regeneration, skipped_outcome
@@ -178,7 +181,11 @@ def regenerate_regions(
         if decl.regenerate is None:
             continue
         inputs = decl.inputs or (declared_inputs or {}).get(decl.id, ())
-        reason = _skip_reason(decl, by_path, inputs, unreconciled)
+        reason = (
+            f"not run: {not_run_by} runs no program the release ships"
+            if not_run_by
+            else _skip_reason(decl, by_path, inputs, unreconciled)
+        )
         if reason:
             outcomes.append(skipped_outcome(decl, reason))
             continue

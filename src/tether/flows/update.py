@@ -24,7 +24,7 @@ from tether.flows.apply import (
 from tether.flows.backups import prune_backups
 from tether.flows.baseline import Baseline, load_baseline
 from tether.flows.finalize import finalize
-from tether.flows.lifecycle import LifecyclePlan, plan_lifecycle
+from tether.flows.lifecycle import LifecyclePlan, plan_lifecycle, programs_off_switch
 from tether.flows.plan import UpdateOptions, build_plan
 from tether.flows.preflight import (
     BranchPlan,
@@ -77,6 +77,9 @@ class UpdateRequest:
     command: str = "update"
     git: GitOptions = field(default_factory=GitOptions)
     skip_migrations: bool = False
+    # Run no program the release ships (migrations, region regeneration); --no-regions
+    # implies it (docs/lifecycle.md).
+    no_programs: bool = False
 
 
 @dataclass
@@ -117,6 +120,8 @@ class UpdateReport:
     # condition held before the run, post-update writes, and what a person must do.
     migrations: list[dict[str, Any]] = field(default_factory=list)
     migrations_skipped: bool = False
+    # The switch that stopped every program the release ships (--no-programs, …), or None.
+    programs_off: str | None = None
     notices: list[dict[str, str]] = field(default_factory=list)
     post_update: list[dict[str, str]] = field(default_factory=list)
     trailer_invalidations: list[dict[str, Any]] = field(default_factory=list)
@@ -210,6 +215,7 @@ class UpdateReport:
             "pull_request": self.pull_request,
             "migrations": self.migrations,
             "migrations_skipped": self.migrations_skipped,
+            "programs_off": self.programs_off,
             "notices": self.notices,
             "post_update": self.post_update,
             "trailer_invalidations": self.trailer_invalidations,
@@ -260,6 +266,7 @@ class PreparedUpdate:
             notes=self.baseline.notes + list(self.plan.notes) + lifecycle.notes,
             migrations=[r.to_json() for r in lifecycle.migration_results()],
             migrations_skipped=lifecycle.skip_migrations and bool(lifecycle.migrations),
+            programs_off=lifecycle.programs_off or None,
             notices=lifecycle.notice_documents(),
             post_update=list(lifecycle.post_updated),
             trailer_invalidations=list(lifecycle.trailers),
@@ -356,6 +363,7 @@ def prepare_update(request: UpdateRequest) -> PreparedUpdate | UpdateReport:
         latest,
         unfinished.from_version or baseline.version if unfinished else baseline.version,
         skip_migrations=request.skip_migrations,
+        programs_off=programs_off_switch(request.no_programs, request.options.no_regions),
         journal=journal if unfinished is not None else None,
         run_id=unfinished.run_id if unfinished is not None else None,
     )
@@ -578,7 +586,7 @@ def _plan_and_apply(
             return prepared
         from tether.flows.lifecycle import count_trailer_invalidations, dry_run_migrations
 
-        dry_run_migrations(prepared.project, prepared.latest, prepared.lifecycle)
+        dry_run_migrations(prepared.lifecycle)
         count_trailer_invalidations(prepared.project, prepared.lifecycle)
         report = prepared.report("dry-run")
         branch_plan = _planned_branch(prepared)
@@ -714,7 +722,8 @@ def _before_writes(prepared: PreparedUpdate, ctx: RunContext) -> None:
     journal_snapshot(ctx, lifecycle)
     done = set(lifecycle.results)
     run_migrations(ctx, prepared.latest, lifecycle, "before")
-    if any(lifecycle.results[m.id].status == "ok" for m in before if m.id not in done):
+    ran = [lifecycle.results.get(m.id) for m in before if m.id not in done]
+    if any(result is not None and result.status == "ok" for result in ran):
         _replan(prepared)
 
 
@@ -744,6 +753,7 @@ def _regenerate(
         log,
         unreconciled_inputs(outcome.actions, set(latest.merge)),
         ctx.project.profile.region_inputs,
+        not_run_by=prepared.lifecycle.programs_off,
     )
 
 

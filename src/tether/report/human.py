@@ -251,11 +251,7 @@ def render_plan_summary(report: UpdateReport, limit: int | None = LIST_LIMIT) ->
         "Not done yet", [f"{a.path} ({a.bucket.value})" for a in report.not_done], limit
     )
     if report.status in ("plan", "dry-run"):
-        lines += _listing(
-            "Programs this update runs from your tree after writing the files",
-            [f"{p['command']} (region {p['id']})" for p in report.regions.get("programs", [])],
-            limit,
-        )
+        lines += _listing(*lifecycle_report.program_listing(report), limit)
         lines += _release_note_lines(report)
     lines += _listing(
         "Follow-ups the release notes ask for (not run; they still apply here)",

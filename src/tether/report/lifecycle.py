@@ -10,7 +10,7 @@ if TYPE_CHECKING:
     from tether.flows.update import UpdateReport
 
 SKIPPED_LOUDLY = (
-    "MIGRATIONS SKIPPED (--skip-migrations): {n} due migration(s) did not run; the project "
+    "MIGRATIONS SKIPPED ({why}): {n} due migration(s) did not run; the project "
     "may not match what this release expects. Run 'tether migrations --pending' to see them"
 )
 
@@ -24,7 +24,7 @@ def _row_value(migration: dict[str, Any]) -> str:
         return f"{status}, see action item below"
     if status == "planned":
         when = "before" if migration.get("when") == "before" else "after"
-        return f"would run {when} the merge: {migration['command']} (it has no dry run)"
+        return f"would run {when} the merge: {migration['command']}"
     if status == "skipped":
         return f"skipped ({migration['reason']})"
     return status
@@ -45,8 +45,34 @@ def migration_rows(report: UpdateReport) -> list[str]:
 def skipped_line(report: UpdateReport) -> list[str]:
     if not report.migrations_skipped:
         return []
-    due = sum(1 for m in report.migrations if m["status"] == "skipped")
-    return [SKIPPED_LOUDLY.format(n=due)]
+    skipped = [m for m in report.migrations if m["status"] == "skipped"]
+    why = report.programs_off or (skipped[0]["reason"] if skipped else "--skip-migrations")
+    return [SKIPPED_LOUDLY.format(why=why, n=len(skipped))]
+
+
+def program_listing(report: UpdateReport) -> tuple[str, list[str]]:
+    """(title, one line per program) for the plan a person confirms and the dry run: every
+    program the release ships that the update runs (its migrations, then its region
+    programs), with the command, or, when a switch stops them, the ones it does not run."""
+    lines = []
+    for migration in report.migrations:
+        if migration["status"] not in ("pending", "planned", "skipped"):
+            continue
+        if migration["status"] == "skipped" and not report.programs_off:
+            continue  # --skip-migrations, or not shipped: its row says so
+        where = (
+            "before the merge, the release's copy"
+            if migration["when"] == "before"
+            else "after the merge, from your tree"
+        )
+        lines.append(f"{migration['command']} (migration {migration['id']}, {where})")
+    for program in report.regions.get("programs", []):
+        lines.append(
+            f"{program['command']} (region {program['id']}, after the merge, from your tree)"
+        )
+    if report.programs_off:
+        return f"Programs the release ships, not run ({report.programs_off})", lines
+    return "Programs the release ships that this update runs", lines
 
 
 def action_item_lines(report: UpdateReport | MigrationsReport) -> list[str]:
