@@ -12,7 +12,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from builders import run_forked, run_tether, tree_digest, write_files
+from builders import make_release, run_forked, run_tether, tree_digest, write_files
 from test_lifecycle_gaia import (
     BASELINE_RULE,
     DESIGN,
@@ -161,3 +161,219 @@ def test_run_killed_right_after_its_state_record_is_unfinished_in_check(tmp_path
     assert finished.returncode == 0, finished.stdout + finished.stderr
     assert "finished the interrupted update to 1.1.0" in finished.stdout
     assert run_tether("check", "-C", str(project)).returncode == 0
+
+
+# --- Steps 7a-7c: the three mixed files, always key by key ---------------------------------
+
+PKG = "package.json"
+WORKSPACE = "pnpm-workspace.yaml"
+AUDIT_CI = ".gaia/audit-ci.yml"
+
+
+def package_json(version: str, deps: dict[str, str], name: str = "gaia") -> str:
+    lines = ",\n".join(f'    "{k}": "{v}"' for k, v in deps.items())
+    return (
+        f'{{\n  "name": "{name}",\n  "version": "{version}",\n  "private": true,\n'
+        f'  "dependencies": {{\n{lines}\n  }}\n}}\n'
+    )
+
+
+PKG_V1 = package_json("1.0.0", {"react": "^18.3.0", "react-router-dom": "^6.0.0"})
+# GAIA 1.1.0 bumps react, drops react-router-dom and adds zod.
+PKG_V2 = package_json("1.1.0", {"react": "^19.0.0", "zod": "^3.23.0"})
+WORKSPACE_V1 = "# GAIA's pnpm settings\nminimumReleaseAge: 1440\noverrides:\n  lodash: ^4.17.21\n"
+WORKSPACE_V2 = "# GAIA's pnpm settings\nminimumReleaseAge: 2880\noverrides:\n  semver: ^7.6.0\n"
+AUDIT_V1 = "# audit knobs\nbudget_seconds: 1800\nmax_turns: 60\n"
+AUDIT_V2 = "# audit knobs\nbudget_seconds: 1800\nmax_turns: 40\n"
+CHANGELOG = """# Changelog
+
+## [1.1.0] - 2025-07-01
+
+### Removed
+
+- `react-router-dom` is gone. **Action required:** run `pnpm remove react-router-dom`.
+
+## [1.0.0] - 2025-06-01
+
+- First release.
+"""
+
+
+def mixed_shelf(tmp_path: Path, v2: dict[str, str] | None = None) -> Path:
+    """GAIA 1.0.0 and 1.1.0 with the three mixed files (classed shared, as GAIA ships them)."""
+    releases = tmp_path / "rel"
+    v1 = {PKG: PKG_V1, WORKSPACE: WORKSPACE_V1, AUDIT_CI: AUDIT_V1, "README.md": "one\n"}
+    later = {PKG: PKG_V2, WORKSPACE: WORKSPACE_V2, AUDIT_CI: AUDIT_V2, "README.md": "two\n"}
+    later.update(v2 or {})
+    for version, files in (("1.0.0", v1), ("1.1.0", later)):
+        root = make_release(releases, version, files, profile="gaia")
+        write_files(root, {"CHANGELOG.md": CHANGELOG})
+    return releases
+
+
+def mixed_project(tmp_path: Path, mine: dict[str, str] | None = None, **v2: str) -> Path:
+    return gaia_project(tmp_path, mixed_shelf(tmp_path, v2 or None), mine)
+
+
+def structured_rows(doc: dict) -> dict[str, str]:
+    return {row.split(": ", 1)[0]: row.split(": ", 1)[1] for row in doc["structured"]}
+
+
+def test_unedited_mixed_files_are_merged_key_by_key_not_replaced(tmp_path: Path) -> None:
+    project = mixed_project(tmp_path)  # every file still equals the installed release
+    code, doc = update(project)
+    assert code == 0, doc
+    # package.json: GAIA's bump applied; the dependency GAIA removed stays (removals are
+    # suggestions only); the one it added is suggested, not inserted; identity untouched.
+    assert (project / PKG).read_text() == PKG_V1.replace("^18.3.0", "^19.0.0")
+    # pnpm-workspace.yaml: the setting changed; the override GAIA dropped stays; the new one
+    # is a suggestion; comments kept.
+    assert (project / WORKSPACE).read_text() == WORKSPACE_V1.replace("1440", "2880")
+    assert (project / AUDIT_CI).read_text() == AUDIT_V2
+    rows = structured_rows(doc)
+    assert rows[PKG] == "1 applied, 0 conflicts, 1 suggestion (see .gaia-merge/package.json.notes)"
+    assert rows[WORKSPACE].startswith("1 applied, 0 conflicts, 1 suggestion (see ")
+    assert rows[AUDIT_CI] == "1 applied, 0 conflicts, 0 suggestions"
+    notes = (project / ".gaia-merge/package.json.notes").read_text()
+    assert "zod" in notes and "react-router-dom" not in notes
+    # The follow-up is still true: the dependency GAIA removed is still declared here.
+    assert [a["command"] for a in doc["adopter_actions"]] == ["pnpm remove react-router-dom"]
+    assert sorted(doc["buckets"]["merged"]) == sorted([AUDIT_CI, PKG, WORKSPACE])
+
+
+def test_mixed_files_upstream_did_not_change_are_a_clean_skip_row(tmp_path: Path) -> None:
+    project = mixed_project(tmp_path, **{PKG: PKG_V1, WORKSPACE: WORKSPACE_V1, AUDIT_CI: AUDIT_V1})
+    code, doc = update(project)
+    assert code == 0, doc
+    assert structured_rows(doc) == dict.fromkeys(
+        (AUDIT_CI, PKG, WORKSPACE), "no managed-key changes (clean skip)"
+    )
+    assert not (project / ".gaia-merge").exists()
+
+
+def test_mixed_file_without_a_baseline_is_a_whole_file_conflict(tmp_path: Path) -> None:
+    # Older releases shipped no pnpm-workspace.yaml; the adopter wrote their own since.
+    releases = mixed_shelf(tmp_path)
+    (releases / "1.0.0" / WORKSPACE).unlink()
+    manifest = releases / "1.0.0/.gaia/manifest.json"
+    data = json.loads(manifest.read_text())
+    del data["files"][WORKSPACE]
+    manifest.write_text(json.dumps(data))
+    mine = "overrides:\n  our-fork: ^1.0.0\n"
+    project = gaia_project(tmp_path, releases, {WORKSPACE: mine})
+    code, doc = update(project)
+    assert code == 4, doc
+    assert (project / WORKSPACE).read_text() == mine
+    patch = ".gaia-merge/pnpm-workspace.yaml.patch"
+    assert [c["artifact"] for c in doc["buckets"]["conflict"]] == [patch]
+    assert structured_rows(doc)[WORKSPACE] == (
+        f"whole-file conflict, no installed copy to merge key by key against (see {patch})"
+    )
+
+
+def test_a_re_pinned_key_is_a_key_level_conflict_not_a_file_level_one(tmp_path: Path) -> None:
+    mine = {PKG: PKG_V1.replace("^18.3.0", "^18.2.0")}  # the adopter re-pinned react
+    project = mixed_project(tmp_path, mine)
+    result = run_tether("update", "--yes", "--no-branch", "-C", str(project))
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert (project / PKG).read_text() == mine[PKG]  # the adopter's pin is kept
+    notes = project / ".gaia-merge/package.json.notes"
+    assert "^18.2.0" in notes.read_text() and "^19.0.0" in notes.read_text()
+    out = result.stdout
+    assert f"{PKG}: 0 applied, 1 conflict, 1 suggestion (see .gaia-merge/package.json.notes)" in out
+    conflicts_row = next(line for line in out.splitlines() if line.strip().startswith("Conflicts"))
+    assert conflicts_row.split()[-1] == "0"
+    step = next(line for line in out.splitlines() if "reconcile the keys" in line)
+    assert ".gaia-merge/package.json.notes" in step and "then delete the notes" in step
+    # The notes file is informational: check does not wait for it to go.
+    assert notes.exists()
+    check = run_tether("check", "-C", str(project))
+    assert check.returncode == 0, check.stdout
+
+
+def test_take_theirs_settles_key_conflicts_and_keeps_every_other_key(tmp_path: Path) -> None:
+    mine_pkg = package_json(
+        "0.4.0", {"react": "^18.2.0", "react-router-dom": "^6.0.0", "our-lib": "^2.0.0"}, "app"
+    )
+    project = mixed_project(tmp_path, {PKG: mine_pkg})
+    code, doc = update(project, "--auto", "take-theirs")
+    assert code == 0, doc
+    # The re-pinned key takes the release's value; the project's name, version and own
+    # dependency, and the dependency GAIA removed, all stay.
+    assert (project / PKG).read_text() == mine_pkg.replace("^18.2.0", "^19.0.0")
+    rows = structured_rows(doc)
+    assert rows[PKG].startswith("0 applied, 0 conflicts, 1 conflict settled toward the release")
+    # Every file a row names exists.
+    for row in doc["structured"]:
+        if "(see " in row:
+            named = row.rsplit("(see ", 1)[1].rstrip(")")
+            assert (project / named).is_file(), row
+
+
+def test_take_theirs_with_nothing_left_to_note_names_no_notes_file(tmp_path: Path) -> None:
+    # No suggestion either: the only item is the settled conflict.
+    latest = package_json("1.1.0", {"react": "^19.0.0", "react-router-dom": "^6.0.0"})
+    mine = {PKG: PKG_V1.replace("^18.3.0", "^18.2.0")}
+    project = mixed_project(tmp_path, mine, **{PKG: latest})
+    code, doc = update(project, "--auto", "take-theirs")
+    assert code == 0, doc
+    assert (project / PKG).read_text() == mine[PKG].replace("^18.2.0", "^19.0.0")
+    row = structured_rows(doc)[PKG]
+    named = row.rsplit("(see ", 1)[1].rstrip(")") if "(see " in row else None
+    assert named is None or (project / named).is_file(), row
+
+
+def test_dry_run_field_merge_rows_say_what_would_be_written(tmp_path: Path) -> None:
+    project = mixed_project(tmp_path)
+    before = tree_digest(project)
+    code, doc = update(project, "--dry-run")
+    assert code == 0, doc
+    assert tree_digest(project) == before
+    rows = structured_rows(doc)
+    assert rows[PKG] == (
+        "1 to apply, 0 conflicts, 1 suggestion (notes would go to .gaia-merge/package.json.notes)"
+    )
+    assert not any(" applied" in row or "(see " in row for row in rows.values())
+
+
+# --- Step 7c: the audit roster arrives ----------------------------------------------------
+
+ROSTER_MEMBER = (
+    "  - name: code-audit-github-workflows\n"
+    "    globs:\n"
+    '      - ".github/workflows/**"\n'
+    "    scope: repo\n"
+)
+
+
+def test_roster_member_arrives_when_the_adopter_file_has_no_auditors_list() -> None:
+    from tether.engine.structured import merge_structured, rules_for
+
+    rules = rules_for(AUDIT_CI, {"preset": "gaia-audit-ci"})
+    base = b"budget_seconds: 1800\n"  # GAIA <= 1.6.1: no roster at all
+    latest = b"budget_seconds: 1800\nauditors:\n" + ROSTER_MEMBER.encode()
+    mine = b"# ours\nbudget_seconds: 900\naudit_authors: alice=local\n"
+    result = merge_structured(AUDIT_CI, rules, base, latest, mine)
+    assert [(i.section, i.key) for i in result.applied] == [
+        ("auditors", "code-audit-github-workflows")
+    ]
+    assert result.new_text.decode().startswith(mine.decode())  # every line of ours kept
+    import yaml
+
+    written = yaml.safe_load(result.new_text)
+    assert written["auditors"] == yaml.safe_load(latest)["auditors"]
+    assert written["budget_seconds"] == 900
+
+
+def test_roster_list_the_adopter_removed_is_not_recreated() -> None:
+    from tether.engine.structured import merge_structured, rules_for
+
+    rules = rules_for(AUDIT_CI, {"preset": "gaia-audit-ci"})
+    base = b"budget_seconds: 1800\nauditors:\n" + ROSTER_MEMBER.replace("-workflows", "").encode()
+    latest = base + ROSTER_MEMBER.encode()
+    mine = b"budget_seconds: 1800\n"  # the adopter deleted the whole roster
+    result = merge_structured(AUDIT_CI, rules, base, latest, mine)
+    assert result.new_text == mine
+    assert [(i.key, i.reason) for i in result.suggestions] == [
+        ("code-audit-github-workflows", "added")
+    ]

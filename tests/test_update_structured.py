@@ -39,19 +39,23 @@ def test_rename_and_version_bump_merge_by_field(tmp_path):
     assert text == mine.replace("^8.0.0", "^9.0.0")  # only the managed value's line changed
 
 
-def test_same_key_changed_both_sides_is_a_conflict_with_notes(tmp_path):
+def test_same_key_changed_both_sides_is_a_key_level_conflict_with_notes(tmp_path):
+    # The adopter's pin is kept and both pins are noted: the file holds nothing unresolved,
+    # so it is no file-level conflict (no exit 4, nothing for check to wait for).
     v2 = PKG_V1.replace("^8.0.0", "^9.0.0")
     mine = PKG_V1.replace("^8.0.0", "^8.5.0")
     project = pkg_project(tmp_path, v2, mine)
     code, doc = update(project)
-    assert code == 4
-    conflict = doc["buckets"]["conflict"][0]
-    assert conflict["artifact"] == ".tether/merge/package.json.notes"
-    notes = (project / conflict["artifact"]).read_text()
+    assert code == 0, doc
+    assert doc["buckets"]["conflict"] == []
+    assert doc["buckets"]["skip"] == ["package.json"]
+    notes_path = ".tether/merge/package.json.notes"
+    assert doc["structured"] == [
+        f"package.json: 0 applied, 1 conflict, 0 suggestions (see {notes_path})"
+    ]
+    notes = (project / notes_path).read_text()
     assert "eslint" in notes and "^8.5.0" in notes and "^9.0.0" in notes
     assert (project / "package.json").read_text() == mine  # the adopter's value is kept
-    assert call("check", str(project)) == 3
-    (project / conflict["artifact"]).unlink()
     assert call("check", str(project)) == 0
     human = run_tether("status", str(project)).stdout
     assert "Unresolved" not in human

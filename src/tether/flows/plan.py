@@ -24,11 +24,11 @@ from tether.flows.regions_step import RegionPlan, masked_comparison, region_conf
 from tether.flows.renames import carry_rename, find_renames
 from tether.flows.safety import PathGuard
 from tether.flows.status import conflict_is_unresolved
-from tether.flows.structured_step import structured_action
+from tether.flows.structured_step import NO_BASELINE, structured_action, whole_file_conflict
 from tether.flows.syntax_step import check_clean_merge
 from tether.fsio import read_bytes, sha256_bytes
 from tether.model.manifest import FileClass
-from tether.model.plan import Bucket, FileAction, Op, UpdatePlan
+from tether.model.plan import Bucket, FieldMergeRow, FileAction, Op, UpdatePlan
 from tether.state.statcache import StatCache
 
 LOCAL_EDIT_KEPT = "local-edit-kept"
@@ -260,8 +260,12 @@ def _decide_latest_path(
         and rel not in regions.by_path
         and not options.classify_local_edits
     )
+    spec = latest.manifest.merge.get(rel)
+    mixed = spec is not None and project.profile.always_merge_fields
     if left_alone:
         row = _left_alone_row(cls, record is not None)
+        if mixed and record is not None:
+            plan.structured[rel] = FieldMergeRow(rel, "clean-skip")
         return FileAction(rel, cls, bucket_for_row(row, cls), reason=row.value)
 
     def release_bytes() -> bytes:
@@ -289,10 +293,15 @@ def _decide_latest_path(
         if decide_row(cls, sides) is Row.MERGE:
             return region_conflict(project, rel, cls, masked, mode)
     row = decide_row(cls, sides)
+    if mixed and spec is not None and adopter.present:
+        mixed_action = _mixed_file_action(
+            project, baseline, rel, cls, spec, adopter, sides, release_bytes(), mode, options, plan
+        )
+        if mixed_action is not None:
+            return mixed_action
     if row is Row.MERGE:
         ours = adopter.read()
         base = (baseline.read(rel) if record is not None else b"") or b""
-        spec = latest.manifest.merge.get(rel)
         if spec is not None:
             merged = structured_action(
                 project, rel, cls, spec, base, ours, release_bytes(), mode, options.auto
@@ -310,6 +319,43 @@ def _decide_latest_path(
         content = in_style_of(theirs, ours) if crlf and ours is not None else theirs
         return FileAction(rel, cls, bucket, Op.WRITE, content, mode, reason=row.value)
     return FileAction(rel, cls, bucket, reason=skip_reason(row, sides))
+
+
+def _mixed_file_action(
+    project: Project,
+    baseline: Baseline,
+    rel: str,
+    cls: FileClass,
+    spec: dict[str, object],
+    adopter: AdopterFile,
+    sides: Comparison,
+    theirs: bytes,
+    mode: int,
+    options: UpdateOptions,
+    plan: UpdatePlan,
+) -> FileAction | None:
+    """A mixed file under a profile that always merges it key by key (GAIA's package.json,
+    pnpm-workspace.yaml, .gaia/audit-ci.yml), once the adopter's copy exists: never
+    replaced whole. None: the ordinary table decides (the rule is unusable, or a side is
+    too large to merge key by key)."""
+    nothing_to_merge = sides.base_eq_latest if sides.base_present else sides.ours_eq_latest
+    if nothing_to_merge:
+        plan.structured[rel] = FieldMergeRow(rel, "clean-skip")
+        row = decide_row(cls, sides)
+        return FileAction(rel, cls, bucket_for_row(row, cls), reason=row.value)
+    ours = adopter.read()
+    if not sides.base_present:
+        action, summary = whole_file_conflict(project, rel, cls, ours, theirs, mode, NO_BASELINE)
+        plan.structured[rel] = summary
+        return action
+    base = baseline.read(rel) or b""
+    merged = structured_action(project, rel, cls, spec, base, ours, theirs, mode, options.auto)
+    if merged is None or merged[0] is None:
+        if merged is not None:
+            plan.structured[rel] = merged[1]
+        return None
+    plan.structured[rel] = merged[1]
+    return merged[0]
 
 
 @functools.cache

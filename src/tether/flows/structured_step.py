@@ -1,15 +1,23 @@
-"""Field-aware merges inside the update: a file with a merge rule is merged key by key
-when both sides changed it, instead of line by line."""
+"""Field-aware merges inside the update: a file with a merge rule is merged key by key when
+both sides changed it (for a profile that always merges such files, whenever upstream
+changed it), instead of line by line.
+
+A key both sides changed is not a file-level conflict: the adopter's value is kept and both
+values go to ``<merge folder>/<file>.notes``, which is informational; the file is reported as
+merged (or left as it is) with the count in its summary row, so the update does not exit 4
+for it and ``check`` does not wait for the notes file to go (GAIA Steps 7a-7c)."""
 
 from __future__ import annotations
 
 from typing import Any
 
 from tether.engine.patches import unified_patch
-from tether.flows.artifacts import patch_conflict
+from tether.flows.artifacts import artifact_path, patch_conflict
 from tether.flows.project import Project
 from tether.model.manifest import FileClass
-from tether.model.plan import Bucket, FileAction, Op
+from tether.model.plan import Bucket, FieldMergeRow, FileAction, Op
+
+NO_BASELINE = "no installed copy to merge key by key against"
 
 
 def structured_action(
@@ -22,10 +30,14 @@ def structured_action(
     theirs: bytes,
     mode: int,
     auto: str | None,
-) -> tuple[FileAction | None, str] | None:
+) -> tuple[FileAction | None, FieldMergeRow] | None:
     """The action and its summary row; None when the rule is unusable, and no action with
-    a row saying why when a side is too large: the file is merged line by line then."""
-    from tether.engine.structured import merge_structured, render_notes, rules_for, summary_line
+    a row saying why when a side is too large: the file is merged line by line then.
+
+    ``auto``: ``take-theirs`` settles each key both sides changed toward the release (never
+    a key outside the managed sections); ``keep-mine`` keeps the adopter's value, as
+    without it. Neither ever takes or keeps the whole file."""
+    from tether.engine.structured import merge_structured, render_notes, rules_for
     from tether.engine.structured.merge import oversized
 
     try:
@@ -34,38 +46,48 @@ def structured_action(
         return None
     too_large = oversized(base, theirs, ours)
     if too_large is not None:
-        return None, f"{rel}: merged line by line: the {too_large[1]}"
-    result = merge_structured(rel, rules, base, theirs, ours)
-    notes_path = f"{project.profile.merge_dir}/{rel}.notes"
+        return None, FieldMergeRow(rel, "line-merge", detail=f"the {too_large[1]}")
+    settle = "latest" if auto == "take-theirs" else None
+    result = merge_structured(rel, rules, base, theirs, ours, settle)
     if result.parse_error is not None:
-        patch = unified_patch(rel, ours, theirs)
-        action = patch_conflict(project, rel, cls, patch, mode, result.parse_error)
-        return action, summary_line(rel, result)
+        action = patch_conflict(
+            project, rel, cls, unified_patch(rel, ours, theirs), mode, result.parse_error
+        )
+        return action, FieldMergeRow(
+            rel, "not-merged", artifact=action.artifact, detail=result.parse_error
+        )
     applied, conflicts, suggestions = result.counts
-    notes = render_notes(rel, result).encode() if conflicts or suggestions else None
-    summary = summary_line(rel, result, notes_path if notes else None)
-    notes_artifact = notes_path if notes else None
-    if conflicts and auto == "take-theirs":
-        return FileAction(rel, cls, Bucket.CONFLICT, Op.WRITE, theirs, mode, decision=auto), summary
-    op = Op.WRITE if result.new_text != ours else Op.NONE
+    settled = len(result.settled)
+    notes_path = artifact_path(project, rel, ".notes")
+    notes = render_notes(rel, result).encode() if conflicts or suggestions or settled else None
+    artifact = notes_path if notes is not None else None
+    row = FieldMergeRow(rel, "merged", applied, conflicts, suggestions, settled, artifact=artifact)
+    changed = result.new_text != ours
+    bucket = Bucket.MERGED if changed else Bucket.SKIP
+    reason = ""
     if conflicts:
-        decision = auto if auto == "keep-mine" else "notes"
-        action = FileAction(
-            rel,
-            cls,
-            Bucket.CONFLICT,
-            op,
-            result.new_text,
-            mode,
-            notes_artifact,
-            notes,
-            reason="managed keys changed on both sides",
-            decision=decision,
-        )
-    elif applied:
-        action = FileAction(
-            rel, cls, Bucket.MERGED, op, result.new_text, mode, notes_artifact, notes
-        )
-    else:
-        action = FileAction(rel, cls, Bucket.SKIP, Op.NONE, None, mode, notes_artifact, notes)
-    return action, summary
+        keys = "key" if conflicts == 1 else "keys"
+        reason = f"{conflicts} managed {keys} changed on both sides: yours kept, see {notes_path}"
+    decision = "notes" if conflicts else (auto or "") if settled else ""
+    action = FileAction(
+        rel,
+        cls,
+        bucket,
+        Op.WRITE if changed else Op.NONE,
+        result.new_text if changed else None,
+        mode,
+        artifact,
+        notes,
+        reason=reason,
+        decision=decision,
+    )
+    return action, row
+
+
+def whole_file_conflict(
+    project: Project, rel: str, cls: FileClass, ours: bytes, theirs: bytes, mode: int, why: str
+) -> tuple[FileAction, FieldMergeRow]:
+    """A mixed file that cannot be merged key by key (no baseline): the adopter's copy
+    stays, a patch towards the release's waits in the merge folder."""
+    action = patch_conflict(project, rel, cls, unified_patch(rel, ours, theirs), mode, why)
+    return action, FieldMergeRow(rel, "whole-file-conflict", artifact=action.artifact, detail=why)

@@ -245,6 +245,8 @@ class PreparedUpdate:
     lifecycle: LifecyclePlan = field(default_factory=LifecyclePlan)
 
     def report(self, status: str) -> UpdateReport:
+        from tether.engine.structured.notes import row_text
+
         unfinished = self.unfinished
         # A resumed run names the versions the interrupted run set out between, even when
         # that run got as far as recording its new state.
@@ -275,7 +277,10 @@ class PreparedUpdate:
             regions=self.regions.to_json(),
             release_notes=[s.to_json() for s in self.notes.sections],
             adopter_actions=[a.to_json() for a in self.notes.actions],
-            structured=[self.plan.structured[p] for p in sorted(self.plan.structured)],
+            structured=[
+                row_text(self.plan.structured[p], planned=self.request.dry_run)
+                for p in sorted(self.plan.structured)
+            ],
         )
 
 

@@ -64,6 +64,24 @@ class FileAction:
         return self.op in (Op.WRITE, Op.MARKERS, Op.REMOVE) and self.bucket is not Bucket.ADD
 
 
+@dataclass(frozen=True)
+class FieldMergeRow:
+    """What a field-aware merge of one file did (or, planned, will do): the summary row's
+    facts. ``state``: ``merged`` (counts below), ``clean-skip`` (no managed key changed
+    upstream), ``whole-file-conflict`` (no baseline to merge key by key against: a patch),
+    ``not-merged`` (a side does not parse: a patch), ``line-merge`` (too large: merged line
+    by line). ``artifact``: the notes or patch file the run writes (None: none)."""
+
+    path: str
+    state: str
+    applied: int = 0
+    conflicts: int = 0
+    suggestions: int = 0
+    settled: int = 0  # conflicts settled toward the release (--auto take-theirs)
+    artifact: str | None = None
+    detail: str = ""  # why it was not merged key by key
+
+
 @dataclass
 class UpdatePlan:
     """What one update writes: an action per path, carried out by ``flows.apply.execute_plan``."""
@@ -73,7 +91,7 @@ class UpdatePlan:
     to_version: str
     actions: list[FileAction] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
-    structured: dict[str, str] = field(default_factory=dict)  # path -> field-merge summary row
+    structured: dict[str, FieldMergeRow] = field(default_factory=dict)  # field-merged files
     latest_hashes: dict[str, str] = field(default_factory=dict)  # path -> sha256 of L's bytes
 
     def by_bucket(self, bucket: Bucket) -> list[FileAction]:

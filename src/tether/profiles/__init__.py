@@ -39,6 +39,10 @@ class Profile:
     version_file: str | None = None  # the ecosystem's own installed-version marker
     sentinels: tuple[str, ...] = ()
     field_merges: dict[str, str] = field(default_factory=dict)  # path -> preset name
+    # Files with a field-merge rule are merged key by key whenever upstream changed them,
+    # even a copy equal to the installed release (GAIA Steps 7a-7c: a mixed file is never
+    # replaced whole, so a key upstream removed stays and one it added is only suggested).
+    always_merge_fields: bool = False
     default_conflict_style: str = "markers"
     # Lines that keep tether's runtime folders out of git; written by tether itself.
     ignore_file: str = ".tether/.gitignore"
@@ -129,6 +133,7 @@ GAIA = Profile(
         "pnpm-workspace.yaml": "pnpm-workspace",
         ".gaia/audit-ci.yml": "gaia-audit-ci",
     },
+    always_merge_fields=True,
     default_conflict_style="patch",
     ignore_file=".gitignore",
     ignore_rules=(".gaia-backup/", ".gaia-merge/", ".gaia/local/"),

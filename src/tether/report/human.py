@@ -297,6 +297,14 @@ def _next_steps(report: UpdateReport) -> list[str]:
         )
     if report.action_items:
         steps.append("settle the action items above (each names the command to run again)")
+    notes = sorted(
+        {a.artifact for a in report.actions if a.artifact and a.artifact.endswith(".notes")}
+    )
+    if notes:
+        steps.append(
+            f"read {', '.join(notes)}: reconcile the keys changed on both sides (yours were "
+            "kept) and decide on the suggestions, then delete the notes"
+        )
     if any(
         a.path.endswith(("package.json", "pyproject.toml", "pnpm-workspace.yaml"))
         for a in report.actions

@@ -21,9 +21,15 @@ _ROLES: tuple[Role, ...] = ("baseline", "latest", "current")
 
 
 def merge_structured(
-    path: str, rules: RuleSet, baseline: bytes, latest: bytes, current: bytes
+    path: str,
+    rules: RuleSet,
+    baseline: bytes,
+    latest: bytes,
+    current: bytes,
+    settle: str | None = None,
 ) -> StructuredMergeResult:
     """Apply upstream's changes to managed keys of ``current``; never raises on bad input.
+    ``settle="latest"`` also writes each conflicting key's latest value (``settled``).
 
     A side that does not parse gives a result with ``parse_error`` set and ``new_text`` equal
     to ``current``: an unparsable file is never rewritten.
@@ -46,7 +52,7 @@ def merge_structured(
     if problems:
         message = "; ".join(f"{role} file does not parse: {text}" for role, text in problems)
         return StructuredMergeResult(path, (), (), (), current, message, problems[0][0])
-    return _merge_parsed(path, fmt, rules, loaded, current)
+    return _merge_parsed(path, fmt, rules, loaded, current, settle)
 
 
 def oversized(baseline: bytes, latest: bytes, current: bytes) -> tuple[Role, str] | None:
@@ -71,16 +77,19 @@ def _merge_parsed(
     rules: RuleSet,
     loaded: dict[Role, tuple[Text, dict[str, Any]]],
     current: bytes,
+    settle: str | None = None,
 ) -> StructuredMergeResult:
     current_text, current_data = loaded["current"]
-    verdicts = compute(rules, loaded["baseline"][1], loaded["latest"][1], current_data)
+    verdicts = compute(rules, loaded["baseline"][1], loaded["latest"][1], current_data, settle)
     applied, conflicts = list(verdicts.applied), list(verdicts.conflicts)
+    settled = list(verdicts.settled)
     new_bytes = current
     if verdicts.edits:
         body, refused = write_edits(fmt, current_text.body, current_data, verdicts.edits)
         unwritten = [item for edit in refused for item in edit.items]
         unwritten_ids = {id(item) for item in unwritten}
         applied = [item for item in applied if id(item) not in unwritten_ids]
+        settled = [item for item in settled if id(item) not in unwritten_ids]
         conflicts += [replace(item, reason=REASON_WRITE_UNSAFE) for item in unwritten]
         if body != current_text.body:
             new_bytes = current_text.encode(body)
@@ -90,6 +99,7 @@ def _merge_parsed(
         conflicts=_sorted(conflicts),
         suggestions=_sorted(verdicts.suggestions),
         new_text=new_bytes,
+        settled=_sorted(settled),
     )
 
 

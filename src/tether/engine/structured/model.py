@@ -147,6 +147,8 @@ class StructuredMergeResult:
     # "<role> file does not parse: <parser message>", several roles joined by "; "
     parse_error: str | None = None
     error_role: Role | None = None  # the first side that did not parse
+    # Conflicts settled toward the latest value (--auto take-theirs): written, like applied.
+    settled: tuple[Item, ...] = ()
 
     @property
     def changed(self) -> bool:
@@ -157,8 +159,11 @@ class StructuredMergeResult:
         return (len(self.applied), len(self.conflicts), len(self.suggestions))
 
     def to_json(self) -> dict[str, list[dict[str, Any]]]:
-        return {
+        doc = {
             "applied": [item.to_json() for item in self.applied],
             "conflicts": [item.to_json() for item in self.conflicts],
             "suggestions": [item.to_json() for item in self.suggestions],
         }
+        if self.settled:
+            doc["settled"] = [item.to_json() for item in self.settled]
+        return doc

@@ -12,6 +12,14 @@ only keys(B) ∪ keys(L) are visited, so an adopter-only key is never looked at:
     only in L                       suggestion "added"; with ``added: apply`` it is applied
                                     when A lacks it, a conflict when A has another value
     only in B                       no-op
+
+``added: apply`` adds to the adopter's container (a list, a mapping); when the adopter has
+none, it is created only if the baseline had none either (the adopter's file predates the
+section: GAIA's roster reaching a file from before it had one). A container the baseline had
+and the adopter lacks was removed by the adopter: its entries stay suggestions.
+
+With ``settle="latest"`` (``--auto take-theirs``) a conflict is settled toward the latest
+value: written like an applied item and reported as ``settled``.
 """
 
 from __future__ import annotations
@@ -60,13 +68,21 @@ class Verdicts:
     applied: list[Item] = field(default_factory=list)
     conflicts: list[Item] = field(default_factory=list)
     suggestions: list[Item] = field(default_factory=list)
+    settled: list[Item] = field(default_factory=list)  # conflicts written toward latest
     edits: list[PlannedEdit] = field(default_factory=list)
 
 
 def decide_key(
-    base: Entry | None, latest: Entry | None, adopter: Entry | None, rule: Rule, container: bool
+    base: Entry | None,
+    latest: Entry | None,
+    adopter: Entry | None,
+    rule: Rule,
+    container: bool,
+    base_container: bool = True,
 ) -> Verdict:
-    """The verdict for one key or entry: the table at the top of this module, row by row."""
+    """The verdict for one key or entry: the table at the top of this module, row by row.
+    ``container``: the adopter has the rule's container; ``base_container``: the baseline
+    had it (an ``added: apply`` entry creates it only when neither had it)."""
     if base is not None and latest is not None:
         if same(base.compare, latest.compare):
             return "noop"
@@ -84,18 +100,20 @@ def decide_key(
     if rule.added == "apply":
         if adopter is not None:
             return "conflict"  # the adopter has its own value under that key: keep it
-        if container:
+        if container or not base_container:
             return "apply"
-    # No container to add to (the adopter removed or never had the section): never create
-    # sections on the adopter's behalf, only suggest.
+    # The adopter removed the section the baseline had: never recreate it, only suggest.
     return "added"
 
 
-def compute(rules: RuleSet, base: Any, latest: Any, adopter: Any) -> Verdicts:
+def compute(
+    rules: RuleSet, base: Any, latest: Any, adopter: Any, settle: str | None = None
+) -> Verdicts:
+    """Verdicts for every managed key; ``settle="latest"`` writes conflicts toward L."""
     verdicts = Verdicts()
     for rule in rules.rules:
         for path in expand(rule.path, base, latest):
-            _judge_path(rule, path, (base, latest, adopter), verdicts)
+            _judge_path(rule, path, (base, latest, adopter), verdicts, settle)
     return verdicts
 
 
@@ -119,29 +137,38 @@ def expand(pattern: tuple[str, ...], base: Any, latest: Any) -> list[tuple[str, 
 
 
 def _judge_path(
-    rule: Rule, path: tuple[str, ...], datas: tuple[Any, Any, Any], verdicts: Verdicts
+    rule: Rule,
+    path: tuple[str, ...],
+    datas: tuple[Any, Any, Any],
+    verdicts: Verdicts,
+    settle: str | None = None,
 ) -> None:
     base, latest, adopter = (_read(rule, path, data) for data in datas)
     keys = dict.fromkeys([*base.entries, *latest.entries])
     token_changes: list[tuple[Item, Entry, Entry | None]] = []
+    created: list[tuple[Item, Entry]] = []  # entries of a container the adopter lacks
     for key in keys:
         b, new, a = base.entries.get(key), latest.entries.get(key), adopter.entries.get(key)
-        verdict = decide_key(b, new, a, rule, adopter.container)
+        verdict = decide_key(b, new, a, rule, adopter.container, base.container)
         if verdict == "noop":
             continue
         item = _item(rule, path, key, b, new, a)
-        if verdict == "conflict":
+        if verdict == "conflict" and settle != "latest":
             verdicts.conflicts.append(item)
         elif verdict in ("added", "removed-then-changed"):
             reason = REASON_ADDED if verdict == "added" else REASON_REMOVED_THEN_CHANGED
             verdicts.suggestions.append(_with_reason(item, reason))
         else:
-            assert new is not None  # "apply" always has a latest entry
-            verdicts.applied.append(item)
+            assert new is not None  # "apply" and "conflict" always have a latest entry
+            (verdicts.settled if verdict == "conflict" else verdicts.applied).append(item)
             if rule.merge == "tokens":
                 token_changes.append((item, new, a))
+            elif not adopter.container and rule.merge in ("list", "entries"):
+                created.append((item, new))
             else:
                 verdicts.edits.append(PlannedEdit(_op(rule, path, key, new, a), (item,)))
+    if created:
+        verdicts.edits.append(_create_container(rule, path, created))
     if token_changes:
         current = get_path(datas[2], path)
         new_text = edit_tokens(current, token_changes, rule.fold)
@@ -178,6 +205,19 @@ def _item(
         latest=latest.value if latest is not None else MISSING,
         adopter=adopter.value if adopter is not None else MISSING,
     )
+
+
+def _create_container(
+    rule: Rule, path: tuple[str, ...], created: list[tuple[Item, Entry]]
+) -> PlannedEdit:
+    """One edit adding the whole container, holding every new entry in the latest order."""
+    value: Any
+    if rule.merge == "list":
+        value = [entry.raw for _, entry in created]
+    else:
+        value = {entry.display: entry.raw for _, entry in created}
+    items = tuple(item for item, _ in created)
+    return PlannedEdit(AddEntry(path[:-1], path[-1], value), items)
 
 
 def _op(rule: Rule, path: tuple[str, ...], key: str, latest: Entry, adopter: Entry | None) -> Op:
