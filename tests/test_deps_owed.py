@@ -9,6 +9,8 @@ Packuments come from a loopback registry on 127.0.0.1.
 from __future__ import annotations
 
 import json
+import os
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -108,3 +110,97 @@ def test_the_text_says_the_install_is_pending(
     code, out, _ = run_cli(*apply(registry, server))
     assert code == 1
     assert "FAILED at install (exit 1): Manifests already bumped; install pending" in out
+
+
+def _owed_rows(state: Path) -> list[tuple[str, str]]:
+    """Every owed install any run folder keeps: (run id, project)."""
+    return [
+        (path.parent.name, row["name"])
+        for path in sorted((state / "tether" / "runs").glob(f"*/{OWED_FILE}"))
+        for row in json.loads(path.read_text())
+    ]
+
+
+def test_a_retry_that_fails_before_the_install_keeps_what_is_owed(
+    world: tuple[Path, Path, Path], server: LoopbackRegistry, tmp_path: Path
+) -> None:
+    """The record is cleared only once the install succeeded: a rerun refused at the lock,
+    or one whose isolation is not possible, leaves it for the next run."""
+    from tether.state.lock import ProjectLock
+
+    registry, root, marker = world
+    state = tmp_path / "state"
+    code, first = run_json(*apply(registry, server))
+    assert code == 1 and _owed_rows(state) == [(first["run_id"], "app")]
+
+    with ProjectLock(root / ".tether" / "lock", command="update"):
+        code, locked = run_json(*apply(registry, server))
+    assert code == 1 and locked["failed"][0]["step"] == "lock"
+    assert (first["run_id"], "app") in _owed_rows(state)
+
+    code, skipped = run_json(*apply(registry, server, "--isolate", "worktree"))  # not in git
+    assert code == 0 and [p["name"] for p in skipped["skipped_isolation"]] == ["app"]
+    assert (first["run_id"], "app") in _owed_rows(state)
+    assert calls(root.parent / "npm-calls.jsonl") == [{"argv": ["install"], "cwd": str(root)}]
+
+    code, failed_again = run_json(*apply(registry, server))
+    assert code == 1 and failed_again["failed"][0]["step"] == "install"
+    assert _owed_rows(state)  # still owed
+
+    marker.touch()
+    code, done = run_json(*apply(registry, server))
+    assert code == 0, done
+    assert [s["step"] for s in done["applied"][0]["steps"]] == ["install"]
+    assert _owed_rows(state) == []
+    code, after = run_json(*apply(registry, server))
+    assert (code, after["status"]) == (0, "nothing")
+
+
+def test_ctrl_c_during_the_install_leaves_it_owed(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, server: LoopbackRegistry
+) -> None:
+    """Ctrl-C reaches tether while the install runs (the stand-in npm sends SIGINT to the
+    tether process that started it, as a terminal sends it to the whole foreground group):
+    exit 130 with the manifest bumped, and the install is owed, so the rerun runs it instead
+    of finding nothing to update. tether runs in a child forked from the test's process."""
+    from builders import run_forked
+
+    setup_cli(monkeypatch, tmp_path)
+    marker = tmp_path / "npm-works"
+    folder = tmp_path / "bin"
+    folder.mkdir()
+    npm = folder / "npm"
+    npm.write_text(
+        f"#!{sys.executable}\nimport json, os, signal, sys, time\n"
+        f"with open({str(tmp_path / 'npm-calls.jsonl')!r}, 'a') as out:\n"
+        "    out.write(json.dumps({'argv': sys.argv[1:], 'cwd': os.getcwd()}) + '\\n')\n"
+        f"if not os.path.exists({str(marker)!r}):\n"
+        "    os.kill(os.getppid(), signal.SIGINT)\n"
+        "    time.sleep(30)\n"
+        "    sys.exit(130)\n"
+    )
+    npm.chmod(0o755)
+    monkeypatch.setenv("PATH", f"{folder}{os.pathsep}{os.environ['PATH']}")
+    root = project(
+        tmp_path / "app",
+        {
+            "package.json": {"name": "app", "dependencies": {"alpha": "^1.0.0"}},
+            "package-lock.json": {},
+        },
+    )
+    registry = registry_file(tmp_path / "projects.json", {"app": root})
+
+    interrupted = run_forked(*apply(registry, server), "--json")
+    assert interrupted.returncode == 130, interrupted.stderr
+    doc = json.loads(interrupted.stdout)
+    [failed] = doc["failed"]
+    assert failed["step"] == "install" and "install pending" in failed["error"]
+    assert json.loads((root / "package.json").read_text())["dependencies"]["alpha"] == "^1.2.3"
+    assert _owed_rows(tmp_path / "state") == [(doc["run_id"], "app")]
+
+    marker.touch()
+    code, rerun = run_json(*apply(registry, server))
+    assert code == 0, rerun
+    assert [s["step"] for s in rerun["applied"][0]["steps"]] == ["install"]
+    assert len(calls(tmp_path / "npm-calls.jsonl")) == 2
+    assert _owed_rows(tmp_path / "state") == []

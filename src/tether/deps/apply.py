@@ -25,7 +25,7 @@ from typing import IO, Any
 from tether.deps.align import Plan
 from tether.deps.edit import Change, EditError, prepare, write
 from tether.deps.overrides import BoundOverride, commands_for
-from tether.deps.owed import PENDING
+from tether.deps.owed import PENDING, OwedLedger
 from tether.errors import Exit, TetherError
 from tether.runs.isolation import DEFAULT_MODE, Isolation, Target, isolate
 from tether.runs.rundir import RunFolder
@@ -116,6 +116,7 @@ class ProjectResult:
     error: str = ""
     isolation: Isolation | None = None
     files: list[str] = field(default_factory=list)
+    running: str | None = None  # the step under way (what a Ctrl-C interrupts)
 
 
 @dataclass(frozen=True)
@@ -182,12 +183,12 @@ def apply_projects(
     run = ApplyRun(
         [ProjectResult(w, folder.log_path(i, len(works), w.name)) for i, w in enumerate(works)]
     )
+    ledger = OwedLedger(folder)
     for index, result in enumerate(run.results):
         try:
-            _apply_one(result, options)
+            _apply_one(result, options, ledger)
         except KeyboardInterrupt:
-            result.state, result.failed_step, result.error = "failed", "apply", "interrupted"
-            result.exit_code = Exit.INTERRUPTED
+            _interrupted(result)
             run.status = "interrupted"
             return run
         progress(digest(index, len(works), result))
@@ -203,19 +204,19 @@ def apply_projects(
     return run
 
 
+def _interrupted(result: ProjectResult) -> None:
+    """Ctrl-C stopped the project at its current step; an install it cut short stays owed
+    (the ledger noted it before the manifests were written)."""
+    step = result.running or "apply"
+    result.state, result.failed_step, result.exit_code = "failed", step, Exit.INTERRUPTED
+    owed = step == "install" and (result.files or result.work.owed)
+    result.error = f"{PENDING} (interrupted)" if owed else "interrupted"
+
+
 def _ask_go_on(result: ProjectResult, left: int, go_on: GoOn | None) -> bool:
     if not left or go_on is None:
         return False
     return go_on(result.work.name, result.failed_step or "", result.exit_code, left)
-
-
-def owed_installs(run: ApplyRun, options: ApplyOptions) -> list[tuple[str, Path, list[list[str]]]]:
-    """The projects whose manifests are bumped but whose install failed: what they owe."""
-    return [
-        (r.work.name, r.work.root, install_commands(r.work, options))
-        for r in run.results
-        if r.state == "failed" and r.failed_step == "install" and (r.files or r.work.owed)
-    ]
 
 
 def digest(index: int, count: int, result: ProjectResult) -> str:
@@ -232,7 +233,7 @@ def digest(index: int, count: int, result: ProjectResult) -> str:
     return f"{head} " + ", ".join(parts)
 
 
-def _apply_one(result: ProjectResult, options: ApplyOptions) -> None:
+def _apply_one(result: ProjectResult, options: ApplyOptions, ledger: OwedLedger) -> None:
     work = result.work
     with open(result.log, "a", encoding="utf-8", errors="replace") as log:
         _say(log, f"project {work.name} ({work.root})")
@@ -242,7 +243,7 @@ def _apply_one(result: ProjectResult, options: ApplyOptions) -> None:
             _fail(result, log, "lock", Exit.ERROR, f"{work.root}: {error}")
             return
         try:
-            _apply_locked(result, options, log)
+            _apply_locked(result, options, log, ledger)
         finally:
             release()
 
@@ -276,7 +277,9 @@ def _lock_project(root: Path) -> Callable[[], None]:
     return release
 
 
-def _apply_locked(result: ProjectResult, options: ApplyOptions, log: IO[str]) -> None:
+def _apply_locked(
+    result: ProjectResult, options: ApplyOptions, log: IO[str], ledger: OwedLedger
+) -> None:
     work = result.work
     result.isolation = isolate(
         work.root,
@@ -293,16 +296,19 @@ def _apply_locked(result: ProjectResult, options: ApplyOptions, log: IO[str]) ->
         return
     root = result.isolation.root
     workspace = Path(os.path.normpath(root / work.workspace))
-    if not _edit(result, workspace, log):
+    installs = install_commands(work, options)
+    if not _edit(result, workspace, log, lambda: ledger.owe(work.name, work.root, installs)):
         return
     for override in work.overrides:
         if not _run(result, f"override:{override.entry.id}", override.argv(), root, log, options):
             return
-    for argv in install_commands(work, options):
+    for argv in installs:
         if not _run(result, "install", argv, workspace, log, options):
             if result.files or work.owed:
                 result.error = f"{PENDING} ({result.error})"
             return
+    if installs:
+        ledger.settled(work.name, work.root)
     result.state = "applied"
     _say(log, "== result: applied")
 
@@ -326,7 +332,9 @@ def install_commands(work: ProjectWork, options: ApplyOptions) -> list[list[str]
     return [list(c) for c in dict.fromkeys(tuple(c) for c in commands)]
 
 
-def _edit(result: ProjectResult, root: Path, log: IO[str]) -> bool:
+def _edit(result: ProjectResult, root: Path, log: IO[str], owe: Callable[[], None]) -> bool:
+    """Prepare and prove every file, then (``owe``: the install is noted as owed first, so
+    no kill between the two can forget it) write them."""
     work = result.work
     if not work.bumps:
         return True
@@ -334,6 +342,8 @@ def _edit(result: ProjectResult, root: Path, log: IO[str]) -> bool:
     started = time.monotonic()
     try:
         files = prepare(root, [b.change for b in work.bumps])
+        if files:
+            owe()
         write(root, files)
     except (EditError, OSError) as error:
         _fail(result, log, "edit", Exit.ERROR, str(error))
@@ -356,7 +366,9 @@ def _run(
     command = shlex.join(argv)
     _say(log, f"== {step}: {command}")
     started = time.monotonic()
+    result.running = step
     code = run_logged(argv, root, log, options.env)
+    result.running = None
     result.steps.append(Step(step, command, code, time.monotonic() - started))
     _say(log, f"== {step} exit code {code}")
     if code != 0:

@@ -22,12 +22,11 @@ from tether.deps.apply import (
     ApplyRun,
     GoOn,
     apply_projects,
-    owed_installs,
     works_from_plan,
 )
 from tether.deps.engines import NodeIndex, scan_engines_projects
 from tether.deps.model import Ecosystem, Level
-from tether.deps.owed import Owed, clear, record
+from tether.deps.owed import Owed
 from tether.deps.plans import METADATA_FILE, PLAN_FILE, SCAN_FILE
 from tether.deps.registries import (
     DEFAULT_JOBS,
@@ -225,14 +224,10 @@ def execute(
     owed: Sequence[Owed] = (),
     go_on: GoOn | None = None,
 ) -> ApplyRun:
-    """Apply, then keep what this run still owes and clear what earlier runs owed and this
-    one tried."""
+    """Apply: each project's install is noted as owed before its manifests are written and
+    cleared (from every run that owed it) once it succeeded (``tether.deps.owed``)."""
     works = works_from_plan(decided.plan, decided.overrides, owed_commands(owed))
-    run = apply_projects(works, options, folder, progress, go_on)
-    record(folder, owed_installs(run, options))
-    tried = {r.work.name for r in run.results if r.state != "pending"}
-    clear([o for o in owed if o.name in tried])
-    return run
+    return apply_projects(works, options, folder, progress, go_on)
 
 
 def owed_commands(owed: Sequence[Owed]) -> dict[str, list[list[str]]]:

@@ -1,11 +1,15 @@
-"""Installs a run still owes: manifests bumped, the install failed.
+"""Installs a run still owes: manifests bumped, the install not (yet) done.
 
-A run that bumped a project's manifests and then failed at its install writes the owed
-install into its run folder (``owed-installs.json``). A rerun finds the manifests already at
-their targets, so without this record it would plan nothing for that project and the
-install would never run. The next ``deps apply`` over the same projects (or
-``--resume RUN`` naming that run) runs the owed install, even with nothing left to bump, and
-clears the record once it has tried.
+The record is written ahead: before a run writes a project's manifests it notes the
+project's install as owed in its run folder (``owed-installs.json``), and it removes the
+note only once that install succeeded. So a run that fails at the install, is stopped by
+Ctrl-C during it or is killed outright keeps the install owed. A rerun finds the manifests
+already at their targets, so without the record it would plan nothing for that project and
+the install would never run. The next ``deps apply`` over the same projects (or
+``--resume RUN`` naming that run) runs the owed install, even with nothing left to bump;
+only when it succeeds is the project's record cleared from every run that kept one. A
+rerun that fails earlier (the lock is held, isolation is not possible) or at the install
+again leaves the record where it is.
 """
 
 from __future__ import annotations
@@ -36,12 +40,30 @@ def runs_root() -> Path:
     return state_home() / "tether" / "runs"
 
 
-def record(folder: RunFolder, owed: Sequence[tuple[str, Path, list[list[str]]]]) -> None:
-    """Keep this run's owed installs: (project, path, install commands) each."""
-    if not owed:
-        return
-    rows = [{"name": n, "path": str(p), "commands": c} for n, p, c in owed]
-    atomic_write(folder.root / OWED_FILE, (json.dumps(rows, indent=2) + "\n").encode())
+class OwedLedger:
+    """This run's owed installs, kept on disk in its run folder as they change."""
+
+    def __init__(self, folder: RunFolder) -> None:
+        self.path = folder.root / OWED_FILE
+        self.rows: dict[str, dict[str, Any]] = {}
+
+    def owe(self, name: str, path: Path, commands: Sequence[Sequence[str]]) -> None:
+        """Note ``name``'s install as owed, durably, before its manifests are written."""
+        self.rows[name] = {"name": name, "path": str(path), "commands": [list(c) for c in commands]}
+        _write_rows(self.path, list(self.rows.values()))
+
+    def settled(self, name: str, path: Path) -> None:
+        """``name``'s install succeeded: nothing is owed to it any more, by any run."""
+        if self.rows.pop(name, None) is not None:
+            _write_rows(self.path, list(self.rows.values()))
+        clear(name, path)
+
+
+def _write_rows(path: Path, rows: list[dict[str, Any]]) -> None:
+    if rows:
+        atomic_write(path, (json.dumps(rows, indent=2) + "\n").encode())
+    else:
+        path.unlink(missing_ok=True)
 
 
 def find(selected: Sequence[tuple[str, Path]], resume: str | None) -> list[Owed]:
@@ -74,15 +96,11 @@ def _rows(run: Path) -> list[dict[str, Any]]:
     return [r for r in rows if isinstance(r, dict)] if isinstance(rows, list) else []
 
 
-def clear(taken: Sequence[Owed]) -> None:
-    """Drop the owed installs this run tried from the runs that recorded them."""
-    by_run: dict[str, set[str]] = {}
-    for owed in taken:
-        by_run.setdefault(owed.run_id, set()).add(owed.name)
-    for run_id, names in by_run.items():
-        path = runs_root() / run_id / OWED_FILE
-        left = [r for r in _rows(path.parent) if r.get("name") not in names]
-        if left:
-            atomic_write(path, (json.dumps(left, indent=2) + "\n").encode())
-        else:
-            path.unlink(missing_ok=True)
+def clear(name: str, path: Path) -> None:
+    """Drop the project's owed install from every run that recorded it."""
+    root = runs_root()
+    for owed_file in sorted(root.glob(f"*/{OWED_FILE}")) if root.is_dir() else []:
+        rows = _rows(owed_file.parent)
+        left = [r for r in rows if (r.get("name"), r.get("path")) != (name, str(path))]
+        if len(left) != len(rows):
+            _write_rows(owed_file, left)
