@@ -165,3 +165,72 @@ def test_monorepo_root_from_the_registry_record_wins(
     assert code == 0
     root = json.loads((top / "package.json").read_text())
     assert root["workspaces"]["catalog"] == {"alpha": "^1.2.3"}
+
+
+def _files(top: Path) -> dict[str, bytes]:
+    """Every file under ``top`` (git's own folders aside), by relative path."""
+    return {
+        p.relative_to(top).as_posix(): p.read_bytes()
+        for p in sorted(top.rglob("*"))
+        if p.is_file() and ".git" not in p.relative_to(top).parts
+    }
+
+
+@pytest.mark.parametrize("outer", ["outside git", "another repository"])
+@pytest.mark.parametrize("mode", ["worktree", "branch"])
+def test_a_workspace_root_above_the_projects_repository_is_never_edited_in_isolation(
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    server: LoopbackRegistry,
+    outer: str,
+    mode: str,
+) -> None:
+    """The record's monorepoRoot (/src) lies above the project's own git repository
+    (/src/web), the shape docs/fleet.md shows. A worktree or branch of /src/web cannot hold
+    the workspace file and lockfile the bump edits, and a worktree of /src (when /src is a
+    repository) does not hold the nested /src/web: isolation is not possible, so the project
+    is skipped and nothing is written anywhere (no worktree folder, no branch either)."""
+    setup_cli(monkeypatch, tmp_path)
+    record = stand_in(tmp_path, monkeypatch, "pnpm")
+    src = project(
+        tmp_path / "src",
+        {
+            "package.json": {"name": "src", "private": True},
+            "pnpm-lock.yaml": "lockfileVersion: '9.0'\n",
+            "pnpm-workspace.yaml": "packages:\n  - web\ncatalog:\n  alpha: ^1.0.0\n",
+            "web/package.json": {
+                "name": "web",
+                "dependencies": {"alpha": "catalog:", "gamma": "^4.0.0"},
+            },
+        },
+    )
+    web = src / "web"
+    git(web, "init", "-q", "-b", "main")
+    git(web, "add", "-A")
+    git(web, "commit", "-qm", "start")
+    if outer == "another repository":
+        (src / ".gitignore").write_text("web/\n")
+        git(src, "init", "-q", "-b", "main")
+        git(src, "add", "-A")
+        git(src, "commit", "-qm", "start")
+    reg = registry_file(tmp_path / "projects.json", {"web": web})
+    document = json.loads(reg.read_text())
+    document["projects"]["web"]["monorepoRoot"] = str(src)
+    write_json(reg, document)
+    before = _files(src)
+    folders = sorted(p.name for p in tmp_path.iterdir())
+
+    code, doc = run_json(
+        *deps(reg, server, "apply", "--level", "minor", "--yes", "--isolate", mode)
+    )
+    assert code == 0, doc
+    assert doc["applied"] == doc["failed"] == []
+    [skipped] = doc["skipped_isolation"]
+    assert skipped["name"] == "web"
+    assert skipped["reason"].startswith(f"{mode} isolation not possible: the workspace root ")
+    assert _files(src) == before
+    # no worktree beside either repository (the run folder is under state/)
+    assert sorted(p.name for p in tmp_path.iterdir() if p.name != "state") == folders
+    assert sorted(p.name for p in src.iterdir() if "tether" in p.name) == []
+    assert git(web, "branch", "--format=%(refname:short)") == "main\n"
+    assert calls(record) == []

@@ -288,6 +288,9 @@ def _apply_locked(
         switch=True,
         skip=True,
         in_place_outside_git=not options.isolate_asked,
+        workspace=Path(os.path.normpath(work.root / work.workspace))
+        if work.workspace != "."
+        else None,
     )
     _say(log, result.isolation.describe())
     if result.isolation.used == "skipped":

@@ -86,14 +86,22 @@ def isolate(
     switch: bool = False,
     skip: bool = False,
     in_place_outside_git: bool = False,
+    workspace: Path | None = None,
 ) -> Isolation:
     """Set ``mode`` up for ``root``. When it fails: degrade to none with the reason, or
     with ``skip`` mark the project ``skipped`` (the caller then leaves it alone). With
     ``in_place_outside_git`` (the mode was a default, not asked for) a folder outside git
-    still degrades to none: there is no branch there to protect."""
+    still degrades to none: there is no branch there to protect.
+
+    ``workspace``: a folder above ``root`` the run also writes in (a workspace root, with
+    its workspace file and lockfile). It must be in the same git repository as ``root``:
+    a branch or worktree of the project's repository cannot hold a file above it, and a
+    worktree of an outer repository does not hold a nested one."""
     if mode == "none":
         return Isolation("none", "none", root)
     try:
+        if workspace is not None:
+            _same_repository(root, workspace)
         if mode == "branch":
             return _branch(root, target.branch, switch)
         return _worktree(root, target)
@@ -101,6 +109,21 @@ def isolate(
         lenient = in_place_outside_git and isinstance(reason, NotARepository)
         used = "skipped" if skip and not lenient else "none"
         return Isolation(mode, used, root, note=f"{mode} isolation not possible: {reason}")
+
+
+def _same_repository(root: Path, workspace: Path) -> None:
+    top = git.work_tree_top(root)
+    outer = git.work_tree_top(workspace)
+    if top is None and outer is None:
+        raise NotARepository("not a git repository")
+    if top is not None and outer is not None and top.resolve() == outer.resolve():
+        return
+    where = "outside git" if outer is None else f"in another git repository ({outer})"
+    mine = f"the project's repository {top}" if top is not None else "a project outside git"
+    raise IsolationUnavailable(
+        f"the workspace root {workspace} is {where}, so a branch or worktree of "
+        f"{mine} cannot hold what the run writes there"
+    )
 
 
 def _branch(root: Path, name: str, switch: bool) -> Isolation:
