@@ -348,6 +348,20 @@ def tracked_paths(root: Path, paths: Sequence[str]) -> list[str]:
     return [name for name in result.stdout.split("\0") if name]
 
 
+def ignored_paths(root: Path, paths: Sequence[str]) -> list[str]:
+    """Of ``paths`` (relative to ``root``), those git ignores there (``.gitignore`` files,
+    ``info/exclude``, the user's excludes); [] outside a work tree. Taken literally."""
+    if not paths or not root.is_dir():
+        return []
+    # -z needs --stdin: names go in and come back NUL-separated, never quoted.
+    result = _git_with_bytes(
+        ["check-ignore", "-z", "--stdin"], root, b"".join(os.fsencode(p) + b"\0" for p in paths)
+    )
+    if result.returncode not in (0, 1):  # 1: none of them is ignored
+        return []
+    return [os.fsdecode(name) for name in result.stdout.split(b"\0") if name]
+
+
 def _run_git_bytes(args: Sequence[str], cwd: Path, data: bytes | None = None) -> bytes | None:
     """Run git with binary stdin/stdout; None when git exits non-zero."""
     result = _git_with_bytes(args, cwd, data)

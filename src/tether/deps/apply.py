@@ -17,7 +17,7 @@ import shlex
 import subprocess
 import time
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import date
 from pathlib import Path
 from typing import IO, Any
@@ -292,6 +292,9 @@ def _apply_locked(
         if work.workspace != "."
         else None,
     )
+    installs = install_commands(work, options)
+    if result.isolation.used == "worktree":
+        result.isolation = _carry_config(result.isolation, work, bool(installs))
     _say(log, result.isolation.describe())
     if result.isolation.used == "skipped":
         result.state = "skipped"
@@ -299,7 +302,6 @@ def _apply_locked(
         return
     root = result.isolation.root
     workspace = Path(os.path.normpath(root / work.workspace))
-    installs = install_commands(work, options)
     if not _edit(result, workspace, log, lambda: ledger.owe(work.name, work.root, installs)):
         return
     for override in work.overrides:
@@ -314,6 +316,31 @@ def _apply_locked(
         ledger.settled(work.name, work.root)
     result.state = "applied"
     _say(log, "== result: applied")
+
+
+def _carry_config(isolation: Isolation, work: ProjectWork, installs: bool) -> Isolation:
+    """The project's git-ignored package-manager configuration into its worktree, so the
+    install there reads the registries the plan read (``tether.deps.carry``). A file the
+    checkout has that is neither committed nor ignored cannot be carried safely: with an
+    install to run, worktree isolation is then not possible."""
+    from tether import git
+    from tether.deps.carry import carry, folders_between
+
+    top = git.work_tree_top(work.root)
+    if top is None or isolation.worktree is None:
+        return isolation
+    workspace = Path(os.path.normpath(work.root / work.workspace))
+    found = carry(top, isolation.worktree, folders_between(top, workspace, work.root))
+    if found.refused and installs:
+        reason = (
+            f"{', '.join(found.refused)} is in the checkout but neither committed nor "
+            "git-ignored, so the install in the worktree could not read it without it "
+            "becoming a file to commit there"
+        )
+        note = f"worktree isolation not possible: {reason}"
+        return replace(isolation, used="skipped", root=work.root, note=note)
+    notes = [n for n in (isolation.note, found.note()) if n]
+    return replace(isolation, note="; ".join(notes))
 
 
 def isolation_target(options: ApplyOptions) -> Target:
