@@ -10,9 +10,20 @@ Projects are built from GAIA-shaped releases on a local shelf (`.gaia/manifest.j
 from __future__ import annotations
 
 import json
+import subprocess
 from pathlib import Path
 
-from builders import make_release, run_forked, run_tether, tree_digest, write_files
+import yaml
+
+from builders import (
+    call,
+    git,
+    make_release,
+    run_forked,
+    run_tether,
+    tree_digest,
+    write_files,
+)
 from test_lifecycle_gaia import (
     BASELINE_RULE,
     DESIGN,
@@ -358,8 +369,6 @@ def test_roster_member_arrives_when_the_adopter_file_has_no_auditors_list() -> N
         ("auditors", "code-audit-github-workflows")
     ]
     assert result.new_text.decode().startswith(mine.decode())  # every line of ours kept
-    import yaml
-
     written = yaml.safe_load(result.new_text)
     assert written["auditors"] == yaml.safe_load(latest)["auditors"]
     assert written["budget_seconds"] == 900
@@ -377,3 +386,133 @@ def test_roster_list_the_adopter_removed_is_not_recreated() -> None:
     assert [(i.key, i.reason) for i in result.suggestions] == [
         ("code-audit-github-workflows", "added")
     ]
+
+
+# A stand-in for GAIA's own `.gaia/scripts/verify-audit-roster.sh`, written for this test (GAIA's
+# script needs the rest of GAIA's tree: its roster-parsing library and machinery list). It
+# checks the two invariants an update can break, on the same files: every `code-audit-*`
+# agent the tree ships is a member of the roster in `.gaia/audit-ci.yml` (one that is not
+# is never dispatched), and every member's agent file carries one remit region whose bullet
+# globs are the member's roster globs, in roster order. Exit 0 when both hold, 1 otherwise.
+VERIFY_ROSTER = r"""#!/usr/bin/env bash
+set -u
+config=.gaia/audit-ci.yml
+start='<!-- gaia:audit-remit:start -->'
+end='<!-- gaia:audit-remit:end -->'
+# "member<TAB>glob" for every glob of every roster member, in roster order.
+rows=$(awk '
+  /^auditors[[:space:]]*:/ { inside = 1; next }
+  inside && /^[A-Za-z_]/ { inside = 0 }
+  !inside { next }
+  /^[[:space:]]*-[[:space:]]+name[[:space:]]*:/ {
+    member = $0; sub(/^[^:]*:[[:space:]]*/, "", member); globs = 0; next
+  }
+  /^[[:space:]]+globs[[:space:]]*:/ { globs = 1; next }
+  /^[[:space:]]+[A-Za-z_]+[[:space:]]*:/ { globs = 0; next }
+  globs && /^[[:space:]]*-[[:space:]]+/ {
+    glob = $0; sub(/^[[:space:]]*-[[:space:]]+/, "", glob); gsub(/^["'\'']|["'\'']$/, "", glob)
+    print member "\t" glob
+  }
+' "$config")
+members=$(printf '%s\n' "$rows" | cut -f1 | awk 'NF && !seen[$0]++')
+failed=0
+for agent in .claude/agents/code-audit-*.md; do
+  [ -e "$agent" ] || continue
+  name=$(basename "$agent" .md)
+  if ! printf '%s\n' "$members" | grep -qxF -- "$name"; then
+    echo "FAIL unregistered: $agent is no member of the roster in $config"
+    failed=1
+  fi
+done
+for member in $members; do
+  agent=".claude/agents/$member.md"
+  [ -f "$agent" ] || { echo "FAIL missing: $agent"; failed=1; continue; }
+  want=$(printf '%s\n' "$rows" | awk -F'\t' -v m="$member" '$1 == m { print $2 }')
+  got=$(awk -v s="$start" -v e="$end" '
+    $0 == s { n++; inside = 1; next }
+    $0 == e { inside = 0; next }
+    inside && /^- `.*`$/ { print substr($0, 4, length($0) - 4) }
+    END { if (n != 1) print "REGIONS " n }
+  ' "$agent")
+  if [ "$want" != "$got" ]; then
+    echo "FAIL parity: $agent remit region does not hold $member's roster globs"
+    failed=1
+  fi
+done
+exit "$failed"
+"""
+VERIFY = ".gaia/scripts/verify-audit-roster.sh"
+# GAIA's .gaia/audit-ci.yml up to 1.6.1: knobs only, no roster (the shape of GAIA's file:
+# scalar knobs and the retrigger_workflows list indented under its key).
+AUDIT_CI_161 = """\
+# Knobs for the code-review-audit CI workflow.
+gate_label: null
+budget_seconds: 1800
+max_turns: 60
+push_fixes: true
+retrigger_workflows:
+  - Chromatic
+  - Tests
+"""
+
+
+def roster_release_files() -> tuple[dict[str, str], dict[str, str], dict[str, object]]:
+    """Files of a later GAIA release with a roster, their classes, and its manifest extras."""
+    from test_regen_audit_remit import END as REMIT_END
+    from test_regen_audit_remit import START as REMIT_START
+    from test_regen_audit_remit import WRITER, WRITER_SCRIPT, agent
+
+    members = {
+        "code-audit-bash": [".gaia/**/*.sh", ".husky/**"],
+        "code-audit-github-workflows": [".github/workflows/**"],
+    }
+    roster = "".join(
+        f"  - name: {name}\n    globs:\n" + "".join(f'      - "{g}"\n' for g in globs)
+        for name, globs in members.items()
+    )
+    config = AUDIT_CI_161 + "default_mode: local\nauditors:\n" + roster
+    agents = {f".claude/agents/{name}.md": agent(name, f"You are {name}.") for name in members}
+    files = {AUDIT_CI: config, WRITER: WRITER_SCRIPT, VERIFY: VERIFY_ROSTER, **agents}
+    classes = {path: "owned" for path in files if path != AUDIT_CI}
+    region = {
+        "id": "audit-remit",
+        "startMarker": REMIT_START,
+        "endMarker": REMIT_END,
+        "paths": sorted(agents),
+        "regenerate": {"interpreter": "bash", "operand": WRITER, "args": []},
+    }
+    return files, classes, {"regions": [region]}
+
+
+def test_roster_arrives_and_gaias_roster_check_passes_after_the_update(tmp_path: Path) -> None:
+    releases = tmp_path / "rel"
+    make_release(releases, "1.6.1", {AUDIT_CI: AUDIT_CI_161}, profile="gaia")
+    files, classes, extra = roster_release_files()
+    latest = make_release(releases, "1.7.0", files, classes, profile="gaia", extra=extra)
+    subprocess.run(["bash", ".gaia/scripts/write-audit-remits.sh"], cwd=latest, check=True)
+    # The release itself passes the check, as GAIA's release does.
+    assert subprocess.run(["bash", VERIFY], cwd=latest).returncode == 0
+    # The adopter tuned a knob and recorded a per-author mode: their file differs from 1.6.1.
+    mine = AUDIT_CI_161.replace("budget_seconds: 1800", "budget_seconds: 900")
+    mine += 'audit_authors: "alice=local"\n'
+    project = tmp_path / "proj"
+    project.mkdir()
+    git(project, "init", "-q", "-b", "main")
+    init = ("init", "--profile", "gaia", "--source", str(releases), "--version", "1.6.1")
+    assert call(*init, str(project)) == 0
+    write_files(project, {AUDIT_CI: mine})
+    git(project, "add", "-A")
+    git(project, "commit", "-qm", "GAIA 1.6.1, tuned")
+    code, doc = update(project)
+    assert code == 0, doc
+    text = (project / AUDIT_CI).read_text()
+    assert text.startswith(mine)  # every line of the adopter's file is still there
+    roster = yaml.safe_load(text)["auditors"]
+    assert [m["name"] for m in roster] == ["code-audit-bash", "code-audit-github-workflows"]
+    assert [r["status"] for r in doc["regenerated"]] == ["regenerated"]
+    check = subprocess.run(["bash", VERIFY], cwd=project, capture_output=True, text=True)
+    assert check.returncode == 0, check.stdout + check.stderr
+    # The check can fail: without the roster the shipped auditors are dispatched by no one.
+    (project / AUDIT_CI).write_text(mine)
+    without = subprocess.run(["bash", VERIFY], cwd=project, capture_output=True, text=True)
+    assert without.returncode == 1 and "FAIL unregistered" in without.stdout
