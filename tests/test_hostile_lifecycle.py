@@ -6,6 +6,7 @@ listed and backed up, and cannot steer a write through a link a program made."""
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -245,3 +246,106 @@ def test_the_plan_a_person_confirms_names_each_program_and_the_switch(tmp_path):
         assert "bash gen/toc.sh (region toc" in plan
     result = run_tether("update", "--yes", "--no-branch", "--no-programs", "-C", str(project))
     assert "MIGRATIONS SKIPPED (--no-programs): 2 due migration(s) did not run" in result.stdout
+
+
+# --- item 3: release-supplied text reaches the terminal escaped ----------------------------
+
+ESC = "\x1b[1A\x1b[2K"  # cursor up, erase the line: hides the line above from the reader
+RLO = "\u202e"  # right-to-left override: shows text reversed
+HOSTILE = {
+    "migrations": [
+        {
+            "id": "m",
+            "version": "2.0.0",
+            "when": "after",
+            "run": ["bash", "mig/m.sh", f"--wipe{ESC}"],
+            "label": f"Label{ESC}\n  Forged row:{RLO}ok",
+            "exit": {"ok": [0], "conflict": [4]},
+        }
+    ],
+    "notices": [{"id": "n", "when": {"exists": "app.txt"}, "text": f"hidden\rSHOWN{ESC}"}],
+    "templates": [
+        {"target": "ci.yml", "template": "ci.yml.tmpl", "after_refresh": f"after{ESC}refresh"}
+    ],
+    "ownership": [{"paths": ["own.txt"], "when": {"file": "app.txt", "matches": "o\x1b?ne"}}],
+    "trailer_invalidations": [{"trailer_key": "Kit-Audit", "label": f"Trail{ESC}ers"}],
+    "regions": [
+        {
+            "id": "toc",
+            "startMarker": START,
+            "endMarker": END,
+            "paths": ["doc.md"],
+            "regenerate": {"interpreter": "bash", "operand": "gen/toc.sh", "args": [f"-{ESC}"]},
+        }
+    ],
+}
+HOSTILE_FILES = {
+    "mig/m.sh": f'#!/bin/bash\necho "stderr{ESC}line" >&2\nexit 4\n',
+    "gen/toc.sh": "#!/bin/bash\nexit 0\n",
+    "doc.md": f"# Doc\n{START}\n{END}\n",
+    "ci.yml.tmpl": "new\n",
+    "own.txt": "theirs\n",
+    "CHANGELOG.md": (
+        f"# Changelog\n\n## [2.0.0] - 2026-01-01{ESC}\n\n### Changed\n\n"
+        f"- Body text{ESC}{RLO}.\n"
+        f"- **Action required:** run `rm -rf build{ESC}` once\n"
+    ),
+}
+HIDDEN = re.compile("[\x00-\x09\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
+
+
+def hostile_text_project(tmp_path: Path) -> Path:
+    shelf = tmp_path / "shelf"
+    make_release(shelf, "1.0.0", {**BASE, "ci.yml.tmpl": "old\n", "own.txt": "theirs\n"})
+    make_release(shelf, "2.0.0", {"app.txt": "two\n", **HOSTILE_FILES}, extra=HOSTILE)
+    return installed(tmp_path, shelf, {"ci.yml": "old\n"})
+
+
+def assert_escaped(text: str) -> None:
+    assert HIDDEN.findall(text) == [], text
+    assert "\\x1b[1A\\x1b[2K" in text
+    assert "Forged row" not in "".join(line.split("Label")[0] for line in text.splitlines())
+
+
+def test_release_text_is_escaped_in_the_plan_the_dry_run_and_the_summary(tmp_path):
+    from tether.flows.update import PreparedUpdate, UpdateRequest, prepare_update
+    from tether.report.human import render_plan_summary
+
+    project = hostile_text_project(tmp_path)
+    prepared = prepare_update(UpdateRequest(project))
+    assert isinstance(prepared, PreparedUpdate)
+    plan = render_plan_summary(prepared.report("plan"))  # what a person confirms
+    assert_escaped(plan)
+    assert "Label\\x1b[1A\\x1b[2K\\n  Forged row:\\u202eok" in plan
+    assert "bash mig/m.sh '--wipe\\x1b[1A\\x1b[2K' (migration m" in plan
+    assert "bash gen/toc.sh '-\\x1b[1A\\x1b[2K' (region toc" in plan
+    assert "Notice: hidden\\rSHOWN\\x1b[1A\\x1b[2K" in plan
+    assert "own.txt (adopter-owned: app.txt matches /o\\x1b?ne/)" in plan
+    assert "Body text\\x1b[1A\\x1b[2K\\u202e." in plan
+
+    dry = run_tether("update", "--dry-run", "-C", str(project))
+    assert dry.returncode == 0, dry.stderr
+    assert_escaped(dry.stdout)
+    assert "Trail\\x1b[1A\\x1b[2Kers:" in dry.stdout
+    assert "rm -rf build\\x1b[1A\\x1b[2K" in dry.stdout
+
+    done = run_tether("update", "--yes", "--no-branch", "-C", str(project))
+    assert done.returncode == 4, done.stdout + done.stderr  # the migration's conflict
+    assert_escaped(done.stdout)
+    assert "    stderr\\x1b[1A\\x1b[2Kline" in done.stdout
+    assert "ci.yml was refreshed from this release's template. after\\x1b[1A" in done.stdout
+    for command in (("status",), ("check",), ("migrations",), ("changelog", "--to", "2.0.0")):
+        shown = run_tether(*command, "-C", str(project))
+        assert HIDDEN.findall(shown.stdout) == [], (command, shown.stdout)
+
+
+def test_the_escaping_rule():
+    from tether.report.printable import lines_of, one_line, printable
+
+    ordinary = "plain text, ünïcödé, emoji 👩\u200d💻"  # a joiner in an emoji stays
+    assert one_line(ordinary) == ordinary
+    assert one_line("a\x1b[2Kb\r\n\t\x7f\x9b\u202e\u2066\u2028") == (
+        "a\\x1b[2Kb\\r\\n\\t\\x7f\\x9b\\u202e\\u2066\\u2028"
+    )
+    assert lines_of("one\x07\ntwo") == ["one\\x07", "two"]
+    assert printable("row 1\nrow\x1b[2K 2\n") == "row 1\nrow\\x1b[2K 2\n"

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from tether.flows.changelog import ChangelogReport
+from tether.report.printable import one_line, printable
 
 
 def render(report: ChangelogReport) -> str:
@@ -21,6 +22,6 @@ def render(report: ChangelogReport) -> str:
     if report.actions:
         lines += ["", "Suggested follow-ups (tether does not run them):"]
         for action in report.actions:
-            what = action.command or action.text
+            what = one_line(action.command or action.text)
             lines.append(f"  {action.version}: {what}")
-    return "\n".join(lines)
+    return printable("\n".join(lines))

@@ -1,10 +1,13 @@
-"""Plain-text renderings for people. Flows return reports; only this module words them."""
+"""Plain-text renderings for people. Flows return reports; only this module words them.
+Text tether did not write (a release's, a program's) goes through ``report.printable``:
+each listed entry and field as one line, and every whole rendering once more."""
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
 from tether.report import lifecycle as lifecycle_report
+from tether.report.printable import lines_of, one_line, printable
 
 if TYPE_CHECKING:
     from tether.flows.install import InitReport
@@ -20,9 +23,9 @@ LIST_LIMIT = 20  # lines per listing unless --all
 def _listing(title: str, paths: list[str], limit: int | None = LIST_LIMIT) -> list[str]:
     if not paths:
         return []
-    lines = [f"{title} ({len(paths)}):"]
+    lines = [f"{one_line(title)} ({len(paths)}):"]
     shown = paths if limit is None else paths[:limit]
-    lines += [f"  {p}" for p in shown]
+    lines += [f"  {one_line(p)}" for p in shown]
     if len(paths) > len(shown):
         lines.append(f"  … and {len(paths) - len(shown)} more (--all lists every one)")
     return lines
@@ -43,8 +46,8 @@ def render_init(report: InitReport) -> str:
 
 def render_status(report: StatusReport, limit: int | None = LIST_LIMIT) -> str:
     lines = [
-        f"{report.upstream} {report.installed_version} ({report.profile} profile) "
-        f"from {report.source}"
+        f"{one_line(report.upstream)} {report.installed_version} ({report.profile} profile) "
+        f"from {one_line(report.source)}"
     ]
     lines += _run_state_lines(report)
     if report.latest_version is not None:
@@ -68,8 +71,8 @@ def render_status(report: StatusReport, limit: int | None = LIST_LIMIT) -> str:
     )
     lines += _listing("Handed over to you (updates leave them alone)", report.adopter_owned, limit)
     lines += lifecycle_report.open_item_lines(report.action_items)
-    lines += [f"note: {n}" for n in report.notes]
-    return "\n".join(lines)
+    lines += [f"note: {one_line(n)}" for n in report.notes]
+    return printable("\n".join(lines))
 
 
 def _run_state_lines(report: StatusReport) -> list[str]:
@@ -99,7 +102,7 @@ _REASON_TEXT = {
 
 def render_check(report: StatusReport, reasons: list[str], limit: int | None = LIST_LIMIT) -> str:
     if not reasons:
-        return f"tether check: clean ({report.upstream} {report.installed_version})"
+        return f"tether check: clean ({one_line(report.upstream)} {report.installed_version})"
     lines = ["tether check: " + "; ".join(_REASON_TEXT[r] for r in reasons)]
     lines += _run_state_lines(report)
     lines += _listing("Owned drift", report.modified_owned + report.deleted_owned, limit)
@@ -108,7 +111,7 @@ def render_check(report: StatusReport, reasons: list[str], limit: int | None = L
     if report.update_available:
         lines.append(f"Update: {report.installed_version} → {report.latest_version}")
     lines += [f"note: {n}" for n in report.notes]
-    return "\n".join(lines)
+    return printable("\n".join(lines))
 
 
 # (JSON bucket, label): the label says what happened to the files; the JSON names stay.
@@ -220,7 +223,7 @@ def render_plan_summary(report: UpdateReport, limit: int | None = LIST_LIMIT) ->
         lines.append(f"  {'Not done yet (the run stopped first)':<46} {len(report.not_done)}")
     if report.backed_up:
         lines.append(f"  {'Backed up':<46} {len(report.backed_up)} ({report.backup_dir})")
-    lines += [f"  {row}" for row in report.structured]
+    lines += [f"  {one_line(row)}" for row in report.structured]
     lines += lifecycle_report.migration_rows(report)
     lines += lifecycle_report.post_update_lines(report)
     lines += lifecycle_report.trailer_rows(report)
@@ -258,7 +261,7 @@ def render_plan_summary(report: UpdateReport, limit: int | None = LIST_LIMIT) ->
         [str(a["command"] or a["text"]) for a in report.adopter_actions],
         limit,
     )
-    return "\n".join(lines)
+    return printable("\n".join(lines))
 
 
 def _handed_over(report: UpdateReport) -> list[FileAction]:
@@ -274,10 +277,9 @@ def _handed_over(report: UpdateReport) -> list[FileAction]:
 def _release_note_lines(report: UpdateReport) -> list[str]:
     lines = []
     for section in report.release_notes:
-        lines.append(
-            f"## {section['version']}" + (f" - {section['date']}" if section["date"] else "")
-        )
-        lines += [f"  {line}" if line else "" for line in section["body"].splitlines()]
+        date = f" - {one_line(section['date'])}" if section["date"] else ""
+        lines.append(f"## {one_line(section['version'])}{date}")
+        lines += [f"  {line}" if line else "" for line in lines_of(section["body"].rstrip("\n"))]
     return ["Release notes:", *lines] if lines else []
 
 
@@ -320,9 +322,15 @@ def _next_steps(report: UpdateReport) -> list[str]:
 
 
 def render_update(report: UpdateReport, limit: int | None = LIST_LIMIT) -> str:
-    notes = [f"note: {n}" for n in report.notes]
+    """The summary of an update (or its dry run), release-supplied text escaped."""
+    return printable(_update_text(report, limit))
+
+
+def _update_text(report: UpdateReport, limit: int | None) -> str:
+    notes = [f"note: {one_line(n)}" for n in report.notes]
     if report.status == "up-to-date":
-        lines = [f"tether update: already up to date ({report.upstream} {report.from_version})"]
+        upstream = one_line(report.upstream)
+        lines = [f"tether update: already up to date ({upstream} {report.from_version})"]
         return "\n".join(lines + notes)
     if report.status == "not-committed":
         return "\n".join(["tether update: nothing new to apply", *notes])
@@ -373,7 +381,7 @@ def render_update(report: UpdateReport, limit: int | None = LIST_LIMIT) -> str:
 def _region_lines(report: UpdateReport) -> list[str]:
     regions = report.regions
     if regions.get("disabled"):
-        why = regions.get("disabled_by") or "--no-regions"
+        why = one_line(regions.get("disabled_by") or "--no-regions")
         return [
             f"Regions: disabled for this run ({why}): awareness off, every declared path "
             "was compared whole"

@@ -1,9 +1,12 @@
 """The words for an update's lifecycle steps (docs/lifecycle.md): migration rows, blocking
-action items, notices and post-update writes."""
+action items, notices and post-update writes. Every text a release supplied (a label, a
+command, a notice, a program's output) goes through ``report.printable`` on its way here."""
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
+
+from tether.report.printable import lines_of, one_line, printable
 
 if TYPE_CHECKING:
     from tether.flows.lifecycle import MigrationsReport
@@ -19,14 +22,14 @@ def _row_value(migration: dict[str, Any]) -> str:
     status = str(migration["status"])
     if status == "ok":
         summary = migration.get("summary")
-        return str(summary) if summary is not None else "done"
+        return one_line(summary) if summary is not None else "done"
     if status in ("conflict", "error", "refused"):
         return f"{status}, see action item below"
     if status == "planned":
         when = "before" if migration.get("when") == "before" else "after"
-        return f"would run {when} the merge: {migration['command']}"
+        return f"would run {when} the merge: {one_line(migration['command'])}"
     if status == "skipped":
-        return f"skipped ({migration['reason']})"
+        return f"skipped ({one_line(migration['reason'])})"
     return status
 
 
@@ -34,7 +37,7 @@ def migration_rows(report: UpdateReport) -> list[str]:
     """One summary row per migration: its label when it declares one."""
     rows = []
     for migration in report.migrations:
-        label = migration.get("label") or f"Migration {migration['id']}"
+        label = one_line(migration.get("label") or f"Migration {migration['id']}")
         value = _row_value(migration)
         if migration.get("dry_run") and migration["status"] in ("ok", "conflict", "error"):
             value += " (dry run)"
@@ -47,7 +50,7 @@ def skipped_line(report: UpdateReport) -> list[str]:
         return []
     skipped = [m for m in report.migrations if m["status"] == "skipped"]
     why = report.programs_off or (skipped[0]["reason"] if skipped else "--skip-migrations")
-    return [SKIPPED_LOUDLY.format(why=why, n=len(skipped))]
+    return [SKIPPED_LOUDLY.format(why=one_line(why), n=len(skipped))]
 
 
 def program_listing(report: UpdateReport) -> tuple[str, list[str]]:
@@ -65,11 +68,11 @@ def program_listing(report: UpdateReport) -> tuple[str, list[str]]:
             if migration["when"] == "before"
             else "after the merge, from your tree"
         )
-        lines.append(f"{migration['command']} (migration {migration['id']}, {where})")
+        command, ident = one_line(migration["command"]), one_line(migration["id"])
+        lines.append(f"{command} (migration {ident}, {where})")
     for program in report.regions.get("programs", []):
-        lines.append(
-            f"{program['command']} (region {program['id']}, after the merge, from your tree)"
-        )
+        command, ident = one_line(program["command"]), one_line(program["id"])
+        lines.append(f"{command} (region {ident}, after the merge, from your tree)")
     if report.programs_off:
         return f"Programs the release ships, not run ({report.programs_off})", lines
     return "Programs the release ships that this update runs", lines
@@ -80,12 +83,13 @@ def action_item_lines(report: UpdateReport | MigrationsReport) -> list[str]:
     for item in report.action_items:
         what = "could not complete" if item["status"] != "refused" else "was refused"
         lines.append(
-            f"Action required: migration {item['id']} {what} ({item['status']}: "
-            f"{item['reason']}). Settle it by hand, then run 'tether migrations --rerun': it "
-            f"runs {item['command']} again and records the result ('tether check' reports "
-            "the item until then)"
+            f"Action required: migration {one_line(item['id'])} {what} ({item['status']}: "
+            f"{one_line(item['reason'])}). Settle it by hand, then run 'tether migrations "
+            f"--rerun': it runs {one_line(item['command'])} again and records the result "
+            "('tether check' reports the item until then)"
         )
-        lines += [f"    {line}" for line in str(item["stderr"]).splitlines()]
+        stderr = str(item["stderr"]).rstrip("\n")
+        lines += [f"    {line}" for line in lines_of(stderr)] if stderr else []
     return lines
 
 
@@ -97,9 +101,9 @@ def notice_lines(report: UpdateReport) -> list[str]:
     would be) refreshed: a dry run never claims a write."""
     lines = []
     for notice in report.notices:
-        text = notice["text"]
+        text = one_line(notice["text"])
         if notice["id"].startswith(REFRESHED):
-            target = notice["id"].removeprefix(REFRESHED)
+            target = one_line(notice["id"].removeprefix(REFRESHED))
             done = "would be" if report.dry_run else "was"
             text = f"{target} {done} refreshed from this release's template. {text}"
         lines.append(f"Notice: {text}")
@@ -108,7 +112,7 @@ def notice_lines(report: UpdateReport) -> list[str]:
 
 def post_update_lines(report: UpdateReport) -> list[str]:
     return [
-        f"  {'Updated ' + p['file'] + ':':<46} {p['status']}"
+        f"  {'Updated ' + one_line(p['file']) + ':':<46} {one_line(p['status'])}"
         for p in report.post_update
         if p["status"] != "skipped: no such file"
     ]
@@ -121,9 +125,9 @@ def trailer_rows(report: UpdateReport) -> list[str]:
         why = (
             f"open pull requests stamped {report.from_version} are audited again on their next push"
             if count != "unknown"
-            else check["reason"]
+            else one_line(check["reason"])
         )
-        rows.append(f"  {check['label'] + ':':<46} {count} ({why})")
+        rows.append(f"  {one_line(check['label']) + ':':<46} {count} ({why})")
     return rows
 
 
@@ -134,7 +138,7 @@ def lifecycle_lines(report: UpdateReport) -> list[str]:
 
 def render_migrations(report: MigrationsReport) -> str:
     if report.rerun is not None:
-        return "\n".join(_rerun_lines(report))
+        return printable("\n".join(_rerun_lines(report)))
     scope = "pending migrations" if report.pending_only else "migrations"
     head = f"tether migrations: {scope} of {report.profile} project at {report.version}"
     if not report.migrations:
@@ -143,10 +147,10 @@ def render_migrations(report: MigrationsReport) -> str:
     for m in report.migrations:
         version = m["version"] or "every update"
         when = f", {m['when']}" if m["when"] else ""
-        at = f" at {m['at']}" if m["at"] else ""
+        at = f" at {one_line(m['at'])}" if m["at"] else ""
         gone = "" if m["declared"] else " (no longer declared)"
-        lines.append(f"  {m['id']} ({version}{when}): {m['status']}{at}{gone}")
-    return "\n".join(lines)
+        lines.append(f"  {one_line(m['id'])} ({version}{when}): {m['status']}{at}{gone}")
+    return printable("\n".join(lines))
 
 
 def _rerun_lines(report: MigrationsReport) -> list[str]:
@@ -156,7 +160,7 @@ def _rerun_lines(report: MigrationsReport) -> list[str]:
         return [head, "  nothing pending: every migration an update ran has succeeded"]
     lines = [head]
     for migration in report.rerun:
-        label = migration.get("label") or f"Migration {migration['id']}"
+        label = one_line(migration.get("label") or f"Migration {migration['id']}")
         lines.append(f"  {label + ':':<46} {_row_value(migration)}")
     return lines + action_item_lines(report)
 
@@ -164,8 +168,8 @@ def _rerun_lines(report: MigrationsReport) -> list[str]:
 def open_item_lines(items: list[dict[str, Any]]) -> list[str]:
     """What ``status`` and ``check`` say about blocking items an earlier update left."""
     return [
-        f"Action required: migration {item['id']} ended in {item['status']} (update run "
-        f"{item['run_id']}, {item['at']}); settle it by hand, then run 'tether migrations "
-        f"--rerun' (it runs {item['command']} again)"
+        f"Action required: migration {one_line(item['id'])} ended in {one_line(item['status'])} "
+        f"(update run {one_line(item['run_id'])}, {one_line(item['at'])}); settle it by hand, "
+        f"then run 'tether migrations --rerun' (it runs {one_line(item['command'])} again)"
         for item in items
     ]
