@@ -483,3 +483,76 @@ def test_the_gate_waits_for_the_members_the_whole_branch_dispatches(
     code, doc = audit_json(capsys, "gate", "--root", str(repo))
     states = {m["member"]: m["state"] for m in doc["members"]}
     assert code == 3 and states == {"shell": "pending", "docs": "pending"}
+
+
+# --- in-file suppression -----------------------------------------------------------------
+
+SUPPRESSED_SUITE = """#!/usr/bin/env bats
+
+@test "allowed on the line above" {
+  run printf 'ok\\n'
+  # tether-audit: allow bats/hollow-assertion -- bats >= 1.5 runs this on bash 5 only
+  [[ "$output" == ok ]]
+  echo done
+}
+
+@test "allowed on the line itself" {
+  run printf 'ok\\n'
+  [[ "$output" == ok ]] # tether-audit: allow bats/hollow-assertion -- same reason
+  echo done
+}
+
+@test "a directive without a reason suppresses nothing" {
+  run printf 'ok\\n'
+  [[ "$output" == ok ]] # tether-audit: allow bats/hollow-assertion
+  echo done
+}
+
+@test "a directive for another class suppresses nothing" {
+  run printf 'ok\\n'
+  # tether-audit: allow bats/always-matches -- not this finding's class
+  [[ "$output" == ok ]]
+  echo done
+}
+"""
+
+
+def test_an_in_file_allow_needs_a_reason_and_is_listed_never_hidden(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    repo = make_repo(tmp_path, monkeypatch, BASE, {"tests/a.bats": SUPPRESSED_SUITE})
+    code, report = audit_json(capsys, "shell", "--root", str(repo), "tests/a.bats")
+    hollow = {
+        f["line"]: (f["severity"], (f.get("suppressed") or {}).get("reason"))
+        for f in report["findings"]
+        if f["finding_class"] == "bats/hollow-assertion"
+    }
+    assert hollow == {
+        6: ("suggestion", "bats >= 1.5 runs this on bash 5 only"),
+        12: ("suggestion", "same reason"),
+        18: ("error", None),
+        25: ("error", None),
+    }
+    allowed = next(f for f in report["findings"] if f["line"] == 6)
+    assert allowed["suppressed"] == {
+        "line": 5,
+        "reason": "bats >= 1.5 runs this on bash 5 only",
+        "severity": "error",
+    }
+    invalid = [
+        (f["line"], f["severity"])
+        for f in report["findings"]
+        if f["finding_class"] == "audit/invalid-suppression"
+    ]
+    assert invalid == [(18, "warning")]
+    assert code == 3 and report["counts"]["suppressed"] == 2
+    _, out, _ = audit(capsys, "shell", "--root", str(repo), "tests/a.bats")
+    assert "tests/a.bats:6: suggestion [bats/hollow-assertion]" in out
+    assert "(allowed: bats >= 1.5 runs this on bash 5 only)" in out
+    assert "2 allowed in the file" in out
+    # The sidecar written from the report keeps every suppression with its reason.
+    scope(capsys, repo)
+    sidecar = write_report(capsys, repo, findings=report["findings"])
+    written = json.loads((repo / sidecar["written"]).read_text())
+    reasons = [f["suppressed"]["reason"] for f in written["findings"] if "suppressed" in f]
+    assert reasons == ["bats >= 1.5 runs this on bash 5 only", "same reason"]

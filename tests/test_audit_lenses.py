@@ -67,6 +67,7 @@ def discipline_lens(tree: Any, ctx: LensContext) -> list[Finding]:
         ("hook_good.sh", hook_lens, "bash"),
         ("hook_errexit_trapped.sh", hook_lens, "bash"),
         ("hook_loop_read.sh", hook_lens, "bash"),
+        ("hook_library_read.sh", hook_lens, "bash"),
         ("hook_contract_bad.sh", hook_and_paths_lens, "bash"),
         ("hook_contract_good.sh", hook_and_paths_lens, "bash"),
         ("paths.sh", paths.check, "bash"),

@@ -241,7 +241,12 @@ def test_shell_reports_dirty_in_scope_files(
     assert code == 0
     assert doc["dirty"] == ["b.sh"]
     assert [f["path"] for f in doc["files"]] == ["b.sh"]
-    assert json.loads(json.dumps(doc["counts"])) == {"error": 0, "warning": 0, "suggestion": 0}
+    assert json.loads(json.dumps(doc["counts"])) == {
+        "error": 0,
+        "warning": 0,
+        "suggestion": 0,
+        "suppressed": 0,
+    }
     commit(repo, "b")
     assert git(repo, "status", "--porcelain") == ""
 

@@ -16,6 +16,18 @@ SHELLCHECK_PREFIX: Final = "shellcheck/"
 
 
 @dataclass(frozen=True)
+class Suppression:
+    """An in-file ``# tether-audit: allow RULE -- REASON`` that lowered a finding."""
+
+    line: int  # the directive's line
+    reason: str
+    severity: str  # the finding's severity before it was lowered to a suggestion
+
+    def to_json(self) -> dict[str, Any]:
+        return {"line": self.line, "reason": self.reason, "severity": self.severity}
+
+
+@dataclass(frozen=True)
 class Finding:
     finding_class: str
     severity: str
@@ -27,9 +39,14 @@ class Finding:
     suggested_fix: str
     area_tags: tuple[str, ...] = ()
     linked_tests: tuple[str, ...] = ()  # bats suites that pin this script's output
+    suppression: Suppression | None = None
 
     def to_json(self, vocabulary: str = "tether") -> dict[str, Any]:
-        linked = {"linked_tests": list(self.linked_tests)} if self.linked_tests else {}
+        extra: dict[str, Any] = {}
+        if self.linked_tests:
+            extra["linked_tests"] = list(self.linked_tests)
+        if self.suppression is not None:
+            extra["suppressed"] = self.suppression.to_json()
         return {
             "finding_class": translate_class(self.finding_class, vocabulary),
             "severity": self.severity,
@@ -40,7 +57,7 @@ class Finding:
             "verified_by": self.verified_by,
             "suggested_fix": self.suggested_fix,
             "area_tags": list(self.area_tags or default_area_tags(self.path)),
-            **linked,
+            **extra,
         }
 
     def sort_key(self) -> tuple[str, int, str, str]:
@@ -79,6 +96,15 @@ class Rule:
 _HOLLOW = "holistic/hollow-assertion"
 
 _RULES: tuple[Rule, ...] = (
+    Rule(
+        "audit/invalid-suppression",
+        "warning",
+        "`# tether-audit: allow` directive without a known rule and a reason",
+        "the directive suppresses nothing: it names no class tether's lenses report, or it "
+        "gives no reason after `--`, and an unexplained suppression is not accepted",
+        "write `# tether-audit: allow CLASS -- why this line is right` on the finding's line "
+        "or the line above it",
+    ),
     Rule(
         "audit/cannot-analyse",
         "error",

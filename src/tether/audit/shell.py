@@ -20,7 +20,7 @@ from functools import lru_cache
 from pathlib import Path, PurePosixPath
 from typing import Any, Final
 
-from tether.audit import shellcheck
+from tether.audit import shellcheck, suppress
 from tether.audit.cache import ResultCache, cache_key
 from tether.audit.findings import Finding, rule
 from tether.audit.lenses import LensContext, bash32, bats, discipline, hooks, paths, portability
@@ -236,6 +236,7 @@ def analyse_bytes(
     checked = shellcheck.run_shellcheck(tools.shellcheck, data, target.dialect, options.cache)
     found = shellcheck.findings_for(target.path, checked, tools.shellcheck, target.dialect)
     found.extend(_cached_lens_findings(target, data, tools, options.cache))
+    found = suppress.apply(target.path, data, found)
     return sorted(found, key=Finding.sort_key), checked.cached
 
 
@@ -283,6 +284,7 @@ def _finding_from_json(entry: dict[str, Any]) -> Finding:
             **entry,
             "area_tags": tuple(entry["area_tags"]),
             "linked_tests": tuple(entry["linked_tests"]),
+            "suppression": None,  # applied after the cache, from the file's own bytes
         }
     )
 
@@ -433,6 +435,7 @@ def report(
     counts = {level: 0 for level in ("error", "warning", "suggestion")}
     for finding in findings:
         counts[finding.severity] += 1
+    counts["suppressed"] = sum(1 for f in findings if f.suppression is not None)
     return {
         "tools": {"shellcheck": tools.shellcheck.to_json(), "shfmt": tools.shfmt.to_json()},
         "vocabulary": vocabulary,

@@ -59,17 +59,18 @@ def render_scope(scope: Scope) -> str:
 def render_shell(document: Doc) -> str:
     lines = [
         f"{f['path']}:{f['line']}: {f['severity']} [{f['finding_class']}] {f['title']}"
+        + (f" (allowed: {f['suppressed']['reason']})" if f.get("suppressed") else "")
         for f in document["findings"]
     ]
     lines += [f"deleted: {path}" for path in document.get("deleted", [])]
     tools = document["tools"]
     counts = document["counts"]
     deleted = f" (and {len(document['deleted'])} deleted)" if document.get("deleted") else ""
+    allowed = f", {counts['suppressed']} allowed in the file" if counts.get("suppressed") else ""
     lines.append(
         f"{len(document['files'])} files{deleted}: {counts['error']} errors, "
-        f"{counts['warning']} warnings, "
-        f"{counts['suggestion']} suggestions (shellcheck {tools['shellcheck']['version']}, "
-        f"shfmt {tools['shfmt']['version']})"
+        f"{counts['warning']} warnings, {counts['suggestion']} suggestions{allowed} "
+        f"(shellcheck {tools['shellcheck']['version']}, shfmt {tools['shfmt']['version']})"
     )
     if document.get("dirty"):
         lines.append(

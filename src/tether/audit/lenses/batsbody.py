@@ -4,12 +4,15 @@ Each rule reads one @test body (a Block) in any position, final or not:
 
 - a check (``[``, ``test``, ``[[ ]]``, an ``(( comparison ))``, ``grep``, ``diff``, ``cmp``,
   ``assert_*``/``refute_*``) followed by ``|| true``, ``|| :``, ``|| echo …``,
-  ``|| printf …``, ``|| return 0`` or ``|| exit 0`` can never fail the test;
+  ``|| printf …``, ``|| return 0`` or ``|| exit 0`` can never fail the test (inside
+  ``$( … )`` the status captures a value and decides nothing);
 - a ``run`` (not ``run !`` or ``run -N``, which check the status themselves) whose
   ``$status``, ``$output``, ``$lines`` or ``$stderr`` nothing reads, and no ``assert_*`` or
   ``refute_*`` follows, before the next ``run`` or the end of the body;
 - an ``if``/``while`` whose condition checks a ``run`` result (or greps, diffs, asserts)
-  while no arm fails, checks, returns or skips: the condition's verdict is dropped;
+  while no arm fails, checks, returns or skips and no check follows it in the body: the
+  condition's verdict is dropped (one that only prints diagnostics before the real
+  assertion is fine);
 - statements after an unconditional ``return``/``exit`` never run;
 - ``[[ $x == * ]]``, ``[[ $x =~ .* ]]``, ``=~ ^`` and ``grep ''``/``grep '.*'`` match
   every input;
@@ -23,7 +26,16 @@ from typing import Any, Final
 
 from tether.audit.findings import Finding
 from tether.audit.lenses import LensContext
-from tether.audit.shellast import Node, argv, command, command_name, kind, literal, walk
+from tether.audit.shellast import (
+    Node,
+    argv,
+    command,
+    command_name,
+    kind,
+    literal,
+    statements,
+    walk,
+)
 
 SETUPS: Final = {"setup", "setup_file"}
 RUN_RESULTS: Final = {"status", "output", "lines", "stderr", "stderr_lines"}
@@ -97,8 +109,24 @@ def _swallows(stmt: Any) -> bool:
     return words[0] in _SWALLOWERS
 
 
+def _inside_substitutions(body: Node) -> set[int]:
+    """ids of the nodes inside a ``$( … )``: there a command's status decides no test."""
+    return {
+        id(inner)
+        for node in walk(body)
+        if kind(node) == "CmdSubst"
+        for inner in walk(node)
+        if inner is not node
+    }
+
+
 def _swallowed_checks(body: Node, ctx: LensContext) -> Iterator[Finding]:
+    # `count=$(grep -c x file || true)` captures a value (grep -c prints 0 and fails on
+    # no match); the check is the assertion on the value, not the grep's status.
+    captured = _inside_substitutions(body)
     for node in walk(body):
+        if id(node) in captured:
+            continue
         if kind(node) == "BinaryCmd" and node.get("Op") == "||":
             left, right = node.get("X"), node.get("Y")
             if is_check(left) and _swallows(right):
@@ -164,12 +192,24 @@ def _arm_decides(arms: list[Node]) -> bool:
     return False
 
 
+def _checked_later(body: Node, node: Node) -> bool:
+    """True when a check follows ``node`` in the body: an ``if`` that only prints
+    diagnostics before the real assertion drops no verdict."""
+    after = _offset(node, "End")
+    return any(_offset(stmt, "Pos") >= after and is_check(stmt) for stmt in statements(body))
+
+
 def _condition_only(body: Node, ctx: LensContext) -> Iterator[Finding]:
     for node in walk(body):
         if kind(node) not in ("IfClause", "WhileClause"):
             continue
         cond = list(node.get("Cond") or [])
-        if cond and _asserts_result(cond) and not _arm_decides(_arms(node)):
+        if (
+            cond
+            and _asserts_result(cond)
+            and not _arm_decides(_arms(node))
+            and not _checked_later(body, node)
+        ):
             yield ctx.finding("bats/condition-only-check", node, "check used only as a condition")
 
 

@@ -3,7 +3,9 @@
 A construct inside an ``if``/``elif``/``else`` arm, a ``case`` arm or the right side of
 ``&&``/``||`` whose condition asks ``uname``, ``$OSTYPE``, ``$BASH_VERSINFO``/
 ``$BASH_VERSION``, ``command -v``/``type``/``hash``/``which``, or a ``--version`` probe was
-written for one platform on purpose: its portability finding becomes a suggestion.
+written for one platform on purpose: its portability finding becomes a suggestion. So is
+either side of a fallback chain ``cmd -gnu … || cmd -bsd …`` (the same command twice):
+the other flavour's form runs when the first fails.
 """
 
 from __future__ import annotations
@@ -51,6 +53,18 @@ def _guarded_list(node: Node) -> bool:
     return isinstance(node.get("Y"), dict) and _probes_platform(command(node.get("X")))
 
 
+def _fallback_chain(node: Node) -> bool:
+    """``stat -c … || stat -f …``: the first form is tried, the other flavour's form
+    runs when it fails, so the script works on both."""
+    if kind(node) != "BinaryCmd" or node.get("Op") != "||":
+        return False
+    first, other = command(node.get("X")), command(node.get("Y"))
+    if kind(first) != "CallExpr" or kind(other) != "CallExpr":
+        return False
+    name = command_name(first)
+    return name is not None and name == command_name(other)
+
+
 def guarded_lines(tree: Node) -> set[int]:
     """The lines inside branches taken on a platform or version test."""
     lines: set[int] = set()
@@ -64,4 +78,6 @@ def guarded_lines(tree: Node) -> set[int]:
             )
         elif _guarded_list(node):
             lines |= _lines([node["Y"]])
+        elif _fallback_chain(node):
+            lines |= _lines([node["X"], node["Y"]])
     return lines

@@ -176,25 +176,43 @@ def _child_statements(node: object) -> Iterator[Node]:
             yield from _child_statements(item)
 
 
-def _scan_reads(stmt: Node, from_script: bool, in_loop: bool, out: list[tuple[int, int]]) -> None:
+@dataclass(frozen=True)
+class _ReadScan:
+    """Where stdin reads are counted: a function's body counts where it is called, once
+    per call (a sourced library of stdin filters that only defines them reads nothing)."""
+
+    defined: dict[str, Node]
+    out: list[tuple[int, int]]
+    calling: frozenset[str] = frozenset()
+
+
+def _scan_reads(stmt: Node, from_script: bool, in_loop: bool, scan: _ReadScan) -> None:
     from_script = from_script and not _takes_other_stdin(stmt)
     cmd = command(stmt)
     cmd_type = kind(cmd)
+    if cmd_type == "FuncDecl":
+        return  # a definition runs nothing; its reads count at each call
     if cmd_type == "BinaryCmd" and cmd.get("Op") in ("|", "|&"):
-        _scan_reads(cmd.get("X") or {}, from_script, in_loop, out)
-        _scan_reads(cmd.get("Y") or {}, False, in_loop, out)  # reads the pipe, not stdin
+        _scan_reads(cmd.get("X") or {}, from_script, in_loop, scan)
+        _scan_reads(cmd.get("Y") or {}, False, in_loop, scan)  # reads the pipe, not stdin
         return
     if cmd_type == "CallExpr" and from_script and _reads_stdin(cmd):
-        out.append((line_of(stmt), 2 if in_loop else 1))
+        scan.out.append((line_of(stmt), 2 if in_loop else 1))
+    name = command_name(cmd) if cmd_type == "CallExpr" else None
+    if from_script and name in scan.defined and name not in scan.calling:
+        inner = _ReadScan(scan.defined, [], scan.calling | {name})
+        _scan_reads(scan.defined[name].get("Body") or {}, True, in_loop, inner)
+        scan.out.extend((line_of(stmt), weight) for _, weight in inner.out)
     looping = in_loop or cmd_type in ("WhileClause", "ForClause")
     for child in _child_statements(list(cmd.values())):
-        _scan_reads(child, from_script, looping, out)
+        _scan_reads(child, from_script, looping, scan)
 
 
 def _stdin_rereads(tree: Node, ctx: LensContext) -> list[Finding]:
     reads: list[tuple[int, int]] = []
+    scan = _ReadScan(functions(tree), reads)
     for stmt in tree.get("Stmts") or []:
-        _scan_reads(stmt, True, False, reads)
+        _scan_reads(stmt, True, False, scan)
     if sum(weight for _, weight in reads) <= 1:
         return []
     line = reads[1][0] if len(reads) > 1 else reads[0][0]

@@ -1,6 +1,8 @@
 """Repository-relative paths: no path into one person's machine, no reliance on the caller's cwd.
 
-- a literal path under ``/Users/NAME`` or ``/home/NAME`` names the author's machine;
+- a literal path under ``/Users/NAME`` or ``/home/NAME`` names the author's machine (a
+  word that starts with an expansion, ``"$BATS_TEST_TMPDIR/home/…"``, is under that
+  variable instead);
 - ``cd``/``pushd`` into a literal absolute directory (other than ``/`` and ``/tmp``)
   assumes a layout the next machine does not have;
 - ``source``/``.`` of a relative literal path, or ``bash``/``sh`` running one, resolves
@@ -13,13 +15,14 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator
+from itertools import pairwise
 from typing import Final
 
 from tether.audit.findings import Finding
 from tether.audit.lenses import LensContext
 from tether.audit.shellast import Node, argv, command_name, kind, line_of, walk
 
-_MACHINE_PATH: Final = re.compile(r"(?:^|[\s:=\"'])/(?:Users|home)/[A-Za-z0-9._-]+")
+_MACHINE_PATH: Final = re.compile(r"(?:^|[\s:=\"'])(/(?:Users|home)/[A-Za-z0-9._-]+)")
 _HARMLESS_DIRS: Final = {"/", "/tmp"}
 _RUNNERS: Final = {"bash", "sh", "dash", "source", "."}
 
@@ -28,11 +31,30 @@ def check(tree: Node, ctx: LensContext) -> list[Finding]:
     return [*_machine_paths(tree, ctx), *_absolute_cds(tree, ctx), *_caller_cwd(tree, ctx)]
 
 
+def _after_expansion(tree: Node) -> set[int]:
+    """ids of the literal pieces that continue a word after an expansion
+    (``"$BATS_TEST_TMPDIR/home/…"``): a path there is under the variable, not the machine."""
+    marked: set[int] = set()
+    for node in walk(tree):
+        parts = node.get("Parts")
+        if not isinstance(parts, list):
+            continue
+        for before, part in pairwise(parts):
+            if kind(before) not in ("Lit", "SglQuoted") or id(before) in marked:
+                marked.add(id(part))
+                inner = part.get("Parts") if kind(part) == "DblQuoted" else None
+                if inner:
+                    marked.add(id(inner[0]))
+    return marked
+
+
 def _machine_paths(tree: Node, ctx: LensContext) -> Iterator[Finding]:
     lines: set[int] = set()
+    continued = _after_expansion(tree)
     for node in walk(tree):
         text = str(node.get("Value")) if kind(node) in ("Lit", "SglQuoted") else ""
-        if _MACHINE_PATH.search(text) and line_of(node) not in lines:
+        starts = [m.start(1) for m in _MACHINE_PATH.finditer(text)]
+        if any(at or id(node) not in continued for at in starts) and line_of(node) not in lines:
             lines.add(line_of(node))
             yield ctx.finding("paths/machine-path", node, "path under /Users or /home")
 
