@@ -420,7 +420,7 @@ def project_files(root: Path) -> dict[str, bytes]:
     return {
         k: v
         for k, v in tree_digest(root).items()
-        if not k.startswith(".tether/") and k != ".gbrain-source.refresh.lock"
+        if not k.startswith(".tether/") and not k.endswith(".gbrain-source.refresh.lock")
     }
 
 
@@ -484,7 +484,7 @@ def gbrain_host(tmp_path: Path) -> tuple[Path, Path]:
         "recipe": "brain-sync",
         "gbrain_version": "0.4.0",
         "target_root_relative_to_host_repo": "tools/gbrain",
-        "files": [{"src": "src/rules.md", "target": "rules.md", "mode": "0644"}],
+        "files": [{"src": "src/rules.md", "target": "tools/gbrain/rules.md", "mode": "0644"}],
     }
     write_files(
         recipe, {"src/rules.md": "one\ntwo\n", "install/manifest.json": json.dumps(manifest)}

@@ -11,15 +11,23 @@ import pytest
 from builders import run_forked, run_tether, tree_digest, write_files
 
 BODY = "".join(f"rule {i}: keep it simple\n" for i in range(10))
+ROOT = "tools/gbrain"  # the recipe's target_root_relative_to_host_repo
+RECORD = f"{ROOT}/.gbrain-source.json"  # gbrain's record of the install, in the target root
 
 
 def recipe(root, files, skills=(), version="0.4.0"):
+    """A recipe as gbrain ships one: every ``target`` is relative to the host repository's
+    root (and lies under the target root)."""
     manifest = {
         "recipe": "brain-sync",
         "gbrain_version": version,
-        "target_root_relative_to_host_repo": "tools/gbrain",
-        "files": [{"src": f"src/{t}", "target": t, "mode": m} for t, (_, m) in files.items()],
-        "skills": [{"src": f"skills/{t}", "target": f"skills/{t}", "mode": "0644"} for t in skills],
+        "target_root_relative_to_host_repo": ROOT,
+        "files": [
+            {"src": f"src/{t}", "target": f"{ROOT}/{t}", "mode": m} for t, (_, m) in files.items()
+        ],
+        "skills": [
+            {"src": f"skills/{t}", "target": f"{ROOT}/skills/{t}", "mode": "0644"} for t in skills
+        ],
     }
     write_files(root, {f"src/{t}": text for t, (text, _) in files.items()})
     write_files(root, {f"skills/{t}": f"skill {t}\n" for t in skills})
@@ -60,10 +68,11 @@ def test_init_copies_entries_with_modes_and_writes_the_gbrain_record(installed):
     assert (base / "rules.md").read_text() == BODY
     assert stat.S_IMODE(os.stat(base / "sync.sh").st_mode) == 0o755
     assert (base / "skills/triage.md").read_text() == "skill triage.md\n"
-    record = json.loads((host / ".gbrain-source.json").read_text())
+    record = json.loads((host / RECORD).read_text())
+    assert not (host / ".gbrain-source.json").exists()
     assert record["recipe"] == "brain-sync" and record["gbrain_version"] == "0.4.0"
     assert {"recipe", "gbrain_version", "install_kind", "copied_at", "files"} <= set(record)
-    entry = next(f for f in record["files"] if f["target"] == "sync.sh")
+    entry = next(f for f in record["files"] if f["target"] == f"{ROOT}/sync.sh")
     assert entry["src"] == "src/sync.sh" and entry["mode"] == "0755" and len(entry["sha256"]) == 64
     status = json.loads(run_tether("status", "--json", str(host)).stdout)
     assert status["profile"] == "gbrain" and status["clean"] == 7
@@ -76,10 +85,10 @@ def test_refresh_classifies_every_state(installed):
     (rec / "src/sync.sh").write_text("#!/bin/sh\necho sync v2\n")  # stale (host untouched)
     (rec / "src/rules.md").write_text(BODY.replace("rule 8:", "rule 8 (v2):"))
     manifest = json.loads((rec / "install/manifest.json").read_text())
-    manifest["files"] = [f for f in manifest["files"] if not f["target"].startswith("gone-")]
+    manifest["files"] = [f for f in manifest["files"] if "/gone-" not in f["target"]]
     manifest["files"] += [
-        {"src": "src/new.md", "target": "new.md"},
-        {"src": "src/clash.md", "target": "clash.md"},
+        {"src": "src/new.md", "target": f"{ROOT}/new.md"},
+        {"src": "src/clash.md", "target": f"{ROOT}/clash.md"},
     ]
     write_files(
         rec,
@@ -117,8 +126,8 @@ def test_refresh_classifies_every_state(installed):
     assert not (base / "gone-clean.md").exists()
     assert (base / "gone-edited.md").read_text() == "edited here\n"  # modified: only listed
     assert not (base / "deleted-here.md").exists()
-    record = json.loads((host / ".gbrain-source.json").read_text())
-    assert {f["target"] for f in record["files"]} >= {"new.md", "clash.md"}
+    record = json.loads((host / RECORD).read_text())
+    assert {f["target"] for f in record["files"]} >= {f"{ROOT}/new.md", f"{ROOT}/clash.md"}
 
 
 def test_keep_mine_holds_across_two_refreshes(installed):
@@ -304,8 +313,8 @@ def test_host_deleted_drop_is_recorded_and_not_asked_again(installed):
     (host / "tools/gbrain/deleted-here.md").unlink()
     code, doc = refresh(host, "--deleted", "drop")
     assert code == 0, doc
-    record = json.loads((host / ".gbrain-source.json").read_text())
-    assert "deleted-here.md" not in {f["target"] for f in record["files"]}
+    record = json.loads((host / RECORD).read_text())
+    assert f"{ROOT}/deleted-here.md" not in {f["target"] for f in record["files"]}
     (rec / "src/sync.sh").write_text("#!/bin/sh\necho sync v2\n")  # a later refresh
     code, out = _pty_session(
         ["refresh", "-C", str(host)],
@@ -334,7 +343,7 @@ def test_a_manifest_of_an_unknown_schema_version_is_refused(installed):
 
 
 def log_of(host):
-    path = host / ".gbrain-source.refresh.log"
+    path = host / ROOT / ".gbrain-source.refresh.log"
     return [json.loads(line) for line in path.read_text().splitlines()]
 
 
@@ -355,11 +364,11 @@ def test_every_refresh_logs_one_line_per_file_untouched_ones_included(installed)
 
 def test_the_log_moves_to_dot_1_above_one_megabyte(installed):
     _rec, host = installed
-    log = host / ".gbrain-source.refresh.log"
+    log = host / ROOT / ".gbrain-source.refresh.log"
     old = '{"ts": "old"}\n' * 80_000  # > 1 MB
     log.write_text(old)
     assert refresh(host)[0] == 0
-    assert (host / ".gbrain-source.refresh.log.1").read_text() == old
+    assert (host / ROOT / ".gbrain-source.refresh.log.1").read_text() == old
     assert len(log_of(host)) == 7
 
 
@@ -370,16 +379,145 @@ def test_a_refresh_stops_while_gbrains_own_lock_is_held_and_frees_it_after(insta
     from tether.state.lock import ProjectLock
 
     _rec, host = installed
-    lock_path = host / ".gbrain-source.refresh.lock"
+    lock_path = host / ROOT / ".gbrain-source.refresh.lock"
     before = tree_digest(host)
     with ProjectLock(lock_path, command="gbrain refresh"):
         result = run_tether("refresh", "--yes", "-C", str(host))
     assert result.returncode == 1
-    assert result.stderr.startswith("tether: refresh already in progress")
+    assert result.stderr.startswith("tether: refresh already in progress.")
     after = tree_digest(host)
-    after.pop(".gbrain-source.refresh.lock", None)
-    before.pop(".gbrain-source.refresh.lock", None)
+    after.pop(f"{ROOT}/.gbrain-source.refresh.lock", None)
+    before.pop(f"{ROOT}/.gbrain-source.refresh.lock", None)
     assert after == before
     assert refresh(host)[0] == 0
     with ProjectLock(lock_path, command="gbrain refresh") as lock:  # released after the run
         assert lock.held
+
+
+# --- gbrain's path model: targets from the host's root, records in the target root ---------
+
+
+def test_targets_are_relative_to_the_host_root_and_records_sit_in_the_target_root(tmp_path):
+    """As gbrain's agent-voice recipe ships it: the target already names the service folder."""
+    rec = tmp_path / "recipe"
+    manifest = {
+        "recipe": "agent-voice",
+        "gbrain_version": "0.42.0",
+        "target_root_relative_to_host_repo": "services/voice-agent",
+        "files": [{"src": "code/server.mjs", "target": "services/voice-agent/code/server.mjs"}],
+        "skills": [{"src": "skills/voice/SKILL.md", "target": "skills/voice/SKILL.md"}],
+    }
+    write_files(
+        rec,
+        {
+            "code/server.mjs": "export {}\n",
+            "skills/voice/SKILL.md": "# voice\n",
+            "install/manifest.json": json.dumps(manifest),
+        },
+    )
+    host = tmp_path / "host"
+    host.mkdir()
+    assert (
+        run_tether("init", "--profile", "gbrain", "--source", str(rec), str(host)).returncode == 0
+    )
+    assert (host / "services/voice-agent/code/server.mjs").read_text() == "export {}\n"
+    assert not (host / "services/voice-agent/services").exists()
+    assert (host / "skills/voice/SKILL.md").read_text() == "# voice\n"
+    record = json.loads((host / "services/voice-agent/.gbrain-source.json").read_text())
+    assert sorted(f["target"] for f in record["files"]) == [
+        "services/voice-agent/code/server.mjs",
+        "skills/voice/SKILL.md",
+    ]
+    (rec / "code/server.mjs").write_text("export { v2 }\n")
+    code, doc = refresh(host)
+    assert code == 0 and doc["files"]["services/voice-agent/code/server.mjs"] == "unchanged-stale"
+    log = (host / "services/voice-agent/.gbrain-source.refresh.log").read_text().splitlines()
+    assert {json.loads(line)["src"] for line in log} == set(doc["files"])
+    assert not (host / ".gbrain-source.refresh.log").exists()
+    with __import__("tether.state.lock").state.lock.ProjectLock(
+        host / "services/voice-agent/.gbrain-source.refresh.lock", command="gbrain"
+    ):
+        held = run_tether("refresh", "--yes", "-C", str(host))
+    assert held.returncode == 1 and held.stderr.startswith("tether: refresh already in progress.")
+
+
+def test_a_recipe_may_not_ship_gbrains_records_in_its_target_root(installed):
+    rec, host = installed
+    manifest = json.loads((rec / "install/manifest.json").read_text())
+    manifest["files"].append({"src": "src/fake.json", "target": RECORD})
+    write_files(rec, {"src/fake.json": "{}\n", "install/manifest.json": json.dumps(manifest)})
+    record = (host / RECORD).read_bytes()
+    result = run_tether("refresh", "--yes", "-C", str(host))
+    assert result.returncode == 1 and "path is reserved" in result.stderr, result.stderr
+    assert (host / RECORD).read_bytes() == record
+
+
+# --- --auto applies to locally-modified files only ------------------------------------------
+
+
+@pytest.mark.parametrize("auto", ["take-theirs", "keep-mine", "merge"])
+def test_auto_never_overwrites_a_host_file_the_recipe_newly_ships(installed, auto):
+    rec, host = installed
+    (host / ROOT / ".env").write_text("SECRET=the host's own\n")
+    manifest = json.loads((rec / "install/manifest.json").read_text())
+    manifest["files"].append({"src": "src/.env", "target": f"{ROOT}/.env"})
+    write_files(rec, {"src/.env": "SECRET=\n", "install/manifest.json": json.dumps(manifest)})
+    code, doc = refresh(host, "--auto", auto)
+    assert doc["files"][f"{ROOT}/.env"] == "new-in-source"
+    assert (host / ROOT / ".env").read_text() == "SECRET=the host's own\n"
+    assert code == 4  # the clash is left for a person
+
+
+# --- the log never loses an entry; a rerun finishes with the run's own choices -------------
+
+
+def test_every_overwrite_is_logged_whatever_the_crash_point(installed, tmp_path):
+    """Killed at each journal step of a refresh that overwrites a stale file, then rerun:
+    the log has that overwrite, and no run logs a file twice."""
+    import shutil
+
+    from tether.state import crashpoint
+    from tether.state.journal import read_records
+
+    rec, host = installed
+    (rec / "src/sync.sh").write_text("#!/bin/sh\necho sync v2\n")
+    reference = tmp_path / "reference"
+    shutil.copytree(host, reference, symlinks=True)
+    assert run_forked("refresh", "--yes", "-C", str(reference)).returncode == 0
+    points = crashpoint.points(read_records(reference / ".tether/gbrain/journal.jsonl"))
+    assert {"file-written:1", "state-written:1", "run-complete:1"} <= set(points)
+    for n, point in enumerate(points):
+        trial = tmp_path / f"trial{n}"
+        shutil.copytree(host, trial, symlinks=True)
+        crashed = run_forked("refresh", "--yes", "-C", str(trial), crash=point)
+        assert crashed.returncode == crashpoint.EXIT_CODE, (point, crashed.stderr)
+        if not point.startswith("run-complete"):
+            assert run_forked("refresh", "--yes", "-C", str(trial)).returncode == 0, point
+        lines = log_of(trial)
+        assert {"src": f"{ROOT}/sync.sh", "decision": "take-theirs"}.items() <= next(
+            line for line in lines if line["src"] == f"{ROOT}/sync.sh"
+        ).items(), point
+        by_run = [(line.get("run"), line["src"]) for line in lines if line.get("run")]
+        assert len(by_run) == len(set(by_run)), point
+        assert (trial / ROOT / "sync.sh").read_text() == "#!/bin/sh\necho sync v2\n", point
+
+
+def test_a_rerun_never_finishes_with_another_auto(installed):
+    from tether.state import crashpoint
+
+    rec, host = installed
+    _edit_both_sides(rec, host)
+    (host / f"{ROOT}/same.md").write_text("same, edited here\n")
+    crashed = run_forked(
+        "refresh", "--yes", "--auto", "take-theirs", "-C", str(host), crash="file-written:1"
+    )
+    assert crashed.returncode == crashpoint.EXIT_CODE
+    other = run_tether("refresh", "--yes", "--auto", "keep-mine", "-C", str(host))
+    assert other.returncode == 1
+    assert "'tether refresh --auto take-theirs'" in other.stderr, other.stderr
+    check = run_tether("check", "-C", str(host))
+    assert "rerun 'tether refresh --auto take-theirs' to finish" in check.stdout
+    code, doc = refresh(host, "--auto", "take-theirs")
+    assert code == 0, doc
+    assert (host / f"{ROOT}/rules.md").read_text() == (rec / "src/rules.md").read_text()
+    assert (host / f"{ROOT}/same.md").read_text() == "same\n"

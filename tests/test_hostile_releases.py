@@ -466,7 +466,9 @@ def project_digest(project: Path) -> dict[str, bytes]:
     found = tree_digest(project) if project.exists() else {}
     found.pop(".tether/lock", None)
     found.pop(".tether/gbrain/lock", None)
-    found.pop(".gbrain-source.refresh.lock", None)  # gbrain's run lock, held by every refresh
+    # gbrain's run lock, held by every refresh (in the recipe's target root)
+    found.pop(".gbrain-source.refresh.lock", None)
+    found.pop("tools/gbrain/.gbrain-source.refresh.lock", None)
     return {k: v for k, v in found.items() if not k.startswith(".tether/cache/releases/")}
 
 

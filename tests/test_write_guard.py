@@ -404,8 +404,12 @@ def gbrain_host(tmp_path: Path) -> tuple[Path, Path]:
         "gbrain_version": "0.4.0",
         "target_root_relative_to_host_repo": "tools/gbrain",
         "files": [
-            {"src": "src/rules.md", "target": "rules.md", "mode": "0644"},
-            {"src": "src/skills/triage.md", "target": "skills/triage.md", "mode": "0644"},
+            {"src": "src/rules.md", "target": "tools/gbrain/rules.md", "mode": "0644"},
+            {
+                "src": "src/skills/triage.md",
+                "target": "tools/gbrain/skills/triage.md",
+                "mode": "0644",
+            },
         ],
     }
     write_files(rec, {"src/rules.md": "rules\n", "src/skills/triage.md": "triage\n"})

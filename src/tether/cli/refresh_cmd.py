@@ -60,6 +60,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     from tether.flows.plan import UpdateOptions
     from tether.flows.preflight import GitOptions
+    from tether.flows.refresh import refresh_command
     from tether.flows.update import UpdateRequest, abandon_update, run_update
     from tether.report.human import refresh_classes, render_refresh, render_refresh_plan
 
@@ -71,9 +72,11 @@ def run(args: argparse.Namespace) -> int:
             print(render_refresh(abandoned))
         return abandoned.exit_code()
 
+    # --auto settles locally-modified files only (local_edits): a host's own file the recipe
+    # newly ships stands where a conflict is left, never overwritten by any --auto.
     options = UpdateOptions(
         args.conflict,
-        None if args.auto == "merge" else args.auto,
+        None,
         args.delete_removed,
         classify_local_edits=True,
         local_edits=args.auto,
@@ -85,7 +88,7 @@ def run(args: argparse.Namespace) -> int:
         profile=args.profile,
         dry_run=args.dry_run,
         options=options,
-        command="refresh",
+        command=refresh_command(args.auto, args.deleted),
         git=GitOptions(allow_dirty=True, no_branch=True),
     )
     if args.json and not (args.yes or args.dry_run):

@@ -112,6 +112,9 @@ class RunContext:
     # Journaled as the run's plan digest instead of the plan's own: what identifies the job
     # when a resumed run plans differently (reapply: its patches and its target).
     plan_digest: str | None = None
+    # Told each batch's carried-out actions once their writes are durable and journaled (an
+    # ecosystem's per-file run log: gbrain's refresh log). A resumed run tells them again.
+    after_writes: Callable[[list[FileAction]], None] | None = None
 
     @property
     def git_top(self) -> Path | None:
@@ -461,6 +464,8 @@ def _apply_batch(
         _unshare_backups(batch)
         flush_to_disk(batch.flushed)
     outcome.not_done += [a for a in actions if id(a) in batch.untouched]
+    if ctx.after_writes is not None:
+        ctx.after_writes([a for a in batch.actions if id(a) not in batch.untouched])
     return batch.actions
 
 

@@ -1,6 +1,10 @@
-"""gbrain's own record of an install (``.gbrain-source.json``), written beside tether's state
-so gbrain's tools keep working. Its hashes are the recipe's bytes as copied (the baseline),
-never the host's, so a keep-mine choice holds on the next refresh."""
+"""gbrain's own record of an install (``.gbrain-source.json``), written where gbrain keeps it so
+gbrain's tools keep working. Its hashes are the recipe's bytes as copied (the baseline),
+never the host's, so a keep-mine choice holds on the next refresh.
+
+gbrain's path model: a manifest entry's ``target`` is relative to the host repository's root,
+and the record, the refresh log and the refresh lock sit in the recipe's target root
+(``<host>/<target_root_relative_to_host_repo>/``)."""
 
 from __future__ import annotations
 
@@ -12,18 +16,34 @@ from tether.fsio import read_bytes, sha256_bytes
 if TYPE_CHECKING:
     from tether.flows.baseline import Baseline
     from tether.flows.project import Project, Release
+    from tether.model.manifest import Manifest
 
 
-def _manifest_target(path: str, target_root: str) -> str:
-    prefix = target_root.rstrip("/") + "/"
-    return path[len(prefix) :] if target_root not in ("", ".") and path.startswith(prefix) else path
+TARGET_ROOT_KEY = "target_root_relative_to_host_repo"
+
+
+def target_root(manifest: Manifest) -> str:
+    """The recipe's target root in the host ("" for the host's root)."""
+    root = str(manifest.extra.get(TARGET_ROOT_KEY, ".")).strip("/")
+    return "" if root in ("", ".") else root
+
+
+def ecosystem_path(manifest: Manifest, name: str) -> str:
+    """Where gbrain keeps one of its files (record, log, lock) for this recipe, in the host."""
+    root = target_root(manifest)
+    return f"{root}/{name}" if root else name
+
+
+def record_path(project: Project, manifest: Manifest) -> str | None:
+    """The host path of gbrain's record of this install; None for other ecosystems."""
+    name = project.profile.source_record
+    return ecosystem_path(manifest, name) if name else None
 
 
 def source_record(release: Release, copied_at: str, dropped: frozenset[str] = frozenset()) -> bytes:
     """``dropped``: files the host deleted and chose to keep deleted; their entries leave
     the record, as gbrain's own "remove from manifest" does."""
     manifest = release.manifest
-    target_root = str(manifest.extra.get("target_root_relative_to_host_repo", "."))
     files = []
     for path in sorted(manifest.managed_paths()):
         if path in dropped:
@@ -32,7 +52,7 @@ def source_record(release: Release, copied_at: str, dropped: frozenset[str] = fr
         files.append(
             {
                 "src": manifest.sources.get(path, path),
-                "target": _manifest_target(path, target_root),
+                "target": path,
                 "sha256": sha256_bytes(data),
                 "mode": f"{release.mode_of(path):04o}",
             }
@@ -48,19 +68,34 @@ def source_record(release: Release, copied_at: str, dropped: frozenset[str] = fr
     return (json.dumps(record, indent=2) + "\n").encode()
 
 
+def installed_manifest(project: Project) -> Manifest | None:
+    """The installed recipe's manifest, for where gbrain keeps its files; None when it cannot
+    be read (nothing installed yet: the files are looked for at the host's root)."""
+    from tether.errors import TetherError
+    from tether.flows.baseline import load_baseline
+
+    try:
+        if project.load_state() is None:
+            return None
+        return load_baseline(project).manifest()
+    except (TetherError, OSError):
+        return None
+
+
 def recorded_drops(project: Project, baseline: Baseline) -> frozenset[str]:
     """Files tether installed whose entries the record no longer has: deletions a person
     chose to keep (a record that cannot be read drops nothing)."""
     from tether.parselimits import json_loads
 
-    record_path = project.profile.source_record
     state = baseline.state
-    if record_path is None or state is None or not project.path(record_path).is_file():
+    if state is None:
+        return frozenset()
+    rel = record_path(project, baseline.manifest())
+    if rel is None or not project.path(rel).is_file():
         return frozenset()
     try:
-        record = json_loads(read_bytes(project.path(record_path)))
+        record = json_loads(read_bytes(project.path(rel)))
         listed = {str(f["target"]) for f in record["files"]}
     except (ValueError, KeyError, TypeError, OSError):
         return frozenset()
-    target_root = str(baseline.manifest().extra.get("target_root_relative_to_host_repo", "."))
-    return frozenset(p for p in state.files if _manifest_target(p, target_root) not in listed)
+    return frozenset(p for p in state.files if p not in listed)

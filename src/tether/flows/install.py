@@ -191,12 +191,14 @@ def _note_install_writes(
     missing = [rel for rel, found in current.items() if found is None]
     for rel in (*missing, *release.manifest.sentinels):
         undo.creates(os.path.join(root, rel))
+    from tether.flows.gbrain_record import record_path
+
     records: tuple[str | None, ...] = (
         profile.state_file,
         profile.ignore_file,
         profile.manifest_copy,
         profile.version_file,
-        profile.source_record,
+        record_path(project, release.manifest),
     )
     for record in records:
         if record:
@@ -422,10 +424,12 @@ def write_version_markers(
             guard.write(project.profile.manifest_copy, release.manifest_bytes, durable=durable)
         )
     if project.profile.source_record:
-        from tether.flows.gbrain_record import source_record
+        from tether.flows.gbrain_record import record_path, source_record
 
         record = source_record(release, utc_now(), dropped)
-        written.append(guard.write(project.profile.source_record, record, durable=durable))
+        rel = record_path(project, release.manifest)
+        assert rel is not None
+        written.append(guard.write(rel, record, durable=durable))
     if project.profile.version_file:
         marker = f"{release.version}\n".encode()
         written.append(guard.write(project.profile.version_file, marker, durable=durable))

@@ -12,6 +12,7 @@ from tether.model.plan import Bucket, FileAction, Op, UpdatePlan
 if TYPE_CHECKING:
     from tether.flows.baseline import Baseline
     from tether.flows.project import Project, Release
+    from tether.model.manifest import Manifest
 
 UNCHANGED_IDENTICAL = "unchanged-identical"
 UNCHANGED_STALE = "unchanged-stale"
@@ -49,6 +50,17 @@ def refresh_states(actions: Iterable[FileAction]) -> dict[str, str]:
 
 
 LOCAL_EDIT_DECISIONS = ("keep-mine", "take-theirs", "merge")
+
+
+def refresh_command(auto: str | None, deleted: str | None) -> str:
+    """The command a refresh journals: its choices included, so an interrupted run is
+    finished with the choices it started with (never silently with others)."""
+    words = ["refresh"]
+    if auto:
+        words += ["--auto", auto]
+    if deleted:
+        words += ["--deleted", deleted]
+    return " ".join(words)
 
 
 def settle_local_edit(
@@ -141,38 +153,90 @@ _DEFAULT_DECISION = {
 LOG_ROTATE_BYTES = 1024 * 1024
 
 
-def log_lines(actions: Iterable[FileAction], now: str) -> list[dict[str, str]]:
+def log_lines(
+    actions: Iterable[FileAction], now: str, run_id: str | None = None
+) -> list[dict[str, str]]:
     """One line per copied file, untouched ones included: when, which file, its state and
-    the decision taken (docs/refresh.md, "Run log and lock")."""
+    the decision taken (docs/refresh.md, "Run log and lock"), and the run that took it."""
     lines = []
     for action in sorted(actions, key=lambda a: a.path):
         state = refresh_state(action)
         decision = action.decision or _DEFAULT_DECISION[state]
         if state == SOURCE_DELETED and action.bucket is Bucket.DELETED:
             decision = "cleanup"
-        lines.append({"ts": now, "src": action.path, "state": state, "decision": decision})
+        line = {"ts": now, "src": action.path, "state": state, "decision": decision}
+        if run_id is not None:
+            line["run"] = run_id
+        lines.append(line)
     return lines
 
 
-def append_log(project: Project, actions: Iterable[FileAction], now: str) -> None:
-    """Append the run's lines to the ecosystem's log, first moving a log above 1 MB to
-    ``<log>.1`` (the one earlier generation the ecosystem keeps)."""
-    import json
-    import os
+class RefreshLog:
+    """The ecosystem's own per-file run log (gbrain's ``.gbrain-source.refresh.log``, in the
+    recipe's target root). A run appends each file's line once, when the file's decision is
+    carried out (the writer's batches, durable first), so a kill never leaves a write
+    unlogged; a resumed run finds the lines its interrupted part wrote (by run id) and does
+    not write them twice."""
 
-    from tether.flows.safety import PathGuard
-    from tether.fsio import write_all
+    def __init__(self, project: Project, manifest: Manifest, run_id: str | None) -> None:
+        from tether.flows.gbrain_record import ecosystem_path
 
-    rel = project.profile.ecosystem_log
-    if rel is None:
-        return
-    guard = PathGuard(project.root)
-    path, info = guard.ready(rel)
-    if info is not None and info.st_size > LOG_ROTATE_BYTES:
-        os.replace(path, path + ".1")
-    text = "".join(json.dumps(line) + "\n" for line in log_lines(actions, now))
-    fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC, 0o644)
-    try:
-        write_all(fd, text.encode())
-    finally:
-        os.close(fd)
+        name = project.profile.ecosystem_log
+        self.project = project
+        self.rel = ecosystem_path(manifest, name) if name else None
+        self.run_id = run_id
+        self.logged: set[str] = self._logged_by_run() if run_id is not None else set()
+
+    def _logged_by_run(self) -> set[str]:
+        from tether.fsio import read_regular
+        from tether.parselimits import json_loads
+
+        found: set[str] = set()
+        if self.rel is None:
+            return found
+        for rel in (self.rel + ".1", self.rel):
+            try:
+                data = read_regular(self.project.path(rel))
+            except OSError:
+                continue
+            for raw in data.splitlines():
+                try:
+                    line = json_loads(raw)
+                except (ValueError, UnicodeDecodeError):
+                    continue  # a line cut short by a crash, or not ours
+                if isinstance(line, dict) and line.get("run") == self.run_id:
+                    found.add(str(line.get("src")))
+        return found
+
+    def append(self, actions: Iterable[FileAction], now: str) -> None:
+        """Append (and make durable) the lines of the actions not logged yet by this run,
+        first moving a log above 1 MB to ``<log>.1`` (the one earlier generation kept)."""
+        import json
+        import os
+
+        from tether.flows.safety import PathGuard
+        from tether.fsio import write_all
+
+        fresh = [a for a in actions if a.path not in self.logged]
+        if self.rel is None or not fresh:
+            return
+        guard = PathGuard(self.project.root)
+        path, info = guard.ready(self.rel)
+        if info is not None and info.st_size > LOG_ROTATE_BYTES:
+            os.replace(path, path + ".1")
+        text = "".join(json.dumps(line) + "\n" for line in log_lines(fresh, now, self.run_id))
+        flags = os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC
+        fd = os.open(path, flags, 0o644)
+        try:
+            write_all(fd, text.encode())
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+        self.logged.update(a.path for a in fresh)
+
+
+def append_log(
+    project: Project, manifest: Manifest, actions: Iterable[FileAction], now: str
+) -> None:
+    """A refresh that ran no writer (nothing moved): every file's line, no run id."""
+    RefreshLog(project, manifest, None).append(actions, now)

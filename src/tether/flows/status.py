@@ -333,15 +333,13 @@ class UnfinishedUpdate:
             f"unfinished {self.verb} {self.from_version or '(none)'} → {self.to_version} "
             f"(run {self.run_id})"
         )
+        rerun = f"tether {self.command or self.verb}"
         if self.state_written:
             return (
                 f"{head}: its new state is recorded but it stopped before it completed; rerun "
-                f"'tether {self.verb}' to finish it"
+                f"'{rerun}' to finish it"
             )
-        return (
-            f"{head}: rerun 'tether {self.verb}' to finish or "
-            f"'tether {self.verb} --abandon' to roll back"
-        )
+        return f"{head}: rerun '{rerun}' to finish or 'tether {self.verb} --abandon' to roll back"
 
     def document(self) -> dict[str, object]:
         return {

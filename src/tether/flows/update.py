@@ -34,7 +34,7 @@ from tether.flows.preflight import (
     refuse_dirty,
     refuse_linked_worktree,
 )
-from tether.flows.project import Project, Release, fetch_release, open_project
+from tether.flows.project import Project, Release, fetch_release, open_project, utc_now
 from tether.flows.regions_step import (
     RegionPlan,
     plan_regions,
@@ -50,6 +50,7 @@ from tether.state.lock import ProjectLock
 from tether.versions import compare_versions, is_version
 
 if TYPE_CHECKING:
+    from tether.flows.refresh import RefreshLog
     from tether.flows.regen import RegenOutcome
 
 BUCKET_ORDER = (
@@ -320,6 +321,21 @@ def _refuse_other_unfinished(unfinished: RunRecord, target: str) -> None:
     )
 
 
+def _refuse_other_choices(unfinished: RunRecord, command: str) -> None:
+    """A resumed run finishes with the choices it started with (a refresh's --auto and
+    --deleted are part of its command): never silently with others."""
+    verb = command.split(" ", 1)[0]
+    if not unfinished.command or unfinished.command.split(" ", 1)[0] != verb:
+        return
+    if unfinished.command != command:
+        raise TetherError(
+            f"an interrupted 'tether {unfinished.command}' (run {unfinished.run_id}) is "
+            f"unfinished; rerun 'tether {unfinished.command}' to finish it with the choices it "
+            f"started with, or 'tether {verb} --abandon' to restore its files, before "
+            f"'tether {command}'"
+        )
+
+
 def _mark_resumed(plan: UpdatePlan, resume: ResumeInfo, deleted: frozenset[str]) -> None:
     """A path an interrupted run already wrote replans as a skip; report it as what it was,
     with the decision that settled it, as the uninterrupted run would have."""
@@ -347,6 +363,8 @@ def prepare_update(request: UpdateRequest) -> PreparedUpdate | UpdateReport:
     target = resolve_target(project, baseline, request.to)
     if unfinished is not None and unfinished.to_version != target:
         _refuse_other_unfinished(unfinished, target)
+    if unfinished is not None and not unfinished.state_written:
+        _refuse_other_choices(unfinished, request.command)
     tree = project.profile.source_is_tree  # a recipe folder: content moves without a version
     if (unfinished is None or unfinished.state_written) and not tree:
         _check_direction(baseline.version, target)
@@ -619,23 +637,31 @@ def _plan_and_apply(
         branch = branch_for_update(branch_plan)
         report = _execute(prepared, branch_plan)
         report.branch, report.dirty = branch, dirty
-        _log_for_the_ecosystem(project, report)
         return report
 
 
 @contextmanager
 def _ecosystem_lock(project: Project, command: str) -> Iterator[None]:
-    """The ecosystem tool's own run lock (gbrain's), held beside tether's: while either tool
-    runs, the other stops at once."""
-    rel = project.profile.ecosystem_lock
-    if rel is None:
+    """The ecosystem tool's own run lock (gbrain's, in the recipe's target root), held beside
+    tether's: while either tool runs, the other stops at once."""
+    from tether.flows.gbrain_record import ecosystem_path, installed_manifest
+    from tether.flows.safety import PathGuard, UnsafePath
+
+    name = project.profile.ecosystem_lock
+    if name is None:
         yield
         return
-    lock = ProjectLock(project.path(rel), command=command)
+    manifest = installed_manifest(project)
+    rel = ecosystem_path(manifest, name) if manifest is not None else name
+    try:
+        path, _info = PathGuard(project.root).ready(rel)
+    except UnsafePath as error:
+        raise TetherError(f"{rel}: {error.problem}; not taking the refresh lock there") from None
+    lock = ProjectLock(Path(path), command=command)
     try:
         lock.acquire()
     except TetherError as error:
-        raise TetherError(f"refresh already in progress: {error}") from None
+        raise TetherError(f"refresh already in progress. ({error})") from None
     try:
         yield
     finally:
@@ -643,11 +669,15 @@ def _ecosystem_lock(project: Project, command: str) -> Iterator[None]:
 
 
 def _log_for_the_ecosystem(project: Project, report: UpdateReport) -> None:
-    from tether.flows.project import utc_now as _utc_now
+    """A refresh that ran no writer still logs each file's line (a run logs its own)."""
+    from tether.flows.gbrain_record import installed_manifest
     from tether.flows.refresh import append_log
 
-    if project.profile.ecosystem_log is not None and report.actions:
-        append_log(project, report.actions, _utc_now())
+    if project.profile.ecosystem_log is None or not report.actions:
+        return
+    manifest = installed_manifest(project)
+    if manifest is not None:
+        append_log(project, manifest, report.actions, utc_now())
 
 
 def _planned_branch(prepared: PreparedUpdate) -> BranchPlan | None:
@@ -663,10 +693,16 @@ def _execute(prepared: PreparedUpdate, branch: BranchPlan | None = None) -> Upda
         prune_backups(project, current=run_id)
     ctx = RunContext(project, prepared.journal, run_id, prepared.request.command, prepared.resume)
     ctx.git_context = branch.context() if branch is not None else None
+    ecosystem_log = _ecosystem_log(prepared, run_id)
+    if ecosystem_log is not None:
+        ctx.after_writes = lambda actions: ecosystem_log.append(actions, utc_now())
     _before_writes(prepared, ctx)
     stop = _StopFlag()
     with stop.installed():
         outcome = execute_plan(ctx, prepared.plan, stop)
+    if ecosystem_log is not None:  # the files nothing was written for, before the run ends
+        not_done = {id(a) for a in outcome.not_done}
+        ecosystem_log.append([a for a in outcome.actions if id(a) not in not_done], utc_now())
     regenerated = []
     if not outcome.failed and not outcome.interrupted:
         from tether.flows.lifecycle import (
@@ -691,6 +727,14 @@ def _execute(prepared: PreparedUpdate, branch: BranchPlan | None = None) -> Upda
     report.regenerated = [r.document() for r in regenerated]
     report.regions["unregenerated_paths"] = _unregenerated_paths(prepared.regions, regenerated)
     return report
+
+
+def _ecosystem_log(prepared: PreparedUpdate, run_id: str) -> RefreshLog | None:
+    from tether.flows.refresh import RefreshLog
+
+    if prepared.project.profile.ecosystem_log is None:
+        return None
+    return RefreshLog(prepared.project, prepared.latest.manifest, run_id)
 
 
 def _unregenerated_paths(regions: RegionPlan, outcomes: list[RegenOutcome]) -> list[str]:

@@ -335,7 +335,9 @@ def parse_gbrain_manifest(
     data: dict[str, Any], origin: str, reserved: ReservedPaths = NOTHING_RESERVED
 ) -> Manifest:
     """gbrain's ``install/manifest.json``: ``files[]`` and ``skills[]`` entries
-    ``{src, target, mode}`` copied to ``<host>/<target_root_relative_to_host_repo>/<target>``."""
+    ``{src, target, mode}`` copied to ``<host>/<target>`` (``target`` is relative to the host
+    repository's root); ``target_root_relative_to_host_repo`` is where gbrain keeps its
+    record, log and lock."""
     schema = data.get("schema_version", GBRAIN_SCHEMA_VERSIONS[0])
     if schema not in GBRAIN_SCHEMA_VERSIONS:
         known = ", ".join(GBRAIN_SCHEMA_VERSIONS)
@@ -343,6 +345,11 @@ def parse_gbrain_manifest(
     root = data.get("target_root_relative_to_host_repo", ".")
     if not isinstance(root, str) or (root != "." and project_path_problem(root)):
         raise _fail(origin, f"target_root_relative_to_host_repo {root!r} is not a relative path")
+    if root not in (".", ""):
+        # The ecosystem's records of the install (a top-level reserved file) sit in the
+        # target root too: a recipe may not ship them there either.
+        inside = tuple(f"{root.strip('/')}/{name}" for name in reserved.files if "/" not in name)
+        reserved = reserved.union(ReservedPaths((), inside))
     files: dict[str, FileClass] = {}
     sources: dict[str, str] = {}
     modes: dict[str, int] = {}
@@ -354,9 +361,9 @@ def parse_gbrain_manifest(
             where = f"{key}[{index}]"
             if not isinstance(entry, dict) or "src" not in entry or "target" not in entry:
                 raise _fail(origin, f"{where}: expected an object with 'src' and 'target'")
-            target = _check_path(origin, where, entry["target"])
-            path = target if root in (".", "") else f"{root}/{target}"
-            _check_path(origin, where, path, reserved)
+            # Relative to the host repository's root, as gbrain resolves it (not to the
+            # target root, which only says where gbrain keeps its records).
+            path = _check_path(origin, where, entry["target"], reserved)
             sources[path] = _check_path(origin, f"{where}.src", entry["src"])
             if "mode" in entry:
                 modes[path] = _parse_mode(origin, where, entry["mode"])
