@@ -184,24 +184,46 @@ def test_pristine_drift_halts_the_file_and_names_the_remedies(
     assert gsd.read(PLANNER) == PLANNER_V2  # not merged, silently or otherwise
     assert not gsd.backups.exists() or not any(gsd.backups.glob("*/installed/*"))
     remedies = " ".join(doc["remedies"])
-    assert "re-anchor" in remedies and "merge by hand" in remedies and "accept" in remedies
+    assert "re-anchor" in remedies and "merge by hand" in remedies
+    # the way that works first: the release the patches were saved from, fetched from npm
+    assert doc["remedies"][0].endswith("--baseline-source npm:get-shit-done-cc@1.0.0")
+    # the drifted copy is the installed release itself: accepting it is not offered
+    assert "--accept-pristine" not in remedies
     capsys.readouterr()
     assert cli(*args(gsd, "--pristine", str(gsd.pristine))) == 1
     human = capsys.readouterr().out
     assert "pristine drift stopped: " + PLANNER in human
-    assert "1. re-anchor" in human and "2. restore from the patch" in human
-    assert "3. accept the new pristine hash" in human
+    assert "1. use the release the patches were saved from" in human
+    assert "2. re-anchor" in human and "3. restore from the patch" in human
 
 
-def test_accepting_the_drifted_pristine_merges_but_never_claims_incorporated(
+def test_accepting_a_drifted_pristine_merges_but_never_claims_incorporated(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    gsd = drifted(tmp_path)
+    gsd = make_gsd(tmp_path, {PLANNER: (PLANNER_V1, PLANNER_OURS, PLANNER_V2)})
+    write(gsd.pristine, {PLANNER: PLANNER_V1.replace("<role>\n", "<role> \n")})  # other drift
+    code, doc = reapply_json(capsys, *args(gsd, "--pristine", str(gsd.pristine)))
+    assert code == 1 and "--accept-pristine" in " ".join(doc["remedies"])
     extra = ("--pristine", str(gsd.pristine), "--accept-pristine", PLANNER)
     code, doc = reapply_json(capsys, *args(gsd, *extra))
     assert code == 0 and doc["drifted"] == 0
     assert "accepted" in doc["results"][0]["reason"]
     assert doc["results"][0]["status"] == "merged"
+
+
+def test_accepting_a_pristine_copy_that_is_the_installed_release_is_refused(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """GSD 1.42 and later fill gsd-pristine/ from the new package: merging on it as the
+    base would revert every upstream change (the merge is the saved copy itself)."""
+    gsd = drifted(tmp_path)
+    extra = ("--pristine", str(gsd.pristine), "--accept-pristine", PLANNER)
+    code, doc = reapply_json(capsys, *args(gsd, *extra))
+    assert code == 1
+    [result] = doc["results"]
+    assert result["status"] == "failed" and "installed release" in result["reason"]
+    assert "npm:get-shit-done-cc@1.0.0" in result["reason"]
+    assert gsd.read(PLANNER) == PLANNER_V2  # untouched: no upstream change undone
 
 
 def test_drift_is_harmless_when_git_holds_the_verified_baseline(

@@ -68,7 +68,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--no-git", action="store_true", help="do not look for baselines in git history"
     )
     parser.add_argument(
-        "--baseline-source", metavar="SRC", help="a release source holding the baseline release"
+        "--baseline-source",
+        metavar="SRC",
+        help="a release source holding the baseline release (npm:<package>@<version> "
+        "fetches it from the npm registry)",
     )
     parser.add_argument("--baseline-version", metavar="V", help="the baseline release's version")
     parser.add_argument(
@@ -168,7 +171,15 @@ def _check_usage(args: argparse.Namespace) -> None:
         return
     if args.manifest:
         raise UsageError("--manifest goes with --save")
-    if bool(args.baseline_source) != bool(args.baseline_version):
-        raise UsageError("--baseline-source and --baseline-version go together")
+    if args.baseline_version and not args.baseline_source:
+        raise UsageError("--baseline-version goes with --baseline-source")
+    if args.baseline_source and not args.baseline_version:
+        from tether.sources.npm import pinned_version
+
+        if pinned_version(args.baseline_source) is None:
+            raise UsageError(
+                "--baseline-source needs --baseline-version, unless it names the version "
+                "itself (npm:<package>@<version>)"
+            )
     if args.git and args.no_git:
         raise UsageError("give --git DIR or --no-git, not both")

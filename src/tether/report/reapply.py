@@ -7,7 +7,6 @@ from tether.flows.reapply import (
     FAILED,
     INCORPORATED,
     MERGED,
-    REMEDIES,
     RESOLVED,
     FileResult,
     ReapplyReport,
@@ -47,7 +46,7 @@ def render(report: ReapplyReport) -> str:
     lines.extend(_hunk_table(report))
     if report.drifted_files:
         lines.append("pristine drift stopped: " + ", ".join(report.drifted_files))
-        lines.extend(f"  {number}. {remedy}" for number, remedy in enumerate(REMEDIES, 1))
+        lines.extend(f"  {number}. {remedy}" for number, remedy in enumerate(report.remedies, 1))
     if report.backup_dir is not None and report.backup_dir.exists():
         lines.append(f"installed versions backed up in {report.backup_dir}")
     lines.append(_patches_line(report))

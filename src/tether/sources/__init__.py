@@ -1,9 +1,10 @@
 """Release sources: turn a source string and a version into a release tree on disk.
 
 Kinds, decided by the spec string alone (see ``open_source``): a directory of releases,
-a tarball path or URL template with ``{version}``/``{tag}``, a git repository, and
-``gh:owner/repo`` when the ``gh`` program is installed. The modules for each kind are
-imported only when that kind is opened, so importing this package stays cheap.
+a tarball path or URL template with ``{version}``/``{tag}``, a git repository,
+``gh:owner/repo`` when the ``gh`` program is installed, and ``npm:<package>[@<version>]``.
+The modules for each kind are imported only when that kind is opened, so importing this
+package stays cheap.
 """
 
 from __future__ import annotations
@@ -69,6 +70,10 @@ def open_source(
     text = spec.strip()
     if not text:
         raise unknown_source(spec)
+    if text.startswith("npm:"):
+        from tether.sources.npm import NpmSource
+
+        return NpmSource(spec, cache_dir, max_entry_bytes)
     if text.startswith("gh:"):
         return _open_gh(spec, cache_dir, max_entry_bytes)
     if text.startswith("gh-release:"):

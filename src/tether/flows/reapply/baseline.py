@@ -64,6 +64,16 @@ class BaselineOptions:
     version: str | None = None
     accept_pristine: frozenset[str] = frozenset()
 
+    @property
+    def release_version(self) -> str | None:
+        """The baseline release's version: given, or named by the source itself
+        (``npm:<package>@<version>``)."""
+        from tether.sources.npm import pinned_version
+
+        if self.version is not None or self.source is None:
+            return self.version
+        return pinned_version(self.source)
+
 
 @dataclass(frozen=True)
 class Found:
@@ -75,6 +85,8 @@ class Found:
     note: str = ""
     drifted: bool = False
     commits: tuple[tuple[str, str], ...] = ()  # (commit, subject): the user's own commits
+    accepted: bool = False  # a drifted pristine copy taken as the base (--accept-pristine)
+    copy: bytes | None = None  # drifted: the pristine copy that did not match
 
 
 class BaselineFinder:
@@ -102,7 +114,9 @@ class BaselineFinder:
             note = "; ".join(part for part in (drift, found.note) if part)
             return Found(found.data, found.origin, True, note)
         if drift:
-            return Found(None, note=drift, drifted=True)
+            assert self.options.pristine is not None
+            copy = read_file(self.options.pristine / rel)
+            return Found(None, note=drift, drifted=True, copy=copy)
         notes.append("no version with the recorded pristine hash was found")
         return self._or_user_commits(rel, Found(None, note="; ".join(notes)))
 
@@ -139,7 +153,7 @@ class BaselineFinder:
             notes.append("no pristine hash recorded for this file")
             return Found(None, note="; ".join(notes))
         note = (
-            f"no pristine hash recorded: release {self.options.version} used unchecked, "
+            f"no pristine hash recorded: release {self.options.release_version} used unchecked, "
             "so the change is never claimed as incorporated"
         )
         return Found(data, "release", False, note)
@@ -158,8 +172,8 @@ class BaselineFinder:
         if recorded is not None and digest == recorded:
             return Found(data, "pristine", True), ""
         if rel in self.options.accept_pristine:
-            accepted = Found(data, "pristine", False, f"pristine copy accepted, sha256 {digest}")
-            return accepted, ""
+            note = f"pristine copy accepted, sha256 {digest}"
+            return Found(data, "pristine", False, note, accepted=True), ""
         if recorded is None:
             notes.append("the pristine copy cannot be checked: no pristine hash recorded")
             return None, ""
@@ -213,17 +227,20 @@ class BaselineFinder:
         if data is None:
             return None
         if sha256_bytes(data) == recorded:
-            return Found(data, "release", True, f"baseline from release {self.options.version}")
-        notes.append(f"release {self.options.version}'s copy does not match the pristine hash")
+            version = self.options.release_version
+            return Found(data, "release", True, f"baseline from release {version}")
+        notes.append(
+            f"release {self.options.release_version}'s copy does not match the pristine hash"
+        )
         return None
 
     def _release_bytes(self, rel: str) -> bytes | None:
-        if self.options.source is None or self.options.version is None:
+        if self.options.source is None or self.options.release_version is None:
             return None
         if self._release_root is None:
             from tether.sources import open_source
 
             cache = Project(self.target, profile_of(self.target)).releases_cache
-            tree = open_source(self.options.source, cache).fetch(self.options.version)
+            tree = open_source(self.options.source, cache).fetch(self.options.release_version)
             self._release_root = tree.root
         return read_file(self._release_root / rel)

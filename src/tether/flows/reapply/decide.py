@@ -49,8 +49,10 @@ def decide_saved_file(
     patch: Path,
     *,
     home: str = "",
+    release_hint: str = "",
 ) -> Decision:
-    """The outcome for one saved file, computed without touching the disk."""
+    """The outcome for one saved file, computed without touching the disk. ``release_hint``:
+    the option that makes the release the patches were saved from the baseline."""
     origin = found.origin
     if theirs is None:
         reason = f"the installed release no longer has this file; your copy stays at {patch}"
@@ -59,7 +61,18 @@ def decide_saved_file(
         reason = "your copy is identical to the installed file"
         return Decision(FileResult(rel, INCORPORATED, reason, origin), theirs)
     if found.drifted:
-        return Decision(FileResult(rel, FAILED, found.note, drifted=True), theirs)
+        drifted = FileResult(rel, FAILED, found.note, drifted=True)
+        drifted.pristine_is_installed = found.copy == theirs
+        return Decision(drifted, theirs)
+    if found.accepted and found.data == theirs:
+        # GSD 1.42 and later fill gsd-pristine/ from the new release: with it as the base the
+        # merge is the saved copy itself, every upstream change undone.
+        reason = (
+            "the pristine copy accepted with --accept-pristine is the installed release "
+            "itself: merging on it would undo every upstream change; use the release the "
+            f"patches were saved from as the baseline ({release_hint})"
+        )
+        return Decision(FileResult(rel, FAILED, reason, "pristine"), theirs)
     if found.data is None:
         decision = _no_baseline(rel, ours, theirs, found.note, style, patch)
         if decision.result.status == CONFLICT and not is_binary(ours + theirs):

@@ -19,6 +19,7 @@ from tether.flows.reapply.report import (
     RESOLVED,
     STATUS_BUCKETS,
     FileResult,
+    release_baseline_option,
 )
 from tether.flows.reapply.target import profile_of, read_file
 from tether.flows.status import CONFLICT_START
@@ -63,7 +64,10 @@ def plan_file(
         return Decision(FileResult(rel, FAILED, str(error)))
     style = job.request.conflict_style
     found = finder.find(rel)
-    decision = decide_saved_file(rel, ours, theirs, found, style, patch, home=job.home)
+    hint = release_baseline_option(job.patch_set.from_version)
+    decision = decide_saved_file(
+        rel, ours, theirs, found, style, patch, home=job.home, release_hint=hint
+    )
     decision = _check_current(job, rel, decision, current)
     decision.saved, decision.on_disk = ours, current
     mark_restore(decision)

@@ -41,13 +41,34 @@ STATUS_BUCKETS = {
     RESOLVED: Bucket.MERGED,
 }
 
-REMEDIES = (
-    "re-anchor the pristine copy: put the bytes whose sha256 is the recorded pristine hash at "
-    "<pristine>/<path> (or give --git / --baseline-source where they can be found)",
-    "restore from the patch and merge by hand: your copy is <patches>/<path>",
-    "accept the new pristine hash: rerun with --accept-pristine <path> to merge on the "
-    "current pristine copy",
-)
+# GSD's package on the npm registry: the release the patches were saved from is fetched from
+# there as the baseline (``--baseline-source npm:<package>@<from_version>``).
+GSD_PACKAGE = "get-shit-done-cc"
+
+
+def release_baseline_option(from_version: str | None) -> str:
+    """The option that makes the release the patches were saved from the baseline."""
+    version = (from_version or "<from_version>").removeprefix("v")
+    return f"--baseline-source npm:{GSD_PACKAGE}@{version}"
+
+
+def drift_remedies(from_version: str | None, accept_offered: bool) -> list[str]:
+    """What to do about pristine drift, the way that works first. Accepting the drifted
+    copy is offered only when it is not the installed release (merging on that as the base
+    would undo every upstream change)."""
+    remedies = [
+        "use the release the patches were saved from as the baseline, fetched from the npm "
+        f"registry: rerun with {release_baseline_option(from_version)}",
+        "re-anchor the pristine copy: put the bytes whose sha256 is the recorded pristine hash "
+        "at <pristine>/<path> (or give --git / --baseline-source where they can be found)",
+        "restore from the patch and merge by hand: your copy is <patches>/<path>",
+    ]
+    if accept_offered:
+        remedies.append(
+            "accept the new pristine hash: rerun with --accept-pristine <path> to merge on the "
+            "current pristine copy"
+        )
+    return remedies
 
 
 @dataclass
@@ -65,6 +86,7 @@ class FileResult:
     question: str | None = None  # asked when only mechanical drift differs
     user_commits: list[tuple[str, str]] = field(default_factory=list)  # (commit, subject)
     resolution: str | None = None  # how a conflict was settled: RESOLUTIONS or BY_HAND
+    pristine_is_installed: bool = False  # drifted: the pristine copy is the installed file
 
     @property
     def hunks_missing(self) -> int:
@@ -108,6 +130,15 @@ class ReapplyReport:
     backups_kept_because: str | None = None  # why --remove-backups removed nothing
 
     @property
+    def remedies(self) -> list[str]:
+        """What to do about pristine drift (none without it)."""
+        drifted = [r for r in self.results if r.drifted]
+        if not drifted:
+            return []
+        accept = any(not r.pristine_is_installed for r in drifted)
+        return drift_remedies(self.from_version, accept)
+
+    @property
     def drifted_files(self) -> list[str]:
         return [r.file for r in self.results if r.drifted]
 
@@ -142,7 +173,7 @@ class ReapplyReport:
             "run_id": self.run_id,
             "backup": str(self.backup_dir) if self.backup_dir else None,
             "resumed": self.resumed,
-            "remedies": list(REMEDIES) if self.drifted_files else [],
+            "remedies": self.remedies,
             "backups_removed": str(self.backups_removed) if self.backups_removed else None,
             "backups_kept_because": self.backups_kept_because,
             "removed_files": self.removed_files,
