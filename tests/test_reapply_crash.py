@@ -6,6 +6,7 @@ writes through the shared writer (``execute_plan``), so these are the writer's c
 from __future__ import annotations
 
 import json
+import os
 import shutil
 from pathlib import Path
 from typing import Any
@@ -135,3 +136,37 @@ def test_another_job_is_refused_while_one_is_unfinished(tmp_path: Path) -> None:
     refused = run_process("--patches", str(other), "--target", str(gsd.target))
     assert refused.returncode == 1
     assert "unfinished" in refused.stderr and str(gsd.patches) in refused.stderr
+
+
+@pytest.mark.parametrize("landed", ["one", "all"])
+@pytest.mark.parametrize("build", [standard, without_baseline], ids=["merge", "no-baseline"])
+def test_killed_mid_write_resumed_then_run_again_changes_nothing(
+    tmp_path: Path, build: Any, landed: str
+) -> None:
+    """Killed after writing files whose writes the journal never recorded (the kill came
+    before the batch's group commit): the resumed run ends as the uninterrupted one, and a
+    run after it changes nothing, never nesting conflict markers in a file it wrote."""
+    template = build(tmp_path / "template")
+    reference = build(tmp_path / "reference")
+    done = run_process(*command(reference))
+    expected_code, expected_tree = done.returncode, user_tree(reference.target)
+    intents = [p for p in crashpoint.points(journal(reference)) if p.startswith("file-intent")]
+    gsd = Gsd(tmp_path / "trial", template.v1, template.ours, template.v2)
+    shutil.copytree(template.root, gsd.root, symlinks=True)
+    crashed = run_process(*command(gsd), crash=intents[-1])
+    assert crashed.returncode == crashpoint.EXIT_CODE, crashed.stderr
+    written = [r["path"] for r in journal(gsd) if r["step"] == "file-intent"]
+    for rel in written[:1] if landed == "one" else written:
+        # The write landed as tether writes (new bytes renamed over the path, the backup a
+        # second name of the old ones), but the journal never recorded it.
+        fresh = gsd.target / f"{rel}.new"
+        fresh.write_bytes(expected_tree[str(rel)])
+        os.replace(fresh, gsd.target / str(rel))
+    resumed = run_process(*command(gsd))
+    assert resumed.returncode == expected_code, resumed.stderr
+    assert user_tree(gsd.target) == expected_tree
+    again = run_process(*command(gsd))
+    assert again.returncode == expected_code, again.stderr
+    assert user_tree(gsd.target) == expected_tree  # nothing changed, no nested markers
+    first, second = json.loads(resumed.stdout), json.loads(again.stdout)
+    assert [r["status"] for r in second["results"]] == [r["status"] for r in first["results"]]

@@ -24,6 +24,8 @@ from tether.flows.reapply.target import backup_root, profile_of
 from tether.flows.safety import PathGuard
 from tether.fsio import sha256_bytes
 from tether.state.journal import (
+    STEP_FILE_FAILED,
+    STEP_FILE_INTENT,
     STEP_FILE_WRITTEN,
     STEP_RUN_COMPLETE,
     STEP_RUN_STARTED,
@@ -145,7 +147,12 @@ def open_job(request: ReapplyRequest, patch_set: PatchSet, journal: Journal) -> 
 
 def _finished_writes(records: list[dict[str, object]], digest: str) -> dict[str, tuple[str, str]]:
     """path -> (sha256, status) last written by a completed run of the same job (a run of an
-    earlier version of tether recorded the status, the shared writer records the bucket)."""
+    earlier version of tether recorded the status, the shared writer records the bucket).
+
+    A write is known by its intent as well: a run resumed after a kill that came between
+    the write and its journal record finds the bytes already there and writes (and journals)
+    nothing, so its completion is what says the intent was carried out. A file that failed
+    after its intent has no entry."""
     digests: dict[str, str] = {}
     complete: set[str] = set()
     for record in records:
@@ -155,8 +162,13 @@ def _finished_writes(records: list[dict[str, object]], digest: str) -> dict[str,
             complete.add(str(record["run"]))
     written: dict[str, tuple[str, str]] = {}
     for record in records:
-        run = str(record["run"])
-        if record["step"] == STEP_FILE_WRITTEN and run in complete and digests.get(run) == digest:
+        run, step = str(record["run"]), record["step"]
+        if run not in complete or digests.get(run) != digest:
+            continue
+        path = str(record.get("path", ""))
+        if step in (STEP_FILE_WRITTEN, STEP_FILE_INTENT) and record.get("target", path) == path:
             status = record.get("bucket", record.get("status", ""))
-            written[str(record["path"])] = (str(record["sha256"]), str(status))
+            written[path] = (str(record["sha256"]), str(status))
+        elif step == STEP_FILE_FAILED:
+            written.pop(path, None)
     return written
