@@ -521,3 +521,63 @@ def test_a_rerun_never_finishes_with_another_auto(installed):
     assert code == 0, doc
     assert (host / f"{ROOT}/rules.md").read_text() == (rec / "src/rules.md").read_text()
     assert (host / f"{ROOT}/same.md").read_text() == "same\n"
+
+
+# --- a killed refresh resumes to the same end, conflicts recorded (finalize included) ------
+
+
+def _conflicting_refresh(rec, host):
+    """Three files edited on both sides at the same line (left as patches), one stale."""
+    for name in ("rules.md", "same.md", "gone-clean.md"):
+        (rec / "src" / name).write_text(BODY.replace("rule 3:", "rule 3 v2:"))
+        (host / ROOT / name).write_text(BODY.replace("rule 3:", "rule 3 mine:"))
+    (rec / "src/sync.sh").write_text("#!/bin/sh\necho sync v2\n")
+
+
+def _host_view(host):
+    """The host as a person sees it, with the conflict patches: every file but tether's
+    runtime files, the records (they carry times) and gbrain's log and lock."""
+    return {
+        k: v
+        for k, v in tree_digest(host).items()
+        if (k.startswith(".tether/gbrain/merge/") or not k.startswith(".tether/"))
+        and not k.endswith((".refresh.log", ".refresh.lock", ".gbrain-source.json"))
+    }
+
+
+def test_a_refresh_killed_at_any_point_resumes_with_its_conflicts_recorded(installed, tmp_path):
+    """Every journal step of a refresh, and the moment after finalize rewrote gbrain's record
+    and tether's state but before the journal said so: the rerun ends as the uninterrupted
+    run, and check still reports the conflicts left as patches."""
+    import shutil
+
+    from tether.state import crashpoint
+    from tether.state.journal import read_records
+
+    rec, host = installed
+    _conflicting_refresh(rec, host)
+    reference = tmp_path / "reference"
+    shutil.copytree(host, reference, symlinks=True)
+    done = run_forked("refresh", "--yes", "-C", str(reference))
+    assert done.returncode == 4, done.stderr
+    expected = _host_view(reference)
+    expected_check = run_tether("check", "-C", str(reference))
+    assert expected_check.returncode == 3 and f"{ROOT}/rules.md" in expected_check.stdout
+    points = crashpoint.points(read_records(reference / ".tether/gbrain/journal.jsonl"))
+    trials = [(p, False) for p in points] + [("state-written:1", True)]
+    for n, (point, before_the_record) in enumerate(trials):
+        trial = tmp_path / f"trial{n}"
+        shutil.copytree(host, trial, symlinks=True)
+        crashed = run_forked("refresh", "--yes", "-C", str(trial), crash=point)
+        assert crashed.returncode == crashpoint.EXIT_CODE, (point, crashed.stderr)
+        if before_the_record:  # killed after the record and state, before the journal line
+            journal = trial / ".tether/gbrain/journal.jsonl"
+            lines = journal.read_text().splitlines()
+            assert json.loads(lines[-1])["step"] == "state-written"
+            journal.write_text("\n".join(lines[:-1]) + "\n")
+        if not point.startswith("run-complete"):
+            resumed = run_forked("refresh", "--yes", "-C", str(trial))
+            assert resumed.returncode == 4, (point, resumed.stderr)
+        assert _host_view(trial) == expected, point
+        check = run_tether("check", "-C", str(trial))
+        assert (check.returncode, check.stdout) == (3, expected_check.stdout), point

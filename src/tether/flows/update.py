@@ -343,12 +343,16 @@ def _mark_resumed(plan: UpdatePlan, resume: ResumeInfo, deleted: frozenset[str])
         done = resume.done.get(action.path)
         if done and action.bucket is Bucket.SKIP and done[0].bucket:
             first = next((d for d in done if d.target == action.path), done[0])
+            # A conflict left as a patch wrote its artifact, not the path: it stays the
+            # conflict's record, or the resumed run would forget the conflict.
+            artifact = next((d.target for d in done if d.target != action.path), None)
             plan.actions[index] = replace(
                 action,
                 bucket=Bucket(first.bucket),
                 op=Op.NONE,
                 decision=first.decision,
                 reason=first.reason,
+                artifact=action.artifact or artifact,
             )
         elif action.path in deleted and action.bucket is Bucket.REMOVED:
             plan.actions[index] = replace(action, bucket=Bucket.DELETED, op=Op.NONE)
