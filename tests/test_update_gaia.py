@@ -250,6 +250,8 @@ def test_unedited_mixed_files_are_merged_key_by_key_not_replaced(tmp_path: Path)
     # The follow-up is still true: the dependency GAIA removed is still declared here.
     assert [a["command"] for a in doc["adopter_actions"]] == ["pnpm remove react-router-dom"]
     assert sorted(doc["buckets"]["merged"]) == sorted([AUDIT_CI, PKG, WORKSPACE])
+    # Nothing is committed for the adopter: the update is theirs to review.
+    assert git(project, "rev-list", "--count", "HEAD").strip() == "1"
 
 
 def test_mixed_files_upstream_did_not_change_are_a_clean_skip_row(tmp_path: Path) -> None:
@@ -294,6 +296,7 @@ def test_a_re_pinned_key_is_a_key_level_conflict_not_a_file_level_one(tmp_path: 
     assert f"{PKG}: 0 applied, 1 conflict, 1 suggestion (see .gaia-merge/package.json.notes)" in out
     conflicts_row = next(line for line in out.splitlines() if line.strip().startswith("Conflicts"))
     assert conflicts_row.split()[-1] == "0"
+    assert "run your package manager's install: a dependency manifest changed" in out
     step = next(line for line in out.splitlines() if "reconcile the keys" in line)
     assert ".gaia-merge/package.json.notes" in step and "then delete the notes" in step
     # The notes file is informational: check does not wait for it to go.
@@ -485,24 +488,12 @@ def roster_release_files() -> tuple[dict[str, str], dict[str, str], dict[str, ob
 
 
 def test_roster_arrives_and_gaias_roster_check_passes_after_the_update(tmp_path: Path) -> None:
-    releases = tmp_path / "rel"
-    make_release(releases, "1.6.1", {AUDIT_CI: AUDIT_CI_161}, profile="gaia")
-    files, classes, extra = roster_release_files()
-    latest = make_release(releases, "1.7.0", files, classes, profile="gaia", extra=extra)
-    subprocess.run(["bash", ".gaia/scripts/write-audit-remits.sh"], cwd=latest, check=True)
-    # The release itself passes the check, as GAIA's release does.
-    assert subprocess.run(["bash", VERIFY], cwd=latest).returncode == 0
     # The adopter tuned a knob and recorded a per-author mode: their file differs from 1.6.1.
     mine = AUDIT_CI_161.replace("budget_seconds: 1800", "budget_seconds: 900")
     mine += 'audit_authors: "alice=local"\n'
-    project = tmp_path / "proj"
-    project.mkdir()
-    git(project, "init", "-q", "-b", "main")
-    init = ("init", "--profile", "gaia", "--source", str(releases), "--version", "1.6.1")
-    assert call(*init, str(project)) == 0
-    write_files(project, {AUDIT_CI: mine})
-    git(project, "add", "-A")
-    git(project, "commit", "-qm", "GAIA 1.6.1, tuned")
+    project = roster_project(tmp_path, mine)
+    # The release itself passes the check, as GAIA's release does.
+    assert subprocess.run(["bash", VERIFY], cwd=tmp_path / "rel/1.7.0").returncode == 0
     code, doc = update(project)
     assert code == 0, doc
     text = (project / AUDIT_CI).read_text()
@@ -516,3 +507,49 @@ def test_roster_arrives_and_gaias_roster_check_passes_after_the_update(tmp_path:
     (project / AUDIT_CI).write_text(mine)
     without = subprocess.run(["bash", VERIFY], cwd=project, capture_output=True, text=True)
     assert without.returncode == 1 and "FAIL unregistered" in without.stdout
+
+
+def roster_project(tmp_path: Path, mine: str, filled: bool = True) -> Path:
+    """A project installed from a 1.6.1-shaped release (no roster) with ``mine`` as its
+    .gaia/audit-ci.yml, and a later release that ships the roster and its agents (their
+    remit regions filled by the writer, as GAIA ships them, unless not ``filled``)."""
+    releases = tmp_path / "rel"
+    make_release(releases, "1.6.1", {AUDIT_CI: AUDIT_CI_161}, profile="gaia")
+    files, classes, extra = roster_release_files()
+    latest = make_release(releases, "1.7.0", files, classes, profile="gaia", extra=extra)
+    if filled:
+        subprocess.run(["bash", ".gaia/scripts/write-audit-remits.sh"], cwd=latest, check=True)
+    project = tmp_path / "proj"
+    project.mkdir()
+    git(project, "init", "-q", "-b", "main")
+    init = ("init", "--profile", "gaia", "--source", str(releases), "--version", "1.6.1")
+    assert call(*init, str(project)) == 0
+    write_files(project, {AUDIT_CI: mine})
+    git(project, "add", "-A")
+    git(project, "commit", "-qm", "GAIA 1.6.1")
+    return project
+
+
+def test_summary_names_the_paths_regeneration_rewrote(tmp_path: Path) -> None:
+    mine = AUDIT_CI_161.replace("max_turns: 60", "max_turns: 30")
+    project = roster_project(tmp_path, mine, filled=False)
+    result = run_tether("update", "--yes", "--no-branch", "-C", str(project))
+    assert result.returncode == 0, result.stdout + result.stderr
+    out = result.stdout
+    assert "Regions: 1 regenerated, 0 failed, 0 skipped, 0 refused" in out
+    listing = out.split("Rewritten by regeneration (they now differ from the release copy)")[1]
+    assert ".claude/agents/code-audit-bash.md" in listing
+
+
+def test_roster_that_fell_back_to_a_patch_skips_its_region_and_says_how_to_run_it(
+    tmp_path: Path,
+) -> None:
+    project = roster_project(tmp_path, "budget_seconds: [unclosed\n")
+    result = run_tether("update", "--yes", "--no-branch", "-C", str(project))
+    assert result.returncode == 4, result.stdout + result.stderr
+    out = result.stdout
+    assert f"{AUDIT_CI} → .gaia-merge/{AUDIT_CI}.patch" in out
+    assert (
+        "audit-remit (skipped: its input .gaia/audit-ci.yml fell back to a whole-file "
+        "conflict): bash .gaia/scripts/write-audit-remits.sh"
+    ) in out
