@@ -349,3 +349,77 @@ def test_the_escaping_rule():
     )
     assert lines_of("one\x07\ntwo") == ["one\\x07", "two"]
     assert printable("row 1\nrow\x1b[2K 2\n") == "row 1\nrow\\x1b[2K 2\n"
+
+
+# --- item 5: every file a lifecycle step writes is listed, backed up, restorable ------------
+
+PACKAGE = '{\n  "name": "my-app",\n  "dependencies": {"left-pad": "1.3.0"}\n}\n'
+POST_ON_PACKAGE = {"post_update": [{"file": "package.json", "set": {"kit": "{to_version}"}}]}
+
+
+def package_project(tmp_path: Path) -> Path:
+    """The adopter's own package.json, which no release ships, and a release whose
+    post-update write rewrites it."""
+    shelf = shelf_with(tmp_path, POST_ON_PACKAGE, {})
+    return installed(tmp_path, shelf, {"package.json": PACKAGE})
+
+
+def test_a_post_update_write_is_in_the_plan_and_backed_up_first(tmp_path):
+    from tether.flows.update import PreparedUpdate, UpdateRequest, prepare_update
+    from tether.report.human import render_plan_summary
+
+    project = package_project(tmp_path)
+    prepared = prepare_update(UpdateRequest(project))
+    assert isinstance(prepared, PreparedUpdate)
+    plan = render_plan_summary(prepared.report("plan"))
+    assert "Will update package.json:" in plan and "backed up first" in plan
+    dry = run_tether("update", "--dry-run", "--json", "-C", str(project))
+    assert json.loads(dry.stdout)["post_update"] == [{"file": "package.json", "status": "planned"}]
+    assert (
+        "Would update package.json:" in run_tether("update", "--dry-run", "-C", str(project)).stdout
+    )
+
+    result = run_tether("update", "--yes", "--no-branch", "--json", "-C", str(project))
+    assert result.returncode == 0, result.stderr
+    doc = json.loads(result.stdout)
+    assert json.loads((project / "package.json").read_text()) == {"kit": "2.0.0"}
+    assert "package.json" in doc["backed_up"]
+    backup = project / doc["backup_dir"] / "package.json"
+    assert backup.read_text() == PACKAGE
+
+
+def crash_points_of(tmp_path: Path, make) -> tuple[list[str], list[dict]]:
+    """Every journal step of an uninterrupted update of a project ``make`` builds."""
+    from tether.state import crashpoint
+    from tether.state.journal import read_records
+
+    where = tmp_path / "reference"
+    where.mkdir()
+    project = make(where)
+    done = run_tether("update", "--yes", "--no-branch", "-C", str(project))
+    assert done.returncode == 0, done.stderr
+    records = read_records(project / ".tether/journal.jsonl")
+    return crashpoint.points(records), records
+
+
+def test_abandon_after_a_kill_puts_the_post_update_file_back(tmp_path):
+    from builders import run_forked
+    from tether.state import crashpoint
+
+    points, records = crash_points_of(tmp_path, package_project)
+    written = [p for p, r in zip(points, records, strict=True) if r.get("path") == "package.json"]
+    assert any(p.startswith("file-written:") for p in written), written
+    for n, point in enumerate(written):
+        where = tmp_path / f"crash-{n}"
+        where.mkdir()
+        project = package_project(where)
+        before = project_files(project)
+        argv = ("update", "--yes", "--no-branch", "-C", str(project))
+        assert run_forked(*argv, crash=point).returncode == crashpoint.EXIT_CODE, point
+        abandoned = run_tether("update", "--abandon", "-C", str(project))
+        assert abandoned.returncode == 0, (point, abandoned.stderr)
+        assert (project / "package.json").read_text() == PACKAGE, point
+        after = project_files(project)
+        assert {k: v for k, v in after.items() if not k.startswith(".tether/")} == {
+            k: v for k, v in before.items() if not k.startswith(".tether/")
+        }, point

@@ -307,17 +307,21 @@ def test_dry_run_plans_every_mechanism_and_writes_nothing(tmp_path):
     assert "docs/brand.md" in doc["buckets"]["skip"]
     assert "ci/audit.yml" in doc["buckets"]["update"]
     assert [n["id"] for n in doc["notices"]] == ["strict-mode", "refreshed:ci/audit.yml"]
-    assert doc["post_update"] == []  # planned for after the marker; nothing written
+    # Named before anything is written; nothing written.
+    assert doc["post_update"] == [{"file": "cache/kit-check.json", "status": "planned"}]
+    assert (project / "cache/kit-check.json").read_text() == "{}"
 
 
 def crash(project: Path, point: str | None) -> subprocess.CompletedProcess[str]:
     return run_forked("update", "--yes", "--no-branch", "--json", "-C", str(project), crash=point)
 
 
-def test_crash_after_the_marker_finishes_the_post_update_write_on_rerun(tmp_path):
+def test_crash_after_the_state_keeps_the_post_update_write_done_before_it(tmp_path):
+    """Post-update writes come before the new state (so an abandon can still put them
+    back): a run killed after its state record has done them, and its rerun finishes."""
     project = project_at_v1(tmp_path, {"cache/kit-check.json": "{}"})
     assert crash(project, "state-written:1").returncode == crashpoint.EXIT_CODE
-    assert json.loads((project / "cache/kit-check.json").read_text()) == {}
+    assert json.loads((project / "cache/kit-check.json").read_text())["current"] == "2.0.0"
     rerun = crash(project, None)
     assert rerun.returncode == 0, rerun.stderr
     assert json.loads(rerun.stdout)["status"] == "completed"

@@ -30,6 +30,9 @@ from tether.fsio import read_bytes
 from tether.model.lifecycle import Condition, Lifecycle, Migration, Notice, PostUpdateWrite
 from tether.model.plan import Bucket, FileAction, Op, UpdatePlan
 from tether.state.journal import (
+    STEP_FILE_BACKED_UP,
+    STEP_FILE_INTENT,
+    STEP_FILE_WRITTEN,
     STEP_LIFECYCLE_SNAPSHOT,
     STEP_MIGRATION_FINISHED,
     STEP_MIGRATION_STARTED,
@@ -43,6 +46,7 @@ if TYPE_CHECKING:
     from tether.flows.apply import RunContext
     from tether.flows.baseline import Baseline
     from tether.flows.project import Project, Release
+    from tether.flows.safety import PathGuard
 
 MIGRATION_TIMEOUT = 600.0  # seconds; a migration moves data, it may take a while
 BLOCKING = ("conflict", "error", "refused")
@@ -148,6 +152,9 @@ class LifecyclePlan:
     # Filled as the run goes (or from the journal of an interrupted run).
     results: dict[str, MigrationResult] = field(default_factory=dict)
     post_updated: list[dict[str, str]] = field(default_factory=list)
+    # What each post-update write will do, decided with the plan (shown before consent).
+    post_planned: list[dict[str, str]] = field(default_factory=list)
+    backed_up: list[str] = field(default_factory=list)  # files a post-update write backed up
     trailers: list[dict[str, Any]] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
 
@@ -339,6 +346,10 @@ def plan_lifecycle(
             for path in rule.paths:
                 plan.owned.setdefault(path, why)
     plan.notices = [n for n in lifecycle.notices if plan.snapshot.get(f"notice:{n.id}")]
+    plan.post_planned = [
+        {"file": write.file, "status": _post_status(project, write)[0]}
+        for write in lifecycle.post_update
+    ]
     return plan
 
 
@@ -570,8 +581,14 @@ def dry_run_migrations(lifecycle: LifecyclePlan) -> None:
 # --------------------------------------------------------------------------- post-update writes
 
 
+POST_UPDATE_REASON = "post-update write"
+POST_UPDATE_PLANNED = "planned"
+
+
 def post_update_writes(ctx: RunContext, lifecycle: LifecyclePlan) -> None:
-    """After the version marker: set keys in the adopter's JSON state files, once per run."""
+    """After the after-migrations, before the new state is recorded: set keys in the
+    adopter's JSON state files, once per run. Each file is backed up and journaled like any
+    file the update writes, so an abandon puts it back."""
     done = _posted(ctx)
     values = {
         "from_version": lifecycle.from_version,
@@ -583,7 +600,7 @@ def post_update_writes(ctx: RunContext, lifecycle: LifecyclePlan) -> None:
         if write.file in done:
             lifecycle.post_updated.append({"file": write.file, "status": "written"})
             continue
-        status = _post_one(ctx, write, values)
+        status = _post_one(ctx, lifecycle, write, values)
         lifecycle.post_updated.append({"file": write.file, "status": status})
         if status == "written":
             ctx.journal.append(ctx.run_id, STEP_POST_UPDATE_WRITTEN, file=write.file)
@@ -592,7 +609,8 @@ def post_update_writes(ctx: RunContext, lifecycle: LifecyclePlan) -> None:
 def finish_post_update(
     project: Project, journal: Journal, run: RunRecord, release: Lifecycle
 ) -> list[dict[str, str]]:
-    """A run stopped after its version marker: do the post-update writes it had not done."""
+    """A run stopped after its version marker: do the post-update writes it had not done
+    (a run journaled by a tether that wrote them after the marker; today they come first)."""
     from tether.flows.apply import RunContext
 
     plan = LifecyclePlan(
@@ -612,29 +630,83 @@ def _posted(ctx: RunContext) -> set[str]:
     }
 
 
-def _post_one(ctx: RunContext, write: PostUpdateWrite, values: Mapping[str, str]) -> str:
+def _post_status(
+    project: Project, write: PostUpdateWrite, guard: PathGuard | None = None
+) -> tuple[str, dict[str, Any] | None]:
+    """(what the write will do, the JSON object the file holds now, or None for a missing
+    file). Judged through the path guard, as a write is: a link, a folder leading out of the
+    project or a FIFO is never read, and is reported instead of written."""
+    from tether.flows.safety import PathGuard
+    from tether.parselimits import json_loads
+
+    guard = guard or PathGuard(project.root)
+    problem, info = guard.inspect(write.file)
+    if problem:
+        return f"failed: {problem}", None
+    if info is None:
+        return ("skipped: no such file" if write.only_if_exists else POST_UPDATE_PLANNED), None
+    try:
+        loaded = json_loads(read_bytes(project.path(write.file)))
+    except (OSError, ValueError, RecursionError):
+        loaded = None
+    if not isinstance(loaded, dict):
+        return "skipped: not a JSON object", None
+    return POST_UPDATE_PLANNED, loaded
+
+
+def _post_one(
+    ctx: RunContext, lifecycle: LifecyclePlan, write: PostUpdateWrite, values: Mapping[str, str]
+) -> str:
     import json
 
     from tether.flows.safety import UnsafePath
 
-    path = ctx.project.path(write.file)
-    existing: dict[str, Any] = {}
-    if path.is_file():
-        try:
-            loaded = json.loads(read_bytes(path))
-        except (OSError, ValueError):
-            loaded = None
-        if not isinstance(loaded, dict):
-            return "skipped: not a JSON object"
-        existing = loaded
-    elif write.only_if_exists:
-        return "skipped: no such file"
-    doc = post_update_document(write, existing, values)
+    # Judged now, at write time: a program that ran since the plan may have made a link.
+    ctx.guard.forget()
+    status, existing = _post_status(ctx.project, write, ctx.guard)
+    if status != POST_UPDATE_PLANNED:
+        return status
+    doc = post_update_document(write, existing or {}, values)
+    data = (json.dumps(doc, indent=2) + "\n").encode()
     try:
-        ctx.guard.write(write.file, (json.dumps(doc, indent=2) + "\n").encode())
+        if _write_backed_up(ctx, write.file, data, existed=existing is not None):
+            lifecycle.backed_up.append(write.file)
     except (UnsafePath, OSError) as error:
         return f"failed: {error}"
     return "written"
+
+
+def _write_backed_up(ctx: RunContext, rel: str, data: bytes, *, existed: bool) -> bool:
+    """Write ``rel`` as the update writes every file: its bytes backed up first (the run's
+    first backup is never written over), then the intent, the write and its record, so an
+    abandon restores the file, or removes it when the run created it. True when a backup
+    was made."""
+    from tether.flows.backups import back_up
+    from tether.fsio import sha256_bytes
+
+    if existed:
+        folder = ctx.backups
+        saved = back_up(
+            folder.guard,
+            folder.name(rel),
+            ctx.project.path(rel),
+            first=ctx.resume.backed_up.get(rel),
+        )
+        if saved is not None:
+            backup = {"path": rel, "backup": folder.label(saved.name), "sha256": saved.sha256}
+            ctx.journal.append(ctx.run_id, STEP_FILE_BACKED_UP, **backup)
+            ctx.resume.backed_up.setdefault(rel, saved.sha256)
+    fields: dict[str, object] = {
+        "path": rel,
+        "target": rel,
+        "sha256": sha256_bytes(data),
+        "bucket": Bucket.UPDATE.value,
+        "reason": POST_UPDATE_REASON,
+    }
+    ctx.journal.append(ctx.run_id, STEP_FILE_INTENT, **fields)
+    ctx.guard.write(rel, data)
+    ctx.journal.append(ctx.run_id, STEP_FILE_WRITTEN, **fields)
+    return existed
 
 
 def _utc_now() -> str:

@@ -91,6 +91,12 @@ class PathGuard:
             return f"{folder} is a file, but the release needs a folder there"
         return None
 
+    def forget(self) -> None:
+        """Judge every folder again from the next call on: after a program ran (a migration,
+        a region program), a folder judged before may have become a link."""
+        self._folders.clear()
+        self._root_ready = False
+
     def problem(self, rel: str) -> str | None:
         return self.inspect(rel)[0]
 

@@ -271,7 +271,10 @@ class PreparedUpdate:
             migrations_skipped=lifecycle.skip_migrations and bool(lifecycle.migrations),
             programs_off=lifecycle.programs_off or None,
             notices=lifecycle.notice_documents(),
-            post_update=list(lifecycle.post_updated),
+            # Before anything ran, what each post-update write will do; then what it did.
+            post_update=list(
+                lifecycle.post_planned if status in ("plan", "dry-run") else lifecycle.post_updated
+            ),
             trailer_invalidations=list(lifecycle.trailers),
             resumed=unfinished is not None,
             run_id=unfinished.run_id if unfinished is not None else None,
@@ -717,6 +720,9 @@ def _execute(prepared: PreparedUpdate, branch: BranchPlan | None = None) -> Upda
 
         regenerated = _regenerate(prepared, ctx, outcome)
         run_migrations(ctx, prepared.latest, prepared.lifecycle, "after")
+        # Before the new state: backed up and journaled, an abandon still puts them back.
+        post_update_writes(ctx, prepared.lifecycle)
+        outcome.backed_up += prepared.lifecycle.backed_up
         finalize(
             ctx,
             prepared.baseline,
@@ -724,7 +730,6 @@ def _execute(prepared: PreparedUpdate, branch: BranchPlan | None = None) -> Upda
             outcome,
             prepared.plan.latest_hashes,
             applied_migrations=prepared.lifecycle.applied(run_id),
-            after_marker=lambda: post_update_writes(ctx, prepared.lifecycle),
         )
         count_trailer_invalidations(project, prepared.lifecycle)
     report = _report_after_apply(prepared, ctx, outcome, earlier)

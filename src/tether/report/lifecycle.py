@@ -111,11 +111,19 @@ def notice_lines(report: UpdateReport) -> list[str]:
 
 
 def post_update_lines(report: UpdateReport) -> list[str]:
-    return [
-        f"  {'Updated ' + one_line(p['file']) + ':':<46} {one_line(p['status'])}"
-        for p in report.post_update
-        if p["status"] != "skipped: no such file"
-    ]
+    """One row per post-update write; before it ran (the plan, a dry run), what it will do:
+    every file a lifecycle step writes is named before a person consents."""
+    rows = []
+    for post in report.post_update:
+        status = str(post["status"])
+        if status == "skipped: no such file":
+            continue
+        verb = "Updated"
+        if status == "planned":
+            verb = "Would update" if report.dry_run else "Will update"
+            status = "post-update write, backed up first (--abandon restores it)"
+        rows.append(f"  {verb + ' ' + one_line(post['file']) + ':':<46} {one_line(status)}")
+    return rows
 
 
 def trailer_rows(report: UpdateReport) -> list[str]:
