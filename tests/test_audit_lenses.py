@@ -229,11 +229,15 @@ def test_decision_json_names_the_misspelled_key_and_the_bad_value(shfmt: Tool) -
         for f in hooks.check(parsed.tree, LensContext("h.sh", "x"))
         if f.finding_class == "hook/decision-json"
     )
+    joined = "\n".join(titles)
     assert (
         "unknown key `hookSpecificOutput.permissionDecison` (did you mean `permissionDecision`?)"
-        in titles[0] + titles[1]
+        in joined
     )
-    assert "`permissionDecision` is 'block', not one of allow, ask, deny" in titles[0] + titles[1]
+    assert "`permissionDecision` is 'block', not one of allow, ask, deny" in joined
+    assert "the printed document is not JSON (Expecting property name" in joined  # `,}`
+    assert "`hookEventName` is 'PostToolUse', not 'PreToolUse'" in joined
+    assert "`hookSpecificOutput.permissionDecision` without `hookEventName: PreToolUse`" in joined
 
 
 def test_lens_findings_are_cached_by_bytes_target_and_lens_code(
@@ -274,4 +278,12 @@ def test_decision_problems_check_values_and_leave_other_documents_alone() -> Non
     ]
     assert decision_problems({"decision": {"behavior": "deny"}}) == []
     assert decision_problems({"name": "tether", "count": 3}) == []  # not a decision
-    assert decision_problems({"hookSpecificOutput": {"permissionDecision": "deny"}}) == []
+    assert (
+        decision_problems(
+            {"hookSpecificOutput": {"hookEventName": "PreToolUse", "permissionDecision": "deny"}}
+        )
+        == []
+    )
+    assert decision_problems({"hookSpecificOutput": {"permissionDecision": "deny"}}) == [
+        "`hookSpecificOutput.permissionDecision` without `hookEventName: PreToolUse`"
+    ]

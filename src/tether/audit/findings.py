@@ -236,6 +236,22 @@ _RULES: tuple[Rule, ...] = (
         "bash 3.2 reports an invalid format character, so the timestamp is never printed",
         "use `date +FORMAT`",
     ),
+    Rule(
+        "bash32/negative-length",
+        "error",
+        "negative substring length (${v:off:-n}) needs bash 4.2",
+        "bash 3.2 reports 'substring expression < 0' and stops, so the trimmed value is "
+        "never produced",
+        "compute the length: `${v:0:${#v}-1}`, or trim with `${v%?}`",
+    ),
+    Rule(
+        "bash32/named-fd",
+        "error",
+        "named file descriptor (exec {fd}>…) needs bash 4.1",
+        "bash 3.2 reads `{fd}` as a command word, so the redirection never opens the file "
+        "and the variable stays empty",
+        "pick a fixed descriptor (`exec 3>file`) and close it when done (`exec 3>&-`)",
+    ),
     # GNU-only forms of common tools fail, or silently do something else, on macOS and BSD.
     Rule(
         "portability/sed-in-place",
@@ -453,6 +469,15 @@ _RULES: tuple[Rule, ...] = (
         "so the behaviour it guards has no check while the suite reports it as skipped",
         'guard it with the missing precondition (`command -v jq >/dev/null || skip "no jq"`) '
         "or delete the test and say why",
+    ),
+    Rule(
+        "bats/ci-skip",
+        "warning",
+        "`skip` guarded by a condition that holds on every CI run",
+        "the guard reads a CI variable (`$CI`, `$GITHUB_ACTIONS` …) that every runner sets, "
+        "so the test is skipped exactly where the suite is supposed to enforce it",
+        "guard on the precondition the test really needs (`command -v tool || skip`), or fix "
+        "what fails on the runner",
     ),
     Rule(
         "bats/deleted-suite",

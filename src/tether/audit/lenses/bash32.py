@@ -68,6 +68,11 @@ def _node_findings(node: Node, ctx: LensContext) -> Iterator[Finding]:
                 yield ctx.finding("bash32/case-fallthrough", item, f"`{item['Op']}` case arm")
     if node.get("Op") == "&>>" and "Word" in node:  # a redirection
         yield ctx.finding("bash32/append-both-redirect", node, "`&>>` redirection")
+    if "Cmd" in node:
+        for redirect in node.get("Redirs") or []:
+            fd = str((redirect.get("N") or {}).get("Value") or "")
+            if fd.startswith("{") and fd.endswith("}"):
+                yield ctx.finding("bash32/named-fd", node, f"`{fd}` redirection")
     if "Index" in node and "Name" in node and node.get("Naked") is not True:
         yield from _negative_index(node, node["Index"], ctx)  # an array element assignment
 
@@ -129,6 +134,16 @@ def _expansion(node: Node, ctx: LensContext) -> Iterator[Finding]:
         yield ctx.finding("bash32/new-variable", node, f"`${param}` expansion", title=title)
     if "Index" in node:
         yield from _negative_index(node, node["Index"], ctx)
+    length = (node.get("Slice") or {}).get("Length")
+    if isinstance(length, dict) and _negative(length):
+        yield ctx.finding("bash32/negative-length", node, "`${…:off:-n}` expansion")
+
+
+def _negative(expr: Node) -> bool:
+    if kind(expr) == "UnaryArithm":
+        return expr.get("Op") == "-"
+    text = literal(expr) if kind(expr) == "Word" else None
+    return text is not None and text.startswith("-")
 
 
 def _negative_index(node: Node, index: Node, ctx: LensContext) -> Iterator[Finding]:

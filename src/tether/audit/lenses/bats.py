@@ -30,8 +30,14 @@ from typing import Any, Final
 
 from tether.audit.findings import Finding
 from tether.audit.lenses import LensContext
-from tether.audit.lenses.batsbody import SETUPS, bails, body_findings, unconditional_skips
-from tether.audit.shellast import Node, command, kind, walk
+from tether.audit.lenses.batsbody import (
+    SETUPS,
+    bails,
+    body_findings,
+    ci_skips,
+    unconditional_skips,
+)
+from tether.audit.shellast import Node, argv, command, kind, walk
 
 _COMPARISONS: Final = {"<", ">", "<=", ">=", "==", "!=", "&&", "||"}
 
@@ -51,7 +57,9 @@ def check(tree: Node, ctx: LensContext) -> list[Finding]:
             found.extend(_statements(stmts, True, ctx))
             found.extend(body_findings(body, ctx))
         elif kind(node) == "FuncDecl" and (node.get("Name") or {}).get("Value") in SETUPS:
-            found.extend(unconditional_skips(command(node.get("Body")), ctx, "setup"))
+            setup = command(node.get("Body"))
+            found.extend(unconditional_skips(setup, ctx, "setup"))
+            found.extend(ci_skips(setup, ctx))
     return found
 
 
@@ -106,8 +114,8 @@ def _and_or(stmt: Node, cmd: Node, final: bool, ctx: LensContext) -> list[Findin
         if op == "&&" and bails(right):
             return [ctx.finding("bats/final-guard-fails", stmt, "final `cond && return 1`")]
         return []
-    if op == "&&" and bails(right):
-        return []  # a non-final guard: fail when cond holds, go on otherwise
+    if op == "&&" and (bails(right) or _is_skip(right)):
+        return []  # a non-final guard: fail (or skip) when cond holds, go on otherwise
     if right.get("Negated"):
         return [_hollow(ctx, stmt, _TITLE_BANG, "negated command ending a list")]
     right_cmd = command(right)
@@ -118,6 +126,11 @@ def _and_or(stmt: Node, cmd: Node, final: bool, ctx: LensContext) -> list[Findin
     if op == "&&":
         return [ctx.finding("bats/and-list-assertion", stmt, "non-final `A && B`")]
     return []
+
+
+def _is_skip(stmt: Node) -> bool:
+    words = argv(command(stmt))
+    return bool(words) and words[0] == "skip"
 
 
 def _comparison(expr: Any) -> bool:

@@ -16,7 +16,8 @@ Each rule reads one @test body (a Block) in any position, final or not:
 - statements after an unconditional ``return``/``exit`` never run;
 - ``[[ $x == * ]]``, ``[[ $x =~ .* ]]``, ``=~ ^`` and ``grep ''``/``grep '.*'`` match
   every input;
-- an unconditional ``skip`` (in the body, or in ``setup``) retires the test.
+- an unconditional ``skip`` (in the body, or in ``setup``) retires the test, and so does
+  one whose guard holds on every CI run (``[ -n "$CI" ] && skip``).
 """
 
 from __future__ import annotations
@@ -55,6 +56,7 @@ def body_findings(body: Node, ctx: LensContext) -> list[Finding]:
         *_unreachable(body, ctx),
         *_always_matching(body, ctx),
         *unconditional_skips(body, ctx, "@test"),
+        *ci_skips(body, ctx),
     ]
 
 
@@ -271,6 +273,99 @@ def _always_matching(body: Node, ctx: LensContext) -> Iterator[Finding]:
             inverted, pattern = _grep_pattern(argv(node))
             if not inverted and pattern in _ALWAYS_REGEX - {"$"}:
                 yield ctx.finding("bats/always-matches", node, "grep pattern matching any line")
+
+
+_CI_VARIABLES: Final = {
+    "CI",
+    "GITHUB_ACTIONS",
+    "CONTINUOUS_INTEGRATION",
+    "GITLAB_CI",
+    "BUILDKITE",
+    "CIRCLECI",
+    "TRAVIS",
+    "JENKINS_URL",
+    "TF_BUILD",
+}
+_FALSE_WORDS: Final = {"", "0", "false"}
+
+
+def _reads_ci(word: Any) -> bool:
+    return any(
+        kind(node) == "ParamExp" and (node.get("Param") or {}).get("Value") in _CI_VARIABLES
+        for node in walk(word)
+    )
+
+
+def _compare_ci(left: Any, op: str | None, right: Any) -> bool | None:
+    """Whether ``left op right`` holds on a CI runner, when one side reads a CI variable
+    and the other is a literal; None otherwise."""
+    if _reads_ci(right):
+        left, right = right, left
+    value = literal(right)
+    if not _reads_ci(left) or value is None:
+        return None
+    set_like = value.strip() not in _FALSE_WORDS  # CI=true on every runner
+    if op in ("==", "=", "=~"):
+        return set_like
+    if op == "!=":
+        return not set_like
+    return None
+
+
+def _test_holds_in_ci(expr: Any) -> bool | None:
+    expr_type = kind(expr)
+    if expr_type == "ParenTest":
+        return _test_holds_in_ci(expr.get("X"))
+    if expr_type == "UnaryTest" and expr.get("Op") in ("-n", "-z") and _reads_ci(expr.get("X")):
+        return bool(expr.get("Op") == "-n")
+    if expr_type == "BinaryTest":
+        return _compare_ci(expr.get("X"), expr.get("Op"), expr.get("Y"))
+    return None
+
+
+def _holds_in_ci(stmt: Any) -> bool | None:
+    """Whether a guard condition is true on a CI runner (None when it cannot tell)."""
+    if not isinstance(stmt, dict):
+        return None
+    cmd = command(stmt)
+    verdict: bool | None = None
+    if kind(cmd) == "TestClause":
+        verdict = _test_holds_in_ci(cmd.get("X"))
+    elif _name(cmd) in ("[", "test"):
+        words = list(cmd.get("Args") or [])[1:]
+        if _name(cmd) == "[" and words and literal(words[-1]) == "]":
+            words = words[:-1]
+        if len(words) == 2 and literal(words[0]) in ("-n", "-z") and _reads_ci(words[1]):
+            verdict = literal(words[0]) == "-n"
+        elif len(words) == 3:
+            verdict = _compare_ci(words[0], literal(words[1]), words[2])
+    if verdict is None:
+        return None
+    return not verdict if stmt.get("Negated") else verdict
+
+
+def _skips(stmts: Any) -> bool:
+    return any(
+        kind(node) == "CallExpr" and _name(node) == "skip"
+        for stmt in stmts or []
+        for node in walk(stmt)
+    )
+
+
+def ci_skips(body: Node, ctx: LensContext) -> Iterator[Finding]:
+    """A ``skip`` whose guard holds on every CI run: coverage retired where it counts."""
+    for node in walk(body):
+        node_type = kind(node)
+        if node_type == "BinaryCmd" and node.get("Op") in ("&&", "||") and _skips([node.get("Y")]):
+            skip_when = node.get("Op") == "&&"
+            if _holds_in_ci(node.get("X")) is skip_when:
+                yield ctx.finding("bats/ci-skip", node, "`skip` guarded by a CI variable")
+        elif node_type == "IfClause":
+            cond = list(node.get("Cond") or [])
+            holds = _holds_in_ci(cond[-1]) if cond else None
+            taken = node.get("Then") if holds else (node.get("Else") or {}).get("Then")
+            if holds is not None and _skips(taken):
+                yield ctx.finding("bats/ci-skip", node, "`skip` in an arm taken on CI")
 
 
 def unconditional_skips(body: Node, ctx: LensContext, where: str) -> Iterator[Finding]:

@@ -8,8 +8,10 @@
   whatever the input JSON says; a filtering stage (``grep``, ``sed`` …) in between counts
   as validation.
 - A decision document printed as a literal (``echo``/``printf``/here-document) is parsed
-  as JSON and its keys and decision values are checked against the documented set; the
-  object built by a literal ``jq -n`` program is checked the same way from its text.
+  as JSON (one that does not parse, a trailing comma say, is a finding) and its keys and
+  decision values are checked against the documented set, a permission decision's
+  ``hookEventName`` being exactly ``PreToolUse``; the object built by a literal ``jq -n``
+  program is checked the same way from its text.
 """
 
 from __future__ import annotations
@@ -51,7 +53,8 @@ DECISION_VALUES: Final = {
     "decision": {"approve", "block"},
 }
 _JQ_KEY: Final = re.compile(r'(?:"([A-Za-z_]\w*)"|\b([A-Za-z_]\w*))\s*:(?!:)')
-_JQ_VALUE: Final = re.compile(r'"?(permissionDecision|decision)"?\s*:\s*"([^"]*)"')
+_JQ_VALUE: Final = re.compile(r'"?(permissionDecision|decision|hookEventName)"?\s*:\s*"([^"]*)"')
+_LOOKS_LIKE_JSON: Final = re.compile(r'^\s*\{\s*"')
 
 
 def check(tree: Node, ctx: LensContext) -> list[Finding]:
@@ -143,6 +146,7 @@ def decision_problems(document: dict[str, Any]) -> list[str]:
     if isinstance(specific, dict):
         problems.extend(_key_problems(specific, SPECIFIC_KEYS, "hookSpecificOutput."))
         problems.extend(_value_problems(specific))
+        problems.extend(_event_problems(specific))
     problems.extend(_value_problems({"decision": document.get("decision")}))
     return problems
 
@@ -164,6 +168,18 @@ def _value_problems(document: dict[str, Any]) -> Iterator[str]:
             yield f"`{key}` is {value!r}, not one of {', '.join(sorted(allowed))}"
 
 
+def _event_problems(specific: dict[str, Any]) -> Iterator[str]:
+    """A permission decision is a PreToolUse answer: the runner matches the event name
+    exactly, so a decision under any other name (or none) is never applied."""
+    if "permissionDecision" not in specific:
+        return
+    event = specific.get("hookEventName")
+    if event is None:
+        yield "`hookSpecificOutput.permissionDecision` without `hookEventName: PreToolUse`"
+    elif isinstance(event, str) and not set("%$") & set(event) and event != "PreToolUse":
+        yield f"`hookEventName` is {event!r}, not 'PreToolUse', beside a permissionDecision"
+
+
 def _jq_problems(program: str) -> list[str]:
     keys = {a or b for a, b in _JQ_KEY.findall(program)}
     document: dict[str, Any] = {}
@@ -171,7 +187,8 @@ def _jq_problems(program: str) -> list[str]:
     for key in keys:
         (document if key in TOP_KEYS or not _near(key, SPECIFIC_KEYS) else specific)[key] = 1
     for key, value in _JQ_VALUE.findall(program):
-        (specific if key == "permissionDecision" else document)[key] = value
+        in_specific = key in ("permissionDecision", "hookEventName")
+        (specific if in_specific else document)[key] = value
     if specific or "hookSpecificOutput" in document:
         document["hookSpecificOutput"] = specific
     return decision_problems(document)
@@ -192,7 +209,11 @@ def _decisions(tree: Node, ctx: LensContext) -> Iterator[Finding]:
         for text in _printed_literals(node):
             try:
                 document = json.loads(text.replace("\\n", "\n"), strict=False)
-            except ValueError:
+            except ValueError as error:
+                if _LOOKS_LIKE_JSON.match(text) and "%" not in text:
+                    # A hand-built document the runner cannot parse is no decision at all.
+                    why = error.msg if isinstance(error, json.JSONDecodeError) else str(error)
+                    problems.append(f"the printed document is not JSON ({why})")
                 continue
             if isinstance(document, dict):
                 problems.extend(decision_problems(document))
