@@ -427,3 +427,28 @@ def test_npm_install_end_to_end(
 def _locked(root: Path) -> str:
     lock = json.loads((root / "package-lock.json").read_text())
     return str(lock["packages"]["node_modules/e2e-lib"]["version"])
+
+
+def test_a_300_character_project_name_does_not_stop_the_run(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, server: LoopbackRegistry
+) -> None:
+    setup_cli(monkeypatch, tmp_path)
+    long_name = "n" * 300
+    roots = {
+        name: project(
+            tmp_path / f"p{index}",
+            {"package.json": {"name": f"p{index}", "dependencies": {"alpha": "^1.0.0"}}},
+        )
+        for index, name in enumerate((long_name, "short", long_name[:-1] + "m"))
+    }
+    reg = registry_file(tmp_path / "projects.json", roots)
+    code, doc = run_json(*deps(reg, server, "apply", "--level", "minor", "--yes", "--no-install"))
+    assert code == 0, doc
+    assert [p["name"] for p in doc["applied"]] == list(roots)
+    for root in roots.values():
+        assert json.loads((root / "package.json").read_text())["dependencies"] == {
+            "alpha": "^1.2.3"
+        }
+    logs = [Path(p["log"]) for p in doc["applied"]]
+    assert len(set(logs)) == 3 and all(len(p.name.encode()) < 255 for p in logs)
+    assert all(p.is_file() for p in logs)

@@ -400,3 +400,21 @@ def test_ctrl_c_inside_a_project_stops_even_when_continuing(
     assert code == 130 and doc["status"] == "interrupted"
     assert [f["name"] for f in doc["summary"]["failed"]] == ["p1"]
     assert [p["name"] for p in doc["summary"]["pending"]] == ["p2", "p3"]
+
+
+def test_a_300_character_project_name_does_not_stop_the_run(fleet: Fleet) -> None:
+    """Run-folder names are shortened (a file name has 255 bytes at most): the long-named
+    project and every other one are updated, each with its own log."""
+    p1, p2, p3 = fleet.projects
+    long_name = "n" * 300
+    assert call("projects", "add", str(p1), "--name", long_name) == 0
+    register(p2, p3)
+    code, doc = update_json("--yes", "--isolate", "none")
+    assert code == 0, doc["summary"]
+    assert [p["name"] for p in doc["summary"]["applied"]] == [long_name, "p2", "p3"]
+    assert [installed(p) for p in (p1, p2, p3)] == ["1.1.0"] * 3
+    logs = sorted(p.name for p in Path(doc["run_dir"]).glob("*.log"))
+    assert len(logs) == 3 and all(len(name.encode()) < 255 for name in logs)
+    assert (
+        logs[0].startswith("1-nnnn") and "== result" in (Path(doc["run_dir"]) / logs[0]).read_text()
+    )

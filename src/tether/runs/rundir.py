@@ -7,6 +7,7 @@ What a person or a conversation reads is a bounded digest; the whole story stays
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import re
@@ -18,6 +19,9 @@ from tether.fsio import atomic_write, read_bytes
 from tether.state.journal import new_run_id
 
 TAIL_LINES = 40
+# The project-name part of a run-folder file name: with the number in front and ".json" or
+# ".log" behind, well under the 255 bytes a file name may have.
+NAME_PART = 80
 
 
 def state_home(env: Mapping[str, str] | None = None) -> Path:
@@ -51,8 +55,13 @@ class RunFolder:
         return cls(root, run_id)
 
     def log_path(self, index: int, count: int, name: str) -> Path:
-        """``03-name.log``: numbered in registry order, the name made safe for a file."""
+        """``03-name.log``: numbered in registry order, the name made safe for a file and
+        short enough for any file system (a long name keeps its start and a digest of the
+        whole, so two long names never share a log)."""
         safe = re.sub(r"[^A-Za-z0-9._-]+", "_", name).strip("._") or "project"
+        if len(safe) > NAME_PART:
+            digest = hashlib.sha256(name.encode("utf-8", "surrogatepass")).hexdigest()[:12]
+            safe = f"{safe[: NAME_PART - 13]}-{digest}"
         return self.root / f"{index + 1:0{len(str(count))}d}-{safe}.log"
 
     def write(self, path: Path, lines: Sequence[str]) -> None:
