@@ -127,3 +127,26 @@ def test_a_project_whose_lock_is_held_is_failed_and_left_alone(
     assert "another tether run is in progress" in failed["error"]
     assert (root / "package.json").read_bytes() == before
     assert not second.exists()  # no install ran
+
+
+def test_what_a_killed_run_left_is_swept_by_the_next_one(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, server: LoopbackRegistry
+) -> None:
+    """A run killed while it held the lock of a project that is not tether's leaves
+    ``.tether/lock`` naming it, and one killed mid-write a temporary file beside the
+    manifest (kill -9 skips every clean-up). The next run removes both: tether leaves no lock
+    in a folder it does not manage. (tests/test_deps_crash.py kills real runs at every step.)"""
+    setup_cli(monkeypatch, tmp_path)
+    npm_running(tmp_path, monkeypatch, "--version")
+    root = project(tmp_path / "web", NPM_PROJECT)
+    lock = root / ".tether" / "lock"
+    lock.parent.mkdir()
+    lock.write_text(
+        '{"pid": 999999999, "started": "2025-06-01T00:00:00Z", "command": "deps apply"}\n'
+    )
+    temp = root / ".package.json.0badf00d.tether-tmp"
+    temp.write_text('{"name": "web", "depend')
+    code, doc = apply(registry_file(tmp_path / "projects.json", {"web": root}), server)
+    assert code == 0, doc
+    assert sorted(p.name for p in root.iterdir()) == ["package-lock.json", "package.json"]
+    assert json.loads((root / "package.json").read_text())["dependencies"] == {"alpha": "^1.2.3"}

@@ -22,10 +22,12 @@ from datetime import date
 from pathlib import Path
 from typing import IO, Any
 
+from tether.deps import steps
 from tether.deps.align import Plan
-from tether.deps.edit import Change, EditError, prepare, write
+from tether.deps.edit import Change, EditError, prepare, sweep_temps, write
 from tether.deps.overrides import BoundOverride, commands_for
 from tether.deps.owed import PENDING, OwedLedger
+from tether.deps.steps import StepLog
 from tether.errors import Exit, TetherError
 from tether.runs.isolation import DEFAULT_MODE, Isolation, Target, isolate
 from tether.runs.rundir import RunFolder
@@ -136,6 +138,14 @@ class ApplyRun:
     status: str = "done"  # done | stopped | interrupted
 
 
+@dataclass(frozen=True)
+class Records:
+    """What a run keeps durably as it goes: the installs it owes and its steps."""
+
+    owed: OwedLedger
+    steps: StepLog
+
+
 def works_from_plan(
     plan: Plan,
     bound: Sequence[BoundOverride],
@@ -183,10 +193,10 @@ def apply_projects(
     run = ApplyRun(
         [ProjectResult(w, folder.log_path(i, len(works), w.name)) for i, w in enumerate(works)]
     )
-    ledger = OwedLedger(folder)
+    records = Records(OwedLedger(folder), StepLog(folder))
     for index, result in enumerate(run.results):
         try:
-            _apply_one(result, options, ledger)
+            _apply_one(result, options, records)
         except KeyboardInterrupt:
             _interrupted(result)
             run.status = "interrupted"
@@ -233,7 +243,7 @@ def digest(index: int, count: int, result: ProjectResult) -> str:
     return f"{head} " + ", ".join(parts)
 
 
-def _apply_one(result: ProjectResult, options: ApplyOptions, ledger: OwedLedger) -> None:
+def _apply_one(result: ProjectResult, options: ApplyOptions, records: Records) -> None:
     work = result.work
     with open(result.log, "a", encoding="utf-8", errors="replace") as log:
         _say(log, f"project {work.name} ({work.root})")
@@ -242,43 +252,93 @@ def _apply_one(result: ProjectResult, options: ApplyOptions, ledger: OwedLedger)
         except TetherError as error:
             _fail(result, log, "lock", Exit.ERROR, f"{work.root}: {error}")
             return
+        records.steps.append(steps.LOCKED, work.name)
         try:
-            _apply_locked(result, options, log, ledger)
+            _apply_locked(result, options, log, records)
         finally:
             release()
+        records.steps.append(steps.RELEASED, work.name, state=result.state)
+
+
+LOCK_COMMAND = "deps apply"  # who holds a lock, as its file records it
 
 
 def _lock_project(root: Path) -> Callable[[], None]:
     """Take the lock ``update`` and ``init`` take on ``root`` (docs/init.md), for while the
     project is isolated, edited and installed; returns its release. A folder without a
-    tether install is locked where ``init`` would lock it, and the folders made for that
-    lock go again on release (the lock file first), so a project that is not tether's keeps
-    no trace of it. Raises TetherError, naming the holder, while another run holds it."""
+    tether install is locked where ``init`` would lock it, and on release the lock file and
+    the folders holding it (when nothing else is in them) go again, so a project that is
+    not tether's keeps no trace of it. Raises TetherError, naming the holder, while another
+    run holds it."""
     from tether.flows.project import profile_for_new_install
 
     if not root.is_dir():
         return lambda: None  # nothing to lock: the isolation reports the missing folder
-    path = root / profile_for_new_install(root, None).lock_file
-    made = [folder for folder in (path.parent, *path.parent.parents) if not folder.exists()]
-    lock = ProjectLock(path, command="deps apply")
+    profile = profile_for_new_install(root, None)
+    path = root / profile.lock_file
+    # Removed again on release: a lock in a folder tether does not manage that this run
+    # makes, or that an earlier deps apply left (killed while it held it, or emptied).
+    ours = not (root / profile.state_file).is_file() and _left_by_deps(path)
+    lock = ProjectLock(path, command=LOCK_COMMAND)
     lock.acquire()
 
     def release() -> None:
         try:
-            if made:
-                with contextlib.suppress(OSError):
-                    path.unlink()
-                for folder in made:  # innermost first; a folder something else wrote in stays
-                    with contextlib.suppress(OSError):
-                        folder.rmdir()
+            if ours:
+                _leave_no_lock(root, path)
         finally:
             lock.release()
 
     return release
 
 
+def _left_by_deps(path: Path) -> bool:
+    """No lock file yet, or one that names nobody or an earlier ``deps apply``."""
+    from tether.state.lock import read_owner
+
+    if not os.path.lexists(path):
+        return True
+    if path.is_symlink() or not path.is_file():
+        return False
+    owner = read_owner(path)
+    return owner is None or owner.command == LOCK_COMMAND
+
+
+def _leave_no_lock(root: Path, path: Path) -> None:
+    """The lock file (while still held), then each folder between it and ``root`` that is
+    left empty, innermost first: a folder with anything else in it stays."""
+    with contextlib.suppress(OSError):
+        path.unlink()
+    folder = path.parent
+    while folder != root and root in folder.parents:
+        try:
+            folder.rmdir()
+        except OSError:
+            return
+        folder = folder.parent
+
+
+def sweep_stale_lock(root: Path) -> None:
+    """A lock an earlier ``deps apply`` left in a folder tether does not manage (killed
+    while it held it): nobody holds it now, so it is taken and removed with its empty
+    folders. A lock another command wrote, or one held right now, is left alone."""
+    from tether.flows.project import profile_for_new_install
+
+    if not root.is_dir():
+        return
+    profile = profile_for_new_install(root, None)
+    path = root / profile.lock_file
+    if (root / profile.state_file).is_file() or not path.is_file() or not _left_by_deps(path):
+        return
+    try:
+        release = _lock_project(root)
+    except TetherError:
+        return  # held: a run is working there now
+    release()
+
+
 def _apply_locked(
-    result: ProjectResult, options: ApplyOptions, log: IO[str], ledger: OwedLedger
+    result: ProjectResult, options: ApplyOptions, log: IO[str], records: Records
 ) -> None:
     work = result.work
     result.isolation = isolate(
@@ -296,24 +356,30 @@ def _apply_locked(
     if result.isolation.used == "worktree":
         result.isolation = _carry_config(result.isolation, work, bool(installs))
     _say(log, result.isolation.describe())
+    records.steps.append(steps.ISOLATED, work.name, used=result.isolation.used)
     if result.isolation.used == "skipped":
         result.state = "skipped"
         _say(log, "== result: skipped, nothing written")
         return
     root = result.isolation.root
     workspace = Path(os.path.normpath(root / work.workspace))
-    if not _edit(result, workspace, log, lambda: ledger.owe(work.name, work.root, installs)):
+    if not _edit(result, workspace, log, records, installs):
         return
     for override in work.overrides:
         if not _run(result, f"override:{override.entry.id}", override.argv(), root, log, options):
             return
     for argv in installs:
-        if not _run(result, "install", argv, workspace, log, options):
+        ran = _run(result, "install", argv, workspace, log, options)
+        records.steps.append(
+            steps.INSTALL_FINISHED, work.name, exit_code=result.steps[-1].exit_code
+        )
+        if not ran:
             if result.files or work.owed:
                 result.error = f"{PENDING} ({result.error})"
             return
     if installs:
-        ledger.settled(work.name, work.root)
+        records.owed.settled(work.name, work.root)
+        records.steps.append(steps.OWED_SETTLED, work.name)
     result.state = "applied"
     _say(log, "== result: applied")
 
@@ -362,19 +428,32 @@ def install_commands(work: ProjectWork, options: ApplyOptions) -> list[list[str]
     return [list(c) for c in dict.fromkeys(tuple(c) for c in commands)]
 
 
-def _edit(result: ProjectResult, root: Path, log: IO[str], owe: Callable[[], None]) -> bool:
-    """Prepare and prove every file, then (``owe``: the install is noted as owed first, so
-    no kill between the two can forget it) write them."""
+def _edit(
+    result: ProjectResult,
+    root: Path,
+    log: IO[str],
+    records: Records,
+    installs: Sequence[Sequence[str]],
+) -> bool:
+    """Prepare and prove every file, then write them; the install is noted as owed first,
+    so no kill between the two can forget it."""
     work = result.work
     if not work.bumps:
         return True
     _say(log, "== edit")
     started = time.monotonic()
+    changes = [b.change for b in work.bumps]
+
+    def written(rel: str) -> None:
+        records.steps.append(steps.FILE_WRITTEN, work.name, path=rel)
+
     try:
-        files = prepare(root, [b.change for b in work.bumps])
-        if files:
-            owe()
-        write(root, files)
+        sweep_temps(root, changes)
+        files = prepare(root, changes)
+        if files and installs:
+            records.owed.owe(work.name, work.root, installs)
+            records.steps.append(steps.OWED_NOTED, work.name)
+        write(root, files, written)
     except (EditError, OSError) as error:
         _fail(result, log, "edit", Exit.ERROR, str(error))
         return False

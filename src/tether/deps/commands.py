@@ -15,7 +15,7 @@ from typing import Any
 
 from tether.deps import flow
 from tether.deps.align import DEFAULT_POLICY
-from tether.deps.apply import ApplyOptions, ApplyRun, GoOn, registry_env
+from tether.deps.apply import ApplyOptions, ApplyRun, GoOn, registry_env, sweep_stale_lock
 from tether.deps.flow import Decided, Registries
 from tether.deps.gate import Chosen
 from tether.deps.model import Level
@@ -129,6 +129,8 @@ def apply(request: DepsRequest, prompts: Prompts) -> DepsResult | NothingSelecte
     result = _scan(request, prompts)
     if isinstance(result, NothingSelected):
         return result
+    for scanned in result.projects:  # what a killed run left in folders tether does not manage
+        sweep_stale_lock(scanned.root)
     decided = _decided(result, request, prompts)
     skip = check_skip(split_names(request.skip_packages), decided.plan)
     offered = read_improvements(request.plan_dir)

@@ -11,14 +11,14 @@ worktree an earlier run made finds its edits there).
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from tether.deps.model import Locus
 from tether.flows.safety import PathGuard
-from tether.fsio import cannot_read, read_bytes
+from tether.fsio import cannot_read, read_bytes, remove_stale_temps
 
 
 class EditError(Exception):
@@ -47,12 +47,25 @@ def prepare(root: Path, changes: Sequence[Change]) -> dict[str, bytes]:
     return out
 
 
-def write(root: Path, files: dict[str, bytes]) -> None:
+def write(
+    root: Path, files: dict[str, bytes], written: Callable[[str], None] = lambda rel: None
+) -> None:
     """Write every prepared file atomically (mode kept), through the project's path guard:
-    never through a link, never into a folder that leads out of the project."""
+    never through a link, never into a folder that leads out of the project. ``written`` is
+    told of each file once it is durably in place."""
     guard = PathGuard(root)
     for rel, data in files.items():
         guard.write(rel, data)
+        written(rel)
+
+
+def sweep_temps(root: Path, changes: Sequence[Change]) -> None:
+    """Remove what an interrupted write of these files left beside them (a run killed
+    between writing a file's new bytes and putting them in place)."""
+    guard = PathGuard(root)
+    for rel in dict.fromkeys(change.locus.source_file for change in changes):
+        if guard.problem(rel) is None:  # never through a link out of the project
+            remove_stale_temps(root / rel)
 
 
 def _read(root: Path, rel: str) -> bytes:
