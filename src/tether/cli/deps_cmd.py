@@ -166,7 +166,8 @@ def _add_plan_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--overrides",
         metavar="FILE",
-        help="override families (default: .tether/deps-overrides.yaml here, if present)",
+        help="override families (default: $XDG_CONFIG_HOME/tether/deps-overrides.yaml, if "
+        "present; never a file in the current folder)",
     )
 
 
