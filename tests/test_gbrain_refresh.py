@@ -581,3 +581,46 @@ def test_a_refresh_killed_at_any_point_resumes_with_its_conflicts_recorded(insta
         assert _host_view(trial) == expected, point
         check = run_tether("check", "-C", str(trial))
         assert (check.returncode, check.stdout) == (3, expected_check.stdout), point
+
+
+def test_the_human_dry_run_lists_every_file_with_its_state(installed):
+    rec, host = installed
+    _edit_both_sides(rec, host)
+    (host / ROOT / "deleted-here.md").unlink()
+    result = run_tether("refresh", "--dry-run", "-C", str(host))
+    assert result.returncode == 0, result.stderr
+    for state, name in [
+        ("locally-modified", "rules.md"),
+        ("unchanged-stale", "sync.sh"),
+        ("unchanged-identical", "same.md"),
+        ("host-deleted", "deleted-here.md"),
+    ]:
+        assert re.search(rf"^  {state} +{ROOT}/{re.escape(name)}$", result.stdout, re.M), (
+            result.stdout
+        )
+
+
+def test_a_declared_rename_carries_the_host_edit_to_the_new_path(installed):
+    """gbrain's renames table: the renamed source is an update of the host's file."""
+    rec, host = installed
+    (host / ROOT / "rules.md").write_text(BODY.replace("rule 1:", "rule 1 (ours):"))
+    manifest = json.loads((rec / "install/manifest.json").read_text())
+    for entry in manifest["files"]:
+        if entry["target"] == f"{ROOT}/rules.md":
+            entry["src"], entry["target"] = "src/policy.md", f"{ROOT}/policy.md"
+    manifest["renames"] = [{"from": f"{ROOT}/rules.md", "to": f"{ROOT}/policy.md"}]
+    write_files(
+        rec,
+        {
+            # rewritten past what similarity alone would take for a rename
+            "src/policy.md": "".join(BODY.splitlines(True)[:4]) + "new rule (v2)\n" * 6,
+            "install/manifest.json": json.dumps(manifest),
+        },
+    )
+    code, doc = refresh(host)
+    assert code == 0, doc
+    text = (host / ROOT / "policy.md").read_text()
+    assert "rule 1 (ours):" in text and "new rule (v2)" in text
+    # the old path follows the deletion rules: an edited copy is listed and kept
+    assert doc["files"][f"{ROOT}/rules.md"] == "source-deleted"
+    assert "rule 1 (ours):" in (host / ROOT / "rules.md").read_text()

@@ -374,7 +374,10 @@ def parse_gbrain_manifest(
         name=str(data.get("name") or data.get("recipe") or "gbrain"),
         version=str(version),
         files=files,
-        extra={k: v for k, v in data.items() if k not in ("files", "skills")},
+        # gbrain's path-mapping table: a source renamed from one target to another is an
+        # update of the file, not a removal and an addition.
+        renames=_parse_renames(origin, data.get("renames"), reserved),
+        extra={k: v for k, v in data.items() if k not in ("files", "skills", "renames")},
         sources=sources,
         modes=modes,
     )

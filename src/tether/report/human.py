@@ -470,7 +470,10 @@ def render_refresh(report: UpdateReport) -> str:
     if not counts:
         return text
     rows = ", ".join(f"{n} {cls}" for cls, n in sorted(counts.items()))
-    return text + "\nFiles: " + rows
+    text += "\nFiles: " + rows
+    if report.dry_run:  # what each file would go through, as the plan before a question
+        text += "\n" + render_refresh_plan(report).split("\n", 1)[1]
+    return text
 
 
 _PR_HEADLINES = {
