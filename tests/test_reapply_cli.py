@@ -165,3 +165,19 @@ def test_through_the_main_entry_point(
     # a missing target is a one-line error, exit 1
     assert cli_main.main(["reapply", "--patches", str(gsd.patches), "--target", "nowhere"]) == 1
     assert "not a directory" in capsys.readouterr().err
+
+
+def test_the_summary_closes_with_the_files_updated(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    gsd = standard(tmp_path / "a")
+    argv = ["--patches", str(gsd.patches), "--pristine", str(gsd.pristine)]
+    assert cli(*argv, "--dry-run") == 4
+    last = capsys.readouterr().out.splitlines()[-1]
+    assert (
+        last
+        == "1 file(s) would be updated; 1 file(s) still need you (conflicts or failures above)."
+    )
+    assert cli(*argv, "--auto", "keep-mine") == 0  # the planner merged, the workflow kept
+    out = capsys.readouterr().out.splitlines()
+    assert out[-1] == "2 file(s) updated. Your local modifications are active again."

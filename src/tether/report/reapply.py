@@ -50,7 +50,20 @@ def render(report: ReapplyReport) -> str:
     if report.backup_dir is not None and report.backup_dir.exists():
         lines.append(f"installed versions backed up in {report.backup_dir}")
     lines.append(_patches_line(report))
+    lines.append(_closing_line(report))
     return "\n".join(lines)
+
+
+def _closing_line(report: ReapplyReport) -> str:
+    """How many files now carry the user's changes, and whether anything still waits."""
+    waiting = report.count(CONFLICT) + report.failures
+    verb = "would be updated" if report.dry_run else "updated"
+    head = f"{report.updated} file(s) {verb}"
+    if waiting:
+        return f"{head}; {waiting} file(s) still need you (conflicts or failures above)."
+    if report.dry_run:
+        return f"{head}; nothing written (dry run)."
+    return f"{head}. Your local modifications are active again."
 
 
 def _patches_line(report: ReapplyReport) -> str:

@@ -127,6 +127,7 @@ class ReapplyReport:
     installed_version: str | None = None  # the target's VERSION file
     backups_removed: Path | None = None  # the patch folder --remove-backups removed
     removed_files: list[str] = field(default_factory=list)  # every file that removal took
+    updated: int = 0  # files written with the user's changes (merged, or kept: keep-mine)
     backups_kept_because: str | None = None  # why --remove-backups removed nothing
 
     @property
@@ -177,6 +178,7 @@ class ReapplyReport:
             "backups_removed": str(self.backups_removed) if self.backups_removed else None,
             "backups_kept_because": self.backups_kept_because,
             "removed_files": self.removed_files,
+            "updated": self.updated,
         }
 
 

@@ -236,4 +236,7 @@ def _report(job: Job, decisions: list[Decision], where: _Where) -> ReapplyReport
         run_id=None if dry_run else job.run_id,
         backup_dir=None if dry_run else job.backup_dir,
         resumed=job.unfinished is not None,
+        updated=sum(
+            1 for d in decisions if d.write is not None and d.result.status in (MERGED, RESOLVED)
+        ),
     )
