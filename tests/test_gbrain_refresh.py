@@ -624,3 +624,13 @@ def test_a_declared_rename_carries_the_host_edit_to_the_new_path(installed):
     # the old path follows the deletion rules: an edited copy is listed and kept
     assert doc["files"][f"{ROOT}/rules.md"] == "source-deleted"
     assert "rule 1 (ours):" in (host / ROOT / "rules.md").read_text()
+
+
+def test_a_conflict_left_for_a_hand_merge_names_tether_refresh_to_confirm(installed):
+    rec, host = installed
+    (rec / "src/rules.md").write_text(BODY.replace("rule 3:", "rule 3 v2:"))
+    (host / ROOT / "rules.md").write_text(BODY.replace("rule 3:", "rule 3 mine:"))
+    result = run_tether("refresh", "--yes", "-C", str(host))
+    assert result.returncode == 4, result.stderr
+    assert "then run 'tether refresh' again to confirm" in result.stdout, result.stdout
+    assert "tether update" not in result.stdout

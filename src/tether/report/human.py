@@ -463,7 +463,16 @@ def render_refresh_plan(report: UpdateReport) -> str:
 
 
 def render_refresh(report: UpdateReport) -> str:
+    # The same words as an update's, with every command to run named as the refresh's.
     text = render_update(report).replace("tether update:", "tether refresh:", 1)
+    text = text.replace("'tether update", "'tether refresh")
+    if report.open_conflicts:
+        text = text.replace(
+            "or markers in the files)",
+            "or markers in the files), merging each by hand, then run 'tether refresh' again "
+            "to confirm",
+            1,
+        )
     counts: dict[str, int] = {}
     for cls in refresh_classes(report).values():
         counts[cls] = counts.get(cls, 0) + 1
