@@ -336,7 +336,13 @@ def test_a_manifest_of_an_unknown_schema_version_is_refused(installed):
     assert result.returncode == 1, result.stderr
     lines = result.stderr.strip().splitlines()
     assert len(lines) == 1 and "manifest.json" in lines[0] and "schema_version '0.2.0'" in lines[0]
+    assert "re-install the recipe" in lines[0]
     assert (host / "tools/gbrain/sync.sh").read_text() == "#!/bin/sh\necho sync\n"
+    from tether.state.lock import ProjectLock
+
+    for lock in (host / ROOT / ".gbrain-source.refresh.lock", host / ".tether/gbrain/lock"):
+        with ProjectLock(lock, command="gbrain refresh") as held:  # no lock left behind
+            assert held.held
 
 
 # --- gbrain's own run log and lock (docs/refresh.md, "Run log and lock") ---------------------

@@ -341,7 +341,11 @@ def parse_gbrain_manifest(
     schema = data.get("schema_version", GBRAIN_SCHEMA_VERSIONS[0])
     if schema not in GBRAIN_SCHEMA_VERSIONS:
         known = ", ".join(GBRAIN_SCHEMA_VERSIONS)
-        raise _fail(origin, f"schema_version {schema!r} is not one tether reads (known: {known})")
+        raise _fail(
+            origin,
+            f"schema_version {schema!r} is not one tether reads (known: {known}); not "
+            "refreshing: re-install the recipe with a tether that reads it",
+        )
     root = data.get("target_root_relative_to_host_repo", ".")
     if not isinstance(root, str) or (root != "." and project_path_problem(root)):
         raise _fail(origin, f"target_root_relative_to_host_repo {root!r} is not a relative path")
