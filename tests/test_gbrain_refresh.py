@@ -640,3 +640,22 @@ def test_a_conflict_left_for_a_hand_merge_names_tether_refresh_to_confirm(instal
     assert result.returncode == 4, result.stderr
     assert "then run 'tether refresh' again to confirm" in result.stdout, result.stdout
     assert "tether update" not in result.stdout
+
+
+def test_auto_take_theirs_cleans_up_the_files_the_recipe_dropped(installed):
+    """As gbrain's --auto take-theirs: source-deleted files are removed, backed up first."""
+    rec, host = installed
+    (host / ROOT / "gone-edited.md").write_text("edited here\n")
+    manifest = json.loads((rec / "install/manifest.json").read_text())
+    manifest["files"] = [f for f in manifest["files"] if "/gone-" not in f["target"]]
+    write_files(rec, {"install/manifest.json": json.dumps(manifest)})
+    code, doc = refresh(host, "--auto", "take-theirs")
+    assert code == 0, doc
+    assert not (host / ROOT / "gone-clean.md").exists()
+    assert not (host / ROOT / "gone-edited.md").exists()
+    backups = [p for p in (host / ".tether/gbrain/backup").rglob("gone-edited.md")]
+    assert [p.read_text() for p in backups] == ["edited here\n"]
+    decisions = {line["src"]: line["decision"] for line in log_of(host)}
+    assert decisions[f"{ROOT}/gone-edited.md"] == "cleanup"
+    code, doc = refresh(host, "--auto", "keep-mine")  # nothing left to clean up
+    assert code == 0 and f"{ROOT}/gone-edited.md" not in doc["files"]

@@ -92,8 +92,18 @@ def settle_local_edit(
 
 
 def settle_local_edits(project: Project, latest: Release, plan: UpdatePlan, choice: str) -> None:
-    """``--auto``: every locally-modified file settled the same way."""
+    """``--auto``: every locally-modified file settled the same way; ``take-theirs`` also
+    cleans up the files the recipe dropped (removed, backed up first), as gbrain does."""
     plan.actions[:] = [settle_local_edit(project, latest, a, choice) for a in plan.actions]
+    if choice == "take-theirs":
+        plan.actions[:] = [_clean_up(a) for a in plan.actions]
+
+
+def _clean_up(action: FileAction) -> FileAction:
+    """A file the recipe dropped that is still here: removed (the writer backs it up)."""
+    if action.bucket is not Bucket.DELETE:
+        return action
+    return replace(action, bucket=Bucket.DELETED, op=Op.REMOVE, decision="cleanup", reason="")
 
 
 def local_edit_diff(project: Project, latest: Release, action: FileAction) -> bytes:
