@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 from pathlib import Path
 
@@ -109,3 +110,18 @@ def test_auto_keep_mine_on_a_three_way_conflict_writes_the_saved_copy(
     assert gsd.read(EXECUTE) == EXECUTE_OURS
     [run] = list(gsd.backups.iterdir())
     assert (run / "installed" / EXECUTE).read_text() == EXECUTE_V2
+
+
+def test_every_file_and_its_pending_state_comes_before_the_first_question(
+    tmp_path: Path,
+) -> None:
+    gsd = standard(tmp_path)  # merged, conflict, incorporated (on the pristine baseline)
+    done = run_on_terminal(args(gsd, "--pristine", str(gsd.pristine)), "m\n")
+    assert done.returncode == 0, done.stderr
+    question = done.stderr.index(CONFLICT_CHOICES)
+    rows = {PLANNER: "merged", HELP: "incorporated", EXECUTE: "pending (conflict)"}
+    for number, (file, state) in enumerate(rows.items(), 1):
+        found = re.search(
+            rf"^ +{number}  {re.escape(file)} +{re.escape(state)}$", done.stderr, re.M
+        )
+        assert found is not None and found.start() < question, done.stderr

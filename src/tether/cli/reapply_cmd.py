@@ -23,9 +23,9 @@ from tether.flows.reapply import (
     reapply,
     save_patches,
 )
-from tether.report.reapply import DIFFERS, render, render_save
+from tether.report.reapply import DIFFERS, render, render_pending, render_save
 
-Chooser = Callable[[list[Pending]], dict[str, str]]
+Chooser = Callable[[list[Pending], list[tuple[str, str]]], dict[str, str]]
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -147,8 +147,13 @@ def _chooser(args: argparse.Namespace) -> Chooser | None:
     return _ask_per_file
 
 
-def _ask_per_file(pending: list[Pending]) -> dict[str, str]:
+def _ask_per_file(pending: list[Pending], table: list[tuple[str, str]]) -> dict[str, str]:
+    """Every file and its pending state first, then the question per conflict."""
+    import sys
+
     from tether.engine.patches import unified_patch
+
+    print(render_pending(table), file=sys.stderr)
 
     def diff(item: Pending) -> Callable[[], str]:
         return lambda: unified_patch(item.file, item.installed, item.saved).decode(errors="replace")

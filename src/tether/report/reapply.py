@@ -121,6 +121,16 @@ def _render_nothing_found(report: ReapplyReport) -> str:
     return "\n".join(lines)
 
 
+def render_pending(table: list[tuple[str, str]]) -> str:
+    """Before the first question: every file with where it stands (a conflict is pending)."""
+    width = max((len(file) for file, _ in table), default=4)
+    lines = [f"  #  {'file':<{width}}  status", f"  -  {'-' * width}  ------"]
+    for number, (file, status) in enumerate(table, 1):
+        shown = "pending (conflict)" if status == CONFLICT else status
+        lines.append(f"{number:>3}  {file:<{width}}  {shown}")
+    return "\n".join(lines)
+
+
 def render_save(report: SaveReport) -> str:
     if report.folder is None:
         return f"nothing to save: none of {report.checked} files differs from the manifest"

@@ -23,8 +23,9 @@ class Pending:
     question: str | None  # the drift question, when only drift differs
 
 
-# Given the conflicts, returns path -> one of RESOLUTIONS (a path left out keeps markers).
-Chooser = Callable[[list[Pending]], Mapping[str, str]]
+# Given the conflicts and every file's pending state (file, status), in backup-meta.json's
+# order, returns path -> one of RESOLUTIONS (a path left out keeps markers).
+Chooser = Callable[[list[Pending], list[tuple[str, str]]], Mapping[str, str]]
 
 
 def pending(decisions: list[Decision]) -> list[Pending]:
@@ -46,7 +47,7 @@ def settle(decisions: list[Decision], auto: str | None, chooser: Chooser | None)
         chosen: Mapping[str, str] = {item.file: auto for item in waiting}
     else:
         assert chooser is not None
-        chosen = chooser(waiting)
+        chosen = chooser(waiting, [(d.result.file, d.result.status) for d in decisions])
     by_file = {d.result.file: d for d in decisions}
     for file, choice in chosen.items():
         if choice not in RESOLUTIONS:
