@@ -30,6 +30,7 @@ LAYER_OF: dict[str, str] = {
     "profiles": "profiles",
     "state": "store",
     "sources": "store",
+    "templates": "store",
     "flows": "flows",
     "publish": "flows",
     "audit": "flows",

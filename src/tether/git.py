@@ -123,6 +123,26 @@ def list_tags(location: str) -> list[str]:
     return tags
 
 
+def remote_commits(location: str) -> dict[str, str]:
+    """Ref name (``refs/tags/v1.0.0``, ``refs/heads/main``, ``HEAD``) -> the commit it names
+    (an annotated tag peeled), for the repository at ``location``, without cloning it."""
+    result = run_git(["ls-remote", location])
+    commits: dict[str, str] = {}
+    for line in result.stdout.splitlines():
+        sha, _, ref = line.partition("\t")
+        if ref.endswith("^{}"):
+            commits[ref.removesuffix("^{}")] = sha  # the peeled commit wins
+        else:
+            commits.setdefault(ref, sha)
+    return commits
+
+
+def clone_checkout(location: str, dest: Path, commit: str) -> None:
+    """A working copy of the repository at ``location`` with ``commit`` checked out."""
+    run_git(["clone", "--quiet", "--no-checkout", "--", location, str(dest)])
+    run_git(["checkout", "--quiet", "--detach", commit, "--"], cwd=dest)
+
+
 def tag_kinds(repo: Path) -> dict[str, str]:
     """Tag name -> the kind of object it finally names (``commit``, ``tree``, ``blob``, or
     ``tag`` for a tag of a tag), for the tags the repository at ``repo`` holds."""

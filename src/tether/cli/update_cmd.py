@@ -19,6 +19,7 @@ from tether.model.plan import AUTO_CHOICES, CONFLICT_STYLES
 
 if TYPE_CHECKING:
     from tether.flows.update import PreparedUpdate
+    from tether.templates import TemplateOptions
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -79,9 +80,40 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         action="store_true",
         help="undo an interrupted update, restoring its files from the backup",
     )
+    add_template_arguments(parser)
     add_all(parser)
     add_json(parser)
     add_project_dir(parser)
+
+
+def add_template_arguments(parser: argparse.ArgumentParser) -> None:
+    """For a project copier or cruft generated (docs/templates.md)."""
+    parser.add_argument(
+        "--answers-file",
+        metavar="PATH",
+        help="copier's answers file, when not .copier-answers.yml",
+    )
+    parser.add_argument(
+        "--data",
+        action="append",
+        metavar="KEY=VALUE",
+        help="a changed answer for a copier or cruft project (repeatable; recorded)",
+    )
+    parser.add_argument(
+        "--trust",
+        action="store_true",
+        help="let a copier template run its migrations and tasks",
+    )
+
+
+def template_options(args: argparse.Namespace) -> TemplateOptions:
+    from tether.templates import TemplateOptions, parse_data
+
+    return TemplateOptions(
+        answers_file=getattr(args, "answers_file", None),
+        data=parse_data(getattr(args, "data", None)),
+        trust=bool(getattr(args, "trust", False)),
+    )
 
 
 def _confirm(prepared: PreparedUpdate, settle_conflicts: bool) -> bool:
@@ -108,10 +140,11 @@ def run(args: argparse.Namespace) -> int:
     from tether.report.human import render_update
 
     root = project_dir(args)
+    template = template_options(args)
     if args.abandon:
-        report = abandon_update(root, args.profile)
+        report = abandon_update(root, args.profile, template)
     else:
-        profile = open_project(root, args.profile).profile
+        profile = open_project(root, args.profile, template).profile
         options = UpdateOptions(
             conflict_style=args.conflict or profile.default_conflict_style,
             auto=args.auto,
@@ -131,6 +164,7 @@ def run(args: argparse.Namespace) -> int:
             git_options,
             skip_migrations=args.skip_migrations,
             no_programs=args.no_programs,
+            template=template,
         )
         interact.require_consent("apply the update", yes=args.yes, dry_run=args.dry_run)
 

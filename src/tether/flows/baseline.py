@@ -113,6 +113,11 @@ def load_baseline(project: Project, source_override: str | None = None) -> Basel
     (GAIA's ``.gaia/VERSION``, committed), the marker says which release is installed:
     tether's own record is git-ignored, so after a branch switch, a pull or a hand edit it
     can name a release whose files are not the ones in the tree."""
+    if project.template is not None:
+        # The template record is the marker; the baseline is its render (always: cached).
+        from tether.flows.template_project import baseline_release
+
+        return _baseline_of_release(project, baseline_release(project), project.load_state())
     if source_override:
         # An update records the source it used: a relative spelling must still find it
         # from any folder later.

@@ -417,6 +417,10 @@ def write_version_markers(
 ) -> list[Path]:
     """The project's copy of the installed manifest (and the ecosystem's version file).
     ``durable=False``: the caller syncs the returned files with its own."""
+    if project.template is not None:
+        from tether.flows.template_project import write_template_record
+
+        return write_template_record(project, release, durable)
     guard = PathGuard(project.root)
     written: list[Path] = []
     if project.profile.manifest_copy:

@@ -274,6 +274,10 @@ def project_status(
     _leave_handed_over_paths(project, baseline, report)
     report.conflicts = unresolved_conflicts(project, baseline)
     report.action_items = open_action_items(project, baseline)
+    if project.template is not None:
+        from tether.flows.template_project import template_leftovers
+
+        report.conflicts += template_leftovers(project, baseline, report.conflicts)
     if check_latest:
         report.latest_version = newest_available(project, baseline.source, report.notes)
     return report
@@ -304,6 +308,10 @@ def newest_available(project: Project, source_spec: str, notes: list[str]) -> st
     """The newest version the source offers; what its listing left out goes to ``notes``."""
     from tether.sources import open_source
 
+    if project.template is not None:
+        from tether.flows.template_project import resolve_template_target
+
+        return resolve_template_target(project, None)
     source = open_source(source_spec, project.releases_cache)
     versions = source.available_versions()
     notes += source.notes

@@ -47,6 +47,7 @@ from tether.flows.runtime_paths import check_runtime_paths
 from tether.model.plan import Bucket, FileAction, Op, UpdatePlan
 from tether.state.journal import Journal, RunRecord, new_run_id
 from tether.state.lock import ProjectLock
+from tether.templates import TemplateOptions
 from tether.versions import compare_versions, is_version
 
 if TYPE_CHECKING:
@@ -81,6 +82,8 @@ class UpdateRequest:
     # Run no program the release ships (migrations, region regeneration); --no-regions
     # implies it (docs/lifecycle.md).
     no_programs: bool = False
+    # A project copier or cruft generated: --answers-file, --data, --trust (templates/).
+    template: TemplateOptions | None = None
 
 
 @dataclass
@@ -292,6 +295,10 @@ def resolve_target(project: Project, baseline: Baseline, wanted: str | None) -> 
     from tether.flows.project import check_tree_version, read_tree_release
     from tether.sources import open_source
 
+    if project.template is not None:
+        from tether.flows.template_project import resolve_template_target
+
+        return resolve_template_target(project, wanted)
     if project.profile.source_is_tree:
         tree = read_tree_release(Path(baseline.source), baseline.source, project.profile)
         check_tree_version(tree.version, wanted, baseline.source)
@@ -363,7 +370,7 @@ def _mark_resumed(plan: UpdatePlan, resume: ResumeInfo, deleted: frozenset[str])
 
 def prepare_update(request: UpdateRequest) -> PreparedUpdate | UpdateReport:
     """Compute the plan (or say why there is nothing to do). Writes nothing outside the cache."""
-    project = open_project(request.root, request.profile)
+    project = open_project(request.root, request.profile, request.template)
     baseline = load_baseline(project, request.source)
     journal = _journal(project)
     unfinished = checked_unfinished_run(project, journal)
@@ -375,9 +382,23 @@ def prepare_update(request: UpdateRequest) -> PreparedUpdate | UpdateReport:
     tree = project.profile.source_is_tree  # a recipe folder: content moves without a version
     if (unfinished is None or unfinished.state_written) and not tree:
         _check_direction(baseline.version, target)
-        if target == baseline.version and not _held_and_resolved(project, baseline):
+        if (
+            target == baseline.version
+            and not _held_and_resolved(project, baseline)
+            and not _answers_change(project)
+        ):
             return _up_to_date(project, baseline, unfinished, request)
     latest = fetch_release(project, baseline.source, target, baseline.exclude())
+    if project.template is not None:
+        from tether.flows.template_project import baseline_facts, check_template_update
+
+        check_template_update(
+            project,
+            baseline_facts(baseline.manifest()),
+            latest,
+            unfinished is not None,
+            request.dry_run,
+        )
     off = regions_off_switch(request.options.no_regions, project.profile.no_regions_variable)
     regions = plan_regions(baseline.manifest(), latest.manifest, off is not None)
     regions.disabled_by = off or ""
@@ -462,6 +483,12 @@ def _nothing_moved(plan: UpdatePlan, baseline: Baseline, latest: Release) -> boo
         or (a.bucket is Bucket.SKIP and a.reason in quiet)
         for a in plan.actions
     )
+
+
+def _answers_change(project: Project) -> bool:
+    from tether.flows.template_project import answers_change
+
+    return answers_change(project)
 
 
 def _held_and_resolved(project: Project, baseline: Baseline) -> bool:
@@ -622,7 +649,7 @@ def _plan_and_apply(
         branch_plan = _planned_branch(prepared)
         report.branch = branch_plan.name if branch_plan is not None else None
         return report
-    project = open_project(request.root, request.profile)
+    project = open_project(request.root, request.profile, request.template)
     with (
         ProjectLock(project.path(project.profile.lock_file), command=request.command),
         _ecosystem_lock(project, request.command),
@@ -704,12 +731,15 @@ def _execute(prepared: PreparedUpdate, branch: BranchPlan | None = None) -> Upda
     if ecosystem_log is not None:
         ctx.after_writes = lambda actions: ecosystem_log.append(actions, utc_now())
     _before_writes(prepared, ctx)
+    _template_stage(prepared, "before")
     stop = _StopFlag()
     with stop.installed():
         outcome = execute_plan(ctx, prepared.plan, stop)
     if ecosystem_log is not None:  # the files nothing was written for, before the run ends
         not_done = {id(a) for a in outcome.not_done}
         ecosystem_log.append([a for a in outcome.actions if id(a) not in not_done], utc_now())
+    if not outcome.failed and not outcome.interrupted:
+        outcome.actions += _template_stage(prepared, "after")
     regenerated = []
     if not outcome.failed and not outcome.interrupted:
         from tether.flows.lifecycle import (
@@ -744,6 +774,24 @@ def _ecosystem_log(prepared: PreparedUpdate, run_id: str) -> RefreshLog | None:
     if prepared.project.profile.ecosystem_log is None:
         return None
     return RefreshLog(prepared.project, prepared.latest.manifest, run_id)
+
+
+def _template_stage(prepared: PreparedUpdate, stage: str) -> list[FileAction]:
+    """A copier template's migrations and tasks (``flows/template_project.py``); "before"
+    runs once, not again on a resumed run, and the plan is made again on the tree it left."""
+    project = prepared.project
+    if project.template is None or (stage == "before" and prepared.unfinished is not None):
+        return []
+    from tether.flows.template_project import run_template_stage
+
+    failed = run_template_stage(project, prepared.latest, stage)
+    if failed is not None:
+        if stage == "before":
+            raise TetherError(failed.reason)
+        return [failed]
+    if stage == "before":
+        _replan(prepared)
+    return []
 
 
 def _unregenerated_paths(regions: RegionPlan, outcomes: list[RegenOutcome]) -> list[str]:
@@ -856,12 +904,14 @@ def _region_handled_patches(prepared: PreparedUpdate, actions: list[FileAction])
     }
 
 
-def abandon_update(root: Path, profile: str | None = None) -> UpdateReport:
+def abandon_update(
+    root: Path, profile: str | None = None, template: TemplateOptions | None = None
+) -> UpdateReport:
     """Undo an interrupted run: restore every file it wrote from its backup, put git's
     index back, and leave the update branch it made when nothing was committed on it."""
     from tether.flows.restore import restore_index, restore_run
 
-    project = open_project(root, profile)
+    project = open_project(root, profile, template)
     journal = _journal(project)
     with ProjectLock(project.path(project.profile.lock_file), command="update --abandon"):
         check_runtime_paths(project)

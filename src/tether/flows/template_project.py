@@ -1,0 +1,387 @@
+"""The flow side of a project copier or cruft generated (``templates/``): its baseline is
+the template rendered at the recorded version with the recorded answers, its release the
+template rendered at the target with the answers of this run, and its version marker the
+tool's own record, rewritten when the update finished. Everything else (the plan, the
+merges, the journal, resume and abandon) is the ordinary update's.
+
+The hooks: ``open_project`` binds the record, ``load_baseline`` and ``fetch_release`` come
+here for the two sides, ``resolve_target`` for the target, ``prepare_update`` for the
+refusals (``check_template_update``), ``_execute`` for migrations and tasks, and
+``write_version_markers`` for the record.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any
+
+from tether.errors import TetherError
+from tether.flows.project import Project, Release
+from tether.model.implicit import compile_patterns, implicit_manifest_bytes, upstream_name
+from tether.model.manifest import FileClass, Manifest
+from tether.model.plan import Bucket, FileAction
+from tether.templates import COPIER, TemplateBinding
+from tether.templates.cache import cached_render, render_key
+from tether.templates.records import TemplateRecord, answers_digest
+
+# The manifest key holding what the render says about its template version.
+TEMPLATE_KEY = "template"
+
+
+def _binding(project: Project) -> TemplateBinding:
+    if project.template is None:
+        raise TetherError(f"{project.root}: not a template project")
+    return project.template
+
+
+def _render(
+    record: TemplateRecord, ref: str, answers: dict[str, Any]
+) -> tuple[Path, dict[str, Any]]:
+    """The render of ``record``'s template at ``ref`` with ``answers`` (cached)."""
+    if record.kind == COPIER:
+        from tether.templates import copier_render as renderer
+
+        answers_file = record.path
+
+        def build(tree: Path) -> dict[str, Any]:
+            facts = renderer.render(record.src, ref, answers, tree, answers_file)
+            return {
+                "commit": facts.commit,
+                "version": facts.version,
+                "exclude": list(facts.exclude),
+                "skip_if_exists": list(facts.skip_if_exists),
+                "answers_file": facts.answers_file,
+                "unsafe": list(facts.unsafe),
+            }
+
+        source = renderer.expanded_url(record.src)
+        key = render_key(
+            source,
+            ref,
+            _resolved(source, ref),
+            answers_digest(answers),
+            renderer.renderer_version(),
+        )
+    else:
+        from tether.templates import cruft_render as cruft
+
+        def build(tree: Path) -> dict[str, Any]:
+            facts: dict[str, Any] = cruft.render(record, ref, answers, tree)
+            return facts
+
+        key = render_key(
+            record.src,
+            ref,
+            record.directory or "",
+            answers_digest(answers),
+            cruft.renderer_version(),
+        )
+    tree, facts, _cached = cached_render(key, build)
+    return tree, facts
+
+
+def _resolved(source: str, ref: str) -> str:
+    """The commit a tag names, so a tag moved upstream is rendered again; "" when the ref
+    is no tag the template lists (a ``git describe`` name holds its commit already)."""
+    from tether import git
+
+    location = source if "://" in source or "@" in source else os.path.abspath(source)
+    try:
+        commits = git.remote_commits(location)
+    except TetherError:
+        return ""
+    return commits.get(f"refs/tags/{ref}", "")
+
+
+def _present(project: Project, rel: str) -> bool:
+    return os.path.lexists(project.path(rel))
+
+
+def _release_of_render(
+    project: Project,
+    version: str,
+    tree: Path,
+    facts: dict[str, Any],
+    answers: dict[str, Any],
+    baseline: bool = False,
+) -> Release:
+    """The render as a release: every regular file ``shared``; the record is the marker,
+    never merged; what the tool never updates is a sentinel (cruft's ``skip``; copier's
+    ``_skip_if_exists`` while the project has the file). A ``_skip_if_exists`` file the
+    project no longer has is left out of the baseline, so the release adds it back, as
+    copier does."""
+    from tether.flows.implicit_release import regular_files
+    from tether.model.implicit import implicit_manifest
+
+    binding = _binding(project)
+    record = binding.record
+    manifest = implicit_manifest(
+        upstream_name(record.src),
+        version,
+        regular_files(tree),
+        reserved=project.profile.reserved_paths(),
+        origin=f"template {record.src} at {version}",
+    )
+    files = {p: c for p, c in manifest.files.items() if p != record.path}
+    never = compile_patterns(list(record.skip), f"{record.path}: skip")
+    if_exists = compile_patterns(list(facts.get("skip_if_exists", [])), "_skip_if_exists")
+    if baseline:
+        files = {
+            p: c for p, c in files.items() if _present(project, p) or not if_exists.match_file(p)
+        }
+    sentinels = sorted(
+        p
+        for p in files
+        if never.match_file(p) or (if_exists.match_file(p) and _present(project, p))
+    )
+    extra = {
+        **manifest.extra,
+        TEMPLATE_KEY: {
+            "kind": record.kind,
+            "src": record.src,
+            "ref": version,
+            "answers": answers_digest(answers),
+            **facts,
+        },
+    }
+    made = Manifest(
+        name=manifest.name,
+        version=version,
+        files={p: FileClass.SHARED for p in files},
+        sentinels=tuple(sentinels),
+        extra=extra,
+    )
+    return Release(version, tree, record.src, made, implicit_manifest_bytes(made))
+
+
+def baseline_release(project: Project) -> Release:
+    """The template at the recorded version with the recorded answers."""
+    record = _binding(project).record
+    tree, facts = _render(record, record.commit, record.answers)
+    return _release_of_render(project, record.commit, tree, facts, record.answers, baseline=True)
+
+
+def template_release(project: Project, version: str) -> Release:
+    """The template at ``version`` with the answers of this run (``--data`` applied)."""
+    binding = _binding(project)
+    answers = binding.release_answers()
+    tree, facts = _render(binding.record, version, answers)
+    return _release_of_render(project, version, tree, facts, answers)
+
+
+def resolve_template_target(project: Project, wanted: str | None) -> str:
+    """The version to update to: ``--to`` (a tag, with or without its ``v``), else the
+    newest tag copier would pick (no prerelease), or for cruft the newest commit of the
+    followed branch."""
+    binding = _binding(project)
+    record = binding.record
+    if record.kind != COPIER:
+        from tether.templates import cruft_render
+
+        commit: str = cruft_render.target_commit(record, wanted)
+        return commit
+    from tether.templates.copier_render import pep440, template_tags
+
+    tags = template_tags(record.src)
+    if wanted:
+        for tag in tags:
+            if wanted in (tag, tag.removeprefix("v")) or f"v{wanted}" == tag:
+                return tag
+        return wanted  # a commit or branch: copier accepts any ref
+    stable = [t for t in tags if not pep440(t).is_prerelease]
+    if not stable:
+        raise TetherError(f"template {record.src} has no version tags to update to")
+    return stable[-1]
+
+
+def answers_change(project: Project) -> bool:
+    """``--data`` changes an answer: the release side differs even at the same version."""
+    return project.template is not None and bool(project.template.changed_answers())
+
+
+def check_template_update(
+    project: Project, baseline_facts: dict[str, Any], latest: Release, resuming: bool, dry_run: bool
+) -> None:
+    """What copier refuses, refused the same way (one line each): a downgrade, a template
+    whose migrations, tasks or Jinja extensions need ``--trust``, a dirty git tree (tether's
+    own resumed writes excepted: the journal vouches for them)."""
+    binding = _binding(project)
+    record = binding.record
+    if record.kind == COPIER:
+        _refuse_copier_downgrade(record, latest.version)
+        facts = latest.manifest.extra.get(TEMPLATE_KEY, {})
+        unsafe = _unsafe_features(record, baseline_facts, facts, latest.version)
+        if unsafe and not binding.options.trust:
+            from tether.templates.copier_render import is_trusted
+
+            if not is_trusted(record.src):
+                raise TetherError(
+                    f"template {record.src} uses {', '.join(unsafe)}, which run programs: "
+                    "pass --trust if you trust it (nothing was changed)"
+                )
+    if not resuming and not dry_run:
+        _refuse_dirty_tree(project)
+    if not dry_run:
+        # tether's folder is a local cache and journal: git never shows it as a change.
+        from tether.flows.project import write_ignore_rules
+
+        write_ignore_rules(project)
+
+
+def _refuse_copier_downgrade(record: TemplateRecord, target: str) -> None:
+    from tether.templates.copier_render import pep440
+
+    installed, wanted = pep440(record.commit), pep440(target)
+    if installed is not None and wanted is not None and wanted < installed:
+        raise TetherError(
+            f"{record.path}: refusing to downgrade the template from {record.commit} to {target}"
+        )
+
+
+def _unsafe_features(
+    record: TemplateRecord, old: dict[str, Any], new: dict[str, Any], target: str
+) -> list[str]:
+    features: set[str] = set()
+    for facts in (old, new):
+        features.update(f for f in facts.get("unsafe", []) if f != "migrations")
+    if "migrations" in new.get("unsafe", []):
+        from tether.templates.copier_render import migrations_in_range
+
+        if migrations_in_range(record.src, record.commit, target):
+            features.add("migrations")
+    return sorted(features)
+
+
+def _refuse_dirty_tree(project: Project) -> None:
+    from tether import git
+
+    top = git.work_tree_top(project.root)
+    if top is None:
+        raise TetherError(
+            f"{project.root}: not in a git repository; a template project is updated only "
+            "where git can show the changes (git init, commit, then update)"
+        )
+    prefix = os.path.relpath(project.root, top).replace(os.sep, "/")
+    own = ".tether/" if prefix == "." else f"{prefix}/.tether/"
+    dirty = [p for p in git.status_changed_paths(top) if not p.startswith(own)]
+    if dirty:
+        shown = ", ".join(dirty[:3]) + (" …" if len(dirty) > 3 else "")
+        raise TetherError(
+            f"{project.root}: uncommitted changes ({shown}); commit or stash them first, as "
+            "the template's own tool requires"
+        )
+
+
+def baseline_facts(manifest: Manifest) -> dict[str, Any]:
+    facts = manifest.extra.get(TEMPLATE_KEY, {})
+    return facts if isinstance(facts, dict) else {}
+
+
+def run_template_stage(project: Project, latest: Release, stage: str) -> FileAction | None:
+    """copier's migrations of ``stage`` ("before"/"after", and after them its tasks), run
+    only with --trust (``check_template_update`` refused otherwise). A failure is a failed
+    action named after the answers file, so the update stops short of its marker."""
+    binding = _binding(project)
+    record = binding.record
+    if record.kind != COPIER:
+        return None
+    facts = latest.manifest.extra.get(TEMPLATE_KEY, {})
+    stages = [stage] if stage == "before" else ["after", "tasks"]
+    declared = set(facts.get("unsafe", []))
+    if not declared & {"migrations", "tasks"}:
+        return None
+    from tether.templates.copier_render import run_update_tasks
+
+    try:
+        run_update_tasks(
+            project.root,
+            record.src,
+            record.commit,
+            latest.version,
+            binding.release_answers(),
+            record.path,
+            stages,
+        )
+    except TetherError as error:
+        return FileAction(record.path, None, Bucket.FAILED, reason=str(error))
+    return None
+
+
+def write_template_record(project: Project, latest: Release, durable: bool) -> list[Path]:
+    """The tool's record at the release: copier's answers file is the release's rendering
+    of it merged into the project's copy (so comments and order a person added stay), else
+    the project's copy with ``_commit`` edited; cruft's ``.cruft.json`` with ``commit``
+    (and ``context`` when answers changed) in cruft's own layout."""
+    from tether.flows.safety import PathGuard
+    from tether.fsio import read_bytes
+
+    binding = _binding(project)
+    record = binding.record
+    current = read_bytes(project.path(record.path))
+    if record.kind == COPIER:
+        data = _copier_answers(project, record, latest, current)
+    else:
+        from tether.templates.records import cruft_record_bytes
+
+        facts = latest.manifest.extra.get(TEMPLATE_KEY, {})
+        data = cruft_record_bytes(current, latest.version, facts.get("context"))
+    if data == current:
+        return []
+    return [PathGuard(project.root).write(record.path, data, durable=durable)]
+
+
+def _copier_answers(
+    project: Project, record: TemplateRecord, latest: Release, current: bytes
+) -> bytes:
+    from tether.engine.textmerge import merge3
+    from tether.templates.records import copier_commit_edit
+
+    rendered = latest.read(record.path)
+    if rendered is not None:
+        old_tree, _facts = _render(record, record.commit, record.answers)
+        try:
+            base = (old_tree / record.path).read_bytes()
+        except OSError:
+            base = None
+        if base is not None:
+            result = merge3(base, current, rendered)
+            if result.conflicts == 0 and not result.binary:
+                return result.merged
+    edited = copier_commit_edit(current, latest.version)
+    if edited is None:
+        raise TetherError(
+            f"{record.path}: cannot record the new template version {latest.version} "
+            "(no single _commit line); edit it by hand"
+        )
+    return edited
+
+
+# What a rejected patch leaves beside a file (``git apply --reject``, ``patch``).
+LEFTOVER_SUFFIXES = (".rej", ".orig")
+
+
+def template_leftovers(
+    project: Project, baseline: Any, known: list[dict[str, str]]
+) -> list[dict[str, str]]:
+    """Conflicts no record of tether's names: a file the template renders that still holds
+    conflict markers, and the ``*.rej``/``*.orig`` files a rejected patch left (what copier
+    and cruft leave behind while their record already names the new version)."""
+    from tether.flows.implicit_release import regular_files
+    from tether.flows.status import conflict_is_unresolved
+    from tether.state.store import ConflictRecord
+
+    seen = {c["path"] for c in known}
+    found: list[dict[str, str]] = []
+    for rel in sorted(baseline.files):
+        if rel in seen or not _present(project, rel):
+            continue
+        if conflict_is_unresolved(project, rel, ConflictRecord("markers", rel, "")):
+            found.append({"path": rel, "style": "markers", "artifact": rel})
+    for rel in regular_files(project.root):
+        if rel.startswith(".tether/") or not rel.endswith(LEFTOVER_SUFFIXES):
+            continue
+        path = rel.rsplit(".", 1)[0]
+        if path not in seen:
+            found.append({"path": path, "style": "leftover", "artifact": rel})
+    return found

@@ -1,0 +1,80 @@
+"""Renders of a template, cached where every project of the user finds them.
+
+A render is keyed by (template source, commit, answers digest, renderer version): the
+release side of one update is the baseline of the next, and projects that share a template
+and answers render each version once. The folder is ``$TETHER_RENDER_CACHE``, else
+``$XDG_CACHE_HOME/tether/renders`` (else ``~/.cache/tether/renders``). An entry is built in a
+scratch folder beside it and renamed into place whole, so a killed render never leaves a
+half-written entry under a key; it is never written to again (a release tree is read-only).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import shutil
+import tempfile
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from tether.errors import TetherError
+from tether.fsio import atomic_write, read_regular
+
+TREE = "tree"
+FACTS = "facts.json"
+
+
+def renders_home(env: dict[str, str] | None = None) -> Path:
+    environ = os.environ if env is None else env
+    explicit = environ.get("TETHER_RENDER_CACHE", "")
+    if os.path.isabs(explicit):
+        return Path(explicit)
+    configured = environ.get("XDG_CACHE_HOME", "")
+    base = Path(configured) if os.path.isabs(configured) else Path.home() / ".cache"
+    return base / "tether" / "renders"
+
+
+def render_key(*parts: str) -> str:
+    return hashlib.sha256(json.dumps(list(parts)).encode()).hexdigest()[:40]
+
+
+def cached_render(
+    key: str, build: Callable[[Path], dict[str, Any]], home: Path | None = None
+) -> tuple[Path, dict[str, Any], bool]:
+    """The tree of render ``key`` and its facts, built by ``build(tree)`` when missing;
+    the last value says whether it came from the cache."""
+    home = home or renders_home()
+    entry = home / key
+    found = _read_entry(entry)
+    if found is not None:
+        return entry / TREE, found, True
+    try:
+        home.mkdir(parents=True, exist_ok=True)
+        scratch = Path(tempfile.mkdtemp(prefix=".building-", dir=home))
+    except OSError as error:
+        raise TetherError(f"{home}: cannot write the render cache ({error.strerror})") from None
+    try:
+        facts = build(scratch / TREE)
+        (scratch / TREE).mkdir(exist_ok=True)  # a template may render no file at all
+        atomic_write(scratch / FACTS, json.dumps(facts).encode())  # key order is data (a context)
+        try:
+            os.rename(scratch, entry)
+        except OSError:
+            if _read_entry(entry) is None:  # not another run's identical render: a real error
+                raise
+    finally:
+        shutil.rmtree(scratch, ignore_errors=True)
+    found = _read_entry(entry)
+    if found is None:
+        raise TetherError(f"{entry}: the render cache entry could not be read back")
+    return entry / TREE, found, False
+
+
+def _read_entry(entry: Path) -> dict[str, Any] | None:
+    try:
+        facts = json.loads(read_regular(entry / FACTS))
+    except (OSError, ValueError):
+        return None
+    return facts if isinstance(facts, dict) and (entry / TREE).is_dir() else None

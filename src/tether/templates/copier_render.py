@@ -1,0 +1,247 @@
+"""copier's own library at an edge: render a template at a version with a set of answers,
+say what its ``copier.yml`` declares, and run its migrations and tasks under copier's
+environment contract. Imported only when a copier project is updated (``tether[copier]``).
+
+The migrations and tasks are run by copier's own ``Worker`` (its ``_execute_tasks``, with
+the operation set to ``update``), so their conditions, their Jinja rendering, their working
+folder and their environment (``STAGE``, ``VERSION_FROM``, ``VERSION_TO``,
+``VERSION_PEP440_*``, ``VERSION_CURRENT``, ``COPIER_OPERATION``) are copier's, not a copy
+of them. That is copier's private API: the extra pins the copier majors it was checked
+against (docs/templates.md).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import os
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from tether.errors import TetherError
+
+RENDERER = "copier"
+INSTALL_HINT = "pip install 'tether[copier]'"
+
+
+def _copier() -> Any:
+    try:
+        import copier
+    except ImportError:
+        raise TetherError(
+            f"this project was made by copier; updating it needs copier's library ({INSTALL_HINT})"
+        ) from None
+    return copier
+
+
+def renderer_version() -> str:
+    from importlib.metadata import version
+
+    _copier()
+    return f"{RENDERER}-{version('copier')}"
+
+
+@dataclass(frozen=True)
+class CopierFacts:
+    """What one version of a template declares, as copier reads it."""
+
+    commit: str  # copier's ``_commit`` for that version (``git describe --tags --always``)
+    version: str  # PEP 440, as copier orders versions ("" when the commit names none)
+    exclude: tuple[str, ...]
+    skip_if_exists: tuple[str, ...]
+    answers_file: str
+    unsafe: tuple[str, ...]  # the features copier runs only with --trust
+
+
+def _problem(error: BaseException) -> str:
+    text = str(error).strip().splitlines()
+    return text[0] if text else type(error).__name__
+
+
+@contextlib.contextmanager
+def _quiet() -> Iterator[None]:
+    """copier prints progress and warnings of its own: tether reports instead."""
+    import warnings
+
+    with (
+        contextlib.redirect_stdout(io.StringIO()),
+        contextlib.redirect_stderr(io.StringIO()),
+        warnings.catch_warnings(),
+    ):
+        warnings.simplefilter("ignore")
+        yield
+
+
+def render(
+    src: str,
+    ref: str,
+    answers: dict[str, Any],
+    dest: Path,
+    answers_file: str | None,
+) -> CopierFacts:
+    """Render ``src`` at ``ref`` with ``answers`` into the empty folder ``dest`` (no
+    questions asked, no tasks run) and say what that version declares."""
+    copier = _copier()
+    from copier.errors import CopierError
+
+    try:
+        with (
+            _quiet(),
+            copier.Worker(
+                src_path=src,
+                dst_path=dest,
+                data=dict(answers),
+                vcs_ref=ref,
+                answers_file=Path(answers_file) if answers_file else None,
+                defaults=True,
+                overwrite=True,
+                quiet=True,
+                unsafe=True,  # only Jinja extensions need it for a render; tasks are skipped
+                skip_tasks=True,
+            ) as worker,
+        ):
+            worker.run_copy()
+            return _facts(worker.template, worker.answers_relpath)
+    except (CopierError, OSError, ValueError) as error:
+        raise TetherError(f"copier could not render {src} at {ref}: {_problem(error)}") from None
+    except Exception as error:  # plumbum's ProcessExecutionError from git, a Jinja error…
+        raise TetherError(f"copier could not render {src} at {ref}: {_problem(error)}") from None
+
+
+def _facts(template: Any, answers_relpath: Path) -> CopierFacts:
+    unsafe = []
+    if template.jinja_extensions:
+        unsafe.append("jinja_extensions")
+    if template.tasks:
+        unsafe.append("tasks")
+    if template.config_data.get("migrations") or template._raw_config.get("_migrations"):
+        unsafe.append("migrations")
+    return CopierFacts(
+        commit=str(template.commit or ""),
+        version=str(template.version or ""),
+        exclude=tuple(str(p) for p in template.exclude),
+        skip_if_exists=tuple(str(p) for p in template.skip_if_exists),
+        answers_file=str(answers_relpath),
+        unsafe=tuple(unsafe),
+    )
+
+
+def expanded_url(src: str) -> str:
+    """The URL git is given for a template (copier's ``gh:``/``gl:`` shortcuts expanded)."""
+    from copier._vcs import get_repo
+
+    _copier()
+    return str(get_repo(src) or src)
+
+
+def is_trusted(src: str) -> bool:
+    """Whether copier's own settings file trusts the template (its ``trust`` list)."""
+    try:
+        from copier._settings import SettingsModel
+    except ImportError:
+        return False
+    try:
+        with _quiet():
+            return bool(SettingsModel.from_file().is_trusted(src))
+    except Exception:  # a broken settings file trusts nothing
+        return False
+
+
+def migrations_in_range(src: str, from_ref: str, to_ref: str) -> bool:
+    """Whether copier would run a migration updating from ``from_ref`` to ``to_ref``."""
+    _copier()
+    from copier._template import Template
+
+    old, new = Template(url=src, ref=from_ref), Template(url=src, ref=to_ref)
+    try:
+        with _quiet():
+            return any(new.migration_tasks(stage, old) for stage in ("before", "after"))
+    finally:
+        old._cleanup()
+        new._cleanup()
+
+
+def run_update_tasks(
+    project: Path,
+    src: str,
+    from_ref: str,
+    to_ref: str,
+    answers: dict[str, Any],
+    answers_file: str,
+    stages: Sequence[str],
+) -> None:
+    """Run the template's migrations of ``stages`` ("before", "after") and, for "tasks",
+    its tasks, in ``project`` as ``copier update`` would. A failing command is a
+    TetherError naming it and its exit code."""
+    copier = _copier()
+    from copier._main import _operation
+    from copier._template import Template
+    from copier._types import Phase
+    from copier.errors import TaskError
+
+    old = Template(url=src, ref=from_ref)
+    token = _operation.set("update")
+    try:
+        with copier.Worker(
+            src_path=src,
+            dst_path=project,
+            data=dict(answers),
+            vcs_ref=to_ref,
+            answers_file=Path(answers_file),
+            defaults=True,
+            overwrite=True,
+            quiet=True,
+            unsafe=True,
+        ) as worker:
+            with _quiet(), Phase.use(Phase.PROMPT):
+                worker._ask()
+            for stage in stages:
+                if stage == "tasks":
+                    with Phase.use(Phase.TASKS):
+                        worker._execute_tasks(worker.template.tasks)
+                    continue
+                with Phase.use(Phase.MIGRATE):
+                    worker._execute_tasks(worker.template.migration_tasks(stage, old))
+    except TaskError as error:
+        raise TetherError(
+            f"copier {'task' if 'tasks' in stages else 'migration'} failed: "
+            f"{_problem(error)} (exit {error.returncode})"
+        ) from None
+    finally:
+        _operation.reset(token)
+        old._cleanup()
+
+
+def template_tags(src: str) -> list[str]:
+    """The template's tags that copier reads as versions (PEP 440), oldest first."""
+    from packaging.version import InvalidVersion, Version
+
+    from tether import git
+
+    url = expanded_url(src)
+    location = url if "://" in url or "@" in url else os.path.abspath(url)
+    try:
+        tags = git.list_tags(location)
+    except TetherError as error:
+        raise TetherError(f"cannot read the tags of template {src}: {error}") from None
+    versions: list[tuple[Version, str]] = []
+    for tag in tags:
+        try:
+            versions.append((Version(tag), tag))
+        except InvalidVersion:
+            continue
+    return [tag for _version, tag in sorted(versions)]
+
+
+def pep440(text: str) -> Any:
+    """``text`` as copier orders versions (a ``git describe`` suffix counts as after the
+    tag), None when it is none."""
+    from packaging.version import InvalidVersion, Version
+
+    base = text.split("-")[0] if "-g" in text else text
+    try:
+        return Version(base)
+    except InvalidVersion:
+        return None

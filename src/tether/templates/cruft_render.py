@@ -1,0 +1,142 @@
+"""cookiecutter's library at an edge, for projects cruft links to their template
+(``tether[cruft]``): render the template at a commit with the recorded context, as
+``cruft update`` renders its two sides (the template repository at that commit, its
+``directory``, no questions asked, the context's private ``_`` keys not passed back as
+answers), and find the commit to update to. Imported only when such a project is updated.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import os
+import shutil
+import tempfile
+from pathlib import Path
+from typing import Any
+
+from tether.errors import TetherError
+from tether.templates.records import TemplateRecord
+
+RENDERER = "cookiecutter"
+INSTALL_HINT = "pip install 'tether[cruft]'"
+
+
+def _cookiecutter() -> Any:
+    try:
+        import cookiecutter.generate
+        import cookiecutter.prompt
+    except ImportError:
+        raise TetherError(
+            "this project was made by cookiecutter and is linked by cruft; updating it needs "
+            f"cookiecutter's library ({INSTALL_HINT})"
+        ) from None
+    return cookiecutter
+
+
+def renderer_version() -> str:
+    from importlib.metadata import version
+
+    _cookiecutter()
+    return f"{RENDERER}-{version('cookiecutter')}"
+
+
+def _location(src: str) -> str:
+    """Where git finds the template: a local path made absolute (as cruft does)."""
+    if "://" in src or "@" in src or src.startswith(("gh:", "gl:", "bb:")):
+        return src
+    return os.path.abspath(os.path.expanduser(src))
+
+
+def target_commit(record: TemplateRecord, wanted: str | None) -> str:
+    """The commit to update to: ``--to`` (a tag, branch or commit of the template), else
+    the newest commit of the branch the record follows (``checkout``), else of the
+    template's default branch."""
+    from tether import git
+
+    location = _location(record.src)
+    try:
+        refs = git.remote_commits(location)
+    except TetherError as error:
+        raise TetherError(f"cannot read the template {record.src}: {error}") from None
+    name = wanted or record.checkout
+    if name is None:
+        head = refs.get("HEAD")
+        if head is None:
+            raise TetherError(f"template {record.src} has no default branch to follow")
+        return head
+    for ref in (f"refs/tags/{name}", f"refs/heads/{name}", name):
+        if ref in refs:
+            return refs[ref]
+    if all(c in "0123456789abcdef" for c in name) and len(name) >= 7:
+        return name  # a commit: checked when the template is rendered at it
+    raise TetherError(f"template {record.src} has no tag or branch {name!r}")
+
+
+def render(
+    record: TemplateRecord, commit: str, answers: dict[str, Any], dest: Path
+) -> dict[str, Any]:
+    """Render the template at ``commit`` with ``answers`` into ``dest``; returns the
+    facts cruft records: the context the render was made with."""
+    cookiecutter = _cookiecutter()
+    from tether import git
+
+    work = Path(tempfile.mkdtemp(prefix="tether-cruft-"))
+    try:
+        repo = work / "repo"
+        try:
+            git.clone_checkout(_location(record.src), repo, commit)
+        except TetherError as error:
+            raise TetherError(f"cannot check out {commit} of {record.src}: {error}") from None
+        inner = repo / (record.directory or "")
+        context_file = inner / "cookiecutter.json"
+        if not context_file.is_file():
+            raise TetherError(
+                f"template {record.src} at {commit[:12]}: no cookiecutter.json"
+                + (f" in {record.directory}" if record.directory else "")
+            )
+        extra = {k: v for k, v in answers.items() if not k.startswith("_")}
+        out = work / "out"
+        out.mkdir()
+        with _quiet():
+            from cookiecutter.config import get_user_config
+
+            config = get_user_config(config_file=None, default_config=True)
+            context = cookiecutter.generate.generate_context(
+                context_file=str(context_file),
+                default_context=config["default_context"],
+                extra_context=extra,
+            )
+            context["cookiecutter"] = cookiecutter.prompt.prompt_for_config(context, True)
+            context["cookiecutter"]["_template"] = record.src
+            context["cookiecutter"]["_commit"] = commit
+            made = cookiecutter.generate.generate_files(
+                repo_dir=str(inner), context=context, overwrite_if_exists=True, output_dir=str(out)
+            )
+        shutil.move(str(made), str(dest))
+        return {"commit": commit, "context": _plain(context)}
+    except TetherError:
+        raise
+    except Exception as error:  # cookiecutter's own errors, Jinja's, a failing hook
+        text = str(error).strip().splitlines()
+        reason = text[0] if text else type(error).__name__
+        raise TetherError(
+            f"cookiecutter could not render {record.src} at {commit[:12]}: {reason}"
+        ) from None
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+
+
+def _plain(value: Any) -> Any:
+    """The context as JSON values (cookiecutter hands back OrderedDicts)."""
+    if isinstance(value, dict):
+        return {str(k): _plain(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_plain(v) for v in value]
+    return value
+
+
+@contextlib.contextmanager
+def _quiet() -> Any:
+    with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()):
+        yield

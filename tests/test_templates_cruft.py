@@ -1,0 +1,166 @@
+"""Projects cruft links to a cookiecutter template, updated by tether with no ``tether
+init``: real cookiecutter renders both sides; real cruft creates the projects and, for the
+comparisons, runs ``cruft update`` itself; real git template repositories in tmp_path."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+
+from builders import git, run_forked, run_tether, write_files
+from tether.state import crashpoint
+
+cruft = pytest.importorskip("cruft", reason="the cruft extra is not installed")
+
+SLUG = "{{cookiecutter.project_slug}}"
+V1 = {
+    "cookiecutter.json": json.dumps({"project_name": "Demo", "project_slug": "demo"}),
+    f"{SLUG}/README.md": "# {{cookiecutter.project_name}}\n\nintro\n\nfooter\n",
+    f"{SLUG}/setup.cfg": "[metadata]\nname = {{cookiecutter.project_slug}}\n",
+    f"{SLUG}/local.txt": "template default\n",
+}
+V2 = {
+    **V1,
+    f"{SLUG}/README.md": "# {{cookiecutter.project_name}}\n\nintro\n\nfooter v2\n",
+    f"{SLUG}/local.txt": "template default v2\n",
+    f"{SLUG}/NEW.md": "added upstream\n",
+}
+
+
+def template_repo(root: Path, versions: list[dict[str, str]], prefix: str = "") -> list[str]:
+    """A git template repository, one commit per version; returns the commits."""
+    root.mkdir(parents=True)
+    git(root, "init", "-q", "-b", "main")
+    commits = []
+    for files in versions:
+        for old in git(root, "ls-files", "-z").split("\0"):
+            if old:
+                (root / old).unlink()
+        write_files(root, {f"{prefix}{k}": v for k, v in files.items()})
+        git(root, "add", "-A")
+        git(root, "commit", "-qm", "version")
+        commits.append(git(root, "rev-parse", "HEAD").strip())
+    return commits
+
+
+@pytest.fixture(autouse=True)
+def render_cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    cache = tmp_path / "render-cache"
+    monkeypatch.setenv("TETHER_RENDER_CACHE", str(cache))
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))  # no user config of cookiecutter's
+    return cache
+
+
+def create(template: Path, out: Path, commit: str, **kwargs: object) -> Path:
+    """A project as ``cruft create`` makes it at ``commit``, committed on main."""
+    out.mkdir()
+    project = cruft.create(str(template), out, checkout=commit, no_input=True, **kwargs)
+    record = json.loads((project / ".cruft.json").read_text())
+    record["checkout"] = None  # follow the default branch, as a plain ``cruft create``
+    (project / ".cruft.json").write_text(json.dumps(record, indent=2) + "\n")
+    git(project, "init", "-q", "-b", "main")
+    git(project, "add", "-A")
+    git(project, "commit", "-qm", "created")
+    return project
+
+
+def tree(root: Path) -> dict[str, bytes]:
+    return {
+        str(p.relative_to(root)): p.read_bytes()
+        for p in sorted(root.rglob("*"))
+        if p.is_file() and p.relative_to(root).parts[0] not in (".git", ".tether")
+    }
+
+
+def update(project: Path, *args: str) -> tuple[int, dict]:
+    result = run_tether("update", "--yes", "--no-branch", "--json", *args, "-C", str(project))
+    doc = json.loads(result.stdout) if result.stdout.strip() else {}
+    return result.returncode, doc | {"stderr": result.stderr}
+
+
+def commit_all(project: Path) -> None:
+    git(project, "add", "-A")
+    git(project, "commit", "-qm", "work")
+
+
+def test_update_merges_and_records_the_commit(tmp_path: Path) -> None:
+    v1, v2 = template_repo(tmp_path / "tpl", [V1, V2])
+    project = create(tmp_path / "tpl", tmp_path / "out", v1)
+    (project / "README.md").write_text("# Demo, ours\n\nintro\n\nfooter\n")
+    commit_all(project)
+    code, doc = update(project)
+    assert code == 0, doc["stderr"]
+    assert doc["buckets"]["merged"] == ["README.md"]
+    assert (project / "README.md").read_text() == "# Demo, ours\n\nintro\n\nfooter v2\n"
+    record = json.loads((project / ".cruft.json").read_text())
+    assert record["commit"] == v2
+    assert record["context"]["cookiecutter"]["_commit"] == v2
+
+
+def test_byte_identical_to_cruft_update_when_neither_conflicts(tmp_path: Path) -> None:
+    v1, _v2 = template_repo(tmp_path / "tpl", [V1, V2])
+    project = create(tmp_path / "tpl", tmp_path / "out", v1)
+    (project / "README.md").write_text("# Demo, ours\n\nintro\n\nfooter\n")
+    (project / "ours.txt").write_text("ours alone\n")
+    commit_all(project)
+    by_cruft = tmp_path / "by-cruft"
+    shutil.copytree(project, by_cruft, symlinks=True)
+    assert cruft.update(by_cruft, skip_apply_ask=True) is True
+    code, doc = update(project)
+    assert code == 0, doc["stderr"]
+    assert tree(project) == tree(by_cruft)
+
+
+def test_skip_is_never_written(tmp_path: Path) -> None:
+    v1, _v2 = template_repo(tmp_path / "tpl", [V1, V2])
+    project = create(tmp_path / "tpl", tmp_path / "out", v1, skip=["local.txt"])
+    code, doc = update(project)
+    assert code == 0, doc["stderr"]
+    assert (project / "local.txt").read_text() == "template default\n"
+    assert (project / "NEW.md").exists()
+
+
+def test_a_template_in_a_directory_and_changed_answers(tmp_path: Path) -> None:
+    v1, v2 = template_repo(tmp_path / "tpl", [V1, V2], prefix="templates/python/")
+    project = create(tmp_path / "tpl", tmp_path / "out", v1, directory="templates/python")
+    code, doc = update(project, "--data", "project_name=Renamed")
+    assert code == 0, doc["stderr"]
+    assert (project / "README.md").read_text() == "# Renamed\n\nintro\n\nfooter v2\n"
+    record = json.loads((project / ".cruft.json").read_text())
+    assert record["commit"] == v2
+    assert record["directory"] == "templates/python"
+    assert record["context"]["cookiecutter"]["project_name"] == "Renamed"
+
+
+def test_check_is_honest_after_cruft_recorded_a_conflicted_update(tmp_path: Path) -> None:
+    v1, v2 = template_repo(tmp_path / "tpl", [V1, V2])
+    project = create(tmp_path / "tpl", tmp_path / "out", v1)
+    (project / "README.md").write_text("# Demo\n\nintro\n\nfooter, ours\n")
+    commit_all(project)
+    cruft.update(project, skip_apply_ask=True)
+    assert json.loads((project / ".cruft.json").read_text())["commit"] == v2
+    result = run_tether("check", "--json", "-C", str(project))
+    assert result.returncode == 3, result.stderr
+    doc = json.loads(result.stdout)
+    assert "unresolved-conflicts" in doc["reasons"]
+    assert [c["path"] for c in doc["conflicts"]] == ["README.md"]
+
+
+def test_tether_records_the_commit_only_after_a_conflicted_run_finished(tmp_path: Path) -> None:
+    v1, _v2 = template_repo(tmp_path / "tpl", [V1, V2])
+    project = create(tmp_path / "tpl", tmp_path / "out", v1)
+    (project / "README.md").write_text("# Demo\n\nintro\n\nfooter, ours\n")
+    commit_all(project)
+    crashed = run_forked(
+        "update", "--yes", "--no-branch", "-C", str(project), crash="file-written:1"
+    )
+    assert crashed.returncode == crashpoint.EXIT_CODE, crashed.stderr
+    assert json.loads((project / ".cruft.json").read_text())["commit"] == v1
+    code, doc = update(project)
+    assert code == 4, doc["stderr"]
+    assert doc["resumed"] is True
+    check = run_tether("check", "-C", str(project))
+    assert check.returncode == 3
