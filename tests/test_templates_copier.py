@@ -81,7 +81,7 @@ def tree(root: Path) -> dict[str, bytes]:
     return {
         str(p.relative_to(root)): p.read_bytes()
         for p in sorted(root.rglob("*"))
-        if p.is_file() and not p.relative_to(root).parts[0] in (".git", ".tether")
+        if p.is_file() and p.relative_to(root).parts[0] not in (".git", ".tether")
     }
 
 
