@@ -398,3 +398,30 @@ def test_where_copier_loses_work_tether_keeps_it_and_exits_4(tmp_path: Path) -> 
     assert merged.index("log(x)") < merged.index("def b")
     assert "return x + 1\n" in merged
     assert "_commit: v2\n" in answers(project)
+
+
+def test_a_fleet_of_copier_projects_renders_each_version_once(
+    template: Path, tmp_path: Path, render_cache: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from builders import call
+
+    monkeypatch.setenv("TETHER_REGISTRY", str(tmp_path / "registry.json"))
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "config"))
+    monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path / "state"))
+    projects = [generate(template, tmp_path / name) for name in ("p1", "p2", "p3")]
+    for project in projects:
+        assert call("projects", "add", str(project)) == 0
+    result = run_tether("fleet", "update", "--yes", "--isolate", "none", "--to", "v2.0.0")
+    assert result.returncode == 0, result.stdout + result.stderr
+    for project in projects:
+        assert "_commit: v2.0.0\n" in answers(project)
+        assert (project / "NEW.md").read_text() == "added upstream\n"
+    # Same template, same answers: v1.0.0 and v2.0.0 rendered once for the three.
+    assert len(list(render_cache.iterdir())) == 2
+
+
+def test_malformed_data_is_a_usage_error(template: Path, tmp_path: Path) -> None:
+    project = generate(template, tmp_path / "app")
+    result = run_tether("update", "--yes", "--data", "license", "-C", str(project))
+    assert result.returncode == 2
+    assert "--data 'license': expected KEY=VALUE" in result.stderr

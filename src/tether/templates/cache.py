@@ -15,6 +15,7 @@ import json
 import os
 import shutil
 import tempfile
+import threading
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -24,6 +25,10 @@ from tether.fsio import atomic_write, read_regular
 
 TREE = "tree"
 FACTS = "facts.json"
+# One render at a time in a process: copier and cookiecutter change the process's working
+# folder while they render (so two renders in threads, a fleet's planning, would each find
+# the other's folder), and a render the other thread is making is then found in the cache.
+ONE_RENDER = threading.RLock()
 
 
 def renders_home(env: dict[str, str] | None = None) -> Path:
@@ -45,7 +50,13 @@ def cached_render(
 ) -> tuple[Path, dict[str, Any], bool]:
     """The tree of render ``key`` and its facts, built by ``build(tree)`` when missing;
     the last value says whether it came from the cache."""
-    home = home or renders_home()
+    with ONE_RENDER:
+        return _cached_render(key, build, home or renders_home())
+
+
+def _cached_render(
+    key: str, build: Callable[[Path], dict[str, Any]], home: Path
+) -> tuple[Path, dict[str, Any], bool]:
     entry = home / key
     found = _read_entry(entry)
     if found is not None:

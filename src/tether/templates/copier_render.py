@@ -154,9 +154,11 @@ def migrations_in_range(src: str, from_ref: str, to_ref: str) -> bool:
     _copier()
     from copier._template import Template
 
+    from tether.templates.cache import ONE_RENDER
+
     old, new = Template(url=src, ref=from_ref), Template(url=src, ref=to_ref)
     try:
-        with _quiet():
+        with ONE_RENDER, _quiet():
             return any(new.migration_tasks(stage, old) for stage in ("before", "after"))
     finally:
         old._cleanup()
@@ -181,20 +183,25 @@ def run_update_tasks(
     from copier._types import Phase
     from copier.errors import TaskError
 
+    from tether.templates.cache import ONE_RENDER
+
     old = Template(url=src, ref=from_ref)
     token = _operation.set("update")
     try:
-        with copier.Worker(
-            src_path=src,
-            dst_path=project,
-            data=dict(answers),
-            vcs_ref=to_ref,
-            answers_file=Path(answers_file),
-            defaults=True,
-            overwrite=True,
-            quiet=True,
-            unsafe=True,
-        ) as worker:
+        with (
+            ONE_RENDER,
+            copier.Worker(
+                src_path=src,
+                dst_path=project,
+                data=dict(answers),
+                vcs_ref=to_ref,
+                answers_file=Path(answers_file),
+                defaults=True,
+                overwrite=True,
+                quiet=True,
+                unsafe=True,
+            ) as worker,
+        ):
             with _quiet(), Phase.use(Phase.PROMPT):
                 worker._ask()
             for stage in stages:
