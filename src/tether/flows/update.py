@@ -782,6 +782,8 @@ def _template_stage(prepared: PreparedUpdate, stage: str) -> list[FileAction]:
     project = prepared.project
     if project.template is None or (stage == "before" and prepared.unfinished is not None):
         return []
+    if prepared.request.no_programs:  # --no-programs: copier's tasks are programs too
+        return []
     from tether.flows.template_project import run_template_stage
 
     failed = run_template_stage(project, prepared.latest, stage)

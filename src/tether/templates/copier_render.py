@@ -83,13 +83,14 @@ def render(
 ) -> CopierFacts:
     """Render ``src`` at ``ref`` with ``answers`` into the empty folder ``dest`` (no
     questions asked, no tasks run) and say what that version declares."""
-    copier = _copier()
+    _copier()
+    from copier._main import Worker
     from copier.errors import CopierError
 
     try:
         with (
             _quiet(),
-            copier.Worker(
+            Worker(
                 src_path=src,
                 dst_path=dest,
                 data=dict(answers),
@@ -177,8 +178,8 @@ def run_update_tasks(
     """Run the template's migrations of ``stages`` ("before", "after") and, for "tasks",
     its tasks, in ``project`` as ``copier update`` would. A failing command is a
     TetherError naming it and its exit code."""
-    copier = _copier()
-    from copier._main import _operation
+    _copier()
+    from copier._main import Worker, _operation
     from copier._template import Template
     from copier._types import Phase
     from copier.errors import TaskError
@@ -190,7 +191,7 @@ def run_update_tasks(
     try:
         with (
             ONE_RENDER,
-            copier.Worker(
+            Worker(
                 src_path=src,
                 dst_path=project,
                 data=dict(answers),
