@@ -18,7 +18,7 @@ import os
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from tether.errors import TetherError
 
@@ -210,8 +210,9 @@ def run_update_tasks(
                     with Phase.use(Phase.TASKS):
                         worker._execute_tasks(worker.template.tasks)
                     continue
+                when: Literal["before", "after"] = "before" if stage == "before" else "after"
                 with Phase.use(Phase.MIGRATE):
-                    worker._execute_tasks(worker.template.migration_tasks(stage, old))
+                    worker._execute_tasks(worker.template.migration_tasks(when, old))
     except TaskError as error:
         raise TetherError(
             f"copier {'task' if 'tasks' in stages else 'migration'} failed: "
