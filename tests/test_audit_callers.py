@@ -116,3 +116,55 @@ def test_a_folder_is_expanded_and_a_missing_or_empty_one_is_an_error(
     commit(repo, "track it", {})
     code, doc = audit_json(capsys, "shell", "--root", str(repo), "empty")
     assert [f["path"] for f in doc["files"]] == ["empty/untracked.sh"]
+
+
+def test_a_registered_hook_whose_script_is_gone_is_an_error_and_other_files_are_listed(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    settings = {
+        "hooks": {
+            "PreToolUse": [
+                {
+                    "matcher": "Bash",
+                    "hooks": [
+                        {
+                            "type": "command",
+                            "command": "$CLAUDE_PROJECT_DIR/.claude/hooks/guard.sh",
+                        },
+                        {"type": "command", "command": "bash .claude/hooks/lint.sh --fast"},
+                        {"type": "command", "command": "npx --yes prettier --check ."},
+                    ],
+                }
+            ]
+        }
+    }
+    base = {
+        ".claude/settings.json": json.dumps(settings, indent=2) + "\n",
+        ".claude/hooks/guard.sh": "#!/bin/bash\nexit 0\n",
+        ".claude/hooks/lint.sh": "#!/bin/bash\nexit 0\n",
+    }
+    # The branch moves one hook and forgets the registration.
+    moved = {
+        ".claude/hooks/guard.sh": None,
+        ".claude/hooks/guards/bash.sh": "#!/bin/bash\nexit 0\n",
+    }
+    repo = make_repo(tmp_path, monkeypatch, base, moved)
+    args = ["shell", "--root", str(repo), "--remit", ".claude/**", "--base", "main"]
+    code, doc = audit_json(capsys, *args)
+    (missing,) = [f for f in doc["findings"] if f["finding_class"] == "hook/missing-script"]
+    assert code == 3 and missing["severity"] == "error"
+    assert missing["path"] == ".claude/settings.json" and missing["line"] == 9
+    assert ".claude/hooks/guard.sh does not exist" in missing["title"]
+    assert doc["deleted"] == [".claude/hooks/guard.sh"]
+    # settings.json is in the remit, and no lens reads it: said, never skipped.
+    _, doc = audit_json(capsys, "shell", "--root", str(repo), "--remit", ".claude/**")
+    assert doc["not_analysed"] == [".claude/settings.json"]
+    _, out, _ = audit(capsys, "shell", "--root", str(repo), "--remit", ".claude/**")
+    assert "not analysed (no lens reads it): .claude/settings.json" in out
+    # Registering the new path fixes it.
+    settings["hooks"]["PreToolUse"][0]["hooks"][0]["command"] = (
+        "$CLAUDE_PROJECT_DIR/.claude/hooks/guards/bash.sh"
+    )
+    commit(repo, "register", {".claude/settings.json": json.dumps(settings, indent=2) + "\n"})
+    _, doc = audit_json(capsys, *args)
+    assert not [f for f in doc["findings"] if f["finding_class"] == "hook/missing-script"]

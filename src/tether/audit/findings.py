@@ -498,6 +498,15 @@ _RULES: tuple[Rule, ...] = (
         "read stdin once into a variable (`input=$(cat)`) and parse fields from it",
     ),
     Rule(
+        "hook/missing-script",
+        "error",
+        "a registered hook command names a script that is not in the checkout",
+        "the agent runner runs the registered command on every matching tool call; with its "
+        "script moved, renamed or never committed, the command fails on every call and the "
+        "guard it stood for no longer runs",
+        "point the `command` in the settings file at the script's new path, or commit the script",
+    ),
+    Rule(
         "hook/unguarded-field",
         "warning",
         "jq field read without a `// default` fallback",

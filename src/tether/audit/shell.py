@@ -25,7 +25,7 @@ from tether.audit.cache import ResultCache, cache_key
 from tether.audit.findings import Finding, rule
 from tether.audit.lenses import LensContext, bash32, bats, discipline, hooks, paths, portability
 from tether.audit.lenses.guards import guarded_lines
-from tether.audit.roster import GlobSet
+from tether.audit.roster import GlobSet, Remit
 from tether.audit.shellast import Node, parse
 from tether.audit.tools import Toolset
 from tether.errors import TetherError, UsageError
@@ -170,6 +170,87 @@ def _command_files(root: Path, text: str) -> set[str]:
         if rel and not rel.startswith("/") and (root / rel).is_file():
             found.add(PurePosixPath(rel).as_posix())
     return found
+
+
+_INTERPRETERS: Final = {
+    "bash",
+    "sh",
+    "dash",
+    "zsh",
+    "node",
+    "deno",
+    "bun",
+    "python",
+    "python3",
+    "ruby",
+    "perl",
+    "env",
+}
+_ASSIGNMENT: Final = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*=")
+
+
+def _command_script(text: str) -> str | None:
+    """The repository-relative script a hook ``command`` runs, when it names one: its
+    first word, or an interpreter's first operand (``bash .claude/hooks/x.sh``)."""
+    try:
+        words = shlex.split(text)
+    except ValueError:
+        words = text.split()
+    words = [w for w in words if not _ASSIGNMENT.match(w)]
+    if words and PurePosixPath(words[0]).name in _INTERPRETERS:
+        words = [w for w in words[1:] if not w.startswith("-")]
+    if not words:
+        return None
+    word = words[0]
+    anchored = _PROJECT_DIR.match(word) is not None
+    rel = _PROJECT_DIR.sub("", word).removeprefix("./")
+    if not rel or rel.startswith(("/", "~", "$", "-")) or not (anchored or "/" in rel):
+        return None  # a program on PATH, an absolute path, or one computed at run time
+    return PurePosixPath(rel).as_posix()
+
+
+def missing_hook_scripts(root: Path, remit: Remit) -> list[Finding]:
+    """A ``hook/missing-script`` error for each registered hook command whose script is
+    not a tracked file of the checkout (moved, renamed, deleted, never committed).
+
+    A hook's only caller is that command string, so the breakage shows in no diff of the
+    script. Checked when the remit covers the settings file or the missing script.
+    """
+    from tether import git
+
+    tracked = set(git.ls_files(root))
+    found: list[Finding] = []
+    for name in SETTINGS_FILES:
+        path = root / name
+        if not path.is_file():
+            continue
+        try:
+            raw = read_bytes(path)
+            document = json.loads(raw)
+        except (OSError, ValueError) as error:
+            raise TetherError(cannot_read(name, error, "the hook registrations")) from None
+        text = raw.decode("utf-8", "replace")
+        for command_text in _hook_commands(document):
+            script = _command_script(command_text)
+            if script is None or script in tracked:
+                continue
+            if not (remit.covers(name) or remit.covers(script)):
+                continue
+            where = "is not committed" if (root / script).is_file() else "does not exist"
+            line = _line_naming(text, json.dumps(command_text)[1:-1])
+            finding = rule("hook/missing-script").at(
+                name,
+                line,
+                f"{name} registers `{command_text}`; {script} {where} in the checkout",
+                title=f"registered hook script {script} {where}",
+            )
+            found.append(finding)
+    return found
+
+
+def _line_naming(text: str, needle: str) -> int:
+    at = text.find(needle)
+    return text.count("\n", 0, at) + 1 if at >= 0 else 1
 
 
 def link_pinning_suites(root: Path, results: list[FileResult]) -> list[FileResult]:

@@ -63,6 +63,7 @@ def render_shell(document: Doc) -> str:
         for f in document["findings"]
     ]
     lines += [f"deleted: {path}" for path in document.get("deleted", [])]
+    lines += [f"not analysed (no lens reads it): {p}" for p in document.get("not_analysed", [])]
     tools = document["tools"]
     counts = document["counts"]
     deleted = f" (and {len(document['deleted'])} deleted)" if document.get("deleted") else ""
