@@ -423,3 +423,111 @@ def test_abandon_after_a_kill_puts_the_post_update_file_back(tmp_path):
         assert {k: v for k, v in after.items() if not k.startswith(".tether/")} == {
             k: v for k, v in before.items() if not k.startswith(".tether/")
         }, point
+
+
+# --- item 6: writes are checked at write time, after every program --------------------------
+
+
+def link_out(target: str) -> str:
+    """A release program that replaces ``target`` (a folder of the project) with a link to
+    ``$OUTSIDE``, a folder beside the project."""
+    return f'#!/bin/bash\nrm -rf "{target}"\nln -s "$OUTSIDE" "{target}"\nexit 0\n'
+
+
+@pytest.fixture
+def outside(tmp_path, monkeypatch) -> Path:
+    folder = tmp_path / "outside"
+    folder.mkdir()
+    (folder / "kit-check.json").write_text('{"mine": "outside the project"}\n')
+    monkeypatch.setenv("OUTSIDE", str(folder))
+    return folder
+
+
+def test_a_post_update_write_is_not_made_through_a_link_a_migration_just_made(tmp_path, outside):
+    lifecycle = {
+        "migrations": [
+            {"id": "swap", "version": "2.0.0", "when": "after", "run": ["bash", "mig/swap.sh"]}
+        ],
+        "post_update": [{"file": "cache/kit-check.json", "set": {"current": "{to_version}"}}],
+    }
+    # The release also ships a file in cache/: the update writes it, judging the folder
+    # fine, before the migration swaps it for a link.
+    files = {"mig/swap.sh": link_out("cache"), "cache/README": "kit cache\n"}
+    shelf = shelf_with(tmp_path, lifecycle, files)
+    project = installed(tmp_path, shelf, {"cache/kit-check.json": '{"current": "1.0.0"}\n'})
+    before = tree_digest(outside)
+    result = run_tether("update", "--yes", "--no-branch", "--json", "-C", str(project))
+    assert tree_digest(outside) == before  # nothing written through the link
+    doc = json.loads(result.stdout)
+    [post] = doc["post_update"]
+    assert post["status"] == "failed: cache is a link pointing outside the project", post
+    assert (project / "cache").is_symlink()  # the program's link is left, never followed
+
+
+@pytest.mark.parametrize("kind", ["migration", "region"])
+def test_tethers_own_folder_linked_out_by_a_program_stops_the_run(tmp_path, outside, kind):
+    """The first program links .tether/logs out; the second program's log (and anything
+    else tether would write there) never goes through it: tether's own folders are judged
+    again after every program, and the run stops there."""
+    if kind == "migration":
+        lifecycle: dict[str, object] = {
+            "migrations": [
+                {"id": m, "version": "2.0.0", "when": "after", "run": ["bash", f"mig/{m}.sh"]}
+                for m in ("first", "second")
+            ]
+        }
+    else:
+        lifecycle = {
+            "regions": [
+                {
+                    "id": m,
+                    "startMarker": START,
+                    "endMarker": END,
+                    "paths": [f"{m}.md"],
+                    "regenerate": {"interpreter": "bash", "operand": f"mig/{m}.sh", "args": []},
+                }
+                for m in ("first", "second")
+            ]
+        }
+    files = {
+        "mig/first.sh": link_out(".tether/logs"),
+        "mig/second.sh": "#!/bin/bash\necho second\nexit 0\n",
+        "first.md": f"{START}\n{END}\n",
+        "second.md": f"{START}\n{END}\n",
+    }
+    project = installed(tmp_path, shelf_with(tmp_path, lifecycle, files))
+    result = run_tether("update", "--yes", "--no-branch", "-C", str(project))
+    assert result.returncode == 1, result.stdout + result.stderr
+    logs = project / ".tether/logs"
+    assert result.stderr == (
+        f"tether: {logs}: is a symbolic link; tether keeps its own files only in plain "
+        "folders, after the release's program bash mig/first.sh ran; the update stopped "
+        "before writing anything more there (remove it, then run 'tether update' again to "
+        "finish, or 'tether update --abandon')\n"
+    )
+    assert sorted(p.name for p in outside.iterdir()) == ["kit-check.json"]  # no log there
+    state = json.loads((project / ".tether/state.json").read_text())
+    assert state["version"] == "1.0.0"  # the run stopped before its new state
+    logs.unlink()  # fixed by hand: the unfinished run can be abandoned
+    abandoned = run_tether("update", "--abandon", "-C", str(project))
+    assert abandoned.returncode == 0, abandoned.stdout + abandoned.stderr
+    assert (project / "app.txt").read_text() == "one\n"
+    assert sorted(p.name for p in outside.iterdir()) == ["kit-check.json"]
+
+
+def test_a_log_opened_through_a_link_is_refused_even_without_the_check(tmp_path):
+    """The log writer itself follows no link on the way (made between a check and the
+    open, say): the open fails, the program does not start."""
+    from tether.flows.regen import run_program
+
+    root, away = tmp_path / "proj", tmp_path / "away"
+    root.mkdir()
+    away.mkdir()
+    (root / ".tether").mkdir()
+    (root / ".tether/logs").symlink_to(away)
+    run = run_program(
+        root, ("true",), {"PATH": "/usr/bin:/bin"}, timeout=10, log_path=root / ".tether/logs/x.log"
+    )
+    assert not run.started and "cannot write the log" in run.description
+    assert "symbolic link" in run.description
+    assert list(away.iterdir()) == []

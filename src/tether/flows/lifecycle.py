@@ -560,7 +560,17 @@ def _run_one(
         reason=run.description,
     )
     _journal_finished(ctx, result)
+    _after_a_program(ctx, result.command)
     return result
+
+
+def _after_a_program(ctx: RunContext, command: str) -> None:
+    """A program the release ships ran: every folder is judged again before the next write,
+    and tether's own folders must still be plain folders (else the run stops here)."""
+    from tether.flows.safety import check_own_paths_after
+
+    ctx.guard.forget()
+    check_own_paths_after(ctx.project.root, ctx.project.profile, command)
 
 
 def _journal_finished(ctx: RunContext, result: MigrationResult) -> None:

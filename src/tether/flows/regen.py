@@ -22,7 +22,7 @@ from typing import IO, Final, Literal
 
 from tether.engine.regions import RegenSpec, RegionDecl
 from tether.flows.backups import back_up
-from tether.flows.safety import PathGuard, UnsafePath
+from tether.flows.safety import PathGuard, UnsafePath, open_without_links
 from tether.fsio import read_bytes
 from tether.pathrules import program_name_problem, relpath_problem
 
@@ -322,14 +322,24 @@ def _describe(run: _Run, spec: RegenSpec, timeout: float) -> str:
 
 
 @contextlib.contextmanager
-def _output_file(log_path: Path | None, command: str) -> Iterator[IO[bytes]]:
-    """The log (appended to, one header per run) or a scratch file when there is none."""
+def _output_file(root: Path, log_path: Path | None, command: str) -> Iterator[IO[bytes]]:
+    """The log (appended to, one header per run) or a scratch file when there is none. A log
+    inside the project is opened without following any link on the way (its folder is
+    tether's own, and a program that ran before may have replaced it with one)."""
     if log_path is None:
         with tempfile.TemporaryFile() as scratch:
             yield scratch
         return
-    log_path.parent.mkdir(parents=True, exist_ok=True)
-    with open(log_path, "a+b") as log:
+    try:
+        rel = log_path.relative_to(root).as_posix()
+    except ValueError:
+        rel = None  # a log the caller keeps elsewhere
+    if rel is None:
+        log_path.parent.mkdir(parents=True, exist_ok=True)
+        fd = os.open(log_path, os.O_RDWR | os.O_APPEND | os.O_CREAT, 0o644)
+    else:
+        fd = open_without_links(root, rel, os.O_RDWR | os.O_APPEND | os.O_CREAT)
+    with open(fd, "a+b") as log:
         log.write(f"$ {command}\n".encode())
         log.flush()
         yield log
@@ -345,7 +355,7 @@ def _tail(output: IO[bytes], start: int) -> str:
 def _run_logged(
     root: Path, spec: RegenSpec, timeout: float, log_path: Path | None, command: str
 ) -> tuple[_Run, str]:
-    with _output_file(log_path, command) as output:
+    with _output_file(root, log_path, command) as output:
         start = output.tell()
         run = _execute(root, spec.argv, timeout, output)
         tail = _tail(output, start)
@@ -526,7 +536,13 @@ def run_program(
     stopped after ``timeout``. Never raises for the program's failures; the caller has
     already refused an unsafe ``argv``."""
     command = shlex.join(argv)
-    with _output_file(log_path, command) as output, tempfile.TemporaryFile() as errors:
+    with contextlib.ExitStack() as stack:
+        try:
+            output = stack.enter_context(_output_file(root, log_path, command))
+        except OSError as error:
+            why = f"could not start {argv[0]!r}: cannot write the log ({error})"
+            return ProgramRun(started=False, exit_code=None, timed_out=False, description=why)
+        errors = stack.enter_context(tempfile.TemporaryFile())
         start = output.tell()
         run = _execute(root, argv, timeout, output, errors, env)
         stdout, stderr = _tail(output, start), _tail(errors, 0)

@@ -168,6 +168,7 @@ def regenerate_regions(
     if not any(decl.regenerate is not None for decl in plan.declarations):
         return []
     from tether.flows.regen import DEFAULT_EXCLUDE, run_regeneration, skipped_outcome
+    from tether.flows.safety import check_own_paths_after
 
     by_path = {a.path: a for a in actions}
     exclude = DEFAULT_EXCLUDE | {
@@ -199,4 +200,7 @@ def regenerate_regions(
                 exclude=frozenset(exclude),
             )
         )
+        # The program may have made one of tether's own folders a link: stop before the
+        # next region's backup or log goes through it.
+        check_own_paths_after(project.root, project.profile, outcomes[-1].command)
     return outcomes

@@ -240,6 +240,48 @@ class PathGuard:
         return None
 
 
+def open_without_links(root: Path, rel: str, flags: int, mode: int = NEW_FILE_MODE) -> int:
+    """A file descriptor for ``root/rel``, opened without following a link anywhere on the
+    way: each folder is opened relative to the one before it with ``O_NOFOLLOW`` (made
+    when missing), and so is the file itself. For tether's own files (a run's logs) in
+    folders a program may have replaced with a link moments earlier, even between a check
+    and the open. Raises ``UnsafePath`` for a link, a file where a folder belongs, or
+    anything but a regular file at ``rel``."""
+    parts = rel.split("/")
+    where = os.path.join(os.fspath(root), rel)
+    fd = os.open(root, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0))
+    try:
+        for depth, name in enumerate(parts[:-1]):
+            folder_flags = os.O_RDONLY | getattr(os, "O_DIRECTORY", 0) | os.O_NOFOLLOW
+            try:
+                inner = os.open(name, folder_flags, dir_fd=fd)
+            except FileNotFoundError:
+                os.mkdir(name, dir_fd=fd)
+                inner = os.open(name, folder_flags, dir_fd=fd)
+            except OSError as error:
+                if error.errno not in (errno.ELOOP, errno.ENOTDIR):
+                    raise
+                folder = "/".join(parts[: depth + 1])
+                raise UnsafePath(
+                    where, f"{folder} is a symbolic link or not a folder; not written through it"
+                ) from None
+            os.close(fd)
+            fd = inner
+        try:
+            opened = os.open(parts[-1], flags | os.O_NOFOLLOW | os.O_NONBLOCK, mode, dir_fd=fd)
+        except OSError as error:
+            if error.errno not in (errno.ELOOP, errno.ENXIO):
+                raise
+            problem = LINK_TARGET if error.errno == errno.ELOOP else NOT_REGULAR
+            raise UnsafePath(where, problem) from None
+    finally:
+        os.close(fd)
+    if not stat.S_ISREG(os.fstat(opened).st_mode):
+        os.close(opened)
+        raise UnsafePath(where, NOT_REGULAR)
+    return opened
+
+
 def unsafe_target(root: Path, rel: str) -> str | None:
     """Why tether must not write ``root/rel``, or None when it may.
 
@@ -309,6 +351,27 @@ def check_own_paths(
     """Refuse, before anything is written, a project whose tether folders are links or not
     folders (or whose tether records are links): one line naming the first.
     ``folders``/``files`` add places a command keeps its own things elsewhere."""
+    found = _own_paths_problem(root, profile, folders, files)
+    if found:
+        raise TetherError(f"{found[0]}: {found[1]}; nothing was written")
+
+
+def check_own_paths_after(root: Path, profile: Profile, program: str) -> None:
+    """The same check after a program the release ships ran (a migration, a region
+    program): one it made a link of, or replaced, stops the run there, before tether
+    writes anything more; the run stays unfinished, to finish or abandon once fixed."""
+    found = _own_paths_problem(root, profile)
+    if found:
+        raise TetherError(
+            f"{found[0]}: {found[1]}, after the release's program {program} ran; the update "
+            "stopped before writing anything more there (remove it, then run 'tether update' "
+            "again to finish, or 'tether update --abandon')"
+        )
+
+
+def _own_paths_problem(
+    root: Path, profile: Profile, folders: tuple[Path, ...] = (), files: tuple[Path, ...] = ()
+) -> tuple[Path, str] | None:
     checks = [(root / rel, True) for rel in own_folders(profile)]
     checks += [(path, True) for path in folders]
     checks += [(root / rel, False) for rel in own_files(profile)]
@@ -316,4 +379,5 @@ def check_own_paths(
     for path, is_folder in checks:
         problem = own_path_problem(path, is_folder)
         if problem:
-            raise TetherError(f"{path}: {problem}; nothing was written")
+            return path, problem
+    return None

@@ -852,17 +852,20 @@ def _regenerate(
 
     latest = prepared.latest.manifest
     log = ctx.project.path(ctx.project.profile.log_dir) / f"regions-{ctx.run_id}.log"
-    return regenerate_regions(
-        ctx.project,
-        prepared.regions,
-        outcome.actions,
-        set(latest.files),
-        ctx.backup_dir,
-        log,
-        unreconciled_inputs(outcome.actions, set(latest.merge)),
-        ctx.project.profile.region_inputs,
-        not_run_by=prepared.lifecycle.programs_off,
-    )
+    try:
+        return regenerate_regions(
+            ctx.project,
+            prepared.regions,
+            outcome.actions,
+            set(latest.files),
+            ctx.backup_dir,
+            log,
+            unreconciled_inputs(outcome.actions, set(latest.merge)),
+            ctx.project.profile.region_inputs,
+            not_run_by=prepared.lifecycle.programs_off,
+        )
+    finally:
+        ctx.guard.forget()  # region programs ran: every folder is judged again
 
 
 def _report_after_apply(
