@@ -254,6 +254,6 @@ def test_a_gaia_project_in_a_subfolder_reads_the_base_version_marker(
     commit_update(top)
     code, doc = pr_json(app)
     assert code == 0 and doc["status"] == "opened"
-    assert doc["title"] == "chore: update gaia to 2.1.0"
-    assert doc["body"].startswith("Updates gaia from 2.0.0 to 2.1.0.")  # main's .gaia/VERSION
+    assert doc["title"] == "chore: update GAIA to v2.1.0"  # GAIA's own title, exactly
+    assert doc["body"].startswith("Updates GAIA from v2.0.0 to v2.1.0.")  # main's .gaia/VERSION
     assert flag(remote.gh_calls()[-1], "--head") == doc["branch"]

@@ -10,9 +10,12 @@ Projects are built from GAIA-shaped releases on a local shelf (`.gaia/manifest.j
 from __future__ import annotations
 
 import json
+import os
 import subprocess
+import sys
 from pathlib import Path
 
+import pytest
 import yaml
 
 from builders import (
@@ -28,6 +31,7 @@ from test_lifecycle_gaia import (
     BASELINE_RULE,
     DESIGN,
     FOLDERIZE,
+    GH_STAND_IN,
     SPECS,
     WORKFLOW,
     WORKFLOW_V1,
@@ -250,8 +254,9 @@ def test_unedited_mixed_files_are_merged_key_by_key_not_replaced(tmp_path: Path)
     # The follow-up is still true: the dependency GAIA removed is still declared here.
     assert [a["command"] for a in doc["adopter_actions"]] == ["pnpm remove react-router-dom"]
     assert sorted(doc["buckets"]["merged"]) == sorted([AUDIT_CI, PKG, WORKSPACE])
-    # Nothing is committed for the adopter: the update is theirs to review.
+    # Nothing is committed for the adopter: the update is theirs to review and commit.
     assert git(project, "rev-list", "--count", "HEAD").strip() == "1"
+    assert doc["commit_message"] == "chore: update GAIA to v1.1.0"
 
 
 def test_mixed_files_upstream_did_not_change_are_a_clean_skip_row(tmp_path: Path) -> None:
@@ -551,5 +556,124 @@ def test_roster_that_fell_back_to_a_patch_skips_its_region_and_says_how_to_run_i
     assert f"{AUDIT_CI} → .gaia-merge/{AUDIT_CI}.patch" in out
     assert (
         "audit-remit (skipped: its input .gaia/audit-ci.yml fell back to a whole-file "
-        "conflict): bash .gaia/scripts/write-audit-remits.sh"
+        "conflict): run by hand: bash .gaia/scripts/write-audit-remits.sh"
     ) in out
+
+
+# --- Step 9 notes and Step 10 next steps, as GAIA lists them -------------------------------
+
+
+def test_next_steps_name_the_quality_gate_the_commit_message_and_patch_deletion(
+    tmp_path: Path,
+) -> None:
+    gate = "wiki/decisions/Quality Gate.md"
+    mine = {gate: "# Quality gate\npnpm typecheck && pnpm lint && pnpm test\n"}
+    mine[BASELINE_RULE] = "our own rules\n"  # both sides changed it: a patch
+    project = gaia_project(tmp_path, shelf(tmp_path), mine)
+    result = run_tether("update", "--yes", "--no-branch", "-C", str(project))
+    assert result.returncode == 4, result.stdout + result.stderr
+    steps = result.stdout.split("Next steps:", 1)[1]
+    assert "delete each artifact once you have resolved it" in steps
+    assert f"run the quality gate as {gate} describes" in steps
+    assert "run your tests" not in steps
+    assert "git commit -m 'chore: update GAIA to v1.1.0'" in steps
+
+
+def test_open_pull_requests_stamped_with_the_old_version_get_the_advice(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    project = gaia_project(tmp_path, shelf(tmp_path))
+    git(project, "commit", "-q", "--allow-empty", "-m", f"feat: x\n\nGAIA-Audit: 1.0.0 {'a' * 40}")
+    stamped = git(project, "rev-parse", "HEAD").strip()
+    git(project, "reset", "-q", "--hard", "HEAD~1")
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    (bin_dir / "gh").write_text(GH_STAND_IN.format(python=sys.executable))
+    (bin_dir / "gh").chmod(0o755)
+    monkeypatch.setenv("PATH", f"{bin_dir}:{os.environ['PATH']}")
+    monkeypatch.setenv("GH_LOG", str(tmp_path / "gh.log"))
+    monkeypatch.setenv("GH_PR_HEADS", stamped)
+    result = run_tether("update", "--yes", "--no-branch", "-C", str(project))
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert (
+        "Note: 1 open pull request(s) carry a GAIA-Audit trailer stamped with 1.0.0. On their "
+        "next push CI runs the full audit again. To keep re-audits down, merge or close such "
+        "pull requests before updating."
+    ) in result.stdout
+
+
+def regions_release(releases: Path, version: str, regions: list[object]) -> None:
+    files = {
+        "agents/a.md": f"# A {version}\n<!-- r:start -->\nbody\n<!-- r:end -->\n",
+        "gen.sh": "#!/bin/bash\nexit 0\n",
+    }
+    make_release(
+        releases, version, files, {"gen.sh": "owned"}, profile="gaia", extra={"regions": regions}
+    )
+
+
+def region(ident: str, operand: str = "gen.sh") -> dict[str, object]:
+    return {
+        "id": ident,
+        "startMarker": "<!-- r:start -->",
+        "endMarker": "<!-- r:end -->",
+        "paths": ["agents/a.md"],
+        "regenerate": {"interpreter": "bash", "operand": operand, "args": []},
+    }
+
+
+def test_region_notes_say_what_each_state_means(tmp_path: Path) -> None:
+    releases = tmp_path / "rel"
+    regions_release(releases, "1.0.0", [region("old"), region("kept")])
+    # 1.1.0 drops "old", ships a malformed declaration, and one whose operand is no shipped
+    # path (refused: there is nothing for the adopter to run).
+    regions_release(releases, "1.1.0", [region("kept", "/bin/evil.sh"), {"id": "broken"}])
+    project = tmp_path / "proj"
+    project.mkdir()
+    git(project, "init", "-q", "-b", "main")
+    assert (
+        call(
+            "init",
+            "--profile",
+            "gaia",
+            "--source",
+            str(releases),
+            "--version",
+            "1.0.0",
+            str(project),
+        )
+        == 0
+    )
+    git(project, "add", "-A")
+    git(project, "commit", "-qm", "install")
+    result = run_tether("update", "--yes", "--no-branch", "-C", str(project))
+    out = result.stdout
+    assert result.returncode == 0, out + result.stderr
+    assert "Their paths are compared whole from now on" in out  # dropped "old"
+    assert "GAIA_UPDATE_NO_REGIONS=1 switches region awareness off for a run" in out
+    refused = next(line for line in out.splitlines() if line.strip().startswith("kept (refused"))
+    assert refused.endswith("nothing to run by hand; the remedy is in the release")
+    assert "/bin/evil.sh" not in refused.split("):", 1)[1]
+    assert "Their generated block does not match what your own configuration" in out
+
+
+def test_region_fallback_says_the_path_went_back_to_the_whole_file_comparison(
+    tmp_path: Path,
+) -> None:
+    releases = tmp_path / "rel"
+    regions_release(releases, "1.0.0", [region("r")])
+    regions_release(releases, "1.1.0", [region("r")])
+    project = tmp_path / "proj"
+    project.mkdir()
+    git(project, "init", "-q", "-b", "main")
+    init = ("init", "--profile", "gaia", "--source", str(releases), "--version", "1.0.0")
+    assert call(*init, str(project)) == 0
+    # The adopter's copy carries the start marker twice: its region cannot be masked.
+    doubled = "# A 1.0.0\n<!-- r:start -->\n<!-- r:start -->\nbody\n<!-- r:end -->\n"
+    write_files(project, {"agents/a.md": doubled})
+    git(project, "add", "-A")
+    git(project, "commit", "-qm", "install")
+    result = run_tether("update", "--yes", "--no-branch", "-C", str(project))
+    out = result.stdout
+    assert "Region fallbacks (malformed markers, compared whole) (1):" in out
+    assert "These paths went back to the whole-file comparison for this run" in out

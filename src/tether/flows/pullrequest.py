@@ -164,22 +164,28 @@ def _title_and_body(request: PullRequestRequest, where: _Where) -> tuple[str, st
                 "pass --title (and --body)"
             )
         return request.title, request.body or ""
-    title = request.title or default_title(state.upstream, state.version)
+    title = request.title or project.profile.update_title(state.upstream, state.version)
     body = request.body if request.body is not None else _body(project, state, where)
     return title, body
 
 
 def default_title(upstream: str, version: str) -> str:
-    """The title of an update's pull request, unless the person gives one."""
-    return f"chore: update {upstream} to {version}"
+    """The title of an update's pull request when no profile names the upstream."""
+    from tether.profiles import update_title
+
+    return update_title(upstream, version)
 
 
 def _body(project: Project, state: State, where: _Where) -> str:
     """What the update was, from the installed state and the base branch's copy of it."""
     before = _version_at(project, where.base_ref)
-    span = f"from {before} to {state.version}" if before and before != state.version else ""
+    profile = project.profile
+    tag = profile.tag_prefix
+    span = (
+        f"from {tag}{before} to {tag}{state.version}" if before and before != state.version else ""
+    )
     lines = [
-        f"Updates {state.upstream} {span or 'to ' + state.version}.",
+        f"Updates {profile.display_name or state.upstream} {span or 'to ' + tag + state.version}.",
         "",
         "tether merged the release and kept the project's own changes where they did not "
         "collide; review the diff before merging.",

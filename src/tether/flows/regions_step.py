@@ -55,11 +55,13 @@ class RegionPlan:
     pre_region: list[str] = field(default_factory=list)  # paths with a side lacking markers
     disabled: bool = False
     disabled_by: str = ""  # the flag or variable that switched awareness off
+    off_switch: str = "--no-regions"  # how to switch it off for one run (the profile's way)
 
     def to_json(self) -> dict[str, object]:
         return {
             "disabled": self.disabled,
             "disabled_by": self.disabled_by or None,
+            "off_switch": self.off_switch,
             "declarations": [d.id for d in self.declarations],
             "malformed_declarations": self.problems,
             "dropped_declarations": self.dropped,

@@ -119,6 +119,10 @@ class UpdateReport:
     earlier_conflicts: list[dict[str, str]] = field(default_factory=list)
     # Blocking items an earlier update left and nobody settled (status action-required).
     earlier_action_items: list[dict[str, object]] = field(default_factory=list)
+    # The commit message the next steps suggest (the profile's wording: GAIA's
+    # "chore: update GAIA to v1.7.0"), and the project's quality-gate page when it has one.
+    commit_message: str = ""
+    quality_gate: str | None = None
     pull_request: dict[str, Any] | None = None  # set when --pr asked for one
     # The release lifecycle (docs/lifecycle.md): migrations run or planned, notices whose
     # condition held before the run, post-update writes, and what a person must do.
@@ -216,6 +220,8 @@ class UpdateReport:
             "pending": [{"path": a.path, "bucket": a.bucket.value} for a in self.not_done],
             "open_conflicts": self.earlier_conflicts,
             "open_action_items": self.earlier_action_items,
+            "commit_message": self.commit_message,
+            "quality_gate": self.quality_gate,
             "pull_request": self.pull_request,
             "migrations": self.migrations,
             "migrations_skipped": self.migrations_skipped,
@@ -260,6 +266,8 @@ class PreparedUpdate:
             else self.plan.from_version
         )
         lifecycle = self.lifecycle
+        profile = self.project.profile
+        gate = profile.quality_gate
         return UpdateReport(
             profile=self.project.profile.name,
             upstream=self.plan.upstream,
@@ -288,6 +296,8 @@ class PreparedUpdate:
                 row_text(self.plan.structured[p], planned=self.request.dry_run)
                 for p in sorted(self.plan.structured)
             ],
+            commit_message=profile.update_title(self.plan.upstream, self.plan.to_version),
+            quality_gate=gate if gate is not None and self.project.path(gate).is_file() else None,
         )
 
 
@@ -402,6 +412,8 @@ def prepare_update(request: UpdateRequest) -> PreparedUpdate | UpdateReport:
     off = regions_off_switch(request.options.no_regions, project.profile.no_regions_variable)
     regions = plan_regions(baseline.manifest(), latest.manifest, off is not None)
     regions.disabled_by = off or ""
+    variable = project.profile.no_regions_variable
+    regions.off_switch = f"{variable}=1" if variable else "--no-regions"
     plan = build_plan(project, baseline, latest, request.options, regions)
     _settle_local_edits(project, baseline, latest, plan, request.options)
     if tree and unfinished is None and _nothing_moved(plan, baseline, latest):

@@ -16,6 +16,7 @@ from tether.pathrules import ReservedPaths
 from tether.profiles.gaia import (
     DEFAULT_SOURCE,
     NO_REGIONS_VARIABLE,
+    QUALITY_GATE,
     REGION_INPUTS,
     gaia_lifecycle,
 )
@@ -67,6 +68,17 @@ class Profile:
     # Region id -> the files it is derived from, for an ecosystem whose releases do not
     # declare them (docs/regions.md).
     region_inputs: dict[str, tuple[str, ...]] = field(default_factory=dict)
+    # How the ecosystem names itself and its release tags in a commit message or a pull
+    # request title ("chore: update GAIA to v1.7.0"); None: the manifest's upstream name.
+    display_name: str | None = None
+    tag_prefix: str = ""
+    # The page that says how the project checks itself after an update (GAIA's quality
+    # gate), pointed at in the next steps when the project has it.
+    quality_gate: str | None = None
+
+    def update_title(self, upstream: str, version: str) -> str:
+        """The suggested commit message, and the pull request's default title."""
+        return update_title(self.display_name or upstream, f"{self.tag_prefix}{version}")
 
     def reserved_paths(self) -> ReservedPaths:
         """What a release may not ship and a record may not name: derived from the fields
@@ -91,6 +103,11 @@ class Profile:
         return ReservedPaths(
             tuple(dict.fromkeys(f for f in folders if f)), tuple(f for f in files if f)
         )
+
+
+def update_title(name: str, version: str) -> str:
+    """``chore: update <name> to <version>``: one wording for commits and pull requests."""
+    return f"chore: update {name} to {version}"
 
 
 NATIVE = Profile(
@@ -142,6 +159,9 @@ GAIA = Profile(
     no_regions_variable=NO_REGIONS_VARIABLE,
     default_source=DEFAULT_SOURCE,
     region_inputs=REGION_INPUTS,
+    display_name="GAIA",
+    tag_prefix="v",
+    quality_gate=QUALITY_GATE,
 )
 
 GBRAIN = Profile(

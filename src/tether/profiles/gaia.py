@@ -21,6 +21,8 @@ DEFAULT_SOURCE = "gh-release:gaia-react/gaia"
 # The audit-remit region is derived from the audit roster in .gaia/audit-ci.yml: when that
 # file's merge falls back to a whole-file conflict, the region is not regenerated.
 REGION_INPUTS: dict[str, tuple[str, ...]] = {"audit-remit": (".gaia/audit-ci.yml",)}
+# How the project checks itself after an update (GAIA Step 10).
+QUALITY_GATE = "wiki/decisions/Quality Gate.md"
 # The environment variable that switches region awareness off for one run.
 NO_REGIONS_VARIABLE = "GAIA_UPDATE_NO_REGIONS"
 

@@ -4,7 +4,7 @@ each listed entry and field as one line, and every whole rendering once more."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from tether.report import lifecycle as lifecycle_report
 from tether.report.printable import lines_of, one_line, printable
@@ -295,7 +295,8 @@ def _next_steps(report: UpdateReport) -> list[str]:
     steps = []
     if report.open_conflicts:
         steps.append(
-            f"resolve the conflicts (artifacts in {report.merge_dir} or markers in the files)"
+            f"resolve the conflicts (artifacts in {report.merge_dir} or markers in the files); "
+            "delete each artifact once you have resolved it"
         )
     if report.action_items:
         steps.append("settle the action items above (each names the command to run again)")
@@ -317,7 +318,14 @@ def _next_steps(report: UpdateReport) -> list[str]:
         steps.append("fix the failed files, then run the same command again")
     if report.branch:
         steps.append(f"you are now on branch {report.branch}")
-    steps += ["run your tests", "review the changes (git diff) and commit"]
+    if report.quality_gate:
+        steps.append(f"run the quality gate as {report.quality_gate} describes")
+    else:
+        steps.append("run your tests")
+    commit = "review the changes (git diff) and commit"
+    if report.commit_message:
+        commit += f": git commit -m '{report.commit_message}'"
+    steps.append(commit)
     return steps
 
 
@@ -424,27 +432,62 @@ def _region_lines(report: UpdateReport) -> list[str]:
             for path in o["new_outside_paths"]
         ],
     )
+    unregenerated = list(regions.get("unregenerated_paths", []))
     lines += _listing(
         "Declared paths not regenerated (their region was skipped, refused or failed)",
-        list(regions.get("unregenerated_paths", [])),
+        unregenerated,
     )
+    if unregenerated:
+        lines.append(
+            "  Their generated block does not match what your own configuration would produce; "
+            "run the region's command below once what stopped it is settled."
+        )
     lines += _listing(
-        "Regions not regenerated (run by hand)",
-        [
-            f"{o['id']} ({o['status']}: {o['reason']}): {o['command']}"
-            for o in report.regenerated
-            if o["status"] != "regenerated"
-        ],
+        "Regions not regenerated",
+        [_unregenerated_line(o) for o in report.regenerated if o["status"] != "regenerated"],
     )
-    lines += _listing(
-        "Region fallbacks (malformed markers, compared whole)", regions.get("fallbacks", [])
-    )
-    lines += _listing("Dropped region declarations", regions.get("dropped_declarations", []))
-    lines += _listing(
-        "Malformed region declarations (skipped)", regions.get("malformed_declarations", [])
-    )
+    fallbacks = list(regions.get("fallbacks", []))
+    lines += _listing("Region fallbacks (malformed markers, compared whole)", fallbacks)
+    if fallbacks:
+        lines.append(
+            "  These paths went back to the whole-file comparison for this run: a difference "
+            "inside their generated region reads as an ordinary edit and can make a conflict "
+            "you did not cause."
+        )
+    pre_region = list(regions.get("pre_region_paths", []))
+    lines += _listing("Pre-region paths (no region markers yet)", pre_region)
+    if pre_region:
+        lines.append(
+            "  These files do not carry their region yet, as expected before its first "
+            "regeneration: nothing is wrong."
+        )
+    dropped = list(regions.get("dropped_declarations", []))
+    lines += _listing("Dropped region declarations", dropped)
+    if dropped:
+        lines.append(
+            "  Their paths are compared whole from now on, so a conflict the region had been "
+            "absorbing can come back on a later update."
+        )
+    malformed = list(regions.get("malformed_declarations", []))
+    lines += _listing("Malformed region declarations (skipped)", malformed)
+    if malformed:
+        switch = regions.get("off_switch") or "--no-regions"
+        lines.append(
+            "  They ship with the release, so the remedy is upstream; if one causes trouble, "
+            f"{switch} switches region awareness off for a run."
+        )
     lines += _listing("Stale conflict patches superseded by this run", report.superseded_artifacts)
     return lines
+
+
+def _unregenerated_line(outcome: dict[str, Any]) -> str:
+    """A region not regenerated: why, and the literal command to run by hand, except for a
+    refusal (the release's declaration is at fault: running it by hand is no remedy) and
+    a region that names no program."""
+    head = f"{outcome['id']} ({outcome['status']}: {outcome['reason']})"
+    if outcome["status"] == "refused" or not outcome["command"]:
+        return f"{head}: nothing to run by hand; the remedy is in the release"
+    return f"{head}: run by hand: {outcome['command']}"
 
 
 def refresh_classes(report: UpdateReport) -> dict[str, str]:

@@ -139,9 +139,29 @@ def trailer_rows(report: UpdateReport) -> list[str]:
     return rows
 
 
+def trailer_notes(report: UpdateReport) -> list[str]:
+    """After the table, when open pull requests carry a stamp of the version left behind."""
+    notes = []
+    for check in report.trailer_invalidations:
+        count = check["count"]
+        if count == "unknown" or not count:
+            continue
+        notes.append(
+            f"Note: {count} open pull request(s) carry a {check['trailer_key']} trailer stamped "
+            f"with {report.from_version}. On their next push CI runs the full audit again. To "
+            "keep re-audits down, merge or close such pull requests before updating."
+        )
+    return notes
+
+
 def lifecycle_lines(report: UpdateReport) -> list[str]:
     """Everything after the bucket table: loud skips, action items, notices."""
-    return skipped_line(report) + action_item_lines(report) + notice_lines(report)
+    return (
+        skipped_line(report)
+        + action_item_lines(report)
+        + trailer_notes(report)
+        + notice_lines(report)
+    )
 
 
 def render_migrations(report: MigrationsReport) -> str:
