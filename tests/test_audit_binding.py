@@ -556,3 +556,95 @@ def test_an_in_file_allow_needs_a_reason_and_is_listed_never_hidden(
     written = json.loads((repo / sidecar["written"]).read_text())
     reasons = [f["suppressed"]["reason"] for f in written["findings"] if "suppressed" in f]
     assert reasons == ["bats >= 1.5 runs this on bash 5 only", "same reason"]
+
+
+# --- a bats suite against its previous version -------------------------------------------
+
+SUITE_BEFORE = """#!/usr/bin/env bats
+
+@test "prints the version" {
+  run bash scripts/a.sh --version
+  [ "$status" -eq 0 ]
+  [ "$output" = "a 1.0" ]
+}
+
+@test "refuses an unknown flag" {
+  run bash scripts/a.sh --nope
+  [ "$status" -eq 2 ]
+  [[ "$output" == *"unknown flag"* ]] || return 1
+}
+
+@test "reads the config" {
+  run bash scripts/a.sh --config x
+  [ "$status" -eq 0 ]
+}
+
+@test "old name" {
+  run bash scripts/a.sh --quiet
+  [ "$output" = "" ]
+}
+
+@test "writes nothing to stderr" {
+  run bash scripts/a.sh
+  [ -z "$stderr" ]
+}
+"""
+SUITE_AFTER = """#!/usr/bin/env bats
+
+@test "prints the version" {
+  run bash scripts/a.sh --version
+  [ "$status" -eq 0 ]
+  grep -q "1.0" <<<"$output"
+}
+
+@test "refuses an unknown flag" {
+  run bash scripts/a.sh --nope
+  [ "$status" -eq 2 ]
+}
+
+@test "reads the config" {
+  [ -n "${CI:-}" ] || skip "needs the runner's config"
+  run bash scripts/a.sh --config x
+  [ "$status" -eq 0 ]
+}
+
+@test "new name for the same test" {
+  run bash scripts/a.sh --quiet
+  [ "$output" = "" ]
+}
+"""
+
+
+def test_a_suite_is_read_against_its_previous_version(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    repo = make_repo(
+        tmp_path, monkeypatch, {**BASE, "tests/a.bats": SUITE_BEFORE}, {"tests/a.bats": SUITE_AFTER}
+    )
+    code, report = audit_json(
+        capsys, "shell", "--root", str(repo), "--member", "shell", "--base", "main"
+    )
+    against = {
+        (f["finding_class"], f["line"]): f["title"]
+        for f in report["findings"]
+        if f["finding_class"].startswith(
+            ("bats/dropped", "bats/removed", "bats/weakened", "bats/added")
+        )
+    }
+    assert set(against) == {
+        ("bats/weakened-assertion", 3),
+        ("bats/removed-assertion", 9),
+        ("bats/added-skip", 14),
+        ("bats/dropped-test", 1),
+    }
+    assert 'was `[ "$output" = "a 1.0" ]`' in against[("bats/weakened-assertion", 3)]
+    assert "'writes nothing to stderr' was dropped" in against[("bats/dropped-test", 1)]
+    assert all(
+        f["severity"] == "warning"
+        for f in report["findings"]
+        if (f["finding_class"], f["line"]) in against
+    )
+    assert code == 0  # warnings: they withhold the clearance until fixed or acknowledged
+    # Without a base there is no previous version to read against.
+    _, report = audit_json(capsys, "shell", "--root", str(repo), "tests/a.bats")
+    assert not [f for f in report["findings"] if f["finding_class"] == "bats/dropped-test"]

@@ -63,6 +63,8 @@ def audit_shell(root: Path, layout: Any, remit: Remit, request: ShellRequest) ->
         results = shell.downgrade_inherited(root, scope.merge_base, results, tools, options)
     deleted = list(scope.deleted) if scope is not None and not request.paths else []
     gone = shell.deleted_suites(root, scope.merge_base, deleted) if scope is not None else []
+    if scope is not None:
+        gone += shell.compare_suites(root, scope.merge_base, targets, tools)
     gone += shell.missing_hook_scripts(root, remit)
     document = shell.report(results, tools, request.vocabulary, gone)
     # A file in the remit that no lens reads is said, never silently skipped; without a

@@ -480,6 +480,39 @@ _RULES: tuple[Rule, ...] = (
         "what fails on the runner",
     ),
     Rule(
+        "bats/dropped-test",
+        "warning",
+        "a @test the base had was dropped",
+        "the test's checks no longer run, so what it guarded has no check left while the "
+        "suite stays green",
+        "restore the test, or state in the change why its coverage is no longer needed",
+    ),
+    Rule(
+        "bats/removed-assertion",
+        "warning",
+        "a @test has fewer checks than at the base",
+        "a deleted assertion stops guarding what it checked; the test still passes, now over less",
+        "restore the check, or state in the change why it is no longer needed",
+    ),
+    Rule(
+        "bats/weakened-assertion",
+        "warning",
+        "an exact check became a looser match",
+        "a substring or pattern match admits outputs the exact comparison rejected, so a "
+        "regression in the wording or the status passes",
+        'compare exactly again (`[ "$output" = "…" ]`, `assert_output "…"`), or say '
+        "why the looser match is what the script guarantees",
+        gaia_class=_HOLLOW,
+    ),
+    Rule(
+        "bats/added-skip",
+        "warning",
+        "a @test that ran at the base now skips",
+        "a new skip, guarded or not, retires the test wherever its guard holds, silently",
+        "fix what made the test fail, or guard the skip on a genuine missing precondition "
+        "and say so in the change",
+    ),
+    Rule(
         "bats/deleted-suite",
         "warning",
         "a bats suite was deleted",

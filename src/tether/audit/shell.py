@@ -476,6 +476,35 @@ def _finding_key(finding: Finding, lines: list[str]) -> FindingKey:
     return (finding.finding_class, finding.title, finding.severity, text)
 
 
+def compare_suites(
+    root: Path, base: str, targets: Sequence[Target], tools: Toolset
+) -> list[Finding]:
+    """Each bats suite against its version at ``base`` (lenses/batsdiff.py): dropped
+    tests, removed or weakened checks, added skips. A suite new on the branch, or one
+    either side of which does not parse, is left to the other lenses."""
+    from tether import git
+    from tether.audit.lenses import batsdiff
+
+    found: list[Finding] = []
+    for target in targets:
+        if not target.bats:
+            continue
+        old = git.blob_at(root, base, target.path)
+        try:
+            new = read_bytes(root / target.path)
+        except OSError:
+            continue
+        if old is None or old == new:
+            continue
+        before, after = parse(tools.shfmt, old, "bats"), parse(tools.shfmt, new, "bats")
+        if before.tree is None or after.tree is None:
+            continue
+        ctx = LensContext(target.path, f"shfmt {tools.shfmt.version}, against {base[:12]}")
+        changed = batsdiff.compare(before.tree, old, after.tree, new, ctx)
+        found.extend(suppress.apply(target.path, new, changed, report_invalid=False))
+    return found
+
+
 _TEST_CASE: Final = re.compile(rb"^[ \t]*@test[ \t]", re.MULTILINE)
 
 

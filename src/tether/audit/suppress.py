@@ -34,9 +34,12 @@ def directives(data: bytes) -> dict[int, tuple[str, str]]:
     return found
 
 
-def apply(path: str, data: bytes, found: list[Finding]) -> list[Finding]:
-    """``found`` with each suppressed lens finding lowered and marked, plus a warning for
-    every directive that cannot suppress anything."""
+def apply(
+    path: str, data: bytes, found: list[Finding], *, report_invalid: bool = True
+) -> list[Finding]:
+    """``found`` with each suppressed lens finding lowered and marked, plus (unless the
+    file's own analysis already said so) a warning for every directive that cannot
+    suppress anything."""
     allowed = directives(data)
     if not allowed:
         return found
@@ -55,7 +58,7 @@ def apply(path: str, data: bytes, found: list[Finding]) -> list[Finding]:
             continue
         mark = Suppression(line, allowed[line][1].strip(), finding.severity)
         out.append(replace(finding, severity="suggestion", suppression=mark))
-    for line, (name, reason) in sorted(allowed.items()):
+    for line, (name, reason) in sorted(allowed.items()) if report_invalid else []:
         if not _valid(name, reason):
             what = "no reason after `--`" if name in RULES else f"unknown class {name!r}"
             title = f"`# tether-audit: allow` suppresses nothing: {what}"
