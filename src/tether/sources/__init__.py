@@ -100,7 +100,7 @@ def _open_url(spec: str, url: str, scheme: str, cache_dir: Path, limit: int) -> 
         from tether.sources.cache import TreeCache, source_key
         from tether.sources.tarball import UrlTarballSource
 
-        cache = TreeCache(cache_dir, source_key("url-tarball", url))
+        cache = TreeCache(cache_dir, source_key("url-tarball", url), limit)
         return UrlTarballSource(spec, url, cache, limit)
     if scheme in ("http", "https") and url.split("?")[0].endswith(TAR_SUFFIXES):
         raise _needs_placeholder(spec)
@@ -120,7 +120,7 @@ def _open_path(spec: str, path: Path, cache_dir: Path, limit: int) -> Source:
         from tether.sources.tarball import LocalTarballSource
 
         template = os.path.abspath(path)
-        cache = TreeCache(cache_dir, source_key("tarball", template))
+        cache = TreeCache(cache_dir, source_key("tarball", template), limit)
         return LocalTarballSource(spec, template, cache, limit)
     if path.name.endswith(TAR_SUFFIXES):
         raise _needs_placeholder(spec)
@@ -150,7 +150,7 @@ def _open_git(
         local = candidate.resolve()
         location = str(local)
     return GitSource(
-        spec, location, local, TreeCache(cache_dir, source_key("git", location)), limit
+        spec, location, local, TreeCache(cache_dir, source_key("git", location), limit), limit
     )
 
 
@@ -159,7 +159,9 @@ def _open_gh_release(spec: str, cache_dir: Path, limit: int) -> Source:
     from tether.sources.gh import RELEASE_PREFIX, GhReleaseSource, gh_repo
 
     repo = gh_repo(spec.removeprefix(RELEASE_PREFIX))
-    return GhReleaseSource(spec, repo, TreeCache(cache_dir, source_key("gh-release", repo)), limit)
+    return GhReleaseSource(
+        spec, repo, TreeCache(cache_dir, source_key("gh-release", repo), limit), limit
+    )
 
 
 def _open_gh(spec: str, cache_dir: Path, limit: int) -> Source:
@@ -167,4 +169,4 @@ def _open_gh(spec: str, cache_dir: Path, limit: int) -> Source:
     from tether.sources.gh import GhSource, gh_repo
 
     repo = gh_repo(spec)
-    return GhSource(spec, repo, TreeCache(cache_dir, source_key("gh", repo)), limit)
+    return GhSource(spec, repo, TreeCache(cache_dir, source_key("gh", repo), limit), limit)

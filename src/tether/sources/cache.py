@@ -11,11 +11,14 @@ from __future__ import annotations
 import hashlib
 import os
 import shutil
+import stat
 import tempfile
 from collections.abc import Callable
 from pathlib import Path
 
 from tether.errors import TetherError
+from tether.sources import DEFAULT_MAX_ENTRY_BYTES
+from tether.sources.folder import check_release_folder
 
 PARTIAL = ".partial-"
 
@@ -28,17 +31,38 @@ def source_key(kind: str, location: str) -> str:
 class TreeCache:
     """Release trees of one source, one folder per version."""
 
-    def __init__(self, cache_dir: Path, key: str) -> None:
+    def __init__(
+        self, cache_dir: Path, key: str, max_entry_bytes: int = DEFAULT_MAX_ENTRY_BYTES
+    ) -> None:
         self.cache_dir = cache_dir
         self.base = cache_dir / key
+        self.max_entry_bytes = max_entry_bytes
 
     def path(self, version: str) -> Path:
         return self.base / version
 
     def cached(self, version: str) -> Path | None:
-        """The complete tree for ``version``, or None when it was never fetched."""
+        """The complete tree for ``version``, or None when it was never fetched.
+
+        The cache lies in the project, where anything can change it between runs: a tree
+        read back obeys the rules of a release folder (``folder.check_release_folder``: no
+        link leading out, no FIFO, ...), and the folders holding it are plain folders."""
         tree = self.path(version)
-        return tree if tree.is_dir() and not tree.is_symlink() else None
+        for folder in (self.cache_dir, self.base, tree):
+            try:
+                info = os.lstat(folder)
+            except OSError:
+                return None
+            if stat.S_ISLNK(info.st_mode):
+                raise TetherError(
+                    f"{folder}: is a symbolic link; tether reads cached releases only from "
+                    "plain folders (remove it to fetch the release again)"
+                )
+            if not stat.S_ISDIR(info.st_mode):
+                return None
+        label = f"{tree} (tether's release cache; remove it to fetch the release again)"
+        check_release_folder(tree, label, self.max_entry_bytes)
+        return tree
 
     def build(self, version: str, fill: Callable[[Path, Path], None]) -> Path:
         """Fetch ``version`` once: ``fill(work, tree)`` must create ``tree``, using ``work``

@@ -4,8 +4,9 @@ same member rules as an archive (``members``) before tether reads a byte of it.
 An archive is checked while it is unpacked; a folder is used where it lies, so it is
 checked by one walk that looks at every entry with ``lstat`` and follows nothing: a link
 leading out of the folder, a FIFO or a device (which would block or never end when read)
-and a file over the size limit refuse the whole release. A hard link on disk is one more
-name of a file already in the folder, so it is read as that file.
+a file over the size limit and a file whose mode is setuid, setgid or world-writable
+refuse the whole release. A hard link on disk is one more name of a file already in the
+folder, so it is read as that file.
 """
 
 from __future__ import annotations
@@ -66,12 +67,32 @@ def _members(root: Path, rel_dir: str, label: str) -> list[Member]:
 def _member(path: str, rel: str, info: os.stat_result) -> Member:
     mode = info.st_mode
     if stat.S_ISREG(mode):
-        return Member(rel, FILE, info.st_size)
+        return Member(rel, FILE, info.st_size, mode_problem=_mode_problem(mode))
     if stat.S_ISDIR(mode):
         return Member(rel, FOLDER)
     if stat.S_ISLNK(mode):
         return Member(rel, SYMLINK, link=os.readlink(path))
     return Member(rel, _special_kind(mode))
+
+
+def _mode_problem(mode: int) -> str | None:
+    """Why a file's mode may not be installed as it is: tether installs a release file with
+    its mode, so a setuid binary would become one in the project (a setuid-root one when
+    tether runs as root), and a world-writable file one any user of the machine may change.
+    An archive's members lose these bits when unpacked (``extract``); a folder is read where
+    it lies, so it is refused instead, naming the file."""
+    bits = stat.S_IMODE(mode)
+    found = [name for bit, name in _UNSAFE_BITS if bits & bit]
+    if not found:
+        return None
+    return f"has mode {bits:04o} ({', '.join(found)}), which a release may not carry"
+
+
+_UNSAFE_BITS = (
+    (stat.S_ISUID, "setuid"),
+    (stat.S_ISGID, "setgid"),
+    (stat.S_IWOTH, "writable by every user"),
+)
 
 
 def _special_kind(mode: int) -> str:

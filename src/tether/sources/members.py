@@ -25,6 +25,9 @@ class Member:
     kind: str  # FILE, FOLDER, SYMLINK, HARDLINK, else what it is ("fifo", "socket", ...)
     size: int = 0
     link: str = ""  # a symlink's target
+    # Why its mode may not be installed (a folder release's file; an archive's members lose
+    # such bits when unpacked), else None.
+    mode_problem: str | None = None
 
 
 def refusal(container: str, name: str, why: str) -> TetherError:
@@ -54,6 +57,8 @@ def member_problem(member: Member, max_entry_bytes: int) -> str | None:
         return f"has an unsafe name ({problem})"
     if member.size > max_entry_bytes:
         return f"is {member.size} bytes, over the limit of {max_entry_bytes}"
+    if member.mode_problem is not None:
+        return member.mode_problem
     if member.kind == SYMLINK:
         return _symlink_target_problem(member.link)
     return None
