@@ -35,7 +35,7 @@ from tether.deps import pyspec
 from tether.deps.model import Ecosystem, PackageInfo, Release
 from tether.fsio import read_bytes, read_head
 from tether.parselimits import json_loads
-from tether.sources.web import open_url
+from tether.sources.web import BoundExceeded, answer_bounds, read_url
 
 DEFAULT_NPM = "https://registry.npmjs.org/"
 DEFAULT_PYPI = "https://pypi.org/pypi"
@@ -215,11 +215,13 @@ class HttpClient:
         if authorization is not None:
             # Unredirected: a registry redirecting elsewhere never hands the token on.
             request.add_unredirected_header("Authorization", authorization)
+        bounds = answer_bounds(self.timeout)
         for attempt in range(self.retries + 1):
             try:
-                with open_url(request, timeout=self.timeout) as response:
-                    body = response.read()
+                body = read_url(request, bounds)
                 break
+            except BoundExceeded as error:  # asking again would only take as long again
+                raise FetchError(f"{url}: {error}") from None
             except urllib.error.HTTPError as error:
                 if error.code == 404:
                     return None

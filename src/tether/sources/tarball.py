@@ -11,9 +11,8 @@ import re
 import urllib.error
 import urllib.request
 from pathlib import Path
-from typing import TYPE_CHECKING, BinaryIO
 
-from tether import __version__, progress
+from tether import __version__
 from tether.errors import TetherError
 from tether.fsio import read_bytes
 from tether.sources import ReleaseTree
@@ -21,16 +20,12 @@ from tether.sources.cache import TreeCache
 from tether.sources.common import asked_version
 from tether.sources.extract import extract_tar_safely
 from tether.sources.tagged import TaggedSource
-from tether.sources.web import open_url
+from tether.sources.web import BoundExceeded, download_bounds, download_url
 from tether.versions import parse_version
-
-if TYPE_CHECKING:
-    from http.client import HTTPResponse
 
 PLACEHOLDERS = ("{version}", "{tag}")
 TAR_SUFFIXES = (".tar.gz", ".tgz", ".tar", ".tar.bz2", ".tbz2", ".tar.xz", ".txz")
-DOWNLOAD_TIMEOUT = 30  # seconds; an unreachable host must fail, not hang a CI job
-_CHUNK = 1 << 20
+DOWNLOAD_TIMEOUT = 30  # seconds one read may wait: an unreachable host must fail early
 
 
 def has_placeholder(text: str) -> bool:
@@ -145,34 +140,26 @@ def _check_published_digest(url: str, download: Path, work: Path) -> None:
         )
 
 
-def _copy_counted(response: HTTPResponse, handle: BinaryIO) -> None:
-    length = response.headers.get("Content-Length", "")
-    total = int(length) if length.isdigit() else None
-    with progress.phase("downloading", total, unit="bytes") as step:
-        while chunk := response.read(_CHUNK):
-            handle.write(chunk)
-            step.advance(len(chunk))
-
-
 def fetch_url(url: str, out: Path, *, missing: str) -> None:
-    """Download ``url`` to ``out``; TetherError naming the URL when it cannot be had.
-
-    ``missing`` starts the message for a 404/410, which means the version does not exist.
-    """
+    """Download ``url`` to ``out``, within the download bounds; TetherError naming the URL
+    when it cannot be had. ``missing`` starts the message for a 404/410, which means the
+    version does not exist."""
     request = urllib.request.Request(url, headers={"User-Agent": f"tether/{__version__}"})
+    bounds = download_bounds(DOWNLOAD_TIMEOUT)
     try:
-        with (
-            open_url(request, timeout=DOWNLOAD_TIMEOUT) as response,
-            open(out, "wb") as handle,
-        ):
-            _copy_counted(response, handle)
+        with open(out, "wb") as handle:
+            download_url(request, handle, bounds)
     except urllib.error.HTTPError as error:
         if error.code in (404, 410):
             raise TetherError(f"{missing}: {url} returned HTTP {error.code}") from None
         raise TetherError(f"cannot download {url}: HTTP {error.code} {error.reason}") from None
     except urllib.error.URLError as error:
         raise TetherError(f"cannot download {url}: {error.reason}") from None
+    except BoundExceeded as error:
+        raise TetherError(f"cannot download {url}: {error}") from None
     except TimeoutError:
-        raise TetherError(f"cannot download {url}: no answer within {DOWNLOAD_TIMEOUT} s") from None
+        raise TetherError(
+            f"cannot download {url}: no answer within {bounds.read_timeout:g} s"
+        ) from None
     except OSError as error:
         raise TetherError(f"cannot download {url}: {error}") from None

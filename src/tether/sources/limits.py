@@ -1,0 +1,65 @@
+"""How much tether takes in from the outside in one go: the bounds of a network read and of
+an unpacked release. Each has a documented default (docs/security.md, "Bounded inputs") and
+an environment variable that changes it for one run; nothing a release or a project holds
+can. Values are read when a bound is applied, so one process can run with several."""
+
+from __future__ import annotations
+
+import os
+import re
+
+from tether.errors import TetherError
+
+# The total time of one network read (connecting, the answer's headers and its body): an
+# answer that trickles in must end, not only one that stops.
+NETWORK_SECONDS = "TETHER_LIMIT_NETWORK_SECONDS"
+DEFAULT_NETWORK_SECONDS = 600.0
+# The bytes a release download may hold (streamed to disk, checked as it grows).
+DOWNLOAD_BYTES = "TETHER_LIMIT_DOWNLOAD_BYTES"
+DEFAULT_DOWNLOAD_BYTES = 1 << 30
+# The bytes a registry answer may hold (read into memory, then parsed as JSON).
+ANSWER_BYTES = "TETHER_LIMIT_ANSWER_BYTES"
+DEFAULT_ANSWER_BYTES = 128 << 20
+# The bytes every file of an archive together may unpack to.
+RELEASE_BYTES = "TETHER_LIMIT_RELEASE_BYTES"
+DEFAULT_RELEASE_BYTES = 1 << 30
+
+_SIZE = re.compile(r"(\d+)\s*([KMG]i?B?|B)?", re.IGNORECASE)
+_UNITS = {"": 1, "b": 1, "k": 1 << 10, "m": 1 << 20, "g": 1 << 30}
+
+
+def byte_limit(name: str, default: int) -> int:
+    """The size the variable ``name`` sets (``1048576``, ``512K``, ``64M``, ``2G``: powers of
+    1024), else ``default``; TetherError naming the variable for anything else."""
+    text = os.environ.get(name, "").strip()
+    if not text:
+        return default
+    match = _SIZE.fullmatch(text)
+    if match is None or int(match.group(1)) == 0:
+        raise TetherError(
+            f"{name}={text!r}: not a size (a whole number of bytes above 0, or with K, M or G)"
+        )
+    unit = (match.group(2) or "")[:1].lower()
+    return int(match.group(1)) * _UNITS[unit]
+
+
+def seconds_limit(name: str, default: float) -> float:
+    """The seconds the variable ``name`` sets (``30``, ``0.5``), else ``default``."""
+    text = os.environ.get(name, "").strip()
+    if not text:
+        return default
+    try:
+        value = float(text)
+    except ValueError:
+        value = 0.0
+    if not 0 < value < float("inf"):
+        raise TetherError(f"{name}={text!r}: not a number of seconds above 0")
+    return value
+
+
+def shown_bytes(count: int) -> str:
+    """``count`` bytes in words: exact, with a round figure beside it when there is one."""
+    for unit, size in (("GiB", 1 << 30), ("MiB", 1 << 20), ("KiB", 1 << 10)):
+        if count >= size and count % size == 0:
+            return f"{count:,} bytes ({count // size} {unit})"
+    return f"{count:,} bytes"
