@@ -14,6 +14,7 @@ import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
+from typing import ClassVar
 
 import pytest
 
@@ -35,12 +36,12 @@ class _Hostile(http.server.BaseHTTPRequestHandler):
     line one byte at a time. ``/short``: 10 of an announced 1,000 bytes. ``/ok``: JSON."""
 
     protocol_version = "HTTP/1.0"
-    requests: list[str] = []
+    requests: ClassVar[list[str]] = []
 
     def log_message(self, format: str, *args: object) -> None:
         pass
 
-    def do_GET(self) -> None:  # noqa: N802 (the name http.server calls)
+    def do_GET(self) -> None:
         type(self).requests.append(self.path)
         kind = self.path.strip("/").split("/")[0]
         with contextlib.suppress(OSError):
