@@ -21,7 +21,7 @@ from tether import progress
 from tether.errors import TetherError
 from tether.fsio import cannot_read, write_all
 from tether.pathrules import relpath_problem
-from tether.sources import DEFAULT_MAX_ENTRY_BYTES
+from tether.sources import DEFAULT_MAX_ENTRY_BYTES, limits
 from tether.sources.members import (
     FILE,
     FOLDER,
@@ -60,14 +60,17 @@ def extract_tar_safely(
     one top-level folder is extracted from inside that folder. ``label`` names the archive
     in error messages. Refuses (TetherError naming archive and member, nothing written):
     absolute names, ``..``, unsafe names, members inside a symlink, symlinks or hardlinks
-    reaching outside the tree, devices, fifos and other special entries, duplicate names
-    and entries larger than ``max_entry_bytes``.
+    reaching outside the tree, devices, fifos and other special entries, duplicate names,
+    entries larger than ``max_entry_bytes``, and an archive whose files together would
+    unpack past the release bound (or that holds more entries than it allows; both in
+    ``limits``, read now).
     """
     name = label or (str(archive) if isinstance(archive, Path) else "archive")
     if dest.exists() or dest.is_symlink():
         raise FileExistsError(f"extraction target already exists: {dest}")
+    whole = _WholeBound.now()
     with _open_tar(archive, name) as tar:
-        members = _read_members(tar, name)
+        members = _read_members(tar, name, whole)
         plan = _plan(members, name, max_entry_bytes, strip_single_top)
         dest.parent.mkdir(parents=True, exist_ok=True)
         work = Path(tempfile.mkdtemp(prefix=f".{dest.name}.partial-", dir=dest.parent))
@@ -91,11 +94,50 @@ def _open_tar(archive: Path | BinaryIO, name: str) -> tarfile.TarFile:
         raise TetherError(cannot_read(name, error, "the archive")) from None
 
 
-def _read_members(tar: tarfile.TarFile, name: str) -> list[tarfile.TarInfo]:
+@dataclass(frozen=True)
+class _WholeBound:
+    """What the whole archive may unpack to: bytes of every file together (a hard link
+    counts as the copy it becomes) and entries."""
+
+    max_bytes: int
+    max_entries: int
+
+    @classmethod
+    def now(cls) -> _WholeBound:
+        return cls(
+            limits.byte_limit(limits.RELEASE_BYTES, limits.DEFAULT_RELEASE_BYTES),
+            limits.count_limit(limits.RELEASE_ENTRIES, limits.DEFAULT_RELEASE_ENTRIES),
+        )
+
+
+def _read_members(tar: tarfile.TarFile, name: str, whole: _WholeBound) -> list[tarfile.TarInfo]:
+    """Every member's header, in order. The sizes are added up as the headers are read, so
+    an archive that would unpack past the bound is refused while it is being listed: before
+    anything is written, and before a listing of millions of headers fills the memory."""
+    members: list[tarfile.TarInfo] = []
+    sizes: dict[str, int] = {}
+    total = 0
     try:
-        return tar.getmembers()
+        while (member := tar.next()) is not None:
+            members.append(member)
+            if len(members) > whole.max_entries:
+                raise TetherError(
+                    f"refusing archive {name}: it holds more than {whole.max_entries:,} "
+                    f"entries ({limits.RELEASE_ENTRIES} sets it)"
+                )
+            if member.isreg():
+                sizes[member.name] = member.size
+                total += member.size
+            elif member.islnk():
+                total += sizes.get(member.linkname, 0)
+            if total > whole.max_bytes:
+                raise TetherError(
+                    f"refusing archive {name}: its files unpack to more than "
+                    f"{limits.shown_bytes(whole.max_bytes)} ({limits.RELEASE_BYTES} sets it)"
+                )
     except (tarfile.TarError, OSError, EOFError, zlib.error) as error:
         raise TetherError(cannot_read(name, error, "the archive")) from None
+    return members
 
 
 def _reason(error: BaseException) -> str:

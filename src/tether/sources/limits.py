@@ -20,9 +20,12 @@ DEFAULT_DOWNLOAD_BYTES = 1 << 30
 # The bytes a registry answer may hold (read into memory, then parsed as JSON).
 ANSWER_BYTES = "TETHER_LIMIT_ANSWER_BYTES"
 DEFAULT_ANSWER_BYTES = 128 << 20
-# The bytes every file of an archive together may unpack to.
+# The bytes every file of an archive together may unpack to, and the entries it may hold
+# (a small compressed archive can expand to gigabytes, or to millions of empty files).
 RELEASE_BYTES = "TETHER_LIMIT_RELEASE_BYTES"
 DEFAULT_RELEASE_BYTES = 1 << 30
+RELEASE_ENTRIES = "TETHER_LIMIT_RELEASE_ENTRIES"
+DEFAULT_RELEASE_ENTRIES = 200_000
 
 _SIZE = re.compile(r"(\d+)\s*([KMG]i?B?|B)?", re.IGNORECASE)
 _UNITS = {"": 1, "b": 1, "k": 1 << 10, "m": 1 << 20, "g": 1 << 30}
@@ -41,6 +44,16 @@ def byte_limit(name: str, default: int) -> int:
         )
     unit = (match.group(2) or "")[:1].lower()
     return int(match.group(1)) * _UNITS[unit]
+
+
+def count_limit(name: str, default: int) -> int:
+    """The whole number above 0 the variable ``name`` sets, else ``default``."""
+    text = os.environ.get(name, "").strip()
+    if not text:
+        return default
+    if not text.isdigit() or int(text) == 0:
+        raise TetherError(f"{name}={text!r}: not a whole number above 0")
+    return int(text)
 
 
 def seconds_limit(name: str, default: float) -> float:
