@@ -121,6 +121,19 @@ def cannot_read(path: str | os.PathLike[str], error: BaseException, what: str = 
     return f"{os.fspath(path)}: cannot read{' ' + what if what else ''} ({reason})"
 
 
+def read_named_file(path: str | os.PathLike[str], what: str) -> bytes:
+    """A file a person named (a command's file argument: ``verify --baseline``, the merge
+    driver's ``%O``...), read by the one rule of ``read_bytes``: a FIFO, socket or device is
+    refused unread, never waited on. Any failure is a TetherError in the words of
+    ``cannot_read`` (``PATH: cannot read WHAT (REASON)``)."""
+    from tether.errors import TetherError
+
+    try:
+        return read_bytes(path)
+    except OSError as error:
+        raise TetherError(cannot_read(path, error, what)) from None
+
+
 def is_special_file(path: str | os.PathLike[str]) -> bool:
     """Whether ``path`` (links followed) is a FIFO, socket or device; False when absent."""
     try:

@@ -7,12 +7,11 @@ deleted line came back (each listed with its line number).
 from __future__ import annotations
 
 import argparse
-from pathlib import Path
 
 from tether.cli.common import add_json, add_option, print_json
 from tether.engine.verify import verify_preserved
-from tether.errors import VERIFY_LINES_LOST, Exit, TetherError
-from tether.fsio import cannot_read
+from tether.errors import VERIFY_LINES_LOST, Exit
+from tether.fsio import read_named_file
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -51,7 +50,4 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _read(path: str, role: str) -> bytes:
-    try:
-        return Path(path).read_bytes()
-    except OSError as error:
-        raise TetherError(cannot_read(path, error, f"the {role} file")) from error
+    return read_named_file(path, f"the {role} file")

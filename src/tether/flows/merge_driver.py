@@ -8,8 +8,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from tether.errors import TetherError
-from tether.fsio import atomic_write, cannot_read
+from tether.fsio import atomic_write, read_bytes, read_named_file
 from tether.parselimits import json_loads
 
 
@@ -39,10 +38,7 @@ class DriverResult:
 
 
 def _read(role: str, name: str) -> bytes:
-    try:
-        return Path(name).read_bytes()
-    except OSError as error:
-        raise TetherError(cannot_read(name, error, f"the {role} version")) from None
+    return read_named_file(name, f"the {role} version")
 
 
 def rule_for_path(root: Path, rel: str) -> dict[str, Any] | None:
@@ -54,8 +50,8 @@ def rule_for_path(root: Path, rel: str) -> dict[str, Any] | None:
         manifest = root / profile.manifest_path
         if manifest.is_file():
             try:
-                merge = json_loads(manifest.read_bytes()).get("merge") or {}
-            except (ValueError, AttributeError):
+                merge = json_loads(read_bytes(manifest)).get("merge") or {}
+            except (OSError, ValueError, AttributeError):
                 merge = {}
             if isinstance(merge, dict) and isinstance(merge.get(rel), dict):
                 return dict(merge[rel])

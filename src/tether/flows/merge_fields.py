@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from tether.errors import TetherError
-from tether.fsio import atomic_write, cannot_read
+from tether.fsio import atomic_write, read_named_file
 
 if TYPE_CHECKING:
     from tether.engine.structured.model import StructuredMergeResult
@@ -27,10 +27,7 @@ class FieldsReport:
 
 
 def _read(role: str, path: str) -> bytes:
-    try:
-        return Path(path).read_bytes()
-    except OSError as error:
-        raise TetherError(cannot_read(path, error, f"the {role} file")) from None
+    return read_named_file(path, f"the {role} file")
 
 
 def merge_fields(

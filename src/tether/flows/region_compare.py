@@ -6,18 +6,14 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from tether.errors import TetherError
-from tether.fsio import cannot_read
+from tether.fsio import read_named_file
 
 if TYPE_CHECKING:
     from tether.engine.regions import RegionComparison
 
 
 def _read(option: str, path: Path) -> bytes:
-    try:
-        return path.read_bytes()
-    except OSError as error:
-        raise TetherError(cannot_read(path, error, f"the {option} file")) from error
+    return read_named_file(path, f"the {option} file")
 
 
 def compare_region_files(
