@@ -70,8 +70,8 @@ def extract_tar_safely(
         raise FileExistsError(f"extraction target already exists: {dest}")
     whole = _WholeBound.now()
     with _open_tar(archive, name) as tar:
-        members = _read_members(tar, name, whole)
-        plan = _plan(members, name, max_entry_bytes, strip_single_top)
+        members, names = _read_members(tar, name, max_entry_bytes, whole)
+        plan = _plan(members, names, name, strip_single_top)
         dest.parent.mkdir(parents=True, exist_ok=True)
         work = Path(tempfile.mkdtemp(prefix=f".{dest.name}.partial-", dir=dest.parent))
         made: set[Path] = {work}  # folders known to exist: one mkdir per folder, not per member
@@ -110,15 +110,20 @@ class _WholeBound:
         )
 
 
-def _read_members(tar: tarfile.TarFile, name: str, whole: _WholeBound) -> list[tarfile.TarInfo]:
-    """Every member's header, in order. The sizes are added up as the headers are read, so
-    an archive that would unpack past the bound is refused while it is being listed: before
-    anything is written, and before a listing of millions of headers fills the memory."""
+def _read_members(
+    tar: tarfile.TarFile, name: str, max_entry_bytes: int, whole: _WholeBound
+) -> tuple[list[tarfile.TarInfo], list[str]]:
+    """Every member's header and clean name, in order, each checked on its own as it is
+    read (``_check_member``). The sizes are added up as the headers are read, so an archive
+    that would unpack past the bound is refused while it is being listed: before anything is
+    written, and before a listing of millions of headers fills the memory."""
     members: list[tarfile.TarInfo] = []
+    names: list[str] = []
     sizes: dict[str, int] = {}
     total = 0
     try:
         while (member := tar.next()) is not None:
+            names.append(_check_member(member, name, max_entry_bytes))
             members.append(member)
             if len(members) > whole.max_entries:
                 raise TetherError(
@@ -137,7 +142,7 @@ def _read_members(tar: tarfile.TarFile, name: str, whole: _WholeBound) -> list[t
                 )
     except (tarfile.TarError, OSError, EOFError, zlib.error) as error:
         raise TetherError(cannot_read(name, error, "the archive")) from None
-    return members
+    return members, names
 
 
 def _reason(error: BaseException) -> str:
@@ -149,10 +154,10 @@ def _refuse(archive: str, member: str, why: str) -> TetherError:
 
 
 def _plan(
-    members: list[tarfile.TarInfo], archive: str, max_entry_bytes: int, strip: bool
+    members: list[tarfile.TarInfo], names: list[str], archive: str, strip: bool
 ) -> list[_Planned]:
-    """Check every member and decide where it goes; raise on the first refused one."""
-    names = [_check_member(m, archive, max_entry_bytes) for m in members]
+    """Check the members against each other and decide where each goes; raise on the first
+    refused one."""
     prefix = _single_top(members, names) if strip else ""
     kinds: dict[str, str] = {}  # tree path -> "dir" | "file" | "symlink"
     symlinks: dict[str, str] = {}  # tree path -> link target
