@@ -121,17 +121,34 @@ def cannot_read(path: str | os.PathLike[str], error: BaseException, what: str = 
     return f"{os.fspath(path)}: cannot read{' ' + what if what else ''} ({reason})"
 
 
-def read_named_file(path: str | os.PathLike[str], what: str) -> bytes:
+def read_named_file(
+    path: str | os.PathLike[str], what: str, max_bytes: int | None = None, purpose: str = ""
+) -> bytes:
     """A file a person named (a command's file argument: ``verify --baseline``, the merge
     driver's ``%O``...), read by the one rule of ``read_bytes``: a FIFO, socket or device is
     refused unread, never waited on. Any failure is a TetherError in the words of
-    ``cannot_read`` (``PATH: cannot read WHAT (REASON)``)."""
+    ``cannot_read`` (``PATH: cannot read WHAT (REASON)``). A file larger than ``max_bytes``
+    is refused before it is read, naming ``purpose`` (what the bound is for)."""
     from tether.errors import TetherError
 
     try:
-        return read_bytes(path)
+        fd, info = open_regular(path)
     except OSError as error:
         raise TetherError(cannot_read(path, error, what)) from None
+    try:
+        if max_bytes is not None and info.st_size > max_bytes:
+            raise TetherError(
+                f"{os.fspath(path)}: {what} is {info.st_size:,} bytes, over the "
+                f"{max_bytes:,} bytes {purpose}"
+            )
+        chunks = []
+        while chunk := os.read(fd, CHUNK):
+            chunks.append(chunk)
+        return b"".join(chunks)
+    except OSError as error:
+        raise TetherError(cannot_read(path, error, what)) from None
+    finally:
+        os.close(fd)
 
 
 def is_special_file(path: str | os.PathLike[str]) -> bool:

@@ -9,6 +9,7 @@ from __future__ import annotations
 import argparse
 
 from tether.cli.common import add_json, add_option, print_json
+from tether.engine.textmerge import TEXT_MERGE_MAX_BYTES
 from tether.engine.verify import verify_preserved
 from tether.errors import VERIFY_LINES_LOST, Exit
 from tether.fsio import read_named_file
@@ -50,4 +51,6 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _read(path: str, role: str) -> bytes:
-    return read_named_file(path, f"the {role} file")
+    return read_named_file(
+        path, f"the {role} file", TEXT_MERGE_MAX_BYTES, "tether verifies at most"
+    )

@@ -52,6 +52,24 @@ MERGE_MEMORY_FACTOR = 4
 MERGE_MEMORY_FLOOR = 64 << 20
 
 
+# The largest version of a file tether merges as text at all (docs/security.md, "Bounded
+# inputs"). A line merge and the verification after it hold several times the inputs in
+# memory (a 200 MB merge peaked at 2.8 GB); past this a file is not merged: the caller keeps
+# the adopter's bytes and sets the new release's beside them, as for a binary file.
+TEXT_MERGE_MAX_BYTES = 32 << 20
+
+
+def merge_size_problem(*sides: bytes) -> str | None:
+    """Why these versions of a file are too large to merge as text, else None."""
+    largest = max((len(side) for side in sides), default=0)
+    if largest <= TEXT_MERGE_MAX_BYTES:
+        return None
+    return (
+        f"too large to merge as text (a version is {largest:,} bytes; tether merges at most "
+        f"{TEXT_MERGE_MAX_BYTES:,} bytes, {TEXT_MERGE_MAX_BYTES >> 20} MiB, a version)"
+    )
+
+
 def _lines(side: bytes) -> int:
     return side.count(b"\n") + (1 if side and not side.endswith(b"\n") else 0)
 
@@ -80,7 +98,9 @@ _Key = bytes | tuple[bytes]
 class MergeResult:
     merged: bytes  # the merged file (with diff3 conflict markers when conflicts > 0)
     conflicts: int  # number of conflict hunks, 0 = clean
-    binary: bool = False  # True when any side is binary: never text-merged (merged == ours then)
+    # True when the sides were not merged as text: a side is binary (or, from
+    # ``flows.merging.merge_sides``, past ``TEXT_MERGE_MAX_BYTES``); merged == ours then.
+    binary: bool = False
 
 
 def merge3(

@@ -38,7 +38,11 @@ class DriverResult:
 
 
 def _read(role: str, name: str) -> bytes:
-    return read_named_file(name, f"the {role} version")
+    from tether.engine.textmerge import TEXT_MERGE_MAX_BYTES
+
+    return read_named_file(
+        name, f"the {role} version", TEXT_MERGE_MAX_BYTES, "tether merges at most; merge it by hand"
+    )
 
 
 def rule_for_path(root: Path, rel: str) -> dict[str, Any] | None:
@@ -81,7 +85,7 @@ def merge_driver(
 ) -> DriverResult:
     """Merge ``ancestor`` (%O), ``current`` (%A) and ``other`` (%B) into ``current``;
     ``path`` (%P) picks the rule (``preset`` forces one) in the repository at ``root``."""
-    from tether.engine.textmerge import merge3
+    from tether.flows.merging import merge_sides
 
     base = _read("ancestor", ancestor)
     ours = _read("current", current)
@@ -91,6 +95,6 @@ def merge_driver(
     if merged is not None:
         atomic_write(Path(current), merged)
         return DriverResult(path, current, "fields", 0, binary=False)
-    result = merge3(base, ours, theirs)
+    result, _note = merge_sides(base, ours, theirs)
     atomic_write(Path(current), result.merged)
     return DriverResult(path, current, "lines", result.conflicts, binary=result.binary)

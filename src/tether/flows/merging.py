@@ -1,8 +1,10 @@
 """Which engine merges one text file: tether's own line merge within its bounds, ``git
 merge-file`` past them (the same bytes: ``tests/test_textmerge.py`` holds the two to each
 other), and the whole file as one conflict, with a note saying why, when even git's merge
-would take more than 4x the inputs' memory or git cannot do it. Every three-way text merge
-of a run goes through :func:`merge_sides`."""
+would take more than 4x the inputs' memory or git cannot do it; not at all (the adopter's
+bytes kept, as for a binary file, with a note saying why) past the size tether merges as
+text (``TEXT_MERGE_MAX_BYTES``). Every three-way text merge of a run goes through
+:func:`merge_sides`."""
 
 from __future__ import annotations
 
@@ -10,6 +12,7 @@ from tether.engine.patches import whole_file_markers
 from tether.engine.textmerge import (
     MergeResult,
     merge3,
+    merge_size_problem,
     within_memory_bounds,
     within_pure_bounds,
 )
@@ -32,12 +35,19 @@ def merge_sides(
 
     def bounded_git(b: bytes, o: bytes, t: bytes, names: tuple[str, str, str]) -> tuple[bytes, int]:
         # Judged on the sides merge3 hands over (a one-sided change never gets here).
+        too_large = merge_size_problem(b, o, t)
+        if too_large is not None:
+            raise _NotMerged(too_large)
         if not within_memory_bounds(b, o, t):
             raise _TooBig
         return git.merge_file(b, o, t, names)
 
     try:
         return merge3(base, ours, theirs, labels=labels, line_merge=bounded_git), ""
+    except _NotMerged as stop:
+        # Neither merged nor marked (a whole-file conflict would write the three versions
+        # into one file, and be verified): the adopter's bytes stay, as for a binary file.
+        return MergeResult(ours, 1, binary=True), str(stop)
     except _TooBig:
         return whole_file("a line merge would take more than 4x its size in memory")
     except TetherError as error:
@@ -46,3 +56,7 @@ def merge_sides(
 
 class _TooBig(Exception):
     """The line merge of these sides would pass the memory bound."""
+
+
+class _NotMerged(Exception):
+    """The sides are past the size tether merges as text at all; the message says why."""

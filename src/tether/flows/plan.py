@@ -172,7 +172,7 @@ def merge_action(
     sides = (base, ours, theirs)
     if result.binary:
         action = settle_conflict(project, rel, cls, ours, theirs, None, mode, options.auto or "")
-        return replace(action, sides=sides)
+        return replace(action, sides=sides, reason=note or action.reason)
     if result.conflicts == 0:
         broken = check_clean_merge(rel, base, ours, theirs, result.merged)
         if broken is None:

@@ -151,7 +151,7 @@ def _merge_outcome(
         reason = "your saved copy equals its baseline: the backup is inconsistent, nothing merged"
         return Decision(FileResult(rel, FAILED, reason, origin), theirs)
     labels = ("yours (saved copy)", f"baseline ({origin})", "installed")
-    merged, _note = merge_sides(base, ours, theirs, labels=labels)
+    merged, not_merged = merge_sides(base, ours, theirs, labels=labels)
     note = f"; {found.note}" if found.note else ""
     if merged.conflicts == 0 and merged.merged == theirs:
         # Nothing is written, so the writer's gate never sees this file: check it here.
@@ -169,7 +169,8 @@ def _merge_outcome(
         result = FileResult(rel, MERGED, found.note, origin)
         return Decision(result, theirs, merged.merged, base, ours, gate=True)
     if merged.binary:
-        reason = f"binary file changed on both sides: left as installed, your copy is {patch}"
+        why = not_merged or "binary file changed on both sides"
+        reason = f"{why}: left as installed, your copy is {patch}"
         return Decision(FileResult(rel, CONFLICT, reason + note, origin), theirs)
     if style == "patch":
         reason = f"{merged.conflicts} conflicting hunk(s); the patch is your change to the baseline"
