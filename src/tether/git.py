@@ -34,6 +34,12 @@ _REPO_SELECTING_VARS = (
     "GIT_QUARANTINE_PATH",
 )
 
+# Every path tether hands git after ``--`` is a path, never a pattern: a shipped file named
+# ``*`` or ``[ab].md`` must not make git match other files (``a.md``). Given as an option of
+# each call that takes paths, not in the environment every git call shares: the variable
+# would reach the hooks and other programs git starts.
+LITERAL = "--literal-pathspecs"
+
 # Transports tether may use; ``ext::`` and friends can run arbitrary commands.
 _ALLOWED_PROTOCOLS = "file:git:http:https:ssh"
 
@@ -357,12 +363,7 @@ def tracked_paths(root: Path, paths: Sequence[str]) -> list[str]:
     [] outside a git working tree. Paths are taken literally, never as patterns."""
     if not paths or not root.is_dir():
         return []
-    result = run_git(
-        ["ls-files", "-z", "--cached", "--", *paths],
-        cwd=root,
-        check=False,
-        env={"GIT_LITERAL_PATHSPECS": "1"},
-    )
+    result = run_git([LITERAL, "ls-files", "-z", "--cached", "--", *paths], cwd=root, check=False)
     if result.returncode != 0:
         return []
     return [name for name in result.stdout.split("\0") if name]
@@ -528,7 +529,8 @@ def dirty_paths(repo: Path, paths: Sequence[str]) -> list[str]:
     if not paths:
         return []
     result = run_git(
-        ["status", "--porcelain=v1", "-z", "--untracked-files=no", "--", *paths], cwd=repo
+        [LITERAL, "status", "--porcelain=v1", "-z", "--untracked-files=no", "--", *paths],
+        cwd=repo,
     )
     dirty = [entry[3:] for entry in result.stdout.split("\0") if len(entry) > 3]
     if not dirty:
@@ -546,7 +548,8 @@ def index_entries(repo: Path, rels: Sequence[str]) -> dict[str, list[IndexEntry]
     entries: dict[str, list[IndexEntry]] = {rel: [] for rel in rels}
     if not rels:
         return entries
-    out = _run_git_bytes(["ls-files", "--stage", "-z", "--full-name", "--", *rels], cwd=repo)
+    args = [LITERAL, "ls-files", "--stage", "-z", "--full-name", "--", *rels]
+    out = _run_git_bytes(args, cwd=repo)
     if out is None:
         raise TetherError(f"git ls-files failed in {repo}")
     prefix = run_git(["rev-parse", "--show-prefix"], cwd=repo).stdout.strip()
@@ -758,7 +761,7 @@ def diff_unified_zero(repo: Path, old: str, new: str, paths: Sequence[str]) -> s
         return ""
     # quotePath off: file headers carry names verbatim, so they match the paths asked for.
     options = ["-U0", "--no-renames", "--no-ext-diff", "--no-color"]
-    args = ["-c", "core.quotePath=false", "diff", *options, old, new, "--", *paths]
+    args = [LITERAL, "-c", "core.quotePath=false", "diff", *options, old, new, "--", *paths]
     return run_git(args, cwd=repo).stdout
 
 
@@ -814,7 +817,7 @@ def path_blob_ids(repo: Path, rel: str) -> list[str]:
     """
     result = run_git(
         [
-            "--literal-pathspecs",
+            LITERAL,
             "log",
             "--all",
             "-m",
@@ -851,7 +854,7 @@ def file_commits(repo: Path, rel: str) -> list[tuple[str, str, str]]:
     """(commit, first parent or "", subject) of each non-merge commit on HEAD's history that
     touched ``rel`` (relative to ``repo``'s top), newest first; empty without any."""
     result = run_git(
-        ["--literal-pathspecs", "log", "--no-merges", "--format=%H%x00%P%x00%s", "--", rel],
+        [LITERAL, "log", "--no-merges", "--format=%H%x00%P%x00%s", "--", rel],
         cwd=repo,
         check=False,
     )
