@@ -10,7 +10,7 @@ import difflib
 import json
 import os
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -26,6 +26,7 @@ from tether.model.manifest import (
     manifest_to_native,
     parse_manifest,
 )
+from tether.pathrules import relpath_problem
 from tether.profiles import NATIVE, reserved_by_any_profile
 from tether.publish.config import CONFIG_NAME, PublishConfig, load_publish_config
 
@@ -109,11 +110,36 @@ def classify_files(
     return files
 
 
-def _check_regions_shipped(origin: str, config: PublishConfig, files: dict[str, FileClass]) -> None:
-    for index, region in enumerate(config.regions):
+def region_problem(regions: Sequence[object], files: Collection[str]) -> str | None:
+    """Why a region declaration cannot ship in a release of ``files``: a path it names, or
+    the operand of its regeneration program, is not one of the release's files. An adopter's
+    update refuses to run such a program (an operand must be a path the release ships,
+    ``flows.regen``); an operand outside the release (``../x.sh``) never is one."""
+    for index, region in enumerate(regions):
+        if not isinstance(region, dict):
+            continue  # a malformed declaration is refused where the declarations are read
         for path in region.get("paths", []):
             if path not in files:
-                raise TetherError(f"{origin}: regions[{index}]: {path} is not a shipped file")
+                return f"regions[{index}]: {path} is not a shipped file"
+        program = region.get("regenerate")
+        operand = program.get("operand") if isinstance(program, dict) else None
+        if not isinstance(operand, str):
+            continue
+        problem = relpath_problem(operand)
+        if problem is not None:
+            return (
+                f"regions[{index}]: regenerate.operand {operand!r} is not a path inside the "
+                f"release ({problem})"
+            )
+        if operand not in files:
+            return f"regions[{index}]: regenerate.operand {operand} is not a shipped file"
+    return None
+
+
+def _check_regions_shipped(origin: str, config: PublishConfig, files: dict[str, FileClass]) -> None:
+    problem = region_problem(config.regions, files)
+    if problem is not None:
+        raise TetherError(f"{origin}: {problem}")
 
 
 def render_manifest(manifest: Manifest) -> bytes:

@@ -24,7 +24,7 @@ from tether.fsio import NEW_FILE_MODE, atomic_write, sha256_file
 from tether.model.manifest import Manifest, ManifestFormat, load_manifest
 from tether.profiles import reserved_by_any_profile
 from tether.publish.config import CONFIG_NAME
-from tether.publish.manifest import MANIFEST_PATH, manifest_build
+from tether.publish.manifest import MANIFEST_PATH, manifest_build, region_problem
 from tether.versions import strip_v
 
 DEFAULT_OUT_DIR = "dist"
@@ -169,6 +169,9 @@ def pack_release(root: Path, version: str, out_dir: Path | None = None) -> PackR
     """Pack the release at ``root`` into ``<out>/<name>-v<V>.tar.gz`` and its ``.sha256``."""
     manifest = load_manifest(root / MANIFEST_PATH, ManifestFormat.NATIVE, reserved_by_any_profile())
     wanted = _check_pack_version(manifest, version)
+    problem = region_problem(manifest.regions, manifest.files)
+    if problem is not None:
+        raise TetherError(f"{root / MANIFEST_PATH}: {problem}")
     if not _SAFE_NAME.fullmatch(manifest.name):
         raise TetherError(
             f"manifest name {manifest.name!r} cannot name a file; use letters, digits, . _ + -"
