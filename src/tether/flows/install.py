@@ -46,6 +46,7 @@ class InitReport:
     identical: list[str] = field(default_factory=list)
     customised: list[str] = field(default_factory=list)
     sentinels_seeded: list[str] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)  # what the source said (which tag was used)
 
     def to_json(self) -> dict[str, object]:
         return {
@@ -57,6 +58,7 @@ class InitReport:
             "identical": self.identical,
             "customised": self.customised,
             "sentinels_seeded": self.sentinels_seeded,
+            "notes": self.notes,
         }
 
 
@@ -316,6 +318,7 @@ def _write_install(
 ) -> InitReport:
     manifest = release.manifest
     report = InitReport(project.profile.name, manifest.name, release.source, release.version)
+    report.notes = list(release.notes)
     files: dict[str, FileRecord] = {}
     written: list[str | Path] = []
     stats = project.stat_cache()

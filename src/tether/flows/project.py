@@ -7,7 +7,7 @@ import functools
 import os
 import stat
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -145,6 +145,8 @@ class Release:
     manifest: Manifest
     manifest_bytes: bytes
     _modes: dict[str, int] = field(default_factory=dict, compare=False, repr=False)
+    # What the source said while fetching it (which of two tags named the version...).
+    notes: tuple[str, ...] = ()
 
     @property
     def manifest_sha256(self) -> str:
@@ -294,7 +296,8 @@ def fetch_release(
     with progress.phase(f"fetching release {version}"):
         source = open_source(source_spec, project.releases_cache)
         tree = source.fetch(version)
-        return read_release(tree.root, version, source_spec, project.profile, exclude)
+        release = read_release(tree.root, version, source_spec, project.profile, exclude)
+        return replace(release, notes=tuple(source.notes))
 
 
 def check_tree_version(holds: str, wanted: str | None, source: str) -> None:

@@ -399,6 +399,7 @@ def prepare_update(request: UpdateRequest) -> PreparedUpdate | UpdateReport:
         ):
             return _up_to_date(project, baseline, unfinished, request)
     latest = fetch_release(project, baseline.source, target, baseline.exclude())
+    baseline.notes += [note for note in latest.notes if note not in baseline.notes]
     if project.template is not None:
         from tether.flows.template_project import baseline_facts, check_template_update
 

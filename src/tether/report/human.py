@@ -41,6 +41,7 @@ def render_init(report: InitReport) -> str:
     lines += _listing(
         "Already customised (baseline kept as the release's bytes)", report.customised
     )
+    lines += [f"note: {one_line(n)}" for n in report.notes]
     return "\n".join(lines)
 
 

@@ -17,10 +17,13 @@ from collections.abc import Callable
 from pathlib import Path
 
 from tether.errors import TetherError
+from tether.fsio import atomic_write, read_bytes
 from tether.sources import DEFAULT_MAX_ENTRY_BYTES
 from tether.sources.folder import check_release_folder
 
 PARTIAL = ".partial-"
+NOTE = ".note"  # ``.<version>.note`` beside a version's tree
+_NOTE_MAX = 4096
 
 
 def source_key(kind: str, location: str) -> str:
@@ -64,10 +67,25 @@ class TreeCache:
         check_release_folder(tree, label, self.max_entry_bytes)
         return tree
 
-    def build(self, version: str, fill: Callable[[Path, Path], None]) -> Path:
+    def note(self, version: str) -> str:
+        """The note kept beside the tree of ``version`` (``build``), "" without one."""
+        try:
+            info = os.lstat(self._note_path(version))
+            if not stat.S_ISREG(info.st_mode) or info.st_size > _NOTE_MAX:
+                return ""
+            return read_bytes(self._note_path(version)).decode("utf-8", "replace").strip()
+        except OSError:
+            return ""
+
+    def _note_path(self, version: str) -> Path:
+        return self.base / f".{version}{NOTE}"
+
+    def build(self, version: str, fill: Callable[[Path, Path], None], note: str = "") -> Path:
         """Fetch ``version`` once: ``fill(work, tree)`` must create ``tree``, using ``work``
         (an empty private folder) for any download. The tree is moved into the cache only
-        when ``fill`` returns; on any failure nothing of this attempt remains."""
+        when ``fill`` returns; on any failure nothing of this attempt remains. ``note`` (a
+        line for the report about where the tree came from) is kept beside it, for the runs
+        that read it back."""
         final = self.path(version)
         created: list[Path] = []
         try:
@@ -81,6 +99,10 @@ class TreeCache:
             ) from None
         try:
             fill(work, work / "tree")
+            if note:
+                atomic_write(self._note_path(version), note.encode() + b"\n", durable=False)
+            else:
+                self._note_path(version).unlink(missing_ok=True)
             try:
                 os.rename(work / "tree", final)
             except OSError:

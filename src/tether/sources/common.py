@@ -41,14 +41,40 @@ def not_found(version: str, spec: str, offered: list[str]) -> TetherError:
     return TetherError(f"version {version} not found in {spec} (available: {shown})")
 
 
-def version_names(names: list[str]) -> dict[str, str]:
+class Offered(dict[str, str]):
+    """Listed version -> its name at the source, and ``shadowed``: listed version -> the
+    other name of a version two names spell (``v1.2.0`` beside ``1.2.0``)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.shadowed: dict[str, str] = {}
+
+
+def version_names(names: list[str]) -> Offered:
     """Map listed version -> name for the names (folders, tags) that are versions.
 
-    ``v1.2.0`` and ``1.2.0`` list as ``1.2.0``; when both exist the unprefixed one wins.
+    ``v1.2.0`` and ``1.2.0`` list as ``1.2.0``; when both exist the unprefixed one wins, and
+    the other is kept in ``shadowed`` so the choice can be said (``twin_note``).
     """
-    offered: dict[str, str] = {}
+    offered = Offered()
     for name in sorted(names, key=lambda n: n.startswith("v")):
         if parse_version(name) is None:
             continue
-        offered.setdefault(strip_v(name), name)
+        listed = strip_v(name)
+        if listed in offered:
+            offered.shadowed.setdefault(listed, name)
+        else:
+            offered[listed] = name
     return offered
+
+
+def twin_note(spec: str, offered: Mapping[str, str], used: str) -> str:
+    """The note saying which of two names of one version was used; "" when it had no twin."""
+    listed = next((version for version, name in offered.items() if name == used), None)
+    other = getattr(offered, "shadowed", {}).get(listed) if listed is not None else None
+    if other is None:
+        return ""
+    return (
+        f"{spec}: both {used} and {other} name version {listed}; {used} was used "
+        "(a name without a leading v wins)"
+    )

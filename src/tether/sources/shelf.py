@@ -11,7 +11,13 @@ from pathlib import Path
 from tether.errors import TetherError
 from tether.fsio import cannot_read
 from tether.sources import DEFAULT_MAX_ENTRY_BYTES, ReleaseTree
-from tether.sources.common import asked_version, match_version, not_found, version_names
+from tether.sources.common import (
+    asked_version,
+    match_version,
+    not_found,
+    twin_note,
+    version_names,
+)
 from tether.sources.folder import check_release_folder
 from tether.versions import sort_versions
 
@@ -43,4 +49,7 @@ class DirectorySource:
             raise not_found(wanted, self.spec, list(offered))
         tree = self.root / name
         check_release_folder(tree, str(tree), self.max_entry_bytes)
+        note = twin_note(self.spec, offered, name)
+        if note and note not in self.notes:
+            self.notes.append(note)
         return ReleaseTree(version=wanted, root=tree, source=self.spec)

@@ -9,7 +9,7 @@ from pathlib import Path
 
 from tether.sources import ReleaseTree
 from tether.sources.cache import TreeCache
-from tether.sources.common import asked_version, match_version, not_found
+from tether.sources.common import asked_version, match_version, not_found, twin_note
 from tether.versions import sort_versions
 
 
@@ -30,19 +30,27 @@ class TaggedSource(ABC):
         return sort_versions(list(self._offered()), include_prereleases)
 
     def fetch(self, version: str) -> ReleaseTree:
+        """The tree of ``version``. When two names at the source spell it (``v2.0.0`` and
+        ``2.0.0``), a note says which one the tree came from, also when it is read back from
+        the cache later (the note is kept beside the cached tree)."""
         wanted = asked_version(version, self.spec)
         tree = self.cache.cached(wanted)
         if tree is None:
-            tag = self._locate(wanted)
+            tag, note = self._locate(wanted)
             tree = self.cache.build(
-                wanted, lambda work, dest: self._export(tag, wanted, work, dest)
+                wanted, lambda work, dest: self._export(tag, wanted, work, dest), note
             )
+        else:
+            note = self.cache.note(wanted)
+        if note and note not in self.notes:
+            self.notes.append(note)
         return ReleaseTree(version=wanted, root=tree, source=self.spec)
 
-    def _locate(self, version: str) -> str:
-        """The name at the source of the release ``version`` (an exact version)."""
+    def _locate(self, version: str) -> tuple[str, str]:
+        """The name at the source of the release ``version`` (an exact version), and the
+        note naming it when another name spells the same version ("" without one)."""
         offered = self._offered()
         tag = match_version(version, offered)
         if tag is None:
             raise not_found(version, self.spec, list(offered))
-        return tag
+        return tag, twin_note(self.spec, offered, tag)

@@ -66,10 +66,10 @@ class LocalTarballSource(_TemplatedSource, TaggedSource):
                 offered[version] = found
         return offered
 
-    def _locate(self, version: str) -> str:
+    def _locate(self, version: str) -> tuple[str, str]:
         """The tarball the template names for ``version``, else one listed as it."""
         exact = expand(self.template, version)
-        return exact if Path(exact).is_file() else super()._locate(version)
+        return (exact, "") if Path(exact).is_file() else super()._locate(version)
 
     def _export(self, tag: str, version: str, work: Path, dest: Path) -> None:
         from tether.checksums import verify_tarball_checksum

@@ -1,0 +1,75 @@
+"""When two names at a source spell one version (tags ``v2.0.0`` and ``2.0.0``, shelf folders
+alike), the unprefixed one is used, and ``init`` and ``update`` say so in a note: also when
+the tree is read back from the release cache in a later run. Real git repositories and
+shelf folders, the real CLI."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from builders import make_release, run_tether
+from helpers_sources import commit_release, init_repo
+
+GUIDE = "docs/guide.md"
+
+
+def _release_files(tmp_path: Path, version: str, text: str) -> dict[str, str]:
+    folder = make_release(tmp_path / "build" / text, version, {GUIDE: text})
+    return {
+        p.relative_to(folder).as_posix(): p.read_text() for p in folder.rglob("*") if p.is_file()
+    }
+
+
+def _twin_repo(tmp_path: Path) -> Path:
+    repo = init_repo(tmp_path / "upstream")
+    commit_release(repo, _release_files(tmp_path, "1.0.0", "one\n"), "v1.0.0")
+    commit_release(repo, _release_files(tmp_path, "2.0.0", "from v2.0.0\n"), "v2.0.0")
+    commit_release(repo, _release_files(tmp_path, "2.0.0", "from 2.0.0\n"), "2.0.0")
+    return repo
+
+
+def _note(spec: Path | str) -> str:
+    return (
+        f"{spec}: both 2.0.0 and v2.0.0 name version 2.0.0; 2.0.0 was used "
+        "(a name without a leading v wins)"
+    )
+
+
+def test_update_says_which_of_two_tags_it_installed_also_from_the_cache(tmp_path: Path) -> None:
+    repo = _twin_repo(tmp_path)
+    project = tmp_path / "app"
+    project.mkdir()
+    done = run_tether("init", "--json", "--source", str(repo), "--version", "1.0.0", str(project))
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout)["notes"] == []  # one tag names 1.0.0: nothing to say
+    dry = run_tether("update", "--dry-run", "--json", "--to", "2.0.0", "-C", str(project))
+    assert dry.returncode == 0, dry.stderr
+    assert _note(repo) in json.loads(dry.stdout)["notes"]
+    real = run_tether("update", "--yes", "--to", "2.0.0", "-C", str(project))  # a cache hit
+    assert real.returncode == 0, real.stderr
+    assert f"note: {_note(repo)}" in real.stdout
+    assert (project / GUIDE).read_text() == "from 2.0.0\n"
+
+
+def test_init_says_which_of_two_tags_it_installed(tmp_path: Path) -> None:
+    repo = _twin_repo(tmp_path)
+    project = tmp_path / "app"
+    project.mkdir()
+    done = run_tether("init", "--source", f"file://{repo}", "--version", "2.0.0", str(project))
+    assert done.returncode == 0, done.stderr
+    assert f"note: {_note(f'file://{repo}')}" in done.stdout
+    assert (project / GUIDE).read_text() == "from 2.0.0\n"
+
+
+def test_a_shelf_with_two_folders_of_one_version_says_which_was_used(tmp_path: Path) -> None:
+    shelf = tmp_path / "shelf"
+    make_release(shelf, "2.0.0", {GUIDE: "from 2.0.0\n"})
+    (shelf / "2.0.0").rename(shelf / "v2.0.0")
+    make_release(shelf, "2.0.0", {GUIDE: "plain\n"})
+    project = tmp_path / "app"
+    project.mkdir()
+    done = run_tether("init", "--json", "--source", str(shelf), "--version", "2.0.0", str(project))
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout)["notes"] == [_note(shelf)]
+    assert (project / GUIDE).read_text() == "plain\n"
