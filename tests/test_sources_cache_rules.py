@@ -132,3 +132,28 @@ def test_a_shelf_file_with_ordinary_modes_is_installed_with_them(tmp_path: Path)
     result = run_tether("init", "--source", str(shelf), "--version", "1.0.0", str(project))
     assert result.returncode == 0, result.stderr
     assert os.access(project / "bin/tool", os.X_OK)
+
+
+def test_a_clone_of_a_git_source_that_became_a_link_is_not_used(tmp_path: Path) -> None:
+    """A remote git source is cloned into the cache once; a link standing for that clone (to
+    a repository of someone else's choosing) is refused, not fetched into or read."""
+    from helpers_sources import commit_release, init_repo
+    from tether.errors import TetherError
+    from tether.sources import open_source
+
+    upstream = init_repo(tmp_path / "upstream")
+    commit_release(upstream, {GUIDE: "one\n"}, "v1.0.0")
+    commit_release(upstream, {GUIDE: "two\n"}, "v2.0.0")
+    cache = tmp_path / "cache"
+    assert open_source(f"file://{upstream}", cache).fetch("1.0.0").root.is_dir()
+    (mirror,) = [p for p in cache.rglob(".mirror.git") if p.is_dir()]
+    elsewhere = tmp_path / "elsewhere.git"
+    mirror.rename(elsewhere)
+    os.symlink(elsewhere, mirror)
+    with pytest.raises(TetherError) as caught:
+        open_source(f"file://{upstream}", cache).fetch("2.0.0")
+    assert str(caught.value) == (
+        f"{mirror}: is a symbolic link; tether keeps its clone of file://{upstream} only in "
+        "a plain folder (remove it to clone again)"
+    )
+    assert not (cache / mirror.parent.name / "2.0.0").exists()

@@ -110,6 +110,11 @@ class GitSource(TaggedSource):
     def _mirror_with(self, tag: str) -> Path:
         """The cached bare clone, holding ``tag``: cloned the first time, topped up later."""
         mirror = self.cache.scratch(MIRROR)
+        if mirror.is_symlink():  # the clone is tether's: never one somewhere else
+            raise TetherError(
+                f"{mirror}: is a symbolic link; tether keeps its clone of {self.spec} only in "
+                "a plain folder (remove it to clone again)"
+            )
         try:
             if not git.is_git_repo(mirror):
                 self._clone(mirror)
