@@ -243,3 +243,68 @@ def test_sizes_read_in_powers_of_1024(
     assert limits.byte_limit(limits.DOWNLOAD_BYTES, 1) == expected
     monkeypatch.delenv(limits.DOWNLOAD_BYTES)
     assert limits.byte_limit(limits.DOWNLOAD_BYTES, 7) == 7
+
+
+# --- gh: a stand-in for the gh program (the real one needs the network and an account) ---
+
+GH_STAND_IN = """#!{python} -IS
+import os, sys, time
+args = sys.argv[1:]
+if args[:3] == ["api", "--paginate", "repos/owner/repo/tags"]:
+    print("v1.0.0")
+elif args[:2] == ["release", "list"]:
+    print("v1.0.0")
+elif os.environ["GH_HOSTILE"] == "slow":
+    time.sleep({give_up})
+    sys.exit("gh: gave up")
+elif args[0] == "api":  # the tag's tarball, on stdout: without end (until the cap)
+    for _ in range({cap} // 65536):
+        sys.stdout.buffer.write(b"x" * 65536)
+else:  # release download --dir DIR: the asset, a file without end (until the cap)
+    folder = args[args.index("--dir") + 1]
+    with open(os.path.join(folder, "repo-v1.0.0.tar.gz"), "wb") as handle:
+        for _ in range({cap} // 65536):
+            handle.write(b"x" * 65536)
+"""
+
+
+@pytest.fixture
+def gh_stand_in(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import sys
+
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    script = GH_STAND_IN.format(python=sys.executable, give_up=GIVE_UP, cap=ENDLESS_CAP)
+    (bin_dir / "gh").write_text(script)
+    (bin_dir / "gh").chmod(0o755)
+    monkeypatch.setenv("PATH", f"{bin_dir}:/usr/bin:/bin")
+
+
+@pytest.mark.usefixtures("small_bounds", "gh_stand_in")
+@pytest.mark.parametrize("spec", ["gh:owner/repo", "gh-release:owner/repo"])
+def test_a_download_through_gh_stops_at_the_byte_bound(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, spec: str
+) -> None:
+    from tether.sources import open_source
+
+    monkeypatch.setenv("GH_HOSTILE", "endless")
+    with pytest.raises(TetherError) as caught:
+        open_source(spec, tmp_path / "cache").fetch("1.0.0")
+    assert str(caught.value).endswith(
+        ": wrote more than 262,144 bytes (TETHER_LIMIT_DOWNLOAD_BYTES sets it)"
+    )
+    assert listing(tmp_path / "cache") == []
+
+
+@pytest.mark.usefixtures("small_bounds", "gh_stand_in")
+def test_a_download_through_gh_stops_at_the_time_bound(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from tether.sources import open_source
+
+    monkeypatch.setenv("GH_HOSTILE", "slow")
+    started = time.monotonic()
+    with pytest.raises(TetherError) as caught:
+        open_source("gh:owner/repo", tmp_path / "cache").fetch("1.0.0")
+    assert str(caught.value) == f"cannot download tag v1.0.0 of gh:owner/repo: {TIME_WORDS}"
+    assert time.monotonic() - started < 2.5

@@ -1,9 +1,10 @@
 """The GitHub CLI edge: every call of the ``gh`` program goes through this module.
 
 One runner, one policy for every use (``gh:`` sources and pull requests): the environment
-of a git call (gh runs git itself) with gh's prompts switched off, stdin closed, and no
-timeout of tether's own. Nothing can wait for a person, so a slow call is a slow network,
-which gh's own timeouts and Ctrl-C handle; a tarball download may rightly take minutes.
+of a git call (gh runs git itself) with gh's prompts switched off, stdin closed. Nothing can
+wait for a person, so a slow call is a slow network, which gh's own timeouts and Ctrl-C
+handle; a download into a file (a release's tarball) is given its caller's bounds as well:
+a total time, and the most bytes gh may write (``GhBound``).
 """
 
 from __future__ import annotations
@@ -11,7 +12,7 @@ from __future__ import annotations
 import re
 import shutil
 import subprocess
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -30,12 +31,35 @@ def gh_env() -> dict[str, str]:
     return git_env(extra={"GH_PROMPT_DISABLED": "1", "GH_NO_UPDATE_NOTIFIER": "1"})
 
 
+@dataclass(frozen=True)
+class GhBound:
+    """What one download through gh may take: ``seconds`` in all (gh is stopped then), and
+    at most ``max_bytes`` in any file it writes (``RLIMIT_FSIZE``: the kernel refuses the
+    write past it, so the file never grows beyond)."""
+
+    seconds: float
+    max_bytes: int
+
+
+class GhBoundExceeded(TetherError):
+    """gh was stopped by a ``GhBound``: ``kind`` is ``"time"`` or ``"bytes"``."""
+
+    def __init__(self, kind: str, message: str) -> None:
+        super().__init__(message)
+        self.kind = kind
+
+
 def run_gh(
-    args: Sequence[str], cwd: Path | None = None, *, out: Path | None = None, check: bool = True
+    args: Sequence[str],
+    cwd: Path | None = None,
+    *,
+    out: Path | None = None,
+    check: bool = True,
+    bound: GhBound | None = None,
 ) -> subprocess.CompletedProcess[str]:
     """Run ``gh ARGS`` in ``cwd``; its stdout as text, or streamed into the file ``out``
     (a tarball is binary). With ``check`` a non-zero exit raises TetherError naming the
-    subcommand and gh's error line."""
+    subcommand and gh's error line; a passed ``bound`` raises GhBoundExceeded."""
     handle = open(out, "wb") if out is not None else None  # noqa: SIM115 (closed below)
     try:
         raw = subprocess.run(
@@ -46,17 +70,45 @@ def run_gh(
             stdout=handle or subprocess.PIPE,
             stderr=subprocess.PIPE,
             check=False,
+            timeout=bound.seconds if bound is not None else None,
+            preexec_fn=_file_size_limit(bound.max_bytes) if bound is not None else None,
         )
     except FileNotFoundError:
         raise TetherError(NOT_INSTALLED) from None
+    except subprocess.TimeoutExpired:
+        assert bound is not None
+        raise GhBoundExceeded("time", f"took longer than {bound.seconds:g} s") from None
     finally:
         if handle is not None:
             handle.close()
     stdout = (raw.stdout or b"").decode("utf-8", "replace")
     stderr = raw.stderr.decode("utf-8", "replace")
+    if bound is not None and raw.returncode != 0 and _wrote_up_to(out, cwd, bound.max_bytes):
+        raise GhBoundExceeded("bytes", f"wrote more than {bound.max_bytes:,} bytes")
     if check and raw.returncode != 0:
         raise TetherError(f"gh {args[0]} failed: {first_error_line(stderr)}")
     return subprocess.CompletedProcess(raw.args, raw.returncode, stdout, stderr)
+
+
+def _file_size_limit(max_bytes: int) -> Callable[[], None]:
+    def limit() -> None:  # in the child, before gh starts
+        import resource
+        import signal
+
+        resource.setrlimit(resource.RLIMIT_FSIZE, (max_bytes, max_bytes))
+        # A write past the limit then fails (EFBIG) instead of killing gh without a word.
+        signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
+
+    return limit
+
+
+def _wrote_up_to(out: Path | None, folder: Path | None, max_bytes: int) -> bool:
+    """Whether gh filled a file to the size limit: ``out``, or a file it wrote in ``folder``
+    (``--dir``)."""
+    files = [out] if out is not None else []
+    if folder is not None and folder.is_dir():
+        files += [path for path in folder.iterdir() if path.is_file()]
+    return any(path.stat().st_size >= max_bytes for path in files if path.exists())
 
 
 # --- pull requests ------------------------------------------------------------------------

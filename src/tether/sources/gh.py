@@ -8,14 +8,33 @@ from pathlib import Path
 
 from tether import progress
 from tether.errors import TetherError
+from tether.gh import GhBound, GhBoundExceeded, run_gh
 from tether.gh import installed as gh_installed
-from tether.gh import run_gh
+from tether.sources import limits
 from tether.sources.cache import TreeCache
 from tether.sources.common import version_names
 from tether.sources.extract import extract_tar_safely
 from tether.sources.tagged import TaggedSource
 
 PREFIX = "gh:"
+
+
+def download_bound() -> GhBound:
+    """A release download through gh is held to the bounds of any other (``limits``)."""
+    return GhBound(
+        limits.seconds_limit(limits.NETWORK_SECONDS, limits.DEFAULT_NETWORK_SECONDS),
+        limits.byte_limit(limits.DOWNLOAD_BYTES, limits.DEFAULT_DOWNLOAD_BYTES),
+    )
+
+
+def bound_words(error: TetherError) -> str:
+    """The error's words, with the variable that sets the bound gh was stopped by."""
+    if isinstance(error, GhBoundExceeded):
+        setting = limits.NETWORK_SECONDS if error.kind == "time" else limits.DOWNLOAD_BYTES
+        return f"{error} ({setting} sets it)"
+    return str(error)
+
+
 _REPO = re.compile(r"[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+")
 
 
@@ -53,9 +72,11 @@ class GhSource(TaggedSource):
     def _export(self, tag: str, version: str, work: Path, dest: Path) -> None:
         download = work / "download.tar.gz"
         try:
-            run_gh(["api", f"repos/{self.repo}/tarball/refs/tags/{tag}"], out=download)
+            args = ["api", f"repos/{self.repo}/tarball/refs/tags/{tag}"]
+            run_gh(args, out=download, bound=download_bound())
         except TetherError as error:
-            raise TetherError(f"cannot download tag {tag} of {self.spec}: {error}") from None
+            why = bound_words(error)
+            raise TetherError(f"cannot download tag {tag} of {self.spec}: {why}") from None
         # GitHub wraps the tree in one owner-repo-commit/ folder, which is stripped.
         extract_tar_safely(download, dest, self.max_entry_bytes, label=f"{self.spec}@{tag}")
 
@@ -96,9 +117,11 @@ class GhReleaseSource(TaggedSource):
         asset = release_asset_name(self.repo, version)
         args = ["release", "download", tag, "--repo", self.repo, "--pattern", asset]
         try:
-            run_gh([*args, "--dir", str(work)])
+            run_gh([*args, "--dir", str(work)], work, bound=download_bound())
         except TetherError as error:
-            raise TetherError(f"cannot download {asset} of {self.spec}: {error}") from None
+            raise TetherError(
+                f"cannot download {asset} of {self.spec}: {bound_words(error)}"
+            ) from None
         download = work / asset
         if not download.is_file():
             raise TetherError(f"release {tag} of {self.spec} has no asset {asset}")
