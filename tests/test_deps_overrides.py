@@ -413,3 +413,39 @@ def test_a_package_the_conflict_policy_dropped_runs_no_override(
     for name, root in roots.items():
         assert not (root / "override-ran.txt").exists(), name
         assert manifest(reg, name)["dependencies"] == {"alpha": "^2.0.0", "gamma": "^4.1.1"}
+
+
+def _nothing(setup: Path, server: LoopbackRegistry, *extra: str) -> tuple[int, dict, str]:
+    args = deps(setup, server, "apply", "--level", "minor", "--yes", *extra)
+    code, doc = run_json(*args)
+    text = run_cli(*args)[1]
+    return code, doc, text.splitlines()[0]
+
+
+def test_each_reason_for_nothing_to_apply_is_named_and_nothing_is_written(
+    setup: Path, server: LoopbackRegistry
+) -> None:
+    """No update at the level, every update skip-matched by its family, every update left
+    out: each ends with exit 0, no run folder, nothing written, and says which it was."""
+    before = {n: manifest(setup, n) for n in ("ui", "app")}
+    skip_all = ("--override-action", "storybook=skip-matched", "--projects", "ui")
+    code, doc, line = _nothing(setup, server, *skip_all)
+    assert (code, doc["status"], doc["nothing_to_apply"], doc["run_dir"]) == (
+        0,
+        "nothing",
+        "skipped-by-override",
+        None,
+    )
+    assert line == (
+        "tether deps minor: every update that moves is left alone by its override family "
+        "(skip-matched); nothing to apply"
+    )
+    left_out = ("--projects", "app", "--override-action", "alpha-latest=force-generic")
+    code, doc, line = _nothing(setup, server, *left_out, "--skip-package", "gamma,alpha")
+    assert (code, doc["nothing_to_apply"]) == (0, "excluded")
+    assert line == "tether deps minor: every update was left out; nothing to apply"
+    code, doc, line = _nothing(setup, server, "--projects", "ui", "--level", "patch")
+    assert (code, doc["nothing_to_apply"]) == (0, "no-updates")
+    assert line == "tether deps patch: no patch update for any selected project; nothing to apply"
+    assert {n: manifest(setup, n) for n in ("ui", "app")} == before
+    assert not (setup.parent / "state").exists()

@@ -276,7 +276,7 @@ def _finish(
     from tether.deps.summary import improvement_sections, improvement_step, summary_document
     from tether.report.deps import render_summary
 
-    meta = {
+    meta: Doc = {
         "level": request.level,
         **(folder.to_json() if folder else {"run_id": None, "run_dir": None}),
         "conflict_policy": decided.plan.policy,
@@ -284,6 +284,7 @@ def _finish(
         "install": request.install,
         "continue_on_failure": request.continue_on_failure,
     }
+    meta["nothing_to_apply"] = flow.nothing_reason(decided) if status == "nothing" else None
     doc = summary_document(decided.plan, decided.overrides, run, status, meta)
     projects = [p.name for p in decided.plan.scan.scanned]
     doc.update(improvement_sections(chosen, doc, projects))

@@ -234,5 +234,20 @@ def owed_commands(owed: Sequence[Owed]) -> dict[str, list[list[str]]]:
     return {o.name: [list(c) for c in o.commands] for o in owed}
 
 
+# Why a run has nothing to apply (``nothing_to_apply`` in the apply document).
+NO_UPDATES = "no-updates"  # no package moves anywhere at this level (after the policy)
+ALL_SKIPPED_BY_OVERRIDE = "skipped-by-override"  # every one that moves is skip-matched
+ALL_EXCLUDED = "excluded"  # the person left out every one that was left
+
+
+def nothing_reason(decided: Decided) -> str:
+    moving = [p for p in decided.plan.packages if any(o.changes for o in p.occurrences)]
+    if not moving:
+        return NO_UPDATES
+    if all((p.skipped_by or "").startswith("override:") for p in moving):
+        return ALL_SKIPPED_BY_OVERRIDE
+    return ALL_EXCLUDED
+
+
 def has_work(decided: Decided, owed: Sequence[Owed] = ()) -> bool:
     return bool(works_from_plan(decided.plan, decided.overrides, owed_commands(owed)))

@@ -32,10 +32,24 @@ _HEADLINES = {
 }
 
 
+# Why there was nothing to apply (the document's ``nothing_to_apply``), each ending the run
+# with exit 0 and nothing written.
+_NOTHING = {
+    "no-updates": "no {level} update for any selected project; nothing to apply",
+    "skipped-by-override": "every update that moves is left alone by its override family "
+    "(skip-matched); nothing to apply",
+    "excluded": "every update was left out; nothing to apply",
+}
+
+
 def render_summary(doc: Doc) -> str:
     if doc["status"] == "cancelled":
         return _HEADLINES["cancelled"]
-    lines = [f"tether deps {doc.get('level', '')}: {_HEADLINES.get(doc['status'], doc['status'])}"]
+    headline = _HEADLINES.get(doc["status"], doc["status"])
+    reason = doc.get("nothing_to_apply")
+    if doc["status"] == "nothing" and reason in _NOTHING:
+        headline = _NOTHING[reason].format(level=doc.get("level", ""))
+    lines = [f"tether deps {doc.get('level', '')}: {headline}"]
     if doc.get("run_dir"):
         lines[0] += f" (logs in {doc['run_dir']})"
     lines += _applied(doc["applied"])
