@@ -133,3 +133,28 @@ def test_engine_versions_keep_their_shape(text: str, shown: str) -> None:
 @pytest.mark.parametrize("text", ["lts/*", ">=18 <21", "18 || 20", "node"])
 def test_engine_versions_not_rewritten(text: str) -> None:
     assert isinstance(engine_declared(text), str)
+
+
+def test_override_families_are_not_consulted_at_engines(
+    projects: Path, server: LoopbackRegistry, tmp_path: Path
+) -> None:
+    """Families of package names mean nothing for runtime and package-manager pins: an
+    entry that would match ``pnpm`` binds nothing, asks nothing and runs nothing, and the
+    engines still converge."""
+    overrides = tmp_path / "overrides.yaml"
+    overrides.write_text(
+        "- id: pm\n  match: [pnpm, node]\n  command: touch override-ran\n  versionSource: latest\n"
+    )
+    code, plan = run_json(*engines(projects, server, "plan", "--overrides", str(overrides)))
+    assert code == 0 and plan["overrides"] == []
+    assert not any(p.get("override") for p in plan["packages"])
+    code, doc = run_json(
+        *engines(projects, server, "apply", "--yes", "--overrides", str(overrides))
+    )
+    assert code == 0, doc
+    assert doc["overrides"] == []
+    assert (
+        json.loads((projects.parent / "app" / "package.json").read_text())["packageManager"]
+        == "pnpm@10.11.0"
+    )
+    assert not list(projects.parent.rglob("override-ran"))

@@ -121,7 +121,12 @@ class Decided:
 
 
 def plan_with_overrides(result: ScanResult, policy: str, overrides_file: Path | None) -> Decided:
+    """The plan under ``policy`` with the override families bound to it. At the engines
+    level no family is consulted (the file is not even read): package-name families mean
+    nothing for runtime and package-manager pins."""
     plan = build_plan(result, policy)
+    if result.level == "engines":
+        overrides_file = None
     entries = ov.load(overrides_file) if overrides_file is not None else []
     if overrides_file is not None and overrides_file == ov.default_path():
         plan.warnings.append(ov.default_notice(overrides_file))
