@@ -469,3 +469,24 @@ def test_scan_failed_and_path_missing(
     ]
     assert [m["name"] for m in doc["path_missing"]] == ["gone"]
     assert package(doc, "alpha")["proposed_target"] == "^1.2.3"
+
+
+def test_a_registry_that_cannot_be_asked_fails_the_run(
+    fleet: Path, server: LoopbackRegistry, tmp_path: Path
+) -> None:
+    """Nothing listens on the discard port: a plan missing every update must not read as
+    "nothing to update". scan and plan still print what they read, and exit 1; apply stops
+    with one line naming the registry and the reason, before anything is written."""
+    before = {n: files_of(fleet.parent / n) for n in "abcd"}
+    where = ("--registry", str(fleet), "--npm-registry", "http://127.0.0.1:9", "--retries", "0")
+    for action in ("scan", "plan"):
+        code, doc = run_json("deps", action, "--level", "minor", *where)
+        assert code == 1, action
+        assert any(w.startswith("could not fetch alpha (npm registry") for w in doc["warnings"])
+    code, out, err = run_cli("deps", "apply", "--level", "minor", "--yes", *where)
+    assert (code, out) == (1, "")
+    assert err.startswith("tether: the npm registry could not be asked for 2 package(s) (alpha, ")
+    assert err.endswith("; nothing was written (run again once it answers)\n")
+    assert err.count("\n") == 1
+    assert {n: files_of(fleet.parent / n) for n in "abcd"} == before
+    assert not (tmp_path / "state").exists()

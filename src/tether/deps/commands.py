@@ -85,7 +85,15 @@ def scan(request: DepsRequest, prompts: Prompts = SILENT) -> DepsResult | Nothin
         return result
     if request.plan_dir is not None:
         flow.write_plan_dir(request.plan_dir, result, None)
-    return DepsResult(scan_document(result))
+    return DepsResult(scan_document(result), _reached(result))
+
+
+def _reached(result: ScanResult) -> int:
+    """A registry that could not be asked fails the command (its document still says what
+    was read); a package a registry does not know is only a warning."""
+    from tether.deps.scan import unreachable
+
+    return Exit.ERROR if unreachable(result) else Exit.OK
 
 
 def plan(request: DepsRequest, prompts: Prompts = SILENT) -> DepsResult | NothingSelected:
@@ -103,7 +111,7 @@ def plan(request: DepsRequest, prompts: Prompts = SILENT) -> DepsResult | Nothin
     doc["plan_dir"] = str(folder) if folder is not None else None
     doc["pruned_plan_folders"] = [p.to_json() for p in pruned]
     doc["warnings"] += [p.notice() for p in pruned]
-    return DepsResult(doc)
+    return DepsResult(doc, _reached(result))
 
 
 def _plan_folder(request: DepsRequest) -> tuple[Path | None, list[Pruned]]:
@@ -125,10 +133,14 @@ def apply(request: DepsRequest, prompts: Prompts) -> DepsResult | NothingSelecte
     project. Nothing is written before the person (or ``yes``) approved the plan."""
     from tether.deps.dossier import read_improvements
     from tether.deps.gate import check_select, check_skip
+    from tether.deps.scan import unreachable_error
 
     result = _scan(request, prompts)
     if isinstance(result, NothingSelected):
         return result
+    unreached = unreachable_error(result)
+    if unreached is not None:
+        raise TetherError(f"{unreached}; nothing was written (run again once it answers)")
     for scanned in result.projects:  # what a killed run left in folders tether does not manage
         sweep_stale_lock(scanned.root)
     decided = _decided(result, request, prompts)

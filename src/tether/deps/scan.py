@@ -124,6 +124,26 @@ def _not_fetched(occurrence: Occurrence, answer: Answer) -> Skipped:
     )
 
 
+def unreachable(result: ScanResult) -> list[Skipped]:
+    """The occurrences whose registry could not be asked (not: did not know the package)."""
+    return [s for s in result.skipped if s.kind == "registry-error"]
+
+
+def unreachable_error(result: ScanResult) -> str | None:
+    """One line naming what could not be asked and why, or None when every registry
+    answered: a plan missing those packages' updates must not read as "nothing to do"."""
+    failed = unreachable(result)
+    if not failed:
+        return None
+    names = list(dict.fromkeys(s.name for s in failed))
+    shown = ", ".join(names[:3]) + (f" +{len(names) - 3} more" if len(names) > 3 else "")
+    reason = failed[0].reason.removeprefix("registry error: ")
+    return (
+        f"the {failed[0].ecosystem} registry could not be asked for {len(names)} package(s) "
+        f"({shown}): {reason}"
+    )
+
+
 def _unknown_warnings(skipped: list[Skipped], registries: dict[str, str]) -> list[str]:
     """One warning per unknown or unreachable package, naming the projects using it."""
     users: dict[tuple[str, str, str], list[str]] = {}
