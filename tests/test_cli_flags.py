@@ -392,6 +392,41 @@ def test_global_flags_before_and_after_the_command(argv: tuple[str, ...]) -> Non
     assert parse("status")["verbose"] is False and parse("status")["no_color"] is False
 
 
+# --- flags are taken only as spelled ----------------------------------------------------
+
+
+def test_no_parser_takes_a_shortened_flag() -> None:
+    assert [path for path, parser in PARSERS.items() if parser.allow_abbrev] == []
+
+
+@pytest.mark.parametrize(
+    ("argv", "meant"),
+    [
+        (("update", "--yes", "--dry"), "--dry-run"),
+        (("status", "--al"), "--all"),
+        (("fleet", "update", "--yes", "--dry"), "--dry-run"),
+    ],
+)
+def test_a_shortened_flag_is_refused_with_the_full_one_suggested(
+    tmp_path: Path, shelf: Path, argv: tuple[str, ...], meant: str
+) -> None:
+    project = tmp_path / "p"
+    call("init", "--source", str(shelf), "--to", "1.0.0", "-C", str(project))
+    registry = tmp_path / "projects.json"
+    call("projects", "add", str(project), "--registry", str(registry))
+    before = tree_digest(tmp_path)
+    where = ("--registry", str(registry)) if argv[0] == "fleet" else ("-C", str(project))
+    result = run_tether(*argv, *where)
+    assert result.returncode == 2
+    command = " ".join(word for word in argv if not word.startswith("-"))
+    shortened = argv[-1]
+    assert result.stderr.splitlines()[-1] == (
+        f"tether {command}: unrecognized argument {shortened}; did you mean {meant}?"
+    )
+    assert result.stdout == ""
+    assert tree_digest(tmp_path) == before
+
+
 # --- end to end: the canonical spellings do the work ----------------------------------------
 
 

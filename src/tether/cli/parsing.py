@@ -35,7 +35,16 @@ class CommandLineError(UsageError):
 
 
 class Parser(argparse.ArgumentParser):
-    """argparse with errors raised, not printed; sub-parsers are made of this class too."""
+    """argparse with errors raised, not printed; sub-parsers are made of this class too.
+
+    A flag is taken only as spelled: argparse's prefix matching (``--dry`` for ``--dry-run``)
+    is off on every parser, so a shortened or mistyped flag gets the suggestion of
+    ``unrecognized`` instead of running as a guess, and a new flag can never change what an
+    old shortening meant."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        kwargs["allow_abbrev"] = False
+        super().__init__(*args, **kwargs)
 
     def error(self, message: str) -> NoReturn:
         raise CommandLineError(self.prog, message, self.format_usage())
