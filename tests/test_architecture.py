@@ -25,6 +25,7 @@ LAYER_OF: dict[str, str] = {
     "git": "edge",
     "gh": "edge",
     "syntax_child": "edge",
+    "pattern_child": "edge",
     "model": "model",
     "engine": "engine",
     "profiles": "profiles",

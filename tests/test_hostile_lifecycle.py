@@ -531,3 +531,92 @@ def test_a_log_opened_through_a_link_is_refused_even_without_the_check(tmp_path)
     assert not run.started and "cannot write the log" in run.description
     assert "symbolic link" in run.description
     assert list(away.iterdir()) == []
+
+
+# --- item 10: release patterns are matched within a bound ----------------------------------
+
+CATASTROPHIC = "^(x+x+)+y$"  # backtracks for ever on a line of x's with no y
+XS = "x" * 40 + "\n"
+
+
+def test_a_backtracking_notice_pattern_does_not_hang_a_dry_run(tmp_path):
+    from builders import run_forked
+
+    lifecycle = {
+        "notices": [
+            {"id": "slow", "when": {"file": "xs.txt", "matches": CATASTROPHIC}, "text": "slow"},
+            {"id": "fast", "when": {"file": "app.txt", "matches": "^one$"}, "text": "fast"},
+        ],
+        "ownership": [{"paths": ["app.txt"], "when": {"file": "xs.txt", "matches": CATASTROPHIC}}],
+    }
+    project = installed(tmp_path, shelf_with(tmp_path, lifecycle, {}), {"xs.txt": XS})
+    # A forked child, stopped at 60 s: a hang fails the test instead of holding the run.
+    dry = run_forked("update", "--dry-run", "--json", "-C", str(project), timeout=60)
+    assert dry.returncode == 0, dry.stderr
+    doc = json.loads(dry.stdout)
+    # Both patterns went to one bounded child; the slow one stopped it, so neither holds.
+    assert doc["notices"] == []
+    assert "app.txt" in doc["buckets"]["update"]  # the hand-off did not hold: merged as usual
+    notes = [n for n in doc["notes"] if "could not be matched within 5 s" in n]
+    assert any(n.startswith("notice:slow: its pattern") for n in notes), doc["notes"]
+    assert any(n.startswith("ownership[0]: its pattern") for n in notes), doc["notes"]
+    status = run_forked("status", "--json", "-C", str(project), timeout=60)
+    assert status.returncode == 0, status.stderr
+    assert json.loads(status.stdout)["adopter_owned"] == []
+
+
+def test_a_backtracking_summary_pattern_leaves_the_declared_default(tmp_path):
+    from builders import run_forked
+
+    lifecycle = {
+        "migrations": [
+            {
+                "id": "m",
+                "version": "2.0.0",
+                "when": "after",
+                "run": ["bash", "mig/m.sh"],
+                "summary_pattern": CATASTROPHIC,
+                "summary_default": "unknown",
+            }
+        ]
+    }
+    files = {"mig/m.sh": f"#!/bin/bash\nprintf '{XS}'\nexit 0\n"}
+    project = installed(tmp_path, shelf_with(tmp_path, lifecycle, files))
+    argv = ("update", "--yes", "--no-branch", "--json", "-C", str(project))
+    result = run_forked(*argv, timeout=60)
+    assert result.returncode == 0, result.stderr
+    [migration] = json.loads(result.stdout)["migrations"]
+    assert (migration["status"], migration["summary"]) == ("ok", "unknown")
+
+
+def test_a_release_pattern_longer_than_the_bound_is_refused_at_load(tmp_path):
+    lifecycle = {
+        "notices": [{"id": "n", "when": {"file": "app.txt", "matches": "a" * 1001}, "text": "t"}]
+    }
+    project = installed(tmp_path, shelf_with(tmp_path, lifecycle, {}))
+    result = run_tether("update", "--dry-run", "-C", str(project))
+    assert result.returncode == 1
+    assert "notices[0] (n).when.matches: pattern longer than 1000 characters" in result.stderr
+
+
+def test_the_pattern_child_answers_what_it_matched_before_the_deadline():
+    from tether.pattern_child import CAPTURE, SEARCH, UNDECIDED, PatternAnswer, match_in_child
+
+    answers = match_in_child(
+        [
+            ("^b", "a\nb\n", SEARCH),
+            (r"migrated (\d+)", "spec-folderize: migrated 3 SPEC artifact(s)", CAPTURE),
+            ("z", "abc", SEARCH),
+            (CATASTROPHIC, XS, SEARCH),
+            ("a", "a", SEARCH),
+        ],
+        seconds=2,
+        memory_bytes=1 << 30,
+    )
+    assert answers == [
+        PatternAnswer(True, True),
+        PatternAnswer(True, True, "3"),
+        PatternAnswer(True, False),
+        UNDECIDED,
+        UNDECIDED,  # after the one the deadline stopped: not told, not guessed
+    ]

@@ -43,6 +43,14 @@ SYNTAX_CHECK_MAX_BYTES = 8 * 1024 * 1024
 SYNTAX_CHECK_SECONDS = 20.0
 SYNTAX_CHECK_MEMORY_BYTES = 2 * 1024 * 1024 * 1024
 
+# Regular expressions a release supplies (a condition's ``matches``, a migration's
+# ``summary_pattern``) are matched in a child process stopped after this long (all the
+# patterns one step needs, together), with this much address space; a pattern longer than
+# the maximum is refused when the manifest is read.
+PATTERN_SECONDS = 5.0
+PATTERN_MEMORY_BYTES = 1024 * 1024 * 1024
+PATTERN_MAX_CHARS = 1000
+
 NESTED_TOO_DEEPLY = "nested too deeply"
 
 

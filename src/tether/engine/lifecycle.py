@@ -5,7 +5,6 @@ contents, how a template-installed file is classified and what a post-update wri
 from __future__ import annotations
 
 import functools
-import re
 from collections.abc import Callable, Mapping
 from typing import Any
 
@@ -15,6 +14,11 @@ from tether.versions import compare_versions, is_version
 # A reader gives a project path's text, or None when there is no such regular file.
 Reader = Callable[[str], str | None]
 Exists = Callable[[str], bool]
+# Whether a release's pattern matches a text (multiline), None when that could not be told
+# within the bound on release patterns (docs/security.md); and the pattern's capture in a
+# text (its first group, else the whole match), None when it does not match.
+Matcher = Callable[[str, str], bool | None]
+Capturer = Callable[[str, str], str | None]
 
 
 def frontmatter(text: str) -> dict[str, str]:
@@ -32,16 +36,21 @@ def frontmatter(text: str) -> dict[str, str]:
     return {}  # never closed: not frontmatter
 
 
-def condition_holds(condition: Condition, read: Reader, exists: Exists) -> bool:
+def condition_holds(
+    condition: Condition, read: Reader, exists: Exists, match: Matcher
+) -> bool | None:
+    """Whether ``condition`` holds; None when a pattern in it could not be matched within
+    its bound (``not`` of an undecided condition is undecided too)."""
     if condition.negated is not None:
-        return not condition_holds(condition.negated, read, exists)
+        inner = condition_holds(condition.negated, read, exists, match)
+        return None if inner is None else not inner
     if condition.exists is not None:
         return exists(condition.exists)
     text = read(condition.file or "")
     if text is None:
         return False
     if condition.matches is not None:
-        return re.search(condition.matches, text, re.MULTILINE) is not None
+        return match(condition.matches, text)
     found = frontmatter(text)
     return all(_same_scalar(found.get(key), want) for key, want in condition.frontmatter)
 
@@ -103,14 +112,22 @@ def exit_status(migration: Migration, exit_code: int | None) -> str:
     return "error"
 
 
-def summary_capture(migration: Migration, output: str) -> str | None:
-    """The pattern's first group (or whole match) in the program's output."""
+def summary_capture(migration: Migration, output: str, capture: Capturer) -> str | None:
+    """The pattern's first group (or whole match) in the program's output, else the
+    declared default."""
     if migration.summary_pattern is None:
         return None
-    match = re.search(migration.summary_pattern, output, re.MULTILINE)
-    if match is None:
-        return migration.summary_default
-    return match.group(1) if match.groups() else match.group(0)
+    found = capture(migration.summary_pattern, output)
+    return migration.summary_default if found is None else found
+
+
+def condition_patterns(condition: Condition) -> list[tuple[str, str]]:
+    """The (file, pattern) pairs a condition matches, to match them all at once."""
+    if condition.negated is not None:
+        return condition_patterns(condition.negated)
+    if condition.matches is not None and condition.file is not None:
+        return [(condition.file, condition.matches)]
+    return []
 
 
 # --------------------------------------------------------------------------- templates

@@ -250,29 +250,68 @@ def _reader(project: Project) -> tuple[Any, Any]:
     return read, exists
 
 
-def _holds(project: Project, condition: Condition) -> bool:
+def _matched(
+    project: Project, conditions: Mapping[str, Condition]
+) -> tuple[dict[str, bool], list[str]]:
+    """Each named condition on the tree as it is now, with the notes for those a pattern
+    left undecided. Every release pattern the conditions use is matched in one bounded
+    child process (``pattern_child``): a pattern that backtracks for ever cannot hang the
+    run; one the bound stopped makes its condition not hold, and says so."""
+    from tether.engine.lifecycle import condition_patterns
+    from tether.parselimits import PATTERN_MEMORY_BYTES, PATTERN_SECONDS
+    from tether.pattern_child import SEARCH, match_in_child
+
     read, exists = _reader(project)
-    return condition_holds(condition, read, exists)
+    texts: dict[str, str | None] = {}
+
+    def cached(rel: str) -> str | None:
+        if rel not in texts:
+            texts[rel] = read(rel)
+        return texts[rel]
+
+    wanted: dict[tuple[str, str], None] = {}  # (pattern, file), in order, once each
+    for condition in conditions.values():
+        for file, pattern in condition_patterns(condition):
+            if cached(file) is not None:
+                wanted[(pattern, file)] = None
+    requests = [(pattern, texts[file] or "", SEARCH) for pattern, file in wanted]
+    answers = match_in_child(requests, PATTERN_SECONDS, PATTERN_MEMORY_BYTES)
+    table = {
+        (pattern, texts[file]): answer.matched if answer.decided else None
+        for (pattern, file), answer in zip(wanted, answers, strict=True)
+    }
+    results: dict[str, bool] = {}
+    notes: list[str] = []
+    for name, condition in conditions.items():
+        held = condition_holds(condition, cached, exists, lambda p, t: table.get((p, t)))
+        if held is None:
+            notes.append(
+                f"{name}: its pattern could not be matched within {PATTERN_SECONDS:g} s "
+                f"({condition.describe()}); the condition is taken as not holding"
+            )
+        results[name] = bool(held)
+    return results, notes
 
 
 def handed_over_now(project: Project, lifecycle: Lifecycle) -> dict[str, str]:
     """Path -> reason, for every hand-off whose condition holds on the tree as it is now:
     what ``status`` and ``check`` leave to the adopter, as the next update will."""
+    rules = {f"ownership[{i}]": rule.when for i, rule in enumerate(lifecycle.ownership)}
+    held, _ = _matched(project, rules)
     owned: dict[str, str] = {}
-    for rule in lifecycle.ownership:
-        if _holds(project, rule.when):
+    for index, rule in enumerate(lifecycle.ownership):
+        if held[f"ownership[{index}]"]:
             for path in rule.paths:
                 owned.setdefault(path, f"{ADOPTER_OWNED_REASON}: {rule.when.describe()}")
     return owned
 
 
-def take_snapshot(project: Project, lifecycle: Lifecycle) -> dict[str, bool]:
-    """Every condition, evaluated on the tree as it is now (before this run writes)."""
-    snapshot = {
-        f"ownership[{i}]": _holds(project, r.when) for i, r in enumerate(lifecycle.ownership)
-    }
-    snapshot.update({f"notice:{n.id}": _holds(project, n.when) for n in lifecycle.notices})
-    return snapshot
+def take_snapshot(project: Project, lifecycle: Lifecycle) -> tuple[dict[str, bool], list[str]]:
+    """Every condition, evaluated on the tree as it is now (before this run writes), and
+    the notes for those a pattern left undecided."""
+    conditions = {f"ownership[{i}]": r.when for i, r in enumerate(lifecycle.ownership)}
+    conditions.update({f"notice:{n.id}": n.when for n in lifecycle.notices})
+    return _matched(project, conditions)
 
 
 def journaled_snapshot(journal: Journal, run_id: str) -> dict[str, bool] | None:
@@ -339,7 +378,10 @@ def plan_lifecycle(
             f"migration {ident} was interrupted while it ran; it runs again"
             for ident in sorted(interrupted)
         ]
-    plan.snapshot = snapshot if snapshot is not None else take_snapshot(project, lifecycle)
+    if snapshot is None:
+        snapshot, undecided = take_snapshot(project, lifecycle)
+        plan.notes += undecided
+    plan.snapshot = snapshot
     for index, rule in enumerate(lifecycle.ownership):
         if plan.snapshot.get(f"ownership[{index}]"):
             why = f"{ADOPTER_OWNED_REASON}: {rule.when.describe()}"
@@ -550,7 +592,8 @@ def _run_one(
         log_path=log,
     )
     status = exit_status(migration, run.exit_code) if run.started and not run.timed_out else "error"
-    summary = summary_capture(migration, run.stdout + "\n" + run.stderr) if status == "ok" else None
+    output = run.stdout + "\n" + run.stderr
+    summary = summary_capture(migration, output, _capture) if status == "ok" else None
     result = _result(
         migration,
         status,
@@ -571,6 +614,17 @@ def _after_a_program(ctx: RunContext, command: str) -> None:
 
     ctx.guard.forget()
     check_own_paths_after(ctx.project.root, ctx.project.profile, command)
+
+
+def _capture(pattern: str, text: str) -> str | None:
+    """A release's summary pattern in a program's output, matched within the bound on
+    release patterns (``pattern_child``); None when it does not match or the bound stopped
+    it (the summary is then the declared default)."""
+    from tether.parselimits import PATTERN_MEMORY_BYTES, PATTERN_SECONDS
+    from tether.pattern_child import CAPTURE, match_in_child
+
+    [answer] = match_in_child([(pattern, text, CAPTURE)], PATTERN_SECONDS, PATTERN_MEMORY_BYTES)
+    return answer.captured
 
 
 def _journal_finished(ctx: RunContext, result: MigrationResult) -> None:

@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from tether.errors import TetherError
+from tether.parselimits import PATTERN_MAX_CHARS
 from tether.pathrules import (
     NOTHING_RESERVED,
     ReservedPaths,
@@ -257,6 +258,8 @@ def _strings(origin: str, where: str, value: object, *, empty: bool = True) -> t
 def _regex(origin: str, where: str, value: object) -> str:
     if not isinstance(value, str):
         raise _fail(origin, where, "must be a regular expression string")
+    if len(value) > PATTERN_MAX_CHARS:
+        raise _fail(origin, where, f"pattern longer than {PATTERN_MAX_CHARS} characters")
     try:
         re.compile(value)
     except re.error as error:
