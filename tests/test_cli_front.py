@@ -31,8 +31,8 @@ def error_document(result: subprocess.CompletedProcess[str]) -> dict[str, object
     assert list(document) == ["schema_version", "error"]
     assert document["schema_version"] == 1
     error = document["error"]
-    assert set(error) == {"message", "kind", "exit"}
-    assert error["exit"] == result.returncode
+    assert set(error) == {"message", "kind", "exit_code"}
+    assert error["exit_code"] == result.returncode
     # The stderr line is the message behind the program's (and command's) name.
     last = result.stderr.splitlines()[-1]
     assert last.startswith("tether") and last.endswith(f": {error['message']}")
@@ -132,7 +132,7 @@ def test_usage_error_under_json_is_a_document(project: Path) -> None:
     assert error == {
         "message": "unrecognized argument --dryrun; did you mean --dry-run?",
         "kind": "usage",
-        "exit": 2,
+        "exit_code": 2,
     }
     assert result.stderr.startswith("usage: tether update ")
 
@@ -140,7 +140,7 @@ def test_usage_error_under_json_is_a_document(project: Path) -> None:
 def test_tether_error_under_json_is_a_document(tmp_path: Path) -> None:
     result = run_tether("status", "--json", str(tmp_path))
     error = error_document(result)
-    assert error["kind"] == "error" and error["exit"] == 1
+    assert error["kind"] == "error" and error["exit_code"] == 1
     assert str(error["message"]).startswith(f"{tmp_path}")
     assert "tether init" in str(error["message"])
 
@@ -151,13 +151,13 @@ def test_usage_error_raised_by_a_command_under_json(tmp_path: Path) -> None:
     assert error == {
         "message": "give the project directory once (-C DIR or DIR)",
         "kind": "usage",
-        "exit": 2,
+        "exit_code": 2,
     }
 
 
 def test_unknown_command_under_json_is_a_document() -> None:
     error = error_document(run_tether("updte", "--json"))
-    assert error["kind"] == "usage" and error["exit"] == 2
+    assert error["kind"] == "usage" and error["exit_code"] == 2
 
 
 def test_errors_without_json_print_nothing_on_stdout(tmp_path: Path) -> None:
@@ -191,7 +191,7 @@ def test_interrupt_at_the_prompt_under_json_is_a_document(project: Path) -> None
     assert done.returncode == 130
     assert json.loads(out) == {
         "schema_version": 1,
-        "error": {"message": "interrupted", "kind": "interrupted", "exit": 130},
+        "error": {"message": "interrupted", "kind": "interrupted", "exit_code": 130},
     }
     assert err.splitlines()[-1] == "tether: interrupted"
     assert (project / "a.txt").read_text() == "a1\n"
@@ -227,7 +227,7 @@ def test_demo_refuses_a_folder_with_files_and_writes_nothing(tmp_path: Path) -> 
     before = tree_digest(tmp_path / "mine")
     result = run_tether("demo", "--json", "--dir", str(tmp_path / "mine"))
     error = error_document(result)
-    assert error["kind"] == "error" and error["exit"] == 1
+    assert error["kind"] == "error" and error["exit_code"] == 1
     assert "is not an empty folder" in str(error["message"])
     assert tree_digest(tmp_path / "mine") == before
 
@@ -297,7 +297,7 @@ def test_merge_driver_error_under_json(tmp_path: Path) -> None:
         "f.txt",
     )
     error = error_document(result)
-    assert error["kind"] == "error" and error["exit"] == 1
+    assert error["kind"] == "error" and error["exit_code"] == 1
     assert "cannot read the ancestor version" in str(error["message"])
 
 
@@ -317,7 +317,7 @@ def test_snapshot_record_json_and_check_json_in_either_place(tmp_path: Path) -> 
 
 def test_snapshot_usage_error_under_json(tmp_path: Path) -> None:
     error = error_document(run_tether("snapshot", "--json", "--dir", str(tmp_path)))
-    assert error["kind"] == "usage" and error["exit"] == 2
+    assert error["kind"] == "usage" and error["exit_code"] == 2
     assert "--out" in str(error["message"])
 
 

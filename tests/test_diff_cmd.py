@@ -448,7 +448,7 @@ def test_not_a_tether_project_is_one_line_exit_1(tmp_path):
     assert json.loads(missing.stdout)["error"] == {
         "message": f"{tmp_path / 'nope'}: no such directory",
         "kind": "error",
-        "exit": 1,
+        "exit_code": 1,
     }
 
 

@@ -397,5 +397,5 @@ def test_an_unexpected_environment_error_is_one_line(tmp_path, monkeypatch, caps
     assert error == {
         "message": f"{tmp_path / 'somewhere'}: Permission denied",
         "kind": "error",
-        "exit": 1,
+        "exit_code": 1,
     }

@@ -23,6 +23,7 @@ import jsonschema
 import pytest
 
 from builders import SCHEMAS, call, git, make_release, run_forked, schema_validator, write_files
+from test_architecture_json_names import DATA_KEYED, banned_keys
 from tether.errors import MERGE_DRIVER_CONFLICTS, SNAPSHOT_CHANGED, VERIFY_LINES_LOST, Exit
 from tether.report.documents import SCHEMA_VERSION
 from tether.state import crashpoint
@@ -78,14 +79,6 @@ SCHEMA_OF: dict[str, tuple[str, ...]] = {
 }
 # Schemas of files a publisher writes (not --json documents), each checked by its own tests.
 INPUT_SCHEMAS = {"lifecycle"}
-# Objects whose keys are data (paths, ids, names), not field names: (schema, key path).
-DATA_KEYED = {
-    ("deps-scan", ("registries",)),
-    ("deps-plan", ("registries",)),
-    ("update-report", ("files",)),  # refresh: each file's state, by path
-    ("campaign", ("counts",)),  # by state name (up-to-date)
-    ("campaign", ("repositories", "buckets")),  # by bucket name
-}
 
 
 @dataclass
@@ -787,6 +780,7 @@ def test_json_document_validates_against_its_schema(name: str, world: World) -> 
         return
     assert next(iter(doc)) == "schema_version" and doc["schema_version"] == SCHEMA_VERSION
     assert keys_not_snake(doc, made.schema) == []
+    assert banned_keys(doc, made.schema) == []  # one name per concept
 
 
 @functools.cache

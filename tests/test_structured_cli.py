@@ -175,7 +175,7 @@ def test_exit_codes_through_the_command_table(
     # With --json the error is also the one JSON document on stdout.
     assert json.loads(captured.out) == {
         "schema_version": 1,
-        "error": {"message": message, "kind": "error", "exit": 1},
+        "error": {"message": message, "kind": "error", "exit_code": 1},
     }
 
 

@@ -245,12 +245,12 @@ def _run(args_list: list[str], as_json: bool, run: _Run) -> int:
 def _fail(line: str, exit_code: int, kind: str, as_json: bool, usage: str = "") -> int:
     """Report an error that stopped the run: its line on stderr (after the usage of the
     command it concerns, for a command-line error) and, with ``--json``, one document
-    ``{"error": {"message", "kind", "exit"}}`` on stdout. Kinds: docs/cli.md."""
+    ``{"error": {"message", "kind", "exit_code"}}`` on stdout. Kinds: docs/cli.md."""
     sys.stderr.write(usage + line + "\n")
     if as_json:
         from tether.cli.common import print_json
 
         # The line names the program (and command) it came from; the document says what.
         message = line.split(": ", 1)[1] if line.startswith("tether") and ": " in line else line
-        print_json({"error": {"message": message, "kind": kind, "exit": exit_code}})
+        print_json({"error": {"message": message, "kind": kind, "exit_code": exit_code}})
     return exit_code
