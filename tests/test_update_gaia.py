@@ -544,6 +544,8 @@ def test_summary_names_the_paths_regeneration_rewrote(tmp_path: Path) -> None:
     assert "Regions: 1 regenerated, 0 failed, 0 skipped, 0 refused" in out
     listing = out.split("Rewritten by regeneration (they now differ from the release copy)")[1]
     assert ".claude/agents/code-audit-bash.md" in listing
+    # GAIA's regions are audit gate machinery: earlier clearances no longer cover them.
+    assert "Notice: The regenerated files are audit gate machinery" in out
 
 
 def test_roster_that_fell_back_to_a_patch_skips_its_region_and_says_how_to_run_it(
@@ -558,6 +560,9 @@ def test_roster_that_fell_back_to_a_patch_skips_its_region_and_says_how_to_run_i
         "audit-remit (skipped: its input .gaia/audit-ci.yml fell back to a whole-file "
         "conflict): run by hand: bash .gaia/scripts/write-audit-remits.sh"
     ) in out
+    step = next(line for line in out.splitlines() if "for each region not regenerated" in line)
+    assert step.endswith("then bash .gaia/scripts/verify-audit-roster.sh to confirm")
+    assert "audit gate machinery" not in out  # nothing was regenerated
 
 
 # --- Step 9 notes and Step 10 next steps, as GAIA lists them -------------------------------
@@ -677,3 +682,14 @@ def test_region_fallback_says_the_path_went_back_to_the_whole_file_comparison(
     out = result.stdout
     assert "Region fallbacks (malformed markers, compared whole) (1):" in out
     assert "These paths went back to the whole-file comparison for this run" in out
+
+
+def test_files_merged_with_the_adopters_edits_are_named_for_review(tmp_path: Path) -> None:
+    # Both sides changed the rules file, on different lines: GAIA would leave a patch;
+    # tether merges it, and names it so the merge gets reviewed.
+    project = gaia_project(tmp_path, shelf(tmp_path), {BASELINE_RULE: "# ours\nbaseline rules\n"})
+    result = run_tether("update", "--yes", "--no-branch", "-C", str(project))
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert (project / BASELINE_RULE).read_text() == "# ours\nbaseline rules\ntightened\n"
+    listing = result.stdout.split("Merged with your edits (review them", 1)[1]
+    assert f"  {BASELINE_RULE}\n" in listing

@@ -123,6 +123,7 @@ class UpdateReport:
     # "chore: update GAIA to v1.7.0"), and the project's quality-gate page when it has one.
     commit_message: str = ""
     quality_gate: str | None = None
+    region_check: str | None = None  # confirms regions are current (GAIA's roster check)
     pull_request: dict[str, Any] | None = None  # set when --pr asked for one
     # The release lifecycle (docs/lifecycle.md): migrations run or planned, notices whose
     # condition held before the run, post-update writes, and what a person must do.
@@ -222,6 +223,7 @@ class UpdateReport:
             "open_action_items": self.earlier_action_items,
             "commit_message": self.commit_message,
             "quality_gate": self.quality_gate,
+            "region_check": self.region_check,
             "pull_request": self.pull_request,
             "migrations": self.migrations,
             "migrations_skipped": self.migrations_skipped,
@@ -298,6 +300,7 @@ class PreparedUpdate:
             ],
             commit_message=profile.update_title(self.plan.upstream, self.plan.to_version),
             quality_gate=gate if gate is not None and self.project.path(gate).is_file() else None,
+            region_check=profile.region_check,
         )
 
 
@@ -778,6 +781,9 @@ def _execute(prepared: PreparedUpdate, branch: BranchPlan | None = None) -> Upda
     report = _report_after_apply(prepared, ctx, outcome, earlier)
     report.regenerated = [r.document() for r in regenerated]
     report.regions["unregenerated_paths"] = _unregenerated_paths(prepared.regions, regenerated)
+    after = project.profile.after_regeneration
+    if after and any(r.rewritten_paths for r in regenerated):
+        report.notices.append({"id": "after-regeneration", "text": after})
     return report
 
 

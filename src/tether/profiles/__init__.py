@@ -14,9 +14,11 @@ from tether.model.lifecycle import Lifecycle
 from tether.model.manifest import ManifestFormat
 from tether.pathrules import ReservedPaths
 from tether.profiles.gaia import (
+    AFTER_REGENERATION,
     DEFAULT_SOURCE,
     NO_REGIONS_VARIABLE,
     QUALITY_GATE,
+    REGION_CHECK,
     REGION_INPUTS,
     gaia_lifecycle,
 )
@@ -75,6 +77,11 @@ class Profile:
     # The page that says how the project checks itself after an update (GAIA's quality
     # gate), pointed at in the next steps when the project has it.
     quality_gate: str | None = None
+    # The command that confirms the generated regions are current (GAIA's roster check),
+    # named in the next steps when a region was left unregenerated; and what a person must
+    # know once a region was rewritten (GAIA: audit gate clearances are invalidated).
+    region_check: str | None = None
+    after_regeneration: str | None = None
 
     def update_title(self, upstream: str, version: str) -> str:
         """The suggested commit message, and the pull request's default title."""
@@ -162,6 +169,8 @@ GAIA = Profile(
     display_name="GAIA",
     tag_prefix="v",
     quality_gate=QUALITY_GATE,
+    region_check=REGION_CHECK,
+    after_regeneration=AFTER_REGENERATION,
 )
 
 GBRAIN = Profile(

@@ -23,6 +23,15 @@ DEFAULT_SOURCE = "gh-release:gaia-react/gaia"
 REGION_INPUTS: dict[str, tuple[str, ...]] = {"audit-remit": (".gaia/audit-ci.yml",)}
 # How the project checks itself after an update (GAIA Step 10).
 QUALITY_GATE = "wiki/decisions/Quality Gate.md"
+# What confirms the generated regions are current once a region left unregenerated has been
+# run by hand (GAIA Step 10: "re-run the roster check").
+REGION_CHECK = "bash .gaia/scripts/verify-audit-roster.sh"
+# GAIA's regions are audit gate machinery (Step 9, "Audit gate clearance").
+AFTER_REGENERATION = (
+    "The regenerated files are audit gate machinery: a clearance the audit gate gave on an "
+    "earlier push to the same pull request no longer covers them, and the dispatched Code "
+    "Audit Team members have to run again on the new HEAD."
+)
 # The environment variable that switches region awareness off for one run.
 NO_REGIONS_VARIABLE = "GAIA_UPDATE_NO_REGIONS"
 

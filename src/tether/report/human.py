@@ -233,6 +233,12 @@ def render_plan_summary(report: UpdateReport, limit: int | None = LIST_LIMIT) ->
         lines.append(f"Branch: would switch to a new branch {report.branch}")
     conflicts = report.bucket(Bucket.CONFLICT)
     lines += _listing(_conflicts_label(report), [_conflict_line(a) for a in conflicts], limit)
+    merged = "Would merge with your edits" if report.dry_run else "Merged with your edits"
+    lines += _listing(
+        f"{merged} (review them: both sides changed these files)",
+        [a.path for a in report.bucket(Bucket.MERGED)],
+        limit,
+    )
     lines += _listing(
         "Handed over to you (left alone: no write, no backup, no patch)",
         [f"{a.path} ({a.reason})" for a in _handed_over(report)],
@@ -315,6 +321,12 @@ def _next_steps(report: UpdateReport) -> list[str]:
         if a.op.value != "none"
     ):
         steps.append("run your package manager's install: a dependency manifest changed")
+    if any(o["status"] != "regenerated" for o in report.regenerated):
+        check = f", then {report.region_check} to confirm" if report.region_check else ""
+        steps.append(
+            "for each region not regenerated: settle what stopped it (most often the conflict "
+            f"on its path), run its command listed above{check}"
+        )
     if report.bucket(Bucket.FAILED):
         steps.append("fix the failed files, then run the same command again")
     if report.branch:
