@@ -693,3 +693,19 @@ def test_files_merged_with_the_adopters_edits_are_named_for_review(tmp_path: Pat
     assert (project / BASELINE_RULE).read_text() == "# ours\nbaseline rules\ntightened\n"
     listing = result.stdout.split("Merged with your edits (review them", 1)[1]
     assert f"  {BASELINE_RULE}\n" in listing
+
+
+# --- Step 3 without a terminal -------------------------------------------------------------
+
+
+def test_nothing_to_do_is_said_without_a_terminal_or_yes(tmp_path: Path) -> None:
+    # An agent runs the update with no terminal; it must hear "up to date", not "pass --yes".
+    project = gaia_project(tmp_path, shelf(tmp_path))
+    same = run_tether("update", "--no-branch", "--to", "1.0.0", "-C", str(project))
+    assert same.returncode == 0, same.stdout + same.stderr
+    assert "already up to date" in same.stdout
+    # Something to apply still needs consent: nothing is written without it.
+    before = (project / ".gaia/VERSION").read_text()
+    pending = run_tether("update", "--no-branch", "-C", str(project))
+    assert pending.returncode == 1 and "pass --yes" in pending.stderr
+    assert (project / ".gaia/VERSION").read_text() == before

@@ -166,9 +166,11 @@ def run(args: argparse.Namespace) -> int:
             no_programs=args.no_programs,
             template=template,
         )
-        interact.require_consent("apply the update", yes=args.yes, dry_run=args.dry_run)
 
         def confirm(prepared: PreparedUpdate) -> bool:
+            # Asked only once there is something to apply: with nothing to do (already up to
+            # date) the update says so without a terminal or --yes, as an agent needs.
+            interact.require_consent("apply the update", yes=args.yes, dry_run=args.dry_run)
             return args.yes or _confirm(prepared, settle_conflicts=not args.auto)
 
         report = run_update(request, confirm)
