@@ -648,3 +648,38 @@ def test_a_suite_is_read_against_its_previous_version(
     # Without a base there is no previous version to read against.
     _, report = audit_json(capsys, "shell", "--root", str(repo), "tests/a.bats")
     assert not [f for f in report["findings"] if f["finding_class"] == "bats/dropped-test"]
+
+
+# --- the report's sections and cross-remit findings ---------------------------------------
+
+
+def test_the_report_has_its_sections_and_cross_remit_findings_never_gate(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    tool = '#!/bin/bash\nset -e\ndeclare -A seen\necho "${seen[x]:-}"\n'
+    repo = make_repo(
+        tmp_path,
+        monkeypatch,
+        BASE,
+        {"scripts/b.sh": HOLLOW_AT_HEAD, "docs/tool.sh": tool},  # docs/ is nobody's here
+    )
+    argv = ["shell", "--root", str(repo), "--member", "shell", "scripts/b.sh", "docs/tool.sh"]
+    code, report = audit_json(capsys, *argv)
+    assert {f["path"] for f in report["findings"]} == {"scripts/b.sh"}
+    assert {f["path"] for f in report["cross_remit"]} == {"docs/tool.sh"}
+    assert report["counts"]["cross_remit"] == len(report["cross_remit"]) > 0
+    assert code == 3  # the member's own error
+    _, out, _ = audit(capsys, *argv)
+    assert out.startswith("Summary: 2 files reviewed; 1 errors block")
+    critical = out.index("Critical (errors: fix before clearing): 1")
+    cross = out.index("Cross-remit (outside this remit; never gates it):")
+    assert critical < out.index("scripts/b.sh:3: error [bash32/assoc-array]") < cross
+    assert out.index("docs/tool.sh:3: error [bash32/assoc-array]") > cross
+    assert "    fix: use two indexed arrays" in out
+    # In the sidecar, an error on a cross-remit file does not withhold the clearance.
+    commit(repo, "fix", {"scripts/b.sh": "#!/bin/bash\nset -e\necho b\n"})
+    scope(capsys, repo)
+    outside = {**finding("error"), "path": "docs/tool.sh"}
+    write_report(capsys, repo, findings=[outside])
+    code, result = clear(capsys, repo)
+    assert code == 0 and result["written"]

@@ -246,6 +246,7 @@ def test_shell_reports_dirty_in_scope_files(
         "warning": 0,
         "suggestion": 0,
         "suppressed": 0,
+        "cross_remit": 0,
     }
     commit(repo, "b")
     assert git(repo, "status", "--porcelain") == ""

@@ -197,6 +197,9 @@ def clear(
             dirty=tuple(unreviewed),
         )
     findings = [f for f in report.get("findings") or [] if isinstance(f, dict)]
+    # A finding on a file outside the member's remit and the gate machinery is
+    # cross-remit: recorded for its owner, never gating this member's marker.
+    gating = [f for f in findings if _in_domain(remit, f.get("path"))]
     ledger = record_round(
         ledger_path(sidecar_file.parent, sidecar_key(sidecar_file, member)),
         member,
@@ -207,7 +210,7 @@ def clear(
         result = _write(root, layout, current, member, provenance)
         _end_round(capture_file)
         return replace(result, ledger=ledger)
-    errors = [f for f in findings if f.get("severity") == "error"]
+    errors = [f for f in gating if f.get("severity") == "error"]
     if errors:
         return ClearResult(
             member,
@@ -220,7 +223,7 @@ def clear(
             ),
             ledger=ledger,
         )
-    warnings = [f for f in findings if f.get("severity") == "warning"]
+    warnings = [f for f in gating if f.get("severity") == "warning"]
     if warnings and not (acknowledge and acknowledge.strip()):
         return ClearResult(
             member,
@@ -238,6 +241,12 @@ def clear(
     result = _earn(root, layout, current, member, supersede_reason, ack)
     _end_round(capture_file)
     return replace(result, ledger=ledger)
+
+
+def _in_domain(remit: Remit, path: object) -> bool:
+    if not remit.globs or not isinstance(path, str):
+        return True
+    return remit.covers(path) or remit.is_machinery(path)
 
 
 def _capture_file(root: Path, layout: Layout, member: str) -> Path | None:

@@ -66,7 +66,8 @@ def audit_shell(root: Path, layout: Any, remit: Remit, request: ShellRequest) ->
     if scope is not None:
         gone += shell.compare_suites(root, scope.merge_base, targets, tools)
     gone += shell.missing_hook_scripts(root, remit)
-    document = shell.report(results, tools, request.vocabulary, gone)
+    domain = remit if remit.globs else None
+    document = shell.report(results, tools, request.vocabulary, gone, domain)
     # A file in the remit that no lens reads is said, never silently skipped; without a
     # remit (every tracked file) the list would be the whole tree.
     examined = {t.path for t in targets}

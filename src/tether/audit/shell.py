@@ -538,14 +538,26 @@ def report(
     tools: Toolset,
     vocabulary: str,
     extra: Sequence[Finding] = (),
+    domain: Remit | None = None,
 ) -> dict[str, Any]:
-    """The shell document; ``extra`` are findings on files no longer there (deletions)."""
+    """The shell document; ``extra`` are findings no file's analysis made (deletions, the
+    settings file, a suite against its base). With a ``domain`` (a remit with globs), a
+    finding on a file outside it and outside the gate machinery is cross-remit: listed in
+    ``cross_remit``, never counted against the member."""
     every = [f for r in results for f in r.findings] + list(extra)
     findings = sorted(every, key=Finding.sort_key)
+    outside = [
+        f
+        for f in findings
+        if domain is not None and not (domain.covers(f.path) or domain.is_machinery(f.path))
+    ]
+    crossing = {id(f) for f in outside}
+    own = [f for f in findings if id(f) not in crossing]
     counts = {level: 0 for level in ("error", "warning", "suggestion")}
-    for finding in findings:
+    for finding in own:
         counts[finding.severity] += 1
-    counts["suppressed"] = sum(1 for f in findings if f.suppression is not None)
+    counts["suppressed"] = sum(1 for f in own if f.suppression is not None)
+    counts["cross_remit"] = len(outside)
     return {
         "tools": {"shellcheck": tools.shellcheck.to_json(), "shfmt": tools.shfmt.to_json()},
         "vocabulary": vocabulary,
@@ -559,6 +571,7 @@ def report(
             }
             for r in results
         ],
-        "findings": [f.to_json(vocabulary) for f in findings],
+        "findings": [f.to_json(vocabulary) for f in own],
+        "cross_remit": [f.to_json(vocabulary) for f in outside],
         "counts": counts,
     }

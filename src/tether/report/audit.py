@@ -56,20 +56,47 @@ def render_scope(scope: Scope) -> str:
 # --- shell -----------------------------------------------------------------------------------
 
 
-def render_shell(document: Doc) -> str:
-    lines = [
-        f"{f['path']}:{f['line']}: {f['severity']} [{f['finding_class']}] {f['title']}"
-        + (f" (allowed: {f['suppressed']['reason']})" if f.get("suppressed") else "")
-        for f in document["findings"]
+_SECTIONS = (
+    ("error", "Critical (errors: fix before clearing)"),
+    ("warning", "Important (warnings: fix, or acknowledge with a reason)"),
+    ("suggestion", "Suggestions"),
+)
+
+
+def _finding_lines(finding: Doc) -> list[str]:
+    allowed = f" (allowed: {finding['suppressed']['reason']})" if finding.get("suppressed") else ""
+    return [
+        f"  {finding['path']}:{finding['line']}: {finding['severity']} "
+        f"[{finding['finding_class']}] {finding['title']}{allowed}",
+        f"    fix: {finding['suggested_fix']}",
     ]
+
+
+def render_shell(document: Doc) -> str:
+    """Summary, then the findings by severity, the cross-remit ones, what was deleted and
+    what no lens reads; each finding with its location, issue and fix."""
+    counts = document["counts"]
+    files = [entry["path"] for entry in document["files"]]
+    verdict = (f"{counts['error']} errors block" if counts["error"] else "no error finding") + (
+        f", {counts['warning']} warnings to fix or acknowledge" if counts["warning"] else ""
+    )
+    lines = [f"Summary: {len(files)} files reviewed; {verdict}", *(f"  {p}" for p in files)]
+    for severity, heading in _SECTIONS:
+        chosen = [f for f in document["findings"] if f["severity"] == severity]
+        if chosen:
+            lines.append(f"{heading}: {len(chosen)}")
+            lines += [line for f in chosen for line in _finding_lines(f)]
+    cross = document.get("cross_remit") or []
+    if cross:
+        lines.append(f"Cross-remit (outside this remit; never gates it): {len(cross)}")
+        lines += [line for f in cross for line in _finding_lines(f)]
     lines += [f"deleted: {path}" for path in document.get("deleted", [])]
     lines += [f"not analysed (no lens reads it): {p}" for p in document.get("not_analysed", [])]
     tools = document["tools"]
-    counts = document["counts"]
     deleted = f" (and {len(document['deleted'])} deleted)" if document.get("deleted") else ""
     allowed = f", {counts['suppressed']} allowed in the file" if counts.get("suppressed") else ""
     lines.append(
-        f"{len(document['files'])} files{deleted}: {counts['error']} errors, "
+        f"{len(files)} files{deleted}: {counts['error']} errors, "
         f"{counts['warning']} warnings, {counts['suggestion']} suggestions{allowed} "
         f"(shellcheck {tools['shellcheck']['version']}, shfmt {tools['shfmt']['version']})"
     )
