@@ -73,3 +73,23 @@ def test_a_shelf_with_two_folders_of_one_version_says_which_was_used(tmp_path: P
     assert done.returncode == 0, done.stderr
     assert json.loads(done.stdout)["notes"] == [_note(shelf)]
     assert (project / GUIDE).read_text() == "plain\n"
+
+
+def test_a_note_in_the_cache_that_is_not_one_printable_line_is_not_printed(
+    tmp_path: Path,
+) -> None:
+    """The note kept beside a cached tree is read back into reports: one rewritten by
+    someone else to carry a terminal escape is left out, never printed."""
+    repo = _twin_repo(tmp_path)
+    project = tmp_path / "app"
+    project.mkdir()
+    assert (
+        run_tether("init", "--source", str(repo), "--version", "1.0.0", str(project)).returncode
+        == 0
+    )
+    assert run_tether("update", "--dry-run", "--to", "2.0.0", "-C", str(project)).returncode == 0
+    (note,) = (project / ".tether/cache/releases").glob("*/.2.0.0.note")
+    note.write_text("\x1b]0;owned\x07 all is well\n")
+    dry = run_tether("update", "--dry-run", "--json", "--to", "2.0.0", "-C", str(project))
+    assert dry.returncode == 0, dry.stderr
+    assert not [n for n in json.loads(dry.stdout)["notes"] if "\x1b" in n]

@@ -68,14 +68,17 @@ class TreeCache:
         return tree
 
     def note(self, version: str) -> str:
-        """The note kept beside the tree of ``version`` (``build``), "" without one."""
+        """The note kept beside the tree of ``version`` (``build``), "" without one. It is
+        printed in reports, so one holding anything but one line of printable text (a
+        terminal escape written there by someone else) is not read."""
         try:
             info = os.lstat(self._note_path(version))
             if not stat.S_ISREG(info.st_mode) or info.st_size > _NOTE_MAX:
                 return ""
-            return read_bytes(self._note_path(version)).decode("utf-8", "replace").strip()
+            text = read_bytes(self._note_path(version)).decode("utf-8", "replace").strip()
         except OSError:
             return ""
+        return text if text.isprintable() else ""
 
     def _note_path(self, version: str) -> Path:
         return self.base / f".{version}{NOTE}"
