@@ -683,3 +683,113 @@ def test_the_report_has_its_sections_and_cross_remit_findings_never_gate(
     write_report(capsys, repo, findings=[outside])
     code, result = clear(capsys, repo)
     assert code == 0 and result["written"]
+
+
+# --- declarative files read as policy ------------------------------------------------------
+
+SETTINGS_BEFORE = {
+    "permissions": {"allow": ["Bash(git status)"], "deny": ["Bash(rm -rf:*)"]},
+    "hooks": {
+        "PreToolUse": [
+            {
+                "matcher": "Bash",
+                "hooks": [
+                    {"type": "command", "command": ".claude/hooks/guard.sh"},
+                    {"type": "command", "command": ".claude/hooks/secrets.sh"},
+                ],
+            }
+        ]
+    },
+}
+SETTINGS_AFTER = {
+    "permissions": {
+        "allow": ["Bash(git status)", "Bash(curl:*)"],
+        "deny": [],
+        "defaultMode": "bypassPermissions",
+    },
+    "hooks": {
+        "PreToolUse": [
+            {"matcher": "Bash", "hooks": [{"type": "command", "command": ".claude/hooks/guard.sh"}]}
+        ]
+    },
+}
+RATES = '{"models": {"m1": {"input": 3, "effective_through": "DAY"}}}\n'
+POLICY_ROSTER = """auditors:
+  - name: code-audit-maintainer-shell
+    globs: [".gaia/**/*.sh", ".gaia/**/*.bats", ".gaia/release-exclude", ".gaia/*.json",
+            ".claude/**", ".github/CODEOWNERS", ".gaia/audit-ci.yml"]
+  - name: code-audit-github-workflows
+    globs: [".github/workflows/**"]
+"""
+
+
+def test_declarative_files_are_read_for_what_their_change_loosens(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    base = {
+        ".gaia/audit-ci.yml": POLICY_ROSTER,
+        ".gaia/release-exclude": "# never shipped\n.gaia/local/\n.gaia/tests/\n",
+        ".claude/settings.json": json.dumps(SETTINGS_BEFORE, indent=2) + "\n",
+        ".claude/hooks/guard.sh": "#!/bin/bash\nexit 0\n",
+        ".claude/hooks/secrets.sh": "#!/bin/bash\nexit 0\n",
+        ".github/CODEOWNERS": ".gaia/ @gaia/maintainers @gaia/security\n.claude/ @gaia/security\n",
+        ".gaia/token-rates.json": RATES.replace("DAY", "2099-12-31"),
+    }
+    branch = {
+        ".gaia/audit-ci.yml": POLICY_ROSTER.replace(', ".gaia/**/*.bats"', "").replace(
+            '  - name: code-audit-github-workflows\n    globs: [".github/workflows/**"]\n', ""
+        ),
+        ".gaia/release-exclude": "# never shipped\n.gaia/local/\n",
+        ".claude/settings.json": json.dumps(SETTINGS_AFTER, indent=2) + "\n",
+        ".github/CODEOWNERS": ".gaia/ @gaia/maintainers\n",
+        ".gaia/token-rates.json": RATES.replace("DAY", "2020-01-31"),
+    }
+    repo = make_repo(tmp_path, monkeypatch, base, branch)
+    args = ["shell", "--root", str(repo), "--profile", "gaia", "--member", MEMBER]
+    code, report = audit_json(capsys, *args, "--base", "main")
+    assert code == 0  # warnings: they withhold the clearance until fixed or acknowledged
+    titles = {(f["path"], f["finding_class"], f["title"]) for f in report["findings"]}
+    assert {
+        (".gaia/release-exclude", "policy/unexcluded"),
+        (".claude/settings.json", "policy/hook-unregistered"),
+        (".claude/settings.json", "policy/permission-widened"),
+        (".github/CODEOWNERS", "policy/owner-removed"),
+        (".gaia/audit-ci.yml", "policy/remit-narrowed"),
+        (".gaia/token-rates.json", "policy/stale-rate"),
+    } == {(p, c) for p, c, _ in titles if c.startswith("policy/")}
+    said = " | ".join(t for _, _, t in titles)
+    for phrase in (
+        "`.gaia/tests/` is no longer excluded from the release",
+        "the PreToolUse (Bash) hook `.claude/hooks/secrets.sh` is no longer registered",
+        "`Bash(curl:*)` is now allowed without asking",
+        "`Bash(rm -rf:*)` was removed from permissions.deny",
+        "permissions.defaultMode is now `bypassPermissions`",
+        "the CODEOWNERS rule for `.claude/` was removed",
+        "`.gaia/` no longer requires @gaia/security",
+        "`code-audit-maintainer-shell` no longer reaches `.gaia/**/*.bats`",
+        "member `code-audit-github-workflows` was removed",
+        "effective_through 2020-01-31 is before",
+    ):
+        assert phrase in said, phrase
+    assert all(
+        f["severity"] == "warning"
+        for f in report["findings"]
+        if f["finding_class"].startswith("policy/")
+    )
+    assert report["not_analysed"] == []  # every changed file here has a reader
+    # The same files, unchanged on a branch: nothing to say but the stale date.
+    (tmp_path / "again").mkdir()
+    repo2 = make_repo(tmp_path / "again", monkeypatch, base, {"README.md": "x\n"})
+    _, report = audit_json(
+        capsys,
+        "shell",
+        "--root",
+        str(repo2),
+        "--profile",
+        "gaia",
+        "--member",
+        MEMBER,
+        ".gaia/token-rates.json",
+        ".claude/settings.json",
+    )
+    assert not [f for f in report["findings"] if f["finding_class"].startswith("policy/")]

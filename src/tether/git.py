@@ -699,6 +699,18 @@ def commit_messages(repo: Path, since: str, head: str = "HEAD") -> list[tuple[st
     return found
 
 
+def commit_day(repo: Path, rev: str = "HEAD") -> str | None:
+    """The committer date of ``rev`` as YYYY-MM-DD (UTC), None when it does not resolve."""
+    result = run_git(
+        ["log", "-1", "--format=%cd", "--date=format-local:%Y-%m-%d", "--end-of-options", rev],
+        cwd=repo,
+        check=False,
+        env={"TZ": "UTC"},
+    )
+    day = result.stdout.strip()
+    return day if result.returncode == 0 and day else None
+
+
 def commit_message(repo: Path, commit: str) -> str | None:
     """The full message of ``commit``; None when the repository does not have it."""
     result = run_git(

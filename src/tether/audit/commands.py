@@ -66,11 +66,13 @@ def audit_shell(root: Path, layout: Any, remit: Remit, request: ShellRequest) ->
     if scope is not None:
         gone += shell.compare_suites(root, scope.merge_base, targets, tools)
     gone += shell.missing_hook_scripts(root, remit)
+    checked = _policy_findings(root, layout, paths, scope.merge_base if scope else None)
+    gone += [f for found in checked.values() for f in found]
     domain = remit if remit.globs else None
     document = shell.report(results, tools, request.vocabulary, gone, domain)
     # A file in the remit that no lens reads is said, never silently skipped; without a
     # remit (every tracked file) the list would be the whole tree.
-    examined = {t.path for t in targets}
+    examined = {t.path for t in targets} | set(checked)
     listed = bool(remit.globs or request.paths)
     document["not_analysed"] = sorted(set(paths) - examined) if listed else []
     if scope is None:
@@ -82,6 +84,32 @@ def audit_shell(root: Path, layout: Any, remit: Remit, request: ShellRequest) ->
         "deleted": deleted,
         **document,
     }
+
+
+def _policy_findings(
+    root: Path, layout: Any, paths: Sequence[str], base: str | None
+) -> dict[str, list[Any]]:
+    """Per declarative file among ``paths`` (audit/policy.py), what its change loosens
+    against ``base``; a run without a base reads only what needs none (dated rates)."""
+    from tether import git
+    from tether.audit import policy
+    from tether.fsio import read_bytes
+
+    today = git.commit_day(root) or ""
+    found: dict[str, list[Any]] = {}
+    for path in paths:
+        kind = policy.policy_kind(path, layout.roster_path)
+        if kind is None:
+            continue
+        try:
+            after = read_bytes(root / path)
+        except OSError:
+            continue  # a deleted or unreadable file: the scope and the shell run say so
+        before = git.blob_at(root, base, path) if base else None
+        found[path] = policy.check(
+            policy.PolicyFile(path, kind), before, after, today, layout.roster_key
+        )
+    return found
 
 
 def _relative(root: Path, given: str) -> str:

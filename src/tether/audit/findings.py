@@ -521,6 +521,49 @@ _RULES: tuple[Rule, ...] = (
         "restore the suite, or state in the change why its coverage is no longer needed and "
         "acknowledge the finding with that reason",
     ),
+    # Declarative files decide what ships, who reviews and what runs (audit/policy.py).
+    Rule(
+        "policy/unexcluded",
+        "warning",
+        "an entry was removed from release-exclude",
+        "the file it excluded now ships to every adopter, while the diff reads as tidying",
+        "restore the entry, or state in the change why the file should ship",
+    ),
+    Rule(
+        "policy/hook-unregistered",
+        "warning",
+        "a hook registration was removed from the settings",
+        "the guard the hook stood for no longer runs on any tool call",
+        "restore the registration, or state in the change why the hook is retired",
+    ),
+    Rule(
+        "policy/permission-widened",
+        "warning",
+        "a permission was widened in the settings",
+        "a tool call that asked or was denied now runs without asking",
+        "restore the narrower permission, or state in the change why the wider one is safe",
+    ),
+    Rule(
+        "policy/owner-removed",
+        "warning",
+        "a CODEOWNERS rule or owner was removed",
+        "changes to those paths no longer need that owner's review",
+        "restore the rule, or state in the change who reviews those paths now",
+    ),
+    Rule(
+        "policy/remit-narrowed",
+        "warning",
+        "an audit roster member or glob was removed",
+        "the member no longer reviews paths it used to, so a change there merges unreviewed",
+        "restore the glob, or state in the change which member reviews those paths now",
+    ),
+    Rule(
+        "policy/stale-rate",
+        "warning",
+        "a dated entry is past its date",
+        "the computation keeps using a rate its own file says no longer applies",
+        "update the rate and its effective_through date",
+    ),
     # Hooks read one JSON document on stdin and answer allow or block.
     Rule(
         "hook/stdin-reread",
