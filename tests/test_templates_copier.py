@@ -425,3 +425,30 @@ def test_malformed_data_is_a_usage_error(template: Path, tmp_path: Path) -> None
     result = run_tether("update", "--yes", "--data", "license", "-C", str(project))
     assert result.returncode == 2
     assert "--data 'license': expected KEY=VALUE" in result.stderr
+
+
+def test_a_campaign_over_copier_repositories_is_one_command(
+    template: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path / "state"))
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "config"))
+    registry = {"version": 2, "projects": {}}
+    for name in ("r1", "r2"):
+        seed = generate(template, tmp_path / "seeds" / name)
+        bare = tmp_path / "remotes" / f"{name}.git"
+        git(tmp_path, "clone", "-q", "--bare", str(seed), str(bare))
+        registry["projects"][name] = {"name": name, "url": bare.as_uri()}
+    (tmp_path / "registry.json").write_text(json.dumps(registry))
+    where = ["--registry", str(tmp_path / "registry.json"), "--dir", str(tmp_path / "c")]
+    started = run_tether("campaign", "start", "c1", "--upstream", "tpl", "--to", "v2.0.0", *where)
+    assert started.returncode == 0, started.stdout + started.stderr
+    ran = run_tether("campaign", "run", "c1", "--dir", str(tmp_path / "c"), "-j", "1", "--json")
+    assert ran.returncode == 0, ran.stdout + ran.stderr
+    from tether.campaign.store import CampaignFolder
+
+    for record in json.loads(ran.stdout)["repositories"]:
+        assert record["state"] == "updated", record
+        mirror = CampaignFolder(tmp_path / "c" / "c1").mirror_path(record["url"])
+        recorded = git(mirror, "show", f"{record['commit']}:.copier-answers.yml")
+        assert "_commit: v2.0.0\n" in recorded
+        assert git(mirror, "show", f"{record['commit']}:NEW.md") == "added upstream\n"
