@@ -84,11 +84,10 @@ def _render(
 def _resolved(source: str, ref: str) -> str:
     """The commit a tag names, so a tag moved upstream is rendered again; "" when the ref
     is no tag the template lists (a ``git describe`` name holds its commit already)."""
-    from tether import git
+    from tether.templates.copier_render import location, remote_commits
 
-    location = source if "://" in source or "@" in source else os.path.abspath(source)
     try:
-        commits = git.remote_commits(location)
+        commits = remote_commits(location(source))
     except TetherError:
         return ""
     return commits.get(f"refs/tags/{ref}", "")

@@ -13,6 +13,7 @@ against (docs/templates.md).
 from __future__ import annotations
 
 import contextlib
+import functools
 import io
 import os
 from collections.abc import Iterator, Sequence
@@ -36,11 +37,17 @@ def _copier() -> Any:
     return copier
 
 
+@functools.lru_cache(maxsize=1)
 def renderer_version() -> str:
-    from importlib.metadata import version
+    """copier's version, read from its installed metadata (importing copier costs a second,
+    and a cached render needs no copier at all)."""
+    from importlib.metadata import PackageNotFoundError, version
 
-    _copier()
-    return f"{RENDERER}-{version('copier')}"
+    try:
+        return f"{RENDERER}-{version('copier')}"
+    except PackageNotFoundError:
+        _copier()  # says how to install it
+        raise
 
 
 @dataclass(frozen=True)
@@ -130,11 +137,29 @@ def _facts(template: Any, answers_relpath: Path) -> CopierFacts:
 
 
 def expanded_url(src: str) -> str:
-    """The URL git is given for a template (copier's ``gh:``/``gl:`` shortcuts expanded)."""
+    """The URL git is given for a template (copier's ``gh:``/``gl:`` shortcuts expanded); a
+    plain URL or a local folder is given as it is, without importing copier."""
+    plain = "://" in src or (os.path.isdir(src) and not src.startswith(("gh:", "gl:")))
+    if plain:
+        return src
+    _copier()
     from copier._vcs import get_repo
 
-    _copier()
     return str(get_repo(src) or src)
+
+
+def location(src: str) -> str:
+    """What git is given: the expanded URL, or a local folder made absolute."""
+    url = expanded_url(src)
+    return url if "://" in url or "@" in url else os.path.abspath(url)
+
+
+@functools.lru_cache(maxsize=64)
+def remote_commits(where: str) -> dict[str, str]:
+    """The template repository's refs, asked once per command (one ``git ls-remote``)."""
+    from tether import git
+
+    return git.remote_commits(where)
 
 
 def is_trusted(src: str) -> bool:
@@ -227,12 +252,9 @@ def template_tags(src: str) -> list[str]:
     """The template's tags that copier reads as versions (PEP 440), oldest first."""
     from packaging.version import InvalidVersion, Version
 
-    from tether import git
-
-    url = expanded_url(src)
-    location = url if "://" in url or "@" in url else os.path.abspath(url)
     try:
-        tags = git.list_tags(location)
+        refs = remote_commits(location(src))
+        tags = [r.removeprefix("refs/tags/") for r in refs if r.startswith("refs/tags/")]
     except TetherError as error:
         raise TetherError(f"cannot read the tags of template {src}: {error}") from None
     versions: list[tuple[Version, str]] = []
