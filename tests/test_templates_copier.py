@@ -452,3 +452,15 @@ def test_a_campaign_over_copier_repositories_is_one_command(
         recorded = git(mirror, "show", f"{record['commit']}:.copier-answers.yml")
         assert "_commit: v2.0.0\n" in recorded
         assert git(mirror, "show", f"{record['commit']}:NEW.md") == "added upstream\n"
+
+
+def test_an_answers_file_whose_commit_reads_as_an_option_is_refused(
+    template: Path, tmp_path: Path
+) -> None:
+    project = generate(template, tmp_path / "app")
+    text = answers(project).replace("_commit: v1.0.0", "_commit: --upload-pack=touch")
+    (project / ".copier-answers.yml").write_text(text)
+    commit_all(project, "hostile")
+    result = run_tether("update", "--yes", "-C", str(project))
+    assert result.returncode == 1
+    assert "would read as an option to git" in result.stderr

@@ -164,3 +164,28 @@ def test_tether_records_the_commit_only_after_a_conflicted_run_finished(tmp_path
     assert doc["resumed"] is True
     check = run_tether("check", "-C", str(project))
     assert check.returncode == 3
+
+
+@pytest.mark.parametrize(
+    ("key", "value", "words"),
+    [
+        ("directory", "../outside", "'directory' '../outside': path contains '..'"),
+        ("commit", "--upload-pack=touch /tmp/x", "would read as an option to git"),
+        ("checkout", "-b", "would read as an option to git"),
+    ],
+)
+def test_a_hostile_record_is_refused_before_git_or_cookiecutter_runs(
+    tmp_path: Path, key: str, value: str, words: str
+) -> None:
+    v1, _v2 = template_repo(tmp_path / "tpl", [V1, V2])
+    project = create(tmp_path / "tpl", tmp_path / "out", v1)
+    record = json.loads((project / ".cruft.json").read_text())
+    record[key] = value
+    (project / ".cruft.json").write_text(json.dumps(record, indent=2) + "\n")
+    commit_all(project)
+    before = tree(project)
+    result = run_tether("update", "--yes", "-C", str(project))
+    assert result.returncode == 1
+    assert words in result.stderr and len(result.stderr.strip().splitlines()) == 1
+    assert tree(project) == before
+    assert not (tmp_path / "render-cache").exists()

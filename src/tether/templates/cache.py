@@ -10,13 +10,14 @@ half-written entry under a key; it is never written to again (a release tree is 
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import os
 import shutil
 import tempfile
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -50,8 +51,27 @@ def cached_render(
 ) -> tuple[Path, dict[str, Any], bool]:
     """The tree of render ``key`` and its facts, built by ``build(tree)`` when missing;
     the last value says whether it came from the cache."""
-    with ONE_RENDER:
+    with ONE_RENDER, no_git_prompts():
         return _cached_render(key, build, home or renders_home())
+
+
+@contextlib.contextmanager
+def no_git_prompts() -> Iterator[None]:
+    """The renderers run git themselves: a template behind a password must fail at once,
+    never wait for a person at a terminal (as tether's own git calls do)."""
+    saved = {name: os.environ.get(name) for name in _NO_PROMPTS}
+    os.environ.update(_NO_PROMPTS)
+    try:
+        yield
+    finally:
+        for name, value in saved.items():
+            if value is None:
+                os.environ.pop(name, None)
+            else:
+                os.environ[name] = value
+
+
+_NO_PROMPTS = {"GIT_TERMINAL_PROMPT": "0", "GIT_ASKPASS": "", "SSH_ASKPASS": ""}
 
 
 def _cached_render(

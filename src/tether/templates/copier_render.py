@@ -180,11 +180,11 @@ def migrations_in_range(src: str, from_ref: str, to_ref: str) -> bool:
     _copier()
     from copier._template import Template
 
-    from tether.templates.cache import ONE_RENDER
+    from tether.templates.cache import ONE_RENDER, no_git_prompts
 
     old, new = Template(url=src, ref=from_ref), Template(url=src, ref=to_ref)
     try:
-        with ONE_RENDER, _quiet():
+        with ONE_RENDER, no_git_prompts(), _quiet():
             return any(new.migration_tasks(stage, old) for stage in ("before", "after"))
     finally:
         old._cleanup()
@@ -209,13 +209,14 @@ def run_update_tasks(
     from copier._types import Phase
     from copier.errors import TaskError
 
-    from tether.templates.cache import ONE_RENDER
+    from tether.templates.cache import ONE_RENDER, no_git_prompts
 
     old = Template(url=src, ref=from_ref)
     token = _operation.set("update")
     try:
         with (
             ONE_RENDER,
+            no_git_prompts(),
             Worker(
                 src_path=src,
                 dst_path=project,

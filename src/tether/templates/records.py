@@ -13,6 +13,7 @@ from typing import Any
 
 from tether.errors import TetherError
 from tether.parselimits import MAX_NESTING, json_loads, shape_problem
+from tether.pathrules import project_path_problem
 
 COPIER = "copier"
 CRUFT = "cruft"
@@ -61,6 +62,8 @@ def parse_copier_answers(data: bytes, path: str) -> TemplateRecord:
         raise TetherError(f"{path}: no _src_path: copier cannot say which template made it")
     if commit is None or isinstance(commit, (dict, list)) or not str(commit):
         raise TetherError(f"{path}: no _commit: the template version it was made from is unknown")
+    if str(commit).startswith("-") or src.startswith("-"):
+        raise TetherError(f"{path}: _commit or _src_path would read as an option to git")
     answers = {str(k): v for k, v in loaded.items() if not str(k).startswith("_")}
     extra = {str(k): v for k, v in loaded.items() if str(k).startswith("_")}
     return TemplateRecord(COPIER, path, src, str(commit), answers, data, extra=extra)
@@ -89,6 +92,13 @@ def parse_cruft_record(data: bytes, path: str) -> TemplateRecord:
     for key, value in (("checkout", checkout), ("directory", directory)):
         if value is not None and not isinstance(value, str):
             raise TetherError(f"{path}: '{key}' is a string or null")
+        if isinstance(value, str) and value.startswith("-"):
+            raise TetherError(f"{path}: '{key}' {value!r} would read as an option to git")
+    if directory and project_path_problem(directory.rstrip("/")):
+        problem = project_path_problem(directory.rstrip("/"))
+        raise TetherError(f"{path}: 'directory' {directory!r}: {problem}")
+    if commit.startswith("-"):
+        raise TetherError(f"{path}: 'commit' {commit!r} would read as an option to git")
     return TemplateRecord(
         CRUFT,
         path,
