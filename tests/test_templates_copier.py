@@ -464,3 +464,22 @@ def test_an_answers_file_whose_commit_reads_as_an_option_is_refused(
     result = run_tether("update", "--yes", "-C", str(project))
     assert result.returncode == 1
     assert "would read as an option to git" in result.stderr
+
+
+def test_jinja_extensions_load_only_with_trust(tmp_path: Path, render_cache: Path) -> None:
+    extended = {
+        **V2,
+        "copier.yml": COPIER_YML + "_jinja_extensions:\n  - jinja2.ext.do\n",
+        "NEW.md.jinja": "{% set items = [] %}{% do items.append('x') %}{{ items }}\n",
+    }
+    template = template_repo(tmp_path / "tpl", [("v1.0.0", V1), ("v2.0.0", extended)])
+    project = generate(template, tmp_path / "app")
+    before = tree(project)
+    code, doc = update(project)
+    assert code == 1
+    assert "uses jinja_extensions, which run programs: pass --trust" in doc["stderr"]
+    assert tree(project) == before
+    assert len(list(render_cache.iterdir())) == 1  # v2.0.0 was never rendered
+    code, doc = update(project, "--trust")
+    assert code == 0, doc["stderr"]
+    assert (project / "NEW.md").read_text() == "['x']\n"

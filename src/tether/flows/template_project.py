@@ -36,7 +36,7 @@ def _binding(project: Project) -> TemplateBinding:
 
 
 def _render(
-    record: TemplateRecord, ref: str, answers: dict[str, Any]
+    record: TemplateRecord, ref: str, answers: dict[str, Any], trust: bool = False
 ) -> tuple[Path, dict[str, Any]]:
     """The render of ``record``'s template at ``ref`` with ``answers`` (cached)."""
     if record.kind == COPIER:
@@ -45,7 +45,7 @@ def _render(
         answers_file = record.path
 
         def build(tree: Path) -> dict[str, Any]:
-            facts = renderer.render(record.src, ref, answers, tree, answers_file)
+            facts = renderer.render(record.src, ref, answers, tree, answers_file, trust)
             return {
                 "commit": facts.commit,
                 "version": facts.version,
@@ -55,7 +55,7 @@ def _render(
                 "unsafe": list(facts.unsafe),
             }
 
-        source = renderer.expanded_url(record.src)
+        source = renderer.location(record.src)
         key = render_key(
             source,
             ref,
@@ -157,7 +157,7 @@ def _release_of_render(
 def baseline_release(project: Project) -> Release:
     """The template at the recorded version with the recorded answers."""
     record = _binding(project).record
-    tree, facts = _render(record, record.commit, record.answers)
+    tree, facts = _render(record, record.commit, record.answers, _binding(project).options.trust)
     return _release_of_render(project, record.commit, tree, facts, record.answers, baseline=True)
 
 
@@ -165,7 +165,7 @@ def template_release(project: Project, version: str) -> Release:
     """The template at ``version`` with the answers of this run (``--data`` applied)."""
     binding = _binding(project)
     answers = binding.release_answers()
-    tree, facts = _render(binding.record, version, answers)
+    tree, facts = _render(binding.record, version, answers, binding.options.trust)
     return _release_of_render(project, version, tree, facts, answers)
 
 

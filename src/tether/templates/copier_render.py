@@ -87,12 +87,14 @@ def render(
     answers: dict[str, Any],
     dest: Path,
     answers_file: str | None,
+    trust: bool = False,
 ) -> CopierFacts:
     """Render ``src`` at ``ref`` with ``answers`` into the empty folder ``dest`` (no
-    questions asked, no tasks run) and say what that version declares."""
+    questions asked, no tasks run) and say what that version declares. Jinja extensions
+    (code the template imports while it renders) load only with ``trust``, as in copier."""
     _copier()
     from copier._main import Worker
-    from copier.errors import CopierError
+    from copier.errors import CopierError, UnsafeTemplateError
 
     try:
         with (
@@ -106,12 +108,17 @@ def render(
                 defaults=True,
                 overwrite=True,
                 quiet=True,
-                unsafe=True,  # only Jinja extensions need it for a render; tasks are skipped
+                unsafe=trust or is_trusted(src),  # tasks are skipped: only extensions ask
                 skip_tasks=True,
             ) as worker,
         ):
             worker.run_copy()
             return _facts(worker.template, worker.answers_relpath)
+    except UnsafeTemplateError:
+        raise TetherError(
+            f"template {src} uses jinja_extensions, which run programs: pass --trust if you "
+            "trust it (nothing was changed)"
+        ) from None
     except (CopierError, OSError, ValueError) as error:
         raise TetherError(f"copier could not render {src} at {ref}: {_problem(error)}") from None
     except Exception as error:  # plumbum's ProcessExecutionError from git, a Jinja error…
