@@ -5,6 +5,7 @@ real git template repositories with version tags built in tmp_path."""
 from __future__ import annotations
 
 import json
+import os
 import shutil
 from pathlib import Path
 
@@ -483,3 +484,22 @@ def test_jinja_extensions_load_only_with_trust(tmp_path: Path, render_cache: Pat
     code, doc = update(project, "--trust")
     assert code == 0, doc["stderr"]
     assert (project / "NEW.md").read_text() == "['x']\n"
+
+
+def test_a_render_started_ahead_fills_the_cache_from_a_child_process(
+    template: Path, tmp_path: Path, render_cache: Path
+) -> None:
+    from tether.templates import detect_template
+    from tether.templates.render import finish, render_ahead
+
+    project = generate(template, tmp_path / "app")
+    binding = detect_template(project)
+    assert binding is not None
+    child = render_ahead(binding.record, "v2.0.0", binding.record.answers, False)
+    assert child is not None and child.pid != os.getpid()
+    finish(child)
+    assert child.returncode == 0
+    [entry] = render_cache.iterdir()
+    assert (entry / "tree" / "NEW.md").read_text() == "added upstream\n"
+    # Cached now: nothing is started again.
+    assert render_ahead(binding.record, "v2.0.0", binding.record.answers, False) is None

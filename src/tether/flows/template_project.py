@@ -22,8 +22,8 @@ from tether.model.implicit import compile_patterns, implicit_manifest_bytes, ups
 from tether.model.manifest import FileClass, Manifest
 from tether.model.plan import Bucket, FileAction
 from tether.templates import COPIER, TemplateBinding
-from tether.templates.cache import cached_render, render_key
 from tether.templates.records import TemplateRecord, answers_digest
+from tether.templates.render import render_record
 
 # The manifest key holding what the render says about its template version.
 TEMPLATE_KEY = "template"
@@ -33,64 +33,6 @@ def _binding(project: Project) -> TemplateBinding:
     if project.template is None:
         raise TetherError(f"{project.root}: not a template project")
     return project.template
-
-
-def _render(
-    record: TemplateRecord, ref: str, answers: dict[str, Any], trust: bool = False
-) -> tuple[Path, dict[str, Any]]:
-    """The render of ``record``'s template at ``ref`` with ``answers`` (cached)."""
-    if record.kind == COPIER:
-        from tether.templates import copier_render as renderer
-
-        answers_file = record.path
-
-        def build(tree: Path) -> dict[str, Any]:
-            facts = renderer.render(record.src, ref, answers, tree, answers_file, trust)
-            return {
-                "commit": facts.commit,
-                "version": facts.version,
-                "exclude": list(facts.exclude),
-                "skip_if_exists": list(facts.skip_if_exists),
-                "answers_file": facts.answers_file,
-                "unsafe": list(facts.unsafe),
-            }
-
-        source = renderer.location(record.src)
-        key = render_key(
-            source,
-            ref,
-            _resolved(source, ref),
-            answers_digest(answers),
-            renderer.renderer_version(),
-        )
-    else:
-        from tether.templates import cruft_render as cruft
-
-        def build(tree: Path) -> dict[str, Any]:
-            facts: dict[str, Any] = cruft.render(record, ref, answers, tree)
-            return facts
-
-        key = render_key(
-            record.src,
-            ref,
-            record.directory or "",
-            answers_digest(answers),
-            cruft.renderer_version(),
-        )
-    tree, facts, _cached = cached_render(key, build)
-    return tree, facts
-
-
-def _resolved(source: str, ref: str) -> str:
-    """The commit a tag names, so a tag moved upstream is rendered again; "" when the ref
-    is no tag the template lists (a ``git describe`` name holds its commit already)."""
-    from tether.templates.copier_render import location, remote_commits
-
-    try:
-        commits = remote_commits(location(source))
-    except TetherError:
-        return ""
-    return commits.get(f"refs/tags/{ref}", "")
 
 
 def _present(project: Project, rel: str) -> bool:
@@ -155,17 +97,41 @@ def _release_of_render(
 
 
 def baseline_release(project: Project) -> Release:
-    """The template at the recorded version with the recorded answers."""
-    record = _binding(project).record
-    tree, facts = _render(record, record.commit, record.answers, _binding(project).options.trust)
+    """The template at the recorded version with the recorded answers. When the command
+    is an update (``prefetch``), the release side is rendered at the same time in a child
+    process, so the two renders take the time of one on a machine with two cores."""
+    from tether.templates.render import finish, stop
+
+    binding = _binding(project)
+    record = binding.record
+    ahead = _render_release_ahead(project) if binding.options.prefetch else None
+    try:
+        tree, facts = render_record(record, record.commit, record.answers, binding.options.trust)
+        finish(ahead)
+    except BaseException:
+        stop(ahead)
+        raise
     return _release_of_render(project, record.commit, tree, facts, record.answers, baseline=True)
+
+
+def _render_release_ahead(project: Project) -> Any:
+    from tether.templates.render import render_ahead
+
+    binding = _binding(project)
+    try:
+        target = resolve_template_target(project, binding.options.to)
+    except TetherError:
+        return None  # the update says why, when it asks for the target itself
+    if target == binding.record.commit and not binding.changed_answers():
+        return None
+    return render_ahead(binding.record, target, binding.release_answers(), binding.options.trust)
 
 
 def template_release(project: Project, version: str) -> Release:
     """The template at ``version`` with the answers of this run (``--data`` applied)."""
     binding = _binding(project)
     answers = binding.release_answers()
-    tree, facts = _render(binding.record, version, answers, binding.options.trust)
+    tree, facts = render_record(binding.record, version, answers, binding.options.trust)
     return _release_of_render(project, version, tree, facts, answers)
 
 
@@ -338,7 +304,7 @@ def _copier_answers(
 
     rendered = latest.read(record.path)
     if rendered is not None:
-        old_tree, _facts = _render(record, record.commit, record.answers)
+        old_tree, _facts = render_record(record, record.commit, record.answers)
         try:
             base = (old_tree / record.path).read_bytes()
         except OSError:

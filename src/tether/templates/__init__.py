@@ -48,6 +48,9 @@ class TemplateOptions:
     answers_file: str | None = None  # copier's --answers-file
     data: tuple[tuple[str, str], ...] = ()  # --data KEY=VALUE: changed answers
     trust: bool = False  # --trust: run the template's migrations and tasks
+    # An update: the release side is rendered ahead, beside the baseline (``to``: --to).
+    prefetch: bool = False
+    to: str | None = None
 
 
 def parse_data(items: list[str] | None) -> tuple[tuple[str, str], ...]:

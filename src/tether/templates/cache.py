@@ -46,6 +46,10 @@ def render_key(*parts: str) -> str:
     return hashlib.sha256(json.dumps(list(parts)).encode()).hexdigest()[:40]
 
 
+def entry_exists(key: str, home: Path | None = None) -> bool:
+    return _read_entry((home or renders_home()) / key) is not None
+
+
 def cached_render(
     key: str, build: Callable[[Path], dict[str, Any]], home: Path | None = None
 ) -> tuple[Path, dict[str, Any], bool]:

@@ -1,0 +1,162 @@
+"""One render of a template record at a version with a set of answers, through the render
+cache; and the same render started ahead in a child process, so an update's two sides are
+rendered at the same time (the renderers change the working folder of the process they run
+in, so two renders in one process run one after the other: ``cache.ONE_RENDER``)."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from dataclasses import asdict
+from pathlib import Path
+from typing import Any
+
+from tether.errors import TetherError
+from tether.templates.cache import cached_render, entry_exists, render_key
+from tether.templates.records import COPIER, TemplateRecord, answers_digest
+
+
+def _copier_key(record: TemplateRecord, ref: str, answers: dict[str, Any]) -> str:
+    from tether.templates import copier_render as renderer
+
+    source = renderer.location(record.src)
+    return render_key(
+        source, ref, _tag_commit(source, ref), answers_digest(answers), renderer.renderer_version()
+    )
+
+
+def _cruft_key(record: TemplateRecord, ref: str, answers: dict[str, Any]) -> str:
+    from tether.templates import cruft_render
+
+    return render_key(
+        record.src,
+        ref,
+        record.directory or "",
+        answers_digest(answers),
+        cruft_render.renderer_version(),
+    )
+
+
+def _tag_commit(source: str, ref: str) -> str:
+    """The commit a tag names, so a tag moved upstream is rendered again; "" when the ref
+    is no tag the template lists (a ``git describe`` name holds its commit already)."""
+    from tether.templates.copier_render import remote_commits
+
+    try:
+        commits = remote_commits(source)
+    except TetherError:
+        return ""
+    return commits.get(f"refs/tags/{ref}", "")
+
+
+def render_key_of(record: TemplateRecord, ref: str, answers: dict[str, Any]) -> str:
+    if record.kind == COPIER:
+        return _copier_key(record, ref, answers)
+    return _cruft_key(record, ref, answers)
+
+
+def render_record(
+    record: TemplateRecord, ref: str, answers: dict[str, Any], trust: bool = False
+) -> tuple[Path, dict[str, Any]]:
+    """The render of ``record``'s template at ``ref`` with ``answers`` (cached)."""
+    if record.kind == COPIER:
+        from tether.templates import copier_render as renderer
+
+        def build(tree: Path) -> dict[str, Any]:
+            facts = renderer.render(record.src, ref, answers, tree, record.path, trust)
+            return {
+                "commit": facts.commit,
+                "version": facts.version,
+                "exclude": list(facts.exclude),
+                "skip_if_exists": list(facts.skip_if_exists),
+                "answers_file": facts.answers_file,
+                "unsafe": list(facts.unsafe),
+            }
+
+    else:
+        from tether.templates import cruft_render
+
+        def build(tree: Path) -> dict[str, Any]:
+            facts: dict[str, Any] = cruft_render.render(record, ref, answers, tree)
+            return facts
+
+    tree, facts, _cached = cached_render(render_key_of(record, ref, answers), build)
+    return tree, facts
+
+
+def render_ahead(
+    record: TemplateRecord, ref: str, answers: dict[str, Any], trust: bool
+) -> subprocess.Popen[bytes] | None:
+    """Start the render in a child process unless it is cached; None when there is nothing
+    to start. The child only fills the cache: whatever it does, the caller renders in its
+    own process afterwards when the entry is still missing (and reports that error)."""
+    try:
+        if entry_exists(render_key_of(record, ref, answers)):
+            return None
+    except TetherError:
+        return None
+    spec = {"record": _record_document(record), "ref": ref, "answers": answers, "trust": trust}
+    return _start(spec)
+
+
+def _start(spec: dict[str, Any]) -> subprocess.Popen[bytes]:
+    child = subprocess.Popen(
+        [sys.executable, "-m", "tether.templates.render"],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        env={**os.environ, "GIT_TERMINAL_PROMPT": "0"},
+    )
+    assert child.stdin is not None
+    try:
+        child.stdin.write(json.dumps(spec, default=str).encode())
+        child.stdin.close()
+    except OSError:  # the child died at once: the caller renders itself
+        pass
+    return child
+
+
+def finish(child: subprocess.Popen[bytes] | None) -> None:
+    """Wait for a render started ahead (its outcome is in the cache, or not)."""
+    if child is not None:
+        child.wait()
+
+
+def stop(child: subprocess.Popen[bytes] | None) -> None:
+    """The caller gives up (an error, Ctrl-C): end the child it started."""
+    if child is not None and child.poll() is None:
+        child.terminate()
+        try:
+            child.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            child.kill()
+            child.wait()
+
+
+def _record_document(record: TemplateRecord) -> dict[str, Any]:
+    document = asdict(record)
+    document["raw"] = record.raw.decode("utf-8", "surrogateescape")
+    document["skip"] = list(record.skip)
+    return document
+
+
+def _record_of(document: dict[str, Any]) -> TemplateRecord:
+    fields = dict(document)
+    fields["raw"] = str(fields["raw"]).encode("utf-8", "surrogateescape")
+    fields["skip"] = tuple(fields["skip"])
+    return TemplateRecord(**fields)
+
+
+def _child_main() -> int:
+    spec = json.loads(sys.stdin.buffer.read())
+    try:
+        render_record(_record_of(spec["record"]), spec["ref"], spec["answers"], spec["trust"])
+    except TetherError:
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(_child_main())
