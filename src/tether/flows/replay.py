@@ -45,6 +45,8 @@ _PATH_STEPS = frozenset(
         "file-deleted",
         "file-skipped",
         "file-failed",
+        "file-restored",
+        "file-unwritten",
         STEP_INDEX_SAVED,
     }
 )

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 
 from tether import progress
@@ -9,8 +10,25 @@ from tether.errors import TetherError
 from tether.flows.apply import resume_info
 from tether.flows.project import Project
 from tether.flows.safety import PathGuard
-from tether.fsio import file_mode, read_bytes, sha256_bytes, sha256_file
-from tether.state.journal import Journal, RunRecord
+from tether.fsio import (
+    file_mode,
+    flush_to_disk,
+    read_bytes,
+    remove_stale_temps,
+    remove_stale_temps_under,
+    sha256_bytes,
+    sha256_file,
+)
+from tether.state.journal import (
+    STEP_ABANDON_STARTED,
+    STEP_FILE_RESTORED,
+    STEP_FILE_UNWRITTEN,
+    Journal,
+    RunRecord,
+)
+
+# Puts back are made durable, then journaled, in groups of this many (as the update's writes).
+RESTORE_BATCH = 512
 
 
 def restore_run(project: Project, journal: Journal, run: RunRecord) -> list[str]:
@@ -20,7 +38,13 @@ def restore_run(project: Project, journal: Journal, run: RunRecord) -> list[str]
     (its folder became a link leading out, say) stops the abandon before anything is
     restored, so the run can be abandoned once it is fixed. A backup is copied back only
     when its bytes still hash as journaled, and a file is removed only when it holds
-    exactly what the run wrote: every backup is checked before the first change."""
+    exactly what the run wrote: every backup is checked before the first change.
+
+    Crash-safe: each step is journaled (``abandon-started``, then ``file-unwritten`` and
+    ``file-restored`` per file, made durable before their records), and every step is one
+    an abandon run again repeats to the same bytes, so a killed abandon is simply run again.
+    Temporary files a killed write left beside any path the run named (its writes, or a
+    killed abandon's) are removed first."""
     guard = PathGuard(project.root)
     info = resume_info(journal, run.run_id)
     created = [
@@ -37,16 +61,57 @@ def restore_run(project: Project, journal: Journal, run: RunRecord) -> list[str]
                 f"the abandon again to restore run {run.run_id})"
             )
     backups = {path: _verified_backup(project, run, path) for path in run.backed_up}
+    journal.append(run.run_id, STEP_ABANDON_STARTED)
+    _sweep_temps(project, run, [*(done.target for done in created), *run.backed_up])
     restored: list[str] = []
+    steps: list[tuple[str, str]] = []  # (step, path), journaled once their batch is durable
     for done in progress.tracked("undoing writes", created):
         target = project.path(done.target)
         if target.exists() and sha256_file(target) == done.sha256:
             guard.remove(done.target)
             restored.append(done.target)
+            steps.append((STEP_FILE_UNWRITTEN, done.target))
+            _commit_if_due(journal, run, steps, project)
     for path, (data, mode) in progress.tracked("restoring backups", backups.items()):
-        guard.write(path, data, mode=mode)
+        guard.write(path, data, mode=mode, durable=False)
         restored.append(path)
+        steps.append((STEP_FILE_RESTORED, path))
+        _commit_if_due(journal, run, steps, project)
+    _commit(journal, run, steps, project)
     return restored
+
+
+def _commit_if_due(
+    journal: Journal, run: RunRecord, steps: list[tuple[str, str]], project: Project
+) -> None:
+    if len(steps) >= RESTORE_BATCH:
+        _commit(journal, run, steps, project)
+
+
+def _commit(
+    journal: Journal, run: RunRecord, steps: list[tuple[str, str]], project: Project
+) -> None:
+    """Make the batch's put-backs and removals durable, then journal them with one fsync."""
+    if not steps:
+        return
+    flush_to_disk([project.path(path) for _, path in steps])
+    journal.append_many(run.run_id, [(step, {"path": path}) for step, path in steps])
+    steps.clear()
+
+
+def _sweep_temps(project: Project, run: RunRecord, paths: list[str]) -> None:
+    """A killed write (the update's, or an earlier abandon's) leaves its temporary file
+    beside its target, or in the run's backup folder: remove them, never through a folder
+    the guard refuses."""
+    guard = PathGuard(project.root)
+    for rel in paths:
+        if guard.problem(rel) is None:
+            with contextlib.suppress(OSError):
+                remove_stale_temps(project.path(rel))
+    backups = f"{project.profile.backup_root}/{run.run_id}"
+    if guard.problem(f"{backups}/x") is None and project.path(backups).is_dir():
+        with contextlib.suppress(OSError):
+            remove_stale_temps_under(project.path(backups))
 
 
 def _verified_backup(project: Project, run: RunRecord, path: str) -> tuple[bytes, int]:

@@ -387,6 +387,12 @@ def prepare_update(request: UpdateRequest) -> PreparedUpdate | UpdateReport:
     baseline = load_baseline(project, request.source)
     journal = _journal(project)
     unfinished = checked_unfinished_run(project, journal)
+    if unfinished is not None and unfinished.abandon_started:
+        # Someone chose to roll this run back; finishing it now would undo half of that.
+        raise TetherError(
+            f"the abandon of the update to {unfinished.to_version} (run {unfinished.run_id}) "
+            "was interrupted; run 'tether update --abandon' again to finish it"
+        )
     target = resolve_target(project, baseline, request.to)
     if unfinished is not None and unfinished.to_version != target:
         _refuse_other_unfinished(unfinished, target)

@@ -69,6 +69,11 @@ STEP_MIGRATION_FINISHED = "migration-finished"
 STEP_POST_UPDATE_WRITTEN = "post-update-written"
 STEP_RUN_COMPLETE = "run-complete"
 STEP_RUN_ABANDONED = "run-abandoned"
+# An abandon's own steps: it began (every check passed), a backup was put back, a file the
+# run created was removed. They give an abandon crash points; a killed abandon is run again.
+STEP_ABANDON_STARTED = "abandon-started"
+STEP_FILE_RESTORED = "file-restored"
+STEP_FILE_UNWRITTEN = "file-unwritten"
 
 STEPS = (
     STEP_RUN_STARTED,
@@ -87,6 +92,9 @@ STEPS = (
     STEP_POST_UPDATE_WRITTEN,
     STEP_RUN_COMPLETE,
     STEP_RUN_ABANDONED,
+    STEP_ABANDON_STARTED,
+    STEP_FILE_RESTORED,
+    STEP_FILE_UNWRITTEN,
 )
 END_STEPS = frozenset({STEP_RUN_COMPLETE, STEP_RUN_ABANDONED})
 
@@ -126,6 +134,7 @@ class RunRecord:
     git: dict[str, str | None] = field(default_factory=dict)  # the first run-started's context
     finalize_started: bool = False
     state_written: bool = False
+    abandon_started: bool = False  # an abandon began putting the run back (and was stopped)
     last_seq: int = 0
 
 
@@ -356,6 +365,7 @@ def _fold(run_id: str, group: list[Mapping[str, object]]) -> RunRecord:
         git=git,
         finalize_started=STEP_FINALIZE_STARTED in steps,
         state_written=STEP_STATE_WRITTEN in steps,
+        abandon_started=STEP_ABANDON_STARTED in steps,
         last_seq=max(int(str(record["seq"])) for record in group),
     )
 
