@@ -709,3 +709,21 @@ def test_nothing_to_do_is_said_without_a_terminal_or_yes(tmp_path: Path) -> None
     pending = run_tether("update", "--no-branch", "-C", str(project))
     assert pending.returncode == 1 and "pass --yes" in pending.stderr
     assert (project / ".gaia/VERSION").read_text() == before
+
+
+# --- Step 1: no version marker -------------------------------------------------------------
+
+
+def test_a_project_without_the_version_marker_gets_gaias_message(tmp_path: Path) -> None:
+    # A tree with GAIA's manifest but no .gaia/VERSION and no record of an install.
+    project = tmp_path / "proj"
+    write_files(project, {".gaia/manifest.json": '{"files": {"README.md": "owned"}}'})
+    for command in (("update", "--yes"), ("status",), ("check",)):
+        result = run_tether(*command, "-C", str(project))
+        assert result.returncode == 1, result.stdout
+        assert result.stderr == (
+            f"tether: {project}/.gaia/VERSION: not found: this project was not scaffolded from "
+            "GAIA, or the marker was deleted; run /gaia-init on a fresh create-gaia scaffold "
+            "first (or restore the marker: git checkout -- .gaia/VERSION)\n"
+        )
+    assert [p.name for p in project.rglob("*")] == [".gaia", "manifest.json"]  # nothing written

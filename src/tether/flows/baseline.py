@@ -145,7 +145,7 @@ def load_baseline(project: Project, source_override: str | None = None) -> Basel
             state,
         )
     if marker is None:
-        raise TetherError(f"{project.root}: no installed release recorded; run 'tether init' first")
+        raise no_install_error(project)
     default = project.profile.default_source
     if not source_override and default is None:
         raise TetherError(
@@ -162,6 +162,24 @@ def load_baseline(project: Project, source_override: str | None = None) -> Basel
             f"installed by tether and fetching it from {default} failed ({error}); pass --source"
         ) from None
     return _baseline_of_release(project, release, None)
+
+
+def no_install_error(project: Project) -> TetherError:
+    """Neither tether's record nor the ecosystem's version marker: in the profile's words
+    (GAIA Step 1) when it has them."""
+    hint = project.profile.missing_marker_hint
+    if hint is not None and project.profile.version_file is not None:
+        return TetherError(f"{project.path(project.profile.version_file)}: not found: {hint}")
+    return TetherError(f"{project.root}: no installed release recorded; run 'tether init' first")
+
+
+def require_an_install(project: Project) -> None:
+    """Refuse before anything is written (the lock included) when nothing says which release
+    is installed: no record and no version marker."""
+    if project.template is not None or project.profile.version_file is None:
+        return  # a generated project, or one whose record alone says it (checked later)
+    if not project.state_path.is_file() and project.read_version_marker() is None:
+        raise no_install_error(project)
 
 
 def same_version(left: str, right: str) -> bool:

@@ -22,7 +22,7 @@ from tether.flows.apply import (
     resume_info,
 )
 from tether.flows.backups import prune_backups
-from tether.flows.baseline import Baseline, load_baseline
+from tether.flows.baseline import Baseline, load_baseline, require_an_install
 from tether.flows.finalize import finalize
 from tether.flows.lifecycle import LifecyclePlan, plan_lifecycle, programs_off_switch
 from tether.flows.plan import UpdateOptions, build_plan
@@ -672,6 +672,7 @@ def _plan_and_apply(
         report.branch = branch_plan.name if branch_plan is not None else None
         return report
     project = open_project(request.root, request.profile, request.template)
+    require_an_install(project)
     with (
         ProjectLock(project.path(project.profile.lock_file), command=request.command),
         _ecosystem_lock(project, request.command),

@@ -16,6 +16,7 @@ from tether.pathrules import ReservedPaths
 from tether.profiles.gaia import (
     AFTER_REGENERATION,
     DEFAULT_SOURCE,
+    MISSING_MARKER_HINT,
     NO_REGIONS_VARIABLE,
     QUALITY_GATE,
     REGION_CHECK,
@@ -82,6 +83,9 @@ class Profile:
     # know once a region was rewritten (GAIA: audit gate clearances are invalidated).
     region_check: str | None = None
     after_regeneration: str | None = None
+    # Why there is no version marker and what to do, when neither it nor tether's record is
+    # there (GAIA's Step 1 words).
+    missing_marker_hint: str | None = None
 
     def update_title(self, upstream: str, version: str) -> str:
         """The suggested commit message, and the pull request's default title."""
@@ -171,6 +175,7 @@ GAIA = Profile(
     quality_gate=QUALITY_GATE,
     region_check=REGION_CHECK,
     after_regeneration=AFTER_REGENERATION,
+    missing_marker_hint=MISSING_MARKER_HINT,
 )
 
 GBRAIN = Profile(
@@ -248,6 +253,6 @@ def detect_profile(root: Path, forced: str | None = None) -> Profile | None:
         return GBRAIN
     if (root / GAIA.version_file).is_file() and (root / GAIA.manifest_path).is_file():  # type: ignore[operator]
         return GAIA
-    if (root / GAIA.state_file).is_file():
-        return GAIA  # installed by tether; a missing marker is reported when it is read
+    if (root / GAIA.state_file).is_file() or (root / GAIA.manifest_path).is_file():
+        return GAIA  # a missing marker is reported when it is read, in GAIA's words
     return None

@@ -21,6 +21,12 @@ DEFAULT_SOURCE = "gh-release:gaia-react/gaia"
 # The audit-remit region is derived from the audit roster in .gaia/audit-ci.yml: when that
 # file's merge falls back to a whole-file conflict, the region is not regenerated.
 REGION_INPUTS: dict[str, tuple[str, ...]] = {"audit-remit": (".gaia/audit-ci.yml",)}
+# GAIA Step 1: a project without .gaia/VERSION was not scaffolded from GAIA (or the marker
+# was deleted); what GAIA asks for then.
+MISSING_MARKER_HINT = (
+    "this project was not scaffolded from GAIA, or the marker was deleted; run /gaia-init on "
+    "a fresh create-gaia scaffold first (or restore the marker: git checkout -- .gaia/VERSION)"
+)
 # How the project checks itself after an update (GAIA Step 10).
 QUALITY_GATE = "wiki/decisions/Quality Gate.md"
 # What confirms the generated regions are current once a region left unregenerated has been
