@@ -727,3 +727,31 @@ def test_a_project_without_the_version_marker_gets_gaias_message(tmp_path: Path)
             "first (or restore the marker: git checkout -- .gaia/VERSION)\n"
         )
     assert [p.name for p in project.rglob("*")] == [".gaia", "manifest.json"]  # nothing written
+
+
+# --- Pre-flight: the worktree check comes first ----------------------------------------------
+
+
+def test_linked_worktree_is_refused_first_quoting_mains_cached_update_check(
+    tmp_path: Path,
+) -> None:
+    project = gaia_project(tmp_path, shelf(tmp_path))
+    cache = project / ".gaia/local/cache/shared/update-check.json"
+    cache.parent.mkdir(parents=True, exist_ok=True)
+    cache.write_text('{"gaiaCurrent": "1.0.0", "gaiaLatest": "1.1.0", "gaiaHasUpdate": true}')
+    linked = tmp_path / "spec-42"
+    git(project, "worktree", "add", "-q", str(linked), "-b", "spec-42")
+    for args in (("--yes",), ("--dry-run",), ("--yes", "--to", "1.0.0")):
+        result = run_tether("update", *args, "-C", str(linked))
+        assert result.returncode == 1, result.stdout
+        assert result.stderr == (
+            f"tether: {linked} is a linked worktree: an update belongs in the main checkout "
+            f"{project}; cached on main: GAIA 1.0.0 installed; latest 1.1.0 (update "
+            f"available); run 'cd {project}' and update there\n"
+        )
+    # Nothing was written in the worktree: no lock, no fetched release.
+    assert not (linked / ".gaia/local").exists()
+    assert git(linked, "status", "--porcelain", "--ignored").strip() == ""
+    cache.unlink()
+    result = run_tether("update", "--yes", "-C", str(linked))
+    assert "cached state unavailable on main; symlinks may be broken, run " in result.stderr

@@ -6,10 +6,14 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from tether import git
 from tether.errors import TetherError
 from tether.model.plan import Op, UpdatePlan
+
+if TYPE_CHECKING:
+    from tether.flows.project import Project
 
 PROTECTED_BRANCHES = ("main", "master")
 
@@ -36,13 +40,45 @@ def touched_paths(plan: UpdatePlan) -> list[str]:
     return paths
 
 
-def refuse_linked_worktree(root: Path, installed: str, latest: str) -> None:
-    main = git.linked_worktree_main(root)
-    if main is not None:
-        raise TetherError(
-            f"{root} is a linked worktree; run the update in the main checkout {main} "
-            f"(installed {installed}, latest {latest})"
-        )
+def refuse_linked_worktree(project: Project) -> None:
+    """An update changes the installed release for every branch: it belongs in the main
+    checkout. Checked first, before anything is written (the lock, the release cache), also
+    for a dry run and when there is nothing to update; the refusal says what the main
+    checkout knows (GAIA: its cached update check) so the person sees whether an update is
+    pending at all."""
+    tree = git.work_tree(project.root)
+    if tree is None or tree.linked_main is None:
+        return
+    here = project.root.resolve().relative_to(tree.top.resolve())
+    main = tree.linked_main / here
+    raise TetherError(
+        f"{project.root} is a linked worktree: an update belongs in the main checkout {main}; "
+        f"{_main_state(project, main)}; run 'cd {main}' and update there"
+    )
+
+
+def _main_state(project: Project, main: Path) -> str:
+    """What the main checkout records about updates, in one clause."""
+    import json
+
+    from tether.fsio import read_regular
+
+    profile = project.profile
+    if profile.update_check_cache is None:
+        marker = profile.version_file or profile.state_file
+        return f"its {marker} says which release is installed"
+    try:
+        cache = json.loads(read_regular(main / profile.update_check_cache))
+    except (OSError, ValueError):
+        cache = None
+    current = cache.get("gaiaCurrent") if isinstance(cache, dict) else None
+    latest = cache.get("gaiaLatest") if isinstance(cache, dict) else None
+    if not (isinstance(current, str) and current and isinstance(latest, str) and latest):
+        return profile.update_check_unavailable or "cached state unavailable on main"
+    assert isinstance(cache, dict)
+    pending = "available" if cache.get("gaiaHasUpdate") is True else "not-available"
+    name = profile.display_name or profile.name
+    return f"cached on main: {name} {current} installed; latest {latest} (update {pending})"
 
 
 def refuse_dirty(

@@ -645,6 +645,9 @@ def run_update(
     from tether import git
 
     with git.one_command():
+        if not request.git.allow_linked_worktree:
+            # First, before anything is written, whatever the update would then find.
+            refuse_linked_worktree(open_project(request.root, request.profile, request.template))
         report = _plan_and_apply(request, confirm)
     if request.git.pr and report.status == "updated":
         # tether never commits, so there is nothing to push yet: the pull request is the
@@ -682,10 +685,6 @@ def _plan_and_apply(
         if isinstance(prepared, UpdateReport):
             _log_for_the_ecosystem(project, prepared)
             return prepared
-        if not request.git.allow_linked_worktree:
-            refuse_linked_worktree(
-                project.root, prepared.plan.from_version, prepared.plan.to_version
-            )
         own_writes = frozenset(holds_run_writes(project, prepared.resume))
         dirty = refuse_dirty(project.root, prepared.plan, request.git, own_writes)
         branch_plan = _planned_branch(prepared)

@@ -21,6 +21,8 @@ from tether.profiles.gaia import (
     QUALITY_GATE,
     REGION_CHECK,
     REGION_INPUTS,
+    UPDATE_CHECK_CACHE,
+    WORKTREE_CACHE_UNAVAILABLE,
     gaia_lifecycle,
 )
 
@@ -86,6 +88,11 @@ class Profile:
     # Why there is no version marker and what to do, when neither it nor tether's record is
     # there (GAIA's Step 1 words).
     missing_marker_hint: str | None = None
+    # The ecosystem's cached update check (GAIA's update-check.json: gaiaCurrent, gaiaLatest,
+    # gaiaHasUpdate), quoted from the main checkout when an update is refused in a linked
+    # worktree, and what to say when it cannot be read.
+    update_check_cache: str | None = None
+    update_check_unavailable: str | None = None
 
     def update_title(self, upstream: str, version: str) -> str:
         """The suggested commit message, and the pull request's default title."""
@@ -176,6 +183,8 @@ GAIA = Profile(
     region_check=REGION_CHECK,
     after_regeneration=AFTER_REGENERATION,
     missing_marker_hint=MISSING_MARKER_HINT,
+    update_check_cache=UPDATE_CHECK_CACHE,
+    update_check_unavailable=WORKTREE_CACHE_UNAVAILABLE,
 )
 
 GBRAIN = Profile(

@@ -21,6 +21,12 @@ DEFAULT_SOURCE = "gh-release:gaia-react/gaia"
 # The audit-remit region is derived from the audit roster in .gaia/audit-ci.yml: when that
 # file's merge falls back to a whole-file conflict, the region is not regenerated.
 REGION_INPUTS: dict[str, tuple[str, ...]] = {"audit-remit": (".gaia/audit-ci.yml",)}
+# Pre-flight: run from a linked worktree, the refusal quotes main's cached update check, or
+# says why it cannot (GAIA's words).
+WORKTREE_CACHE_UNAVAILABLE = (
+    "cached state unavailable on main; symlinks may be broken, run "
+    "`.gaia/cli/gaia setup link-worktree` to repair"
+)
 # GAIA Step 1: a project without .gaia/VERSION was not scaffolded from GAIA (or the marker
 # was deleted); what GAIA asks for then.
 MISSING_MARKER_HINT = (
