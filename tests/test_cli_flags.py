@@ -37,6 +37,7 @@ from tether import __version__
 from tether.cli.common import DEPRECATED, JOBS_DEFAULT_TEXT, project_dir
 from tether.cli.main import COMMANDS, build_full_parser
 from tether.cli.main import main as tether_main
+from tether.cli.parsing import REMOVED, is_removed
 from tether.errors import TetherError
 
 DOCS = Path(__file__).resolve().parent.parent / "docs" / "cli.md"
@@ -128,7 +129,6 @@ CANONICAL: dict[str, Meaning] = {
     "--allow-dirty": meaning("allow_dirty", False),
     "--delete-removed": meaning("delete_removed", False),
     "--continue-on-failure": meaning("continue_on_failure", False),
-    "--pr": meaning("pr", False),
     "--isolate": meaning("isolate", True),
     "--out": meaning("out", True, "FILE DIR"),
     "--preset": meaning("preset", True, "P"),
@@ -177,6 +177,8 @@ NOT_YET_UNIFIED = {
 
 
 def current_spellings(action: argparse.Action) -> list[str]:
+    if is_removed(action):
+        return []
     old = set(getattr(action, DEPRECATED, ()))
     return [s for s in action.option_strings if s not in old]
 
@@ -315,6 +317,67 @@ def test_every_command_takes_json_and_the_global_flags() -> None:
 
 def test_every_command_of_the_table_is_parsed() -> None:
     assert set(COMMANDS) == {path for path in PARSERS if path and " " not in path}
+
+
+# --- removed spellings: refused in one line naming what to write instead ------------------
+
+# (command, removed spelling) -> the end of its line. "DIR" is a project folder given as an
+# argument (``tether init DIR``).
+REMOVED_SPELLINGS: dict[tuple[str, str], str] = {
+    ("update", "--pr"): "commit the update, then run 'tether pr'",
+    ("fleet update", "--pr"): "commit in each project, then run 'tether pr' there",
+}
+
+
+def removed_spellings() -> set[tuple[str, str]]:
+    return {
+        (path, getattr(action, REMOVED))
+        for path, parser in PARSERS.items()
+        for action in parser._actions
+        if is_removed(action)
+    }
+
+
+def test_the_removed_spellings_are_the_listed_ones() -> None:
+    assert removed_spellings() == set(REMOVED_SPELLINGS)
+
+
+def removed_line(command: str, spelling: str, given: str) -> str:
+    instead = REMOVED_SPELLINGS[command, spelling]
+    if spelling == "DIR":
+        return f"tether {command}: unexpected argument {given!r}: {instead}"
+    return f"tether {command}: {spelling} was removed; {instead}"
+
+
+@pytest.mark.parametrize(("command", "spelling"), sorted(REMOVED_SPELLINGS))
+def test_a_removed_spelling_is_refused_in_one_line_naming_what_replaced_it(
+    tmp_path: Path, command: str, spelling: str
+) -> None:
+    words = command.split()
+    if spelling == "DIR":
+        forms = [[*words, "p"], [*words, "--json", "p"]]
+    else:
+        forms = [[*words, spelling], [*words, spelling, "p"], [*words, f"{spelling}=p"]]
+    for argv in forms:
+        result = run_tether(*argv, cwd=tmp_path)
+        assert result.returncode == 2, argv
+        assert result.stderr == removed_line(command, spelling, "p") + "\n", argv
+        assert result.stdout == ""
+    as_json = run_tether(*words, "--json", *forms[-1][len(words) :], cwd=tmp_path)
+    assert as_json.returncode == 2
+    error = json.loads(as_json.stdout)["error"]
+    assert (error["kind"], error["exit_code"]) == ("usage", 2)
+    assert as_json.stderr == f"tether {command}: {error['message']}\n"
+    assert list(tmp_path.iterdir()) == []  # nothing ran
+
+
+def test_removed_spellings_are_documented() -> None:
+    text = DOCS.read_text(encoding="utf-8")
+    section = text.split("### Removed spellings", 1)[1].split("\n## ", 1)[0]
+    rows = [line for line in section.splitlines() if line.startswith("| `")]
+    for command, spelling in REMOVED_SPELLINGS:
+        shown = "a project folder as an argument" if spelling == "DIR" else f"`{spelling}"
+        assert any(shown in row and f"`{command}`" in row for row in rows), (command, spelling)
 
 
 # --- the old spellings parse to what the new ones do ------------------------------------

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from builders import call, git, make_release, run_tether
+from builders import call, git, make_release, run_tether, tree_digest
 from helpers_gh import Remote, add_origin, path_without_gh
 
 BRANCH = "chore/update-acme-kit-1.2.0"
@@ -219,18 +219,16 @@ def test_the_body_lists_conflicts_still_unresolved(
     assert "Conflicts still unresolved in the working tree (1):\n- a.txt" in body
 
 
-def test_update_pr_no_longer_pushes(repo: Path, tmp_path: Path, monkeypatch) -> None:
+def test_update_pr_is_refused_and_names_tether_pr(repo: Path, tmp_path: Path, monkeypatch) -> None:
     remote = add_origin(repo, tmp_path, monkeypatch)
+    before = tree_digest(repo)
     result = run_tether("update", "--yes", "--pr", "--json", "-C", str(repo))
-    assert result.returncode == 0, result.stderr
-    doc = json.loads(result.stdout)
-    assert doc["status"] == "updated" and doc["branch"] == BRANCH
-    assert doc["pull_request"] == {
-        "opened": False,
-        "next_step": "commit the update, then run 'tether pr' to push the branch and open "
-        "the pull request",
-    }
-    assert any(n.startswith("--pr no longer pushes (deprecated)") for n in doc["notes"])
+    assert result.returncode == 2
+    assert result.stderr == (
+        "tether update: --pr was removed; commit the update, then run 'tether pr'\n"
+    )
+    assert json.loads(result.stdout)["error"]["kind"] == "usage"
+    assert tree_digest(repo) == before  # nothing updated, nothing pushed
     assert list(remote.branches()) == ["main"]
     assert remote.gh_calls() == []
 

@@ -13,6 +13,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from tether.cli.parsing import REMOVED, CommandLineError
 from tether.errors import UsageError
 
 # An action carries the spellings it still accepts from before the flags were unified: they
@@ -35,6 +36,44 @@ def add_option(
     action = parser.add_argument(*spellings, *deprecated, **kwargs)
     setattr(action, DEPRECATED, deprecated)
     return action
+
+
+# --- spellings removed when the flags were unified ----------------------------------------
+
+# ``add_removed``'s name for the positional project folder (``tether init DIR``).
+REMOVED_POSITIONAL = "DIR"
+
+
+class _Removed(argparse.Action):
+    """Refuses a spelling tether no longer takes, in one line saying what to write instead;
+    it takes an optional value so that ``--root x`` and ``--root=x`` get the same line."""
+
+    def __init__(self, option_strings: list[str], dest: str, instead: str, **_: Any) -> None:
+        super().__init__(
+            option_strings, dest, nargs="?", default=argparse.SUPPRESS, help=argparse.SUPPRESS
+        )
+        self.instead = instead
+
+    def __call__(
+        self,
+        parser: argparse.ArgumentParser,
+        namespace: argparse.Namespace,
+        values: Any,
+        option_string: str | None = None,
+    ) -> None:
+        if option_string is None:
+            raise CommandLineError(parser.prog, f"unexpected argument {values!r}: {self.instead}")
+        raise CommandLineError(parser.prog, f"{option_string} was removed; {self.instead}")
+
+
+def add_removed(parser: argparse.ArgumentParser, spelling: str, instead: str) -> None:
+    """Refuse ``spelling`` (a flag, or ``REMOVED_POSITIONAL`` for a project folder given as
+    an argument) with one usage line (exit 2) ending in ``instead``: what to write now."""
+    if spelling == REMOVED_POSITIONAL:
+        action = parser.add_argument("removed_dir", nargs="?", action=_Removed, instead=instead)
+    else:
+        action = parser.add_argument(spelling, action=_Removed, instead=instead)
+    setattr(action, REMOVED, spelling)
 
 
 def add_project_dir(

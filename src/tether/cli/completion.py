@@ -13,6 +13,7 @@ import argparse
 from dataclasses import dataclass
 
 from tether.cli.common import DEPRECATED
+from tether.cli.parsing import is_removed
 
 SHELLS = ("bash", "zsh", "fish")
 
@@ -49,6 +50,8 @@ def nodes(parser: argparse.ArgumentParser, path: str = "") -> list[Node]:
             for name, sub in action.choices.items():
                 commands.append((name, helps.get(name, "")))
                 below += nodes(sub, f"{path} {name}".strip())
+        elif is_removed(action):
+            continue  # refused with a pointer to its replacement: never offered
         elif action.option_strings:
             old = set(getattr(action, DEPRECATED, ()))
             spellings = tuple(s for s in action.option_strings if s not in old)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 from typing import TYPE_CHECKING
 
-from tether.cli.common import add_jobs, add_json, print_json
+from tether.cli.common import add_jobs, add_json, add_removed, print_json
 from tether.cli.common import jobs as jobs_of
 from tether.cli.interact import ask_yes_no, require_consent
 from tether.cli.projects_cmd import (
@@ -48,11 +48,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         action="store_true",
         help="go on with the next project after one fails",
     )
-    update.add_argument(
-        "--pr",
-        action="store_true",
-        help="deprecated, pushes nothing: commit in each project, then run 'tether pr' there",
-    )
+    add_removed(update, "--pr", "commit in each project, then run 'tether pr' there")
     update.add_argument(
         "--allow-dirty",
         action="store_true",
@@ -92,7 +88,6 @@ def _update(args: argparse.Namespace, jobs: int) -> int:
         args.isolate or DEFAULT_MODE,
         args.continue_on_failure,
         jobs,
-        args.pr,
         args.allow_dirty,
         isolate_asked=args.isolate is not None,
     )

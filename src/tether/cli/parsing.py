@@ -19,6 +19,13 @@ if TYPE_CHECKING:
 
 # Where a parse leaves the innermost (sub)command parser it went through.
 ACTIVE_PARSER = "_active_parser"
+# Set on an action that refuses a removed spelling (``cli/common.add_removed``): completion and
+# the typo suggestions leave it out (docs/cli.md, "Removed spellings").
+REMOVED = "removed_spelling"
+
+
+def is_removed(action: argparse.Action) -> bool:
+    return getattr(action, REMOVED, None) is not None
 
 
 class CommandLineError(UsageError):
@@ -86,7 +93,12 @@ def unknown_command(word: str, commands: Iterable[str]) -> CommandLineError:
 
 def unrecognized(parser: argparse.ArgumentParser, extras: list[str]) -> CommandLineError:
     """The error for arguments no parser took, a flag's closest spelling suggested."""
-    flags = [flag for action in parser._actions for flag in action.option_strings]
+    flags = [
+        flag
+        for action in parser._actions
+        if not is_removed(action)
+        for flag in action.option_strings
+    ]
     hints = []
     for extra in extras:
         if extra.startswith("-"):

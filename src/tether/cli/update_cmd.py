@@ -8,6 +8,7 @@ from tether.cli.common import (
     add_all,
     add_json,
     add_project_dir,
+    add_removed,
     add_source,
     add_to,
     add_yes,
@@ -53,11 +54,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         action="store_true",
         help="apply on the current branch even when it is main or master",
     )
-    parser.add_argument(
-        "--pr",
-        action="store_true",
-        help="deprecated, pushes nothing: commit the update, then run 'tether pr'",
-    )
+    add_removed(parser, "--pr", "commit the update, then run 'tether pr'")
     parser.add_argument(
         "--no-regions",
         action="store_true",
@@ -154,7 +151,7 @@ def run(args: argparse.Namespace) -> int:
             no_regions=args.no_regions,
         )
         command = "update" + (f" --to {args.to}" if args.to else "")
-        git_options = GitOptions(args.allow_dirty, args.branch, args.no_branch, args.pr)
+        git_options = GitOptions(args.allow_dirty, args.branch, args.no_branch)
         request = UpdateRequest(
             root,
             args.to,

@@ -54,7 +54,6 @@ class FleetRequest:
     isolate: str = DEFAULT_MODE
     continue_on_failure: bool = False
     jobs: int = 4
-    pr: bool = False
     allow_dirty: bool = False
     isolate_asked: bool = False  # --isolate was given (not the default)
 
@@ -168,7 +167,6 @@ def _apply_one(run: FleetRun, entry: FleetEntry) -> None:
         isolate=run.request.isolate,
         isolate_asked=run.request.isolate_asked,
         expected_digest=entry.plan.digest,
-        pr=run.request.pr,
         allow_dirty=run.request.allow_dirty,
     )
     entry.outcome = apply_unit(str(entry.member.path), options)

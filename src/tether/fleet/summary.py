@@ -88,7 +88,6 @@ def compact_report(report: Mapping[str, Any]) -> Doc:
         "state_written",
         "notes",
         "dirty",
-        "pull_request",
     )
     buckets = report["buckets"]
     return {
@@ -222,12 +221,6 @@ def _review_steps(run: FleetRun, summary: Mapping[str, Any]) -> list[str]:
             "in each updated project: run its tests, review the changes (git diff) and commit "
             "(tether never commits)"
         ]
-    if run.request.pr:
-        where = "worktree" if worktrees else "project"
-        steps.append(
-            f"then, in each {where}, run 'tether pr' to push its branch and open its pull "
-            "request (--pr pushes nothing any more: an uncommitted branch has nothing to review)"
-        )
     if worktrees:
         steps.append("when a worktree is done with: 'git worktree remove <path>'")
     return steps

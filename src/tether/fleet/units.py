@@ -175,7 +175,6 @@ class ApplyOptions:
     upstream: str
     isolate: str = DEFAULT_MODE
     expected_digest: str = ""  # the plan the person confirmed; empty: accept any
-    pr: bool = False  # deprecated: each report names 'tether pr' as the step after a commit
     allow_dirty: bool = False
     isolate_asked: bool = False  # --isolate was given: outside git is no reason to go in place
 
@@ -270,7 +269,6 @@ def _git_options(where: Isolation, options: ApplyOptions) -> GitOptions:
         allow_dirty=options.allow_dirty,
         branch=where.branch if where.used == "branch" else None,
         no_branch=where.used != "branch",  # none: stay put; worktree: already on its branch
-        pr=options.pr,
         allow_linked_worktree=where.used == "worktree",
     )
 

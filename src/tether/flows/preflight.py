@@ -23,7 +23,6 @@ class GitOptions:
     allow_dirty: bool = False
     branch: str | None = None  # None: the default name when on main/master
     no_branch: bool = False
-    pr: bool = False  # deprecated: only adds the 'commit, then tether pr' next step
     allow_linked_worktree: bool = False  # the caller made this worktree for the run (fleet)
 
 

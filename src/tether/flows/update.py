@@ -124,7 +124,6 @@ class UpdateReport:
     commit_message: str = ""
     quality_gate: str | None = None
     region_check: str | None = None  # confirms regions are current (GAIA's roster check)
-    pull_request: dict[str, Any] | None = None  # set when --pr asked for one
     # The release lifecycle (docs/lifecycle.md): migrations run or planned, notices whose
     # condition held before the run, post-update writes, and what a person must do.
     migrations: list[dict[str, Any]] = field(default_factory=list)
@@ -224,7 +223,6 @@ class UpdateReport:
             "commit_message": self.commit_message,
             "quality_gate": self.quality_gate,
             "region_check": self.region_check,
-            "pull_request": self.pull_request,
             "migrations": self.migrations,
             "migrations_skipped": self.migrations_skipped,
             "programs_off": self.programs_off,
@@ -633,11 +631,6 @@ def _earlier_artifacts(project: Project) -> list[str]:
     return [f"{project.profile.merge_dir}/{p}" for p in walk_files(project.merge_dir)]
 
 
-PR_NEXT_STEP = (
-    "commit the update, then run 'tether pr' to push the branch and open the pull request"
-)
-
-
 def run_update(
     request: UpdateRequest, confirm: Callable[[PreparedUpdate], bool] = lambda p: True
 ) -> UpdateReport:
@@ -648,13 +641,7 @@ def run_update(
         if not request.git.allow_linked_worktree:
             # First, before anything is written, whatever the update would then find.
             refuse_linked_worktree(open_project(request.root, request.profile, request.template))
-        report = _plan_and_apply(request, confirm)
-    if request.git.pr and report.status == "updated":
-        # tether never commits, so there is nothing to push yet: the pull request is the
-        # person's next step, after their commit.
-        report.pull_request = {"opened": False, "next_step": PR_NEXT_STEP}
-        report.notes.append(f"--pr no longer pushes (deprecated): {PR_NEXT_STEP}")
-    return report
+        return _plan_and_apply(request, confirm)
 
 
 def _plan_and_apply(
