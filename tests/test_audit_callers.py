@@ -142,6 +142,7 @@ def test_a_registered_hook_whose_script_is_gone_is_an_error_and_other_files_are_
         ".claude/settings.json": json.dumps(settings, indent=2) + "\n",
         ".claude/hooks/guard.sh": "#!/bin/bash\nexit 0\n",
         ".claude/hooks/lint.sh": "#!/bin/bash\nexit 0\n",
+        ".claude/rules/shell.md": "# shell rules\n",
     }
     # The branch moves one hook and forgets the registration.
     moved = {
@@ -156,11 +157,12 @@ def test_a_registered_hook_whose_script_is_gone_is_an_error_and_other_files_are_
     assert missing["path"] == ".claude/settings.json" and missing["line"] == 9
     assert ".claude/hooks/guard.sh does not exist" in missing["title"]
     assert doc["deleted"] == [".claude/hooks/guard.sh"]
-    # settings.json is in the remit, and no lens reads it: said, never skipped.
+    # The rules page is in the remit, and no lens reads it: said, never skipped (the
+    # settings file is read as policy).
     _, doc = audit_json(capsys, "shell", "--root", str(repo), "--remit", ".claude/**")
-    assert doc["not_analysed"] == [".claude/settings.json"]
+    assert doc["not_analysed"] == [".claude/rules/shell.md"]
     _, out, _ = audit(capsys, "shell", "--root", str(repo), "--remit", ".claude/**")
-    assert "not analysed (no lens reads it): .claude/settings.json" in out
+    assert "not analysed (no lens reads it): .claude/rules/shell.md" in out
     # Registering the new path fixes it.
     settings["hooks"]["PreToolUse"][0]["hooks"][0]["command"] = (
         "$CLAUDE_PROJECT_DIR/.claude/hooks/guards/bash.sh"
