@@ -21,6 +21,10 @@ DOCS_CLI = Path(__file__).resolve().parent.parent / "docs" / "cli.md"
 # banned key: the one name for its concept
 BANNED: dict[str, str] = {
     "exit": "exit_code",
+    "installed": "installed_version",
+    "latest": "latest_version",
+    "from": "from_version",
+    "to": "to_version",
 }
 # Documents whose shape a specification fixes (GAIA's merge report and region oracle).
 SPEC_FIXED = {"merge-fields", "region-compare"}

@@ -61,7 +61,7 @@ def document(*records: dict) -> dict:
         "campaign": "c1",
         "folder": "/campaigns/c1",
         "upstream": "acme-kit",
-        "to": "1.1.0",
+        "to_version": "1.1.0",
         "branch": "tether/update-acme-kit-1.1.0",
         "on_conflict": "hold",
         "registry": "/registry.json",

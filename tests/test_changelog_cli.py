@@ -61,7 +61,11 @@ def test_from_file_json_shows_range_and_applicable_actions(tmp_path, project, ca
         capsys, "--from", "1.0.0", "--to", "1.2.0", "--file", str(log), "-C", str(project)
     )
     assert code == 0
-    assert (doc["from"], doc["to"], doc["changelog_found"]) == ("1.0.0", "1.2.0", True)
+    assert (doc["from_version"], doc["to_version"], doc["changelog_found"]) == (
+        "1.0.0",
+        "1.2.0",
+        True,
+    )
     assert [s["version"] for s in doc["sections"]] == ["1.2.0", "1.1.0"]
     assert doc["sections"][0]["date"] == "2024-03-01"
     assert "https://example.org" not in doc["sections"][-1]["body"]

@@ -209,7 +209,7 @@ def test_demo_json(tmp_path: Path) -> None:
     assert doc["init"]["version"] == "1.0.0" and len(doc["init"]["added"]) == 8
     assert {c["path"] for c in doc["customised"]} >= {"docs/guide.md", "notes/team.md"}
     assert doc["status_before"]["latest_version"] == "1.1.0"
-    assert doc["update"]["from"] == "1.0.0" and doc["update"]["to"] == "1.1.0"
+    assert doc["update"]["from_version"] == "1.0.0" and doc["update"]["to_version"] == "1.1.0"
     assert doc["update"]["status"] == "updated"
     assert doc["status_after"]["installed_version"] == "1.1.0"
     assert Path(doc["project"], ".tether/state.json").is_file()

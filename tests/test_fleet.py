@@ -315,7 +315,7 @@ def test_dry_run_and_status_read_only(three: Fleet, capsys) -> None:
     assert "run the same command without --dry-run" in out
     assert call("fleet", "status", "--json", "--jobs", "3") == 0
     doc = json.loads(capsys.readouterr().out)
-    assert [(p["name"], p["modified"], p["latest"]) for p in doc["projects"]] == [
+    assert [(p["name"], p["modified"], p["latest_version"]) for p in doc["projects"]] == [
         ("p1", 0, "1.1.0"),
         ("p2", 0, "1.1.0"),
         ("p3", 1, "1.1.0"),

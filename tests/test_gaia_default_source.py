@@ -73,7 +73,7 @@ def test_gaia_update_without_source_uses_the_github_release_asset(tmp_path, monk
     result = run_tether("update", "--yes", "--no-branch", "--json", "-C", str(project))
     assert result.returncode == 0, result.stdout + result.stderr
     doc = json.loads(result.stdout)
-    assert (doc["from"], doc["to"]) == ("1.0.0", "1.1.0")
+    assert (doc["from_version"], doc["to_version"]) == ("1.0.0", "1.1.0")
     assert (project / "agents/auditor.md").read_text() == "auditor 1.1.0\n"
     assert (project / ".gaia/VERSION").read_text() == "1.1.0\n"
     calls = [json.loads(line) for line in log.read_text().splitlines()]

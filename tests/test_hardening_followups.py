@@ -272,7 +272,7 @@ def test_plain_update_skips_a_newest_tag_that_names_no_commit(tmp_path, kind, na
     result = run_tether("update", "--yes", "--json", "-C", str(project))
     assert result.returncode == 0, result.stderr
     doc = json.loads(result.stdout)
-    assert doc["to"] == "2.0.0"
+    assert doc["to_version"] == "2.0.0"
     assert (
         f"{repo}: tag v3.0.0 names a {named}, not a commit, so it is no release; skipped"
         in doc["notes"]

@@ -450,8 +450,8 @@ RUN = new_run_id()
 
 def forge_journal(project: Path, run: str, records: list[dict[str, object]]) -> None:
     """A journal tether did not write: an unfinished update to 1.1.0 and ``records``."""
-    start = {"step": "run-started", "from": "1.0.0", "to": "1.1.0", "plan_digest": "x",
-             "command": "update", "git": None}  # fmt: skip
+    start = {"step": "run-started", "from_version": "1.0.0", "to_version": "1.1.0",
+             "plan_digest": "x", "command": "update", "git": None}  # fmt: skip
     lines = [
         json.dumps({"run": run, "seq": seq, "at": "2025-01-01T00:00:00Z", **record})
         for seq, record in enumerate([start, *records], 1)
@@ -691,8 +691,9 @@ def test_abandon_never_deletes_a_branch_whose_commits_are_not_on_the_start_branc
     git(project, "commit", "-qm", "work")
     head = git(project, "rev-parse", "HEAD").strip()
     context = {"start_branch": "main", "created_branch": "feature", "start_commit": head}
-    start = {"run": RUN, "seq": 1, "step": "run-started", "from": "1.0.0", "to": "1.1.0",
-             "plan_digest": "x", "command": "update", "git": context}  # fmt: skip
+    start = {"run": RUN, "seq": 1, "step": "run-started", "from_version": "1.0.0",
+             "to_version": "1.1.0", "plan_digest": "x", "command": "update",
+             "git": context}  # fmt: skip
     write_files(project, {".tether/journal.jsonl": json.dumps(start) + "\n"})
     capsys.readouterr()
     assert call("update", "--abandon", "-C", str(project)) == 0

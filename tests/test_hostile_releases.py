@@ -601,7 +601,7 @@ def test_fifty_thousand_tiny_files_are_handled(tmp_path: Path, carrier: str) -> 
     update = ("update", "--yes", "--json", "--to", HOSTILE, "-C", str(project))
     result = run(*update, timeout=LARGE_TIMEOUT)
     assert result.returncode == 0, result.stderr
-    assert json.loads(result.stdout)["to"] == HOSTILE
+    assert json.loads(result.stdout)["to_version"] == HOSTILE
     assert (project / GUIDE).read_text() == f"guide {HOSTILE}\n"
     assert not (project / "many").exists()
     assert outside_digest(tmp_path, project, by_stat=True) == beside

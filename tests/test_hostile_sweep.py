@@ -210,8 +210,8 @@ def journal_truncated_run(w: dict[str, Path]) -> None:
         "step": "run-started",
         "seq": 1,
         "at": "2026-01-01T00:00:00Z",
-        "from": "1.0.0",
-        "to": "2.0.0",
+        "from_version": "1.0.0",
+        "to_version": "2.0.0",
         "plan_digest": "x",
         "command": "update",
     }
@@ -221,7 +221,7 @@ def journal_truncated_run(w: dict[str, Path]) -> None:
 def journal_hostile_paths(w: dict[str, Path]) -> None:
     run = "20260101T000000000000Z-abcdef"
     records = [
-        {"step": "run-started", "from": "1.0.0", "to": "2.0.0", "plan_digest": "x"},
+        {"step": "run-started", "from_version": "1.0.0", "to_version": "2.0.0", "plan_digest": "x"},
         {
             "step": "file-backed-up",
             "path": "../victim.txt",

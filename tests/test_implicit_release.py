@@ -85,7 +85,7 @@ def test_update_merges_every_file_and_keeps_the_exclude(upstream: Path, tmp_path
     result = run_tether("update", "--yes", "--json", "-C", str(project))
     assert result.returncode == 0, result.stderr
     doc = json.loads(result.stdout)
-    assert doc["to"] == "2.0.0"
+    assert doc["to_version"] == "2.0.0"
     assert doc["buckets"]["merged"] == ["README.md"]
     assert doc["buckets"]["update"] == ["src/app.py"]
     assert doc["buckets"]["add"] == ["NEW.md"]

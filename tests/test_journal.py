@@ -49,7 +49,7 @@ def test_round_trip(journal: Journal) -> None:
     records = journal.records()
     assert [r["step"] for r in records] == ["run-started", "file-written", "file-written"]
     assert [r["seq"] for r in records] == [1, 2, 3]
-    assert records[0]["from"] == "1.0.0" and records[0]["to"] == "2.0.0"
+    assert records[0]["from_version"] == "1.0.0" and records[0]["to_version"] == "2.0.0"
     assert records[1] == {**records[1], "run": "r1", "path": "docs/guide.md", "sha256": "ab" * 32}
     assert records[2]["extra"] == [1, "two"]
     assert all(str(r["at"]).endswith("Z") for r in records)

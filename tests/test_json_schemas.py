@@ -154,6 +154,17 @@ def _check(w: World) -> Case:
     return Case(["check", "--check-latest", "-C", str(project)], Exit.FOUND, "check")
 
 
+@case("status-local")
+def _status_local(w: World) -> Case:
+    """Without --check-latest nobody asked the source: latest_version is null."""
+    return Case(["status", "-C", str(w.project())], 0, "status")
+
+
+@case("check-local")
+def _check_local(w: World) -> Case:
+    return Case(["check", "-C", str(w.project())], 0, "check")
+
+
 @case("diff")
 def _diff(w: World) -> Case:
     project = w.project()

@@ -222,7 +222,9 @@ def test_selection_filters_and_missing_paths(registry: Path, tmp_path: Path, cap
     assert [p["name"] for p in doc["projects"]] == ["alpha"]
     assert [p["name"] for p in doc["skipped_path_missing"]] == ["gone"]
     assert [p["name"] for p in doc["skipped_not_tethered"]] == ["plain"]
-    assert doc["projects"][0]["latest"] == "1.1.0" and doc["projects"][0]["update_available"]
+    assert (
+        doc["projects"][0]["latest_version"] == "1.1.0" and doc["projects"][0]["update_available"]
+    )
 
     assert call("fleet", "update", "--dry-run") == 0
     out = capsys.readouterr().out

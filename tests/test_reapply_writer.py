@@ -115,7 +115,7 @@ def test_an_unfinished_run_of_the_previous_writer_is_resumed(tmp_path: Path) -> 
     (gsd.target / PLANNER).write_text(PLANNER_MERGED)
     command_text = f"reapply --patches {gsd.patches} --target {gsd.target}"
     records = [
-        {"step": "run-started", "from": "1.0.0", "to": "", "plan_digest": digest,
+        {"step": "run-started", "from_version": "1.0.0", "to_version": "", "plan_digest": digest,
          "command": command_text, "git": None},
         {"step": "file-backed-up", "path": PLANNER, "backup": str(backup),
          "sha256": sha(PLANNER_V2)},

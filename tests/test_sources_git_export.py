@@ -91,7 +91,7 @@ def test_init_and_update_dry_run_run_no_filter_of_a_git_source(tmp_path: Path) -
     assert (project / "docs/a.txt").read_text() == "hi 1.0.0\n"
     dry = run_tether("update", "--dry-run", "--json", "--to", "2.0.0", "-C", str(project))
     assert dry.returncode == 0, dry.stderr
-    assert json.loads(dry.stdout)["to"] == "2.0.0"
+    assert json.loads(dry.stdout)["to_version"] == "2.0.0"
     assert not marker.exists()
     assert (project / "docs/a.txt").read_text() == "hi 1.0.0\n"
 

@@ -123,7 +123,7 @@ def test_first_update_keeps_edits_and_records_the_commit_last(
     commit_all(project, "edit")
     code, doc = update(project, "--to", "v2.0.0")
     assert code == 0, doc["stderr"]
-    assert doc["from"] == "v1.0.0" and doc["to"] == "v2.0.0"
+    assert doc["from_version"] == "v1.0.0" and doc["to_version"] == "v2.0.0"
     assert doc["buckets"]["merged"] == ["README.md"]
     assert doc["buckets"]["add"] == ["NEW.md"]
     assert (project / "README.md").read_text() == (
@@ -150,7 +150,7 @@ def test_second_update_takes_its_baseline_from_the_cache(
     assert len(renders) == 2  # v1.0.0 and v2.0.0
     code, doc = update(project)  # the newest tag: v3.0.0
     assert code == 0, doc["stderr"]
-    assert doc["to"] == "v3.0.0"
+    assert doc["to_version"] == "v3.0.0"
     # Only the new version was rendered: v2.0.0's render served as the baseline.
     assert len({p.name for p in render_cache.iterdir()} - renders) == 1
     assert (project / "docs/guide.md").read_text() == "guide v3\n"

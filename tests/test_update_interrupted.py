@@ -94,7 +94,7 @@ def test_resumed_run_names_the_versions_it_set_out_between(tmp_path):
     journal.write_text("".join(cut))
     result = run_tether("update", "--yes", "--json", "--no-branch", "-C", str(project))
     doc = json.loads(result.stdout)
-    assert (doc["from"], doc["to"], doc["resumed"]) == ("1.0.0", "2.0.0", True)
+    assert (doc["from_version"], doc["to_version"], doc["resumed"]) == ("1.0.0", "2.0.0", True)
 
 
 # --- item: status and check see an unfinished run ----------------------------------------
@@ -113,7 +113,10 @@ def test_check_and_status_report_an_unfinished_update(tmp_path):
     doc = json.loads(run_tether("check", "--json", "-C", str(project)).stdout)
     assert "unfinished-update" in doc["reasons"]
     status = json.loads(run_tether("status", "--json", "-C", str(project)).stdout)
-    assert status["unfinished"]["from"] == "1.0.0" and status["unfinished"]["to"] == "2.0.0"
+    assert (
+        status["unfinished"]["from_version"] == "1.0.0"
+        and status["unfinished"]["to_version"] == "2.0.0"
+    )
     assert "unfinished update" in run_tether("status", "-C", str(project)).stdout
     assert run_tether("update", "--yes", "-C", str(project)).returncode == 4
     assert run_tether("status", "--json", "-C", str(project)).returncode == 0

@@ -288,7 +288,7 @@ def test_rename_carries_adopter_edits(tmp_path, declared):
     code, doc = update(project)
     assert code == 0, doc
     assert doc["renames"] == [
-        {"from": "docs/old-guide.md", "to": "guide/new.md", "bucket": "merged"}
+        {"from_path": "docs/old-guide.md", "path": "guide/new.md", "bucket": "merged"}
     ]
     text = (project / "guide/new.md").read_text()
     assert "step 2: (we skip this) do" in text and "step 10: now do" in text

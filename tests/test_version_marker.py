@@ -117,7 +117,7 @@ def test_marker_ahead_of_the_record_is_up_to_date(tmp_path, shelf):
     result = update(project, "--json")
     doc = json.loads(result.stdout)
     assert doc["status"] == "up-to-date", doc
-    assert (doc["from"], doc["to"]) == ("1.9.0", "1.9.0")
+    assert (doc["from_version"], doc["to_version"]) == ("1.9.0", "1.9.0")
     assert any("tether's record says 1.8.0" in note for note in doc["notes"])
     assert (project / "agents/auditor.md").read_text() == "auditor 1.8\n"
     assert run_tether("check", "-C", str(project)).returncode == 0

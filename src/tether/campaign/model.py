@@ -45,7 +45,7 @@ def campaign_branch(upstream: str, version: str) -> str:
 class Settings:
     name: str
     upstream: str  # the upstream's name as installed (or the source it was installed from)
-    to: str
+    to_version: str
     on_conflict: str
     folder: str  # the campaign folder: records, mirrors, worktrees
     registry: str
@@ -55,7 +55,7 @@ class Settings:
 
     @property
     def branch(self) -> str:
-        return campaign_branch(self.upstream, self.to)
+        return campaign_branch(self.upstream, self.to_version)
 
     def to_json(self) -> dict[str, Any]:
         return asdict(self)

@@ -161,7 +161,7 @@ def _request(work: Path, settings: Settings) -> UpdateRequest:
         options = replace(options, auto=settings.auto)
     return UpdateRequest(
         work,
-        to=settings.to,
+        to=settings.to_version,
         options=options,
         command=f"campaign run {settings.name}",
         # tether made this worktree and its branch for the campaign: stay on it.

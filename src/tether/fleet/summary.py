@@ -49,7 +49,7 @@ def update_document(run: FleetRun, registry: str) -> Doc:
         "registry": registry,
         "status": run.status,
         "dry_run": request.dry_run,
-        "to": request.to,
+        "to_version": request.to,
         "isolate": request.isolate,
         "continue_on_failure": request.continue_on_failure,
         "filter_not_found": list(run.selection.not_found),
@@ -81,8 +81,8 @@ def compact_report(report: Mapping[str, Any]) -> Doc:
     need a person: a hundred projects must not print a hundred full file lists."""
     keep = (
         "status",
-        "from",
-        "to",
+        "from_version",
+        "to_version",
         "branch",
         "backup_dir",
         "state_written",
@@ -130,8 +130,8 @@ def _applied(entry: FleetEntry) -> Doc:
     return {
         **member_json(entry.member),
         "state": state,
-        "from": entry.plan.from_version,
-        "to": entry.plan.to_version,
+        "from_version": entry.plan.from_version,
+        "to_version": entry.plan.to_version,
         "conflicts": conflicts,
     }
 
@@ -147,7 +147,11 @@ def _failed(entry: FleetEntry) -> Doc:
 
 def _pending(entry: FleetEntry) -> Doc:
     plan = entry.plan
-    return {**member_json(entry.member), "from": plan.from_version, "to": plan.to_version}
+    return {
+        **member_json(entry.member),
+        "from_version": plan.from_version,
+        "to_version": plan.to_version,
+    }
 
 
 def _isolation(run: FleetRun) -> Doc:

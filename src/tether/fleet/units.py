@@ -39,8 +39,8 @@ class StatusRow:
     state: str  # ok | not-tethered | error
     upstream: str = ""
     profile: str = ""
-    installed: str = ""
-    latest: str | None = None
+    installed_version: str = ""
+    latest_version: str | None = None
     update_available: bool = False
     modified: int = 0
     conflicts: int = 0

@@ -39,8 +39,8 @@ class ChangelogReport:
 
     def to_json(self) -> dict[str, Any]:
         return {
-            "from": self.from_version,
-            "to": self.to_version,
+            "from_version": self.from_version,
+            "to_version": self.to_version,
             "changelog": self.origin,
             "changelog_found": self.found,
             "sections": [s.to_json() for s in self.sections],

@@ -351,9 +351,9 @@ class UnfinishedUpdate:
 
     def document(self) -> dict[str, object]:
         return {
-            "run": self.run_id,
-            "from": self.from_version,
-            "to": self.to_version,
+            "run_id": self.run_id,
+            "from_version": self.from_version,
+            "to_version": self.to_version,
             "command": self.command,
             "state_written": self.state_written,
             "message": self.describe(),

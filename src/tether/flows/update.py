@@ -194,8 +194,8 @@ class UpdateReport:
             else:
                 buckets[bucket.value] = [a.path for a in actions]
         return {
-            "from": self.from_version,
-            "to": self.to_version,
+            "from_version": self.from_version,
+            "to_version": self.to_version,
             "profile": self.profile,
             "upstream": self.upstream,
             "status": self.status,
@@ -231,7 +231,7 @@ class UpdateReport:
             "trailer_invalidations": self.trailer_invalidations,
             "action_items": self.action_items,
             "renames": [
-                {"from": a.rename_from, "to": a.path, "bucket": a.bucket.value}
+                {"from_path": a.rename_from, "path": a.path, "bucket": a.bucket.value}
                 for a in self.actions
                 if a.rename_from
             ],

@@ -36,7 +36,7 @@ def campaign_document(folder: str, settings: Doc, records: Sequence[Doc]) -> dic
         "campaign": settings["name"],
         "folder": folder,
         "upstream": settings["upstream"],
-        "to": settings["to"],
+        "to_version": settings["to_version"],
         "branch": settings["branch"],
         "on_conflict": settings["on_conflict"],
         "conflict": settings.get("conflict") or None,
@@ -50,7 +50,7 @@ def campaign_document(folder: str, settings: Doc, records: Sequence[Doc]) -> dic
 
 def render_campaign(document: Doc) -> str:
     head = (
-        f"campaign {document['campaign']}: {document['upstream']} → {document['to']} "
+        f"campaign {document['campaign']}: {document['upstream']} → {document['to_version']} "
         f"on branch {document['branch']} (on conflict: {document['on_conflict']})"
     )
     repos = document["repositories"]

@@ -131,7 +131,7 @@ def _e(value: object) -> str:
 
 def _summary(document: Doc, now: datetime) -> str:
     return (
-        f"{document['upstream']} → {document['to']} on branch {document['branch']} · "
+        f"{document['upstream']} → {document['to_version']} on branch {document['branch']} · "
         f"on conflict: {document['on_conflict']} · {len(document['repositories'])} "
         f"repositories · made {now.astimezone(UTC).strftime('%Y-%m-%d %H:%M:%S')} UTC"
     )

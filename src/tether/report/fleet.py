@@ -33,11 +33,11 @@ def render_status(doc: Doc) -> str:
     ]
     notes = []
     for row in doc["projects"]:
-        newest = row["latest"] or "?"
+        newest = row["latest_version"] or "?"
         if row["update_available"]:
             newest += " (update available)"
         lines.append(
-            f"| {row['name']} | {row['upstream'] or '?'} | {row['installed'] or '?'} | "
+            f"| {row['name']} | {row['upstream'] or '?'} | {row['installed_version'] or '?'} | "
             f"{newest} | {row['modified']} | {row['conflicts']} |"
         )
         if row["error"]:
@@ -147,10 +147,10 @@ def _applied_section(applied: list[Doc]) -> list[str]:
     lines = ["", f"## Applied projects ({len(applied)})"]
     for item in applied:
         if item["state"] == "up-to-date":
-            lines.append(f"- {item['name']}: already up to date at {item['from']}")
+            lines.append(f"- {item['name']}: already up to date at {item['from_version']}")
             continue
         extra = f" ({item['conflicts']} conflict(s) to resolve)" if item["conflicts"] else ""
-        lines.append(f"- {item['name']}: {item['from']} → {item['to']}{extra}")
+        lines.append(f"- {item['name']}: {item['from_version']} → {item['to_version']}{extra}")
     return lines
 
 
@@ -159,7 +159,7 @@ def _pending_section(pending: list[Doc]) -> list[str]:
         return []
     lines = ["", f"## Pending projects ({len(pending)})"]
     for item in pending:
-        span = f" ({item['from']} → {item['to']})" if item["from"] else ""
+        span = f" ({item['from_version']} → {item['to_version']})" if item["from_version"] else ""
         lines.append(f"- {item['name']}{span}")
     return lines
 

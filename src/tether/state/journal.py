@@ -196,7 +196,11 @@ class Journal:
         command: str,
         git: Mapping[str, str | None] | None = None,
     ) -> None:
-        fields = {"from": from_version, "to": to_version, "plan_digest": plan_digest}
+        fields = {
+            "from_version": from_version,
+            "to_version": to_version,
+            "plan_digest": plan_digest,
+        }
         self.append(run_id, STEP_RUN_STARTED, **fields, command=command, git=git)
 
     def file_backed_up(self, run_id: str, path: str, backup: str, sha256: str) -> None:
@@ -348,11 +352,11 @@ def _fold(run_id: str, group: list[Mapping[str, object]]) -> RunRecord:
             skipped[path] = _text(record, "reason")
         elif step == STEP_FILE_FAILED:
             failed[path] = _text(record, "error")
-    source = start.get("from")
+    source = start.get("from_version")
     return RunRecord(
         run_id=run_id,
         from_version=None if source is None else str(source),
-        to_version=_text(start, "to"),
+        to_version=_text(start, "to_version"),
         plan_digest=plan_digest,
         command=_text(start, "command"),
         started=_text(start, "at"),
