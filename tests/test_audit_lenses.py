@@ -71,8 +71,11 @@ def discipline_lens(tree: Any, ctx: LensContext) -> list[Finding]:
         ("hook_contract_bad.sh", hook_and_paths_lens, "bash"),
         ("hook_contract_good.sh", hook_and_paths_lens, "bash"),
         ("paths.sh", paths.check, "bash"),
+        ("library_cd.sh", paths.check, "bash"),
         ("discipline_bad.sh", discipline_lens, "bash"),
         ("discipline_good.sh", discipline_lens, "bash"),
+        ("discipline_pipefail_bad.sh", discipline_lens, "bash"),
+        ("discipline_pipefail_good.sh", discipline_lens, "bash"),
     ],
 )
 def test_lens_flags_exactly_the_marked_lines(

@@ -374,12 +374,31 @@ _RULES: tuple[Rule, ...] = (
     ),
     # Failure discipline of scripts that are not hooks.
     Rule(
+        "paths/library-cd",
+        "warning",
+        "`cd` in a sourced library changes the caller's directory",
+        "a library runs in its caller's shell: after the function returns, the hook chain or "
+        "script goes on in another directory and resolves every relative path there",
+        "run the `cd` in a subshell (`( cd dir && … )`), or use absolute paths "
+        '(`git -C "$root"`, `"$root/…"`)',
+        gaia_class="holistic/ambient-context-resolution",
+    ),
+    Rule(
         "discipline/no-errexit",
         "suggestion",
         "script without errexit and without explicit status handling",
         "a failed command (a git call, a grep) does not stop the script, so a wrong or empty "
         "result flows on into what the script decides",
         "add `set -euo pipefail` (`set -eu` for sh), or handle each status (`|| exit 1`)",
+    ),
+    Rule(
+        "discipline/no-pipefail",
+        "warning",
+        "errexit without pipefail ahead of a pipeline",
+        "set -e ignores the failure of every pipeline stage but the last, so when the first "
+        "command fails (a fetch, a `git` call) the script goes on with empty or partial "
+        "output and the gate that reads it decides on nothing",
+        "add pipefail (`set -euo pipefail`), or check the first command on its own",
     ),
     Rule(
         "discipline/fail-open-trap",

@@ -1,6 +1,8 @@
 """Failure discipline of scripts that are not hooks: errexit, and failing closed.
 
-A script that mutates state or gates a merge should stop on a failed command: without
+A script that mutates state or gates a merge should stop on a failed command: with
+errexit but without pipefail, a pipeline whose first command fails goes on with the last
+stage's output (a warning at the first such pipeline). Without
 ``set -e`` (or ``-o errexit``, or ``-e`` on the shebang) and without any explicit status
 handling (``|| exit``/``|| return``, a ``$?`` test, ``if ! cmd``), a failure flows on
 silently (a suggestion). A gate script fails closed: an ERR/EXIT trap that forces
@@ -11,12 +13,22 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator
+from itertools import pairwise
 from typing import Final
 
 from tether.audit.findings import Finding
 from tether.audit.lenses import LensContext
 from tether.audit.lenses.hooks import functions, sets_errexit, trap_allows
-from tether.audit.shellast import Node, argv, command, command_name, kind, unwrap, walk
+from tether.audit.shellast import (
+    Node,
+    argv,
+    command,
+    command_name,
+    kind,
+    line_of,
+    unwrap,
+    walk,
+)
 
 _QUIET: Final = {
     "echo",
@@ -33,8 +45,40 @@ _QUIET: Final = {
 }
 
 
+# A first stage that cannot fail in a way that matters: its text is the script's own.
+_PRODUCERS: Final = {"echo", "printf", "cat", "true", ":"}
+
+
 def check(tree: Node, ctx: LensContext, first_line: str = "") -> list[Finding]:
-    return [*_no_errexit(tree, ctx, first_line), *_fail_open(tree, ctx)]
+    return [*_no_errexit(tree, ctx, first_line), *_fail_open(tree, ctx), *_no_pipefail(tree, ctx)]
+
+
+def _sets_pipefail(words: list[str | None]) -> bool:
+    """``set -o pipefail``, ``set -euo pipefail``: pipefail after an option holding ``o``."""
+    if not words or words[0] != "set":
+        return False
+    return any(
+        word == "pipefail" and (option or "").startswith("-") and "o" in (option or "")[1:]
+        for option, word in pairwise(words[1:])
+    )
+
+
+def _no_pipefail(tree: Node, ctx: LensContext) -> Iterator[Finding]:
+    """errexit without pipefail, ahead of a pipeline whose first command can fail: its
+    failure is dropped and the script goes on with the last stage's (partial) output."""
+    errexit_at: int | None = None
+    for node in sorted(walk(tree), key=line_of):
+        words = unwrap(argv(node)) if kind(node) == "CallExpr" else []
+        if _sets_pipefail(words) or (kind(node) == "CallExpr" and words[:2] == ["set", "+e"]):
+            return
+        if errexit_at is None and kind(node) == "CallExpr" and sets_errexit(words):
+            errexit_at = line_of(node)
+        if errexit_at is not None and kind(node) == "BinaryCmd" and node.get("Op") == "|":
+            first = command(node.get("X"))
+            if kind(first) == "CallExpr" and command_name(first) not in _PRODUCERS:
+                what = f"pipeline after `set -e` (line {errexit_at}) without pipefail"
+                yield ctx.finding("discipline/no-pipefail", node, what)
+                return
 
 
 def _handles_status(node: Node) -> bool:

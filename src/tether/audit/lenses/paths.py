@@ -20,7 +20,7 @@ from typing import Final
 
 from tether.audit.findings import Finding
 from tether.audit.lenses import LensContext
-from tether.audit.shellast import Node, argv, command_name, kind, line_of, walk
+from tether.audit.shellast import Node, argv, command, command_name, kind, line_of, walk
 
 _MACHINE_PATH: Final = re.compile(r"(?:^|[\s:=\"'])(/(?:Users|home)/[A-Za-z0-9._-]+)")
 _HARMLESS_DIRS: Final = {"/", "/tmp"}
@@ -28,7 +28,52 @@ _RUNNERS: Final = {"bash", "sh", "dash", "source", "."}
 
 
 def check(tree: Node, ctx: LensContext) -> list[Finding]:
-    return [*_machine_paths(tree, ctx), *_absolute_cds(tree, ctx), *_caller_cwd(tree, ctx)]
+    return [
+        *_machine_paths(tree, ctx),
+        *_absolute_cds(tree, ctx),
+        *_caller_cwd(tree, ctx),
+        *_library_cds(tree, ctx),
+    ]
+
+
+_LIBRARY_TOP: Final = {"source", ".", "set", "shopt", "export", "readonly", "return", ":", "true"}
+_DIRECTORY_CHANGERS: Final = {"cd", "pushd", "popd"}
+
+
+def _is_library(tree: Node) -> bool:
+    """A file made to be sourced: function definitions, and at the top level only
+    assignments, declarations, sourcing and option setting (an include guard too)."""
+    stmts = tree.get("Stmts") or []
+    if not any(kind(command(stmt)) == "FuncDecl" for stmt in stmts):
+        return False
+    for stmt in stmts:
+        cmd = command(stmt)
+        cmd_type = kind(cmd)
+        if cmd_type in ("FuncDecl", "DeclClause"):
+            continue
+        if cmd_type == "CallExpr" and (not cmd.get("Args") or command_name(cmd) in _LIBRARY_TOP):
+            continue
+        if cmd_type == "BinaryCmd" and command_name(command(cmd.get("Y"))) == "return":
+            continue  # `[ -n "${_LOADED:-}" ] && return`
+        return False
+    return True
+
+
+def _library_cds(tree: Node, ctx: LensContext) -> Iterator[Finding]:
+    """A ``cd`` in a sourced library moves its caller: a hook chain or script goes on in
+    another directory. One inside ``( … )`` or ``$( … )`` stays in that subshell."""
+    if not _is_library(tree):
+        return
+    contained: set[int] = set()
+    for node in walk(tree):
+        if kind(node) in ("Subshell", "CmdSubst", "ProcSubst"):
+            contained.update(id(inner) for inner in walk(node) if inner is not node)
+    for node in walk(tree):
+        if kind(node) != "CallExpr" or id(node) in contained:
+            continue
+        name = command_name(node)
+        if name in _DIRECTORY_CHANGERS:
+            yield ctx.finding("paths/library-cd", node, f"`{name}` in a sourced library")
 
 
 def _after_expansion(tree: Node) -> set[int]:
