@@ -201,7 +201,7 @@ def test_audit_workflow_three_way_classification(tmp_path, installed, bucket, af
     if bucket == "update":
         assert WORKFLOW in doc["backed_up"]
     if bucket == "conflict":
-        patch = project / ".gaia-merge" / f"{WORKFLOW}.patch"
+        patch = project / ".gaia-merge/code-review-audit.yml.patch"  # flat, as GAIA names it
         assert "+jobs: {audit: {runs-on: ubuntu-24.04}}" in patch.read_text()
 
 

@@ -555,7 +555,8 @@ def test_roster_that_fell_back_to_a_patch_skips_its_region_and_says_how_to_run_i
     result = run_tether("update", "--yes", "--no-branch", "-C", str(project))
     assert result.returncode == 4, result.stdout + result.stderr
     out = result.stdout
-    assert f"{AUDIT_CI} → .gaia-merge/{AUDIT_CI}.patch" in out
+    assert f"{AUDIT_CI} → .gaia-merge/audit-ci.yml.patch" in out  # flat, as GAIA names it
+    assert (tmp_path / "proj/.gaia-merge/audit-ci.yml.patch").is_file()
     assert (
         "audit-remit (skipped: its input .gaia/audit-ci.yml fell back to a whole-file "
         "conflict): run by hand: bash .gaia/scripts/write-audit-remits.sh"
@@ -755,3 +756,42 @@ def test_linked_worktree_is_refused_first_quoting_mains_cached_update_check(
     cache.unlink()
     result = run_tether("update", "--yes", "-C", str(linked))
     assert "cached state unavailable on main; symlinks may be broken, run " in result.stderr
+
+
+def test_audit_ci_notes_are_flat_in_the_merge_folder_as_gaia_names_them(tmp_path: Path) -> None:
+    mine = AUDIT_CI_161.replace("max_turns: 60", "max_turns: 30")
+    project = roster_project(tmp_path, mine)
+    code, doc = update(project)
+    assert code == 0, doc
+    # default_mode is new upstream: a suggestion, in the notes GAIA calls audit-ci.yml.notes.
+    assert structured_rows(doc)[AUDIT_CI].endswith("(see .gaia-merge/audit-ci.yml.notes)")
+    assert "default_mode" in (project / ".gaia-merge/audit-ci.yml.notes").read_text()
+    assert not (project / ".gaia-merge/.gaia").exists()
+
+
+# --- Step 4b: leftovers of an earlier run ------------------------------------------------
+
+
+def test_leftover_merge_artifacts_get_a_heads_up_before_the_question_and_in_a_dry_run(
+    tmp_path: Path,
+) -> None:
+    project = gaia_project(tmp_path, shelf(tmp_path))
+    write_files(project, {".gaia-merge/README.md.patch": "--- an earlier run's patch\n"})
+    heads_up = "Heads up: .gaia-merge/ still holds artifacts from an earlier run"
+    dry = run_tether("update", "--dry-run", "--no-branch", "-C", str(project))
+    assert heads_up in dry.stdout
+    assert "  .gaia-merge/README.md.patch" in dry.stdout.split(heads_up, 1)[1]
+    # On a terminal the plan shown before the question carries it too.
+    from tether.flows.preflight import GitOptions
+    from tether.flows.update import PreparedUpdate, UpdateRequest, run_update
+    from tether.report.human import render_plan_summary
+
+    shown: list[str] = []
+
+    def confirm(prepared: PreparedUpdate) -> bool:
+        shown.append(render_plan_summary(prepared.report("plan")))
+        return False  # abort
+
+    report = run_update(UpdateRequest(project, git=GitOptions(no_branch=True)), confirm)
+    assert report.status == "cancelled" and heads_up in shown[0]
+    assert (project / ".gaia-merge/README.md.patch").is_file()  # never deleted

@@ -8,7 +8,10 @@ from tether.model.plan import Bucket, FileAction, Op
 
 
 def artifact_path(project: Project, rel: str, suffix: str) -> str:
-    return f"{project.profile.merge_dir}/{rel}{suffix}"
+    """``<merge folder>/<path><suffix>``, or the name the profile gives that path's
+    artifacts (GAIA: ``.gaia-merge/audit-ci.yml.patch`` for ``.gaia/audit-ci.yml``)."""
+    profile = project.profile
+    return f"{profile.merge_dir}/{profile.artifact_names.get(rel, rel)}{suffix}"
 
 
 def patch_conflict(

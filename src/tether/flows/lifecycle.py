@@ -418,8 +418,8 @@ def plan_templates(
     it refreshed reads as in sync now; it is planned as the refresh it was, so the resumed
     run reports (and tells its after-refresh text) as an uninterrupted one would."""
     from tether.engine.patches import unified_patch
+    from tether.flows.artifacts import artifact_path
 
-    merge_dir = project.profile.merge_dir
     for template in lifecycle.declared.templates:
         if template.target in lifecycle.owned or any(
             a.path == template.target for a in plan.actions
@@ -461,7 +461,7 @@ def plan_templates(
                 None,
                 Bucket.CONFLICT,
                 Op.PATCH,
-                artifact=f"{merge_dir}/{template.target}.patch",
+                artifact=artifact_path(project, template.target, ".patch"),
                 artifact_content=patch,
                 reason=f"template-installed; {why}",
                 decision="patch",

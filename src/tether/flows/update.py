@@ -297,6 +297,8 @@ class PreparedUpdate:
                 for p in sorted(self.plan.structured)
             ],
             commit_message=profile.update_title(self.plan.upstream, self.plan.to_version),
+            # Shown before the question and in a dry run; never deleted (GAIA Step 4b).
+            earlier_artifacts=_earlier_artifacts(self.project),
             quality_gate=gate if gate is not None and self.project.path(gate).is_file() else None,
             region_check=profile.region_check,
         )
@@ -914,10 +916,13 @@ def _report_after_apply(
 def _region_handled_patches(prepared: PreparedUpdate, actions: list[FileAction]) -> set[str]:
     """Patches an earlier run left for a declared region path that this run settled without
     a conflict: superseded (this run handled the region), not unresolved."""
-    merge_dir = prepared.project.profile.merge_dir
+    from tether.flows.artifacts import artifact_path
+
     conflicted = {a.path for a in actions if a.bucket is Bucket.CONFLICT}
     return {
-        f"{merge_dir}/{path}.patch" for path in prepared.regions.by_path if path not in conflicted
+        artifact_path(prepared.project, path, ".patch")
+        for path in prepared.regions.by_path
+        if path not in conflicted
     }
 
 

@@ -15,6 +15,7 @@ from tether.model.manifest import ManifestFormat
 from tether.pathrules import ReservedPaths
 from tether.profiles.gaia import (
     AFTER_REGENERATION,
+    ARTIFACT_NAMES,
     DEFAULT_SOURCE,
     MISSING_MARKER_HINT,
     NO_REGIONS_VARIABLE,
@@ -93,6 +94,8 @@ class Profile:
     # worktree, and what to say when it cannot be read.
     update_check_cache: str | None = None
     update_check_unavailable: str | None = None
+    # Path -> the name its conflict artifacts take in the merge folder (default: the path).
+    artifact_names: dict[str, str] = field(default_factory=dict)
 
     def update_title(self, upstream: str, version: str) -> str:
         """The suggested commit message, and the pull request's default title."""
@@ -185,6 +188,7 @@ GAIA = Profile(
     missing_marker_hint=MISSING_MARKER_HINT,
     update_check_cache=UPDATE_CHECK_CACHE,
     update_check_unavailable=WORKTREE_CACHE_UNAVAILABLE,
+    artifact_names=ARTIFACT_NAMES,
 )
 
 GBRAIN = Profile(

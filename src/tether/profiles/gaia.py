@@ -44,6 +44,11 @@ AFTER_REGENERATION = (
     "earlier push to the same pull request no longer covers them, and the dispatched Code "
     "Audit Team members have to run again on the new HEAD."
 )
+# Artifacts GAIA names flat in .gaia-merge/, not under the file's folders (Steps 7c, 12).
+ARTIFACT_NAMES = {
+    ".gaia/audit-ci.yml": "audit-ci.yml",
+    AUDIT_WORKFLOW: "code-review-audit.yml",
+}
 # The environment variable that switches region awareness off for one run.
 NO_REGIONS_VARIABLE = "GAIA_UPDATE_NO_REGIONS"
 

@@ -261,6 +261,12 @@ def render_plan_summary(report: UpdateReport, limit: int | None = LIST_LIMIT) ->
         "Not done yet", [f"{a.path} ({a.bucket.value})" for a in report.not_done], limit
     )
     if report.status in ("plan", "dry-run"):
+        lines += _listing(
+            f"Heads up: {report.merge_dir}/ still holds artifacts from an earlier run (never "
+            "deleted; resolve or delete them by hand)",
+            report.earlier_artifacts,
+            limit,
+        )
         lines += _listing(*lifecycle_report.program_listing(report), limit)
         lines += _release_note_lines(report)
     lines += _listing(
@@ -385,7 +391,7 @@ def _update_text(report: UpdateReport, limit: int | None) -> str:
     if report.status == "cancelled":
         return "tether update: cancelled; nothing was written"
     lines = [render_plan_summary(report, limit)]
-    if report.earlier_artifacts:
+    if report.earlier_artifacts and not report.dry_run:
         lines += _listing(
             f"Unresolved artifacts from earlier runs (in {report.merge_dir})",
             report.earlier_artifacts,
