@@ -206,6 +206,10 @@ def test_failure_text(three: Path, server: LoopbackRegistry) -> None:
     assert "    codemod failed" in out
     # branch is the default; outside git it degrades to in place, and says so
     assert "- one: in place — branch isolation not possible: not a git repository" in out
+    steps = out[out.index("## Suggested next steps (not executed)") :]
+    assert "1. run the tests, lint and type checks of one\n" in steps
+    assert "2. review the changes (git diff) and commit project by project" in steps
+    assert "commit hooks, so run its lint and build first" in steps
 
 
 # --- isolation -------------------------------------------------------------------------------

@@ -104,10 +104,12 @@ def next_steps(doc: Doc, plan: Plan | None) -> list[str]:
     steps = []
     applied = [p["name"] for p in doc["applied"]]
     if applied:
+        steps.append("run the tests, lint and type checks of " + ", ".join(applied))
         steps.append(
-            "review the changes in " + ", ".join(applied) + " (git diff) and run their tests"
+            "review the changes (git diff) and commit project by project: tether never "
+            "commits or pushes; a commit on the run's branch may meet the repository's "
+            "commit hooks, so run its lint and build first"
         )
-        steps.append("commit and push when satisfied: tether never commits or pushes")
     if doc.get("install") is False and applied:
         steps.append("run each applied project's install: --no-install skipped it")
     if doc["failed"]:
