@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 
 from builders import git
-from fixtures.deps.kit import project, registry_file, run_cli, run_json, setup_cli
+from fixtures.deps.kit import calls, project, registry_file, run_cli, run_json, setup_cli, stand_in
 from fixtures.deps.loopback import LoopbackRegistry
 from tether.deps.edit import Change, EditError, prepare
 from tether.deps.model import Locus
@@ -456,3 +456,28 @@ def test_a_300_character_project_name_does_not_stop_the_run(
     logs = [Path(p["log"]) for p in doc["applied"]]
     assert len(set(logs)) == 3 and all(len(p.name.encode()) < 255 for p in logs)
     assert all(p.is_file() for p in logs)
+
+
+def test_a_deno_project_is_installed_with_deno(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, server: LoopbackRegistry
+) -> None:
+    """deno.lock names Deno as the package manager; its install is ``deno install`` in the
+    project (a stand-in ``deno`` first on PATH records its argv and folder)."""
+    setup_cli(monkeypatch, tmp_path)
+    record = stand_in(tmp_path, monkeypatch, "deno")
+    root = project(
+        tmp_path / "app",
+        {
+            "package.json": {"name": "app", "dependencies": {"alpha": "^1.0.0"}},
+            "deno.lock": '{"version": "4"}\n',
+        },
+    )
+    reg = registry_file(tmp_path / "projects.json", {"app": root})
+    code, scan = run_json(*deps(reg, server, "scan", "--level", "minor"))
+    assert code == 0
+    [entry] = scan["projects"]
+    assert (entry["package_manager"], entry["package_manager_source"]) == ("deno", "deno.lock")
+    code, doc = run_json(*deps(reg, server, "apply", "--level", "minor", "--yes"))
+    assert code == 0, doc
+    assert calls(record) == [{"argv": ["install"], "cwd": str(root)}]
+    assert doc["applied"][0]["steps"][-1]["command"] == "deno install"

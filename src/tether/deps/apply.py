@@ -42,6 +42,8 @@ INSTALL = {
     "pnpm": ["pnpm", "install", "--no-frozen-lockfile"],
     "yarn": ["yarn", "install", "--no-immutable"],
     "bun": ["bun", "install"],
+    # Deno 2 installs a package.json's dependencies and writes deno.lock.
+    "deno": ["deno", "install"],
 }
 # Where each package manager reads its default registry from the environment: npm, yarn 1,
 # pnpm up to 10 and bun read ``npm_config_registry``; pnpm 11+ only ``pnpm_config_registry``;

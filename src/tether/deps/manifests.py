@@ -37,9 +37,10 @@ LOCKFILES = (
     ("yarn.lock", "yarn"),
     ("bun.lock", "bun"),
     ("bun.lockb", "bun"),
+    ("deno.lock", "deno"),
 )
 PYTHON_LOCKS = (("uv.lock", "uv"), ("poetry.lock", "poetry"), ("pdm.lock", "pdm"))
-PACKAGE_MANAGERS = ("npm", "pnpm", "yarn", "bun")
+PACKAGE_MANAGERS = ("npm", "pnpm", "yarn", "bun", "deno")
 
 
 class ScanError(Exception):
