@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -481,3 +482,37 @@ def test_a_deno_project_is_installed_with_deno(
     assert code == 0, doc
     assert calls(record) == [{"argv": ["install"], "cwd": str(root)}]
     assert doc["applied"][0]["steps"][-1]["command"] == "deno install"
+
+
+def test_progress_names_each_phase_and_project_on_stderr_and_is_quiet_under_json(
+    three: Path, server: LoopbackRegistry, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """On a terminal (plain lines: NO_COLOR) each phase says when it starts and ends, with
+    its count and the time it took: reading the projects, asking the registries, each
+    project and each of its steps. Under --json or -q nothing of it is drawn."""
+    import tether.report.progress
+
+    monkeypatch.setattr(tether.report.progress, "is_terminal", lambda stream: True)
+    monkeypatch.setenv("NO_COLOR", "1")
+    stand_in(three.parent, monkeypatch, "npm")  # the install: records its argv, exits 0
+    args = deps(three, server, "apply", "--level", "minor", "--yes", "--projects", "one,three")
+    code, out, err = run_cli(*args, "--isolate", "none")
+    assert code == 0, out
+    lines = [line for line in err.splitlines() if line.startswith("tether: ")]
+    assert lines[:2] == ["tether: reading projects 2 projects...", lines[1]]
+    assert re.fullmatch(r"tether: reading projects done, 2 projects in \d+\.\d s", lines[1])
+    assert "tether: asking the registries..." in lines
+    asked = r"tether: asking the registries done, 2 packages in \d+\.\d s"
+    assert any(re.fullmatch(asked, line) for line in lines)
+    for line in (
+        "tether: [1/2] one...",
+        "tether: one: edit 1 bumps...",
+        "tether: one: install...",
+        "tether: [2/2] three...",
+    ):
+        assert line in lines, line
+    installed = r"tether: one: install done in \d+\.\d s"
+    assert any(re.fullmatch(installed, line) for line in lines)
+    for quiet in ("--json", "-q"):
+        _, _, err = run_cli(*args, "--isolate", "none", quiet)
+        assert not [line for line in err.splitlines() if line.startswith("tether: ")], quiet

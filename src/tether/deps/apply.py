@@ -22,6 +22,7 @@ from datetime import date
 from pathlib import Path
 from typing import IO, Any
 
+from tether import progress
 from tether.deps import steps
 from tether.deps.align import Plan
 from tether.deps.edit import Change, EditError, prepare, sweep_temps, write
@@ -187,23 +188,25 @@ def apply_projects(
     works: Sequence[ProjectWork],
     options: ApplyOptions,
     folder: RunFolder,
-    progress: Callable[[str], None] = lambda line: None,
+    tell: Callable[[str], None] = lambda line: None,
     go_on: GoOn | None = None,
 ) -> ApplyRun:
-    """Each project in turn. After a failure the run stops, unless told to go on
-    (``continue_on_failure``) or ``go_on`` (a person asked at that moment) says so."""
+    """Each project in turn, its digest line told once it is done (``tell``). After a
+    failure the run stops, unless told to go on (``continue_on_failure``) or ``go_on`` (a
+    person asked at that moment) says so."""
     run = ApplyRun(
         [ProjectResult(w, folder.log_path(i, len(works), w.name)) for i, w in enumerate(works)]
     )
     records = Records(OwedLedger(folder), StepLog(folder))
     for index, result in enumerate(run.results):
         try:
-            _apply_one(result, options, records)
+            with progress.phase(f"[{index + 1}/{len(works)}] {result.work.name}", None, "steps"):
+                _apply_one(result, options, records)
         except KeyboardInterrupt:
             _interrupted(result)
             run.status = "interrupted"
             return run
-        progress(digest(index, len(works), result))
+        tell(digest(index, len(works), result))
         if result.state == "failed" and not options.continue_on_failure:
             try:
                 going_on = _ask_go_on(result, len(works) - index - 1, go_on)
@@ -450,12 +453,14 @@ def _edit(
         records.steps.append(steps.FILE_WRITTEN, work.name, path=rel)
 
     try:
-        sweep_temps(root, changes)
-        files = prepare(root, changes)
-        if files and installs:
-            records.owed.owe(work.name, work.root, installs)
-            records.steps.append(steps.OWED_NOTED, work.name)
-        write(root, files, written)
+        with progress.phase(f"{work.name}: edit", len(changes), "bumps") as step:
+            sweep_temps(root, changes)
+            files = prepare(root, changes)
+            step.advance(len(changes))
+            if files and installs:
+                records.owed.owe(work.name, work.root, installs)
+                records.steps.append(steps.OWED_NOTED, work.name)
+            write(root, files, written)
     except (EditError, OSError) as error:
         _fail(result, log, "edit", Exit.ERROR, str(error))
         return False
@@ -478,7 +483,8 @@ def _run(
     _say(log, f"== {step}: {command}")
     started = time.monotonic()
     result.running = step
-    code = run_logged(argv, root, log, options.env)
+    with progress.phase(f"{result.work.name}: {step}", None, "steps"):
+        code = run_logged(argv, root, log, options.env)
     result.running = None
     result.steps.append(Step(step, command, code, time.monotonic() - started))
     _say(log, f"== {step} exit code {code}")

@@ -12,6 +12,7 @@ from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any
 
+from tether import progress
 from tether.deps.manifests import ProjectScan, scan_dependencies
 from tether.deps.model import Level, Occurrence, PackageInfo, Resolved, Skipped
 from tether.deps.registries import Answer, Fetcher, Key
@@ -54,10 +55,16 @@ def scan_projects(
     min_release_age: timedelta | None = None,
     reader: Callable[[str, Path, Path | None], ProjectScan] = scan_dependencies,
 ) -> ScanResult:
-    projects = [reader(m.name, m.path, m.monorepo_root) for m in members]
+    projects = [
+        reader(m.name, m.path, m.monorepo_root)
+        for m in progress.tracked("reading projects", members, "projects")
+    ]
     result = ScanResult(level, projects, now=now)
     result.registries = {eco: s.describe() for eco, s in fetcher.sources.items()}
-    answers = _fetch(fetcher, result.scanned)
+    asked = len({(o.ecosystem, o.name) for p in result.scanned for o in p.occurrences})
+    with progress.phase("asking the registries", None, "packages") as step:
+        answers = _fetch(fetcher, result.scanned)
+        step.advance(asked)
     for project in result.scanned:
         result.infos.update((k, a.info) for k, a in answers[project.name].items() if a.info)
     for project in result.scanned:
