@@ -449,3 +449,23 @@ def test_each_reason_for_nothing_to_apply_is_named_and_nothing_is_written(
     assert line == "tether deps patch: no patch update for any selected project; nothing to apply"
     assert {n: manifest(setup, n) for n in ("ui", "app")} == before
     assert not (setup.parent / "state").exists()
+
+
+def test_override_questions_follow_the_plan_table_and_name_what_they_decide(
+    setup: Path, server: LoopbackRegistry
+) -> None:
+    """On a terminal the plan table comes first, then one question per override family
+    with its notes, the packages it matched in every project, the projects it affects, the
+    command it would run and its reference, then the one confirmation."""
+    args = deps(setup, server, "apply", "--level", "minor", "--no-install")
+    code, out, err = run_cli(*args, stdin="r\nf\nc\n")
+    assert code == 0 and out.rstrip().endswith("Cancelled. No files modified.")
+    table = err.index("| package | proposed target | projects | locations |")
+    family = err.index("Override storybook: the upgrade command also runs the codemods")
+    gate = err.index("Apply ")
+    assert table < family < gate
+    block = err[family:gate]
+    assert "  matched packages (in every project): storybook, @storybook/react, " in block
+    assert "  affected projects: ui\n" in block
+    assert "  command: " in block and "upgrade 8.4.7" in block
+    assert err.count("| package | proposed target | projects | locations |") == 1

@@ -147,12 +147,13 @@ def apply(request: DepsRequest, prompts: Prompts) -> DepsResult | NothingSelecte
     skip = check_skip(split_names(request.skip_packages), decided.plan)
     offered = read_improvements(request.plan_dir)
     chosen = check_select(split_names(request.select), decided.plan, offered, request.plan_dir)
-    flow.settle(decided, _override_decisions(decided, request, prompts), skip + chosen.excluded)
+    decisions, shown = _override_decisions(decided, request, prompts)
+    flow.settle(decided, decisions, skip + chosen.excluded)
     owed = _owed(result, request)
     if not flow.has_work(decided, owed):
         return _finish(decided, request, None, "nothing", None, chosen)
     if not request.yes:
-        approved = _approved(decided, prompts, chosen)
+        approved = _approved(decided, prompts, chosen, shown)
         if approved is None:
             return _finish(decided, request, None, "cancelled", None)
         chosen = approved
@@ -224,28 +225,38 @@ def _policy_for_conflicts(decided: Decided, request: DepsRequest, prompts: Promp
     return chosen
 
 
-def _override_decisions(decided: Decided, request: DepsRequest, prompts: Prompts) -> dict[str, str]:
+def _override_decisions(
+    decided: Decided, request: DepsRequest, prompts: Prompts
+) -> tuple[dict[str, str], bool]:
+    """One decision per override entry (flags, else a question each) and whether the plan
+    was shown for those questions."""
     from tether.deps.gate import ask_override
     from tether.deps.overrides import parse_decisions, undecided
 
     decisions = parse_decisions(list(request.override_actions) or None, decided.overrides)
     if request.yes:
         undecided(decided.overrides, decisions)
-        return decisions
-    for override in decided.overrides:
-        if override.entry.id not in decisions:
-            chosen = ask_override(override, prompts.ask)
-            if chosen is None:
-                raise TetherError(f"no decision for override {override.entry.id} (nothing written)")
-            decisions[override.entry.id] = chosen
-    return decisions
+        return decisions, False
+    asking = [o for o in decided.overrides if o.entry.id not in decisions]
+    if asking:  # the plan first, then the questions about it
+        prompts.show_plan(flow.plan_json(decided))
+    for override in asking:
+        chosen = ask_override(override, prompts.ask, prompts.say)
+        if chosen is None:
+            raise TetherError(f"no decision for override {override.entry.id} (nothing written)")
+        decisions[override.entry.id] = chosen
+    return decisions, bool(asking)
 
 
-def _approved(decided: Decided, prompts: Prompts, chosen: Chosen) -> Chosen | None:
-    """The one confirmation; the subset picked there (None: cancelled)."""
+def _approved(
+    decided: Decided, prompts: Prompts, chosen: Chosen, shown: bool = False
+) -> Chosen | None:
+    """The one confirmation (the plan shown first, unless the override questions just
+    followed it); the subset picked there (None: cancelled)."""
     from tether.deps.gate import ask_gate
 
-    prompts.show_plan(flow.plan_json(decided))
+    if not shown:
+        prompts.show_plan(flow.plan_json(decided))
     count = sum(1 for p in decided.plan.packages if p.applies)
     answer = ask_gate(decided.plan, count, prompts.ask, prompts.say, chosen.offered)
     if not answer.approved:

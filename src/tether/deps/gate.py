@@ -178,10 +178,17 @@ def ask_policy(count: int, ask: Ask) -> str | None:
     return _choice(ask(question), POLICIES)
 
 
-def ask_override(override: BoundOverride, ask: Ask) -> str | None:
+def ask_override(override: BoundOverride, ask: Ask, say: Say) -> str | None:
+    """One decision for a family in every project it affects, after what it decides."""
+    entry = override.entry
+    say(f"Override {entry.id}: {entry.notes or 'a family moved by its own command'}")
+    say(f"  matched packages (in every project): {', '.join(p.label for p in override.packages)}")
+    say(f"  affected projects: {', '.join(override.projects)}")
+    say(f"  command: {override.to_json()['command']}")
+    if entry.reference:
+        say(f"  reference: {entry.reference}")
     question = (
-        f"Override {override.entry.id} ({', '.join(p.label for p in override.packages)}; "
-        f"runs: {override.to_json()['command']}): "
+        "How should this family move in every affected project? "
         "[r]un-override / [s]kip-matched / [f]orce-generic: "
     )
     return _choice(ask(question), ACTIONS)
