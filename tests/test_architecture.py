@@ -24,6 +24,7 @@ LAYER_OF: dict[str, str] = {
     "checksums": "edge",
     "git": "edge",
     "gh": "edge",
+    "process": "edge",
     "syntax_child": "edge",
     "pattern_child": "edge",
     "model": "model",
@@ -71,6 +72,83 @@ SIDE_EFFECT_MODULES = {"os", "subprocess", "shutil", "pathlib", "socket", "tempf
 PURE_LAYERS = {"engine", "foundation"}
 # Foundations that name environment limits read os.environ once; nothing else in them does I/O.
 PURE_EXCEPTIONS = {("parselimits", "os"), ("progress", "os"), ("__init__", "os")}
+
+
+# Starting a program, or stopping a process group, happens in the process edge
+# (``tether.process``: one rule for environment, timeouts, group kill and output) and in the
+# modules listed here, each with its reason. Everything else calls ``tether.process``.
+PROCESS_MODULES: dict[str, str] = {
+    "process.py": "the process edge",
+    "git.py": (
+        "every git call: thousands of short calls and a long-lived `cat-file --batch`, in "
+        "git's environment built on `process.child_env`"
+    ),
+    "campaign/executors.py": (
+        "a pool of worker processes running tether's own code (multiprocessing, Dask), "
+        "not a program; its workers stop through `process.kill_group`"
+    ),
+}
+# Callers not yet moved onto the edge: this list only shrinks, and goes once it is empty.
+NOT_YET_MOVED = {
+    "audit/shellast.py",
+    "audit/shellcheck.py",
+    "audit/tools.py",
+    "flows/regen.py",
+    "gh.py",
+    "pattern_child.py",
+    "syntax_child.py",
+    "templates/render.py",
+}
+# Modules that start processes, and the `os` functions that start or signal them.
+PROCESS_STARTING_MODULES = {"subprocess", "multiprocessing", "pty", "concurrent.futures.process"}
+PROCESS_STARTING_OS_CALLS = {
+    "fork",
+    "forkpty",
+    "system",
+    "popen",
+    "killpg",
+    "posix_spawn",
+    "posix_spawnp",
+    *(f"exec{suffix}" for suffix in ("l", "le", "lp", "lpe", "v", "ve", "vp", "vpe")),
+    *(f"spawn{suffix}" for suffix in ("l", "le", "lp", "lpe", "v", "ve", "vp", "vpe")),
+}
+
+
+def _process_starts(tree: ast.AST) -> list[tuple[int, str]]:
+    """Where a module starts or signals processes: an import of a module that starts them
+    (not under ``if TYPE_CHECKING:``, which names types only) or a call of an ``os``
+    function that does (``os.fork()``, ``from os import execv``)."""
+    found: list[tuple[int, str]] = []
+    type_only = _type_only_nodes(tree)
+    for node in ast.walk(tree):
+        if id(node) in type_only:
+            continue
+        if isinstance(node, ast.Import):
+            found.extend(
+                (node.lineno, f"import {alias.name}")
+                for alias in node.names
+                if alias.name.split(".")[0] in PROCESS_STARTING_MODULES
+                or alias.name in PROCESS_STARTING_MODULES
+            )
+        elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
+            if node.module.split(".")[0] in PROCESS_STARTING_MODULES or node.module in (
+                PROCESS_STARTING_MODULES
+            ):
+                found.append((node.lineno, f"from {node.module} import"))
+            elif node.module == "os":
+                found.extend(
+                    (node.lineno, f"from os import {alias.name}")
+                    for alias in node.names
+                    if alias.name in PROCESS_STARTING_OS_CALLS
+                )
+        elif (
+            isinstance(node, ast.Attribute)
+            and isinstance(node.value, ast.Name)
+            and node.value.id == "os"
+            and node.attr in PROCESS_STARTING_OS_CALLS
+        ):
+            found.append((node.lineno, f"os.{node.attr}"))
+    return found
 
 
 def _unit(path: Path) -> str:
@@ -166,6 +244,42 @@ def test_pure_layers_import_nothing_that_does_io() -> None:
             if name in SIDE_EFFECT_MODULES and (unit, name) not in PURE_EXCEPTIONS:
                 broken.append(f"{path.relative_to(SOURCE)}:{line}: imports {name}")
     assert broken == []
+
+
+def test_only_the_process_edges_start_programs() -> None:
+    broken: list[str] = []
+    for path in _modules():
+        where = path.relative_to(SOURCE).as_posix()
+        if where in PROCESS_MODULES or where in NOT_YET_MOVED:
+            continue
+        for line, what in _process_starts(ast.parse(path.read_text())):
+            broken.append(f"{where}:{line}: {what} (run programs through tether.process)")
+    assert broken == []
+    listed = {where for where in PROCESS_MODULES if not (SOURCE / where).is_file()}
+    assert listed == set(), "a listed process module no longer exists"
+    assert all(LAYER_OF[_unit(SOURCE / where)] in {"edge", "multi"} for where in PROCESS_MODULES)
+
+
+@pytest.mark.parametrize(
+    ("source", "expected"),
+    [
+        ("import subprocess\n", ["import subprocess"]),
+        ("from subprocess import run\n", ["from subprocess import"]),
+        ("import multiprocessing\n", ["import multiprocessing"]),
+        ("from concurrent.futures.process import BrokenProcessPool\n", ["from concurrent"]),
+        ("import os\nos.execvp('x', ['x'])\n", ["os.execvp"]),
+        ("import os\npid = os.fork()\n", ["os.fork"]),
+        ("import os\nos.killpg(1, 9)\n", ["os.killpg"]),
+        ("from os import posix_spawn\n", ["from os import posix_spawn"]),
+        ("import os\nos.kill(1, 0)\n", []),
+        ("from concurrent.futures import ThreadPoolExecutor\n", []),
+        ("if TYPE_CHECKING:\n    import subprocess\n", []),
+    ],
+)
+def test_the_process_rule_sees_each_spelling(source: str, expected: list[str]) -> None:
+    found = [what for _, what in _process_starts(ast.parse(source))]
+    assert [f[: len(e)] for f, e in zip(found, expected, strict=False)] == expected
+    assert len(found) == len(expected)
 
 
 @pytest.mark.parametrize(

@@ -19,20 +19,7 @@ from pathlib import Path
 from typing import IO, Any, BinaryIO
 
 from tether.errors import TetherError
-
-# Variables that make git ignore ``-C``/``cwd`` and act on another repository or index.
-GIT_MISSING = "git is not installed or not on PATH; install git and retry"
-_REPO_SELECTING_VARS = (
-    "GIT_DIR",
-    "GIT_WORK_TREE",
-    "GIT_INDEX_FILE",
-    "GIT_OBJECT_DIRECTORY",
-    "GIT_ALTERNATE_OBJECT_DIRECTORIES",
-    "GIT_COMMON_DIR",
-    "GIT_NAMESPACE",
-    "GIT_PREFIX",
-    "GIT_QUARANTINE_PATH",
-)
+from tether.process import child_env
 
 # Every path tether hands git after ``--`` is a path, never a pattern: a shipped file named
 # ``*`` or ``[ab].md`` must not make git match other files (``a.md``). Given as an option of
@@ -40,19 +27,18 @@ _REPO_SELECTING_VARS = (
 # would reach the hooks and other programs git starts.
 LITERAL = "--literal-pathspecs"
 
+GIT_MISSING = "git is not installed or not on PATH; install git and retry"
+
 # Transports tether may use; ``ext::`` and friends can run arbitrary commands.
 _ALLOWED_PROTOCOLS = "file:git:http:https:ssh"
 
 
 def git_env(keep_repo_env: bool = False, extra: Mapping[str, str] | None = None) -> dict[str, str]:
-    """The environment for a git call: never prompt for credentials, only safe transports."""
-    env = dict(os.environ)
-    if not keep_repo_env:
-        for name in _REPO_SELECTING_VARS:
-            env.pop(name, None)
-    # A prompt would hang a CI job or a pre-commit hook forever; fail instead.
-    env["GIT_TERMINAL_PROMPT"] = "0"
-    env["GCM_INTERACTIVE"] = "never"
+    """The environment for a git call: the one every program tether starts gets
+    (``tether.process.child_env``: no repository-selecting variables, never a prompt for
+    credentials, which would hang a CI job or a pre-commit hook forever), only safe
+    transports."""
+    env = child_env(keep_repo_env=keep_repo_env)
     env.setdefault("GIT_ALLOW_PROTOCOL", _ALLOWED_PROTOCOLS)
     if extra:
         env.update(extra)

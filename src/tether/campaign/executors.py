@@ -22,7 +22,7 @@ import time
 from collections import deque
 from collections.abc import Callable, Iterator
 from concurrent.futures import Future
-from contextlib import contextmanager, suppress
+from contextlib import contextmanager
 from dataclasses import dataclass, replace
 from typing import Any, Protocol
 
@@ -274,9 +274,10 @@ class ProcessPool:
 
     def _stop_workers(self) -> None:
         """Kill each worker's session: the worker and any git it started."""
+        from tether.process import kill_group
+
         for pid in self._pids:
-            with suppress(ProcessLookupError, PermissionError, AttributeError):
-                os.killpg(pid, signal.SIGKILL)
+            kill_group(pid)
         self._pids.clear()
 
     def close(self) -> None:

@@ -14,7 +14,6 @@ from __future__ import annotations
 import contextlib
 import os
 import shlex
-import subprocess
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
@@ -30,8 +29,11 @@ from tether.deps.overrides import BoundOverride, commands_for
 from tether.deps.owed import PENDING, OwedLedger
 from tether.deps.steps import StepLog
 from tether.errors import Exit, TetherError
+from tether.process import Finished, child_env
+from tether.process import run as run_program
 from tether.runs.isolation import DEFAULT_MODE, Isolation, Target, isolate
 from tether.runs.rundir import RunFolder
+from tether.sources.limits import INSTALL_TIME, OVERRIDE_TIME, TimeLimit
 from tether.state.lock import ProjectLock
 
 # The install after a bump is there to rewrite the lockfile. Under CI (``CI=true``) pnpm
@@ -51,7 +53,6 @@ INSTALL = {
 # yarn berry only ``YARN_NPM_REGISTRY_SERVER``.
 REGISTRY_ENV = ("npm_config_registry", "pnpm_config_registry", "YARN_NPM_REGISTRY_SERVER")
 PYTHON_LOCK = {"uv": ["uv", "lock"], "poetry": ["poetry", "lock"], "pdm": ["pdm", "lock"]}
-NOT_FOUND = 127  # what a shell answers for a missing program
 # After a project failed, whether to go on with the rest: (project, step, exit code, how
 # many projects are left) → True to go on.
 GoOn = Callable[[str, str, int | None, int], bool]
@@ -133,6 +134,16 @@ class ApplyOptions:
     isolate: str = DEFAULT_MODE
     isolate_asked: bool = False  # --isolate was given (not the default)
     env: Mapping[str, str] | None = None  # the tools' environment (None: tether's own)
+    # How long each install (or lock) and each override command may run before its process
+    # group is stopped (``TETHER_LIMIT_INSTALL_SECONDS``, ``TETHER_LIMIT_OVERRIDE_SECONDS``).
+    install_seconds: float = INSTALL_TIME.default
+    override_seconds: float = OVERRIDE_TIME.default
+
+    def time_limit(self, step: str) -> tuple[float, TimeLimit]:
+        """The seconds a step's program may run, and the limit that sets them."""
+        if step == "install":
+            return self.install_seconds, INSTALL_TIME
+        return self.override_seconds, OVERRIDE_TIME
 
 
 @dataclass
@@ -483,15 +494,25 @@ def _run(
     _say(log, f"== {step}: {command}")
     started = time.monotonic()
     result.running = step
+    seconds, limit = options.time_limit(step)
     with progress.phase(f"{result.work.name}: {step}", None, "steps"):
-        code = run_logged(argv, root, log, options.env)
+        finished = run_logged(argv, root, log, options.env, seconds, limit.variable)
     result.running = None
+    code = finished.code()
     result.steps.append(Step(step, command, code, time.monotonic() - started))
     _say(log, f"== {step} exit code {code}")
-    if code != 0:
-        _fail(result, log, step, code, f"{command} exited with {code}")
+    if not finished.ok:
+        _fail(result, log, step, code, _failure(command, finished))
         return False
     return True
+
+
+def _failure(command: str, finished: Finished) -> str:
+    """``npm install exited with 1``; ``npm install timed out after 5 s (… sets it); its
+    process group was stopped``."""
+    if finished.timed_out:
+        return finished.failure(command)
+    return f"{command} exited with {finished.code()}"
 
 
 def registry_env(env: Mapping[str, str], registry: str) -> dict[str, str]:
@@ -499,26 +520,26 @@ def registry_env(env: Mapping[str, str], registry: str) -> dict[str, str]:
     return {**env, **dict.fromkeys(REGISTRY_ENV, registry)}
 
 
-def run_logged(argv: list[str], cwd: Path, log: IO[str], env: Mapping[str, str] | None) -> int:
-    """Run a tool with stdin closed and every line of its output in the log."""
-    log.flush()
-    try:
-        completed = subprocess.run(
-            argv,
-            cwd=cwd,
-            env=dict(env) if env is not None else None,
-            stdin=subprocess.DEVNULL,
-            stdout=log,
-            stderr=subprocess.STDOUT,
-            check=False,
-        )
-    except FileNotFoundError:
+def run_logged(
+    argv: list[str],
+    cwd: Path,
+    log: IO[str],
+    env: Mapping[str, str] | None,
+    seconds: float | None,
+    limit: str | None = None,
+) -> Finished:
+    """Run a tool with stdin closed and every line of its output in the log, through the
+    process edge: stopped with its process group after ``seconds`` or on Ctrl-C."""
+    finished = run_program(
+        argv, cwd=cwd, env=child_env(env), output=log, timeout=seconds, limit=limit
+    )
+    if finished.not_found:
         _say(log, f"{argv[0]}: not found on PATH")
-        return NOT_FOUND
-    except OSError as error:
-        _say(log, f"{argv[0]}: {error.strerror}")
-        return NOT_FOUND
-    return completed.returncode
+    elif not finished.started:
+        _say(log, f"{argv[0]}: {finished.error}")
+    elif finished.timed_out:
+        _say(log, f"{argv[0]}: {finished.describe()}")
+    return finished
 
 
 def _fail(result: ProjectResult, log: IO[str], step: str, code: int, error: str) -> None:

@@ -27,6 +27,7 @@ from tether.errors import Exit, TetherError, UsageError
 from tether.runs.isolation import DEFAULT_MODE
 from tether.runs.rundir import RunFolder
 from tether.runs.selection import Filters, NothingSelected, choose, split_names
+from tether.sources.limits import INSTALL_TIME, OVERRIDE_TIME
 
 Doc = dict[str, Any]
 
@@ -135,6 +136,7 @@ def apply(request: DepsRequest, prompts: Prompts) -> DepsResult | NothingSelecte
     from tether.deps.gate import check_select, check_skip
     from tether.deps.scan import unreachable_error
 
+    options = _apply_options(request)  # a bad time limit stops the run before it starts
     result = _scan(request, prompts)
     if isinstance(result, NothingSelected):
         return result
@@ -164,7 +166,6 @@ def apply(request: DepsRequest, prompts: Prompts) -> DepsResult | NothingSelecte
     if request.plan_dir is not None:
         flow.write_plan_dir(request.plan_dir, result, decided)
     go_on = None if request.yes or request.continue_on_failure else prompts.go_on
-    options = _apply_options(request)
     run = flow.execute(decided, options, folder, prompts.progress, owed, go_on)
     return _finish(decided, request, run, run.status, folder, chosen)
 
@@ -277,6 +278,8 @@ def _apply_options(request: DepsRequest) -> ApplyOptions:
         isolate=request.isolate or DEFAULT_MODE,
         isolate_asked=request.isolate is not None,
         env=_tool_env(request),
+        install_seconds=INSTALL_TIME.seconds(),
+        override_seconds=OVERRIDE_TIME.seconds(),
     )
 
 

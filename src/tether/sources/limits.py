@@ -1,12 +1,14 @@
 """How much tether takes in from the outside in one go: the bounds of a network read and of
-an unpacked release. Each has a documented default (docs/security.md, "Bounded inputs") and
-an environment variable that changes it for one run; nothing a release or a project holds
-can. Values are read when a bound is applied, so one process can run with several."""
+an unpacked release, and how long a program tether starts may run. Each has a documented
+default (docs/security.md, "Bounded inputs"; docs/cli.md) and an environment variable that
+changes it for one run; nothing a release or a project holds can. Values are read when a
+bound is applied, so one process can run with several."""
 
 from __future__ import annotations
 
 import os
 import re
+from dataclasses import dataclass
 
 from tether.errors import TetherError
 
@@ -26,6 +28,27 @@ RELEASE_BYTES = "TETHER_LIMIT_RELEASE_BYTES"
 DEFAULT_RELEASE_BYTES = 1 << 30
 RELEASE_ENTRIES = "TETHER_LIMIT_RELEASE_ENTRIES"
 DEFAULT_RELEASE_ENTRIES = 200_000
+
+
+@dataclass(frozen=True)
+class TimeLimit:
+    """How long one run of a kind of program may take before its process group is stopped
+    (``tether.process``): ``default`` seconds unless ``variable`` says otherwise."""
+
+    variable: str
+    default: float
+
+    def seconds(self) -> float:
+        """TetherError naming the variable when it holds no number of seconds above 0."""
+        return seconds_limit(self.variable, self.default)
+
+
+# Each install or lock command ``deps apply`` runs (npm/pnpm/yarn/bun install, uv/poetry/pdm
+# lock): a cold install of a large monorepo takes minutes, a hung one forever.
+INSTALL_TIME = TimeLimit("TETHER_LIMIT_INSTALL_SECONDS", 1800.0)
+# Each override command ``deps apply`` runs for a project.
+OVERRIDE_TIME = TimeLimit("TETHER_LIMIT_OVERRIDE_SECONDS", 600.0)
+PROGRAM_TIMES = (INSTALL_TIME, OVERRIDE_TIME)
 
 _SIZE = re.compile(r"(\d+)\s*([KMG]i?B?|B)?", re.IGNORECASE)
 _UNITS = {"": 1, "b": 1, "k": 1 << 10, "m": 1 << 20, "g": 1 << 30}

@@ -1,0 +1,467 @@
+"""The process edge: every program tether starts, other than git (``tether.git``, built on
+this module's environment), goes through this module.
+
+One policy for all of them (installs, override commands, regeneration programs,
+migrations, shellcheck, shfmt, gh, the bounded Python children, a render started ahead):
+
+- **No shell.** A program is an argv; its first word is looked up on ``PATH``.
+- **Its own process group.** Each program starts in a new session, so it and everything
+  it starts can be stopped together, and a terminal's Ctrl-C reaches tether alone:
+  tether decides what stops.
+- **A deadline, then interrupt, terminate, kill.** When a program outlives its timeout
+  its group gets SIGINT, then (``INTERRUPT_GRACE`` later) SIGTERM, then (``TERMINATE_GRACE``
+  later) SIGKILL for whatever is left. The leader is not reaped until the group has had
+  its SIGKILL, so the group id cannot be taken by another process meanwhile.
+- **Ctrl-C and SIGTERM stop it too.** When the wait is interrupted (KeyboardInterrupt,
+  which is how tether's CLI turns SIGTERM as well), the group is stopped the same way
+  before the interrupt goes on; a second interrupt kills it at once.
+- **A sanitised environment** (``child_env``): no variable that would point git at another
+  repository (set, for example, while a git hook runs tether), no credential prompts.
+- **Output**: captured whole for a program whose answer tether parses, or appended to a
+  log file, of which only a bounded tail (``TAIL_BYTES``, ``TAIL_LINES``) is read back.
+
+A program that ends normally keeps whatever it left running in its group; one that puts a
+process into a session of its own is out of reach (documented in docs/architecture.md).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import select
+import signal
+import subprocess
+import tempfile
+import time
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import IO, Any, Final
+
+# After the deadline: SIGINT to the group, this long to end, SIGTERM, this long, SIGKILL.
+INTERRUPT_GRACE: Final = 1.0
+TERMINATE_GRACE: Final = 2.0
+# What is read back of a log for the caller: at most this many bytes, the last lines of it.
+TAIL_BYTES: Final = 64 * 1024
+TAIL_LINES: Final = 20
+# The exit code a step that timed out is recorded with (``timeout(1)`` answers the same).
+TIMED_OUT: Final = 124
+
+POSIX: Final = os.name == "posix"
+
+# Variables that make git ignore ``-C``/``cwd`` and act on another repository or index:
+# dropped for every program, since installs, regeneration programs and migrations run git
+# too, and tether itself may be running inside a git hook that set them.
+REPO_SELECTING_VARS: Final = (
+    "GIT_DIR",
+    "GIT_WORK_TREE",
+    "GIT_INDEX_FILE",
+    "GIT_OBJECT_DIRECTORY",
+    "GIT_ALTERNATE_OBJECT_DIRECTORIES",
+    "GIT_COMMON_DIR",
+    "GIT_NAMESPACE",
+    "GIT_PREFIX",
+    "GIT_QUARANTINE_PATH",
+)
+
+
+def child_env(
+    base: Mapping[str, str] | None = None,
+    *,
+    keep_repo_env: bool = False,
+    drop: Sequence[str] = (),
+    extra: Mapping[str, str] | None = None,
+) -> dict[str, str]:
+    """The environment of a program tether starts: ``base`` (tether's own when None)
+    without the repository-selecting git variables (unless ``keep_repo_env``) and ``drop``,
+    with prompts for credentials switched off (nothing can answer one: stdin is closed and
+    the program has no terminal), then ``extra``."""
+    env = dict(os.environ if base is None else base)
+    for name in (*(() if keep_repo_env else REPO_SELECTING_VARS), *drop):
+        env.pop(name, None)
+    env["GIT_TERMINAL_PROMPT"] = "0"
+    env["GCM_INTERACTIVE"] = "never"
+    if extra:
+        env.update(extra)
+    return env
+
+
+@dataclass(frozen=True)
+class Finished:
+    """How one program run ended. ``exit_code`` is None when it could not start or timed
+    out, negative when a signal ended it. ``stdout``/``stderr`` hold what it printed when it
+    was captured (what it printed before the deadline, when it timed out); ``tail`` is the
+    last lines it wrote to the log it was given."""
+
+    argv: tuple[str, ...]
+    started: bool
+    exit_code: int | None = None
+    timed_out: bool = False
+    timeout: float | None = None
+    limit: str | None = None  # the variable that sets ``timeout``, named in the failure
+    error: str = ""  # why it could not start
+    not_found: bool = False  # it could not start because the program does not exist
+    seconds: float = 0.0
+    stdout: bytes = b""
+    stderr: bytes = b""
+    tail: str = ""
+
+    @property
+    def ok(self) -> bool:
+        return self.started and not self.timed_out and self.exit_code == 0
+
+    @property
+    def program(self) -> str:
+        return self.argv[0] if self.argv else ""
+
+    def describe(self) -> str:
+        """What happened, without the program's name: ``exited 3``, ``timed out after 5 s;
+        its process group was stopped``, ``was killed by signal 9``, ``could not start …``."""
+        if not self.started:
+            return f"could not start {self.program!r}: {self.error}"
+        if self.timed_out:
+            where = f" ({self.limit} sets it)" if self.limit else ""
+            return (
+                f"timed out after {self.timeout:g} s{where}; its process group was stopped"
+                if self.timeout is not None
+                else "timed out; its process group was stopped"
+            )
+        if self.exit_code is not None and self.exit_code < 0:
+            return f"was killed by signal {-self.exit_code}"
+        return f"exited {self.exit_code}"
+
+    def failure(self, command: str | None = None) -> str:
+        """One line naming the command (``command``, else the argv) and what happened."""
+        shown = command if command is not None else _shown(self.argv)
+        if not self.started:
+            return self.describe()
+        return f"{shown} {self.describe()}"
+
+    def code(self) -> int:
+        """The exit code to record for the step: the program's, ``TIMED_OUT`` for a
+        timeout, 127 when it could not start (what a shell answers), 128+N for signal N."""
+        if not self.started:
+            return 127
+        if self.timed_out or self.exit_code is None:
+            return TIMED_OUT
+        return 128 - self.exit_code if self.exit_code < 0 else self.exit_code
+
+
+def _shown(argv: Sequence[str]) -> str:
+    import shlex
+
+    return shlex.join(argv)
+
+
+# --- running -------------------------------------------------------------------------------
+
+
+def run(
+    argv: Sequence[str],
+    *,
+    timeout: float | None,
+    cwd: Path | str | None = None,
+    env: Mapping[str, str] | None = None,
+    input: bytes | None = None,
+    output: IO[Any] | None = None,
+    errors: IO[Any] | None = None,
+    limit: str | None = None,
+    max_file_bytes: int | None = None,
+) -> Finished:
+    """Run ``argv`` from ``cwd`` until it ends or ``timeout`` seconds pass (None: no
+    deadline, only an interrupt stops it), in its own process group.
+
+    ``env`` is used as given (build it with ``child_env``; None: ``child_env()``).
+    ``input`` is written to its stdin (None: stdin is empty). Without ``output`` its stdout
+    and stderr are captured; with it, both are appended to that file (stderr to ``errors``
+    when given) and the result's ``tail`` holds the last lines written there.
+    ``max_file_bytes`` sets the largest file it may write (``RLIMIT_FSIZE``).
+    ``limit`` names the variable that set ``timeout`` for the failure line.
+    Never raises for the program's failures; KeyboardInterrupt goes on after the group
+    was stopped."""
+    return start(
+        argv,
+        timeout=timeout,
+        cwd=cwd,
+        env=env,
+        input=input,
+        output=output,
+        errors=errors,
+        limit=limit,
+        max_file_bytes=max_file_bytes,
+        capture=output is None,
+    ).finish()
+
+
+def start(
+    argv: Sequence[str],
+    *,
+    timeout: float | None,
+    cwd: Path | str | None = None,
+    env: Mapping[str, str] | None = None,
+    input: bytes | None = None,
+    output: IO[Any] | None = None,
+    errors: IO[Any] | None = None,
+    limit: str | None = None,
+    max_file_bytes: int | None = None,
+    capture: bool = False,
+) -> Running:
+    """Start ``argv`` as ``run`` does and return at once: the caller works meanwhile and
+    then ``finish``es it (the deadline counts from now) or ``stop``s it. Without
+    ``capture`` and ``output`` its output is discarded."""
+    argv = tuple(argv)
+    if output is not None:
+        output.flush()
+    if errors is not None:
+        errors.flush()
+    if capture:
+        stdout: Any = subprocess.PIPE
+        stderr: Any = subprocess.PIPE if errors is None else errors
+    elif output is not None:
+        stdout, stderr = output, subprocess.STDOUT if errors is None else errors
+    else:
+        stdout, stderr = subprocess.DEVNULL, subprocess.DEVNULL
+    began = time.monotonic()
+    offset = _end_of(output)
+    # Input given to a process that is left running goes through a file: a pipe would
+    # block this process until the child read it.
+    stdin: Any = subprocess.DEVNULL
+    pending: bytes | None = None
+    with contextlib.ExitStack() as stack:
+        if input is not None and not capture:
+            spool = stack.enter_context(tempfile.TemporaryFile())
+            spool.write(input)
+            spool.seek(0)
+            stdin = spool
+        elif input is not None:
+            stdin, pending = subprocess.PIPE, input
+        try:
+            process = subprocess.Popen(
+                argv,
+                cwd=cwd,
+                env=dict(env) if env is not None else child_env(),
+                stdin=stdin,
+                stdout=stdout,
+                stderr=stderr,
+                start_new_session=POSIX,
+                preexec_fn=_file_size_limit(max_file_bytes) if max_file_bytes else None,
+            )
+        except OSError as error:
+            return Running.not_started(argv, error, timeout, limit)
+    deadline = None if timeout is None else began + timeout
+    return Running(process, argv, timeout, limit, deadline, began, pending, output, offset)
+
+
+class Running:
+    """A program started by ``start``: ``finish`` waits for it (to its deadline), ``stop``
+    ends it and its group now."""
+
+    def __init__(
+        self,
+        process: subprocess.Popen[bytes] | None,
+        argv: tuple[str, ...],
+        timeout: float | None,
+        limit: str | None,
+        deadline: float | None,
+        began: float,
+        pending: bytes | None = None,
+        output: IO[Any] | None = None,
+        offset: int | None = None,
+        failed: Finished | None = None,
+    ) -> None:
+        self._process = process
+        self._argv = argv
+        self._timeout = timeout
+        self._limit = limit
+        self._deadline = deadline
+        self._began = began
+        self._pending = pending
+        self._output = output
+        self._offset = offset
+        self._failed = failed
+
+    @classmethod
+    def not_started(
+        cls, argv: tuple[str, ...], error: OSError, timeout: float | None, limit: str | None
+    ) -> Running:
+        missing = isinstance(error, FileNotFoundError | NotADirectoryError)
+        reason = error.strerror or str(error)
+        failed = Finished(
+            argv, False, timeout=timeout, limit=limit, error=reason, not_found=missing
+        )
+        return cls(None, argv, timeout, limit, None, time.monotonic(), failed=failed)
+
+    @property
+    def pid(self) -> int | None:
+        return self._process.pid if self._process is not None else None
+
+    def finish(self) -> Finished:
+        """Wait for the program (stopping it at its deadline); how it ended."""
+        if self._failed is not None or self._process is None:
+            assert self._failed is not None
+            return self._failed
+        process = self._process
+        timed_out = False
+        stdout: bytes | None
+        stderr: bytes | None
+        try:
+            try:
+                stdout, stderr = process.communicate(self._pending, timeout=self._left())
+            except subprocess.TimeoutExpired:
+                timed_out = True
+                stop_group(process)
+                stdout, stderr = _drain(process)
+        except BaseException:
+            _stop_now(process)
+            raise
+        return Finished(
+            self._argv,
+            True,
+            exit_code=None if timed_out else process.returncode,
+            timed_out=timed_out,
+            timeout=self._timeout,
+            limit=self._limit,
+            seconds=time.monotonic() - self._began,
+            stdout=stdout or b"",
+            stderr=stderr or b"",
+            tail=tail_of(self._output, self._offset),
+        )
+
+    def stop(self) -> None:
+        """End the program and its group now (interrupt, terminate, kill), if it runs."""
+        if self._process is not None and self._process.returncode is None:
+            _stop_now(self._process)
+
+    def _left(self) -> float | None:
+        if self._deadline is None:
+            return None
+        return max(0.0, self._deadline - time.monotonic())
+
+
+def stop_group(process: subprocess.Popen[bytes]) -> None:
+    """SIGINT to the process's group, then SIGTERM, then SIGKILL to whatever is left, each
+    after a grace for the leader to end; then the leader is reaped."""
+    for signum, grace in ((signal.SIGINT, INTERRUPT_GRACE), (signal.SIGTERM, TERMINATE_GRACE)):
+        _signal_group(process, signum)
+        if _ends_within(process, grace):
+            break
+    _signal_group(process, signal.SIGKILL)  # the rest of the group, leader ended or not
+    process.wait()
+
+
+def kill_group(pid: int) -> None:
+    """SIGKILL to the process group ``pid`` leads (one that is gone is no error)."""
+    if POSIX:
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.killpg(pid, signal.SIGKILL)
+
+
+def _stop_now(process: subprocess.Popen[bytes]) -> None:
+    """``stop_group`` for an interrupt: a second interrupt during the graces kills at once."""
+    try:
+        stop_group(process)
+    except BaseException:
+        _signal_group(process, signal.SIGKILL)
+        with contextlib.suppress(BaseException):
+            process.wait(timeout=TERMINATE_GRACE)
+        raise
+
+
+def _signal_group(process: subprocess.Popen[bytes], signum: int) -> None:
+    if process.returncode is not None:
+        return  # reaped: its pid may name another process by now
+    if not POSIX:
+        with contextlib.suppress(OSError):
+            process.kill()
+        return
+    # The leader is not reaped yet (``_ends_within`` only looks), so its pid still names
+    # its group.
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.killpg(process.pid, signum)
+
+
+def _ends_within(process: subprocess.Popen[bytes], seconds: float) -> bool:
+    """Whether the process ends within ``seconds``, without reaping it."""
+    if process.returncode is not None:
+        return True
+    if not POSIX:
+        try:
+            process.wait(timeout=seconds)
+        except subprocess.TimeoutExpired:
+            return False
+        return True
+    try:
+        handle = os.pidfd_open(process.pid)
+    except (AttributeError, OSError):  # no pidfd here: look every few milliseconds
+        deadline = time.monotonic() + seconds
+        while not _has_ended(process.pid):
+            if time.monotonic() >= deadline:
+                return False
+            time.sleep(0.01)
+        return True
+    try:
+        ready, _, _ = select.select([handle], [], [], seconds)  # readable once it ended
+        return bool(ready)
+    finally:
+        os.close(handle)
+
+
+def _has_ended(pid: int) -> bool:
+    try:
+        return os.waitid(os.P_PID, pid, os.WEXITED | os.WNOHANG | os.WNOWAIT) is not None
+    except ChildProcessError:
+        return True
+
+
+def _drain(process: subprocess.Popen[bytes]) -> tuple[bytes | None, bytes | None]:
+    """The rest of a stopped program's captured output. A process of its own session that
+    still holds the pipes is not waited for."""
+    try:
+        return process.communicate(timeout=TERMINATE_GRACE)
+    except subprocess.TimeoutExpired:
+        for stream in (process.stdout, process.stderr):
+            if stream is not None:
+                stream.close()
+        return b"", b""
+
+
+def _file_size_limit(max_bytes: int) -> Callable[[], None]:
+    def limit() -> None:  # in the child, before the program starts
+        import resource
+
+        resource.setrlimit(resource.RLIMIT_FSIZE, (max_bytes, max_bytes))
+        # A write past the limit then fails (EFBIG) instead of killing the program silently.
+        signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
+
+    return limit
+
+
+# --- logs ----------------------------------------------------------------------------------
+
+
+def _end_of(output: IO[Any] | None) -> int | None:
+    if output is None:
+        return None
+    try:
+        return os.lseek(output.fileno(), 0, os.SEEK_END)
+    except (OSError, ValueError, AttributeError):
+        return None
+
+
+def tail_of(output: IO[Any] | None, start: int | None = 0, lines: int = TAIL_LINES) -> str:
+    """The last ``lines`` lines written to ``output`` after byte ``start``, read from at most
+    its last ``TAIL_BYTES``; "" when it cannot be read back (a file opened for writing only)."""
+    if output is None or start is None:
+        return ""
+    try:
+        output.flush()
+        fd = output.fileno()
+        end = os.lseek(fd, 0, os.SEEK_END)
+        begin = max(start, end - TAIL_BYTES)
+        data = os.pread(fd, end - begin, begin) if end > begin else b""
+    except (OSError, ValueError, AttributeError):
+        return ""
+    if begin > start:  # cut inside a line: the first one read is not whole
+        data = data.partition(b"\n")[2]
+    text = data.decode("utf-8", "replace")
+    return "\n".join(text.splitlines()[-lines:])
