@@ -170,3 +170,47 @@ def test_a_registered_hook_whose_script_is_gone_is_an_error_and_other_files_are_
     commit(repo, "register", {".claude/settings.json": json.dumps(settings, indent=2) + "\n"})
     _, doc = audit_json(capsys, *args)
     assert not [f for f in doc["findings"] if f["finding_class"] == "hook/missing-script"]
+
+
+STRICT = "#!/bin/bash\nset -e\n"
+LIB = "scripts/lib/common.sh"
+
+
+def test_the_callers_of_a_changed_library_or_hook_are_listed(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    settings = {
+        "hooks": {
+            "PreToolUse": [
+                {
+                    "hooks": [
+                        {"type": "command", "command": "$CLAUDE_PROJECT_DIR/.claude/hooks/guard.sh"}
+                    ]
+                }
+            ]
+        }
+    }
+    base = {
+        "scripts/lib/common.sh": 'say() { echo "$1"; }\n',
+        "scripts/a.sh": STRICT + 'here=$(dirname "$0")\n. "$here/lib/common.sh"\nsay a\n',
+        "scripts/b.sh": "#!/bin/bash\nset -e\nsource scripts/lib/common.sh\nsay b\n",
+        "scripts/c.sh": '#!/bin/bash\nset -e\necho "see scripts/lib/common.sh"\n',
+        ".github/workflows/ci.yml": "jobs:\n  t:\n    steps:\n      - run: bash " + LIB + "\n",
+        ".claude/settings.json": json.dumps(settings),
+        ".claude/hooks/guard.sh": "#!/bin/bash\nexit 0\n",
+    }
+    branch = {
+        "scripts/lib/common.sh": "say() { printf '%s\\n' \"$1\"; }\n",
+        ".claude/hooks/guard.sh": "#!/bin/bash\nexit 2\n",
+    }
+    repo = make_repo(tmp_path, monkeypatch, base, branch)
+    _, doc = audit_json(capsys, "shell", "--root", str(repo), "--base", "main")
+    assert doc["callers"] == {
+        ".claude/hooks/guard.sh": [".claude/settings.json"],
+        "scripts/lib/common.sh": [".github/workflows/ci.yml", "scripts/a.sh", "scripts/b.sh"],
+    }
+    _, out, _ = audit(capsys, "shell", "--root", str(repo), "--base", "main")
+    assert (
+        "callers of scripts/lib/common.sh (read them against its new contract): "
+        ".github/workflows/ci.yml, scripts/a.sh, scripts/b.sh" in out
+    )

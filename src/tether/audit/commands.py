@@ -72,6 +72,8 @@ def audit_shell(root: Path, layout: Any, remit: Remit, request: ShellRequest) ->
     document = shell.report(results, tools, request.vocabulary, gone, domain)
     # A file in the remit that no lens reads is said, never silently skipped; without a
     # remit (every tracked file) the list would be the whole tree.
+    if scope is not None:
+        document["callers"] = shell.callers(root, [t.path for t in targets if not t.bats])
     examined = {t.path for t in targets} | set(checked)
     listed = bool(remit.globs or request.paths)
     document["not_analysed"] = sorted(set(paths) - examined) if listed else []

@@ -253,6 +253,54 @@ def _line_naming(text: str, needle: str) -> int:
     return text.count("\n", 0, at) + 1 if at >= 0 else 1
 
 
+_RUNS_SCRIPT: Final = re.compile(
+    r"(?:^|[\s;&|({`])(?:\.|source|bash|sh|dash|exec)\s+[\"']?([^\s\"';|&)`]+)", re.MULTILINE
+)
+_CALLER_SUFFIXES: Final = (".sh", ".bash", ".bats", ".yml", ".yaml")
+
+
+def callers(root: Path, changed: Sequence[str]) -> dict[str, list[str]]:
+    """For each changed script, the tracked files that source or run it (``. lib.sh``,
+    ``source``, ``bash x.sh``, a workflow's ``run:``) and the settings files registering it
+    as a hook. A diff never shows them, yet a changed contract breaks them."""
+    from tether import git
+
+    if not changed:
+        return {}
+    wanted = {path: PurePosixPath(path).name for path in changed}
+    found: dict[str, set[str]] = {path: set() for path in changed}
+    for candidate in git.ls_files(root):
+        if not candidate.endswith(_CALLER_SUFFIXES) and candidate not in SETTINGS_FILES:
+            continue
+        try:
+            text = read_bytes(root / candidate).decode("utf-8", "replace")
+        except OSError:
+            continue
+        operands = {_PROJECT_DIR.sub("", m) for m in _RUNS_SCRIPT.findall(text)}
+        if candidate in SETTINGS_FILES:
+            operands |= {
+                s for c in _hook_commands(_json_or_none(text)) if (s := _command_script(c))
+            }
+        for path, name in wanted.items():
+            if candidate != path and any(_names(operand, path, name) for operand in operands):
+                found[path].add(candidate)
+    return {path: sorted(users) for path, users in found.items() if users}
+
+
+def _names(operand: str, path: str, name: str) -> bool:
+    """True when a sourced or run word can be ``path``: the path itself, or a word whose
+    last component is its file name (``"$here/lib/common.sh"``)."""
+    operand = operand.removeprefix("./")
+    return operand in (path, name) or operand.endswith("/" + name)
+
+
+def _json_or_none(text: str) -> Any:
+    try:
+        return json.loads(text)
+    except ValueError:
+        return None
+
+
 def link_pinning_suites(root: Path, results: list[FileResult]) -> list[FileResult]:
     """Name, on each script's findings, the bats suites that pin the script's output.
 

@@ -90,6 +90,8 @@ def render_shell(document: Doc) -> str:
     if cross:
         lines.append(f"Cross-remit (outside this remit; never gates it): {len(cross)}")
         lines += [line for f in cross for line in _finding_lines(f)]
+    for path, users in (document.get("callers") or {}).items():
+        lines.append(f"callers of {path} (read them against its new contract): {', '.join(users)}")
     lines += [f"deleted: {path}" for path in document.get("deleted", [])]
     lines += [f"not analysed (no lens reads it): {p}" for p in document.get("not_analysed", [])]
     tools = document["tools"]
