@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -795,3 +796,54 @@ def test_leftover_merge_artifacts_get_a_heads_up_before_the_question_and_in_a_dr
     report = run_update(UpdateRequest(project, git=GitOptions(no_branch=True)), confirm)
     assert report.status == "cancelled" and heads_up in shown[0]
     assert (project / ".gaia-merge/README.md.patch").is_file()  # never deleted
+
+
+# --- Step 3: the installed version ahead of every release ----------------------------------
+
+
+def test_installed_version_ahead_of_the_newest_release_is_a_warning_never_a_downgrade(
+    tmp_path: Path,
+) -> None:
+    project = gaia_project(tmp_path, shelf(tmp_path))
+    assert run_tether("update", "--yes", "--no-branch", "-C", str(project)).returncode == 0
+    # The newest release the source offers is withdrawn: 1.0.0 is the newest now.
+    shutil.rmtree(tmp_path / "rel/1.1.0")
+    before = tree_digest(project)
+    result = run_tether("update", "--yes", "--no-branch", "-C", str(project))
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert result.stdout.startswith(
+        "tether update: warning: the installed version (gaia 1.1.0) is ahead of the newest "
+        "release (1.0.0); nothing to do, and tether never downgrades"
+    )
+    assert tree_digest(project) == before
+    code, doc = update(project)
+    assert (code, doc["status"]) == (0, "ahead")
+    # Asked for by name, a downgrade is still refused.
+    named = run_tether("update", "--yes", "--to", "1.0.0", "-C", str(project))
+    assert named.returncode == 1 and "refusing to downgrade from 1.1.0 to 1.0.0" in named.stderr
+
+
+# --- Step 7d: a failing regeneration never fails the update --------------------------------
+
+
+def test_a_regeneration_program_that_fails_leaves_the_update_standing(tmp_path: Path) -> None:
+    releases = tmp_path / "rel"
+    regions_release(releases, "1.0.0", [region("r")])
+    regions_release(releases, "1.1.0", [region("r")])
+    write_files(
+        releases / "1.1.0", {"gen.sh": "#!/bin/bash\necho 'roster unreadable' >&2\nexit 3\n"}
+    )
+    project = tmp_path / "proj"
+    project.mkdir()
+    git(project, "init", "-q", "-b", "main")
+    init = ("init", "--profile", "gaia", "--source", str(releases), "--version", "1.0.0")
+    assert call(*init, str(project)) == 0
+    git(project, "add", "-A")
+    git(project, "commit", "-qm", "install")
+    result = run_tether("update", "--yes", "--no-branch", "-C", str(project))
+    out = result.stdout
+    assert result.returncode == 0, out + result.stderr
+    assert (project / ".gaia/VERSION").read_text().strip() == "1.1.0"  # the update stands
+    assert "Regions: 0 regenerated, 1 failed, 0 skipped, 0 refused" in out
+    failed = next(line for line in out.splitlines() if line.strip().startswith("r (failed"))
+    assert failed.endswith("run by hand: bash gen.sh")

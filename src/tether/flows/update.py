@@ -92,8 +92,8 @@ class UpdateReport:
     upstream: str
     from_version: str
     to_version: str
-    # up-to-date | not-committed | conflicts-open | completed | dry-run | cancelled | updated
-    # | failed | interrupted | abandoned
+    # up-to-date | ahead | not-committed | conflicts-open | completed | dry-run | cancelled
+    # | updated | failed | interrupted | abandoned
     status: str
     dry_run: bool = False
     actions: list[FileAction] = field(default_factory=list)
@@ -326,9 +326,30 @@ def resolve_target(project: Project, baseline: Baseline, wanted: str | None) -> 
     return versions[-1]
 
 
+def _older(version: str, than: str) -> bool:
+    return is_version(version) and is_version(than) and compare_versions(version, than) < 0
+
+
 def _check_direction(installed: str, target: str) -> None:
-    if is_version(installed) and is_version(target) and compare_versions(target, installed) < 0:
+    if _older(target, installed):
         raise TetherError(f"refusing to downgrade from {installed} to {target}")
+
+
+def _ahead(
+    project: Project, baseline: Baseline, newest: str, request: UpdateRequest
+) -> UpdateReport:
+    """The newest release is older than the installed one (GAIA Step 3): a warning, not an
+    error, and never a downgrade. Asked for by name (``--to``) it is refused instead."""
+    return UpdateReport(
+        project.profile.name,
+        baseline.upstream,
+        baseline.version,
+        newest,
+        "ahead",
+        dry_run=request.dry_run,
+        merge_dir=project.profile.merge_dir,
+        notes=list(baseline.notes),
+    )
 
 
 def _journal(project: Project) -> Journal:
@@ -400,6 +421,8 @@ def prepare_update(request: UpdateRequest) -> PreparedUpdate | UpdateReport:
         _refuse_other_choices(unfinished, request.command)
     tree = project.profile.source_is_tree  # a recipe folder: content moves without a version
     if (unfinished is None or unfinished.state_written) and not tree:
+        if request.to is None and _older(target, baseline.version):
+            return _ahead(project, baseline, target, request)
         _check_direction(baseline.version, target)
         if (
             target == baseline.version

@@ -359,6 +359,14 @@ def _update_text(report: UpdateReport, limit: int | None) -> str:
         upstream = one_line(report.upstream)
         lines = [f"tether update: already up to date ({upstream} {report.from_version})"]
         return "\n".join(lines + notes)
+    if report.status == "ahead":
+        upstream = one_line(report.upstream)
+        lines = [
+            f"tether update: warning: the installed version ({upstream} {report.from_version}) "
+            f"is ahead of the newest release ({report.to_version}); nothing to do, and tether "
+            "never downgrades"
+        ]
+        return "\n".join(lines + notes)
     if report.status == "not-committed":
         return "\n".join(["tether update: nothing new to apply", *notes])
     if report.status == "action-required":
