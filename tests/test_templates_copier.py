@@ -503,3 +503,15 @@ def test_a_render_started_ahead_fills_the_cache_from_a_child_process(
     assert (entry / "tree" / "NEW.md").read_text() == "added upstream\n"
     # Cached now: nothing is started again.
     assert render_ahead(binding.record, "v2.0.0", binding.record.answers, False) is None
+
+
+def test_check_latest_sees_a_newer_template_tag(template: Path, tmp_path: Path) -> None:
+    project = generate(template, tmp_path / "app", ref="v2.0.0")
+    result = run_tether("check", "--check-latest", "--json", "-C", str(project))
+    assert result.returncode == 3, result.stderr
+    doc = json.loads(result.stdout)
+    assert doc["reasons"] == ["update-available"] and doc["latest_version"] == "v3.0.0"
+    assert update(project)[0] == 0
+    commit_all(project, "v3")
+    result = run_tether("check", "--check-latest", "-C", str(project))
+    assert result.returncode == 0, result.stdout + result.stderr

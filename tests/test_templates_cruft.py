@@ -189,3 +189,12 @@ def test_a_hostile_record_is_refused_before_git_or_cookiecutter_runs(
     assert words in result.stderr and len(result.stderr.strip().splitlines()) == 1
     assert tree(project) == before
     assert not (tmp_path / "render-cache").exists()
+
+
+def test_check_latest_sees_a_newer_template_commit(tmp_path: Path) -> None:
+    v1, v2 = template_repo(tmp_path / "tpl", [V1, V2])
+    project = create(tmp_path / "tpl", tmp_path / "out", v1)
+    result = run_tether("check", "--check-latest", "--json", "-C", str(project))
+    assert result.returncode == 3, result.stderr
+    doc = json.loads(result.stdout)
+    assert doc["reasons"] == ["update-available"] and doc["latest_version"] == v2

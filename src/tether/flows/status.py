@@ -54,11 +54,16 @@ class StatusReport:
     # they are settled (docs/lifecycle.md).
     action_items: list[dict[str, object]] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
+    # A copier or cruft project: whether the template moved past the recorded version (its
+    # versions are tags or commits, which tether's version order does not compare).
+    template_moved: bool | None = None
 
     @property
     def update_available(self) -> bool:
         from tether.versions import compare_versions, is_version
 
+        if self.template_moved is not None:
+            return self.template_moved
         latest, installed = self.latest_version, self.installed_version
         if latest is None or not (is_version(latest) and is_version(installed)):
             return False
@@ -280,6 +285,10 @@ def project_status(
         report.conflicts += template_leftovers(project, baseline, report.conflicts)
     if check_latest:
         report.latest_version = newest_available(project, baseline.source, report.notes)
+        if project.template is not None:
+            from tether.flows.template_project import template_moved
+
+            report.template_moved = template_moved(project, report.latest_version)
     return report
 
 

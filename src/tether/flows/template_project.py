@@ -160,6 +160,23 @@ def resolve_template_target(project: Project, wanted: str | None) -> str:
     return stable[-1]
 
 
+def template_moved(project: Project, latest: str | None) -> bool:
+    """Whether the newest template version is past the recorded one: by PEP 440 for copier
+    (a ``git describe`` name after its tag counts as that tag's successor), for cruft
+    whenever the followed branch names another commit."""
+    record = _binding(project).record
+    if latest is None or latest == record.commit:
+        return False
+    if record.kind != COPIER:
+        return True
+    from tether.templates.copier_render import pep440
+
+    newest, installed = pep440(latest), pep440(record.commit)
+    if newest is None or installed is None:
+        return True
+    return bool(newest > installed)
+
+
 def answers_change(project: Project) -> bool:
     """``--data`` changes an answer: the release side differs even at the same version."""
     return project.template is not None and bool(project.template.changed_answers())
