@@ -199,6 +199,7 @@ def test_refusals_are_one_line_and_change_nothing(template: Path, tmp_path: Path
     assert result.returncode == 1
     assert "uncommitted changes (scratch.txt)" in result.stderr
     assert len(result.stderr.strip().splitlines()) == 1
+    assert tree(project) == {**before, "scratch.txt": b"uncommitted\n"}
     (project / "scratch.txt").unlink()
     result = run_tether("update", "--yes", "--to", "v1.0.0", "-C", str(project))
     assert result.returncode == 1
@@ -515,3 +516,14 @@ def test_check_latest_sees_a_newer_template_tag(template: Path, tmp_path: Path) 
     commit_all(project, "v3")
     result = run_tether("check", "--check-latest", "-C", str(project))
     assert result.returncode == 0, result.stdout + result.stderr
+
+
+def test_allow_dirty_lets_an_update_past_changes_it_does_not_touch(
+    template: Path, tmp_path: Path
+) -> None:
+    project = generate(template, tmp_path / "app")
+    (project / "scratch.txt").write_text("uncommitted\n")
+    code, doc = update(project, "--allow-dirty", "--to", "v2.0.0")
+    assert code == 0, doc["stderr"]
+    assert (project / "scratch.txt").read_text() == "uncommitted\n"
+    assert "_commit: v2.0.0\n" in answers(project)

@@ -183,11 +183,17 @@ def answers_change(project: Project) -> bool:
 
 
 def check_template_update(
-    project: Project, baseline_facts: dict[str, Any], latest: Release, resuming: bool, dry_run: bool
+    project: Project,
+    baseline_facts: dict[str, Any],
+    latest: Release,
+    resuming: bool,
+    dry_run: bool,
+    allow_dirty: bool = False,
 ) -> None:
     """What copier refuses, refused the same way (one line each): a downgrade, a template
     whose migrations, tasks or Jinja extensions need ``--trust``, a dirty git tree (tether's
-    own resumed writes excepted: the journal vouches for them)."""
+    own resumed writes excepted: the journal vouches for them; ``--allow-dirty`` says the
+    person knows, and tether's own check of the files it writes still applies)."""
     binding = _binding(project)
     record = binding.record
     if record.kind == COPIER:
@@ -202,7 +208,7 @@ def check_template_update(
                     f"template {record.src} uses {', '.join(unsafe)}, which run programs: "
                     "pass --trust if you trust it (nothing was changed)"
                 )
-    if not resuming and not dry_run:
+    if not resuming and not dry_run and not allow_dirty:
         _refuse_dirty_tree(project)
     if not dry_run:
         # tether's folder is a local cache and journal: git never shows it as a change.

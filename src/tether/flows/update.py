@@ -441,6 +441,7 @@ def prepare_update(request: UpdateRequest) -> PreparedUpdate | UpdateReport:
             latest,
             unfinished is not None,
             request.dry_run,
+            request.git.allow_dirty,
         )
     off = regions_off_switch(request.options.no_regions, project.profile.no_regions_variable)
     regions = plan_regions(baseline.manifest(), latest.manifest, off is not None)
