@@ -25,6 +25,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import resource
 import shutil
 import statistics
 import subprocess
@@ -55,12 +56,26 @@ def environment(work: Path) -> dict[str, str]:
     return env
 
 
-def run(argv: list[str], env: dict[str, str], cwd: Path | None = None) -> float:
+# CPU seconds (user + system) of every process a command started and waited for, summed
+# per scenario beside the wall times: on a shared machine the wall time of a run swings
+# with other people's load, its CPU time far less.
+CPU: dict[str, list[float]] = {}
+
+
+def _children_cpu() -> float:
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
+
+
+def run(argv: list[str], env: dict[str, str], cwd: Path | None = None, label: str = "") -> float:
+    cpu = _children_cpu()
     start = time.perf_counter()
     done = subprocess.run(argv, env=env, cwd=cwd, capture_output=True, text=True)
     elapsed = time.perf_counter() - start
     if done.returncode not in (0, 4):
         raise SystemExit(f"{' '.join(argv)} failed ({done.returncode}):\n{done.stderr[-2000:]}")
+    if label:
+        CPU.setdefault(label, []).append(_children_cpu() - cpu)
     return elapsed
 
 
@@ -182,24 +197,29 @@ def bench_copier(work: Path, files: int, rounds: int, env: dict[str, str]) -> di
                     str(scratch),
                 ],
                 env,
+                label="copier render",
             )
         )
         by_copier, by_tether = twins(project, work / "copier-twins")
         clear_cache(work)
         update = [tool("copier"), "update", "--defaults", "--skip-answered"]
-        times["copier-1"].append(run([*update, "--vcs-ref", "v2"], env, by_copier))
+        times["copier-1"].append(run([*update, "--vcs-ref", "v2"], env, by_copier, "copier-1"))
         times["tether-1"].append(
             run(
-                [*TETHER, "update", "--yes", "--no-branch", "--to", "v2", "-C", str(by_tether)], env
+                [*TETHER, "update", "--yes", "--no-branch", "--to", "v2", "-C", str(by_tether)],
+                env,
+                label="tether-1",
             )
         )
         assert tree(by_copier) == tree(by_tether), "copier and tether disagree (v1 → v2)"
         commit(by_copier, env, "v2")
         commit(by_tether, env, "v2")
-        times["copier-2"].append(run([*update, "--vcs-ref", "v3"], env, by_copier))
+        times["copier-2"].append(run([*update, "--vcs-ref", "v3"], env, by_copier, "copier-2"))
         times["tether-2"].append(
             run(
-                [*TETHER, "update", "--yes", "--no-branch", "--to", "v3", "-C", str(by_tether)], env
+                [*TETHER, "update", "--yes", "--no-branch", "--to", "v3", "-C", str(by_tether)],
+                env,
+                label="tether-2",
             )
         )
         assert tree(by_copier) == tree(by_tether), "copier and tether disagree (v2 → v3)"
@@ -212,7 +232,16 @@ def bench_cruft(work: Path, files: int, rounds: int, env: dict[str, str]) -> dic
     out = work / "cruft-out"
     out.mkdir()
     run(
-        [tool("cruft"), "create", "--no-input", "--checkout", first, "--output-dir", str(out), str(template)],
+        [
+            tool("cruft"),
+            "create",
+            "--no-input",
+            "--checkout",
+            first,
+            "--output-dir",
+            str(out),
+            str(template),
+        ],
         env,
     )
     project = out / "bench"
@@ -225,9 +254,15 @@ def bench_cruft(work: Path, files: int, rounds: int, env: dict[str, str]) -> dic
     for _round in range(rounds):
         by_cruft, by_tether = twins(project, work / "cruft-twins")
         clear_cache(work)
-        times["cruft"].append(run([tool("cruft"), "update", "--skip-apply-ask"], env, by_cruft))
+        times["cruft"].append(
+            run([tool("cruft"), "update", "--skip-apply-ask"], env, by_cruft, "cruft update")
+        )
         times["tether"].append(
-            run([*TETHER, "update", "--yes", "--no-branch", "-C", str(by_tether)], env)
+            run(
+                [*TETHER, "update", "--yes", "--no-branch", "-C", str(by_tether)],
+                env,
+                label="tether (cruft)",
+            )
         )
         assert tree(by_cruft) == tree(by_tether), "cruft and tether disagree"
     return {name: median(values) for name, values in times.items()}
@@ -263,11 +298,15 @@ def bench_fleet(
 
         def sequential() -> None:
             for name in names:
-                run([*update, "--vcs-ref", "v2"], env, fleet / "copier" / name)
+                run([*update, "--vcs-ref", "v2"], env, fleet / "copier" / name, "20 copier updates")
 
         times["copier"].append(timed(sequential))
         times["tether"].append(
-            run([*TETHER, "fleet", "update", "--yes", "--isolate", "none", "--to", "v2"], env)
+            run(
+                [*TETHER, "fleet", "update", "--yes", "--isolate", "none", "--to", "v2"],
+                env,
+                label="tether fleet update",
+            )
         )
         for name in names:
             assert tree(fleet / "copier" / name) == tree(fleet / "tether" / name)
@@ -304,6 +343,7 @@ def main(argv: list[str] | None = None) -> int:
         shutil.rmtree(work, ignore_errors=True)
     for scenario, figures in results.items():
         print(scenario, json.dumps({k: round(v, 2) for k, v in figures.items()}))
+    print("cpu seconds", json.dumps({k: round(sum(v), 2) for k, v in CPU.items()}))
     if "copier" in results:
         c = results["copier"]
         print(

@@ -8,6 +8,7 @@ answers), and find the commit to update to. Imported only when such a project is
 from __future__ import annotations
 
 import contextlib
+import functools
 import io
 import os
 import shutil
@@ -34,11 +35,17 @@ def _cookiecutter() -> Any:
     return cookiecutter
 
 
+@functools.lru_cache(maxsize=1)
 def renderer_version() -> str:
-    from importlib.metadata import version
+    """cookiecutter's version, from its installed metadata: a cached render needs no
+    import of cookiecutter."""
+    from importlib.metadata import PackageNotFoundError, version
 
-    _cookiecutter()
-    return f"{RENDERER}-{version('cookiecutter')}"
+    try:
+        return f"{RENDERER}-{version('cookiecutter')}"
+    except PackageNotFoundError:
+        _cookiecutter()  # says how to install it
+        raise
 
 
 def _location(src: str) -> str:
