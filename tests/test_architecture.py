@@ -97,7 +97,6 @@ NOT_YET_MOVED = {
     "gh.py",
     "pattern_child.py",
     "syntax_child.py",
-    "templates/render.py",
 }
 # Modules that start processes, and the `os` functions that start or signal them.
 PROCESS_STARTING_MODULES = {"subprocess", "multiprocessing", "pty", "concurrent.futures.process"}

@@ -6,16 +6,17 @@ in, so two renders in one process run one after the other: ``cache.ONE_RENDER``)
 from __future__ import annotations
 
 import json
-import os
-import subprocess
 import sys
 from dataclasses import asdict
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from tether.errors import TetherError
 from tether.templates.cache import cached_render, entry_exists, render_key
 from tether.templates.records import COPIER, TemplateRecord, answers_digest
+
+if TYPE_CHECKING:
+    from tether.process import Running
 
 
 def _copier_key(record: TemplateRecord, ref: str, answers: dict[str, Any]) -> str:
@@ -88,51 +89,35 @@ def render_record(
 
 def render_ahead(
     record: TemplateRecord, ref: str, answers: dict[str, Any], trust: bool
-) -> subprocess.Popen[bytes] | None:
+) -> Running | None:
     """Start the render in a child process unless it is cached; None when there is nothing
     to start. The child only fills the cache: whatever it does, the caller renders in its
     own process afterwards when the entry is still missing (and reports that error)."""
+    from tether import process
+
     try:
         if entry_exists(render_key_of(record, ref, answers)):
             return None
     except TetherError:
         return None
     spec = {"record": _record_document(record), "ref": ref, "answers": answers, "trust": trust}
-    return _start(spec)
-
-
-def _start(spec: dict[str, Any]) -> subprocess.Popen[bytes]:
-    child = subprocess.Popen(
+    return process.start(
         [sys.executable, "-m", "tether.templates.render"],
-        stdin=subprocess.PIPE,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-        env={**os.environ, "GIT_TERMINAL_PROMPT": "0"},
+        timeout=None,  # as long as the render the caller would otherwise do itself
+        input=json.dumps(spec, default=str).encode(),
     )
-    assert child.stdin is not None
-    try:
-        child.stdin.write(json.dumps(spec, default=str).encode())
-        child.stdin.close()
-    except OSError:  # the child died at once: the caller renders itself
-        pass
-    return child
 
 
-def finish(child: subprocess.Popen[bytes] | None) -> None:
+def finish(child: Running | None) -> None:
     """Wait for a render started ahead (its outcome is in the cache, or not)."""
     if child is not None:
-        child.wait()
+        child.finish()
 
 
-def stop(child: subprocess.Popen[bytes] | None) -> None:
-    """The caller gives up (an error, Ctrl-C): end the child it started."""
-    if child is not None and child.poll() is None:
-        child.terminate()
-        try:
-            child.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            child.kill()
-            child.wait()
+def stop(child: Running | None) -> None:
+    """The caller gives up (an error, Ctrl-C): end the child and its group now."""
+    if child is not None:
+        child.stop()
 
 
 def _record_document(record: TemplateRecord) -> dict[str, Any]:
