@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from fixtures.deps.kit import project, registry_file, run_json, setup_cli
+from fixtures.deps.kit import project, registry_file, run_cli, run_json, setup_cli
 from fixtures.deps.loopback import FIXTURES, LoopbackRegistry
 from tether.deps.engines import engine_declared
 
@@ -158,3 +158,18 @@ def test_override_families_are_not_consulted_at_engines(
         == "pnpm@10.11.0"
     )
     assert not list(projects.parent.rglob("override-ran"))
+
+
+def test_engines_ask_no_conflict_question_and_a_precision_is_no_split(
+    projects: Path, server: LoopbackRegistry
+) -> None:
+    """Every locus takes the run's one target, so the engines level has no conflict to
+    decide: on a terminal the only question is the confirmation. ``22`` and ``v22.16.0``
+    are the same target written at their own precision: the row does not split."""
+    code, out, err = run_cli(*engines(projects, server, "apply"), stdin="c\n")
+    assert code == 0 and out.rstrip().endswith("Cancelled. No files modified.")
+    assert "conflicting targets" not in err and "Override" not in err
+    assert "Conflict policy: use-max-where-possible (no conflicting package)" in err
+    [node] = [line for line in err.splitlines() if line.startswith("| node")]
+    assert node.split(" | ")[:2] == ["| node", "22.16.0"]
+    assert "per-project targets" not in err

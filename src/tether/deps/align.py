@@ -154,7 +154,9 @@ def _package(scan: ScanResult, members: list[Resolved]) -> PackagePlan | None:
         within = _within_level(dialect, occurrence.min_version, best, scan.level)
         planned.append(PlannedOccurrence(resolved, admits_max=admitted, within_level=within))
     package = PackagePlan(first.ecosystem, first.name, first.catalog, planned, proposed)
-    package.conflict = any(_in_conflict(p, best) for p in planned)
+    # At the engines level every locus converges to the run's one target (or stays above
+    # it): there is no range to admit and so no conflict to decide.
+    package.conflict = scan.level != "engines" and any(_in_conflict(p, best) for p in planned)
     return package
 
 

@@ -228,17 +228,26 @@ def _moving(package: Doc) -> bool:
 
 
 def _version(shown: str) -> str:
-    return str(_OPERATOR.sub("", shown))
+    return str(_OPERATOR.sub("", shown)).removeprefix("v")
+
+
+def _same_target(shown: str, proposed: str) -> bool:
+    """``shown`` writes ``proposed`` (any operator, ``v`` or not, at its own precision: an
+    engine pin ``22`` next to ``22.16.0`` is the same target, not a split)."""
+    version = _version(shown)
+    parts = version.split(".")
+    return version == proposed or ".".join(proposed.split(".")[: len(parts)]) == version
 
 
 def _targets_by_version(package: Doc) -> dict[str, list[Doc]]:
-    """Occurrences at the proposed version (any operator) under "", the rest by what they
-    write."""
+    """Occurrences at the proposed version (any operator, any precision) under "", the rest
+    by what they write."""
     proposed = _version(package["proposed_target"])
     groups: dict[str, list[Doc]] = {}
     for occurrence in _moving_occurrences(package):
         shown = occurrence["effective_target"]
-        groups.setdefault("" if _version(shown) == proposed else shown, []).append(occurrence)
+        key = "" if _same_target(shown, proposed) else shown
+        groups.setdefault(key, []).append(occurrence)
     return groups
 
 
