@@ -234,3 +234,30 @@ def test_a_workspace_root_above_the_projects_repository_is_never_edited_in_isola
     assert sorted(p.name for p in src.iterdir() if "tether" in p.name) == []
     assert git(web, "branch", "--format=%(refname:short)") == "main\n"
     assert calls(record) == []
+
+
+def test_members_of_one_workspace_share_one_install(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, server: LoopbackRegistry
+) -> None:
+    """Two registered packages of one pnpm workspace: both are edited, and the workspace's
+    install runs once, at its root, after the last of them (the stand-in pnpm records each
+    call). Each member's owed install is settled by that one install."""
+    from tether.deps.owed import OWED_FILE
+
+    setup_cli(monkeypatch, tmp_path)
+    record = stand_in(tmp_path, monkeypatch, "pnpm")
+    web = pnpm_workspace(tmp_path / "mono")
+    other = web.parent / "other"
+    reg = registry_file(tmp_path / "projects.json", {"web": web, "other": other})
+    code, doc = run_json(
+        *deps(reg, server, "apply", "--level", "minor", "--yes", "--isolate", "none")
+    )
+    assert code == 0, doc
+    top = (tmp_path / "mono").resolve()
+    assert calls(record) == [{"argv": ["install", "--no-frozen-lockfile"], "cwd": str(top)}]
+    steps = {p["name"]: [s["step"] for s in p["steps"]] for p in doc["applied"]}
+    assert steps == {"web": ["edit"], "other": ["edit", "install"]}
+    assert [p["install_with"] for p in doc["applied"]] == ["other", None]
+    assert json.loads((other / "package.json").read_text())["dependencies"] == {"beta": "0.3.1"}
+    assert "alpha: ^1.2.3" in (tmp_path / "mono" / "pnpm-workspace.yaml").read_text()
+    assert not list((tmp_path / "state").rglob(OWED_FILE))

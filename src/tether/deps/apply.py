@@ -93,6 +93,17 @@ class ProjectWork:
     workspace: str = "."
     owed: list[list[str]] = field(default_factory=list)  # installs an earlier run owes
     overrides: list[BoundOverride] = field(default_factory=list)
+    # Members of one workspace share one install, run by the last of them in registry order:
+    # ``install_with`` names that member (None: the project runs its own), and the member
+    # that runs it ``covers`` the others (its install is theirs too).
+    install_with: str | None = None
+    covers: list[ProjectWork] = field(default_factory=list)
+
+    @property
+    def install_root(self) -> Path:
+        """The folder the install runs in: the workspace root (the project itself when it
+        is its own root)."""
+        return Path(os.path.normpath(self.root / self.workspace)).resolve()
 
 
 @dataclass
@@ -192,7 +203,23 @@ def works_from_plan(
     for name, work in works.items():
         work.overrides = commands_for(list(bound), name)
         work.owed = [list(c) for c in (owed or {}).get(name, ())]
-    return [w for w in works.values() if w.bumps or w.overrides or w.owed]
+    kept = [w for w in works.values() if w.bumps or w.overrides or w.owed]
+    _share_installs(kept)
+    return kept
+
+
+def _share_installs(works: Sequence[ProjectWork]) -> None:
+    """Registered packages of one workspace install once, after the last of them is
+    edited: the lockfile is the workspace root's, and an install per member would rewrite
+    it again for each."""
+    groups: dict[tuple[Path, str | None], list[ProjectWork]] = {}
+    for work in works:
+        groups.setdefault((work.install_root, work.package_manager), []).append(work)
+    for members in groups.values():
+        *earlier, last = members
+        for work in earlier:
+            work.install_with = last.name
+            last.covers.append(work)
 
 
 def apply_projects(
@@ -384,6 +411,11 @@ def _apply_locked(
     for override in work.overrides:
         if not _run(result, f"override:{override.entry.id}", override.argv(), root, log, options):
             return
+    if work.install_with is not None and installs:
+        _say(log, f"== install: with {work.install_with} (one install for the workspace)")
+        result.state = "applied"
+        _say(log, "== result: applied, install owed until it runs")
+        return
     for argv in installs:
         ran = _run(result, "install", argv, workspace, log, options)
         records.steps.append(
@@ -394,8 +426,9 @@ def _apply_locked(
                 result.error = f"{PENDING} ({result.error})"
             return
     if installs:
-        records.owed.settled(work.name, work.root)
-        records.steps.append(steps.OWED_SETTLED, work.name)
+        for settled in (work, *work.covers):
+            records.owed.settled(settled.name, settled.root)
+            records.steps.append(steps.OWED_SETTLED, settled.name)
     result.state = "applied"
     _say(log, "== result: applied")
 
@@ -433,7 +466,9 @@ def isolation_target(options: ApplyOptions) -> Target:
 
 def install_commands(work: ProjectWork, options: ApplyOptions) -> list[list[str]]:
     """One install per ecosystem the bumps touched, and any install an earlier run owes;
-    none for override-only projects."""
+    none for override-only projects. A member whose install another runs owes these until
+    that one succeeds; the member that runs it runs its own and those of every member it
+    covers."""
     if not options.install or options.level == "engines":
         return []
     commands = list(work.owed)
@@ -441,6 +476,8 @@ def install_commands(work: ProjectWork, options: ApplyOptions) -> list[list[str]
         commands.append(INSTALL[work.package_manager])
     if any(b.ecosystem == "pypi" for b in work.bumps) and work.python_tool in PYTHON_LOCK:
         commands.append(PYTHON_LOCK[work.python_tool])
+    for member in work.covers:
+        commands += install_commands(member, options)
     return [list(c) for c in dict.fromkeys(tuple(c) for c in commands)]
 
 

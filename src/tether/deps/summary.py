@@ -35,6 +35,7 @@ def _project(result: ProjectResult) -> Doc:
         "files": result.files,
         "steps": [s.to_json() for s in result.steps],
         "log": str(result.log),
+        "install_with": work.install_with,
     }
 
 

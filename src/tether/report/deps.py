@@ -91,7 +91,10 @@ def _applied(applied: list[Doc]) -> list[str]:
         return []
     lines = ["", f"## Applied projects ({len(applied)})"]
     for project in applied:
-        lines.append(f"- {project['name']}")
+        shared = (
+            f" (installed with {project['install_with']})" if project.get("install_with") else ""
+        )
+        lines.append(f"- {project['name']}{shared}")
         for bump in project["bumps"][:LIST_CAP]:
             lines.append(f"  - {bump_line(bump)}")
         lines += _more(project["bumps"], "  ")
