@@ -83,7 +83,7 @@ def start_review(
 ) -> str:
     """Begin the member's review round: ``audit scope`` captures the digest it starts on
     (a second call returns the first capture)."""
-    code, doc = audit_json(capsys, "scope", "--root", str(repo), "--member", member, *extra)
+    code, doc = audit_json(capsys, "scope", "-C", str(repo), "--member", member, *extra)
     assert code == 0, doc
     return str(doc["scope_digest"])
 
@@ -103,7 +103,7 @@ def write_report(
         capsys,
         "findings",
         "write",
-        "--root",
+        "-C",
         str(repo),
         "--member",
         member,

@@ -44,7 +44,7 @@ def finding(severity: str, line: int = 2) -> dict[str, Any]:
 
 
 def scope(capsys: pytest.CaptureFixture[str], repo: Path, *extra: str) -> dict[str, Any]:
-    code, doc = audit_json(capsys, "scope", "--root", str(repo), "--member", "shell", *extra)
+    code, doc = audit_json(capsys, "scope", "-C", str(repo), "--member", "shell", *extra)
     assert code == 0, doc
     return dict(doc)
 
@@ -55,7 +55,7 @@ def clear(
     code, doc = audit_json(
         capsys,
         "clear",
-        "--root",
+        "-C",
         str(repo),
         "--member",
         "shell",
@@ -112,7 +112,7 @@ def test_a_report_written_over_a_dirty_tree_never_clears_after_a_revert(
     scope(capsys, repo)
     # The operator fixes the file in the working tree only; the review reads those bytes.
     write(repo, {"scripts/b.sh": "#!/bin/bash\nset -e\necho b\n"})
-    code, report = audit_json(capsys, "shell", "--root", str(repo), "--member", "shell")
+    code, report = audit_json(capsys, "shell", "-C", str(repo), "--member", "shell")
     assert code == 0 and report["findings"] == []
     sidecar = write_report(capsys, repo, findings=report["findings"])
     written = json.loads((repo / sidecar["written"]).read_text())
@@ -122,7 +122,7 @@ def test_a_report_written_over_a_dirty_tree_never_clears_after_a_revert(
     assert code == 1 and markers(repo) == []
     assert "uncommitted" in str(result["withheld"])
     # A fresh review of the committed bytes is what clears (or here, withholds) HEAD.
-    code, report = audit_json(capsys, "shell", "--root", str(repo), "--member", "shell")
+    code, report = audit_json(capsys, "shell", "-C", str(repo), "--member", "shell")
     assert code == 3 and {f["finding_class"] for f in report["findings"]} >= {"bash32/assoc-array"}
     write_report(capsys, repo, findings=report["findings"])
     code, result = clear(capsys, repo)
@@ -234,7 +234,7 @@ MEMBER = "code-audit-maintainer-shell"
 
 def gaia_digest(capsys: pytest.CaptureFixture[str], repo: Path) -> str:
     code, out, err = audit(
-        capsys, "digest", "--root", str(repo), "--profile", "gaia", "--member", MEMBER
+        capsys, "digest", "-C", str(repo), "--profile", "gaia", "--member", MEMBER
     )
     assert code == 0, err
     return out.strip()
@@ -276,7 +276,7 @@ def test_a_clearance_anchors_the_review_base_only_under_its_gaia_version(
     repo = make_repo(
         tmp_path, monkeypatch, GAIA_BASE, {".gaia/scripts/run.sh": "#!/bin/bash\necho 2\n"}
     )
-    args = ["--root", str(repo), "--profile", "gaia", "--member", MEMBER]
+    args = ["-C", str(repo), "--profile", "gaia", "--member", MEMBER]
     code, first = audit_json(capsys, "scope", *args)
     assert code == 0 and first["review_base"]["reason"] == "no-anchor"
     write_report(capsys, repo, MEMBER, "--profile", "gaia")
@@ -321,7 +321,7 @@ def test_a_branch_that_only_deletes_a_suite_is_not_nothing_to_review(
     assert doc["files"] == [] and doc["deleted"] == ["tests/a.bats"]
     assert doc["branch"]["deleted"] == ["tests/a.bats"]  # the member runs
     code, report = audit_json(
-        capsys, "shell", "--root", str(repo), "--member", "shell", "--base", "main"
+        capsys, "shell", "-C", str(repo), "--member", "shell", "--base", "main"
     )
     assert report["deleted"] == ["tests/a.bats"]
     (dropped,) = report["findings"]
@@ -329,7 +329,7 @@ def test_a_branch_that_only_deletes_a_suite_is_not_nothing_to_review(
     assert dropped["severity"] == "warning" and dropped["path"] == "tests/a.bats"
     assert "2 @test" in dropped["failure_mode"]
     assert code == 0  # a warning: it withholds the clearance, not the shell run
-    _, out, _ = audit(capsys, "shell", "--root", str(repo), "--member", "shell", "--base", "main")
+    _, out, _ = audit(capsys, "shell", "-C", str(repo), "--member", "shell", "--base", "main")
     assert "deleted: tests/a.bats" in out and "bats/deleted-suite" in out
 
 
@@ -368,7 +368,7 @@ def test_diff_only_keeps_a_finding_the_branch_made_on_an_untouched_line(
     )
     touched = git(repo, "diff", "-U0", "main", "HEAD")
     assert '+  [[ "$output" == hi ]]' not in touched  # the diff never names that line
-    args = ["shell", "--root", str(repo), "--member", "shell", "--base", "main"]
+    args = ["shell", "-C", str(repo), "--member", "shell", "--base", "main"]
     code, report = audit_json(capsys, *args, "--diff-only")
     hollow = {
         f["line"]: f["severity"]
@@ -386,7 +386,7 @@ def test_a_dirty_check_that_cannot_run_withholds_never_reads_clean(
     write_report(capsys, repo)
     (repo / ".git" / "index").write_bytes(b"not an index")  # git status cannot run
     code, out, err = audit(
-        capsys, "clear", "--root", str(repo), "--member", "shell", "--provenance", "earned"
+        capsys, "clear", "-C", str(repo), "--member", "shell", "--provenance", "earned"
     )
     assert code == 1 and out == "" and err.count("\n") == 1
     assert markers(repo) == []
@@ -405,13 +405,13 @@ def test_every_audit_command_leaves_the_audited_tree_byte_identical(
 
     before = snapshot()
     scope(capsys, repo)
-    assert audit(capsys, "shell", "--root", str(repo), "--member", "shell")[0] == 3
-    assert audit(capsys, "shell", "--root", str(repo), "--base", "main", "--diff-only")[0] == 3
+    assert audit(capsys, "shell", "-C", str(repo), "--member", "shell")[0] == 3
+    assert audit(capsys, "shell", "-C", str(repo), "--base", "main", "--diff-only")[0] == 3
     write_report(capsys, repo, findings=[finding("error")])
-    assert audit(capsys, "digest", "--root", str(repo), "--member", "shell")[0] == 0
+    assert audit(capsys, "digest", "-C", str(repo), "--member", "shell")[0] == 0
     assert clear(capsys, repo)[0] == 1
     assert clear(capsys, repo, provenance="refused")[0] == 0
-    assert audit(capsys, "gate", "--root", str(repo))[0] == 3
+    assert audit(capsys, "gate", "-C", str(repo))[0] == 3
     assert snapshot() == before
 
 
@@ -428,7 +428,7 @@ def test_the_ledger_keeps_each_members_entries_and_never_decides_a_verdict(
     for member in ("shell", "docs"):
         scope(capsys, repo, "--member", member)
         write_report(capsys, repo, member, findings=[{**finding("error"), "title": member}])
-        argv = ["clear", "--root", str(repo), "--member", member, "--provenance", "refused"]
+        argv = ["clear", "-C", str(repo), "--member", member, "--provenance", "refused"]
         assert audit_json(capsys, *argv)[0] == 0
     (ledger,) = (repo / ".tether/audit").glob("*.rerun.json")
     fix = commit(repo, "fix", {"scripts/b.sh": "echo fixed\n"})
@@ -459,28 +459,28 @@ def test_the_gate_waits_for_the_members_the_whole_branch_dispatches(
         {**BASE, ".tether/audit.yml": roster, "docs/a.md": "a\n"},
         {"scripts/b.sh": "echo b\n"},  # a shell-only branch dispatches shell alone
     )
-    code, doc = audit_json(capsys, "gate", "--root", str(repo), "--trailer")
+    code, doc = audit_json(capsys, "gate", "-C", str(repo), "--trailer")
     states = {m["member"]: m["state"] for m in doc["members"]}
     assert code == 3 and states == {"shell": "pending", "docs": "not-dispatched"}
     scope(capsys, repo)
     write_report(capsys, repo)
     assert clear(capsys, repo)[0] == 0
-    code, doc = audit_json(capsys, "gate", "--root", str(repo), "--trailer")
+    code, doc = audit_json(capsys, "gate", "-C", str(repo), "--trailer")
     assert code == 0 and doc["cleared"] is True
     assert [line.split(":")[0] for line in doc["trailers"]] == ["shell-Audit"]
-    code, out, _ = audit(capsys, "gate", "--root", str(repo))
+    code, out, _ = audit(capsys, "gate", "-C", str(repo))
     assert "docs: not-dispatched" in out
     # Named members are awaited whatever the branch changed.
-    assert audit_json(capsys, "gate", "--root", str(repo), "--members", "shell,docs")[0] == 3
+    assert audit_json(capsys, "gate", "-C", str(repo), "--members", "shell,docs")[0] == 3
     # A refusal blocks even for a member the branch does not dispatch.
     scope(capsys, repo, "--member", "docs")
     write_report(capsys, repo, "docs")
-    argv = ["clear", "--root", str(repo), "--member", "docs", "--provenance", "refused"]
+    argv = ["clear", "-C", str(repo), "--member", "docs", "--provenance", "refused"]
     assert audit_json(capsys, *argv)[0] == 0
-    assert audit_json(capsys, "gate", "--root", str(repo))[0] == 3
+    assert audit_json(capsys, "gate", "-C", str(repo))[0] == 3
     # An edit to the gate machinery (the roster) dispatches every member.
     commit(repo, "roster", {".tether/audit.yml": roster + "# reviewed by both\n"})
-    code, doc = audit_json(capsys, "gate", "--root", str(repo))
+    code, doc = audit_json(capsys, "gate", "-C", str(repo))
     states = {m["member"]: m["state"] for m in doc["members"]}
     assert code == 3 and states == {"shell": "pending", "docs": "pending"}
 
@@ -521,7 +521,7 @@ def test_an_in_file_allow_needs_a_reason_and_is_listed_never_hidden(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
     repo = make_repo(tmp_path, monkeypatch, BASE, {"tests/a.bats": SUPPRESSED_SUITE})
-    code, report = audit_json(capsys, "shell", "--root", str(repo), "tests/a.bats")
+    code, report = audit_json(capsys, "shell", "-C", str(repo), "tests/a.bats")
     hollow = {
         f["line"]: (f["severity"], (f.get("suppressed") or {}).get("reason"))
         for f in report["findings"]
@@ -546,7 +546,7 @@ def test_an_in_file_allow_needs_a_reason_and_is_listed_never_hidden(
     ]
     assert invalid == [(18, "warning")]
     assert code == 3 and report["counts"]["suppressed"] == 2
-    _, out, _ = audit(capsys, "shell", "--root", str(repo), "tests/a.bats")
+    _, out, _ = audit(capsys, "shell", "-C", str(repo), "tests/a.bats")
     assert "tests/a.bats:6: suggestion [bats/hollow-assertion]" in out
     assert "(allowed: bats >= 1.5 runs this on bash 5 only)" in out
     assert "2 allowed in the file" in out
@@ -622,7 +622,7 @@ def test_a_suite_is_read_against_its_previous_version(
         tmp_path, monkeypatch, {**BASE, "tests/a.bats": SUITE_BEFORE}, {"tests/a.bats": SUITE_AFTER}
     )
     code, report = audit_json(
-        capsys, "shell", "--root", str(repo), "--member", "shell", "--base", "main"
+        capsys, "shell", "-C", str(repo), "--member", "shell", "--base", "main"
     )
     against = {
         (f["finding_class"], f["line"]): f["title"]
@@ -646,7 +646,7 @@ def test_a_suite_is_read_against_its_previous_version(
     )
     assert code == 0  # warnings: they withhold the clearance until fixed or acknowledged
     # Without a base there is no previous version to read against.
-    _, report = audit_json(capsys, "shell", "--root", str(repo), "tests/a.bats")
+    _, report = audit_json(capsys, "shell", "-C", str(repo), "tests/a.bats")
     assert not [f for f in report["findings"] if f["finding_class"] == "bats/dropped-test"]
 
 
@@ -663,7 +663,7 @@ def test_the_report_has_its_sections_and_cross_remit_findings_never_gate(
         BASE,
         {"scripts/b.sh": HOLLOW_AT_HEAD, "docs/tool.sh": tool},  # docs/ is nobody's here
     )
-    argv = ["shell", "--root", str(repo), "--member", "shell", "scripts/b.sh", "docs/tool.sh"]
+    argv = ["shell", "-C", str(repo), "--member", "shell", "scripts/b.sh", "docs/tool.sh"]
     code, report = audit_json(capsys, *argv)
     assert {f["path"] for f in report["findings"]} == {"scripts/b.sh"}
     assert {f["path"] for f in report["cross_remit"]} == {"docs/tool.sh"}
@@ -745,7 +745,7 @@ def test_declarative_files_are_read_for_what_their_change_loosens(
         ".gaia/token-rates.json": RATES.replace("DAY", "2020-01-31"),
     }
     repo = make_repo(tmp_path, monkeypatch, base, branch)
-    args = ["shell", "--root", str(repo), "--profile", "gaia", "--member", MEMBER]
+    args = ["shell", "-C", str(repo), "--profile", "gaia", "--member", MEMBER]
     code, report = audit_json(capsys, *args, "--base", "main")
     assert code == 0  # warnings: they withhold the clearance until fixed or acknowledged
     titles = {(f["path"], f["finding_class"], f["title"]) for f in report["findings"]}
@@ -783,7 +783,7 @@ def test_declarative_files_are_read_for_what_their_change_loosens(
     _, report = audit_json(
         capsys,
         "shell",
-        "--root",
+        "-C",
         str(repo2),
         "--profile",
         "gaia",

@@ -53,7 +53,7 @@ def test_a_hook_registered_in_settings_is_audited_as_a_hook(
             ".claude/settings.json": json.dumps(SETTINGS),
         },
     )
-    code, doc = audit_json(capsys, "shell", "--root", str(repo), "--profile", "gaia", "tools")
+    code, doc = audit_json(capsys, "shell", "-C", str(repo), "--profile", "gaia", "tools")
     assert code == 3
     hooks = {f["path"]: f["hook"] for f in doc["files"]}
     assert hooks == {"tools/guard.sh": True, "tools/other.sh": False}
@@ -69,7 +69,7 @@ def test_broken_settings_json_is_an_error_naming_the_file(
     repo = make_repo(
         tmp_path, monkeypatch, {"a.sh": "echo ok\n", ".claude/settings.json": "{not json"}
     )
-    code, out, err = audit(capsys, "shell", "--root", str(repo), "a.sh")
+    code, out, err = audit(capsys, "shell", "-C", str(repo), "a.sh")
     assert code == 1
     assert ".claude/settings.json: cannot read the hook registrations" in err
     assert out == ""
@@ -87,7 +87,7 @@ def test_findings_name_the_bats_suites_that_pin_the_script(
             "test/unrelated.bats": '@test "x" {\n  run true\n  [ "$status" -eq 0 ]\n}\n',
         },
     )
-    code, doc = audit_json(capsys, "shell", "--root", str(repo), "scripts/verdict.sh")
+    code, doc = audit_json(capsys, "shell", "-C", str(repo), "scripts/verdict.sh")
     assert code == 0  # warnings only
     date_d = [f for f in doc["findings"] if f["finding_class"] == "portability/date-d"]
     assert [f["linked_tests"] for f in date_d] == [["test/verdict.bats"]]
@@ -101,20 +101,20 @@ def test_a_folder_is_expanded_and_a_missing_or_empty_one_is_an_error(
         monkeypatch,
         {"scripts/a.sh": SCRIPT, "scripts/deep/b.sh": SCRIPT, "scripts/readme.md": "# x\n"},
     )
-    code, doc = audit_json(capsys, "shell", "--root", str(repo), "scripts")
+    code, doc = audit_json(capsys, "shell", "-C", str(repo), "scripts")
     assert [f["path"] for f in doc["files"]] == ["scripts/a.sh", "scripts/deep/b.sh"]
     assert code == 0  # date -d is a warning
 
-    code, _, err = audit(capsys, "shell", "--root", str(repo), "nowhere")
+    code, _, err = audit(capsys, "shell", "-C", str(repo), "nowhere")
     assert (code, err.strip()) == (2, "tether: nowhere: no such file or folder")
 
     (repo / "empty").mkdir()
     (repo / "empty" / "untracked.sh").write_text(SCRIPT)
-    code, out, err = audit(capsys, "shell", "--root", str(repo), "empty")
+    code, out, err = audit(capsys, "shell", "-C", str(repo), "empty")
     assert (code, out) == (1, "")
     assert "empty: no tracked files in this folder" in err
     commit(repo, "track it", {})
-    code, doc = audit_json(capsys, "shell", "--root", str(repo), "empty")
+    code, doc = audit_json(capsys, "shell", "-C", str(repo), "empty")
     assert [f["path"] for f in doc["files"]] == ["empty/untracked.sh"]
 
 
@@ -150,7 +150,7 @@ def test_a_registered_hook_whose_script_is_gone_is_an_error_and_other_files_are_
         ".claude/hooks/guards/bash.sh": "#!/bin/bash\nexit 0\n",
     }
     repo = make_repo(tmp_path, monkeypatch, base, moved)
-    args = ["shell", "--root", str(repo), "--remit", ".claude/**", "--base", "main"]
+    args = ["shell", "-C", str(repo), "--remit", ".claude/**", "--base", "main"]
     code, doc = audit_json(capsys, *args)
     (missing,) = [f for f in doc["findings"] if f["finding_class"] == "hook/missing-script"]
     assert code == 3 and missing["severity"] == "error"
@@ -159,9 +159,9 @@ def test_a_registered_hook_whose_script_is_gone_is_an_error_and_other_files_are_
     assert doc["deleted"] == [".claude/hooks/guard.sh"]
     # The rules page is in the remit, and no lens reads it: said, never skipped (the
     # settings file is read as policy).
-    _, doc = audit_json(capsys, "shell", "--root", str(repo), "--remit", ".claude/**")
+    _, doc = audit_json(capsys, "shell", "-C", str(repo), "--remit", ".claude/**")
     assert doc["not_analysed"] == [".claude/rules/shell.md"]
-    _, out, _ = audit(capsys, "shell", "--root", str(repo), "--remit", ".claude/**")
+    _, out, _ = audit(capsys, "shell", "-C", str(repo), "--remit", ".claude/**")
     assert "not analysed (no lens reads it): .claude/rules/shell.md" in out
     # Registering the new path fixes it.
     settings["hooks"]["PreToolUse"][0]["hooks"][0]["command"] = (
@@ -204,12 +204,12 @@ def test_the_callers_of_a_changed_library_or_hook_are_listed(
         ".claude/hooks/guard.sh": "#!/bin/bash\nexit 2\n",
     }
     repo = make_repo(tmp_path, monkeypatch, base, branch)
-    _, doc = audit_json(capsys, "shell", "--root", str(repo), "--base", "main")
+    _, doc = audit_json(capsys, "shell", "-C", str(repo), "--base", "main")
     assert doc["callers"] == {
         ".claude/hooks/guard.sh": [".claude/settings.json"],
         "scripts/lib/common.sh": [".github/workflows/ci.yml", "scripts/a.sh", "scripts/b.sh"],
     }
-    _, out, _ = audit(capsys, "shell", "--root", str(repo), "--base", "main")
+    _, out, _ = audit(capsys, "shell", "-C", str(repo), "--base", "main")
     assert (
         "callers of scripts/lib/common.sh (read them against its new contract): "
         ".github/workflows/ci.yml, scripts/a.sh, scripts/b.sh" in out

@@ -42,7 +42,7 @@ def repo(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 
 
 def digest(capsys: pytest.CaptureFixture[str], repo: Path, member: str = "shell") -> str:
-    code, out, _ = audit(capsys, "digest", "--root", str(repo), "--member", member)
+    code, out, _ = audit(capsys, "digest", "-C", str(repo), "--member", member)
     assert code == 0
     return out.strip()
 
@@ -66,13 +66,13 @@ def clear(
 ) -> tuple[int, dict[str, object]]:
     start_review(capsys, repo)
     write_report(capsys, repo)
-    return audit_json(capsys, "clear", "--root", str(repo), "--member", "shell", *extra)
+    return audit_json(capsys, "clear", "-C", str(repo), "--member", "shell", *extra)
 
 
 def gate(
     capsys: pytest.CaptureFixture[str], repo: Path, members: str = "shell"
 ) -> tuple[int, dict[str, object]]:
-    return audit_json(capsys, "gate", "--root", str(repo), "--members", members)
+    return audit_json(capsys, "gate", "-C", str(repo), "--members", members)
 
 
 def test_digest_is_stable_across_an_empty_commit_and_rotated_by_an_owned_edit(
@@ -103,7 +103,7 @@ def test_digest_covers_mode_and_json_lists_the_files(
     (repo / "scripts/a.sh").chmod(0o755)
     commit(repo, "mode")
     assert digest(capsys, repo) != before
-    _, doc = audit_json(capsys, "digest", "--root", str(repo), "--member", "shell")
+    _, doc = audit_json(capsys, "digest", "-C", str(repo), "--member", "shell")
     assert doc["files"] == [".tether/audit.yml", "gate/check.sh", "scripts/a.sh", "scripts/b.sh"]
     assert doc["head"] == git(repo, "rev-parse", "HEAD")
 
@@ -154,12 +154,12 @@ def test_gate_with_several_members_needs_every_one_cleared(
     start_review(capsys, repo, "docs")
     write_report(capsys, repo, "docs")
     assert (
-        audit_json(
-            capsys, "clear", "--root", str(repo), "--member", "docs", "--provenance", "earned"
-        )[0]
+        audit_json(capsys, "clear", "-C", str(repo), "--member", "docs", "--provenance", "earned")[
+            0
+        ]
         == 0
     )
-    code, out, _ = audit(capsys, "gate", "--root", str(repo))  # default: the roster's members
+    code, out, _ = audit(capsys, "gate", "-C", str(repo))  # default: the roster's members
     assert code == 0 and "shell: cleared" in out and "docs: cleared" in out
 
 
@@ -170,14 +170,14 @@ def test_earned_never_replaces_a_refusal_silently(
     before = markers(repo)
     start_review(capsys, repo)  # a new round on the refused content
     code, _, err = audit(
-        capsys, "clear", "--root", str(repo), "--member", "shell", "--provenance", "earned"
+        capsys, "clear", "-C", str(repo), "--member", "shell", "--provenance", "earned"
     )
     assert code == 1 and "--supersede-refusal" in err
     assert markers(repo) == before
     code, _, _ = audit(
         capsys,
         "clear",
-        "--root",
+        "-C",
         str(repo),
         "--member",
         "shell",
@@ -225,7 +225,7 @@ def test_a_crash_between_the_two_supersede_steps_fails_safe(
     code, _, _ = audit(
         capsys,
         "clear",
-        "--root",
+        "-C",
         str(repo),
         "--member",
         "shell",
@@ -238,7 +238,7 @@ def test_a_crash_between_the_two_supersede_steps_fails_safe(
     current = digest(capsys, repo)
     assert markers(repo) == [f"{current}.shell.ok", f"{current}.shell.refused"]
     monkeypatch.setattr(tether.audit.clearance, "_remove_refusal", original)
-    code, doc = audit_json(capsys, "gate", "--root", str(repo), "--members", "shell")
+    code, doc = audit_json(capsys, "gate", "-C", str(repo), "--members", "shell")
     assert code == 3 and doc["members"][0]["state"] == "refused"
 
 
@@ -268,7 +268,7 @@ def test_dirty_in_scope_files_withhold_everything(
         assert result["dirty"] == ["gate/new.sh", "scripts/a.sh"]
     assert markers(repo) == []
     code, out, _ = audit(
-        capsys, "clear", "--root", str(repo), "--member", "shell", "--provenance", "earned"
+        capsys, "clear", "-C", str(repo), "--member", "shell", "--provenance", "earned"
     )
     assert code == 1 and "dirty: scripts/a.sh" in out
     write(repo, {"scripts/a.sh": "echo a\n", "gate/new.sh": None, "README.md": "dirty, outside\n"})
@@ -278,7 +278,7 @@ def test_dirty_in_scope_files_withhold_everything(
 def test_ad_hoc_member_and_unreadable_clearance(
     repo: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    args = ["--root", str(repo), "--remit", "scripts/*.sh", "--member", "adhoc"]
+    args = ["-C", str(repo), "--remit", "scripts/*.sh", "--member", "adhoc"]
     start_review(capsys, repo, "adhoc", "--remit", "scripts/*.sh")
     write_report(capsys, repo, "adhoc", "--remit", "scripts/*.sh")
     assert audit_json(capsys, "clear", *args, "--provenance", "earned")[0] == 0
@@ -289,6 +289,5 @@ def test_ad_hoc_member_and_unreadable_clearance(
     code, doc = audit_json(capsys, "gate", *args)
     assert code == 3 and doc["members"][0]["note"] == "clearance marker unreadable"
     assert (
-        audit(capsys, "clear", "--root", str(repo), "--remit", "x", "--provenance", "earned")[0]
-        == 2
+        audit(capsys, "clear", "-C", str(repo), "--remit", "x", "--provenance", "earned")[0] == 2
     )  # an ad hoc remit needs --member to name it

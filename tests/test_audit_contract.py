@@ -50,9 +50,7 @@ def repo(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 
 def clear(capsys: pytest.CaptureFixture[str], repo: Path, *extra: str) -> tuple[int, Any]:
     start_review(capsys, repo)
-    return audit_json(
-        capsys, "clear", "--root", str(repo), "--member", "shell", "--provenance", *extra
-    )
+    return audit_json(capsys, "clear", "-C", str(repo), "--member", "shell", "--provenance", *extra)
 
 
 def audit_files(repo: Path, suffix: str) -> list[str]:
@@ -115,7 +113,7 @@ def test_no_sidecar_is_written_in_ci(
     source.write_text("[]")
     monkeypatch.setenv(variable, "true")
     base = git(repo, "rev-parse", "main")
-    args = ["--root", str(repo), "--member", "shell", "--base", base, "--findings", str(source)]
+    args = ["-C", str(repo), "--member", "shell", "--base", base, "--findings", str(source)]
     code, doc = audit_json(capsys, "findings", "write", *args)
     assert (code, doc["written"]) == (0, None)
     assert doc["declined"] == "CI run (CI or GITHUB_ACTIONS is set)"
@@ -135,7 +133,7 @@ def test_a_clearance_needs_the_sidecar_for_its_digest(
     assert clear(capsys, repo, "earned")[0] == 0
     for sidecar in (repo / ".tether" / "audit").glob("*.findings.json"):
         sidecar.unlink()  # the report is lost: the marker alone must not clear the gate
-    code, doc = audit_json(capsys, "gate", "--root", str(repo), "--members", "shell")
+    code, doc = audit_json(capsys, "gate", "-C", str(repo), "--members", "shell")
     assert code == 3
     assert doc["members"][0]["state"] == "pending"
     assert doc["members"][0]["note"].startswith("lost report")
@@ -190,7 +188,7 @@ def test_the_rerun_ledger_records_what_the_last_round_fixed(
     assert [(f["title"], f["fixed_in"]) for f in doc["fixed_last_round"]] == [("first", fix)]
     write_report(capsys, repo, findings=[{**finding("second"), "line": 7}])
     code, out, _ = audit(
-        capsys, "clear", "--root", str(repo), "--member", "shell", "--provenance", "refused"
+        capsys, "clear", "-C", str(repo), "--member", "shell", "--provenance", "refused"
     )
     assert "  remaining: scripts/a.sh:7 second" in out
     assert "  fixed last round: scripts/a.sh:1 first" in out
@@ -208,7 +206,7 @@ def test_the_rerun_ledger_records_what_the_last_round_fixed(
 def test_gate_prints_the_member_trailer_only_when_cleared(
     repo: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    args = ["--root", str(repo), "--members", "shell", "--trailer"]
+    args = ["-C", str(repo), "--members", "shell", "--trailer"]
     code, doc = audit_json(capsys, "gate", *args)
     assert (code, doc["trailers"]) == (3, [])
     write_report(capsys, repo)

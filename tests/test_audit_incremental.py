@@ -23,7 +23,7 @@ def repo(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 
 
 def scope(capsys: pytest.CaptureFixture[str], repo: Path, *extra: str) -> dict[str, object]:
-    code, doc = audit_json(capsys, "scope", "--root", str(repo), "--member", "shell", *extra)
+    code, doc = audit_json(capsys, "scope", "-C", str(repo), "--member", "shell", *extra)
     assert code == 0, doc
     return doc
 
@@ -36,7 +36,7 @@ def test_without_an_anchor_the_base_is_the_fork_point(
     assert doc["review_base"] == {"sha": fork, "reason": "no-anchor", "anchor_tree": ""}
     assert doc["key_base"] == fork
     assert doc["files"] == ["scripts/a.sh"]
-    code, out, _ = audit(capsys, "digest", "--root", str(repo), "--member", "shell")
+    code, out, _ = audit(capsys, "digest", "-C", str(repo), "--member", "shell")
     assert (code, doc["scope_digest"]) == (0, out.strip())
 
 
@@ -81,7 +81,7 @@ def test_no_default_branch_is_exit_1(
 ) -> None:
     repo = make_repo(tmp_path, monkeypatch, BASE, {"scripts/a.sh": "echo 2\n"})
     git(repo, "branch", "-q", "-m", "main", "trunk")
-    code, out, err = audit(capsys, "scope", "--root", str(repo), "--member", "shell")
+    code, out, err = audit(capsys, "scope", "-C", str(repo), "--member", "shell")
     assert (code, out) == (1, "")
     assert "cannot resolve the full base: no default branch" in err
 
@@ -89,7 +89,7 @@ def test_no_default_branch_is_exit_1(
 def test_no_shared_history_is_exit_1(repo: Path, capsys: pytest.CaptureFixture[str]) -> None:
     git(repo, "checkout", "-q", "--orphan", "island")
     commit(repo, "unrelated", {"scripts/x.sh": "echo x\n"})
-    code, out, err = audit(capsys, "scope", "--root", str(repo), "--member", "shell")
+    code, out, err = audit(capsys, "scope", "-C", str(repo), "--member", "shell")
     assert (code, out) == (1, "")
     assert "HEAD shares no history with main" in err
 
@@ -104,7 +104,7 @@ def test_the_no_anchor_form_of_anchor_tree_is_accepted(
         capsys,
         "findings",
         "write",
-        "--root",
+        "-C",
         str(repo),
         "--member",
         "shell",
@@ -128,6 +128,6 @@ def _earn(capsys: pytest.CaptureFixture[str], repo: Path) -> None:
     start_review(capsys, repo)
     write_report(capsys, repo)
     code, doc = audit_json(
-        capsys, "clear", "--root", str(repo), "--member", "shell", "--provenance", "earned"
+        capsys, "clear", "-C", str(repo), "--member", "shell", "--provenance", "earned"
     )
     assert code == 0, doc

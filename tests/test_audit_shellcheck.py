@@ -165,7 +165,7 @@ def test_shell_command_end_to_end(
         {"test/a.bats": BATS_BASE, "docs/readme.md": "# docs\n"},
         {"test/a.bats": BATS_BRANCH, ".husky/pre-commit": "npm test\n", "docs/readme.md": "x\n"},
     )
-    code, doc = audit_json(capsys, "shell", "--root", str(repo), "--base", "main", "--jobs", "3")
+    code, doc = audit_json(capsys, "shell", "-C", str(repo), "--base", "main", "--jobs", "3")
     assert code == 3
     assert doc["tools"]["shellcheck"]["version"] == real_shellcheck.version
     assert doc["tools"]["shfmt"]["version"]
@@ -184,7 +184,7 @@ def test_shell_command_end_to_end(
     code, doc = audit_json(
         capsys,
         "shell",
-        "--root",
+        "-C",
         str(repo),
         "--base",
         "main",
@@ -203,7 +203,7 @@ def test_shell_command_end_to_end(
     assert all(entry["cached"] for entry in doc["files"])  # the first run filled the cache
 
     # Human output names each finding and the versions that ran.
-    code, out, _ = audit(capsys, "shell", "--root", str(repo), "test/a.bats")
+    code, out, _ = audit(capsys, "shell", "-C", str(repo), "test/a.bats")
     assert "test/a.bats:8: error [bats/hollow-assertion]" in out
     assert f"shellcheck {real_shellcheck.version}" in out
 
@@ -214,7 +214,7 @@ def test_shell_without_shellcheck_never_reads_clean(
     repo = make_repo(tmp_path, monkeypatch, {"a.sh": "#!/bin/sh\necho ok\n"})
     tools = Toolset(Tool("shellcheck"), default_tools().shfmt)
     monkeypatch.setattr(tether.audit.tools, "default_tools", lambda: tools)
-    code, doc = audit_json(capsys, "shell", "--root", str(repo))
+    code, doc = audit_json(capsys, "shell", "-C", str(repo))
     assert code == 3
     assert [f["title"] for f in doc["findings"]] == [
         "cannot analyse this file: shellcheck not available"
@@ -225,9 +225,9 @@ def test_shell_usage_errors(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
     repo = make_repo(tmp_path, monkeypatch, {"a.sh": "echo ok\n"})
-    assert audit(capsys, "shell", "--root", str(repo), "--diff-only")[0] == 2
-    assert audit(capsys, "shell", "--root", str(repo), "--jobs", "0")[0] == 2
-    assert audit(capsys, "shell", "--root", str(repo), "../outside.sh")[0] == 2
+    assert audit(capsys, "shell", "-C", str(repo), "--diff-only")[0] == 2
+    assert audit(capsys, "shell", "-C", str(repo), "--jobs", "0")[0] == 2
+    assert audit(capsys, "shell", "-C", str(repo), "../outside.sh")[0] == 2
 
 
 def test_shell_reports_dirty_in_scope_files(
@@ -237,7 +237,7 @@ def test_shell_reports_dirty_in_scope_files(
     tools = Toolset(fake_shellcheck(tmp_path, "echo '{\"comments\": []}'\n"), default_tools().shfmt)
     monkeypatch.setattr(tether.audit.tools, "default_tools", lambda: tools)
     write(repo, {"b.sh": "echo changed\n"})
-    code, doc = audit_json(capsys, "shell", "--root", str(repo), "--base", "main")
+    code, doc = audit_json(capsys, "shell", "-C", str(repo), "--base", "main")
     assert code == 0
     assert doc["dirty"] == ["b.sh"]
     assert [f["path"] for f in doc["files"]] == ["b.sh"]
@@ -259,13 +259,13 @@ def test_a_husky_hook_gets_posix_advice_never_bash_advice(
     # pipefail advice do not apply; what POSIX sh lacks is shellcheck's -s sh to say.
     hook = 'branch=$(git branch --show-current)\nlower=${branch,,}\necho "$lower" | wc -c\n'
     repo = make_repo(tmp_path, monkeypatch, {"README.md": "x\n"}, {".husky/pre-push": hook})
-    code, doc = audit_json(capsys, "shell", "--root", str(repo), "--base", "main")
+    code, doc = audit_json(capsys, "shell", "-C", str(repo), "--base", "main")
     classes = {f["finding_class"] for f in doc["findings"]}
     assert [(f["path"], f["dialect"]) for f in doc["files"]] == [(".husky/pre-push", "sh")]
     assert not {c for c in classes if c.startswith(("bash32/", "discipline/"))}
     assert "shellcheck/SC3059" in classes  # case modification is undefined in POSIX sh
     # The same lines in a bash script do get the bash 3.2 and errexit advice.
     commit(repo, "bash", {"scripts/lower.sh": "#!/bin/bash\n" + hook})
-    code, doc = audit_json(capsys, "shell", "--root", str(repo), "scripts/lower.sh")
+    code, doc = audit_json(capsys, "shell", "-C", str(repo), "scripts/lower.sh")
     classes = {f["finding_class"] for f in doc["findings"]}
     assert code == 3 and {"bash32/case-modification", "discipline/no-errexit"} <= classes

@@ -160,7 +160,6 @@ CANONICAL: dict[str, Meaning] = {
 # "DIR" is the positional project folder (``tether init DIR``).
 DEPRECATED_SPELLINGS: dict[str, set[str]] = {
     "DIR": {"-C"},
-    "--root": {"-C"},
     "--target": {"-C"},
     "--dir": {"-C"},
     "--version": {"--to"},
@@ -326,6 +325,10 @@ def test_every_command_of_the_table_is_parsed() -> None:
 REMOVED_SPELLINGS: dict[tuple[str, str], str] = {
     ("update", "--pr"): "commit the update, then run 'tether pr'",
     ("fleet update", "--pr"): "commit in each project, then run 'tether pr' there",
+    **{
+        (f"audit {command}", "--root"): "use -C DIR"
+        for command in ("scope", "shell", "findings write", "digest", "clear", "gate")
+    },
 }
 
 
@@ -396,11 +399,11 @@ def parse(*argv: str) -> dict[str, object]:
             ("init", "--source", "S", "--to", "1.0"),
         ),
         (
-            ("audit", "scope", "--root", "r", "--base", "main"),
+            ("audit", "scope", "-C", "r", "--base", "main"),
             ("audit", "scope", "-C", "r", "--base-ref", "main"),
         ),
         (
-            ("audit", "findings", "write", "--root", "r", "--member", "m", "--base", "abc"),
+            ("audit", "findings", "write", "-C", "r", "--member", "m", "--base", "abc"),
             ("audit", "findings", "write", "--project", "r", "--member", "m", "--base-ref", "abc"),
         ),
         (("audit", "shell", "--base", "main"), ("audit", "shell", "--base-ref", "main")),
@@ -534,7 +537,7 @@ def test_audit_scope_old_and_new_spellings_give_the_same_document(tmp_path: Path
     git(repo, "add", "-A")
     git(repo, "commit", "-qm", "change")
     new = run_tether("audit", "scope", "--json", "-C", str(repo), "--base-ref", "main")
-    old = run_tether("audit", "scope", "--json", "--root", str(repo), "--base", "main")
+    old = run_tether("audit", "scope", "--json", "-C", str(repo), "--base", "main")
     assert new.returncode == 0, new.stderr
     assert json.loads(new.stdout) == json.loads(old.stdout)
     assert json.loads(new.stdout)["files"] == ["s/a.sh", "s/new.sh"]

@@ -256,7 +256,7 @@ AUDIT = ("--remit", "*.sh", "--member", "shell")
 def audit_marker_fifo(w: dict[str, Path]) -> None:
     """A FIFO where the clearance marker of the current digest would be."""
     digest = subprocess.run(
-        [*TETHER, "audit", "digest", "--root", str(w["project"]), *AUDIT],
+        [*TETHER, "audit", "digest", "-C", str(w["project"]), *AUDIT],
         capture_output=True,
         text=True,
         check=True,
@@ -327,8 +327,8 @@ def commands(w: dict[str, Path]) -> list[list[str]]:
         ["update", "--abandon", "-C", project],
         ["refresh", "--yes", "-C", project],
         ["reapply", "--patches", str(w["tmp"] / "patches"), "--target", project],
-        ["audit", "shell", "--root", project],
-        ["audit", "gate", "--root", project, *AUDIT],
+        ["audit", "shell", "-C", project],
+        ["audit", "gate", "-C", project, *AUDIT],
         ["deps", "scan", "--level", "patch", "--registry", registry, "--npm-registry", npm],
         ["fleet", "status", "--registry", registry],
         ["fleet", "update", "--yes", "--registry", registry],

@@ -45,7 +45,7 @@ def resolve_root(option: str | None) -> Path:
     if option is not None and not option.strip():
         # An empty root must never stand for "wherever this runs": `git -C ""` and
         # `cd ""` both quietly resolve the ambient tree and review the wrong checkout.
-        raise UsageError("--root '' is empty; name the checkout's top folder")
+        raise UsageError("-C '' is empty; name the checkout's top folder")
     start = Path(option) if option else Path.cwd()
     top = git.work_tree_top(start)
     if top is None:

@@ -18,6 +18,7 @@ from tether.cli.common import (
     add_json,
     add_option,
     add_project_dir,
+    add_removed,
     jobs,
     print_json,
     verbose_line,
@@ -28,10 +29,10 @@ from tether.errors import Exit, UsageError
 def _add_root(parser: argparse.ArgumentParser) -> None:
     add_project_dir(
         parser,
-        deprecated=("--root",),
         positional=False,
         help="the checkout's top folder (default: the checkout around the current folder)",
     )
+    add_removed(parser, "--root", "use -C DIR")
     parser.add_argument(
         "--profile",
         choices=("native", "gaia"),
