@@ -4,7 +4,7 @@ corpus  runs the lenses over tests/fixtures/audit/corpus and prints, per file an
         total, the planted problems, how many were detected, missed, and the false
         positives (errors or warnings on lines nothing was planted on).
 perf    builds a repository whose branch changes 500 shell files (hooks, scripts and bats
-        suites made from the corpus), then times ``tether audit shell --base main`` with a
+        suites made from the corpus), then times ``tether audit shell --base-ref main`` with a
         cold result cache and again warm. Targets: cold < 20 s, warm < 2 s.
 """
 
@@ -84,8 +84,8 @@ def _build(repo: Path) -> None:
 
 def _time_audit(repo: Path, cache: Path) -> tuple[float, float]:
     """(wall seconds, CPU seconds of the audit and every program it ran)."""
-    command = [sys.executable, "-m", "tether", "audit", "shell", "--root", str(repo)]
-    command += ["--base", "main", "--hooks", "hooks/**", "--cache-dir", str(cache), "--json"]
+    command = [sys.executable, "-m", "tether", "audit", "shell", "-C", str(repo)]
+    command += ["--base-ref", "main", "--hooks", "hooks/**", "--cache-dir", str(cache), "--json"]
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     started = time.perf_counter()
     result = subprocess.run(command, capture_output=True, check=False)

@@ -107,7 +107,7 @@ def write_report(
         str(repo),
         "--member",
         member,
-        "--base",
+        "--base-ref",
         base,
         "--findings",
         str(source),

@@ -321,7 +321,7 @@ def test_a_branch_that_only_deletes_a_suite_is_not_nothing_to_review(
     assert doc["files"] == [] and doc["deleted"] == ["tests/a.bats"]
     assert doc["branch"]["deleted"] == ["tests/a.bats"]  # the member runs
     code, report = audit_json(
-        capsys, "shell", "-C", str(repo), "--member", "shell", "--base", "main"
+        capsys, "shell", "-C", str(repo), "--member", "shell", "--base-ref", "main"
     )
     assert report["deleted"] == ["tests/a.bats"]
     (dropped,) = report["findings"]
@@ -329,7 +329,7 @@ def test_a_branch_that_only_deletes_a_suite_is_not_nothing_to_review(
     assert dropped["severity"] == "warning" and dropped["path"] == "tests/a.bats"
     assert "2 @test" in dropped["failure_mode"]
     assert code == 0  # a warning: it withholds the clearance, not the shell run
-    _, out, _ = audit(capsys, "shell", "-C", str(repo), "--member", "shell", "--base", "main")
+    _, out, _ = audit(capsys, "shell", "-C", str(repo), "--member", "shell", "--base-ref", "main")
     assert "deleted: tests/a.bats" in out and "bats/deleted-suite" in out
 
 
@@ -368,7 +368,7 @@ def test_diff_only_keeps_a_finding_the_branch_made_on_an_untouched_line(
     )
     touched = git(repo, "diff", "-U0", "main", "HEAD")
     assert '+  [[ "$output" == hi ]]' not in touched  # the diff never names that line
-    args = ["shell", "-C", str(repo), "--member", "shell", "--base", "main"]
+    args = ["shell", "-C", str(repo), "--member", "shell", "--base-ref", "main"]
     code, report = audit_json(capsys, *args, "--diff-only")
     hollow = {
         f["line"]: f["severity"]
@@ -406,7 +406,7 @@ def test_every_audit_command_leaves_the_audited_tree_byte_identical(
     before = snapshot()
     scope(capsys, repo)
     assert audit(capsys, "shell", "-C", str(repo), "--member", "shell")[0] == 3
-    assert audit(capsys, "shell", "-C", str(repo), "--base", "main", "--diff-only")[0] == 3
+    assert audit(capsys, "shell", "-C", str(repo), "--base-ref", "main", "--diff-only")[0] == 3
     write_report(capsys, repo, findings=[finding("error")])
     assert audit(capsys, "digest", "-C", str(repo), "--member", "shell")[0] == 0
     assert clear(capsys, repo)[0] == 1
@@ -622,7 +622,7 @@ def test_a_suite_is_read_against_its_previous_version(
         tmp_path, monkeypatch, {**BASE, "tests/a.bats": SUITE_BEFORE}, {"tests/a.bats": SUITE_AFTER}
     )
     code, report = audit_json(
-        capsys, "shell", "-C", str(repo), "--member", "shell", "--base", "main"
+        capsys, "shell", "-C", str(repo), "--member", "shell", "--base-ref", "main"
     )
     against = {
         (f["finding_class"], f["line"]): f["title"]
@@ -746,7 +746,7 @@ def test_declarative_files_are_read_for_what_their_change_loosens(
     }
     repo = make_repo(tmp_path, monkeypatch, base, branch)
     args = ["shell", "-C", str(repo), "--profile", "gaia", "--member", MEMBER]
-    code, report = audit_json(capsys, *args, "--base", "main")
+    code, report = audit_json(capsys, *args, "--base-ref", "main")
     assert code == 0  # warnings: they withhold the clearance until fixed or acknowledged
     titles = {(f["path"], f["finding_class"], f["title"]) for f in report["findings"]}
     assert {

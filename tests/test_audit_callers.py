@@ -150,7 +150,7 @@ def test_a_registered_hook_whose_script_is_gone_is_an_error_and_other_files_are_
         ".claude/hooks/guards/bash.sh": "#!/bin/bash\nexit 0\n",
     }
     repo = make_repo(tmp_path, monkeypatch, base, moved)
-    args = ["shell", "-C", str(repo), "--remit", ".claude/**", "--base", "main"]
+    args = ["shell", "-C", str(repo), "--remit", ".claude/**", "--base-ref", "main"]
     code, doc = audit_json(capsys, *args)
     (missing,) = [f for f in doc["findings"] if f["finding_class"] == "hook/missing-script"]
     assert code == 3 and missing["severity"] == "error"
@@ -204,12 +204,12 @@ def test_the_callers_of_a_changed_library_or_hook_are_listed(
         ".claude/hooks/guard.sh": "#!/bin/bash\nexit 2\n",
     }
     repo = make_repo(tmp_path, monkeypatch, base, branch)
-    _, doc = audit_json(capsys, "shell", "-C", str(repo), "--base", "main")
+    _, doc = audit_json(capsys, "shell", "-C", str(repo), "--base-ref", "main")
     assert doc["callers"] == {
         ".claude/hooks/guard.sh": [".claude/settings.json"],
         "scripts/lib/common.sh": [".github/workflows/ci.yml", "scripts/a.sh", "scripts/b.sh"],
     }
-    _, out, _ = audit(capsys, "shell", "-C", str(repo), "--base", "main")
+    _, out, _ = audit(capsys, "shell", "-C", str(repo), "--base-ref", "main")
     assert (
         "callers of scripts/lib/common.sh (read them against its new contract): "
         ".github/workflows/ci.yml, scripts/a.sh, scripts/b.sh" in out

@@ -113,7 +113,7 @@ def test_no_sidecar_is_written_in_ci(
     source.write_text("[]")
     monkeypatch.setenv(variable, "true")
     base = git(repo, "rev-parse", "main")
-    args = ["-C", str(repo), "--member", "shell", "--base", base, "--findings", str(source)]
+    args = ["-C", str(repo), "--member", "shell", "--base-ref", base, "--findings", str(source)]
     code, doc = audit_json(capsys, "findings", "write", *args)
     assert (code, doc["written"]) == (0, None)
     assert doc["declined"] == "CI run (CI or GITHUB_ACTIONS is set)"

@@ -108,7 +108,7 @@ def test_the_no_anchor_form_of_anchor_tree_is_accepted(
         str(repo),
         "--member",
         "shell",
-        "--base",
+        "--base-ref",
         fork,
         "--review-base",
         fork,

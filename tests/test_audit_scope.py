@@ -39,7 +39,7 @@ def test_scope_is_the_three_dot_diff_filtered_by_the_remit(
     repo: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     code, doc = audit_json(
-        capsys, "scope", "-C", str(repo), "--base", "main", "--remit", "scripts/**/*.sh"
+        capsys, "scope", "-C", str(repo), "--base-ref", "main", "--remit", "scripts/**/*.sh"
     )
     assert code == 0
     assert doc["files"] == ["scripts/a.sh", "scripts/deep/new.sh"]
@@ -54,7 +54,7 @@ def test_scope_is_the_three_dot_diff_filtered_by_the_remit(
 def test_scope_without_remit_lists_every_change(
     repo: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    _, doc = audit_json(capsys, "scope", "-C", str(repo), "--base", "main")
+    _, doc = audit_json(capsys, "scope", "-C", str(repo), "--base-ref", "main")
     assert doc["files"] == ["docs/guide.md", "scripts/a.sh", "scripts/deep/new.sh"]
 
 
@@ -69,7 +69,7 @@ def test_dirty_in_scope_files_are_reported_and_never_enter_the_list(
             "docs/guide.md": "out of remit\n",
         },
     )
-    _, doc = audit_json(capsys, "scope", "-C", str(repo), "--base", "main", "--remit", "*.sh")
+    _, doc = audit_json(capsys, "scope", "-C", str(repo), "--base-ref", "main", "--remit", "*.sh")
     assert doc["files"] == ["scripts/a.sh", "scripts/deep/new.sh"]
     assert doc["dirty"] == ["scripts/a.sh", "scripts/untracked.sh"]
 
@@ -78,7 +78,7 @@ def test_branch_list_uses_the_default_branch_fork_point(
     repo: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     commit(repo, "second", {"scripts/deep/c.sh": "echo c2\n"})
-    _, doc = audit_json(capsys, "scope", "-C", str(repo), "--base", "HEAD~1", "--remit", "*.sh")
+    _, doc = audit_json(capsys, "scope", "-C", str(repo), "--base-ref", "HEAD~1", "--remit", "*.sh")
     assert doc["files"] == ["scripts/deep/c.sh"]
     assert doc["branch"]["files"] == ["scripts/a.sh", "scripts/deep/c.sh", "scripts/deep/new.sh"]
 
@@ -86,13 +86,13 @@ def test_branch_list_uses_the_default_branch_fork_point(
 def test_unresolvable_base_is_exit_1_never_an_empty_list(
     repo: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    code, out, err = audit(capsys, "scope", "-C", str(repo), "--base", "origin/nope")
+    code, out, err = audit(capsys, "scope", "-C", str(repo), "--base-ref", "origin/nope")
     assert code == 1
     assert out == ""
     assert "does not name a commit" in err
     git(repo, "checkout", "-q", "--orphan", "island")
     commit(repo, "unrelated", {"x.sh": "echo x\n"})
-    code, _, err = audit(capsys, "scope", "-C", str(repo), "--base", "feature")
+    code, _, err = audit(capsys, "scope", "-C", str(repo), "--base-ref", "feature")
     assert code == 1
     assert "no common ancestor" in err
 
@@ -100,20 +100,20 @@ def test_unresolvable_base_is_exit_1_never_an_empty_list(
 def test_root_must_be_a_checkout_root(
     repo: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    code, _, err = audit(capsys, "scope", "-C", str(repo / "scripts"), "--base", "main")
+    code, _, err = audit(capsys, "scope", "-C", str(repo / "scripts"), "--base-ref", "main")
     assert code == 2
     assert "not the top of a checkout" in err
     outside = tmp_path / "plain"
     outside.mkdir()
-    assert audit(capsys, "scope", "-C", str(outside), "--base", "main")[0] == 2
+    assert audit(capsys, "scope", "-C", str(outside), "--base-ref", "main")[0] == 2
     # Without -C the checkout around the current directory is used.
     monkeypatch.chdir(repo / "scripts")
-    code, doc = audit_json(capsys, "scope", "--base", "main", "--remit", "*.sh")
+    code, doc = audit_json(capsys, "scope", "--base-ref", "main", "--remit", "*.sh")
     assert code == 0 and doc["root"] == str(repo.resolve())
 
 
 def test_human_scope_output(repo: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    code, out, _ = audit(capsys, "scope", "-C", str(repo), "--base", "main", "--remit", "*.sh")
+    code, out, _ = audit(capsys, "scope", "-C", str(repo), "--base-ref", "main", "--remit", "*.sh")
     assert code == 0
     assert "in scope: 2" in out and "  scripts/deep/new.sh" in out and "deleted: 1" in out
 
@@ -124,13 +124,15 @@ def test_remit_file_and_roster_member(
     remit_file = tmp_path / "remit.txt"
     remit_file.write_text("# shell only\nscripts/deep/\n")
     _, doc = audit_json(
-        capsys, "scope", "-C", str(repo), "--base", "main", "--remit-file", str(remit_file)
+        capsys, "scope", "-C", str(repo), "--base-ref", "main", "--remit-file", str(remit_file)
     )
     assert doc["files"] == ["scripts/deep/new.sh"]
     write(repo, {".tether/audit.yml": "members:\n  - name: docs\n    globs: ['docs/**']\n"})
-    _, doc = audit_json(capsys, "scope", "-C", str(repo), "--base", "main", "--member", "docs")
+    _, doc = audit_json(capsys, "scope", "-C", str(repo), "--base-ref", "main", "--member", "docs")
     assert doc["member"] == "docs" and doc["files"] == ["docs/guide.md"]
-    code, _, err = audit(capsys, "scope", "-C", str(repo), "--base", "main", "--member", "nobody")
+    code, _, err = audit(
+        capsys, "scope", "-C", str(repo), "--base-ref", "main", "--member", "nobody"
+    )
     assert code == 1 and "no member 'nobody'" in err
 
 
@@ -198,7 +200,7 @@ def test_an_empty_root_is_a_usage_error_never_the_ambient_checkout(
 ) -> None:
     monkeypatch.chdir(repo)  # the checkout an empty root would silently stand for
     for argv in (
-        ["scope", "-C", "", "--base", "main"],
+        ["scope", "-C", "", "--base-ref", "main"],
         ["digest", "-C", " ", "--remit", "*.sh", "--member", "m"],
         ["shell", "-C", ""],
     ):
@@ -210,7 +212,7 @@ def test_an_empty_root_is_a_usage_error_never_the_ambient_checkout(
 @pytest.mark.parametrize(
     ("argv", "named"),
     [
-        (["scope", "--base", "main", "--remit", "scripts/[z-a].sh"], "--remit: invalid glob"),
+        (["scope", "--base-ref", "main", "--remit", "scripts/[z-a].sh"], "--remit: invalid glob"),
         (["shell", "--remit", "scripts\\"], "--remit: invalid glob 'scripts\\\\'"),
         (["digest", "--remit", "*.sh", "--member", "m", "--machinery", "!"], "--machinery"),
         (["shell", "--remit", "*.sh", "--hooks", "[z-a]"], "--hooks: invalid glob"),

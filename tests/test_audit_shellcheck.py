@@ -165,7 +165,7 @@ def test_shell_command_end_to_end(
         {"test/a.bats": BATS_BASE, "docs/readme.md": "# docs\n"},
         {"test/a.bats": BATS_BRANCH, ".husky/pre-commit": "npm test\n", "docs/readme.md": "x\n"},
     )
-    code, doc = audit_json(capsys, "shell", "-C", str(repo), "--base", "main", "--jobs", "3")
+    code, doc = audit_json(capsys, "shell", "-C", str(repo), "--base-ref", "main", "--jobs", "3")
     assert code == 3
     assert doc["tools"]["shellcheck"]["version"] == real_shellcheck.version
     assert doc["tools"]["shfmt"]["version"]
@@ -186,7 +186,7 @@ def test_shell_command_end_to_end(
         "shell",
         "-C",
         str(repo),
-        "--base",
+        "--base-ref",
         "main",
         "--diff-only",
         "--vocabulary",
@@ -237,7 +237,7 @@ def test_shell_reports_dirty_in_scope_files(
     tools = Toolset(fake_shellcheck(tmp_path, "echo '{\"comments\": []}'\n"), default_tools().shfmt)
     monkeypatch.setattr(tether.audit.tools, "default_tools", lambda: tools)
     write(repo, {"b.sh": "echo changed\n"})
-    code, doc = audit_json(capsys, "shell", "-C", str(repo), "--base", "main")
+    code, doc = audit_json(capsys, "shell", "-C", str(repo), "--base-ref", "main")
     assert code == 0
     assert doc["dirty"] == ["b.sh"]
     assert [f["path"] for f in doc["files"]] == ["b.sh"]
@@ -259,7 +259,7 @@ def test_a_husky_hook_gets_posix_advice_never_bash_advice(
     # pipefail advice do not apply; what POSIX sh lacks is shellcheck's -s sh to say.
     hook = 'branch=$(git branch --show-current)\nlower=${branch,,}\necho "$lower" | wc -c\n'
     repo = make_repo(tmp_path, monkeypatch, {"README.md": "x\n"}, {".husky/pre-push": hook})
-    code, doc = audit_json(capsys, "shell", "-C", str(repo), "--base", "main")
+    code, doc = audit_json(capsys, "shell", "-C", str(repo), "--base-ref", "main")
     classes = {f["finding_class"] for f in doc["findings"]}
     assert [(f["path"], f["dialect"]) for f in doc["files"]] == [(".husky/pre-push", "sh")]
     assert not {c for c in classes if c.startswith(("bash32/", "discipline/"))}

@@ -185,7 +185,7 @@ def test_base_comes_from_the_remotes_head_or_the_option(repo: Path, remote: Remo
     commit_update(repo)
     assert pr_json(repo)[0] == 0
     assert flag(remote.gh_calls()[-1], "--base") == "trunk"
-    assert pr_json(repo, "--base", "main", "--title", "Kit 1.2", "--body", "by hand")[0] == 0
+    assert pr_json(repo, "--base-ref", "main", "--title", "Kit 1.2", "--body", "by hand")[0] == 0
     create = remote.gh_calls()[-1]
     assert flag(create, "--base") == "main"
     assert flag(create, "--title") == "Kit 1.2" and flag(create, "--body") == "by hand"
@@ -196,7 +196,7 @@ def test_refusals_before_anything_happens(
 ) -> None:
     commit_update(repo)
     before = remote.branches()
-    assert call("pr", "--base", "nope", "-C", str(repo)) == 2
+    assert call("pr", "--base-ref", "nope", "-C", str(repo)) == 2
     assert "branch 'nope' exists neither here nor as origin/nope" in capsys.readouterr().err
     assert call("pr", "--remote", "upstream", "-C", str(repo)) == 1
     assert "no git remote named 'upstream'" in capsys.readouterr().err

@@ -193,7 +193,9 @@ def files(tmp_path: Path) -> dict[str, str]:
 
 
 def test_cli_preserved(files: dict[str, str], capsys: pytest.CaptureFixture[str]) -> None:
-    code = run_cli("--base", files["base"], "--ours", files["ours"], "--result", files["good"])
+    code = run_cli(
+        "--baseline", files["base"], "--current", files["ours"], "--result", files["good"]
+    )
     assert code == 0
     assert capsys.readouterr().out.startswith("preserved")
 
@@ -201,7 +203,9 @@ def test_cli_preserved(files: dict[str, str], capsys: pytest.CaptureFixture[str]
 def test_cli_reports_missing_lines(
     files: dict[str, str], capsys: pytest.CaptureFixture[str]
 ) -> None:
-    code = run_cli("--base", files["base"], "--ours", files["ours"], "--result", files["bad"])
+    code = run_cli(
+        "--baseline", files["base"], "--current", files["ours"], "--result", files["bad"]
+    )
     assert code == 3  # found something; 1 stays "could not check"
     out = capsys.readouterr().out
     assert "2: model: opus" in out
@@ -209,7 +213,15 @@ def test_cli_reports_missing_lines(
 
 
 def test_cli_json(files: dict[str, str], capsys: pytest.CaptureFixture[str]) -> None:
-    args = ("--base", files["base"], "--ours", files["ours"], "--result", files["bad"], "--json")
+    args = (
+        "--baseline",
+        files["base"],
+        "--current",
+        files["ours"],
+        "--result",
+        files["bad"],
+        "--json",
+    )
     assert run_cli(*args) == 3
     assert json.loads(capsys.readouterr().out) == {
         "schema_version": 1,
@@ -222,12 +234,12 @@ def test_cli_json(files: dict[str, str], capsys: pytest.CaptureFixture[str]) -> 
 def test_cli_names_an_unreadable_file(files: dict[str, str], tmp_path: Path) -> None:
     missing = str(tmp_path / "nope")
     with pytest.raises(TetherError) as missing_result:
-        run_cli("--base", files["base"], "--ours", files["ours"], "--result", missing)
+        run_cli("--baseline", files["base"], "--current", files["ours"], "--result", missing)
     assert str(missing_result.value) == (
         f"{missing}: cannot read the result file (No such file or directory)"
     )
     with pytest.raises(TetherError) as folder_as_baseline:
-        run_cli("--base", str(tmp_path), "--ours", files["ours"], "--result", files["good"])
+        run_cli("--baseline", str(tmp_path), "--current", files["ours"], "--result", files["good"])
     assert str(folder_as_baseline.value) == (
         f"{tmp_path}: cannot read the baseline file (Is a directory)"
     )
@@ -236,7 +248,7 @@ def test_cli_names_an_unreadable_file(files: dict[str, str], tmp_path: Path) -> 
 def test_tether_verify_end_to_end(
     files: dict[str, str], tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    common = ["verify", "--base", files["base"], "--ours", files["ours"]]
+    common = ["verify", "--baseline", files["base"], "--current", files["ours"]]
     assert main([*common, "--result", files["good"]]) == 0
     assert capsys.readouterr().out.startswith("preserved")
     assert main([*common, "--result", files["bad"], "--json"]) == 3

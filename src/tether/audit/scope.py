@@ -98,7 +98,7 @@ def resolve_merge_base(root: Path, base_ref: str) -> str:
     "nothing to review" to a gate.
     """
     if not base_ref.strip():
-        raise TetherError("--base is empty; name the branch or commit the review is against")
+        raise TetherError("--base-ref is empty; name the branch or commit the review is against")
     if not git.has_ref(root, base_ref):
         raise TetherError(
             f"base {base_ref!r} does not name a commit in {root}; fetch it "

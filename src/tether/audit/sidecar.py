@@ -171,7 +171,7 @@ def write_sidecar(
     if not base.strip():
         return SidecarResult(None, len(findings), "audit key unresolved (empty base)")
     if not _HEX.match(base):
-        raise UsageError(f"--base {base!r} is not a commit id")
+        raise UsageError(f"--base-ref {base!r} is not a commit id")
     branch = git.current_branch(root)
     if branch is None:
         return SidecarResult(None, len(findings), "audit key unresolved (detached HEAD)")

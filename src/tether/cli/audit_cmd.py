@@ -16,7 +16,6 @@ from typing import Any
 from tether.cli.common import (
     add_jobs,
     add_json,
-    add_option,
     add_project_dir,
     add_removed,
     jobs,
@@ -69,14 +68,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     scope = sub.add_parser("scope", help="files a branch changed, filtered by a remit")
     _add_root(scope)
     _add_remit(scope)
-    add_option(
-        scope,
+    scope.add_argument(
         "--base-ref",
-        deprecated=("--base",),
         dest="base_ref",
         metavar="REF",
         help="review against REF (default: the member's last clearance, else the fork point)",
     )
+    add_removed(scope, "--base", "use --base-ref REF")
 
     shell = sub.add_parser("shell", help="shellcheck and tether's lenses over in-scope shell")
     _add_root(shell)
@@ -84,14 +82,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     shell.add_argument(
         "paths", nargs="*", metavar="PATH", help="check these files only (relative to the root)"
     )
-    add_option(
-        shell,
+    shell.add_argument(
         "--base-ref",
-        deprecated=("--base",),
         dest="base_ref",
         metavar="REF",
         help="only files changed since the merge base with REF",
     )
+    add_removed(shell, "--base", "use --base-ref REF")
     shell.add_argument(
         "--diff-only",
         action="store_true",
@@ -121,15 +118,14 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     write = findings_sub.add_parser("write", help="validate and write a member's findings sidecar")
     _add_root(write)
     write.add_argument("--member", required=True, metavar="NAME")
-    add_option(
-        write,
+    write.add_argument(
         "--base-ref",
-        deprecated=("--base",),
         dest="base_ref",
         required=True,
         metavar="SHA",
         help="the audit key's base commit",
     )
+    add_removed(write, "--base", "use --base-ref SHA")
     write.add_argument("--findings", required=True, metavar="FILE", help="JSON array; - for stdin")
     write.add_argument("--review-base", metavar="SHA")
     write.add_argument("--base-reason", metavar="TOKEN")

@@ -4,18 +4,17 @@ from __future__ import annotations
 
 import argparse
 
-from tether.cli.common import add_json, add_option, add_project_dir, print_json, project_dir
+from tether.cli.common import add_json, add_project_dir, add_removed, print_json, project_dir
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    add_option(
-        parser,
+    parser.add_argument(
         "--base-ref",
-        deprecated=("--base",),
         dest="base_ref",
         metavar="BRANCH",
         help="the branch the pull request goes into (default: the remote's default branch)",
     )
+    add_removed(parser, "--base", "use --base-ref BRANCH")
     parser.add_argument(
         "--remote", default="origin", metavar="NAME", help="where to push (default: origin)"
     )

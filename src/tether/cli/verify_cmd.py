@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import argparse
 
-from tether.cli.common import add_json, add_option, print_json
+from tether.cli.common import add_json, add_removed, print_json
 from tether.engine.textmerge import TEXT_MERGE_MAX_BYTES
 from tether.engine.verify import verify_preserved
 from tether.errors import VERIFY_LINES_LOST, Exit
@@ -16,22 +16,12 @@ from tether.fsio import read_named_file
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    add_option(
-        parser,
-        "--baseline",
-        deprecated=("--base",),
-        required=True,
-        metavar="FILE",
-        help="the release's file as installed",
+    parser.add_argument(
+        "--baseline", required=True, metavar="FILE", help="the release's file as installed"
     )
-    add_option(
-        parser,
-        "--current",
-        deprecated=("--ours",),
-        required=True,
-        metavar="FILE",
-        help="the adopter's file",
-    )
+    parser.add_argument("--current", required=True, metavar="FILE", help="the adopter's file")
+    add_removed(parser, "--base", "use --baseline FILE")
+    add_removed(parser, "--ours", "use --current FILE")
     parser.add_argument("--result", required=True, metavar="FILE", help="the merged file to check")
     add_json(parser)
 

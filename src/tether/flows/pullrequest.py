@@ -128,7 +128,7 @@ def _locate(request: PullRequestRequest) -> _Where:
     if base is None:
         raise TetherError(
             f"{top}: cannot tell which branch the pull request goes into "
-            f"({request.remote}/HEAD is unknown and there is no main or master); pass --base"
+            f"({request.remote}/HEAD is unknown and there is no main or master); pass --base-ref"
         )
     if base == branch:
         raise TetherError(
@@ -145,7 +145,7 @@ def _base_ref(top: Path, request: PullRequestRequest, base: str) -> str:
     error = UsageError if request.base else TetherError
     raise error(
         f"{top}: branch {base!r} exists neither here nor as {request.remote}/{base} "
-        "(git fetch, or pass --base BRANCH)"
+        "(git fetch, or pass --base-ref BRANCH)"
     )
 
 
