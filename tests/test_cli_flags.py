@@ -160,7 +160,6 @@ CANONICAL: dict[str, Meaning] = {
 # "DIR" is the positional project folder (``tether init DIR``).
 DEPRECATED_SPELLINGS: dict[str, set[str]] = {
     "DIR": {"-C"},
-    "--target": {"-C"},
     "--dir": {"-C"},
     "--version": {"--to"},
 }
@@ -333,6 +332,7 @@ REMOVED_SPELLINGS: dict[tuple[str, str], str] = {
     ("pr", "--base"): "use --base-ref BRANCH",
     ("verify", "--base"): "use --baseline FILE",
     ("verify", "--ours"): "use --current FILE",
+    ("reapply", "--target"): "use -C DIR",
 }
 
 
@@ -402,7 +402,6 @@ def parse(*argv: str) -> dict[str, object]:
             ("init", "--source", "S", "--version", "1.0"),
             ("init", "--source", "S", "--to", "1.0"),
         ),
-        (("reapply", "--patches", "p", "--target", "t"), ("reapply", "--patches", "p", "-C", "t")),
         (("snapshot", "--dir", "d", "--out", "o"), ("snapshot", "-C", "d", "--out", "o")),
         (
             ("snapshot", "check", "--dir", "d", "--baseline", "b"),

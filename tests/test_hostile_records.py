@@ -725,7 +725,7 @@ def test_reapply_never_writes_into_git_or_tether_paths_a_patch_folder_lists(
     write_files(gsd.patches, {".git/hooks/pre-commit": HOOK, ".tether/lock": "x"})
     gsd.set_meta(files=[PLANNER, ".git/hooks/pre-commit", ".tether/lock"])
     capsys.readouterr()
-    code = call("reapply", "--patches", str(gsd.patches), "--target", str(gsd.target), "--json")
+    code = call("reapply", "--patches", str(gsd.patches), "-C", str(gsd.target), "--json")
     doc = json.loads(capsys.readouterr().out)
     reasons = {r["file"]: r["reason"] for r in doc["results"]}
     assert code == 1
@@ -743,7 +743,7 @@ def test_reapply_refuses_a_journal_run_id_it_does_not_make(
     write_files(gsd.target, {".tether/journal.jsonl.reapply": json.dumps(start) + "\n"})
     outside = outside_tree(tmp_path, gsd.target)
     capsys.readouterr()
-    argv = ("--patches", str(gsd.patches), "--target", str(gsd.target))
+    argv = ("--patches", str(gsd.patches), "-C", str(gsd.target))
     assert call("reapply", *argv) == 1
     assert "run id '../../../outside' is not one tether makes" in one_line_error(
         capsys.readouterr().err
@@ -779,7 +779,7 @@ def test_reapply_reads_a_backup_only_from_its_own_backup_folder(
     lines = [json.dumps({"run": run, "seq": n, **r}) for n, r in enumerate(records, 1)]
     write_files(gsd.target, {".tether/journal.jsonl.reapply": "\n".join(lines) + "\n"})
     capsys.readouterr()
-    argv = ("--patches", str(gsd.patches), "--target", str(gsd.target), "--json")
+    argv = ("--patches", str(gsd.patches), "-C", str(gsd.target), "--json")
     assert call("reapply", *argv) == 1
     [result] = json.loads(capsys.readouterr().out)["results"]
     assert "not in this run's backup folder" in result["reason"]
@@ -823,7 +823,7 @@ def test_reapply_does_not_append_to_a_journal_linked_out_of_the_target(
     (gsd.target / ".tether/journal.jsonl.reapply").symlink_to(tmp_path / "outside/notes.txt")
     outside = outside_tree(tmp_path, gsd.target)
     capsys.readouterr()
-    assert call("reapply", "--patches", str(gsd.patches), "--target", str(gsd.target)) == 1
+    assert call("reapply", "--patches", str(gsd.patches), "-C", str(gsd.target)) == 1
     assert ".tether/journal.jsonl.reapply: is a symbolic link" in one_line_error(
         capsys.readouterr().err
     )

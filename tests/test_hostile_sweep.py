@@ -326,7 +326,7 @@ def commands(w: dict[str, Path]) -> list[list[str]]:
         ["update", "--yes", "--delete-removed", "--no-branch", "--allow-dirty", "-C", project],
         ["update", "--abandon", "-C", project],
         ["refresh", "--yes", "-C", project],
-        ["reapply", "--patches", str(w["tmp"] / "patches"), "--target", project],
+        ["reapply", "--patches", str(w["tmp"] / "patches"), "-C", project],
         ["audit", "shell", "-C", project],
         ["audit", "gate", "-C", project, *AUDIT],
         ["deps", "scan", "--level", "patch", "--registry", registry, "--npm-registry", npm],

@@ -48,7 +48,7 @@ from tether.state.lock import ProjectLock
 
 
 def args(gsd: Any, *extra: str) -> list[str]:
-    return ["--patches", str(gsd.patches), "--target", str(gsd.target), *extra]
+    return ["--patches", str(gsd.patches), "-C", str(gsd.target), *extra]
 
 
 # --- baselines ---------------------------------------------------------------------------------

@@ -20,7 +20,7 @@ from tether.flows.reapply.cleanup import REMOVING_PREFIX
 
 
 def args(gsd: Gsd, *extra: str) -> list[str]:
-    return ["--patches", str(gsd.patches), "--target", str(gsd.target),
+    return ["--patches", str(gsd.patches), "-C", str(gsd.target),
             "--pristine", str(gsd.pristine), *extra]  # fmt: skip
 
 
@@ -87,7 +87,7 @@ def test_patches_named_by_their_config_folder_remove_only_the_patch_folder(
     saved = [*gsd.meta_files, "backup-meta.json"]
     code, doc = reapply_json(
         capsys,
-        "--patches", str(gsd.target), "--target", str(gsd.target),
+        "--patches", str(gsd.target), "-C", str(gsd.target),
         "--pristine", str(gsd.pristine), "--auto", "keep-mine", "--remove-backups",
     )  # fmt: skip
     assert code == 0, doc
@@ -135,7 +135,7 @@ def test_a_patch_folder_holding_the_install_is_kept(
     (gsd.patches / "backup-meta.json").rename(gsd.target / "backup-meta.json")
     before = gsd.read(PLANNER)
     code, doc = reapply_json(
-        capsys, "--patches", str(gsd.target), "--target", str(gsd.target), "--remove-backups"
+        capsys, "--patches", str(gsd.target), "-C", str(gsd.target), "--remove-backups"
     )
     assert code == 0, doc
     assert gsd.read(PLANNER) == before

@@ -43,7 +43,7 @@ def customised_install(tmp_path: Path) -> Path:
 
 def save(target: Path, patches: Path, *extra: str) -> int:
     return cli(
-        "--save", "--target", str(target), "--manifest", str(target / MANIFEST),
+        "--save", "-C", str(target), "--manifest", str(target / MANIFEST),
         "--patches", str(patches), *extra,
     )  # fmt: skip
 
@@ -106,7 +106,7 @@ def test_save_upgrade_reapply_round_trip_picks_the_newest_save(
     assert save(target, patches) == 0
     write(target, {PLANNER: PLANNER_V2})  # the new release is installed
     capsys.readouterr()
-    code = cli("--patches", str(patches), "--target", str(target), "--pristine", str(pristine))
+    code = cli("--patches", str(patches), "-C", str(target), "--pristine", str(pristine))
     assert code == 0
     assert (target / PLANNER).read_text() == PLANNER_MERGED
     out = capsys.readouterr().out
@@ -128,7 +128,7 @@ def test_interrupted_save_is_never_taken_for_a_backup(tmp_path: Path) -> None:
 def test_human_summary_lists_each_file(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     gsd = standard(tmp_path)
     capsys.readouterr()
-    code = cli("--patches", str(gsd.patches), "--target", str(gsd.target), "--pristine",
+    code = cli("--patches", str(gsd.patches), "-C", str(gsd.target), "--pristine",
                str(gsd.pristine))  # fmt: skip
     out = capsys.readouterr().out
     assert code == 4
@@ -140,10 +140,10 @@ def test_human_summary_lists_each_file(tmp_path: Path, capsys: pytest.CaptureFix
 @pytest.mark.parametrize(
     "argv",
     [
-        ["--save", "--target", "t", "--patches", "p"],
-        ["--target", "t", "--patches", "p", "--manifest", "m"],
-        ["--target", "t", "--patches", "p", "--baseline-source", "s"],
-        ["--target", "t", "--patches", "p", "--git", "g", "--no-git"],
+        ["--save", "-C", "t", "--patches", "p"],
+        ["-C", "t", "--patches", "p", "--manifest", "m"],
+        ["-C", "t", "--patches", "p", "--baseline-source", "s"],
+        ["-C", "t", "--patches", "p", "--git", "g", "--no-git"],
     ],
 )
 def test_usage_errors_exit_2(
@@ -157,13 +157,13 @@ def test_through_the_main_entry_point(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
     gsd = make_gsd(tmp_path, {PLANNER: (PLANNER_V1, PLANNER_OURS, PLANNER_V2)})
-    argv = ["reapply", "--patches", str(gsd.patches), "--target", str(gsd.target)]
+    argv = ["reapply", "--patches", str(gsd.patches), "-C", str(gsd.target)]
     capsys.readouterr()
     assert cli_main.main([*argv, "--pristine", str(gsd.pristine), "--json"]) == 0
     doc = json.loads(capsys.readouterr().out)
     assert doc["results"][0]["status"] == "merged"
     # a missing target is a one-line error, exit 1
-    assert cli_main.main(["reapply", "--patches", str(gsd.patches), "--target", "nowhere"]) == 1
+    assert cli_main.main(["reapply", "--patches", str(gsd.patches), "-C", "nowhere"]) == 1
     assert "not a directory" in capsys.readouterr().err
 
 

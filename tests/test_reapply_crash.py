@@ -36,7 +36,7 @@ def user_tree(target: Path) -> dict[str, bytes]:
 
 
 def command(gsd: Gsd, *extra: str) -> list[str]:
-    return ["--patches", str(gsd.patches), "--target", str(gsd.target),
+    return ["--patches", str(gsd.patches), "-C", str(gsd.target),
             "--pristine", str(gsd.pristine), "--json", *extra]  # fmt: skip
 
 
@@ -133,7 +133,7 @@ def test_another_job_is_refused_while_one_is_unfinished(tmp_path: Path) -> None:
     meta = json.loads((other / "backup-meta.json").read_text())
     meta["files"] = [EXECUTE]
     (other / "backup-meta.json").write_text(json.dumps(meta))
-    refused = run_process("--patches", str(other), "--target", str(gsd.target))
+    refused = run_process("--patches", str(other), "-C", str(gsd.target))
     assert refused.returncode == 1
     assert "unfinished" in refused.stderr and str(gsd.patches) in refused.stderr
 

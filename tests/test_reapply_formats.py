@@ -73,7 +73,7 @@ def both(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> tuple[Path, Path
     tether_target = customised_install(tmp_path / "tether")
     saves = tmp_path / "tether" / "saves"
     manifest = str(tether_target / MANIFEST)
-    assert cli("--save", "--target", str(tether_target), "--manifest", manifest,
+    assert cli("--save", "-C", str(tether_target), "--manifest", manifest,
                "--patches", str(saves)) == 0  # fmt: skip
     capsys.readouterr()
     [tether_patches] = list(saves.iterdir())
@@ -108,7 +108,7 @@ def test_each_patch_folder_reapplies_into_the_other_install(
         capsys,
         "--patches",
         str(tether_patches),
-        "--target",
+        "-C",
         str(gsd_target),
         "--pristine",
         pristine,
@@ -117,7 +117,7 @@ def test_each_patch_folder_reapplies_into_the_other_install(
         capsys,
         "--patches",
         str(gsd_patches),
-        "--target",
+        "-C",
         str(tether_target),
         "--pristine",
         pristine,
@@ -136,7 +136,7 @@ def test_a_gsd_folder_among_tether_saves_is_taken_like_a_save(
     gsd_target, gsd_patches, _, tether_patches = both
     saves = tether_patches.parent
     shutil.copytree(gsd_patches, saves / "99999999T999999Z-gsd")  # sorts newest
-    code, doc = reapply_json(capsys, "--patches", str(saves), "--target", str(gsd_target),
+    code, doc = reapply_json(capsys, "--patches", str(saves), "-C", str(gsd_target),
                              "--pristine", str(tmp_path / "pristine"), "--dry-run")  # fmt: skip
     assert code == 4
     assert doc["patches"].endswith("99999999T999999Z-gsd")

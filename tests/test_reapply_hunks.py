@@ -24,7 +24,7 @@ from tether.engine.hunktable import hunk_table
 
 
 def args(gsd: Any, *extra: str) -> list[str]:
-    return ["--patches", str(gsd.patches), "--target", str(gsd.target),
+    return ["--patches", str(gsd.patches), "-C", str(gsd.target),
             "--pristine", str(gsd.pristine), *extra]  # fmt: skip
 
 

@@ -82,13 +82,13 @@ def test_found_through_the_runtime_variable_and_reported(
     # An earlier place with a folder but no backup-meta.json is passed over.
     (world / "home/.config/kilo" / PATCHES_FOLDER).mkdir(parents=True)
     monkeypatch.setenv("CLAUDE_CONFIG_DIR", str(gsd.target))
-    code, doc = run_json(capsys, "--target", str(gsd.target), "--dry-run")
+    code, doc = run_json(capsys, "-C", str(gsd.target), "--dry-run")
     assert code == 4
     assert doc["patches"] == str(gsd.patches)
     assert doc["patches_source"] == "CLAUDE_CONFIG_DIR"
     assert str(gsd.patches) in doc["searched"]  # type: ignore[operator]
     capsys.readouterr()
-    cli("--target", str(gsd.target), "--dry-run")
+    cli("-C", str(gsd.target), "--dry-run")
     assert "patches found via CLAUDE_CONFIG_DIR" in capsys.readouterr().out
 
 
@@ -157,13 +157,13 @@ def test_no_patches_anywhere_is_nothing_to_reapply_exit_0(
 ) -> None:
     target = world / "claude"
     target.mkdir()
-    code, doc = run_json(capsys, "--target", str(target))
+    code, doc = run_json(capsys, "-C", str(target))
     assert code == 0
     assert doc["patches"] is None and doc["results"] == [] and doc["checked"] == 0
     schema_validator("reapply").validate(doc)
     assert str(world / "home/.claude" / PATCHES_FOLDER) in doc["searched"]  # type: ignore[operator]
     capsys.readouterr()
-    assert cli("--target", str(target)) == 0
+    assert cli("-C", str(target)) == 0
     out = capsys.readouterr().out
     assert "Nothing to reapply" in out and str(world / "work/.claude") in out
     assert not (target / ".tether").exists()  # nothing written
@@ -175,7 +175,7 @@ def test_a_patches_folder_without_metadata_is_refused_naming_every_place(
     target = world / "claude"
     target.mkdir()
     (world / "home/.claude" / PATCHES_FOLDER).mkdir(parents=True)
-    assert cli_main.main(["reapply", "--target", str(target)]) == 1
+    assert cli_main.main(["reapply", "-C", str(target)]) == 1
     err = capsys.readouterr().err
     assert err.startswith("tether: ") and "backup-meta.json" in err
     assert str(world / "work/.kilo" / PATCHES_FOLDER) in err  # the list of places searched
@@ -185,7 +185,7 @@ def test_gsd_pristine_beside_the_patches_is_used_without_the_option(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     gsd = standard(tmp_path)
-    argv = ("--patches", str(gsd.patches), "--target", str(gsd.target), "--dry-run")
+    argv = ("--patches", str(gsd.patches), "-C", str(gsd.target), "--dry-run")
     _, before = run_json(capsys, *argv)
     assert set(statuses(before).values()) == {"conflict"}  # no baseline: three conflicts
     beside = gsd.patches.parent / "gsd-pristine"

@@ -32,7 +32,7 @@ from tether.cli.interact import CONFLICT_CHOICES
 
 
 def args(gsd: Gsd, *extra: str) -> list[str]:
-    return ["--patches", str(gsd.patches), "--target", str(gsd.target), *extra]
+    return ["--patches", str(gsd.patches), "-C", str(gsd.target), *extra]
 
 
 def run_on_terminal(argv: list[str], answers: str) -> subprocess.CompletedProcess[str]:

@@ -40,7 +40,7 @@ SCRIPT_V2 = SCRIPT_V1 + "Done.\n"
 
 
 def args(gsd: Gsd, *extra: str) -> list[str]:
-    return ["--patches", str(gsd.patches), "--target", str(gsd.target), *extra]
+    return ["--patches", str(gsd.patches), "-C", str(gsd.target), *extra]
 
 
 def test_drift_key_forgets_paths_home_quoting_or_true_and_whitespace() -> None:

@@ -32,7 +32,7 @@ from tether.state.journal import Journal, new_run_id, read_records
 
 
 def command(gsd: Any, *extra: str) -> list[str]:
-    return ["--patches", str(gsd.patches), "--target", str(gsd.target),
+    return ["--patches", str(gsd.patches), "-C", str(gsd.target),
             "--pristine", str(gsd.pristine), "--json", *extra]  # fmt: skip
 
 
@@ -113,7 +113,7 @@ def test_an_unfinished_run_of_the_previous_writer_is_resumed(tmp_path: Path) -> 
     backup.parent.mkdir(parents=True)
     backup.write_text(PLANNER_V2)
     (gsd.target / PLANNER).write_text(PLANNER_MERGED)
-    command_text = f"reapply --patches {gsd.patches} --target {gsd.target}"
+    command_text = f"reapply --patches {gsd.patches} -C {gsd.target}"
     records = [
         {"step": "run-started", "from_version": "1.0.0", "to_version": "", "plan_digest": digest,
          "command": command_text, "git": None},

@@ -456,7 +456,7 @@ def test_reapply_fails_the_file_behind_a_linked_folder(tmp_path: Path, outside: 
     link(gsd.target / "agents", outside)
     before = fingerprint(outside)
     result = reapply(
-        "--patches", str(gsd.patches), "--target", str(gsd.target),
+        "--patches", str(gsd.patches), "-C", str(gsd.target),
         "--pristine", str(gsd.pristine), "--json",
     )  # fmt: skip
     assert result.returncode == 1 and "Traceback" not in result.stderr
@@ -474,7 +474,7 @@ def test_reapply_refuses_when_its_own_folder_is_a_link(
     link(gsd.target / folder, outside)
     before, planner = fingerprint(outside), gsd.read(PLANNER)
     result = reapply(
-        "--patches", str(gsd.patches), "--target", str(gsd.target),
+        "--patches", str(gsd.patches), "-C", str(gsd.target),
         "--pristine", str(gsd.pristine), "--conflict", "patch",
     )  # fmt: skip
     assert result.returncode == 1

@@ -12,7 +12,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from tether.cli import interact
-from tether.cli.common import add_json, add_project_dir, print_json, verbose_line
+from tether.cli.common import add_json, add_project_dir, add_removed, print_json, verbose_line
 from tether.errors import Exit, UsageError
 from tether.flows.reapply import (
     AUTO_CHOICES,
@@ -37,11 +37,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     add_project_dir(
         parser,
-        deprecated=("--target",),
         positional=False,
         help="the folder the new release was installed into (default: the install the "
         "patches belong to, the folder holding gsd-local-patches)",
     )
+    add_removed(parser, "--target", "use -C DIR")
     parser.add_argument(
         "--save",
         action="store_true",

@@ -81,7 +81,7 @@ class Job:
     @property
     def command(self) -> str:
         patches, target = self.patch_set.root.resolve(), self.request.install.resolve()
-        return f"reapply --patches {patches} --target {target}"
+        return f"reapply --patches {patches} -C {target}"
 
     @property
     def home(self) -> str:
