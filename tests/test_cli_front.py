@@ -81,7 +81,7 @@ def test_unknown_flag_shows_the_subcommand_usage_and_the_closest_flag(project: P
 
 def test_unknown_flag_of_a_nested_subcommand_shows_its_usage(tmp_path: Path) -> None:
     result = run_tether(
-        "snapshot", "check", "--dir", str(tmp_path), "--baseline", "b.json", "--alow", "x"
+        "snapshot", "check", "-C", str(tmp_path), "--baseline", "b.json", "--alow", "x"
     )
     assert result.returncode == 2
     assert result.stderr.startswith("usage: tether snapshot check ")
@@ -201,7 +201,7 @@ def test_interrupt_at_the_prompt_under_json_is_a_document(project: Path) -> None
 
 
 def test_demo_json(tmp_path: Path) -> None:
-    result = run_tether("demo", "--json", "--dir", str(tmp_path / "demo"))
+    result = run_tether("demo", "--json", "-C", str(tmp_path / "demo"))
     assert result.returncode == 0, result.stderr
     doc = json.loads(result.stdout)
     assert doc["dir"] == str(tmp_path / "demo")
@@ -216,7 +216,7 @@ def test_demo_json(tmp_path: Path) -> None:
 
 
 def test_demo_human_output_still_walks_through_the_steps(tmp_path: Path) -> None:
-    result = run_tether("demo", "--dir", str(tmp_path / "demo"))
+    result = run_tether("demo", "-C", str(tmp_path / "demo"))
     assert result.returncode == 0, result.stderr
     for step in ("=== tether init", "=== the adopter customises", "=== tether update --yes"):
         assert step in result.stdout
@@ -225,7 +225,7 @@ def test_demo_human_output_still_walks_through_the_steps(tmp_path: Path) -> None
 def test_demo_refuses_a_folder_with_files_and_writes_nothing(tmp_path: Path) -> None:
     write_files(tmp_path / "mine", {"keep.txt": "mine\n"})
     before = tree_digest(tmp_path / "mine")
-    result = run_tether("demo", "--json", "--dir", str(tmp_path / "mine"))
+    result = run_tether("demo", "--json", "-C", str(tmp_path / "mine"))
     error = error_document(result)
     assert error["kind"] == "error" and error["exit_code"] == 1
     assert "is not an empty folder" in str(error["message"])
@@ -304,19 +304,19 @@ def test_merge_driver_error_under_json(tmp_path: Path) -> None:
 def test_snapshot_record_json_and_check_json_in_either_place(tmp_path: Path) -> None:
     write_files(tmp_path / "tree", {"a.txt": "a\n", "d/b.txt": "b\n"})
     out = tmp_path / "snap.json"
-    result = run_tether("snapshot", "--json", "--dir", str(tmp_path / "tree"), "--out", str(out))
+    result = run_tether("snapshot", "--json", "-C", str(tmp_path / "tree"), "--out", str(out))
     assert result.returncode == 0, result.stderr
     doc = json.loads(result.stdout)
     assert doc == {"schema_version": 1, "root": doc["root"], "out": str(out), "files": 2}
     assert Path(doc["root"]).resolve() == (tmp_path / "tree").resolve()
     for args in (("snapshot", "--json", "check"), ("snapshot", "check", "--json")):
-        result = run_tether(*args, "--dir", str(tmp_path / "tree"), "--baseline", str(out))
+        result = run_tether(*args, "-C", str(tmp_path / "tree"), "--baseline", str(out))
         assert result.returncode == 0, result.stderr
         assert json.loads(result.stdout)["changed"] == []
 
 
 def test_snapshot_usage_error_under_json(tmp_path: Path) -> None:
-    error = error_document(run_tether("snapshot", "--json", "--dir", str(tmp_path)))
+    error = error_document(run_tether("snapshot", "--json", "-C", str(tmp_path)))
     assert error["kind"] == "usage" and error["exit_code"] == 2
     assert "--out" in str(error["message"])
 

@@ -26,7 +26,7 @@ def tree(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 
 
 def record(root: Path, out: Path) -> None:
-    code, text, _ = run_cli("snapshot", "--dir", str(root), "--out", str(out))
+    code, text, _ = run_cli("snapshot", "-C", str(root), "--out", str(out))
     assert code == 0 and "recorded 4 file(s)" in text
 
 
@@ -34,7 +34,7 @@ def test_unchanged_tree(tree: Path, tmp_path: Path) -> None:
     baseline = tmp_path / "before.json"
     record(tree, baseline)
     (tree / ".git" / "index").write_bytes(b"refreshed by git status")  # not recorded
-    code, doc = run_json("snapshot", "check", "--dir", str(tree), "--baseline", str(baseline))
+    code, doc = run_json("snapshot", "check", "-C", str(tree), "--baseline", str(baseline))
     assert code == 0 and doc["changed"] == []
 
 
@@ -48,7 +48,7 @@ def test_every_kind_of_change(tree: Path, tmp_path: Path) -> None:
     (tree / "b.sh").chmod(0o755)
     (tree / "link").unlink()
     os.symlink("b.sh", tree / "link")
-    code, doc = run_json("snapshot", "check", "--dir", str(tree), "--baseline", str(baseline))
+    code, doc = run_json("snapshot", "check", "-C", str(tree), "--baseline", str(baseline))
     assert code == 1
     assert doc["changed"] == [
         {"path": "b.sh", "change": "mode"},
@@ -63,7 +63,7 @@ def test_allowed_changes(tree: Path, tmp_path: Path) -> None:
     baseline = tmp_path / "before.json"
     record(tree, baseline)
     (tree / "src" / "a.txt").write_text("approved\n")
-    args = ["snapshot", "check", "--dir", str(tree), "--baseline", str(baseline)]
+    args = ["snapshot", "check", "-C", str(tree), "--baseline", str(baseline)]
     code, out, _ = run_cli(*args, "--allow", "src/*")
     assert code == 0 and "modified (allowed): src/a.txt" in out
     (tree / "b.sh").write_text("not approved\n")
@@ -73,28 +73,28 @@ def test_allowed_changes(tree: Path, tmp_path: Path) -> None:
 
 def test_bad_input(tree: Path, tmp_path: Path) -> None:
     code, _, err = run_cli(
-        "snapshot", "check", "--dir", str(tree), "--baseline", str(tmp_path / "none")
+        "snapshot", "check", "-C", str(tree), "--baseline", str(tmp_path / "none")
     )
     missing = tmp_path / "none"
     assert code == 1
     assert err == f"tether: {missing}: cannot read the baseline (No such file or directory)\n"
     bogus = tmp_path / "bogus.json"
     bogus.write_text('{"files": {}}')
-    code, _, err = run_cli("snapshot", "check", "--dir", str(tree), "--baseline", str(bogus))
+    code, _, err = run_cli("snapshot", "check", "-C", str(tree), "--baseline", str(bogus))
     assert code == 1
     assert err.startswith(f"tether: {bogus}: the baseline is not a tether snapshot (schema ")
     bogus.write_text("{not json")
-    code, _, err = run_cli("snapshot", "check", "--dir", str(tree), "--baseline", str(bogus))
+    code, _, err = run_cli("snapshot", "check", "-C", str(tree), "--baseline", str(bogus))
     assert code == 1 and err.startswith(f"tether: {bogus}: the baseline is not a snapshot (")
-    code, _, err = run_cli("snapshot", "--dir", str(tree))
+    code, _, err = run_cli("snapshot", "-C", str(tree))
     assert code == 2 and "--out" in err
 
 
 def test_exclude(tree: Path, tmp_path: Path) -> None:
     out = tmp_path / "s.json"
-    code, _, _ = run_cli("snapshot", "--dir", str(tree), "--out", str(out), "--exclude", "src")
+    code, _, _ = run_cli("snapshot", "-C", str(tree), "--out", str(out), "--exclude", "src")
     assert code == 0
     assert sorted(json.loads(out.read_text())["files"]) == ["b.sh", "gone.txt", "link"]
     (tree / "src" / "a.txt").write_text("ignored\n")
-    code, doc = run_json("snapshot", "check", "--dir", str(tree), "--baseline", str(out))
+    code, doc = run_json("snapshot", "check", "-C", str(tree), "--baseline", str(out))
     assert code == 0 and doc["changed"] == []

@@ -4,17 +4,17 @@ from __future__ import annotations
 
 import argparse
 
-from tether.cli.common import add_json, add_project_dir, print_json, verbose_line
+from tether.cli.common import add_json, add_project_dir, add_removed, print_json, verbose_line
 from tether.errors import Exit
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     add_project_dir(
         parser,
-        deprecated=("--dir",),
         positional=False,
         help="build the demo here, a new or empty folder (default: a new temporary one)",
     )
+    add_removed(parser, "--dir", "use -C DIR")
     add_json(parser)
 
 

@@ -1,7 +1,6 @@
 """``tether snapshot -C DIR --out FILE`` and ``tether snapshot check -C DIR --baseline FILE``.
 
-``-C`` may come before ``check`` as well (``tether snapshot -C DIR check ...``); ``--dir`` is
-its deprecated spelling.
+``-C`` may come before ``check`` as well (``tether snapshot -C DIR check ...``).
 """
 
 from __future__ import annotations
@@ -9,12 +8,13 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from tether.cli.common import add_json, add_project_dir, print_json, verbose_line
+from tether.cli.common import add_json, add_project_dir, add_removed, print_json, verbose_line
 from tether.errors import SNAPSHOT_CHANGED, Exit, UsageError
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    add_project_dir(parser, deprecated=("--dir",), positional=False, help="the tree to record")
+    add_project_dir(parser, positional=False, help="the tree to record")
+    add_removed(parser, "--dir", "use -C DIR")
     parser.add_argument("--out", metavar="FILE", help="where to write the snapshot (JSON)")
     parser.add_argument(
         "--exclude",
@@ -30,9 +30,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         description="compare a tree with a snapshot; exit 1 with changed[] when anything "
         "outside --allow changed",
     )
-    tree = add_project_dir(
-        check, deprecated=("--dir",), positional=False, help="the tree to compare"
-    )
+    tree = add_project_dir(check, positional=False, help="the tree to compare")
+    add_removed(check, "--dir", "use -C DIR")
     # Left unset unless given here: a default would undo a -C given before "check".
     tree.default = argparse.SUPPRESS
     check.add_argument("--baseline", required=True, metavar="FILE", help="a snapshot file")
