@@ -63,7 +63,7 @@ def build(work: Path, projects: int, files: int, env: dict[str, str]) -> list[Pa
     make_release(shelf, "1.0.0", files)
     make_release(shelf, "1.1.0", files)
     first = work / "projects" / "p000"
-    tether("init", "--source", str(shelf), "--version", "1.0.0", str(first), env=env)
+    tether("init", "--source", str(shelf), "--to", "1.0.0", "-C", str(first), env=env)
     made = [first]
     for index in range(1, projects):
         copy = work / "projects" / f"p{index:03d}"

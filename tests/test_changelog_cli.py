@@ -162,7 +162,7 @@ def test_release_without_changelog_is_not_an_error(shelf, capsys):
 
 def test_recorded_source_of_the_project(tmp_path, shelf, capsys):
     project = tmp_path / "proj"
-    assert call("init", "--source", str(shelf), "--version", "1.0.0", str(project)) == 0
+    assert call("init", "--source", str(shelf), "--to", "1.0.0", str(project)) == 0
     capsys.readouterr()
     code, doc = run_json(capsys, "--from", "1.0.0", "--to", "1.2.0", "-C", str(project))
     assert code == 0

@@ -160,7 +160,6 @@ CANONICAL: dict[str, Meaning] = {
 # "DIR" is the positional project folder (``tether init DIR``).
 DEPRECATED_SPELLINGS: dict[str, set[str]] = {
     "DIR": {"-C"},
-    "--version": {"--to"},
 }
 
 # deps still reads --exclude as package names and keeps its own --jobs default until it
@@ -335,6 +334,7 @@ REMOVED_SPELLINGS: dict[tuple[str, str], str] = {
     ("snapshot", "--dir"): "use -C DIR",
     ("snapshot check", "--dir"): "use -C DIR",
     ("demo", "--dir"): "use -C DIR",
+    ("init", "--version"): "use --to V",
 }
 
 
@@ -395,19 +395,6 @@ def test_removed_spellings_are_documented() -> None:
 def parse(*argv: str) -> dict[str, object]:
     namespace = FULL_PARSER.parse_args(list(argv))
     return {k: v for k, v in vars(namespace).items() if not k.startswith("_")}
-
-
-@pytest.mark.parametrize(
-    ("old", "new"),
-    [
-        (
-            ("init", "--source", "S", "--version", "1.0"),
-            ("init", "--source", "S", "--to", "1.0"),
-        ),
-    ],
-)
-def test_old_spelling_parses_like_the_new(old: tuple[str, ...], new: tuple[str, ...]) -> None:
-    assert parse(*old) == parse(*new)
 
 
 @pytest.mark.parametrize("command", ["init", "status", "check", "update", "refresh", "pr"])
@@ -487,15 +474,13 @@ def shelf(tmp_path: Path) -> Path:
     return shelf
 
 
-def test_init_with_to_and_minus_c_installs_like_the_old_spelling(
-    tmp_path: Path, shelf: Path
-) -> None:
-    new, old = tmp_path / "new", tmp_path / "old"
+def test_init_with_to_and_minus_c_installs(tmp_path: Path, shelf: Path) -> None:
+    new = tmp_path / "new"
     assert call("init", "--source", str(shelf), "--to", "1.0.0", "-C", str(new)) == 0
-    assert call("init", "--source", str(shelf), "--version", "1.0.0", str(old)) == 0
     assert (new / "a.txt").read_text() == "a1\n"
-    assert (new / ".tether/state.json").is_file() and (old / ".tether/state.json").is_file()
-    assert project_files(new) == project_files(old)
+    assert (new / ".tether/state.json").is_file()
+    refused = run_tether("init", "--source", str(shelf), "--version", "1.0.0", "-C", str(new))
+    assert refused.returncode == 2 and "--version was removed; use --to V" in refused.stderr
 
 
 def project_files(root: Path) -> dict[str, bytes]:

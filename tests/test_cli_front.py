@@ -45,7 +45,7 @@ def project(tmp_path: Path) -> Path:
     make_release(shelf, "1.0.0", {"a.txt": "a1\n", "b.txt": "b1\n"})
     make_release(shelf, "2.0.0", {"a.txt": "a2\n", "b.txt": "b1\n"})
     root = tmp_path / "proj"
-    assert call("init", "--source", str(shelf), "--version", "1.0.0", str(root)) == 0
+    assert call("init", "--source", str(shelf), "--to", "1.0.0", str(root)) == 0
     return root
 
 
@@ -327,7 +327,7 @@ def test_snapshot_usage_error_under_json(tmp_path: Path) -> None:
 def test_everyday_commands_print_one_json_document(tmp_path: Path, project: Path) -> None:
     shelf = tmp_path / "releases"
     commands = [
-        ("init", "--json", "--source", str(shelf), "--version", "1.0.0", str(tmp_path / "p2")),
+        ("init", "--json", "--source", str(shelf), "--to", "1.0.0", str(tmp_path / "p2")),
         ("status", "--json", "-C", str(project)),
         ("check", "--json", "--check-latest", "-C", str(project)),
         ("update", "--json", "--dry-run", "-C", str(project)),

@@ -29,9 +29,7 @@ def test_init_with_gaia_profile_writes_gaia_markers(tmp_path):
     gaia_release(shelf, "2.0.0")
     project = tmp_path / "proj"
     assert (
-        call(
-            "init", "--profile", "gaia", "--source", str(shelf), "--version", "2.0.0", str(project)
-        )
+        call("init", "--profile", "gaia", "--source", str(shelf), "--to", "2.0.0", str(project))
         == 0
     )
     assert (project / ".gaia/VERSION").read_text() == "2.0.0\n"
@@ -88,9 +86,7 @@ def test_uncommitted_gaia_update_is_reported_not_up_to_date(tmp_path):
     project.mkdir()
     git(project, "init", "-q")
     assert (
-        call(
-            "init", "--profile", "gaia", "--source", str(shelf), "--version", "2.0.0", str(project)
-        )
+        call("init", "--profile", "gaia", "--source", str(shelf), "--to", "2.0.0", str(project))
         == 0
     )
     git(project, "add", "-A")

@@ -77,7 +77,7 @@ def world(tmp_path: Path) -> tuple[Path, Path]:
     make_release(shelf, "1.1.0", V2)
     write_files(tmp_path, {"victim.txt": SECRET, "outside/secret.txt": SECRET})
     project = tmp_path / "proj"
-    assert call("init", "--source", str(shelf), "--version", "1.0.0", str(project)) == 0
+    assert call("init", "--source", str(shelf), "--to", "1.0.0", str(project)) == 0
     return tmp_path, project
 
 
@@ -292,7 +292,7 @@ def test_init_refuses_a_release_claiming_a_reserved_path(
     make_release(shelf, "1.0.0", {**V1, claimed: HOOK})
     project = tmp_path / "proj"
     capsys.readouterr()
-    assert call("init", "--source", str(shelf), "--version", "1.0.0", str(project)) == 1
+    assert call("init", "--source", str(shelf), "--to", "1.0.0", str(project)) == 1
     line = one_line_error(capsys.readouterr().err)
     assert f".tether/manifest.json: files: {claimed!r}: {problem}" in line
     assert not project.exists() or project_tree(project) == {}
@@ -326,12 +326,12 @@ def test_gaia_init_and_update_refuse_a_release_claiming_gaia_runtime_paths(
     fresh = tmp_path / "fresh"
     argv = ("--profile", "gaia", "--source", str(shelf))
     capsys.readouterr()
-    assert call("init", *argv, "--version", "1.1.0", str(fresh)) == 1
+    assert call("init", *argv, "--to", "1.1.0", str(fresh)) == 1
     line = one_line_error(capsys.readouterr().err)
     assert f".gaia/manifest.json: files: {claimed!r}: path is reserved" in line
     assert not fresh.exists() or project_tree(fresh) == {}
     project = tmp_path / "proj"
-    assert call("init", *argv, "--version", "1.0.0", str(project)) == 0
+    assert call("init", *argv, "--to", "1.0.0", str(project)) == 0
     before = project_tree(project)
     capsys.readouterr()
     assert call("update", "--yes", "--to", "1.1.0", str(project)) == 1
@@ -656,7 +656,7 @@ def test_abandon_puts_back_only_the_index_entry_of_the_path_itself(
     make_release(shelf, "1.0.0", {"c.txt": "a\nb\nc\n", "d.txt": "d\n"})
     make_release(shelf, "1.1.0", {"c.txt": "a\ntheirs\nc\n", "d.txt": "d\n"})
     project = tmp_path / "proj"
-    assert call("init", "--source", str(shelf), "--version", "1.0.0", str(project)) == 0
+    assert call("init", "--source", str(shelf), "--to", "1.0.0", str(project)) == 0
     git(project, "init", "-q", "-b", "main")
     (project / "c.txt").write_text("a\nmine\nc\n")
     git(project, "add", "-A")

@@ -479,13 +479,13 @@ def run(*args: str, timeout: int = TIMEOUT) -> subprocess.CompletedProcess[str]:
 def attempt(setup: Setup, command: str) -> subprocess.CompletedProcess[str]:
     project = str(setup.project)
     if command == "init":
-        return run("init", "--source", setup.source, "--version", HOSTILE, project)
+        return run("init", "--source", setup.source, "--to", HOSTILE, project)
     return run("update", "--yes", "--to", HOSTILE, "-C", project)
 
 
 def prepare(setup: Setup, command: str) -> None:
     if command == "update":
-        args = ("init", "--source", setup.source, "--version", GOOD, str(setup.project))
+        args = ("init", "--source", setup.source, "--to", GOOD, str(setup.project))
         assert call(*args) == 0
 
 
@@ -596,7 +596,7 @@ def test_fifty_thousand_tiny_files_are_handled(tmp_path: Path, carrier: str) -> 
         many_files_folder(tmp_path / "shelf" / HOSTILE)
         source = str(tmp_path / "shelf")
     project = tmp_path / "proj"
-    assert call("init", "--source", source, "--version", GOOD, str(project)) == 0
+    assert call("init", "--source", source, "--to", GOOD, str(project)) == 0
     beside = outside_digest(tmp_path, project, by_stat=True)
     update = ("update", "--yes", "--json", "--to", HOSTILE, "-C", str(project))
     result = run(*update, timeout=LARGE_TIMEOUT)

@@ -50,13 +50,13 @@ def project_folder(tmp_path, kind):
 
 
 FAILURES = {
-    "bad source": (["--source", "{tmp}/nope", "--version", "1.0.0"], 1, "nope"),
-    "unknown version": (["--source", "{shelf}", "--version", "9.9.9"], 1, "9.9.9"),
-    "unknown git tag": (["--source", "{git}", "--version", "7.0.0"], 1, "7.0.0"),
+    "bad source": (["--source", "{tmp}/nope", "--to", "1.0.0"], 1, "nope"),
+    "unknown version": (["--source", "{shelf}", "--to", "9.9.9"], 1, "9.9.9"),
+    "unknown git tag": (["--source", "{git}", "--to", "7.0.0"], 1, "7.0.0"),
     "missing --to": (["--source", "{shelf}"], 2, "--to"),
-    "unknown profile": (["--source", "{shelf}", "--version", "1.0.0", "--profile", "x"], 2, "x"),
-    "unknown flag": (["--source", "{shelf}", "--version", "1.0.0", "--bogus"], 2, "--bogus"),
-    "release fails validation": (["--source", "{bad}", "--version", "1.0.0"], 1, "sha256"),
+    "unknown profile": (["--source", "{shelf}", "--to", "1.0.0", "--profile", "x"], 2, "x"),
+    "unknown flag": (["--source", "{shelf}", "--to", "1.0.0", "--bogus"], 2, "--bogus"),
+    "release fails validation": (["--source", "{bad}", "--to", "1.0.0"], 1, "sha256"),
 }
 
 
@@ -82,9 +82,7 @@ def test_a_target_that_is_a_folder_is_refused_and_the_fetched_cache_removed(
     (project / "z-last.md").mkdir()
     (project / "z-last.md/inside.txt").write_text("kept\n")
     before = snapshot(tmp_path)
-    result = run_tether(
-        "init", "--source", str(sources[source]), "--version", "1.0.0", str(project)
-    )
+    result = run_tether("init", "--source", str(sources[source]), "--to", "1.0.0", str(project))
     assert result.returncode == 1 and "is a directory" in result.stderr
     assert snapshot(tmp_path) == before
 
@@ -93,7 +91,7 @@ def test_validation_failure_after_writing_removes_only_what_init_wrote(tmp_path,
     project = project_folder(tmp_path, "existing")
     (project / "docs/guide.md").write_text("my guide\n")  # customised: never touched
     before = snapshot(tmp_path)
-    result = run_tether("init", "--source", str(sources["bad"]), "--version", "1.0.0", str(project))
+    result = run_tether("init", "--source", str(sources["bad"]), "--to", "1.0.0", str(project))
     assert result.returncode == 1 and "z-last.md" in result.stderr
     assert snapshot(tmp_path) == before
 
@@ -112,7 +110,7 @@ def test_a_late_write_failure_restores_the_records_init_rewrote(tmp_path, source
     )
     before = snapshot(tmp_path)
     result = run_tether(
-        "init", "--force", "--source", str(sources["shelf"]), "--version", "1.0.0", str(project)
+        "init", "--force", "--source", str(sources["shelf"]), "--to", "1.0.0", str(project)
     )
     assert result.returncode == 1, result.stderr
     assert "state.json" in result.stderr and "nothing was installed" in result.stderr
@@ -123,9 +121,7 @@ def test_a_late_write_failure_restores_the_records_init_rewrote(tmp_path, source
 def test_a_missing_parent_is_refused_not_created(tmp_path, sources):
     before = snapshot(tmp_path)
     target = tmp_path / "a/b/proj"
-    result = run_tether(
-        "init", "--source", str(sources["shelf"]), "--version", "1.0.0", str(target)
-    )
+    result = run_tether("init", "--source", str(sources["shelf"]), "--to", "1.0.0", str(target))
     assert result.returncode == 1
     assert result.stderr.strip().splitlines() == [
         f"tether: {tmp_path / 'a/b'}: no such directory; "
@@ -138,17 +134,13 @@ def test_a_parent_that_is_a_file_is_refused(tmp_path, sources):
     (tmp_path / "plain").write_text("x\n")
     before = snapshot(tmp_path)
     target = tmp_path / "plain/proj"
-    result = run_tether(
-        "init", "--source", str(sources["shelf"]), "--version", "1.0.0", str(target)
-    )
+    result = run_tether("init", "--source", str(sources["shelf"]), "--to", "1.0.0", str(target))
     assert result.returncode == 1 and f"{tmp_path / 'plain'}: not a directory" in result.stderr
     assert snapshot(tmp_path) == before
 
 
 def test_the_project_folder_is_created_when_its_parent_exists(tmp_path, sources):
     target = tmp_path / "proj"
-    result = run_tether(
-        "init", "--source", str(sources["shelf"]), "--version", "1.0.0", str(target)
-    )
+    result = run_tether("init", "--source", str(sources["shelf"]), "--to", "1.0.0", str(target))
     assert result.returncode == 0, result.stderr
     assert (target / "docs/guide.md").read_text() == "guide\n"

@@ -25,7 +25,7 @@ def shelf(tmp_path):
 
 def test_init_into_empty_dir_copies_files_and_records_state(tmp_path, shelf):
     project = tmp_path / "proj"
-    assert call("init", "--source", str(shelf), "--version", "1.0.0", str(project)) == 0
+    assert call("init", "--source", str(shelf), "--to", "1.0.0", str(project)) == 0
     assert (project / "docs/guide.md").read_text() == "guide v1\n"
     assert stat.S_IMODE(os.stat(project / "bin/lint.sh").st_mode) == 0o755
     assert (project / "CHANGELOG.md").read_text() == "# log\n"  # sentinel seeded
@@ -39,9 +39,7 @@ def test_init_into_empty_dir_copies_files_and_records_state(tmp_path, shelf):
 def test_init_records_identical_and_customised_files(tmp_path, shelf):
     project = tmp_path / "proj"
     write_files(project, {"docs/guide.md": "my guide\n", "cfg/app.yml": "a: 1\n", "mine.txt": "x"})
-    result = run_tether(
-        "init", "--source", str(shelf), "--version", "1.0.0", "--json", str(project)
-    )
+    result = run_tether("init", "--source", str(shelf), "--to", "1.0.0", "--json", str(project))
     assert result.returncode == 0, result.stderr
     report = json.loads(result.stdout)
     assert report["customised"] == ["docs/guide.md"]
@@ -57,16 +55,16 @@ def test_init_records_identical_and_customised_files(tmp_path, shelf):
 
 def test_reinit_refused_without_force(tmp_path, shelf):
     project = tmp_path / "proj"
-    assert call("init", "--source", str(shelf), "--version", "1.0.0", str(project)) == 0
-    result = run_tether("init", "--source", str(shelf), "--version", "1.1.0", str(project))
+    assert call("init", "--source", str(shelf), "--to", "1.0.0", str(project)) == 0
+    result = run_tether("init", "--source", str(shelf), "--to", "1.1.0", str(project))
     assert result.returncode == 1
     assert "already installed" in result.stderr and "--force" in result.stderr
-    assert call("init", "--source", str(shelf), "--version", "1.1.0", "--force", str(project)) == 0
+    assert call("init", "--source", str(shelf), "--to", "1.1.0", "--force", str(project)) == 0
 
 
 def test_status_clean_modified_deleted_and_latest(tmp_path, shelf):
     project = tmp_path / "proj"
-    call("init", "--source", str(shelf), "--version", "1.0.0", str(project))
+    call("init", "--source", str(shelf), "--to", "1.0.0", str(project))
     (project / "docs/guide.md").write_text("changed\n")
     (project / "cfg/app.yml").unlink()
     result = run_tether("status", "--json", "--check-latest", "-C", str(project))
@@ -83,7 +81,7 @@ def test_status_clean_modified_deleted_and_latest(tmp_path, shelf):
 
 def test_check_exit_codes(tmp_path, shelf):
     project = tmp_path / "proj"
-    call("init", "--source", str(shelf), "--version", "1.0.0", str(project))
+    call("init", "--source", str(shelf), "--to", "1.0.0", str(project))
     assert call("check", str(project)) == 0
     (project / "docs/guide.md").write_text("customised shared file\n")
     assert call("check", str(project)) == 0  # customising shared files is expected
@@ -97,9 +95,9 @@ def test_check_exit_codes(tmp_path, shelf):
 @pytest.mark.parametrize(
     ("args", "message"),
     [
-        (["--source", "ftp://example.invalid/x", "--version", "1.0.0"], "unknown source"),
-        (["--source", "{shelf}", "--version", "9.9.9"], "9.9.9"),
-        (["--source", "{tmp}/nope", "--version", "1.0.0"], "nope"),
+        (["--source", "ftp://example.invalid/x", "--to", "1.0.0"], "unknown source"),
+        (["--source", "{shelf}", "--to", "9.9.9"], "9.9.9"),
+        (["--source", "{tmp}/nope", "--to", "1.0.0"], "nope"),
     ],
 )
 def test_init_bad_input_writes_nothing(tmp_path, shelf, args, message):
@@ -122,7 +120,7 @@ def test_init_with_malformed_manifest_writes_nothing(tmp_path):
     )
     project = tmp_path / "proj"
     project.mkdir()
-    result = run_tether("init", "--source", str(shelf), "--version", "1.0.0", str(project))
+    result = run_tether("init", "--source", str(shelf), "--to", "1.0.0", str(project))
     assert result.returncode == 1
     assert "manifest.json" in result.stderr and "'..'" in result.stderr
     assert tree_digest(project) == {}
@@ -134,7 +132,7 @@ def test_dir_that_is_a_file_and_broken_state(tmp_path, shelf):
     result = run_tether("status", str(not_dir))
     assert result.returncode == 1 and "not a directory" in result.stderr
     project = tmp_path / "proj"
-    call("init", "--source", str(shelf), "--version", "1.0.0", str(project))
+    call("init", "--source", str(shelf), "--to", "1.0.0", str(project))
     (project / ".tether/state.json").write_text("{broken")
     result = run_tether("status", str(project))
     assert result.returncode == 1
@@ -143,7 +141,7 @@ def test_dir_that_is_a_file_and_broken_state(tmp_path, shelf):
 
 
 def test_usage_error_exit_2(tmp_path):
-    result = run_tether("init", "--version", "1.0.0", str(tmp_path))
+    result = run_tether("init", "--to", "1.0.0", str(tmp_path))
     assert result.returncode == 2
 
 

@@ -78,7 +78,7 @@ def gaia_project(tmp_path: Path, releases: Path, extra: dict[str, str] | None = 
     project = tmp_path / "proj"
     project.mkdir()
     git(project, "init", "-q", "-b", "main")
-    init = ("init", "--profile", "gaia", "--source", str(releases), "--version", "1.0.0")
+    init = ("init", "--profile", "gaia", "--source", str(releases), "--to", "1.0.0")
     assert call(*init, str(project)) == 0
     write_files(project, extra or {})
     git(project, "add", "-A")

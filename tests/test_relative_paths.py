@@ -134,7 +134,7 @@ def test_every_command_with_relative_paths(tmp_path, upstream, spelling, tether)
     where = spelling.project_args
     override = ("--source", source) if spelling.relative_source else ()
 
-    code, doc = tether(cwd, "init", "--source", source, "--version", "1.0.0", *where)
+    code, doc = tether(cwd, "init", "--source", source, "--to", "1.0.0", *where)
     assert code == 0, doc
     assert (project / "docs/guide.md").read_text() == "guide 1.0.0\n"
     state = json.loads((project / ".tether/state.json").read_text())

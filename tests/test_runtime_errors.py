@@ -43,7 +43,7 @@ def installed(parent: Path) -> Path:
     make_release(shelf, "1.0.0", {"a.txt": "a\n", "d/b.txt": "b\n", "e.txt": "e\n"})
     make_release(shelf, "2.0.0", {"a.txt": "a2\n", "d/b.txt": "b2\n", "e.txt": "e2\n"})
     project = parent / "proj"
-    assert call("init", "--source", str(shelf), "--version", "1.0.0", str(project)) == 0
+    assert call("init", "--source", str(shelf), "--to", "1.0.0", str(project)) == 0
     return project
 
 
@@ -276,7 +276,7 @@ def test_init_from_a_release_with_an_unreadable_file_is_one_line(unprivileged: S
     target.mkdir()
     give_away(target)
     result = run_as(
-        unprivileged, "init", "--source", str(folder / "rel"), "--version", "1.0.0", str(target)
+        unprivileged, "init", "--source", str(folder / "rel"), "--to", "1.0.0", str(target)
     )
     one_line_error(result, "release 1.0.0", "a.txt: cannot read (Permission denied)")
     assert list(target.iterdir()) == []
@@ -331,7 +331,7 @@ def test_an_unwritable_release_cache_is_one_line(unprivileged: Setup) -> None:
         write_tar(folder / "dist" / f"kit-{version}.tar", entries)
     project = folder / "proj"
     spec = str(folder / "dist" / "kit-{version}.tar")
-    assert call("init", "--source", spec, "--version", "1.0.0", str(project)) == 0
+    assert call("init", "--source", spec, "--to", "1.0.0", str(project)) == 0
     shutil.rmtree(project / ".tether/cache/releases", ignore_errors=True)
     give_away(project)
     (project / ".tether/cache").chmod(0o555)

@@ -85,7 +85,7 @@ def test_init_and_update_dry_run_run_no_filter_of_a_git_source(tmp_path: Path) -
     repo = _git_release(tmp_path, marker)
     project = tmp_path / "app"
     project.mkdir()
-    done = run_tether("init", "--source", str(repo), "--version", "1.0.0", "-C", str(project))
+    done = run_tether("init", "--source", str(repo), "--to", "1.0.0", "-C", str(project))
     assert done.returncode == 0, done.stderr
     assert not marker.exists()
     assert (project / "docs/a.txt").read_text() == "hi 1.0.0\n"

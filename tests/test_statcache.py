@@ -13,7 +13,7 @@ def project_with(tmp_path, n=5):
     shelf = tmp_path / "rel"
     make_release(shelf, "1.0.0", {f"f{i}.txt": f"content {i}\n" for i in range(n)})
     project = tmp_path / "proj"
-    assert call("init", "--source", str(shelf), "--version", "1.0.0", str(project)) == 0
+    assert call("init", "--source", str(shelf), "--to", "1.0.0", str(project)) == 0
     return project
 
 
@@ -46,7 +46,7 @@ def test_install_records_every_file_it_read_or_wrote_with_the_hash_of_its_bytes(
     make_release(shelf, "1.0.0", {"new.txt": "new\n", "same.txt": "same\n", "mine.txt": "v1\n"})
     project = tmp_path / "proj"
     write_files(project, {"same.txt": "same\n", "mine.txt": "my own\n", "other.txt": "x\n"})
-    assert call("init", "--source", str(shelf), "--version", "1.0.0", str(project)) == 0
+    assert call("init", "--source", str(shelf), "--to", "1.0.0", str(project)) == 0
     entries = StatCache(project / ".tether/cache/stat.json").entries
     assert set(entries) == {"new.txt", "same.txt", "mine.txt"}
     for rel, entry in entries.items():

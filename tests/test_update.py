@@ -19,7 +19,7 @@ def scenario(tmp_path: Path, cls: str, base, ours, latest, *, extra_v2=None):
     make_release(shelf, "1.0.0", v1, {P: cls})
     make_release(shelf, "2.0.0", v2, {P: cls})
     project = tmp_path / "proj"
-    assert call("init", "--source", str(shelf), "--version", "1.0.0", str(project)) == 0
+    assert call("init", "--source", str(shelf), "--to", "1.0.0", str(project)) == 0
     target = project / P
     if ours is None:
         target.unlink(missing_ok=True)
@@ -158,7 +158,7 @@ def test_dropped_paths_delete_removed_and_on_request(tmp_path):
     make_release(shelf, "1.0.0", {"a.txt": "a\n", "b.txt": "b\n", "c.txt": "c\n", "k.txt": "k\n"})
     make_release(shelf, "2.0.0", {"k.txt": "k\n"})
     project = tmp_path / "proj"
-    call("init", "--source", str(shelf), "--version", "1.0.0", str(project))
+    call("init", "--source", str(shelf), "--to", "1.0.0", str(project))
     (project / "b.txt").write_text("b edited\n")
     (project / "c.txt").unlink()
     code, doc = update_json(project, "--dry-run")
@@ -177,7 +177,7 @@ def test_adopter_owned_and_sentinels_untouched(tmp_path):
     make_release(shelf, "1.0.0", {"a.txt": "a\n"}, sentinels={"CHANGELOG.md": "v1 log\n"})
     make_release(shelf, "2.0.0", {"a.txt": "a2\n"}, sentinels={"CHANGELOG.md": "v2 log\n"})
     project = tmp_path / "proj"
-    call("init", "--source", str(shelf), "--version", "1.0.0", str(project))
+    call("init", "--source", str(shelf), "--to", "1.0.0", str(project))
     write_files(project, {"CHANGELOG.md": "my log\n", "mine/notes.md": "n\n", "a.txt.orig": "x"})
     before = {k: v for k, v in tree_digest(project).items() if not k.startswith(".tether")}
     _code, _ = update_json(project)
@@ -270,7 +270,7 @@ def test_backup_pruning_keeps_last_five_and_merge_folder_is_kept(tmp_path):
             shelf, v, {"a.txt": f"{i}\n", "c.txt": "a\nb\nc\n" if i == 0 else f"a\nt{i}\nc\n"}
         )
     project = tmp_path / "proj"
-    call("init", "--source", str(shelf), "--version", "1.0.0", str(project))
+    call("init", "--source", str(shelf), "--to", "1.0.0", str(project))
     (project / "c.txt").write_text("a\nmine\nc\n")
     code, doc = update_json(project, "--to", "1.1.0", "--conflict", "patch")
     assert code == 4
@@ -342,7 +342,7 @@ def test_manifest_hashes_are_trusted_for_skips_and_checked_when_read(tmp_path):
         entries = {p: {"class": "shared", "sha256": h} for p, h in hashes.items()}
         make_release(shelf, version, files, extra={"files": entries})
     project = tmp_path / "proj"
-    assert call("init", "--source", str(shelf), "--version", "1.0.0", str(project)) == 0
+    assert call("init", "--source", str(shelf), "--to", "1.0.0", str(project)) == 0
     (shelf / "2.0.0" / "a.txt").write_text("tampered\n")  # no longer what the manifest says
     result = run_tether("update", "--yes", "-C", str(project))
     assert result.returncode == 1
@@ -375,7 +375,7 @@ def test_pristine_entries_link_only_trees_tether_extracted(tmp_path):
             "init",
             "--source",
             str(dist / "kit-v{version}.tar.gz"),
-            "--version",
+            "--to",
             "1.0.0",
             str(project),
         )
@@ -448,7 +448,7 @@ def test_state_mode_follows_the_bytes_tether_installed(tmp_path):
     (shelf / "2.0.0/run.sh").chmod(0o755)
     (shelf / "2.0.0/tool.sh").chmod(0o755)  # a mode-only change upstream
     project = tmp_path / "proj"
-    assert call("init", "--source", str(shelf), "--version", "1.0.0", str(project)) == 0
+    assert call("init", "--source", str(shelf), "--to", "1.0.0", str(project)) == 0
     code, doc = update_json(project)
     assert code == 0 and doc["buckets"]["update"] == ["run.sh"]
     files = json.loads((project / ".tether/state.json").read_text())["files"]

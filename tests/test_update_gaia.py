@@ -528,7 +528,7 @@ def roster_project(tmp_path: Path, mine: str, filled: bool = True) -> Path:
     project = tmp_path / "proj"
     project.mkdir()
     git(project, "init", "-q", "-b", "main")
-    init = ("init", "--profile", "gaia", "--source", str(releases), "--version", "1.6.1")
+    init = ("init", "--profile", "gaia", "--source", str(releases), "--to", "1.6.1")
     assert call(*init, str(project)) == 0
     write_files(project, {AUDIT_CI: mine})
     git(project, "add", "-A")
@@ -645,7 +645,7 @@ def test_region_notes_say_what_each_state_means(tmp_path: Path) -> None:
             "gaia",
             "--source",
             str(releases),
-            "--version",
+            "--to",
             "1.0.0",
             str(project),
         )
@@ -673,7 +673,7 @@ def test_region_fallback_says_the_path_went_back_to_the_whole_file_comparison(
     project = tmp_path / "proj"
     project.mkdir()
     git(project, "init", "-q", "-b", "main")
-    init = ("init", "--profile", "gaia", "--source", str(releases), "--version", "1.0.0")
+    init = ("init", "--profile", "gaia", "--source", str(releases), "--to", "1.0.0")
     assert call(*init, str(project)) == 0
     # The adopter's copy carries the start marker twice: its region cannot be masked.
     doubled = "# A 1.0.0\n<!-- r:start -->\n<!-- r:start -->\nbody\n<!-- r:end -->\n"
@@ -836,7 +836,7 @@ def test_a_regeneration_program_that_fails_leaves_the_update_standing(tmp_path: 
     project = tmp_path / "proj"
     project.mkdir()
     git(project, "init", "-q", "-b", "main")
-    init = ("init", "--profile", "gaia", "--source", str(releases), "--version", "1.0.0")
+    init = ("init", "--profile", "gaia", "--source", str(releases), "--to", "1.0.0")
     assert call(*init, str(project)) == 0
     git(project, "add", "-A")
     git(project, "commit", "-qm", "install")

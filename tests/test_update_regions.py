@@ -50,7 +50,7 @@ def setup(tmp_path, v2_agent, v2_extra=None):
     regions_release(shelf, "1.0.0", agent("# Reviewer\n", "default remit\n"))
     regions_release(shelf, "2.0.0", v2_agent, v2_extra)
     project = tmp_path / "proj"
-    assert call("init", "--source", str(shelf), "--version", "1.0.0", str(project)) == 0
+    assert call("init", "--source", str(shelf), "--to", "1.0.0", str(project)) == 0
     # the adopter ran the generator with their own roster: only the region body differs
     (project / "roster.txt").write_text("our remit: review all of src/\n")
     os.system(f"cd {project} && bash scripts/gen.sh")

@@ -103,12 +103,12 @@ def shelf_with(tmp_path: Path, **kwargs: object) -> Path:
 def installed(tmp_path: Path) -> Path:
     shelf = shelf_with(tmp_path)
     project = tmp_path / "proj"
-    assert call("init", "--source", str(shelf), "--version", "1.0.0", str(project)) == 0
+    assert call("init", "--source", str(shelf), "--to", "1.0.0", str(project)) == 0
     return project
 
 
 def init(shelf: Path, project: Path, *extra: str) -> subprocess.CompletedProcess[str]:
-    return run_tether("init", "--source", str(shelf), "--version", "1.0.0", *extra, str(project))
+    return run_tether("init", "--source", str(shelf), "--to", "1.0.0", *extra, str(project))
 
 
 # --- the guard itself ---------------------------------------------------------------------
@@ -312,7 +312,7 @@ def test_gaia_update_refuses_when_its_own_folder_is_a_link(
     for version, text in (("1.0.0", "v1\n"), ("2.0.0", "v2\n")):
         make_release(shelf, version, {"agents/auditor.md": text}, profile="gaia")
     project = tmp_path / "proj"
-    init_args = ("init", "--profile", "gaia", "--source", str(shelf), "--version", "1.0.0")
+    init_args = ("init", "--profile", "gaia", "--source", str(shelf), "--to", "1.0.0")
     assert call(*init_args, str(project)) == 0
     (project / "agents/auditor.md").write_text("mine\n")  # a conflict: backup and patch
     if folder == ".gaia/local":
@@ -590,7 +590,7 @@ def test_update_reports_files_its_regeneration_could_not_put_back(
     sabotage = GEN + f"rm -rf docs\nln -s {outside} docs\n"
     (shelf / "2.0.0/scripts/gen.sh").write_text(sabotage)
     project = tmp_path / "proj"
-    assert call("init", "--source", str(shelf), "--version", "1.0.0", str(project)) == 0
+    assert call("init", "--source", str(shelf), "--to", "1.0.0", str(project)) == 0
     write_files(project, {"docs/notes.md": "the project's notes\n"})
     before = fingerprint(outside)
     result = update(project)

@@ -2,17 +2,22 @@ from __future__ import annotations
 
 import argparse
 
-from tether.cli.common import add_json, add_project_dir, add_source, add_to, print_json, project_dir
+from tether.cli.common import (
+    add_json,
+    add_project_dir,
+    add_removed,
+    add_source,
+    add_to,
+    print_json,
+    project_dir,
+)
 from tether.errors import Exit
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     add_source(parser, "where releases come from", required=True)
-    add_to(
-        parser,
-        "the release to install (not needed when the source is one recipe folder)",
-        deprecated=("--version",),
-    )
+    add_to(parser, "the release to install (not needed when the source is one recipe folder)")
+    add_removed(parser, "--version", "use --to V")
     parser.add_argument("--profile", metavar="P", help="native, gaia or gbrain (default: detected)")
     parser.add_argument("--force", action="store_true", help="reinstall over an existing install")
     parser.add_argument(

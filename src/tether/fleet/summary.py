@@ -206,7 +206,7 @@ def _problem_steps(summary: Mapping[str, Any]) -> list[str]:
     if summary["skipped_not_tethered"]:
         steps.append(
             "install a release in the projects skipped as not tethered "
-            "('tether init --source SRC --version V'), or remove them from the registry"
+            "('tether init --source SRC --to V -C DIR'), or remove them from the registry"
         )
     return steps
 
