@@ -793,3 +793,29 @@ def test_declarative_files_are_read_for_what_their_change_loosens(
         ".claude/settings.json",
     )
     assert not [f for f in report["findings"] if f["finding_class"].startswith("policy/")]
+
+
+def test_a_roster_glob_reaching_the_generated_workflow_copies_is_a_finding(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    reaching = GAIA_ROSTER.replace('".gaia/**/*.bats"]', '".gaia/**/*.bats", ".gaia/**"]')
+    repo = make_repo(
+        tmp_path,
+        monkeypatch,
+        {
+            **GAIA_BASE,
+            ".gaia/audit-ci.yml": reaching,
+            ".gaia/cli/templates/workflows/code-review-audit.yml.tmpl": "on: pull_request\n",
+            ".gaia/cli/src/automation/templates/workflows/code-review-audit.yml.tmpl": "x\n",
+        },
+    )
+    args = ["shell", "--root", str(repo), "--profile", "gaia", "--member", MEMBER]
+    _, report = audit_json(capsys, *args, ".gaia/audit-ci.yml")
+    (reach,) = [
+        f for f in report["findings"] if f["finding_class"] == "policy/remit-reaches-copies"
+    ]
+    assert reach["line"] == 3 and reach["severity"] == "warning"
+    assert "`.gaia/**` reaches the generated copy .gaia/cli/templates/workflows/" in reach["title"]
+    commit(repo, "narrow", {".gaia/audit-ci.yml": GAIA_ROSTER})
+    _, report = audit_json(capsys, *args, ".gaia/audit-ci.yml")
+    assert not [f for f in report["findings"] if f["finding_class"].startswith("policy/")]

@@ -98,6 +98,8 @@ def _policy_findings(
     from tether.fsio import read_bytes
 
     today = git.commit_day(root) or ""
+    folder = layout.generated_copies
+    copies = git.tracked_paths(root, [folder]) if folder and (root / folder).is_dir() else []
     found: dict[str, list[Any]] = {}
     for path in paths:
         kind = policy.policy_kind(path, layout.roster_path)
@@ -109,7 +111,7 @@ def _policy_findings(
             continue  # a deleted or unreadable file: the scope and the shell run say so
         before = git.blob_at(root, base, path) if base else None
         found[path] = policy.check(
-            policy.PolicyFile(path, kind), before, after, today, layout.roster_key
+            policy.PolicyFile(path, kind), before, after, today, layout.roster_key, copies
         )
     return found
 

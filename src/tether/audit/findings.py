@@ -577,6 +577,15 @@ _RULES: tuple[Rule, ...] = (
         "restore the glob, or state in the change which member reviews those paths now",
     ),
     Rule(
+        "policy/remit-reaches-copies",
+        "warning",
+        "a roster glob reaches the framework's generated copies",
+        "the copies are rebuilt wholesale from a source another member reviews and pinned "
+        "to it by a drift guard: a member reading them reviews nothing new, and its glob "
+        "hides that the carve-out is deliberate",
+        "narrow the glob so it stops at the copies' folder",
+    ),
+    Rule(
         "policy/stale-rate",
         "warning",
         "a dated entry is past its date",

@@ -13,7 +13,9 @@ working-tree bytes and reports the loosening, a warning the change has to justif
 - ``CODEOWNERS``: a rule removed, or an owner dropped from a pattern that stays
   (``policy/owner-removed``);
 - the audit roster: a member or a glob removed, so the member no longer reaches a path it
-  used to (``policy/remit-narrowed``);
+  used to (``policy/remit-narrowed``); and, whatever the base, a glob reaching the
+  framework's generated build copies (``policy/remit-reaches-copies``): reviewing a copy
+  decides nothing its source's review did not;
 - ``token-rates.json``: an ``effective_through`` date before the day of the commit
   reviewed (``policy/stale-rate``), the one check that needs no base.
 
@@ -24,7 +26,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import PurePosixPath
 from typing import Any, Final
@@ -59,13 +61,22 @@ def policy_kind(path: str, roster_path: str) -> str | None:
 
 
 def check(
-    file: PolicyFile, before: bytes | None, after: bytes, today: str, roster_key: str
+    file: PolicyFile,
+    before: bytes | None,
+    after: bytes,
+    today: str,
+    roster_key: str,
+    copies: Sequence[str] = (),
 ) -> list[Finding]:
-    """The loosening ``after`` makes relative to ``before`` (None: no base version)."""
+    """The loosening ``after`` makes relative to ``before`` (None: no base version).
+    ``copies`` are the tracked build copies no roster glob should reach."""
     text = after.decode("utf-8", "replace")
     old = before.decode("utf-8", "replace") if before is not None else None
     if file.kind == "token-rates":
         return list(_stale_rates(file.path, text, today))
+    if file.kind == "roster" and copies:
+        reaching = list(_reaches_copies(file.path, text, roster_key, copies))
+        return reaching + (list(_roster(file.path, old, text, roster_key)) if old else [])
     if old is None:
         return []
     if file.kind == "release-exclude":
@@ -208,6 +219,20 @@ def _roster(path: str, old: str, new: str, key: str) -> Iterator[Finding]:
                 title = f"`{member}` no longer reaches `{glob}`"
                 line = _line_of(new, f"name: {member}")
                 yield _finding("policy/remit-narrowed", path, line, title, f"{path} at the base")
+
+
+def _reaches_copies(path: str, text: str, key: str, copies: Sequence[str]) -> Iterator[Finding]:
+    from tether.audit.roster import GlobSet
+
+    for member, globs in (_remits(text, key) or {}).items():
+        for glob in globs:
+            reached = [copy for copy in copies if GlobSet([glob]).matches(copy)]
+            if reached:
+                title = f"`{member}`'s glob `{glob}` reaches the generated copy {reached[0]}" + (
+                    f" and {len(reached) - 1} more" if len(reached) > 1 else ""
+                )
+                line = _line_of(text, glob)
+                yield _finding("policy/remit-reaches-copies", path, line, title, f"{path} at HEAD")
 
 
 def _dates(document: Any, trail: str = "") -> Iterator[tuple[str, str]]:

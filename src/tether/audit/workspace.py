@@ -19,6 +19,7 @@ class Layout:
     audit_dir: str  # sidecars and clearance markers (never committed)
     default_hooks: tuple[str, ...]
     machinery_list: str | None = None  # the framework's own list of its gate machinery
+    generated_copies: str | None = None  # a folder of build copies no remit should reach
 
 
 NATIVE_LAYOUT: Final = Layout("native", ".tether/audit.yml", "members", ".tether/audit", ())
@@ -32,6 +33,9 @@ GAIA_LAYOUT: Final = Layout(
     ".gaia/local/audit",
     (".claude/hooks/**",),
     ".claude/hooks/lib/audit-machinery.sh",
+    # Byte-identical copies of the workflow templates, regenerated from their source (the
+    # node member's remit) and pinned to it by a drift guard.
+    ".gaia/cli/templates/workflows/",
 )
 LAYOUTS: Final = {layout.profile: layout for layout in (NATIVE_LAYOUT, GAIA_LAYOUT)}
 
