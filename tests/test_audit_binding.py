@@ -809,7 +809,7 @@ def test_a_roster_glob_reaching_the_generated_workflow_copies_is_a_finding(
             ".gaia/cli/src/automation/templates/workflows/code-review-audit.yml.tmpl": "x\n",
         },
     )
-    args = ["shell", "--root", str(repo), "--profile", "gaia", "--member", MEMBER]
+    args = ["shell", "-C", str(repo), "--profile", "gaia", "--member", MEMBER]
     _, report = audit_json(capsys, *args, ".gaia/audit-ci.yml")
     (reach,) = [
         f for f in report["findings"] if f["finding_class"] == "policy/remit-reaches-copies"
