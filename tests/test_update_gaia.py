@@ -847,3 +847,44 @@ def test_a_regeneration_program_that_fails_leaves_the_update_standing(tmp_path: 
     assert "Regions: 0 regenerated, 1 failed, 0 skipped, 0 refused" in out
     failed = next(line for line in out.splitlines() if line.strip().startswith("r (failed"))
     assert failed.endswith("run by hand: bash gen.sh")
+
+
+# --- status and check after a first update killed half way -----------------------------------
+
+
+def test_a_killed_first_update_with_a_source_shows_as_unfinished_without_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A GAIA project tether never installed: GAIA's 1.0.0 tree, its marker, in git. Its first
+    # update names the releases with --source. The default source, GitHub, is never reached:
+    # a stand-in `gh` that fails and records its arguments takes its place.
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    (bin_dir / "gh").write_text(GH_STAND_IN.format(python=sys.executable))  # fails but pr list
+    (bin_dir / "gh").chmod(0o755)
+    monkeypatch.setenv("PATH", f"{bin_dir}:{os.environ['PATH']}")
+    monkeypatch.setenv("GH_LOG", str(tmp_path / "gh.log"))
+    monkeypatch.setenv("GH_PR_HEADS", "")
+    releases = shelf(tmp_path)
+    project = tmp_path / "proj"
+    shutil.copytree(releases / "1.0.0", project)
+    write_files(project, {".gaia/VERSION": "1.0.0\n"})
+    git(project, "init", "-q", "-b", "main")
+    git(project, "add", "-A")
+    git(project, "commit", "-qm", "GAIA 1.0.0")
+    update_args = ("update", "--yes", "--no-branch", "--source", str(releases))
+    killed = run_forked(*update_args, "-C", str(project), crash="file-written:1")
+    assert killed.returncode == crashpoint.EXIT_CODE
+    check = run_tether("check", "-C", str(project))
+    assert check.returncode == 3, check.stdout + check.stderr
+    assert "unfinished update 1.0.0 → 1.1.0" in check.stdout
+    status = run_tether("status", "--json", "-C", str(project))
+    assert status.returncode == 0, status.stderr
+    doc = json.loads(status.stdout)
+    assert doc["unfinished"]["to_version"] == "1.1.0" and doc["compared"] is False
+    assert "clean 0" not in run_tether("status", "-C", str(project)).stdout
+    finished = run_tether(*update_args, "-C", str(project))
+    assert finished.returncode == 0, finished.stdout + finished.stderr
+    assert run_tether("check", "-C", str(project)).returncode == 0
+    release_calls = [c for c in (tmp_path / "gh.log").read_text().splitlines() if "pr" not in c]
+    assert release_calls  # status asked the stand-in, never GitHub

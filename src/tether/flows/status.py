@@ -53,6 +53,9 @@ class StatusReport:
     # Blocking items an update left (a migration that ended in conflict or error), until
     # they are settled (docs/lifecycle.md).
     action_items: list[dict[str, object]] = field(default_factory=list)
+    # False when the files could not be compared with the installed release (only the run
+    # in flight or stopped half way is reported).
+    compared: bool = True
     notes: list[str] = field(default_factory=list)
     # A copier or cruft project: whether the template moved past the recorded version (its
     # versions are tags or commits, which tether's version order does not compare).
@@ -105,6 +108,7 @@ class StatusReport:
             "running": self.running,
             "unfinished": self.unfinished,
             "action_items": self.action_items,
+            "compared": self.compared,
             "notes": self.notes,
         }
 
@@ -266,12 +270,21 @@ def project_status(
     no_regions: bool = False,
 ) -> StatusReport:
     project = open_project(root, profile)
-    baseline = load_baseline(project, source)
+    running = running_run(project)
+    unfinished = None if running else unfinished_update(project)
+    try:
+        baseline = load_baseline(project, source)
+    except TetherError as error:
+        if running is None and unfinished is None:
+            raise
+        # A first update killed half way, of a project tether had not installed, used a
+        # --source it did not record yet: what stands is the unfinished run, and saying so
+        # must not need that source again.
+        return _run_state_only(project, running, unfinished, str(error))
     report = StatusReport(
         project.profile.name, baseline.upstream, baseline.source, baseline.version
     )
-    report.running = running_run(project)
-    unfinished = None if report.running else unfinished_update(project)
+    report.running = running
     if unfinished is not None:
         report.unfinished = unfinished.document()
     report.notes += baseline.notes
@@ -289,6 +302,34 @@ def project_status(
             from tether.flows.template_project import template_moved
 
             report.template_moved = template_moved(project, report.latest_version)
+    return report
+
+
+def _run_state_only(
+    project: Project,
+    running: dict[str, object] | None,
+    unfinished: UnfinishedUpdate | None,
+    why: str,
+) -> StatusReport:
+    """A report of the run in flight or stopped half way alone, when the installed release
+    cannot be read without what that run was given (``check`` still exits 3 for it)."""
+    installed = ""
+    if unfinished is not None:
+        installed = unfinished.from_version or ""
+    report = StatusReport(
+        project.profile.name,
+        project.profile.display_name or project.profile.name,
+        "(not recorded yet)",
+        installed,
+    )
+    report.running = running
+    report.unfinished = unfinished.document() if unfinished is not None else None
+    report.compared = False
+    report.notes.append(f"the files were not compared with the installed release: {why}")
+    if unfinished is not None:
+        report.notes.append(
+            f"give the rerun the same --source the interrupted {unfinished.verb} was given"
+        )
     return report
 
 

@@ -54,10 +54,11 @@ def render_status(report: StatusReport, limit: int | None = LIST_LIMIT) -> str:
     if report.latest_version is not None:
         note = "update available" if report.update_available else "up to date"
         lines.append(f"latest: {report.latest_version} ({note})")
-    lines.append(
-        f"  clean {len(report.clean)}, modified {len(report.modified)}, "
-        f"deleted {len(report.deleted)}"
-    )
+    if report.compared:
+        lines.append(
+            f"  clean {len(report.clean)}, modified {len(report.modified)}, "
+            f"deleted {len(report.deleted)}"
+        )
     owned = set(report.modified_owned) | set(report.deleted_owned)
     lines += _listing(
         "Modified", [p + (" (owned)" if p in owned else "") for p in report.modified], limit
