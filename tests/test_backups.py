@@ -16,7 +16,7 @@ def installed(tmp_path, files_v1, files_v2):
     make_release(shelf, "1.0.0", files_v1)
     make_release(shelf, "2.0.0", files_v2)
     project = tmp_path / "proj"
-    assert call("init", "--source", str(shelf), "--to", "1.0.0", str(project)) == 0
+    assert call("init", "--source", str(shelf), "--to", "1.0.0", "-C", str(project)) == 0
     return project
 
 

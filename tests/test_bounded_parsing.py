@@ -61,7 +61,7 @@ def installed(
     make_release(shelf, "1.0.0", {rel: base}, extra=extra)
     make_release(shelf, "2.0.0", {rel: theirs}, extra=extra)
     project = tmp_path / "proj"
-    assert call("init", "--source", str(shelf), "--to", "1.0.0", str(project)) == 0
+    assert call("init", "--source", str(shelf), "--to", "1.0.0", "-C", str(project)) == 0
     (project / rel).write_text(mine)
     return project
 

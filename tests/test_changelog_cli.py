@@ -91,7 +91,10 @@ def test_human_output(tmp_path, project, capsys):
     log = tmp_path / "CHANGELOG.md"
     log.write_text(LOG)
     assert (
-        call("changelog", "--from", "1.1.0", "--to", "1.2.0", "--file", str(log), str(project)) == 0
+        call(
+            "changelog", "--from", "1.1.0", "--to", "1.2.0", "--file", str(log), "-C", str(project)
+        )
+        == 0
     )
     out = capsys.readouterr().out
     assert "## 1.2.0 - 2024-03-01" in out
@@ -162,7 +165,7 @@ def test_release_without_changelog_is_not_an_error(shelf, capsys):
 
 def test_recorded_source_of_the_project(tmp_path, shelf, capsys):
     project = tmp_path / "proj"
-    assert call("init", "--source", str(shelf), "--to", "1.0.0", str(project)) == 0
+    assert call("init", "--source", str(shelf), "--to", "1.0.0", "-C", str(project)) == 0
     capsys.readouterr()
     code, doc = run_json(capsys, "--from", "1.0.0", "--to", "1.2.0", "-C", str(project))
     assert code == 0

@@ -34,7 +34,7 @@ from builders import (
     write_files,
 )
 from tether import __version__
-from tether.cli.common import DEPRECATED, JOBS_DEFAULT_TEXT, project_dir
+from tether.cli.common import JOBS_DEFAULT_TEXT, project_dir
 from tether.cli.main import COMMANDS, build_full_parser
 from tether.cli.main import main as tether_main
 from tether.cli.parsing import REMOVED, is_removed
@@ -156,12 +156,6 @@ CANONICAL: dict[str, Meaning] = {
     "--timeout": meaning("timeout", True),
 }
 
-# Old spelling -> the canonical ones it may stand for (docs/cli.md, "Deprecated spellings").
-# "DIR" is the positional project folder (``tether init DIR``).
-DEPRECATED_SPELLINGS: dict[str, set[str]] = {
-    "DIR": {"-C"},
-}
-
 # deps still reads --exclude as package names and keeps its own --jobs default until it
 # moves to --skip-package and default_jobs() (issue 18); nothing else may differ.
 NOT_YET_UNIFIED = {
@@ -171,10 +165,7 @@ NOT_YET_UNIFIED = {
 
 
 def current_spellings(action: argparse.Action) -> list[str]:
-    if is_removed(action):
-        return []
-    old = set(getattr(action, DEPRECATED, ()))
-    return [s for s in action.option_strings if s not in old]
+    return [] if is_removed(action) else list(action.option_strings)
 
 
 def uses() -> list[tuple[str, str, argparse.Action]]:
@@ -216,28 +207,6 @@ def test_not_yet_unified_flags_are_still_there() -> None:
     """The exemptions above name real flags (remove each one when its flag is unified)."""
     for path, spelling in NOT_YET_UNIFIED:
         assert option(path, spelling) is not None, (path, spelling)
-
-
-def test_deprecated_spellings_stand_for_their_canonical_flag() -> None:
-    found = set()
-    for path, parser in PARSERS.items():
-        for action in parser._actions:
-            for old in getattr(action, DEPRECATED, ()):
-                found.add(old)
-                assert old in DEPRECATED_SPELLINGS, (path, old)
-                canonical = set(action.option_strings) if action.option_strings else set()
-                if old == "DIR":
-                    canonical = {"-C"} if option(path, "-C") is not None else set()
-                assert canonical & DEPRECATED_SPELLINGS[old], (path, old, canonical)
-    assert found == set(DEPRECATED_SPELLINGS)
-
-
-def test_deprecated_spellings_are_documented() -> None:
-    text = DOCS.read_text(encoding="utf-8")
-    section = text.split("### Deprecated spellings", 1)[1].split("\n## ", 1)[0]
-    for old in DEPRECATED_SPELLINGS:
-        shown = "`tether init DIR`" if old == "DIR" else f"`{old}"
-        assert shown in section, old
 
 
 def test_no_file_is_called_base() -> None:
@@ -335,6 +304,21 @@ REMOVED_SPELLINGS: dict[tuple[str, str], str] = {
     ("snapshot check", "--dir"): "use -C DIR",
     ("demo", "--dir"): "use -C DIR",
     ("init", "--version"): "use --to V",
+    **{
+        (command, "DIR"): "give the project folder as -C DIR"
+        for command in (
+            "init",
+            "status",
+            "check",
+            "update",
+            "refresh",
+            "pr",
+            "changelog",
+            "migrations",
+            "manifest build",
+            "release pack",
+        )
+    },
 }
 
 
@@ -364,7 +348,7 @@ def test_a_removed_spelling_is_refused_in_one_line_naming_what_replaced_it(
 ) -> None:
     words = command.split()
     if spelling == "DIR":
-        forms = [[*words, "p"], [*words, "--json", "p"]]
+        forms = [[*words, "p"], [*words, "-q", "p"]]
     else:
         forms = [[*words, spelling], [*words, spelling, "p"], [*words, f"{spelling}=p"]]
     for argv in forms:
@@ -383,7 +367,7 @@ def test_a_removed_spelling_is_refused_in_one_line_naming_what_replaced_it(
 def test_removed_spellings_are_documented() -> None:
     text = DOCS.read_text(encoding="utf-8")
     section = text.split("### Removed spellings", 1)[1].split("\n## ", 1)[0]
-    rows = [line for line in section.splitlines() if line.startswith("| `")]
+    rows = [line for line in section.splitlines() if line.startswith("| ")]
     for command, spelling in REMOVED_SPELLINGS:
         shown = "a project folder as an argument" if spelling == "DIR" else f"`{spelling}"
         assert any(shown in row and f"`{command}`" in row for row in rows), (command, spelling)
@@ -398,11 +382,11 @@ def parse(*argv: str) -> dict[str, object]:
 
 
 @pytest.mark.parametrize("command", ["init", "status", "check", "update", "refresh", "pr"])
-def test_positional_folder_is_the_same_project_as_minus_c(command: str) -> None:
+def test_minus_c_and_project_name_the_same_folder(command: str) -> None:
     extra = ("--source", "S") if command == "init" else ()
     given = [
         FULL_PARSER.parse_args([command, *extra, *where])
-        for where in (["p"], ["-C", "p"], ["--project", "p"])
+        for where in (["-C", "p"], ["--project", "p"], ["--project=p"])
     ]
     assert {project_dir(args) for args in given} == {Path("p")}
 

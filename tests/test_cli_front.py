@@ -45,7 +45,7 @@ def project(tmp_path: Path) -> Path:
     make_release(shelf, "1.0.0", {"a.txt": "a1\n", "b.txt": "b1\n"})
     make_release(shelf, "2.0.0", {"a.txt": "a2\n", "b.txt": "b1\n"})
     root = tmp_path / "proj"
-    assert call("init", "--source", str(shelf), "--to", "1.0.0", str(root)) == 0
+    assert call("init", "--source", str(shelf), "--to", "1.0.0", "-C", str(root)) == 0
     return root
 
 
@@ -138,7 +138,7 @@ def test_usage_error_under_json_is_a_document(project: Path) -> None:
 
 
 def test_tether_error_under_json_is_a_document(tmp_path: Path) -> None:
-    result = run_tether("status", "--json", str(tmp_path))
+    result = run_tether("status", "--json", "-C", str(tmp_path))
     error = error_document(result)
     assert error["kind"] == "error" and error["exit_code"] == 1
     assert str(error["message"]).startswith(f"{tmp_path}")
@@ -146,13 +146,9 @@ def test_tether_error_under_json_is_a_document(tmp_path: Path) -> None:
 
 
 def test_usage_error_raised_by_a_command_under_json(tmp_path: Path) -> None:
-    result = run_tether("status", "--json", "-C", str(tmp_path), str(tmp_path / "other"))
+    result = run_tether("fleet", "status", "--json", "-j", "0", cwd=tmp_path)
     error = error_document(result)
-    assert error == {
-        "message": "give the project directory once (-C DIR or DIR)",
-        "kind": "usage",
-        "exit_code": 2,
-    }
+    assert error == {"message": "--jobs must be at least 1", "kind": "usage", "exit_code": 2}
 
 
 def test_unknown_command_under_json_is_a_document() -> None:
@@ -161,7 +157,7 @@ def test_unknown_command_under_json_is_a_document() -> None:
 
 
 def test_errors_without_json_print_nothing_on_stdout(tmp_path: Path) -> None:
-    result = run_tether("status", str(tmp_path))
+    result = run_tether("status", "-C", str(tmp_path))
     assert result.returncode == 1 and result.stdout == ""
 
 
@@ -327,7 +323,7 @@ def test_snapshot_usage_error_under_json(tmp_path: Path) -> None:
 def test_everyday_commands_print_one_json_document(tmp_path: Path, project: Path) -> None:
     shelf = tmp_path / "releases"
     commands = [
-        ("init", "--json", "--source", str(shelf), "--to", "1.0.0", str(tmp_path / "p2")),
+        ("init", "--json", "--source", str(shelf), "--to", "1.0.0", "-C", str(tmp_path / "p2")),
         ("status", "--json", "-C", str(project)),
         ("check", "--json", "--check-latest", "-C", str(project)),
         ("update", "--json", "--dry-run", "-C", str(project)),

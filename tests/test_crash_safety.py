@@ -52,7 +52,7 @@ def every_bucket_fixture(tmp_path: Path) -> Path:
     make_release(shelf, "1.0.0", v1, classes)
     make_release(shelf, "2.0.0", v2, classes)
     project = tmp_path / "proj"
-    assert call("init", "--source", str(shelf), "--to", "1.0.0", str(project)) == 0
+    assert call("init", "--source", str(shelf), "--to", "1.0.0", "-C", str(project)) == 0
     (project / "merged.txt").write_text(BASE.replace("line 1\n", "line 1 mine\n"))
     (project / "conflict.txt").write_text("a\nmine\nc\n")
     (project / "removed.txt").unlink()
@@ -206,7 +206,7 @@ def big_fixture(tmp_path: Path, count: int = BIG) -> Path:
     make_release(shelf, "1.0.0", {f"f/{i:05d}.txt": f"v1 {i}\n" for i in range(count)})
     make_release(shelf, "2.0.0", {f"f/{i:05d}.txt": f"v2 {i}\n" for i in range(count)})
     project = tmp_path / "proj"
-    assert call("init", "--source", str(shelf), "--to", "1.0.0", str(project)) == 0
+    assert call("init", "--source", str(shelf), "--to", "1.0.0", "-C", str(project)) == 0
     return project
 
 

@@ -77,7 +77,7 @@ def test_a_second_run_on_a_tether_project_is_refused_while_deps_apply_holds_its_
     shelf = tmp_path / "shelf"
     make_release(shelf, "1.0.0", {"README.md": "hello\n"})
     root = tmp_path / "web"
-    assert call("init", "--source", str(shelf), "--to", "1.0.0", str(root)) == 0
+    assert call("init", "--source", str(shelf), "--to", "1.0.0", "-C", str(root)) == 0
     project(root, NPM_PROJECT)
     second = npm_running(tmp_path, monkeypatch, "update", "--yes", "--to", "1.0.0", "-C", str(root))
     code, doc = apply(registry_file(tmp_path / "projects.json", {"web": root}), server)
@@ -99,7 +99,7 @@ def test_a_project_that_is_not_tethers_is_locked_where_init_would_and_left_witho
     make_release(shelf, "1.0.0", {"README.md": "hello\n"})
     root = project(tmp_path / "web", NPM_PROJECT)
     second = npm_running(
-        tmp_path, monkeypatch, "init", "--source", str(shelf), "--to", "1.0.0", str(root)
+        tmp_path, monkeypatch, "init", "--source", str(shelf), "--to", "1.0.0", "-C", str(root)
     )
     code, doc = apply(registry_file(tmp_path / "projects.json", {"web": root}), server)
     assert code == 0, doc

@@ -65,7 +65,7 @@ def shelf(tmp_path):
 @pytest.fixture
 def project(tmp_path, shelf):
     project = tmp_path / "proj"
-    assert call("init", "--source", str(shelf), "--to", "1.0.0", str(project)) == 0
+    assert call("init", "--source", str(shelf), "--to", "1.0.0", "-C", str(project)) == 0
     return project
 
 
@@ -293,7 +293,7 @@ def test_diff_agrees_with_status(project):
     edit_guide(project)
     (project / "cfg/app.yml").unlink()
     (project / "bin/lint.sh").write_bytes(b"#!/bin/sh\r\necho lint\r\n")  # a CRLF checkout
-    status = json.loads(run_tether("status", "--json", str(project)).stdout)
+    status = json.loads(run_tether("status", "--json", "-C", str(project)).stdout)
     doc = diff_json(project)
     assert sorted(status["modified"] + status["deleted"]) == [f["path"] for f in doc["files"]]
     assert "bin/lint.sh" not in [f["path"] for f in doc["files"]]
@@ -546,7 +546,9 @@ def test_gaia_profile_default_presets_apply(tmp_path):
     )
     project = tmp_path / "gaia"
     assert (
-        call("init", "--profile", "gaia", "--source", str(shelf), "--to", "2.0.0", str(project))
+        call(
+            "init", "--profile", "gaia", "--source", str(shelf), "--to", "2.0.0", "-C", str(project)
+        )
         == 0
     )
     (project / "package.json").write_text(PACKAGE.replace('"^3.0.0"', '"^3.1.0"'))
@@ -561,7 +563,7 @@ def test_stat_shortens_a_long_path_as_git_does(tmp_path):
     shelf = tmp_path / "long-rel"
     make_release(shelf, "1.0.0", files)
     project = tmp_path / "long"
-    assert call("init", "--source", str(shelf), "--to", "1.0.0", str(project)) == 0
+    assert call("init", "--source", str(shelf), "--to", "1.0.0", "-C", str(project)) == 0
     write_files(project, {long_path: "b\n" * 120 + "a\n" * 250, "x.txt": "x\ny\n"})
     repo = tmp_path / "long-oracle"
     write_files(repo, files)

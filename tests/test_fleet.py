@@ -59,7 +59,7 @@ def new_project(fleet: Fleet, name: str, *, repo: bool = True, commit: bool = Tr
     root.mkdir()
     if repo:
         git(root, "init", "-q", "-b", "main")
-    assert call("init", "--source", str(fleet.shelf), "--to", "1.0.0", str(root)) == 0
+    assert call("init", "--source", str(fleet.shelf), "--to", "1.0.0", "-C", str(root)) == 0
     if repo and commit:
         git(root, "add", "-A")
         git(root, "commit", "-qm", "install 1.0.0")

@@ -29,7 +29,9 @@ def test_init_with_gaia_profile_writes_gaia_markers(tmp_path):
     gaia_release(shelf, "2.0.0")
     project = tmp_path / "proj"
     assert (
-        call("init", "--profile", "gaia", "--source", str(shelf), "--to", "2.0.0", str(project))
+        call(
+            "init", "--profile", "gaia", "--source", str(shelf), "--to", "2.0.0", "-C", str(project)
+        )
         == 0
     )
     assert (project / ".gaia/VERSION").read_text() == "2.0.0\n"
@@ -38,7 +40,7 @@ def test_init_with_gaia_profile_writes_gaia_markers(tmp_path):
     assert (project / "wiki/hot.md").read_text() == "hot\n"  # sentinel seeded once
     assert not (project / ".tether").exists()
     assert ".gaia-backup/" in (project / ".gitignore").read_text()
-    status = json.loads(run_tether("status", "--json", str(project)).stdout)
+    status = json.loads(run_tether("status", "--json", "-C", str(project)).stdout)
     assert status["profile"] == "gaia"
     assert status["installed_version"] == "2.0.0"
 
@@ -56,23 +58,23 @@ def test_status_of_gaia_project_tether_did_not_install(tmp_path):
         },
     )
     write_files(project, {"wiki/hot.md": "my hot list\n", "agents/auditor.md": "auditor mine\n"})
-    result = run_tether("status", "--json", "--source", str(shelf), str(project))
+    result = run_tether("status", "--json", "--source", str(shelf), "-C", str(project))
     assert result.returncode == 0, result.stderr
     doc = json.loads(result.stdout)
     assert doc["profile"] == "gaia"
     assert doc["modified"] == ["agents/auditor.md"]  # sentinels are never compared
     assert doc["clean"] == 2
     # without a source tether says what it needs
-    result = run_tether("status", str(project))
+    result = run_tether("status", "-C", str(project))
     assert result.returncode == 1 and "--source" in result.stderr
     # an owned edit fails the check, a shared one does not
-    assert call("check", "--source", str(shelf), str(project)) == 0
+    assert call("check", "--source", str(shelf), "-C", str(project)) == 0
     (project / ".gaia/scripts/gen.sh").write_text("#!/bin/sh\necho hacked\n")
-    assert call("check", "--source", str(shelf), str(project)) == 3
+    assert call("check", "--source", str(shelf), "-C", str(project)) == 3
 
 
 def test_forced_profile_and_unknown_profile(tmp_path):
-    result = run_tether("status", "--profile", "nope", str(tmp_path))
+    result = run_tether("status", "--profile", "nope", "-C", str(tmp_path))
     assert result.returncode == 2 and "unknown profile" in result.stderr
 
 
@@ -86,7 +88,9 @@ def test_uncommitted_gaia_update_is_reported_not_up_to_date(tmp_path):
     project.mkdir()
     git(project, "init", "-q")
     assert (
-        call("init", "--profile", "gaia", "--source", str(shelf), "--to", "2.0.0", str(project))
+        call(
+            "init", "--profile", "gaia", "--source", str(shelf), "--to", "2.0.0", "-C", str(project)
+        )
         == 0
     )
     git(project, "add", "-A")

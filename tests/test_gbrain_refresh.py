@@ -57,7 +57,7 @@ def installed(tmp_path):
     )
     host = tmp_path / "host"
     host.mkdir()
-    result = run_tether("init", "--profile", "gbrain", "--source", str(rec), str(host))
+    result = run_tether("init", "--profile", "gbrain", "--source", str(rec), "-C", str(host))
     assert result.returncode == 0, result.stderr
     return rec, host
 
@@ -74,7 +74,7 @@ def test_init_copies_entries_with_modes_and_writes_the_gbrain_record(installed):
     assert {"recipe", "gbrain_version", "install_kind", "copied_at", "files"} <= set(record)
     entry = next(f for f in record["files"] if f["target"] == f"{ROOT}/sync.sh")
     assert entry["src"] == "src/sync.sh" and entry["mode"] == "0755" and len(entry["sha256"]) == 64
-    status = json.loads(run_tether("status", "--json", str(host)).stdout)
+    status = json.loads(run_tether("status", "--json", "-C", str(host)).stdout)
     assert status["profile"] == "gbrain" and status["clean"] == 7
 
 
@@ -150,7 +150,7 @@ def test_crlf_host_copy_is_not_modified_after_a_noop_refresh(installed):
     code, doc = refresh(host)
     assert code == 0
     assert doc["status"] == "up-to-date"
-    status = json.loads(run_tether("status", "--json", str(host)).stdout)
+    status = json.loads(run_tether("status", "--json", "-C", str(host)).stdout)
     assert status["modified"] == []
     (rec / "src/rules.md").write_text(BODY.replace("rule 5:", "rule 5 v2:"))
     code, doc = refresh(host)
@@ -424,7 +424,8 @@ def test_targets_are_relative_to_the_host_root_and_records_sit_in_the_target_roo
     host = tmp_path / "host"
     host.mkdir()
     assert (
-        run_tether("init", "--profile", "gbrain", "--source", str(rec), str(host)).returncode == 0
+        run_tether("init", "--profile", "gbrain", "--source", str(rec), "-C", str(host)).returncode
+        == 0
     )
     assert (host / "services/voice-agent/code/server.mjs").read_text() == "export {}\n"
     assert not (host / "services/voice-agent/services").exists()

@@ -89,7 +89,7 @@ def test_an_update_asks_git_for_its_working_tree_once(
     project = tmp_path / "proj"
     project.mkdir()
     git(project, "init", "-q", "-b", "work")
-    assert call("init", "--source", str(shelf), "--to", "1.0.0", str(project)) == 0
+    assert call("init", "--source", str(shelf), "--to", "1.0.0", "-C", str(project)) == 0
     git(project, "add", "-A")
     git(project, "commit", "-qm", "installed")
     calls = counted_git(monkeypatch)

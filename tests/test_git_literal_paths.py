@@ -20,7 +20,7 @@ def _project(tmp_path: Path) -> Path:
     project = tmp_path / "app"
     project.mkdir()
     git(project, "init", "-q", "-b", "main")
-    assert call("init", "--source", str(shelf), "--to", "1.0.0", str(project)) == 0
+    assert call("init", "--source", str(shelf), "--to", "1.0.0", "-C", str(project)) == 0
     for own in ("a.md", "b.md", "x.txt", "notes.md"):  # the adopter's files, not the release's
         (project / own).write_text("mine\n")
     git(project, "add", "-A")

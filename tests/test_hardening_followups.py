@@ -39,7 +39,7 @@ def installed(tmp_path: Path, v2_extra: dict[str, object] | None = None) -> Path
     make_release(shelf, "1.0.0", FILES)
     make_release(shelf, "2.0.0", {**FILES, "docs/guide.md": "one\nTWO\nthree\n"}, extra=v2_extra)
     project = tmp_path / "proj"
-    assert call("init", "--source", str(shelf), "--to", "1.0.0", str(project)) == 0
+    assert call("init", "--source", str(shelf), "--to", "1.0.0", "-C", str(project)) == 0
     return project
 
 
@@ -185,6 +185,7 @@ def test_init_force_is_refused_while_another_run_holds_the_lock(tmp_path):
             str(tmp_path / "releases"),
             "--to",
             "2.0.0",
+            "-C",
             str(project),
         )
         assert result.returncode == 1, result.stdout
@@ -201,10 +202,10 @@ def test_fresh_init_refused_by_the_lock_leaves_the_holders_folder(tmp_path):
     project = tmp_path / "proj"
     project.mkdir()
     with lock_held(project / ".tether/lock"):
-        assert call("init", "--source", str(shelf), "--to", "1.0.0", str(project)) == 1
+        assert call("init", "--source", str(shelf), "--to", "1.0.0", "-C", str(project)) == 1
         assert (project / ".tether/lock").is_file()
         assert sorted(p.name for p in project.iterdir()) == [".tether"]
-    assert call("init", "--source", str(shelf), "--to", "1.0.0", str(project)) == 0
+    assert call("init", "--source", str(shelf), "--to", "1.0.0", "-C", str(project)) == 0
 
 
 # --- a reinstall keeps open conflicts --------------------------------------------------------
@@ -220,22 +221,22 @@ def conflicted(tmp_path: Path) -> Path:
 
 
 def check_reasons(project: Path) -> tuple[int, list[str]]:
-    result = run_tether("check", "--json", str(project))
+    result = run_tether("check", "--json", "-C", str(project))
     return result.returncode, json.loads(result.stdout)["reasons"]
 
 
 def test_init_force_keeps_the_records_of_conflicts_still_open(tmp_path):
     project = conflicted(tmp_path)
     shelf = str(tmp_path / "releases")
-    assert call("init", "--force", "--source", shelf, "--to", "2.0.0", str(project)) == 0
+    assert call("init", "--force", "--source", shelf, "--to", "2.0.0", "-C", str(project)) == 0
     assert "<<<<<<< ours" in (project / "docs/guide.md").read_text()
     assert check_reasons(project) == (3, ["unresolved-conflicts"])
-    status = json.loads(run_tether("status", "--json", str(project)).stdout)
+    status = json.loads(run_tether("status", "--json", "-C", str(project)).stdout)
     assert [c["path"] for c in status["conflicts"]] == ["docs/guide.md"]
 
     (project / "docs/guide.md").write_text("one\nmine and TWO\nthree\n")  # resolved
     assert check_reasons(project) == (0, [])
-    assert call("init", "--force", "--source", shelf, "--to", "2.0.0", str(project)) == 0
+    assert call("init", "--force", "--source", shelf, "--to", "2.0.0", "-C", str(project)) == 0
     state = json.loads((project / ".tether/state.json").read_text())
     assert state["conflicts"] == {}  # a resolved conflict is not carried over
 
@@ -268,7 +269,7 @@ def tagged_repo(tmp_path: Path, kind: str) -> Path:
 def test_plain_update_skips_a_newest_tag_that_names_no_commit(tmp_path, kind, named):
     repo = tagged_repo(tmp_path, kind)
     project = tmp_path / "proj"
-    assert call("init", "--source", str(repo), "--to", "1.0.0", str(project)) == 0
+    assert call("init", "--source", str(repo), "--to", "1.0.0", "-C", str(project)) == 0
     result = run_tether("update", "--yes", "--json", "-C", str(project))
     assert result.returncode == 0, result.stderr
     doc = json.loads(result.stdout)
@@ -278,7 +279,7 @@ def test_plain_update_skips_a_newest_tag_that_names_no_commit(tmp_path, kind, na
         in doc["notes"]
     )
     assert (project / "a.md").read_text() == "two\n"
-    status = json.loads(run_tether("status", "--json", "--check-latest", str(project)).stdout)
+    status = json.loads(run_tether("status", "--json", "--check-latest", "-C", str(project)).stdout)
     assert status["latest_version"] == "2.0.0"
     assert any("v3.0.0 names a" in note for note in status["notes"])
 
@@ -286,7 +287,7 @@ def test_plain_update_skips_a_newest_tag_that_names_no_commit(tmp_path, kind, na
 def test_asking_for_a_tag_that_names_no_commit_is_one_line(tmp_path):
     repo = tagged_repo(tmp_path, "blob")
     project = tmp_path / "proj"
-    result = run_tether("init", "--source", str(repo), "--to", "3.0.0", str(project))
+    result = run_tether("init", "--source", str(repo), "--to", "3.0.0", "-C", str(project))
     assert result.returncode == 1
     [line] = result.stderr.strip().splitlines()
     assert "3.0.0" in line and "Traceback" not in result.stderr
@@ -309,7 +310,14 @@ def test_init_force_refuses_when_its_own_folder_is_a_link_or_a_file(tmp_path, fo
         (project / folder).write_text("not a folder\n")
     before = tree_digest(project)
     result = run_tether(
-        "init", "--force", "--source", str(tmp_path / "releases"), "--to", "2.0.0", str(project)
+        "init",
+        "--force",
+        "--source",
+        str(tmp_path / "releases"),
+        "--to",
+        "2.0.0",
+        "-C",
+        str(project),
     )
     assert result.returncode == 1
     [line] = result.stderr.strip().splitlines()
@@ -342,7 +350,7 @@ def test_init_syncs_per_phase_not_per_file(tmp_path, monkeypatch):
 
     monkeypatch.setattr(os, "fsync", counted_fsync)
     monkeypatch.setattr(os, "sync", counted_sync)
-    assert call("init", "--source", str(shelf), "--to", "1.0.0", str(tmp_path / "proj")) == 0
+    assert call("init", "--source", str(shelf), "--to", "1.0.0", "-C", str(tmp_path / "proj")) == 0
     assert calls["fsync"] + calls["sync"] <= 12, calls  # pack, index, state: never per file
     assert len(list((tmp_path / "proj/f").iterdir())) == 300
 
@@ -362,7 +370,7 @@ def big_merge(tmp_path: Path) -> tuple[Path, bytes, bytes, bytes]:
     make_release(shelf, "1.0.0", {"big.txt": base})
     make_release(shelf, "2.0.0", {"big.txt": theirs})
     project = tmp_path / "proj"
-    assert call("init", "--source", str(shelf), "--to", "1.0.0", str(project)) == 0
+    assert call("init", "--source", str(shelf), "--to", "1.0.0", "-C", str(project)) == 0
     (project / "big.txt").write_text(ours)
     return project, base.encode(), ours.encode(), theirs.encode()
 

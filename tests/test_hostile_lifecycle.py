@@ -28,7 +28,7 @@ def installed(tmp_path: Path, shelf: Path, mine: dict[str, str] | None = None) -
     project = tmp_path / "proj"
     project.mkdir()
     git(project, "init", "-q", "-b", "main")
-    assert call("init", "--source", str(shelf), "--to", "1.0.0", str(project)) == 0
+    assert call("init", "--source", str(shelf), "--to", "1.0.0", "-C", str(project)) == 0
     for rel, text in (mine or {}).items():
         (project / rel).parent.mkdir(parents=True, exist_ok=True)
         (project / rel).write_text(text)

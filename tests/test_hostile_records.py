@@ -77,7 +77,7 @@ def world(tmp_path: Path) -> tuple[Path, Path]:
     make_release(shelf, "1.1.0", V2)
     write_files(tmp_path, {"victim.txt": SECRET, "outside/secret.txt": SECRET})
     project = tmp_path / "proj"
-    assert call("init", "--source", str(shelf), "--to", "1.0.0", str(project)) == 0
+    assert call("init", "--source", str(shelf), "--to", "1.0.0", "-C", str(project)) == 0
     return tmp_path, project
 
 
@@ -197,7 +197,7 @@ def test_abandon_reads_no_state_and_touches_nothing_beside_a_hostile_one(
     edit_state(project, lambda state: state["files"].update({"../victim.txt": record}))  # type: ignore[attr-defined]
     outside = outside_tree(tmp_path, project)
     capsys.readouterr()
-    assert call("update", "--abandon", str(project)) == 1
+    assert call("update", "--abandon", "-C", str(project)) == 1
     assert "no interrupted update to abandon" in one_line_error(capsys.readouterr().err)
     assert outside_tree(tmp_path, project) == outside
 
@@ -267,7 +267,7 @@ def test_an_absolute_record_is_never_read(world: tuple[Path, Path], command: str
     os.mkfifo(fifo)
     record = {"class": "shared", "sha256": sha(SECRET), "mode": "0o644"}
     edit_state(project, lambda state: state["files"].update({str(fifo): record}))  # type: ignore[attr-defined]
-    result = run_forked(command, str(project), timeout=60)
+    result = run_forked(command, "-C", str(project), timeout=60)
     assert result.returncode == 1
     assert f"file record {str(fifo)!r}: path is absolute" in one_line_error(result.stderr)
 
@@ -292,7 +292,7 @@ def test_init_refuses_a_release_claiming_a_reserved_path(
     make_release(shelf, "1.0.0", {**V1, claimed: HOOK})
     project = tmp_path / "proj"
     capsys.readouterr()
-    assert call("init", "--source", str(shelf), "--to", "1.0.0", str(project)) == 1
+    assert call("init", "--source", str(shelf), "--to", "1.0.0", "-C", str(project)) == 1
     line = one_line_error(capsys.readouterr().err)
     assert f".tether/manifest.json: files: {claimed!r}: {problem}" in line
     assert not project.exists() or project_tree(project) == {}
@@ -307,7 +307,7 @@ def test_update_refuses_a_release_claiming_a_reserved_path(
     git(project, "init", "-q", "-b", "main")
     before = project_tree(project)
     capsys.readouterr()
-    assert call("update", "--yes", "--to", "1.2.0", str(project)) == 1
+    assert call("update", "--yes", "--to", "1.2.0", "-C", str(project)) == 1
     line = one_line_error(capsys.readouterr().err)
     assert f".tether/manifest.json: files: {claimed!r}: {problem}" in line
     assert project_tree(project) == before
@@ -326,15 +326,15 @@ def test_gaia_init_and_update_refuse_a_release_claiming_gaia_runtime_paths(
     fresh = tmp_path / "fresh"
     argv = ("--profile", "gaia", "--source", str(shelf))
     capsys.readouterr()
-    assert call("init", *argv, "--to", "1.1.0", str(fresh)) == 1
+    assert call("init", *argv, "--to", "1.1.0", "-C", str(fresh)) == 1
     line = one_line_error(capsys.readouterr().err)
     assert f".gaia/manifest.json: files: {claimed!r}: path is reserved" in line
     assert not fresh.exists() or project_tree(fresh) == {}
     project = tmp_path / "proj"
-    assert call("init", *argv, "--to", "1.0.0", str(project)) == 0
+    assert call("init", *argv, "--to", "1.0.0", "-C", str(project)) == 0
     before = project_tree(project)
     capsys.readouterr()
-    assert call("update", "--yes", "--to", "1.1.0", str(project)) == 1
+    assert call("update", "--yes", "--to", "1.1.0", "-C", str(project)) == 1
     assert f"files: {claimed!r}: path is reserved" in one_line_error(capsys.readouterr().err)
     assert project_tree(project) == before
 
@@ -353,18 +353,18 @@ def test_gbrain_init_and_refresh_refuse_a_recipe_claiming_its_source_record(
     fresh = tmp_path / "fresh"
     fresh.mkdir()
     capsys.readouterr()
-    assert call("init", "--profile", "gbrain", "--source", str(recipe), str(fresh)) == 1
+    assert call("init", "--profile", "gbrain", "--source", str(recipe), "-C", str(fresh)) == 1
     line = one_line_error(capsys.readouterr().err)
     assert "install/manifest.json: files[1]: '.gbrain-source.json': path is reserved" in line
     assert project_tree(fresh) == {}
     write_recipe(["tools/a.md"])
     host = tmp_path / "host"
     host.mkdir()
-    assert call("init", "--profile", "gbrain", "--source", str(recipe), str(host)) == 0
+    assert call("init", "--profile", "gbrain", "--source", str(recipe), "-C", str(host)) == 0
     record = (host / ".gbrain-source.json").read_bytes()
     write_recipe(["tools/a.md", ".gbrain-source.json"])
     capsys.readouterr()
-    assert call("refresh", "--yes", str(host)) == 1
+    assert call("refresh", "--yes", "-C", str(host)) == 1
     assert "'.gbrain-source.json': path is reserved" in one_line_error(capsys.readouterr().err)
     assert (host / ".gbrain-source.json").read_bytes() == record
 
@@ -382,7 +382,7 @@ def test_a_manifest_copy_claiming_tether_paths_is_refused_as_the_baseline(
     edit_state(project, lambda state: state.update(manifest_sha256=sha(copy.read_bytes())))
     shutil.rmtree(project / ".tether/cache")  # a fresh clone: the cache is git-ignored
     capsys.readouterr()
-    assert call("update", "--yes", str(project)) == 1
+    assert call("update", "--yes", "-C", str(project)) == 1
     assert "files: '.tether/journal.jsonl': path is reserved" in one_line_error(
         capsys.readouterr().err
     )
@@ -582,7 +582,7 @@ def test_a_journal_that_is_a_link_out_of_the_project_is_not_read_or_appended_to(
     (project / ".tether/journal.jsonl").symlink_to(tmp_path / "outside/secret.txt")
     outside = outside_tree(tmp_path, project)
     capsys.readouterr()
-    assert call("update", "--yes", str(project)) == 1
+    assert call("update", "--yes", "-C", str(project)) == 1
     assert ".tether/journal.jsonl: is a symbolic link" in one_line_error(capsys.readouterr().err)
     assert outside_tree(tmp_path, project) == outside
 
@@ -614,7 +614,7 @@ def test_a_journal_tracked_by_git_is_not_a_run_tether_started_here(
     git(project, "commit", "-qm", "a journal from elsewhere")
     inside = project_tree(project)
     capsys.readouterr()
-    assert call("update", "--abandon", str(project)) == 1
+    assert call("update", "--abandon", "-C", str(project)) == 1
     line = one_line_error(capsys.readouterr().err)
     assert ".tether/journal.jsonl is tracked by git" in line
     assert "tether did not start this run here" in line
@@ -629,7 +629,7 @@ def test_a_tracked_backup_folder_is_refused_too(
     git(project, "add", "-f", ".tether/backup")
     inside = project_tree(project)
     capsys.readouterr()
-    assert call("update", "--abandon", str(project)) == 1
+    assert call("update", "--abandon", "-C", str(project)) == 1
     assert "/a.txt is tracked by git" in one_line_error(capsys.readouterr().err)
     assert project_tree(project) == inside
 
@@ -643,7 +643,7 @@ def test_abandon_restores_a_backup_only_when_its_bytes_are_the_ones_backed_up(
     backup.write_bytes(SECRET)
     inside = project_tree(project)
     capsys.readouterr()
-    assert call("update", "--abandon", str(project)) == 1
+    assert call("update", "--abandon", "-C", str(project)) == 1
     line = one_line_error(capsys.readouterr().err)
     assert "(its bytes are not the ones the run backed up); nothing was restored" in line
     assert project_tree(project) == inside
@@ -656,7 +656,7 @@ def test_abandon_puts_back_only_the_index_entry_of_the_path_itself(
     make_release(shelf, "1.0.0", {"c.txt": "a\nb\nc\n", "d.txt": "d\n"})
     make_release(shelf, "1.1.0", {"c.txt": "a\ntheirs\nc\n", "d.txt": "d\n"})
     project = tmp_path / "proj"
-    assert call("init", "--source", str(shelf), "--to", "1.0.0", str(project)) == 0
+    assert call("init", "--source", str(shelf), "--to", "1.0.0", "-C", str(project)) == 0
     git(project, "init", "-q", "-b", "main")
     (project / "c.txt").write_text("a\nmine\nc\n")
     git(project, "add", "-A")
@@ -670,7 +670,7 @@ def test_abandon_puts_back_only_the_index_entry_of_the_path_itself(
     journal.write_text("".join(json.dumps(r) + "\n" for r in records))
     index = git(project, "ls-files", "-s", "d.txt")
     capsys.readouterr()
-    assert call("update", "--abandon", str(project)) == 1
+    assert call("update", "--abandon", "-C", str(project)) == 1
     line = one_line_error(capsys.readouterr().err)
     assert "names the index path 'd.txt' for 'c.txt'" in line
     assert git(project, "ls-files", "-s", "d.txt") == index
@@ -708,8 +708,8 @@ def test_a_real_interrupted_run_still_abandons(
     tmp_path, project = world
     interrupted(tmp_path)
     capsys.readouterr()
-    assert call("status", str(project)) == 0
-    assert call("update", "--abandon", str(project)) == 0
+    assert call("status", "-C", str(project)) == 0
+    assert call("update", "--abandon", "-C", str(project)) == 0
     assert git(project, "status", "--porcelain") == ""
 
 

@@ -479,13 +479,13 @@ def run(*args: str, timeout: int = TIMEOUT) -> subprocess.CompletedProcess[str]:
 def attempt(setup: Setup, command: str) -> subprocess.CompletedProcess[str]:
     project = str(setup.project)
     if command == "init":
-        return run("init", "--source", setup.source, "--to", HOSTILE, project)
+        return run("init", "--source", setup.source, "--to", HOSTILE, "-C", project)
     return run("update", "--yes", "--to", HOSTILE, "-C", project)
 
 
 def prepare(setup: Setup, command: str) -> None:
     if command == "update":
-        args = ("init", "--source", setup.source, "--to", GOOD, str(setup.project))
+        args = ("init", "--source", setup.source, "--to", GOOD, "-C", str(setup.project))
         assert call(*args) == 0
 
 
@@ -596,7 +596,7 @@ def test_fifty_thousand_tiny_files_are_handled(tmp_path: Path, carrier: str) -> 
         many_files_folder(tmp_path / "shelf" / HOSTILE)
         source = str(tmp_path / "shelf")
     project = tmp_path / "proj"
-    assert call("init", "--source", source, "--to", GOOD, str(project)) == 0
+    assert call("init", "--source", source, "--to", GOOD, "-C", str(project)) == 0
     beside = outside_digest(tmp_path, project, by_stat=True)
     update = ("update", "--yes", "--json", "--to", HOSTILE, "-C", str(project))
     result = run(*update, timeout=LARGE_TIMEOUT)
@@ -629,7 +629,7 @@ def test_hostile_recipe_folder(tmp_path: Path, case: str, command: str) -> None:
     rec = recipe(tmp_path / "recipe", {"rules.md": ("rules\n", "0644")})
     host = tmp_path / "host"
     host.mkdir()
-    init = ("init", "--profile", "gbrain", "--source", str(rec), str(host))
+    init = ("init", "--profile", "gbrain", "--source", str(rec), "-C", str(host))
     if command == "refresh":
         assert call(*init) == 0
     make, refusal = RECIPE_BREAKS[case]

@@ -97,7 +97,7 @@ def world(tmp_path: Path) -> dict[str, Path]:
     make_release(shelf, "1.0.0", V1, {"run.sh": "owned"})
     make_release(shelf, "2.0.0", V2, {"run.sh": "owned"})
     project = tmp_path / "proj"
-    assert call("init", "--source", str(shelf), "--to", "1.0.0", str(project)) == 0
+    assert call("init", "--source", str(shelf), "--to", "1.0.0", "-C", str(project)) == 0
     git(project, "init", "-q", "-b", "main")
     git(project, "add", "-A")
     git(project, "commit", "-qm", "install")

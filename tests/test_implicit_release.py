@@ -55,7 +55,9 @@ def upstream(tmp_path: Path) -> Path:
 
 
 def init(source: Path, project: Path, *extra: str) -> None:
-    result = run_tether("init", "--source", str(source), "--to", "1.0.0", *extra, str(project))
+    result = run_tether(
+        "init", "--source", str(source), "--to", "1.0.0", *extra, "-C", str(project)
+    )
     assert result.returncode == 0, result.stderr
 
 
@@ -128,7 +130,7 @@ def test_exclude_is_refused_for_a_release_with_a_manifest(tmp_path: Path) -> Non
     make_release(shelf, "1.0.0", {"a.txt": "a\n"})
     project = tmp_path / "app"
     result = run_tether(
-        "init", "--source", str(shelf), "--to", "1.0.0", "--exclude", "a.txt", str(project)
+        "init", "--source", str(shelf), "--to", "1.0.0", "--exclude", "a.txt", "-C", str(project)
     )
     assert result.returncode == 1
     assert "--exclude applies only to a release without one" in result.stderr
@@ -141,7 +143,7 @@ def test_an_unreadable_ignore_file_is_one_line(tmp_path: Path) -> None:
     write_files(shelf / "1.0.0", {"a.txt": "a\n"})
     (shelf / "1.0.0" / ".tetherignore").write_bytes(b"\xff\xfe bad\n")
     project = tmp_path / "app"
-    result = run_tether("init", "--source", str(shelf), "--to", "1.0.0", str(project))
+    result = run_tether("init", "--source", str(shelf), "--to", "1.0.0", "-C", str(project))
     assert result.returncode == 1
     assert ".tetherignore: cannot read (not UTF-8 text)" in result.stderr
     assert not project.exists()

@@ -67,7 +67,7 @@ def test_a_failed_init_leaves_everything_as_it_was(tmp_path, sources, folder, fa
     project = project_folder(tmp_path, folder)
     spelled = [a.format(tmp=tmp_path, **sources) for a in args]
     before = snapshot(tmp_path)
-    result = run_tether("init", *spelled, str(project))
+    result = run_tether("init", *spelled, "-C", str(project))
     assert (result.returncode, message in result.stderr) == (code, True), result.stderr
     assert "Traceback" not in result.stderr
     assert snapshot(tmp_path) == before
@@ -82,7 +82,9 @@ def test_a_target_that_is_a_folder_is_refused_and_the_fetched_cache_removed(
     (project / "z-last.md").mkdir()
     (project / "z-last.md/inside.txt").write_text("kept\n")
     before = snapshot(tmp_path)
-    result = run_tether("init", "--source", str(sources[source]), "--to", "1.0.0", str(project))
+    result = run_tether(
+        "init", "--source", str(sources[source]), "--to", "1.0.0", "-C", str(project)
+    )
     assert result.returncode == 1 and "is a directory" in result.stderr
     assert snapshot(tmp_path) == before
 
@@ -91,7 +93,9 @@ def test_validation_failure_after_writing_removes_only_what_init_wrote(tmp_path,
     project = project_folder(tmp_path, "existing")
     (project / "docs/guide.md").write_text("my guide\n")  # customised: never touched
     before = snapshot(tmp_path)
-    result = run_tether("init", "--source", str(sources["bad"]), "--to", "1.0.0", str(project))
+    result = run_tether(
+        "init", "--source", str(sources["bad"]), "--to", "1.0.0", "-C", str(project)
+    )
     assert result.returncode == 1 and "z-last.md" in result.stderr
     assert snapshot(tmp_path) == before
 
@@ -110,7 +114,7 @@ def test_a_late_write_failure_restores_the_records_init_rewrote(tmp_path, source
     )
     before = snapshot(tmp_path)
     result = run_tether(
-        "init", "--force", "--source", str(sources["shelf"]), "--to", "1.0.0", str(project)
+        "init", "--force", "--source", str(sources["shelf"]), "--to", "1.0.0", "-C", str(project)
     )
     assert result.returncode == 1, result.stderr
     assert "state.json" in result.stderr and "nothing was installed" in result.stderr
@@ -121,7 +125,9 @@ def test_a_late_write_failure_restores_the_records_init_rewrote(tmp_path, source
 def test_a_missing_parent_is_refused_not_created(tmp_path, sources):
     before = snapshot(tmp_path)
     target = tmp_path / "a/b/proj"
-    result = run_tether("init", "--source", str(sources["shelf"]), "--to", "1.0.0", str(target))
+    result = run_tether(
+        "init", "--source", str(sources["shelf"]), "--to", "1.0.0", "-C", str(target)
+    )
     assert result.returncode == 1
     assert result.stderr.strip().splitlines() == [
         f"tether: {tmp_path / 'a/b'}: no such directory; "
@@ -134,13 +140,17 @@ def test_a_parent_that_is_a_file_is_refused(tmp_path, sources):
     (tmp_path / "plain").write_text("x\n")
     before = snapshot(tmp_path)
     target = tmp_path / "plain/proj"
-    result = run_tether("init", "--source", str(sources["shelf"]), "--to", "1.0.0", str(target))
+    result = run_tether(
+        "init", "--source", str(sources["shelf"]), "--to", "1.0.0", "-C", str(target)
+    )
     assert result.returncode == 1 and f"{tmp_path / 'plain'}: not a directory" in result.stderr
     assert snapshot(tmp_path) == before
 
 
 def test_the_project_folder_is_created_when_its_parent_exists(tmp_path, sources):
     target = tmp_path / "proj"
-    result = run_tether("init", "--source", str(sources["shelf"]), "--to", "1.0.0", str(target))
+    result = run_tether(
+        "init", "--source", str(sources["shelf"]), "--to", "1.0.0", "-C", str(target)
+    )
     assert result.returncode == 0, result.stderr
     assert (target / "docs/guide.md").read_text() == "guide\n"

@@ -25,7 +25,7 @@ def shelf(tmp_path):
 
 def test_init_into_empty_dir_copies_files_and_records_state(tmp_path, shelf):
     project = tmp_path / "proj"
-    assert call("init", "--source", str(shelf), "--to", "1.0.0", str(project)) == 0
+    assert call("init", "--source", str(shelf), "--to", "1.0.0", "-C", str(project)) == 0
     assert (project / "docs/guide.md").read_text() == "guide v1\n"
     assert stat.S_IMODE(os.stat(project / "bin/lint.sh").st_mode) == 0o755
     assert (project / "CHANGELOG.md").read_text() == "# log\n"  # sentinel seeded
@@ -39,7 +39,9 @@ def test_init_into_empty_dir_copies_files_and_records_state(tmp_path, shelf):
 def test_init_records_identical_and_customised_files(tmp_path, shelf):
     project = tmp_path / "proj"
     write_files(project, {"docs/guide.md": "my guide\n", "cfg/app.yml": "a: 1\n", "mine.txt": "x"})
-    result = run_tether("init", "--source", str(shelf), "--to", "1.0.0", "--json", str(project))
+    result = run_tether(
+        "init", "--source", str(shelf), "--to", "1.0.0", "--json", "-C", str(project)
+    )
     assert result.returncode == 0, result.stderr
     report = json.loads(result.stdout)
     assert report["customised"] == ["docs/guide.md"]
@@ -48,23 +50,23 @@ def test_init_records_identical_and_customised_files(tmp_path, shelf):
     assert (project / "docs/guide.md").read_text() == "my guide\n"  # never overwritten
     assert (project / "mine.txt").read_text() == "x"
     # the baseline is the release's bytes, so the customised file shows as modified
-    status = json.loads(run_tether("status", "--json", str(project)).stdout)
+    status = json.loads(run_tether("status", "--json", "-C", str(project)).stdout)
     assert status["modified"] == ["docs/guide.md"]
     assert status["clean"] == 2
 
 
 def test_reinit_refused_without_force(tmp_path, shelf):
     project = tmp_path / "proj"
-    assert call("init", "--source", str(shelf), "--to", "1.0.0", str(project)) == 0
-    result = run_tether("init", "--source", str(shelf), "--to", "1.1.0", str(project))
+    assert call("init", "--source", str(shelf), "--to", "1.0.0", "-C", str(project)) == 0
+    result = run_tether("init", "--source", str(shelf), "--to", "1.1.0", "-C", str(project))
     assert result.returncode == 1
     assert "already installed" in result.stderr and "--force" in result.stderr
-    assert call("init", "--source", str(shelf), "--to", "1.1.0", "--force", str(project)) == 0
+    assert call("init", "--source", str(shelf), "--to", "1.1.0", "--force", "-C", str(project)) == 0
 
 
 def test_status_clean_modified_deleted_and_latest(tmp_path, shelf):
     project = tmp_path / "proj"
-    call("init", "--source", str(shelf), "--to", "1.0.0", str(project))
+    call("init", "--source", str(shelf), "--to", "1.0.0", "-C", str(project))
     (project / "docs/guide.md").write_text("changed\n")
     (project / "cfg/app.yml").unlink()
     result = run_tether("status", "--json", "--check-latest", "-C", str(project))
@@ -75,19 +77,19 @@ def test_status_clean_modified_deleted_and_latest(tmp_path, shelf):
     assert doc["clean"] == 1
     assert doc["modified"] == ["docs/guide.md"]
     assert doc["deleted"] == ["cfg/app.yml"]
-    plain = run_tether("status", str(project))
+    plain = run_tether("status", "-C", str(project))
     assert "Modified (1)" in plain.stdout and "docs/guide.md" in plain.stdout
 
 
 def test_check_exit_codes(tmp_path, shelf):
     project = tmp_path / "proj"
-    call("init", "--source", str(shelf), "--to", "1.0.0", str(project))
-    assert call("check", str(project)) == 0
+    call("init", "--source", str(shelf), "--to", "1.0.0", "-C", str(project))
+    assert call("check", "-C", str(project)) == 0
     (project / "docs/guide.md").write_text("customised shared file\n")
-    assert call("check", str(project)) == 0  # customising shared files is expected
-    assert call("check", "--check-latest", str(project)) == 3
+    assert call("check", "-C", str(project)) == 0  # customising shared files is expected
+    assert call("check", "--check-latest", "-C", str(project)) == 3
     (project / "bin/lint.sh").write_text("#!/bin/sh\nexit 0\n")
-    result = run_tether("check", "--json", str(project))
+    result = run_tether("check", "--json", "-C", str(project))
     assert result.returncode == 3
     assert json.loads(result.stdout)["reasons"] == ["owned-drift"]
 
@@ -104,7 +106,7 @@ def test_init_bad_input_writes_nothing(tmp_path, shelf, args, message):
     project = tmp_path / "proj"
     project.mkdir()
     args = [a.format(shelf=shelf, tmp=tmp_path) for a in args]
-    result = run_tether("init", *args, str(project))
+    result = run_tether("init", *args, "-C", str(project))
     assert result.returncode == 1
     assert message in result.stderr
     assert "Traceback" not in result.stderr
@@ -120,7 +122,7 @@ def test_init_with_malformed_manifest_writes_nothing(tmp_path):
     )
     project = tmp_path / "proj"
     project.mkdir()
-    result = run_tether("init", "--source", str(shelf), "--to", "1.0.0", str(project))
+    result = run_tether("init", "--source", str(shelf), "--to", "1.0.0", "-C", str(project))
     assert result.returncode == 1
     assert "manifest.json" in result.stderr and "'..'" in result.stderr
     assert tree_digest(project) == {}
@@ -129,19 +131,19 @@ def test_init_with_malformed_manifest_writes_nothing(tmp_path):
 def test_dir_that_is_a_file_and_broken_state(tmp_path, shelf):
     not_dir = tmp_path / "file"
     not_dir.write_text("x")
-    result = run_tether("status", str(not_dir))
+    result = run_tether("status", "-C", str(not_dir))
     assert result.returncode == 1 and "not a directory" in result.stderr
     project = tmp_path / "proj"
-    call("init", "--source", str(shelf), "--to", "1.0.0", str(project))
+    call("init", "--source", str(shelf), "--to", "1.0.0", "-C", str(project))
     (project / ".tether/state.json").write_text("{broken")
-    result = run_tether("status", str(project))
+    result = run_tether("status", "-C", str(project))
     assert result.returncode == 1
     assert "state.json" in result.stderr and "does not parse" in result.stderr
     assert "Traceback" not in result.stderr
 
 
 def test_usage_error_exit_2(tmp_path):
-    result = run_tether("init", "--to", "1.0.0", str(tmp_path))
+    result = run_tether("init", "--to", "1.0.0", "-C", str(tmp_path))
     assert result.returncode == 2
 
 
@@ -155,7 +157,7 @@ def test_help_lists_every_command():
 
 
 def test_status_outside_a_project(tmp_path):
-    result = run_tether("status", str(tmp_path))
+    result = run_tether("status", "-C", str(tmp_path))
     assert result.returncode == 1
     assert "tether init" in result.stderr
 

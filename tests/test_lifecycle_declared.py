@@ -81,7 +81,7 @@ def project_at_v1(tmp_path: Path, mine: dict[str, str] | None = None) -> Path:
     project = tmp_path / "proj"
     project.mkdir()
     git(project, "init", "-q", "-b", "main")
-    assert call("init", "--source", str(shelf), "--to", "1.0.0", str(project)) == 0
+    assert call("init", "--source", str(shelf), "--to", "1.0.0", "-C", str(project)) == 0
     write_files(project, mine or {})
     git(project, "add", "-A")
     git(project, "commit", "-qm", "install")

@@ -79,7 +79,7 @@ def gaia_project(tmp_path: Path, releases: Path, extra: dict[str, str] | None = 
     project.mkdir()
     git(project, "init", "-q", "-b", "main")
     init = ("init", "--profile", "gaia", "--source", str(releases), "--to", "1.0.0")
-    assert call(*init, str(project)) == 0
+    assert call(*init, "-C", str(project)) == 0
     write_files(project, extra or {})
     git(project, "add", "-A")
     git(project, "commit", "-qm", "install")

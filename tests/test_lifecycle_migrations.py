@@ -68,7 +68,7 @@ def installed(tmp_path: Path, shelf: Path, version: str = "1.0.0") -> Path:
     project = tmp_path / "proj"
     project.mkdir()
     git(project, "init", "-q", "-b", "main")
-    assert call("init", "--source", str(shelf), "--to", version, str(project)) == 0
+    assert call("init", "--source", str(shelf), "--to", version, "-C", str(project)) == 0
     git(project, "add", "-A")
     git(project, "commit", "-qm", "install")
     return project

@@ -46,7 +46,10 @@ def test_update_keeps_your_file_and_sets_the_release_copy_beside_it(tmp_path: Pa
     make_release(shelf, "1.0.0", {"data/big.txt": base, "docs/a.md": "a 1\n"})
     make_release(shelf, "2.0.0", {"data/big.txt": theirs, "docs/a.md": "a 2\n"})
     project.mkdir()
-    assert run_tether("init", "--source", str(shelf), "--to", "1.0.0", str(project)).returncode == 0
+    assert (
+        run_tether("init", "--source", str(shelf), "--to", "1.0.0", "-C", str(project)).returncode
+        == 0
+    )
     (project / "data/big.txt").write_bytes(ours)
     result = run_forked("update", "--yes", "--json", "-C", str(project), timeout=TIMEOUT)
     assert result.returncode == 4, result.stderr

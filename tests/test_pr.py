@@ -30,7 +30,7 @@ def repo(tmp_path: Path) -> Path:
     project = tmp_path / "proj"
     project.mkdir()
     git(project, "init", "-q", "-b", "main")
-    assert call("init", "--source", str(shelf), "--to", "1.0.0", str(project)) == 0
+    assert call("init", "--source", str(shelf), "--to", "1.0.0", "-C", str(project)) == 0
     git(project, "add", "-A")
     git(project, "commit", "-qm", "install 1.0.0")
     return project
@@ -243,7 +243,7 @@ def test_a_gaia_project_in_a_subfolder_reads_the_base_version_marker(
     app = top / "app"
     app.mkdir(parents=True)
     git(top, "init", "-q", "-b", "main")
-    init = ("init", "--profile", "gaia", "--source", str(shelf), "--to", "2.0.0", str(app))
+    init = ("init", "--profile", "gaia", "--source", str(shelf), "--to", "2.0.0", "-C", str(app))
     assert call(*init) == 0
     git(top, "add", "-A")
     git(top, "commit", "-qm", "install 2.0.0")

@@ -84,7 +84,7 @@ def project(tmp_path: Path) -> Path:
     make_release(shelf, "1.0.0", release_files("1.0.0"))
     make_release(shelf, "2.0.0", release_files("2.0.0"))
     root = tmp_path / "proj"
-    assert call("init", "--source", str(shelf), "--to", "1.0.0", str(root)) == 0
+    assert call("init", "--source", str(shelf), "--to", "1.0.0", "-C", str(root)) == 0
     return root
 
 
@@ -102,7 +102,7 @@ def test_update_on_a_terminal_draws_a_live_line_and_clears_it(project: Path) -> 
 def test_init_status_and_abandon_report_their_phases(tmp_path: Path, project: Path) -> None:
     shelf = tmp_path / "releases"
     code, _, terminal = on_terminal(
-        "init", "--source", str(shelf), "--to", "1.0.0", str(tmp_path / "other")
+        "init", "--source", str(shelf), "--to", "1.0.0", "-C", str(tmp_path / "other")
     )
     assert code == 0 and b"\rtether: reading the project 0/300 files (0%)" in terminal
     assert b"\rtether: installing 0/300 files (0%)" in terminal
@@ -129,6 +129,7 @@ def test_release_download_and_extraction_are_shown(tmp_path: Path) -> None:
             f"{base}/kit-{{version}}.tar.gz",
             "--to",
             "1.0.0",
+            "-C",
             str(tmp_path / "proj"),
         )
     assert code == 0, terminal

@@ -48,7 +48,7 @@ def project(tmp_path: Path, name: str) -> Path:
         make_release(shelf, "1.0.0", {"a.txt": "a\n"})
         make_release(shelf, "1.1.0", {"a.txt": "a2\n"})
     root = tmp_path / name
-    assert call("init", "--source", str(shelf), "--to", "1.0.0", str(root)) == 0
+    assert call("init", "--source", str(shelf), "--to", "1.0.0", "-C", str(root)) == 0
     return root
 
 

@@ -47,7 +47,7 @@ def test_only_the_region_whose_input_fell_back_is_skipped(tmp_path):
     release(shelf, "1.0.0", PACKAGE_V1)
     release(shelf, "2.0.0", PACKAGE_V2)
     project = tmp_path / "proj"
-    assert call("init", "--source", str(shelf), "--to", "1.0.0", str(project)) == 0
+    assert call("init", "--source", str(shelf), "--to", "1.0.0", "-C", str(project)) == 0
     write_files(
         project,
         {
@@ -79,7 +79,7 @@ def test_human_summary_names_unregenerated_and_put_back_paths(tmp_path):
     release(shelf, "1.0.0", PACKAGE_V1)
     release(shelf, "2.0.0", PACKAGE_V2)
     project = tmp_path / "proj"
-    assert call("init", "--source", str(shelf), "--to", "1.0.0", str(project)) == 0
+    assert call("init", "--source", str(shelf), "--to", "1.0.0", "-C", str(project)) == 0
     write_files(project, {"package.json": "{ not json\n", "roster.txt": "our remit\n"})
     result = run_tether("update", "--yes", "-C", str(project))
     out = result.stdout

@@ -1,6 +1,6 @@
 """The everyday adopter path with relative paths: ``init``, ``status``, ``check``,
-``changelog`` and ``update`` given the project as a relative ``DIR``, as ``-C``, as ``.``
-or as nothing at all from inside it, and given a relative source, for every source kind;
+``changelog`` and ``update`` given the project as a relative ``-C``, as ``-C .`` or as
+nothing at all from inside it, and given a relative source, for every source kind;
 ``refresh`` the same way for a recipe folder. Every path tether hands to a program that
 runs in another folder (``git archive`` in the source repository) must be absolute.
 
@@ -94,10 +94,10 @@ class Spelling:
 
 
 SPELLINGS = [
-    Spelling("relative DIR", ".", ("proj",)),
-    Spelling("relative -C", "elsewhere", ("-C", "../proj")),
-    Spelling("dot inside", "proj", (".",)),
-    Spelling("inside, no DIR", "proj", ()),
+    Spelling("relative -C", ".", ("-C", "proj")),
+    Spelling("relative -C from beside", "elsewhere", ("-C", "../proj")),
+    Spelling("-C dot inside", "proj", ("-C", ".")),
+    Spelling("inside, no -C", "proj", ()),
     Spelling("relative source", "proj", (), relative_source=True),
 ]
 

@@ -58,7 +58,7 @@ def project(world: World, name: str, *, repo: bool = True) -> Path:
     root.mkdir()
     if repo:
         git(root, "init", "-q", "-b", "main")
-    assert call("init", "--source", str(world.shelf), "--to", "1.0.0", str(root)) == 0
+    assert call("init", "--source", str(world.shelf), "--to", "1.0.0", "-C", str(root)) == 0
     package = {"name": name, "dependencies": {"alpha": "^1.0.0"}}
     (root / "package.json").write_text(json.dumps(package, indent=2) + "\n")
     (root / "package-lock.json").write_text("{}\n")

@@ -43,7 +43,7 @@ def installed(parent: Path) -> Path:
     make_release(shelf, "1.0.0", {"a.txt": "a\n", "d/b.txt": "b\n", "e.txt": "e\n"})
     make_release(shelf, "2.0.0", {"a.txt": "a2\n", "d/b.txt": "b2\n", "e.txt": "e2\n"})
     project = parent / "proj"
-    assert call("init", "--source", str(shelf), "--to", "1.0.0", str(project)) == 0
+    assert call("init", "--source", str(shelf), "--to", "1.0.0", "-C", str(project)) == 0
     return project
 
 
@@ -60,7 +60,7 @@ def one_line_error(result: subprocess.CompletedProcess[str], *fragments: str) ->
 # -------------------------------------------------------------- records nested too deeply
 
 
-@pytest.mark.parametrize("command", [["status"], ["check"], ["update", "--yes", "-C"]])
+@pytest.mark.parametrize("command", [["status", "-C"], ["check", "-C"], ["update", "--yes", "-C"]])
 def test_a_deeply_nested_state_file_is_one_line(tmp_path: Path, command: list[str]) -> None:
     project = installed(tmp_path)
     (project / ".tether/state.json").write_text(DEEP)
@@ -70,7 +70,7 @@ def test_a_deeply_nested_state_file_is_one_line(tmp_path: Path, command: list[st
     assert project_files(project) == before
 
 
-@pytest.mark.parametrize("command", [["status"], ["update", "--yes", "-C"]])
+@pytest.mark.parametrize("command", [["status", "-C"], ["update", "--yes", "-C"]])
 def test_a_deeply_nested_journal_line_is_one_line(tmp_path: Path, command: list[str]) -> None:
     project = installed(tmp_path)
     (project / ".tether/journal.jsonl").write_text('{"run": ' + DEEP + "}\n")
@@ -161,7 +161,9 @@ def test_a_runtime_path_of_the_wrong_kind_stops_update_first(
 def test_status_names_a_journal_that_is_a_folder(tmp_path: Path) -> None:
     project = installed(tmp_path)
     _folder(project / ".tether/journal.jsonl")
-    one_line_error(run_tether("status", str(project)), "is a folder, not tether's journal file")
+    one_line_error(
+        run_tether("status", "-C", str(project)), "is a folder, not tether's journal file"
+    )
 
 
 # ---------------------------------------------------------- as a user the modes apply to
@@ -237,7 +239,9 @@ def test_an_unreadable_managed_file_stops_status_with_one_line(
     setup, project = restricted
     (project / path).chmod(0)
     before = project_files(project)
-    one_line_error(run_as(setup, command, str(project)), f"{rel}: cannot read (Permission denied)")
+    one_line_error(
+        run_as(setup, command, "-C", str(project)), f"{rel}: cannot read (Permission denied)"
+    )
     assert project_files(project) == before
 
 
@@ -276,7 +280,7 @@ def test_init_from_a_release_with_an_unreadable_file_is_one_line(unprivileged: S
     target.mkdir()
     give_away(target)
     result = run_as(
-        unprivileged, "init", "--source", str(folder / "rel"), "--to", "1.0.0", str(target)
+        unprivileged, "init", "--source", str(folder / "rel"), "--to", "1.0.0", "-C", str(target)
     )
     one_line_error(result, "release 1.0.0", "a.txt: cannot read (Permission denied)")
     assert list(target.iterdir()) == []
@@ -311,7 +315,7 @@ def test_an_unwritable_cache_folder(restricted: tuple[Setup, Path]) -> None:
     give_away(project)
     cache.chmod(0o555)
     before, cached = project_files(project), tree_digest(cache)
-    status = run_as(setup, "status", "--json", str(project))
+    status = run_as(setup, "status", "--json", "-C", str(project))
     assert status.returncode == 0 and status.stderr == ""
     assert json.loads(status.stdout)["modified"] == ["a.txt"]
     result = run_as(setup, "update", "--yes", "-C", str(project))
@@ -331,7 +335,7 @@ def test_an_unwritable_release_cache_is_one_line(unprivileged: Setup) -> None:
         write_tar(folder / "dist" / f"kit-{version}.tar", entries)
     project = folder / "proj"
     spec = str(folder / "dist" / "kit-{version}.tar")
-    assert call("init", "--source", spec, "--to", "1.0.0", str(project)) == 0
+    assert call("init", "--source", spec, "--to", "1.0.0", "-C", str(project)) == 0
     shutil.rmtree(project / ".tether/cache/releases", ignore_errors=True)
     give_away(project)
     (project / ".tether/cache").chmod(0o555)

@@ -50,7 +50,7 @@ def test_a_small_tarball_expanding_past_the_bound_is_refused_by_init(tmp_path: P
     project = tmp_path / "app"
     project.mkdir()
     source = str(tmp_path / "dist" / "kit-{version}.tgz")
-    result = run_tether("init", "--source", source, "--to", "1.0.0", str(project))
+    result = run_tether("init", "--source", source, "--to", "1.0.0", "-C", str(project))
     assert result.returncode == 1
     assert result.stderr == f"tether: refusing archive {archive}: {BYTES_WORDS}\n"
     assert listing(project) == []

@@ -40,7 +40,7 @@ def _installed(tmp_path: Path, profile: str) -> tuple[Path, Path]:
     project.mkdir()
     source = str(dist / "kit-{version}.tgz")
     args = ["--profile", profile] if profile == "gaia" else []
-    done = run_tether("init", *args, "--source", source, "--to", "1.0.0", str(project))
+    done = run_tether("init", *args, "--source", source, "--to", "1.0.0", "-C", str(project))
     assert done.returncode == 0, done.stderr
     dry = run_tether("update", "--dry-run", "--to", "2.0.0", "-C", str(project))
     assert dry.returncode == 0, dry.stderr
@@ -114,7 +114,7 @@ def test_a_shelf_file_with_an_unsafe_mode_is_refused(tmp_path: Path, mode: int, 
         pytest.skip("this filesystem does not keep the mode")
     project = tmp_path / "app"
     project.mkdir()
-    result = run_tether("init", "--source", str(shelf), "--to", "1.0.0", str(project))
+    result = run_tether("init", "--source", str(shelf), "--to", "1.0.0", "-C", str(project))
     assert result.returncode == 1
     assert result.stderr.startswith(f"tether: refusing release folder {folder}: member 'bin/tool' ")
     assert words in result.stderr
@@ -129,7 +129,7 @@ def test_a_shelf_file_with_ordinary_modes_is_installed_with_them(tmp_path: Path)
     os.chmod(folder / "docs", 0o2775)  # a setgid folder (group inheritance) is no file mode
     project = tmp_path / "app"
     project.mkdir()
-    result = run_tether("init", "--source", str(shelf), "--to", "1.0.0", str(project))
+    result = run_tether("init", "--source", str(shelf), "--to", "1.0.0", "-C", str(project))
     assert result.returncode == 0, result.stderr
     assert os.access(project / "bin/tool", os.X_OK)
 

@@ -124,7 +124,7 @@ ANSWER_WORDS = "the answer is larger than 65,536 bytes (64 KiB) (TETHER_LIMIT_AN
 def _init(project: Path, url: str) -> tuple[int, str, float]:
     project.mkdir()
     started = time.monotonic()
-    result = run_tether("init", "--source", url, "--to", "1.0.0", str(project))
+    result = run_tether("init", "--source", url, "--to", "1.0.0", "-C", str(project))
     return result.returncode, result.stderr, time.monotonic() - started
 
 

@@ -40,7 +40,7 @@ def test_update_says_which_of_two_tags_it_installed_also_from_the_cache(tmp_path
     repo = _twin_repo(tmp_path)
     project = tmp_path / "app"
     project.mkdir()
-    done = run_tether("init", "--json", "--source", str(repo), "--to", "1.0.0", str(project))
+    done = run_tether("init", "--json", "--source", str(repo), "--to", "1.0.0", "-C", str(project))
     assert done.returncode == 0, done.stderr
     assert json.loads(done.stdout)["notes"] == []  # one tag names 1.0.0: nothing to say
     dry = run_tether("update", "--dry-run", "--json", "--to", "2.0.0", "-C", str(project))
@@ -56,7 +56,7 @@ def test_init_says_which_of_two_tags_it_installed(tmp_path: Path) -> None:
     repo = _twin_repo(tmp_path)
     project = tmp_path / "app"
     project.mkdir()
-    done = run_tether("init", "--source", f"file://{repo}", "--to", "2.0.0", str(project))
+    done = run_tether("init", "--source", f"file://{repo}", "--to", "2.0.0", "-C", str(project))
     assert done.returncode == 0, done.stderr
     assert f"note: {_note(f'file://{repo}')}" in done.stdout
     assert (project / GUIDE).read_text() == "from 2.0.0\n"
@@ -69,7 +69,7 @@ def test_a_shelf_with_two_folders_of_one_version_says_which_was_used(tmp_path: P
     make_release(shelf, "2.0.0", {GUIDE: "plain\n"})
     project = tmp_path / "app"
     project.mkdir()
-    done = run_tether("init", "--json", "--source", str(shelf), "--to", "2.0.0", str(project))
+    done = run_tether("init", "--json", "--source", str(shelf), "--to", "2.0.0", "-C", str(project))
     assert done.returncode == 0, done.stderr
     assert json.loads(done.stdout)["notes"] == [_note(shelf)]
     assert (project / GUIDE).read_text() == "plain\n"
@@ -83,7 +83,10 @@ def test_a_note_in_the_cache_that_is_not_one_printable_line_is_not_printed(
     repo = _twin_repo(tmp_path)
     project = tmp_path / "app"
     project.mkdir()
-    assert run_tether("init", "--source", str(repo), "--to", "1.0.0", str(project)).returncode == 0
+    assert (
+        run_tether("init", "--source", str(repo), "--to", "1.0.0", "-C", str(project)).returncode
+        == 0
+    )
     assert run_tether("update", "--dry-run", "--to", "2.0.0", "-C", str(project)).returncode == 0
     (note,) = (project / ".tether/cache/releases").glob("*/.2.0.0.note")
     note.write_text("\x1b]0;owned\x07 all is well\n")

@@ -92,7 +92,7 @@ def shelf(tmp_path: Path) -> Path:
 @pytest.fixture
 def project(tmp_path: Path, shelf: Path) -> Path:
     project = tmp_path / "proj"
-    assert call("init", "--source", str(shelf), "--to", "1.0.0", str(project)) == 0
+    assert call("init", "--source", str(shelf), "--to", "1.0.0", "-C", str(project)) == 0
     return project
 
 
@@ -192,7 +192,7 @@ def test_init_refuses_a_special_file_at_a_managed_path(
     (project / "docs").mkdir(parents=True)
     SPECIALS[kind](project / GUIDE)
     before = sorted(os.listdir(project)), sorted(os.listdir(project / "docs"))
-    result = tether("init", "--source", str(shelf), "--to", "1.0.0", str(project))
+    result = tether("init", "--source", str(shelf), "--to", "1.0.0", "-C", str(project))
     assert result.returncode == 1
     assert result.stderr.startswith(f"tether: {project / GUIDE}: ")
     assert writer_refusal(kind) in result.stderr and len(result.stderr.splitlines()) == 1
@@ -205,7 +205,7 @@ def test_a_special_file_at_the_version_marker_is_one_line(tmp_path: Path) -> Non
     make_release(shelf, "1.0.0", {"a.md": "a\n"}, profile="gaia")
     project = tmp_path / "proj"
     args = ("init", "--profile", "gaia", "--source", str(shelf), "--to", "1.0.0")
-    assert call(*args, str(project)) == 0
+    assert call(*args, "-C", str(project)) == 0
     marker = project / ".gaia/VERSION"
     marker.unlink()
     os.mkfifo(marker)
@@ -218,7 +218,7 @@ def test_a_fifo_gitignore_stops_init_with_one_line(tmp_path: Path, shelf: Path) 
     project = tmp_path / "fresh"
     (project / ".tether").mkdir(parents=True)
     os.mkfifo(project / ".tether/.gitignore")
-    result = tether("init", "--source", str(shelf), "--to", "1.0.0", str(project))
+    result = tether("init", "--source", str(shelf), "--to", "1.0.0", "-C", str(project))
     assert result.returncode == 1
     assert "is not a regular file (a FIFO, socket or device)" in result.stderr
     assert len(result.stderr.splitlines()) == 1

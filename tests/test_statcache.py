@@ -13,12 +13,12 @@ def project_with(tmp_path, n=5):
     shelf = tmp_path / "rel"
     make_release(shelf, "1.0.0", {f"f{i}.txt": f"content {i}\n" for i in range(n)})
     project = tmp_path / "proj"
-    assert call("init", "--source", str(shelf), "--to", "1.0.0", str(project)) == 0
+    assert call("init", "--source", str(shelf), "--to", "1.0.0", "-C", str(project)) == 0
     return project
 
 
 def status(project):
-    return json.loads(run_tether("status", "--json", str(project)).stdout)
+    return json.loads(run_tether("status", "--json", "-C", str(project)).stdout)
 
 
 def age_cache(project):
@@ -46,7 +46,7 @@ def test_install_records_every_file_it_read_or_wrote_with_the_hash_of_its_bytes(
     make_release(shelf, "1.0.0", {"new.txt": "new\n", "same.txt": "same\n", "mine.txt": "v1\n"})
     project = tmp_path / "proj"
     write_files(project, {"same.txt": "same\n", "mine.txt": "my own\n", "other.txt": "x\n"})
-    assert call("init", "--source", str(shelf), "--to", "1.0.0", str(project)) == 0
+    assert call("init", "--source", str(shelf), "--to", "1.0.0", "-C", str(project)) == 0
     entries = StatCache(project / ".tether/cache/stat.json").entries
     assert set(entries) == {"new.txt", "same.txt", "mine.txt"}
     for rel, entry in entries.items():
@@ -136,7 +136,7 @@ def test_a_status_past_the_racy_window_settles_the_entries_init_recorded(tmp_pat
     assert StatCache(cache_path).lookup("f0.txt", info) is None  # racy
     later = time.time_ns() + 10 * RACY_MARGIN_NS
     monkeypatch.setattr(time, "time_ns", lambda: later)  # the clock, past the racy window
-    assert json.loads(run_tether("status", "--json", str(project)).stdout)["clean"] == 5
+    assert json.loads(run_tether("status", "--json", "-C", str(project)).stdout)["clean"] == 5
     settled = StatCache(cache_path)
     assert settled.written_ns == later
     for i in range(5):

@@ -32,7 +32,7 @@ def regenerated_project(tmp_path, agent_class="owned"):
     release(shelf, "1.0.0", agent("# Reviewer\n", "default remit\n"), agent_class)
     v2 = release(shelf, "2.0.0", agent("# Reviewer v2\n", "default remit\n"), agent_class)
     project = tmp_path / "proj"
-    assert call("init", "--source", str(shelf), "--to", "1.0.0", str(project)) == 0
+    assert call("init", "--source", str(shelf), "--to", "1.0.0", "-C", str(project)) == 0
     (project / "roster.txt").write_text("our remit: review all of src/\n")
     result = run_tether("update", "--yes", "--json", "-C", str(project))
     assert result.returncode == 0, result.stderr
@@ -109,7 +109,7 @@ def offline_project(tmp_path):
     shelf = tmp_path / "rel"
     release(shelf, "1.0.0", agent("# Reviewer\n", "default remit\n"))
     project = tmp_path / "proj"
-    assert call("init", "--source", str(shelf), "--to", "1.0.0", str(project)) == 0
+    assert call("init", "--source", str(shelf), "--to", "1.0.0", "-C", str(project)) == 0
     shutil.rmtree(project / ".tether/cache")
     shutil.rmtree(shelf)
     return project, shelf

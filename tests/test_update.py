@@ -19,7 +19,7 @@ def scenario(tmp_path: Path, cls: str, base, ours, latest, *, extra_v2=None):
     make_release(shelf, "1.0.0", v1, {P: cls})
     make_release(shelf, "2.0.0", v2, {P: cls})
     project = tmp_path / "proj"
-    assert call("init", "--source", str(shelf), "--to", "1.0.0", str(project)) == 0
+    assert call("init", "--source", str(shelf), "--to", "1.0.0", "-C", str(project)) == 0
     target = project / P
     if ours is None:
         target.unlink(missing_ok=True)
@@ -122,12 +122,12 @@ def test_row_merge_conflict_markers(tmp_path, cls):
     assert "<<<<<<< ours\nmine\n||||||| base\nb\n=======\ntheirs\n>>>>>>> theirs\n" in text
     assert doc["buckets"]["conflict"][0]["artifact"] == P
     assert doc["state_written"] is True
-    status = json.loads(run_tether("status", "--json", str(project)).stdout)
+    status = json.loads(run_tether("status", "--json", "-C", str(project)).stdout)
     assert status["conflicts"][0]["path"] == P
-    result = run_tether("check", "--json", str(project))
+    result = run_tether("check", "--json", "-C", str(project))
     assert result.returncode == 3 and "unresolved-conflicts" in json.loads(result.stdout)["reasons"]
     (project / P).write_text("a\nresolved\nc\n")
-    result = run_tether("check", "--json", str(project))
+    result = run_tether("check", "--json", "-C", str(project))
     assert "unresolved-conflicts" not in json.loads(result.stdout)["reasons"]
     assert result.returncode == (3 if cls == "owned" else 0)  # resolved owned drift still shows
 
@@ -140,9 +140,9 @@ def test_merge_conflict_patch_keeps_file_and_rerun_does_not_recreate(tmp_path):
     patch = project / ".tether/merge" / (P + ".patch")
     assert doc["buckets"]["conflict"][0]["artifact"] == ".tether/merge/" + P + ".patch"
     assert "-mine\n+theirs\n" in patch.read_text()
-    assert call("check", str(project)) == 3
+    assert call("check", "-C", str(project)) == 3
     patch.unlink()
-    assert call("check", str(project)) == 0
+    assert call("check", "-C", str(project)) == 0
     code, doc = update_json(project)
     assert doc["status"] == "up-to-date" and not patch.exists()
 
@@ -158,7 +158,7 @@ def test_dropped_paths_delete_removed_and_on_request(tmp_path):
     make_release(shelf, "1.0.0", {"a.txt": "a\n", "b.txt": "b\n", "c.txt": "c\n", "k.txt": "k\n"})
     make_release(shelf, "2.0.0", {"k.txt": "k\n"})
     project = tmp_path / "proj"
-    call("init", "--source", str(shelf), "--to", "1.0.0", str(project))
+    call("init", "--source", str(shelf), "--to", "1.0.0", "-C", str(project))
     (project / "b.txt").write_text("b edited\n")
     (project / "c.txt").unlink()
     code, doc = update_json(project, "--dry-run")
@@ -177,7 +177,7 @@ def test_adopter_owned_and_sentinels_untouched(tmp_path):
     make_release(shelf, "1.0.0", {"a.txt": "a\n"}, sentinels={"CHANGELOG.md": "v1 log\n"})
     make_release(shelf, "2.0.0", {"a.txt": "a2\n"}, sentinels={"CHANGELOG.md": "v2 log\n"})
     project = tmp_path / "proj"
-    call("init", "--source", str(shelf), "--to", "1.0.0", str(project))
+    call("init", "--source", str(shelf), "--to", "1.0.0", "-C", str(project))
     write_files(project, {"CHANGELOG.md": "my log\n", "mine/notes.md": "n\n", "a.txt.orig": "x"})
     before = {k: v for k, v in tree_digest(project).items() if not k.startswith(".tether")}
     _code, _ = update_json(project)
@@ -270,7 +270,7 @@ def test_backup_pruning_keeps_last_five_and_merge_folder_is_kept(tmp_path):
             shelf, v, {"a.txt": f"{i}\n", "c.txt": "a\nb\nc\n" if i == 0 else f"a\nt{i}\nc\n"}
         )
     project = tmp_path / "proj"
-    call("init", "--source", str(shelf), "--to", "1.0.0", str(project))
+    call("init", "--source", str(shelf), "--to", "1.0.0", "-C", str(project))
     (project / "c.txt").write_text("a\nmine\nc\n")
     code, doc = update_json(project, "--to", "1.1.0", "--conflict", "patch")
     assert code == 4
@@ -281,7 +281,7 @@ def test_backup_pruning_keeps_last_five_and_merge_folder_is_kept(tmp_path):
     assert code == 4  # c.txt kept its markers from 1.2.0: held, never merged again
     assert doc["earlier_artifacts"] == [".tether/merge/c.txt.patch"]
     assert (project / ".tether/merge/c.txt.patch").exists()
-    human = run_tether("status", str(project)).stdout
+    human = run_tether("status", "-C", str(project)).stdout
     assert "c.txt" in human
 
 
@@ -342,7 +342,7 @@ def test_manifest_hashes_are_trusted_for_skips_and_checked_when_read(tmp_path):
         entries = {p: {"class": "shared", "sha256": h} for p, h in hashes.items()}
         make_release(shelf, version, files, extra={"files": entries})
     project = tmp_path / "proj"
-    assert call("init", "--source", str(shelf), "--to", "1.0.0", str(project)) == 0
+    assert call("init", "--source", str(shelf), "--to", "1.0.0", "-C", str(project)) == 0
     (shelf / "2.0.0" / "a.txt").write_text("tampered\n")  # no longer what the manifest says
     result = run_tether("update", "--yes", "-C", str(project))
     assert result.returncode == 1
@@ -377,6 +377,7 @@ def test_pristine_entries_link_only_trees_tether_extracted(tmp_path):
             str(dist / "kit-v{version}.tar.gz"),
             "--to",
             "1.0.0",
+            "-C",
             str(project),
         )
         == 0
@@ -448,7 +449,7 @@ def test_state_mode_follows_the_bytes_tether_installed(tmp_path):
     (shelf / "2.0.0/run.sh").chmod(0o755)
     (shelf / "2.0.0/tool.sh").chmod(0o755)  # a mode-only change upstream
     project = tmp_path / "proj"
-    assert call("init", "--source", str(shelf), "--to", "1.0.0", str(project)) == 0
+    assert call("init", "--source", str(shelf), "--to", "1.0.0", "-C", str(project)) == 0
     code, doc = update_json(project)
     assert code == 0 and doc["buckets"]["update"] == ["run.sh"]
     files = json.loads((project / ".tether/state.json").read_text())["files"]

@@ -94,7 +94,7 @@ def test_design_page_not_established_by_gaias_rule_merges_as_usual(tmp_path: Pat
 def test_status_leaves_the_handed_over_design_files_to_the_adopter(tmp_path: Path) -> None:
     project = gaia_project(tmp_path, shelf(tmp_path), {DESIGN: ESTABLISHED_FORMS[0]})
     write_files(project, {BASELINE_RULE: "our own baseline\n"})
-    status = json.loads(run_tether("status", "--json", str(project)).stdout)
+    status = json.loads(run_tether("status", "--json", "-C", str(project)).stdout)
     assert status["adopter_owned"] == sorted([DESIGN, BASELINE_RULE])
     assert BASELINE_RULE not in status["modified"]
 
@@ -529,7 +529,7 @@ def roster_project(tmp_path: Path, mine: str, filled: bool = True) -> Path:
     project.mkdir()
     git(project, "init", "-q", "-b", "main")
     init = ("init", "--profile", "gaia", "--source", str(releases), "--to", "1.6.1")
-    assert call(*init, str(project)) == 0
+    assert call(*init, "-C", str(project)) == 0
     write_files(project, {AUDIT_CI: mine})
     git(project, "add", "-A")
     git(project, "commit", "-qm", "GAIA 1.6.1")
@@ -647,6 +647,7 @@ def test_region_notes_say_what_each_state_means(tmp_path: Path) -> None:
             str(releases),
             "--to",
             "1.0.0",
+            "-C",
             str(project),
         )
         == 0
@@ -674,7 +675,7 @@ def test_region_fallback_says_the_path_went_back_to_the_whole_file_comparison(
     project.mkdir()
     git(project, "init", "-q", "-b", "main")
     init = ("init", "--profile", "gaia", "--source", str(releases), "--to", "1.0.0")
-    assert call(*init, str(project)) == 0
+    assert call(*init, "-C", str(project)) == 0
     # The adopter's copy carries the start marker twice: its region cannot be masked.
     doubled = "# A 1.0.0\n<!-- r:start -->\n<!-- r:start -->\nbody\n<!-- r:end -->\n"
     write_files(project, {"agents/a.md": doubled})
@@ -837,7 +838,7 @@ def test_a_regeneration_program_that_fails_leaves_the_update_standing(tmp_path: 
     project.mkdir()
     git(project, "init", "-q", "-b", "main")
     init = ("init", "--profile", "gaia", "--source", str(releases), "--to", "1.0.0")
-    assert call(*init, str(project)) == 0
+    assert call(*init, "-C", str(project)) == 0
     git(project, "add", "-A")
     git(project, "commit", "-qm", "install")
     result = run_tether("update", "--yes", "--no-branch", "-C", str(project))

@@ -42,7 +42,7 @@ def repo(tmp_path):
     project = tmp_path / "proj"
     project.mkdir()
     git(project, "init", "-q", "-b", "main")
-    assert call("init", "--source", str(shelf), "--to", "1.0.0", str(project)) == 0
+    assert call("init", "--source", str(shelf), "--to", "1.0.0", "-C", str(project)) == 0
     (project / "package.json").write_text('{"dependencies": {"left-pad": "^1.0.0"}}\n')
     git(project, "add", "-A")
     git(project, "commit", "-qm", "install")

@@ -31,7 +31,7 @@ def git_project(tmp_path: Path) -> Path:
     project = tmp_path / "proj"
     project.mkdir()
     git(project, "init", "-q", "-b", "main")
-    assert call("init", "--source", str(shelf), "--to", "1.0.0", str(project)) == 0
+    assert call("init", "--source", str(shelf), "--to", "1.0.0", "-C", str(project)) == 0
     (project / "f0.txt").write_text(BASE.replace("line 0\n", "line 0 mine\n"))
     (project / "c.txt").write_text("a\nmine\nc\n")
     git(project, "add", "-A")
@@ -295,7 +295,7 @@ def auto_fixture(tmp_path: Path) -> Path:
     make_release(shelf, "1.0.0", v1)
     make_release(shelf, "2.0.0", v2)
     project = tmp_path / "proj"
-    assert call("init", "--source", str(shelf), "--to", "1.0.0", str(project)) == 0
+    assert call("init", "--source", str(shelf), "--to", "1.0.0", "-C", str(project)) == 0
     for i in range(3):
         (project / f"c{i}.txt").write_text("a\nmine\nc\n")
     return project

@@ -24,7 +24,7 @@ def three_releases(tmp_path, files_by_version, classes=None):
         make_release(shelf, version, files, classes)
     project = tmp_path / "proj"
     first = next(iter(files_by_version))
-    assert call("init", "--source", str(shelf), "--to", first, str(project)) == 0
+    assert call("init", "--source", str(shelf), "--to", first, "-C", str(project)) == 0
     return project
 
 
@@ -87,7 +87,7 @@ def test_binary_conflict_keeps_mine_and_stores_theirs(tmp_path):
     assert conflict["artifact"] == ".tether/merge/logo.png.theirs"
     assert (project / "logo.png").read_bytes() == b"\x89PNG\x00mine"
     assert (project / conflict["artifact"]).read_bytes() == b"\x89PNG\x00theirs"
-    assert call("check", str(project)) == 3
+    assert call("check", "-C", str(project)) == 3
     # binary changed on one side only still follows the equal-hash rules
     project2 = three_releases(
         tmp_path / "b",
@@ -282,7 +282,7 @@ def test_rename_carries_adopter_edits(tmp_path, declared):
     extra = {"renames": [{"from": "docs/old-guide.md", "to": "guide/new.md"}]} if declared else None
     make_release(shelf, "2.0.0", {"guide/new.md": upstream, "k.txt": "k\n"}, extra=extra)
     project = tmp_path / "proj"
-    call("init", "--source", str(shelf), "--to", "1.0.0", str(project))
+    call("init", "--source", str(shelf), "--to", "1.0.0", "-C", str(project))
     mine = RENAMED_BASE.replace("step 2: do", "step 2: (we skip this) do")
     (project / "docs/old-guide.md").write_text(mine)
     code, doc = update(project)
@@ -303,7 +303,7 @@ def test_unrelated_new_file_is_not_a_rename(tmp_path):
     make_release(shelf, "1.0.0", {"a.md": RENAMED_BASE})
     make_release(shelf, "2.0.0", {"b.md": "something else entirely\n"})
     project = tmp_path / "proj"
-    call("init", "--source", str(shelf), "--to", "1.0.0", str(project))
+    call("init", "--source", str(shelf), "--to", "1.0.0", "-C", str(project))
     (project / "a.md").write_text(RENAMED_BASE + "mine\n")
     _code, doc = update(project)
     assert doc["renames"] == [] and doc["buckets"]["add"] == ["b.md"]

@@ -50,7 +50,7 @@ def setup(tmp_path, v2_agent, v2_extra=None):
     regions_release(shelf, "1.0.0", agent("# Reviewer\n", "default remit\n"))
     regions_release(shelf, "2.0.0", v2_agent, v2_extra)
     project = tmp_path / "proj"
-    assert call("init", "--source", str(shelf), "--to", "1.0.0", str(project)) == 0
+    assert call("init", "--source", str(shelf), "--to", "1.0.0", "-C", str(project)) == 0
     # the adopter ran the generator with their own roster: only the region body differs
     (project / "roster.txt").write_text("our remit: review all of src/\n")
     os.system(f"cd {project} && bash scripts/gen.sh")
@@ -84,7 +84,7 @@ def test_upstream_edit_outside_region_replaces_then_regenerates(tmp_path):
     text = (project / "agents/reviewer.md").read_text()
     assert text.startswith("# Reviewer v2\n") and "our remit: review all of src/" in text
     assert doc["regenerated"][0]["status"] == "regenerated"
-    human = run_tether("status", str(project))  # the project is usable afterwards
+    human = run_tether("status", "-C", str(project))  # the project is usable afterwards
     assert human.returncode == 0
 
 

@@ -16,7 +16,7 @@ def pkg_project(tmp_path, v2_text, mine_text, merge=True):
     make_release(shelf, "1.0.0", {"package.json": PKG_V1}, extra=extra)
     make_release(shelf, "2.0.0", {"package.json": v2_text}, extra=extra)
     project = tmp_path / "proj"
-    assert call("init", "--source", str(shelf), "--to", "1.0.0", str(project)) == 0
+    assert call("init", "--source", str(shelf), "--to", "1.0.0", "-C", str(project)) == 0
     (project / "package.json").write_text(mine_text)
     return project
 
@@ -56,8 +56,8 @@ def test_same_key_changed_both_sides_is_a_key_level_conflict_with_notes(tmp_path
     notes = (project / notes_path).read_text()
     assert "eslint" in notes and "^8.5.0" in notes and "^9.0.0" in notes
     assert (project / "package.json").read_text() == mine  # the adopter's value is kept
-    assert call("check", str(project)) == 0
-    human = run_tether("status", str(project)).stdout
+    assert call("check", "-C", str(project)) == 0
+    human = run_tether("status", "-C", str(project)).stdout
     assert "Unresolved" not in human
 
 
@@ -82,7 +82,7 @@ def test_clean_line_merge_that_duplicates_a_key_is_a_conflict(tmp_path):
     make_release(shelf, "1.0.0", {"cfg.json": base})
     make_release(shelf, "2.0.0", {"cfg.json": theirs})
     project = tmp_path / "proj"
-    call("init", "--source", str(shelf), "--to", "1.0.0", str(project))
+    call("init", "--source", str(shelf), "--to", "1.0.0", "-C", str(project))
     (project / "cfg.json").write_text(mine)
     code, doc = update(project)
     assert code == 4

@@ -24,7 +24,7 @@ def project_with(tmp_path: Path, count: int = 3, conflicts: int = 1, owned: int 
     make_release(shelf, "1.0.0", v1, classes)
     make_release(shelf, "2.0.0", v2, classes)
     project = tmp_path / "proj"
-    assert call("init", "--source", str(shelf), "--to", "1.0.0", str(project)) == 0
+    assert call("init", "--source", str(shelf), "--to", "1.0.0", "-C", str(project)) == 0
     for i in range(conflicts):
         (project / f"c{i:02d}.txt").write_text("a\nmine\nc\n")
     return project
@@ -52,7 +52,7 @@ def test_an_owned_file_that_was_yours_says_it_was_backed_up(tmp_path):
     make_release(shelf, "1.0.0", {"a.txt": "a\n"})
     make_release(shelf, "2.0.0", {"a.txt": "a\n", "tool.sh": "upstream\n"}, {"tool.sh": "owned"})
     project = tmp_path / "proj"
-    assert call("init", "--source", str(shelf), "--to", "1.0.0", str(project)) == 0
+    assert call("init", "--source", str(shelf), "--to", "1.0.0", "-C", str(project)) == 0
     (project / "tool.sh").write_text("my own tool\n")
     out = run_tether("update", "--yes", "-C", str(project)).stdout
     assert "Replaced (owned; your copy backed up)" in out

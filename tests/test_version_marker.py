@@ -34,7 +34,7 @@ def gaia_project(tmp_path: Path, shelf: Path, version: str = "1.7.0") -> Path:
     project.mkdir()
     git(project, "init", "-q", "-b", "main")
     init = ("init", "--profile", "gaia", "--source", str(shelf), "--to", version)
-    assert call(*init, str(project)) == 0
+    assert call(*init, "-C", str(project)) == 0
     git(project, "add", "-A")
     git(project, "commit", "-qm", f"install {version}")
     return project

@@ -103,12 +103,12 @@ def shelf_with(tmp_path: Path, **kwargs: object) -> Path:
 def installed(tmp_path: Path) -> Path:
     shelf = shelf_with(tmp_path)
     project = tmp_path / "proj"
-    assert call("init", "--source", str(shelf), "--to", "1.0.0", str(project)) == 0
+    assert call("init", "--source", str(shelf), "--to", "1.0.0", "-C", str(project)) == 0
     return project
 
 
 def init(shelf: Path, project: Path, *extra: str) -> subprocess.CompletedProcess[str]:
-    return run_tether("init", "--source", str(shelf), "--to", "1.0.0", *extra, str(project))
+    return run_tether("init", "--source", str(shelf), "--to", "1.0.0", *extra, "-C", str(project))
 
 
 # --- the guard itself ---------------------------------------------------------------------
@@ -313,7 +313,7 @@ def test_gaia_update_refuses_when_its_own_folder_is_a_link(
         make_release(shelf, version, {"agents/auditor.md": text}, profile="gaia")
     project = tmp_path / "proj"
     init_args = ("init", "--profile", "gaia", "--source", str(shelf), "--to", "1.0.0")
-    assert call(*init_args, str(project)) == 0
+    assert call(*init_args, "-C", str(project)) == 0
     (project / "agents/auditor.md").write_text("mine\n")  # a conflict: backup and patch
     if folder == ".gaia/local":
         (project / folder).rename(outside / "local")
@@ -341,7 +341,7 @@ def test_status_refuses_when_the_cache_folder_is_a_link(tmp_path: Path, outside:
     project = installed(tmp_path)
     link(project / ".tether/cache", outside)
     before = fingerprint(outside)
-    result = run_tether("status", str(project))
+    result = run_tether("status", "-C", str(project))
     assert result.returncode == 1
     assert f"{project / '.tether/cache'}: is a symbolic link" in one_line_error(result)
     assert fingerprint(outside) == before
@@ -416,7 +416,7 @@ def gbrain_host(tmp_path: Path) -> tuple[Path, Path]:
     write_files(rec, {"install/manifest.json": json.dumps(manifest)})
     host = tmp_path / "host"
     host.mkdir()
-    result = run_tether("init", "--profile", "gbrain", "--source", str(rec), str(host))
+    result = run_tether("init", "--profile", "gbrain", "--source", str(rec), "-C", str(host))
     assert result.returncode == 0, result.stderr
     write_files(rec, {"src/rules.md": "rules v2\n", "src/skills/triage.md": "triage v2\n"})
     return rec, host
@@ -590,7 +590,7 @@ def test_update_reports_files_its_regeneration_could_not_put_back(
     sabotage = GEN + f"rm -rf docs\nln -s {outside} docs\n"
     (shelf / "2.0.0/scripts/gen.sh").write_text(sabotage)
     project = tmp_path / "proj"
-    assert call("init", "--source", str(shelf), "--to", "1.0.0", str(project)) == 0
+    assert call("init", "--source", str(shelf), "--to", "1.0.0", "-C", str(project)) == 0
     write_files(project, {"docs/notes.md": "the project's notes\n"})
     before = fingerprint(outside)
     result = update(project)

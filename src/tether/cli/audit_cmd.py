@@ -28,7 +28,7 @@ from tether.errors import Exit, UsageError
 def _add_root(parser: argparse.ArgumentParser) -> None:
     add_project_dir(
         parser,
-        positional=False,
+        refuse_argument=False,
         help="the checkout's top folder (default: the checkout around the current folder)",
     )
     add_removed(parser, "--root", "use -C DIR")

@@ -16,31 +16,9 @@ from typing import Any
 from tether.cli.parsing import REMOVED, CommandLineError
 from tether.errors import UsageError
 
-# An action carries the spellings it still accepts from before the flags were unified: they
-# work without a warning for one release and are listed as deprecated in docs/cli.md. The
-# completion scripts leave them out; the flag test allows them only where they are marked.
-DEPRECATED = "deprecated_spellings"
-# The positional project folder (``tether init DIR``), deprecated in favour of -C DIR.
-DEPRECATED_POSITIONAL = "DIR"
-
-
-def add_option(
-    parser: argparse.ArgumentParser,
-    *spellings: str,
-    deprecated: tuple[str, ...] = (),
-    **kwargs: Any,
-) -> argparse.Action:
-    """``parser.add_argument`` with older spellings accepted as well, and marked so."""
-    if deprecated and kwargs.get("help") not in (None, argparse.SUPPRESS):
-        kwargs["help"] += f"; deprecated: {', '.join(deprecated)}"
-    action = parser.add_argument(*spellings, *deprecated, **kwargs)
-    setattr(action, DEPRECATED, deprecated)
-    return action
-
-
 # --- spellings removed when the flags were unified ----------------------------------------
 
-# ``add_removed``'s name for the positional project folder (``tether init DIR``).
+# ``add_removed``'s name for a project folder given as an argument (``tether status DIR``).
 REMOVED_POSITIONAL = "DIR"
 
 
@@ -79,43 +57,24 @@ def add_removed(parser: argparse.ArgumentParser, spelling: str, instead: str) ->
 def add_project_dir(
     parser: argparse.ArgumentParser,
     *,
-    deprecated: tuple[str, ...] = (),
-    positional: bool = True,
+    refuse_argument: bool = True,
     required: bool = False,
     help: str = "the project folder (default: the current one)",
 ) -> argparse.Action:
-    """``-C DIR`` / ``--project DIR``. ``positional`` also takes today's ``tether CMD DIR``
-    (deprecated); ``deprecated`` names the command's older option spellings (``--root``)."""
-    option = add_option(
-        parser,
-        "-C",
-        "--project",
-        deprecated=deprecated,
-        dest="project",
-        metavar="DIR",
-        required=required,
-        help=help,
+    """``-C DIR`` / ``--project DIR``. ``refuse_argument``: the command took its folder as an
+    argument before (``tether status DIR``) and takes no argument now, so one given is
+    refused in one line naming -C (the commands whose arguments are paths say False)."""
+    option = parser.add_argument(
+        "-C", "--project", dest="project", metavar="DIR", required=required, help=help
     )
-    if positional:
-        action = parser.add_argument(
-            "dir", nargs="?", metavar="DIR", help="deprecated spelling of -C DIR"
-        )
-        setattr(action, DEPRECATED, (DEPRECATED_POSITIONAL,))
+    if refuse_argument:
+        add_removed(parser, REMOVED_POSITIONAL, "give the project folder as -C DIR")
     return option
 
 
-def given_project(args: argparse.Namespace) -> str | None:
-    """The project folder as given (-C, an alias or the positional DIR), None when not."""
-    option, positional = getattr(args, "project", None), getattr(args, "dir", None)
-    if option and positional and option != positional:
-        raise UsageError("give the project directory once (-C DIR or DIR)")
-    chosen: str | None = option or positional
-    return chosen
-
-
 def project_dir(args: argparse.Namespace) -> Path:
-    """The project folder: -C DIR (or an older spelling), else the current one."""
-    folder = Path(given_project(args) or ".")
+    """The project folder: -C DIR, else the current one."""
+    folder = Path(args.project or ".")
     verbose_line(args, f"project {folder.absolute()}")
     return folder
 
@@ -180,9 +139,9 @@ def jobs(args: argparse.Namespace) -> int:
 # --- flags of the project commands ---------------------------------------------------------
 
 
-def add_to(parser: argparse.ArgumentParser, help: str, *, deprecated: tuple[str, ...] = ()) -> None:
+def add_to(parser: argparse.ArgumentParser, help: str) -> None:
     """``--to V``: the release a command moves the project to."""
-    add_option(parser, "--to", deprecated=deprecated, dest="to", metavar="V", help=help)
+    parser.add_argument("--to", dest="to", metavar="V", help=help)
 
 
 def add_source(

@@ -2,9 +2,9 @@
 
 The scripts hold the command table as data (sub-commands, flags, which flags take a value,
 each flag's choices), so they complete exactly what this tether accepts without running
-tether on every key press; regenerate them after an upgrade. Deprecated spellings are left
-out: they still work, but are not offered. A flag's value without fixed choices completes
-as a file name, as does a positional argument.
+tether on every key press; regenerate them after an upgrade. Removed spellings (refused
+with a pointer to their replacement) are left out. A flag's value without fixed choices
+completes as a file name, as does a positional argument.
 """
 
 from __future__ import annotations
@@ -12,7 +12,6 @@ from __future__ import annotations
 import argparse
 from dataclasses import dataclass
 
-from tether.cli.common import DEPRECATED
 from tether.cli.parsing import is_removed
 
 SHELLS = ("bash", "zsh", "fish")
@@ -53,20 +52,19 @@ def nodes(parser: argparse.ArgumentParser, path: str = "") -> list[Node]:
         elif is_removed(action):
             continue  # refused with a pointer to its replacement: never offered
         elif action.option_strings:
-            old = set(getattr(action, DEPRECATED, ()))
-            spellings = tuple(s for s in action.option_strings if s not in old)
             values = tuple(str(c) for c in action.choices or ())
-            flags.append(Flag(spellings, action.nargs != 0, values, _help(action)))
+            flags.append(
+                Flag(tuple(action.option_strings), action.nargs != 0, values, _help(action))
+            )
         elif action.choices:
             choices = tuple(str(c) for c in action.choices)
-        elif not getattr(action, DEPRECATED, ()):
+        else:
             files = True
     return [Node(path, tuple(commands), tuple(flags), choices, files), *below]
 
 
 def _help(action: argparse.Action) -> str:
     text = action.help if action.help and action.help != argparse.SUPPRESS else ""
-    text = text.split("; deprecated: ", 1)[0]  # the spellings not offered
     return " ".join(text.split())
 
 

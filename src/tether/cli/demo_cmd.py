@@ -11,7 +11,7 @@ from tether.errors import Exit
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     add_project_dir(
         parser,
-        positional=False,
+        refuse_argument=False,
         help="build the demo here, a new or empty folder (default: a new temporary one)",
     )
     add_removed(parser, "--dir", "use -C DIR")

@@ -21,7 +21,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         metavar="PATH",
         help="only these shipped files or folders (relative to the project folder)",
     )
-    add_project_dir(parser, positional=False)
+    add_project_dir(parser, refuse_argument=False)
     parser.add_argument(
         "--stat", action="store_true", help="per-file added and removed line counts only"
     )

@@ -37,7 +37,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     add_project_dir(
         parser,
-        positional=False,
+        refuse_argument=False,
         help="the folder the new release was installed into (default: the install the "
         "patches belong to, the folder holding gsd-local-patches)",
     )

@@ -13,7 +13,7 @@ from tether.errors import SNAPSHOT_CHANGED, Exit, UsageError
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    add_project_dir(parser, positional=False, help="the tree to record")
+    add_project_dir(parser, refuse_argument=False, help="the tree to record")
     add_removed(parser, "--dir", "use -C DIR")
     parser.add_argument("--out", metavar="FILE", help="where to write the snapshot (JSON)")
     parser.add_argument(
@@ -30,7 +30,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         description="compare a tree with a snapshot; exit 1 with changed[] when anything "
         "outside --allow changed",
     )
-    tree = add_project_dir(check, positional=False, help="the tree to compare")
+    tree = add_project_dir(check, refuse_argument=False, help="the tree to compare")
     add_removed(check, "--dir", "use -C DIR")
     # Left unset unless given here: a default would undo a -C given before "check".
     tree.default = argparse.SUPPRESS
