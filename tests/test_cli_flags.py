@@ -156,12 +156,9 @@ CANONICAL: dict[str, Meaning] = {
     "--timeout": meaning("timeout", True),
 }
 
-# deps still reads --exclude as package names and keeps its own --jobs default until it
-# moves to --skip-package and default_jobs() (issue 18); nothing else may differ.
-NOT_YET_UNIFIED = {
-    *((f"deps {a}", flag) for a in ("scan", "plan", "apply") for flag in ("-j", "--jobs")),
-    ("deps apply", "--exclude"),
-}
+# deps apply keeps a hidden --exclude that refuses package names with a pointer to
+# --skip-package (docs/deps.md); nothing else may differ.
+NOT_YET_UNIFIED = {("deps apply", "--exclude")}
 
 
 def current_spellings(action: argparse.Action) -> list[str]:
@@ -207,6 +204,99 @@ def test_not_yet_unified_flags_are_still_there() -> None:
     """The exemptions above name real flags (remove each one when its flag is unified)."""
     for path, spelling in NOT_YET_UNIFIED:
         assert option(path, spelling) is not None, (path, spelling)
+
+
+# deps apply's --exclude refuses package names with a pointer to --skip-package, hidden.
+HIDDEN = {("deps apply", "--exclude")}
+
+
+def test_every_flag_and_argument_says_what_it_is() -> None:
+    silent = [
+        (path, action.option_strings or action.dest)
+        for path, parser in PARSERS.items()
+        for action in parser._actions
+        if not is_removed(action)
+        and not isinstance(action, argparse._SubParsersAction)
+        and not set(action.option_strings) & {spelling for p, spelling in HIDDEN if p == path}
+        and (not action.help or action.help == argparse.SUPPRESS or not action.help.strip())
+    ]
+    assert silent == []
+
+
+# Flags taking globs, paths or KEY=VALUE pairs: one value each (a comma is legal in them).
+ONE_VALUE_EACH = {"GLOB", "PATH", "KEY=VALUE", None}
+
+
+def list_flags() -> list[tuple[str, str]]:
+    """(command, flag) for every flag that collects several values."""
+    return [
+        (path, action.option_strings[-1])
+        for path, parser in PARSERS.items()
+        for action in parser._actions
+        if (path, action.option_strings[-1] if action.option_strings else "") not in HIDDEN
+        and (isinstance(action, argparse._AppendAction) or type(action).__name__ == "_NameList")
+    ]
+
+
+def test_a_flag_collecting_names_takes_commas_and_repetition_alike() -> None:
+    names = {
+        (path, flag)
+        for path, flag in list_flags()
+        if option(path, flag).metavar not in ONE_VALUE_EACH
+    }
+    assert {flag for _, flag in names} == {
+        "--projects",
+        "--keyword",
+        "--skip-package",
+        "--select",
+        "--override-action",
+        "--members",
+    }
+    for path, flag in names:
+        action = option(path, flag)
+        assert type(action).__name__ == "_NameList", (path, flag)  # cli/common.add_list
+        required = {
+            "deps scan": ["--level", "minor"],
+            "deps plan": ["--level", "minor"],
+            "deps apply": ["--level", "minor"],
+            "campaign start": ["c", "--upstream", "u", "--to", "1"],
+            "projects add": ["p"],
+        }.get(path, [])
+        words = path.split()
+        both = parse(*words, *required, flag, "a,b", flag, " c ,a,")
+        apart = parse(*words, *required, flag, "a", flag, "b", flag, "c")
+        assert both == apart and both[action.dest] == ["a", "b", "c"], (path, flag)
+
+
+def test_flags_taking_globs_or_paths_keep_commas() -> None:
+    for path, flag in list_flags():
+        action = option(path, flag)
+        if action.metavar in ONE_VALUE_EACH:
+            assert isinstance(action, argparse._AppendAction), (path, flag)
+    assert parse("snapshot", "--exclude", "a,b.txt")["exclude"] == ["a,b.txt"]
+    lists = DOCS.read_text(encoding="utf-8").split("### Lists", 1)[1].split("\n#", 1)[0]
+    for flag in {flag for _, flag in list_flags()} - {"--data"}:
+        assert f"`{flag}" in lists or f" {flag}`" in lists, flag
+
+
+def test_keyword_lists_select_alike_in_fleet_and_campaign(tmp_path: Path) -> None:
+    make_release(tmp_path / "rel", "1.0.0", {"a.txt": "a\n"})
+    registry = str(tmp_path / "projects.json")
+    for name, keywords in (("web", ["--keyword", "web"]), ("both", ["--keyword", "web,API"])):
+        project = str(tmp_path / name)
+        assert call("init", "--source", str(tmp_path / "rel"), "--to", "1.0.0", "-C", project) == 0
+        assert call("projects", "add", project, *keywords, "--registry", registry) == 0
+    for selection in (["--keyword", "api,web"], ["--keyword", "web", "--keyword", "api"]):
+        status = run_tether("fleet", "status", "--json", "--registry", registry, *selection)
+        assert [p["name"] for p in json.loads(status.stdout)["projects"]] == ["both"]
+    start = ["campaign", "start", "--upstream", "u", "--to", "1", "--registry", registry]
+    where = ["--dir", str(tmp_path / "campaigns"), "--json"]
+    started = run_tether(*start, "c1", "--keyword", "web,api", *where)
+    assert started.returncode == 0, started.stderr
+    assert [r["name"] for r in json.loads(started.stdout)["repositories"]] == ["both"]
+    none = run_tether(*start, "c2", "--keyword", "nope", *where)
+    assert none.returncode == 1 and "carries every keyword (nope)" in none.stderr
+    assert not (tmp_path / "campaigns" / "c2").exists()
 
 
 def test_no_file_is_called_base() -> None:
@@ -304,6 +394,7 @@ REMOVED_SPELLINGS: dict[tuple[str, str], str] = {
     ("snapshot check", "--dir"): "use -C DIR",
     ("demo", "--dir"): "use -C DIR",
     ("init", "--version"): "use --to V",
+    ("projects add", "--keywords"): "use --keyword K",
     **{
         (command, "DIR"): "give the project folder as -C DIR"
         for command in (
@@ -511,7 +602,11 @@ def test_snapshot_with_minus_c_records_and_checks(tmp_path: Path) -> None:
 
 @pytest.mark.parametrize(
     "argv",
-    [("audit", "shell", "-j", "0", "-C", "."), ("campaign", "run", "c1", "--dir", ".", "-j", "0")],
+    [
+        ("audit", "shell", "-j", "0", "-C", "."),
+        ("campaign", "run", "c1", "--dir", ".", "-j", "0"),
+        ("deps", "scan", "--level", "minor", "-j", "0", "--registry", "r.json"),
+    ],
 )
 def test_jobs_below_one_is_a_usage_error(tmp_path: Path, argv: tuple[str, ...]) -> None:
     result = run_tether(*argv, cwd=tmp_path)
@@ -521,11 +616,28 @@ def test_jobs_below_one_is_a_usage_error(tmp_path: Path, argv: tuple[str, ...]) 
 
 def test_every_command_running_work_side_by_side_takes_the_one_jobs_flag() -> None:
     with_jobs = {path for path in PARSERS if option(path, "-j") is not None}
-    unified = with_jobs - {path for path, _ in NOT_YET_UNIFIED}
-    assert unified == {"audit shell", "fleet status", "fleet update", "campaign run", "deps notes"}
-    for path in unified:
+    assert with_jobs == {
+        "audit shell",
+        "fleet status",
+        "fleet update",
+        "campaign run",
+        "deps scan",
+        "deps plan",
+        "deps apply",
+        "deps notes",
+    }
+    for path in with_jobs:
         action = option(path, "-j")
         assert action is not None and action.default is None, path  # default_jobs() decides
+    docs_row = next(line for line in DOCS.read_text().splitlines() if line.startswith("| `-j N`"))
+    assert all(f"`{path}`" in docs_row for path in with_jobs)
+
+
+def test_deps_requests_run_default_jobs_at_once() -> None:
+    from tether.cli.common import default_jobs, jobs
+
+    args = FULL_PARSER.parse_args(["deps", "scan", "--level", "minor"])
+    assert jobs(args) == default_jobs()
 
 
 def gbrain_host(tmp_path: Path) -> tuple[Path, Path]:

@@ -401,7 +401,7 @@ def _reapply(w: World) -> Case:
 @case("projects-add")
 def _projects_add(w: World) -> Case:
     w.registry()
-    return Case(["projects", "add", str(w.project()), "--keywords", "web"], 0, "projects-add")
+    return Case(["projects", "add", str(w.project()), "--keyword", "web"], 0, "projects-add")
 
 
 @case("projects-list")

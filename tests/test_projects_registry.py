@@ -144,7 +144,7 @@ def test_v1_records_pass_through_a_write_unchanged(registry: Path, tmp_path: Pat
     assert "No selectable projects after path-drift filtering.\n- old — " in out
     assert digest(registry) == before
     new = project(tmp_path, "new")
-    assert call("projects", "add", str(new), "--keywords", "web,api", "--keywords", "web") == 0
+    assert call("projects", "add", str(new), "--keyword", "web,api", "--keyword", "web") == 0
     doc = json.loads(registry.read_text())
     assert doc["version"] == 2 and doc["theme"] == "dark"
     assert list(doc["projects"]) == ["old", "new"]
@@ -158,7 +158,7 @@ def test_v1_records_pass_through_a_write_unchanged(registry: Path, tmp_path: Pat
 def test_add_list_show_remove(registry: Path, tmp_path: Path, capsys) -> None:
     alpha, beta = project(tmp_path, "alpha"), project(tmp_path, "beta")
     assert call("projects", "add", str(alpha), "--description", "first one") == 0
-    assert call("projects", "add", str(beta), "--name", "b", "--keywords", "web") == 0
+    assert call("projects", "add", str(beta), "--name", "b", "--keyword", "web") == 0
     capsys.readouterr()
     written = digest(registry)
     # Duplicates are refused and change nothing.
@@ -201,7 +201,7 @@ def test_selection_filters_and_missing_paths(registry: Path, tmp_path: Path, cap
     plain.mkdir()
     gone = project(tmp_path, "gone")
     for path, words in ((alpha, "web"), (beta, "api"), (plain, "web"), (gone, "web")):
-        assert call("projects", "add", str(path), "--keywords", words) == 0
+        assert call("projects", "add", str(path), "--keyword", words) == 0
     for child in sorted(gone.rglob("*"), reverse=True):
         child.unlink() if not child.is_dir() or child.is_symlink() else child.rmdir()
     gone.rmdir()

@@ -17,7 +17,7 @@ from tether.campaign.model import CONFLICTS, FAILED, ON_CONFLICT, RepoRecord, Se
 from tether.campaign.store import CampaignFolder, campaign_folder
 from tether.errors import Exit, TetherError, UsageError
 from tether.runs.registry import Registry, load_registry, registry_path, utc_timestamp
-from tether.runs.selection import split_names
+from tether.runs.selection import carries, split_names
 
 if TYPE_CHECKING:
     from tether.campaign.coordinator import RunOptions
@@ -34,6 +34,7 @@ class StartRequest:
     on_conflict: str = "hold"
     conflict: str | None = None  # --conflict for every update; None: each profile's style
     auto: str | None = None  # --auto for every update
+    keywords: Sequence[str] = ()  # --keyword: only repositories carrying every one
 
 
 @dataclass(frozen=True)
@@ -53,7 +54,7 @@ def start_campaign(request: StartRequest) -> CampaignResult:
     if not request.upstream.strip() or not request.to.strip():
         raise UsageError("--upstream and --to must not be empty")
     registry = load_registry(registry_path(request.registry))
-    records = _records(registry, split_names(request.projects))
+    records = _records(registry, split_names(request.projects), request.keywords)
     settings = Settings(
         request.name,
         request.upstream,
@@ -69,13 +70,22 @@ def start_campaign(request: StartRequest) -> CampaignResult:
     return CampaignResult(_document(folder, settings, records), Exit.OK)
 
 
-def _records(registry: Registry, names: Sequence[str]) -> list[RepoRecord]:
+def _records(registry: Registry, names: Sequence[str], keywords: Sequence[str]) -> list[RepoRecord]:
     if not registry.projects:
         raise TetherError(f"the registry {registry.path} lists no repositories")
     unknown = [name for name in names if name not in registry.projects]
     if unknown:
         raise TetherError(f"not in the registry {registry.path}: {', '.join(unknown)}")
-    chosen = [r for name, r in registry.projects.items() if not names or name in names]
+    chosen = [
+        r
+        for name, r in registry.projects.items()
+        if (not names or name in names) and carries(r, keywords)
+    ]
+    if not chosen:
+        raise TetherError(
+            f"no repository of the registry {registry.path} carries every keyword "
+            f"({', '.join(keywords)}); nothing was written"
+        )
     return [
         RepoRecord(r.name, r.url or str(registry.resolve(r).absolute()), r.default_branch)
         for r in chosen

@@ -16,6 +16,7 @@ from typing import Any
 from tether.cli.common import (
     add_jobs,
     add_json,
+    add_list,
     add_project_dir,
     add_removed,
     jobs,
@@ -95,7 +96,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="errors on lines the diff does not touch become suggestions",
     )
     add_jobs(shell, "files checked")
-    shell.add_argument("--vocabulary", choices=("tether", "gaia"), default="tether")
+    shell.add_argument(
+        "--vocabulary",
+        choices=("tether", "gaia"),
+        default="tether",
+        help="the finding classes to report in: tether's, or GAIA's (default: tether)",
+    )
     shell.add_argument(
         "--hooks",
         action="append",
@@ -117,7 +123,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     findings_sub = findings.add_subparsers(dest="findings_command", metavar="ACTION", required=True)
     write = findings_sub.add_parser("write", help="validate and write a member's findings sidecar")
     _add_root(write)
-    write.add_argument("--member", required=True, metavar="NAME")
+    write.add_argument(
+        "--member", required=True, metavar="NAME", help="the roster member the findings are for"
+    )
     write.add_argument(
         "--base-ref",
         dest="base_ref",
@@ -127,17 +135,35 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     add_removed(write, "--base", "use --base-ref SHA")
     write.add_argument("--findings", required=True, metavar="FILE", help="JSON array; - for stdin")
-    write.add_argument("--review-base", metavar="SHA")
-    write.add_argument("--base-reason", metavar="TOKEN")
+    write.add_argument(
+        "--review-base", metavar="SHA", help="the commit the member's review started from"
+    )
+    write.add_argument(
+        "--base-reason",
+        metavar="TOKEN",
+        help="why that commit (trailer, no-anchor, explicit); needed with --review-base",
+    )
     write.add_argument("--anchor-tree", metavar="TREE", help="'' on a no-anchor round")
     write.add_argument(
         "--vocabulary",
         choices=("tether", "gaia"),
         help="closed class list (default: gaia under the gaia profile, else tether)",
     )
-    write.add_argument("--remit", action="append", default=[], metavar="GLOB")
-    write.add_argument("--remit-file", metavar="FILE")
-    write.add_argument("--machinery", action="append", default=[], metavar="GLOB")
+    write.add_argument(
+        "--remit",
+        action="append",
+        default=[],
+        metavar="GLOB",
+        help="ad hoc remit glob (gitignore style; repeatable)",
+    )
+    write.add_argument("--remit-file", metavar="FILE", help="file of remit globs, one a line")
+    write.add_argument(
+        "--machinery",
+        action="append",
+        default=[],
+        metavar="GLOB",
+        help="extra gate-machinery glob covered by the digest (repeatable)",
+    )
 
     digest = sub.add_parser("digest", help="content digest of a member's committed files")
     _add_root(digest)
@@ -146,7 +172,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     clear = sub.add_parser("clear", help="record a clearance or refusal for the current digest")
     _add_root(clear)
     _add_remit(clear, machinery=True)
-    clear.add_argument("--provenance", required=True, choices=("earned", "refused"))
+    clear.add_argument(
+        "--provenance",
+        required=True,
+        choices=("earned", "refused"),
+        help="earned: the member cleared the digest; refused: the member refused it",
+    )
     clear.add_argument("--scope-digest", metavar="DIGEST", help="the digest the review started on")
     clear.add_argument(
         "--supersede-refusal",
@@ -162,7 +193,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     gate = sub.add_parser("gate", help="refused / cleared / pending per member; 0 when all cleared")
     _add_root(gate)
     _add_remit(gate, machinery=True)
-    gate.add_argument("--members", metavar="A,B", help="members to check (default: the roster's)")
+    add_list(
+        gate,
+        "--members",
+        none_when_absent=True,
+        metavar="NAME",
+        help="members to check (default: the roster's)",
+    )
     gate.add_argument(
         "--trailer",
         action="store_true",
@@ -372,10 +409,7 @@ def _gate(args: argparse.Namespace) -> int:
     return Exit.OK if document["cleared"] else Exit.FOUND
 
 
-def _member_names(value: str | None) -> list[str]:
-    if value is None:
-        return []
-    names = [name.strip() for name in value.split(",")]
-    if not all(names):
-        raise UsageError(f"--members {value!r} has an empty name")
-    return names
+def _member_names(given: list[str] | None) -> list[str]:
+    if given == []:  # given, but only blanks: never the roster's members by accident
+        raise UsageError("--members names no member")
+    return given or []

@@ -6,7 +6,7 @@ import argparse
 from typing import TYPE_CHECKING, Any
 
 from tether.cli.common import add_jobs, add_json, jobs, print_json
-from tether.cli.projects_cmd import add_registry
+from tether.cli.projects_cmd import add_keyword, add_projects, add_registry
 from tether.model.plan import AUTO_CHOICES, CONFLICT_STYLES
 
 if TYPE_CHECKING:
@@ -25,12 +25,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--upstream", required=True, metavar="SRC", help="the upstream the repositories follow"
     )
     start.add_argument("--to", required=True, metavar="V", help="the release to move them to")
-    start.add_argument(
-        "--projects",
-        action="append",
-        metavar="A,B",
-        help="only these registered names (comma-separated, repeatable)",
-    )
+    add_projects(start)
+    add_keyword(start, "only repositories carrying every keyword given")
     start.add_argument(
         "--on-conflict",
         choices=("hold", "commit"),
@@ -174,6 +170,7 @@ def run(args: argparse.Namespace) -> int:
             args.on_conflict,
             args.conflict,
             args.auto,
+            keywords=args.keyword,
         )
         result = flow.start_campaign(request)
     elif args.action == "run":

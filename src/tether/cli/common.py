@@ -101,6 +101,48 @@ def print_json(document: Any, *, versioned: bool = True) -> None:
     sys.stdout.write(json.dumps(document, indent=2, sort_keys=False) + "\n")
 
 
+# --- list flags: repeated, comma-separated, or both ----------------------------------------
+
+
+class _NameList(argparse.Action):
+    """``--projects a,b --projects c`` → ``["a", "b", "c"]``: every value is split at commas,
+    blanks dropped, the first spelling of a repeated name kept (``runs.selection.split_names``,
+    the rule the prompts use too)."""
+
+    def __call__(
+        self,
+        parser: argparse.ArgumentParser,
+        namespace: argparse.Namespace,
+        values: Any,
+        option_string: str | None = None,
+    ) -> None:
+        from tether.runs.selection import split_names
+
+        earlier = getattr(namespace, self.dest, None) or []
+        setattr(namespace, self.dest, split_names([*earlier, str(values)]))
+
+
+def add_list(
+    parser: argparse.ArgumentParser,
+    *spellings: str,
+    metavar: str,
+    help: str,
+    none_when_absent: bool = False,
+) -> argparse.Action:
+    """A flag naming several things (projects, keywords, packages, members): repeated
+    (``--keyword a --keyword b``), comma-separated (``--keyword a,b``) or both mean the same
+    list. Flags taking globs or paths are only repeated: a comma is a legal character there.
+    ``none_when_absent``: None when the flag is not given, so that one given with only blanks
+    (``[]``) can be told from it."""
+    return parser.add_argument(
+        *spellings,
+        action=_NameList,
+        default=None if none_when_absent else [],
+        metavar=metavar,
+        help=f"{help} (repeatable or comma-separated)",
+    )
+
+
 # --- -j/--jobs: one default for every command that runs work side by side -----------------
 
 JOBS_CAP = 8

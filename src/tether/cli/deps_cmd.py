@@ -8,7 +8,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from tether.cli.common import add_jobs, add_json, jobs, print_json
+from tether.cli.common import add_jobs, add_json, add_list, jobs, print_json
 from tether.cli.interact import ask, one_of, require_consent, show
 from tether.cli.projects_cmd import (
     add_selection,
@@ -18,7 +18,7 @@ from tether.cli.projects_cmd import (
 )
 from tether.deps.align import POLICIES
 from tether.deps.model import LEVELS
-from tether.deps.registries import DEFAULT_JOBS, DEFAULT_RETRIES, DEFAULT_TIMEOUT
+from tether.deps.registries import DEFAULT_RETRIES, DEFAULT_TIMEOUT
 from tether.errors import UsageError
 from tether.runs.isolation import DEFAULT_MODE, MODES
 
@@ -138,9 +138,7 @@ def _add_common(parser: argparse.ArgumentParser) -> None:
         help="only versions at least this old (7d, 12h, 90m); pnpm's minimumReleaseAge "
         "also applies; a version without a publish time is never old enough",
     )
-    parser.add_argument(
-        "--jobs", "-j", type=int, default=DEFAULT_JOBS, metavar="N", help="requests at once"
-    )
+    add_jobs(parser, "registry requests")
     parser.add_argument(
         "--timeout", type=float, default=DEFAULT_TIMEOUT, metavar="S", help="seconds per request"
     )
@@ -172,25 +170,24 @@ def _add_plan_options(parser: argparse.ArgumentParser) -> None:
 
 
 def _add_apply_options(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument(
+    add_list(
+        parser,
         "--override-action",
-        action="append",
         metavar="ID=ACTION",
         help="run-override, skip-matched or force-generic for one override entry",
     )
-    parser.add_argument(
+    add_list(
+        parser,
         "--skip-package",
-        action="append",
-        default=[],
-        metavar="A,B",
-        help="leave these packages out (names of the plan; comma-separated, repeatable)",
+        metavar="NAME",
+        help="leave these packages out (names of the plan)",
     )
-    parser.add_argument(
+    add_list(
+        parser,
         "--select",
-        action="append",
-        metavar="ITEMS",
+        metavar="ITEM",
         help="apply only these: package names (exactly) and improvements of --plan-dir's "
-        "dossier.md (any part of the title, any case); comma-separated, repeatable",
+        "dossier.md (any part of the title, any case)",
     )
     # --exclude takes path globs everywhere else; here it used to take package names.
     # Refused with a pointer instead of reading names as globs (docs/deps.md).
@@ -224,8 +221,6 @@ def run(args: argparse.Namespace) -> int:
 
     if args.action in ("notes", "dossier"):
         return _run_deep(args)
-    if args.jobs < 1:
-        raise UsageError("--jobs must be at least 1")
     if args.renamed_exclude:
         raise UsageError(
             "deps apply --exclude no longer takes package names (--exclude means path globs "
@@ -267,7 +262,7 @@ def _request(args: argparse.Namespace) -> DepsRequest:
     from tether.deps.flow import Registries
 
     registries = Registries(
-        args.npm_registry, args.pypi_index, args.node_index, args.jobs, args.timeout, args.retries
+        args.npm_registry, args.pypi_index, args.node_index, jobs(args), args.timeout, args.retries
     )
     return DepsRequest(
         args.level,

@@ -6,7 +6,7 @@ import argparse
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
-from tether.cli.common import add_json, print_json
+from tether.cli.common import add_json, add_list, add_removed, print_json
 from tether.errors import Exit
 
 if TYPE_CHECKING:
@@ -24,20 +24,17 @@ def add_registry(parser: argparse.ArgumentParser) -> None:
 
 def add_selection(parser: argparse.ArgumentParser) -> None:
     """The registry and the filters every multi-project command (fleet, deps) takes."""
-    parser.add_argument(
-        "--projects",
-        action="append",
-        metavar="A,B",
-        help="only these registered names (comma-separated, repeatable)",
-    )
-    parser.add_argument(
-        "--keyword",
-        action="append",
-        default=[],
-        metavar="K",
-        help="only projects carrying this keyword (repeatable: all must match)",
-    )
+    add_projects(parser)
+    add_keyword(parser, "only projects carrying every keyword given")
     add_registry(parser)
+
+
+def add_projects(parser: argparse.ArgumentParser) -> None:
+    add_list(parser, "--projects", metavar="NAME", help="only these registered names")
+
+
+def add_keyword(parser: argparse.ArgumentParser, help: str) -> None:
+    add_list(parser, "--keyword", metavar="K", help=help)
 
 
 def selection_filters(args: argparse.Namespace) -> Filters:
@@ -62,24 +59,20 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     add = sub.add_parser("add", help="register a project", description="register a project")
     add.add_argument("path", metavar="PATH", help="the project's folder")
     add.add_argument("--name", metavar="N", help="its name in the registry (default: folder name)")
-    add.add_argument(
-        "--keywords",
-        action="append",
-        metavar="K[,K…]",
-        help="keywords to select it by (comma-separated, repeatable)",
-    )
+    add_keyword(add, "keywords to select it by")
+    add_removed(add, "--keywords", "use --keyword K")
     add.add_argument("--description", metavar="TEXT", default="", help="a line about it")
     listing = sub.add_parser(
         "list", help="list registered projects", description="list registered projects"
     )
     show = sub.add_parser("show", help="show one project", description="show one project")
-    show.add_argument("name", metavar="NAME")
+    show.add_argument("name", metavar="NAME", help="the project's name in the registry")
     remove = sub.add_parser(
         "remove",
         help="unregister a project (its files are not touched)",
         description="unregister a project (its files are not touched)",
     )
-    remove.add_argument("name", metavar="NAME")
+    remove.add_argument("name", metavar="NAME", help="the project's name in the registry")
     for each in (add, listing, show, remove):
         add_registry(each)
         add_json(each)
@@ -90,7 +83,7 @@ def run(args: argparse.Namespace) -> int:
     from tether.runs import projects
 
     if args.action == "add":
-        doc = projects.add(args.registry, args.path, args.name, args.keywords, args.description)
+        doc = projects.add(args.registry, args.path, args.name, args.keyword, args.description)
     elif args.action == "list":
         doc = projects.listing(args.registry)
     elif args.action == "show":

@@ -52,7 +52,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         action="store_true",
         help="undo an interrupted refresh, restoring its files from the backup",
     )
-    parser.add_argument("--profile", default="gbrain", metavar="P", help=argparse.SUPPRESS)
+    parser.add_argument(
+        "--profile",
+        default="gbrain",
+        metavar="P",
+        help="the profile (default: gbrain; refresh is update under it)",
+    )
     add_json(parser)
     add_project_dir(parser)
 

@@ -20,8 +20,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--current", required=True, type=Path, metavar="FILE", help="the project's file"
     )
-    parser.add_argument("--start-marker", required=True, metavar="LINE")
-    parser.add_argument("--end-marker", required=True, metavar="LINE")
+    parser.add_argument(
+        "--start-marker", required=True, metavar="LINE", help="the line that opens the region"
+    )
+    parser.add_argument(
+        "--end-marker", required=True, metavar="LINE", help="the line that closes the region"
+    )
     add_json(parser)
 
 

@@ -16,7 +16,7 @@ from typing import Any
 from tether.report.runs import EMPTY_REGISTRY as EMPTY_REGISTRY
 from tether.report.runs import NO_MATCH as NO_MATCH
 from tether.report.runs import NO_SELECTABLE as NO_SELECTABLE
-from tether.runs.registry import Registry, load_registry, registry_path
+from tether.runs.registry import ProjectRecord, Registry, load_registry, registry_path
 
 
 @dataclass(frozen=True)
@@ -58,16 +58,20 @@ def split_names(values: Sequence[str] | None) -> list[str]:
     return names
 
 
+def carries(record: ProjectRecord, keywords: Sequence[str]) -> bool:
+    """``record`` carries every one of ``keywords`` (any case): what ``--keyword`` selects."""
+    return {k.casefold() for k in keywords} <= {k.casefold() for k in record.keywords}
+
+
 def select(registry: Registry, names: Sequence[str], keywords: Sequence[str]) -> Selection:
     """Projects matching every given filter, in registry order (not the order asked)."""
     wanted = set(names)
-    needed = {k.casefold() for k in keywords}
     chosen: list[Member] = []
     missing: list[Member] = []
     for name, record in registry.projects.items():
         if wanted and name not in wanted:
             continue
-        if not needed <= {k.casefold() for k in record.keywords}:
+        if not carries(record, keywords):
             continue
         member = Member(name, registry.resolve(record), registry.monorepo_root(record))
         # Drift is judged as the shared contract does: the path must be a directory; a file
