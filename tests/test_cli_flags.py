@@ -1,6 +1,8 @@
 """One dialect of flags: a walk over every (sub)command's parser asserts each flag keeps one
-meaning, the deprecated spellings still parse to the same thing, the global flags work before
-and after the command, and the prompts, ``-v``, ``-V`` and the completion scripts behave.
+meaning and says what it is, list flags take commas and repetition alike, flags are taken only
+as spelled, the removed spellings are refused in one line naming their replacement, the global
+flags work before and after the command, and the prompts, ``-v``, ``-V`` and the completion
+scripts behave.
 
 Prompt tests put a real pseudo-terminal on tether's stdin and read its stdout and stderr
 through separate pipes; completion tests run the real shells (zsh and fish when installed).
