@@ -166,7 +166,7 @@ def test_engines_ask_no_conflict_question_and_a_precision_is_no_split(
     """Every locus takes the run's one target, so the engines level has no conflict to
     decide: on a terminal the only question is the confirmation. ``22`` and ``v22.16.0``
     are the same target written at their own precision: the row does not split."""
-    code, out, err = run_cli(*engines(projects, server, "apply"), stdin="c\n")
+    code, out, err = run_cli(*engines(projects, server, "apply"), stdin="all\nc\n")
     assert code == 0 and out.rstrip().endswith("Cancelled. No files modified.")
     assert "conflicting targets" not in err and "Override" not in err
     assert "Conflict policy: use-max-where-possible (no conflicting package)" in err

@@ -199,7 +199,7 @@ def test_force_generic(setup: Path, server: LoopbackRegistry) -> None:
 
 def test_decisions_are_asked_once_per_entry(setup: Path, server: LoopbackRegistry) -> None:
     args = deps(setup, server, "apply", "--level", "minor", "--no-install")
-    code, out, err = run_cli(*args, stdin="skip-matched\nf\na\n")
+    code, out, err = run_cli(*args, stdin="all\nskip-matched\nf\na\n")
     assert code == 0, out
     assert err.count("Override storybook") == 1 and err.count("Override alpha-latest") == 1
     assert "Override storybook" not in out  # a question never goes to stdout
@@ -311,7 +311,7 @@ def test_excluding_a_family_drops_its_command_where_nothing_of_it_is_left(
     _with_docs_site(setup)
     args = deps(setup, server, "apply", "--level", "minor", "--no-install", "--json")
     # storybook: run-override, alpha-latest: force-generic, then pick-subset excluding storybook
-    code, out, _ = run_cli(*args, stdin="r\nf\np\nstorybook\n")
+    code, out, _ = run_cli(*args, stdin="all\nr\nf\np\nstorybook\n")
     assert code == 0, out
     doc = json.loads(out)
     [storybook] = doc["overrides"]
@@ -330,7 +330,7 @@ def test_excluding_the_whole_family_drops_the_override(
     _with_docs_site(setup)
     args = deps(setup, server, "apply", "--level", "minor", "--no-install")
     family = "storybook,@storybook/react,@storybook/addon-docs"
-    code, out, _ = run_cli(*args, stdin=f"r\nf\np\n{family}\n")
+    code, out, _ = run_cli(*args, stdin=f"all\nr\nf\np\n{family}\n")
     assert code == 0, out
     assert not (setup.parent / "ui" / "override-ran.txt").exists()
     assert not (setup.parent / "site" / "override-ran.txt").exists()
@@ -458,7 +458,7 @@ def test_override_questions_follow_the_plan_table_and_name_what_they_decide(
     with its notes, the packages it matched in every project, the projects it affects, the
     command it would run and its reference, then the one confirmation."""
     args = deps(setup, server, "apply", "--level", "minor", "--no-install")
-    code, out, err = run_cli(*args, stdin="r\nf\nc\n")
+    code, out, err = run_cli(*args, stdin="all\nr\nf\nc\n")
     assert code == 0 and out.rstrip().endswith("Cancelled. No files modified.")
     table = err.index("| package | proposed target | projects | locations |")
     family = err.index("Override storybook: the upgrade command also runs the codemods")

@@ -317,7 +317,7 @@ def test_conflicts_need_a_policy_under_yes(fleet: Path, server: LoopbackRegistry
 
 def test_one_prompt_chooses_the_policy(fleet: Path, server: LoopbackRegistry) -> None:
     args = deps("apply", "--level", "minor", "--no-install", server=server, registry=fleet)
-    code, out, err = run_cli(*args, stdin="skip-package\napply-all\n")
+    code, out, err = run_cli(*args, stdin="all\nskip-package\napply-all\n")
     assert code == 0, out
     # The question and the conflicts it asks about go to stderr; stdout is the summary.
     assert "conflicting targets" in err and "conflicting targets" not in out
@@ -384,7 +384,7 @@ def test_interactive_pick_subset(fleet: Path, server: LoopbackRegistry) -> None:
         server=server,
         registry=fleet,
     )
-    code, out, err = run_cli(*args, stdin="p\nnope\ngamma\n")
+    code, out, err = run_cli(*args, stdin="all\np\nnope\ngamma\n")
     assert code == 0
     assert "Not in this plan: nope. Valid: alpha, gamma" in err
     assert "Exclude which packages" in err and "Exclude which packages" not in out
@@ -404,7 +404,7 @@ def test_cancel_writes_nothing(fleet: Path, server: LoopbackRegistry) -> None:
         server=server,
         registry=fleet,
     )
-    code, out, _ = run_cli(*args, stdin="c\n")
+    code, out, _ = run_cli(*args, stdin="all\nc\n")
     assert code == 0
     assert out.rstrip().endswith("Cancelled. No files modified.")
     assert {n: files_of(fleet.parent / n) for n in "abcd"} == before
@@ -490,3 +490,28 @@ def test_a_registry_that_cannot_be_asked_fails_the_run(
     assert err.count("\n") == 1
     assert {n: files_of(fleet.parent / n) for n in "abcd"} == before
     assert not (tmp_path / "state").exists()
+
+
+def test_on_a_terminal_without_a_filter_a_picker_chooses_the_projects(
+    fleet: Path, server: LoopbackRegistry
+) -> None:
+    """No --projects and no --keyword on a terminal: the registered projects are listed,
+    numbered, and the answer picks by name or number (or all); a name the registry lacks is
+    named and asked again; nothing picked cancels with exit 0 and nothing written. The run
+    keeps registry order whatever the order typed."""
+    before = {n: files_of(fleet.parent / n) for n in "abcd"}
+    args = deps(
+        "apply", "--level", "minor", "--no-install", "--conflict-policy", "per-project",
+        server=server, registry=fleet,
+    )  # fmt: skip
+    code, out, _ = run_cli(*args, stdin="\n")
+    assert (code, out.strip()) == (0, "No projects selected. Cancelled.")
+    assert {n: files_of(fleet.parent / n) for n in "abcd"} == before
+
+    code, doc = run_json(*args, stdin="zz, 9\nd,1\na\n")
+    assert code == 0, doc
+    assert [p["name"] for p in doc["applied"]] == ["a", "d"]
+    assert files_of(fleet.parent / "b") == before["b"]
+    _, _, err = run_cli(*args, stdin="zz\n\n")
+    assert f"1. a — {fleet.parent / 'a'}" in err and f"4. d — {fleet.parent / 'd'}" in err
+    assert "Not registered: zz. Answer with names or numbers of the list, or all." in err

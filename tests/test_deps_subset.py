@@ -130,7 +130,7 @@ def test_pick_subset_asks_what_to_apply_when_a_dossier_offers_improvements(
 ) -> None:
     folder = filled_dossier(world, server, tmp_path)
     argv = apply_args(world, server, "--no-install", "--plan-dir", str(folder))
-    code, out, err = run_cli(*argv, stdin="p\nnope\n@scope/one,POLYFILL\n")
+    code, out, err = run_cli(*argv, stdin="all\np\nnope\n@scope/one,POLYFILL\n")
     assert code == 0, err
     assert "Improvements in the dossier: @scope: adopt the new `two` function; React: drop" in err
     assert "Matches nothing: nope." in err
@@ -146,7 +146,7 @@ def test_picking_only_improvements_applies_nothing_and_lists_them(
     folder = filled_dossier(world, server, tmp_path)
     before = {name: dependencies(tmp_path / name) for name in ("web", "api", "shop")}
     argv = apply_args(world, server, "--no-install", "--plan-dir", str(folder), "--json")
-    code, out, _ = run_cli(*argv, stdin="p\ntwo\n")
+    code, out, _ = run_cli(*argv, stdin="all\np\ntwo\n")
     doc = json.loads(out)
     assert code == 0 and doc["status"] == "nothing" and doc["run_dir"] is None
     assert {name: dependencies(tmp_path / name) for name in before} == before
@@ -174,7 +174,7 @@ def test_on_a_terminal_each_failure_asks_whether_to_go_on(
     world: Path, server: LoopbackRegistry, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     record = failing_npm(tmp_path, monkeypatch)
-    code, out, err = run_cli(*apply_args(world, server, "--json"), stdin="a\nc\nx\ns\n")
+    code, out, err = run_cli(*apply_args(world, server, "--json"), stdin="all\na\nc\nx\ns\n")
     doc = json.loads(out)
     assert code == 1
     assert QUESTION in err
@@ -188,7 +188,7 @@ def test_the_end_of_input_at_the_question_stops(
     world: Path, server: LoopbackRegistry, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     failing_npm(tmp_path, monkeypatch)
-    code, out, err = run_cli(*apply_args(world, server, "--json"), stdin="a\n")
+    code, out, err = run_cli(*apply_args(world, server, "--json"), stdin="all\na\n")
     doc = json.loads(out)
     assert code == 1 and QUESTION in err
     assert names(doc, "failed") == ["web"] and names(doc, "pending") == ["api", "shop"]

@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import argparse
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from tether.cli.common import add_jobs, add_json, add_list, jobs, print_json
-from tether.cli.interact import ask, one_of, require_consent, show
+from tether.cli.interact import ask, one_of, require_consent, show, stdin_is_terminal
 from tether.cli.projects_cmd import (
     add_selection,
     print_nothing_selected,
@@ -24,6 +24,7 @@ from tether.runs.isolation import DEFAULT_MODE, MODES
 
 if TYPE_CHECKING:
     from tether.deps.commands import DepsRequest, Prompts
+    from tether.runs.selection import Member
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -292,7 +293,30 @@ def _prompts(args: argparse.Namespace) -> Prompts:
     def show_plan(document: dict[str, Any]) -> None:
         show(render_plan(document))
 
-    return Prompts(_ask, show, show_plan, selection_note(args.json), _progress(args.json), _go_on)
+    return Prompts(
+        _ask,
+        show,
+        show_plan,
+        selection_note(args.json),
+        _progress(args.json),
+        _go_on,
+        _pick if stdin_is_terminal() else None,
+    )
+
+
+def _pick(members: Sequence[Member]) -> list[str]:
+    """The projects a person picks on a terminal, by name or number, or all; an answer
+    naming something else is asked again; an empty one (or the end of input) picks none."""
+    from tether.report.runs import PICK_QUESTION, not_registered, pick_lines
+    from tether.runs.selection import picked_names
+
+    names = [m.name for m in members]
+    show("\n".join(pick_lines([(m.name, str(m.path)) for m in members])))
+    while True:
+        picked, unknown = picked_names(ask(PICK_QUESTION), names)
+        if not unknown:
+            return picked
+        show(not_registered(unknown))
 
 
 def _ask(question: str) -> str:

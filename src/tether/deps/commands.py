@@ -26,7 +26,7 @@ from tether.deps.scan import ScanResult
 from tether.errors import Exit, TetherError, UsageError
 from tether.runs.isolation import DEFAULT_MODE
 from tether.runs.rundir import RunFolder
-from tether.runs.selection import Filters, NothingSelected, choose, split_names
+from tether.runs.selection import Filters, NothingSelected, Pick, choose, split_names
 from tether.sources.limits import INSTALL_TIME, OVERRIDE_TIME
 
 Doc = dict[str, Any]
@@ -66,6 +66,8 @@ class Prompts:
     # After a project failed: go on with the rest? (project, step, exit code, how many are
     # left). None: stop, as a run without a person does.
     go_on: GoOn | None = None
+    # Which projects, when no filter was given and a person is there (None: every one).
+    pick: Pick | None = None
 
 
 SILENT = Prompts(ask=lambda question: "", say=lambda line: None, show_plan=lambda doc: None)
@@ -137,7 +139,7 @@ def apply(request: DepsRequest, prompts: Prompts) -> DepsResult | NothingSelecte
     from tether.deps.scan import unreachable_error
 
     options = _apply_options(request)  # a bad time limit stops the run before it starts
-    result = _scan(request, prompts)
+    result = _scan(request, prompts, pick=None if request.yes else prompts.pick)
     if isinstance(result, NothingSelected):
         return result
     unreached = unreachable_error(result)
@@ -179,9 +181,11 @@ def _owed(result: ScanResult, request: DepsRequest) -> list[Owed]:
     return find([(p.name, p.root) for p in result.scanned], request.resume)
 
 
-def _scan(request: DepsRequest, prompts: Prompts) -> ScanResult | NothingSelected:
+def _scan(
+    request: DepsRequest, prompts: Prompts, pick: Pick | None = None
+) -> ScanResult | NothingSelected:
     min_age = flow.parse_age(request.min_release_age)  # a usage error before any reading
-    chosen = choose(request.filters, prompts.note)
+    chosen = choose(request.filters, prompts.note, pick)
     if isinstance(chosen, NothingSelected):
         return chosen
     fetcher = flow.make_fetcher(request.registries, request.env, request.cwd)

@@ -7,12 +7,27 @@ whole document.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 Doc = dict[str, Any]
 EMPTY_REGISTRY = "No projects registered. Use tether projects add to register one."
 NO_MATCH = "No projects matched the filter."
 NO_SELECTABLE = "No selectable projects after path-drift filtering."
+NOTHING_PICKED = "No projects selected. Cancelled."
+PICK_QUESTION = "Which projects (names or numbers, comma-separated; all for every one)? "
+
+
+def pick_lines(projects: Sequence[tuple[str, str]]) -> list[str]:
+    """The registered projects a person picks from: numbered, with their folders."""
+    return [f"{number}. {name} — {path}" for number, (name, path) in enumerate(projects, 1)]
+
+
+def not_registered(unknown: Sequence[str]) -> str:
+    names = ", ".join(unknown)
+    return f"Not registered: {names}. Answer with names or numbers of the list, or all."
+
+
 TAILS_SHOWN = 3
 
 

@@ -16,6 +16,7 @@ from typing import Any
 from tether.report.runs import EMPTY_REGISTRY as EMPTY_REGISTRY
 from tether.report.runs import NO_MATCH as NO_MATCH
 from tether.report.runs import NO_SELECTABLE as NO_SELECTABLE
+from tether.report.runs import NOTHING_PICKED as NOTHING_PICKED
 from tether.runs.registry import ProjectRecord, Registry, load_registry, registry_path
 
 
@@ -44,6 +45,31 @@ class Selection:
 
 def not_found_lines(names: Sequence[str]) -> list[str]:
     return [f"Filter name not found: {name}" for name in names]
+
+
+def picked_names(answer: str, names: Sequence[str]) -> tuple[list[str], list[str]]:
+    """A picker's answer: names, 1-based numbers of the list, or ``all`` (comma-separated)
+    → (the names picked, the tokens that name nothing)."""
+    tokens = split_names([answer])
+    if any(token.lower() == "all" for token in tokens):
+        return list(names), [t for t in tokens if t.lower() != "all" and _names(t, names) is None]
+    picked: list[str] = []
+    unknown: list[str] = []
+    for token in tokens:
+        found = _names(token, names)
+        if found is None:
+            unknown.append(token)
+        elif found not in picked:
+            picked.append(found)
+    return picked, unknown
+
+
+def _names(token: str, names: Sequence[str]) -> str | None:
+    if token in names:
+        return token
+    if token.isdigit() and 1 <= int(token) <= len(names):
+        return names[int(token) - 1]
+    return None
 
 
 def split_names(values: Sequence[str] | None) -> list[str]:
@@ -121,15 +147,29 @@ class NothingSelected:
         return [*not_found_lines(self.not_found), self.message, *drifted]
 
 
+# A person's pick among the selectable projects: their names, registry order ([]: none).
+Pick = Callable[[Sequence[Member]], list[str]]
+
+
 def choose(
-    filters: Filters, note: Callable[[str], None] = lambda line: None
+    filters: Filters,
+    note: Callable[[str], None] = lambda line: None,
+    pick: Pick | None = None,
 ) -> Chosen | NothingSelected:
     """Read the registry (never written here) and select from it. When projects are left,
-    each name the registry lacks is noted before the run starts."""
+    each name the registry lacks is noted before the run starts. With ``pick`` (a person is
+    there) and no filter given, the person picks among the selectable projects; picking
+    none ends the run (exit 0)."""
     registry = load_registry(registry_path(filters.registry))
     if not registry.projects:
         return NothingSelected(str(registry.path), EMPTY_REGISTRY, ())
     selection = select(registry, split_names(filters.projects), filters.keywords)
+    if pick is not None and not filters.projects and not filters.keywords and selection.chosen:
+        picked = set(pick(selection.chosen))
+        if not picked:
+            return NothingSelected(str(registry.path), NOTHING_PICKED, ())
+        chosen = tuple(m for m in selection.chosen if m.name in picked)
+        selection = Selection(chosen, selection.missing, selection.not_found)
     if selection.matched_nothing:
         return NothingSelected(str(registry.path), NO_MATCH, selection.not_found)
     if not selection.chosen:
