@@ -207,3 +207,56 @@ def test_scripts_stop_unless_told_to_continue(
     assert code == 1 and names(doc, "failed") == ["web", "api", "shop"]
     assert doc["status"] == "done" and doc["pending"] == []
     assert len(calls(record)) == 1 + 1 + 3
+
+
+# --- the researched plan -----------------------------------------------------------------
+
+
+def test_the_gate_names_the_dossier_by_path_and_digest(
+    world: Path, server: LoopbackRegistry, tmp_path: Path
+) -> None:
+    """Before the one confirmation: the dossier's path and sha256, its counts and the
+    improvement titles with the projects they affect, never its bodies."""
+    import hashlib
+
+    folder = filled_dossier(world, server, tmp_path)
+    digest = hashlib.sha256((folder / "dossier.md").read_bytes()).hexdigest()
+    argv = apply_args(world, server, "--no-install", "--plan-dir", str(folder))
+    code, out, err = run_cli(*argv, stdin="all\nc\n")
+    assert code == 0 and out.rstrip().endswith("Cancelled. No files modified.")
+    assert f"Dossier: {folder / 'dossier.md'} (sha256 {digest[:16]})" in err
+    assert "  Improvements (2):" in err
+    assert "  - @scope: adopt the new `two` function (affects: web, api)" in err
+    assert "  - React: drop the legacy polyfill (affects: shop)" in err
+    assert err.index("Dossier: ") < err.index("Apply ")
+
+
+def test_apply_with_a_plan_folder_applies_its_plan_or_nothing(
+    world: Path, server: LoopbackRegistry, tmp_path: Path
+) -> None:
+    """The plan kept in the folder (the one the notes and the dossier are about) is the plan
+    applied: a project changed since is named and nothing is written; the folder's plan
+    files are never rewritten."""
+    folder = filled_dossier(world, server, tmp_path)
+    kept = {p.name: p.read_bytes() for p in folder.iterdir() if p.suffix == ".json"}
+    web = tmp_path / "web"
+    original = (web / "package.json").read_text()
+    (web / "package.json").write_text(
+        original.replace('"@scope/one": "^1.0.0"', '"@scope/one": "^1.2.0"')
+    )
+    before = {p: p.read_bytes() for p in tmp_path.rglob("package.json") if "state" not in p.parts}
+    argv = apply_args(world, server, "--yes", "--no-install", "--plan-dir", str(folder))
+    code, out, err = run_cli(*argv)
+    assert (code, out) == (1, "")
+    assert f"tether: {folder}: the plan kept there is not what the projects give now (web: " in err
+    assert "@scope/one ^1.0.0 no longer moves to ^1.2.0" in err
+    assert err.rstrip().endswith(
+        "nothing was written (plan again with --plan-dir, or apply without it)"
+    )
+    assert {p: p.read_bytes() for p in before} == before
+    assert {p.name: p.read_bytes() for p in folder.iterdir() if p.suffix == ".json"} == kept
+
+    (web / "package.json").write_text(original)
+    code, doc = run_json(*argv)
+    assert code == 0 and [p["name"] for p in doc["applied"]] == ["web", "api", "shop"], doc
+    assert {p.name: p.read_bytes() for p in folder.iterdir() if p.suffix == ".json"} == kept

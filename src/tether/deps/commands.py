@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -147,7 +147,12 @@ def apply(request: DepsRequest, prompts: Prompts) -> DepsResult | NothingSelecte
         raise TetherError(f"{unreached}; nothing was written (run again once it answers)")
     for scanned in result.projects:  # what a killed run left in folders tether does not manage
         sweep_stale_lock(scanned.root)
+    kept = _researched_plan(request)
+    if kept is not None and request.conflict_policy is None:
+        request = replace(request, conflict_policy=kept["conflict_policy"])
     decided = _decided(result, request, prompts)
+    if kept is not None:
+        _refuse_if_moved(request.plan_dir, kept, flow.plan_json(decided))
     skip = check_skip(split_names(request.skip_packages), decided.plan)
     offered = read_improvements(request.plan_dir)
     chosen = check_select(split_names(request.select), decided.plan, offered, request.plan_dir)
@@ -157,6 +162,7 @@ def apply(request: DepsRequest, prompts: Prompts) -> DepsResult | NothingSelecte
     if not flow.has_work(decided, owed):
         return _finish(decided, request, None, "nothing", None, chosen)
     if not request.yes:
+        _show_dossier(request.plan_dir, prompts)
         approved = _approved(decided, prompts, chosen, shown)
         if approved is None:
             return _finish(decided, request, None, "cancelled", None)
@@ -164,12 +170,46 @@ def apply(request: DepsRequest, prompts: Prompts) -> DepsResult | NothingSelecte
         if not flow.has_work(decided, owed):  # the subset picked leaves nothing to apply
             return _finish(decided, request, None, "nothing", None, chosen)
     folder = RunFolder.create()
-    flow.write_plan_dir(folder.root, result, decided)
-    if request.plan_dir is not None:
-        flow.write_plan_dir(request.plan_dir, result, decided)
+    flow.write_plan_dir(folder.root, result, decided)  # the plan folder keeps its own
     go_on = None if request.yes or request.continue_on_failure else prompts.go_on
     run = flow.execute(decided, options, folder, prompts.progress, owed, go_on)
     return _finish(decided, request, run, run.status, folder, chosen)
+
+
+def _show_dossier(folder: Path | None, prompts: Prompts) -> None:
+    """Before the one confirmation of a deep run: the dossier by path and digest."""
+    from tether.deps.dossier import gate_digest
+    from tether.report.dossier import render_gate_digest
+
+    digest = gate_digest(folder)
+    if digest is not None:
+        for line in render_gate_digest(digest):
+            prompts.say(line)
+
+
+def _researched_plan(request: DepsRequest) -> Doc | None:
+    """The plan a ``--plan-dir`` folder keeps (the one its notes and dossier are about), or
+    None without one."""
+    from tether.deps import plans
+
+    if request.plan_dir is None or not (request.plan_dir / plans.PLAN_FILE).is_file():
+        return None
+    return plans.read_plan(request.plan_dir)
+
+
+def _refuse_if_moved(folder: Path | None, kept: Doc, now: Doc) -> None:
+    """Apply the researched plan or nothing: a project or the registry that changed since
+    is named, and nothing is written."""
+    from tether.deps.plans import moved_since
+
+    moved = moved_since(kept, now)
+    if not moved:
+        return
+    shown = "; ".join(moved[:3]) + (f"; +{len(moved) - 3} more" if len(moved) > 3 else "")
+    raise TetherError(
+        f"{folder}: the plan kept there is not what the projects give now ({shown}); "
+        "nothing was written (plan again with --plan-dir, or apply without it)"
+    )
 
 
 def _owed(result: ScanResult, request: DepsRequest) -> list[Owed]:

@@ -28,7 +28,13 @@ from tether.deps.bumps import (
 from tether.deps.notes import BumpNotes, target_peers
 from tether.errors import TetherError
 from tether.fsio import atomic_write, cannot_read, read_bytes, sha256_bytes
-from tether.report.dossier import IMPROVEMENTS, render_dossier_md, sections_to_fill
+from tether.report.dossier import (
+    BREAKING,
+    IMPROVEMENTS,
+    WORKAROUNDS,
+    render_dossier_md,
+    sections_to_fill,
+)
 
 Doc = dict[str, Any]
 DOSSIER_MD = "dossier.md"
@@ -231,6 +237,34 @@ def read_improvements(folder: Path | None) -> list[Improvement] | None:
     except OSError as error:
         raise TetherError(cannot_read(path, error)) from None
     return improvements(text)
+
+
+def gate_digest(folder: Path | None) -> Doc | None:
+    """What the gate shows of a filled dossier (never its bodies): where it is, its digest,
+    the improvement titles with the projects they affect, and how many entries each
+    section holds; None without a dossier."""
+    if folder is None:
+        return None
+    path = folder / DOSSIER_MD
+    try:
+        data = read_bytes(path)
+    except FileNotFoundError:
+        return None
+    except OSError as error:
+        raise TetherError(cannot_read(path, error)) from None
+    text = _COMMENT.sub("", data.decode("utf-8", errors="replace"))
+    sections = {title: _bullets(text, title) for title in (BREAKING, WORKAROUNDS, "Unavailable")}
+    return {
+        "path": str(path),
+        "sha256": sha256_bytes(data),
+        "bumps": sum(1 for line in _section(text, "Bump set") if line.startswith("| ")) - 1,
+        "improvements": [i.to_json() for i in improvements(text)],
+        "sections": sections,
+    }
+
+
+def _bullets(text: str, title: str) -> int:
+    return sum(1 for line in _section(text, title) if _BULLET.match(line))
 
 
 def in_scope(chosen: Sequence[Improvement], projects: Sequence[str]) -> list[Doc]:

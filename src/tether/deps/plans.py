@@ -219,3 +219,49 @@ def read_metadata(folder: Path) -> dict[tuple[str, str], Doc]:
         and isinstance(p.get("name"), str)
         and isinstance(p.get("ecosystem"), str)
     }
+
+
+# --- the researched plan, at apply ---------------------------------------------------------
+
+Move = tuple[str, str, str, str, str]  # project, package (catalog), file, location, current
+
+
+def moves(plan: Doc) -> dict[Move, str]:
+    """What a plan document writes: every occurrence that moves, with its new value."""
+    found: dict[Move, str] = {}
+    for package in plan.get("packages", []):
+        if package.get("skipped_by"):
+            continue
+        label = package["name"] + (
+            f" (catalog {package['catalog']})" if package.get("catalog") else ""
+        )
+        for o in package.get("occurrences", []):
+            if o.get("effective_target") != o.get("current_version"):
+                key = (
+                    o["project_name"],
+                    label,
+                    o["source_file"],
+                    o["location"],
+                    o["current_version"],
+                )
+                found[key] = o["effective_target"]
+    return found
+
+
+def moved_since(kept: Doc, now: Doc) -> list[str]:
+    """How the plan made now differs from the one a plan folder keeps (researched and
+    shown), one line per difference: [] when they write the same."""
+    before, after = moves(kept), moves(now)
+    lines = []
+    for key in sorted(set(before) | set(after)):
+        project, package, _, _, current = key
+        was, will = before.get(key), after.get(key)
+        if was == will:
+            continue
+        if was is None:
+            lines.append(f"{project}: {package} {current} now moves to {will}")
+        elif will is None:
+            lines.append(f"{project}: {package} {current} no longer moves to {was}")
+        else:
+            lines.append(f"{project}: {package} {current} now moves to {will}, not {was}")
+    return lines

@@ -228,3 +228,20 @@ def _notes_line(entry: Doc) -> str:
     for reason in entry["unavailable"]:
         text += f"; unavailable: {reason}"
     return text
+
+
+def render_gate_digest(digest: dict[str, Any]) -> list[str]:
+    """The dossier at the gate: where it is, which bytes, its improvements and how many
+    entries its sections hold (never their bodies)."""
+    lines = [f"Dossier: {digest['path']} (sha256 {digest['sha256'][:16]})"]
+    counts = [f"{digest['bumps']} bump(s)"]
+    counts += [f"{title}: {n}" for title, n in digest["sections"].items()]
+    lines.append("  " + "; ".join(counts))
+    items = digest["improvements"]
+    lines.append(f"  {IMPROVEMENTS} ({len(items)}):")
+    for item in items[:20]:
+        affects = f" (affects: {', '.join(item['projects'])})" if item["projects"] else ""
+        lines.append(f"  - {item['title']}{affects}")
+    if len(items) > 20:
+        lines.append(f"  - … and {len(items) - 20} more (in the dossier)")
+    return lines
