@@ -457,6 +457,27 @@ def test_a_removed_spelling_is_refused_in_one_line_naming_what_replaced_it(
     assert list(tmp_path.iterdir()) == []  # nothing ran
 
 
+@pytest.mark.parametrize(
+    ("argv", "line"),
+    [
+        (("update", "--too", "2.0"), "unrecognized argument --too; did you mean --to?"),
+        (("status", "p", "--al"), "unrecognized argument --al; did you mean --all?"),
+        (("init", "p"), "unexpected argument 'p': give the project folder as -C DIR"),
+        (("status", "--", "p"), "unexpected argument 'p': give the project folder as -C DIR"),
+    ],
+)
+def test_a_stray_word_is_blamed_only_when_no_flag_was_mistyped(
+    tmp_path: Path, argv: tuple[str, ...], line: str
+) -> None:
+    """After a mistyped flag the word is most likely its value: the flag is what to fix. A
+    stray word is still named when a required flag is missing (``init`` without
+    ``--source``) and after ``--``."""
+    result = run_tether(*argv, cwd=tmp_path)
+    assert result.returncode == 2
+    assert result.stderr.splitlines()[-1] == f"tether {argv[0]}: {line}"
+    assert list(tmp_path.iterdir()) == []
+
+
 def test_removed_spellings_are_documented() -> None:
     text = DOCS.read_text(encoding="utf-8")
     section = text.split("### Removed spellings", 1)[1].split("\n## ", 1)[0]

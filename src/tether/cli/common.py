@@ -13,7 +13,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from tether.cli.parsing import REMOVED, CommandLineError
+from tether.cli.parsing import REMOVED, STRAY_WORDS, CommandLineError
 from tether.errors import UsageError
 
 # --- spellings removed when the flags were unified ----------------------------------------
@@ -39,16 +39,21 @@ class _Removed(argparse.Action):
         values: Any,
         option_string: str | None = None,
     ) -> None:
-        if option_string is None:
-            raise CommandLineError(parser.prog, f"unexpected argument {values!r}: {self.instead}")
         raise CommandLineError(parser.prog, f"{option_string} was removed; {self.instead}")
 
 
 def add_removed(parser: argparse.ArgumentParser, spelling: str, instead: str) -> None:
     """Refuse ``spelling`` (a flag, or ``REMOVED_POSITIONAL`` for a project folder given as
-    an argument) with one usage line (exit 2) ending in ``instead``: what to write now."""
+    an argument) with one usage line (exit 2) ending in ``instead``: what to write now.
+
+    A flag is refused the moment it is read. Words given as arguments are only collected;
+    ``parsing.Parser`` refuses them once it knows no flag was mistyped: in ``update --too
+    2.0`` the word is the value of a mistyped flag, and the flag is what to point at."""
     if spelling == REMOVED_POSITIONAL:
-        action = parser.add_argument("removed_dir", nargs="?", action=_Removed, instead=instead)
+        action = parser.add_argument(
+            STRAY_WORDS, nargs="*", default=argparse.SUPPRESS, help=argparse.SUPPRESS
+        )
+        action.instead = instead  # type: ignore[attr-defined]
     else:
         action = parser.add_argument(spelling, action=_Removed, instead=instead)
     setattr(action, REMOVED, spelling)

@@ -24,6 +24,10 @@ ACTIVE_PARSER = "_active_parser"
 REMOVED = "removed_spelling"
 
 
+# Where the words given to a command that takes none are collected (``add_removed``).
+STRAY_WORDS = "_stray_words"
+
+
 def is_removed(action: argparse.Action) -> bool:
     return getattr(action, REMOVED, None) is not None
 
@@ -63,7 +67,31 @@ class Parser(argparse.ArgumentParser):
         # parent's afterwards: the innermost parser is the last one written here.
         namespace = argparse.Namespace() if namespace is None else namespace
         setattr(namespace, ACTIVE_PARSER, self)
-        return super().parse_known_args(args, namespace)
+        try:
+            parsed = super().parse_known_args(args, namespace)
+        except CommandLineError:
+            # A missing required flag: a stray word (the old project folder) is the better
+            # thing to point at, unless a flag was mistyped.
+            self._refuse_stray_words(namespace, args or ())
+            raise
+        if not any(extra.startswith("-") for extra in parsed[1]):
+            self._refuse_stray_words(namespace, args or ())
+        return parsed
+
+    def _refuse_stray_words(self, namespace: argparse.Namespace, args: Sequence[str]) -> None:
+        """Words given to a command that takes none (``cli/common.add_removed``): one line
+        saying what to write instead, unless an unknown flag was given (its mistyped name,
+        not its value, is the error then)."""
+        words = getattr(namespace, STRAY_WORDS, None)
+        collector = next((a for a in self._actions if a.dest == STRAY_WORDS), None)
+        if not words or collector is None:
+            return
+        known = self._option_string_actions
+        flags = args[: args.index("--")] if "--" in args else args
+        if any(arg.startswith("-") and arg.split("=", 1)[0] not in known for arg in flags):
+            return
+        instead = getattr(collector, "instead", "")
+        raise CommandLineError(self.prog, f"unexpected argument {words[0]!r}: {instead}")
 
     def _check_value(self, action: argparse.Action, value: Any) -> None:
         try:
