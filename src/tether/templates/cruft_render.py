@@ -86,13 +86,12 @@ def render(
     """Render the template at ``commit`` with ``answers`` into ``dest``; returns the
     facts cruft records: the context the render was made with."""
     cookiecutter = _cookiecutter()
-    from tether import git
 
     work = Path(tempfile.mkdtemp(prefix="tether-cruft-"))
     try:
         repo = work / "repo"
         try:
-            git.clone_checkout(_location(record.src), repo, commit)
+            _check_out(record, commit, repo)
         except TetherError as error:
             raise TetherError(f"cannot check out {commit} of {record.src}: {error}") from None
         inner = repo / (record.directory or "")
@@ -132,6 +131,27 @@ def render(
         ) from None
     finally:
         shutil.rmtree(work, ignore_errors=True)
+
+
+def _check_out(record: TemplateRecord, commit: str, dest: Path) -> None:
+    """The template's files at ``commit`` in ``dest``: a repository on disk is read in place
+    (its tree at that commit, blob by blob, as a release source is: no clone, and no filter
+    program of the repository's runs), a remote one is cloned."""
+    from tether import git
+
+    location = _location(record.src)
+    if os.path.isdir(location) and git.is_git_repo(Path(location)):
+        from tether.sources.extract import extract_tar_safely
+        from tether.sources.gitrepo import write_tree_tar
+
+        archive = dest.parent / "tree.tar"
+        write_tree_tar(Path(location), commit, archive)
+        extract_tar_safely(
+            archive, dest, strip_single_top=False, label=f"{record.src}@{commit[:12]}"
+        )
+        archive.unlink()
+        return
+    git.clone_checkout(location, dest, commit)
 
 
 def _plain(value: Any) -> Any:
