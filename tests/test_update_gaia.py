@@ -889,3 +889,31 @@ def test_a_killed_first_update_with_a_source_shows_as_unfinished_without_it(
     assert run_tether("check", "-C", str(project)).returncode == 0
     release_calls = [c for c in (tmp_path / "gh.log").read_text().splitlines() if "pr" not in c]
     assert release_calls  # status asked the stand-in, never GitHub
+
+
+# --- Step 4b: pruning runs only after Proceed ----------------------------------------------
+
+
+def test_backups_are_pruned_only_once_the_update_is_confirmed(tmp_path: Path) -> None:
+    from tether.flows.preflight import GitOptions
+    from tether.flows.update import UpdateRequest, run_update
+
+    project = gaia_project(tmp_path, shelf(tmp_path))
+    earlier = [f"2026010{i}T000000000000Z-00000{i}" for i in range(1, 8)]  # seven earlier runs
+    for run in earlier:
+        write_files(project, {f".gaia-backup/{run}/README.md": "an earlier backup\n"})
+
+    def runs() -> list[str]:
+        return sorted(p.name for p in (project / ".gaia-backup").iterdir())
+
+    request = UpdateRequest(project, git=GitOptions(no_branch=True))
+    aborted = run_update(request, lambda prepared: False)
+    assert aborted.status == "cancelled" and runs() == earlier
+    dry = run_update(UpdateRequest(project, dry_run=True, git=GitOptions(no_branch=True)))
+    assert dry.status == "dry-run" and runs() == earlier
+    done = run_update(request)
+    assert done.status == "updated"
+    assert runs() == sorted([*earlier[-5:], str(done.run_id)])  # five earlier runs kept
+    again = run_update(request)  # nothing newer (applied, not committed yet): nothing pruned
+    assert again.status == "not-committed"
+    assert runs() == sorted([*earlier[-5:], str(done.run_id)])
