@@ -917,3 +917,82 @@ def test_backups_are_pruned_only_once_the_update_is_confirmed(tmp_path: Path) ->
     again = run_update(request)  # nothing newer (applied, not committed yet): nothing pruned
     assert again.status == "not-committed"
     assert runs() == sorted([*earlier[-5:], str(done.run_id)])
+
+
+# --- Step 9: GAIA's update ping, best effort --------------------------------------------------
+
+# Stands in for GAIA's bundled CLI: records its arguments (outside the project) and exits
+# with PING_EXIT.
+GAIA_CLI = """#!/bin/sh
+printf '%s\\n' "$*" >> "$PING_LOG"
+exit "${PING_EXIT:-0}"
+"""
+
+
+def ping_project(tmp_path: Path) -> Path:
+    releases = shelf(tmp_path)
+    for version in ("1.0.0", "1.1.0"):
+        root = releases / version
+        write_files(root, {".gaia/cli/gaia": GAIA_CLI})
+        (root / ".gaia/cli/gaia").chmod(0o755)
+        manifest = root / ".gaia/manifest.json"
+        data = json.loads(manifest.read_text())
+        data["files"][".gaia/cli/gaia"] = "owned"
+        manifest.write_text(json.dumps(data))
+    return gaia_project(tmp_path, releases)
+
+
+def test_the_update_ping_is_sent_once_the_version_is_recorded(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    log = tmp_path / "ping.log"
+    monkeypatch.setenv("PING_LOG", str(log))
+    project = ping_project(tmp_path)
+    dry = run_tether("update", "--dry-run", "--no-branch", "-C", str(project))
+    assert ".gaia/cli/gaia ping --event update --from 1.0.0 --to 1.1.0 (update ping" in dry.stdout
+    assert not log.exists()  # a dry run runs no program
+    result = run_tether("update", "--yes", "--no-branch", "-C", str(project))
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert log.read_text() == "ping --event update --from 1.0.0 --to 1.1.0\n"
+    assert "Update ping:" in result.stdout and "sent (" in result.stdout
+
+
+def test_a_failing_ping_never_fails_the_update(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("PING_LOG", str(tmp_path / "ping.log"))
+    monkeypatch.setenv("PING_EXIT", "7")
+    project = ping_project(tmp_path)
+    code, doc = update(project)
+    assert code == 0, doc
+    assert doc["ping"]["status"] == "failed" and "exited 7" in doc["ping"]["reason"]
+    assert (project / ".gaia/VERSION").read_text().strip() == "1.1.0"
+
+
+@pytest.mark.parametrize(
+    ("variable", "flag", "reason"),
+    [
+        ("TETHER_NO_UPDATE_PING", (), "TETHER_NO_UPDATE_PING=1"),
+        (None, ("--no-programs",), "--no-programs"),
+    ],
+)
+def test_the_ping_can_be_left_out(
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    variable: str | None,
+    flag: tuple[str, ...],
+    reason: str,
+) -> None:
+    log = tmp_path / "ping.log"
+    monkeypatch.setenv("PING_LOG", str(log))
+    if variable:
+        monkeypatch.setenv(variable, "1")
+    project = ping_project(tmp_path)
+    code, doc = update(project, *flag)
+    assert code == 0, doc
+    assert doc["ping"] == {
+        "command": ".gaia/cli/gaia ping --event update --from 1.0.0 --to 1.1.0",
+        "status": "not-run",
+        "reason": reason,
+    }
+    assert not log.exists()

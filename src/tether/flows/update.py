@@ -51,6 +51,7 @@ from tether.templates import TemplateOptions
 from tether.versions import compare_versions, is_version
 
 if TYPE_CHECKING:
+    from tether.flows.ping import Ping
     from tether.flows.refresh import RefreshLog
     from tether.flows.regen import RegenOutcome
 
@@ -122,6 +123,8 @@ class UpdateReport:
     # The commit message the next steps suggest (the profile's wording: GAIA's
     # "chore: update GAIA to v1.7.0"), and the project's quality-gate page when it has one.
     commit_message: str = ""
+    # The ecosystem's update ping: command, status (planned, sent, failed, not-run), reason.
+    ping: dict[str, Any] | None = None
     quality_gate: str | None = None
     region_check: str | None = None  # confirms regions are current (GAIA's roster check)
     # The release lifecycle (docs/lifecycle.md): migrations run or planned, notices whose
@@ -221,6 +224,7 @@ class UpdateReport:
             "open_conflicts": self.earlier_conflicts,
             "open_action_items": self.earlier_action_items,
             "commit_message": self.commit_message,
+            "ping": self.ping,
             "quality_gate": self.quality_gate,
             "region_check": self.region_check,
             "migrations": self.migrations,
@@ -253,6 +257,7 @@ class PreparedUpdate:
     regions: RegionPlan
     notes: ReleaseNotes = field(default_factory=ReleaseNotes)
     lifecycle: LifecyclePlan = field(default_factory=LifecyclePlan)
+    ping: Ping | None = None  # the ecosystem's update ping (flows/ping.py)
 
     def report(self, status: str) -> UpdateReport:
         from tether.engine.structured.notes import row_text
@@ -297,6 +302,7 @@ class PreparedUpdate:
                 for p in sorted(self.plan.structured)
             ],
             commit_message=profile.update_title(self.plan.upstream, self.plan.to_version),
+            ping=self.ping.to_json() if self.ping is not None else None,
             # Shown before the question and in a dry run; never deleted (GAIA Step 4b).
             earlier_artifacts=_earlier_artifacts(self.project),
             quality_gate=gate if gate is not None and self.project.path(gate).is_file() else None,
@@ -471,6 +477,8 @@ def prepare_update(request: UpdateRequest) -> PreparedUpdate | UpdateReport:
     notes = release_notes(
         project.root, latest.root / latest.manifest.changelog, baseline.version, target
     )
+    from tether.flows.ping import plan_ping
+
     return PreparedUpdate(
         request,
         project,
@@ -483,6 +491,7 @@ def prepare_update(request: UpdateRequest) -> PreparedUpdate | UpdateReport:
         regions,
         notes,
         lifecycle,
+        plan_ping(project, latest, lifecycle.from_version, lifecycle.programs_off or None),
     )
 
 
@@ -797,6 +806,10 @@ def _execute(prepared: PreparedUpdate, branch: BranchPlan | None = None) -> Upda
             applied_migrations=prepared.lifecycle.applied(run_id),
         )
         count_trailer_invalidations(project, prepared.lifecycle)
+        if prepared.ping is not None and prepared.ping.status == "planned":
+            from tether.flows.ping import send_ping
+
+            send_ping(project, prepared.latest, prepared.ping, prepared.lifecycle.from_version)
     report = _report_after_apply(prepared, ctx, outcome, earlier)
     report.regenerated = [r.document() for r in regenerated]
     report.regions["unregenerated_paths"] = _unregenerated_paths(prepared.regions, regenerated)

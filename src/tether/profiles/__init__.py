@@ -23,6 +23,7 @@ from tether.profiles.gaia import (
     REGION_CHECK,
     REGION_INPUTS,
     UPDATE_CHECK_CACHE,
+    UPDATE_PING,
     WORKTREE_CACHE_UNAVAILABLE,
     gaia_lifecycle,
 )
@@ -96,6 +97,10 @@ class Profile:
     update_check_unavailable: str | None = None
     # Path -> the name its conflict artifacts take in the merge folder (default: the path).
     artifact_names: dict[str, str] = field(default_factory=dict)
+    # The ecosystem's own program told about each update once its version is recorded
+    # (GAIA's ping), best effort: argv, the program a path the release ships, with
+    # {from_version} and {to_version} filled in (flows/ping.py).
+    update_ping: tuple[str, ...] = ()
 
     def update_title(self, upstream: str, version: str) -> str:
         """The suggested commit message, and the pull request's default title."""
@@ -189,6 +194,7 @@ GAIA = Profile(
     update_check_cache=UPDATE_CHECK_CACHE,
     update_check_unavailable=WORKTREE_CACHE_UNAVAILABLE,
     artifact_names=ARTIFACT_NAMES,
+    update_ping=UPDATE_PING,
 )
 
 GBRAIN = Profile(

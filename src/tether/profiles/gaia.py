@@ -49,6 +49,17 @@ ARTIFACT_NAMES = {
     ".gaia/audit-ci.yml": "audit-ci.yml",
     AUDIT_WORKFLOW: "code-review-audit.yml",
 }
+# GAIA Step 9, after the version bump: the adoption ping, best effort (flows/ping.py).
+UPDATE_PING = (
+    ".gaia/cli/gaia",
+    "ping",
+    "--event",
+    "update",
+    "--from",
+    "{from_version}",
+    "--to",
+    "{to_version}",
+)
 # The environment variable that switches region awareness off for one run.
 NO_REGIONS_VARIABLE = "GAIA_UPDATE_NO_REGIONS"
 

@@ -229,6 +229,8 @@ def render_plan_summary(report: UpdateReport, limit: int | None = LIST_LIMIT) ->
     lines += lifecycle_report.migration_rows(report)
     lines += lifecycle_report.post_update_lines(report)
     lines += lifecycle_report.trailer_rows(report)
+    if report.status in ("updated", "failed", "interrupted"):
+        lines += lifecycle_report.ping_rows(report)
     lines += lifecycle_report.lifecycle_lines(report)
     if report.dry_run and report.branch:
         lines.append(f"Branch: would switch to a new branch {report.branch}")

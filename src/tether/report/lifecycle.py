@@ -73,6 +73,12 @@ def program_listing(report: UpdateReport) -> tuple[str, list[str]]:
     for program in report.regions.get("programs", []):
         command, ident = one_line(program["command"]), one_line(program["id"])
         lines.append(f"{command} (region {ident}, after the merge, from your tree)")
+    ping = report.ping
+    if ping is not None and (ping["status"] == "planned" or report.programs_off):
+        lines.append(
+            f"{one_line(ping['command'])} (update ping, once the new version is recorded, "
+            "from your tree; best effort, TETHER_NO_UPDATE_PING=1 leaves it out)"
+        )
     if report.programs_off:
         return f"Programs the release ships, not run ({report.programs_off})", lines
     return "Programs the release ships that this update runs", lines
@@ -124,6 +130,21 @@ def post_update_lines(report: UpdateReport) -> list[str]:
             status = "post-update write, backed up first (--abandon restores it)"
         rows.append(f"  {verb + ' ' + one_line(post['file']) + ':':<46} {one_line(status)}")
     return rows
+
+
+def ping_rows(report: UpdateReport) -> list[str]:
+    """The update ping's row once the update ran (a plan lists it with the programs)."""
+    ping = report.ping
+    if ping is None or ping["status"] == "planned":
+        return []
+    command = one_line(ping["command"])
+    if ping["status"] == "sent":
+        value = f"sent ({command})"
+    elif ping["status"] == "failed":
+        value = f"failed, the update is not affected ({command}: {one_line(ping['reason'])})"
+    else:
+        value = f"not sent ({one_line(ping['reason'])})"
+    return [f"  {'Update ping:':<46} {value}"]
 
 
 def trailer_rows(report: UpdateReport) -> list[str]:
