@@ -274,7 +274,7 @@ def test_per_file_decisions_on_a_terminal(installed):
         [
             ("Refresh these files? [y/N]", "y"),
             ("tools/gbrain/rules.md: locally modified", "m"),
-            ("tools/gbrain/same.md: locally modified", "t"),
+            ("tools/gbrain/same.md: locally modified", "r"),  # replace it with the recipe's
         ],
     )
     assert code == 4, out  # the hand-merge is left for a person

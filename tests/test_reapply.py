@@ -247,7 +247,7 @@ def test_without_a_baseline_every_differing_file_is_a_conflict_showing_both(
     code, doc = reapply_json(capsys, *args(gsd))
     assert code == 4
     assert statuses(doc) == {PLANNER: "conflict", EXECUTE: "conflict", HELP: "conflict"}
-    assert gsd.read(PLANNER) == both_versions(PLANNER_OURS.encode(), PLANNER_V2.encode()).decode()
+    assert gsd.read(HELP) == both_versions(HELP_OURS.encode(), HELP_V2.encode()).decode()
     text = gsd.read(EXECUTE)
     assert EXECUTE_OURS in text and EXECUTE_V2 in text and "<<<<<<< yours" in text
     # the installed versions were backed up first, next to the patches

@@ -28,7 +28,11 @@ from reapply_builders import (
     standard,
     statuses,
 )
-from tether.cli.interact import CONFLICT_CHOICES
+from tether.cli.interact import FOR_ALL, conflict_choices
+
+# Without a baseline the clashing lines are not known: only the whole-file answers.
+WHOLE_FILE = conflict_choices(hunk_level=False)
+HUNK_LEVEL = conflict_choices(hunk_level=True)
 
 
 def args(gsd: Gsd, *extra: str) -> list[str]:
@@ -48,9 +52,10 @@ def run_on_terminal(argv: list[str], answers: str) -> subprocess.CompletedProces
 
 def test_each_conflict_is_asked_on_a_terminal_with_updates_choices(tmp_path: Path) -> None:
     gsd = standard(tmp_path, pristine=False)  # three conflicts, in backup-meta order
-    done = run_on_terminal(args(gsd), "d\nm\nt\nw\n")
+    done = run_on_terminal(args(gsd), "d\nk\nr\nw\n")
     assert done.returncode == 4, done.stderr  # the one left with markers
-    assert done.stderr.count(CONFLICT_CHOICES) == 4  # asked again after the diff
+    assert done.stderr.count(WHOLE_FILE) == 4  # asked again after the diff
+    assert "[o] my side of the clashing lines" not in done.stderr  # no baseline, no hunks
     assert f"+++ b/{PLANNER}" in done.stderr and "+model: opus" in done.stderr
     assert gsd.read(PLANNER) == PLANNER_OURS  # mine
     assert gsd.read(HELP) == HELP_V2  # theirs
@@ -61,9 +66,9 @@ def test_each_conflict_is_asked_on_a_terminal_with_updates_choices(tmp_path: Pat
 
 def test_keep_mine_for_all_answers_once(tmp_path: Path) -> None:
     gsd = standard(tmp_path, pristine=False)
-    done = run_on_terminal(args(gsd), "k\n")
+    done = run_on_terminal(args(gsd), "K\n")  # a capital letter: for every file
     assert done.returncode == 0, done.stderr
-    assert done.stderr.count(CONFLICT_CHOICES) == 1
+    assert done.stderr.count(WHOLE_FILE) == 1
     assert [gsd.read(PLANNER), gsd.read(HELP)] == [PLANNER_OURS, HELP_OURS]
 
 
@@ -71,7 +76,7 @@ def test_json_never_asks_even_on_a_terminal(tmp_path: Path) -> None:
     gsd = standard(tmp_path, pristine=False)
     done = run_on_terminal([*args(gsd), "--json"], "m\nm\nm\n")
     assert done.returncode == 4
-    assert CONFLICT_CHOICES not in done.stderr
+    assert FOR_ALL not in done.stderr
     assert set(statuses(json.loads(done.stdout)).values()) == {"conflict"}
 
 
@@ -116,9 +121,9 @@ def test_every_file_and_its_pending_state_comes_before_the_first_question(
     tmp_path: Path,
 ) -> None:
     gsd = standard(tmp_path)  # merged, conflict, incorporated (on the pristine baseline)
-    done = run_on_terminal(args(gsd, "--pristine", str(gsd.pristine)), "m\n")
+    done = run_on_terminal(args(gsd, "--pristine", str(gsd.pristine)), "k\n")
     assert done.returncode == 0, done.stderr
-    question = done.stderr.index(CONFLICT_CHOICES)
+    question = done.stderr.index(HUNK_LEVEL)
     rows = {PLANNER: "merged", HELP: "incorporated", EXECUTE: "pending (conflict)"}
     for number, (file, state) in enumerate(rows.items(), 1):
         found = re.search(

@@ -292,7 +292,79 @@ def test_large_files_match_git(tmp_path: Path, seed: int) -> None:
             ]
         return lines
 
-    assert_same_as_git(tmp_path, text(*base), text(*edit(base)), text(*edit(base)))
+    sides = text(*base), text(*edit(base)), text(*edit(base))
+    assert_same_as_git(tmp_path, *sides)
+    assert_favored_as_git(tmp_path, *sides)
+
+
+# --- a favored side: git merge-file --ours / --theirs ----------------------------------------
+
+
+def git_favored(
+    tmp: Path, base: bytes, ours: bytes, theirs: bytes, favor: str, *style: str
+) -> bytes:
+    """``git merge-file --ours|--theirs -p`` (git's ``merge -X ours|theirs`` on one file)."""
+    for name, data in (("ours", ours), ("base", base), ("theirs", theirs)):
+        (tmp / name).write_bytes(data)
+    assert GIT is not None
+    done = subprocess.run(
+        [GIT, "merge-file", f"--{favor}", *style, "-p", "ours", "base", "theirs"],
+        cwd=tmp,
+        capture_output=True,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr  # a favored merge leaves no conflict
+    return done.stdout
+
+
+def assert_favored_as_git(tmp: Path, base: bytes, ours: bytes, theirs: bytes) -> None:
+    plain = merge3(base, ours, theirs)
+    for favor in ("ours", "theirs"):
+        result = merge3(base, ours, theirs, favor=favor)
+        # git's default (merge) style refines conflicts before favoring, --diff3 does not:
+        # the bytes are the same either way, and the same as tether's.
+        assert result.merged == git_favored(tmp, base, ours, theirs, favor)
+        assert result.merged == git_favored(tmp, base, ours, theirs, favor, "--diff3")
+        assert result.conflicts == 0 and result.settled == plain.conflicts
+        # Past the pure bounds, git itself does it, with the same count.
+        assert merge3(base, ours, theirs, line_merge=git.merge_file, favor=favor) == result
+
+
+@needs_git
+@pytest.mark.parametrize(
+    ("base", "ours", "theirs", "clean"), [row[1:] for row in TABLE], ids=[row[0] for row in TABLE]
+)
+def test_favored_table_matches_git_merge_file_ours_and_theirs(
+    tmp_path: Path, base: bytes, ours: bytes, theirs: bytes, clean: bool
+) -> None:
+    assert_favored_as_git(tmp_path, base, ours, theirs)
+
+
+@needs_git
+@settings(
+    max_examples=250, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(case=merges())
+def test_favored_generated_corpus_matches_git_merge_file(
+    tmp_path: Path, case: tuple[bytes, bytes, bytes]
+) -> None:
+    assert_favored_as_git(tmp_path, *case)
+
+
+def test_favoring_a_side_keeps_every_change_that_does_not_clash() -> None:
+    """Upstream's change two lines away from the clash stays in either way (what a whole
+    file kept or taken would lose)."""
+    base = text("level: info", "theme: light", "retries: 3")
+    ours = text("level: info", "theme: light", "retries: 10")
+    theirs = text("level: warn", "theme: light", "retries: 5")
+    assert merge3(base, ours, theirs, favor="ours").merged == text(
+        "level: warn", "theme: light", "retries: 10"
+    )
+    assert merge3(base, ours, theirs, favor="theirs").merged == text(
+        "level: warn", "theme: light", "retries: 5"
+    )
+    with pytest.raises(ValueError):
+        merge3(base, ours, theirs, favor="mine")
 
 
 # --- behaviour beyond git --------------------------------------------------------------------

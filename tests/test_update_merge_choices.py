@@ -216,7 +216,8 @@ def test_interactive_choices_per_file(tmp_path):
     for name in ("a", "b", "c"):
         (project / f"{name}.txt").write_text(f"1\nmine {name}\n3\n")
     prepared = prepare_update(UpdateRequest(project))
-    answers = iter(["d", "m", "t", "k"])  # diff then mine for a; theirs for b; keep mine for all
+    # diff, then keep my whole a; replace b whole with theirs; keep my whole file for the rest
+    answers = iter(["d", "k", "r", "K"])
     shown: list[str] = []
     choose_conflicts(prepared, lambda prompt: next(answers), shown.append)
     decisions = {a.path: a.decision for a in prepared.plan.actions}
@@ -253,22 +254,36 @@ def _pty_session(argv, replies, timeout=60):
             prompt, reply = pending.pop(0)
             seen = seen.replace(prompt.encode(), b"<" + prompt.encode() + b">", 1)
             os.write(fd, reply.encode() + b"\n")
-    _, status = os.waitpid(pid, 0)
+    done, status = os.waitpid(pid, os.WNOHANG)
+    while done == 0 and time.monotonic() < deadline + 10:
+        time.sleep(0.1)
+        done, status = os.waitpid(pid, os.WNOHANG)
+    if done == 0:  # still waiting for an answer nobody will type: stop it, and say so
+        os.kill(pid, 9)
+        _, status = os.waitpid(pid, 0)
+        seen += b"\n[killed at the deadline]"
     return os.waitstatus_to_exitcode(status), seen.decode(errors="replace")
 
 
-def test_prompt_on_a_terminal(tmp_path):
+def test_prompt_on_a_terminal_offers_both_levels_in_plain_words(tmp_path):
+    """The question names the clashing lines and the whole file apart; [o] keeps my side
+    of the clashing line and still takes upstream's change two lines away."""
     project = three_releases(
-        tmp_path, {"1.0.0": {"f.txt": "a\nb\nc\n"}, "2.0.0": {"f.txt": "a\nB2\nc\n"}}
+        tmp_path,
+        {
+            "1.0.0": {"f.txt": "level: info\ntheme: light\nretries: 3\n"},
+            "2.0.0": {"f.txt": "level: warn\ntheme: light\nretries: 5\n"},
+        },
     )
-    (project / "f.txt").write_text("a\nmine\nc\n")
+    (project / "f.txt").write_text("level: info\ntheme: light\nretries: 10\n")
     code, out = _pty_session(
         ["update", "-C", str(project)],
-        [("Apply this update? [y/N]", "y"), ("f.txt: both sides changed", "t")],
+        [("Apply this update? [y/N]", "y"), ("f.txt: both sides changed", "o")],
     )
     assert code == 0, out
-    assert (project / "f.txt").read_text() == "a\nB2\nc\n"
-    assert "take-theirs" in out
+    assert "[o] my side of the clashing lines" in out and "[k]eep my whole file" in out
+    assert (project / "f.txt").read_text() == "level: warn\ntheme: light\nretries: 10\n"
+    assert "(ours; 1 clashing hunk took your side" in out
 
 
 RENAMED_BASE = "".join(f"step {i}: do the thing number {i}\n" for i in range(12))

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import shutil
 import tempfile
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -32,9 +33,12 @@ Open an issue.
 _GUIDE_V2 = _GUIDE_V1.replace("Run `make install`.", "Run `make install` (needs make 4).")
 _GUIDE_MINE = _GUIDE_V1.replace("Open an issue.", "Ask in #acme-help on our chat first.")
 
-_SETTINGS_V1 = "# acme settings\nlevel: info\nretries: 3\ntheme: light\n"
-_SETTINGS_V2 = _SETTINGS_V1.replace("retries: 3", "retries: 5")
+_SETTINGS_V1 = "# acme settings\nlevel: info\ntheme: light\nretries: 3\n"
+_SETTINGS_V2 = _SETTINGS_V1.replace("level: info", "level: warn").replace(
+    "retries: 3", "retries: 5"
+)
 _SETTINGS_MINE = _SETTINGS_V1.replace("retries: 3", "retries: 10")
+SETTINGS = "config/settings.yml"
 
 _PACKAGE_V1 = {
     "name": "acme-app",
@@ -106,7 +110,11 @@ def build_upstream(shelf: Path) -> None:
 # What the adopter did after installing 1.0.0, one line each for the demo's output.
 CUSTOMISATIONS = (
     ("docs/guide.md", "edited the Support section (upstream edited Install: merges cleanly)"),
-    ("config/settings.yml", "set retries: 10 (upstream set retries: 5: a real conflict)"),
+    (
+        SETTINGS,
+        "set retries: 10 (upstream set retries: 5, a real conflict, and level: warn two "
+        "lines above)",
+    ),
     ("docs/faq.md", "deleted it (upstream changed it: the deletion is respected)"),
     ("package.json", "renamed the package (upstream bumped a devDependency)"),
     ("notes/team.md", "added a file of their own (tether never touches it)"),
@@ -145,6 +153,11 @@ class DemoReport:
     before: StatusReport
     update: UpdateReport
     after: StatusReport
+    # The same update on a copy of the customised project, with --auto ours: the conflict
+    # settled hunk by hunk (upstream's other change in the file kept).
+    by_hunk: Path
+    by_hunk_update: UpdateReport
+    by_hunk_text: str  # the settled file as that update left it
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -157,11 +170,19 @@ class DemoReport:
             "status_before": self.before.to_json(),
             "update": self.update.to_json(),
             "status_after": self.after.to_json(),
+            "hunk_level": {
+                "command": HUNK_LEVEL_COMMAND,
+                "project": str(self.by_hunk),
+                "update": self.by_hunk_update.to_json(),
+                "file": SETTINGS,
+                "text": self.by_hunk_text,
+            },
         }
 
 
 def run_demo(wanted: str | None, started: Callable[[Path], None] = lambda base: None) -> DemoReport:
-    """Build the upstream, install 1.0.0, customise, update to the newest release.
+    """Build the upstream, install 1.0.0, customise, update to the newest release; then the
+    same update of a copy of the customised project with ``--auto ours``.
 
     ``started`` hears the demo's folder once it is chosen, before anything is built there."""
     from tether.flows.install import install_release
@@ -175,7 +196,18 @@ def run_demo(wanted: str | None, started: Callable[[Path], None] = lambda base: 
     build_upstream(shelf)
     installed = install_release(project, str(shelf), "1.0.0")
     customise(project)
+    by_hunk = base / "project-ours"
+    shutil.copytree(project, by_hunk, symlinks=True)
     before = project_status(project, check_latest=True)
     update = run_update(UpdateRequest(project, options=UpdateOptions()))
     after = project_status(project)
-    return DemoReport(base, shelf, project, installed, before, update, after)
+    ours = UpdateOptions(auto="ours")
+    command = HUNK_LEVEL_COMMAND
+    settled = run_update(UpdateRequest(by_hunk, options=ours, command=command), lambda _: True)
+    text = (by_hunk / SETTINGS).read_text()
+    return DemoReport(
+        base, shelf, project, installed, before, update, after, by_hunk, settled, text
+    )
+
+
+HUNK_LEVEL_COMMAND = "update --yes --auto ours"

@@ -148,12 +148,20 @@ def tag_kinds(repo: Path) -> dict[str, str]:
 
 
 def merge_file(
-    base: bytes, ours: bytes, theirs: bytes, labels: tuple[str, str, str]
+    base: bytes,
+    ours: bytes,
+    theirs: bytes,
+    labels: tuple[str, str, str],
+    favor: str | None = None,
 ) -> tuple[bytes, int]:
     """``git merge-file --diff3 -p`` of three texts: (merged bytes, conflict hunks). The
     same bytes as ``engine.textmerge.merge_lines`` (the differential tests hold them to
     it); used for inputs past that engine's bounds. The sides go through files in a private
-    temporary folder, as git merge-file reads only files."""
+    temporary folder, as git merge-file reads only files.
+
+    ``favor`` (``ours`` or ``theirs``) adds git's ``--ours``/``--theirs``: the clashing
+    hunks take that side's lines; git then counts nothing, so the count of the hunks it
+    settled comes from the same merge without it (a second run of git)."""
     import tempfile
 
     with tempfile.TemporaryDirectory(prefix="tether-merge-") as folder:
@@ -163,10 +171,21 @@ def merge_file(
             with open(path, "wb") as handle:
                 handle.write(data)
             names.append(path)
-        argv = ["merge-file", "--diff3", "-p"]
-        for label in labels:
-            argv += ["-L", label]
-        result = _git_with_bytes([*argv, "--", *names])
+        merged, conflicts = _merge_files(names, labels, None)
+        if favor is not None and conflicts:
+            merged, _ = _merge_files(names, labels, favor)
+    return merged, conflicts
+
+
+def _merge_files(
+    names: list[str], labels: tuple[str, str, str], favor: str | None
+) -> tuple[bytes, int]:
+    argv = ["merge-file", "--diff3", "-p"]
+    if favor is not None:
+        argv.append(f"--{favor}")
+    for label in labels:
+        argv += ["-L", label]
+    result = _git_with_bytes([*argv, "--", *names])
     if result.returncode < 0 or result.returncode >= 255:
         error = result.stderr.decode(errors="replace").strip().splitlines()
         raise TetherError(f"git merge-file failed: {error[-1] if error else result.returncode}")

@@ -51,7 +51,7 @@ class Settings:
     registry: str
     created_at: str
     conflict: str = ""  # the update's conflict style (markers, patch); "": the profile's
-    auto: str = ""  # settle every conflict this way (keep-mine, take-theirs); "": leave them
+    auto: str = ""  # settle every conflict this way (model.plan.AUTO_CHOICES); "": leave them
 
     @property
     def branch(self) -> str:

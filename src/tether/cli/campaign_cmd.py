@@ -5,9 +5,9 @@ from __future__ import annotations
 import argparse
 from typing import TYPE_CHECKING, Any
 
-from tether.cli.common import add_jobs, add_json, jobs, print_json
+from tether.cli.common import add_auto, add_jobs, add_json, jobs, print_json
 from tether.cli.projects_cmd import add_keyword, add_projects, add_registry
-from tether.model.plan import AUTO_CHOICES, CONFLICT_STYLES
+from tether.model.plan import CONFLICT_STYLES
 
 if TYPE_CHECKING:
     from tether.campaign.coordinator import RunOptions
@@ -38,11 +38,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         choices=CONFLICT_STYLES,
         help="how each update leaves a conflict (default: each repository's profile's)",
     )
-    start.add_argument(
-        "--auto",
-        choices=AUTO_CHOICES,
-        help="settle every conflict of every update this way",
-    )
+    add_auto(start, "settle every conflict of every update this way")
     add_registry(start)
     run = sub.add_parser(
         "run",

@@ -230,3 +230,18 @@ def add_status_arguments(parser: argparse.ArgumentParser, latest_help: str) -> N
     )
     add_json(parser)
     add_project_dir(parser)
+
+
+def add_auto(
+    parser: argparse.ArgumentParser, what: str, extra: tuple[str, ...] = (), more: str = ""
+) -> None:
+    """``--auto``: the one vocabulary for settling conflicts (docs/cli.md, "Settling
+    conflicts"), on every command that settles them; ``extra`` choices a command adds."""
+    from tether.model.plan import AUTO_CHOICES
+
+    parser.add_argument(
+        "--auto",
+        choices=(*AUTO_CHOICES, *extra),
+        help=f"{what}: ours/theirs (that side of the clashing lines, every other change of "
+        f"both sides merged) or keep-mine/take-theirs (the whole file){more}",
+    )

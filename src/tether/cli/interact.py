@@ -55,17 +55,49 @@ def ask_yes_no(question: str, *, before: str = "") -> bool:
     return ask(f"{question} [y/N] ").strip().lower() in ("y", "yes")
 
 
-CONFLICT_CHOICES = "[m]ine, [t]heirs, [w]rite markers, [d]iff, [k]eep mine for all, [a]ll theirs"
 BOTH_CHANGED = "both sides changed the same lines."
 
 
 @dataclass(frozen=True)
+class Answer:
+    """One answer to the conflict question: its key, what it settles (the vocabulary of
+    ``model.plan``: ``docs/cli.md``, "Settling conflicts"), and its words at the prompt."""
+
+    key: str
+    choice: str
+    words: str
+    hunk_level: bool = False  # needs a baseline: the clashing hunks are known
+
+
+# Both levels in plain words: the clashing lines only (every other change of both sides is
+# merged), or the whole file. A capital letter answers the same for every file still to ask.
+CONFLICT_ANSWERS = (
+    Answer("o", "ours", "[o] my side of the clashing lines", hunk_level=True),
+    Answer("t", "theirs", "[t] their side of the clashing lines", hunk_level=True),
+    Answer("k", "keep-mine", "[k]eep my whole file"),
+    Answer("r", "take-theirs", "[r]eplace my whole file with theirs"),
+    Answer("w", "markers", "[w]rite conflict markers"),
+)
+SHOW_DIFF = "[d]iff"
+FOR_ALL = "capital letter: the same for every file after"
+
+
+def conflict_choices(hunk_level: bool = True) -> str:
+    """The answers offered for one file (without a baseline the clashing lines are not
+    known, so only the whole-file answers are)."""
+    offered = [a.words for a in CONFLICT_ANSWERS if hunk_level or not a.hunk_level]
+    return ", ".join([*offered, SHOW_DIFF]) + f" ({FOR_ALL})"
+
+
+@dataclass(frozen=True)
 class ConflictQuestion:
-    """One file to settle: what to ask about it, and its diff for the [d]iff answer."""
+    """One file to settle: what to ask about it, and its diff for the [d]iff answer.
+    ``hunk_level``: whether its clashing hunks are known (a baseline to merge on)."""
 
     path: str
     question: str
     diff: Callable[[], str]
+    hunk_level: bool = True
 
 
 def choose_each(
@@ -73,27 +105,30 @@ def choose_each(
     ask: Callable[[str], str] = ask,
     show: Callable[[str], None] = show,
 ) -> dict[str, str]:
-    """Ask, file by file, mine / theirs / markers (``keep-mine``, ``take-theirs``,
-    ``markers``), showing the diff on request; path -> choice.
+    """Ask, file by file, how to settle it (``ours``, ``theirs``, ``keep-mine``,
+    ``take-theirs`` or ``markers``), showing the diff on request; path -> choice. A capital
+    letter settles this file and every later one the same way (a later file whose clashing
+    lines are not known is still asked when the answer was about clashing lines).
 
     The end of input (an empty read, not an empty line) stops the run before anything is
     written: asking again would never get an answer."""
-    for_all: str | None = None
+    for_all: Answer | None = None
     chosen: dict[str, str] = {}
     for item in questions:
-        choice = for_all
-        while choice is None:
-            raw = ask(f"{item.path}: {item.question} {CONFLICT_CHOICES}? ")
+        offered = {a.key: a for a in CONFLICT_ANSWERS if item.hunk_level or not a.hunk_level}
+        answer = for_all if for_all is not None and for_all.key in offered else None
+        while answer is None:
+            raw = ask(f"{item.path}: {item.question} {conflict_choices(item.hunk_level)}? ")
             if raw == "":
                 raise TetherError("no answer at the prompt (end of input); nothing was written")
-            answer = raw.strip()
-            if answer == "d":
+            typed = raw.strip()
+            if typed.lower() == "d":
                 show(item.diff())
-            elif answer in ("k", "a"):
-                for_all = choice = "keep-mine" if answer == "k" else "take-theirs"
-            elif answer in ("m", "t", "w"):
-                choice = {"m": "keep-mine", "t": "take-theirs", "w": "markers"}[answer]
-        chosen[item.path] = choice
+            elif typed.lower() in offered:
+                answer = offered[typed.lower()]
+                if typed.isupper():
+                    for_all = answer
+        chosen[item.path] = answer.choice
     return chosen
 
 
@@ -104,6 +139,7 @@ def choose_conflicts(
 ) -> None:
     """Ask, file by file, how to settle each line-merge conflict; decisions land in the plan."""
     from tether.engine.patches import unified_patch
+    from tether.engine.textfmt import is_binary
     from tether.flows.plan import can_resettle, resettle
 
     actions = prepared.plan.actions
@@ -115,14 +151,33 @@ def choose_conflicts(
         sides = action.sides
         return lambda: unified_patch(action.path, sides[1], sides[2]).decode(errors="replace")
 
-    questions = [ConflictQuestion(actions[i].path, BOTH_CHANGED, diff(i)) for i in settle]
+    def text(index: int) -> bool:
+        sides = actions[index].sides or ()
+        return not any(is_binary(side) for side in sides)
+
+    questions = [
+        ConflictQuestion(actions[i].path, BOTH_CHANGED, diff(i), hunk_level=text(i)) for i in settle
+    ]
     chosen = choose_each(questions, ask, show)
     for index in settle:
         action = actions[index]
         actions[index] = resettle(prepared.project, action, chosen[action.path])
 
 
-LOCAL_EDIT_CHOICES = "[k]eep mine, [t]ake theirs, [m]erge (show the diff, write nothing)"
+# gbrain's three decisions for a locally-modified file, in the one vocabulary, plus the
+# clashing-lines answers when the recipe moved (there is a baseline to merge on).
+HAND_MERGE = Answer("m", "hand-merge", "[m]erge by hand (show the diff, write nothing)")
+
+
+def local_edit_choices(hunk_level: bool) -> dict[str, str]:
+    """key -> choice for a locally-modified file, and the words of the question."""
+    offered = [a for a in CONFLICT_ANSWERS if a.choice != "markers"]
+    return {a.key: a.choice for a in (*offered, HAND_MERGE) if hunk_level or not a.hunk_level}
+
+
+def local_edit_words(hunk_level: bool) -> str:
+    offered = [a for a in (*CONFLICT_ANSWERS, HAND_MERGE) if a.choice != "markers"]
+    return ", ".join(a.words for a in offered if hunk_level or not a.hunk_level)
 
 
 def choose_local_edits(
@@ -130,7 +185,9 @@ def choose_local_edits(
     ask: Callable[[str], str] = ask,
     show: Callable[[str], None] = show,
 ) -> None:
-    """A refresh asks, per locally-modified file, which of the three decisions to take."""
+    """A refresh asks, per locally-modified file, how to settle it: gbrain's keep-mine,
+    take-theirs and merge (by hand), and, when the recipe moved, either side of the
+    clashing lines with every other change of both sides merged."""
     from tether.flows.refresh import (
         LOCALLY_MODIFIED,
         local_edit_diff,
@@ -142,8 +199,9 @@ def choose_local_edits(
     for index, action in enumerate(actions):
         if refresh_state(action) != LOCALLY_MODIFIED or action.decision:
             continue
-        question = f"{action.path}: locally modified. {LOCAL_EDIT_CHOICES}? "
-        choice = one_of(ask, question, {"k": "keep-mine", "t": "take-theirs", "m": "hand-merge"})
+        moved = action.sides is not None
+        question = f"{action.path}: locally modified. {local_edit_words(moved)}? "
+        choice = one_of(ask, question, local_edit_choices(moved))
         if choice == "hand-merge":
             show(local_edit_diff(project, latest, action).decode(errors="replace"))
         actions[index] = settle_local_edit(project, latest, action, choice)

@@ -12,10 +12,16 @@ from collections.abc import Callable
 from pathlib import Path
 
 from tether.cli import interact
-from tether.cli.common import add_json, add_project_dir, add_removed, print_json, verbose_line
+from tether.cli.common import (
+    add_auto,
+    add_json,
+    add_project_dir,
+    add_removed,
+    print_json,
+    verbose_line,
+)
 from tether.errors import Exit, UsageError
 from tether.flows.reapply import (
-    AUTO_CHOICES,
     CONFLICT_STYLES,
     BaselineOptions,
     Pending,
@@ -87,11 +93,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         default="markers",
         help="write conflict markers into the file (default) or a patch beside the backups",
     )
-    parser.add_argument(
-        "--auto",
-        choices=AUTO_CHOICES,
-        help="settle every conflict this way instead of asking (for scripts)",
-    )
+    add_auto(parser, "settle every conflict this way instead of asking (for scripts)")
     parser.add_argument(
         "--remove-backups",
         action="store_true",
@@ -159,7 +161,9 @@ def _ask_per_file(pending: list[Pending], table: list[tuple[str, str]]) -> dict[
         return lambda: unified_patch(item.file, item.installed, item.saved).decode(errors="replace")
 
     questions = [
-        interact.ConflictQuestion(item.file, item.question or DIFFERS, diff(item))
+        interact.ConflictQuestion(
+            item.file, item.question or DIFFERS, diff(item), hunk_level=item.hunk_level
+        )
         for item in pending
     ]
     return interact.choose_each(questions)

@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING
 
 from tether.cli import interact
 from tether.cli.common import (
+    add_auto,
     add_json,
     add_project_dir,
     add_to,
@@ -26,10 +27,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--dry-run", action="store_true", help="classify every file, write nothing")
     add_to(parser, "the recipe version to refresh to (default: the source's newest)")
     add_yes(parser)
-    parser.add_argument(
-        "--auto",
-        choices=("keep-mine", "take-theirs", "merge"),
-        help="settle every locally-modified file this way, without asking",
+    add_auto(
+        parser,
+        "settle every locally-modified file this way, without asking",
+        ("merge",),
+        ", or merge (the line merge, a clash left as --conflict says)",
     )
     parser.add_argument(
         "--deleted",

@@ -6,6 +6,7 @@ from typing import TYPE_CHECKING
 from tether.cli import interact
 from tether.cli.common import (
     add_all,
+    add_auto,
     add_json,
     add_project_dir,
     add_removed,
@@ -16,7 +17,7 @@ from tether.cli.common import (
     print_json,
     project_dir,
 )
-from tether.model.plan import AUTO_CHOICES, CONFLICT_STYLES
+from tether.model.plan import CONFLICT_STYLES
 
 if TYPE_CHECKING:
     from tether.flows.update import PreparedUpdate
@@ -34,7 +35,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         choices=CONFLICT_STYLES,
         help="how to leave a conflict (default: the profile's)",
     )
-    parser.add_argument("--auto", choices=AUTO_CHOICES, help="settle every conflict this way")
+    add_auto(parser, "settle every conflict this way, without asking")
     parser.add_argument(
         "--delete-removed",
         action="store_true",

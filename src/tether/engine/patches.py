@@ -135,6 +135,21 @@ def _lines(prefix: bytes, lines: list[bytes]) -> bytes:
     return bytes(out)
 
 
+# A first line that must stay what it is for the file to be read at all: YAML front matter
+# (``---``, read by the tools that load agent, command and page files) and a ``#!`` line.
+_FIRST_LINE_STARTS = (b"---\n", b"---\r\n", b"#!")
+_UTF8_BOM = b"\xef\xbb\xbf"
+
+
+def markers_would_break_first_line(marked: bytes, *sides: bytes) -> bool:
+    """Whether conflict markers in ``marked`` start at its first line while a side's first
+    line must stay parseable (front matter, a ``#!`` line): such a file gets no markers at
+    line 1 (the caller leaves a patch beside it instead)."""
+    if not marked.removeprefix(_UTF8_BOM).startswith(b"<<<<<<<"):
+        return False
+    return any(side.removeprefix(_UTF8_BOM).startswith(_FIRST_LINE_STARTS) for side in sides)
+
+
 def whole_file_markers(base: bytes, ours: bytes, theirs: bytes) -> bytes:
     """The whole file as one diff3-style conflict, for a merge that must not be trusted."""
 

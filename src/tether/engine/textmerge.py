@@ -17,9 +17,9 @@ this on generated and hand-written cases); on top of that:
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Callable
 from dataclasses import dataclass
 from itertools import count
+from typing import Protocol
 
 from tether.engine.diff import Change, diff_lines
 from tether.engine.textfmt import (
@@ -33,10 +33,28 @@ from tether.engine.textfmt import (
 
 _MARKER_SIZE = 7
 
-# The line merge proper: (base, ours, theirs as LF text, labels) -> (merged, conflicts). The
-# default is this module's ``merge_lines``; a caller may hand in another one that gives the
-# same bytes (``git merge-file``, for inputs past the bounds below).
-LineMerge = Callable[[bytes, bytes, bytes, tuple[str, str, str]], tuple[bytes, int]]
+# The sides a clashing hunk may be settled toward, as git's ``merge-file --ours/--theirs``
+# (``merge -X ours/theirs``): every change that does not clash is merged from both sides, and
+# only the hunks that would be conflicts take the named side's lines.
+FAVORS = ("ours", "theirs")
+
+
+class LineMerge(Protocol):
+    """The line merge proper: (base, ours, theirs as LF text, labels, favor) -> (merged,
+    clashing hunks). With ``favor`` the clashing hunks take that side's lines (no markers)
+    and the count says how many did. The default is this module's ``merge_lines``; a caller
+    may hand in another one that gives the same bytes (``git merge-file``, for inputs past
+    the bounds below)."""
+
+    def __call__(
+        self,
+        base: bytes,
+        ours: bytes,
+        theirs: bytes,
+        labels: tuple[str, str, str],
+        favor: str | None = None,
+    ) -> tuple[bytes, int]: ...
+
 
 # Past these bounds the pure line merge is no longer within 2x of ``git merge-file`` on
 # repetitive text, and its memory is a large multiple of the inputs': callers hand such
@@ -101,6 +119,8 @@ class MergeResult:
     # True when the sides were not merged as text: a side is binary (or, from
     # ``flows.merging.merge_sides``, past ``TEXT_MERGE_MAX_BYTES``); merged == ours then.
     binary: bool = False
+    # With a favored side: the clashing hunks that took its lines (conflicts is then 0).
+    settled: int = 0
 
 
 def merge3(
@@ -110,21 +130,28 @@ def merge3(
     *,
     labels: tuple[str, str, str] = ("ours", "base", "theirs"),
     line_merge: LineMerge | None = None,
+    favor: str | None = None,
 ) -> MergeResult:
     """Merge the change base→theirs into ours. ``labels`` name (ours, base, theirs) in markers.
     ``line_merge`` replaces the line merge proper (default ``merge_lines``); everything
     around it (one-sided changes, binary input, line endings, BOM) stays as it is here.
+    ``favor`` (one of ``FAVORS``) settles every clashing hunk toward that side, as
+    ``git merge-file --ours/--theirs`` does: the result has no markers and ``settled``
+    counts the hunks that took the side.
 
     A binary file that changed on one side only still resolves (it is not merged, just
-    taken); changed on both sides it is one conflict and ``merged`` is ours unchanged.
+    taken); changed on both sides it is one conflict and ``merged`` is ours unchanged (a
+    binary file has no lines to favor: the caller decides for the whole file).
     """
+    if favor not in (None, *FAVORS):
+        raise ValueError(f"favor must be one of {FAVORS}, not {favor!r}")
     binary = is_binary(base) or is_binary(ours) or is_binary(theirs)
     taken = _one_sided(base, ours, theirs)
     if taken is not None:
         return MergeResult(taken, 0, binary)
     if binary:
         return MergeResult(ours, 1, True)
-    return _merge_text(base, ours, theirs, labels, line_merge or merge_lines)
+    return _merge_text(base, ours, theirs, labels, line_merge or merge_lines, favor)
 
 
 def _one_sided(base: bytes, ours: bytes, theirs: bytes) -> bytes | None:
@@ -137,7 +164,12 @@ def _one_sided(base: bytes, ours: bytes, theirs: bytes) -> bytes | None:
 
 
 def _merge_text(
-    base: bytes, ours: bytes, theirs: bytes, labels: tuple[str, str, str], line_merge: LineMerge
+    base: bytes,
+    ours: bytes,
+    theirs: bytes,
+    labels: tuple[str, str, str],
+    line_merge: LineMerge,
+    favor: str | None,
 ) -> MergeResult:
     ours_bom, ours_body = split_bom(ours)
     base_body = split_bom(base)[1]
@@ -154,10 +186,12 @@ def _merge_text(
     if ours_body == base_body:
         merged, conflicts = theirs_body, 0  # the adopter changed only line endings or the BOM
     else:
-        merged, conflicts = line_merge(base_body, ours_body, theirs_body, labels)
+        merged, conflicts = line_merge(base_body, ours_body, theirs_body, labels, favor)
     merged = from_lf(merged, style)
     if ours_bom:
         merged = UTF8_BOM + merged
+    if favor is not None:
+        return MergeResult(merged, 0, settled=conflicts)
     return MergeResult(merged, conflicts)
 
 
@@ -228,8 +262,45 @@ def merge_lines(
     ours: bytes,
     theirs: bytes,
     labels: tuple[str, str, str] = ("ours", "base", "theirs"),
+    favor: str | None = None,
 ) -> tuple[bytes, int]:
-    """diff3 merge of three byte strings split at ``\\n``: (merged bytes, conflict hunks)."""
+    """diff3 merge of three byte strings split at ``\\n``: (merged bytes, conflict hunks).
+    With ``favor`` each conflict hunk is that side's lines instead of markers (git's
+    ``XDL_MERGE_FAVOR_OURS/THEIRS``), and the count is of the hunks settled so."""
+    hunks, texts = _merge_hunks(base, ours, theirs)
+    merged = _render(hunks, texts, labels, _FAVOR_MODE.get(favor or "", 0))
+    return merged, sum(1 for hunk in hunks if hunk.mode == 0)
+
+
+def ours_without_clashes(base: bytes, ours: bytes, theirs: bytes) -> bytes:
+    """``base`` with only the changes of ``ours`` that do not clash with ``theirs``: what a
+    merge favoring theirs keeps of ours, and so what the verifier holds such a merge to.
+    Lines are compared as ``merge3`` compares them (BOM aside, LF-normalised when ours's
+    line endings are uniform) and the result is in ours's style."""
+    ours_bom, ours_body = split_bom(ours)
+    base_body, theirs_body = split_bom(base)[1], split_bom(theirs)[1]
+    style = eol_style(ours_body)
+    if style in ("lf", "crlf"):
+        base_body, ours_body, theirs_body = to_lf(base_body), to_lf(ours_body), to_lf(theirs_body)
+    hunks, (base_text, ours_text, _) = _merge_hunks(base_body, ours_body, theirs_body)
+    out: list[bytes] = []
+    done = 0  # ours records written so far (equal to base's between hunks)
+    for hunk in hunks:
+        out.append(ours_text.chunk(done, hunk.i1))
+        if hunk.mode == 1:
+            out.append(ours_text.chunk(hunk.i1, hunk.i1 + hunk.n1))
+        else:
+            out.append(base_text.chunk(hunk.i0, hunk.i0 + hunk.n0))
+        done = hunk.i1 + hunk.n1
+    out.append(ours_text.chunk(done, ours_text.count))
+    kept = from_lf(b"".join(out), style)
+    return UTF8_BOM + kept if ours_bom else kept
+
+
+def _merge_hunks(
+    base: bytes, ours: bytes, theirs: bytes
+) -> tuple[list[_Hunk], tuple[_Text, _Text, _Text]]:
+    """The merged regions of the three sides, as git's xdl_do_merge finds them."""
     texts = _Text(base), _Text(ours), _Text(theirs)
     # Lines as ints, equal lines equal ints: the diff then compares small objects, mostly by
     # identity (measured: clearly quicker on 50,000-line files than comparing the bytes).
@@ -241,9 +312,7 @@ def merge_lines(
     base_counts = Counter(base_ids)
     changes1 = diff_lines(base_ids, ours_ids, a_counts=base_counts)
     changes2 = diff_lines(base_ids, theirs_ids, a_counts=base_counts)
-    hunks = _combine(changes1, changes2, texts, ours_ids, theirs_ids)
-    merged = _render(hunks, texts, labels)
-    return merged, sum(1 for hunk in hunks if hunk.mode == 0)
+    return _combine(changes1, changes2, texts, ours_ids, theirs_ids), texts
 
 
 def _combine(
@@ -347,17 +416,25 @@ def _append(
     hunks.append(_Hunk(mode, i0, n0, i1, n1, i2, n2))
 
 
+# A favored side as a hunk mode: a conflict hunk (mode 0) is rendered as that side's lines.
+_FAVOR_MODE = {"ours": 1, "theirs": 2}
+
+
 def _render(
-    hunks: list[_Hunk], texts: tuple[_Text, _Text, _Text], labels: tuple[str, str, str]
+    hunks: list[_Hunk],
+    texts: tuple[_Text, _Text, _Text],
+    labels: tuple[str, str, str],
+    favor: int = 0,
 ) -> bytes:
     _, ours, theirs = texts
     out: list[bytes] = []
     done = 0  # ours records written so far
     for hunk in hunks:
         out.append(ours.chunk(done, hunk.i1))
-        if hunk.mode == 1:
+        mode = hunk.mode or favor
+        if mode == 1:
             out.append(ours.chunk(hunk.i1, hunk.i1 + hunk.n1))
-        elif hunk.mode == 2:
+        elif mode == 2:
             out.append(theirs.chunk(hunk.i2, hunk.i2 + hunk.n2))
         else:
             out.append(_conflict(hunk, texts, labels))

@@ -34,7 +34,7 @@ from tether.fsio import (
     sha256_bytes,
     sha256_file,
 )
-from tether.model.plan import Bucket, FileAction, Op, UpdatePlan
+from tether.model.plan import HUNK_CHOICES, Bucket, FileAction, Op, UpdatePlan
 from tether.state.journal import (
     STEP_FILE_BACKED_UP,
     STEP_FILE_DELETED,
@@ -53,7 +53,7 @@ class DoneWrite:
     target: str
     sha256: str
     bucket: str = ""
-    decision: str = ""  # how the run settled a conflict (take-theirs, keep-mine, markers…)
+    decision: str = ""  # how the run settled a conflict (ours, take-theirs, markers…)
     reason: str = ""  # why the action is what it is, as the report gives it
 
 
@@ -204,9 +204,15 @@ def _verify_written(ctx: RunContext, action: FileAction) -> None:
     still there and every line they deleted stays deleted; else put their file back."""
     if action.sides is None or action.decision == "take-theirs":
         return
-    base, ours, _ = action.sides
+    base, ours, theirs = action.sides
     before = ours if action.restore is None else action.restore
-    result = check_written(ctx.guard, action.path, base, ours, before)
+    kept = ours
+    if action.decision in HUNK_CHOICES and action.bucket is Bucket.CONFLICT:
+        from tether.flows.merging import favored_must_keep
+
+        # Clashing hunks settled toward a side: the adopter's other changes must be there.
+        kept = favored_must_keep(base, ours, theirs, action.decision)
+    result = check_written(ctx.guard, action.path, base, kept, before)
     if result.preserved:
         return
     lost = [f"line {n}: {text.rstrip()!r}" for n, text in result.missing[:5]]

@@ -11,7 +11,7 @@ from tether.flows.install import write_version_markers
 from tether.flows.project import Project, Release, utc_now
 from tether.flows.safety import check_own_paths
 from tether.flows.status import conflict_is_unresolved
-from tether.model.plan import Bucket, Op
+from tether.model.plan import SETTLED_DECISIONS, Bucket, Op
 from tether.state.store import AppliedMigration, ConflictRecord, FileRecord, State, save_state
 
 
@@ -25,7 +25,7 @@ def _conflict_records(
             if conflict_is_unresolved(project, path, record):
                 records[path] = record
     for action in outcome.actions:
-        unresolved = action.decision not in ("keep-mine", "take-theirs")
+        unresolved = action.decision not in SETTLED_DECISIONS
         if action.decision == "held":
             continue  # its earlier record stays as it was
         if action.bucket is Bucket.CONFLICT and unresolved and action.artifact is not None:

@@ -13,6 +13,7 @@ from tether.engine.textmerge import (
     MergeResult,
     merge3,
     merge_size_problem,
+    ours_without_clashes,
     within_memory_bounds,
     within_pure_bounds,
 )
@@ -22,28 +23,44 @@ DEFAULT_LABELS = ("ours", "base", "theirs")
 
 
 def merge_sides(
-    base: bytes, ours: bytes, theirs: bytes, labels: tuple[str, str, str] = DEFAULT_LABELS
+    base: bytes,
+    ours: bytes,
+    theirs: bytes,
+    labels: tuple[str, str, str] = DEFAULT_LABELS,
+    favor: str | None = None,
 ) -> tuple[MergeResult, str]:
-    """The merge of base→theirs into ours, and a note ("" when there is nothing to say)."""
+    """The merge of base→theirs into ours, and a note ("" when there is nothing to say).
+    ``favor`` (``ours``/``theirs``) settles each clashing hunk toward that side, as
+    ``git merge-file --ours/--theirs``; a merge too large to go line by line is then one
+    clashing hunk, the whole file that side's."""
     if within_pure_bounds(base, ours, theirs):
-        return merge3(base, ours, theirs, labels=labels), ""
+        return merge3(base, ours, theirs, labels=labels, favor=favor), ""
     from tether import git
 
     def whole_file(why: str) -> tuple[MergeResult, str]:
+        if favor is not None:
+            note = f"too large for tether's own line merge, and {why}: the whole file is {favor}"
+            return MergeResult(ours if favor == "ours" else theirs, 0, settled=1), note
         note = f"too large for tether's own line merge, and {why}: the whole file is one conflict"
         return MergeResult(whole_file_markers(base, ours, theirs), 1), note
 
-    def bounded_git(b: bytes, o: bytes, t: bytes, names: tuple[str, str, str]) -> tuple[bytes, int]:
+    def bounded_git(
+        base: bytes,
+        ours: bytes,
+        theirs: bytes,
+        labels: tuple[str, str, str],
+        favor: str | None = None,
+    ) -> tuple[bytes, int]:
         # Judged on the sides merge3 hands over (a one-sided change never gets here).
-        too_large = merge_size_problem(b, o, t)
+        too_large = merge_size_problem(base, ours, theirs)
         if too_large is not None:
             raise _NotMerged(too_large)
-        if not within_memory_bounds(b, o, t):
+        if not within_memory_bounds(base, ours, theirs):
             raise _TooBig
-        return git.merge_file(b, o, t, names)
+        return git.merge_file(base, ours, theirs, labels, favor)
 
     try:
-        return merge3(base, ours, theirs, labels=labels, line_merge=bounded_git), ""
+        return merge3(base, ours, theirs, labels=labels, line_merge=bounded_git, favor=favor), ""
     except _NotMerged as stop:
         # Neither merged nor marked (a whole-file conflict would write the three versions
         # into one file, and be verified): the adopter's bytes stay, as for a binary file.
@@ -52,6 +69,19 @@ def merge_sides(
         return whole_file("a line merge would take more than 4x its size in memory")
     except TetherError as error:
         return whole_file(str(error))
+
+
+def favored_must_keep(base: bytes, ours: bytes, theirs: bytes, favor: str) -> bytes:
+    """What the verifier holds a merge favoring ``favor`` to, as the "ours" of its check
+    (every line added to ``base`` in it is there, every line deleted stays deleted):
+    ``ours`` itself when ours won the clashes; for ``theirs``, ours without the hunks that
+    clashed (the person chose to drop those), and past the pure merge's bounds, where that
+    is not worked out, ``theirs`` (every upstream change is in such a merge)."""
+    if favor == "ours":
+        return ours
+    if within_pure_bounds(base, ours, theirs):
+        return ours_without_clashes(base, ours, theirs)
+    return theirs
 
 
 class _TooBig(Exception):

@@ -16,7 +16,11 @@ from tether.engine.decide import (
     row_ignores_adopter_bytes,
 )
 from tether.engine.eol import in_style_of, same_text
-from tether.engine.patches import unified_patch, whole_file_markers
+from tether.engine.patches import (
+    markers_would_break_first_line,
+    unified_patch,
+    whole_file_markers,
+)
 from tether.flows.artifacts import artifact_path, patch_conflict
 from tether.flows.baseline import Baseline
 from tether.flows.project import Project, Release
@@ -28,7 +32,17 @@ from tether.flows.structured_step import NO_BASELINE, structured_action, whole_f
 from tether.flows.syntax_step import check_clean_merge
 from tether.fsio import read_bytes, sha256_bytes
 from tether.model.manifest import FileClass
-from tether.model.plan import Bucket, FieldMergeRow, FileAction, Op, UpdatePlan
+from tether.model.plan import (
+    AUTO_CHOICES,
+    CONFLICT_STYLES,
+    HUNK_CHOICES,
+    WHOLE_FILE_CHOICES,
+    Bucket,
+    FieldMergeRow,
+    FileAction,
+    Op,
+    UpdatePlan,
+)
 from tether.state.statcache import StatCache
 
 LOCAL_EDIT_KEPT = "local-edit-kept"
@@ -120,6 +134,11 @@ def read_adopter(
     return AdopterFile(os.path.join(project.root, rel), info, rel, stats)
 
 
+# A binary conflict left for a person: the adopter's file stays, the release's copy is
+# stored beside it (``<path>.theirs``).
+THEIRS_COPY = "theirs-copy"
+
+
 def settle_conflict(
     project: Project,
     rel: str,
@@ -130,7 +149,8 @@ def settle_conflict(
     mode: int,
     choice: str,
 ) -> FileAction:
-    """Turn an unresolved merge into the action a choice asks for.
+    """Turn an unresolved merge into the action a whole-file choice (``keep-mine``,
+    ``take-theirs``) or a conflict style (``markers``, ``patch``) asks for.
 
     ``merged`` is the text with conflict markers, None for a binary file (which can
     only be kept, taken, or have the release's copy stored beside it).
@@ -149,11 +169,72 @@ def settle_conflict(
             artifact,
             theirs,
             reason="binary file" if merged is None else "",
-            decision=choice if merged is not None else "theirs",
+            decision="keep-mine" if choice == "keep-mine" else THEIRS_COPY,
         )
+    if choice == "markers" and markers_would_break_first_line(merged, ours, theirs):
+        # Markers at line 1 would hide the front matter (or the #! line) from whatever
+        # reads the file: the adopter's file stays whole and the clash goes to a patch.
+        why = "conflict markers at line 1 would break the file's first line (front matter)"
+        return patch_conflict(project, rel, cls, unified_patch(rel, ours, theirs), mode, why)
     if choice == "patch":
         return patch_conflict(project, rel, cls, unified_patch(rel, ours, theirs), mode)
     return FileAction(rel, cls, Bucket.CONFLICT, Op.MARKERS, merged, mode, rel, decision="markers")
+
+
+def settle_clashes(
+    project: Project,
+    rel: str,
+    cls: FileClass,
+    sides: tuple[bytes, bytes, bytes],
+    mode: int,
+    choice: str,
+    style: str,
+) -> FileAction:
+    """``ours``/``theirs``: the line merge with every clashing hunk taking that side's lines
+    and every other change of both sides kept (``git merge-file --ours/--theirs``). A
+    binary file is one clashing hunk (kept, or the release's taken, whole); a result that
+    does not parse as its format is not written: the conflict is left in ``style``."""
+    from tether.flows.merging import merge_sides
+
+    base, ours, theirs = sides
+    result, note = merge_sides(base, ours, theirs, favor=choice)
+    if result.binary:  # no lines: the whole file is the one clashing hunk
+        whole = "keep-mine" if choice == "ours" else "take-theirs"
+        action = settle_conflict(project, rel, cls, ours, theirs, None, mode, whole)
+        why = note or "binary file"
+        return replace(action, sides=sides, reason=f"{why}: no lines to merge, {whole}")
+    broken = check_clean_merge(rel, base, ours, theirs, result.merged)
+    if broken is not None:
+        plain, _ = merge_sides(base, ours, theirs)
+        marked = plain.merged if plain.conflicts else whole_file_markers(base, ours, theirs)
+        action = settle_conflict(project, rel, cls, ours, theirs, marked, mode, style)
+        why = f"taking {_SIDE_WORDS[choice]} of the clashing lines: {broken.reason()}"
+        return replace(action, sides=sides, reason=why)
+    if result.settled == 0:  # nothing clashed: the plain merge
+        return FileAction(
+            rel, cls, Bucket.MERGED, Op.WRITE, result.merged, mode, sides=sides, decision=choice
+        )
+    hunks = "hunk" if result.settled == 1 else "hunks"
+    reason = (
+        f"{result.settled} clashing {hunks} took {_SIDE_WORDS[choice]}; every other change "
+        "of both sides merged"
+    )
+    if note:
+        reason += f" ({note})"
+    return FileAction(
+        rel,
+        cls,
+        Bucket.CONFLICT,
+        Op.WRITE,
+        result.merged,
+        mode,
+        reason=reason,
+        decision=choice,
+        sides=sides,
+    )
+
+
+_SIDE_WORDS = {"ours": "your side", "theirs": "the release's side"}
 
 
 def merge_action(
@@ -170,6 +251,8 @@ def merge_action(
 
     result, note = merge_sides(base, ours, theirs)
     sides = (base, ours, theirs)
+    if options.auto in HUNK_CHOICES and (result.conflicts or result.binary):
+        return settle_clashes(project, rel, cls, sides, mode, options.auto, options.conflict_style)
     if result.binary:
         action = settle_conflict(project, rel, cls, ours, theirs, None, mode, options.auto or "")
         return replace(action, sides=sides, reason=note or action.reason)
@@ -179,9 +262,8 @@ def merge_action(
             return FileAction(rel, cls, Bucket.MERGED, Op.WRITE, result.merged, mode, sides=sides)
         # The line merge is clean but the document is not: let a person decide.
         whole = whole_file_markers(base, ours, theirs)
-        action = settle_conflict(
-            project, rel, cls, ours, theirs, whole, mode, options.auto or options.conflict_style
-        )
+        choice = options.auto if options.auto in WHOLE_FILE_CHOICES else options.conflict_style
+        action = settle_conflict(project, rel, cls, ours, theirs, whole, mode, choice)
         return replace(action, reason=broken.reason(), sides=sides)
     action = settle_conflict(
         project, rel, cls, ours, theirs, result.merged, mode, options.auto or options.conflict_style
@@ -194,13 +276,17 @@ def resettle(project: Project, action: FileAction, choice: str) -> FileAction:
     from tether.flows.merging import merge_sides
 
     assert action.sides is not None
+    mode = action.mode or 0o644
+    cls = action.cls or FileClass.SHARED
+    if choice in HUNK_CHOICES:
+        style = action.decision if action.decision in CONFLICT_STYLES else "markers"
+        return settle_clashes(project, action.path, cls, action.sides, mode, choice, style)
     base, ours, theirs = action.sides
     result, _note = merge_sides(base, ours, theirs)
     markers = None if result.binary else result.merged
-    mode = action.mode or 0o644
-    settled = settle_conflict(
-        project, action.path, action.cls or FileClass.SHARED, ours, theirs, markers, mode, choice
-    )
+    if markers is not None and not result.conflicts:  # clean, but not a valid document
+        markers = whole_file_markers(base, ours, theirs)
+    settled = settle_conflict(project, action.path, cls, ours, theirs, markers, mode, choice)
     return replace(settled, sides=action.sides)
 
 
@@ -208,7 +294,7 @@ def can_resettle(action: FileAction) -> bool:
     return (
         action.bucket is Bucket.CONFLICT
         and action.sides is not None
-        and action.decision in ("markers", "patch", "theirs", "keep-mine", "take-theirs")
+        and action.decision in (*CONFLICT_STYLES, THEIRS_COPY, *AUTO_CHOICES)
     )
 
 

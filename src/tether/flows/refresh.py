@@ -7,7 +7,7 @@ from collections.abc import Iterable
 from dataclasses import replace
 from typing import TYPE_CHECKING
 
-from tether.model.plan import Bucket, FileAction, Op, UpdatePlan
+from tether.model.plan import AUTO_CHOICES, Bucket, FileAction, Op, UpdatePlan
 
 if TYPE_CHECKING:
     from tether.flows.baseline import Baseline
@@ -49,7 +49,9 @@ def refresh_states(actions: Iterable[FileAction]) -> dict[str, str]:
     return {a.path: refresh_state(a) for a in actions}
 
 
-LOCAL_EDIT_DECISIONS = ("keep-mine", "take-theirs", "merge")
+# --auto for a locally-modified file: the one vocabulary (model.plan.AUTO_CHOICES), and
+# tether's own three-way line merge.
+LOCAL_EDIT_DECISIONS = (*AUTO_CHOICES, "merge")
 
 
 def refresh_command(auto: str | None, deleted: str | None) -> str:
@@ -68,8 +70,10 @@ def settle_local_edit(
 ) -> FileAction:
     """One locally-modified file settled as ``choice`` says: keep-mine leaves the host's
     bytes, take-theirs writes the recipe's (whether or not a line merge would be clean),
-    merge keeps the line merge as planned; ``hand-merge`` writes nothing and leaves the
-    recipe's changes as a patch for a person."""
+    merge keeps the line merge as planned, ours/theirs merge with the clashing hunks taking
+    that side; ``hand-merge`` writes nothing and leaves the recipe's changes as a patch for
+    a person. When the recipe did not move there is nothing to merge: every choice but
+    take-theirs leaves the host's file."""
     from tether.flows.plan import resettle
 
     if refresh_state(action) != LOCALLY_MODIFIED or choice == "merge":
@@ -88,7 +92,7 @@ def settle_local_edit(
             decision=choice,
             reason="",
         )
-    return replace(action, decision="keep-mine" if choice == "keep-mine" else "")
+    return replace(action, decision=choice if choice in AUTO_CHOICES else "")
 
 
 def settle_local_edits(project: Project, latest: Release, plan: UpdatePlan, choice: str) -> None:

@@ -20,7 +20,7 @@ from tether.engine.regions import (
 from tether.flows.artifacts import patch_conflict
 from tether.flows.project import Project
 from tether.model.manifest import FileClass, Manifest
-from tether.model.plan import Bucket, FileAction
+from tether.model.plan import SETTLED_DECISIONS, Bucket, FileAction
 
 if TYPE_CHECKING:  # the runner is imported only when regions are regenerated
     from tether.flows.regen import RegenOutcome
@@ -117,7 +117,7 @@ def region_conflict(
 
 # Conflicts settled for the whole file, or reconciled key by key (notes): either way the
 # file holds merged content, so a region derived from it can be regenerated.
-_RECONCILED = ("notes", "keep-mine", "take-theirs")
+_RECONCILED = frozenset({"notes", *SETTLED_DECISIONS})
 
 
 def unreconciled_inputs(actions: list[FileAction], merge_paths: set[str]) -> set[str]:

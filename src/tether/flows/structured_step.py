@@ -34,9 +34,11 @@ def structured_action(
     """The action and its summary row; None when the rule is unusable, and no action with
     a row saying why when a side is too large: the file is merged line by line then.
 
-    ``auto``: ``take-theirs`` settles each key both sides changed toward the release (never
-    a key outside the managed sections); ``keep-mine`` keeps the adopter's value, as
-    without it. Neither ever takes or keeps the whole file."""
+    ``auto``: ``theirs`` and ``take-theirs`` settle each key both sides changed toward the
+    release (never a key outside the managed sections); ``ours`` and ``keep-mine`` keep the
+    adopter's value, as without it. A file merged key by key has keys, not lines: the key
+    both sides changed is its clashing hunk, and none of the four ever takes or keeps the
+    whole file (the adopter's own keys stay; docs/cli.md, "Settling conflicts")."""
     from tether.engine.structured import merge_structured, render_notes, rules_for
     from tether.engine.structured.merge import oversized
 
@@ -47,7 +49,7 @@ def structured_action(
     too_large = oversized(base, theirs, ours)
     if too_large is not None:
         return None, FieldMergeRow(rel, "line-merge", detail=f"the {too_large[1]}")
-    settle = "latest" if auto == "take-theirs" else None
+    settle = "latest" if auto in ("theirs", "take-theirs") else None
     result = merge_structured(rel, rules, base, theirs, ours, settle)
     if result.parse_error is not None:
         action = patch_conflict(

@@ -44,7 +44,7 @@ from tether.flows.regions_step import (
 from tether.flows.release_notes import ReleaseNotes, release_notes
 from tether.flows.replay import checked_unfinished_run
 from tether.flows.runtime_paths import check_runtime_paths
-from tether.model.plan import Bucket, FileAction, Op, UpdatePlan
+from tether.model.plan import SETTLED_DECISIONS, Bucket, FileAction, Op, UpdatePlan
 from tether.state.journal import Journal, RunRecord, new_run_id
 from tether.state.lock import ProjectLock
 from tether.templates import TemplateOptions
@@ -158,11 +158,7 @@ class UpdateReport:
 
     @property
     def open_conflicts(self) -> list[FileAction]:
-        return [
-            a
-            for a in self.bucket(Bucket.CONFLICT)
-            if a.decision not in ("keep-mine", "take-theirs")
-        ]
+        return [a for a in self.bucket(Bucket.CONFLICT) if a.decision not in SETTLED_DECISIONS]
 
     def exit_code(self) -> int:
         if self.status == "interrupted":

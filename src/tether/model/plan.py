@@ -7,10 +7,17 @@ from enum import StrEnum
 
 from tether.model.manifest import FileClass
 
-# How an update (or reapply, or a campaign's updates) leaves a conflict, and how --auto settles
-# one: one definition for every command that offers them.
+# How an update (or reapply, or refresh, or a campaign's updates) leaves a conflict, and how
+# --auto settles one: one definition for every command that offers them (docs/cli.md,
+# "Settling conflicts"). ``ours``/``theirs`` settle only the clashing hunks, merging every
+# other change from both sides, as git's ``merge -X ours/theirs``; ``keep-mine``/
+# ``take-theirs`` decide for the whole file.
 CONFLICT_STYLES = ("markers", "patch")
-AUTO_CHOICES = ("keep-mine", "take-theirs")
+HUNK_CHOICES = ("ours", "theirs")
+WHOLE_FILE_CHOICES = ("keep-mine", "take-theirs")
+AUTO_CHOICES = (*HUNK_CHOICES, *WHOLE_FILE_CHOICES)
+# Decisions that settle a conflict: the file holds a result, nothing is left for a person.
+SETTLED_DECISIONS = frozenset(AUTO_CHOICES)
 
 
 class Bucket(StrEnum):
@@ -48,9 +55,8 @@ class FileAction:
     artifact: str | None = None
     artifact_content: bytes | None = None
     reason: str = ""
-    decision: str = (
-        ""  # how a conflict was settled: markers, patch, notes, keep-mine, take-theirs, held
-    )
+    # How a conflict was settled: markers, patch, notes, held, or one of AUTO_CHOICES.
+    decision: str = ""
     rename_from: str | None = None
     # (base, ours, theirs) of a line merge: the verifier and git's unmerged stages need them.
     sides: tuple[bytes, bytes, bytes] | None = field(default=None, repr=False, compare=False)
@@ -77,7 +83,7 @@ class FieldMergeRow:
     applied: int = 0
     conflicts: int = 0
     suggestions: int = 0
-    settled: int = 0  # conflicts settled toward the release (--auto take-theirs)
+    settled: int = 0  # conflicts settled toward the release (--auto theirs / take-theirs)
     artifact: str | None = None
     detail: str = ""  # why it was not merged key by key
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from tether.demo import CUSTOMISATIONS, RELEASES, UPSTREAM
+from tether.demo import CUSTOMISATIONS, HUNK_LEVEL_COMMAND, RELEASES, SETTINGS, UPSTREAM
 from tether.report.human import render_init, render_status, render_update
 
 if TYPE_CHECKING:
@@ -26,6 +26,13 @@ def render_demo(report: DemoReport) -> str:
         render_update(report.update),
         f"\n=== tether status -C {project}",
         render_status(report.after),
+        "\n=== the same update on a copy of the customised project, the conflict settled hunk "
+        "by hunk",
+        f"=== tether {HUNK_LEVEL_COMMAND} -C {report.by_hunk}",
+        render_update(report.by_hunk_update),
+        f"\n{SETTINGS} now (my side of the clashing line, upstream's other change kept; "
+        "--auto keep-mine would have kept my whole file, level: info included):",
+        *(f"  {line}" for line in report.by_hunk_text.splitlines()),
         f"\nLook around: cd {project} (backups in .tether/backup, conflicts marked in the files)",
     ]
     return "\n".join(lines)

@@ -31,7 +31,8 @@ class FileRecord:
 
 @dataclass(frozen=True)
 class ConflictRecord:
-    style: str  # "markers" | "patch" | "theirs" (L stored beside, A kept)
+    # "markers" | "patch" | "theirs-copy" (L stored beside, A kept; older records: "theirs")
+    style: str
     artifact: str  # project-relative path of the file a person must look at
     version: str  # the release the conflict was against
 

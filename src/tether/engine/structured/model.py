@@ -147,7 +147,8 @@ class StructuredMergeResult:
     # "<role> file does not parse: <parser message>", several roles joined by "; "
     parse_error: str | None = None
     error_role: Role | None = None  # the first side that did not parse
-    # Conflicts settled toward the latest value (--auto take-theirs): written, like applied.
+    # Conflicts settled toward the latest value (--auto theirs or take-theirs): written, like
+    # applied.
     settled: tuple[Item, ...] = ()
 
     @property

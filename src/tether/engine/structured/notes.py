@@ -20,8 +20,8 @@ _ACTIONS = {
     "it to the latest value by hand.",
     REASON_WRITE_UNSAFE: "not written: tether could not change this value without touching "
     "other lines. Set it to the latest value by hand if you want it.",
-    "settled": "upstream changed it and so had you; --auto take-theirs wrote upstream's "
-    "value (yours is in the backup).",
+    "settled": "upstream changed it and so had you; --auto theirs (or take-theirs) wrote "
+    "upstream's value (yours is in the backup).",
     REASON_ADDED: "upstream added this; nothing was written. Add it by hand if you want it.",
     REASON_REMOVED_THEN_CHANGED: "you removed this and upstream changed it; it stays "
     "removed. Re-add it by hand if you want upstream's value.",
@@ -112,7 +112,7 @@ def render_notes(path: str, result: StructuredMergeResult, header: str | None = 
         for item in result.conflicts:
             lines += _block(item, _ACTIONS[item.reason or "conflict"])
     if result.settled:
-        lines += ["## Settled toward the release (--auto take-theirs)", ""]
+        lines += ["## Settled toward the release (--auto theirs or take-theirs)", ""]
         for item in result.settled:
             lines += _block(item, _ACTIONS["settled"])
     if result.suggestions:

@@ -18,8 +18,8 @@ none, it is created only if the baseline had none either (the adopter's file pre
 section: GAIA's roster reaching a file from before it had one). A container the baseline had
 and the adopter lacks was removed by the adopter: its entries stay suggestions.
 
-With ``settle="latest"`` (``--auto take-theirs``) a conflict is settled toward the latest
-value: written like an applied item and reported as ``settled``.
+With ``settle="latest"`` (``--auto theirs`` or ``take-theirs``) a conflict is settled toward
+the latest value: written like an applied item and reported as ``settled``.
 """
 
 from __future__ import annotations

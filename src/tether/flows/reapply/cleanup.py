@@ -8,7 +8,8 @@ when it only holds the patch folder (a config folder named with ``--patches``), 
 folder that holds the installed release, never a folder reached through a link, and never a
 folder holding anything its ``backup-meta.json`` does not list (an older backup's copy left
 there would be lost). A user's copy that is in no file the run leaves (a conflict settled
-``take-theirs``) keeps the patches too: it would be the only copy.
+``take-theirs``, or ``theirs`` with clashing hunks that took the release's side) keeps the
+patches too: it would be the only copy.
 
 Each folder is first renamed to a dot-name beside it, in one step, so a crash part-way
 through the removal never leaves a half-deleted patch set that a later run would take for
@@ -23,7 +24,7 @@ from pathlib import Path
 
 from tether.errors import TetherError
 from tether.flows.reapply.patches import META_FILE, PatchSet, load_patch_set
-from tether.flows.reapply.report import CONFLICT, RESOLVED, ReapplyReport
+from tether.flows.reapply.report import CONFLICT, RESOLVED, FileResult, ReapplyReport
 from tether.state.journal import is_run_id
 
 REMOVING_PREFIX = ".removing-"
@@ -39,14 +40,24 @@ def why_keep(report: ReapplyReport) -> str | None:
     if report.count(CONFLICT):
         return f"{report.count(CONFLICT)} conflict(s) left; your copies are needed to settle them"
     theirs = [
-        r.file for r in report.results if r.status == RESOLVED and r.resolution == "take-theirs"
+        f"{r.file}: {r.resolution}"
+        for r in report.results
+        if r.status == RESOLVED and _dropped_yours(r)
     ]
     if theirs:
         return (
-            f"{len(theirs)} file(s) settled take-theirs ({', '.join(theirs)}): the saved copy "
-            "is the only copy of your change"
+            f"{len(theirs)} file(s) settled toward the installed release ({', '.join(theirs)}): "
+            "the saved copy is the only copy of the change of yours it dropped"
         )
     return None
+
+
+def _dropped_yours(result: FileResult) -> bool:
+    """The file the run leaves lacks some of the user's change: taken whole from the
+    installed release, or clashing hunks that took the release's side."""
+    return result.resolution == "take-theirs" or (
+        result.resolution == "theirs" and result.settled_hunks > 0
+    )
 
 
 def remove_patches(report: ReapplyReport, patch_set: PatchSet, run_id: str) -> None:

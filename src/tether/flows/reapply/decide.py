@@ -6,7 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from tether.engine.patches import unified_patch
+from tether.engine.patches import markers_would_break_first_line, unified_patch
 from tether.engine.textfmt import eol_style, is_binary
 from tether.engine.twoway import DRIFT_KINDS, TwoWay, compare_two_way
 from tether.engine.verify import verify_preserved
@@ -20,6 +20,12 @@ from tether.flows.reapply.report import (
     MERGED,
     FileResult,
     record_verification_failure,
+)
+
+# Why a file that would get conflict markers at line 1 gets a patch instead.
+FIRST_LINE = (
+    "no conflict markers at line 1: they would break the file's front matter; the file is "
+    "left as installed"
 )
 
 
@@ -38,6 +44,14 @@ class Decision:
     restore: bool = False  # put the installed version back over an interrupted run's write
     saved: bytes | None = None  # the user's saved copy
     on_disk: bytes | None = None  # what the target holds now
+    # What the verifier holds the written merge to, when not all of ``ours``: a conflict
+    # settled ``theirs`` keeps only the changes of yours that did not clash.
+    must_keep: bytes | None = None
+
+    @property
+    def kept_side(self) -> bytes | None:
+        """The "ours" of the verification and of the hunk table."""
+        return self.must_keep if self.must_keep is not None else self.ours
 
 
 def decide_saved_file(
@@ -103,15 +117,16 @@ def _no_baseline(
     if is_binary(ours) or is_binary(theirs):
         reason = f"{why}; binary file left as installed, your copy is {patch}"
         return Decision(FileResult(rel, CONFLICT, reason), theirs)
-    if style == "patch":
-        decision = Decision(
-            FileResult(rel, CONFLICT, f"{why}; the patch turns the installed file into your copy"),
-            theirs,
-        )
+    both = both_versions(ours, theirs)
+    if style == "patch" or markers_would_break_first_line(both, ours, theirs):
+        reason = f"{why}; the patch turns the installed file into your copy"
+        if style != "patch":
+            reason += f" ({FIRST_LINE})"
+        decision = Decision(FileResult(rel, CONFLICT, reason), theirs)
         decision.artifact = unified_patch(rel, theirs, ours)
         return decision
     reason = f"{why}; both versions written into the file"
-    return Decision(FileResult(rel, CONFLICT, reason), theirs, write=both_versions(ours, theirs))
+    return Decision(FileResult(rel, CONFLICT, reason), theirs, write=both)
 
 
 def both_versions(ours: bytes, theirs: bytes) -> bytes:
@@ -172,8 +187,11 @@ def _merge_outcome(
         why = not_merged or "binary file changed on both sides"
         reason = f"{why}: left as installed, your copy is {patch}"
         return Decision(FileResult(rel, CONFLICT, reason + note, origin), theirs)
-    if style == "patch":
+    first_line = markers_would_break_first_line(merged.merged, base, ours, theirs)
+    if style == "patch" or first_line:
         reason = f"{merged.conflicts} conflicting hunk(s); the patch is your change to the baseline"
+        if first_line:
+            reason += f" ({FIRST_LINE})"
         decision = Decision(FileResult(rel, CONFLICT, reason + note, origin), theirs)
         decision.artifact = unified_patch(rel, base, ours)
         return decision

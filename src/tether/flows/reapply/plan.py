@@ -177,9 +177,10 @@ def file_action(decision: Decision) -> FileAction:
         op = Op.MARKERS if result.status == CONFLICT else Op.WRITE
         sides = None
         if decision.gate:
-            assert decision.base is not None and decision.ours is not None
+            kept = decision.kept_side
+            assert decision.base is not None and kept is not None
             assert decision.theirs is not None
-            sides = (decision.base, decision.ours, decision.theirs)
+            sides = (decision.base, kept, decision.theirs)
         # Conflict markers carry no sides: reapply neither verifies nor stages them in git.
         write = decision.write
         return FileAction(

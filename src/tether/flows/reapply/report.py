@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from tether.errors import Exit
-from tether.model.plan import Bucket
+from tether.model.plan import AUTO_CHOICES, Bucket
 
 if TYPE_CHECKING:
     from tether.engine.hunktable import HunkRow
@@ -23,8 +23,8 @@ MERGED = "merged"
 CONFLICT = "conflict"
 INCORPORATED = "incorporated"
 FAILED = "failed"
-RESOLVED = "resolved"  # a conflict a person (or --auto) settled: keep-mine or take-theirs
-RESOLUTIONS = ("keep-mine", "take-theirs", "markers")
+RESOLVED = "resolved"  # a conflict a person (or --auto) settled: one of RESOLUTIONS
+RESOLUTIONS = (*AUTO_CHOICES, "markers")
 BY_HAND = "by-hand"  # a conflict an earlier run left, resolved by a person since
 # Asked of a file without a baseline whose every difference is mechanical drift.
 DRIFT_QUESTION = (
@@ -87,6 +87,7 @@ class FileResult:
     user_commits: list[tuple[str, str]] = field(default_factory=list)  # (commit, subject)
     resolution: str | None = None  # how a conflict was settled: RESOLUTIONS or BY_HAND
     pristine_is_installed: bool = False  # drifted: the pristine copy is the installed file
+    settled_hunks: int = 0  # resolved ours/theirs: the clashing hunks that took that side
 
     @property
     def hunks_missing(self) -> int:
@@ -105,6 +106,7 @@ class FileResult:
             "question": self.question,
             "user_commits": [{"commit": c, "subject": s} for c, s in self.user_commits],
             "resolution": self.resolution,
+            "settled_hunks": self.settled_hunks,
         }
         if self.artifact:
             document["artifact"] = self.artifact

@@ -1,16 +1,22 @@
 """Settling conflicts before anything is written: a person's answer at the prompt, or
-``--auto``, per file: keep mine (the saved copy), take theirs (the installed file, your copy
-stays in the patches folder) or markers (the conflict as reapply leaves it)."""
+``--auto``, per file, in the one vocabulary (docs/cli.md, "Settling conflicts"): ``ours`` /
+``theirs`` (the merge on the baseline with each clashing hunk taking that side's lines and
+every other change of both sides kept), ``keep-mine`` (the saved copy, whole),
+``take-theirs`` (the installed file, whole; your copy stays in the patches folder) or
+``markers`` (the conflict as reapply leaves it)."""
 
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
+from tether.engine.textfmt import is_binary
 from tether.errors import UsageError
+from tether.flows.merging import favored_must_keep, merge_sides
 from tether.flows.reapply.decide import Decision
 from tether.flows.reapply.plan import mark_restore
 from tether.flows.reapply.report import CONFLICT, RESOLUTIONS, RESOLVED
+from tether.model.plan import HUNK_CHOICES
 
 
 @dataclass(frozen=True)
@@ -21,11 +27,17 @@ class Pending:
     saved: bytes  # your copy
     installed: bytes
     question: str | None  # the drift question, when only drift differs
+    hunk_level: bool = False  # a baseline to merge on: ours/theirs can be offered
 
 
 # Given the conflicts and every file's pending state (file, status), in backup-meta.json's
 # order, returns path -> one of RESOLUTIONS (a path left out keeps markers).
 Chooser = Callable[[list[Pending], list[tuple[str, str]]], Mapping[str, str]]
+
+NO_HUNKS = (
+    "no baseline to tell the clashing lines from the others: settle it with keep-mine or "
+    "take-theirs, or by hand"
+)
 
 
 def pending(decisions: list[Decision]) -> list[Pending]:
@@ -34,8 +46,16 @@ def pending(decisions: list[Decision]) -> list[Pending]:
     for decision in decisions:
         saved, installed = decision.saved, decision.theirs
         if decision.result.status == CONFLICT and saved is not None and installed is not None:
-            found.append(Pending(decision.result.file, saved, installed, decision.result.question))
+            hunks = _hunk_level(decision)
+            question = decision.result.question
+            found.append(Pending(decision.result.file, saved, installed, question, hunks))
     return found
+
+
+def _hunk_level(decision: Decision) -> bool:
+    """Whether the file's clashing hunks are known: merged on a baseline, as text."""
+    sides = (decision.base, decision.ours, decision.theirs)
+    return all(side is not None and not is_binary(side) for side in sides)
 
 
 def settle(decisions: list[Decision], auto: str | None, chooser: Chooser | None) -> None:
@@ -59,13 +79,38 @@ def _apply(decision: Decision, choice: str) -> None:
     result = decision.result
     if choice == "markers" or result.status != CONFLICT:
         return
-    result.question = None
-    if choice == "keep-mine":
+    if choice in HUNK_CHOICES:
+        if not _hunk_level(decision):
+            result.reason += f"; --auto {choice} left it: {NO_HUNKS}"
+            return
+        _favor(decision, choice)
+    elif choice == "keep-mine":
         decision.write, decision.artifact = decision.saved, None
-        reason = "you kept your saved copy (the installed version is backed up)"
+        reason = "you kept your whole saved copy (the installed version is backed up)"
+        result.reason, decision.gate = reason, False
     else:
         decision.write, decision.artifact = None, None
-        reason = "you took the installed file; your copy stays in the patches folder"
-    result.status, result.resolution, result.reason = RESOLVED, choice, reason
-    decision.gate = False
+        reason = "you took the installed file whole; your copy stays in the patches folder"
+        result.reason, decision.gate = reason, False
+    result.question = None
+    result.status, result.resolution = RESOLVED, choice
     mark_restore(decision)
+
+
+def _favor(decision: Decision, choice: str) -> None:
+    """The merge on the baseline, each clashing hunk taking ``choice``'s side (as ``git
+    merge-file --ours/--theirs``): written and verified like a clean merge, held to every
+    change of yours that did not clash (and, for ``ours``, to the ones that did)."""
+    base, ours, theirs = decision.base, decision.ours, decision.theirs
+    assert base is not None and ours is not None and theirs is not None
+    merged, note = merge_sides(base, ours, theirs, favor=choice)
+    side = "your side" if choice == "ours" else "the installed release's side"
+    hunks = "hunk" if merged.settled == 1 else "hunks"
+    reason = f"{merged.settled} clashing {hunks} took {side}; every other change merged"
+    if note:
+        reason += f" ({note})"
+    decision.result.reason = reason
+    decision.result.settled_hunks = merged.settled
+    decision.artifact = None
+    decision.must_keep = favored_must_keep(base, ours, theirs, choice)
+    decision.write, decision.gate = merged.merged, True

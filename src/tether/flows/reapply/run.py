@@ -42,7 +42,7 @@ from tether.flows.reapply.target import (
 )
 from tether.flows.replay import check_journal_file
 from tether.flows.safety import PathGuard, UnsafePath, check_own_paths
-from tether.model.plan import AUTO_CHOICES, CONFLICT_STYLES, Bucket, FileAction
+from tether.model.plan import AUTO_CHOICES, CONFLICT_STYLES, HUNK_CHOICES, Bucket, FileAction
 from tether.state.journal import Journal
 from tether.state.lock import ProjectLock
 
@@ -134,8 +134,9 @@ def _predict_gate(job: Job, decision: Decision) -> None:
     """A dry run checks the merge result itself: the gate a real run applies to the disk."""
     if not decision.gate:
         return
-    assert decision.base is not None and decision.ours is not None and decision.write is not None
-    verdict = verify_preserved(decision.base, decision.ours, decision.write)
+    kept = decision.kept_side
+    assert decision.base is not None and kept is not None and decision.write is not None
+    verdict = verify_preserved(decision.base, kept, decision.write)
     if not verdict.preserved:
         record_verification_failure(
             decision.result, verdict, job.patch_set.saved(decision.result.file)
@@ -212,12 +213,16 @@ def _fill_hunk_tables(decisions: list[Decision]) -> None:
 
     for decision in decisions:
         result = decision.result
-        if decision.base is None or decision.ours is None or result.status in (CONFLICT, RESOLVED):
+        kept = decision.kept_side
+        favored = result.status == RESOLVED and result.resolution in HUNK_CHOICES
+        if decision.base is None or kept is None or result.status == CONFLICT:
             continue
-        final = decision.write if result.status == MERGED else None
+        if result.status == RESOLVED and not favored:
+            continue
+        final = decision.write if result.status in (MERGED, RESOLVED) else None
         final = final if final is not None else decision.theirs
         if final is not None:
-            result.hunks = hunk_table(decision.base, decision.ours, final)
+            result.hunks = hunk_table(decision.base, kept, final)
 
 
 def _report(job: Job, decisions: list[Decision], where: _Where) -> ReapplyReport:
