@@ -122,9 +122,13 @@ def test_a_process_left_holding_the_output_does_not_outlive_the_deadline(
     """The program ends at once, but a process it left behind keeps its stdout open: the
     captured output never ends, so the deadline stops the group."""
     pid_file = tmp_path / "left"
-    script = f"sleep 600 & echo $! > {pid_file}; echo started"
-    finished = process.run(["sh", "-c", script], timeout=0.5)
-    left = [int(pid_file.read_text())]
+    script = (
+        f"sleep 600 & echo $! $(cut -d' ' -f22 /proc/$!/stat) > {pid_file}.tmp; "
+        f"mv {pid_file}.tmp {pid_file}; echo started"
+    )
+    running = process.start(["sh", "-c", script], timeout=0.5, capture=True)
+    left = recorded_pids(pid_file)  # before the deadline ends it, under any load
+    finished = running.finish()
     try:
         assert finished.timed_out
         assert finished.stdout == b"started\n"
@@ -231,3 +235,31 @@ def test_every_program_time_limit_is_documented_with_its_default() -> None:
     text = " ".join((Path(__file__).parents[1] / "docs" / "cli.md").read_text().split())
     for limit in PROGRAM_TIMES:
         assert f"`{limit.variable}` ({limit.default:g}:" in text, limit.variable
+
+
+def test_an_interrupt_while_a_program_starts_waits_until_its_handle_is_held(
+    tmp_path: Path,
+) -> None:
+    """SIGINT arriving between the start of a program and the moment its handle is stored
+    would leave a program nobody can stop: it is held back until then, then delivered."""
+    marker = tmp_path / "delivered-after"
+    with pytest.raises(KeyboardInterrupt), process._interrupts_held():
+        os.kill(os.getpid(), signal.SIGINT)
+        time.sleep(0.05)  # a handler would have run by now
+        marker.touch()
+    assert marker.exists()
+
+
+def test_stop_all_stops_a_program_nobody_stopped(tmp_path: Path) -> None:
+    """What the CLI calls when Ctrl-C ends a command: a program started ahead that the
+    caller, interrupted, never stopped is stopped on the way out."""
+    pids_file = tmp_path / "pids"
+    program = hung_program(tmp_path / "hung", pids_file, ignore=("INT", "TERM"))
+    running = process.start([str(program)], timeout=None)
+    pids = recorded_pids(pids_file)
+    try:
+        process.stop_all()
+        assert all_gone(pids)
+    finally:
+        kill_leftovers(pids)
+    running.finish()

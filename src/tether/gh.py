@@ -1,4 +1,6 @@
-"""The GitHub CLI edge: every call of the ``gh`` program goes through this module.
+"""The GitHub CLI edge: every call of the ``gh`` program goes through this module, and
+through the process edge (``tether.process``: its own process group, stopped with it on
+Ctrl-C or at a deadline).
 
 One runner, one policy for every use (``gh:`` sources and pull requests): the environment
 of a git call (gh runs git itself) with gh's prompts switched off, stdin closed. Nothing can
@@ -11,11 +13,13 @@ from __future__ import annotations
 
 import re
 import shutil
-import subprocess
-from collections.abc import Callable, Sequence
+import tempfile
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import IO
 
+from tether import process
 from tether.errors import TetherError
 from tether.git import first_error_line, git_env
 from tether.parselimits import json_loads
@@ -49,6 +53,16 @@ class GhBoundExceeded(TetherError):
         self.kind = kind
 
 
+@dataclass(frozen=True)
+class GhResult:
+    """What one gh call printed (its stdout as text, "" when it went into a file)."""
+
+    args: list[str]
+    returncode: int
+    stdout: str
+    stderr: str
+
+
 def run_gh(
     args: Sequence[str],
     cwd: Path | None = None,
@@ -56,50 +70,56 @@ def run_gh(
     out: Path | None = None,
     check: bool = True,
     bound: GhBound | None = None,
-) -> subprocess.CompletedProcess[str]:
+) -> GhResult:
     """Run ``gh ARGS`` in ``cwd``; its stdout as text, or streamed into the file ``out``
     (a tarball is binary). With ``check`` a non-zero exit raises TetherError naming the
     subcommand and gh's error line; a passed ``bound`` raises GhBoundExceeded."""
-    handle = open(out, "wb") if out is not None else None  # noqa: SIM115 (closed below)
-    try:
-        raw = subprocess.run(
-            ["gh", *args],
-            cwd=cwd,
-            env=gh_env(),
-            stdin=subprocess.DEVNULL,
-            stdout=handle or subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            check=False,
-            timeout=bound.seconds if bound is not None else None,
-            preexec_fn=_file_size_limit(bound.max_bytes) if bound is not None else None,
-        )
-    except FileNotFoundError:
-        raise TetherError(NOT_INSTALLED) from None
-    except subprocess.TimeoutExpired:
+    argv = ["gh", *args]
+    with tempfile.TemporaryFile() as errors:
+        if out is not None:
+            with open(out, "wb") as handle:
+                ran = _run(argv, cwd, bound, output=handle, errors=errors)
+            errors.seek(0)
+            ran_stderr = errors.read()
+        else:
+            ran = _run(argv, cwd, bound)
+            ran_stderr = ran.stderr
+    if ran.not_found:
+        raise TetherError(NOT_INSTALLED)
+    if not ran.started:
+        raise TetherError(f"gh {args[0]}: {ran.describe()}")
+    if ran.timed_out:
         assert bound is not None
-        raise GhBoundExceeded("time", f"took longer than {bound.seconds:g} s") from None
-    finally:
-        if handle is not None:
-            handle.close()
-    stdout = (raw.stdout or b"").decode("utf-8", "replace")
-    stderr = raw.stderr.decode("utf-8", "replace")
-    if bound is not None and raw.returncode != 0 and _wrote_up_to(out, cwd, bound.max_bytes):
+        raise GhBoundExceeded("time", f"took longer than {bound.seconds:g} s")
+    returncode = ran.code()
+    stdout = ran.stdout.decode("utf-8", "replace")
+    stderr = ran_stderr.decode("utf-8", "replace")
+    if bound is not None and returncode != 0 and _wrote_up_to(out, cwd, bound.max_bytes):
         raise GhBoundExceeded("bytes", f"wrote more than {bound.max_bytes:,} bytes")
-    if check and raw.returncode != 0:
+    if check and returncode != 0:
         raise TetherError(f"gh {args[0]} failed: {first_error_line(stderr)}")
-    return subprocess.CompletedProcess(raw.args, raw.returncode, stdout, stderr)
+    return GhResult(argv, returncode, stdout, stderr)
 
 
-def _file_size_limit(max_bytes: int) -> Callable[[], None]:
-    def limit() -> None:  # in the child, before gh starts
-        import resource
-        import signal
-
-        resource.setrlimit(resource.RLIMIT_FSIZE, (max_bytes, max_bytes))
-        # A write past the limit then fails (EFBIG) instead of killing gh without a word.
-        signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
-
-    return limit
+def _run(
+    argv: list[str],
+    cwd: Path | None,
+    bound: GhBound | None,
+    output: IO[bytes] | None = None,
+    errors: IO[bytes] | None = None,
+) -> process.Finished:
+    """gh through the process edge: no deadline of tether's without a ``bound`` (gh's own
+    network timeouts apply), stopped with its group on Ctrl-C."""
+    return process.run(
+        argv,
+        cwd=cwd,
+        env=gh_env(),
+        timeout=bound.seconds if bound is not None else None,
+        output=output,
+        errors=errors,
+        max_file_bytes=bound.max_bytes if bound is not None else None,
+        at_once=True,
+    )
 
 
 def _wrote_up_to(out: Path | None, folder: Path | None, max_bytes: int) -> bool:
@@ -143,7 +163,7 @@ def create_pull_request(repo: Path, base: str, head: str, title: str, body: str)
     return _created(result)
 
 
-def _created(result: subprocess.CompletedProcess[str]) -> PullRequest:
+def _created(result: GhResult) -> PullRequest:
     """The pull request ``gh pr create`` printed the address of (its last line)."""
     lines = [line.strip() for line in result.stdout.splitlines() if line.strip()]
     url = lines[-1] if lines else ""

@@ -5,7 +5,8 @@ universe has existed, and nothing inside the process can interrupt it from a wor
 (``tether fleet`` plans in threads). A child can be killed; it also gets an address-space
 limit.
 
-Every call of the child interpreter goes through this module. The child is a bare
+Every call of the child interpreter goes through this module, and through the process edge
+(``tether.process``), which kills it with its group at the deadline. The child is a bare
 interpreter (``-I -S``: no site packages, no environment variables, the working folder not
 on its import path) running ``_CHILD`` below, which imports nothing of tether's, so it
 starts in a few milliseconds; it reads the requests as one JSON document on stdin and
@@ -16,10 +17,11 @@ deadline are kept.
 from __future__ import annotations
 
 import json
-import subprocess
 import sys
 from collections.abc import Sequence
 from dataclasses import dataclass
+
+from tether import process
 
 SEARCH = "search"  # does the pattern match anywhere (multiline)?
 CAPTURE = "capture"  # the first group of the first match (the whole match without groups)
@@ -48,15 +50,9 @@ def match_in_child(
         return [UNDECIDED] * len(requests)
     payload = json.dumps([list(request) for request in requests]).encode()
     command = [sys.executable, "-I", "-S", "-c", _CHILD, str(memory_bytes)]
-    try:
-        result = subprocess.run(
-            command, input=payload, capture_output=True, timeout=seconds, check=False
-        )
-        output = result.stdout
-    except subprocess.TimeoutExpired as stopped:
-        output = stopped.stdout or b""  # the answers written before the deadline
-    except OSError:
-        output = b""
+    # A backtracking match is pure computation, nothing to clean up: killed at the deadline
+    # without the graces. What it wrote before then is kept (the answers it gave).
+    output = process.run(command, input=payload, timeout=seconds, at_once=True).stdout
     answers: list[PatternAnswer] = []
     for line in output.splitlines()[: len(requests)]:
         try:

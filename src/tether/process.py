@@ -32,8 +32,11 @@ import select
 import signal
 import subprocess
 import tempfile
+import threading
 import time
-from collections.abc import Callable, Mapping, Sequence
+import weakref
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from concurrent.futures import Executor
 from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any, Final
@@ -167,6 +170,7 @@ def run(
     errors: IO[Any] | None = None,
     limit: str | None = None,
     max_file_bytes: int | None = None,
+    at_once: bool = False,
 ) -> Finished:
     """Run ``argv`` from ``cwd`` until it ends or ``timeout`` seconds pass (None: no
     deadline, only an interrupt stops it), in its own process group.
@@ -176,21 +180,31 @@ def run(
     and stderr are captured; with it, both are appended to that file (stderr to ``errors``
     when given) and the result's ``tail`` holds the last lines written there.
     ``max_file_bytes`` sets the largest file it may write (``RLIMIT_FSIZE``).
-    ``limit`` names the variable that set ``timeout`` for the failure line.
+    ``limit`` names the variable that set ``timeout`` for the failure line. ``at_once``:
+    the program has nothing to clean up (tether's own bounded children), so its group is
+    killed at the deadline without the interrupt and terminate graces.
     Never raises for the program's failures; KeyboardInterrupt goes on after the group
     was stopped."""
-    return start(
-        argv,
-        timeout=timeout,
-        cwd=cwd,
-        env=env,
-        input=input,
-        output=output,
-        errors=errors,
-        limit=limit,
-        max_file_bytes=max_file_bytes,
-        capture=output is None,
-    ).finish()
+    handed: list[Running] = []
+    try:
+        return _start(
+            argv,
+            handed,
+            timeout=timeout,
+            cwd=cwd,
+            env=env,
+            input=input,
+            output=output,
+            errors=errors,
+            limit=limit,
+            max_file_bytes=max_file_bytes,
+            capture=output is None,
+            at_once=at_once,
+        ).finish()
+    except BaseException:
+        for running in handed:  # interrupted between its start and the wait
+            running.stop()
+        raise
 
 
 def start(
@@ -205,10 +219,50 @@ def start(
     limit: str | None = None,
     max_file_bytes: int | None = None,
     capture: bool = False,
+    at_once: bool = False,
 ) -> Running:
     """Start ``argv`` as ``run`` does and return at once: the caller works meanwhile and
     then ``finish``es it (the deadline counts from now) or ``stop``s it. Without
     ``capture`` and ``output`` its output is discarded."""
+    handed: list[Running] = []
+    try:
+        return _start(
+            argv,
+            handed,
+            timeout=timeout,
+            cwd=cwd,
+            env=env,
+            input=input,
+            output=output,
+            errors=errors,
+            limit=limit,
+            max_file_bytes=max_file_bytes,
+            capture=capture,
+            at_once=at_once,
+        )
+    except BaseException:
+        for running in handed:
+            running.stop()
+        raise
+
+
+def _start(
+    argv: Sequence[str],
+    handed: list[Running],
+    *,
+    timeout: float | None,
+    cwd: Path | str | None,
+    env: Mapping[str, str] | None,
+    input: bytes | None,
+    output: IO[Any] | None,
+    errors: IO[Any] | None,
+    limit: str | None,
+    max_file_bytes: int | None,
+    capture: bool,
+    at_once: bool,
+) -> Running:
+    """``start``; the handle goes into ``handed`` as soon as the program runs, with
+    interrupts held until then, so an interrupt never leaves a program nobody can stop."""
     argv = tuple(argv)
     if output is not None:
         output.flush()
@@ -235,21 +289,64 @@ def start(
             stdin = spool
         elif input is not None:
             stdin, pending = subprocess.PIPE, input
-        try:
-            process = subprocess.Popen(
+        with _interrupts_held():
+            try:
+                process = subprocess.Popen(
+                    argv,
+                    cwd=cwd,
+                    env=dict(env) if env is not None else child_env(),
+                    stdin=stdin,
+                    stdout=stdout,
+                    stderr=stderr,
+                    start_new_session=POSIX,
+                    preexec_fn=_file_size_limit(max_file_bytes) if max_file_bytes else None,
+                )
+            except OSError as error:
+                return Running.not_started(argv, error, timeout, limit)
+            deadline = None if timeout is None else began + timeout
+            running = Running(
+                process,
                 argv,
-                cwd=cwd,
-                env=dict(env) if env is not None else child_env(),
-                stdin=stdin,
-                stdout=stdout,
-                stderr=stderr,
-                start_new_session=POSIX,
-                preexec_fn=_file_size_limit(max_file_bytes) if max_file_bytes else None,
+                timeout,
+                limit,
+                deadline,
+                began,
+                pending,
+                output,
+                offset,
+                at_once=at_once,
             )
-        except OSError as error:
-            return Running.not_started(argv, error, timeout, limit)
-    deadline = None if timeout is None else began + timeout
-    return Running(process, argv, timeout, limit, deadline, began, pending, output, offset)
+            handed.append(running)
+            with _LIVE_LOCK:
+                _LIVE.add(running)
+    return running
+
+
+@contextlib.contextmanager
+def _interrupts_held() -> Iterator[None]:
+    """SIGINT and SIGTERM held back (in the main thread, the one Python runs handlers in)
+    while a program starts and its handle is stored, then delivered to the handlers that
+    were there: an interrupt arriving between the two would otherwise leave a program
+    running that nobody holds."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    held: list[int] = []
+
+    def hold(signum: int, frame: object) -> None:
+        held.append(signum)
+
+    previous: dict[int, Any] = {}
+    try:
+        for kind in (signal.SIGINT, signal.SIGTERM):
+            if signal.getsignal(kind) is not None:  # None: a handler Python did not set
+                previous[kind] = signal.signal(kind, hold)
+        yield
+    finally:
+        for number, handler in previous.items():
+            signal.signal(number, handler)
+        for number in held:
+            signal.raise_signal(number)
 
 
 class Running:
@@ -268,6 +365,8 @@ class Running:
         output: IO[Any] | None = None,
         offset: int | None = None,
         failed: Finished | None = None,
+        *,
+        at_once: bool = False,
     ) -> None:
         self._process = process
         self._argv = argv
@@ -279,6 +378,7 @@ class Running:
         self._output = output
         self._offset = offset
         self._failed = failed
+        self.at_once = at_once  # killed without the graces (see ``run``)
 
     @classmethod
     def not_started(
@@ -309,11 +409,14 @@ class Running:
                 stdout, stderr = process.communicate(self._pending, timeout=self._left())
             except subprocess.TimeoutExpired:
                 timed_out = True
-                stop_group(process)
+                stop_group(process, at_once=self.at_once)
                 stdout, stderr = _drain(process)
         except BaseException:
-            _stop_now(process)
+            _stop_now(process, at_once=self.at_once)
             raise
+        finally:
+            with _LIVE_LOCK:
+                _LIVE.discard(self)
         return Finished(
             self._argv,
             True,
@@ -329,8 +432,10 @@ class Running:
 
     def stop(self) -> None:
         """End the program and its group now (interrupt, terminate, kill), if it runs."""
+        with _LIVE_LOCK:
+            _LIVE.discard(self)
         if self._process is not None and self._process.returncode is None:
-            _stop_now(self._process)
+            _stop_now(self._process, at_once=self.at_once)
 
     def _left(self) -> float | None:
         if self._deadline is None:
@@ -338,10 +443,51 @@ class Running:
         return max(0.0, self._deadline - time.monotonic())
 
 
-def stop_group(process: subprocess.Popen[bytes]) -> None:
-    """SIGINT to the process's group, then SIGTERM, then SIGKILL to whatever is left, each
-    after a grace for the leader to end; then the leader is reaped."""
+# The programs started and not yet finished, from every thread: what ``stop_all`` stops.
+_LIVE: weakref.WeakSet[Running] = weakref.WeakSet()
+_LIVE_LOCK = threading.Lock()
+
+
+def stop_all() -> None:
+    """Stop the group of every program started and not yet finished, from any thread, all
+    at once: SIGINT, SIGTERM, SIGKILL as at a deadline. Each is reaped by the thread
+    waiting for it. For the main thread interrupted while worker threads run programs: a
+    terminal's Ctrl-C reaches tether alone, so only tether can stop theirs."""
+    with _LIVE_LOCK:
+        processes = [r._process for r in _LIVE if r._process is not None]
     for signum, grace in ((signal.SIGINT, INTERRUPT_GRACE), (signal.SIGTERM, TERMINATE_GRACE)):
+        running = [p for p in processes if not _ends_within(p, 0)]
+        for process in running:
+            _signal_group(process, signum)
+        deadline = time.monotonic() + grace
+        for process in running:
+            _ends_within(process, max(0.0, deadline - time.monotonic()))
+    for process in processes:
+        _signal_group(process, signal.SIGKILL)
+
+
+@contextlib.contextmanager
+def stop_all_on_interrupt(pool: Executor) -> Iterator[None]:
+    """Around work a thread ``pool`` does that starts programs: when the waiting thread is
+    interrupted (Ctrl-C) or fails, the work not begun is cancelled and every program
+    running is stopped with its group (``stop_all``), instead of the pool waiting for them
+    to end by themselves."""
+    try:
+        yield
+    except BaseException:
+        pool.shutdown(wait=False, cancel_futures=True)
+        stop_all()
+        raise
+
+
+def stop_group(process: subprocess.Popen[bytes], *, at_once: bool = False) -> None:
+    """SIGINT to the process's group, then SIGTERM, then SIGKILL to whatever is left, each
+    after a grace for the leader to end (``at_once``: SIGKILL only); then the leader is
+    reaped."""
+    graces = (
+        () if at_once else ((signal.SIGINT, INTERRUPT_GRACE), (signal.SIGTERM, TERMINATE_GRACE))
+    )
+    for signum, grace in graces:
         _signal_group(process, signum)
         if _ends_within(process, grace):
             break
@@ -356,10 +502,10 @@ def kill_group(pid: int) -> None:
             os.killpg(pid, signal.SIGKILL)
 
 
-def _stop_now(process: subprocess.Popen[bytes]) -> None:
+def _stop_now(process: subprocess.Popen[bytes], *, at_once: bool = False) -> None:
     """``stop_group`` for an interrupt: a second interrupt during the graces kills at once."""
     try:
-        stop_group(process)
+        stop_group(process, at_once=at_once)
     except BaseException:
         _signal_group(process, signal.SIGKILL)
         with contextlib.suppress(BaseException):

@@ -2,7 +2,8 @@
 stopped: a wall-clock limit (the parsers are pure Python, and nothing inside the process
 could interrupt them from a worker thread) and an address-space limit.
 
-Every call of the child interpreter goes through this module. The child runs
+Every call of the child interpreter goes through this module, and through the process
+edge (``tether.process``), which kills it with its group at the deadline. The child runs
 ``tether.engine.syntaxcheck.merge_breaks_syntax`` on the bytes it reads from stdin and
 writes one JSON line; it is started with ``-P`` so the working folder (the project, whose
 files tether does not trust) is never on its import path.
@@ -11,10 +12,10 @@ files tether does not trust) is never on its import path.
 from __future__ import annotations
 
 import json
-import subprocess
 import sys
 from collections.abc import Sequence
 
+from tether import process
 from tether.engine.syntaxcheck import MergeCheck
 
 _OUT_OF_MEMORY = 3
@@ -30,22 +31,20 @@ def check_in_child(
     header = json.dumps({"path": path, "sizes": [len(side) for side in sides]})
     payload = header.encode() + b"\n" + b"".join(sides)
     command = [sys.executable, "-P", "-m", "tether.syntax_child", str(memory_bytes)]
-    try:
-        result = subprocess.run(
-            command, input=payload, capture_output=True, timeout=seconds, check=False
-        )
-    except subprocess.TimeoutExpired:
+    # Pure computation, nothing to clean up: killed at the deadline without the graces.
+    result = process.run(command, input=payload, timeout=seconds, at_once=True)
+    if not result.started:
+        return MergeCheck(f"cannot start {command[0]} ({result.error})", checked=False)
+    if result.timed_out:
         return MergeCheck(f"parsing took longer than {seconds:g} s", checked=False)
-    except OSError as error:
-        return MergeCheck(f"cannot start {command[0]} ({error.strerror})", checked=False)
-    if result.returncode == _OUT_OF_MEMORY:
+    if result.exit_code == _OUT_OF_MEMORY:
         limit = memory_bytes >> 20
         return MergeCheck(f"parsing needed more than {limit} MiB of memory", checked=False)
     try:
         answer = json.loads(result.stdout)
         problem, checked = answer["problem"], answer["checked"]
     except (ValueError, KeyError, TypeError):
-        return MergeCheck(f"the check stopped (exit status {result.returncode})", checked=False)
+        return MergeCheck(f"the check stopped (exit status {result.exit_code})", checked=False)
     return None if problem is None else MergeCheck(str(problem), bool(checked))
 
 

@@ -30,6 +30,7 @@ from tether.audit.shellast import Node, parse
 from tether.audit.tools import Toolset
 from tether.errors import TetherError, UsageError
 from tether.fsio import cannot_read, read_bytes, read_head
+from tether.process import stop_all_on_interrupt
 
 _SHEBANG: Final = re.compile(r"^#!\s*(\S+)(.*)$")
 _SH_INTERPRETERS: Final = {"sh", "dash", "ash"}
@@ -461,7 +462,7 @@ def analyse(
 ) -> list[FileResult]:
     if not targets:
         return []
-    with ThreadPoolExecutor(max_workers=max(1, options.jobs)) as pool:
+    with ThreadPoolExecutor(max_workers=max(1, options.jobs)) as pool, stop_all_on_interrupt(pool):
         results = list(pool.map(lambda t: analyse_file(root, t, tools, options), targets))
     return link_pinning_suites(root, results)
 
@@ -507,7 +508,7 @@ def downgrade_inherited(
             findings.append(finding)
         return replace(result, findings=tuple(findings))
 
-    with ThreadPoolExecutor(max_workers=max(1, options.jobs)) as pool:
+    with ThreadPoolExecutor(max_workers=max(1, options.jobs)) as pool, stop_all_on_interrupt(pool):
         return list(pool.map(inherited, results))
 
 

@@ -10,17 +10,18 @@ from __future__ import annotations
 
 import json
 import posixpath
-import subprocess
 import threading
 from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any, Final
 
+from tether import process
 from tether.audit.tools import Tool
+from tether.errors import TetherError
+from tether.sources.limits import SHFMT_TIME
 
 Node = dict[str, Any]
 
-TIMEOUT_SECONDS: Final = 120
 # Commands that run the command named by their operands; the lenses look through them.
 _WRAPPER_OPTIONS_WITH_VALUE: Final = {
     "command": set(),
@@ -46,20 +47,22 @@ def parse(tool: Tool, data: bytes, dialect: str) -> Parsed:
     if not tool.available or tool.path is None:
         return Parsed(None, "shfmt not available")
     try:
-        result = subprocess.run(
-            [tool.path, "--to-json", "-ln", dialect],
-            input=data,
-            capture_output=True,
-            timeout=TIMEOUT_SECONDS,
-            check=False,
-        )
-    except subprocess.TimeoutExpired:
-        return Parsed(None, f"shfmt timed out after {TIMEOUT_SECONDS} s")
-    except OSError as error:
+        seconds = SHFMT_TIME.seconds()
+    except TetherError as error:
         return Parsed(None, f"shfmt could not run: {error}")
-    if result.returncode != 0:
+    result = process.run(
+        [tool.path, "--to-json", "-ln", dialect],
+        input=data,
+        timeout=seconds,
+        limit=SHFMT_TIME.variable,
+    )
+    if result.timed_out:
+        return Parsed(None, f"shfmt {result.describe()}")
+    if not result.started:
+        return Parsed(None, f"shfmt could not run: {result.error}")
+    if result.exit_code != 0:
         message = result.stderr.decode(errors="replace").strip().splitlines()
-        first = message[0] if message else f"exit status {result.returncode}"
+        first = message[0] if message else f"exit status {result.exit_code}"
         return Parsed(None, f"shfmt could not parse it ({first})", _error_line(first))
     try:
         tree = json.loads(result.stdout)

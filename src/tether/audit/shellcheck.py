@@ -10,15 +10,16 @@ directives in the file are honoured, as shellcheck honours them.
 from __future__ import annotations
 
 import json
-import os
-import subprocess
 from dataclasses import dataclass
 from typing import Any, Final
 
+from tether import process
 from tether.audit.cache import ResultCache, cache_key
 from tether.audit.findings import Finding, rule
 from tether.audit.tools import Tool
+from tether.errors import TetherError
 from tether.fsio import sha256_bytes
+from tether.sources.limits import SHELLCHECK_TIME
 
 LEVELS: Final = {
     "error": "error",
@@ -28,7 +29,6 @@ LEVELS: Final = {
 }
 # Codes shellcheck emits when its parser gave up: nothing after them was analysed.
 PARSE_STOP_CODES: Final = frozenset({1009, 1072, 1073, 1088})
-TIMEOUT_SECONDS: Final = 300
 WIKI: Final = "https://www.shellcheck.net/wiki/SC"
 
 
@@ -64,24 +64,25 @@ def run_shellcheck(tool: Tool, data: bytes, dialect: str, cache: ResultCache) ->
 
 def _invoke(tool: Tool, args: list[str], data: bytes) -> list[dict[str, Any]] | str:
     """The comments, or why shellcheck produced none we can trust."""
-    env = {k: v for k, v in os.environ.items() if k != "SHELLCHECK_OPTS"}
     assert tool.path is not None
     try:
-        result = subprocess.run(
-            [tool.path, *args],
-            input=data,
-            capture_output=True,
-            env=env,
-            timeout=TIMEOUT_SECONDS,
-            check=False,
-        )
-    except subprocess.TimeoutExpired:
-        return f"shellcheck timed out after {TIMEOUT_SECONDS} s"
-    except OSError as error:
+        seconds = SHELLCHECK_TIME.seconds()
+    except TetherError as error:
         return f"shellcheck could not run: {error}"
-    if result.returncode not in (0, 1):
+    result = process.run(
+        [tool.path, *args],
+        input=data,
+        env=process.child_env(drop=["SHELLCHECK_OPTS"]),
+        timeout=seconds,
+        limit=SHELLCHECK_TIME.variable,
+    )
+    if result.timed_out:
+        return f"shellcheck {result.describe()}"
+    if not result.started:
+        return f"shellcheck could not run: {result.error}"
+    if result.exit_code not in (0, 1):
         detail = result.stderr.decode(errors="replace").strip().splitlines()
-        return f"shellcheck exit status {result.returncode}" + (f": {detail[0]}" if detail else "")
+        return f"shellcheck exit status {result.exit_code}" + (f": {detail[0]}" if detail else "")
     try:
         comments = json.loads(result.stdout)["comments"]
     except (ValueError, KeyError, TypeError):

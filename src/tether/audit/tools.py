@@ -10,11 +10,12 @@ from __future__ import annotations
 import os
 import re
 import shutil
-import subprocess
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 from typing import Any
+
+from tether import process
 
 VERSION_TIMEOUT = 30
 
@@ -60,19 +61,11 @@ def _from_wheel(name: str, distribution: str) -> str | None:
 
 
 def _version(path: str, pattern: str) -> str | None:
-    try:
-        result = subprocess.run(
-            [path, "--version"],
-            capture_output=True,
-            text=True,
-            timeout=VERSION_TIMEOUT,
-            stdin=subprocess.DEVNULL,
-            check=False,
-        )
-    except (OSError, subprocess.TimeoutExpired):
+    result = process.run([path, "--version"], timeout=VERSION_TIMEOUT)
+    if not result.ok:
         return None
-    match = re.search(pattern, result.stdout)
-    return match.group(1) if result.returncode == 0 and match else None
+    match = re.search(pattern, result.stdout.decode("utf-8", "replace"))
+    return match.group(1) if match else None
 
 
 def locate(name: str, distribution: str, version_pattern: str) -> Tool:

@@ -167,6 +167,9 @@ def _main(args_list: list[str], run: _Run) -> int:
         _trace_if(run.verbose)
         return _fail(f"tether: {error}", error.exit_code, kind, as_json)
     except KeyboardInterrupt:
+        from tether.process import stop_all
+
+        stop_all()  # a program still running that no caller stopped on the way out
         _trace_if(run.verbose)
         return _fail("tether: interrupted", Exit.INTERRUPTED, "interrupted", as_json)
     except BrokenPipeError:

@@ -26,6 +26,7 @@ from tether.fleet.units import (
     plan_unit,
     status_unit,
 )
+from tether.process import stop_all_on_interrupt
 from tether.runs.isolation import DEFAULT_MODE
 from tether.runs.rundir import RunFolder
 from tether.runs.selection import Member, Selection
@@ -38,7 +39,8 @@ def bounded_map(fn: Callable[[T], R], items: Sequence[T], jobs: int) -> list[R]:
     """``[fn(x) for x in items]`` with at most ``jobs`` running at once, results in order."""
     if jobs <= 1 or len(items) <= 1:
         return [fn(item) for item in items]
-    with ThreadPoolExecutor(max_workers=min(jobs, len(items))) as pool:
+    # A plan may start programs (the bounded pattern and syntax children): Ctrl-C stops them.
+    with ThreadPoolExecutor(max_workers=min(jobs, len(items))) as pool, stop_all_on_interrupt(pool):
         return list(pool.map(fn, items))
 
 

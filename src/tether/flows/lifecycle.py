@@ -29,6 +29,7 @@ from tether.engine.lifecycle import (
 from tether.fsio import read_bytes
 from tether.model.lifecycle import Condition, Lifecycle, Migration, Notice, PostUpdateWrite
 from tether.model.plan import Bucket, FileAction, Op, UpdatePlan
+from tether.sources.limits import MIGRATION_TIME
 from tether.state.journal import (
     STEP_FILE_BACKED_UP,
     STEP_FILE_INTENT,
@@ -48,7 +49,6 @@ if TYPE_CHECKING:
     from tether.flows.project import Project, Release
     from tether.flows.safety import PathGuard
 
-MIGRATION_TIMEOUT = 600.0  # seconds; a migration moves data, it may take a while
 BLOCKING = ("conflict", "error", "refused")
 ADOPTER_OWNED_REASON = "adopter-owned"
 SKIP_FLAG = "--skip-migrations"
@@ -588,7 +588,7 @@ def _run_one(
         project.root,
         argv,
         _environment(project, lifecycle),
-        timeout=MIGRATION_TIMEOUT,
+        timeout=MIGRATION_TIME,
         log_path=log,
     )
     status = exit_status(migration, run.exit_code) if run.started and not run.timed_out else "error"

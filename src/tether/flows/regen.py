@@ -11,20 +11,21 @@ from __future__ import annotations
 import contextlib
 import os
 import shlex
-import signal
 import stat
-import subprocess
 import tempfile
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Final, Literal
 
+from tether import process
 from tether.engine.regions import RegenSpec, RegionDecl
+from tether.errors import TetherError
 from tether.flows.backups import back_up
 from tether.flows.safety import PathGuard, UnsafePath, open_without_links
 from tether.fsio import read_bytes
 from tether.pathrules import program_name_problem, relpath_problem
+from tether.sources.limits import REGEN_TIME, TimeLimit
 
 Status = Literal["regenerated", "failed", "refused", "skipped"]
 
@@ -33,9 +34,7 @@ DEFAULT_EXCLUDE: Final = frozenset({".git", ".tether"})
 # Pre-run copies of files outside the declared paths are kept in memory up to this many
 # bytes; beyond it a file is watched by metadata only and cannot be put back if changed.
 SNAPSHOT_BUDGET: Final = 64 * 1024 * 1024
-# After the timeout the process group gets SIGTERM, then SIGKILL after this grace.
-KILL_GRACE_SECONDS: Final = 2.0
-TAIL_LINES: Final = 20
+TAIL_LINES: Final = process.TAIL_LINES
 
 
 @dataclass(frozen=True)
@@ -266,30 +265,6 @@ def _remove(guard: PathGuard, rel: str) -> bool:
 # --- running -------------------------------------------------------------------------------
 
 
-@dataclass(frozen=True)
-class _Run:
-    started: bool
-    exit_code: int | None = None
-    timed_out: bool = False
-    error: str = ""
-
-
-def _kill_group(process: subprocess.Popen[bytes]) -> None:
-    """Stop the program and everything it started (its own session, so its own group)."""
-    if os.name != "posix":
-        process.kill()
-        process.wait()
-        return
-    with contextlib.suppress(ProcessLookupError):
-        os.killpg(process.pid, signal.SIGTERM)
-    try:
-        process.wait(timeout=KILL_GRACE_SECONDS)
-    except subprocess.TimeoutExpired:
-        with contextlib.suppress(ProcessLookupError):
-            os.killpg(process.pid, signal.SIGKILL)
-        process.wait()
-
-
 def _execute(
     root: Path,
     argv: tuple[str, ...],
@@ -297,28 +272,23 @@ def _execute(
     output: IO[bytes],
     errors: IO[bytes] | None = None,
     env: dict[str, str] | None = None,
-) -> _Run:
-    try:
-        process = subprocess.Popen(
-            argv,
-            cwd=root,
-            stdin=subprocess.DEVNULL,
-            stdout=output,
-            stderr=subprocess.STDOUT if errors is None else errors,
-            start_new_session=os.name == "posix",
-            env=env,
-        )
-    except OSError as error:
-        return _Run(started=False, error=error.strerror or str(error))
-    try:
-        return _Run(started=True, exit_code=process.wait(timeout=timeout))
-    except subprocess.TimeoutExpired:
-        _kill_group(process)
-        return _Run(started=True, timed_out=True)
+    limit: str | None = None,
+) -> process.Finished:
+    """The program through the process edge: its own process group, stopped with it at
+    the timeout (or on Ctrl-C), output into ``output`` (stderr into ``errors`` if given)."""
+    return process.run(
+        argv,
+        cwd=root,
+        env=process.child_env(env),
+        timeout=timeout,
+        limit=limit,
+        output=output,
+        errors=errors,
+    )
 
 
-def _describe(run: _Run, spec: RegenSpec, timeout: float) -> str:
-    return _program_result(run, spec.interpreter, timeout)
+def _describe(run: process.Finished) -> str:
+    return _program_result(run)
 
 
 @contextlib.contextmanager
@@ -345,24 +315,15 @@ def _output_file(root: Path, log_path: Path | None, command: str) -> Iterator[IO
         yield log
 
 
-def _tail(output: IO[bytes], start: int) -> str:
-    output.flush()
-    output.seek(start)
-    text = output.read().decode("utf-8", "replace")
-    return "\n".join(text.splitlines()[-TAIL_LINES:])
-
-
 def _run_logged(
-    root: Path, spec: RegenSpec, timeout: float, log_path: Path | None, command: str
-) -> tuple[_Run, str]:
+    root: Path, spec: RegenSpec, seconds: Seconds, log_path: Path | None, command: str
+) -> tuple[process.Finished, str]:
     with _output_file(root, log_path, command) as output:
-        start = output.tell()
-        run = _execute(root, spec.argv, timeout, output)
-        tail = _tail(output, start)
+        run = _execute(root, spec.argv, seconds.value, output, limit=seconds.variable)
         if log_path is not None:
             output.seek(0, os.SEEK_END)
-            output.write(f"[{_describe(run, spec, timeout)}]\n".encode())
-    return run, tail
+            output.write(f"[{_describe(run)}]\n".encode())
+    return run, run.tail
 
 
 # --- backup --------------------------------------------------------------------------------
@@ -454,11 +415,26 @@ def _preflight(
     return spec
 
 
+@dataclass(frozen=True)
+class Seconds:
+    """A program's time limit, and the variable that set it (None: the caller did)."""
+
+    value: float
+    variable: str | None = None
+
+    @classmethod
+    def of(cls, timeout: float | TimeLimit) -> Seconds:
+        """TetherError naming the variable when it holds no number of seconds."""
+        if isinstance(timeout, TimeLimit):
+            return cls(timeout.seconds(), timeout.variable)
+        return cls(timeout)
+
+
 def run_regeneration(
     project_root: Path,
     decl: RegionDecl,
     shipped_paths: set[str],
-    timeout: float = 120.0,
+    timeout: float | TimeLimit = REGEN_TIME,
     log_path: Path | None = None,
     backup_dir: Path | None = None,
     *,
@@ -469,12 +445,18 @@ def run_regeneration(
 
     ``shipped_paths`` are the paths the release's manifest ships (the operand must be one).
     ``exclude`` lists top-level-relative paths never watched (add a backup folder that
-    lives inside the project). Never raises for the program's or the tree's failures.
+    lives inside the project). ``timeout``: seconds, or the limit whose variable sets them.
+    Never raises for the program's or the tree's failures.
     """
     command = command_line(decl)
     spec = _preflight(project_root, decl, shipped_paths, command)
     if isinstance(spec, RegenOutcome):
         return spec
+    try:
+        seconds = Seconds.of(timeout)
+    except TetherError as error:
+        reason = f"could not start: {error}"
+        return RegenOutcome(decl.id, "failed", command, reason, could_not_start=True)
     watched = exclude | _log_rel(project_root, log_path)
     try:
         backed_up = _back_up(project_root, decl.paths, backup_dir)
@@ -483,7 +465,7 @@ def run_regeneration(
         reason = f"could not start: backing up the declared paths failed: {error}"
         return RegenOutcome(decl.id, "failed", command, reason, could_not_start=True)
     try:
-        run, tail = _run_logged(project_root, spec, timeout, log_path, command)
+        run, tail = _run_logged(project_root, spec, seconds, log_path, command)
     except OSError as error:
         reason = f"could not start: cannot write the log: {error}"
         return RegenOutcome(decl.id, "failed", command, reason, could_not_start=True)
@@ -494,7 +476,7 @@ def run_regeneration(
         region_id=decl.id,
         status="regenerated" if succeeded else "failed",
         command=command,
-        reason=_describe(run, spec, timeout),
+        reason=_describe(run),
         exit_code=run.exit_code,
         could_not_start=not run.started,
         backed_up_paths=backed_up,
@@ -529,13 +511,19 @@ def run_program(
     argv: tuple[str, ...],
     env: dict[str, str],
     *,
-    timeout: float,
+    timeout: float | TimeLimit,
     log_path: Path | None = None,
 ) -> ProgramRun:
-    """Run ``argv`` (no shell) from ``root`` with exactly ``env``, in its own process group,
-    stopped after ``timeout``. Never raises for the program's failures; the caller has
-    already refused an unsafe ``argv``."""
+    """Run ``argv`` (no shell) from ``root`` with ``env`` (sanitised by the process edge),
+    in its own process group, stopped after ``timeout`` (seconds, or the limit whose
+    variable sets them). Never raises for the program's failures; the caller has already
+    refused an unsafe ``argv``."""
     command = shlex.join(argv)
+    try:
+        seconds = Seconds.of(timeout)
+    except TetherError as error:
+        why = f"could not start {argv[0]!r}: {error}"
+        return ProgramRun(started=False, exit_code=None, timed_out=False, description=why)
     with contextlib.ExitStack() as stack:
         try:
             output = stack.enter_context(_output_file(root, log_path, command))
@@ -543,29 +531,24 @@ def run_program(
             why = f"could not start {argv[0]!r}: cannot write the log ({error})"
             return ProgramRun(started=False, exit_code=None, timed_out=False, description=why)
         errors = stack.enter_context(tempfile.TemporaryFile())
-        start = output.tell()
-        run = _execute(root, argv, timeout, output, errors, env)
-        stdout, stderr = _tail(output, start), _tail(errors, 0)
+        run = _execute(root, argv, seconds.value, output, errors, env, seconds.variable)
+        stdout, stderr = run.tail, process.tail_of(errors, 0)
         if log_path is not None:
             output.seek(0, os.SEEK_END)
             errors.seek(0)
             output.write(errors.read())
-            output.write(f"[{_program_result(run, argv[0], timeout)}]\n".encode())
+            output.write(f"[{_program_result(run)}]\n".encode())
     return ProgramRun(
         started=run.started,
         exit_code=run.exit_code,
         timed_out=run.timed_out,
-        description=_program_result(run, argv[0], timeout),
+        description=_program_result(run),
         stdout=stdout,
         stderr=stderr,
     )
 
 
-def _program_result(run: _Run, program: str, timeout: float) -> str:
-    if not run.started:
-        return f"could not start {program!r}: {run.error}"
-    if run.timed_out:
-        return f"ran and timed out after {timeout:g} s; its process group was stopped"
-    if run.exit_code is not None and run.exit_code < 0:
-        return f"ran and was killed by signal {-run.exit_code}"
-    return f"ran and exited {run.exit_code}"
+def _program_result(run: process.Finished) -> str:
+    """``ran and exited 4``, ``ran and timed out after 120 s (… sets it); its process group
+    was stopped``, ``ran and was killed by signal 9``, ``could not start 'bash': …``."""
+    return run.describe() if not run.started else f"ran and {run.describe()}"

@@ -48,7 +48,21 @@ class TimeLimit:
 INSTALL_TIME = TimeLimit("TETHER_LIMIT_INSTALL_SECONDS", 1800.0)
 # Each override command ``deps apply`` runs for a project.
 OVERRIDE_TIME = TimeLimit("TETHER_LIMIT_OVERRIDE_SECONDS", 600.0)
-PROGRAM_TIMES = (INSTALL_TIME, OVERRIDE_TIME)
+# Each region's regeneration program (update, refresh).
+REGEN_TIME = TimeLimit("TETHER_LIMIT_REGEN_SECONDS", 120.0)
+# Each migration a release declares: it moves data, it may take a while.
+MIGRATION_TIME = TimeLimit("TETHER_LIMIT_MIGRATION_SECONDS", 600.0)
+# shellcheck on one file, and shfmt parsing one file (audit).
+SHELLCHECK_TIME = TimeLimit("TETHER_LIMIT_SHELLCHECK_SECONDS", 300.0)
+SHFMT_TIME = TimeLimit("TETHER_LIMIT_SHFMT_SECONDS", 120.0)
+PROGRAM_TIMES = (
+    INSTALL_TIME,
+    OVERRIDE_TIME,
+    REGEN_TIME,
+    MIGRATION_TIME,
+    SHELLCHECK_TIME,
+    SHFMT_TIME,
+)
 
 _SIZE = re.compile(r"(\d+)\s*([KMG]i?B?|B)?", re.IGNORECASE)
 _UNITS = {"": 1, "b": 1, "k": 1 << 10, "m": 1 << 20, "g": 1 << 30}

@@ -1,0 +1,191 @@
+"""The programs tether starts outside ``deps`` run through the process edge too: a
+regeneration program, a migration, shellcheck and shfmt each stop with their whole process
+group at their time limit (set by its ``TETHER_LIMIT_*_SECONDS`` variable) and fail that one
+step in one line naming the program and the limit; a limit that is not a number fails the
+step, naming the variable; programs run from worker threads are stopped when the waiting
+thread is interrupted. The stand-ins are shell scripts that start a child in their group,
+record both pids and hang, ignoring SIGINT and SIGTERM (``process_helpers.hung_program``).
+"""
+
+from __future__ import annotations
+
+import signal
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+import pytest
+
+from builders import ForkedChild
+from process_helpers import all_gone, hung_program, kill_leftovers, recorded_pids
+from tether import process
+from tether.audit import shellast, shellcheck
+from tether.audit.cache import ResultCache
+from tether.audit.tools import Tool
+from tether.engine.regions import RegenSpec, RegionDecl
+from tether.flows.regen import run_program, run_regeneration
+from tether.sources.limits import MIGRATION_TIME
+
+
+@pytest.fixture(autouse=True)
+def short_graces(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(process, "INTERRUPT_GRACE", 0.3)
+    monkeypatch.setattr(process, "TERMINATE_GRACE", 0.3)
+
+
+def _stopped(pids_file: Path) -> None:
+    """Every process the stand-in recorded has ended, its group with it."""
+    pids = recorded_pids(pids_file, seconds=0)
+    try:
+        assert all_gone(pids), "a process of the program's group outlived its time limit"
+    finally:
+        kill_leftovers(pids)
+
+
+# Each stand-in's limit is long enough for it to start and write its pids under any load.
+LIMIT = "2"
+
+
+def test_a_hung_regeneration_program_is_stopped_with_its_group(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    root = tmp_path / "project"
+    (root / "scripts").mkdir(parents=True)
+    pids = tmp_path / "pids"
+    script = root / "scripts" / "gen.sh"
+    hung_program(script, pids, ignore=("INT", "TERM"), before="echo x > out.md")
+    (root / "out.md").write_text("old region\n")
+    decl = RegionDecl("gen", "# s", "# e", ("out.md",), RegenSpec("sh", "scripts/gen.sh", ()))
+    monkeypatch.setenv("TETHER_LIMIT_REGEN_SECONDS", LIMIT)
+    outcome = run_regeneration(root, decl, {"scripts/gen.sh", "out.md"})
+    _stopped(pids)
+    assert outcome.status == "failed" and not outcome.could_not_start
+    assert outcome.reason == (
+        "ran and timed out after 2 s (TETHER_LIMIT_REGEN_SECONDS sets it); "
+        "its process group was stopped"
+    )
+    assert (root / "out.md").read_text() == "old region\n"  # a failed run is put back
+
+
+def test_a_regeneration_limit_that_is_not_a_number_fails_the_region(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    root = tmp_path / "project"
+    (root / "scripts").mkdir(parents=True)
+    (root / "scripts" / "gen.sh").write_text("echo new > out.md\n")
+    (root / "out.md").write_text("old region\n")
+    decl = RegionDecl("gen", "# s", "# e", ("out.md",), RegenSpec("sh", "scripts/gen.sh", ()))
+    monkeypatch.setenv("TETHER_LIMIT_REGEN_SECONDS", "-1")
+    outcome = run_regeneration(root, decl, {"scripts/gen.sh", "out.md"})
+    assert outcome.status == "failed" and outcome.could_not_start
+    assert outcome.reason == (
+        "could not start: TETHER_LIMIT_REGEN_SECONDS='-1': not a number of seconds above 0"
+    )
+    assert (root / "out.md").read_text() == "old region\n"
+
+
+def test_a_hung_migration_is_stopped_with_its_group(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    pids = tmp_path / "pids"
+    program = hung_program(tmp_path / "migrate", pids, ignore=("INT", "TERM"))
+    monkeypatch.setenv("TETHER_LIMIT_MIGRATION_SECONDS", LIMIT)
+    log = tmp_path / "logs" / "migrations.log"
+    run = run_program(tmp_path, (str(program),), {}, timeout=MIGRATION_TIME, log_path=log)
+    _stopped(pids)
+    assert run.started and run.timed_out and run.exit_code is None
+    assert run.description == (
+        "ran and timed out after 2 s (TETHER_LIMIT_MIGRATION_SECONDS sets it); "
+        "its process group was stopped"
+    )
+    assert log.read_text().endswith(f"[{run.description}]\n")
+
+
+def test_a_migration_limit_that_is_not_a_number_runs_nothing(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    marker = tmp_path / "ran"
+    monkeypatch.setenv("TETHER_LIMIT_MIGRATION_SECONDS", "later")
+    run = run_program(tmp_path, ("touch", str(marker)), {}, timeout=MIGRATION_TIME)
+    assert not run.started and not marker.exists()
+    assert run.description == (
+        "could not start 'touch': TETHER_LIMIT_MIGRATION_SECONDS='later': "
+        "not a number of seconds above 0"
+    )
+
+
+def test_a_hung_shellcheck_is_stopped_and_the_file_cannot_be_analysed(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    pids = tmp_path / "pids"
+    program = hung_program(tmp_path / "shellcheck", pids, ignore=("INT", "TERM"))
+    tool = Tool("shellcheck", str(program), "0.11.0", "PATH")
+    monkeypatch.setenv("TETHER_LIMIT_SHELLCHECK_SECONDS", LIMIT)
+    result = shellcheck.run_shellcheck(tool, b"echo hi\n", "bash", ResultCache(None))
+    _stopped(pids)
+    assert result.cannot == (
+        "shellcheck timed out after 2 s (TETHER_LIMIT_SHELLCHECK_SECONDS sets it); "
+        "its process group was stopped"
+    )
+
+
+def test_a_hung_shfmt_is_stopped_and_the_file_cannot_be_parsed(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    pids = tmp_path / "pids"
+    program = hung_program(tmp_path / "shfmt", pids, ignore=("INT", "TERM"))
+    tool = Tool("shfmt", str(program), "3.14.0", "PATH")
+    monkeypatch.setenv("TETHER_LIMIT_SHFMT_SECONDS", LIMIT)
+    parsed = shellast.parse(tool, b"echo hi\n", "bash")
+    _stopped(pids)
+    assert parsed.tree is None
+    assert parsed.error == (
+        "shfmt timed out after 2 s (TETHER_LIMIT_SHFMT_SECONDS sets it); "
+        "its process group was stopped"
+    )
+
+
+def test_an_analyser_limit_that_is_not_a_number_is_named(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    tool = Tool("shellcheck", "/bin/true", "0.11.0", "PATH")
+    monkeypatch.setenv("TETHER_LIMIT_SHELLCHECK_SECONDS", "0")
+    result = shellcheck.run_shellcheck(tool, b"echo hi\n", "bash", ResultCache(None))
+    assert result.cannot == (
+        "shellcheck could not run: TETHER_LIMIT_SHELLCHECK_SECONDS='0': "
+        "not a number of seconds above 0"
+    )
+
+
+def test_ctrl_c_stops_the_programs_worker_threads_run(tmp_path: Path) -> None:
+    """Worker threads run programs without a deadline (audit and fleet plans do this with
+    theirs); SIGINT reaches the process, whose main thread waits for the pool: every
+    program's group is stopped and the work not begun is cancelled, instead of the pool
+    waiting for the programs to end by themselves."""
+    programs = [
+        hung_program(tmp_path / f"hung-{n}", tmp_path / f"pids-{n}", ignore=("INT", "TERM"))
+        for n in range(4)
+    ]
+    started = tmp_path / "started"
+
+    def work() -> int:
+        def one(program: Path) -> process.Finished:
+            with open(started, "a") as note:
+                note.write(f"{program.name}\n")
+            return process.run([str(program)], timeout=None)
+
+        try:
+            with ThreadPoolExecutor(2) as pool, process.stop_all_on_interrupt(pool):
+                list(pool.map(one, programs))
+        except KeyboardInterrupt:
+            return 130
+        return 0
+
+    child = ForkedChild(work)
+    pids = recorded_pids(tmp_path / "pids-0") + recorded_pids(tmp_path / "pids-1")
+    try:
+        child.send_signal(signal.SIGINT)
+        assert child.wait(60).returncode == 130
+        assert all_gone(pids)
+    finally:
+        kill_leftovers(pids)
+    assert sorted(started.read_text().split()) == ["hung-0", "hung-1"]  # the rest never began
