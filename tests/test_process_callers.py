@@ -144,6 +144,25 @@ def test_a_hung_shfmt_is_stopped_and_the_file_cannot_be_parsed(
     )
 
 
+def test_a_hung_gh_download_is_stopped_with_its_group_at_its_bound(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """gh runs git and other programs itself: at a download's time bound the whole group
+    goes, not only gh."""
+    import os
+
+    from tether.gh import GhBound, GhBoundExceeded, run_gh
+
+    pids = tmp_path / "pids"
+    (tmp_path / "bin").mkdir()
+    hung_program(tmp_path / "bin" / "gh", pids, ignore=("INT", "TERM"))
+    monkeypatch.setenv("PATH", f"{tmp_path / 'bin'}{os.pathsep}{os.environ['PATH']}")
+    with pytest.raises(GhBoundExceeded) as caught:
+        run_gh(["release", "download"], out=tmp_path / "kit.tgz", bound=GhBound(2.0, 1 << 20))
+    _stopped(pids)
+    assert caught.value.kind == "time"
+
+
 def test_an_analyser_limit_that_is_not_a_number_is_named(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
