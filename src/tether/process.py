@@ -14,7 +14,12 @@ migrations, shellcheck, shfmt, gh, the bounded Python children, a render started
   its SIGKILL, so the group id cannot be taken by another process meanwhile.
 - **Ctrl-C and SIGTERM stop it too.** When the wait is interrupted (KeyboardInterrupt,
   which is how tether's CLI turns SIGTERM as well), the group is stopped the same way
-  before the interrupt goes on; a second interrupt kills it at once.
+  before the interrupt goes on; a second interrupt kills it at once. Interrupts are held
+  back while a program starts, until its handle is stored, so none is left unheld;
+  programs run from worker threads are stopped by ``stop_all_on_interrupt`` around the
+  pool, and the CLI stops whatever still runs (``stop_all``) on its way out.
+- **``at_once``** for programs with nothing to clean up (tether's own bounded children,
+  gh): the deadline kills the group without the graces.
 - **A sanitised environment** (``child_env``): no variable that would point git at another
   repository (set, for example, while a git hook runs tether), no credential prompts.
 - **Output**: captured whole for a program whose answer tether parses, or appended to a
@@ -29,6 +34,7 @@ from __future__ import annotations
 import contextlib
 import os
 import select
+import shlex
 import signal
 import subprocess
 import tempfile
@@ -151,8 +157,6 @@ class Finished:
 
 
 def _shown(argv: Sequence[str]) -> str:
-    import shlex
-
     return shlex.join(argv)
 
 
