@@ -263,3 +263,48 @@ def test_stop_all_stops_a_program_nobody_stopped(tmp_path: Path) -> None:
     finally:
         kill_leftovers(pids)
     running.finish()
+
+
+def test_a_second_ctrl_c_kills_the_group_at_once(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The first interrupt starts the graces (here long); a second one while they run does
+    not wait them out: the group is killed and the interrupt goes on."""
+    monkeypatch.setattr(process, "INTERRUPT_GRACE", 60.0)
+    monkeypatch.setattr(process, "TERMINATE_GRACE", 60.0)
+    pids_file, marker = tmp_path / "pids", tmp_path / "interrupted"
+    program = tmp_path / "stubborn"
+    program.write_text(
+        "#!/bin/sh\n"
+        f"trap 'echo INT >> {marker}' INT\n"
+        "trap '' TERM\n"
+        "sleep 600 &\n"
+        "child=$!\n"
+        f'echo "$$ $(cut -d" " -f22 /proc/$$/stat) $child $(cut -d" " -f22 /proc/$child/stat)"'
+        f" > {pids_file}.tmp && mv {pids_file}.tmp {pids_file}\n"
+        "while :; do wait; done\n"
+    )
+    program.chmod(0o755)
+
+    def work() -> int:
+        try:
+            process.run([str(program)], timeout=None)
+        except KeyboardInterrupt:
+            return 130
+        return 0
+
+    child = ForkedChild(work)
+    pids = recorded_pids(pids_file)
+    try:
+        child.send_signal(signal.SIGINT)
+        deadline = time.monotonic() + 30
+        while not marker.exists():  # the group got its SIGINT: the grace is running
+            assert time.monotonic() < deadline, "the group never got SIGINT"
+            time.sleep(0.01)
+        began = time.monotonic()
+        child.send_signal(signal.SIGINT)
+        assert child.wait(30).returncode == 130
+        assert time.monotonic() - began < 20  # not the 60 s grace
+        assert all_gone(pids)
+    finally:
+        kill_leftovers(pids)
