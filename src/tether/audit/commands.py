@@ -64,7 +64,7 @@ def audit_shell(root: Path, layout: Any, remit: Remit, request: ShellRequest) ->
     deleted = list(scope.deleted) if scope is not None and not request.paths else []
     gone = shell.deleted_suites(root, scope.merge_base, deleted) if scope is not None else []
     if scope is not None:
-        gone += shell.compare_suites(root, scope.merge_base, targets, tools)
+        gone += shell.compare_suites(root, scope.merge_base, targets, tools, options.cache)
     gone += shell.missing_hook_scripts(root, remit)
     checked = _policy_findings(root, layout, paths, scope.merge_base if scope else None)
     gone += [f for found in checked.values() for f in found]

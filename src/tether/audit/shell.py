@@ -268,7 +268,9 @@ def callers(root: Path, changed: Sequence[str]) -> dict[str, list[str]]:
 
     if not changed:
         return {}
-    wanted = {path: PurePosixPath(path).name for path in changed}
+    by_name: dict[str, list[str]] = {}
+    for path in changed:
+        by_name.setdefault(PurePosixPath(path).name, []).append(path)
     found: dict[str, set[str]] = {path: set() for path in changed}
     for candidate in git.ls_files(root):
         if not candidate.endswith(_CALLER_SUFFIXES) and candidate not in SETTINGS_FILES:
@@ -282,17 +284,13 @@ def callers(root: Path, changed: Sequence[str]) -> dict[str, list[str]]:
             operands |= {
                 s for c in _hook_commands(_json_or_none(text)) if (s := _command_script(c))
             }
-        for path, name in wanted.items():
-            if candidate != path and any(_names(operand, path, name) for operand in operands):
-                found[path].add(candidate)
+        for operand in operands:
+            # The path itself, or a word whose last component is its file name
+            # (``"$here/lib/common.sh"``): a caller whose folder is computed at run time.
+            for path in by_name.get(PurePosixPath(operand.removeprefix("./")).name, []):
+                if candidate != path:
+                    found[path].add(candidate)
     return {path: sorted(users) for path, users in found.items() if users}
-
-
-def _names(operand: str, path: str, name: str) -> bool:
-    """True when a sourced or run word can be ``path``: the path itself, or a word whose
-    last component is its file name (``"$here/lib/common.sh"``)."""
-    operand = operand.removeprefix("./")
-    return operand in (path, name) or operand.endswith("/" + name)
 
 
 def _json_or_none(text: str) -> Any:
@@ -467,6 +465,23 @@ def analyse(
     return link_pinning_suites(root, results)
 
 
+def blobs_at(root: Path, rev: str, paths: Sequence[str]) -> dict[str, bytes]:
+    """The bytes of each of ``paths`` in commit ``rev`` (absent ones left out), through
+    two git processes whatever the number of paths."""
+    from tether import git
+
+    wanted = set(paths)
+    if not wanted:
+        return {}
+    oids = {
+        path: oid
+        for _, kind_, oid, path in git.ls_tree_entries(root, rev)
+        if kind_ == "blob" and path in wanted
+    }
+    blobs = git.read_blobs(root, sorted(set(oids.values())))
+    return {path: blobs[oid] for path, oid in oids.items() if oid in blobs}
+
+
 _CANNOT_ANALYSE: Final = "audit/cannot-analyse"
 FindingKey = tuple[str, str, str, str]
 
@@ -484,12 +499,13 @@ def downgrade_inherited(
     findings. A file new on the branch inherits nothing; a file that cannot be analysed
     stays an error: nothing was checked.
     """
-    from tether import git
+    blocking = [r.target.path for r in results if any(_blocks(f) for f in r.findings)]
+    at_base = blobs_at(root, base, blocking)
 
     def inherited(result: FileResult) -> FileResult:
         if not any(_blocks(f) for f in result.findings):
             return result
-        old = git.blob_at(root, base, result.target.path)
+        old = at_base.get(result.target.path)
         try:
             new = read_bytes(root / result.target.path)
         except OSError:
@@ -526,32 +542,53 @@ def _finding_key(finding: Finding, lines: list[str]) -> FindingKey:
 
 
 def compare_suites(
-    root: Path, base: str, targets: Sequence[Target], tools: Toolset
+    root: Path, base: str, targets: Sequence[Target], tools: Toolset, cache: ResultCache
 ) -> list[Finding]:
     """Each bats suite against its version at ``base`` (lenses/batsdiff.py): dropped
     tests, removed or weakened checks, added skips. A suite new on the branch, or one
-    either side of which does not parse, is left to the other lenses."""
-    from tether import git
-    from tether.audit.lenses import batsdiff
-
+    either side of which does not parse, is left to the other lenses. Results are cached
+    by both versions' bytes, the shfmt version and the lens code."""
+    suites = [t for t in targets if t.bats]
+    at_base = blobs_at(root, base, [t.path for t in suites])
     found: list[Finding] = []
-    for target in targets:
-        if not target.bats:
-            continue
-        old = git.blob_at(root, base, target.path)
+    for target in suites:
+        old = at_base.get(target.path)
         try:
             new = read_bytes(root / target.path)
         except OSError:
             continue
         if old is None or old == new:
             continue
-        before, after = parse(tools.shfmt, old, "bats"), parse(tools.shfmt, new, "bats")
-        if before.tree is None or after.tree is None:
-            continue
-        ctx = LensContext(target.path, f"shfmt {tools.shfmt.version}, against {base[:12]}")
-        changed = batsdiff.compare(before.tree, old, after.tree, new, ctx)
+        changed = _cached_comparison(target, old, new, base, tools, cache)
         found.extend(suppress.apply(target.path, new, changed, report_invalid=False))
     return found
+
+
+def _cached_comparison(
+    target: Target, old: bytes, new: bytes, base: str, tools: Toolset, cache: ResultCache
+) -> list[Finding]:
+    from tether.audit.lenses import batsdiff
+
+    key = cache_key(
+        "batsdiff",
+        lens_code_digest(),
+        tools.shfmt.version or "",
+        target.path,
+        base,
+        hashlib.sha256(old).hexdigest(),
+        hashlib.sha256(new).hexdigest(),
+    )
+    stored = cache.get(key)
+    if isinstance(stored, list):
+        with contextlib.suppress(TypeError, KeyError):
+            return [_finding_from_json(entry) for entry in stored]
+    before, after = parse(tools.shfmt, old, "bats"), parse(tools.shfmt, new, "bats")
+    if before.tree is None or after.tree is None:
+        return []  # the lenses report the file that does not parse
+    ctx = LensContext(target.path, f"shfmt {tools.shfmt.version}, against {base[:12]}")
+    changed = batsdiff.compare(before.tree, old, after.tree, new, ctx)
+    cache.put(key, [asdict(f) for f in changed])
+    return changed
 
 
 _TEST_CASE: Final = re.compile(rb"^[ \t]*@test[ \t]", re.MULTILINE)
@@ -563,11 +600,10 @@ def deleted_suites(root: Path, base: str, deleted: Sequence[str]) -> list[Findin
     A deletion is a change: a branch whose only change removes a suite retires every
     check in it, and must not read as "0 files, nothing to review".
     """
-    from tether import git
-
+    at_base = blobs_at(root, base, deleted)
     found = []
     for path in deleted:
-        data = git.blob_at(root, base, path)
+        data = at_base.get(path)
         if data is None:
             continue
         first = data.split(b"\n", 1)[0].decode("utf-8", "replace")
