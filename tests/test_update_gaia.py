@@ -996,3 +996,37 @@ def test_the_ping_can_be_left_out(
         "reason": reason,
     }
     assert not log.exists()
+
+
+def test_cached_releases_other_than_the_installed_and_the_new_one_are_pruned(
+    tmp_path: Path,
+) -> None:
+    from helpers_sources import commit_release, init_repo
+
+    upstream = init_repo(tmp_path / "upstream")
+    for version in ("1.0.0", "1.1.0", "1.2.0"):
+        files = {"README.md": f"readme {version}\n"}
+        manifest = {"version": version, "files": {"README.md": "owned"}}
+        files[".gaia/manifest.json"] = json.dumps(manifest)
+        commit_release(upstream, files, f"v{version}")
+    project = tmp_path / "proj"
+    project.mkdir()
+    git(project, "init", "-q", "-b", "main")
+    init = ("init", "--profile", "gaia", "--source", str(upstream), "--to", "1.0.0")
+    result = run_tether(*init, "-C", str(project))
+    assert result.returncode == 0, result.stderr
+    git(project, "add", "-A")
+    git(project, "commit", "-qm", "install")
+    cache = project / ".gaia/local/cache/shared/update-gaia/releases"
+
+    def cached() -> list[str]:
+        return sorted(p.name for p in cache.glob("*/*") if not p.name.startswith("."))
+
+    assert cached() == ["1.0.0"]
+    assert update(project, "--to", "1.1.0")[0] == 0
+    assert cached() == ["1.0.0", "1.1.0"]  # the installed release and the new one
+    git(project, "commit", "-qam", "1.1.0")
+    dry = update(project, "--dry-run")
+    assert dry[1]["status"] == "dry-run" and cached() == ["1.0.0", "1.1.0", "1.2.0"]
+    assert update(project)[0] == 0
+    assert cached() == ["1.1.0", "1.2.0"]  # 1.0.0 pruned once the update was confirmed

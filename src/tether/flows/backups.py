@@ -22,7 +22,7 @@ from tether.flows.safety import PathGuard
 from tether.fsio import file_mode, read_bytes, sha256_bytes, sha256_file
 
 if TYPE_CHECKING:
-    from tether.flows.project import Project
+    from tether.flows.project import Project, Release
 
 KEEP_BACKUP_RUNS = 5  # update keeps the newest backup folders of this many earlier runs
 
@@ -154,3 +154,31 @@ def prune_backups(project: Project, keep: int = KEEP_BACKUP_RUNS, current: str =
         ) from None
     for old in runs[: max(0, len(runs) - keep)]:
         shutil.rmtree(old, ignore_errors=True)  # removes links inside, never follows them
+
+
+def prune_cached_releases(project: Project, latest: Release, installed: str) -> None:
+    """GAIA Step 4b: once an update is confirmed, the release trees cached for its source
+    other than the installed release and the one being installed are removed (they are
+    fetched again when needed; the installed release's bytes are in the pristine cache
+    anyway). Only trees tether fetched into its own release cache: a folder source is never
+    touched, nor another source's trees, nor a link (never followed)."""
+    from tether.sources.cache import NOTE
+
+    cache = project.releases_cache
+    base = latest.root.parent
+    try:
+        if base.parent.resolve() != cache.resolve() or base.is_symlink():
+            return
+        keep = {latest.version, installed}
+        with os.scandir(base) as entries:
+            for entry in entries:
+                name = entry.name
+                if entry.is_dir(follow_symlinks=False):
+                    if not name.startswith(".") and name not in keep:
+                        shutil.rmtree(entry.path, ignore_errors=True)
+                    continue
+                note_of = name[1 : -len(NOTE)] if name.startswith(".") else ""
+                if name.endswith(NOTE) and note_of and note_of not in keep:
+                    os.unlink(entry.path)
+    except OSError:
+        return  # pruning is housekeeping: it never stops an update

@@ -21,7 +21,7 @@ from tether.flows.apply import (
     holds_run_writes,
     resume_info,
 )
-from tether.flows.backups import prune_backups
+from tether.flows.backups import prune_backups, prune_cached_releases
 from tether.flows.baseline import Baseline, load_baseline, require_an_install
 from tether.flows.finalize import finalize
 from tether.flows.lifecycle import LifecyclePlan, plan_lifecycle, programs_off_switch
@@ -765,6 +765,7 @@ def _execute(prepared: PreparedUpdate, branch: BranchPlan | None = None) -> Upda
     earlier = _earlier_artifacts(project)
     if prepared.unfinished is None:
         prune_backups(project, current=run_id)
+        prune_cached_releases(project, prepared.latest, prepared.baseline.version)
     ctx = RunContext(project, prepared.journal, run_id, prepared.request.command, prepared.resume)
     ctx.git_context = branch.context() if branch is not None else None
     ecosystem_log = _ecosystem_log(prepared, run_id)
