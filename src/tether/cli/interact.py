@@ -78,26 +78,36 @@ CONFLICT_ANSWERS = (
     Answer("r", "take-theirs", "[r]eplace my whole file with theirs"),
     Answer("w", "markers", "[w]rite conflict markers"),
 )
+# A file the new release no longer ships (reapply): nothing to merge with, so it is kept as
+# the adopter's own file or dropped.
+DROPPED_ANSWERS = (
+    Answer("k", "keep", "[k]eep it as my own file"),
+    Answer("x", "drop", "[x] drop it (my copy stays in the patches folder)"),
+)
 SHOW_DIFF = "[d]iff"
 FOR_ALL = "capital letter: the same for every file after"
 
 
-def conflict_choices(hunk_level: bool = True) -> str:
+def conflict_choices(
+    hunk_level: bool = True, answers: tuple[Answer, ...] = CONFLICT_ANSWERS
+) -> str:
     """The answers offered for one file (without a baseline the clashing lines are not
     known, so only the whole-file answers are)."""
-    offered = [a.words for a in CONFLICT_ANSWERS if hunk_level or not a.hunk_level]
+    offered = [a.words for a in answers if hunk_level or not a.hunk_level]
     return ", ".join([*offered, SHOW_DIFF]) + f" ({FOR_ALL})"
 
 
 @dataclass(frozen=True)
 class ConflictQuestion:
     """One file to settle: what to ask about it, and its diff for the [d]iff answer.
-    ``hunk_level``: whether its clashing hunks are known (a baseline to merge on)."""
+    ``hunk_level``: whether its clashing hunks are known (a baseline to merge on);
+    ``answers``: what may be answered (a dropped file's are not a conflict's)."""
 
     path: str
     question: str
     diff: Callable[[], str]
     hunk_level: bool = True
+    answers: tuple[Answer, ...] = CONFLICT_ANSWERS
 
 
 def choose_each(
@@ -106,19 +116,21 @@ def choose_each(
     show: Callable[[str], None] = show,
 ) -> dict[str, str]:
     """Ask, file by file, how to settle it (``ours``, ``theirs``, ``keep-mine``,
-    ``take-theirs`` or ``markers``), showing the diff on request; path -> choice. A capital
-    letter settles this file and every later one the same way (a later file whose clashing
-    lines are not known is still asked when the answer was about clashing lines).
+    ``take-theirs`` or ``markers``; a dropped file ``keep`` or ``drop``), showing the diff
+    on request; path -> choice. A capital letter settles this file and every later one the
+    same way (a later file that cannot take that answer, one whose clashing lines are not
+    known or a dropped file, is still asked).
 
     The end of input (an empty read, not an empty line) stops the run before anything is
     written: asking again would never get an answer."""
     for_all: Answer | None = None
     chosen: dict[str, str] = {}
     for item in questions:
-        offered = {a.key: a for a in CONFLICT_ANSWERS if item.hunk_level or not a.hunk_level}
-        answer = for_all if for_all is not None and for_all.key in offered else None
+        offered = {a.key: a for a in item.answers if item.hunk_level or not a.hunk_level}
+        answer = for_all if for_all in offered.values() else None
         while answer is None:
-            raw = ask(f"{item.path}: {item.question} {conflict_choices(item.hunk_level)}? ")
+            words = conflict_choices(item.hunk_level, item.answers)
+            raw = ask(f"{item.path}: {item.question} {words}? ")
             if raw == "":
                 raise TetherError("no answer at the prompt (end of input); nothing was written")
             typed = raw.strip()

@@ -23,13 +23,20 @@ from tether.cli.common import (
 from tether.errors import Exit, UsageError
 from tether.flows.reapply import (
     CONFLICT_STYLES,
+    DROPPED_CHOICES,
     BaselineOptions,
     Pending,
     ReapplyRequest,
     reapply,
     save_patches,
 )
-from tether.report.reapply import DIFFERS, render, render_pending, render_save
+from tether.report.reapply import (
+    DIFFERS,
+    DROPPED_QUESTION,
+    render,
+    render_pending,
+    render_save,
+)
 
 Chooser = Callable[[list[Pending], list[tuple[str, str]]], dict[str, str]]
 
@@ -95,6 +102,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     add_auto(parser, "settle every conflict this way instead of asking (for scripts)")
     parser.add_argument(
+        "--dropped",
+        choices=DROPPED_CHOICES,
+        help="for every saved file the new release no longer ships: keep it as your own "
+        "file (your saved copy written back), or drop it (your copy stays in the patches)",
+    )
+    parser.add_argument(
         "--remove-backups",
         action="store_true",
         help="remove the saved patches after a run that verified every file "
@@ -131,6 +144,7 @@ def run(args: argparse.Namespace) -> int:
         conflict_style=args.conflict,
         dry_run=args.dry_run,
         auto=args.auto,
+        dropped=args.dropped,
         chooser=_chooser(args),
         remove_backups=args.remove_backups,
     )
@@ -143,8 +157,11 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _chooser(args: argparse.Namespace) -> Chooser | None:
-    """Ask per conflict only when a person is at a terminal and nothing else decides."""
-    if args.json or args.dry_run or args.auto or not interact.stdin_is_terminal():
+    """Ask only when a person is at a terminal and nothing else decides (``--auto`` for
+    conflicts, ``--dropped`` for files the new release dropped)."""
+    if args.json or args.dry_run or not interact.stdin_is_terminal():
+        return None
+    if args.auto and args.dropped:
         return None
     return _ask_per_file
 
@@ -158,15 +175,18 @@ def _ask_per_file(pending: list[Pending], table: list[tuple[str, str]]) -> dict[
     print(render_pending(table), file=sys.stderr)
 
     def diff(item: Pending) -> Callable[[], str]:
-        return lambda: unified_patch(item.file, item.installed, item.saved).decode(errors="replace")
+        installed = item.installed or b""
+        return lambda: unified_patch(item.file, installed, item.saved).decode(errors="replace")
 
-    questions = [
-        interact.ConflictQuestion(
-            item.file, item.question or DIFFERS, diff(item), hunk_level=item.hunk_level
-        )
-        for item in pending
-    ]
-    return interact.choose_each(questions)
+    def question(item: Pending) -> interact.ConflictQuestion:
+        if item.dropped:
+            return interact.ConflictQuestion(
+                item.file, DROPPED_QUESTION, diff(item), answers=interact.DROPPED_ANSWERS
+            )
+        words = item.question or DIFFERS
+        return interact.ConflictQuestion(item.file, words, diff(item), item.hunk_level)
+
+    return interact.choose_each([question(item) for item in pending])
 
 
 def _check_usage(args: argparse.Namespace) -> None:

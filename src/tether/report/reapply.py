@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from tether.flows.reapply import (
+    BY_HAND,
     CONFLICT,
     FAILED,
     INCORPORATED,
@@ -15,6 +16,8 @@ from tether.flows.reapply import (
 
 # Asked at the prompt about a conflict whose copies differ beyond drift.
 DIFFERS = "your saved copy and the installed file both changed here."
+# Asked about a saved file the new release no longer ships.
+DROPPED_QUESTION = "the new release no longer ships this file (the diff shows your copy)."
 
 
 def render(report: ReapplyReport) -> str:
@@ -44,6 +47,7 @@ def render(report: ReapplyReport) -> str:
             lines.append(f"                patch: {result.artifact}")
         lines.extend(_two_way(result))
     lines.extend(_hunk_table(report))
+    lines.extend(_preserved_table(report))
     if report.drifted_files:
         lines.append("pristine drift stopped: " + ", ".join(report.drifted_files))
         lines.extend(f"  {number}. {remedy}" for number, remedy in enumerate(report.remedies, 1))
@@ -112,6 +116,78 @@ def _hunk_table(report: ReapplyReport) -> list[str]:
         fields = (file, str(row.hunk_id), row.signature_line, str(row.line_count), verified)
         lines.append("  " + "\t".join(fields))
     return lines
+
+
+_RESULT_WORDS = {
+    MERGED: "merged",
+    INCORPORATED: "incorporated",
+    RESOLVED: "conflict resolved",
+    CONFLICT: "conflict",
+    FAILED: "failed",
+}
+_SHOWN_CHANGES = 3  # per file; the rest are counted
+
+
+def _preserved_table(report: ReapplyReport) -> list[str]:
+    """The closing table: every file, its result and the changes of yours it keeps."""
+    if not report.results:
+        return []
+    width = max(len(result.file) for result in report.results)
+    verb = "would keep" if report.dry_run else "kept"
+    lines = [f"your changes, file by file (what the file {verb}):"]
+    for number, result in enumerate(report.results, 1):
+        outcome = _RESULT_WORDS[result.status]
+        if result.resolution:
+            outcome += f" ({result.resolution})"
+        lines.append(f"  {number:>2}  {result.file:<{width}}  {outcome:<28} {_preserved(result)}")
+    return lines
+
+
+def _preserved(result: FileResult) -> str:
+    """The seed's "User Changes Preserved", in a few words."""
+    changes = _changes(result)
+    if result.status == CONFLICT:
+        return "none yet: the conflict is yours to settle (your copy is in the patches)"
+    if result.status == FAILED:
+        return "none written: your copy stays in the patches"
+    if result.resolution == BY_HAND:
+        return "as you resolved the conflict by hand"
+    if result.resolution == "take-theirs":
+        return "none in the file: you took the installed file; your copy stays in the patches"
+    if result.resolution == "drop":
+        return "none: the new release dropped the file and so did you; your copy is in the patches"
+    if result.resolution == "keep":
+        return "your whole saved copy, now a file of your own" + (f": {changes}" if changes else "")
+    if result.resolution == "keep-mine":
+        return "your whole saved copy" + (f": {changes}" if changes else "")
+    if result.resolution in ("ours", "theirs"):
+        side = "your side" if result.resolution == "ours" else "the installed side"
+        hunks = "hunk" if result.settled_hunks == 1 else "hunks"
+        settled = f"{result.settled_hunks} clashing {hunks} took {side}"
+        return f"{changes or 'none of yours'} ({settled})"
+    if result.status == INCORPORATED:
+        if result.preserved is None:
+            return "all: your copy is the installed file"
+        return "already in the installed release" + (f": {changes}" if changes else "")
+    if result.preserved is None:
+        return "already reapplied by an earlier run"
+    return changes or "nothing but blank lines"
+
+
+def _changes(result: FileResult) -> str:
+    rows = result.preserved or []
+    words = []
+    for row in rows[:_SHOWN_CHANGES]:
+        text = row.text.strip()
+        text = text if len(text) <= 40 else text[:37] + "..."
+        if row.kind == "deleted":
+            many = f" (+{row.removed - 1} more line(s))" if row.removed > 1 else ""
+            words.append(f'deleted "{text}"{many}')
+        else:
+            words.append(f'{row.kind} "{text}"')
+    if len(rows) > _SHOWN_CHANGES:
+        words.append(f"{len(rows) - _SHOWN_CHANGES} more change(s)")
+    return "; ".join(words)
 
 
 def _render_nothing_found(report: ReapplyReport) -> str:

@@ -36,7 +36,9 @@ from tether.flows.reapply.job import ReapplyRequest
 from tether.flows.reapply.locate import PATCHES_FOLDER, PRISTINE_FOLDER, candidate_places
 from tether.flows.reapply.patches import META_FILE, PatchSet, find_patch_set, load_patch_set
 from tether.flows.reapply.report import (
+    BY_HAND,
     CONFLICT,
+    DROPPED_CHOICES,
     FAILED,
     INCORPORATED,
     MERGED,
@@ -55,8 +57,10 @@ from tether.model.plan import AUTO_CHOICES, CONFLICT_STYLES
 __all__ = [
     "AUTO_CHOICES",
     "BACKUP_FOLDER",
+    "BY_HAND",
     "CONFLICT",
     "CONFLICT_STYLES",
+    "DROPPED_CHOICES",
     "FAILED",
     "INCORPORATED",
     "MERGED",

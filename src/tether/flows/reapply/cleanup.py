@@ -8,8 +8,8 @@ when it only holds the patch folder (a config folder named with ``--patches``), 
 folder that holds the installed release, never a folder reached through a link, and never a
 folder holding anything its ``backup-meta.json`` does not list (an older backup's copy left
 there would be lost). A user's copy that is in no file the run leaves (a conflict settled
-``take-theirs``, or ``theirs`` with clashing hunks that took the release's side) keeps the
-patches too: it would be the only copy.
+``take-theirs``, ``theirs`` with clashing hunks that took the release's side, or a file the
+new release dropped that the user dropped too) keeps the patches: it would be the only copy.
 
 Each folder is first renamed to a dot-name beside it, in one step, so a crash part-way
 through the removal never leaves a half-deleted patch set that a later run would take for
@@ -55,7 +55,7 @@ def why_keep(report: ReapplyReport) -> str | None:
 def _dropped_yours(result: FileResult) -> bool:
     """The file the run leaves lacks some of the user's change: taken whole from the
     installed release, or clashing hunks that took the release's side."""
-    return result.resolution == "take-theirs" or (
+    return result.resolution in ("take-theirs", "drop") or (
         result.resolution == "theirs" and result.settled_hunks > 0
     )
 

@@ -15,6 +15,7 @@ from tether.flows.reapply.baseline import Found
 from tether.flows.reapply.report import (
     CONFLICT,
     DRIFT_QUESTION,
+    DROPPED,
     FAILED,
     INCORPORATED,
     MERGED,
@@ -44,6 +45,8 @@ class Decision:
     restore: bool = False  # put the installed version back over an interrupted run's write
     saved: bytes | None = None  # the user's saved copy
     on_disk: bytes | None = None  # what the target holds now
+    # A dropped file the user drops after an interrupted run had kept it: its copy goes.
+    remove: bool = False
     # What the verifier holds the written merge to, when not all of ``ours``: a conflict
     # settled ``theirs`` keeps only the changes of yours that did not clash.
     must_keep: bytes | None = None
@@ -69,7 +72,7 @@ def decide_saved_file(
     the option that makes the release the patches were saved from the baseline."""
     origin = found.origin
     if theirs is None:
-        reason = f"the installed release no longer has this file; your copy stays at {patch}"
+        reason = f"{DROPPED}; your copy stays at {patch}"
         return Decision(FileResult(rel, CONFLICT, reason, origin))
     if ours == theirs:
         reason = "your copy is identical to the installed file"

@@ -50,7 +50,8 @@ class ReapplyRequest:
     dry_run: bool = False
     environ: Mapping[str, str] | None = None  # for the search; None: this process's
     cwd: Path | None = None  # for the search's local-install places; None: this process's
-    auto: str | None = None  # settle every conflict this way: keep-mine or take-theirs
+    auto: str | None = None  # settle every conflict this way: one of model.plan.AUTO_CHOICES
+    dropped: str | None = None  # settle every file the new release dropped: keep or drop
     chooser: Chooser | None = None  # asks per conflict (a terminal); None: leave them
     remove_backups: bool = False  # remove the patches after a fully verified run
 

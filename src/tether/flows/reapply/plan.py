@@ -125,6 +125,10 @@ def _installed_version(job: Job, rel: str, current: bytes | None) -> bytes | Non
     after it may have written the file."""
     first = job.unfinished.backed_up.get(rel) if job.unfinished is not None else None
     if first is None:
+        if job.unfinished is not None and current is not None and job.wrote(rel, current):
+            # Written by the interrupted run with nothing backed up first: nothing was
+            # installed there (a file the new release dropped, kept as the user's own).
+            return None
         return current
     if not _in_backup_folder(job, rel, first.backup):
         raise TetherError(
@@ -188,6 +192,8 @@ def file_action(decision: Decision) -> FileAction:
         )
     if decision.restore:
         return FileAction(rel, None, Bucket.UPDATE, Op.WRITE, decision.theirs, reason=RESTORED)
+    if decision.remove:
+        return FileAction(rel, None, Bucket.DELETED, Op.REMOVE, reason=result.reason)
     return FileAction(rel, None, bucket, reason=result.reason)
 
 

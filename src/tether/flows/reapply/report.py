@@ -15,7 +15,7 @@ from tether.errors import Exit
 from tether.model.plan import AUTO_CHOICES, Bucket
 
 if TYPE_CHECKING:
-    from tether.engine.hunktable import HunkRow
+    from tether.engine.hunktable import ChangeRow, HunkRow
     from tether.engine.twoway import UserEdit
     from tether.engine.verify import VerifyResult
 
@@ -25,6 +25,10 @@ INCORPORATED = "incorporated"
 FAILED = "failed"
 RESOLVED = "resolved"  # a conflict a person (or --auto) settled: one of RESOLUTIONS
 RESOLUTIONS = (*AUTO_CHOICES, "markers")
+# A file the new release no longer ships: kept as the user's own file, or dropped
+# (``--dropped``, or the prompt).
+DROPPED_CHOICES = ("keep", "drop")
+DROPPED = "the installed release no longer has this file"
 BY_HAND = "by-hand"  # a conflict an earlier run left, resolved by a person since
 # Asked of a file without a baseline whose every difference is mechanical drift.
 DRIFT_QUESTION = (
@@ -88,6 +92,9 @@ class FileResult:
     resolution: str | None = None  # how a conflict was settled: RESOLUTIONS or BY_HAND
     pristine_is_installed: bool = False  # drifted: the pristine copy is the installed file
     settled_hunks: int = 0  # resolved ours/theirs: the clashing hunks that took that side
+    # The user's changes (base → their copy) the file the run leaves holds; None: not known
+    # (no baseline to tell them by, or a file an earlier run already reapplied).
+    preserved: list[ChangeRow] | None = None
 
     @property
     def hunks_missing(self) -> int:
@@ -107,6 +114,9 @@ class FileResult:
             "user_commits": [{"commit": c, "subject": s} for c, s in self.user_commits],
             "resolution": self.resolution,
             "settled_hunks": self.settled_hunks,
+            "preserved": (
+                None if self.preserved is None else [row.to_json() for row in self.preserved]
+            ),
         }
         if self.artifact:
             document["artifact"] = self.artifact

@@ -3,7 +3,10 @@
 ``theirs`` (the merge on the baseline with each clashing hunk taking that side's lines and
 every other change of both sides kept), ``keep-mine`` (the saved copy, whole),
 ``take-theirs`` (the installed file, whole; your copy stays in the patches folder) or
-``markers`` (the conflict as reapply leaves it)."""
+``markers`` (the conflict as reapply leaves it). A file the new release no longer ships has
+nothing to merge with: it is kept as the user's own file (``keep``: the saved copy written
+back) or dropped (``drop``: nothing written, the saved copy stays in the patches folder),
+by ``--dropped`` or at the prompt."""
 
 from __future__ import annotations
 
@@ -15,7 +18,13 @@ from tether.errors import UsageError
 from tether.flows.merging import favored_must_keep, merge_sides
 from tether.flows.reapply.decide import Decision
 from tether.flows.reapply.plan import mark_restore
-from tether.flows.reapply.report import CONFLICT, RESOLUTIONS, RESOLVED
+from tether.flows.reapply.report import (
+    CONFLICT,
+    DROPPED,
+    DROPPED_CHOICES,
+    RESOLUTIONS,
+    RESOLVED,
+)
 from tether.model.plan import HUNK_CHOICES
 
 
@@ -25,9 +34,14 @@ class Pending:
 
     file: str
     saved: bytes  # your copy
-    installed: bytes
+    installed: bytes | None  # None: the new release no longer ships the file
     question: str | None  # the drift question, when only drift differs
     hunk_level: bool = False  # a baseline to merge on: ours/theirs can be offered
+
+    @property
+    def dropped(self) -> bool:
+        """Asked keep (as your own file) or drop, not how to merge."""
+        return self.installed is None
 
 
 # Given the conflicts and every file's pending state (file, status), in backup-meta.json's
@@ -41,12 +55,13 @@ NO_HUNKS = (
 
 
 def pending(decisions: list[Decision]) -> list[Pending]:
-    """Conflicts a choice can settle: both versions known (not a dropped file)."""
+    """Conflicts a choice can settle: a saved copy and the installed version, or none (a
+    file the new release dropped)."""
     found = []
     for decision in decisions:
         saved, installed = decision.saved, decision.theirs
-        if decision.result.status == CONFLICT and saved is not None and installed is not None:
-            hunks = _hunk_level(decision)
+        if decision.result.status == CONFLICT and saved is not None:
+            hunks = installed is not None and _hunk_level(decision)
             question = decision.result.question
             found.append(Pending(decision.result.file, saved, installed, question, hunks))
     return found
@@ -58,21 +73,47 @@ def _hunk_level(decision: Decision) -> bool:
     return all(side is not None and not is_binary(side) for side in sides)
 
 
-def settle(decisions: list[Decision], auto: str | None, chooser: Chooser | None) -> None:
-    """Apply ``--auto`` to every conflict, else the chooser's answers."""
+def settle(
+    decisions: list[Decision],
+    auto: str | None,
+    chooser: Chooser | None,
+    dropped: str | None = None,
+) -> None:
+    """Apply ``--auto`` to every conflict and ``--dropped`` to every file the new release
+    dropped; the chooser (a person) answers what they leave open."""
     waiting = pending(decisions)
-    if not waiting or (auto is None and chooser is None):
-        return
-    if auto is not None:
-        chosen: Mapping[str, str] = {item.file: auto for item in waiting}
-    else:
-        assert chooser is not None
-        chosen = chooser(waiting, [(d.result.file, d.result.status) for d in decisions])
+    chosen: dict[str, str] = {}
+    for item in waiting:
+        by_flag = dropped if item.dropped else auto
+        if by_flag is not None:
+            chosen[item.file] = by_flag
+    asked = [item for item in waiting if item.file not in chosen]
+    if asked and chooser is not None:
+        chosen.update(chooser(asked, [(d.result.file, d.result.status) for d in decisions]))
     by_file = {d.result.file: d for d in decisions}
     for file, choice in chosen.items():
+        decision = by_file[file]
+        if decision.theirs is None:
+            if choice in DROPPED_CHOICES:
+                _settle_dropped(decision, choice)
+            continue  # --auto has nothing to merge a dropped file with
         if choice not in RESOLUTIONS:
             raise UsageError(f"--auto must be one of {', '.join(RESOLUTIONS)}")
-        _apply(by_file[file], choice)
+        _apply(decision, choice)
+
+
+def _settle_dropped(decision: Decision, choice: str) -> None:
+    """keep: the saved copy is written back, the user's own file from now on; drop: the
+    release's removal stands and nothing is written (the saved copy stays in the patches)."""
+    result = decision.result
+    if choice == "keep":
+        decision.write = decision.saved
+        result.reason = f"{DROPPED}; you kept it as your own file (your saved copy)"
+    else:
+        result.reason = f"{DROPPED}; you dropped it (your copy stays in the patches folder)"
+        # A rerun after an interrupted run that kept it: the copy that run wrote goes.
+        decision.remove = decision.on_disk is not None
+    result.status, result.resolution, result.question = RESOLVED, choice, None
 
 
 def _apply(decision: Decision, choice: str) -> None:

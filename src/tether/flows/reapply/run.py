@@ -22,7 +22,9 @@ from tether.flows.reapply.locate import (
 from tether.flows.reapply.patches import PatchSet, load_patch_set
 from tether.flows.reapply.plan import plan_files, writer_plan, writer_resume
 from tether.flows.reapply.report import (
+    BY_HAND,
     CONFLICT,
+    DROPPED_CHOICES,
     FAILED,
     MERGED,
     PATCHES_OPTION,
@@ -53,6 +55,8 @@ def reapply(request: ReapplyRequest) -> ReapplyReport:
         raise UsageError(f"--conflict must be one of {', '.join(CONFLICT_STYLES)}")
     if request.auto not in (None, *AUTO_CHOICES):
         raise UsageError(f"--auto must be one of {', '.join(AUTO_CHOICES)}")
+    if request.dropped not in (None, *DROPPED_CHOICES):
+        raise UsageError(f"--dropped must be one of {', '.join(DROPPED_CHOICES)}")
     if request.target is not None:
         check_dir(request.target, "target")
     located = _locate(request)
@@ -72,7 +76,7 @@ def reapply(request: ReapplyRequest) -> ReapplyReport:
     if request.dry_run:
         job = open_job(request, patch_set, journal)
         decisions = plan_files(job)
-        settle(decisions, request.auto, None)
+        settle(decisions, request.auto, None, request.dropped)
         for decision in decisions:
             _predict_gate(job, decision)
         report = _report(job, decisions, where)
@@ -83,7 +87,7 @@ def reapply(request: ReapplyRequest) -> ReapplyReport:
     with ProjectLock(target / profile.lock_file, command="reapply"):
         job = open_job(request, patch_set, journal)
         decisions = plan_files(job)
-        settle(decisions, request.auto, request.chooser)
+        settle(decisions, request.auto, request.chooser, request.dropped)
         _carry_out(job, decisions)
         journal.run_complete(job.run_id)
         report = _report(job, decisions, where)
@@ -225,8 +229,31 @@ def _fill_hunk_tables(decisions: list[Decision]) -> None:
             result.hunks = hunk_table(decision.base, kept, final)
 
 
+# Settled so that the file the run leaves holds none of the user's change (or one they made
+# by hand, which is theirs to describe).
+NOTHING_OF_YOURS = ("take-theirs", "drop", BY_HAND)
+
+
+def _fill_preserved(decisions: list[Decision]) -> None:
+    """Each file's changes of the user's that the file the run leaves holds (the seed's
+    "User Changes Preserved"), deletions included: all of them for a verified merge, an
+    incorporated file, a saved copy kept whole or ``ours``; those that did not clash for
+    ``theirs``; none for a file taken whole, a conflict left or a failure. Unknown (None)
+    without a baseline to tell them by."""
+    from tether.engine.hunktable import user_changes
+
+    for decision in decisions:
+        result = decision.result
+        kept = decision.kept_side
+        if result.status in (CONFLICT, FAILED) or result.resolution in NOTHING_OF_YOURS:
+            result.preserved = []
+        elif decision.base is not None and kept is not None:
+            result.preserved = user_changes(decision.base, kept)
+
+
 def _report(job: Job, decisions: list[Decision], where: _Where) -> ReapplyReport:
     _fill_hunk_tables(decisions)
+    _fill_preserved(decisions)
     dry_run = job.request.dry_run
     return ReapplyReport(
         patches=where.patches,
