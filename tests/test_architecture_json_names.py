@@ -25,6 +25,9 @@ BANNED: dict[str, str] = {
     "latest": "latest_version",
     "from": "from_version",
     "to": "to_version",
+    "state": "status",
+    "result": "status",
+    "outcome": "status",
 }
 # Documents whose shape a specification fixes (GAIA's merge report and region oracle).
 SPEC_FIXED = {"merge-fields", "region-compare"}

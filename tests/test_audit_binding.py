@@ -460,7 +460,7 @@ def test_the_gate_waits_for_the_members_the_whole_branch_dispatches(
         {"scripts/b.sh": "echo b\n"},  # a shell-only branch dispatches shell alone
     )
     code, doc = audit_json(capsys, "gate", "-C", str(repo), "--trailer")
-    states = {m["member"]: m["state"] for m in doc["members"]}
+    states = {m["member"]: m["status"] for m in doc["members"]}
     assert code == 3 and states == {"shell": "pending", "docs": "not-dispatched"}
     scope(capsys, repo)
     write_report(capsys, repo)
@@ -481,7 +481,7 @@ def test_the_gate_waits_for_the_members_the_whole_branch_dispatches(
     # An edit to the gate machinery (the roster) dispatches every member.
     commit(repo, "roster", {".tether/audit.yml": roster + "# reviewed by both\n"})
     code, doc = audit_json(capsys, "gate", "-C", str(repo))
-    states = {m["member"]: m["state"] for m in doc["members"]}
+    states = {m["member"]: m["status"] for m in doc["members"]}
     assert code == 3 and states == {"shell": "pending", "docs": "pending"}
 
 

@@ -120,7 +120,7 @@ def test_clear_then_gate_and_stale_after_an_edit(
     repo: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     code, doc = gate(capsys, repo)
-    assert code == 3 and doc["members"][0]["state"] == "pending"  # type: ignore[index]
+    assert code == 3 and doc["members"][0]["status"] == "pending"  # type: ignore[index]
     code, result = clear(capsys, repo, "--provenance", "earned")
     current = digest(capsys, repo)
     assert code == 0 and result["written"] == f".tether/audit/{current}.shell.ok"
@@ -132,7 +132,7 @@ def test_clear_then_gate_and_stale_after_an_edit(
     assert code == 0 and doc["cleared"] is True
     commit(repo, "edit", {"scripts/a.sh": "echo changed\n"})
     code, doc = gate(capsys, repo)
-    assert code == 3 and doc["members"][0]["state"] == "pending"  # type: ignore[index]
+    assert code == 3 and doc["members"][0]["status"] == "pending"  # type: ignore[index]
 
 
 def test_gate_checks_refusals_first(repo: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -141,7 +141,7 @@ def test_gate_checks_refusals_first(repo: Path, capsys: pytest.CaptureFixture[st
     current = digest(capsys, repo)
     assert markers(repo) == [f"{current}.shell.ok", f"{current}.shell.refused"]
     code, doc = gate(capsys, repo)
-    assert code == 3 and doc["members"][0]["state"] == "refused"  # type: ignore[index]
+    assert code == 3 and doc["members"][0]["status"] == "refused"  # type: ignore[index]
 
 
 def test_gate_with_several_members_needs_every_one_cleared(
@@ -149,7 +149,7 @@ def test_gate_with_several_members_needs_every_one_cleared(
 ) -> None:
     clear(capsys, repo, "--provenance", "earned")
     code, doc = gate(capsys, repo, "shell,docs")
-    states = {m["member"]: m["state"] for m in doc["members"]}  # type: ignore[attr-defined]
+    states = {m["member"]: m["status"] for m in doc["members"]}  # type: ignore[attr-defined]
     assert code == 3 and states == {"shell": "cleared", "docs": "pending"}
     start_review(capsys, repo, "docs")
     write_report(capsys, repo, "docs")
@@ -239,7 +239,7 @@ def test_a_crash_between_the_two_supersede_steps_fails_safe(
     assert markers(repo) == [f"{current}.shell.ok", f"{current}.shell.refused"]
     monkeypatch.setattr(tether.audit.clearance, "_remove_refusal", original)
     code, doc = audit_json(capsys, "gate", "-C", str(repo), "--members", "shell")
-    assert code == 3 and doc["members"][0]["state"] == "refused"
+    assert code == 3 and doc["members"][0]["status"] == "refused"
 
 
 def test_scope_digest_mismatch_is_refused_and_writes_nothing(

@@ -135,7 +135,7 @@ def test_a_clearance_needs_the_sidecar_for_its_digest(
         sidecar.unlink()  # the report is lost: the marker alone must not clear the gate
     code, doc = audit_json(capsys, "gate", "-C", str(repo), "--members", "shell")
     assert code == 3
-    assert doc["members"][0]["state"] == "pending"
+    assert doc["members"][0]["status"] == "pending"
     assert doc["members"][0]["note"].startswith("lost report")
     # A sidecar for an older digest does not count either.
     write_report(capsys, repo)

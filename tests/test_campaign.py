@@ -130,13 +130,13 @@ def test_run_commits_clean_updates_holds_conflicts_and_fails_one_repository_at_a
 
     code, started = world.start()
     assert code == 0
-    assert [r["state"] for r in started["repositories"]] == ["pending"] * 4
+    assert [r["status"] for r in started["repositories"]] == ["pending"] * 4
 
     code, ran = world.run(jobs=None)  # the default: a process pool
     assert code == Exit.ERROR  # a repository failed; the others still ran
     rows = by_name(ran)
     assert [r["name"] for r in ran["repositories"]] == ["p1", "p2", "gone", "p3"]
-    assert {n: r["state"] for n, r in rows.items()} == {
+    assert {n: r["status"] for n, r in rows.items()} == {
         "p1": "updated",
         "p2": "conflicts",
         "gone": "failed",
@@ -186,7 +186,7 @@ def test_on_conflict_commit_commits_the_markers(world: World) -> None:
     code, ran = world.run()
     assert code == Exit.CONFLICTS
     [record] = ran["repositories"]
-    assert record["state"] == "conflicts" and record["commit"]
+    assert record["status"] == "conflicts" and record["commit"]
     mirror = mirror_of(world, record)
     merged = show(mirror, record["commit"], "c.txt")
     assert "<<<<<<<" in merged and "mine" in merged and "Y" in merged
@@ -205,7 +205,7 @@ def test_the_campaigns_auto_policy_settles_every_update(world: World, auto: str,
     code, ran = world.run()
     assert code == Exit.OK
     [record] = ran["repositories"]
-    assert record["state"] == "updated" and record["conflicts"] == [] and record["commit"]
+    assert record["status"] == "updated" and record["conflicts"] == [] and record["commit"]
     merged = show(mirror_of(world, record), record["commit"], "c.txt")
     assert kept in merged and "<<<<<<<" not in merged
 
@@ -219,7 +219,7 @@ def test_the_campaigns_conflict_style_reaches_every_update(world: World) -> None
     code, ran = world.run()
     assert code == Exit.CONFLICTS
     [record] = ran["repositories"]
-    assert record["state"] == "conflicts" and record["commit"]
+    assert record["status"] == "conflicts" and record["commit"]
     merged = show(mirror_of(world, record), record["commit"], "c.txt")
     assert "<<<<<<<" not in merged and "mine" in merged
 
@@ -231,7 +231,7 @@ def test_a_repository_already_at_the_version_is_up_to_date_without_a_commit(
     assert world.start(to="1.0.0")[0] == 0
     code, ran = world.run()
     [record] = ran["repositories"]
-    assert code == 0 and record["state"] == "up-to-date" and record["commit"] == ""
+    assert code == 0 and record["status"] == "up-to-date" and record["commit"] == ""
 
 
 def test_a_local_entry_is_mirrored_and_its_checkout_never_touched(world: World) -> None:
@@ -242,7 +242,7 @@ def test_a_local_entry_is_mirrored_and_its_checkout_never_touched(world: World) 
     assert code == 0
     code, ran = world.run()
     [record] = ran["repositories"]
-    assert code == 0 and record["state"] == "updated"
+    assert code == 0 and record["status"] == "updated"
     assert record["url"] == str(local)
     assert tree_digest(local) == before  # no branch, no worktree, no file, no ref
     work = CampaignFolder(world.campaigns / "c1").worktree_path("mine")
@@ -260,8 +260,8 @@ def test_the_default_branch_is_the_remotes_head_unless_the_registry_names_one(
     assert world.start()[0] == 0
     _, ran = world.run()
     rows = by_name(ran)
-    assert rows["trunk"]["state"] == "updated" and rows["trunk"]["default_branch"] == "trunk"
-    assert rows["named"]["state"] == "failed"
+    assert rows["trunk"]["status"] == "updated" and rows["trunk"]["default_branch"] == "trunk"
+    assert rows["named"]["status"] == "failed"
     assert rows["named"]["reason"].endswith("has no branch release")
 
 
@@ -271,7 +271,7 @@ def test_the_upstream_may_be_named_by_the_source_it_was_installed_from(world: Wo
     assert code == 0
     code, ran = world.run()
     [record] = ran["repositories"]
-    assert code == 0 and record["state"] == "updated"
+    assert code == 0 and record["status"] == "updated"
     assert ran["branch"].startswith("tether/update-") and ran["branch"].endswith("-1.1.0")
     assert git(mirror_of(world, record), "rev-parse", ran["branch"]).strip() == record["commit"]
 
@@ -292,13 +292,13 @@ def test_the_update_unit_run_twice_gives_one_commit_on_the_start_commit(world: W
     folder = CampaignFolder(Path(started["folder"]))
     settings, [record] = folder.load()
     cloned = fetch_unit(record, settings).record
-    assert cloned.state == CLONED
+    assert cloned.status == CLONED
     first = update_unit(cloned, settings)
     again = update_unit(cloned, settings)
     assert first.bundle == again.bundle == b""  # it worked in the campaign folder
     first, again = first.record, again.record
     mirror = folder.mirror_path(record.url)
-    assert first.state == again.state == "updated"
+    assert first.status == again.status == "updated"
     assert "n.txt" in files_of(mirror, first.commit)
     assert files_of(mirror, first.commit) == files_of(mirror, again.commit)
     assert git(mirror, "rev-list", "--count", f"{cloned.start_commit}..{BRANCH}").strip() == "1"
@@ -328,7 +328,7 @@ def run_process(world: World, crash: str | None = None) -> subprocess.CompletedP
 def outcome(document: dict) -> list[tuple[str, str, str]]:
     """What a run decided per repository, without times: state, buckets, conflicts."""
     return [
-        (r["name"], r["state"], json.dumps([r["buckets"], r["conflicts"], r["start_commit"]]))
+        (r["name"], r["status"], json.dumps([r["buckets"], r["conflicts"], r["start_commit"]]))
         for r in document["repositories"]
     ]
 
@@ -359,7 +359,7 @@ def test_a_coordinator_killed_after_any_record_continues_without_redoing_finishe
     rerun = run_process(world)
     assert rerun.returncode == Exit.CONFLICTS, rerun.stderr
     document = json.loads(rerun.stdout)
-    assert [r["state"] for r in document["repositories"]] == ["updated", "conflicts", "updated"]
+    assert [r["status"] for r in document["repositories"]] == ["updated", "conflicts", "updated"]
     for name, data in finished_before.items():  # not redone: the very same bytes
         assert (folder / "repos" / name).read_bytes() == data
     for record in document["repositories"]:
@@ -528,7 +528,7 @@ def test_a_relative_campaign_folder_is_recorded_absolute(
     assert started["folder"] == str(world.campaigns / "c1")
     monkeypatch.chdir(world.registry.parent.parent)
     code, ran = world.run()
-    assert code == 0 and [r["state"] for r in ran["repositories"]] == ["updated"]
+    assert code == 0 and [r["status"] for r in ran["repositories"]] == ["updated"]
 
 
 def test_a_worktree_left_locked_by_a_killed_add_is_made_again(world: World) -> None:
@@ -545,6 +545,6 @@ def test_a_worktree_left_locked_by_a_killed_add_is_made_again(world: World) -> N
     git(mirror, "worktree", "lock", str(work))
     shutil.rmtree(work)
     settings, [stored] = folder.load()
-    done = update_unit(RepoRecord.from_json({**stored.to_json(), "state": CLONED}), settings)
-    assert done.record.state == "updated", done.record.reason
+    done = update_unit(RepoRecord.from_json({**stored.to_json(), "status": CLONED}), settings)
+    assert done.record.status == "updated", done.record.reason
     assert git(work, "rev-parse", "HEAD").strip() == done.record.commit

@@ -188,7 +188,7 @@ def test_workers_without_the_campaign_folder_send_their_commits_back_as_bundles(
     for record in committed:
         remote = unseen.tmp / "remotes" / f"{record['name']}.git"
         assert git(remote, "rev-parse", away["branch"]).strip() == record["commit"]
-    assert {r["name"] for r in pushed["repositories"] if r["state"] == "pushed"} == {
+    assert {r["name"] for r in pushed["repositories"] if r["status"] == "pushed"} == {
         "p1",
         "p4",
         "p5",
@@ -232,7 +232,7 @@ def test_a_bundle_that_does_not_verify_fails_its_repository(
     # The update runs where the fetch did not (a machine without those mirrors): it fetches.
     shutil.rmtree(workers_folder(unseeing, settings) / "mirrors")
     p1, p5 = (client.submit(update_unit, r, settings, pure=False).result() for r in cloned)
-    assert p1.record.state == p5.record.state == "updated" and p1.bundle and p5.bundle
+    assert p1.record.status == p5.record.status == "updated" and p1.bundle and p5.bundle
     mirror = folder.mirror_path(p1.record.url)
 
     broken = {
@@ -245,7 +245,7 @@ def test_a_bundle_that_does_not_verify_fails_its_repository(
     for case, result in broken.items():
         failed = take_in(folder, settings, cloned[0], result)
         reasons[case] = failed.reason
-        assert failed.state == "failed", case
+        assert failed.status == "failed", case
         assert failed.reason.startswith(f"{NOT_VERIFIED}: "), (case, failed.reason)
         assert "\n" not in failed.reason and failed.commit == "", case
         assert failed.start_commit == cloned[0].start_commit, case

@@ -138,7 +138,7 @@ def results(document: dict) -> dict[str, tuple[Any, ...]]:
         commit = record["commit"]
         committed = files_of(mirror_in(document, record), commit) if commit else None
         decided[record["name"]] = (
-            record["state"],
+            record["status"],
             record["from_version"],
             record["to_version"],
             record["buckets"],
@@ -178,7 +178,7 @@ def start(world: World, name: str, *extra: str) -> dict:
 
 
 def states(document: dict) -> dict[str, str]:
-    return {r["name"]: r["state"] for r in document["repositories"]}
+    return {r["name"]: r["status"] for r in document["repositories"]}
 
 
 EXPECTED_STATES = {
@@ -280,7 +280,7 @@ def test_a_pool_whose_workers_keep_dying_fails_those_repositories_and_goes_on(
     )
     assert done.returncode == Exit.ERROR, done.stderr
     [record] = json.loads(done.stdout)["repositories"]
-    assert record["state"] == "failed"
+    assert record["status"] == "failed"
     assert record["reason"] == "the worker process running it died 3 times"
 
 
@@ -411,11 +411,11 @@ def test_a_unit_waits_for_its_mirrors_lock_and_names_the_holder_when_it_gives_up
     monkeypatch.setattr("tether.campaign.workspace.MIRROR_LOCK_WAIT", 0.0)
     with ProjectLock(folder.unit_lock_path(record.url), "another unit"):
         held = run_unit(fetch_unit, record, settings).record
-    assert held.state == "failed"
+    assert held.status == "failed"
     assert held.reason.startswith("its mirror is locked by another unit: ")
     assert f"pid {os.getpid()}" in held.reason
     assert not folder.mirror_path(record.url).exists()  # it did nothing while locked out
-    assert run_unit(fetch_unit, record, settings).record.state == "cloned"
+    assert run_unit(fetch_unit, record, settings).record.status == "cloned"
 
 
 def test_a_unit_removes_the_lock_files_a_killed_git_left_in_its_mirror(
@@ -429,7 +429,7 @@ def test_a_unit_removes_the_lock_files_a_killed_git_left_in_its_mirror(
     folder = CampaignFolder(Path(document["folder"]))
     settings, [record] = folder.load()
     cloned = run_unit(fetch_unit, record, settings).record
-    assert cloned.state == "cloned"
+    assert cloned.status == "cloned"
     mirror = folder.mirror_path(record.url)
     branch_lock = mirror / "refs" / "heads" / f"{settings.branch}.lock"
     left = [branch_lock, mirror / "packed-refs.lock", mirror / "config.lock"]
@@ -438,10 +438,10 @@ def test_a_unit_removes_the_lock_files_a_killed_git_left_in_its_mirror(
         path.write_text(f"{cloned.start_commit}\n")
     monkeypatch.setattr("tether.campaign.workspace.MIRROR_LOCK_WAIT", 0.0)
     with ProjectLock(folder.unit_lock_path(record.url), "another unit"):
-        assert run_unit(update_unit, cloned, settings).record.state == "failed"
+        assert run_unit(update_unit, cloned, settings).record.status == "failed"
     assert all(path.exists() for path in left)  # not while another unit may be at work
     updated = run_unit(update_unit, cloned, settings).record
-    assert updated.state == "updated", updated.reason
+    assert updated.status == "updated", updated.reason
     assert not any(path.exists() for path in left)
     assert git(mirror, "rev-parse", settings.branch).strip() == updated.commit
 
@@ -503,7 +503,7 @@ def test_a_canary_that_passes_lets_the_waves_follow_with_pauses_between_them(
     seen_at_pauses: list[tuple[float, dict[str, str]]] = []
 
     def pause(seconds: float) -> None:  # the clock: what is on disk when each pause starts
-        seen_at_pauses.append((seconds, {r.name: r.state for r in folder.load()[1]}))
+        seen_at_pauses.append((seconds, {r.name: r.status for r in folder.load()[1]}))
 
     options = RunOptions(jobs=2, canary=1, wave_size=2, pause="1m30s").checked()
     outcome = coordinate(folder, settings, records, options, sleep=pause)
@@ -515,7 +515,7 @@ def test_a_canary_that_passes_lets_the_waves_follow_with_pauses_between_them(
                      "p5": "pending"}  # fmt: skip
     assert second == {"p1": "updated", "p2": "updated", "p3": "updated", "p4": "pending",
                       "p5": "pending"}  # fmt: skip
-    assert {r.state for r in outcome.records} == {"updated"}
+    assert {r.status for r in outcome.records} == {"updated"}
 
 
 def test_waves_on_dask_through_the_command_line(world: World, dask_cluster: Cluster) -> None:
@@ -568,7 +568,7 @@ def test_dask_without_a_scheduler_runs_a_cluster_of_its_own_on_loopback(
 
 def test_a_rerun_forms_its_waves_from_the_unfinished_repositories(world: World) -> None:
     records = [
-        RepoRecord(name, f"file:///{name}", state=state)
+        RepoRecord(name, f"file:///{name}", status=state)
         for name, state in (
             ("a", "updated"),
             ("b", "pending"),

@@ -40,7 +40,7 @@ def record(name: str, state: str, **fields: object) -> dict:
         "name": name,
         "url": f"file:///remotes/{name}.git",
         "default_branch": "main",
-        "state": state,
+        "status": state,
         "reason": "",
         "start_commit": "",
         "commit": "",
@@ -56,7 +56,7 @@ def record(name: str, state: str, **fields: object) -> dict:
 def document(*records: dict) -> dict:
     counts = dict.fromkeys(STATE_ORDER, 0)
     for each in records:
-        counts[each["state"]] = counts.get(each["state"], 0) + 1
+        counts[each["status"]] = counts.get(each["status"], 0) + 1
     return {
         "campaign": "c1",
         "folder": "/campaigns/c1",

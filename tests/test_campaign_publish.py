@@ -77,7 +77,7 @@ def test_push_then_pr_opens_one_pull_request_per_committed_update_and_a_rerun_op
 
     code, pushed = step(world, "push")
     assert code == Exit.OK and gh.calls() == []  # push never asks gh
-    assert [r["state"] for r in pushed["repositories"]] == ["pushed"] * 3
+    assert [r["status"] for r in pushed["repositories"]] == ["pushed"] * 3
     assert pushed["step"]["changed"] == ["p1", "p2", "p3"]
     for name, bare in (("p1", p1), ("p2", p2), ("p3", p3)):
         assert remote_branch(bare) == commits[name]
@@ -86,7 +86,7 @@ def test_push_then_pr_opens_one_pull_request_per_committed_update_and_a_rerun_op
     code, opened = step(world, "pr")
     assert code == Exit.OK, opened
     rows = by_name(opened)
-    assert {n: r["state"] for n, r in rows.items()} == dict.fromkeys(("p1", "p2", "p3"), "pr-open")
+    assert {n: r["status"] for n, r in rows.items()} == dict.fromkeys(("p1", "p2", "p3"), "pr-open")
     prs = {Path(pr["repo"]).name: pr for pr in gh.pull_requests()}
     assert sorted(prs) == ["p1.git", "p2.git", "p3.git"]
     for name, bare in (("p1", p1), ("p2", p2), ("p3", p3)):
@@ -121,8 +121,8 @@ def test_pr_pushes_itself_and_reuses_the_open_pull_request_of_the_branch(
     code, opened = step(world, "pr")
     assert code == Exit.CONFLICTS  # p2 holds conflicts for a person
     rows = by_name(opened)
-    assert rows["p1"]["state"] == "pr-open" and rows["p1"]["pr_number"] == earlier
-    assert rows["p2"]["state"] == "conflicts" and rows["p2"]["pr_number"] is None
+    assert rows["p1"]["status"] == "pr-open" and rows["p1"]["pr_number"] == earlier
+    assert rows["p2"]["status"] == "conflicts" and rows["p2"]["pr_number"] is None
     assert remote_branch(p1) == by_name(ran)["p1"]["commit"]  # pr pushed it
     assert gh.calls("create") == []
     [edit] = gh.calls("edit")
@@ -154,13 +154,13 @@ def test_a_coordinator_killed_right_after_gh_opened_a_pull_request_never_opens_a
     # exists, the coordinator never learned its number.
     killed = pr_process(world, GH_KILL_CALLER_AT_CREATE="2")
     assert killed.returncode == -9, killed.stderr
-    states = [r["state"] for r in world.status()[1]["repositories"]]
+    states = [r["status"] for r in world.status()[1]["repositories"]]
     assert states == ["pr-open", "pushed", "updated"]
 
     rerun = pr_process(world)
     assert rerun.returncode == Exit.OK, rerun.stderr
     rows = json.loads(rerun.stdout)["repositories"]
-    assert [r["state"] for r in rows] == ["pr-open"] * 3
+    assert [r["status"] for r in rows] == ["pr-open"] * 3
     prs = gh.pull_requests()
     assert len(prs) == 3 and len({pr["head"] + pr["repo"] for pr in prs}) == 3
     assert len(gh.calls("create")) == 3
@@ -178,7 +178,7 @@ def test_a_coordinator_killed_after_a_record_write_continues_with_one_pull_reque
     assert killed.returncode == crashpoint.EXIT_CODE, killed.stderr
     rerun = pr_process(world)
     assert rerun.returncode == Exit.OK, rerun.stderr
-    assert [r["state"] for r in json.loads(rerun.stdout)["repositories"]] == ["pr-open"] * 3
+    assert [r["status"] for r in json.loads(rerun.stdout)["repositories"]] == ["pr-open"] * 3
     assert len(gh.calls("create")) == 3 and len(gh.pull_requests()) == 3
 
 
@@ -197,7 +197,7 @@ def test_max_open_prs_counts_the_open_ones_and_continues_when_one_is_merged(
     stopped = first["step"]["stopped"]
     assert stopped["limit"] == "max_open_prs" and stopped["value"] == 2
     assert stopped["resume_at"] is None and "--max-open-prs 2" in stopped["message"]
-    assert [r["state"] for r in first["repositories"]] == ["pr-open"] * 2 + ["updated"] * 2
+    assert [r["status"] for r in first["repositories"]] == ["pr-open"] * 2 + ["updated"] * 2
     assert len(open_prs(gh)) == 2
 
     code, second = step(world, "pr", "--max-open-prs", "2")
@@ -207,7 +207,7 @@ def test_max_open_prs_counts_the_open_ones_and_continues_when_one_is_merged(
     gh.set_state(1, "MERGED")
     code, third = step(world, "pr", "--max-open-prs", "2")
     assert code == Exit.FOUND
-    assert [r["state"] for r in third["repositories"]] == [
+    assert [r["status"] for r in third["repositories"]] == [
         "merged",
         "pr-open",
         "pr-open",
@@ -223,7 +223,7 @@ def test_prs_per_hour_stops_with_the_time_to_come_back_and_a_rerun_opens_nothing
     three_updated(world)
     code, first = step(world, "pr", "--prs-per-hour", "2")
     assert code == Exit.FOUND
-    assert [r["state"] for r in first["repositories"]] == ["pr-open", "pr-open", "updated"]
+    assert [r["status"] for r in first["repositories"]] == ["pr-open", "pr-open", "updated"]
     creates = gh.calls("create")
     assert len(creates) == 2
     stopped = first["step"]["stopped"]
@@ -257,7 +257,7 @@ def test_wait_sleeps_out_a_spent_budget_and_no_window_holds_more_than_the_limit(
     request = PullRequestsRequest("c1", str(world.campaigns), Pacing(None, 2, True, window=WINDOW))
     result = open_pull_requests(request)
     assert result.exit_code == Exit.OK
-    assert [r["state"] for r in result.document["repositories"]] == ["pr-open"] * 6
+    assert [r["status"] for r in result.document["repositories"]] == ["pr-open"] * 6
     times = sorted(c["time"] for c in gh.calls("create"))
     assert len(times) == 6
     # Any window holds at most two openings, as gh saw them.
@@ -291,7 +291,7 @@ def test_each_repositorys_trouble_fails_only_that_repository(world: World, gh: G
     git(world.tmp, "clone", "-q", "--bare", str(plain), str(bare_plain))
     world.add("plain", {"url": bare_plain.as_uri()})
     ran = run_campaign(world)
-    assert by_name(ran)["plain"]["state"] == "failed"
+    assert by_name(ran)["plain"]["status"] == "failed"
     assert by_name(ran)["plain"]["reason"].startswith("acme-kit is not installed here: ")
 
     os.rename(gone, gone.with_name("moved.git"))  # unreachable when it is pushed
@@ -307,7 +307,7 @@ def test_each_repositorys_trouble_fails_only_that_repository(world: World, gh: G
     code, pushed = step(world, "pr")
     assert code == Exit.ERROR
     rows = by_name(pushed)
-    assert rows["gone"]["state"] == "failed"
+    assert rows["gone"]["status"] == "failed"
     assert rows["gone"]["reason"].startswith("cannot push: git ls-remote failed: fatal: ")
     assert rows["hooked"]["reason"] == (
         f"cannot push to {hooked.as_uri()}: push rejected (pre-receive hook declined): "
@@ -318,7 +318,7 @@ def test_each_repositorys_trouble_fails_only_that_repository(world: World, gh: G
         f"{BRANCH} on {taken.as_uri()} is at {main[:12]}, which tether did not push; left as it is"
     )
     assert remote_branch(taken) == main and remote_branch(hooked) is None
-    assert rows["fine"]["state"] == "pr-open"
+    assert rows["fine"]["status"] == "pr-open"
     for row in rows.values():
         assert "\n" not in row["reason"]
     assert [Path(pr["repo"]).name for pr in gh.pull_requests()] == ["fine.git"]
@@ -335,19 +335,19 @@ def test_gh_missing_or_logged_out_fails_the_repository_before_any_push_and_retry
         code, missing = step(world, "pr")
     assert code == Exit.ERROR
     [row] = missing["repositories"]
-    assert (row["state"], row["reason"]) == ("failed", "the `gh` program is not installed")
+    assert (row["status"], row["reason"]) == ("failed", "the `gh` program is not installed")
     assert remote_branch(bare) is None
 
     code, retried = step(world, "retry", "--failed")
     assert code == Exit.OK and retried["step"]["changed"] == ["p1"]
     [row] = retried["repositories"]
-    assert row["state"] == "updated" and row["reason"] == "" and row["commit"]
+    assert row["status"] == "updated" and row["reason"] == "" and row["commit"]
 
     monkeypatch.setenv("GH_UNAUTHENTICATED", "1")
     code, logged_out = step(world, "pr")
     assert code == Exit.ERROR
     [row] = logged_out["repositories"]
-    assert row["state"] == "failed"
+    assert row["status"] == "failed"
     assert row["reason"] == (
         "gh pr failed: To get started with GitHub CLI, please run:  gh auth login"
     )
@@ -356,7 +356,7 @@ def test_gh_missing_or_logged_out_fails_the_repository_before_any_push_and_retry
     monkeypatch.delenv("GH_UNAUTHENTICATED")
     assert step(world, "retry", "--failed")[0] == Exit.OK
     code, opened = step(world, "pr")
-    assert code == Exit.OK and opened["repositories"][0]["state"] == "pr-open"
+    assert code == Exit.OK and opened["repositories"][0]["status"] == "pr-open"
     assert len(gh.pull_requests()) == 1
 
 
@@ -365,7 +365,7 @@ def test_retry_reruns_only_failed_repositories_and_needs_failed(world: World, gh
     missing = world.tmp / "later.git"
     world.add("later", {"url": missing.as_uri()})
     ran = run_campaign(world)
-    assert [r["state"] for r in ran["repositories"]] == ["updated", "failed"]
+    assert [r["status"] for r in ran["repositories"]] == ["updated", "failed"]
     p1_record = next((world.campaigns / "c1" / "repos").glob("p1-*.json")).read_bytes()
 
     code, document = step(world, "retry")
@@ -374,7 +374,7 @@ def test_retry_reruns_only_failed_repositories_and_needs_failed(world: World, gh
     git(world.tmp, "clone", "-q", "--bare", str(world.repo("later")), str(missing))
     code, retried = step(world, "retry", "--failed")
     assert code == Exit.OK
-    assert [r["state"] for r in retried["repositories"]] == ["updated", "updated"]
+    assert [r["status"] for r in retried["repositories"]] == ["updated", "updated"]
     assert retried["step"] == {
         "action": "retry",
         "changed": ["later"],
@@ -399,16 +399,16 @@ def test_status_refresh_reads_merges_and_close_ends_the_campaign(world: World, g
 
     gh.set_state(numbers["p2"], "MERGED")
     code, status = step(world, "status")
-    assert by_name(status)["p2"]["state"] == "pr-open"  # status alone asks nobody
+    assert by_name(status)["p2"]["status"] == "pr-open"  # status alone asks nobody
     code, refreshed = step(world, "status", "--refresh")
     assert code == Exit.OK and refreshed["step"]["changed"] == ["p2"]
-    assert [r["state"] for r in refreshed["repositories"]] == ["pr-open", "merged", "conflicts"]
+    assert [r["status"] for r in refreshed["repositories"]] == ["pr-open", "merged", "conflicts"]
 
     folder = world.campaigns / "c1"
     mirrors = {r["name"]: mirror_of(world, r) for r in refreshed["repositories"]}
     code, closed = step(world, "close")
     assert code == Exit.OK, closed
-    assert [r["state"] for r in closed["repositories"]] == ["closed", "merged", "closed"]
+    assert [r["status"] for r in closed["repositories"]] == ["closed", "merged", "closed"]
     states = {pr["number"]: pr["state"] for pr in gh.pull_requests()}
     assert states == {numbers["p1"]: "CLOSED", numbers["p2"]: "MERGED"}
     [close_call] = gh.calls("close")
@@ -438,7 +438,7 @@ def test_close_keeps_a_campaign_branch_someone_pushed_to(world: World, gh: GhSto
     theirs = remote_branch(bare)
 
     code, closed = step(world, "close")
-    assert code == Exit.OK and closed["repositories"][0]["state"] == "closed"
+    assert code == Exit.OK and closed["repositories"][0]["status"] == "closed"
     assert remote_branch(bare) == theirs
     assert closed["step"]["notes"] == [
         f"p1: kept {BRANCH} on {bare.as_uri()}: it holds commits tether did not push"
@@ -478,6 +478,6 @@ def test_a_local_entry_is_pushed_to_its_origin_and_its_checkout_left_alone(
     code, pushed = step(world, "push")
     assert code == Exit.ERROR
     rows = by_name(pushed)
-    assert rows["mine"]["state"] == "pushed" and remote_branch(origin) == rows["mine"]["commit"]
+    assert rows["mine"]["status"] == "pushed" and remote_branch(origin) == rows["mine"]["commit"]
     assert (tree_digest(mine), git(mine, "for-each-ref")) == before
     assert rows["lone"]["reason"] == f"cannot push: {lone} has no remote named origin to push to"

@@ -139,7 +139,7 @@ def test_stop_on_fail_applies_in_order_and_leaves_the_rest_pending(three: Fleet)
     ]
     full = json.loads((run_dir / "1-p1.json").read_text())
     assert full["buckets"]["add"] == ["n.txt"]
-    assert doc["projects"][0]["outcome"]["report"]["counts"] == {"add": 1, "update": 2}
+    assert doc["projects"][0]["update"]["report"]["counts"] == {"add": 1, "update": 2}
     assert "== apply" not in (run_dir / "3-p3.log").read_text()
     assert json.loads((run_dir / "summary.json").read_text()) == doc
 
@@ -335,11 +335,11 @@ def test_status_counts_conflicts_left_by_an_update(three: Fleet, capsys) -> None
 def test_the_unit_applies_only_the_plan_that_was_shown(fleet: Fleet) -> None:
     p1 = fleet.projects[0]
     plan = plan_unit(str(p1), PlanOptions())
-    assert plan.state == "planned" and plan.to_version == "1.1.0"
+    assert plan.status == "planned" and plan.to_version == "1.1.0"
     (p1 / "c.txt").write_text("x\nedited after the plan\nz\n")
     options = ApplyOptions(plan.to_version, plan.upstream, "none", plan.digest, allow_dirty=True)
     outcome = apply_unit(str(p1), options)
-    assert outcome.state == "failed" and outcome.error == STALE_PLAN
+    assert outcome.status == "failed" and outcome.error == STALE_PLAN
     assert (p1 / "c.txt").read_text() == "x\nedited after the plan\nz\n"
     assert installed(p1) == "1.0.0" and not (p1 / "n.txt").exists()
 
@@ -349,10 +349,10 @@ def test_unit_results_survive_json(fleet: Fleet, tmp_path: Path) -> None:
     plan = plan_unit(str(p1), PlanOptions())
     assert ProjectPlan.from_json(json.loads(json.dumps(plan.to_json()))) == plan
     outcome = apply_unit(str(p1), ApplyOptions(plan.to_version, plan.upstream, "branch"))
-    assert outcome.state == "applied" and outcome.isolation["branch"] == BRANCH
+    assert outcome.status == "applied" and outcome.isolation["branch"] == BRANCH
     assert ProjectOutcome.from_json(json.loads(json.dumps(outcome.to_json()))) == outcome
-    assert plan_unit(str(p1), PlanOptions()).state == "up-to-date"
-    assert plan_unit(str(tmp_path), PlanOptions()).state == "not-tethered"
+    assert plan_unit(str(p1), PlanOptions()).status == "up-to-date"
+    assert plan_unit(str(tmp_path), PlanOptions()).status == "not-tethered"
 
 
 def test_a_plan_failure_stops_the_run_at_its_turn(fleet: Fleet) -> None:

@@ -449,7 +449,7 @@ def test_a_campaign_over_copier_repositories_is_one_command(
     from tether.campaign.store import CampaignFolder
 
     for record in json.loads(ran.stdout)["repositories"]:
-        assert record["state"] == "updated", record
+        assert record["status"] == "updated", record
         mirror = CampaignFolder(tmp_path / "c" / "c1").mirror_path(record["url"])
         recorded = git(mirror, "show", f"{record['commit']}:.copier-answers.yml")
         assert "_commit: v2.0.0\n" in recorded

@@ -68,7 +68,7 @@ class ClearResult:
 class GateEntry:
     member: str
     digest: str
-    state: str  # refused | cleared | pending | not-dispatched
+    status: str  # refused | cleared | pending | not-dispatched
     marker: Path | None
     note: str | None = None
 
@@ -76,7 +76,7 @@ class GateEntry:
         data = {
             "member": self.member,
             "digest": self.digest,
-            "state": self.state,
+            "status": self.status,
             "marker": _rel(root, self.marker),
         }
         if self.note:
@@ -351,11 +351,11 @@ def trailer_lines(root: Path, entries: list[GateEntry]) -> list[str]:
     except (OSError, UnicodeDecodeError):
         version = __version__
     return [
-        f"{trailer_key(e.member)}: {version} {e.digest}" for e in entries if e.state == "cleared"
+        f"{trailer_key(e.member)}: {version} {e.digest}" for e in entries if e.status == "cleared"
     ]
 
 
 def gate_cleared(entries: list[GateEntry]) -> bool:
     """Every awaited member is cleared; a member the branch does not dispatch is not
     awaited (a refusal, though, always counts)."""
-    return all(entry.state in ("cleared", "not-dispatched") for entry in entries)
+    return all(entry.status in ("cleared", "not-dispatched") for entry in entries)

@@ -156,8 +156,8 @@ def audit_gate(
         return entries  # named members are awaited whatever the branch changed
     waiting = dispatched(root, remits)
     return [
-        replace(entry, state="not-dispatched", note=NOT_DISPATCHED)
-        if entry.state == "pending" and not waiting[entry.member]
+        replace(entry, status="not-dispatched", note=NOT_DISPATCHED)
+        if entry.status == "pending" and not waiting[entry.member]
         else entry
         for entry in entries
     ]

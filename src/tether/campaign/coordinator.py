@@ -91,7 +91,7 @@ def plan_waves(
     """The canary (the campaign's first ``canary`` repositories, finished or not), then the
     other unfinished repositories in waves of ``wave_size`` (one wave without it)."""
     head = [r.name for r in records[: canary or 0]]
-    rest = [r.name for r in records[len(head) :] if r.state in steps()]
+    rest = [r.name for r in records[len(head) :] if r.status in steps()]
     size = wave_size or len(rest) or 1
     waves = [Wave(tuple(head), canary=True)] if head else []
     return waves + [Wave(tuple(rest[i : i + size])) for i in range(0, len(rest), size)]
@@ -136,11 +136,11 @@ def coordinate(
     outcome = RunOutcome(list(records))
     spec = ExecutorSpec(options.executor, options.jobs, options.scheduler)
     units = steps()
-    todo = sum(1 for r in records if r.state in units)
+    todo = sum(1 for r in records if r.status in units)
     with progress.phase("repositories", todo, "repositories") as step, ExitStack() as stack:
         executor: Executor | None = None  # started with the first wave that has work
         for wave in plan_waves(records, options.canary, options.wave_size):
-            work = [current[name] for name in wave.names if current[name].state in units]
+            work = [current[name] for name in wave.names if current[name].status in units]
             if work:
                 if outcome.waves and options.pause_seconds:
                     sleep(options.pause_seconds)
@@ -150,7 +150,7 @@ def coordinate(
                     current[record.name] = record
                 outcome.waves.append([r.name for r in work])
             if wave.canary:
-                outcome.stopped_by = [n for n in wave.names if current[n].state in CANARY_STOPPERS]
+                outcome.stopped_by = [n for n in wave.names if current[n].status in CANARY_STOPPERS]
                 if outcome.stopped_by:
                     break
     outcome.records = [current[r.name] for r in records]
@@ -175,18 +175,18 @@ def _drive(
     while waiting or in_flight:
         while waiting and in_flight < executor.slots():
             record = waiting.popleft()
-            executor.submit(Call(units[record.state], record, settings))
+            executor.submit(Call(units[record.status], record, settings))
             in_flight += 1
         call, returned = executor.next_done()
         in_flight -= 1
         result = returned.record
-        if result.state == call.record.state:  # a unit must move its record on
-            result = failed_record(call.record, f"{call.unit.__name__} left it {result.state}")
+        if result.status == call.record.status:  # a unit must move its record on
+            result = failed_record(call.record, f"{call.unit.__name__} left it {result.status}")
         else:
             result = take_in(folder, settings, call.record, returned)
         folder.save(result)
-        if result.state in units:  # this repository goes on before a new one starts
-            executor.submit(Call(units[result.state], result, settings))
+        if result.status in units:  # this repository goes on before a new one starts
+            executor.submit(Call(units[result.status], result, settings))
             in_flight += 1
         else:
             done.append(result)

@@ -64,7 +64,7 @@ def run_unit(unit: Unit, record: RepoRecord, settings: Settings) -> UnitResult:
 
 def failed_record(record: RepoRecord, reason: str) -> RepoRecord:
     failed = record.failed(reason)
-    return failed.moved(failed.state, updated_at=utc_timestamp())
+    return failed.moved(failed.status, updated_at=utc_timestamp())
 
 
 def worker_tether_version() -> str:

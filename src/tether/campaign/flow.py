@@ -111,7 +111,7 @@ def run_campaign(
 
 
 def _run_exit_code(records: Sequence[RepoRecord]) -> int:
-    states = {record.state for record in records}
+    states = {record.status for record in records}
     if FAILED in states:
         return Exit.ERROR
     return Exit.CONFLICTS if CONFLICTS in states else Exit.OK

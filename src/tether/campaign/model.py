@@ -71,7 +71,7 @@ class RepoRecord:
     name: str
     url: str  # what the mirror fetches from: the remote, or the local repository's folder
     default_branch: str | None = None  # None until the remote's HEAD is read
-    state: str = PENDING
+    status: str = PENDING
     reason: str = ""  # one line: why the repository failed
     start_commit: str = ""  # the default branch's commit the update starts from
     commit: str = ""  # the commit on the campaign branch, when one was made
@@ -88,15 +88,15 @@ class RepoRecord:
 
     @property
     def finished(self) -> bool:
-        return self.state in FINISHED
+        return self.status in FINISHED
 
-    def moved(self, state: str, **changes: Any) -> RepoRecord:
-        return replace(self, state=state, **changes)
+    def moved(self, status: str, **changes: Any) -> RepoRecord:
+        return replace(self, status=status, **changes)
 
     def failed(self, reason: str) -> RepoRecord:
         """This record, failed for ``reason`` (kept to its first line)."""
         line = reason.strip().splitlines()[0] if reason.strip() else "unknown error"
-        return replace(self, state=FAILED, reason=line)
+        return replace(self, status=FAILED, reason=line)
 
     def to_json(self) -> dict[str, Any]:
         data = asdict(self)

@@ -117,7 +117,7 @@ def push_campaign(name: str, directory: str | None = None) -> CampaignResult:
 
 def _committed(record: RepoRecord) -> bool:
     """A committed update not pushed yet: updated, or conflicts committed with markers."""
-    return record.state in (UPDATED, CONFLICTS) and bool(record.commit)
+    return record.status in (UPDATED, CONFLICTS) and bool(record.commit)
 
 
 def push_unit(record: RepoRecord, settings: Settings) -> RepoRecord:
@@ -166,11 +166,11 @@ def open_pull_requests(request: PullRequestsRequest) -> CampaignResult:
     its pull request (or update the one already open), within the pacing's budget."""
     with _coordinating(request.name, request.directory, "pr") as coordinator:
         _refresh(coordinator)
-        open_now = sum(1 for r in coordinator.records if r.state == PR_OPEN)
+        open_now = sum(1 for r in coordinator.records if r.status == PR_OPEN)
         budget = Budget(request.pacing, coordinator.folder.root, open_now)
         stopped = None
         for index, record in enumerate(coordinator.records):
-            if _committed(record) or record.state == PUSHED:
+            if _committed(record) or record.status == PUSHED:
                 stopped = _pull_request(coordinator, index, budget)
                 if stopped is not None:
                     break
@@ -200,9 +200,9 @@ def _pull_request(coordinator: _Coordinator, index: int, budget: Budget) -> Stop
         stopped = budget.room()
         if stopped is not None:
             return stopped
-    if record.state != PUSHED:
+    if record.status != PUSHED:
         record = coordinator.save(index, push_unit(record, settings))
-        if record.state == FAILED:
+        if record.status == FAILED:
             return None
     coordinator.save(index, _opened(record, settings, target, existing, budget))
     return None
@@ -261,7 +261,7 @@ def _refresh(coordinator: _Coordinator) -> None:
     """``pr-open`` records whose pull request was merged or closed move on. gh's trouble
     here is a note, not a failure: the pull request is still there."""
     for index, record in enumerate(coordinator.records):
-        if record.state != PR_OPEN:
+        if record.status != PR_OPEN:
             continue
         try:
             state = _pull_request_state(record)
@@ -295,7 +295,7 @@ def close_campaign(name: str, directory: str | None = None) -> CampaignResult:
     with _coordinating(name, directory, "close") as coordinator:
         comment = close_comment(name)
         for index, record in enumerate(coordinator.records):
-            if record.state == CLOSED:
+            if record.status == CLOSED:
                 continue
             try:
                 ended = _close_pull_request(record, comment)
@@ -303,19 +303,19 @@ def close_campaign(name: str, directory: str | None = None) -> CampaignResult:
             except TetherError as error:
                 coordinator.notes.append(f"{record.name}: {error}")
                 continue
-            if ended != record.state:
+            if ended != record.status:
                 coordinator.save(index, record.moved(ended))
         result = coordinator.result("close")
-        left = any(r.state not in (CLOSED, MERGED) for r in coordinator.records)
+        left = any(r.status not in (CLOSED, MERGED) for r in coordinator.records)
         return CampaignResult(result.document, Exit.ERROR if left else Exit.OK)
 
 
 def _close_pull_request(record: RepoRecord, comment: str) -> str:
     """The record's final state: ``merged`` when its pull request was, else ``closed``
     (closing the pull request when it is still open)."""
-    if record.state == MERGED:
+    if record.status == MERGED:
         return MERGED
-    if record.state != PR_OPEN:
+    if record.status != PR_OPEN:
         return CLOSED
     state = _pull_request_state(record)
     if state == "OPEN":
@@ -363,7 +363,7 @@ def retry_campaign(name: str, directory: str | None = None, *, failed: bool) -> 
         raise UsageError("say which repositories to retry: --failed")
     with _coordinating(name, directory, "retry") as coordinator:
         for index, record in enumerate(coordinator.records):
-            if record.state == FAILED:
+            if record.status == FAILED:
                 coordinator.save(index, _reset(record))
         retried = list(coordinator.changed)
     ran = run_campaign(name, directory)

@@ -193,7 +193,7 @@ def _result(record: RepoRecord, settings: Settings, work: Path, report: UpdateRe
     if conflicts and settings.on_conflict == "hold":
         return done
     message = commit_message(settings.upstream, done.to_json())
-    return done.moved(done.state, commit=git.commit_everything(work, message))
+    return done.moved(done.status, commit=git.commit_everything(work, message))
 
 
 def _failure_text(report: UpdateReport) -> str:
@@ -206,7 +206,7 @@ def _failure_text(report: UpdateReport) -> str:
 
 
 def _done(record: RepoRecord, bundle: bytes = b"") -> UnitResult:
-    return UnitResult(record.moved(record.state, updated_at=utc_timestamp()), bundle)
+    return UnitResult(record.moved(record.status, updated_at=utc_timestamp()), bundle)
 
 
 def _failed(record: RepoRecord, reason: str) -> UnitResult:

@@ -44,7 +44,7 @@ def status(filters: Filters, jobs: int, note: Note) -> StatusResult | NothingSel
     rows = fleet_status(chosen.selection, jobs)
     document = status_document(str(chosen.registry.path), chosen.selection, rows)
     return StatusResult(
-        document, Exit.ERROR if any(row.state == "error" for _, row in rows) else Exit.OK
+        document, Exit.ERROR if any(row.status == "error" for _, row in rows) else Exit.OK
     )
 
 

@@ -66,7 +66,7 @@ class FleetEntry:
     plan: ProjectPlan
     log_path: Path
     # applied | up-to-date | failed | pending | not-tethered
-    result: str = "pending"
+    status: str = "pending"
     outcome: ProjectOutcome | None = None
     log: list[str] = field(default_factory=list)
 
@@ -94,12 +94,12 @@ class FleetRun:
 
     @property
     def to_apply(self) -> list[FleetEntry]:
-        return [e for e in self.entries if e.plan.state == "planned"]
+        return [e for e in self.entries if e.plan.status == "planned"]
 
     def exit_code(self) -> int:
         if self.status == "interrupted":
             return Exit.INTERRUPTED
-        if any(e.result == "failed" for e in self.entries):
+        if any(e.status == "failed" for e in self.entries):
             return Exit.ERROR
         if self.status == "dry-run" and any(e.plan.counts.get("failed") for e in self.to_apply):
             return Exit.ERROR  # as `tether update --dry-run`: files that will fail to be written
@@ -108,7 +108,7 @@ class FleetRun:
         return Exit.OK
 
 
-_RESULT_OF_PLAN = {
+_STATUS_OF_PLAN = {
     "planned": "pending",
     "up-to-date": "up-to-date",
     "not-tethered": "not-tethered",
@@ -124,7 +124,7 @@ def plan_fleet(selection: Selection, request: FleetRequest, folder: RunFolder) -
     entries = []
     for index, (member, plan) in enumerate(zip(selection.chosen, plans, strict=True)):
         entry = FleetEntry(
-            member, plan, folder.log_path(index, count, member.name), _RESULT_OF_PLAN[plan.state]
+            member, plan, folder.log_path(index, count, member.name), _STATUS_OF_PLAN[plan.status]
         )
         entry.log = [f"project {member.name} ({member.path})", "== plan", *plan.log]
         if plan.error and not plan.log:
@@ -144,10 +144,10 @@ def apply_fleet(run: FleetRun) -> None:
     stopped = False
     for entry in run.entries:
         if stopped:
-            if entry.result == "failed":
-                entry.result = "pending"  # its plan failed, but it was never reached
+            if entry.status == "failed":
+                entry.status = "pending"  # its plan failed, but it was never reached
             continue
-        if entry.result == "pending":
+        if entry.status == "pending":
             try:
                 _apply_one(run, entry)
             except KeyboardInterrupt:
@@ -158,7 +158,7 @@ def apply_fleet(run: FleetRun) -> None:
                 # means "stop", so even --continue-on-failure goes no further.
                 run.status = "interrupted"
                 return
-        stopped = entry.result == "failed" and not run.request.continue_on_failure
+        stopped = entry.status == "failed" and not run.request.continue_on_failure
     run.status = "stopped" if stopped else "done"
 
 
@@ -172,8 +172,8 @@ def _apply_one(run: FleetRun, entry: FleetEntry) -> None:
         allow_dirty=run.request.allow_dirty,
     )
     entry.outcome = apply_unit(str(entry.member.path), options)
-    entry.result = entry.outcome.state
-    entry.log += ["== apply", *entry.outcome.log, f"== result: {entry.result}"]
+    entry.status = entry.outcome.status
+    entry.log += ["== apply", *entry.outcome.log, f"== result: {entry.status}"]
     run.folder.write(entry.log_path, entry.log)
     if entry.outcome.report is not None:
         # The full single-project report (every path) stays here; the summary carries counts.
@@ -184,7 +184,7 @@ def _interrupted(run: FleetRun, entry: FleetEntry) -> None:
     # Ctrl-C between files of one project is handled inside run_update (it stops after the
     # current file); one arriving elsewhere lands here: keep the summary, mark the rest.
     entry.outcome = ProjectOutcome("failed", {}, "apply", "interrupted", Exit.INTERRUPTED)
-    entry.result = "failed"
+    entry.status = "failed"
     entry.log += ["== interrupted"]
     run.folder.write(entry.log_path, entry.log)
     run.status = "interrupted"

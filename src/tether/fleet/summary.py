@@ -28,13 +28,13 @@ def status_document(
         "registry": registry,
         "filter_not_found": list(selection.not_found),
         "projects": [
-            {**member_json(m), **row.to_json()} for m, row in rows if row.state != "not-tethered"
+            {**member_json(m), **row.to_json()} for m, row in rows if row.status != "not-tethered"
         ],
         "skipped_path_missing": sections.path_missing(selection.missing),
         "skipped_not_tethered": [
             {**member_json(m), "reason": row.error}
             for m, row in rows
-            if row.state == "not-tethered"
+            if row.status == "not-tethered"
         ],
     }
 
@@ -69,10 +69,10 @@ def _entry_json(entry: FleetEntry) -> Doc:
             outcome["report_file"] = str(entry.report_path)
     return {
         **member_json(entry.member),
-        "result": entry.result,
+        "status": entry.status,
         "log": str(entry.log_path),
         "plan": plan,
-        "outcome": outcome,
+        "update": outcome,
     }
 
 
@@ -101,11 +101,11 @@ def compact_report(report: Mapping[str, Any]) -> Doc:
 
 def _summary(run: FleetRun) -> Doc:
     by = {
-        r: [e for e in run.entries if e.result == r]
+        r: [e for e in run.entries if e.status == r]
         for r in ("applied", "up-to-date", "failed", "pending", "not-tethered")
     }
     summary: Doc = {
-        "applied": [_applied(e) for e in run.entries if e.result in ("applied", "up-to-date")],
+        "applied": [_applied(e) for e in run.entries if e.status in ("applied", "up-to-date")],
         "failed": [_failed(e) for e in by["failed"]],
         "pending": [_pending(e) for e in by["pending"]],
         "skipped_path_missing": sections.path_missing(run.selection.missing),
@@ -126,10 +126,10 @@ def _summary(run: FleetRun) -> Doc:
 def _applied(entry: FleetEntry) -> Doc:
     outcome = entry.outcome
     conflicts = len(outcome.conflicts) if outcome else 0
-    state = "updated" if entry.result == "applied" else "up-to-date"
+    status = "updated" if entry.status == "applied" else "up-to-date"
     return {
         **member_json(entry.member),
-        "state": state,
+        "status": status,
         "from_version": entry.plan.from_version,
         "to_version": entry.plan.to_version,
         "conflicts": conflicts,
@@ -212,7 +212,7 @@ def _problem_steps(summary: Mapping[str, Any]) -> list[str]:
 
 
 def _review_steps(run: FleetRun, summary: Mapping[str, Any]) -> list[str]:
-    if not any(a["state"] == "updated" for a in summary["applied"]):
+    if not any(a["status"] == "updated" for a in summary["applied"]):
         return []
     worktrees = any(p["used"] == "worktree" for p in summary["isolation"]["projects"])
     if worktrees:

@@ -36,7 +36,7 @@ from tether.runs.isolation import DEFAULT_MODE, Isolation, Target, isolate
 
 @dataclass(frozen=True)
 class StatusRow:
-    state: str  # ok | not-tethered | error
+    status: str  # ok | not-tethered | error
     upstream: str = ""
     profile: str = ""
     installed_version: str = ""
@@ -95,7 +95,7 @@ class PlanOptions:
 
 @dataclass(frozen=True)
 class ProjectPlan:
-    state: str  # planned | up-to-date | not-tethered | failed
+    status: str  # planned | up-to-date | not-tethered | failed
     upstream: str = ""
     from_version: str = ""
     to_version: str = ""
@@ -181,7 +181,7 @@ class ApplyOptions:
 
 @dataclass(frozen=True)
 class ProjectOutcome:
-    state: str  # applied | up-to-date | failed
+    status: str  # applied | up-to-date | failed
     isolation: Mapping[str, Any]
     step: str = ""  # where a failure happened: isolate | apply
     error: str = ""

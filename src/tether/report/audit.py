@@ -173,6 +173,6 @@ def render_gate(entries: Sequence[GateEntry], trailers: Sequence[str] = ()) -> s
     lines = []
     for entry in entries:
         note = f" ({entry.note})" if entry.note else ""
-        lines.append(f"{entry.member}: {entry.state} {entry.digest}{note}")
+        lines.append(f"{entry.member}: {entry.status} {entry.digest}{note}")
     lines += trailers
     return "\n".join(lines)

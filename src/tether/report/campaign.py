@@ -31,7 +31,7 @@ def campaign_document(folder: str, settings: Doc, records: Sequence[Doc]) -> dic
     """The one document ``campaign start``, ``run`` and ``status`` print with ``--json``."""
     counts = dict.fromkeys(STATE_ORDER, 0)
     for record in records:
-        counts[record["state"]] = counts.get(record["state"], 0) + 1
+        counts[record["status"]] = counts.get(record["status"], 0) + 1
     return {
         "campaign": settings["name"],
         "folder": folder,
@@ -67,21 +67,21 @@ def render_campaign(document: Doc) -> str:
 
 
 def _row(record: Doc, width: int) -> str:
-    return f"{record['name']:<{width}}  {record['state']:<10}  {_detail(record)}".rstrip()
+    return f"{record['name']:<{width}}  {record['status']:<10}  {_detail(record)}".rstrip()
 
 
 def _published(record: Doc) -> str:
     """Where a pushed update went: its pull request, else the pushed commit."""
     said = {"pr-open": "pull request", "merged": "merged", "closed": "closed"}
     if record.get("pr_url"):
-        return f"{said.get(record['state'], 'pull request')} {record['pr_url']}"
+        return f"{said.get(record['status'], 'pull request')} {record['pr_url']}"
     if record.get("pushed_commit"):
-        return f"{record['state']}, pushed {record['pushed_commit'][:12]}"
-    return str(record["state"])
+        return f"{record['status']}, pushed {record['pushed_commit'][:12]}"
+    return str(record["status"])
 
 
 def _detail(record: Doc) -> str:
-    state = record["state"]
+    state = record["status"]
     if state == "failed":
         return str(record["reason"])
     if state in ("pending", "cloned"):

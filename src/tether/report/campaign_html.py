@@ -185,7 +185,7 @@ def _table(records: Sequence[Doc], now: datetime) -> str:
 
 
 def _row(record: Doc, now: datetime) -> str:
-    state = str(record["state"])
+    state = str(record["status"])
     order = STATE_ORDER.index(state) if state in STATE_ORDER else len(STATE_ORDER)
     reason = f'<div class="reason">{_e(record["reason"])}</div>' if record.get("reason") else ""
     buckets = record.get("buckets") or {}

@@ -13,7 +13,7 @@ def render_run(run: Doc, repositories: Sequence[Doc]) -> list[str]:
     lines = [_ran(run)]
     stopped = run["stopped_by_canary"]
     if stopped:
-        states = {r["name"]: r["state"] for r in repositories}
+        states = {r["name"]: r["status"] for r in repositories}
         named = ", ".join(f"{name} {states.get(name, '?')}" for name in stopped)
         lines.append(
             f"stopped after the canary ({named}): nothing else was started. Look at them, "

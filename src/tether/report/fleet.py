@@ -76,11 +76,11 @@ def render_plan_table(run: FleetRun) -> str:
         plan = entry.plan
         span = (
             f"{plan.from_version} → {plan.to_version}"
-            if plan.state == "planned"
+            if plan.status == "planned"
             else plan.from_version
         )
         counts = " | ".join(
-            str(plan.counts.get(b, 0)) if plan.state == "planned" else "" for b in columns
+            str(plan.counts.get(b, 0)) if plan.status == "planned" else "" for b in columns
         )
         lines.append(f"| {entry.member.name} | {span} | {counts} | {_plan_note(entry)} |")
     return "\n".join(lines)
@@ -88,11 +88,11 @@ def render_plan_table(run: FleetRun) -> str:
 
 def _plan_note(entry: FleetEntry) -> str:
     plan = entry.plan
-    if plan.state == "up-to-date":
+    if plan.status == "up-to-date":
         return "up to date"
-    if plan.state == "not-tethered":
+    if plan.status == "not-tethered":
         return "not tethered"
-    if plan.state == "failed":
+    if plan.status == "failed":
         return f"plan failed: {plan.error}"
     if plan.conflicts:
         return "conflicts: " + _capped(list(plan.conflicts))
@@ -146,7 +146,7 @@ def _applied_section(applied: list[Doc]) -> list[str]:
         return []
     lines = ["", f"## Applied projects ({len(applied)})"]
     for item in applied:
-        if item["state"] == "up-to-date":
+        if item["status"] == "up-to-date":
             lines.append(f"- {item['name']}: already up to date at {item['from_version']}")
             continue
         extra = f" ({item['conflicts']} conflict(s) to resolve)" if item["conflicts"] else ""
