@@ -28,6 +28,7 @@ BANNED: dict[str, str] = {
     "state": "status",
     "result": "status",
     "outcome": "status",
+    "path_missing": "skipped_path_missing",
 }
 # Documents whose shape a specification fixes (GAIA's merge report and region oracle).
 SPEC_FIXED = {"merge-fields", "region-compare"}

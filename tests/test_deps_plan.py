@@ -438,12 +438,12 @@ def test_registry_file_is_never_written(fleet: Path, server: LoopbackRegistry) -
 
 
 def test_selection_messages(fleet: Path, server: LoopbackRegistry, tmp_path: Path) -> None:
-    code, out, _ = run_cli(
+    code, out, err = run_cli(
         *deps("scan", "--level", "minor", "--projects", "a,zz", server=server, registry=fleet)
     )
-    assert code == 0 and "Filter name not found: zz" in out and "## a (npm)" in out
+    assert (code, out) == (1, "") and f"{fleet}: not in the registry: zz" in err
     code, out, _ = run_cli(
-        *deps("scan", "--level", "minor", "--projects", "zz", server=server, registry=fleet)
+        *deps("scan", "--level", "minor", "--keyword", "none", server=server, registry=fleet)
     )
     assert code == 0 and "No projects matched the filter." in out
     empty = registry_file(tmp_path / "empty.json", {})
@@ -467,7 +467,7 @@ def test_scan_failed_and_path_missing(
     assert [(f["name"], "invalid JSON" in f["error"]) for f in doc["scan_failed"]] == [
         ("broken", True)
     ]
-    assert [m["name"] for m in doc["path_missing"]] == ["gone"]
+    assert [m["name"] for m in doc["skipped_path_missing"]] == ["gone"]
     assert package(doc, "alpha")["proposed_target"] == "^1.2.3"
 
 

@@ -54,8 +54,8 @@ SCHEMA_OF: dict[str, tuple[str, ...]] = {
     "projects list": ("projects-list",),
     "projects show": ("projects-show",),
     "projects remove": ("projects-remove",),
-    "fleet status": ("fleet-status", "nothing-selected"),
-    "fleet update": ("fleet-update", "nothing-selected"),
+    "fleet status": ("fleet-status",),
+    "fleet update": ("fleet-update",),
     "campaign start": ("campaign",),
     "campaign run": ("campaign",),
     "campaign status": ("campaign",),
@@ -63,9 +63,9 @@ SCHEMA_OF: dict[str, tuple[str, ...]] = {
     "campaign pr": ("campaign",),
     "campaign close": ("campaign",),
     "campaign retry": ("campaign",),
-    "deps scan": ("deps-scan", "nothing-selected"),
-    "deps plan": ("deps-plan", "nothing-selected"),
-    "deps apply": ("deps-apply", "nothing-selected"),
+    "deps scan": ("deps-scan",),
+    "deps plan": ("deps-plan",),
+    "deps apply": ("deps-apply",),
     "deps notes": ("deps-notes",),
     "deps dossier": ("deps-dossier",),
     "audit scope": ("audit-scope",),
@@ -430,8 +430,21 @@ def _fleet_status(w: World) -> Case:
 
 @case("fleet-status-empty")
 def _fleet_status_empty(w: World) -> Case:
+    """Nothing selected: the command's own document, with no project in it."""
     w.registry()
-    return Case(["fleet", "status"], 0, "nothing-selected")
+    return Case(["fleet", "status"], 0, "fleet-status")
+
+
+@case("fleet-update-empty")
+def _fleet_update_empty(w: World) -> Case:
+    w.registry()
+    return Case(["fleet", "update", "--yes"], 0, "fleet-update")
+
+
+@case("deps-apply-empty")
+def _deps_apply_empty(w: World) -> Case:
+    w.registry()
+    return Case(["deps", "apply", "--level", "minor", "--yes"], 0, "deps-apply")
 
 
 def campaign_registry(w: World) -> Path:

@@ -17,9 +17,10 @@ from typing import Any
 
 import pytest
 
-from builders import call, git, make_release
+from builders import call, git, make_release, schema_validator
 from fixtures.deps.kit import registry_file, run_cli, run_json, setup_cli
 from fixtures.deps.loopback import LoopbackRegistry
+from tether.errors import Exit
 from tether.runs.selection import EMPTY_REGISTRY, NO_MATCH
 
 FLEET_BRANCH = "chore/update-acme-kit-1.1.0"
@@ -131,26 +132,51 @@ def selecting(world: World, name: str, *extra: str) -> list[str]:
     return build(world, *rest, *extra)
 
 
+# The schema of each selecting command's document, whatever it selected, and the list in it
+# that holds what was worked on.
+SCHEMA_OF_SELECTING = {
+    "fleet status": ("fleet-status", "projects"),
+    "fleet update": ("fleet-update", "projects"),
+    "deps scan": ("deps-scan", "projects"),
+    "deps plan": ("deps-plan", "packages"),
+    "deps apply": ("deps-apply", "applied"),
+}
+
+
 @pytest.mark.parametrize("name", list(SELECTING))
-def test_nothing_selected_reads_the_same_everywhere(world: World, name: str) -> None:
-    register(world, {"p1": project(world, "p1", repo=False)})
-    code, doc = run_json(*selecting(world, name, "--projects", "zz"))
+def test_nothing_selected_keeps_the_commands_own_document(world: World, name: str) -> None:
+    register(world, {"p1": project(world, "p1", repo=False)}, {"p1": ["web"]})
+    schema, worked_on = SCHEMA_OF_SELECTING[name]
+    code, doc = run_json(*selecting(world, name, "--keyword", "api"))
     assert code == 0
-    assert doc == {
-        "schema_version": 1,
-        "registry": str(world.registry),
-        "message": NO_MATCH,
-        "filter_not_found": ["zz"],
-        "path_missing": [],
-        "projects": [],
-    }
-    code, out, _ = run_cli(*selecting(world, name, "--projects", "zz"))
-    assert (code, out) == (0, f"Filter name not found: zz\n{NO_MATCH}\n")
+    schema_validator(schema).validate(doc)  # the command's own shape
+    assert doc[worked_on] == [] and "message" not in doc
+    code, out, _ = run_cli(*selecting(world, name, "--keyword", "api"))
+    assert (code, out) == (0, f"{NO_MATCH}\n")
 
     register(world, {})
-    code, doc = run_json(*selecting(world, name, "--projects", "zz"))
-    assert code == 0 and doc["message"] == EMPTY_REGISTRY and doc["filter_not_found"] == []
+    code, doc = run_json(*selecting(world, name))
+    assert code == 0 and doc[worked_on] == []
+    schema_validator(schema).validate(doc)
+    assert run_cli(*selecting(world, name))[:2] == (0, f"{EMPTY_REGISTRY}\n")
     assert not (world.tmp / "state").exists()  # no run folder for a run that did not start
+
+
+@pytest.mark.parametrize("name", list(SELECTING))
+def test_an_unknown_project_name_is_an_error_everywhere(world: World, name: str) -> None:
+    """A typo in --projects must not run a command on fewer projects than were meant: one
+    line naming the registry and every unknown name, exit 1, nothing read or run."""
+    root = project(world, "p1")
+    register(world, {"p1": root})
+    before = git(root, "rev-parse", "HEAD"), (root / "a.txt").read_text()
+    code, out, err = run_cli(*selecting(world, name, "--projects", "p1,zz", "--projects", "yy"))
+    assert (code, out) == (Exit.ERROR, "")
+    unknown = "not in the registry: zz, yy (see 'tether projects list')"
+    assert err == f"tether: {world.registry}: {unknown}\n"
+    code, doc = run_json(*selecting(world, name, "--projects", "zz"))
+    assert code == Exit.ERROR and doc["error"]["exit_code"] == Exit.ERROR
+    assert (git(root, "rev-parse", "HEAD"), (root / "a.txt").read_text()) == before
+    assert not (world.tmp / "state").exists()  # no run folder: the run never started
 
 
 def test_both_select_the_same_projects_in_registry_order(world: World) -> None:
@@ -161,7 +187,7 @@ def test_both_select_the_same_projects_in_registry_order(world: World) -> None:
         {"b": roots["b"], "a": roots["a"], "gone": roots["gone"], "c": roots["c"]},
         {"a": ["Web"], "b": ["web", "api"], "c": ["api"], "gone": ["web"]},
     )
-    filters = ("--keyword", "WEB", "--projects", "a,zz", "--projects", "gone,b")
+    filters = ("--keyword", "WEB", "--projects", "a,c", "--projects", "gone,b")
 
     code, status = run_json(*fleet(world, "status", *filters))
     assert code == 0
@@ -170,11 +196,7 @@ def test_both_select_the_same_projects_in_registry_order(world: World) -> None:
     assert [p["name"] for p in status["projects"]] == ["b", "a"]  # registry order
     assert [p["name"] for p in scanned["projects"]] == ["b", "a"]
     missing = [{"name": "gone", "path": str(roots["gone"])}]
-    assert status["skipped_path_missing"] == scanned["path_missing"] == missing
-
-    for command in (fleet(world, "status", *filters), deps(world, "scan", "--level", "minor")):
-        _, out, _ = run_cli(*command, *filters)
-        assert out.startswith("Filter name not found: zz\n"), out
+    assert status["skipped_path_missing"] == scanned["skipped_path_missing"] == missing
 
 
 # --- isolation -------------------------------------------------------------------------------

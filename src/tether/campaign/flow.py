@@ -17,7 +17,7 @@ from tether.campaign.model import CONFLICTS, FAILED, ON_CONFLICT, RepoRecord, Se
 from tether.campaign.store import CampaignFolder, campaign_folder
 from tether.errors import Exit, TetherError, UsageError
 from tether.runs.registry import Registry, load_registry, registry_path, utc_timestamp
-from tether.runs.selection import carries, split_names
+from tether.runs.selection import carries, check_names, split_names
 
 if TYPE_CHECKING:
     from tether.campaign.coordinator import RunOptions
@@ -73,9 +73,7 @@ def start_campaign(request: StartRequest) -> CampaignResult:
 def _records(registry: Registry, names: Sequence[str], keywords: Sequence[str]) -> list[RepoRecord]:
     if not registry.projects:
         raise TetherError(f"the registry {registry.path} lists no repositories")
-    unknown = [name for name in names if name not in registry.projects]
-    if unknown:
-        raise TetherError(f"not in the registry {registry.path}: {', '.join(unknown)}")
+    check_names(registry, names)
     chosen = [
         r
         for name, r in registry.projects.items()

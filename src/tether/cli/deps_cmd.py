@@ -14,7 +14,6 @@ from tether.cli.projects_cmd import (
     add_selection,
     print_nothing_selected,
     selection_filters,
-    selection_note,
 )
 from tether.deps.align import POLICIES
 from tether.deps.model import LEVELS
@@ -297,7 +296,6 @@ def _prompts(args: argparse.Namespace) -> Prompts:
         _ask,
         show,
         show_plan,
-        selection_note(args.json),
         _progress(args.json),
         _go_on,
         _pick if stdin_is_terminal() else None,

@@ -12,7 +12,6 @@ from tether.cli.projects_cmd import (
     add_selection,
     print_nothing_selected,
     selection_filters,
-    selection_note,
 )
 from tether.runs.isolation import DEFAULT_MODE, MODES
 
@@ -71,7 +70,7 @@ def _status(args: argparse.Namespace, jobs: int) -> int:
     from tether.fleet import flow
     from tether.report.fleet import render_status
 
-    result = flow.status(selection_filters(args), jobs, selection_note(args.json))
+    result = flow.status(selection_filters(args), jobs)
     if not isinstance(result, flow.StatusResult):
         return print_nothing_selected(result, args.json)
     print_json(result.document) if args.json else print(render_status(result.document))
@@ -92,7 +91,7 @@ def _update(args: argparse.Namespace, jobs: int) -> int:
         isolate_asked=args.isolate is not None,
     )
     confirm = None if args.yes else _confirm
-    result = flow.update(selection_filters(args), request, confirm, selection_note(args.json))
+    result = flow.update(selection_filters(args), request, confirm)
     if not isinstance(result, flow.UpdateResult):
         return print_nothing_selected(result, args.json)
     from tether.report.fleet import render_update_result

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from tether.cli.common import add_json, add_list, add_removed, print_json
@@ -43,14 +42,9 @@ def selection_filters(args: argparse.Namespace) -> Filters:
     return Filters(args.registry, args.projects, args.keyword)
 
 
-def selection_note(as_json: bool) -> Callable[[str], None]:
-    """Where "Filter name not found" goes before a run; under --json the document's
-    filter_not_found says it, and stdout carries that document only."""
-    return (lambda line: None) if as_json else print
-
-
 def print_nothing_selected(result: NothingSelected, as_json: bool) -> int:
-    print_json(result.to_json()) if as_json else print("\n".join(result.lines()))
+    """Nothing to work on: under ``--json`` the command's own document, with no project."""
+    print_json(dict(result.document)) if as_json else print("\n".join(result.lines()))
     return Exit.OK
 
 

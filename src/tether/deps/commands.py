@@ -61,7 +61,6 @@ class Prompts:
     ask: Callable[[str], str]  # a question → the answer ("" at the end of input)
     say: Callable[[str], None]  # a line that explains a question
     show_plan: Callable[[Doc], None]  # the plan document, before the one confirmation
-    note: Callable[[str], None] = lambda line: None  # selection notes (names not found)
     progress: Callable[[str], None] = lambda line: None  # a digest line per project applied
     # After a project failed: go on with the rest? (project, step, exit code, how many are
     # left). None: stop, as a run without a person does.
@@ -85,7 +84,7 @@ def scan(request: DepsRequest, prompts: Prompts = SILENT) -> DepsResult | Nothin
 
     result = _scan(request, prompts)
     if isinstance(result, NothingSelected):
-        return result
+        return result.with_document(scan_document(_scanned_none(request, result)))
     if request.plan_dir is not None:
         flow.write_plan_dir(request.plan_dir, result, None)
     return DepsResult(scan_document(result), _reached(result))
@@ -103,7 +102,8 @@ def plan(request: DepsRequest, prompts: Prompts = SILENT) -> DepsResult | Nothin
     """One target per package across the projects; reads only (the plan folder aside)."""
     result = _scan(request, prompts)
     if isinstance(result, NothingSelected):
-        return result
+        nothing = _decided_none(request, result)
+        return result.with_document({**flow.plan_json(nothing), **_plan_folder_json(None, [])})
     decided = flow.plan_with_overrides(
         result, request.conflict_policy or DEFAULT_POLICY, _overrides_file(request)
     )
@@ -111,10 +111,29 @@ def plan(request: DepsRequest, prompts: Prompts = SILENT) -> DepsResult | Nothin
     folder, pruned = _plan_folder(request)
     if folder is not None:
         flow.write_plan_dir(folder, result, decided)
-    doc["plan_dir"] = str(folder) if folder is not None else None
-    doc["pruned_plan_folders"] = [p.to_json() for p in pruned]
+    doc.update(_plan_folder_json(folder, pruned))
     doc["warnings"] += [p.notice() for p in pruned]
     return DepsResult(doc, _reached(result))
+
+
+def _plan_folder_json(folder: Path | None, pruned: Sequence[Pruned]) -> Doc:
+    return {
+        "plan_dir": str(folder) if folder is not None else None,
+        "pruned_plan_folders": [p.to_json() for p in pruned],
+    }
+
+
+def _scanned_none(request: DepsRequest, nothing: NothingSelected) -> ScanResult:
+    """The scan of no project, for each command's own document when nothing was selected
+    (the projects whose path is gone still listed)."""
+    return ScanResult(request.level, [], missing=list(nothing.missing))
+
+
+def _decided_none(request: DepsRequest, nothing: NothingSelected) -> Decided:
+    from tether.deps.align import build_plan
+
+    policy = request.conflict_policy or DEFAULT_POLICY
+    return Decided(build_plan(_scanned_none(request, nothing), policy))
 
 
 def _plan_folder(request: DepsRequest) -> tuple[Path | None, list[Pruned]]:
@@ -141,7 +160,8 @@ def apply(request: DepsRequest, prompts: Prompts) -> DepsResult | NothingSelecte
     options = _apply_options(request)  # a bad time limit stops the run before it starts
     result = _scan(request, prompts, pick=None if request.yes else prompts.pick)
     if isinstance(result, NothingSelected):
-        return result
+        nothing = _finish(_decided_none(request, result), request, None, "nothing-selected", None)
+        return result.with_document(nothing.document)
     unreached = unreachable_error(result)
     if unreached is not None:
         raise TetherError(f"{unreached}; nothing was written (run again once it answers)")
@@ -225,7 +245,7 @@ def _scan(
     request: DepsRequest, prompts: Prompts, pick: Pick | None = None
 ) -> ScanResult | NothingSelected:
     min_age = flow.parse_age(request.min_release_age)  # a usage error before any reading
-    chosen = choose(request.filters, prompts.note, pick)
+    chosen = choose(request.filters, pick)
     if isinstance(chosen, NothingSelected):
         return chosen
     fetcher = flow.make_fetcher(request.registries, request.env, request.cwd)

@@ -77,7 +77,7 @@ def dossier_document(
         ],
         "to_fill": {_FILL_KEYS[t]: [] for t in sections_to_fill(plan["level"])},
         "scan_failed": list(plan.get("scan_failed") or []),
-        "path_missing": list(plan.get("path_missing") or []),
+        "skipped_path_missing": list(plan.get("skipped_path_missing") or []),
         "warnings": list(plan.get("warnings") or []),
         "notices": [],
         "skeleton_sha256": "",

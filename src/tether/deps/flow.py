@@ -165,20 +165,18 @@ PLAN_FOLDER_FIELDS = frozenset(
         "package_manager",
         "package_manager_source",
         "scan_failed",
-        "path_missing",
         "overrides_file",
     }
 )
+# Where tether's one name for a concept is not Commander's camelCase of it.
+_PLAN_FOLDER_NAMES = {"skipped_path_missing": "pathMissing"}
 
 
 def plan_folder_shape(value: Any) -> Any:
     """A copy of a scan or plan document with the plan-folder fields in camelCase. Only
     these names change, so keys that are data (registry names, paths) stay as they are."""
     if isinstance(value, dict):
-        return {
-            _camel(k) if k in PLAN_FOLDER_FIELDS else k: plan_folder_shape(v)
-            for k, v in value.items()
-        }
+        return {_CAMEL_OF.get(k, k): plan_folder_shape(v) for k, v in value.items()}
     if isinstance(value, list):
         return [plan_folder_shape(item) for item in value]
     return value
@@ -189,7 +187,8 @@ def _camel(name: str) -> str:
     return head + "".join(part.capitalize() for part in rest)
 
 
-_SNAKE_OF = {_camel(name): name for name in PLAN_FOLDER_FIELDS}
+_CAMEL_OF = {name: _camel(name) for name in PLAN_FOLDER_FIELDS} | _PLAN_FOLDER_NAMES
+_SNAKE_OF = {camel: name for name, camel in _CAMEL_OF.items()}
 
 
 def snake_shape(value: Any) -> Any:

@@ -245,7 +245,7 @@ def common_sections(result: ScanResult) -> dict[str, Any]:
         "scan_failed": [
             {"name": p.name, "path": str(p.root), "error": p.error} for p in result.failed
         ],
-        "path_missing": path_missing(result.missing),
+        "skipped_path_missing": path_missing(result.missing),
         "skipped": [s.to_json() for s in result.skipped],
         "skipped_by_release_age": [
             held_back_json(r)

@@ -89,7 +89,7 @@ def summary_document(
     }
     if plan is not None:
         sections = common_sections(plan.scan)
-        doc["skipped_path_missing"] = sections["path_missing"]
+        doc["skipped_path_missing"] = sections["skipped_path_missing"]
         doc["skipped_scan_failed"] = sections["scan_failed"]
         doc["skipped_unsupported_range"] = [
             s for s in sections["skipped"] if s["kind"] == "unsupported-range"

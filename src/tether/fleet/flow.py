@@ -1,7 +1,8 @@
 """``fleet status`` and ``fleet update`` as one library call each. Nothing here prints.
 
-The command line passes in how to talk to the person (``note`` for selection notes,
-``confirm`` for the one question) and renders the document it gets back.
+The command line passes in how to talk to the person (``confirm`` for the one question) and
+renders the document it gets back; with nothing selected, that is the command's own document
+with no project in it.
 """
 
 from __future__ import annotations
@@ -23,7 +24,6 @@ from tether.runs.rundir import RunFolder
 from tether.runs.selection import Filters, NothingSelected, choose
 
 Doc = dict[str, Any]
-Note = Callable[[str], None]
 # Shown the planned run, answers whether to apply it; None: apply without asking (--yes).
 Confirm = Callable[[FleetRun], bool]
 
@@ -34,13 +34,13 @@ class StatusResult:
     exit_code: int
 
 
-def status(filters: Filters, jobs: int, note: Note) -> StatusResult | NothingSelected:
+def status(filters: Filters, jobs: int) -> StatusResult | NothingSelected:
     """Every selected project's status row; reads only."""
     from tether.fleet.summary import status_document
 
-    chosen = choose(filters, note)
+    chosen = choose(filters)
     if isinstance(chosen, NothingSelected):
-        return chosen
+        return chosen.with_document(status_document(chosen.registry, chosen.selection, []))
     rows = fleet_status(chosen.selection, jobs)
     document = status_document(str(chosen.registry.path), chosen.selection, rows)
     return StatusResult(
@@ -60,17 +60,19 @@ class UpdateResult:
 
 
 def update(
-    filters: Filters, request: FleetRequest, confirm: Confirm | None, note: Note
+    filters: Filters, request: FleetRequest, confirm: Confirm | None
 ) -> UpdateResult | NothingSelected:
     """Plan every selected project, ask once (unless a dry run or ``confirm`` is None),
     apply in registry order, and keep the whole summary in the run folder."""
     from tether.fleet.summary import update_document
     from tether.report.fleet import render_plan_table, render_update
 
-    chosen = choose(filters, note)
+    chosen = choose(filters)
     if isinstance(chosen, NothingSelected):
-        return chosen
-    run = plan_fleet(chosen.selection, request, RunFolder.create())
+        nothing = FleetRun(request, chosen.selection, None, [], "nothing-selected")
+        return chosen.with_document(update_document(nothing, chosen.registry))
+    folder = RunFolder.create()
+    run = plan_fleet(chosen.selection, request, folder)
     asked = False
     if not request.dry_run:
         if run.to_apply and confirm is not None:
@@ -80,5 +82,5 @@ def update(
         if run.status != "cancelled":
             apply_fleet(run)
     document = update_document(run, str(chosen.registry.path))
-    run.folder.keep_summary(document, f"{render_plan_table(run)}\n\n{render_update(document)}")
+    folder.keep_summary(document, f"{render_plan_table(run)}\n\n{render_update(document)}")
     return UpdateResult(run, document, asked)

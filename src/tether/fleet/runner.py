@@ -87,10 +87,14 @@ class FleetEntry:
 class FleetRun:
     request: FleetRequest
     selection: Selection
-    folder: RunFolder
+    folder: RunFolder | None  # None: nothing was selected, so no run started
     entries: list[FleetEntry]
-    # planned | dry-run | cancelled | done | stopped | interrupted
+    # planned | dry-run | cancelled | done | stopped | interrupted | nothing-selected
     status: str = "planned"
+
+    def write(self, path: Path, lines: list[str]) -> None:
+        if self.folder is not None:
+            self.folder.write(path, lines)
 
     @property
     def to_apply(self) -> list[FleetEntry]:
@@ -174,10 +178,10 @@ def _apply_one(run: FleetRun, entry: FleetEntry) -> None:
     entry.outcome = apply_unit(str(entry.member.path), options)
     entry.status = entry.outcome.status
     entry.log += ["== apply", *entry.outcome.log, f"== result: {entry.status}"]
-    run.folder.write(entry.log_path, entry.log)
+    run.write(entry.log_path, entry.log)
     if entry.outcome.report is not None:
         # The full single-project report (every path) stays here; the summary carries counts.
-        run.folder.write(entry.report_path, [json.dumps(entry.outcome.report, indent=2)])
+        run.write(entry.report_path, [json.dumps(entry.outcome.report, indent=2)])
 
 
 def _interrupted(run: FleetRun, entry: FleetEntry) -> None:
@@ -186,5 +190,5 @@ def _interrupted(run: FleetRun, entry: FleetEntry) -> None:
     entry.outcome = ProjectOutcome("failed", {}, "apply", "interrupted", Exit.INTERRUPTED)
     entry.status = "failed"
     entry.log += ["== interrupted"]
-    run.folder.write(entry.log_path, entry.log)
+    run.write(entry.log_path, entry.log)
     run.status = "interrupted"

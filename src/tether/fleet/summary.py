@@ -26,7 +26,6 @@ def status_document(
 ) -> Doc:
     return {
         "registry": registry,
-        "filter_not_found": list(selection.not_found),
         "projects": [
             {**member_json(m), **row.to_json()} for m, row in rows if row.status != "not-tethered"
         ],
@@ -45,14 +44,14 @@ def status_document(
 def update_document(run: FleetRun, registry: str) -> Doc:
     request = run.request
     return {
-        **run.folder.to_json(),
+        # No run folder when nothing was selected: the run never started.
+        **(run.folder.to_json() if run.folder else {"run_id": None, "run_dir": None}),
         "registry": registry,
         "status": run.status,
         "dry_run": request.dry_run,
         "to_version": request.to,
         "isolate": request.isolate,
         "continue_on_failure": request.continue_on_failure,
-        "filter_not_found": list(run.selection.not_found),
         "projects": [_entry_json(e) for e in run.entries],
         "summary": _summary(run),
     }
@@ -172,6 +171,9 @@ def next_steps(run: FleetRun, summary: Mapping[str, Any]) -> list[str]:
             "patches in its merge folder), then run 'tether check' there"
         )
     steps += _review_steps(run, summary)
+    if run.status == "nothing-selected":
+        nothing = "no project selected: register one ('tether projects add') or widen the filter"
+        return steps or [nothing]
     return steps or ["nothing to do: every selected project is up to date"]
 
 

@@ -332,7 +332,7 @@ def _skipped_projects(doc: Doc, path_missing: list[Doc], scan_failed: list[Doc])
 
 def _tail_sections(doc: Doc) -> list[str]:
     lines: list[str] = []
-    lines += _skipped_projects(doc, doc["path_missing"], doc["scan_failed"])
+    lines += _skipped_projects(doc, doc["skipped_path_missing"], doc["scan_failed"])
     lines += _list(
         "Skipped (unsupported range)",
         [skipped_line(s) for s in doc["skipped"] if s["kind"] == "unsupported-range"],

@@ -2,15 +2,19 @@
 or all. ``fleet`` and ``deps`` select the same way through ``choose``.
 
 A registered path that is gone is dropped and reported, never an abort: one moved project
-must not stop a hundred others from being checked.
+must not stop a hundred others from being checked. A name given with ``--projects`` that
+the registry lacks is an error before anything is read (``check_names``, campaigns too): a
+typo must not run a command on fewer projects than the person meant.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
+
+from tether.errors import TetherError
 
 # The messages are words, so they live with the other words of runs (and stay importable here).
 from tether.report.runs import EMPTY_REGISTRY as EMPTY_REGISTRY
@@ -32,19 +36,11 @@ class Member:
 @dataclass(frozen=True)
 class Selection:
     chosen: tuple[Member, ...]  # registry order, paths present
-    missing: tuple[Member, ...]  # matched the filter but the path is gone
-    not_found: tuple[str, ...]  # names given with --projects that the registry lacks
+    missing: tuple[Member, ...] = ()  # matched the filter but the path is gone
 
     @property
     def matched_nothing(self) -> bool:
         return not self.chosen and not self.missing
-
-    def not_found_lines(self) -> list[str]:
-        return not_found_lines(self.not_found)
-
-
-def not_found_lines(names: Sequence[str]) -> list[str]:
-    return [f"Filter name not found: {name}" for name in names]
 
 
 def picked_names(answer: str, names: Sequence[str]) -> tuple[list[str], list[str]]:
@@ -89,8 +85,20 @@ def carries(record: ProjectRecord, keywords: Sequence[str]) -> bool:
     return {k.casefold() for k in keywords} <= {k.casefold() for k in record.keywords}
 
 
+def check_names(registry: Registry, names: Sequence[str]) -> None:
+    """Every name given must be registered: one line naming the registry and each name it
+    lacks, before anything is read or run."""
+    unknown = [name for name in names if name not in registry.projects]
+    if unknown:
+        listed = ", ".join(unknown)
+        raise TetherError(
+            f"{registry.path}: not in the registry: {listed} (see 'tether projects list')"
+        )
+
+
 def select(registry: Registry, names: Sequence[str], keywords: Sequence[str]) -> Selection:
-    """Projects matching every given filter, in registry order (not the order asked)."""
+    """Projects matching every given filter, in registry order (not the order asked); the
+    names were checked (``check_names``)."""
     wanted = set(names)
     chosen: list[Member] = []
     missing: list[Member] = []
@@ -105,8 +113,7 @@ def select(registry: Registry, names: Sequence[str], keywords: Sequence[str]) ->
         # checkout here: missing for every command but campaign.
         here = bool(record.path) and member.path.is_dir()
         (chosen if here else missing).append(member)
-    not_found = tuple(n for n in names if n not in registry.projects)
-    return Selection(tuple(chosen), tuple(missing), not_found)
+    return Selection(tuple(chosen), tuple(missing))
 
 
 @dataclass(frozen=True)
@@ -126,56 +133,51 @@ class Chosen:
 
 @dataclass(frozen=True)
 class NothingSelected:
-    """No project to work on: the registry is empty or the filter matched none (exit 0)."""
+    """No project to work on: the registry is empty, the filter matched none, every matched
+    project's path is gone, or the person picked none (exit 0). ``document`` is the
+    command's own document with nothing in it, which ``--json`` prints: one shape per
+    command, whatever was selected."""
 
     registry: str
     message: str
-    not_found: tuple[str, ...]
     missing: tuple[Member, ...] = ()  # every matched project's path is gone
+    document: Mapping[str, Any] = field(default_factory=dict)
 
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "registry": self.registry,
-            "message": self.message,
-            "filter_not_found": list(self.not_found),
-            "path_missing": [{"name": m.name, "path": str(m.path)} for m in self.missing],
-            "projects": [],
-        }
+    @property
+    def selection(self) -> Selection:
+        return Selection((), self.missing)
+
+    def with_document(self, document: Mapping[str, Any]) -> NothingSelected:
+        return replace(self, document=document)
 
     def lines(self) -> list[str]:
         drifted = [f"- {m.name} — {m.path}" for m in self.missing]
-        return [*not_found_lines(self.not_found), self.message, *drifted]
+        return [self.message, *drifted]
 
 
 # A person's pick among the selectable projects: their names, registry order ([]: none).
 Pick = Callable[[Sequence[Member]], list[str]]
 
 
-def choose(
-    filters: Filters,
-    note: Callable[[str], None] = lambda line: None,
-    pick: Pick | None = None,
-) -> Chosen | NothingSelected:
-    """Read the registry (never written here) and select from it. When projects are left,
-    each name the registry lacks is noted before the run starts. With ``pick`` (a person is
-    there) and no filter given, the person picks among the selectable projects; picking
-    none ends the run (exit 0)."""
+def choose(filters: Filters, pick: Pick | None = None) -> Chosen | NothingSelected:
+    """Read the registry (never written here) and select from it. An empty registry says
+    so first (as Commander's procedure does); then a name it lacks is an error
+    (``check_names``). With ``pick`` (a person is there) and no filter given, the person
+    picks among the selectable projects; picking none ends the run (exit 0)."""
     registry = load_registry(registry_path(filters.registry))
     if not registry.projects:
-        return NothingSelected(str(registry.path), EMPTY_REGISTRY, ())
-    selection = select(registry, split_names(filters.projects), filters.keywords)
+        return NothingSelected(str(registry.path), EMPTY_REGISTRY)
+    names = split_names(filters.projects)
+    check_names(registry, names)
+    selection = select(registry, names, filters.keywords)
     if pick is not None and not filters.projects and not filters.keywords and selection.chosen:
         picked = set(pick(selection.chosen))
         if not picked:
-            return NothingSelected(str(registry.path), NOTHING_PICKED, ())
+            return NothingSelected(str(registry.path), NOTHING_PICKED)
         chosen = tuple(m for m in selection.chosen if m.name in picked)
-        selection = Selection(chosen, selection.missing, selection.not_found)
+        selection = Selection(chosen, selection.missing)
     if selection.matched_nothing:
-        return NothingSelected(str(registry.path), NO_MATCH, selection.not_found)
+        return NothingSelected(str(registry.path), NO_MATCH)
     if not selection.chosen:
-        return NothingSelected(
-            str(registry.path), NO_SELECTABLE, selection.not_found, selection.missing
-        )
-    for line in selection.not_found_lines():
-        note(line)
+        return NothingSelected(str(registry.path), NO_SELECTABLE, selection.missing)
     return Chosen(registry, selection)
