@@ -29,6 +29,11 @@ BANNED: dict[str, str] = {
     "result": "status",
     "outcome": "status",
     "path_missing": "skipped_path_missing",
+    "root": "project_dir",
+    "project": "project_dir",
+    "dir": "project_dir",
+    "folder": "project_dir",
+    "worktree": "worktree_dir",
 }
 # Documents whose shape a specification fixes (GAIA's merge report and region oracle).
 SPEC_FIXED = {"merge-fields", "region-compare"}

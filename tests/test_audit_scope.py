@@ -109,7 +109,7 @@ def test_root_must_be_a_checkout_root(
     # Without -C the checkout around the current directory is used.
     monkeypatch.chdir(repo / "scripts")
     code, doc = audit_json(capsys, "scope", "--base-ref", "main", "--remit", "*.sh")
-    assert code == 0 and doc["root"] == str(repo.resolve())
+    assert code == 0 and doc["project_dir"] == str(repo.resolve())
 
 
 def test_human_scope_output(repo: Path, capsys: pytest.CaptureFixture[str]) -> None:

@@ -289,7 +289,7 @@ def files_of(mirror: Path, commit: str) -> dict[str, str]:
 def test_the_update_unit_run_twice_gives_one_commit_on_the_start_commit(world: World) -> None:
     world.remote("p1")
     _, started = world.start()
-    folder = CampaignFolder(Path(started["folder"]))
+    folder = CampaignFolder(Path(started["campaign_dir"]))
     settings, [record] = folder.load()
     cloned = fetch_unit(record, settings).record
     assert cloned.status == CLONED
@@ -309,7 +309,7 @@ def test_the_update_unit_run_twice_gives_one_commit_on_the_start_commit(world: W
 def test_a_second_coordinator_is_refused_while_one_runs(world: World) -> None:
     world.remote("p1")
     _, started = world.start()
-    with ProjectLock(CampaignFolder(Path(started["folder"])).lock_path, "campaign run c1"):
+    with ProjectLock(CampaignFolder(Path(started["campaign_dir"])).lock_path, "campaign run c1"):
         done = run_tether("campaign", "run", "c1", "--dir", str(world.campaigns))
     assert done.returncode == Exit.ERROR and done.stderr.startswith("tether: ")
     assert world.status()[1]["counts"]["pending"] == 1
@@ -447,7 +447,7 @@ def test_only_the_named_projects_join_and_the_default_folder_is_the_state_folder
         "p2",
     )
     assert code == 0 and [r["name"] for r in started["repositories"]] == ["p2"]
-    assert Path(started["folder"]) == world.tmp / "state" / "tether" / "campaigns" / "c1"
+    assert Path(started["campaign_dir"]) == world.tmp / "state" / "tether" / "campaigns" / "c1"
     assert cli("status", "c1")[1] == started
 
 
@@ -525,7 +525,7 @@ def test_a_relative_campaign_folder_is_recorded_absolute(
         "--registry", str(world.registry), "--dir", relative,
     )  # fmt: skip
     assert code == 0
-    assert started["folder"] == str(world.campaigns / "c1")
+    assert started["campaign_dir"] == str(world.campaigns / "c1")
     monkeypatch.chdir(world.registry.parent.parent)
     code, ran = world.run()
     assert code == 0 and [r["status"] for r in ran["repositories"]] == ["updated"]
@@ -540,7 +540,7 @@ def test_a_worktree_left_locked_by_a_killed_add_is_made_again(world: World) -> N
     code, ran = world.run()
     assert code == Exit.OK
     [record] = ran["repositories"]
-    folder = CampaignFolder(Path(ran["folder"]))
+    folder = CampaignFolder(Path(ran["campaign_dir"]))
     mirror, work = folder.mirror_path(record["url"]), folder.worktree_path("p1")
     git(mirror, "worktree", "lock", str(work))
     shutil.rmtree(work)

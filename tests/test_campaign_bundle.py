@@ -176,7 +176,7 @@ def test_workers_without_the_campaign_folder_send_their_commits_back_as_bundles(
         assert commits_on_branch(record, away) == 1
     # The units worked in the workers' own folder, never in the campaign's (where the
     # coordinator took the commits into mirrors of its own).
-    folder = Path(away["folder"])
+    folder = Path(away["campaign_dir"])
     assert not (folder / "work").exists()
     own = workers_folder(unseeing, CampaignFolder(folder).load()[0])
     assert len(list((own / "work").iterdir())) == 5
@@ -224,7 +224,7 @@ def test_a_bundle_that_does_not_verify_fails_its_repository(
     unseen.remote("p1")
     unseen.remote("p5", edit="x\ny\nz\nmore\n")
     document = start(unseen, "away")
-    folder = CampaignFolder(Path(document["folder"]))
+    folder = CampaignFolder(Path(document["campaign_dir"]))
     settings, records = folder.load()
     client = unseeing.client
     # Real results of units run on a worker that does not see the folder.

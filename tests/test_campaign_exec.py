@@ -151,7 +151,7 @@ def results(document: dict) -> dict[str, tuple[Any, ...]]:
 
 
 def mirror_in(document: dict, record: dict) -> Path:
-    return CampaignFolder(Path(document["folder"])).mirror_path(record["url"])
+    return CampaignFolder(Path(document["campaign_dir"])).mirror_path(record["url"])
 
 
 def commits_on_branch(record: dict, document: dict) -> int:
@@ -406,7 +406,7 @@ def test_a_unit_waits_for_its_mirrors_lock_and_names_the_holder_when_it_gives_up
 ) -> None:
     world.remote("p1")
     document = start(world, "c1")
-    folder = CampaignFolder(Path(document["folder"]))
+    folder = CampaignFolder(Path(document["campaign_dir"]))
     settings, [record] = folder.load()
     monkeypatch.setattr("tether.campaign.workspace.MIRROR_LOCK_WAIT", 0.0)
     with ProjectLock(folder.unit_lock_path(record.url), "another unit"):
@@ -426,7 +426,7 @@ def test_a_unit_removes_the_lock_files_a_killed_git_left_in_its_mirror(
     lock touches nothing."""
     world.remote("p1")
     document = start(world, "c1")
-    folder = CampaignFolder(Path(document["folder"]))
+    folder = CampaignFolder(Path(document["campaign_dir"]))
     settings, [record] = folder.load()
     cloned = run_unit(fetch_unit, record, settings).record
     assert cloned.status == "cloned"
@@ -498,7 +498,7 @@ def test_a_canary_that_passes_lets_the_waves_follow_with_pauses_between_them(
     for name in ("p1", "p2", "p3", "p4", "p5"):
         world.remote(name)
     document = start(world, "c1")
-    folder = CampaignFolder(Path(document["folder"]))
+    folder = CampaignFolder(Path(document["campaign_dir"]))
     settings, records = folder.load()
     seen_at_pauses: list[tuple[float, dict[str, str]]] = []
 

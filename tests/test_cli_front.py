@@ -200,7 +200,7 @@ def test_demo_json(tmp_path: Path) -> None:
     result = run_tether("demo", "--json", "-C", str(tmp_path / "demo"))
     assert result.returncode == 0, result.stderr
     doc = json.loads(result.stdout)
-    assert doc["dir"] == str(tmp_path / "demo")
+    assert doc["demo_dir"] == str(tmp_path / "demo")
     assert doc["upstream"] == {"name": "acme-kit", "releases": ["1.0.0", "1.1.0"]}
     assert doc["init"]["version"] == "1.0.0" and len(doc["init"]["added"]) == 8
     assert {c["path"] for c in doc["customised"]} >= {"docs/guide.md", "notes/team.md"}
@@ -208,7 +208,7 @@ def test_demo_json(tmp_path: Path) -> None:
     assert doc["update"]["from_version"] == "1.0.0" and doc["update"]["to_version"] == "1.1.0"
     assert doc["update"]["status"] == "updated"
     assert doc["status_after"]["installed_version"] == "1.1.0"
-    assert Path(doc["project"], ".tether/state.json").is_file()
+    assert Path(doc["project_dir"], ".tether/state.json").is_file()
 
 
 def test_demo_human_output_still_walks_through_the_steps(tmp_path: Path) -> None:
@@ -303,8 +303,9 @@ def test_snapshot_record_json_and_check_json_in_either_place(tmp_path: Path) -> 
     result = run_tether("snapshot", "--json", "-C", str(tmp_path / "tree"), "--out", str(out))
     assert result.returncode == 0, result.stderr
     doc = json.loads(result.stdout)
-    assert doc == {"schema_version": 1, "root": doc["root"], "out": str(out), "files": 2}
-    assert Path(doc["root"]).resolve() == (tmp_path / "tree").resolve()
+    expected = {"schema_version": 1, "project_dir": doc["project_dir"], "out": str(out)}
+    assert doc == {**expected, "files": 2}
+    assert Path(doc["project_dir"]).resolve() == (tmp_path / "tree").resolve()
     for args in (("snapshot", "--json", "check"), ("snapshot", "check", "--json")):
         result = run_tether(*args, "-C", str(tmp_path / "tree"), "--baseline", str(out))
         assert result.returncode == 0, result.stderr

@@ -274,7 +274,7 @@ def test_worktree_isolation_leaves_the_checkout(repo: Path, server: LoopbackRegi
     )
     assert code == 0
     assert tree(root) == before
-    worktree = Path(doc["isolation"]["projects"][0]["worktree"])
+    worktree = Path(doc["isolation"]["projects"][0]["worktree_dir"])
     assert json.loads((worktree / "package.json").read_text())["dependencies"]["alpha"] == "^1.2.3"
     git(root, "worktree", "remove", "--force", str(worktree))
 
@@ -334,7 +334,8 @@ def test_projects_in_one_repository_share_one_worktree_and_never_touch_the_check
     for attempt in ("first", "again"):
         code, doc = run_json(*deps(reg, server, *args))
         assert code == 0, doc
-        worktrees = {p["name"]: (p["used"], p["worktree"]) for p in doc["isolation"]["projects"]}
+        isolated = doc["isolation"]["projects"]
+        worktrees = {p["name"]: (p["used"], p["worktree_dir"]) for p in isolated}
         shared = str(tmp_path / "mono-tether-deps-minor-2025-06-01")
         assert worktrees["web"] == worktrees["api"] == ("worktree", shared), attempt
         assert [p["name"] for p in doc["applied"]] == ["web", "api"]

@@ -104,7 +104,7 @@ def test_writing_a_plan_removes_plan_folders_unused_for_ten_days(
     unmarked = make_plan_folder(home, "notes-of-mine", 40, marked=False)
     in_use = make_plan_folder(home, "deps-major-20250401-000000", 60)
     doc = plan_deep(world, server, "--plan-dir", str(in_use))
-    assert [p["path"] for p in doc["pruned_plan_folders"]] == [str(stale)]
+    assert [p["plan_dir"] for p in doc["pruned_plan_folders"]] == [str(stale)]
     assert doc["pruned_plan_folders"][0]["last_used"].startswith("2025-05-21")
     assert f"removed plan folder {stale}: unused since 2025-05-21 (over 10 days)" in doc["warnings"]
     assert not stale.exists()

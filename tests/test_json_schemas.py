@@ -791,6 +791,22 @@ def keys_not_snake(value: Any, schema_name: str, path: tuple[str, ...] = ()) -> 
     return found
 
 
+def folders_named_path(value: Any) -> list[str]:
+    """Every ``path`` that names a folder on disk: a folder is ``project_dir`` or another
+    ``*_dir`` (docs/cli.md, "One name per concept"); ``path`` is a file's."""
+    if isinstance(value, dict):
+        found = [
+            item
+            for key, item in value.items()
+            if key == "path" and isinstance(item, str) and os.path.isabs(item)
+            if Path(item).is_dir()
+        ]
+        return found + [f for item in value.values() for f in folders_named_path(item)]
+    if isinstance(value, list):
+        return [f for item in value for f in folders_named_path(item)]
+    return []
+
+
 @pytest.mark.parametrize("name", CASES)
 def test_json_document_validates_against_its_schema(name: str, world: World) -> None:
     made = CASES[name](world)
@@ -805,6 +821,7 @@ def test_json_document_validates_against_its_schema(name: str, world: World) -> 
     assert next(iter(doc)) == "schema_version" and doc["schema_version"] == SCHEMA_VERSION
     assert keys_not_snake(doc, made.schema) == []
     assert banned_keys(doc, made.schema) == []  # one name per concept
+    assert folders_named_path(doc) == []
 
 
 @functools.cache

@@ -274,8 +274,8 @@ def test_every_path_drifted_prints_the_drift_and_exits_0(
     assert "message" not in doc  # the command's own document, with no project in it
     skipped = doc["summary"] if command[1] == "update" else doc
     assert skipped["skipped_path_missing"] == [
-        {"name": "filed", "path": str(now_a_file)},
-        {"name": "gone", "path": str(gone)},
+        {"name": "filed", "project_dir": str(now_a_file)},
+        {"name": "gone", "project_dir": str(gone)},
     ]
     assert doc["packages" if command[0] == "deps" else "projects"] == []
     assert digest(registry) == before

@@ -142,7 +142,7 @@ def test_default_out_dir_and_json(upstream, capsys):
     assert call("release", "pack", "--version", "v2.0.0", "--json", "-C", str(upstream)) == 0
     doc = json.loads(capsys.readouterr().out)
     assert doc["tarball"] == str(upstream / "dist/acme-kit-v2.0.0.tar.gz")
-    assert (doc["folder"], doc["files"]) == ("acme-kit-v2.0.0", 5)
+    assert (doc["top_dir"], doc["files"]) == ("acme-kit-v2.0.0", 5)
     assert len(doc["sha256"]) == 64
 
 

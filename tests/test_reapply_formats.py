@@ -139,4 +139,4 @@ def test_a_gsd_folder_among_tether_saves_is_taken_like_a_save(
     code, doc = reapply_json(capsys, "--patches", str(saves), "-C", str(gsd_target),
                              "--pristine", str(tmp_path / "pristine"), "--dry-run")  # fmt: skip
     assert code == 4
-    assert doc["patches"].endswith("99999999T999999Z-gsd")
+    assert doc["patches_dir"].endswith("99999999T999999Z-gsd")

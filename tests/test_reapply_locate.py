@@ -84,7 +84,7 @@ def test_found_through_the_runtime_variable_and_reported(
     monkeypatch.setenv("CLAUDE_CONFIG_DIR", str(gsd.target))
     code, doc = run_json(capsys, "-C", str(gsd.target), "--dry-run")
     assert code == 4
-    assert doc["patches"] == str(gsd.patches)
+    assert doc["patches_dir"] == str(gsd.patches)
     assert doc["patches_source"] == "CLAUDE_CONFIG_DIR"
     assert str(gsd.patches) in doc["searched"]  # type: ignore[operator]
     capsys.readouterr()
@@ -100,13 +100,13 @@ def test_global_then_local_install_fallbacks(
     shutil.copytree(gsd.target, local)
     code, doc = run_json(capsys, "--dry-run")
     assert code == 4  # no baseline: the file is a conflict
-    assert (doc["patches_source"], doc["patches"]) == ("local", str(local / PATCHES_FOLDER))
-    assert doc["target"] == str(local)  # the install the patches belong to
+    assert (doc["patches_source"], doc["patches_dir"]) == ("local", str(local / PATCHES_FOLDER))
+    assert doc["project_dir"] == str(local)  # the install the patches belong to
     home = world / "home/.gemini"
     shutil.copytree(gsd.target, home)
     _, doc = run_json(capsys, "--dry-run")
-    assert (doc["patches_source"], doc["patches"]) == ("global", str(home / PATCHES_FOLDER))
-    assert doc["target"] == str(home)
+    assert (doc["patches_source"], doc["patches_dir"]) == ("global", str(home / PATCHES_FOLDER))
+    assert doc["project_dir"] == str(home)
 
 
 def test_found_patches_go_into_the_install_beside_them_never_another(
@@ -127,7 +127,7 @@ def test_found_patches_go_into_the_install_beside_them_never_another(
     assert not (project / ".tether").exists()
     # without -C the install they belong to is the target
     code, doc = run_json(capsys, "--auto", "keep-mine")
-    assert code == 0 and doc["target"] == str(world / "home/.claude")
+    assert code == 0 and doc["project_dir"] == str(world / "home/.claude")
     assert (world / "home/.claude" / EXECUTE).read_text() == "a\nmine\n"
     assert (project / EXECUTE).read_text() == "the project's own\n"
 
@@ -139,7 +139,7 @@ def test_named_patches_into_another_install_are_meant(
     other = tmp_path / "other"
     shutil.copytree(gsd.target, other, ignore=shutil.ignore_patterns(PATCHES_FOLDER))
     code, doc = run_json(capsys, "--patches", str(gsd.patches), "-C", str(other), "--dry-run")
-    assert code == 4 and doc["target"] == str(other)
+    assert code == 4 and doc["project_dir"] == str(other)
 
 
 def test_a_folder_of_saves_needs_the_install_named(
@@ -159,7 +159,7 @@ def test_no_patches_anywhere_is_nothing_to_reapply_exit_0(
     target.mkdir()
     code, doc = run_json(capsys, "-C", str(target))
     assert code == 0
-    assert doc["patches"] is None and doc["results"] == [] and doc["checked"] == 0
+    assert doc["patches_dir"] is None and doc["results"] == [] and doc["checked"] == 0
     schema_validator("reapply").validate(doc)
     assert str(world / "home/.claude" / PATCHES_FOLDER) in doc["searched"]  # type: ignore[operator]
     capsys.readouterr()
@@ -192,5 +192,5 @@ def test_gsd_pristine_beside_the_patches_is_used_without_the_option(
     shutil.move(gsd.pristine, beside)
     code, doc = run_json(capsys, *argv)
     assert statuses(doc) == {PLANNER: "merged", EXECUTE: "conflict", HELP: "incorporated"}
-    assert doc["pristine"] == str(beside)
+    assert doc["pristine_dir"] == str(beside)
     assert code == 4

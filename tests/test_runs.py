@@ -25,8 +25,8 @@ from tether.runs.selection import EMPTY_REGISTRY, NO_MATCH
 
 FLEET_BRANCH = "chore/update-acme-kit-1.1.0"
 DEPS_BRANCH = "deps/minor-2025-06-01"  # the kit's clock stands at 2025-06-01
-FAILURE_KEYS = {"name", "path", "step", "exit_code", "error", "log", "log_tail"}
-ISOLATION_KEYS = {"name", "requested", "used", "root", "branch", "worktree", "note"}
+FAILURE_KEYS = {"name", "project_dir", "step", "exit_code", "error", "log", "log_tail"}
+ISOLATION_KEYS = {"name", "requested", "used", "project_dir", "branch", "worktree_dir", "note"}
 FAIL = f"{sys.executable} -c \"import sys; print('codemod failed'); sys.exit(3)\""
 
 
@@ -195,7 +195,7 @@ def test_both_select_the_same_projects_in_registry_order(world: World) -> None:
     assert code == 0
     assert [p["name"] for p in status["projects"]] == ["b", "a"]  # registry order
     assert [p["name"] for p in scanned["projects"]] == ["b", "a"]
-    missing = [{"name": "gone", "path": str(roots["gone"])}]
+    missing = [{"name": "gone", "project_dir": str(roots["gone"])}]
     assert status["skipped_path_missing"] == scanned["skipped_path_missing"] == missing
 
 
@@ -277,7 +277,7 @@ def test_a_worktree_leaves_the_checkout_and_a_second_run_reuses_it(
     [used] = isolation_of(first, command)["projects"]
     label = "1.1.0" if command == "fleet" else "deps-minor-2025-06-01"
     tree = world.tmp / f"p-tether-{label}"
-    assert (used["used"], used["worktree"]) == ("worktree", str(tree))
+    assert (used["used"], used["worktree_dir"]) == ("worktree", str(tree))
     assert branch(tree) == (FLEET_BRANCH if command == "fleet" else DEPS_BRANCH)
     assert untouched(root, head) and branch(root) == "main"
     changed = git(tree, "status", "--porcelain")

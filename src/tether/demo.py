@@ -161,10 +161,10 @@ class DemoReport:
 
     def to_json(self) -> dict[str, Any]:
         return {
-            "dir": str(self.base),
+            "demo_dir": str(self.base),
             "upstream": {"name": UPSTREAM, "releases": list(RELEASES)},
             "source": str(self.shelf),
-            "project": str(self.project),
+            "project_dir": str(self.project),
             "init": self.installed.to_json(),
             "customised": [{"path": p, "what": what} for p, what in CUSTOMISATIONS],
             "status_before": self.before.to_json(),

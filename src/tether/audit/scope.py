@@ -70,7 +70,7 @@ class Scope:
                 "scope_superseded": self.superseded,
             }
         return {
-            "root": str(root),
+            "project_dir": str(root),
             "member": remit.member,
             "remit": list(remit.globs),
             "base": self.base_ref,

@@ -47,7 +47,7 @@ class Settings:
     upstream: str  # the upstream's name as installed (or the source it was installed from)
     to_version: str
     on_conflict: str
-    folder: str  # the campaign folder: records, mirrors, worktrees
+    campaign_dir: str  # the campaign folder: records, mirrors, worktrees
     registry: str
     created_at: str
     conflict: str = ""  # the update's conflict style (markers, patch); "": the profile's

@@ -126,7 +126,7 @@ def push_unit(record: RepoRecord, settings: Settings) -> RepoRecord:
     The branch is set only while it is absent or still at the commit tether pushed last,
     so commits a person added to it are never overwritten; a branch already at the commit
     counts as pushed (a push whose record was never written)."""
-    mirror = CampaignFolder(Path(settings.folder)).mirror_path(record.url)
+    mirror = CampaignFolder(Path(settings.campaign_dir)).mirror_path(record.url)
     branch = settings.branch
     try:
         target = push_target(record)

@@ -46,7 +46,7 @@ class Workspace:
 def workspace_for(settings: Settings) -> Workspace:
     """The campaign folder when this process sees it (and may write there), else the
     folder this machine keeps for the campaign."""
-    campaign = CampaignFolder(Path(settings.folder))
+    campaign = CampaignFolder(Path(settings.campaign_dir))
     if campaign.holds(settings):
         return Workspace(campaign, shared=True)
     return Workspace(CampaignFolder(own_folder(settings)), shared=False)

@@ -169,7 +169,7 @@ PLAN_FOLDER_FIELDS = frozenset(
     }
 )
 # Where tether's one name for a concept is not Commander's camelCase of it.
-_PLAN_FOLDER_NAMES = {"skipped_path_missing": "pathMissing"}
+_PLAN_FOLDER_NAMES = {"skipped_path_missing": "pathMissing", "project_dir": "path"}
 
 
 def plan_folder_shape(value: Any) -> Any:

@@ -88,7 +88,7 @@ class Pruned:
 
     def to_json(self) -> Doc:
         return {
-            "path": str(self.path),
+            "plan_dir": str(self.path),
             "last_used": self.last_used.isoformat(),
             "removed": not self.error,
             "error": self.error,

@@ -220,7 +220,7 @@ def scan_document(result: ScanResult) -> dict[str, Any]:
     """``scan-by-project.json``: every project's occurrences with their own targets."""
     projects = []
     for project in result.projects:
-        entry: dict[str, Any] = {"name": project.name, "path": str(project.root)}
+        entry: dict[str, Any] = {"name": project.name, "project_dir": str(project.root)}
         if project.error is not None:
             entry["error"] = project.error
         else:
@@ -243,7 +243,7 @@ def scan_document(result: ScanResult) -> dict[str, Any]:
 def common_sections(result: ScanResult) -> dict[str, Any]:
     return {
         "scan_failed": [
-            {"name": p.name, "path": str(p.root), "error": p.error} for p in result.failed
+            {"name": p.name, "project_dir": str(p.root), "error": p.error} for p in result.failed
         ],
         "skipped_path_missing": path_missing(result.missing),
         "skipped": [s.to_json() for s in result.skipped],

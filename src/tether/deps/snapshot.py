@@ -75,7 +75,7 @@ def _entry(path: Path) -> Entry:
 def document(root: Path, entries: dict[str, Entry], exclude: Sequence[str]) -> dict[str, Any]:
     return {
         "schema": SCHEMA,
-        "root": str(root.resolve()),
+        "project_dir": str(root.resolve()),
         "exclude": list(exclude),
         "files": {rel: entry.to_json() for rel, entry in entries.items()},
     }
@@ -136,13 +136,13 @@ class Recorded:
     files: int
 
     def to_json(self) -> dict[str, Any]:
-        return {"root": self.root, "out": self.out, "files": self.files}
+        return {"project_dir": self.root, "out": self.out, "files": self.files}
 
 
 def record_tree(root: Path, out: str, exclude: Sequence[str] = ()) -> Recorded:
     """``tether snapshot``: record ``root`` in ``out``, leaving out ``.git`` and ``exclude``."""
     doc = record(root, Path(out), [*DEFAULT_EXCLUDE, *exclude])
-    return Recorded(doc["root"], out, len(doc["files"]))
+    return Recorded(doc["project_dir"], out, len(doc["files"]))
 
 
 @dataclass(frozen=True)

@@ -27,7 +27,7 @@ def _project(result: ProjectResult) -> Doc:
     work = result.work
     return {
         "name": work.name,
-        "path": str(work.root),
+        "project_dir": str(work.root),
         "bumps": [b.to_json() for b in work.bumps],
         "overrides": [
             {"id": o.entry.id, "command": o.to_json()["command"]} for o in work.overrides
@@ -46,7 +46,7 @@ def _failed(result: ProjectResult) -> Doc:
 
 def _not_isolated(result: ProjectResult) -> Doc:
     note = result.isolation.note if result.isolation else ""
-    return {"name": result.work.name, "path": str(result.work.root), "reason": note}
+    return {"name": result.work.name, "project_dir": str(result.work.root), "reason": note}
 
 
 def _isolation(results: Sequence[ProjectResult], requested: str) -> Doc:

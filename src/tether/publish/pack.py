@@ -45,7 +45,7 @@ class PackResult:
             "tarball": str(self.tarball),
             "sha256_file": str(self.checksum_file),
             "sha256": self.sha256,
-            "folder": self.folder,
+            "top_dir": self.folder,
             "files": self.files,
         }
 

@@ -34,7 +34,7 @@ def campaign_document(folder: str, settings: Doc, records: Sequence[Doc]) -> dic
         counts[record["status"]] = counts.get(record["status"], 0) + 1
     return {
         "campaign": settings["name"],
-        "folder": folder,
+        "campaign_dir": folder,
         "upstream": settings["upstream"],
         "to_version": settings["to_version"],
         "branch": settings["branch"],
@@ -62,7 +62,7 @@ def render_campaign(document: Doc) -> str:
         from tether.report.campaign_run import render_run
 
         lines += render_run(document["run"], repos)
-    lines.append(f"folder: {document['folder']}")
+    lines.append(f"folder: {document['campaign_dir']}")
     return "\n".join(lines)
 
 

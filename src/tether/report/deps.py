@@ -325,7 +325,8 @@ def _skipped_projects(doc: Doc, path_missing: list[Doc], scan_failed: list[Doc])
         "Skipped (isolation not possible)",
         [f"{m['name']}: {m['reason']}" for m in doc.get("skipped_isolation", [])],
     )
-    lines += _list("Skipped (path missing)", [f"{m['name']}: {m['path']}" for m in path_missing])
+    missing = [f"{m['name']}: {m['project_dir']}" for m in path_missing]
+    lines += _list("Skipped (path missing)", missing)
     lines += _list("Skipped (scan-failed)", [f"{m['name']}: {m['error']}" for m in scan_failed])
     return lines
 

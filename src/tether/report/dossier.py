@@ -152,7 +152,7 @@ def _note_line(entry: Doc) -> str:
 
 def _drift(doc: Doc) -> list[str]:
     lines: list[str] = []
-    missing = [f"{m['name']} — {m['path']}" for m in doc["skipped_path_missing"]]
+    missing = [f"{m['name']} — {m['project_dir']}" for m in doc["skipped_path_missing"]]
     for title, items in (
         ("Warnings", doc["warnings"]),
         ("Skipped (scan-failed)", [f"{m['name']}: {m['error']}" for m in doc["scan_failed"]]),

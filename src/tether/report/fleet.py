@@ -52,10 +52,10 @@ def _skipped_sections(missing: list[Doc], not_tethered: list[Doc]) -> list[str]:
     lines: list[str] = []
     if missing:
         lines += ["", f"## Skipped (path missing) ({len(missing)})"]
-        lines += [f"- {m['name']}: {m['path']}" for m in missing]
+        lines += [f"- {m['name']}: {m['project_dir']}" for m in missing]
     if not_tethered:
         lines += ["", f"## Skipped (not tethered) ({len(not_tethered)})"]
-        lines += [f"- {m['name']}: {m['path']}" for m in not_tethered]
+        lines += [f"- {m['name']}: {m['project_dir']}" for m in not_tethered]
     return lines
 
 

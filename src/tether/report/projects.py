@@ -13,7 +13,7 @@ Doc = dict[str, Any]
 
 def render_added(doc: Doc) -> str:
     added = doc["added"]
-    lines = [f"registered {added['name']} ({added['path']}) in {doc['registry']}"]
+    lines = [f"registered {added['name']} ({added['project_dir']}) in {doc['registry']}"]
     if doc["note"]:
         lines.append(f"note: {doc['note']}")
     return "\n".join(lines)
@@ -24,7 +24,7 @@ def render_list(doc: Doc) -> str:
         return EMPTY_REGISTRY
     lines = ["| name | path | keywords | description |", "|---|---|---|---|"]
     for row in doc["projects"]:
-        path = row["path"] + ("" if row["exists"] else " (missing)")
+        path = row["project_dir"] + ("" if row["exists"] else " (missing)")
         lines.append(
             f"| {row['name']} | {path} | {', '.join(row['keywords'])} | {row['description']} |"
         )
@@ -40,7 +40,7 @@ def render_show(doc: Doc) -> str:
 
 
 def render_removed(doc: Doc) -> str:
-    path = doc["removed"]["path"]
+    path = doc["removed"]["project_dir"]
     return f"unregistered {doc['name']} ({path}); its files are untouched"
 
 

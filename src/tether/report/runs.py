@@ -54,7 +54,7 @@ def isolation_lines(projects: list[Doc]) -> list[str]:
         where = {
             "none": "in place",
             "branch": f"branch {item['branch']}",
-            "worktree": f"worktree {item['worktree']} (branch {item['branch']})",
+            "worktree": f"worktree {item['worktree_dir']} (branch {item['branch']})",
             "skipped": "skipped, nothing written",
         }[item["used"]]
         note = f" — {item['note']}" if item["note"] else ""

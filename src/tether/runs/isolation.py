@@ -43,9 +43,9 @@ class Isolation:
         return {
             "requested": self.requested,
             "used": self.used,
-            "root": str(self.root),
+            "project_dir": str(self.root),
             "branch": self.branch,
-            "worktree": str(self.worktree) if self.worktree else None,
+            "worktree_dir": str(self.worktree) if self.worktree else None,
             "note": self.note,
         }
 

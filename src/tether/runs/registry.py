@@ -32,12 +32,15 @@ from tether.parselimits import MAX_NESTING, json_loads
 REGISTRY_VERSION = 2
 # The registry's camelCase fields and their names in tether's own JSON documents (``projects
 # --json``); the file itself keeps the shared spelling.
-SNAKE_FIELDS = {
+# The shared record's fields as tether's documents spell them: snake_case, and a folder is
+# a ``*_dir`` (docs/cli.md, "One name per concept").
+DOCUMENT_FIELDS = {
+    "path": "project_dir",
     "createdAt": "created_at",
     "updatedAt": "updated_at",
     "repoType": "repo_type",
     "specialRules": "special_rules",
-    "monorepoRoot": "monorepo_root",
+    "monorepoRoot": "monorepo_dir",
 }
 ENV_VAR = "TETHER_REGISTRY"
 # Version 1 records lack the optional keys of version 2 and are otherwise the same shape; the
@@ -239,6 +242,6 @@ def save_registry(registry: Registry) -> None:
 
 
 def record_document(raw: Mapping[str, Any]) -> dict[str, Any]:
-    """A registry record as tether's JSON documents spell it: the shared camelCase fields in
-    snake_case, every other key (another tool's) as it was found."""
-    return {SNAKE_FIELDS.get(key, key): value for key, value in raw.items()}
+    """A registry record as tether's JSON documents spell it (``DOCUMENT_FIELDS``), every
+    other key (another tool's) as it was found."""
+    return {DOCUMENT_FIELDS.get(key, key): value for key, value in raw.items()}

@@ -1,8 +1,9 @@
 """The summary sections ``fleet update`` and ``deps apply`` report the same way, as JSON data.
 
 A failed project names its step, exit code, error, log and the log's last lines; a missing
-project its name and path; the isolation section what was asked and where each project's
-changes are. Each command adds its own fields beside these; the words are rendered elsewhere.
+project its name and folder (``project_dir``); the isolation section what was asked and
+where each project's changes are. Each command adds its own fields beside these; the words
+are rendered elsewhere.
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ Doc = dict[str, Any]
 
 
 def member_json(member: Member) -> Doc:
-    return {"name": member.name, "path": str(member.path)}
+    return {"name": member.name, "project_dir": str(member.path)}
 
 
 def path_missing(missing: Sequence[Member]) -> list[Doc]:
