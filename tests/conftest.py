@@ -17,6 +17,9 @@ import pytest
 from builders import GIT_TEST_ENV
 
 os.environ.update(GIT_TEST_ENV)
+# Every command the suite runs ends with a code from its row of the exit table
+# (tether.errors.COMMAND_EXITS): a code outside it stops the command with an AssertionError.
+os.environ["TETHER_CHECK_EXITS"] = "1"
 
 # The suite runs the same on a laptop and on a CI runner: tests that need CI behaviour set
 # these variables themselves (audit sidecars are declined under CI).

@@ -30,7 +30,6 @@ from builders import (
     call,
     git,
     make_release,
-    run_forked,
     run_tether,
     tree_digest,
     write_files,
@@ -771,21 +770,16 @@ def on_terminal_stdin(argv: list[str], prompt: str, reply: str) -> tuple[int, st
     return done.returncode, done.stdout, err.decode()
 
 
-def test_refresh_json_on_a_terminal_never_asks(tmp_path: Path) -> None:
-    """--json never prompts (docs/refresh.md): without --yes it is a usage error, reported as
-    the one JSON document on stdout."""
+def test_refresh_json_on_a_terminal_asks_on_stderr(tmp_path: Path) -> None:
+    """Consent is one rule for update and refresh, with or without --json (docs/cli.md,
+    "Prompts and --yes"): on a terminal the question goes to stderr; "n" writes nothing and
+    stdout holds the one document."""
     recipe, host = gbrain_host(tmp_path)
     (recipe / "src/rules.md").write_text("one\ntwo\nthree\n")
-    leader, follower = pty.openpty()  # stdin is a terminal; a prompt would wait on it
-    try:
-        done = run_forked("refresh", "--json", "-C", str(host), stdin_fd=follower)
-    finally:
-        os.close(follower)
-        os.close(leader)
-    code, out, err = done.returncode, done.stdout, done.stderr
-    assert code == 2, err
-    assert "never asks" in json.loads(out)["error"]["message"]  # stdout: one document
-    assert "Refresh these files?" not in err and "--yes" in err
+    argv = ["refresh", "--json", "-C", str(host)]
+    code, out, err = on_terminal_stdin(argv, "Refresh these files? [y/N]", "n")
+    assert code == 0, err
+    assert json.loads(out)["status"] == "cancelled"  # stdout: one document, no question
     assert (host / "tools/gbrain/rules.md").read_text() != "one\ntwo\nthree\n"
 
 

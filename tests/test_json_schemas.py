@@ -348,7 +348,7 @@ def _snapshot_check(w: World) -> Case:
     snap = w.tmp / "snap.json"
     assert call("snapshot", "-C", str(tree), "--out", str(snap)) == 0
     (tree / "a.txt").write_text("changed\n")
-    # Commander's source-untouched check fixes this exit: 1 when the tree changed.
+    # Commander's source-untouched check says 1 when the tree changed; tether says 3 (docs/deps.md).
     argv = ["snapshot", "check", "-C", str(tree), "--baseline", str(snap)]
     return Case(argv, SNAPSHOT_CHANGED, "snapshot-check")
 

@@ -1,4 +1,5 @@
-"""``tether snapshot`` records a tree; ``snapshot check`` exits 1 with what changed."""
+"""``tether snapshot`` records a tree; ``snapshot check`` exits 3 with what changed (1 is
+an error: a snapshot that cannot be read)."""
 
 from __future__ import annotations
 
@@ -9,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from fixtures.deps.kit import run_cli, run_json, setup_cli
+from tether.errors import Exit
 
 
 @pytest.fixture
@@ -49,7 +51,7 @@ def test_every_kind_of_change(tree: Path, tmp_path: Path) -> None:
     (tree / "link").unlink()
     os.symlink("b.sh", tree / "link")
     code, doc = run_json("snapshot", "check", "-C", str(tree), "--baseline", str(baseline))
-    assert code == 1
+    assert code == Exit.FOUND
     assert doc["changed"] == [
         {"path": "b.sh", "change": "mode"},
         {"path": "gone.txt", "change": "removed"},
@@ -68,7 +70,7 @@ def test_allowed_changes(tree: Path, tmp_path: Path) -> None:
     assert code == 0 and "modified (allowed): src/a.txt" in out
     (tree / "b.sh").write_text("not approved\n")
     code, out, _ = run_cli(*args, "--allow", "src/*")
-    assert code == 1 and "modified: b.sh" in out
+    assert code == Exit.FOUND and "modified: b.sh" in out
 
 
 def test_bad_input(tree: Path, tmp_path: Path) -> None:

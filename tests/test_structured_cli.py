@@ -13,7 +13,7 @@ import pytest
 from builders import TETHER
 from tether.cli import merge_fields_cmd
 from tether.cli.main import main
-from tether.errors import TetherError
+from tether.errors import Exit, TetherError
 
 BASE = (
     '{\n  "version": "1.0.0",\n  "scripts": {"a": "1", "b": "1"},\n'
@@ -65,7 +65,7 @@ def test_json_report_sorted_and_nothing_written(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     paths = files(tmp_path)
-    assert run_in_process(argv(paths, "--json")) == 0
+    assert run_in_process(argv(paths, "--json")) == Exit.CONFLICTS  # scripts b is left
     report = json.loads(capsys.readouterr().out)
     assert report == {
         "applied": [
@@ -107,7 +107,7 @@ def test_write_applies_in_place_and_keeps_the_mode(
 ) -> None:
     paths = files(tmp_path)
     paths["current"].chmod(0o640)
-    assert run_in_process(argv(paths, "--write")) == 0
+    assert run_in_process(argv(paths, "--write")) == Exit.CONFLICTS
     out = capsys.readouterr().out
     assert out.splitlines()[0] == "package.json: 2 applied, 1 conflict, 1 suggestion".replace(
         "package.json", str(paths["current"])
@@ -124,13 +124,29 @@ def test_human_output_without_write_says_nothing_was_written(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     paths = files(tmp_path)
-    assert run_in_process(argv(paths)) == 0
+    assert run_in_process(argv(paths)) == Exit.CONFLICTS
     out = capsys.readouterr().out
     assert "applied:\n  packageManager\n  scripts a\n" in out
     assert "conflicts:\n  scripts b\n" in out
     assert "suggestions:\n  scripts c (added)\n" in out
     assert "nothing written (add --write to apply)" in out
     assert paths["current"].read_text() == CURRENT
+
+
+@pytest.mark.parametrize("write", [False, True])
+def test_conflicts_left_exit_4_and_a_clean_merge_exits_0(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], write: bool
+) -> None:
+    """Conflicts left for a person end as in every command (4), with or without --write;
+    the applied items are written all the same."""
+    extra = ("--write",) if write else ()
+    paths = files(tmp_path)
+    assert main(["merge-fields", *argv(paths, "--json", *extra)]) == Exit.CONFLICTS
+    assert len(json.loads(capsys.readouterr().out)["conflicts"]) == 1
+    assert ('"pnpm@10"' in paths["current"].read_text()) is write
+    clean = files(tmp_path / "clean", CURRENT.replace('"b": "mine"', '"b": "1"'))
+    assert main(["merge-fields", *argv(clean, "--json", *extra)]) == Exit.OK
+    assert json.loads(capsys.readouterr().out)["conflicts"] == []
 
 
 @pytest.mark.parametrize("role", ["baseline", "latest", "current"])
@@ -165,7 +181,7 @@ def test_exit_codes_through_the_command_table(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
     paths = files(tmp_path)
-    assert main(["merge-fields", *argv(paths, "--json")]) == 0
+    assert main(["merge-fields", *argv(paths, "--json")]) == Exit.CONFLICTS
     assert json.loads(capsys.readouterr().out)["conflicts"][0]["key"] == "b"
     paths["current"].write_text("[]")
     assert main(["merge-fields", *argv(paths, "--json")]) == 1
@@ -184,7 +200,7 @@ def test_through_the_tether_program(tmp_path: Path) -> None:
     env = {**os.environ, "PYTHONPATH": str(Path(merge_fields_cmd.__file__).parents[2])}
     command = [*TETHER, "merge-fields", *argv(paths, "--json", "--write")]
     done = subprocess.run(command, capture_output=True, text=True, env=env, check=False)
-    assert done.returncode == 0, done.stderr
+    assert done.returncode == Exit.CONFLICTS, done.stderr
     assert [item["key"] for item in json.loads(done.stdout)["applied"]] == ["packageManager", "a"]
     assert '"pnpm@10"' in paths["current"].read_text()
     paths["latest"].write_text("{")

@@ -26,8 +26,70 @@ class Exit(IntEnum):
 MERGE_DRIVER_CONFLICTS = Exit.CONFLICTS
 # A reapply workflow runs ``tether verify`` after its merge and stops on any non-zero exit.
 VERIFY_LINES_LOST = Exit.FOUND
-# Commander's source-untouched check fixes 1 for "the tree changed since the snapshot".
-SNAPSHOT_CHANGED = Exit.ERROR
+# Commander's source-untouched check reads any non-zero exit as "the tree changed"; 3 (not
+# its 1) lets a caller tell a change from a snapshot that could not be read (docs/deps.md).
+SNAPSHOT_CHANGED = Exit.FOUND
+
+# Any command can end with these: done, an error, a wrong command line, an interrupt.
+EVERY_COMMAND: frozenset[Exit] = frozenset({Exit.OK, Exit.ERROR, Exit.USAGE, Exit.INTERRUPTED})
+_FOUND = frozenset({Exit.FOUND})
+_CONFLICTS = frozenset({Exit.CONFLICTS})
+_BOTH = _FOUND | _CONFLICTS
+_NEITHER: frozenset[Exit] = frozenset()
+# What each command can end with besides ``EVERY_COMMAND`` (docs/cli.md, "Exit codes per
+# command", is this table). The entry point refuses a code outside its command's row when
+# ``TETHER_CHECK_EXITS`` is set, as the test suite does: every run the tests make checks it.
+COMMAND_EXITS: dict[str, frozenset[Exit]] = {
+    "init": _NEITHER,
+    "status": _NEITHER,
+    "check": _FOUND,
+    "diff": _FOUND,
+    "update": _BOTH,
+    "refresh": _BOTH,
+    "migrations": _CONFLICTS,
+    "pr": _NEITHER,
+    "changelog": _NEITHER,
+    "reapply": _CONFLICTS,
+    "merge-fields": _CONFLICTS,
+    "merge-driver": _CONFLICTS,
+    "verify": _FOUND,
+    "region-compare": _NEITHER,
+    "manifest build": _FOUND,
+    "release pack": _NEITHER,
+    "snapshot": _NEITHER,
+    "snapshot check": _FOUND,
+    "projects add": _NEITHER,
+    "projects list": _NEITHER,
+    "projects show": _NEITHER,
+    "projects remove": _NEITHER,
+    "fleet status": _NEITHER,
+    "fleet update": _CONFLICTS,
+    "deps scan": _NEITHER,
+    "deps plan": _NEITHER,
+    "deps apply": _NEITHER,
+    "deps notes": _NEITHER,
+    "deps dossier": _NEITHER,
+    "campaign start": _NEITHER,
+    "campaign run": _CONFLICTS,
+    "campaign status": _NEITHER,
+    "campaign push": _CONFLICTS,
+    "campaign pr": _BOTH,
+    "campaign retry": _CONFLICTS,
+    "campaign close": _NEITHER,
+    "audit scope": _NEITHER,
+    "audit shell": _FOUND,
+    "audit findings write": _NEITHER,
+    "audit digest": _NEITHER,
+    "audit clear": _NEITHER,
+    "audit gate": _FOUND,
+    "demo": _NEITHER,
+    "completion": _NEITHER,
+}
+
+
+def command_exits(command: str) -> frozenset[Exit]:
+    """Every code ``command`` ("audit findings write") can end with."""
+    return EVERY_COMMAND | COMMAND_EXITS.get(command, _NEITHER)
 
 
 class TetherError(Exception):

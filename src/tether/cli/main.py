@@ -26,7 +26,7 @@ from tether.cli.parsing import (
     unknown_command,
     unrecognized,
 )
-from tether.errors import Exit, TetherError, UsageError
+from tether.errors import Exit, TetherError, UsageError, command_exits
 
 # name -> (module, one-line help). Keep the help short: `tether --help` lists them all.
 COMMANDS: dict[str, tuple[str, str]] = {
@@ -240,9 +240,23 @@ def _run(args_list: list[str], as_json: bool, run: _Run) -> int:
         sys.stderr, quiet=args.quiet, as_json=as_json, environ=os.environ, no_color=args.no_color
     )
     if sink is None:
-        return int(args._run(args))
-    with progress.use(sink):
-        return int(args._run(args))
+        code = int(args._run(args))
+    else:
+        with progress.use(sink):
+            code = int(args._run(args))
+    return _checked_exit(getattr(args, ACTIVE_PARSER, parser), code)
+
+
+# Set (the test suite sets it) to stop a command that ends with a code outside its row of the
+# exit table (tether.errors.COMMAND_EXITS, docs/cli.md "Exit codes per command").
+CHECK_EXITS = "TETHER_CHECK_EXITS"
+
+
+def _checked_exit(parser: argparse.ArgumentParser, code: int) -> int:
+    command = parser.prog.partition(" ")[2]  # "tether audit findings write" → its command
+    if os.environ.get(CHECK_EXITS) and code not in command_exits(command):
+        raise AssertionError(f"tether {command} ended with {code}, not in its exit table row")
+    return code
 
 
 def _fail(line: str, exit_code: int, kind: str, as_json: bool, usage: str = "") -> int:

@@ -1,8 +1,8 @@
 """``tether merge-fields``: the field-aware merge of one file, for scripts and agents.
 
 Reads baseline, latest and current, prints the verdicts, and with ``--write`` applies the
-applied items to the current file in place. Exit 0 on any verdict; 1 when a file is missing
-or does not parse (the message names its role).
+applied items to the current file in place. Exit 4 while conflicts are left, 0 otherwise; 1
+when a file is missing or does not parse (the message names its role).
 """
 
 from __future__ import annotations
@@ -10,7 +10,6 @@ from __future__ import annotations
 import argparse
 
 from tether.cli.common import add_json, print_json
-from tether.errors import Exit
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -40,4 +39,4 @@ def run(args: argparse.Namespace) -> int:
         print_json(report.result.to_json(), versioned=False)  # GAIA fixes this shape
     else:
         print(render_fields(report))
-    return Exit.OK
+    return report.exit_code()

@@ -16,7 +16,6 @@ from tether.cli.common import (
     print_json,
     project_dir,
 )
-from tether.errors import UsageError
 from tether.model.plan import CONFLICT_STYLES
 
 if TYPE_CHECKING:
@@ -98,9 +97,8 @@ def run(args: argparse.Namespace) -> int:
         command=refresh_command(args.auto, args.deleted),
         git=GitOptions(allow_dirty=True, no_branch=True),
     )
-    if args.json and not (args.yes or args.dry_run):
-        # One JSON document on stdout and no question: a script decides up front.
-        raise UsageError("refresh --json never asks: pass --yes (with --auto) or --dry-run")
+    # Consent is one rule (--yes, a terminal, or stop before writing, exit 1), with or without
+    # --json; asked before the run takes the recipe's lock, so a refusal leaves no file behind.
     interact.require_consent("refresh", yes=args.yes, dry_run=args.dry_run)
 
     def confirm(prepared: PreparedUpdate) -> bool:

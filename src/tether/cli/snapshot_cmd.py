@@ -26,8 +26,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     sub = parser.add_subparsers(dest="action", metavar="ACTION")
     check = sub.add_parser(
         "check",
-        help="exit 1 and list what changed since a snapshot",
-        description="compare a tree with a snapshot; exit 1 with changed[] when anything "
+        help="exit 3 and list what changed since a snapshot",
+        description="compare a tree with a snapshot; exit 3 with changed[] when anything "
         "outside --allow changed",
     )
     tree = add_project_dir(check, refuse_argument=False, help="the tree to compare")

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from tether.errors import TetherError
+from tether.errors import Exit, TetherError
 from tether.fsio import atomic_write, read_named_file
 
 if TYPE_CHECKING:
@@ -24,6 +24,11 @@ class FieldsReport:
     result: StructuredMergeResult
     written: bool
     write_asked: bool
+
+    def exit_code(self) -> int:
+        """4 while conflicts are left for a person (with or without ``--write``), as every
+        command that leaves conflicts ends; 0 otherwise."""
+        return Exit.CONFLICTS if self.result.conflicts else Exit.OK
 
 
 def _read(role: str, path: str) -> bytes:
