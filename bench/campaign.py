@@ -53,7 +53,7 @@ def make_release(shelf: Path, version: str, files: int) -> None:
         body = "".join(f"line {n} of {rel}{' v2' if moved and n == 5 else ''}\n" for n in range(40))
         path.write_text(body)
         names[rel] = "shared"
-    manifest = {"schema": 1, "name": "bench-kit", "version": version, "files": names}
+    manifest = {"schema_version": 1, "name": "bench-kit", "version": version, "files": names}
     (root / ".tether").mkdir(parents=True)
     (root / ".tether/manifest.json").write_text(json.dumps(manifest))
 

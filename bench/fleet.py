@@ -53,7 +53,7 @@ def make_release(shelf: Path, version: str, files: int) -> None:
         body = "".join(f"line {n} of {rel} in {version if n == 3 else 'any'}\n" for n in range(40))
         path.write_text(body)
         names[rel] = "shared" if index % 3 else "owned"
-    manifest = {"schema": 1, "name": "bench-kit", "version": version, "files": names}
+    manifest = {"schema_version": 1, "name": "bench-kit", "version": version, "files": names}
     (root / ".tether").mkdir(parents=True)
     (root / ".tether/manifest.json").write_text(json.dumps(manifest))
 

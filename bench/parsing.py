@@ -67,7 +67,7 @@ def state_json(files: int) -> str:
         f"src/d{i % 50}/file{i}.txt": {"class": "shared", "sha256": "ab" * 32, "mode": "0o644"}
         for i in range(files)
     }
-    return json.dumps({"schema": 1, "files": records})
+    return json.dumps({"schema_version": 1, "files": records})
 
 
 def laughs(levels: int) -> str:

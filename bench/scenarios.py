@@ -223,7 +223,7 @@ def _write_manifest(root: Path, version: str, classes: dict[str, str]) -> None:
         rel: {"class": cls, "sha256": hashlib.sha256((root / rel).read_bytes()).hexdigest()}
         for rel, cls in classes.items()
     }
-    manifest = {"schema": 1, "name": UPSTREAM_NAME, "version": version, "files": files}
+    manifest = {"schema_version": 1, "name": UPSTREAM_NAME, "version": version, "files": files}
     _write(root / ".tether" / "manifest.json", (json.dumps(manifest, indent=2) + "\n").encode())
 
 

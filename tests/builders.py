@@ -65,7 +65,7 @@ def make_release(
         manifest.update(extra or {})
         write_files(root, {".gaia/manifest.json": json.dumps(manifest, indent=2) + "\n"})
     else:
-        manifest = {"schema": 1, "name": name, "version": version, "files": file_classes}
+        manifest = {"schema_version": 1, "name": name, "version": version, "files": file_classes}
         if sentinels:
             manifest["sentinels"] = sorted(sentinels)
         manifest.update(extra or {})

@@ -34,6 +34,7 @@ BANNED: dict[str, str] = {
     "dir": "project_dir",
     "folder": "project_dir",
     "worktree": "worktree_dir",
+    "schema": "schema_version",
 }
 # Documents whose shape a specification fixes (GAIA's merge report and region oracle).
 SPEC_FIXED = {"merge-fields", "region-compare"}
@@ -144,3 +145,46 @@ def test_docs_name_every_banned_synonym_and_its_replacement() -> None:
         if banned.strip("` ")
     }
     assert documented == BANNED
+
+
+def _keys_anywhere(value: Any) -> Iterator[str]:
+    if isinstance(value, dict):
+        for key, item in value.items():
+            yield key
+            yield from _keys_anywhere(item)
+    elif isinstance(value, list):
+        for item in value:
+            yield from _keys_anywhere(item)
+
+
+def test_records_tether_writes_spell_schema_version(tmp_path: Path) -> None:
+    """The records tether keeps (state, stat cache, pristine-cache index, a snapshot) and
+    the manifest ``manifest build`` writes say ``schema_version``, never ``schema``."""
+    from builders import call, git, make_release, write_files
+
+    shelf = tmp_path / "rel"
+    make_release(shelf, "1.0.0", {"a.txt": "a\nb\n"})
+    make_release(shelf, "1.1.0", {"a.txt": "a\nB\n"})
+    project = tmp_path / "p"
+    assert call("init", "--source", str(shelf), "--to", "1.0.0", "-C", str(project)) == 0
+    (project / "a.txt").write_text("a\nmine\n")
+    assert call("status", "-C", str(project)) == 0  # fills the stat cache
+    assert call("update", "--yes", "-C", str(project)) == 4
+    assert call("snapshot", "-C", str(project), "--out", str(tmp_path / "snap.json")) == 0
+    upstream = tmp_path / "upstream"
+    write_files(upstream, {"tether.toml": 'name = "kit"\nversion = "1.0.0"\n', "x.txt": "x\n"})
+    git(upstream, "init", "-q", "-b", "main")
+    assert call("manifest", "build", "-C", str(upstream)) == 0
+    records = [
+        *(project / ".tether").rglob("*.json"),
+        *(project / ".tether").rglob("*.idx"),
+        tmp_path / "snap.json",
+        upstream / ".tether" / "manifest.json",
+    ]
+    versioned = {path.name for path in records if path.suffix in (".json", ".idx")}
+    assert {"state.json", "stat.json", "snap.json", "manifest.json"} <= versioned
+    for path in records:
+        keys = set(_keys_anywhere(json.loads(path.read_text())))
+        assert "schema" not in keys, path
+        if path.name in ("state.json", "stat.json", "snap.json", "manifest.json"):
+            assert isinstance(json.loads(path.read_text())["schema_version"], int), path

@@ -125,7 +125,7 @@ def test_clear_then_gate_and_stale_after_an_edit(
     current = digest(capsys, repo)
     assert code == 0 and result["written"] == f".tether/audit/{current}.shell.ok"
     record = json.loads((repo / str(result["written"])).read_text())
-    assert record["schema"] == 1 and record["provenance"] == "earned"
+    assert record["schema_version"] == 1 and record["provenance"] == "earned"
     assert record["digest"] == current and record["member"] == "shell"
     assert record["written_at"].endswith("Z")
     code, doc = gate(capsys, repo)

@@ -71,7 +71,7 @@ def test_writes_atomically_to_the_keyed_path(
     expected = f".tether/audit/{base}.feature%2Fx%2Ey.shell.findings.json"
     assert doc == {"schema_version": 1, "written": expected, "count": 2, "declined": None}
     written = json.loads((repo / expected).read_text())
-    assert written["schema"] == 1 and written["member"] == "shell"
+    assert written["schema_version"] == 1 and written["member"] == "shell"
     assert written["findings"][0]["area_tags"] == ["test"]
     assert written["findings"][0]["security"] is False
     assert written["findings"][1]["area_tags"] == ["."]

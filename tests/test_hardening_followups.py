@@ -29,7 +29,7 @@ FILES = {"docs/guide.md": "one\ntwo\nthree\n", "bin/run.sh": "#!/bin/sh\necho hi
 
 
 def native(files: dict[str, object], **extra: object) -> dict[str, object]:
-    return {"schema": 1, "name": "kit", "version": "1.0.0", "files": files, **extra}
+    return {"schema_version": 1, "name": "kit", "version": "1.0.0", "files": files, **extra}
 
 
 def installed(tmp_path: Path, v2_extra: dict[str, object] | None = None) -> Path:
@@ -250,7 +250,7 @@ def tagged_repo(tmp_path: Path, kind: str) -> Path:
     from helpers_sources import commit_release, init_repo
 
     repo = init_repo(tmp_path / "upstream")
-    manifest = json.dumps({"schema": 1, "name": "kit", "files": {"a.md": "shared"}})
+    manifest = json.dumps({"schema_version": 1, "name": "kit", "files": {"a.md": "shared"}})
     for version, text in (("1.0.0", "one\n"), ("2.0.0", "two\n")):
         commit_release(repo, {"a.md": text, ".tether/manifest.json": manifest}, f"v{version}")
     if kind == "blob":

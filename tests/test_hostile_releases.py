@@ -56,7 +56,9 @@ def files_of(version: str) -> dict[str, str]:
 
 def manifest_of(version: str, listed: Listed | None = None) -> str:
     listed = listed if listed is not None else {p: "shared" for p in files_of(version)}
-    return json.dumps({"schema": 1, "name": "acme-kit", "version": version, "files": listed})
+    return json.dumps(
+        {"schema_version": 1, "name": "acme-kit", "version": version, "files": listed}
+    )
 
 
 # --- the two carriers ---------------------------------------------------------------------

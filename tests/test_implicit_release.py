@@ -150,7 +150,7 @@ def test_an_unreadable_ignore_file_is_one_line(tmp_path: Path) -> None:
 
 
 def test_a_publisher_adding_a_manifest_later_takes_over(tmp_path: Path) -> None:
-    manifest = json.dumps({"schema": 1, "name": "kit", "files": {"a.txt": "owned"}})
+    manifest = json.dumps({"schema_version": 1, "name": "kit", "files": {"a.txt": "owned"}})
     repo = tagged_repo(
         tmp_path / "kit",
         [

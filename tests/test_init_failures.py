@@ -107,7 +107,7 @@ def test_a_late_write_failure_restores_the_records_init_rewrote(tmp_path, source
     write_files(
         project,
         {
-            ".tether/manifest.json": '{"schema": 1, "name": "old", "files": {}}\n',
+            ".tether/manifest.json": '{"schema_version": 1, "name": "old", "files": {}}\n',
             ".tether/.gitignore": "# my own rules\n",
             ".tether/state.json/keep.txt": "x\n",
         },

@@ -118,7 +118,7 @@ def test_init_with_malformed_manifest_writes_nothing(tmp_path):
     shelf = tmp_path / "releases"
     write_files(
         shelf / "1.0.0",
-        {"a.md": "x", ".tether/manifest.json": '{"schema":1,"files":{"../a":"owned"}}'},
+        {"a.md": "x", ".tether/manifest.json": '{"schema_version": 1,"files":{"../a":"owned"}}'},
     )
     project = tmp_path / "proj"
     project.mkdir()

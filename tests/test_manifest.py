@@ -7,7 +7,7 @@ from tether.model.manifest import FileClass, ManifestFormat, load_manifest, pars
 
 
 def native(files, **extra):
-    return {"schema": 1, "name": "kit", "version": "1.0.0", "files": files, **extra}
+    return {"schema_version": 1, "name": "kit", "version": "1.0.0", "files": files, **extra}
 
 
 @pytest.mark.parametrize(
@@ -81,6 +81,19 @@ def test_load_errors_name_the_file(tmp_path):
         load_manifest(bad)
     with pytest.raises(TetherError, match="manifest not found"):
         load_manifest(tmp_path / "missing.json")
-    bad.write_text(json.dumps({"schema": 1}))
+    bad.write_text(json.dumps({"schema_version": 1}))
     with pytest.raises(TetherError, match="missing 'files'"):
         load_manifest(bad)
+
+
+def test_the_spelling_before_schema_version_is_refused_in_one_line():
+    """0.1.0 was never released, so no manifest spelled 'schema' is owed a reading: the
+    error names the new key and how to write it."""
+    old = {"schema": 1, "name": "kit", "version": "1.0.0", "files": {"a.md": "owned"}}
+    with pytest.raises(TetherError) as err:
+        parse_manifest(old, "kit/.tether/manifest.json")
+    assert str(err.value) == (
+        "kit/.tether/manifest.json: 'schema' is spelled 'schema_version': "
+        "run 'tether manifest build'"
+    )
+    assert parse_manifest(native({"a.md": "owned"}), "m").files

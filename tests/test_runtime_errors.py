@@ -327,7 +327,12 @@ def test_an_unwritable_cache_folder(restricted: tuple[Setup, Path]) -> None:
 def test_an_unwritable_release_cache_is_one_line(unprivileged: Setup) -> None:
     folder = unprivileged.folder
     for version, text in (("1.0.0", "a\n"), ("2.0.0", "a2\n")):
-        manifest = {"schema": 1, "name": "kit", "version": version, "files": {"a.txt": "shared"}}
+        manifest = {
+            "schema_version": 1,
+            "name": "kit",
+            "version": version,
+            "files": {"a.txt": "shared"},
+        }
         entries = [
             file_entry("a.txt", text),
             file_entry(".tether/manifest.json", json.dumps(manifest)),

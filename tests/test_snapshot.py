@@ -84,7 +84,9 @@ def test_bad_input(tree: Path, tmp_path: Path) -> None:
     bogus.write_text('{"files": {}}')
     code, _, err = run_cli("snapshot", "check", "-C", str(tree), "--baseline", str(bogus))
     assert code == 1
-    assert err.startswith(f"tether: {bogus}: the baseline is not a tether snapshot (schema ")
+    assert err.startswith(
+        f"tether: {bogus}: the baseline is not a tether snapshot (schema_version "
+    )
     bogus.write_text("{not json")
     code, _, err = run_cli("snapshot", "check", "-C", str(tree), "--baseline", str(bogus))
     assert code == 1 and err.startswith(f"tether: {bogus}: the baseline is not a snapshot (")

@@ -46,7 +46,7 @@ def test_state_round_trips_and_keeps_one_line_per_file(tmp_path):
 
 
 def test_empty_maps_and_lists_render_inline():
-    doc = {"schema": 1, "files": {}, "held": [], "conflicts": {"x": {"style": "patch"}}}
+    doc = {"schema_version": 1, "files": {}, "held": [], "conflicts": {"x": {"style": "patch"}}}
     text = render_state(doc)
     assert json.loads(text) == doc
     assert '  "files": {},' in text and '  "held": [],' in text

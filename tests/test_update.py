@@ -362,7 +362,7 @@ def test_pristine_entries_link_only_trees_tether_extracted(tmp_path):
 
     dist = tmp_path / "dist"
     dist.mkdir()
-    manifest = '{"schema": 1, "name": "kit", "version": "%s", "files": {"a.txt": "shared"}}'
+    manifest = '{"schema_version": 1, "name": "kit", "version": "%s", "files": {"a.txt": "shared"}}'
     for version, text in (("1.0.0", "a1\n"), ("2.0.0", "a2\n")):
         release_tar(
             dist / f"kit-v{version}.tar.gz",

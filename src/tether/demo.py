@@ -97,7 +97,7 @@ def build_upstream(shelf: Path) -> None:
                 (root / rel).chmod(0o755)
         _write(root, "CHANGELOG.md", CHANGELOG)
         manifest = {
-            "schema": 1,
+            "schema_version": 1,
             "name": UPSTREAM,
             "version": version,
             "files": {p: CLASSES.get(p, "shared") for p in sorted(files)},

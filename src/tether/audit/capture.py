@@ -65,7 +65,7 @@ def capture(root: Path, layout: Layout, path: Path, digest: str, head: str) -> C
     if found is not None:
         return found
     captured_at = datetime.now(UTC).isoformat(timespec="seconds").replace("+00:00", "Z")
-    record = {"schema": 1, "digest": digest, "head": head, "captured_at": captured_at}
+    record = {"schema_version": 1, "digest": digest, "head": head, "captured_at": captured_at}
     audit_dir(root, layout)
     atomic_write(path, (json.dumps(record, indent=2) + "\n").encode())
     return Capture(digest, head, captured_at, path)

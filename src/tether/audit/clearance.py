@@ -106,7 +106,7 @@ def _marker_bytes(
 ) -> bytes:
     # head and tree record what was reviewed: the next round's incremental base.
     document: dict[str, Any] = {
-        "schema": 1,
+        "schema_version": 1,
         "digest": current.digest,
         "member": member,
         "provenance": provenance,

@@ -39,9 +39,9 @@ def _load(path: Path) -> dict[str, Any]:
     try:
         document = json_loads(read_bytes(path).decode("utf-8"))
     except (OSError, ValueError):
-        return {"schema": 1, "members": {}}
+        return {"schema_version": 1, "members": {}}
     if not isinstance(document, dict) or not isinstance(document.get("members"), dict):
-        return {"schema": 1, "members": {}}
+        return {"schema_version": 1, "members": {}}
     return document
 
 

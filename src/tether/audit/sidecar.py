@@ -177,7 +177,7 @@ def write_sidecar(
         return SidecarResult(None, len(findings), "audit key unresolved (detached HEAD)")
     findings = classify_findings(findings, attestation.vocabulary, root)
     document: dict[str, Any] = {
-        "schema": 1,
+        "schema_version": 1,
         "member": member,
         "vocabulary": attestation.vocabulary,
         "digest": attestation.digest,

@@ -74,7 +74,7 @@ def _entry(path: Path) -> Entry:
 
 def document(root: Path, entries: dict[str, Entry], exclude: Sequence[str]) -> dict[str, Any]:
     return {
-        "schema": SCHEMA,
+        "schema_version": SCHEMA,
         "project_dir": str(root.resolve()),
         "exclude": list(exclude),
         "files": {rel: entry.to_json() for rel, entry in entries.items()},
@@ -94,8 +94,10 @@ def load(path: Path) -> dict[str, Any]:
         raise TetherError(cannot_read(path, error, "the baseline")) from None
     except (json.JSONDecodeError, UnicodeDecodeError) as error:
         raise TetherError(f"{path}: the baseline is not a snapshot ({error})") from None
-    if not isinstance(doc, dict) or doc.get("schema") != SCHEMA or "files" not in doc:
-        raise TetherError(f"{path}: the baseline is not a tether snapshot (schema {SCHEMA})")
+    if not isinstance(doc, dict) or doc.get("schema_version") != SCHEMA or "files" not in doc:
+        raise TetherError(
+            f"{path}: the baseline is not a tether snapshot (schema_version {SCHEMA})"
+        )
     return doc
 
 

@@ -254,7 +254,7 @@ def _parse_merge(origin: str, raw: object, reserved: ReservedPaths) -> dict[str,
 
 
 _NATIVE_KEYS = {
-    "schema",
+    "schema_version",
     "name",
     "version",
     "files",
@@ -282,7 +282,9 @@ def parse_manifest(
     if not isinstance(data, dict):
         raise _fail(origin, "manifest must be a JSON object")
     if fmt is ManifestFormat.NATIVE:
-        schema = data.get("schema", MANIFEST_SCHEMA)
+        if "schema" in data:  # the spelling before 0.1.0: no release was ever made with it
+            raise _fail(origin, "'schema' is spelled 'schema_version': run 'tether manifest build'")
+        schema = data.get("schema_version", MANIFEST_SCHEMA)
         if schema != MANIFEST_SCHEMA:
             raise _fail(
                 origin,
@@ -419,7 +421,7 @@ def _native_entry(manifest: Manifest, path: str, cls: FileClass) -> object:
 def manifest_to_native(manifest: Manifest) -> dict[str, Any]:
     """The native JSON document for a manifest (stable key order)."""
     doc: dict[str, Any] = {
-        "schema": MANIFEST_SCHEMA,
+        "schema_version": MANIFEST_SCHEMA,
         "name": manifest.name,
         "version": manifest.version,
         "files": {p: _native_entry(manifest, p, c) for p, c in sorted(manifest.files.items())},

@@ -206,7 +206,7 @@ class PackWriter:
         pack = self.cache.pack_dir / f"{self._name}.pack"
         os.replace(self._temp(), pack)
         index = {
-            "schema": PACK_SCHEMA,
+            "schema_version": PACK_SCHEMA,
             "pack": pack.name,
             "entries": {sha: list(span) for sha, span in self.entries.items()},
         }

@@ -48,7 +48,7 @@ class StatCache:
     def _load(self) -> None:
         try:
             data = json_loads(read_bytes(self.path))
-            if data.get("schema") != SCHEMA or not isinstance(data["files"], dict):
+            if data.get("schema_version") != SCHEMA or not isinstance(data["files"], dict):
                 return
             self.written_ns = int(data["written_ns"])
             self.entries = data["files"]
@@ -113,7 +113,7 @@ class StatCache:
         if not self.dirty or not self.path.parent.parent.exists():
             return
         now = time.time_ns()
-        doc = {"schema": SCHEMA, "written_ns": now, "files": self.entries}
+        doc = {"schema_version": SCHEMA, "written_ns": now, "files": self.entries}
         try:
             atomic_write(self.path, json.dumps(doc, separators=(",", ":")).encode(), durable=False)
         except OSError:

@@ -68,7 +68,7 @@ class State:
 
 def state_to_json(state: State) -> dict[str, Any]:
     return {
-        "schema": STATE_SCHEMA,
+        "schema_version": STATE_SCHEMA,
         "profile": state.profile,
         "upstream": state.upstream,
         "source": state.source,
@@ -105,8 +105,8 @@ def _file_record(origin: str, path: str, raw: Any) -> FileRecord:
 
 def state_from_json(data: Any, origin: str, profile: Profile | None = None) -> State:
     """The state in ``data``; every path it names checked (see ``check_state_paths``)."""
-    if not isinstance(data, dict) or data.get("schema") != STATE_SCHEMA:
-        raise TetherError(f"{origin}: not a tether state file of schema {STATE_SCHEMA}")
+    if not isinstance(data, dict) or data.get("schema_version") != STATE_SCHEMA:
+        raise TetherError(f"{origin}: not a tether state file (schema_version {STATE_SCHEMA})")
     state = _state(data, origin)
     check_state_paths(state, origin, profile)
     return state
