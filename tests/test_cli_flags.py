@@ -616,7 +616,7 @@ def test_snapshot_with_minus_c_records_and_checks(tmp_path: Path) -> None:
     assert "keep.log" not in json.loads(out.read_text())["files"]
     (tree / "a.txt").write_text("changed\n")
     checked = run_tether("snapshot", "-C", str(tree), "check", "--json", "--baseline", str(out))
-    assert checked.returncode == 1
+    assert checked.returncode == 3
     assert json.loads(checked.stdout)["changed"] == [{"path": "a.txt", "change": "modified"}]
     missing = run_tether("snapshot", "check", "--baseline", str(out))
     assert missing.returncode == 2 and "needs -C DIR" in missing.stderr

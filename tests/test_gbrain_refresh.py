@@ -219,15 +219,16 @@ def test_the_plan_with_every_state_is_shown_before_the_question(installed):
     assert "echo sync\n" in (host / "tools/gbrain/sync.sh").read_text()  # answered no
 
 
-def test_json_never_asks(installed):
-    """On a terminal, --json without --yes is a usage error, not a question on the terminal."""
+def test_json_on_a_terminal_asks_as_update_does(installed):
+    """Consent is update's rule with or without --json: on a terminal the question is asked
+    (on stderr); "n" writes nothing and the run ends as cancelled."""
     from test_update_merge_choices import _pty_session
 
     rec, host = installed
     _edit_both_sides(rec, host)
     code, out = _pty_session(["refresh", "--json", "-C", str(host)], [("[y/N]", "n")])
-    assert code == 2, out
-    assert "[y/N]" not in out and "--yes" in out
+    assert code == 0, out
+    assert "Refresh these files? <[y/N]>" in out and '"status": "cancelled"' in out
     assert "echo sync\n" in (host / "tools/gbrain/sync.sh").read_text()
 
 

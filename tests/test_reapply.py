@@ -253,7 +253,7 @@ def test_without_a_baseline_every_differing_file_is_a_conflict_showing_both(
     # the installed versions were backed up first, next to the patches
     [run] = list(gsd.backups.iterdir())
     assert (run / "installed" / EXECUTE).read_text() == EXECUTE_V2
-    assert doc["backup"] == str(run)
+    assert doc["backup_dir"] == str(run)
 
 
 def test_conflict_patch_style_leaves_the_installed_file(
