@@ -172,7 +172,7 @@ class DemoReport:
             "status_after": self.after.to_json(),
             "hunk_level": {
                 "command": HUNK_LEVEL_COMMAND,
-                "project": str(self.by_hunk),
+                "project_dir": str(self.by_hunk),
                 "update": self.by_hunk_update.to_json(),
                 "file": SETTINGS,
                 "text": self.by_hunk_text,
