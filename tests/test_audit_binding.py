@@ -819,3 +819,32 @@ def test_a_roster_glob_reaching_the_generated_workflow_copies_is_a_finding(
     commit(repo, "narrow", {".gaia/audit-ci.yml": GAIA_ROSTER})
     _, report = audit_json(capsys, *args, ".gaia/audit-ci.yml")
     assert not [f for f in report["findings"] if f["finding_class"].startswith("policy/")]
+
+
+def test_a_manifest_change_names_what_stops_and_starts_shipping(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    def manifest(*paths: str) -> str:
+        files = {path: "owned" for path in paths}
+        return json.dumps({"name": "gaia", "version": "1.0.0", "files": files}, indent=2) + "\n"
+
+    roster = GAIA_ROSTER.replace('".gaia/**/*.bats"]', '".gaia/**/*.bats", ".gaia/*.json"]')
+    base = {**GAIA_BASE, ".gaia/audit-ci.yml": roster}
+    base[".gaia/manifest.json"] = manifest(".gaia/scripts/run.sh", ".claude/hooks/guard.sh")
+    branch = {".gaia/manifest.json": manifest(".gaia/scripts/run.sh", ".gaia/local/notes.md")}
+    repo = make_repo(tmp_path, monkeypatch, base, branch)
+    args = ["shell", "-C", str(repo), "--profile", "gaia", "--member", MEMBER, "--base-ref"]
+    _, report = audit_json(capsys, *args, "main")
+    said = {
+        (f["finding_class"], f["severity"], f["title"])
+        for f in report["findings"]
+        if f["path"] == ".gaia/manifest.json"
+    }
+    assert said == {
+        (
+            "policy/unshipped",
+            "warning",
+            ".claude/hooks/guard.sh stops shipping: the release no longer updates it",
+        ),
+        ("policy/ships", "suggestion", ".gaia/local/notes.md now ships to every adopter"),
+    }

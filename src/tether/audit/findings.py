@@ -549,6 +549,21 @@ _RULES: tuple[Rule, ...] = (
         "restore the entry, or state in the change why the file should ship",
     ),
     Rule(
+        "policy/unshipped",
+        "warning",
+        "a file stops shipping in the release manifest",
+        "adopters keep their last copy forever: the release no longer updates it, fixes "
+        "included, while the diff reads as tidying",
+        "restore the entry, or state in the change why adopters no longer need the file",
+    ),
+    Rule(
+        "policy/ships",
+        "suggestion",
+        "a file starts shipping in the release manifest",
+        "every adopter receives the file on their next update",
+        "make sure the file is meant for adopters (no local or test-only content)",
+    ),
+    Rule(
         "policy/hook-unregistered",
         "warning",
         "a hook registration was removed from the settings",

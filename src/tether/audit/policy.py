@@ -6,6 +6,8 @@ working-tree bytes and reports the loosening, a warning the change has to justif
 (acknowledged with its reason):
 
 - ``release-exclude``: an entry removed, so the file now ships (``policy/unexcluded``);
+- the release manifest: a file that stops shipping (``policy/unshipped``, a warning) and
+  one that starts (``policy/ships``, a suggestion naming the consequence);
 - ``.claude/settings.json`` (and ``settings.local.json``): a hook registration removed
   (``policy/hook-unregistered``), a permission widened: an ``allow`` entry added, a
   ``deny`` or ``ask`` entry removed, ``defaultMode`` set to a mode that asks less
@@ -44,11 +46,16 @@ class PolicyFile:
     kind: str  # release-exclude | settings | codeowners | roster | token-rates
 
 
+MANIFESTS: Final = (".tether/manifest.json", ".gaia/manifest.json")
+
+
 def policy_kind(path: str, roster_path: str) -> str | None:
     """Which policy check reads ``path``, or None."""
     name = PurePosixPath(path).name
     if path == roster_path:
         return "roster"
+    if path in MANIFESTS:
+        return "manifest"
     if name == "release-exclude":
         return "release-exclude"
     if name in SETTINGS_NAMES and PurePosixPath(path).parent.name == ".claude":
@@ -87,6 +94,8 @@ def check(
         return list(_settings(file.path, old, text))
     if file.kind == "roster":
         return list(_roster(file.path, old, text, roster_key))
+    if file.kind == "manifest":
+        return list(_manifest(file.path, old, text))
     return []
 
 
@@ -233,6 +242,30 @@ def _reaches_copies(path: str, text: str, key: str, copies: Sequence[str]) -> It
                 )
                 line = _line_of(text, glob)
                 yield _finding("policy/remit-reaches-copies", path, line, title, f"{path} at HEAD")
+
+
+def _shipped(path: str, text: str) -> set[str] | None:
+    from tether.errors import TetherError
+    from tether.model.manifest import ManifestFormat, parse_manifest
+
+    fmt = ManifestFormat.GAIA if path.startswith(".gaia/") else ManifestFormat.NATIVE
+    try:
+        return set(parse_manifest(_json(text), path, fmt).files)
+    except TetherError:
+        return None  # a malformed manifest is every update's error, named there
+
+
+def _manifest(path: str, old: str, new: str) -> Iterator[Finding]:
+    before, after = _shipped(path, old), _shipped(path, new)
+    if before is None or after is None:
+        return
+    for gone in sorted(before - after):
+        title = f"{gone} stops shipping: the release no longer updates it"
+        yield _finding("policy/unshipped", path, 1, title, f"{path} at the base lists it")
+    for added in sorted(after - before):
+        title = f"{added} now ships to every adopter"
+        line = _line_of(new, json.dumps(added))
+        yield _finding("policy/ships", path, line, title, f"{path} at HEAD lists it")
 
 
 def _dates(document: Any, trail: str = "") -> Iterator[tuple[str, str]]:
