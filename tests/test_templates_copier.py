@@ -247,6 +247,36 @@ def test_migrations_and_tasks_run_only_with_trust(tmp_path: Path) -> None:
     assert "_commit: v2.0.0\n" in answers(project)
 
 
+def test_no_programs_skips_migrations_and_tasks_without_trust_and_says_so(
+    tmp_path: Path,
+) -> None:
+    template = template_repo(tmp_path / "tpl", [("v1.0.0", V1), ("v2.0.0", MIGRATING)])
+    project = generate(template, tmp_path / "app", project_name="app")
+    code, doc = update(project, "--no-programs")
+    assert code == 0, doc["stderr"]
+    assert not (project / "migrated.log").exists()
+    assert any(
+        n.startswith("not run (--no-programs): the migrations and tasks of template")
+        for n in doc["notes"]
+    ), doc["notes"]
+    assert "_commit: v2.0.0\n" in answers(project)
+
+
+def test_a_dry_run_runs_no_migration_or_task_and_needs_no_trust(tmp_path: Path) -> None:
+    template = template_repo(tmp_path / "tpl", [("v1.0.0", V1), ("v2.0.0", MIGRATING)])
+    project = generate(template, tmp_path / "app", project_name="app")
+    before = tree(project)
+    for extra in ((), ("--trust",)):
+        result = run_tether("update", "--dry-run", "--json", *extra, "-C", str(project))
+        assert result.returncode == 0, result.stderr
+        notes = json.loads(result.stdout)["notes"]
+        said = [n for n in notes if n.startswith("not run in a dry run: the migrations and tasks")]
+        assert len(said) == 1, notes
+        assert said[0].endswith("; the update needs --trust for them") == (not extra)
+        assert tree(project) == before
+    assert not (project / "migrated.log").exists()
+
+
 def test_a_failing_task_leaves_the_version_unrecorded(tmp_path: Path) -> None:
     failing = {**V2, "copier.yml": COPIER_YML + '_tasks:\n  - "exit 3"\n'}
     template = template_repo(tmp_path / "tpl", [("v1.0.0", V1), ("v2.0.0", failing)])
@@ -526,3 +556,26 @@ def test_allow_dirty_lets_an_update_past_changes_it_does_not_touch(
     assert code == 0, doc["stderr"]
     assert (project / "scratch.txt").read_text() == "uncommitted\n"
     assert "_commit: v2.0.0\n" in answers(project)
+
+
+def test_status_check_and_diff_find_a_renamed_answers_file(tmp_path: Path) -> None:
+    template = template_repo(tmp_path / "tpl", [("1.0", SUBDIR_V1), ("2.0", SUBDIR_V2)])
+    project = tmp_path / "app"
+    copier.run_copy(
+        str(template), project, vcs_ref="1.0", defaults=True, quiet=True, answers_file="a.yml"
+    )
+    git(project, "init", "-q", "-b", "main")
+    (project / "main.txt").write_text("sub\nmine\none\n")
+    commit_all(project, "generated")
+    flag = ("--answers-file", "a.yml", "-C", str(project))
+    status = run_tether("status", "--json", *flag)
+    assert status.returncode == 0, status.stderr
+    assert json.loads(status.stdout)["installed_version"] == "1.0"
+    check = run_tether("check", "--check-latest", "--json", *flag)
+    assert check.returncode == 3, check.stderr
+    assert json.loads(check.stdout)["reasons"] == ["update-available"]
+    diff = run_tether("diff", *flag)
+    assert diff.returncode == 0, diff.stderr
+    assert "+mine\n" in diff.stdout
+    # Without it the record is not found (the default name is not there).
+    assert run_tether("status", "-C", str(project)).returncode != 0

@@ -198,3 +198,102 @@ def test_check_latest_sees_a_newer_template_commit(tmp_path: Path) -> None:
     assert result.returncode == 3, result.stderr
     doc = json.loads(result.stdout)
     assert doc["reasons"] == ["update-available"] and doc["latest_version"] == v2
+
+
+# --- hooks: programs the template ships, run only with the user's consent ---------------
+
+HOOK = """\
+import pathlib
+
+with open({witness!r}, "a") as log:
+    log.write("post_gen ran\\n")
+if "{{{{ cookiecutter.with_docs }}}}" == "no":
+    pathlib.Path("DOCS.md").unlink()
+"""
+
+
+def hooked_template(tmp_path: Path) -> tuple[Path, Path, list[str]]:
+    """A template whose post_gen hook removes DOCS.md when the answer says so, and writes
+    a line to a witness file outside every project each time it runs."""
+    witness = tmp_path / "hook-witness.log"
+    hook = {"hooks/post_gen_project.py": HOOK.format(witness=str(witness))}
+    context = json.dumps({"project_name": "Demo", "project_slug": "demo", "with_docs": "no"})
+    v1 = {**V1, **hook, "cookiecutter.json": context, f"{SLUG}/DOCS.md": "docs\n"}
+    v2 = {**V2, **hook, "cookiecutter.json": context, f"{SLUG}/DOCS.md": "docs v2\n"}
+    commits = template_repo(tmp_path / "tpl", [v1, v2])
+    return tmp_path / "tpl", witness, commits
+
+
+def hooked_project(tmp_path: Path) -> tuple[Path, Path]:
+    template, witness, (v1, _v2) = hooked_template(tmp_path)
+    project = create(template, tmp_path / "out", v1)
+    assert witness.read_text() == "post_gen ran\n"  # cruft create ran it: the person did
+    witness.unlink()
+    assert not (project / "DOCS.md").exists()
+    return project, witness
+
+
+def test_an_update_runs_no_hook_without_trust_and_names_it(tmp_path: Path) -> None:
+    project, witness = hooked_project(tmp_path)
+    before = tree(project)
+    result = run_tether("update", "--yes", "--no-branch", "-C", str(project))
+    assert result.returncode == 1
+    assert len(result.stderr.strip().splitlines()) == 1, result.stderr
+    assert "ships hooks/post_gen_project.py, which runs programs: pass --trust" in result.stderr
+    assert not witness.exists()
+    assert tree(project) == before
+    # A second try finds the refusal again (no render made without the hook is taken).
+    again = run_tether("update", "--yes", "--no-branch", "-C", str(project))
+    assert again.returncode == 1 and not witness.exists()
+
+
+def test_with_trust_the_hooks_run_and_the_tree_is_cruft_updates(tmp_path: Path) -> None:
+    project, witness = hooked_project(tmp_path)
+    by_cruft = tmp_path / "by-cruft"
+    shutil.copytree(project, by_cruft, symlinks=True)
+    assert cruft.update(by_cruft, skip_apply_ask=True) is True
+    witness.unlink()
+    code, doc = update(project, "--trust")
+    assert code == 0, doc["stderr"]
+    assert witness.read_text() == "post_gen ran\npost_gen ran\n"  # both sides rendered
+    assert tree(project) == tree(by_cruft)
+    assert not (project / "DOCS.md").exists()
+
+
+def test_no_programs_renders_without_the_hooks_and_says_so(tmp_path: Path) -> None:
+    project, witness = hooked_project(tmp_path)
+    code, doc = update(project, "--no-programs")
+    assert code == 0, doc["stderr"]
+    assert not witness.exists()
+    assert any(
+        "rendered without its hooks (--no-programs): hooks/post_gen_project.py not run" in n
+        for n in doc["notes"]
+    ), doc["notes"]
+    record = json.loads((project / ".cruft.json").read_text())
+    assert record["commit"] == git(tmp_path / "tpl", "rev-parse", "HEAD").strip()
+
+
+def test_a_dry_run_and_the_read_commands_run_no_hook(tmp_path: Path) -> None:
+    project, witness = hooked_project(tmp_path)
+    before = tree(project)
+    for argv in (
+        ["update", "--dry-run", "--trust", "--json"],
+        ["status", "--json"],
+        ["check", "--json"],
+        ["diff"],
+    ):
+        result = run_tether(*argv, "-C", str(project))
+        assert result.returncode in (0, 3), (argv, result.stderr)
+        assert "hooks/post_gen_project.py not run" in result.stdout, argv
+        assert not witness.exists(), argv
+    assert tree(project) == before
+    # With --trust a read command may render with the hooks (it was asked to).
+    result = run_tether("status", "--trust", "--json", "-C", str(project))
+    assert result.returncode == 0, result.stderr
+    assert witness.read_text() == "post_gen ran\n"
+    assert json.loads(result.stdout)["notes"] == []
+    # A dry run then takes that render from the cache: still no hook runs, and no note.
+    witness.unlink()
+    code, doc = update(project, "--dry-run")
+    assert code == 0, doc["stderr"]
+    assert not witness.exists()

@@ -4,11 +4,13 @@ import argparse
 
 from tether.cli.common import add_status_arguments, list_limit, print_json
 from tether.cli.status_cmd import status_of
+from tether.cli.update_cmd import add_template_arguments
 from tether.errors import Exit
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     add_status_arguments(parser, "also fail when a newer release exists")
+    add_template_arguments(parser, data=False)
 
 
 def run(args: argparse.Namespace) -> int:

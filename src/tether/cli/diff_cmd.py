@@ -11,6 +11,7 @@ import os
 import sys
 
 from tether.cli.common import add_json, add_project_dir, add_source, print_json, project_dir
+from tether.cli.update_cmd import add_template_arguments, template_options
 from tether.errors import Exit
 
 
@@ -33,6 +34,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     add_source(parser)
     parser.add_argument("--profile", metavar="P", help="native, gaia or gbrain (default: detected)")
+    add_template_arguments(parser, data=False)
     add_json(parser)
 
 
@@ -48,6 +50,7 @@ def run(args: argparse.Namespace) -> int:
         args.source,
         stat_only=args.stat,
         no_regions=args.no_regions,
+        template=template_options(args),
     )
     if args.json:
         print_json(report.to_json())

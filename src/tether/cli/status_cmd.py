@@ -4,6 +4,7 @@ import argparse
 from typing import TYPE_CHECKING
 
 from tether.cli.common import add_status_arguments, list_limit, print_json, project_dir
+from tether.cli.update_cmd import add_template_arguments, template_options
 from tether.errors import Exit
 
 if TYPE_CHECKING:
@@ -12,6 +13,7 @@ if TYPE_CHECKING:
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     add_status_arguments(parser, "ask the source for its newest version")
+    add_template_arguments(parser, data=False)
 
 
 def run(args: argparse.Namespace) -> int:
@@ -35,4 +37,5 @@ def status_of(args: argparse.Namespace) -> StatusReport:
         args.source,
         args.check_latest,
         no_regions=args.no_regions,
+        template=template_options(args),
     )

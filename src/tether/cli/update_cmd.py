@@ -84,23 +84,26 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     add_project_dir(parser)
 
 
-def add_template_arguments(parser: argparse.ArgumentParser) -> None:
-    """For a project copier or cruft generated (docs/templates.md)."""
+def add_template_arguments(parser: argparse.ArgumentParser, data: bool = True) -> None:
+    """For a project copier or cruft generated (docs/templates.md); ``--data`` only where
+    the release side is rendered (update)."""
     parser.add_argument(
         "--answers-file",
         metavar="PATH",
         help="copier's answers file, when not .copier-answers.yml",
     )
-    parser.add_argument(
-        "--data",
-        action="append",
-        metavar="KEY=VALUE",
-        help="a changed answer for a copier or cruft project (repeatable; recorded)",
-    )
+    if data:
+        parser.add_argument(
+            "--data",
+            action="append",
+            metavar="KEY=VALUE",
+            help="a changed answer for a copier or cruft project (repeatable; recorded)",
+        )
     parser.add_argument(
         "--trust",
         action="store_true",
-        help="let a copier template run its migrations and tasks",
+        help="let a copier template run its migrations and tasks, a cookiecutter "
+        "template its hooks",
     )
 
 

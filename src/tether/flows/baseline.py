@@ -117,7 +117,10 @@ def load_baseline(project: Project, source_override: str | None = None) -> Basel
         # The template record is the marker; the baseline is its render (always: cached).
         from tether.flows.template_project import baseline_release
 
-        return _baseline_of_release(project, baseline_release(project), project.load_state())
+        release = baseline_release(project)
+        baseline = _baseline_of_release(project, release, project.load_state())
+        baseline.notes += release.notes  # how it was rendered (a hook not run)
+        return baseline
     if source_override:
         # An update records the source it used: a relative spelling must still find it
         # from any folder later.

@@ -19,6 +19,7 @@ from tether.flows.safety import PathGuard
 from tether.flows.status import StatusReport, classify_drift
 from tether.fsio import NOT_REGULAR, file_mode, is_special_file, read_regular
 from tether.model.manifest import FileClass
+from tether.templates import TemplateOptions, read_only_options
 
 if TYPE_CHECKING:
     from tether.engine.regions import RegionDecl
@@ -94,6 +95,8 @@ class DiffReport:
     files: list[FileDiff] = field(default_factory=list)
     region_only: list[RegionOnly] = field(default_factory=list)
     stat_only: bool = False
+    # How the baseline was made, where a person should know (a template hook not run).
+    notes: list[str] = field(default_factory=list)
 
     @property
     def added(self) -> int:
@@ -123,10 +126,12 @@ def local_diff(
     source: str | None = None,
     stat_only: bool = False,
     no_regions: bool = False,
+    template: TemplateOptions | None = None,
 ) -> DiffReport:
-    project = open_project(root, profile)
+    project = open_project(root, profile, read_only_options(template))
     baseline = load_baseline(project, source)
     report = DiffReport(project.profile.name, baseline.upstream, baseline.source, baseline.version)
+    report.notes = list(baseline.notes)
     report.stat_only = stat_only
     report.selection = [selected_path(project, baseline, arg) for arg in paths or []]
     drift = StatusReport(report.profile, report.upstream, report.source, report.installed_version)

@@ -21,6 +21,7 @@ from tether.fsio import (
 from tether.model.manifest import FileClass
 from tether.state.statcache import StatCache
 from tether.state.store import ConflictRecord
+from tether.templates import TemplateOptions, read_only_options
 
 if TYPE_CHECKING:  # regions are read only when a file differs from its record
     from tether.flows.regions_step import RegionPlan
@@ -268,8 +269,9 @@ def project_status(
     source: str | None = None,
     check_latest: bool = False,
     no_regions: bool = False,
+    template: TemplateOptions | None = None,
 ) -> StatusReport:
-    project = open_project(root, profile)
+    project = open_project(root, profile, read_only_options(template))
     running = running_run(project)
     unfinished = None if running else unfinished_update(project)
     try:

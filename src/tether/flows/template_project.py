@@ -93,7 +93,27 @@ def _release_of_render(
         sentinels=tuple(sentinels),
         extra=extra,
     )
-    return Release(version, tree, record.src, made, implicit_manifest_bytes(made))
+    notes = _hooks_note(binding, facts, version)
+    return Release(version, tree, record.src, made, implicit_manifest_bytes(made), notes=notes)
+
+
+def _hooks_note(binding: TemplateBinding, facts: dict[str, Any], version: str) -> tuple[str, ...]:
+    """Say so when a render was made without the hooks its template ships."""
+    hooks = facts.get("hooks") or []
+    if not hooks or facts.get("hooks_run"):
+        return ()
+    why = (
+        "--no-programs"
+        if binding.options.no_programs
+        else "a dry run runs no template program"
+        if binding.options.dry_run
+        else "pass --trust to run them"
+    )
+    at = version[:12] if binding.kind != COPIER else version
+    return (
+        f"template {binding.record.src} at {at} rendered without its hooks ({why}): "
+        f"{', '.join(hooks)} not run, so files they would write or remove may differ",
+    )
 
 
 def baseline_release(project: Project) -> Release:
@@ -105,8 +125,11 @@ def baseline_release(project: Project) -> Release:
     binding = _binding(project)
     record = binding.record
     ahead = _render_release_ahead(project) if binding.options.prefetch else None
+    options = binding.options
     try:
-        tree, facts = render_record(record, record.commit, record.answers, binding.options.trust)
+        tree, facts = render_record(
+            record, record.commit, record.answers, options.trust, options.hooks
+        )
         finish(ahead)
     except BaseException:
         stop(ahead)
@@ -124,14 +147,18 @@ def _render_release_ahead(project: Project) -> Any:
         return None  # the update says why, when it asks for the target itself
     if target == binding.record.commit and not binding.changed_answers():
         return None
-    return render_ahead(binding.record, target, binding.release_answers(), binding.options.trust)
+    options = binding.options
+    return render_ahead(
+        binding.record, target, binding.release_answers(), options.trust, options.hooks
+    )
 
 
 def template_release(project: Project, version: str) -> Release:
     """The template at ``version`` with the answers of this run (``--data`` applied)."""
     binding = _binding(project)
     answers = binding.release_answers()
-    tree, facts = render_record(binding.record, version, answers, binding.options.trust)
+    options = binding.options
+    tree, facts = render_record(binding.record, version, answers, options.trust, options.hooks)
     return _release_of_render(project, version, tree, facts, answers)
 
 
@@ -189,25 +216,43 @@ def check_template_update(
     resuming: bool,
     dry_run: bool,
     allow_dirty: bool = False,
-) -> None:
+) -> list[str]:
     """What copier refuses, refused the same way (one line each): a downgrade, a template
     whose migrations, tasks or Jinja extensions need ``--trust``, a dirty git tree (tether's
     own resumed writes excepted: the journal vouches for them; ``--allow-dirty`` says the
-    person knows, and tether's own check of the files it writes still applies)."""
+    person knows, and tether's own check of the files it writes still applies). A dry run
+    and ``--no-programs`` run no migration or task, so they need no ``--trust`` for them:
+    the notes returned say what is not run."""
     binding = _binding(project)
     record = binding.record
+    notes: list[str] = []
     if record.kind == COPIER:
         _refuse_copier_downgrade(record, latest.version)
         facts = latest.manifest.extra.get(TEMPLATE_KEY, {})
         unsafe = _unsafe_features(record, baseline_facts, facts, latest.version)
-        if unsafe and not binding.options.trust:
+        programs = [f for f in unsafe if f in ("migrations", "tasks")]
+        trusted = binding.options.trust
+        if unsafe and not trusted:
             from tether.templates.copier_render import is_trusted
 
-            if not is_trusted(record.src):
-                raise TetherError(
-                    f"template {record.src} uses {', '.join(unsafe)}, which run programs: "
-                    "pass --trust if you trust it (nothing was changed)"
-                )
+            trusted = is_trusted(record.src)
+        if binding.options.no_programs and programs:
+            notes.append(
+                f"not run (--no-programs): the {' and '.join(programs)} of template "
+                f"{record.src} ({record.commit} to {latest.version}); the answers file is "
+                "recorded without them, as after 'copier update --skip-tasks'"
+            )
+        elif dry_run and programs:
+            consent = "" if trusted else "; the update needs --trust for them"
+            notes.append(
+                f"not run in a dry run: the {' and '.join(programs)} of template "
+                f"{record.src} ({record.commit} to {latest.version}){consent}"
+            )
+        elif unsafe and not trusted:
+            raise TetherError(
+                f"template {record.src} uses {', '.join(unsafe)}, which run programs: "
+                "pass --trust if you trust it (nothing was changed)"
+            )
     if not resuming and not dry_run and not allow_dirty:
         _refuse_dirty_tree(project)
     if not dry_run:
@@ -215,6 +260,7 @@ def check_template_update(
         from tether.flows.project import write_ignore_rules
 
         write_ignore_rules(project)
+    return notes
 
 
 def _refuse_copier_downgrade(record: TemplateRecord, target: str) -> None:

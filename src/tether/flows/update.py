@@ -86,6 +86,19 @@ class UpdateRequest:
     # A project copier or cruft generated: --answers-file, --data, --trust (templates/).
     template: TemplateOptions | None = None
 
+    def template_options(self) -> TemplateOptions:
+        """The template options with this run's switches: a dry run, ``--no-programs`` and
+        ``--no-regions`` (or their variables) run none of the template's programs."""
+        from tether.flows.lifecycle import programs_off_switch
+
+        options = self.template or TemplateOptions()
+        off = programs_off_switch(self.no_programs, self.options.no_regions) is not None
+        return replace(
+            options,
+            no_programs=options.no_programs or off,
+            dry_run=options.dry_run or self.dry_run,
+        )
+
 
 @dataclass
 class UpdateReport:
@@ -406,7 +419,7 @@ def _mark_resumed(plan: UpdatePlan, resume: ResumeInfo, deleted: frozenset[str])
 
 def prepare_update(request: UpdateRequest) -> PreparedUpdate | UpdateReport:
     """Compute the plan (or say why there is nothing to do). Writes nothing outside the cache."""
-    project = open_project(request.root, request.profile, request.template)
+    project = open_project(request.root, request.profile, request.template_options())
     baseline = load_baseline(project, request.source)
     journal = _journal(project)
     unfinished = checked_unfinished_run(project, journal)
@@ -437,7 +450,7 @@ def prepare_update(request: UpdateRequest) -> PreparedUpdate | UpdateReport:
     if project.template is not None:
         from tether.flows.template_project import baseline_facts, check_template_update
 
-        check_template_update(
+        baseline.notes += check_template_update(
             project,
             baseline_facts(baseline.manifest()),
             latest,
@@ -671,7 +684,9 @@ def run_update(
     with git.one_command():
         if not request.git.allow_linked_worktree:
             # First, before anything is written, whatever the update would then find.
-            refuse_linked_worktree(open_project(request.root, request.profile, request.template))
+            refuse_linked_worktree(
+                open_project(request.root, request.profile, request.template_options())
+            )
         return _plan_and_apply(request, confirm)
 
 
@@ -692,7 +707,7 @@ def _plan_and_apply(
         branch_plan = _planned_branch(prepared)
         report.branch = branch_plan.name if branch_plan is not None else None
         return report
-    project = open_project(request.root, request.profile, request.template)
+    project = open_project(request.root, request.profile, request.template_options())
     require_an_install(project)
     with (
         ProjectLock(project.path(project.profile.lock_file), command=request.command),
@@ -830,7 +845,7 @@ def _template_stage(prepared: PreparedUpdate, stage: str) -> list[FileAction]:
     project = prepared.project
     if project.template is None or (stage == "before" and prepared.unfinished is not None):
         return []
-    if prepared.request.no_programs:  # --no-programs: copier's tasks are programs too
+    if project.template.options.no_programs:  # copier's tasks are programs too (noted)
         return []
     from tether.flows.template_project import run_template_stage
 

@@ -599,10 +599,11 @@ _RESET = "\033[m"
 def render_diff(report: DiffReport, color: bool = False) -> str:
     """The patch (or with --stat the per-file counts), notes as ``#`` lines that ``git
     apply`` and ``patch`` skip. Empty when nothing differs, as ``git diff`` prints nothing."""
+    notes = [f"# note: {n}" for n in report.notes]
     if report.stat_only:
-        lines = _stat_lines(report, color)
+        lines = notes + _stat_lines(report, color)
     else:
-        lines = []
+        lines = list(notes)
         for item in report.files:
             lines += _file_notes(item)
             lines += _patch_lines(item.patch.decode("utf-8", "surrogateescape"), color)

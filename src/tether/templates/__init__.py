@@ -15,7 +15,7 @@ The flows hook it in where a project is opened, its baseline built and its relea
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -34,11 +34,27 @@ from tether.templates.records import (
 __all__ = [
     "COPIER",
     "CRUFT",
+    "HOOKS_PREVIEW",
+    "HOOKS_REFUSE",
+    "HOOKS_RUN",
+    "HOOKS_SKIP",
     "TemplateBinding",
     "TemplateOptions",
     "TemplateRecord",
     "detect_template",
+    "read_only_options",
 ]
+
+
+# What becomes of the programs a cookiecutter template ships as hooks when it is rendered
+# (``TemplateOptions.hooks``): run them (--trust), refuse the template (an update without
+# --trust: nobody consented), render without them (--no-programs), or, where the command
+# runs no template program at all (a dry run, status, check, diff without --trust), take a
+# render made with them earlier (the cache) or else render without them and say so.
+HOOKS_RUN = "run"
+HOOKS_REFUSE = "refuse"
+HOOKS_SKIP = "skip"
+HOOKS_PREVIEW = "preview"
 
 
 @dataclass(frozen=True)
@@ -47,10 +63,35 @@ class TemplateOptions:
 
     answers_file: str | None = None  # copier's --answers-file
     data: tuple[tuple[str, str], ...] = ()  # --data KEY=VALUE: changed answers
-    trust: bool = False  # --trust: run the template's migrations and tasks
+    trust: bool = False  # --trust: run the template's migrations, tasks and hooks
+    no_programs: bool = False  # --no-programs: run none of them, and say so
+    dry_run: bool = False  # a dry run runs no template program, not even with --trust
+    read_only: bool = False  # status, check, diff: no template program without --trust
     # An update: the release side is rendered ahead, beside the baseline (``to``: --to).
     prefetch: bool = False
     to: str | None = None
+
+    @property
+    def hooks(self) -> str:
+        """How cookiecutter's hooks are treated in this command's renders (``HOOKS_*``)."""
+        if self.no_programs:
+            return HOOKS_SKIP
+        if self.dry_run:
+            return HOOKS_PREVIEW
+        if self.trust:
+            return HOOKS_RUN
+        return HOOKS_PREVIEW if self.read_only else HOOKS_REFUSE
+
+    @property
+    def runs_programs(self) -> bool:
+        """Whether this command may run the template's migrations and tasks at all."""
+        return not (self.no_programs or self.dry_run or self.read_only)
+
+
+def read_only_options(options: TemplateOptions | None) -> TemplateOptions:
+    """The options of a command that only reads (status, check, diff): it runs no template
+    program unless ``--trust`` says so."""
+    return replace(options or TemplateOptions(), read_only=True, prefetch=False)
 
 
 def parse_data(items: list[str] | None) -> tuple[tuple[str, str], ...]:

@@ -47,7 +47,12 @@ def render_key(*parts: str) -> str:
 
 
 def entry_exists(key: str, home: Path | None = None) -> bool:
-    return _read_entry((home or renders_home()) / key) is not None
+    return read_facts(key, home) is not None
+
+
+def read_facts(key: str, home: Path | None = None) -> dict[str, Any] | None:
+    """The facts of cached render ``key``; None when it is not (whole) in the cache."""
+    return _read_entry((home or renders_home()) / key)
 
 
 def cached_render(

@@ -80,11 +80,46 @@ def target_commit(record: TemplateRecord, wanted: str | None) -> str:
     raise TetherError(f"template {record.src} has no tag or branch {name!r}")
 
 
+# The hooks cookiecutter's ``generate_files`` runs (``pre_prompt`` runs only when
+# cookiecutter asks questions, which neither cruft's update nor tether's renders do).
+HOOK_NAMES = ("pre_gen_project", "post_gen_project")
+
+
+def template_hooks(record: TemplateRecord, inner: Path) -> list[str]:
+    """The hook programs the template at ``inner`` ships, as paths in its repository."""
+    from cookiecutter.hooks import valid_hook
+
+    folder = inner / "hooks"
+    if not folder.is_dir():
+        return []
+    prefix = f"{record.directory.strip('/')}/hooks/" if record.directory else "hooks/"
+    return sorted(
+        prefix + entry.name
+        for entry in folder.iterdir()
+        if entry.is_file() and any(valid_hook(entry.name, name) for name in HOOK_NAMES)
+    )
+
+
+def hooks_refusal(record: TemplateRecord, hooks: list[str]) -> TetherError:
+    """The one line an update without --trust gets for a template that ships hooks."""
+    return TetherError(
+        f"template {record.src} ships {', '.join(hooks)}, which runs programs: pass --trust "
+        "if you trust it, or --no-programs to render it without them (nothing was changed)"
+    )
+
+
 def render(
-    record: TemplateRecord, commit: str, answers: dict[str, Any], dest: Path
+    record: TemplateRecord,
+    commit: str,
+    answers: dict[str, Any],
+    dest: Path,
+    run_hooks: bool = False,
+    refuse_hooks: bool = False,
 ) -> dict[str, Any]:
     """Render the template at ``commit`` with ``answers`` into ``dest``; returns the
-    facts cruft records: the context the render was made with."""
+    facts cruft records (the context the render was made with), the hooks the template
+    ships and whether they ran. Hooks run only with ``run_hooks``; with ``refuse_hooks``
+    a template that ships any is refused before anything is rendered."""
     cookiecutter = _cookiecutter()
 
     work = Path(tempfile.mkdtemp(prefix="tether-cruft-"))
@@ -101,6 +136,9 @@ def render(
                 f"template {record.src} at {commit[:12]}: no cookiecutter.json"
                 + (f" in {record.directory}" if record.directory else "")
             )
+        hooks = template_hooks(record, inner)
+        if hooks and refuse_hooks:
+            raise hooks_refusal(record, hooks)
         extra = {k: v for k, v in answers.items() if not k.startswith("_")}
         out = work / "out"
         out.mkdir()
@@ -117,10 +155,19 @@ def render(
             context["cookiecutter"]["_template"] = record.src
             context["cookiecutter"]["_commit"] = commit
             made = cookiecutter.generate.generate_files(
-                repo_dir=str(inner), context=context, overwrite_if_exists=True, output_dir=str(out)
+                repo_dir=str(inner),
+                context=context,
+                overwrite_if_exists=True,
+                output_dir=str(out),
+                accept_hooks=run_hooks,
             )
         shutil.move(str(made), str(dest))
-        return {"commit": commit, "context": _plain(context)}
+        return {
+            "commit": commit,
+            "context": _plain(context),
+            "hooks": hooks,
+            "hooks_run": bool(hooks) and run_hooks,
+        }
     except TetherError:
         raise
     except Exception as error:  # cookiecutter's own errors, Jinja's, a failing hook

@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from tether.errors import TetherError
+from tether.templates import HOOKS_PREVIEW, HOOKS_REFUSE, HOOKS_RUN, HOOKS_SKIP
 from tether.templates.cache import cached_render, entry_exists, render_key
 from tether.templates.records import COPIER, TemplateRecord, answers_digest
 
@@ -28,7 +29,9 @@ def _copier_key(record: TemplateRecord, ref: str, answers: dict[str, Any]) -> st
     )
 
 
-def _cruft_key(record: TemplateRecord, ref: str, answers: dict[str, Any]) -> str:
+def _cruft_key(record: TemplateRecord, ref: str, answers: dict[str, Any], hooks_run: bool) -> str:
+    """A render with the template's hooks run and one without are two entries (they may
+    differ: a hook writes and removes files)."""
     from tether.templates import cruft_render
 
     return render_key(
@@ -37,6 +40,7 @@ def _cruft_key(record: TemplateRecord, ref: str, answers: dict[str, Any]) -> str
         record.directory or "",
         answers_digest(answers),
         cruft_render.renderer_version(),
+        *(["hooks-run"] if hooks_run else []),
     )
 
 
@@ -52,16 +56,43 @@ def _tag_commit(source: str, ref: str) -> str:
     return commits.get(f"refs/tags/{ref}", "")
 
 
-def render_key_of(record: TemplateRecord, ref: str, answers: dict[str, Any]) -> str:
+def render_key_of(
+    record: TemplateRecord, ref: str, answers: dict[str, Any], hooks: str = HOOKS_REFUSE
+) -> str:
     if record.kind == COPIER:
         return _copier_key(record, ref, answers)
-    return _cruft_key(record, ref, answers)
+    return _cruft_key(record, ref, answers, hooks == HOOKS_RUN)
+
+
+def _usable_entry(
+    record: TemplateRecord, ref: str, answers: dict[str, Any], hooks: str
+) -> str | None:
+    """The cached cruft render this command may use without rendering: the one its hook
+    policy names, or the other one when it says the template ships no hook (both are then
+    the same tree), or, where the command runs no template program (``HOOKS_PREVIEW``), one
+    an earlier run rendered with the hooks: nothing runs now, and it is what an update
+    renders."""
+    from tether.templates.cache import read_facts
+
+    wanted = render_key_of(record, ref, answers, hooks)
+    if read_facts(wanted) is not None:
+        return wanted
+    other = render_key_of(record, ref, answers, HOOKS_SKIP if hooks == HOOKS_RUN else HOOKS_RUN)
+    facts = read_facts(other)
+    if facts is not None and (not facts.get("hooks") or hooks == HOOKS_PREVIEW):
+        return other
+    return None
 
 
 def render_record(
-    record: TemplateRecord, ref: str, answers: dict[str, Any], trust: bool = False
+    record: TemplateRecord,
+    ref: str,
+    answers: dict[str, Any],
+    trust: bool = False,
+    hooks: str = HOOKS_REFUSE,
 ) -> tuple[Path, dict[str, Any]]:
-    """The render of ``record``'s template at ``ref`` with ``answers`` (cached)."""
+    """The render of ``record``'s template at ``ref`` with ``answers`` (cached). A cruft
+    template's hooks are treated as ``hooks`` says (``templates.HOOKS_*``)."""
     if record.kind == COPIER:
         from tether.templates import copier_render as renderer
 
@@ -80,15 +111,34 @@ def render_record(
         from tether.templates import cruft_render
 
         def build(tree: Path) -> dict[str, Any]:
-            facts: dict[str, Any] = cruft_render.render(record, ref, answers, tree)
+            facts: dict[str, Any] = cruft_render.render(
+                record,
+                ref,
+                answers,
+                tree,
+                run_hooks=hooks == HOOKS_RUN,
+                refuse_hooks=hooks == HOOKS_REFUSE,
+            )
             return facts
+
+        key = _usable_entry(record, ref, answers, hooks) or render_key_of(
+            record, ref, answers, hooks
+        )
+        tree, facts, _cached = cached_render(key, build)
+        if hooks == HOOKS_REFUSE and facts.get("hooks"):
+            raise cruft_render.hooks_refusal(record, list(facts["hooks"]))
+        return tree, facts
 
     tree, facts, _cached = cached_render(render_key_of(record, ref, answers), build)
     return tree, facts
 
 
 def render_ahead(
-    record: TemplateRecord, ref: str, answers: dict[str, Any], trust: bool
+    record: TemplateRecord,
+    ref: str,
+    answers: dict[str, Any],
+    trust: bool,
+    hooks: str = HOOKS_REFUSE,
 ) -> Running | None:
     """Start the render in a child process unless it is cached; None when there is nothing
     to start. The child only fills the cache: whatever it does, the caller renders in its
@@ -96,11 +146,20 @@ def render_ahead(
     from tether import process
 
     try:
-        if entry_exists(render_key_of(record, ref, answers)):
+        if record.kind == COPIER:
+            if entry_exists(render_key_of(record, ref, answers)):
+                return None
+        elif _usable_entry(record, ref, answers, hooks) is not None:
             return None
     except TetherError:
         return None
-    spec = {"record": _record_document(record), "ref": ref, "answers": answers, "trust": trust}
+    spec = {
+        "record": _record_document(record),
+        "ref": ref,
+        "answers": answers,
+        "trust": trust,
+        "hooks": hooks,
+    }
     return process.start(
         [sys.executable, "-m", "tether.templates.render"],
         timeout=None,  # as long as the render the caller would otherwise do itself
@@ -137,7 +196,9 @@ def _record_of(document: dict[str, Any]) -> TemplateRecord:
 def _child_main() -> int:
     spec = json.loads(sys.stdin.buffer.read())
     try:
-        render_record(_record_of(spec["record"]), spec["ref"], spec["answers"], spec["trust"])
+        render_record(
+            _record_of(spec["record"]), spec["ref"], spec["answers"], spec["trust"], spec["hooks"]
+        )
     except TetherError:
         return 1
     return 0
