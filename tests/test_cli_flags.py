@@ -144,6 +144,9 @@ CANONICAL: dict[str, Meaning] = {
     # every campaign sub-command: the folder campaign folders live in. Elsewhere --dir is
     # only the removed spelling of -C, never a current one.
     "--dir": meaning("dir", True, "DIR"),
+    # a project copier or cruft generated: update, status, check, diff (docs/templates.md)
+    "--answers-file": meaning("answers_file", True, "PATH"),
+    "--trust": meaning("trust", False),
     "--keyword": meaning("keyword", True),
     "--level": meaning("level", True),
     "--conflict-policy": meaning("conflict_policy", True),
