@@ -661,3 +661,145 @@ def test_auto_take_theirs_cleans_up_the_files_the_recipe_dropped(installed):
     assert decisions[f"{ROOT}/gone-edited.md"] == "cleanup"
     code, doc = refresh(host, "--auto", "keep-mine")  # nothing left to clean up
     assert code == 0 and f"{ROOT}/gone-edited.md" not in doc["files"]
+
+
+def test_files_the_recipe_dropped_are_offered_for_cleanup_one_by_one(installed):
+    """At the terminal each source-deleted file is asked about: cleaned up (removed, backed
+    up first) or kept."""
+    from test_update_merge_choices import _pty_session
+
+    rec, host = installed
+    (host / ROOT / "gone-edited.md").write_text("edited here\n")
+    manifest = json.loads((rec / "install/manifest.json").read_text())
+    manifest["files"] = [f for f in manifest["files"] if "/gone-" not in f["target"]]
+    write_files(rec, {"install/manifest.json": json.dumps(manifest)})
+    code, out = _pty_session(
+        ["refresh", "-C", str(host)],
+        [
+            ("Refresh these files? [y/N]", "y"),
+            (f"{ROOT}/gone-clean.md: the recipe no longer ships it", "k"),
+            (f"{ROOT}/gone-edited.md: the recipe no longer ships it (edited here)", "c"),
+        ],
+    )
+    assert code == 0, out
+    assert (host / ROOT / "gone-clean.md").read_text() == "old\n"
+    assert not (host / ROOT / "gone-edited.md").exists()
+    backups = list((host / ".tether/gbrain/backup").rglob("gone-edited.md"))
+    assert [p.read_text() for p in backups] == ["edited here\n"]
+    decisions = {line["src"]: line["decision"] for line in log_of(host)}
+    assert decisions[f"{ROOT}/gone-edited.md"] == "cleanup"
+    assert decisions[f"{ROOT}/gone-clean.md"] == "keep"
+
+
+# --- a host gbrain installed by itself: its record is the baseline ---------------------------
+
+
+def gbrain_installed(tmp_path, files):
+    """A host as gbrain's own installer leaves it: the recipe's files copied to their
+    targets and gbrain's record of them in the target root; no tether state."""
+    import hashlib
+
+    rec = recipe(tmp_path / "recipe", files, version="0.3.0")
+    host = tmp_path / "host"
+    entries = []
+    for name, (text, mode) in files.items():
+        write_files(host, {f"{ROOT}/{name}": text})
+        digest = hashlib.sha256(text.encode()).hexdigest()
+        entries.append({"src": f"src/{name}", "target": f"{ROOT}/{name}", "sha256": digest,
+                        "mode": mode})  # fmt: skip
+    record = {
+        "recipe": "brain-sync",
+        "gbrain_version": "0.3.0",
+        "install_kind": "copy-into-host-repo",
+        "copied_at": "2026-05-17T12:00:00Z",
+        "files": entries,
+    }
+    write_files(host, {RECORD: json.dumps(record, indent=2)})
+    return rec, host
+
+
+def test_a_host_gbrain_installed_itself_is_refreshed_from_gbrains_record(tmp_path):
+    """init adopts the record (nothing copied, the record left as gbrain wrote it); refresh
+    then classifies each file against the hashes gbrain recorded: a file the host never
+    touched is stale (updated), not "locally modified"."""
+    rec, host = gbrain_installed(
+        tmp_path,
+        {
+            "stale.md": ("v1\n", "0644"),
+            "edited.md": (BODY, "0644"),
+            "same.md": ("same\n", "0644"),
+            "kept.md": ("kept\n", "0644"),
+        },
+    )
+    (host / ROOT / "edited.md").write_text(BODY.replace("rule 1:", "rule 1 (ours):"))
+    (host / ROOT / "kept.md").write_text("kept, edited here\n")
+    (rec / "src/stale.md").write_text("v2\n")
+    (rec / "src/edited.md").write_text(BODY.replace("rule 8:", "rule 8 (v2):"))
+    before = tree_digest(host)
+    init = run_tether(
+        "init", "--profile", "gbrain", "--source", str(rec), "-C", str(host), "--json"
+    )
+    assert init.returncode == 0, init.stderr
+    doc = json.loads(init.stdout)
+    assert doc["added"] == [] and "adopted gbrain's record" in doc["notes"][-1]
+    assert sorted(doc["customised"]) == [f"{ROOT}/edited.md", f"{ROOT}/kept.md"]
+    after = tree_digest(host)
+    assert {p: d for p, d in after.items() if not p.startswith(".tether/")} == before
+    code, plan = refresh(host, "--dry-run")
+    assert plan["files"] == {
+        f"{ROOT}/stale.md": "unchanged-stale",
+        f"{ROOT}/edited.md": "locally-modified",
+        f"{ROOT}/same.md": "unchanged-identical",
+        f"{ROOT}/kept.md": "locally-modified",
+    }
+    code, done = refresh(host)
+    assert code == 4, done  # the edited file moved upstream: no bytes to merge on, a patch
+    assert (host / ROOT / "stale.md").read_text() == "v2\n"
+    assert (host / ROOT / "kept.md").read_text() == "kept, edited here\n"
+    [conflict] = done["buckets"]["conflict"]
+    assert conflict["path"] == f"{ROOT}/edited.md" and "only the hash" in conflict["reason"]
+    assert "rule 1 (ours)" in (host / ROOT / "edited.md").read_text()
+
+
+@pytest.mark.parametrize(("auto", "kept"), [("keep-mine", "ours"), ("take-theirs", "v2")])
+def test_a_hash_only_baseline_is_settled_whole(tmp_path, auto, kept):
+    rec, host = gbrain_installed(tmp_path, {"edited.md": (BODY, "0644")})
+    (host / ROOT / "edited.md").write_text(BODY.replace("rule 1:", "rule 1 (ours):"))
+    (rec / "src/edited.md").write_text(BODY.replace("rule 8:", "rule 8 (v2):"))
+    assert (
+        run_tether("init", "--profile", "gbrain", "--source", str(rec), "-C", str(host)).returncode
+        == 0
+    )
+    code, done = refresh(host, "--auto", auto)
+    assert code == 0, done
+    text = (host / ROOT / "edited.md").read_text()
+    assert (f"rule 1 ({kept}):" in text) if kept == "ours" else (f"rule 8 ({kept}):" in text)
+
+
+@pytest.mark.parametrize("auto", ["ours", "theirs", "merge"])
+def test_a_hash_only_baseline_has_no_clashing_lines_to_settle(tmp_path, auto):
+    """Without the copied bytes there is no line merge: the recipe's change is left as a
+    patch and the host's file stays as it is."""
+    rec, host = gbrain_installed(tmp_path, {"edited.md": (BODY, "0644")})
+    mine = BODY.replace("rule 1:", "rule 1 (ours):")
+    (host / ROOT / "edited.md").write_text(mine)
+    (rec / "src/edited.md").write_text(BODY.replace("rule 8:", "rule 8 (v2):"))
+    init = ("init", "--profile", "gbrain", "--source", str(rec), "-C", str(host))
+    assert run_tether(*init).returncode == 0
+    code, done = refresh(host, "--auto", auto)
+    assert code == 4, done
+    [conflict] = done["buckets"]["conflict"]
+    assert conflict["decision"] == "patch" and "only the hash" in conflict["reason"]
+    assert (host / ROOT / "edited.md").read_text() == mine
+
+
+def test_a_record_that_is_not_one_stops_init_and_writes_nothing(tmp_path):
+    rec, host = gbrain_installed(tmp_path, {"a.md": ("a\n", "0644")})
+    (host / RECORD).write_text(
+        json.dumps({"files": [{"target": "../outside", "sha256": "0" * 64}]})
+    )
+    before = tree_digest(host)
+    done = run_tether("init", "--profile", "gbrain", "--source", str(rec), "-C", str(host))
+    assert done.returncode == 1 and "not gbrain's record" in done.stderr, done.stderr
+    assert done.stderr.count("\n") == 1 and "Traceback" not in done.stderr
+    assert tree_digest(host) == before

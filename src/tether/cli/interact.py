@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from tether.errors import TetherError
+from tether.model.plan import Bucket
 from tether.report.style import is_terminal
 
 if TYPE_CHECKING:
@@ -230,6 +231,24 @@ def choose_host_deletions(prepared: PreparedUpdate, ask: Callable[[str], str] = 
         question = f"{action.path}: deleted here. [r]estore it, or [d]rop it for good? "
         choice = one_of(ask, question, {"r": "restore", "d": "drop"})
         actions[index] = settle_host_deleted(prepared.latest, action, choice)
+
+
+def choose_source_deletions(prepared: PreparedUpdate, ask: Callable[[str], str] = ask) -> None:
+    """A refresh asks, per file the recipe dropped that is still here, whether to clean it
+    up (removed, backed up first) or keep it."""
+    from tether.flows.refresh import settle_source_deleted
+
+    actions = prepared.plan.actions
+    for index, action in enumerate(actions):
+        if action.bucket is not Bucket.DELETE or action.decision:
+            continue
+        edited = " (edited here)" if action.reason else ""
+        question = (
+            f"{action.path}: the recipe no longer ships it{edited}. [c]lean it up (removed, "
+            "backed up first), or [k]eep it? "
+        )
+        choice = one_of(ask, question, {"c": "cleanup", "k": "keep"})
+        actions[index] = settle_source_deleted(action, choice)
 
 
 def one_of(

@@ -111,6 +111,7 @@ def run(args: argparse.Namespace) -> int:
             interact.choose_local_edits(prepared)
         if not args.deleted:
             interact.choose_host_deletions(prepared)
+        interact.choose_source_deletions(prepared)  # take-theirs has cleaned them up
         return True
 
     report = run_update(request, confirm)

@@ -91,12 +91,16 @@ class Baseline:
         return data if sha256_bytes(data) == self.state.manifest_sha256 else None
 
     def read(self, rel: str) -> bytes | None:
-        """B's bytes for a path, None when B did not ship it."""
+        """B's bytes for a path, None when B did not ship it, or, from a source that holds
+        only its current version (a recipe folder), when they are known by hash only (see
+        ``known``)."""
         record = self.files.get(rel)
         if record is None:
             return None
         data = self.project.pristine.get(record.sha256)
         if data is None:
+            if self.project.profile.source_is_tree:
+                return self._from_tree(rel, record.sha256)
             data = self.release().read(rel)
             if data is None or sha256_bytes(data) != record.sha256:
                 raise TetherError(
@@ -105,6 +109,24 @@ class Baseline:
                 )
             with contextlib.suppress(OSError):  # a read-only cache only costs a later fetch
                 self.project.pristine.put(data)
+        return data
+
+    def known(self, rel: str) -> bool:
+        """Whether B's bytes for a recorded path can be had. A host gbrain installed
+        without tether has its record as the baseline: hashes of what gbrain copied, whose
+        bytes the recipe folder (it has only its current version) may no longer hold."""
+        return rel not in self.files or self.read(rel) is not None
+
+    def _from_tree(self, rel: str, digest: str) -> bytes | None:
+        """The bytes from a recipe folder, when it still has the recorded ones."""
+        try:
+            data = self.release().read(rel)
+        except TetherError:
+            return None
+        if data is None or sha256_bytes(data) != digest:
+            return None
+        with contextlib.suppress(OSError):
+            self.project.pristine.put(data)
         return data
 
 

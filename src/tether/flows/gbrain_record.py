@@ -9,6 +9,7 @@ and the record, the refresh log and the refresh lock sit in the recipe's target 
 from __future__ import annotations
 
 import json
+from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from tether.fsio import read_bytes, sha256_bytes
@@ -99,3 +100,65 @@ def recorded_drops(project: Project, baseline: Baseline) -> frozenset[str]:
     except (ValueError, KeyError, TypeError, OSError):
         return frozenset()
     return frozenset(p for p in state.files if p not in listed)
+
+
+@dataclass(frozen=True)
+class RecordedInstall:
+    """gbrain's record of an install it made itself: per copied file (its host path) the
+    sha256 and mode gbrain recorded, and the version it copied."""
+
+    path: str  # the record, in the host
+    version: str
+    files: dict[str, tuple[str, int]]  # target -> (sha256, mode)
+
+
+def read_recorded_install(project: Project, manifest: Manifest) -> RecordedInstall | None:
+    """The record gbrain keeps in the recipe's target root, when there is one: the baseline
+    of a host gbrain installed without tether. None when there is none; a record that is
+    not one (bad JSON, a malformed entry, a path outside the host) stops init."""
+    import re
+
+    from tether.errors import TetherError
+    from tether.parselimits import json_loads
+    from tether.pathrules import project_path_problem
+
+    rel = record_path(project, manifest)
+    if rel is None or not project.path(rel).is_file():
+        return None
+    where = project.path(rel)
+
+    def refuse(problem: str) -> TetherError:
+        return TetherError(
+            f"{where}: {problem}; not gbrain's record of an install, nothing was installed "
+            "(move it away to install afresh)"
+        )
+
+    try:
+        data = json_loads(read_bytes(where))
+    except (ValueError, UnicodeDecodeError) as error:
+        raise refuse(f"not JSON ({error})") from None
+    except OSError as error:
+        raise TetherError(f"{where}: cannot read ({error.strerror})") from None
+    entries = data.get("files") if isinstance(data, dict) else None
+    if not isinstance(entries, list):
+        raise refuse("no files list")
+    reserved = project.profile.reserved_paths()
+    files: dict[str, tuple[str, int]] = {}
+    for index, entry in enumerate(entries):
+        if not isinstance(entry, dict):
+            raise refuse(f"files[{index}] is not an object")
+        target, digest = entry.get("target"), entry.get("sha256")
+        if not isinstance(target, str) or not isinstance(digest, str):
+            raise refuse(f"files[{index}] has no target or sha256")
+        problem = project_path_problem(target) or reserved.problem(target)
+        if problem:
+            raise refuse(f"files[{index}] target {target!r}: {problem}")
+        if not re.fullmatch(r"[0-9a-f]{64}", digest):
+            raise refuse(f"files[{index}] sha256 is not one")
+        try:
+            mode = int(str(entry.get("mode", "0644")), 8) & 0o777
+        except ValueError:
+            raise refuse(f"files[{index}] mode is not an octal mode") from None
+        files[target] = (digest, mode)
+    version = data.get("gbrain_version")
+    return RecordedInstall(rel, str(version) if version else "", files)

@@ -8,6 +8,7 @@ import shutil
 import stat
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from tether import progress
 from tether.errors import TetherError, UsageError
@@ -34,6 +35,9 @@ from tether.fsio import (
 from tether.state.lock import ProjectLock
 from tether.state.statcache import StatCache, stat_key
 from tether.state.store import ConflictRecord, FileRecord, State, save_state
+
+if TYPE_CHECKING:
+    from tether.flows.gbrain_record import RecordedInstall
 
 
 @dataclass
@@ -248,6 +252,10 @@ def install_release(
         guard = PathGuard(project.root)
         current = _classify_targets(project, release, guard)
         still_open = _open_conflicts(project) if force else {}
+        recorded = _recorded_install(project, release, force)
+        if recorded is not None:
+            _note_adopt_writes(undo, project)
+            return _adopt_recorded_install(project, release, recorded, guard)
         _note_install_writes(undo, project, release, current)
         return _write_install(project, release, current, guard, still_open)
     except OSError as error:
@@ -358,6 +366,78 @@ def _write_install(
         sentinels=list(manifest.sentinels),
         customised_at_install=list(report.customised),
         conflicts=open_conflicts,
+        installed_at=now,
+        updated_at=now,
+    )
+    save_state(project.state_path, state)
+    return report
+
+
+def _recorded_install(project: Project, release: Release, force: bool) -> RecordedInstall | None:
+    """gbrain's own record of an install it made without tether, when the host has one
+    (a reinstall with --force starts from the recipe instead)."""
+    if not project.profile.source_record or force:
+        return None
+    from tether.flows.gbrain_record import read_recorded_install
+
+    return read_recorded_install(project, release.manifest)
+
+
+def _note_adopt_writes(undo: _Undo, project: Project) -> None:
+    """Adopting gbrain's record writes only tether's own files."""
+    for record in (project.profile.state_file, project.profile.ignore_file):
+        if record:
+            undo.rewrites(project.path(record))
+    undo.rewrites(project.stat_cache().path)
+
+
+def _adopt_recorded_install(
+    project: Project, release: Release, recorded: RecordedInstall, guard: PathGuard
+) -> InitReport:
+    """A host gbrain installed without tether: its record is the baseline. Each file it
+    lists is recorded with the hash and mode gbrain recorded (the bytes it copied); nothing
+    is copied and gbrain's record is left as it is, so the next refresh classifies every
+    file as gbrain's own refresh would. Where the recipe still has the recorded bytes they
+    go into the pristine cache; the others are known by their hash only (a host edit of
+    such a file cannot be line-merged: the refresh leaves it for keep-mine or take-theirs)."""
+    from tether.model.manifest import FileClass
+
+    manifest = release.manifest
+    version = recorded.version or release.version
+    report = InitReport(project.profile.name, manifest.name, release.source, version)
+    report.notes = [
+        *release.notes,
+        f"adopted gbrain's record of the install ({recorded.path}, version {version}): "
+        f"{len(recorded.files)} file(s) as gbrain copied them; nothing was copied, run "
+        "tether refresh",
+    ]
+    files: dict[str, FileRecord] = {}
+    with project.pristine.pack_writer() as pristine:
+        for rel, (digest, mode) in sorted(recorded.files.items()):
+            files[rel] = FileRecord(manifest.files.get(rel, FileClass.SHARED), digest, mode)
+            if rel in manifest.files:
+                theirs, latest = release.verified(rel)
+                if latest == digest:
+                    pristine.add(theirs, digest)
+            problem, info = guard.inspect(rel)
+            if problem or info is None:
+                continue
+            try:
+                mine = sha256_bytes(read_bytes(project.path(rel)))
+            except OSError:
+                continue
+            (report.identical if mine == digest else report.customised).append(rel)
+        pristine.add(release.manifest_bytes)
+    flush_to_disk(write_ignore_rules(project, durable=False))
+    now = utc_now()
+    state = State(
+        profile=project.profile.name,
+        upstream=manifest.name,
+        source=release.source,
+        version=version,
+        manifest_sha256=release.manifest_sha256,
+        files=files,
+        customised_at_install=list(report.customised),
         installed_at=now,
         updated_at=now,
     )

@@ -46,6 +46,12 @@ from tether.model.plan import (
 from tether.state.statcache import StatCache
 
 LOCAL_EDIT_KEPT = "local-edit-kept"
+# A file whose baseline is known by its hash only (gbrain's record read as the baseline of
+# a host gbrain installed itself, the recipe no longer holding the bytes it copied).
+HASH_ONLY = (
+    "only the hash of the copied version is known (gbrain's record): no line merge; "
+    "keep-mine or take-theirs settles it"
+)
 
 
 @dataclass(frozen=True)
@@ -387,6 +393,10 @@ def _decide_latest_path(
             return mixed_action
     if row is Row.MERGE:
         ours = adopter.read()
+        if record is not None and not baseline.known(rel):
+            return patch_conflict(
+                project, rel, cls, unified_patch(rel, ours, release_bytes()), mode, HASH_ONLY
+            )
         base = (baseline.read(rel) if record is not None else b"") or b""
         if spec is not None:
             merged = structured_action(

@@ -73,14 +73,16 @@ def settle_local_edit(
     merge keeps the line merge as planned, ours/theirs merge with the clashing hunks taking
     that side; ``hand-merge`` writes nothing and leaves the recipe's changes as a patch for
     a person. When the recipe did not move there is nothing to merge: every choice but
-    take-theirs leaves the host's file."""
+    take-theirs leaves the host's file. When only the hash of the copied version is known
+    (a host gbrain installed itself) there is no line merge either: keep-mine and
+    take-theirs settle the file, the others leave the recipe's change as a patch."""
     from tether.flows.plan import resettle
 
     if refresh_state(action) != LOCALLY_MODIFIED or choice == "merge":
         return action
     if action.sides is not None:
         return resettle(project, action, "patch" if choice == "hand-merge" else choice)
-    if choice == "take-theirs":  # the recipe did not move: the host's edit is replaced
+    if choice == "take-theirs":  # the host's edit is replaced, whatever the recipe did
         content = latest.verified_bytes(action.path)
         mode = latest.mode_of(action.path)
         return replace(
@@ -89,9 +91,15 @@ def settle_local_edit(
             op=Op.WRITE,
             content=content,
             mode=mode,
+            artifact=None,
+            artifact_content=None,
             decision=choice,
             reason="",
         )
+    if action.bucket is Bucket.CONFLICT:  # known by hash only: nothing to merge on
+        if choice != "keep-mine":
+            return action
+        return replace(action, op=Op.NONE, artifact=None, artifact_content=None, decision=choice)
     return replace(action, decision=choice if choice in AUTO_CHOICES else "")
 
 
@@ -108,6 +116,19 @@ def _clean_up(action: FileAction) -> FileAction:
     if action.bucket is not Bucket.DELETE:
         return action
     return replace(action, bucket=Bucket.DELETED, op=Op.REMOVE, decision="cleanup", reason="")
+
+
+SOURCE_DELETED_DECISIONS = ("cleanup", "keep")
+
+
+def settle_source_deleted(action: FileAction, choice: str) -> FileAction:
+    """cleanup: a file the recipe dropped is removed from the host (backed up first), as
+    gbrain offers; keep: it stays, the host's own file from now on."""
+    if action.bucket is not Bucket.DELETE or action.decision:
+        return action
+    if choice == "cleanup":
+        return _clean_up(action)
+    return replace(action, decision="keep")
 
 
 def local_edit_diff(project: Project, latest: Release, action: FileAction) -> bytes:
