@@ -104,3 +104,19 @@ def compare_versions(a: str, b: str) -> int:
 
 def strip_v(version: str) -> str:
     return version[1:] if version[:1] in ("v", "V") and is_version(version) else version
+
+
+def release_version(text: str) -> str:
+    """The version a person or a tag names, as tether records and compares it: ``v2.0.0``
+    and ``2.0.0`` are one release, recorded as ``2.0.0``; text that is no version (a
+    template's branch or commit) is kept as given, without surrounding blanks."""
+    return strip_v(text.strip())
+
+
+def same_release(left: str, right: str) -> bool:
+    """``left`` and ``right`` name the same release: equal by version precedence when both
+    are versions (``v2.0.0``, ``2.0.0`` and ``2.0`` are one), else equal as text."""
+    parsed_left, parsed_right = parse_version(left), parse_version(right)
+    if parsed_left is not None and parsed_right is not None:
+        return parsed_left == parsed_right and parsed_left.build == parsed_right.build
+    return left.strip() == right.strip()

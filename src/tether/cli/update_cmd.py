@@ -141,6 +141,7 @@ def run(args: argparse.Namespace) -> int:
         run_update,
     )
     from tether.report.human import render_update
+    from tether.versions import release_version
 
     root = project_dir(args)
     template = template_options(args)
@@ -154,7 +155,7 @@ def run(args: argparse.Namespace) -> int:
             delete_removed=args.delete_removed,
             no_regions=args.no_regions,
         )
-        command = "update" + (f" --to {args.to}" if args.to else "")
+        command = "update" + (f" --to {release_version(args.to)}" if args.to else "")
         git_options = GitOptions(args.allow_dirty, args.branch, args.no_branch)
         request = UpdateRequest(
             root,

@@ -16,6 +16,7 @@ from tether.fsio import read_bytes, sha256_bytes
 from tether.model.manifest import Manifest, parse_manifest
 from tether.parselimits import MAX_NESTING, json_loads
 from tether.state.store import FileRecord, State
+from tether.versions import same_release
 
 
 @dataclass
@@ -158,7 +159,7 @@ def load_baseline(project: Project, source_override: str | None = None) -> Basel
                 f"(git checkout -- {project.profile.version_file}) or write the installed "
                 "version into it"
             )
-        if marker is not None and not same_version(marker, state.version):
+        if marker is not None and not same_release(marker, state.version):
             return _baseline_from_marker(project, state, marker, source)
         return Baseline(
             project,
@@ -205,14 +206,6 @@ def require_an_install(project: Project) -> None:
         return  # a generated project, or one whose record alone says it (checked later)
     if not project.state_path.is_file() and project.read_version_marker() is None:
         raise no_install_error(project)
-
-
-def same_version(left: str, right: str) -> bool:
-    from tether.versions import compare_versions, is_version
-
-    if is_version(left) and is_version(right):
-        return compare_versions(left, right) == 0
-    return left.strip() == right.strip()
 
 
 def _baseline_of_release(project: Project, release: Release, state: State | None) -> Baseline:

@@ -54,6 +54,14 @@ class Project:
         return self.root / rel
 
     @property
+    def version_record(self) -> str:
+        """The project's file that says which release is installed, as git tracks it: a
+        template's record, the ecosystem's version marker, else tether's state."""
+        if self.template is not None:
+            return self.template.record.path
+        return self.profile.version_file or self.profile.state_file
+
+    @property
     def state_path(self) -> Path:
         return self.root / self.profile.state_file
 
@@ -296,14 +304,18 @@ def fetch_release(
     with progress.phase(f"fetching release {version}"):
         source = open_source(source_spec, project.releases_cache)
         tree = source.fetch(version)
-        release = read_release(tree.root, version, source_spec, project.profile, exclude)
+        # The source's spelling of the version (no leading v), whatever the caller's was:
+        # records store the version, never the tag.
+        release = read_release(tree.root, tree.version, source_spec, project.profile, exclude)
         return replace(release, notes=tuple(source.notes))
 
 
 def check_tree_version(holds: str, wanted: str | None, source: str) -> None:
     """A recipe folder holds one version: asking for another (``--to``) is an error, not a
     silent move to what the folder holds."""
-    if wanted and wanted != holds:
+    from tether.versions import same_release
+
+    if wanted and not same_release(wanted, holds):
         raise TetherError(f"{source}: the recipe folder holds version {holds}, not {wanted}")
 
 

@@ -269,7 +269,9 @@ def _refuse_copier_downgrade(record: TemplateRecord, target: str) -> None:
     installed, wanted = pep440(record.commit), pep440(target)
     if installed is not None and wanted is not None and wanted < installed:
         raise TetherError(
-            f"{record.path}: refusing to downgrade the template from {record.commit} to {target}"
+            f"{record.path}: refusing to downgrade the template from {record.commit} to "
+            f"{target}: an update only moves forward; to go back, revert the commit that "
+            f"recorded {record.commit} (find it with 'git log -- {record.path}')"
         )
 
 

@@ -48,7 +48,7 @@ from tether.model.plan import SETTLED_DECISIONS, Bucket, FileAction, Op, UpdateP
 from tether.state.journal import Journal, RunRecord, new_run_id
 from tether.state.lock import ProjectLock
 from tether.templates import TemplateOptions
-from tether.versions import compare_versions, is_version
+from tether.versions import compare_versions, is_version, release_version, same_release
 
 if TYPE_CHECKING:
     from tether.flows.ping import Ping
@@ -332,7 +332,7 @@ def resolve_target(project: Project, baseline: Baseline, wanted: str | None) -> 
         check_tree_version(tree.version, wanted, baseline.source)
         return tree.version
     if wanted:
-        return wanted
+        return release_version(wanted)  # --to v2.0.0 names release 2.0.0
     source = open_source(baseline.source, project.releases_cache)
     versions = source.available_versions()
     baseline.notes += source.notes
@@ -345,9 +345,13 @@ def _older(version: str, than: str) -> bool:
     return is_version(version) and is_version(than) and compare_versions(version, than) < 0
 
 
-def _check_direction(installed: str, target: str) -> None:
+def _check_direction(project: Project, installed: str, target: str) -> None:
     if _older(target, installed):
-        raise TetherError(f"refusing to downgrade from {installed} to {target}")
+        raise TetherError(
+            f"refusing to downgrade from {installed} to {target}: an update only moves forward; "
+            f"to go back to {target}, revert the commit that recorded {installed} (find it "
+            f"with 'git log -- {project.version_record}', then 'git revert' it)"
+        )
 
 
 def _ahead(
@@ -430,7 +434,7 @@ def prepare_update(request: UpdateRequest) -> PreparedUpdate | UpdateReport:
             "was interrupted; run 'tether update --abandon' again to finish it"
         )
     target = resolve_target(project, baseline, request.to)
-    if unfinished is not None and unfinished.to_version != target:
+    if unfinished is not None and not same_release(unfinished.to_version, target):
         _refuse_other_unfinished(unfinished, target)
     if unfinished is not None and not unfinished.state_written:
         _refuse_other_choices(unfinished, request.command)
@@ -438,9 +442,9 @@ def prepare_update(request: UpdateRequest) -> PreparedUpdate | UpdateReport:
     if (unfinished is None or unfinished.state_written) and not tree:
         if request.to is None and _older(target, baseline.version):
             return _ahead(project, baseline, target, request)
-        _check_direction(baseline.version, target)
+        _check_direction(project, baseline.version, target)
         if (
-            target == baseline.version
+            same_release(target, baseline.version)
             and not _held_and_resolved(project, baseline)
             and not _answers_change(project)
         ):
