@@ -579,3 +579,12 @@ def test_status_check_and_diff_find_a_renamed_answers_file(tmp_path: Path) -> No
     assert "+mine\n" in diff.stdout
     # Without it the record is not found (the default name is not there).
     assert run_tether("status", "-C", str(project)).returncode != 0
+
+
+def test_a_subfolder_of_a_copier_project_finds_it(template: Path, tmp_path: Path) -> None:
+    """No tether state, only copier's record: the walk up finds the project by it."""
+    project = generate(template, tmp_path / "app")
+    (project / "src/app.py").write_text(APP_V1 + "\n# mine\n")
+    result = run_tether("status", "--json", cwd=project / "src")
+    assert result.returncode == 0, result.stderr
+    assert json.loads(result.stdout)["modified"] == ["src/app.py"]

@@ -6,7 +6,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from tether.cli.common import add_json, add_project_dir, print_json, project_dir
+from tether.cli.common import add_json, add_project_dir, installed_project_dir, print_json
 from tether.errors import Exit
 
 
@@ -29,7 +29,7 @@ def run(args: argparse.Namespace) -> int:
     from tether.report.changelog import render
 
     report = changelog_report(
-        project_dir(args),
+        installed_project_dir(args),
         args.from_version,
         args.to,
         file=args.file,

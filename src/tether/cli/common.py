@@ -84,6 +84,27 @@ def project_dir(args: argparse.Namespace) -> Path:
     return folder
 
 
+def installed_project_dir(args: argparse.Namespace) -> Path:
+    """The folder of the installed project a command works on: -C DIR exactly as given,
+    else the current folder or the nearest folder above it holding tether's record, as git
+    finds its repository (``flows.project.find_project``; docs/cli.md, "Which project")."""
+    if args.project:
+        return project_dir(args)
+    from tether.flows.project import find_project
+
+    folder = find_project(Path.cwd(), getattr(args, "answers_file", None)) or Path(".")
+    verbose_line(args, f"project {folder.absolute()}")
+    return folder
+
+
+def path_arguments(args: argparse.Namespace, paths: list[str]) -> list[str]:
+    """PATH arguments as the command reads them: relative to the current folder (absolute,
+    so a project found above it reads them right), or with -C relative to that folder."""
+    if args.project:
+        return list(paths)
+    return [os.path.abspath(path) for path in paths]
+
+
 def verbose_line(args: argparse.Namespace, text: str) -> None:
     """One ``tether: ...`` line on stderr, only with -v/--verbose (docs/cli.md)."""
     if getattr(args, "verbose", False):

@@ -10,7 +10,14 @@ import argparse
 import os
 import sys
 
-from tether.cli.common import add_json, add_project_dir, add_source, print_json, project_dir
+from tether.cli.common import (
+    add_json,
+    add_project_dir,
+    add_source,
+    installed_project_dir,
+    path_arguments,
+    print_json,
+)
 from tether.cli.update_cmd import add_template_arguments, template_options
 from tether.errors import Exit
 
@@ -20,7 +27,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "paths",
         nargs="*",
         metavar="PATH",
-        help="only these shipped files or folders (relative to the project folder)",
+        help="only these shipped files or folders (relative to the current folder, or to -C DIR)",
     )
     add_project_dir(parser, refuse_argument=False)
     parser.add_argument(
@@ -44,8 +51,8 @@ def run(args: argparse.Namespace) -> int:
     from tether.report.style import colour_wanted
 
     report = local_diff(
-        project_dir(args),
-        args.paths,
+        installed_project_dir(args),
+        path_arguments(args, args.paths),
         args.profile,
         args.source,
         stat_only=args.stat,

@@ -2,7 +2,7 @@ from __future__ import annotations
 
 import argparse
 
-from tether.cli.common import add_json, add_project_dir, print_json, project_dir
+from tether.cli.common import add_json, add_project_dir, installed_project_dir, print_json
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -27,9 +27,9 @@ def run(args: argparse.Namespace) -> int:
     from tether.report.lifecycle import render_migrations
 
     if args.rerun:
-        report = rerun_pending_migrations(project_dir(args), args.profile)
+        report = rerun_pending_migrations(installed_project_dir(args), args.profile)
     else:
-        report = list_migrations(project_dir(args), args.profile, args.pending)
+        report = list_migrations(installed_project_dir(args), args.profile, args.pending)
     if args.json:
         print_json(report.to_json())
     else:

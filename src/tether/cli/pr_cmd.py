@@ -4,7 +4,13 @@ from __future__ import annotations
 
 import argparse
 
-from tether.cli.common import add_json, add_project_dir, add_removed, print_json, project_dir
+from tether.cli.common import (
+    add_json,
+    add_project_dir,
+    add_removed,
+    installed_project_dir,
+    print_json,
+)
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -31,7 +37,7 @@ def run(args: argparse.Namespace) -> int:
     from tether.report.human import render_pull_request
 
     request = PullRequestRequest(
-        project_dir(args), args.base_ref, args.remote, args.title, args.body
+        installed_project_dir(args), args.base_ref, args.remote, args.title, args.body
     )
     report = open_pull_request(request)
     if args.json:

@@ -13,8 +13,8 @@ from tether.cli.common import (
     add_project_dir,
     add_to,
     add_yes,
+    installed_project_dir,
     print_json,
-    project_dir,
 )
 from tether.model.plan import CONFLICT_STYLES
 
@@ -71,7 +71,7 @@ def run(args: argparse.Namespace) -> int:
     from tether.report.human import refresh_classes, render_refresh, render_refresh_plan
 
     if args.abandon:
-        abandoned = abandon_update(project_dir(args), args.profile)
+        abandoned = abandon_update(installed_project_dir(args), args.profile)
         if args.json:
             print_json(abandoned.to_json())
         else:
@@ -89,7 +89,7 @@ def run(args: argparse.Namespace) -> int:
         host_deleted=args.deleted,
     )
     request = UpdateRequest(
-        project_dir(args),
+        installed_project_dir(args),
         to=args.to,
         profile=args.profile,
         dry_run=args.dry_run,

@@ -3,7 +3,7 @@ from __future__ import annotations
 import argparse
 from typing import TYPE_CHECKING
 
-from tether.cli.common import add_status_arguments, list_limit, print_json, project_dir
+from tether.cli.common import add_status_arguments, installed_project_dir, list_limit, print_json
 from tether.cli.update_cmd import add_template_arguments, template_options
 from tether.errors import Exit
 
@@ -32,7 +32,7 @@ def status_of(args: argparse.Namespace) -> StatusReport:
     from tether.flows.status import project_status
 
     return project_status(
-        project_dir(args),
+        installed_project_dir(args),
         args.profile,
         args.source,
         args.check_latest,

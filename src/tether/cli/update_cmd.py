@@ -13,9 +13,9 @@ from tether.cli.common import (
     add_source,
     add_to,
     add_yes,
+    installed_project_dir,
     list_limit,
     print_json,
-    project_dir,
 )
 from tether.model.plan import CONFLICT_STYLES
 
@@ -143,7 +143,7 @@ def run(args: argparse.Namespace) -> int:
     from tether.report.human import render_update
     from tether.versions import release_version
 
-    root = project_dir(args)
+    root = installed_project_dir(args)
     template = template_options(args)
     if args.abandon:
         report = abandon_update(root, args.profile, template)

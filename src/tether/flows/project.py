@@ -139,6 +139,36 @@ def open_project(
     return project
 
 
+def find_project(start: Path, answers_file: str | None = None) -> Path | None:
+    """The project ``start`` lies in, looked for the way git looks for its repository:
+    ``start``, then each folder above it, the first holding a record of an install (a
+    profile's state or marker, a copier or cruft record; ``answers_file``: copier's, when
+    renamed). The walk stops, finding nothing, at the top of the git repository ``start``
+    lies in (a project lies inside its repository; a folder above it is none of this
+    checkout's business), where the file system changes (a mount point, as git stops), and
+    at the root. docs/cli.md, "Which project"."""
+    from tether.templates.records import COPIER_ANSWERS, CRUFT_RECORD
+
+    folder = Path(os.path.abspath(start))
+    records = (answers_file or COPIER_ANSWERS, CRUFT_RECORD)
+    try:
+        device = folder.stat().st_dev
+    except OSError:
+        return None
+    while True:
+        if detect_profile(folder) is not None or any((folder / r).is_file() for r in records):
+            return folder
+        if os.path.lexists(folder / ".git"):
+            return None
+        parent = folder.parent
+        try:
+            if parent == folder or parent.stat().st_dev != device:
+                return None
+        except OSError:
+            return None
+        folder = parent
+
+
 def profile_for_new_install(root: Path, forced: str | None) -> Profile:
     if forced:
         return get_profile(forced)
