@@ -149,6 +149,7 @@ CANONICAL: dict[str, Meaning] = {
     "--trust": meaning("trust", False),
     "--keyword": meaning("keyword", True),
     "--level": meaning("level", True),
+    "--target-level": meaning("target_level", True, "L"),
     "--conflict-policy": meaning("conflict_policy", True),
     "--min-release-age": meaning("min_release_age", True),
     "--node-index": meaning("node_index", True),

@@ -515,3 +515,49 @@ def test_on_a_terminal_without_a_filter_a_picker_chooses_the_projects(
     _, _, err = run_cli(*args, stdin="zz\n\n")
     assert f"1. a — {fleet.parent / 'a'}" in err and f"4. d — {fleet.parent / 'd'}" in err
     assert "Not registered: zz. Answer with names or numbers of the list, or all." in err
+
+
+def test_a_target_moves_versions_less_far_than_the_level(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, server: LoopbackRegistry
+) -> None:
+    """``--target-level`` is how far each version moves (npm-check-updates' --target), the
+    level names the run: ``--level minor --target-level patch`` writes 1.0.x updates only.
+    Engines go with engines only."""
+    setup_cli(monkeypatch, tmp_path)
+    root = project(
+        tmp_path / "app",
+        {
+            "package.json": {"name": "app", "dependencies": {"alpha": "^1.0.0"}},
+            "package-lock.json": {},
+        },
+    )
+    reg = registry_file(tmp_path / "projects.json", {"app": root})
+    code, doc = run_json(
+        *deps("plan", "--level", "minor", "--target-level", "patch", server=server, registry=reg)
+    )
+    assert code == 0 and (doc["level"], doc["target"]) == ("minor", "patch")
+    assert effective(package(doc, "alpha")) == {("app", "package.json"): "^1.0.5"}
+    code, doc = run_json(
+        *deps(
+            "apply",
+            "--level",
+            "minor",
+            "--target-level",
+            "patch",
+            "--yes",
+            "--no-install",
+            server=server,
+            registry=reg,
+        )
+    )
+    assert code == 0 and doc["target"] == "patch"
+    assert json.loads((root / "package.json").read_text())["dependencies"] == {"alpha": "^1.0.5"}
+    for level, target in (("minor", "engines"), ("engines", "patch")):
+        code, out, err = run_cli(
+            *deps("plan", "--level", level, "--target-level", target, server=server, registry=reg)
+        )
+        assert (code, out) == (2, "") and "engines are not a dependency target" in err
+    code, _, err = run_cli(
+        *deps("plan", "--level", "minor", "--target-level", "huge", server=server, registry=reg)
+    )
+    assert code == 2 and "argument --target-level: invalid choice: 'huge'" in err

@@ -115,6 +115,13 @@ def _add_deep_commands(sub: Any) -> None:
 
 def _add_common(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--level", required=True, choices=LEVELS, help="how far to move")
+    parser.add_argument(
+        "--target-level",
+        choices=LEVELS,
+        metavar="L",
+        help="how far each version moves, when not as far as the level (npm-check-updates' "
+        "--target; the level names the run)",
+    )
     add_selection(parser)
     parser.add_argument(
         "--npm-registry",
@@ -267,7 +274,8 @@ def _request(args: argparse.Namespace) -> DepsRequest:
     return DepsRequest(
         args.level,
         selection_filters(args),
-        registries,
+        target=args.target_level,
+        registries=registries,
         min_release_age=args.min_release_age,
         plan_dir=Path(args.plan_dir) if args.plan_dir else None,
         conflict_policy=args.conflict_policy,

@@ -151,7 +151,7 @@ def _package(scan: ScanResult, members: list[Resolved]) -> PackagePlan | None:
         if info is not None and scan.now is not None:
             policy = scan.policies[occurrence.project]
             admitted = admitted and eligible(info, best, policy, scan.now, occurrence.name)
-        within = _within_level(dialect, occurrence.min_version, best, scan.level)
+        within = _within_level(dialect, occurrence.min_version, best, scan.window)
         planned.append(PlannedOccurrence(resolved, admits_max=admitted, within_level=within))
     package = PackagePlan(first.ecosystem, first.name, first.catalog, planned, proposed)
     # At the engines level every locus converges to the run's one target (or stays above
@@ -256,6 +256,7 @@ def plan_document(plan: Plan, extra: dict[str, Any] | None = None) -> dict[str, 
     sections["warnings"] = sections["warnings"] + plan.warnings
     return {
         "level": plan.level,
+        "target": plan.scan.window,
         "conflict_policy": plan.policy,
         "packages": [package_json(p) for p in plan.packages],
         **sections,

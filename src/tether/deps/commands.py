@@ -36,6 +36,7 @@ Doc = dict[str, Any]
 class DepsRequest:
     level: Level
     filters: Filters = field(default_factory=Filters)
+    target: Level | None = None  # how far versions move (None: the level)
     registries: Registries = field(default_factory=Registries)
     min_release_age: str | None = None  # 7d, 12h, 90m
     plan_dir: Path | None = None  # also write the scan (and the plan) here
@@ -245,12 +246,26 @@ def _scan(
     request: DepsRequest, prompts: Prompts, pick: Pick | None = None
 ) -> ScanResult | NothingSelected:
     min_age = flow.parse_age(request.min_release_age)  # a usage error before any reading
+    _check_target(request)
     chosen = choose(request.filters, pick)
     if isinstance(chosen, NothingSelected):
         return chosen
     fetcher = flow.make_fetcher(request.registries, request.env, request.cwd)
     now = flow.system_now()
-    return flow.scan(chosen.selection, request.level, request.registries, fetcher, now, min_age)
+    return flow.scan(
+        chosen.selection, request.level, request.registries, fetcher, now, min_age, request.target
+    )
+
+
+def _check_target(request: DepsRequest) -> None:
+    """A target is a dependency level for a dependency run; engines go with engines."""
+    if request.target is None or request.target == request.level:
+        return
+    if "engines" in (request.target, request.level):
+        raise UsageError(
+            f"--target-level {request.target} does not go with --level {request.level}: engines "
+            "are not a dependency target (give both as engines, or neither)"
+        )
 
 
 def _overrides_file(request: DepsRequest) -> Path | None:
@@ -368,6 +383,7 @@ def _finish(
 
     meta: Doc = {
         "level": request.level,
+        "target": request.target or request.level,
         **(folder.to_json() if folder else {"run_id": None, "run_dir": None}),
         "conflict_policy": decided.plan.policy,
         "isolate": request.isolate or DEFAULT_MODE,

@@ -33,6 +33,14 @@ class ScanResult:
     policies: dict[str, AgePolicy] = field(default_factory=dict)  # by project name
     registries: dict[str, str] = field(default_factory=dict)
     now: datetime | None = None
+    # How far each version moves (npm-check-updates' ``--target``); None: the level. The
+    # level names the run (its branch, plan folder and summary).
+    target: Level | None = None
+
+    @property
+    def window(self) -> Level:
+        """The level whose window every target is chosen from (and alignment stays in)."""
+        return self.target or self.level
 
     @property
     def scanned(self) -> list[ProjectScan]:
@@ -54,12 +62,13 @@ def scan_projects(
     now: datetime,
     min_release_age: timedelta | None = None,
     reader: Callable[[str, Path, Path | None], ProjectScan] = scan_dependencies,
+    target: Level | None = None,
 ) -> ScanResult:
     projects = [
         reader(m.name, m.path, m.monorepo_root)
         for m in progress.tracked("reading projects", members, "projects")
     ]
-    result = ScanResult(level, projects, now=now)
+    result = ScanResult(level, projects, now=now, target=target)
     result.registries = {eco: s.describe() for eco, s in fetcher.sources.items()}
     asked = len({(o.ecosystem, o.name) for p in result.scanned for o in p.occurrences})
     with progress.phase("asking the registries", None, "packages") as step:
@@ -70,7 +79,7 @@ def scan_projects(
     for project in result.scanned:
         result.policies[project.name] = policy_for(project, min_release_age)
         result.resolved[project.name] = _resolve_project(
-            project, answers[project.name], result, level, now
+            project, answers[project.name], result, result.window, now
         )
         result.warnings += project.warnings
     result.warnings += _unknown_warnings(result.skipped, result.registries)
@@ -234,6 +243,7 @@ def scan_document(result: ScanResult) -> dict[str, Any]:
         projects.append(entry)
     return {
         "level": result.level,
+        "target": result.window,
         "registries": result.registries,
         "projects": projects,
         **common_sections(result),
