@@ -322,6 +322,7 @@ PROJECT_COMMANDS = {
     "status",
     "check",
     "diff",
+    "own",
     "update",
     "migrations",
     "refresh",

@@ -36,6 +36,7 @@ SCHEMA_OF: dict[str, tuple[str, ...]] = {
     "status": ("status",),
     "check": ("check",),
     "diff": ("diff",),
+    "own": ("own",),
     "update": ("update-report",),
     "refresh": ("update-report",),
     "pr": ("pr",),
@@ -163,6 +164,20 @@ def _status_local(w: World) -> Case:
 @case("check-local")
 def _check_local(w: World) -> Case:
     return Case(["check", "-C", str(w.project())], 0, "check")
+
+
+@case("own")
+def _own(w: World) -> Case:
+    project = w.project()
+    (project / "c.txt").unlink()
+    return Case(["own", "-C", str(project), "a.txt", "c.txt"], 0, "own")
+
+
+@case("status-yours")
+def _status_yours(w: World) -> Case:
+    project = w.project()
+    assert call("own", "-C", str(project), "a.txt") == 0
+    return Case(["status", "-C", str(project)], 0, "status")
 
 
 @case("diff")

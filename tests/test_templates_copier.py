@@ -588,3 +588,23 @@ def test_a_subfolder_of_a_copier_project_finds_it(template: Path, tmp_path: Path
     result = run_tether("status", "--json", cwd=project / "src")
     assert result.returncode == 0, result.stderr
     assert json.loads(result.stdout)["modified"] == ["src/app.py"]
+
+
+def test_own_in_a_copier_project_is_committed_and_honoured(template: Path, tmp_path: Path) -> None:
+    """No tether state to record it in: the choice goes to .tether/config.toml, which git
+    does not ignore, and the update leaves the file alone."""
+    project = generate(template, tmp_path / "app")
+    (project / "src/app.py").write_text(APP_V1 + "\n# mine\n")
+    git(project, "commit", "-qam", "mine")
+    result = run_tether("own", "src/app.py", cwd=project / "src")
+    assert result.returncode == 2  # the path is read from the current folder
+    result = run_tether("own", "app.py", cwd=project / "src")
+    assert result.returncode == 0, result.stderr
+    assert git(project, "status", "--porcelain", "--untracked-files=all").strip() == (
+        "?? .tether/config.toml"
+    )
+    git(project, "add", "-A")
+    git(project, "commit", "-qm", "own app.py")
+    code, doc = update(project, "--to", "v2.0.0")
+    assert code == 0, doc["stderr"]
+    assert (project / "src/app.py").read_text() == APP_V1 + "\n# mine\n"

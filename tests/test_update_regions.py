@@ -136,3 +136,17 @@ def test_the_plan_shows_the_programs_it_will_run_before_anything_runs(tmp_path):
     prepared = prepare_update(UpdateRequest(project))
     assert isinstance(prepared, PreparedUpdate)
     assert "bash scripts/gen.sh" in render_plan_summary(prepared.report("plan"))
+
+
+def test_a_region_file_taken_over_is_not_regenerated(tmp_path):
+    """``tether own``: the region's program would write the file, so the region is skipped,
+    naming the reason, and the file stays exactly as the adopter has it."""
+    project = setup(tmp_path, agent("# Reviewer v2\n", "default remit\n"))
+    assert call("own", "-C", str(project), "agents/reviewer.md") == 0
+    before = (project / "agents/reviewer.md").read_bytes()
+    (project / "roster.txt").write_text("a new remit\n")
+    code, doc = update(project)
+    assert code == 0, doc
+    assert doc["regenerated"][0]["status"] == "skipped"
+    assert "agents/reviewer.md is yours (tether own)" in doc["regenerated"][0]["reason"]
+    assert (project / "agents/reviewer.md").read_bytes() == before

@@ -44,6 +44,7 @@ COMMAND_EXITS: dict[str, frozenset[Exit]] = {
     "status": _NEITHER,
     "check": _FOUND,
     "diff": _FOUND,
+    "own": _NEITHER,
     "update": _BOTH,
     "refresh": _BOTH,
     "migrations": _CONFLICTS,

@@ -35,6 +35,10 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "status": ("tether.cli.status_cmd", "show the installed release and drift per file"),
     "check": ("tether.cli.check_cmd", "exit 3 on owned drift, an available update or conflicts"),
     "diff": ("tether.cli.diff_cmd", "show local changes to shipped files as a unified diff"),
+    "own": (
+        "tether.cli.own_cmd",
+        "take shipped files over: updates leave them alone (--undo gives them back)",
+    ),
     "update": ("tether.cli.update_cmd", "move the project to a newer release, keeping local edits"),
     "migrations": (
         "tether.cli.migrations_cmd",

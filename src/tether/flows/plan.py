@@ -37,6 +37,7 @@ from tether.model.plan import (
     CONFLICT_STYLES,
     HUNK_CHOICES,
     WHOLE_FILE_CHOICES,
+    YOURS,
     Bucket,
     FieldMergeRow,
     FileAction,
@@ -534,15 +535,28 @@ def build_plan(
     latest_paths = latest.manifest.managed_paths()
     latest_set = set(latest_paths)
     latest_sentinels = set(latest.manifest.sentinels)
-    renamed_to = {new: old for old, new in find_renames(baseline, latest)}
+    yours = project.yours
+    renamed_to = {
+        new: old
+        for old, new in find_renames(baseline, latest)
+        if old not in yours and new not in yours  # a file taken over is carried nowhere
+    }
     reader = AdopterReader.for_project(project)
     for rel in progress.tracked("planning", sorted(latest_paths)):
+        if rel in yours:  # taken over (tether own): never read, never written
+            plan.actions.append(
+                FileAction(rel, latest.manifest.files[rel], Bucket.SKIP, reason=YOURS)
+            )
+            continue
         action = _plan_latest_path(project, baseline, latest, rel, options, regions, plan, reader)
         if rel in renamed_to:
             action = _carry(project, baseline, latest, renamed_to[rel], action, options)
         plan.actions.append(action)
     for rel in sorted(baseline.files):
         if rel in latest_set or rel in latest_sentinels or rel in baseline.sentinels:
+            continue
+        if rel in yours:
+            plan.actions.append(FileAction(rel, baseline.files[rel].cls, Bucket.SKIP, reason=YOURS))
             continue
         plan.actions.append(_plan_dropped_path(project, baseline, rel, options, reader))
     reader.stats.save()

@@ -28,6 +28,7 @@ from tether.fsio import (
 from tether.model.manifest import Manifest, ManifestFormat, load_manifest
 from tether.profiles import NATIVE, Profile, detect_profile, get_profile
 from tether.state.cache import PristineCache
+from tether.state.config import ProjectConfig, load_config
 from tether.state.statcache import StatCache
 from tether.state.store import State, load_state
 from tether.templates import TemplateBinding, TemplateOptions
@@ -69,6 +70,17 @@ class Project:
     def pristine(self) -> PristineCache:
         # One per project object: the packs' indexes are read once.
         return PristineCache(self.root / self.profile.cache_dir / "objects")
+
+    @functools.cached_property
+    def config(self) -> ProjectConfig:
+        """The adopter's own settings (``.tether/config.toml``, committed)."""
+        return load_config(self.root, self.profile.reserved_paths())
+
+    @property
+    def yours(self) -> frozenset[str]:
+        """Shipped paths the adopter took over (``tether own``): updates leave them alone,
+        status lists them as theirs, never as drift."""
+        return frozenset(self.config.own)
 
     def stat_cache(self) -> StatCache:
         return self._stat_cache

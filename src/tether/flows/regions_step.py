@@ -20,7 +20,7 @@ from tether.engine.regions import (
 from tether.flows.artifacts import patch_conflict
 from tether.flows.project import Project
 from tether.model.manifest import FileClass, Manifest
-from tether.model.plan import SETTLED_DECISIONS, Bucket, FileAction
+from tether.model.plan import SETTLED_DECISIONS, YOURS, Bucket, FileAction
 
 if TYPE_CHECKING:  # the runner is imported only when regions are regenerated
     from tether.flows.regen import RegenOutcome
@@ -143,6 +143,8 @@ def _skip_reason(
             responsible.append(f"{path} is left in conflict")
         if action is not None and action.bucket is Bucket.REMOVED:
             responsible.append(f"{path} was deleted by you")
+        if action is not None and action.reason == YOURS:
+            responsible.append(f"{path} is yours (tether own)")
     responsible += [
         f"its input {path} fell back to a whole-file conflict"
         for path in inputs

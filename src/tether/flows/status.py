@@ -47,6 +47,10 @@ class StatusReport:
     # Shipped paths a hand-off gives to the adopter right now (docs/lifecycle.md): their
     # drift is theirs, not reported as modified or deleted, and ``check`` does not fail on it.
     adopter_owned: list[str] = field(default_factory=list)
+    # Paths the adopter took over (``tether own``), whether the release still ships them or
+    # not: never compared, never drift; ``yours_deleted`` those of them not in the tree.
+    yours: list[str] = field(default_factory=list)
+    yours_deleted: list[str] = field(default_factory=list)
     # Another tether run holds the project's lock: the tree is being changed right now.
     running: dict[str, object] | None = None
     # An update that stopped before it completed (see ``unfinished_update``).
@@ -106,6 +110,8 @@ class StatusReport:
             "conflicts": self.conflicts,
             "not_regular": self.not_regular,
             "adopter_owned": self.adopter_owned,
+            "yours": self.yours,
+            "yours_deleted": self.yours_deleted,
             "running": self.running,
             "unfinished": self.unfinished,
             "action_items": self.action_items,
@@ -190,8 +196,10 @@ def classify_drift(
     stats = project.stat_cache()
     guard = PathGuard(project.root)
     regions = _BaselineRegions(baseline, no_regions)
+    yours = project.yours
+    _list_yours(project, guard, report)
     for rel, record in progress.tracked("checking", sorted(baseline.files.items())):
-        if rel in baseline.sentinels:
+        if rel in baseline.sentinels or rel in yours:
             continue
         target = project.path(rel)
         owned = record.cls is FileClass.OWNED
@@ -217,6 +225,18 @@ def classify_drift(
             if owned:
                 report.modified_owned.append(rel)
     _save_unless_a_run_holds_the_lock(project, stats)
+
+
+def _list_yours(project: Project, guard: PathGuard, report: StatusReport) -> None:
+    """The paths taken over, each only looked at (is it there?), never read or compared."""
+    for rel in sorted(project.yours):
+        report.yours.append(rel)
+        try:
+            problem, info = guard.inspect_for_reading(rel)
+        except OSError:
+            continue
+        if info is None and problem is None:
+            report.yours_deleted.append(rel)
 
 
 def _save_unless_a_run_holds_the_lock(project: Project, stats: StatCache) -> None:

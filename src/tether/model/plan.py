@@ -20,6 +20,10 @@ AUTO_CHOICES = (*HUNK_CHOICES, *WHOLE_FILE_CHOICES)
 SETTLED_DECISIONS = frozenset(AUTO_CHOICES)
 
 
+# Why an update leaves a path alone that the adopter took over (``tether own``).
+YOURS = "yours"
+
+
 class Bucket(StrEnum):
     ADD = "add"  # new upstream, absent here: copied
     REMOVED = "removed"  # absent here although installed (you deleted it): left absent

@@ -236,7 +236,8 @@ def _template_profile(name: str) -> Profile:
         journal_file=".tether/journal.jsonl",
         log_dir=".tether/logs",
         ignore_file=".tether/.gitignore",
-        ignore_rules=("*",),
+        # Everything but the adopter's own settings (state/config.py), which are committed.
+        ignore_rules=("*", "!config.toml"),
     )
 
 

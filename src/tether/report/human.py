@@ -72,9 +72,17 @@ def render_status(report: StatusReport, limit: int | None = LIST_LIMIT) -> str:
         limit,
     )
     lines += _listing("Handed over to you (updates leave them alone)", report.adopter_owned, limit)
+    lines += _listing(
+        "Yours (taken over with tether own; updates leave them alone)", _yours(report), limit
+    )
     lines += lifecycle_report.open_item_lines(report.action_items)
     lines += [f"note: {one_line(n)}" for n in report.notes]
     return printable("\n".join(lines))
+
+
+def _yours(report: StatusReport) -> list[str]:
+    deleted = set(report.yours_deleted)
+    return [p + (" (deleted, and stays so)" if p in deleted else "") for p in report.yours]
 
 
 def _run_state_lines(report: StatusReport) -> list[str]:

@@ -38,6 +38,15 @@ class ConflictRecord:
 
 
 @dataclass(frozen=True)
+class Leftover:
+    """A file a release stopped shipping that an update left in the project ("Delete?"):
+    listed until the adopter deletes it or takes it over (``tether own``)."""
+
+    sha256: str  # the bytes the last release that shipped it had: unmodified when equal
+    version: str  # the release that no longer ships it
+
+
+@dataclass(frozen=True)
 class AppliedMigration:
     """A migration an update ran: ``status`` ok (never run again), or conflict / error (the
     next update runs it again)."""
@@ -64,6 +73,7 @@ class State:
     installed_at: str = ""
     updated_at: str = ""
     applied_migrations: dict[str, AppliedMigration] = field(default_factory=dict)
+    leftovers: dict[str, Leftover] = field(default_factory=dict)
 
 
 def state_to_json(state: State) -> dict[str, Any]:
@@ -90,6 +100,10 @@ def state_to_json(state: State) -> dict[str, Any]:
         "applied_migrations": {
             ident: {"version": m.version, "status": m.status, "at": m.at, "run_id": m.run_id}
             for ident, m in sorted(state.applied_migrations.items())
+        },
+        "leftovers": {
+            path: {"sha256": left.sha256, "version": left.version}
+            for path, left in sorted(state.leftovers.items())
         },
     }
 
@@ -138,6 +152,10 @@ def _state(data: dict[str, Any], origin: str) -> State:
                 )
                 for ident, m in data.get("applied_migrations", {}).items()
             },
+            leftovers={
+                str(path): Leftover(str(left["sha256"]), str(left["version"]))
+                for path, left in data.get("leftovers", {}).items()
+            },
         )
     except (KeyError, TypeError, AttributeError) as error:
         raise TetherError(f"{origin}: state file is missing {error}; restore it from git") from None
@@ -171,6 +189,7 @@ def check_state_paths(state: State, origin: str, profile: Profile | None = None)
     named += [("held path", p) for p in state.held]
     named += [("customised path", p) for p in state.customised_at_install]
     named += [("conflict record", p) for p in state.conflicts]
+    named += [("leftover", p) for p in state.leftovers]
     for what, path in named:
         problem = _path_problem(path, reserved)
         if problem:
