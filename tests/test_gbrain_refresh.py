@@ -361,10 +361,13 @@ def test_every_refresh_logs_one_line_per_file_untouched_ones_included(installed)
     assert code == 0
     lines = log_of(host)
     assert len(lines) == len(doc["files"]) == 7
-    assert {line["src"]: line["state"] for line in lines} == doc["files"]
-    assert all(set(line) == {"ts", "src", "state", "decision"} for line in lines)
-    by_path = {line["src"]: line for line in lines}
+    assert {line["target"]: line["state"] for line in lines} == doc["files"]
+    assert all(set(line) == {"ts", "src", "target", "state", "decision"} for line in lines)
+    by_path = {line["target"]: line for line in lines}
     assert by_path["tools/gbrain/same.md"]["decision"] == "none"
+    # src is the recipe's path as the manifest names it, as gbrain logs it
+    assert by_path["tools/gbrain/same.md"]["src"] == "src/same.md"
+    assert by_path["tools/gbrain/skills/triage.md"]["src"] == "skills/triage.md"
     assert refresh(host)[0] == 0
     assert len(log_of(host)) == 14  # appended, never rewritten
 
@@ -440,7 +443,8 @@ def test_targets_are_relative_to_the_host_root_and_records_sit_in_the_target_roo
     code, doc = refresh(host)
     assert code == 0 and doc["files"]["services/voice-agent/code/server.mjs"] == "unchanged-stale"
     log = (host / "services/voice-agent/.gbrain-source.refresh.log").read_text().splitlines()
-    assert {json.loads(line)["src"] for line in log} == set(doc["files"])
+    assert {json.loads(line)["target"] for line in log} == set(doc["files"])
+    assert "code/server.mjs" in {json.loads(line)["src"] for line in log}
     assert not (host / ".gbrain-source.refresh.log").exists()
     with __import__("tether.state.lock").state.lock.ProjectLock(
         host / "services/voice-agent/.gbrain-source.refresh.lock", command="gbrain"
@@ -502,10 +506,10 @@ def test_every_overwrite_is_logged_whatever_the_crash_point(installed, tmp_path)
         if not point.startswith("run-complete"):
             assert run_forked("refresh", "--yes", "-C", str(trial)).returncode == 0, point
         lines = log_of(trial)
-        assert {"src": f"{ROOT}/sync.sh", "decision": "take-theirs"}.items() <= next(
-            line for line in lines if line["src"] == f"{ROOT}/sync.sh"
+        assert {"src": "src/sync.sh", "decision": "take-theirs"}.items() <= next(
+            line for line in lines if line["target"] == f"{ROOT}/sync.sh"
         ).items(), point
-        by_run = [(line.get("run"), line["src"]) for line in lines if line.get("run")]
+        by_run = [(line.get("run"), line["target"]) for line in lines if line.get("run")]
         assert len(by_run) == len(set(by_run)), point
         assert (trial / ROOT / "sync.sh").read_text() == "#!/bin/sh\necho sync v2\n", point
 
@@ -634,6 +638,28 @@ def test_a_declared_rename_carries_the_host_edit_to_the_new_path(installed):
     assert "rule 1 (ours):" in (host / ROOT / "rules.md").read_text()
 
 
+def test_an_undeclared_rename_of_a_mostly_unchanged_file_is_followed_too(installed):
+    """gbrain's v0 treats it as an add and a delete; tether finds it by similarity, as
+    update does, so the host's edit is not left behind at the old path alone."""
+    rec, host = installed
+    (host / ROOT / "rules.md").write_text(BODY.replace("rule 1:", "rule 1 (ours):"))
+    manifest = json.loads((rec / "install/manifest.json").read_text())
+    for entry in manifest["files"]:
+        if entry["target"] == f"{ROOT}/rules.md":
+            entry["src"], entry["target"] = "src/policy.md", f"{ROOT}/policy.md"
+    write_files(
+        rec,
+        {
+            "src/policy.md": BODY.replace("rule 8:", "rule 8 (v2):"),
+            "install/manifest.json": json.dumps(manifest),
+        },
+    )
+    code, doc = refresh(host)
+    assert code == 0, doc
+    text = (host / ROOT / "policy.md").read_text()
+    assert "rule 1 (ours):" in text and "rule 8 (v2):" in text
+
+
 def test_a_conflict_left_for_a_hand_merge_names_tether_refresh_to_confirm(installed):
     rec, host = installed
     (rec / "src/rules.md").write_text(BODY.replace("rule 3:", "rule 3 v2:"))
@@ -657,7 +683,7 @@ def test_auto_take_theirs_cleans_up_the_files_the_recipe_dropped(installed):
     assert not (host / ROOT / "gone-edited.md").exists()
     backups = [p for p in (host / ".tether/gbrain/backup").rglob("gone-edited.md")]
     assert [p.read_text() for p in backups] == ["edited here\n"]
-    decisions = {line["src"]: line["decision"] for line in log_of(host)}
+    decisions = {line["target"]: line["decision"] for line in log_of(host)}
     assert decisions[f"{ROOT}/gone-edited.md"] == "cleanup"
     code, doc = refresh(host, "--auto", "keep-mine")  # nothing left to clean up
     assert code == 0 and f"{ROOT}/gone-edited.md" not in doc["files"]
@@ -686,9 +712,12 @@ def test_files_the_recipe_dropped_are_offered_for_cleanup_one_by_one(installed):
     assert not (host / ROOT / "gone-edited.md").exists()
     backups = list((host / ".tether/gbrain/backup").rglob("gone-edited.md"))
     assert [p.read_text() for p in backups] == ["edited here\n"]
-    decisions = {line["src"]: line["decision"] for line in log_of(host)}
+    decisions = {line["target"]: line["decision"] for line in log_of(host)}
     assert decisions[f"{ROOT}/gone-edited.md"] == "cleanup"
     assert decisions[f"{ROOT}/gone-clean.md"] == "keep"
+    # a file the recipe dropped is logged by the path the recipe had for it
+    sources = {line["target"]: line["src"] for line in log_of(host)}
+    assert sources[f"{ROOT}/gone-edited.md"] == "src/gone-edited.md"
 
 
 # --- a host gbrain installed by itself: its record is the baseline ---------------------------

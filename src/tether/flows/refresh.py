@@ -3,7 +3,7 @@ settles a locally-modified or host-deleted file (docs/refresh.md)."""
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import replace
 from typing import TYPE_CHECKING
 
@@ -189,17 +189,29 @@ LOG_ROTATE_BYTES = 1024 * 1024
 
 
 def log_lines(
-    actions: Iterable[FileAction], now: str, run_id: str | None = None
+    actions: Iterable[FileAction],
+    now: str,
+    run_id: str | None = None,
+    sources: Mapping[str, str] | None = None,
 ) -> list[dict[str, str]]:
-    """One line per copied file, untouched ones included: when, which file, its state and
-    the decision taken (docs/refresh.md, "Run log and lock"), and the run that took it."""
+    """One line per copied file, untouched ones included: when, which file (``src``: the
+    recipe's path as the manifest names it, as gbrain logs it; ``target``: its path in the
+    host), its state and the decision taken (docs/refresh.md, "Run log and lock"), and the
+    run that took it."""
+    sources = sources or {}
     lines = []
     for action in sorted(actions, key=lambda a: a.path):
         state = refresh_state(action)
         decision = action.decision or _DEFAULT_DECISION[state]
         if state == SOURCE_DELETED and action.bucket is Bucket.DELETED:
             decision = "cleanup"
-        line = {"ts": now, "src": action.path, "state": state, "decision": decision}
+        line = {
+            "ts": now,
+            "src": sources.get(action.path, action.path),
+            "target": action.path,
+            "state": state,
+            "decision": decision,
+        }
         if run_id is not None:
             line["run"] = run_id
         lines.append(line)
@@ -213,13 +225,21 @@ class RefreshLog:
     unlogged; a resumed run finds the lines its interrupted part wrote (by run id) and does
     not write them twice."""
 
-    def __init__(self, project: Project, manifest: Manifest, run_id: str | None) -> None:
+    def __init__(
+        self,
+        project: Project,
+        manifest: Manifest,
+        run_id: str | None,
+        earlier: Manifest | None = None,
+    ) -> None:
         from tether.flows.gbrain_record import ecosystem_path
 
         name = project.profile.ecosystem_log
         self.project = project
         self.rel = ecosystem_path(manifest, name) if name else None
         self.run_id = run_id
+        # The recipe's path of each file; a file the recipe dropped has it in ``earlier``.
+        self.sources = {**(earlier.sources if earlier else {}), **manifest.sources}
         self.logged: set[str] = self._logged_by_run() if run_id is not None else set()
 
     def _logged_by_run(self) -> set[str]:
@@ -240,7 +260,8 @@ class RefreshLog:
                 except (ValueError, UnicodeDecodeError):
                     continue  # a line cut short by a crash, or not ours
                 if isinstance(line, dict) and line.get("run") == self.run_id:
-                    found.add(str(line.get("src")))
+                    # the host path; a line of an earlier tether has it as src only
+                    found.add(str(line.get("target", line.get("src"))))
         return found
 
     def append(self, actions: Iterable[FileAction], now: str) -> None:
@@ -259,7 +280,8 @@ class RefreshLog:
         path, info = guard.ready(self.rel)
         if info is not None and info.st_size > LOG_ROTATE_BYTES:
             os.replace(path, path + ".1")
-        text = "".join(json.dumps(line) + "\n" for line in log_lines(fresh, now, self.run_id))
+        lines = log_lines(fresh, now, self.run_id, self.sources)
+        text = "".join(json.dumps(line) + "\n" for line in lines)
         flags = os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC
         fd = os.open(path, flags, 0o644)
         try:

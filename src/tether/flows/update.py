@@ -840,7 +840,9 @@ def _ecosystem_log(prepared: PreparedUpdate, run_id: str) -> RefreshLog | None:
 
     if prepared.project.profile.ecosystem_log is None:
         return None
-    return RefreshLog(prepared.project, prepared.latest.manifest, run_id)
+    return RefreshLog(
+        prepared.project, prepared.latest.manifest, run_id, prepared.baseline.manifest()
+    )
 
 
 def _template_stage(prepared: PreparedUpdate, stage: str) -> list[FileAction]:
