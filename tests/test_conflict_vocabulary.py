@@ -298,6 +298,7 @@ def test_every_command_that_settles_conflicts_takes_the_one_vocabulary() -> None
     for path, action in options.items():
         assert set(AUTO_CHOICES) <= set(action.choices or ()), path
         assert "ours/theirs" in (action.help or ""), path
+        assert "docs/cli.md, 'Settling conflicts'" in (action.help or ""), path
 
 
 def test_one_table_in_cli_md_and_every_commands_page_points_to_it() -> None:

@@ -253,6 +253,9 @@ def add_status_arguments(parser: argparse.ArgumentParser, latest_help: str) -> N
     add_project_dir(parser)
 
 
+CONFLICT_TABLE = "docs/cli.md, 'Settling conflicts'"
+
+
 def add_auto(
     parser: argparse.ArgumentParser, what: str, extra: tuple[str, ...] = (), more: str = ""
 ) -> None:
@@ -264,5 +267,6 @@ def add_auto(
         "--auto",
         choices=(*AUTO_CHOICES, *extra),
         help=f"{what}: ours/theirs (that side of the clashing lines, every other change of "
-        f"both sides merged) or keep-mine/take-theirs (the whole file){more}",
+        f"both sides merged) or keep-mine/take-theirs (the whole file){more}; the table: "
+        f"{CONFLICT_TABLE}",
     )
