@@ -3,7 +3,8 @@ import json
 import pytest
 
 from tether.errors import TetherError
-from tether.model.manifest import FileClass, ManifestFormat, load_manifest, parse_manifest
+from tether.model.manifest import FileClass, ManifestFormat, parse_manifest
+from tether.sources.manifest_file import load_manifest
 
 
 def native(files, **extra):

@@ -7,7 +7,7 @@ import json
 import pytest
 
 from builders import call, git, write_files
-from tether.model.manifest import load_manifest
+from tether.sources.manifest_file import load_manifest
 
 CONFIG = """\
 name = "acme-kit"

@@ -23,8 +23,9 @@ from tether.engine.changelog import (
 )
 from tether.errors import TetherError, UsageError
 from tether.fsio import cannot_read, read_bytes
-from tether.model.manifest import DEFAULT_CHANGELOG, load_manifest
+from tether.model.manifest import DEFAULT_CHANGELOG
 from tether.profiles import GAIA, NATIVE
+from tether.sources.manifest_file import load_manifest
 from tether.versions import parse_version, strip_v
 
 

@@ -25,8 +25,9 @@ from tether.fsio import (
     sha256_bytes,
     walk_files,
 )
-from tether.model.manifest import Manifest, ManifestFormat, load_manifest
+from tether.model.manifest import Manifest, ManifestFormat
 from tether.profiles import NATIVE, Profile, detect_profile, get_profile
+from tether.sources.manifest_file import load_manifest
 from tether.state.cache import PristineCache
 from tether.state.config import ProjectConfig, load_config
 from tether.state.statcache import StatCache

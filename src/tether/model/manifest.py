@@ -1,5 +1,5 @@
-"""The release manifest: which paths a release ships and who owns each. Parsing is pure;
-``load_manifest`` is the only function here that reads a file."""
+"""The release manifest: which paths a release ships and who owns each. Pure: the file is
+read by ``sources/manifest_file.load_manifest``, through the one safe reader."""
 
 from __future__ import annotations
 
@@ -7,11 +7,9 @@ import json
 import re
 from dataclasses import dataclass, field
 from enum import StrEnum
-from pathlib import Path
 from typing import Any
 
 from tether.errors import TetherError
-from tether.fsio import cannot_read, read_regular
 from tether.model.lifecycle import LIFECYCLE_KEYS, Lifecycle, parse_lifecycle
 from tether.parselimits import MAX_NESTING, json_loads
 from tether.pathrules import (
@@ -389,22 +387,18 @@ def parse_gbrain_manifest(
     )
 
 
-def load_manifest(
-    path: Path,
+def manifest_from_bytes(
+    raw: bytes,
+    origin: str,
     fmt: ManifestFormat = ManifestFormat.NATIVE,
     reserved: ReservedPaths = NOTHING_RESERVED,
 ) -> Manifest:
-    try:
-        raw = read_regular(path)
-    except FileNotFoundError:
-        raise ManifestError(f"{path}: manifest not found") from None
-    except OSError as error:
-        raise ManifestError(cannot_read(path, error, "manifest")) from None
+    """The manifest ``raw`` holds; ``origin`` names it in errors (its file, usually)."""
     try:
         data = json_loads(raw, max_depth=MAX_NESTING)
     except (json.JSONDecodeError, UnicodeDecodeError) as error:
-        raise ManifestError(f"{path}: manifest is not valid JSON ({error})") from None
-    return parse_manifest(data, str(path), fmt, reserved)
+        raise ManifestError(f"{origin}: manifest is not valid JSON ({error})") from None
+    return parse_manifest(data, origin, fmt, reserved)
 
 
 def _native_entry(manifest: Manifest, path: str, cls: FileClass) -> object:

@@ -22,13 +22,13 @@ from tether.model.lifecycle import check_against_files
 from tether.model.manifest import (
     FileClass,
     Manifest,
-    load_manifest,
     manifest_to_native,
     parse_manifest,
 )
 from tether.pathrules import relpath_problem
 from tether.profiles import NATIVE, reserved_by_any_profile
 from tether.publish.config import CONFIG_NAME, PublishConfig, load_publish_config
+from tether.sources.manifest_file import load_manifest
 
 MANIFEST_PATH = NATIVE.manifest_path
 

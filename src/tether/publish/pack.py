@@ -21,10 +21,11 @@ from typing import IO, Any
 from tether.checksums import checksum_line
 from tether.errors import TetherError
 from tether.fsio import NEW_FILE_MODE, atomic_write, sha256_file
-from tether.model.manifest import Manifest, ManifestFormat, load_manifest
+from tether.model.manifest import Manifest, ManifestFormat
 from tether.profiles import reserved_by_any_profile
 from tether.publish.config import CONFIG_NAME
 from tether.publish.manifest import MANIFEST_PATH, manifest_build, region_problem
+from tether.sources.manifest_file import load_manifest
 from tether.versions import strip_v
 
 DEFAULT_OUT_DIR = "dist"
