@@ -26,6 +26,13 @@ os.environ["TETHER_CHECK_EXITS"] = "1"
 for _ci_variable in ("CI", "GITHUB_ACTIONS"):
     os.environ.pop(_ci_variable, None)
 
+# No test reaches GitHub: release sources fall back to GitHub's REST API when gh is missing
+# or fails, and its address is a loopback port where nothing listens (connection refused)
+# unless a test serves the API there itself. No token of the machine's is ever sent.
+os.environ["GITHUB_API_URL"] = "http://127.0.0.1:9"
+for _token_variable in ("GITHUB_TOKEN", "GH_TOKEN"):
+    os.environ.pop(_token_variable, None)
+
 
 def _memory_backed_tmp() -> None:
     """Temporary folders on the memory file system when there is room (at least 4 GiB free

@@ -136,3 +136,86 @@ def listing(folder: Path) -> list[str]:
     if not folder.exists():
         return []
     return sorted(p.relative_to(folder).as_posix() for p in folder.rglob("*"))
+
+
+class GitHubReleases:
+    """GitHub's REST API for one repository's releases, served on 127.0.0.1 by
+    ``serve_github_releases``: the release list (paginated as GitHub pages it), a release by
+    its tag, and each asset's download, which answers with a redirect to a storage path as
+    GitHub's does. ``assets`` is a folder of the assets' files; ``bodies`` tag -> the notes
+    published with it. Each request is recorded as (path, its headers). ``fail_listing``
+    answers the release list with HTTP 500. It imitates the API's answers, never GitHub."""
+
+    def __init__(
+        self, repo: str, assets: Path, bodies: dict[str, str], fail_listing: bool = False
+    ) -> None:
+        self.repo = repo
+        self.assets = assets
+        self.bodies = bodies
+        self.fail_listing = fail_listing
+        self.requests: list[tuple[str, dict[str, str]]] = []
+
+    def _asset_files(self) -> list[Path]:
+        return sorted(self.assets.iterdir()) if self.assets.is_dir() else []
+
+    def release(self, tag: str) -> dict[str, object]:
+        files = self._asset_files()
+        assets = [
+            {"id": index, "name": path.name}
+            for index, path in enumerate(files, 1)
+            if path.name.endswith(f"-{tag}.tar.gz")
+        ]
+        return {"tag_name": tag, "body": self.bodies[tag], "draft": False, "assets": assets}
+
+    def answer(self, path: str) -> tuple[int, dict[str, str], bytes]:
+        import json
+        import urllib.parse
+
+        parts = urllib.parse.urlsplit(path)
+        base = f"/repos/{self.repo}/releases"
+        if parts.path == base:
+            if self.fail_listing:
+                return 500, {}, b'{"message": "Server Error"}'
+            page = int(urllib.parse.parse_qs(parts.query).get("page", ["1"])[0])
+            listed = [self.release(tag) for tag in self.bodies] if page == 1 else []
+            return 200, {"Content-Type": "application/json"}, json.dumps(listed).encode()
+        if parts.path.startswith(base + "/tags/"):
+            tag = urllib.parse.unquote(parts.path.removeprefix(base + "/tags/"))
+            if tag not in self.bodies:
+                return 404, {}, b'{"message": "Not Found"}'
+            return 200, {"Content-Type": "application/json"}, json.dumps(self.release(tag)).encode()
+        if parts.path.startswith(base + "/assets/"):
+            index = int(parts.path.rsplit("/", 1)[1])
+            name = self._asset_files()[index - 1].name
+            return 302, {"Location": f"/storage/{name}"}, b""
+        if parts.path.startswith("/storage/"):
+            return 200, {}, (self.assets / parts.path.removeprefix("/storage/")).read_bytes()
+        return 404, {}, b""
+
+
+@contextlib.contextmanager
+def serve_github_releases(api: GitHubReleases) -> Iterator[str]:
+    """Serve ``api`` over HTTP on 127.0.0.1 in a thread; yields the base URL."""
+
+    class Handler(http.server.BaseHTTPRequestHandler):
+        def do_GET(self) -> None:
+            api.requests.append((self.path, dict(self.headers.items())))
+            status, headers, body = api.answer(self.path)
+            self.send_response(status)
+            for name, value in {**headers, "Content-Length": str(len(body))}.items():
+                self.send_header(name, value)
+            self.end_headers()
+            self.wfile.write(body)
+
+        def log_message(self, format: str, *args: object) -> None:
+            pass
+
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    thread = threading.Thread(target=server.serve_forever, args=(0.02,), daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{server.server_address[1]}"
+    finally:
+        server.shutdown()
+        server.server_close()
+        thread.join()

@@ -19,6 +19,15 @@ from tether.state.store import FileRecord, State
 from tether.versions import same_release
 
 
+class BaselineUnavailable(TetherError):
+    """The installed release cannot be fetched, so there is nothing to merge against."""
+
+    def __init__(self, message: str, version: str, source: str) -> None:
+        super().__init__(message)
+        self.version = version
+        self.source = source
+
+
 @dataclass
 class Baseline:
     project: Project
@@ -178,14 +187,17 @@ def load_baseline(project: Project, source_override: str | None = None) -> Basel
             f"{project.path(project.profile.version_file or '')}: release {marker} was not "
             "installed by tether; pass --source so its baseline can be fetched"
         )
-    if source_override:
-        return _baseline_of_release(project, fetch_release(project, source_override, marker), None)
+    source = source_override or str(default)
     try:
-        release = fetch_release(project, str(default), marker)
+        release = fetch_release(project, source, marker)
     except TetherError as error:
-        raise TetherError(
+        if source_override:
+            raise BaselineUnavailable(str(error), marker, source) from None
+        raise BaselineUnavailable(
             f"{project.path(project.profile.version_file or '')}: release {marker} was not "
-            f"installed by tether and fetching it from {default} failed ({error}); pass --source"
+            f"installed by tether and fetching it from {default} failed ({error}); pass --source",
+            marker,
+            source,
         ) from None
     return _baseline_of_release(project, release, None)
 
@@ -232,10 +244,12 @@ def _baseline_from_marker(project: Project, state: State, marker: str, source: s
     try:
         release = fetch_release(project, source, marker)
     except TetherError as error:
-        raise TetherError(
+        raise BaselineUnavailable(
             f"{marker_file} says {marker} but tether's record says {state.version}, and "
             f"release {marker} cannot be fetched from {source} ({error}); restore the marker "
-            f"(git checkout -- {marker_file}) or pass --source"
+            f"(git checkout -- {marker_file}) or pass --source",
+            marker,
+            source,
         ) from None
     baseline = _baseline_of_release(project, release, state)
     baseline.notes.append(
@@ -243,3 +257,34 @@ def _baseline_from_marker(project: Project, state: State, marker: str, source: s
         f"wins, so release {marker} is the installed baseline for this run"
     )
     return baseline
+
+
+def compare_by_hand(
+    project: Project, error: BaselineUnavailable, wanted: str | None
+) -> TetherError:
+    """The refusal when the installed release cannot be fetched (GAIA Step 5): a three-way
+    merge needs it, so the update stops; when the release it would install can be fetched,
+    the refusal says where that tree is, to compare the project with it by hand."""
+    from tether.sources import open_source
+
+    try:
+        target = wanted
+        if not target:
+            versions = open_source(error.source, project.releases_cache).available_versions()
+            if not versions:
+                return error
+            target = versions[-1]
+        if same_release(target, error.version):
+            return error
+        tree = fetch_release(project, error.source, target).root
+    except TetherError:
+        return error
+    try:
+        shown = tree.relative_to(project.root).as_posix()
+    except ValueError:
+        shown = str(tree)
+    return TetherError(
+        f"{error}; without release {error.version} nothing can be merged three ways: "
+        f"compare the project by hand with release {target}, fetched to {shown} "
+        f"(e.g. diff -ru {shown} .), and carry over what you want"
+    )

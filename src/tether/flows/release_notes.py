@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from tether.errors import TetherError
 from tether.fsio import read_bytes
 
 if TYPE_CHECKING:  # the parser is imported only when a release ships a changelog
@@ -17,6 +18,9 @@ if TYPE_CHECKING:  # the parser is imported only when a release ships a changelo
 class ReleaseNotes:
     sections: list[Section] = field(default_factory=list)
     actions: list[AdopterAction] = field(default_factory=list)
+    # The changelog had no section in the range: the one section is the release's own
+    # published notes (GAIA Step 4: its GitHub release body).
+    from_release_page: bool = False
 
 
 def release_notes(project_root: Path, changelog: Path, installed: str, target: str) -> ReleaseNotes:
@@ -37,3 +41,26 @@ def release_notes(project_root: Path, changelog: Path, installed: str, target: s
     return ReleaseNotes(
         sections, applicable_actions(actions, *project_presence(project_root, actions))
     )
+
+
+def with_release_page(
+    notes: ReleaseNotes, source_spec: str, cache_dir: Path, installed: str, target: str
+) -> ReleaseNotes:
+    """When the changelog has nothing between ``installed`` and ``target``, the notes the
+    source published with ``target`` (a GitHub release's body), when it publishes any.
+    Best effort: a source that cannot say leaves the notes as they were."""
+    if notes.sections or not source_spec or installed == target:
+        return notes
+    from tether.engine.changelog import Section
+    from tether.sources import open_source
+
+    try:
+        source = open_source(source_spec, cache_dir)
+    except TetherError:
+        return notes
+    published = getattr(source, "release_body", None)
+    body = published(target) if callable(published) else None
+    if not isinstance(body, str) or not body.strip():
+        return notes
+    section = Section(target, "", body.strip("\n").replace("\r\n", "\n"))
+    return ReleaseNotes([section], notes.actions, from_release_page=True)

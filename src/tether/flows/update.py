@@ -22,7 +22,13 @@ from tether.flows.apply import (
     resume_info,
 )
 from tether.flows.backups import prune_backups, prune_cached_releases
-from tether.flows.baseline import Baseline, load_baseline, require_an_install
+from tether.flows.baseline import (
+    Baseline,
+    BaselineUnavailable,
+    compare_by_hand,
+    load_baseline,
+    require_an_install,
+)
 from tether.flows.finalize import finalize
 from tether.flows.lifecycle import LifecyclePlan, plan_lifecycle, programs_off_switch
 from tether.flows.plan import UpdateOptions, build_plan
@@ -41,7 +47,7 @@ from tether.flows.regions_step import (
     regenerate_regions,
     regions_off_switch,
 )
-from tether.flows.release_notes import ReleaseNotes, release_notes
+from tether.flows.release_notes import ReleaseNotes, release_notes, with_release_page
 from tether.flows.replay import checked_unfinished_run
 from tether.flows.runtime_paths import check_runtime_paths
 from tether.model.plan import SETTLED_DECISIONS, Bucket, FileAction, Op, UpdatePlan
@@ -424,7 +430,10 @@ def _mark_resumed(plan: UpdatePlan, resume: ResumeInfo, deleted: frozenset[str])
 def prepare_update(request: UpdateRequest) -> PreparedUpdate | UpdateReport:
     """Compute the plan (or say why there is nothing to do). Writes nothing outside the cache."""
     project = open_project(request.root, request.profile, request.template_options())
-    baseline = load_baseline(project, request.source)
+    try:
+        baseline = load_baseline(project, request.source)
+    except BaselineUnavailable as error:
+        raise compare_by_hand(project, error, request.to) from None
     journal = _journal(project)
     unfinished = checked_unfinished_run(project, journal)
     if unfinished is not None and unfinished.abandon_started:
@@ -490,6 +499,15 @@ def prepare_update(request: UpdateRequest) -> PreparedUpdate | UpdateReport:
     notes = release_notes(
         project.root, latest.root / latest.manifest.changelog, baseline.version, target
     )
+    if project.template is None and not tree:
+        notes = with_release_page(
+            notes, baseline.source, project.releases_cache, baseline.version, target
+        )
+    if notes.from_release_page:
+        baseline.notes.append(
+            f"the changelog of release {target} has no section after {baseline.version}: the "
+            "release notes shown are the ones published with the release"
+        )
     from tether.flows.ping import plan_ping
 
     return PreparedUpdate(

@@ -156,9 +156,9 @@ def _open_git(
 
 def _open_gh_release(spec: str, cache_dir: Path, limit: int) -> Source:
     from tether.sources.cache import TreeCache, source_key
-    from tether.sources.gh import RELEASE_PREFIX, GhReleaseSource, gh_repo
+    from tether.sources.gh import GhReleaseSource, release_repo
 
-    repo = gh_repo(spec.removeprefix(RELEASE_PREFIX))
+    repo = release_repo(spec)
     return GhReleaseSource(
         spec, repo, TreeCache(cache_dir, source_key("gh-release", repo), limit), limit
     )
