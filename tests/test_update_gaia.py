@@ -1030,3 +1030,67 @@ def test_cached_releases_other_than_the_installed_and_the_new_one_are_pruned(
     assert dry[1]["status"] == "dry-run" and cached() == ["1.0.0", "1.1.0", "1.2.0"]
     assert update(project)[0] == 0
     assert cached() == ["1.1.0", "1.2.0"]  # 1.0.0 pruned once the update was confirmed
+
+
+# --- --abandon: how much was put back, and what cannot be -----------------------------------
+
+
+def changed_paths(before: dict[str, bytes], after: dict[str, bytes]) -> set[str]:
+    return {k for k in set(before) | set(after) if before.get(k) != after.get(k)}
+
+
+def test_abandon_counts_the_files_it_put_back_and_names_one_changed_since(
+    tmp_path: Path,
+) -> None:
+    from test_crash_safety import every_bucket_fixture, run_update, user_tree
+
+    project = every_bucket_fixture(tmp_path)
+    before = user_tree(project)
+    assert run_update(project, "finalize-started:1").returncode == crashpoint.EXIT_CODE
+    wrote = changed_paths(before, user_tree(project))
+    assert "add.txt" in wrote  # a file the run created, which it would remove
+    (project / "add.txt").write_text("my own words now\n")
+    result = run_tether("update", "--abandon", "-C", str(project))
+    assert result.returncode == 0, result.stderr
+    assert (
+        f"put back {len(wrote) - 1} of the {len(wrote)} files the interrupted run wrote "
+        f"({len(wrote) - 1} restored from .tether/backup/"
+    ) in result.stdout
+    assert "left as they are: add.txt (changed since the run wrote it)" in result.stdout
+    assert (project / "add.txt").read_text() == "my own words now\n"
+    after = user_tree(project)
+    assert changed_paths(before, after) == {"add.txt"}
+
+
+def test_abandon_names_the_spec_folder_moves_it_cannot_undo(tmp_path: Path) -> None:
+    flat = {f"{SPECS}/SPEC-7.md": "spec 7\n", f"{SPECS}/SPEC-9.md": "spec 9\n"}
+    project = gaia_project(tmp_path, shelf(tmp_path), flat)
+    before = tree_digest(project)
+    update = ("update", "--yes", "--no-branch", "-C", str(project))
+    assert run_forked(*update, crash="migration-finished:1").returncode == crashpoint.EXIT_CODE
+    moved = {f"{SPECS}/SPEC-7.md", f"{SPECS}/SPEC-9.md", f"{SPECS}/7/SPEC.md", f"{SPECS}/9/SPEC.md"}
+    runtime = (".gaia-backup/", ".gaia/local/tether/", ".gaia/local/cache/")
+    wrote = {
+        p for p in changed_paths(before, tree_digest(project)) if not p.startswith(runtime)
+    } - moved
+    assert wrote  # the merge wrote files before the migration ran
+    result = run_tether("update", "--abandon", "-C", str(project))
+    assert result.returncode == 0, result.stderr
+    assert f"put back all {len(wrote)} files the interrupted run wrote" in result.stdout
+    assert (
+        f"not undone: what migration spec-folderize changed (`bash {FOLDERIZE}`, ok; "
+        "Specs migrated: 2)"
+    ) in result.stdout
+    # The files are back; the SPEC moves are not, as the note says.
+    after = tree_digest(project)
+    assert {p for p in changed_paths(before, after) if not p.startswith(runtime)} == moved
+    assert (project / SPECS / "7/SPEC.md").read_text() == "spec 7\n"
+
+
+def test_abandon_says_nothing_of_a_migration_that_moved_nothing(tmp_path: Path) -> None:
+    project = gaia_project(tmp_path, shelf(tmp_path))
+    update = ("update", "--yes", "--no-branch", "-C", str(project))
+    assert run_forked(*update, crash="migration-finished:1").returncode == crashpoint.EXIT_CODE
+    result = run_tether("update", "--abandon", "-C", str(project))
+    assert result.returncode == 0, result.stderr
+    assert "not undone" not in result.stdout

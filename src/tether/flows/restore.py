@@ -4,10 +4,11 @@ from __future__ import annotations
 
 import contextlib
 import os
+from dataclasses import dataclass, field
 
 from tether import progress
 from tether.errors import TetherError
-from tether.flows.apply import resume_info
+from tether.flows.apply import DoneWrite, resume_info
 from tether.flows.project import Project
 from tether.flows.safety import PathGuard
 from tether.fsio import (
@@ -31,7 +32,30 @@ from tether.state.journal import (
 RESTORE_BATCH = 512
 
 
-def restore_run(project: Project, journal: Journal, run: RunRecord) -> list[str]:
+@dataclass
+class Restored:
+    """What an abandon put back, out of what the interrupted run wrote: ``restored`` from
+    their backups, ``removed`` (files the run created), and ``left`` as they are, each with
+    why (a file the run created that was changed since). A path a killed abandon already
+    put back counts as put back, so a rerun says what an uninterrupted abandon says."""
+
+    restored: list[str] = field(default_factory=list)
+    removed: list[str] = field(default_factory=list)
+    left: dict[str, str] = field(default_factory=dict)
+
+    @property
+    def put_back(self) -> int:
+        return len(self.restored) + len(self.removed)
+
+    @property
+    def wrote(self) -> int:
+        return self.put_back + len(self.left)
+
+
+CHANGED_SINCE = "changed since the run wrote it"
+
+
+def restore_run(project: Project, journal: Journal, run: RunRecord) -> Restored:
     """Put back what an unfinished run changed: first backups return, files it created
     where nothing stood (and its conflict artifacts) go. ``run`` must have passed
     ``replay.checked_unfinished_run``. Every path is checked first: one the guard refuses
@@ -61,24 +85,51 @@ def restore_run(project: Project, journal: Journal, run: RunRecord) -> list[str]
                 f"the abandon again to restore run {run.run_id})"
             )
     backups = {path: _verified_backup(project, run, path) for path in run.backed_up}
+    earlier = _put_back_earlier(journal, run)
     journal.append(run.run_id, STEP_ABANDON_STARTED)
     _sweep_temps(project, run, [*(done.target for done in created), *run.backed_up])
-    restored: list[str] = []
+    outcome = Restored()
     steps: list[tuple[str, str]] = []  # (step, path), journaled once their batch is durable
-    for done in progress.tracked("undoing writes", created):
-        target = project.path(done.target)
-        if target.exists() and sha256_file(target) == done.sha256:
-            guard.remove(done.target)
-            restored.append(done.target)
-            steps.append((STEP_FILE_UNWRITTEN, done.target))
+    for target_path, writes in progress.tracked("undoing writes", _by_target(created)):
+        target = project.path(target_path)
+        held = sha256_file(target) if target.is_file() else None
+        if held is not None and held in writes:
+            guard.remove(target_path)
+            outcome.removed.append(target_path)
+            steps.append((STEP_FILE_UNWRITTEN, target_path))
             _commit_if_due(journal, run, steps, project)
+        elif earlier.get(target_path) == STEP_FILE_UNWRITTEN:
+            outcome.removed.append(target_path)
+        elif target.exists():
+            outcome.left[target_path] = CHANGED_SINCE
     for path, (data, mode) in progress.tracked("restoring backups", backups.items()):
+        current = project.path(path)
+        changed = not current.is_file() or sha256_file(current) != run.backed_up[path].sha256
         guard.write(path, data, mode=mode, durable=False)
-        restored.append(path)
+        if changed or earlier.get(path) == STEP_FILE_RESTORED:
+            outcome.restored.append(path)
         steps.append((STEP_FILE_RESTORED, path))
         _commit_if_due(journal, run, steps, project)
     _commit(journal, run, steps, project)
-    return restored
+    return outcome
+
+
+def _by_target(created: list[DoneWrite]) -> list[tuple[str, set[str]]]:
+    """Each path the run created, with every content it wrote (or meant to write) there."""
+    targets: dict[str, set[str]] = {}
+    for done in created:
+        targets.setdefault(done.target, set()).add(done.sha256)
+    return list(targets.items())
+
+
+def _put_back_earlier(journal: Journal, run: RunRecord) -> dict[str, str]:
+    """Paths an earlier (killed) abandon of ``run`` already put back, with how."""
+    return {
+        str(record.get("path")): str(record["step"])
+        for record in journal.records()
+        if record.get("run") == run.run_id
+        and record.get("step") in (STEP_FILE_RESTORED, STEP_FILE_UNWRITTEN)
+    }
 
 
 def _commit_if_due(

@@ -60,6 +60,7 @@ if TYPE_CHECKING:
     from tether.flows.ping import Ping
     from tether.flows.refresh import RefreshLog
     from tether.flows.regen import RegenOutcome
+    from tether.flows.restore import Restored
 
 BUCKET_ORDER = (
     Bucket.ADD,
@@ -1019,6 +1020,7 @@ def abandon_update(
                 "be abandoned, only reviewed (git diff) and committed or reverted with git"
             )
         restored = restore_run(project, journal, unfinished)
+        migrated = _migrations_not_undone(journal, unfinished)
         git_notes: list[str] = []
         unstaged: list[str] = []
         if _head_moved(project, unfinished):
@@ -1039,15 +1041,60 @@ def abandon_update(
         merge_dir=project.profile.merge_dir,
         run_id=unfinished.run_id,
     )
-    report.notes.append(
-        f"restored {len(restored)} file(s) from {project.profile.backup_root}/{unfinished.run_id}"
-    )
+    report.notes.append(_put_back_words(project, unfinished, restored))
+    report.notes += migrated
     if unstaged:
         report.notes.append(
             f"put git's index back for {len(unstaged)} file(s) the run had marked unmerged"
         )
     report.notes += git_notes
     return report
+
+
+def _put_back_words(project: Project, run: RunRecord, restored: Restored) -> str:
+    """How many of the files the run wrote are back as they were, and which are not."""
+    if restored.wrote == 0:
+        return "the interrupted run had written no file yet: nothing to put back"
+    backups = f"{project.profile.backup_root}/{run.run_id}"
+    how = f"{len(restored.restored)} restored from {backups}, "
+    how += f"{len(restored.removed)} it created removed"
+    if not restored.left:
+        count = "the" if restored.wrote == 1 else f"all {restored.wrote}"
+        noun = "file" if restored.wrote == 1 else "files"
+        return f"put back {count} {noun} the interrupted run wrote ({how})"
+    left = ", ".join(f"{path} ({why})" for path, why in sorted(restored.left.items()))
+    return (
+        f"put back {restored.put_back} of the {restored.wrote} files the interrupted run wrote "
+        f"({how}); left as they are: {left}"
+    )
+
+
+def _migrations_not_undone(journal: Journal, run: RunRecord) -> list[str]:
+    """What the run's migrations changed is not put back: tether keeps no copy of what a
+    release's program moves or rewrites (GAIA's SPEC folder moves). One note per migration
+    that ran, unless it reported doing nothing (a summary of 0)."""
+    from tether.flows.lifecycle import journaled_migrations
+
+    finished, started = journaled_migrations(journal, run.run_id)
+    notes = []
+    for result in finished.values():
+        if result.status in ("skipped", "refused", "planned", "pending"):
+            continue
+        if result.status == "ok" and (result.summary or "").strip() == "0":
+            continue
+        said = f"; {result.label or 'it reported'}: {result.summary}" if result.summary else ""
+        notes.append(
+            f"not undone: what migration {result.id} changed (`{result.command}`, "
+            f"{result.status}{said}); tether keeps no copy of what a migration moves or "
+            "rewrites: review it with git status"
+        )
+    notes += [
+        f"not undone: whatever migration {migration} changed before the run stopped (it was "
+        "running); tether keeps no copy of what a migration moves or rewrites: review it with "
+        "git status"
+        for migration in sorted(started)
+    ]
+    return notes
 
 
 def _head_moved(project: Project, run: RunRecord) -> bool:
