@@ -342,3 +342,38 @@ def test_sigterm_while_planning_exits_130(tmp_path, monkeypatch):
     assert main(["update", "--yes", "-C", str(project)]) == 130
     assert signal.getsignal(signal.SIGTERM) is before  # the handler is put back
     assert not (project / ".tether/journal.jsonl").exists()
+
+
+def test_an_update_branch_an_earlier_run_made_is_reused_after_the_start_branch_moved_on(
+    tmp_path,
+):
+    """The branch an interrupted run made holds no commit of its own; the adopter went back
+    to main and committed there. The branch is moved up to main's commit (nothing is lost:
+    its commit is main's ancestor) and the update goes on there."""
+    project = git_project(tmp_path)
+    crash_update(project, "file-intent:1")
+    made = git(project, "rev-parse", "chore/update-acme-kit-2.0.0").strip()
+    git(project, "switch", "-q", "main")
+    (project / "notes.txt").write_text("mine\n")
+    git(project, "add", "notes.txt")
+    git(project, "commit", "-qm", "my own work on main")
+    head = git(project, "rev-parse", "HEAD").strip()
+    result = run_tether("update", "--yes", "--json", "-C", str(project))
+    assert result.returncode == 4, result.stdout + result.stderr  # c.txt conflicts
+    assert json.loads(result.stdout)["branch"] == "chore/update-acme-kit-2.0.0"
+    assert git(project, "branch", "--show-current").strip() == "chore/update-acme-kit-2.0.0"
+    assert git(project, "rev-parse", "HEAD").strip() == head  # moved up to main's commit
+    assert git(project, "merge-base", "--is-ancestor", made, head) == ""
+
+
+def test_an_update_branch_an_earlier_run_made_with_commits_of_its_own_says_so(tmp_path):
+    project = git_project(tmp_path)
+    crash_update(project, "file-intent:1")
+    (project / "notes.txt").write_text("committed on the update branch\n")
+    git(project, "add", "notes.txt")
+    git(project, "commit", "-qm", "work on the update branch")
+    git(project, "switch", "-q", "main")
+    result = run_tether("update", "--yes", "-C", str(project))
+    assert result.returncode == 1
+    assert "an earlier update made it: 'git switch chore/update-acme-kit-2.0.0'" in result.stderr
+    assert git(project, "branch", "--show-current").strip() == "main"

@@ -588,6 +588,11 @@ def switch_branch(repo: Path, name: str) -> None:
     run_git(["switch", "--end-of-options", name], cwd=repo)
 
 
+def move_branch(repo: Path, name: str, commit: str, expected: str) -> None:
+    """Point branch ``name`` at ``commit``, only while it still points at ``expected``."""
+    run_git(["update-ref", "--no-deref", f"refs/heads/{name}", commit, expected], cwd=repo)
+
+
 def switch_to_new_branch(repo: Path, name: str) -> None:
     """Create ``name`` at HEAD and check it out, keeping the working tree as it is."""
     run_git(["switch", "-c", name], cwd=repo)

@@ -107,6 +107,9 @@ class BranchPlan:
     start_commit: str | None
     name: str | None  # the branch to switch to; None: stay where we are
     exists: bool = False  # ``name`` is already there, at the start commit: reused
+    # ``name`` is an update branch an earlier run made, behind the start commit with no
+    # commit of its own: it is moved up to the start commit (from this one) and reused.
+    behind_at: str | None = None
 
     def context(self) -> dict[str, str | None]:
         """What the journal keeps so an abandon can come back here."""
@@ -118,10 +121,18 @@ class BranchPlan:
         }
 
 
-def plan_branch(root: Path, upstream: str, version: str, options: GitOptions) -> BranchPlan | None:
+def plan_branch(
+    root: Path,
+    upstream: str,
+    version: str,
+    options: GitOptions,
+    made_by_tether: frozenset[str] = frozenset(),
+) -> BranchPlan | None:
     """Before confirmation, without changing anything: the branch the update will use.
-    An update branch that already exists is reused only when it points at the commit
-    the update starts from (nothing of anyone's is on it); otherwise the run is refused."""
+    An update branch that already exists is reused when it points at the commit the
+    update starts from (nothing of anyone's is on it), or when an earlier update made it
+    (``made_by_tether``, from the journal) and every commit on it is already on the start
+    commit (it is moved up to it: no commit is lost). Otherwise the run is refused."""
     if git.work_tree_top(root) is None:
         return None
     start, current = git.checked_out(root)
@@ -135,8 +146,16 @@ def plan_branch(root: Path, upstream: str, version: str, options: GitOptions) ->
         return BranchPlan(root, current, start, name)
     if existing == start:
         return BranchPlan(root, current, start, name, exists=True)
+    ours = name in made_by_tether
+    if ours and start is not None and git.is_ancestor(root, existing, start):
+        return BranchPlan(root, current, start, name, exists=True, behind_at=existing)
+    earlier = (
+        f" (an earlier update made it: 'git switch {name}' to go on with that update there)"
+        if ours
+        else ""
+    )
     raise TetherError(
-        f"a branch named {name} already exists and has commits of its own; pass "
+        f"a branch named {name} already exists and has commits of its own{earlier}; pass "
         "--branch NAME to update on another branch, or delete it (git branch -D "
         f"{name}) if it is a leftover"
     )
@@ -147,6 +166,8 @@ def branch_for_update(plan: BranchPlan | None) -> str | None:
     if plan is None or plan.name is None:
         return None
     if plan.exists:
+        if plan.behind_at is not None and plan.start_commit is not None:
+            git.move_branch(plan.root, plan.name, plan.start_commit, plan.behind_at)
         git.switch_branch(plan.root, plan.name)
     else:
         git.switch_to_new_branch(plan.root, plan.name)

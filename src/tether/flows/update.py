@@ -51,7 +51,7 @@ from tether.flows.release_notes import ReleaseNotes, release_notes, with_release
 from tether.flows.replay import checked_unfinished_run
 from tether.flows.runtime_paths import check_runtime_paths
 from tether.model.plan import SETTLED_DECISIONS, Bucket, FileAction, Op, UpdatePlan
-from tether.state.journal import Journal, RunRecord, new_run_id
+from tether.state.journal import STEP_RUN_STARTED, Journal, RunRecord, new_run_id
 from tether.state.lock import ProjectLock
 from tether.templates import TemplateOptions
 from tether.versions import compare_versions, is_version, release_version, same_release
@@ -794,7 +794,23 @@ def _log_for_the_ecosystem(project: Project, report: UpdateReport) -> None:
 
 def _planned_branch(prepared: PreparedUpdate) -> BranchPlan | None:
     plan = prepared.plan
-    return plan_branch(prepared.project.root, plan.upstream, plan.to_version, prepared.request.git)
+    return plan_branch(
+        prepared.project.root,
+        plan.upstream,
+        plan.to_version,
+        prepared.request.git,
+        _branches_made(prepared.journal),
+    )
+
+
+def _branches_made(journal: Journal) -> frozenset[str]:
+    """The update branches earlier runs created, as their journal records say."""
+    made = set()
+    for record in journal.records():
+        context = record.get("git") if record.get("step") == STEP_RUN_STARTED else None
+        if isinstance(context, dict) and isinstance(context.get("created_branch"), str):
+            made.add(context["created_branch"])
+    return frozenset(made)
 
 
 def _execute(prepared: PreparedUpdate, branch: BranchPlan | None = None) -> UpdateReport:
