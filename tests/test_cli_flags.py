@@ -256,6 +256,7 @@ def test_a_flag_collecting_names_takes_commas_and_repetition_alike() -> None:
         "--select",
         "--override-action",
         "--members",
+        "--fail-on",
     }
     for path, flag in names:
         action = option(path, flag)

@@ -130,7 +130,9 @@ def test_check_fails_on_a_special_file(project: Path, kind: str) -> None:
     assert doc["not_regular"] == [TOOL]
     plain = tether("check", "-C", str(project))
     assert plain.returncode == 3
-    assert plain.stdout.startswith("tether check: owned files differ from the installed release;")
+    assert plain.stdout.startswith(
+        "tether check: failed (acme-kit 1.0.0): owned files differ from the installed release;"
+    )
     assert "not regular files" in plain.stdout.splitlines()[0]
     assert f"note: {TOOL}: {reader_note(kind)}" in plain.stdout
 

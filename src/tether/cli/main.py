@@ -33,7 +33,11 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "demo": ("tether.cli.demo_cmd", "build a small upstream and adopter project and update it"),
     "init": ("tether.cli.init_cmd", "install a release into a project"),
     "status": ("tether.cli.status_cmd", "show the installed release and drift per file"),
-    "check": ("tether.cli.check_cmd", "exit 3 on owned drift, an available update or conflicts"),
+    "check": (
+        "tether.cli.check_cmd",
+        "pass or fail for CI and pre-commit: exit 3 on what the project's [check] fail_on "
+        "names (default: owned drift, open conflicts, an unfinished run, action items)",
+    ),
     "diff": ("tether.cli.diff_cmd", "show local changes to shipped files as a unified diff"),
     "own": (
         "tether.cli.own_cmd",

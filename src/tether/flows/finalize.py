@@ -12,7 +12,14 @@ from tether.flows.project import Project, Release, utc_now
 from tether.flows.safety import check_own_paths
 from tether.flows.status import conflict_is_unresolved
 from tether.model.plan import SETTLED_DECISIONS, Bucket, Op
-from tether.state.store import AppliedMigration, ConflictRecord, FileRecord, State, save_state
+from tether.state.store import (
+    AppliedMigration,
+    ConflictRecord,
+    FileRecord,
+    Leftover,
+    State,
+    save_state,
+)
 
 
 def _conflict_records(
@@ -33,6 +40,24 @@ def _conflict_records(
         elif action.bucket not in (Bucket.SKIP, Bucket.REMOVED):
             records.pop(action.path, None)
     return records
+
+
+def _leftovers(baseline: Baseline, latest: Release, outcome: ApplyOutcome) -> dict[str, Leftover]:
+    """Files left here after upstream dropped them ("Delete?"), this run's and earlier ones,
+    until they are deleted, taken over or shipped again: ``status`` and ``check --strict``
+    list them, every update offers them again."""
+    earlier = baseline.state.leftovers if baseline.state is not None else {}
+    kept: dict[str, Leftover] = {}
+    for action in outcome.actions:
+        if action.bucket not in (Bucket.DELETE, Bucket.FAILED):
+            continue
+        record = earlier.get(action.path)
+        base = baseline.files.get(action.path)
+        if record is None and base is not None and action.bucket is Bucket.DELETE:
+            record = Leftover(base.sha256, latest.version)
+        if record is not None:
+            kept[action.path] = record
+    return kept
 
 
 def _remember_written(project: Project, outcome: ApplyOutcome) -> None:
@@ -114,6 +139,7 @@ def finalize(
             **(previous.applied_migrations if previous else {}),
             **(applied_migrations or {}),
         },
+        leftovers=_leftovers(baseline, latest, outcome),
     )
     save_state(project.state_path, state)
     _remember_written(project, outcome)

@@ -45,6 +45,7 @@ from tether.model.plan import (
     UpdatePlan,
 )
 from tether.state.statcache import StatCache
+from tether.state.store import Leftover
 
 LOCAL_EDIT_KEPT = "local-edit-kept"
 # A file whose baseline is known by its hash only (gbrain's record read as the baseline of
@@ -559,5 +560,30 @@ def build_plan(
             plan.actions.append(FileAction(rel, baseline.files[rel].cls, Bucket.SKIP, reason=YOURS))
             continue
         plan.actions.append(_plan_dropped_path(project, baseline, rel, options, reader))
+    shipped = latest_set | latest_sentinels | set(baseline.files) | yours
+    leftovers = baseline.state.leftovers if baseline.state is not None else {}
+    for rel, left in sorted(leftovers.items()):
+        if rel not in shipped:
+            offered = _plan_leftover(project, rel, left, options, reader)
+            if offered is not None:
+                plan.actions.append(offered)
     reader.stats.save()
     return plan
+
+
+def _plan_leftover(
+    project: Project, rel: str, left: Leftover, options: UpdateOptions, reader: AdopterReader
+) -> FileAction | None:
+    """A file an earlier update left here after upstream dropped it: listed again ("Delete?")
+    on every update, removed by ``--delete-removed`` while unmodified. None once it is gone."""
+    try:
+        adopter = reader.read(rel)
+        if not adopter.present:
+            return None
+        unmodified = adopter.sha == left.sha256
+    except _Unreadable as problem:
+        return FileAction(rel, FileClass.SHARED, Bucket.FAILED, reason=str(problem))
+    bucket = decide_dropped(True, unmodified, options.delete_removed)
+    op = Op.REMOVE if bucket is Bucket.DELETED else Op.NONE
+    reason = f"removed upstream in {left.version}" + ("" if unmodified else "; modified here")
+    return FileAction(rel, FileClass.SHARED, bucket, op, reason=reason)

@@ -20,7 +20,7 @@ from tether.fsio import (
 )
 from tether.model.manifest import FileClass
 from tether.state.statcache import StatCache
-from tether.state.store import ConflictRecord
+from tether.state.store import ConflictRecord, Leftover
 from tether.templates import TemplateOptions, read_only_options
 
 if TYPE_CHECKING:  # regions are read only when a file differs from its record
@@ -51,6 +51,11 @@ class StatusReport:
     # not: never compared, never drift; ``yours_deleted`` those of them not in the tree.
     yours: list[str] = field(default_factory=list)
     yours_deleted: list[str] = field(default_factory=list)
+    # Files a release stopped shipping that an update left here ("Delete?"), until they are
+    # deleted or taken over; ``leftovers_unmodified``: those still as the release had them
+    # (what ``update --delete-removed`` removes).
+    leftovers: list[str] = field(default_factory=list)
+    leftovers_unmodified: list[str] = field(default_factory=list)
     # Another tether run holds the project's lock: the tree is being changed right now.
     running: dict[str, object] | None = None
     # An update that stopped before it completed (see ``unfinished_update``).
@@ -77,24 +82,6 @@ class StatusReport:
             return False
         return compare_versions(latest, installed) > 0
 
-    def check_reasons(self) -> list[str]:
-        reasons = []
-        if self.running is not None:
-            reasons.append("run-in-progress")
-        if self.unfinished is not None:
-            reasons.append("unfinished-update")
-        if self.modified_owned or self.deleted_owned:
-            reasons.append("owned-drift")
-        if self.update_available:
-            reasons.append("update-available")
-        if self.conflicts:
-            reasons.append("unresolved-conflicts")
-        if self.action_items:
-            reasons.append("action-required")
-        if self.not_regular:
-            reasons.append("not-regular-files")
-        return reasons
-
     def to_json(self) -> dict[str, object]:
         return {
             "profile": self.profile,
@@ -112,6 +99,8 @@ class StatusReport:
             "adopter_owned": self.adopter_owned,
             "yours": self.yours,
             "yours_deleted": self.yours_deleted,
+            "leftovers": self.leftovers,
+            "leftovers_unmodified": self.leftovers_unmodified,
             "running": self.running,
             "unfinished": self.unfinished,
             "action_items": self.action_items,
@@ -239,6 +228,33 @@ def _list_yours(project: Project, guard: PathGuard, report: StatusReport) -> Non
             report.yours_deleted.append(rel)
 
 
+def present_leftovers(project: Project, baseline: Baseline) -> dict[str, Leftover]:
+    """The recorded leftovers still in the tree, neither taken over nor shipped again."""
+    state = baseline.state
+    if state is None:
+        return {}
+    guard = PathGuard(project.root)
+    present = {}
+    for rel, left in sorted(state.leftovers.items()):
+        if rel in project.yours or rel in baseline.files:
+            continue
+        try:
+            problem, info = guard.inspect_for_reading(rel)
+        except OSError:
+            continue
+        if info is not None or problem is not None:
+            present[rel] = left
+    return present
+
+
+def _list_leftovers(project: Project, baseline: Baseline, report: StatusReport) -> None:
+    stats = project.stat_cache()
+    for rel, left in present_leftovers(project, baseline).items():
+        report.leftovers.append(rel)
+        if current_digest(project, rel, stats) == left.sha256:
+            report.leftovers_unmodified.append(rel)
+
+
 def _save_unless_a_run_holds_the_lock(project: Project, stats: StatCache) -> None:
     """status never takes the lock (it must not make a starting update fail), so while a run
     holds it the run's own stat cache is the one kept: this one is dropped."""
@@ -314,6 +330,7 @@ def project_status(
     _leave_handed_over_paths(project, baseline, report)
     report.conflicts = unresolved_conflicts(project, baseline)
     report.action_items = open_action_items(project, baseline)
+    _list_leftovers(project, baseline, report)
     if project.template is not None:
         from tether.flows.template_project import template_leftovers
 

@@ -50,7 +50,8 @@ from tether.flows.regions_step import (
 from tether.flows.release_notes import ReleaseNotes, release_notes, with_release_page
 from tether.flows.replay import checked_unfinished_run
 from tether.flows.runtime_paths import check_runtime_paths
-from tether.model.plan import SETTLED_DECISIONS, Bucket, FileAction, Op, UpdatePlan
+from tether.model.manifest import FileClass
+from tether.model.plan import SETTLED_DECISIONS, YOURS, Bucket, FileAction, Op, UpdatePlan
 from tether.state.journal import STEP_RUN_STARTED, Journal, RunRecord, new_run_id
 from tether.state.lock import ProjectLock
 from tether.templates import TemplateOptions
@@ -457,6 +458,7 @@ def prepare_update(request: UpdateRequest) -> PreparedUpdate | UpdateReport:
             same_release(target, baseline.version)
             and not _held_and_resolved(project, baseline)
             and not _answers_change(project)
+            and not (request.options.delete_removed and _unmodified_leftovers(project, baseline))
         ):
             return _up_to_date(project, baseline, unfinished, request)
     latest = fetch_release(project, baseline.source, target, baseline.exclude())
@@ -564,12 +566,33 @@ def _nothing_moved(plan: UpdatePlan, baseline: Baseline, latest: Release) -> boo
     from tether.flows.plan import LOCAL_EDIT_KEPT
 
     unchanged = state is not None and state.manifest_sha256 == latest.manifest_sha256
-    quiet = (Row.NO_UPSTREAM_CHANGE.value, LOCAL_EDIT_KEPT)
+    quiet = (Row.NO_UPSTREAM_CHANGE.value, LOCAL_EDIT_KEPT, YOURS)
+    leftovers = state.leftovers if state is not None else {}
     return unchanged and all(
         (a.bucket is Bucket.REMOVED and a.decision not in ("restore", "drop"))
         or (a.bucket is Bucket.SKIP and a.reason in quiet)
+        or (a.bucket is Bucket.DELETE and a.path in leftovers)  # listed already, kept
         for a in plan.actions
     )
+
+
+def _leftover_actions(project: Project, baseline: Baseline) -> list[FileAction]:
+    """The "Delete?" rows of files earlier updates left here after upstream dropped them:
+    an update with nothing newer still lists them, and removes the unmodified ones when
+    asked (``--delete-removed``)."""
+    from tether.flows.status import current_digest, present_leftovers
+
+    stats = project.stat_cache()
+    actions = []
+    for rel, left in present_leftovers(project, baseline).items():
+        unmodified = current_digest(project, rel, stats) == left.sha256
+        reason = f"removed upstream in {left.version}" + ("" if unmodified else "; modified here")
+        actions.append(FileAction(rel, FileClass.SHARED, Bucket.DELETE, reason=reason))
+    return actions
+
+
+def _unmodified_leftovers(project: Project, baseline: Baseline) -> bool:
+    return any("modified here" not in a.reason for a in _leftover_actions(project, baseline))
 
 
 def _answers_change(project: Project) -> bool:
@@ -614,6 +637,7 @@ def _up_to_date(
     if uncommitted:
         report.status = "not-committed"
         report.notes.append(uncommitted)
+    report.actions = _leftover_actions(project, baseline)
     report.earlier_action_items = open_action_items(project, baseline)
     if report.earlier_action_items:
         report.status = "action-required"

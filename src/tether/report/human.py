@@ -10,6 +10,7 @@ from tether.report import lifecycle as lifecycle_report
 from tether.report.printable import lines_of, one_line, printable
 
 if TYPE_CHECKING:
+    from tether.flows.check import CheckReport
     from tether.flows.install import InitReport
     from tether.flows.pullrequest import PullRequestReport
     from tether.flows.status import StatusReport
@@ -75,6 +76,13 @@ def render_status(report: StatusReport, limit: int | None = LIST_LIMIT) -> str:
     lines += _listing(
         "Yours (taken over with tether own; updates leave them alone)", _yours(report), limit
     )
+    unmodified = set(report.leftovers_unmodified)
+    lines += _listing(
+        "Removed upstream, still here (delete them, or tether own PATH to keep one; "
+        "tether update --delete-removed removes the unmodified ones)",
+        [p + ("" if p in unmodified else " (modified here)") for p in report.leftovers],
+        limit,
+    )
     lines += lifecycle_report.open_item_lines(report.action_items)
     lines += [f"note: {one_line(n)}" for n in report.notes]
     return printable("\n".join(lines))
@@ -103,25 +111,57 @@ _REASON_TEXT = {
     "run-in-progress": "another tether run is changing the project right now",
     "unfinished-update": "an update was interrupted and is not finished",
     "owned-drift": "owned files differ from the installed release",
-    "update-available": "a newer release is available",
     "unresolved-conflicts": "conflicts from an update are not resolved",
-    "not-regular-files": "managed paths are not regular files (FIFOs, sockets, devices, links)",
     "action-required": "an update left action items that are not settled",
+    "not-regular-files": "managed paths are not regular files (FIFOs, sockets, devices, links)",
+    "leftovers": "files removed upstream are still here",
+    "update-available": "a newer release is available",
+}
+# The heading of each kind of finding that names files.
+_FINDING_TITLES = {
+    "owned-drift": "Owned drift",
+    "unresolved-conflicts": "Unresolved conflicts",
+    "not-regular-files": "Not regular files",
+    "leftovers": "Removed upstream, still here",
 }
 
 
-def render_check(report: StatusReport, reasons: list[str], limit: int | None = LIST_LIMIT) -> str:
-    if not reasons:
-        return f"tether check: clean ({one_line(report.upstream)} {report.installed_version})"
-    lines = ["tether check: " + "; ".join(_REASON_TEXT[r] for r in reasons)]
-    lines += _run_state_lines(report)
-    lines += _listing("Owned drift", report.modified_owned + report.deleted_owned, limit)
-    lines += _listing("Unresolved conflicts", [c["path"] for c in report.conflicts], limit)
-    lines += lifecycle_report.open_item_lines(report.action_items)
-    if report.update_available:
-        lines.append(f"Update: {report.installed_version} → {report.latest_version}")
-    lines += [f"note: {n}" for n in report.notes]
+def render_check(report: CheckReport, limit: int | None = LIST_LIMIT) -> str:
+    status = report.status
+    name = f"{one_line(status.upstream)} {status.installed_version}"
+    reasons = report.reasons
+    if reasons:
+        lines = [f"tether check: failed ({name}): " + "; ".join(_REASON_TEXT[r] for r in reasons)]
+    elif report.findings:
+        lines = [f"tether check: passed ({name}); found, but not failing the check:"]
+    else:
+        return f"tether check: clean ({name})"
+    lines += _run_state_lines(status)
+    for reason in ("run-in-progress", "unfinished-update", "update-available"):
+        for finding in (f for f in report.findings if f.reason == reason):
+            if reason == "update-available":
+                lines.append(f"Update: {status.installed_version} → {status.latest_version}")
+            lines.append(_next_line(finding.next_steps, finding.fails, "  "))
+    for reason, title in _FINDING_TITLES.items():
+        found = [f for f in report.findings if f.reason == reason]
+        if not found:
+            continue
+        lines.append(f"{title} ({len(found)})" + ("" if found[0].fails else ", not failing") + ":")
+        shown = found if limit is None else found[:limit]
+        for finding in shown:
+            lines.append(f"  {one_line(finding.path or '')}")
+            lines.append(_next_line(finding.next_steps, True, "    "))
+        if len(found) > len(shown):
+            lines.append(f"  … and {len(found) - len(shown)} more (--all lists every one)")
+    lines += lifecycle_report.open_item_lines(status.action_items)
+    lines.append(f"fails on: {', '.join(report.fail_on) or 'nothing'} ({report.fail_on_from})")
+    lines += [f"note: {n}" for n in status.notes]
     return printable("\n".join(lines))
+
+
+def _next_line(steps: tuple[str, ...], fails: bool, indent: str) -> str:
+    text = "next: " + " | ".join(one_line(step) for step in steps)
+    return indent + (text if fails else text + " (not failing)")
 
 
 # (JSON bucket, label): the label says what happened to the files; the JSON names stay.
@@ -260,11 +300,7 @@ def render_plan_summary(report: UpdateReport, limit: int | None = LIST_LIMIT) ->
         [f"{a.rename_from} → {a.path} ({a.bucket.value})" for a in report.actions if a.rename_from],
         limit,
     )
-    lines += _listing(
-        "Delete? (run with --delete-removed to remove the unmodified ones)",
-        [a.path + (f" ({a.reason})" if a.reason else "") for a in report.bucket(Bucket.DELETE)],
-        limit,
-    )
+    lines += _delete_listing(report, limit)
     lines += _listing(
         "Failed", [f"{a.path}: {a.reason}" for a in report.bucket(Bucket.FAILED)], limit
     )
@@ -286,6 +322,17 @@ def render_plan_summary(report: UpdateReport, limit: int | None = LIST_LIMIT) ->
         limit,
     )
     return printable("\n".join(lines))
+
+
+def _delete_listing(report: UpdateReport, limit: int | None) -> list[str]:
+    from tether.model.plan import Bucket
+
+    return _listing(
+        "Delete? (removed upstream, still here: --delete-removed removes the unmodified ones, "
+        "tether own PATH keeps one as yours)",
+        [a.path + (f" ({a.reason})" if a.reason else "") for a in report.bucket(Bucket.DELETE)],
+        limit,
+    )
 
 
 def _handed_over(report: UpdateReport) -> list[FileAction]:
@@ -369,7 +416,7 @@ def _update_text(report: UpdateReport, limit: int | None) -> str:
     if report.status == "up-to-date":
         upstream = one_line(report.upstream)
         lines = [f"tether update: already up to date ({upstream} {report.from_version})"]
-        return "\n".join(lines + notes)
+        return "\n".join(lines + _delete_listing(report, limit) + notes)
     if report.status == "ahead":
         upstream = one_line(report.upstream)
         lines = [
