@@ -150,6 +150,7 @@ CANONICAL: dict[str, Meaning] = {
     "--keyword": meaning("keyword", True),
     "--level": meaning("level", True),
     "--target-level": meaning("target_level", True, "L"),
+    "--converge-engines": meaning("converge_engines", False),
     "--conflict-policy": meaning("conflict_policy", True),
     "--min-release-age": meaning("min_release_age", True),
     "--node-index": meaning("node_index", True),

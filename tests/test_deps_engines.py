@@ -173,3 +173,25 @@ def test_engines_ask_no_conflict_question_and_a_precision_is_no_split(
     [node] = [line for line in err.splitlines() if line.startswith("| node")]
     assert node.split(" | ")[:2] == ["| node", "22.16.0"]
     assert "per-project targets" not in err
+
+
+def test_a_pin_above_the_target_moves_down_only_when_asked(
+    projects: Path, server: LoopbackRegistry
+) -> None:
+    """lib's .nvmrc says 24, above the run's Node target 22.16.0: surfaced and left as it is
+    unless ``--converge-engines`` asks for every pin to take the run's target."""
+    lib = projects.parent / "lib"
+    code, doc = run_json(*engines(projects, server, "apply", "--yes"))
+    assert code == 0, doc
+    assert (lib / ".nvmrc").read_text() == "24\n"
+    code, doc = run_json(*engines(projects, server, "apply", "--yes", "--converge-engines"))
+    assert code == 0, doc
+    assert (lib / ".nvmrc").read_text() == "22\n"
+    assert any(
+        "lib: node 24 (.nvmrc) is newer than the run's target 22.16.0; moved to it "
+        "(--converge-engines)" in w
+        for w in doc["warnings"]
+    )
+    minor = [a if a != "engines" else "minor" for a in engines(projects, server, "plan")]
+    code, _, err = run_cli(*minor, "--converge-engines")
+    assert code == 2 and "--converge-engines goes with --level engines" in err

@@ -116,6 +116,12 @@ def _add_deep_commands(sub: Any) -> None:
 def _add_common(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--level", required=True, choices=LEVELS, help="how far to move")
     parser.add_argument(
+        "--converge-engines",
+        action="store_true",
+        help="at --level engines, also move a pin above the run's target down to it "
+        "(by default such a pin is reported and left higher)",
+    )
+    parser.add_argument(
         "--target-level",
         choices=LEVELS,
         metavar="L",
@@ -275,6 +281,7 @@ def _request(args: argparse.Namespace) -> DepsRequest:
         args.level,
         selection_filters(args),
         target=args.target_level,
+        converge_engines=args.converge_engines,
         registries=registries,
         min_release_age=args.min_release_age,
         plan_dir=Path(args.plan_dir) if args.plan_dir else None,

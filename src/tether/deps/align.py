@@ -196,6 +196,8 @@ def apply_policy(package: PackagePlan, policy: str) -> None:
 def _effective(planned: PlannedOccurrence, best: str, conflict: bool, policy: str) -> str | None:
     occurrence = planned.resolved.occurrence
     own = planned.resolved.target
+    if own is not None and _below(own, occurrence.min_version, occurrence.ecosystem):
+        return own  # moved down only because it was asked for (engines, --converge-engines)
     if not _below(occurrence.min_version, best, occurrence.ecosystem):
         return None
     if not planned.within_level:

@@ -37,6 +37,7 @@ class DepsRequest:
     level: Level
     filters: Filters = field(default_factory=Filters)
     target: Level | None = None  # how far versions move (None: the level)
+    converge_engines: bool = False  # engines: a pin above the target moves down to it too
     registries: Registries = field(default_factory=Registries)
     min_release_age: str | None = None  # 7d, 12h, 90m
     plan_dir: Path | None = None  # also write the scan (and the plan) here
@@ -253,12 +254,21 @@ def _scan(
     fetcher = flow.make_fetcher(request.registries, request.env, request.cwd)
     now = flow.system_now()
     return flow.scan(
-        chosen.selection, request.level, request.registries, fetcher, now, min_age, request.target
+        chosen.selection,
+        request.level,
+        request.registries,
+        fetcher,
+        now,
+        min_age,
+        request.target,
+        request.converge_engines,
     )
 
 
 def _check_target(request: DepsRequest) -> None:
     """A target is a dependency level for a dependency run; engines go with engines."""
+    if request.converge_engines and request.level != "engines":
+        raise UsageError("--converge-engines goes with --level engines only")
     if request.target is None or request.target == request.level:
         return
     if "engines" in (request.target, request.level):

@@ -290,7 +290,10 @@ def scan_engines_projects(
     node_index: NodeIndex,
     now: datetime,
     min_release_age: timedelta | None = None,
+    converge: bool = False,
 ) -> ScanResult:
+    """``converge``: a pin above the run's target moves down to it too (asked for: by
+    default it is surfaced and left higher)."""
     projects = [scan_engines(m.name, m.path) for m in members]
     result = ScanResult("engines", projects, now=now)
     result.registries = {eco: s.describe() for eco, s in fetcher.sources.items()}
@@ -303,7 +306,7 @@ def scan_engines_projects(
     for project in result.scanned:
         result.policies[project.name] = policy_for(project, min_release_age)
         result.resolved[project.name] = [
-            _converge(o, targets.get(o.name), result) for o in project.occurrences
+            _converge(o, targets.get(o.name), result, converge) for o in project.occurrences
         ]
         result.skipped += project.skipped
         result.warnings += project.warnings
@@ -333,16 +336,18 @@ def misaligned(project: ProjectScan, targets: dict[str, str | None]) -> list[str
     return lines
 
 
-def _converge(occurrence: Occurrence, target: str | None, result: ScanResult) -> Resolved:
+def _converge(
+    occurrence: Occurrence, target: str | None, result: ScanResult, down: bool = False
+) -> Resolved:
     if target is None:
         return Resolved(occurrence, None)
     if npmspec.compare(occurrence.min_version, target) > 0:
+        then = "moved to it (--converge-engines)" if down else "left as it is"
         result.warnings.append(
             f"{occurrence.project}: {occurrence.name} {occurrence.declared.shown} "
-            f"({occurrence.locus.source_file}) is newer than the run's target {target}; "
-            "left as it is"
+            f"({occurrence.locus.source_file}) is newer than the run's target {target}; {then}"
         )
-        return Resolved(occurrence, None)
+        return Resolved(occurrence, target if down else None)
     if occurrence.name == "yarn" and _crosses_yarn_2(occurrence.min_version, target):
         result.warnings.append(
             f"{occurrence.project}: yarn {occurrence.declared.shown} → {target} is a "

@@ -102,10 +102,13 @@ def scan(
     now: datetime,
     min_release_age: timedelta | None,
     target: Level | None = None,
+    converge: bool = False,
 ) -> ScanResult:
     members = list(selection.chosen)
     if level == "engines":
-        result = scan_engines_projects(members, fetcher, node_index(config), now, min_release_age)
+        result = scan_engines_projects(
+            members, fetcher, node_index(config), now, min_release_age, converge
+        )
     else:
         result = scan_projects(members, level, fetcher, now, min_release_age, target=target)
     result.missing = list(selection.missing)
