@@ -72,6 +72,7 @@ def discipline_lens(tree: Any, ctx: LensContext) -> list[Finding]:
         ("hook_contract_good.sh", hook_and_paths_lens, "bash"),
         ("paths.sh", paths.check, "bash"),
         ("library_cd.sh", paths.check, "bash"),
+        ("library_cd_if_guard.sh", paths.check, "bash"),
         ("discipline_bad.sh", discipline_lens, "bash"),
         ("discipline_good.sh", discipline_lens, "bash"),
         ("discipline_pipefail_bad.sh", discipline_lens, "bash"),
@@ -258,11 +259,11 @@ def test_lens_findings_are_cached_by_bytes_target_and_lens_code(
     assert [f.finding_class for f in first] == ["portability/sed-in-place"]
     calls: list[object] = []
 
-    def counting(*args: object) -> list[Finding]:
+    def counting(*args: object) -> tuple[list[Finding], None]:
         calls.append(args)
-        return []
+        return [], None
 
-    monkeypatch.setattr(shell, "_lens_findings", counting)
+    monkeypatch.setattr(shell, "_lens_analysis", counting)
     assert shell._cached_lens_findings(target, data, tools, cache) == first
     assert calls == []  # served from the cache
     shell._cached_lens_findings(replace(target, hook=True), data, tools, cache)

@@ -20,11 +20,12 @@ from functools import lru_cache
 from pathlib import Path, PurePosixPath
 from typing import Any, Final
 
-from tether.audit import shellcheck, suppress
+from tether.audit import dependencies, shellcheck, suppress
 from tether.audit.cache import ResultCache, cache_key
 from tether.audit.findings import Finding, rule
 from tether.audit.lenses import LensContext, bash32, bats, discipline, hooks, paths, portability
 from tether.audit.lenses.guards import guarded_lines
+from tether.audit.lenses.hooks import DependencyFacts
 from tether.audit.roster import GlobSet, Remit
 from tether.audit.shellast import Node, parse
 from tether.audit.tools import Toolset
@@ -56,6 +57,7 @@ class FileResult:
     target: Target
     findings: tuple[Finding, ...]
     cached: bool
+    facts: DependencyFacts | None = None  # a hook's, for the checks across files
 
 
 @dataclass(frozen=True)
@@ -90,7 +92,9 @@ def classify(path: str, first_line: str, posix: GlobSet, hook_globs: GlobSet) ->
         return None  # a hook without a shebang (husky's style) is still sh
     dialect = "sh" if is_posix_path or shell in _SH_INTERPRETERS else "bash"
     is_bats = suffix == ".bats" or shell == "bats"
-    return Target(path, dialect, is_bats, hook_globs.matches(path), is_posix_path)
+    # A suite beside the hooks it tests (.claude/hooks/tests/x.bats) is never run as one.
+    is_hook = hook_globs.matches(path) and not is_bats
+    return Target(path, dialect, is_bats, is_hook, is_posix_path)
 
 
 def select_targets(root: Path, paths: list[str], options: ShellOptions) -> list[Target]:
@@ -99,7 +103,7 @@ def select_targets(root: Path, paths: list[str], options: ShellOptions) -> list[
     targets = []
     for path in sorted(set(paths)):
         target = classify(path, _first_line(root / path), posix, hook_globs)
-        if target is not None and path in registered and not target.hook:
+        if target is not None and path in registered and not target.hook and not target.bats:
             target = replace(target, hook=True)
         if target is not None:
             targets.append(target)
@@ -352,20 +356,17 @@ def analyse_file(root: Path, target: Target, tools: Toolset, options: ShellOptio
         return FileResult(
             target, (shellcheck.cannot_analyse(target.path, reason, 1, "open"),), False
         )
-    found, cached = analyse_bytes(target, data, tools, options)
-    return FileResult(target, tuple(found), cached)
+    return analysed(target, data, tools, options)
 
 
-def analyse_bytes(
-    target: Target, data: bytes, tools: Toolset, options: ShellOptions
-) -> tuple[list[Finding], bool]:
-    """shellcheck's and the lenses' findings on ``data`` as ``target``, sorted; and whether
-    shellcheck's result came from the cache."""
+def analysed(target: Target, data: bytes, tools: Toolset, options: ShellOptions) -> FileResult:
+    """shellcheck's and the lenses' findings on ``data`` as ``target``, sorted, with
+    whether shellcheck's result came from the cache and a hook's dependency facts."""
     checked = shellcheck.run_shellcheck(tools.shellcheck, data, target.dialect, options.cache)
     found = shellcheck.findings_for(target.path, checked, tools.shellcheck, target.dialect)
-    found.extend(_cached_lens_findings(target, data, tools, options.cache))
-    found = suppress.apply(target.path, data, found)
-    return sorted(found, key=Finding.sort_key), checked.cached
+    lens_found, facts = _cached_lens_analysis(target, data, tools, options.cache)
+    found = suppress.apply(target.path, data, found + lens_found)
+    return FileResult(target, tuple(sorted(found, key=Finding.sort_key)), checked.cached, facts)
 
 
 @lru_cache(maxsize=1)
@@ -385,6 +386,13 @@ def _cached_lens_findings(
     target: Target, data: bytes, tools: Toolset, cache: ResultCache
 ) -> list[Finding]:
     """The lens findings, from the cache when file, target kind, shfmt and lenses match."""
+    return _cached_lens_analysis(target, data, tools, cache)[0]
+
+
+def _cached_lens_analysis(
+    target: Target, data: bytes, tools: Toolset, cache: ResultCache
+) -> tuple[list[Finding], DependencyFacts | None]:
+    """The lens findings and a hook's dependency facts, cached together."""
     key = cache_key(
         "lenses",
         lens_code_digest(),
@@ -397,13 +405,23 @@ def _cached_lens_findings(
         hashlib.sha256(data).hexdigest(),
     )
     stored = cache.get(key)
-    if isinstance(stored, list):
-        with contextlib.suppress(TypeError, KeyError):  # an entry in another shape is a miss
-            return [_finding_from_json(entry) for entry in stored]
-    found = _lens_findings(target, data, tools)
+    if isinstance(stored, dict):
+        with contextlib.suppress(TypeError, KeyError, ValueError, AttributeError):
+            # an entry in another shape is a miss
+            facts = stored["facts"]
+            return (
+                [_finding_from_json(entry) for entry in stored["findings"]],
+                None if facts is None else DependencyFacts.from_json(facts),
+            )
+    found, facts = _lens_analysis(target, data, tools)
     if not any(f.finding_class == "audit/cannot-analyse" for f in found):
-        cache.put(key, [asdict(f) for f in found])  # a failure is retried, never remembered
-    return found
+        # a failure is retried, never remembered
+        entry = {
+            "findings": [asdict(f) for f in found],
+            "facts": None if facts is None else facts.to_json(),
+        }
+        cache.put(key, entry)
+    return found, facts
 
 
 def _finding_from_json(entry: dict[str, Any]) -> Finding:
@@ -418,11 +436,17 @@ def _finding_from_json(entry: dict[str, Any]) -> Finding:
 
 
 def _lens_findings(target: Target, data: bytes, tools: Toolset) -> list[Finding]:
+    return _lens_analysis(target, data, tools)[0]
+
+
+def _lens_analysis(
+    target: Target, data: bytes, tools: Toolset
+) -> tuple[list[Finding], DependencyFacts | None]:
     parser = f"shfmt {tools.shfmt.version} ({tools.shfmt.source})"
     parsed = parse(tools.shfmt, data, "bats" if target.bats else "bash")
     if parsed.tree is None:
         reason = parsed.error or "shfmt printed no syntax tree"
-        return [shellcheck.cannot_analyse(target.path, reason, parsed.error_line, parser)]
+        return [shellcheck.cannot_analyse(target.path, reason, parsed.error_line, parser)], None
     tree, ctx = parsed.tree, LensContext(target.path, parser)
     first_line = data.split(b"\n", 1)[0].decode("utf-8", "replace")
     lenses: list[tuple[str, Callable[[], list[Finding]]]] = [
@@ -446,7 +470,14 @@ def _lens_findings(target: Target, data: bytes, tools: Toolset) -> list[Finding]
         except Exception as error:  # a lens bug must not read as a clean file
             reason = f"the {name} lens failed ({type(error).__name__}: {error})"
             found.append(shellcheck.cannot_analyse(target.path, reason, 1, parser))
-    return found
+    facts = None
+    if target.hook:
+        try:
+            facts = hooks.dependency_facts(tree, first_line)
+        except Exception as error:
+            reason = f"the hooks lens failed ({type(error).__name__}: {error})"
+            found.append(shellcheck.cannot_analyse(target.path, reason, 1, parser))
+    return found, facts
 
 
 def downgrade_guarded(tree: Node, found: list[Finding]) -> list[Finding]:
@@ -462,7 +493,66 @@ def analyse(
         return []
     with ThreadPoolExecutor(max_workers=max(1, options.jobs)) as pool, stop_all_on_interrupt(pool):
         results = list(pool.map(lambda t: analyse_file(root, t, tools, options), targets))
+    results = _weigh_dependencies(root, results, tools, options)
     return link_pinning_suites(root, results)
+
+
+def _weigh_dependencies(
+    root: Path, results: list[FileResult], tools: Toolset, options: ShellOptions
+) -> list[FileResult]:
+    """Drop the ``hook/unguarded-dependency`` findings a check in another file answers
+    (audit/dependencies.py): a guard function from a sourced library, or, for a
+    library, the hooks sourcing it having checked first."""
+    from tether import git
+
+    known = {r.target.path: r.facts for r in results if r.facts is not None}
+    if not any(facts.unguarded for facts in known.values()):
+        return results
+    posix, hook_globs = GlobSet(options.posix), GlobSet(options.hooks)
+    registered = registered_hooks(root)
+    hook_files = [
+        path
+        for path in git.ls_files(root)
+        if (hook_globs.matches(path) or path in registered)
+        and (target := classify(path, _first_line(root / path), posix, hook_globs)) is not None
+        and not target.bats
+    ]
+
+    def facts_of(path: str) -> DependencyFacts | None:
+        try:
+            data = read_bytes(root / path)
+        except OSError:
+            return None
+        target = classify(path, _first_line(root / path), posix, hook_globs)
+        if target is None:
+            return None
+        return _cached_lens_analysis(replace(target, hook=True), data, tools, options.cache)[1]
+
+    def naming(name: str) -> list[str]:
+        needle = name.encode("utf-8", "surrogateescape")
+        found = []
+        for path in hook_files:
+            with contextlib.suppress(OSError):
+                if needle in read_bytes(root / path):
+                    found.append(path)
+        return found
+
+    answered = dependencies.answered_elsewhere(known, hook_files, facts_of, naming)
+    if not answered:
+        return results
+    out = []
+    for result in results:
+        path = result.target.path
+        kept = tuple(
+            f
+            for f in result.findings
+            if not (
+                f.finding_class == "hook/unguarded-dependency"
+                and (path, f.title.split(" ", 1)[0], f.line) in answered
+            )
+        )
+        out.append(replace(result, findings=kept) if len(kept) != len(result.findings) else result)
+    return out
 
 
 def blobs_at(root: Path, rev: str, paths: Sequence[str]) -> dict[str, bytes]:
@@ -512,7 +602,7 @@ def downgrade_inherited(
             return result
         if old is None:
             return result
-        before, _ = analyse_bytes(result.target, old, tools, options)
+        before = analysed(result.target, old, tools, options).findings
         counts = Counter(_finding_key(f, _lines(old)) for f in before)
         new_lines = _lines(new)
         findings = []

@@ -32,6 +32,7 @@ from tether.audit.findings import Finding
 from tether.audit.lenses import LensContext
 from tether.audit.lenses.batsbody import (
     SETUPS,
+    Helpers,
     bails,
     body_findings,
     ci_skips,
@@ -50,12 +51,13 @@ _TITLE_BANG = "non-final `! cmd` cannot fail the test: set -e ignores negated co
 
 def check(tree: Node, ctx: LensContext) -> list[Finding]:
     found: list[Finding] = []
+    helpers = Helpers.of(tree)
     for node in walk(tree):
         if kind(node) == "TestDecl":
             body = command(node.get("Body"))
             stmts = body.get("Stmts") or []
             found.extend(_statements(stmts, True, ctx))
-            found.extend(body_findings(body, ctx))
+            found.extend(body_findings(body, ctx, helpers))
         elif kind(node) == "FuncDecl" and (node.get("Name") or {}).get("Value") in SETUPS:
             setup = command(node.get("Body"))
             found.extend(unconditional_skips(setup, ctx, "setup"))

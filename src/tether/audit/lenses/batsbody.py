@@ -12,7 +12,8 @@ Each rule reads one @test body (a Block) in any position, final or not:
 - an ``if``/``while`` whose condition checks a ``run`` result (or greps, diffs, asserts)
   while no arm fails, checks, returns or skips and no check follows it in the body: the
   condition's verdict is dropped (one that only prints diagnostics before the real
-  assertion is fine);
+  assertion is fine, the real assertion being a check or, after arms that only print, a
+  call to a helper that may hold one);
 - statements after an unconditional ``return``/``exit`` never run;
 - ``[[ $x == * ]]``, ``[[ $x =~ .* ]]``, ``=~ ^`` and ``grep ''``/``grep '.*'`` match
   every input;
@@ -23,6 +24,7 @@ Each rule reads one @test body (a Block) in any position, final or not:
 from __future__ import annotations
 
 from collections.abc import Iterator
+from dataclasses import dataclass
 from typing import Any, Final
 
 from tether.audit.findings import Finding
@@ -48,11 +50,135 @@ _ENDERS: Final = {"return", "exit", "skip"}
 _ARITH_COMPARISONS: Final = {"<", ">", "<=", ">=", "==", "!="}
 
 
-def body_findings(body: Node, ctx: LensContext) -> list[Finding]:
+@dataclass(frozen=True)
+class Helpers:
+    """The suite's own functions: all of them, and those whose body holds a check."""
+
+    defined: frozenset[str] = frozenset()
+    checking: frozenset[str] = frozenset()
+
+    @classmethod
+    def of(cls, tree: Node) -> Helpers:
+        bodies = {
+            str((node.get("Name") or {}).get("Value")): node.get("Body")
+            for node in walk(tree)
+            if kind(node) == "FuncDecl"
+        }
+        checking = {
+            name
+            for name, body in bodies.items()
+            if any("Cmd" in n and is_check(n) for n in walk(body))
+        }
+        return cls(frozenset(bodies), frozenset(checking))
+
+    def may_check(self, name: str | None) -> bool:
+        """True for a call that can be the real assertion: a suite function holding a
+        check, or a name neither the suite defines nor a common program or builtin (a
+        helper from a sourced file, ``has_line "…"``)."""
+        if name is None or name in self.checking:
+            return name is not None
+        return name not in self.defined and name not in _PLAIN_COMMANDS
+
+
+# Commands that print, set up or clean up, never assert: after an `if` that only prints
+# diagnostics, one of these is not the check the diagnostics precede.
+_PLAIN_COMMANDS: Final = frozenset(
+    {
+        "echo",
+        "printf",
+        "cat",
+        ":",
+        "true",
+        "cd",
+        "pushd",
+        "popd",
+        "mkdir",
+        "rm",
+        "rmdir",
+        "cp",
+        "mv",
+        "touch",
+        "ln",
+        "chmod",
+        "chown",
+        "export",
+        "local",
+        "declare",
+        "typeset",
+        "readonly",
+        "unset",
+        "shift",
+        "set",
+        "source",
+        ".",
+        "eval",
+        "exec",
+        "trap",
+        "wait",
+        "sleep",
+        "kill",
+        "run",
+        "load",
+        "bats_load_library",
+        "skip",
+        "sed",
+        "awk",
+        "tr",
+        "sort",
+        "uniq",
+        "wc",
+        "head",
+        "tail",
+        "cut",
+        "find",
+        "xargs",
+        "mktemp",
+        "date",
+        "basename",
+        "dirname",
+        "realpath",
+        "readlink",
+        "env",
+        "bash",
+        "sh",
+        "git",
+        "jq",
+        "tee",
+        "read",
+        "mapfile",
+        "readarray",
+        "let",
+        "pwd",
+        "umask",
+        "command",
+        "type",
+        "hash",
+        "which",
+        "ls",
+        "stat",
+        "du",
+        "tar",
+        "curl",
+        "python",
+        "python3",
+        "node",
+        "npm",
+        "pnpm",
+        "npx",
+        "yq",
+        "od",
+        "seq",
+        "ps",
+    }
+)
+_PRINTERS: Final = {"echo", "printf", "cat", ":", "true"}
+
+
+def body_findings(body: Node, ctx: LensContext, helpers: Helpers | None = None) -> list[Finding]:
     return [
         *_swallowed_checks(body, ctx),
         *_unchecked_runs(body, ctx),
-        *_condition_only(body, ctx),
+        *_condition_only(body, ctx, helpers or Helpers()),
         *_unreachable(body, ctx),
         *_always_matching(body, ctx),
         *unconditional_skips(body, ctx, "@test"),
@@ -194,14 +320,32 @@ def _arm_decides(arms: list[Node]) -> bool:
     return False
 
 
-def _checked_later(body: Node, node: Node) -> bool:
+def _prints_only(arms: list[Node]) -> bool:
+    """True when every statement of the arms only prints (diagnostics)."""
+    return bool(arms) and all(
+        kind(command(stmt)) == "CallExpr" and _name(command(stmt)) in _PRINTERS for stmt in arms
+    )
+
+
+def _checked_later(body: Node, node: Node, helpers: Helpers) -> bool:
     """True when a check follows ``node`` in the body: an ``if`` that only prints
-    diagnostics before the real assertion drops no verdict."""
+    diagnostics before the real assertion drops no verdict. After one whose arms only
+    print, a call to a helper that may hold the assertion (``Helpers.may_check``) counts."""
     after = _offset(node, "End")
-    return any(_offset(stmt, "Pos") >= after and is_check(stmt) for stmt in statements(body))
+    later = [stmt for stmt in statements(body) if _offset(stmt, "Pos") >= after]
+    if any(is_check(stmt) for stmt in later):
+        return True
+    if not _prints_only(_arms(node)):
+        return False
+    return any(
+        helpers.may_check(_name(n))
+        for stmt in later
+        for n in walk(command(stmt))
+        if kind(n) == "CallExpr"
+    )
 
 
-def _condition_only(body: Node, ctx: LensContext) -> Iterator[Finding]:
+def _condition_only(body: Node, ctx: LensContext, helpers: Helpers) -> Iterator[Finding]:
     for node in walk(body):
         if kind(node) not in ("IfClause", "WhileClause"):
             continue
@@ -210,7 +354,7 @@ def _condition_only(body: Node, ctx: LensContext) -> Iterator[Finding]:
             cond
             and _asserts_result(cond)
             and not _arm_decides(_arms(node))
-            and not _checked_later(body, node)
+            and not _checked_later(body, node, helpers)
         ):
             yield ctx.finding("bats/condition-only-check", node, "check used only as a condition")
 

@@ -2,7 +2,7 @@
 
 - a literal path under ``/Users/NAME`` or ``/home/NAME`` names the author's machine (a
   word that starts with an expansion, ``"$BATS_TEST_TMPDIR/home/…"``, is under that
-  variable instead);
+  variable instead, and a placeholder account, ``/Users/you``, names nobody's);
 - ``cd``/``pushd`` into a literal absolute directory (other than ``/`` and ``/tmp``)
   assumes a layout the next machine does not have;
 - ``source``/``.`` of a relative literal path, or ``bash``/``sh`` running one, resolves
@@ -22,7 +22,22 @@ from tether.audit.findings import Finding
 from tether.audit.lenses import LensContext
 from tether.audit.shellast import Node, argv, command, command_name, kind, line_of, walk
 
-_MACHINE_PATH: Final = re.compile(r"(?:^|[\s:=\"'])(/(?:Users|home)/[A-Za-z0-9._-]+)")
+_MACHINE_PATH: Final = re.compile(r"(?:^|[\s:=\"'])(/(?:Users|home)/([A-Za-z0-9._-]+))")
+# Account names documentation and fixtures use for "somebody": a path under one of them
+# is an example, never the author's machine (`/Users/you/work/…` in a test payload).
+_PLACEHOLDER_ACCOUNTS: Final = {
+    "you",
+    "me",
+    "user",
+    "username",
+    "someone",
+    "somebody",
+    "example",
+    "name",
+    "yourname",
+    "your-name",
+    "your_name",
+}
 _HARMLESS_DIRS: Final = {"/", "/tmp"}
 _RUNNERS: Final = {"bash", "sh", "dash", "source", "."}
 
@@ -40,7 +55,18 @@ _LIBRARY_TOP: Final = {"source", ".", "set", "shopt", "export", "readonly", "ret
 _DIRECTORY_CHANGERS: Final = {"cd", "pushd", "popd"}
 
 
-def _is_library(tree: Node) -> bool:
+def _load_guard(cmd: Node) -> bool:
+    """``[ -n "${_LOADED:-}" ] && return`` or ``if [ -n "${_LOADED:-}" ]; then return 0; fi``:
+    a second ``source`` of the file returns before doing anything."""
+    if kind(cmd) == "BinaryCmd":
+        return command_name(command(cmd.get("Y"))) == "return"
+    if kind(cmd) == "IfClause" and not cmd.get("Else"):
+        arms = cmd.get("Then") or []
+        return bool(arms) and all(command_name(command(stmt)) == "return" for stmt in arms)
+    return False
+
+
+def is_library(tree: Node) -> bool:
     """A file made to be sourced: function definitions, and at the top level only
     assignments, declarations, sourcing and option setting (an include guard too)."""
     stmts = tree.get("Stmts") or []
@@ -49,12 +75,10 @@ def _is_library(tree: Node) -> bool:
     for stmt in stmts:
         cmd = command(stmt)
         cmd_type = kind(cmd)
-        if cmd_type in ("FuncDecl", "DeclClause"):
+        if cmd_type in ("FuncDecl", "DeclClause") or _load_guard(cmd):
             continue
         if cmd_type == "CallExpr" and (not cmd.get("Args") or command_name(cmd) in _LIBRARY_TOP):
             continue
-        if cmd_type == "BinaryCmd" and command_name(command(cmd.get("Y"))) == "return":
-            continue  # `[ -n "${_LOADED:-}" ] && return`
         return False
     return True
 
@@ -62,7 +86,7 @@ def _is_library(tree: Node) -> bool:
 def _library_cds(tree: Node, ctx: LensContext) -> Iterator[Finding]:
     """A ``cd`` in a sourced library moves its caller: a hook chain or script goes on in
     another directory. One inside ``( … )`` or ``$( … )`` stays in that subshell."""
-    if not _is_library(tree):
+    if not is_library(tree):
         return
     contained: set[int] = set()
     for node in walk(tree):
@@ -98,7 +122,11 @@ def _machine_paths(tree: Node, ctx: LensContext) -> Iterator[Finding]:
     continued = _after_expansion(tree)
     for node in walk(tree):
         text = str(node.get("Value")) if kind(node) in ("Lit", "SglQuoted") else ""
-        starts = [m.start(1) for m in _MACHINE_PATH.finditer(text)]
+        starts = [
+            m.start(1)
+            for m in _MACHINE_PATH.finditer(text)
+            if m.group(2).lower() not in _PLACEHOLDER_ACCOUNTS
+        ]
         if any(at or id(node) not in continued for at in starts) and line_of(node) not in lines:
             lines.add(line_of(node))
             yield ctx.finding("paths/machine-path", node, "path under /Users or /home")
