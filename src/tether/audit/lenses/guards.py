@@ -53,6 +53,15 @@ def _lines(stmts: list[Node]) -> set[int]:
     return found
 
 
+def _if_chain(clause: Any) -> list[Node]:
+    """Every condition and arm of an ``if``/``elif``/``else`` chain."""
+    stmts: list[Node] = []
+    while isinstance(clause, dict):
+        stmts.extend([*(clause.get("Cond") or []), *(clause.get("Then") or [])])
+        clause = clause.get("Else")
+    return stmts
+
+
 def _if_arms(clause: Any) -> list[Node]:
     arms: list[Node] = []
     while isinstance(clause, dict):
@@ -157,5 +166,5 @@ def guarded_lines(tree: Node) -> set[int]:
         if _fallback_chain(node):
             lines |= _lines([node["X"], node["Y"]])
         elif _tried_condition(node):
-            lines |= _lines([*(node.get("Cond") or []), *_if_arms(node)])
+            lines |= _lines(_if_chain(node))
     return lines
