@@ -138,7 +138,10 @@ def test_every_command_with_relative_paths(tmp_path, upstream, spelling, tether)
     assert code == 0, doc
     assert (project / "docs/guide.md").read_text() == "guide 1.0.0\n"
     state = json.loads((project / ".tether/state.json").read_text())
-    assert state["source"] == spec  # recorded absolute, so any folder finds it later
+    # A relative source is recorded relative to the project (a clone elsewhere with the
+    # source beside it still finds it), any other as given: every folder finds it later.
+    recorded = os.path.relpath(spec, project) if spelling.relative_source else spec
+    assert state["source"] == recorded
 
     code, doc = tether(cwd, "status", *where)
     assert (code, doc["installed_version"], doc["clean"], doc["modified"]) == (0, "1.0.0", 2, [])
@@ -156,7 +159,7 @@ def test_every_command_with_relative_paths(tmp_path, upstream, spelling, tether)
     assert code == 0, doc
     assert (project / "docs/guide.md").read_text() == "guide 1.1.0\n"
     state = json.loads((project / ".tether/state.json").read_text())
-    assert (state["version"], state["source"]) == ("1.1.0", spec)
+    assert (state["version"], state["source"]) == ("1.1.0", recorded)
     code, doc = tether(cwd, "check", *where)
     assert (code, doc["installed_version"], doc["clean"], doc["reasons"]) == (0, "1.1.0", 2, [])
 
@@ -185,7 +188,8 @@ def test_refresh_with_relative_paths(tmp_path, recipe_folder, spelling, tether):
     assert code == 0, doc
     assert (host / "tools/gbrain/rules.md").read_text() == "rule 1\n"
     record = json.loads((host / ".tether/gbrain/state.json").read_text())
-    assert record["source"] == str(recipe_folder)
+    relative = os.path.relpath(recipe_folder, host)
+    assert record["source"] == (relative if spelling.relative_source else str(recipe_folder))
 
     write_files(recipe_folder, {"src/rules.md": "rule 1, refreshed\n"})
     code, doc = tether(cwd, "refresh", "--yes", *where)

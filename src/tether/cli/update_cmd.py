@@ -26,7 +26,12 @@ if TYPE_CHECKING:
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     add_to(parser, "the release to move to (default: the newest)")
-    add_source(parser)
+    add_source(parser, "take releases from here instead of the recorded source (recorded)")
+    parser.add_argument(
+        "--switch-upstream",
+        action="store_true",
+        help="let --source name another upstream than the installed one (the project moves to it)",
+    )
     parser.add_argument("--profile", metavar="P", help="native or gaia (default: detected)")
     parser.add_argument("--dry-run", action="store_true", help="show the plan, write nothing")
     add_yes(parser)
@@ -169,6 +174,7 @@ def run(args: argparse.Namespace) -> int:
             skip_migrations=args.skip_migrations,
             no_programs=args.no_programs,
             template=template,
+            switch_upstream=args.switch_upstream,
         )
 
         def confirm(prepared: PreparedUpdate) -> bool:

@@ -11,7 +11,14 @@ import json
 from dataclasses import dataclass, field
 
 from tether.errors import TetherError
-from tether.flows.project import Project, Release, absolute_source, fetch_release
+from tether.flows.project import (
+    Project,
+    Release,
+    absolute_source,
+    fetch_release,
+    recorded_source,
+    source_location,
+)
 from tether.fsio import read_bytes, sha256_bytes
 from tether.model.manifest import Manifest, parse_manifest
 from tether.parselimits import MAX_NESTING, json_loads
@@ -41,6 +48,13 @@ class Baseline:
     _release: Release | None = field(default=None, repr=False)
     # What a person should know about where this baseline came from.
     notes: list[str] = field(default_factory=list)
+    # The source as the state records it (``source`` is where it is): a relative local path
+    # stays relative to the project (``flows.project.recorded_source``).
+    recorded_source: str = ""
+
+    @property
+    def source_to_record(self) -> str:
+        return self.recorded_source or self.source
 
     def release(self) -> Release:
         if self._release is None:
@@ -153,14 +167,16 @@ def load_baseline(project: Project, source_override: str | None = None) -> Basel
         baseline = _baseline_of_release(project, release, project.load_state())
         baseline.notes += release.notes  # how it was rendered (a hook not run)
         return baseline
+    recorded = recorded_source(project.root, source_override) if source_override else ""
     if source_override:
-        # An update records the source it used: a relative spelling must still find it
-        # from any folder later.
+        # Opened from wherever this run is; recorded relative to the project when it was
+        # given relative (``recorded``), so a clone elsewhere still finds it.
         source_override = absolute_source(source_override)
     state = project.load_state()
     marker = project.read_version_marker()
     if state is not None:
-        source = source_override or state.source
+        source = source_override or source_location(project.root, state.source)
+        recorded = recorded or state.source
         if project.profile.version_file is not None and marker is None:
             raise TetherError(
                 f"{project.path(project.profile.version_file)}: missing, so the installed "
@@ -169,7 +185,9 @@ def load_baseline(project: Project, source_override: str | None = None) -> Basel
                 "version into it"
             )
         if marker is not None and not same_release(marker, state.version):
-            return _baseline_from_marker(project, state, marker, source)
+            baseline = _baseline_from_marker(project, state, marker, source)
+            baseline.recorded_source = recorded
+            return baseline
         return Baseline(
             project,
             state.version,
@@ -178,6 +196,7 @@ def load_baseline(project: Project, source_override: str | None = None) -> Basel
             dict(state.files),
             set(state.sentinels),
             state,
+            recorded_source=recorded,
         )
     if marker is None:
         raise no_install_error(project)
@@ -199,7 +218,9 @@ def load_baseline(project: Project, source_override: str | None = None) -> Basel
             marker,
             source,
         ) from None
-    return _baseline_of_release(project, release, None)
+    baseline = _baseline_of_release(project, release, None)
+    baseline.recorded_source = recorded
+    return baseline
 
 
 def no_install_error(project: Project) -> TetherError:

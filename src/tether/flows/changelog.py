@@ -109,7 +109,10 @@ def _recorded_source(root: Path) -> str:
         raise UsageError(
             f"{root}: no recorded source (no tether install here); give --file PATH or --source SRC"
         )
-    return state.source
+    from tether.flows.project import source_location
+
+    assert project is not None  # a state was read from it
+    return source_location(project.root, state.source)
 
 
 def project_presence(root: Path, actions: Sequence[AdopterAction]) -> tuple[set[str], set[str]]:

@@ -125,7 +125,7 @@ def finalize(
     state = State(
         profile=project.profile.name,
         upstream=latest.manifest.name,
-        source=baseline.source,
+        source=baseline.source_to_record,
         version=latest.version,
         manifest_sha256=latest.manifest_sha256,
         files=files,

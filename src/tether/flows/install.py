@@ -18,6 +18,7 @@ from tether.flows.project import (
     absolute_source,
     fetch_release,
     profile_for_new_install,
+    recorded_source,
     utc_now,
     write_ignore_rules,
 )
@@ -230,6 +231,7 @@ def install_release(
         raise UsageError("--to is required: name the release to install")
     check_own_paths(project.root, project.profile)
     _refuse_existing(project, force)
+    source_as_recorded = recorded_source(root, source)
     source = absolute_source(source)
     undo = _Undo()
     lock = ProjectLock(project.path(project.profile.lock_file), command="init")
@@ -255,9 +257,9 @@ def install_release(
         recorded = _recorded_install(project, release, force)
         if recorded is not None:
             _note_adopt_writes(undo, project)
-            return _adopt_recorded_install(project, release, recorded, guard)
+            return _adopt_recorded_install(project, release, recorded, guard, source_as_recorded)
         _note_install_writes(undo, project, release, current)
-        return _write_install(project, release, current, guard, still_open)
+        return _write_install(project, release, current, guard, still_open, source_as_recorded)
     except OSError as error:
         undo.undo()
         where = error.filename2 or error.filename or project.root
@@ -323,6 +325,7 @@ def _write_install(
     current: dict[str, _Found | None],
     guard: PathGuard,
     open_conflicts: dict[str, ConflictRecord],
+    source_as_recorded: str,
 ) -> InitReport:
     manifest = release.manifest
     report = InitReport(project.profile.name, manifest.name, release.source, release.version)
@@ -359,7 +362,7 @@ def _write_install(
     state = State(
         profile=project.profile.name,
         upstream=manifest.name,
-        source=release.source,
+        source=source_as_recorded,
         version=release.version,
         manifest_sha256=release.manifest_sha256,
         files=files,
@@ -392,7 +395,11 @@ def _note_adopt_writes(undo: _Undo, project: Project) -> None:
 
 
 def _adopt_recorded_install(
-    project: Project, release: Release, recorded: RecordedInstall, guard: PathGuard
+    project: Project,
+    release: Release,
+    recorded: RecordedInstall,
+    guard: PathGuard,
+    source_as_recorded: str,
 ) -> InitReport:
     """A host gbrain installed without tether: its record is the baseline. Each file it
     lists is recorded with the hash and mode gbrain recorded (the bytes it copied); nothing
@@ -433,7 +440,7 @@ def _adopt_recorded_install(
     state = State(
         profile=project.profile.name,
         upstream=manifest.name,
-        source=release.source,
+        source=source_as_recorded,
         version=version,
         manifest_sha256=release.manifest_sha256,
         files=files,

@@ -322,11 +322,34 @@ def read_release(
     return Release(version, root, source, manifest, read_bytes(manifest_path))
 
 
+def is_local_source(spec: str) -> bool:
+    """A folder or tarball on disk, not a URL, git or GitHub spec."""
+    return not (":" in spec.split("/")[0] or spec.startswith(("git+", "gh:")))
+
+
 def absolute_source(spec: str) -> str:
-    """A local path source recorded as an absolute path, so later runs from any folder find it."""
-    if ":" in spec.split("/")[0] or spec.startswith(("git+", "gh:")):
+    """A local path source as an absolute path (a relative one is read from the current
+    folder), so a run in any folder finds it."""
+    if not is_local_source(spec):
         return spec
     return os.path.abspath(os.path.expanduser(spec))
+
+
+def recorded_source(root: Path, spec: str) -> str:
+    """How a source given on the command line is recorded in the project: a relative local
+    path relative to the project, so a clone elsewhere that keeps the source beside it as
+    before still finds it; an absolute path (``~`` expanded), a URL, a git or GitHub spec as
+    given."""
+    if not is_local_source(spec) or os.path.isabs(os.path.expanduser(spec)):
+        return absolute_source(spec)
+    return os.path.relpath(os.path.abspath(spec), os.path.abspath(root))
+
+
+def source_location(root: Path, recorded: str) -> str:
+    """Where a recorded source is: a relative local path is relative to the project."""
+    if not is_local_source(recorded) or os.path.isabs(recorded):
+        return recorded
+    return os.path.normpath(os.path.join(os.path.abspath(root), recorded))
 
 
 def fetch_release(

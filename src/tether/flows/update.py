@@ -93,6 +93,8 @@ class UpdateRequest:
     no_programs: bool = False
     # A project copier or cruft generated: --answers-file, --data, --trust (templates/).
     template: TemplateOptions | None = None
+    # A --source whose release names another upstream is meant (the project moves to it).
+    switch_upstream: bool = False
 
     def template_options(self) -> TemplateOptions:
         """The template options with this run's switches: a dry run, ``--no-programs`` and
@@ -463,6 +465,8 @@ def prepare_update(request: UpdateRequest) -> PreparedUpdate | UpdateReport:
             return _up_to_date(project, baseline, unfinished, request)
     latest = fetch_release(project, baseline.source, target, baseline.exclude())
     baseline.notes += [note for note in latest.notes if note not in baseline.notes]
+    if request.source:
+        _check_same_upstream(baseline, latest, request.switch_upstream)
     if project.template is not None:
         from tether.flows.template_project import baseline_facts, check_template_update
 
@@ -573,6 +577,31 @@ def _nothing_moved(plan: UpdatePlan, baseline: Baseline, latest: Release) -> boo
         or (a.bucket is Bucket.SKIP and a.reason in quiet)
         or (a.bucket is Bucket.DELETE and a.path in leftovers)  # listed already, kept
         for a in plan.actions
+    )
+
+
+def _check_same_upstream(baseline: Baseline, latest: Release, switch: bool) -> None:
+    """A ``--source`` whose release names another upstream than the installed one moves the
+    project to that upstream: refused unless ``--switch-upstream`` says it is meant. Only
+    names a manifest declares count (a release without one is named after its source)."""
+    from tether.model.implicit import IMPLICIT_KEY
+
+    named = latest.manifest.name
+    installed = baseline.upstream
+    declared = not latest.manifest.extra.get(IMPLICIT_KEY) and not baseline.manifest().extra.get(
+        IMPLICIT_KEY
+    )
+    if not declared or named == installed:
+        return
+    if not switch:
+        raise TetherError(
+            f"{latest.source}: release {latest.version} is {named}, not {installed} (the "
+            f"upstream this project installed); pass --switch-upstream to move the project to "
+            f"{named} (nothing was written)"
+        )
+    baseline.notes.append(
+        f"switched upstream from {installed} to {named} (--switch-upstream): {latest.source} "
+        "is recorded as the source"
     )
 
 
