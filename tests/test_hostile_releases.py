@@ -45,7 +45,7 @@ TIMEOUT = 30  # seconds; every case here finishes in about one
 # The 50,000-file trees take ~8 s on an idle 2-core machine and several times that when the
 # suite's workers share it; the bound still tells a hang from slow work.
 LARGE_TIMEOUT = 180
-LIMIT = 512 * 1024 * 1024  # tether.sources.DEFAULT_MAX_ENTRY_BYTES
+LIMIT = 512 * 1024 * 1024  # tether.sources.limits.DEFAULT_MAX_ENTRY_BYTES
 
 Listed = dict[str, object]
 

@@ -9,7 +9,8 @@ import pytest
 
 from helpers_sources import read_tree
 from tether.errors import TetherError
-from tether.sources import ReleaseTree, open_source
+from tether.sources import open_source
+from tether.sources.protocol import ReleaseTree
 
 
 @pytest.fixture

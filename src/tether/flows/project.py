@@ -388,8 +388,8 @@ def check_tree_version(holds: str, wanted: str | None, source: str) -> None:
 def read_tree_release(root: Path, source: str, profile: Profile) -> Release:
     """A source that is one release tree (a recipe folder): its version is the one its
     manifest names, else a digest of the manifest, so a changed recipe reads as new."""
-    from tether.sources import DEFAULT_MAX_ENTRY_BYTES
     from tether.sources.folder import check_release_folder
+    from tether.sources.limits import DEFAULT_MAX_ENTRY_BYTES
 
     if not root.is_dir():
         raise TetherError(f"{root}: the source folder does not exist")

@@ -4,46 +4,24 @@ Kinds, decided by the spec string alone (see ``open_source``): a directory of re
 a tarball path or URL template with ``{version}``/``{tag}``, a git repository,
 ``gh:owner/repo`` when the ``gh`` program is installed, and ``npm:<package>[@<version>]``.
 The modules for each kind are imported only when that kind is opened, so importing this
-package stays cheap.
+package stays cheap; what every kind returns and promises is in ``protocol``, the bounds in
+``limits``, so no kind imports this package.
 """
 
 from __future__ import annotations
 
 import os
 import re
-from dataclasses import dataclass
 from pathlib import Path
-from typing import Protocol
 
 from tether.errors import TetherError
-
-DEFAULT_MAX_ENTRY_BYTES = 512 * 1024 * 1024
+from tether.sources.limits import DEFAULT_MAX_ENTRY_BYTES
+from tether.sources.protocol import Source
 
 # Spec shapes that can only mean a git repository.
 _SCP_LIKE = re.compile(r"^[A-Za-z0-9_.-]+@[A-Za-z0-9_.-]+:(?!//)")
 _SCHEME = re.compile(r"^([A-Za-z][A-Za-z0-9+.-]*)://")
 _GIT_SCHEMES = ("ssh", "git", "file", "http", "https")
-
-
-@dataclass(frozen=True)
-class ReleaseTree:
-    version: str  # the version asked for, without a leading "v" (e.g. "1.3.0")
-    root: Path  # a folder holding the release's files: read it, never write to it
-    source: str  # the source string it came from
-
-
-class Source(Protocol):
-    spec: str
-    # What listing the versions left out and why (a git tag naming a blob…), for the report.
-    notes: list[str]
-
-    def available_versions(self, include_prereleases: bool = False) -> list[str]:
-        """Versions the source offers, ascending semver; prereleases only when asked."""
-        ...
-
-    def fetch(self, version: str) -> ReleaseTree:
-        """The release tree of ``version``; TetherError "version X not found in SRC ..."."""
-        ...
 
 
 def unknown_source(spec: str, hint: str = "") -> TetherError:

@@ -18,8 +18,8 @@ from pathlib import Path
 
 from tether.errors import TetherError
 from tether.fsio import atomic_write, read_bytes
-from tether.sources import DEFAULT_MAX_ENTRY_BYTES
 from tether.sources.folder import check_release_folder
+from tether.sources.limits import DEFAULT_MAX_ENTRY_BYTES
 
 PARTIAL = ".partial-"
 NOTE = ".note"  # ``.<version>.note`` beside a version's tree

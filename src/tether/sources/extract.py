@@ -21,7 +21,8 @@ from tether import progress
 from tether.errors import TetherError
 from tether.fsio import cannot_read, write_all
 from tether.pathrules import relpath_problem
-from tether.sources import DEFAULT_MAX_ENTRY_BYTES, limits
+from tether.sources import limits
+from tether.sources.limits import DEFAULT_MAX_ENTRY_BYTES
 from tether.sources.members import (
     FILE,
     FOLDER,

@@ -28,6 +28,9 @@ RELEASE_BYTES = "TETHER_LIMIT_RELEASE_BYTES"
 DEFAULT_RELEASE_BYTES = 1 << 30
 RELEASE_ENTRIES = "TETHER_LIMIT_RELEASE_ENTRIES"
 DEFAULT_RELEASE_ENTRIES = 200_000
+# The bytes one file of a release may hold, unpacked or in a release folder (a parameter of
+# every source, which tests lower; no variable changes it).
+DEFAULT_MAX_ENTRY_BYTES = 512 << 20
 
 
 @dataclass(frozen=True)

@@ -10,7 +10,6 @@ from pathlib import Path
 
 from tether.errors import TetherError
 from tether.fsio import cannot_read
-from tether.sources import DEFAULT_MAX_ENTRY_BYTES, ReleaseTree
 from tether.sources.common import (
     asked_version,
     match_version,
@@ -19,6 +18,8 @@ from tether.sources.common import (
     version_names,
 )
 from tether.sources.folder import check_release_folder
+from tether.sources.limits import DEFAULT_MAX_ENTRY_BYTES
+from tether.sources.protocol import ReleaseTree
 from tether.versions import sort_versions
 
 

@@ -1,0 +1,29 @@
+"""What every kind of release source promises (``Source``) and what fetching returns
+(``ReleaseTree``)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Protocol
+
+
+@dataclass(frozen=True)
+class ReleaseTree:
+    version: str  # the version asked for, without a leading "v" (e.g. "1.3.0")
+    root: Path  # a folder holding the release's files: read it, never write to it
+    source: str  # the source string it came from
+
+
+class Source(Protocol):
+    spec: str
+    # What listing the versions left out and why (a git tag naming a blob…), for the report.
+    notes: list[str]
+
+    def available_versions(self, include_prereleases: bool = False) -> list[str]:
+        """Versions the source offers, ascending semver; prereleases only when asked."""
+        ...
+
+    def fetch(self, version: str) -> ReleaseTree:
+        """The release tree of ``version``; TetherError "version X not found in SRC ..."."""
+        ...
