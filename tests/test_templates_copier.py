@@ -398,6 +398,30 @@ LOSSY_V2 = {
 }
 
 
+def test_a_path_the_new_version_excludes_is_left_alone_as_copier_leaves_it(
+    tmp_path: Path,
+) -> None:
+    """copier renders the old side with the new version's ``_exclude`` too: a file the new
+    version starts to exclude (here through a Jinja pattern) is in neither side, so it is
+    kept and never listed for deletion."""
+    v1 = {**V1, "extra.txt": "rendered in v1\n"}
+    v2 = {
+        **V2,
+        "extra.txt": "rendered in v1\n",
+        "copier.yml": COPIER_YML + "_exclude:\n  - copier.yml\n  - \"{{ 'extra' }}.txt\"\n",
+    }
+    template = template_repo(tmp_path / "tpl", [("v1.0.0", v1), ("v2.0.0", v2)])
+    project = generate(template, tmp_path / "app", project_name="app")
+    assert (project / "extra.txt").exists()
+    by_copier = twin(project, tmp_path, "by-copier")
+    copier.run_update(by_copier, vcs_ref="v2.0.0", defaults=True, overwrite=True, quiet=True)
+    assert (by_copier / "extra.txt").read_text() == "rendered in v1\n"
+    code, doc = update(project, "--to", "v2.0.0", "--delete-removed")
+    assert code == 0, doc["stderr"]
+    assert all("extra.txt" not in paths for paths in doc["buckets"].values()), doc["buckets"]
+    assert tree(project) == tree(by_copier)
+
+
 def test_where_copier_loses_work_tether_keeps_it_and_exits_4(tmp_path: Path) -> None:
     template = template_repo(tmp_path / "tpl", [("v1", LOSSY_V1), ("v2", LOSSY_V2)])
     project = generate(template, tmp_path / "app", ref="v1")

@@ -263,6 +263,25 @@ def check_template_update(
     return notes
 
 
+def exclude_as_the_release(project: Project, baseline: Any, latest: Release) -> None:
+    """copier renders the old side of an update with the new version's ``_exclude`` too, so
+    a path the new version starts to exclude is in neither side and the project's copy is
+    left alone (never listed for deletion): the baseline drops what the release's patterns
+    exclude."""
+    if _binding(project).kind != COPIER:
+        return
+    facts = latest.manifest.extra.get(TEMPLATE_KEY, {})
+    patterns = facts.get("exclude_patterns", facts.get("exclude", []))
+    if not patterns:
+        return
+    from tether.templates.copier_render import exclusion_matcher
+
+    excluded = exclusion_matcher([str(p) for p in patterns])
+    for rel in [r for r in baseline.files if r not in latest.manifest.files and excluded(r)]:
+        del baseline.files[rel]
+        baseline.sentinels.discard(rel)
+
+
 def _refuse_copier_downgrade(record: TemplateRecord, target: str) -> None:
     from tether.templates.copier_render import pep440
 

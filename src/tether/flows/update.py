@@ -468,8 +468,13 @@ def prepare_update(request: UpdateRequest) -> PreparedUpdate | UpdateReport:
     if request.source:
         _check_same_upstream(baseline, latest, request.switch_upstream)
     if project.template is not None:
-        from tether.flows.template_project import baseline_facts, check_template_update
+        from tether.flows.template_project import (
+            baseline_facts,
+            check_template_update,
+            exclude_as_the_release,
+        )
 
+        exclude_as_the_release(project, baseline, latest)
         baseline.notes += check_template_update(
             project,
             baseline_facts(baseline.manifest()),

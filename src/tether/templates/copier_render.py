@@ -16,7 +16,7 @@ import contextlib
 import functools
 import io
 import os
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
@@ -57,6 +57,7 @@ class CopierFacts:
     commit: str  # copier's ``_commit`` for that version (``git describe --tags --always``)
     version: str  # PEP 440, as copier orders versions ("" when the commit names none)
     exclude: tuple[str, ...]
+    exclude_patterns: tuple[str, ...]  # ``exclude`` rendered with the answers, as matched
     skip_if_exists: tuple[str, ...]
     answers_file: str
     unsafe: tuple[str, ...]  # the features copier runs only with --trust
@@ -113,7 +114,7 @@ def render(
             ) as worker,
         ):
             worker.run_copy()
-            return _facts(worker.template, worker.answers_relpath)
+            return _facts(worker.template, worker.answers_relpath, _rendered_exclusions(worker))
     except UnsafeTemplateError:
         raise TetherError(
             f"template {src} uses jinja_extensions, which run programs: pass --trust if you "
@@ -125,7 +126,40 @@ def render(
         raise TetherError(f"copier could not render {src} at {ref}: {_problem(error)}") from None
 
 
-def _facts(template: Any, answers_relpath: Path) -> CopierFacts:
+def _rendered_exclusions(worker: Any) -> tuple[str, ...]:
+    """The template's ``_exclude`` patterns as copier matches them: each rendered through
+    Jinja with the answers during an update and split on line breaks (copier's
+    ``match_exclude``); the raw patterns when copier's private helper is not there."""
+    import re
+
+    try:
+        return tuple(
+            line
+            for exclusion in worker.all_exclusions
+            for line in re.split(
+                r"\r\n|\r|\n",
+                worker._render_string(exclusion, extra_context={"_copier_operation": "update"}),
+            )
+        )
+    except Exception:  # copier moved its private helpers: the patterns as written
+        return tuple(str(p) for p in worker.template.exclude)
+
+
+def exclusion_matcher(patterns: Sequence[str]) -> Callable[[str], bool]:
+    """Whether a rendered path is excluded by ``patterns``, as copier's own matcher says
+    (gitignore-style patterns through pathspec, NFD-normalised)."""
+    from unicodedata import normalize
+
+    import pathspec
+    from packaging.version import Version
+
+    # copier's choice: pathspec 1.0 renamed the pattern kind it matches with.
+    kind = "gitignore" if Version(pathspec.__version__) >= Version("1.0.0") else "gitwildmatch"
+    spec = pathspec.PathSpec.from_lines(kind, (normalize("NFD", p) for p in patterns))
+    return lambda rel: bool(spec.match_file(normalize("NFD", rel)))
+
+
+def _facts(template: Any, answers_relpath: Path, exclusions: tuple[str, ...] = ()) -> CopierFacts:
     unsafe = []
     if template.jinja_extensions:
         unsafe.append("jinja_extensions")
@@ -137,6 +171,7 @@ def _facts(template: Any, answers_relpath: Path) -> CopierFacts:
         commit=str(template.commit or ""),
         version=str(template.version or ""),
         exclude=tuple(str(p) for p in template.exclude),
+        exclude_patterns=exclusions,
         skip_if_exists=tuple(str(p) for p in template.skip_if_exists),
         answers_file=str(answers_relpath),
         unsafe=tuple(unsafe),

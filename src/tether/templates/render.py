@@ -102,6 +102,7 @@ def render_record(
                 "commit": facts.commit,
                 "version": facts.version,
                 "exclude": list(facts.exclude),
+                "exclude_patterns": list(facts.exclude_patterns),
                 "skip_if_exists": list(facts.skip_if_exists),
                 "answers_file": facts.answers_file,
                 "unsafe": list(facts.unsafe),
