@@ -632,3 +632,39 @@ def test_own_in_a_copier_project_is_committed_and_honoured(template: Path, tmp_p
     code, doc = update(project, "--to", "v2.0.0")
     assert code == 0, doc["stderr"]
     assert (project / "src/app.py").read_text() == APP_V1 + "\n# mine\n"
+
+
+# --- a kill at every journal step of a trusted update with migrations and tasks ---------
+
+
+def test_a_kill_at_every_step_never_runs_a_migration_or_task_twice(tmp_path: Path) -> None:
+    """Each crash point the journal of one trusted update passes (its migrations' stages
+    included) kills a run of the same update; the rerun finishes it. The tree, the log the
+    migrations and the task append to, and the recorded version are the uninterrupted
+    run's: a stage that finished is never run again."""
+    from tether.state.journal import read_records
+
+    template = template_repo(tmp_path / "tpl", [("v1.0.0", V1), ("v2.0.0", MIGRATING)])
+    pristine = generate(template, tmp_path / "pristine", project_name="app")
+    readme = (pristine / "README.md").read_text().replace("intro\n", "intro, ours\n")
+    (pristine / "README.md").write_text(readme)
+    commit_all(pristine, "edit")
+    reference = twin(pristine, tmp_path, "reference")
+    code, doc = update(reference, "--trust")
+    assert code == 0, doc["stderr"]
+    expected = tree(reference)
+    assert (
+        expected["migrated.log"] == b"before 2.0.0\nafter v1.0.0 v2.0.0 v2.0.0\ntask update app\n"
+    )
+    points = crashpoint.points(read_records(reference / ".tether/journal.jsonl"))
+    steps = [p.split(":")[0] for p in points]
+    assert steps.count("template-stage-started") == steps.count("template-stage-finished") == 2
+    assert steps.index("template-stage-finished") < steps.index("file-written")
+    for n, point in enumerate(points):
+        project = twin(pristine, tmp_path, f"run{n}")
+        argv = ("update", "--yes", "--no-branch", "--trust", "-C", str(project))
+        crashed = run_forked(*argv, crash=point)
+        assert crashed.returncode == crashpoint.EXIT_CODE, (point, crashed.stderr)
+        rerun = run_forked(*argv)
+        assert rerun.returncode == 0, (point, rerun.stderr)
+        assert tree(project) == expected, point

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from tether.errors import TetherError
 from tether.flows.project import Project, Release
@@ -24,6 +24,10 @@ from tether.model.plan import Bucket, FileAction
 from tether.templates import COPIER, TemplateBinding
 from tether.templates.records import TemplateRecord, answers_digest
 from tether.templates.render import render_record
+
+if TYPE_CHECKING:
+    from tether.flows.apply import RunContext
+    from tether.state.journal import Journal
 
 # The manifest key holding what the render says about its template version.
 TEMPLATE_KEY = "template"
@@ -333,21 +337,32 @@ def baseline_facts(manifest: Manifest) -> dict[str, Any]:
     return facts if isinstance(facts, dict) else {}
 
 
-def run_template_stage(project: Project, latest: Release, stage: str) -> FileAction | None:
+def run_template_stage(
+    ctx: RunContext, latest: Release, stage: str
+) -> tuple[bool, FileAction | None]:
     """copier's migrations of ``stage`` ("before"/"after", and after them its tasks), run
-    only with --trust (``check_template_update`` refused otherwise). A failure is a failed
-    action named after the answers file, so the update stops short of its marker."""
+    only with --trust (``check_template_update`` refused otherwise), each stage at most once
+    per run: journaled when it begins and when it finished, so a run killed after it
+    resumes without running it again (one killed while it ran runs it again, as a native
+    migration is). Returns whether it ran now, and the failed action naming the answers file
+    when it failed (the update then stops short of its record)."""
+    from tether.state.journal import STEP_TEMPLATE_STAGE_FINISHED, STEP_TEMPLATE_STAGE_STARTED
+
+    project = ctx.project
     binding = _binding(project)
     record = binding.record
     if record.kind != COPIER:
-        return None
+        return False, None
     facts = latest.manifest.extra.get(TEMPLATE_KEY, {})
     stages = [stage] if stage == "before" else ["after", "tasks"]
     declared = set(facts.get("unsafe", []))
     if not declared & {"migrations", "tasks"}:
-        return None
+        return False, None
+    if stage in finished_template_stages(ctx.journal, ctx.run_id):
+        return False, None
     from tether.templates.copier_render import run_update_tasks
 
+    ctx.journal.append(ctx.run_id, STEP_TEMPLATE_STAGE_STARTED, stage=stage)
     try:
         run_update_tasks(
             project.root,
@@ -359,8 +374,20 @@ def run_template_stage(project: Project, latest: Release, stage: str) -> FileAct
             stages,
         )
     except TetherError as error:
-        return FileAction(record.path, None, Bucket.FAILED, reason=str(error))
-    return None
+        return True, FileAction(record.path, None, Bucket.FAILED, reason=str(error))
+    ctx.journal.append(ctx.run_id, STEP_TEMPLATE_STAGE_FINISHED, stage=stage)
+    return True, None
+
+
+def finished_template_stages(journal: Journal, run_id: str) -> set[str]:
+    """The stages a run finished (``run_template_stage``)."""
+    from tether.state.journal import STEP_TEMPLATE_STAGE_FINISHED
+
+    return {
+        str(r.get("stage"))
+        for r in journal.records()
+        if r.get("run") == run_id and r.get("step") == STEP_TEMPLATE_STAGE_FINISHED
+    }
 
 
 def write_template_record(project: Project, latest: Release, durable: bool) -> list[Path]:

@@ -884,7 +884,7 @@ def _execute(prepared: PreparedUpdate, branch: BranchPlan | None = None) -> Upda
     if ecosystem_log is not None:
         ctx.after_writes = lambda actions: ecosystem_log.append(actions, utc_now())
     _before_writes(prepared, ctx)
-    _template_stage(prepared, "before")
+    _template_stage(prepared, ctx, "before")
     stop = _StopFlag()
     with stop.installed():
         outcome = execute_plan(ctx, prepared.plan, stop)
@@ -892,7 +892,7 @@ def _execute(prepared: PreparedUpdate, branch: BranchPlan | None = None) -> Upda
         not_done = {id(a) for a in outcome.not_done}
         ecosystem_log.append([a for a in outcome.actions if id(a) not in not_done], utc_now())
     if not outcome.failed and not outcome.interrupted:
-        outcome.actions += _template_stage(prepared, "after")
+        outcome.actions += _template_stage(prepared, ctx, "after")
     regenerated = []
     if not outcome.failed and not outcome.interrupted:
         from tether.flows.lifecycle import (
@@ -938,22 +938,23 @@ def _ecosystem_log(prepared: PreparedUpdate, run_id: str) -> RefreshLog | None:
     )
 
 
-def _template_stage(prepared: PreparedUpdate, stage: str) -> list[FileAction]:
-    """A copier template's migrations and tasks (``flows/template_project.py``); "before"
-    runs once, not again on a resumed run, and the plan is made again on the tree it left."""
+def _template_stage(prepared: PreparedUpdate, ctx: RunContext, stage: str) -> list[FileAction]:
+    """A copier template's migrations and tasks (``flows/template_project.py``), each
+    stage once per run (journaled: a resumed run skips a finished one). When the "before"
+    stage ran, the plan is made again on the tree it left."""
     project = prepared.project
-    if project.template is None or (stage == "before" and prepared.unfinished is not None):
-        return []
-    if project.template.options.no_programs:  # copier's tasks are programs too (noted)
-        return []
+    if project.template is None or project.template.options.no_programs:
+        return []  # --no-programs: copier's tasks are programs too (the plan notes it)
     from tether.flows.template_project import run_template_stage
 
-    failed = run_template_stage(project, prepared.latest, stage)
+    if stage == "before":
+        _journal_run_started(prepared, ctx)  # the stage's records belong to this run
+    ran, failed = run_template_stage(ctx, prepared.latest, stage)
     if failed is not None:
         if stage == "before":
             raise TetherError(failed.reason)
         return [failed]
-    if stage == "before":
+    if stage == "before" and ran:
         _replan(prepared)
     return []
 
@@ -980,6 +981,18 @@ def _before_writes(prepared: PreparedUpdate, ctx: RunContext) -> None:
     before = [m for m in lifecycle.migrations if m.when == "before"]
     if not lifecycle.snapshot and not before:
         return
+    _journal_run_started(prepared, ctx)
+    journal_snapshot(ctx, lifecycle)
+    done = set(lifecycle.results)
+    run_migrations(ctx, prepared.latest, lifecycle, "before")
+    ran = [lifecycle.results.get(m.id) for m in before if m.id not in done]
+    if any(result is not None and result.status == "ok" for result in ran):
+        _replan(prepared)
+
+
+def _journal_run_started(prepared: PreparedUpdate, ctx: RunContext) -> None:
+    """The run begins in the journal before a step ahead of the file writes (a migration,
+    the lifecycle snapshot), so a rerun after a kill resumes it instead of starting over."""
     plan = prepared.plan
     ctx.journal.run_started(
         ctx.run_id,
@@ -989,12 +1002,6 @@ def _before_writes(prepared: PreparedUpdate, ctx: RunContext) -> None:
         command=ctx.command,
         git=ctx.git_context,
     )
-    journal_snapshot(ctx, lifecycle)
-    done = set(lifecycle.results)
-    run_migrations(ctx, prepared.latest, lifecycle, "before")
-    ran = [lifecycle.results.get(m.id) for m in before if m.id not in done]
-    if any(result is not None and result.status == "ok" for result in ran):
-        _replan(prepared)
 
 
 def _replan(prepared: PreparedUpdate) -> None:

@@ -67,6 +67,10 @@ STEP_LIFECYCLE_SNAPSHOT = "lifecycle-snapshot"  # conditions as they were before
 STEP_MIGRATION_STARTED = "migration-started"
 STEP_MIGRATION_FINISHED = "migration-finished"
 STEP_POST_UPDATE_WRITTEN = "post-update-written"
+# A copier template's migrations and tasks of one stage ("before", "after"): begun, and
+# finished (``ok``), so a resumed run never runs a finished stage again.
+STEP_TEMPLATE_STAGE_STARTED = "template-stage-started"
+STEP_TEMPLATE_STAGE_FINISHED = "template-stage-finished"
 STEP_RUN_COMPLETE = "run-complete"
 STEP_RUN_ABANDONED = "run-abandoned"
 # An abandon's own steps: it began (every check passed), a backup was put back, a file the
@@ -90,6 +94,8 @@ STEPS = (
     STEP_MIGRATION_STARTED,
     STEP_MIGRATION_FINISHED,
     STEP_POST_UPDATE_WRITTEN,
+    STEP_TEMPLATE_STAGE_STARTED,
+    STEP_TEMPLATE_STAGE_FINISHED,
     STEP_RUN_COMPLETE,
     STEP_RUN_ABANDONED,
     STEP_ABANDON_STARTED,
