@@ -237,6 +237,8 @@ def structured_rows(doc: dict) -> dict[str, str]:
 
 def test_unedited_mixed_files_are_merged_key_by_key_not_replaced(tmp_path: Path) -> None:
     project = mixed_project(tmp_path)  # every file still equals the installed release
+    planned = run_tether("update", "--dry-run", "-C", str(project)).stdout
+    assert "Would update" in planned or "Updated" in planned, planned
     code, doc = update(project)
     assert code == 0, doc
     # package.json: GAIA's bump applied; the dependency GAIA removed stays (removals are
@@ -254,7 +256,10 @@ def test_unedited_mixed_files_are_merged_key_by_key_not_replaced(tmp_path: Path)
     assert "zod" in notes and "react-router-dom" not in notes
     # The follow-up is still true: the dependency GAIA removed is still declared here.
     assert [a["command"] for a in doc["adopter_actions"]] == ["pnpm remove react-router-dom"]
-    assert sorted(doc["buckets"]["merged"]) == sorted([AUDIT_CI, PKG, WORKSPACE])
+    # Updated, not "merged with your edits": the adopter edited none of them.
+    assert sorted(doc["buckets"]["update"]) == sorted([AUDIT_CI, PKG, WORKSPACE, "README.md"])
+    assert doc["buckets"]["merged"] == []
+    assert "merge with your edits" not in planned.lower()
     # Nothing is committed for the adopter: the update is theirs to review and commit.
     assert git(project, "rev-list", "--count", "HEAD").strip() == "1"
     assert doc["commit_message"] == "chore: update GAIA to v1.1.0"
@@ -1094,3 +1099,65 @@ def test_abandon_says_nothing_of_a_migration_that_moved_nothing(tmp_path: Path) 
     result = run_tether("update", "--abandon", "-C", str(project))
     assert result.returncode == 0, result.stderr
     assert "not undone" not in result.stdout
+
+
+# --- Done when: an update settled and committed leaves nothing behind ----------------------
+
+
+def test_an_update_settled_and_committed_leaves_nothing_in_status_or_check(
+    tmp_path: Path,
+) -> None:
+    """Every kind of follow-up at once: a file-level conflict (a patch), a re-pinned key
+    (notes), a suggestion, a changelog follow-up and a SPEC migration conflict. Settled by
+    hand and committed, status and check name nothing of that update."""
+    from test_lifecycle_gaia import CLASSES
+    from test_lifecycle_gaia import release_files as lifecycle_files
+
+    releases = tmp_path / "rel"
+    mixed = {
+        "1.0.0": {PKG: PKG_V1, WORKSPACE: WORKSPACE_V1, AUDIT_CI: AUDIT_V1},
+        "1.1.0": {PKG: PKG_V2, WORKSPACE: WORKSPACE_V2, AUDIT_CI: AUDIT_V2},
+    }
+    for version, files in mixed.items():
+        files = lifecycle_files(version) | files
+        root = make_release(releases, version, files, CLASSES, profile="gaia")
+        write_files(root, {"CHANGELOG.md": CHANGELOG})
+    mine = {
+        PKG: PKG_V1.replace("^18.3.0", "^18.2.0"),
+        "README.md": "my readme\n",
+        f"{SPECS}/SPEC-7.md": "flat\n",
+        f"{SPECS}/7/SPEC.md": "folder\n",
+    }
+    project = gaia_project(tmp_path, releases, mine)
+    code, doc = update(project)
+    assert code == 4, doc
+    assert [a["command"] for a in doc["adopter_actions"]] == ["pnpm remove react-router-dom"]
+    merge = project / ".gaia-merge"
+    assert sorted(p.name for p in merge.iterdir()) == [
+        "README.md.patch",
+        "package.json.notes",
+        "pnpm-workspace.yaml.notes",
+    ]
+    before = run_tether("check", "-C", str(project))
+    assert before.returncode == 3, before.stdout
+    # Settled by hand: the conflict resolved and its patch deleted, the notes read and
+    # deleted, the follow-up done, the SPEC kept as a folder and the migration run again.
+    (project / "README.md").write_text("my readme, and what 1.1.0 changed\n")
+    for artifact in merge.iterdir():
+        artifact.unlink()
+    pkg = (project / PKG).read_text()
+    (project / PKG).write_text(pkg.replace(',\n    "react-router-dom": "^6.0.0"', ""))
+    (project / SPECS / "SPEC-7.md").unlink()
+    assert run_tether("migrations", "--rerun", "-C", str(project)).returncode == 0
+    git(project, "add", "-A")
+    git(project, "commit", "-qm", "chore: update GAIA to v1.1.0")
+    check = run_tether("check", "-C", str(project))
+    assert (check.returncode, check.stdout.strip()) == (0, "tether check: clean (gaia 1.1.0)")
+    status = json.loads(run_tether("status", "--json", "-C", str(project)).stdout)
+    assert status["conflicts"] == [] and status["action_items"] == []
+    assert status["unfinished"] is None and status["notes"] == []
+    shown = run_tether("status", "-C", str(project)).stdout
+    for word in ("conflict", "Action required", ".gaia-merge", "spec-folderize", "react-router"):
+        assert word not in shown, (word, shown)
+    again = run_tether("update", "--yes", "--no-branch", "-C", str(project))
+    assert again.returncode == 0 and "already up to date" in again.stdout, again.stdout

@@ -65,7 +65,9 @@ def structured_action(
     artifact = notes_path if notes is not None else None
     row = FieldMergeRow(rel, "merged", applied, conflicts, suggestions, settled, artifact=artifact)
     changed = result.new_text != ours
-    bucket = Bucket.MERGED if changed else Bucket.SKIP
+    # A copy the adopter never edited is updated, not merged with edits of theirs: the
+    # summary must not send them to review edits they did not make.
+    bucket = (Bucket.MERGED if ours != base else Bucket.UPDATE) if changed else Bucket.SKIP
     reason = ""
     if conflicts:
         keys = "key" if conflicts == 1 else "keys"
