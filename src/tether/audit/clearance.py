@@ -14,9 +14,10 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Final
 
-from tether import git
+from tether import __version__, git
 from tether.audit.capture import capture_path, read_capture, release
 from tether.audit.digest import ContentDigest, content_digest
+from tether.audit.incremental import full_base, trailer_key
 from tether.audit.ledger import ledger_path, record_round
 from tether.audit.roster import Remit
 from tether.audit.scope import dirty_files
@@ -27,16 +28,22 @@ from tether.fsio import atomic_write, read_bytes
 from tether.parselimits import json_loads
 
 PROVENANCES: Final = ("earned", "refused")
-NO_CAPTURE: Final = (
-    "withheld: no review scope was captured for this member; start the review with "
-    "audit scope --member NAME (or pass --scope-digest): a clearance attests the content "
-    "its review started on"
-)
-LOST_REPORT: Final = (
-    "withheld: no findings sidecar for this digest; write it (audit findings write) before "
-    "clearing: a marker without its report reads as a lost report"
-)
 _SUFFIX: Final = {"earned": "ok", "refused": "refused"}
+
+
+@dataclass(frozen=True)
+class Withheld:
+    """Why ``clear`` wrote nothing (report/audit.py words it): ``cause`` is one of
+    ``dirty`` (in-scope files differ from HEAD), ``superseded`` (the content moved since
+    the review started on ``started_on``), ``no-capture`` (nothing says which content the
+    review started on), ``no-report`` (no findings sidecar for the digest),
+    ``unreviewed-report`` (the sidecar was written over uncommitted bytes), ``errors`` and
+    ``warnings`` (``count`` of them stand in the sidecar)."""
+
+    cause: str
+    count: int = 0
+    started_on: str | None = None
+    now: str | None = None
 
 
 @dataclass(frozen=True)
@@ -46,7 +53,7 @@ class ClearResult:
     provenance: str
     written: Path | None = None
     removed: Path | None = None
-    withheld: str | None = None
+    withheld: Withheld | None = None
     dirty: tuple[str, ...] = ()
     ledger: dict[str, Any] | None = None  # this member's remaining / fixed_last_round
 
@@ -57,7 +64,6 @@ class ClearResult:
             "provenance": self.provenance,
             "written": _rel(root, self.written),
             "removed": _rel(root, self.removed),
-            "withheld": self.withheld,
             "dirty": list(self.dirty),
             "remaining": (self.ledger or {}).get("remaining", []),
             "fixed_last_round": (self.ledger or {}).get("fixed_last_round", []),
@@ -70,18 +76,15 @@ class GateEntry:
     digest: str
     status: str  # refused | cleared | pending | not-dispatched
     marker: Path | None
-    note: str | None = None
+    why: str | None = None  # unreadable | lost-report | not-dispatched (report/audit.py words it)
 
     def to_json(self, root: Path) -> dict[str, Any]:
-        data = {
+        return {
             "member": self.member,
             "digest": self.digest,
             "status": self.status,
             "marker": _rel(root, self.marker),
         }
-        if self.note:
-            data["note"] = self.note
-        return data
 
 
 def _rel(root: Path, path: Path | None) -> str | None:
@@ -154,10 +157,7 @@ def clear(
             member,
             current.digest,
             provenance,
-            withheld=(
-                "withheld: in-scope files differ from HEAD; commit or discard them and review the "
-                "committed bytes"
-            ),
+            withheld=Withheld("dirty"),
             dirty=tuple(dirty),
         )
     capture_file = _capture_file(root, layout, member)
@@ -171,16 +171,13 @@ def clear(
             member,
             current.digest,
             provenance,
-            withheld=(
-                f"review scope superseded: the review started on {moved}, the member's files "
-                f"are now {current.digest}; run audit scope again and review the new content"
-            ),
+            withheld=Withheld("superseded", started_on=moved, now=current.digest),
         )
     if provenance == "earned" and not reviewed:
-        return ClearResult(member, current.digest, provenance, withheld=NO_CAPTURE)
+        return ClearResult(member, current.digest, provenance, withheld=Withheld("no-capture"))
     found = find_sidecar(root, layout, member, current.digest)
     if found is None:
-        return ClearResult(member, current.digest, provenance, withheld=LOST_REPORT)
+        return ClearResult(member, current.digest, provenance, withheld=Withheld("no-report"))
     sidecar_file, report = found
     unreviewed = [p for p in report.get("dirty") or [] if isinstance(p, str)]
     if unreviewed:
@@ -190,10 +187,7 @@ def clear(
             member,
             current.digest,
             provenance,
-            withheld=(
-                "withheld: the findings sidecar was written while in-scope files held "
-                "uncommitted changes; review the committed bytes again and write a fresh report"
-            ),
+            withheld=Withheld("unreviewed-report"),
             dirty=tuple(unreviewed),
         )
     findings = [f for f in report.get("findings") or [] if isinstance(f, dict)]
@@ -216,11 +210,7 @@ def clear(
             member,
             current.digest,
             provenance,
-            withheld=(
-                f"withheld: {len(errors)} error findings (Critical) stand in the sidecar; "
-                "--acknowledge accepts warnings only: fix them, or record the refusal "
-                "(--provenance refused)"
-            ),
+            withheld=Withheld("errors", count=len(errors)),
             ledger=ledger,
         )
     warnings = [f for f in gating if f.get("severity") == "warning"]
@@ -229,10 +219,7 @@ def clear(
             member,
             current.digest,
             provenance,
-            withheld=(
-                f"withheld: {len(warnings)} warning findings (Important) stand in the sidecar; "
-                "fix them or clear with --acknowledge REASON"
-            ),
+            withheld=Withheld("warnings", count=len(warnings)),
             ledger=ledger,
         )
     ack = (
@@ -252,8 +239,6 @@ def _in_domain(remit: Remit, path: object) -> bool:
 def _capture_file(root: Path, layout: Layout, member: str) -> Path | None:
     """Where the member's capture for this branch lives; None when the key base (the fork
     point from the default branch) cannot be resolved, so no capture can exist."""
-    from tether.audit.incremental import full_base
-
     try:
         _, fork = full_base(root)
     except TetherError:
@@ -328,10 +313,9 @@ def gate_member(root: Path, layout: Layout, remit: Remit) -> GateEntry:
         current.digest,
         member,
     ):
-        return GateEntry(member, current.digest, "pending", ok, note="clearance marker unreadable")
+        return GateEntry(member, current.digest, "pending", ok, why="unreadable")
     if find_sidecar(root, layout, member, current.digest) is None:
-        note = "lost report: the clearance has no findings sidecar for this digest"
-        return GateEntry(member, current.digest, "pending", ok, note=note)
+        return GateEntry(member, current.digest, "pending", ok, why="lost-report")
     return GateEntry(member, current.digest, "cleared", ok)
 
 
@@ -341,9 +325,6 @@ def trailer_lines(root: Path, entries: list[GateEntry]) -> list[str]:
     The caller puts them in a commit message; tether never commits or pushes. The version
     is the project's ``.gaia/VERSION`` when it has one, else tether's own.
     """
-    from tether import __version__
-    from tether.audit.incremental import trailer_key
-
     if not entries or not gate_cleared(entries):
         return []
     try:

@@ -156,14 +156,11 @@ def audit_gate(
         return entries  # named members are awaited whatever the branch changed
     waiting = dispatched(root, remits)
     return [
-        replace(entry, status="not-dispatched", note=NOT_DISPATCHED)
+        replace(entry, status="not-dispatched", why="not-dispatched")
         if entry.status == "pending" and not waiting[entry.member]
         else entry
         for entry in entries
     ]
-
-
-NOT_DISPATCHED = "the branch changes nothing in this member's remit or the gate machinery"
 
 
 def dispatched(root: Path, remits: Sequence[Remit]) -> dict[str, bool]:

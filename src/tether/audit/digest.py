@@ -15,7 +15,7 @@ from typing import Final
 
 from tether import git
 from tether.audit.roster import Remit
-from tether.audit.scope import require_head
+from tether.audit.workspace import require_head
 
 DIGEST_PREFIX: Final = b"tether-audit-digest/v1\0"
 

@@ -34,6 +34,9 @@ from pathlib import PurePosixPath
 from typing import Any, Final
 
 from tether.audit.findings import Finding, rule
+from tether.audit.roster import GlobSet
+from tether.errors import TetherError
+from tether.model.manifest import ManifestFormat, parse_manifest
 
 SETTINGS_NAMES: Final = ("settings.json", "settings.local.json")
 _QUIETER_MODES: Final = {"acceptEdits", "bypassPermissions", "dontAsk"}
@@ -231,8 +234,6 @@ def _roster(path: str, old: str, new: str, key: str) -> Iterator[Finding]:
 
 
 def _reaches_copies(path: str, text: str, key: str, copies: Sequence[str]) -> Iterator[Finding]:
-    from tether.audit.roster import GlobSet
-
     for member, globs in (_remits(text, key) or {}).items():
         for glob in globs:
             reached = [copy for copy in copies if GlobSet([glob]).matches(copy)]
@@ -245,9 +246,6 @@ def _reaches_copies(path: str, text: str, key: str, copies: Sequence[str]) -> It
 
 
 def _shipped(path: str, text: str) -> set[str] | None:
-    from tether.errors import TetherError
-    from tether.model.manifest import ManifestFormat, parse_manifest
-
     fmt = ManifestFormat.GAIA if path.startswith(".gaia/") else ManifestFormat.NATIVE
     try:
         return set(parse_manifest(_json(text), path, fmt).files)

@@ -18,6 +18,7 @@ from tether import git
 from tether.audit.workspace import Layout
 from tether.errors import TetherError, UsageError
 from tether.fsio import read_bytes
+from tether.parselimits import NESTED_TOO_DEEPLY, shape_problem
 
 DEFAULT_POSIX_GLOBS = (".husky/**",)
 
@@ -178,8 +179,6 @@ def framework_machinery(root: Path, layout: Layout) -> tuple[str, ...]:
 def _read_yaml(path: Path, where: str) -> dict[str, Any]:
     from ruamel.yaml import YAML
     from ruamel.yaml.error import YAMLError
-
-    from tether.parselimits import NESTED_TOO_DEEPLY, shape_problem
 
     try:
         document = YAML(typ="safe").load(read_bytes(path).decode("utf-8"))

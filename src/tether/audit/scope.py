@@ -9,15 +9,15 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from tether import git
+from tether.audit.capture import capture, capture_path
+from tether.audit.digest import content_digest
+from tether.audit.incremental import ReviewAnchor, full_base, review_anchor
 from tether.audit.roster import Remit
+from tether.audit.workspace import Layout, require_head
 from tether.errors import TetherError
-
-if TYPE_CHECKING:
-    from tether.audit.incremental import ReviewAnchor
-    from tether.audit.workspace import Layout
 
 
 @dataclass(frozen=True)
@@ -82,13 +82,6 @@ class Scope:
             "dirty": list(self.dirty),
             **extra,
         }
-
-
-def require_head(root: Path) -> str:
-    head = git.head_commit(root)
-    if head is None:
-        raise TetherError(f"{root} has no commits yet; nothing to review")
-    return head
 
 
 def resolve_merge_base(root: Path, base_ref: str) -> str:
@@ -164,10 +157,6 @@ def member_scope(root: Path, layout: Layout, remit: Remit, base_ref: str | None)
     would make "nothing changed" indistinguishable from "could not tell". A named member's
     digest is captured here, once per round (audit/capture.py).
     """
-    from tether.audit.capture import capture, capture_path
-    from tether.audit.digest import content_digest
-    from tether.audit.incremental import ReviewAnchor, full_base, review_anchor
-
     explicit = resolve_merge_base(root, base_ref) if base_ref is not None else None
     _, fork = full_base(root)
     if explicit is not None:

@@ -20,10 +20,20 @@ from functools import lru_cache
 from pathlib import Path, PurePosixPath
 from typing import Any, Final
 
+from tether import git
 from tether.audit import dependencies, shellcheck, suppress
 from tether.audit.cache import ResultCache, cache_key
 from tether.audit.findings import Finding, rule
-from tether.audit.lenses import LensContext, bash32, bats, discipline, hooks, paths, portability
+from tether.audit.lenses import (
+    LensContext,
+    bash32,
+    bats,
+    batsdiff,
+    discipline,
+    hooks,
+    paths,
+    portability,
+)
 from tether.audit.lenses.guards import guarded_lines
 from tether.audit.lenses.hooks import DependencyFacts
 from tether.audit.roster import GlobSet, Remit
@@ -116,8 +126,6 @@ def expand_paths(root: Path, paths: list[str]) -> list[str]:
     A path that does not exist is a usage error; a folder holding no tracked file is an
     error too, so a mistyped folder never reads as "0 files, clean".
     """
-    from tether import git
-
     expanded: list[str] = []
     for path in paths:
         if (root / path).is_dir():
@@ -221,8 +229,6 @@ def missing_hook_scripts(root: Path, remit: Remit) -> list[Finding]:
     A hook's only caller is that command string, so the breakage shows in no diff of the
     script. Checked when the remit covers the settings file or the missing script.
     """
-    from tether import git
-
     tracked = set(git.ls_files(root))
     found: list[Finding] = []
     for name in SETTINGS_FILES:
@@ -268,8 +274,6 @@ def callers(root: Path, changed: Sequence[str]) -> dict[str, list[str]]:
     """For each changed script, the tracked files that source or run it (``. lib.sh``,
     ``source``, ``bash x.sh``, a workflow's ``run:``) and the settings files registering it
     as a hook. A diff never shows them, yet a changed contract breaks them."""
-    from tether import git
-
     if not changed:
         return {}
     by_name: dict[str, list[str]] = {}
@@ -310,8 +314,6 @@ def link_pinning_suites(root: Path, results: list[FileResult]) -> list[FileResul
     A suite asserting a script's printed words breaks when the script rewords them,
     though the diff never touches the suite: the reviewer must read it.
     """
-    from tether import git
-
     suites = [p for p in git.ls_files(root) if p.endswith(".bats")]
     texts = {}
     for suite in suites:
@@ -503,8 +505,6 @@ def _weigh_dependencies(
     """Drop the ``hook/unguarded-dependency`` findings a check in another file answers
     (audit/dependencies.py): a guard function from a sourced library, or, for a
     library, the hooks sourcing it having checked first."""
-    from tether import git
-
     known = {r.target.path: r.facts for r in results if r.facts is not None}
     if not any(facts.unguarded for facts in known.values()):
         return results
@@ -558,8 +558,6 @@ def _weigh_dependencies(
 def blobs_at(root: Path, rev: str, paths: Sequence[str]) -> dict[str, bytes]:
     """The bytes of each of ``paths`` in commit ``rev`` (absent ones left out), through
     two git processes whatever the number of paths."""
-    from tether import git
-
     wanted = set(paths)
     if not wanted:
         return {}
@@ -657,8 +655,6 @@ def compare_suites(
 def _cached_comparison(
     target: Target, old: bytes, new: bytes, base: str, tools: Toolset, cache: ResultCache
 ) -> list[Finding]:
-    from tether.audit.lenses import batsdiff
-
     key = cache_key(
         "batsdiff",
         lens_code_digest(),

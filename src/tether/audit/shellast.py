@@ -222,3 +222,12 @@ def _skip_options(
 def command_name(cmd: Node) -> str | None:
     words = unwrap(argv(cmd))
     return words[0] if words else None
+
+
+def functions(tree: Node) -> dict[str, Node]:
+    """The script's function definitions by name."""
+    return {
+        str((node.get("Name") or {}).get("Value")): node
+        for node in walk(tree)
+        if kind(node) == "FuncDecl"
+    }

@@ -16,6 +16,7 @@ from typing import Any, Final
 
 from tether import git
 from tether.audit.findings import SEVERITIES, default_area_tags
+from tether.audit.vocabulary import classify_findings
 from tether.audit.workspace import Layout, audit_dir, branch_slug
 from tether.errors import UsageError
 from tether.fsio import atomic_write
@@ -42,7 +43,7 @@ class ReviewBase:
 class SidecarResult:
     path: Path | None
     count: int
-    declined: str | None = None
+    declined: str | None = None  # ci | empty-base | detached-head (report/audit.py words it)
 
 
 def parse_findings_text(text: str) -> list[dict[str, Any]]:
@@ -162,19 +163,17 @@ def write_sidecar(
     the member's content digest (``clear`` and ``gate`` look it up by digest) and, for a
     withheld round, the dirty paths it could not review.
     """
-    from tether.audit.vocabulary import classify_findings
-
     check_member_name(member)
     attestation = attestation or Attestation()
     if in_ci():
-        return SidecarResult(None, len(findings), "CI run (CI or GITHUB_ACTIONS is set)")
+        return SidecarResult(None, len(findings), "ci")
     if not base.strip():
-        return SidecarResult(None, len(findings), "audit key unresolved (empty base)")
+        return SidecarResult(None, len(findings), "empty-base")
     if not _HEX.match(base):
         raise UsageError(f"--base-ref {base!r} is not a commit id")
     branch = git.current_branch(root)
     if branch is None:
-        return SidecarResult(None, len(findings), "audit key unresolved (detached HEAD)")
+        return SidecarResult(None, len(findings), "detached-head")
     findings = classify_findings(findings, attestation.vocabulary, root)
     document: dict[str, Any] = {
         "schema_version": 1,

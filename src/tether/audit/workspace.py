@@ -7,8 +7,9 @@ from pathlib import Path
 from typing import Final
 
 from tether import git
-from tether.errors import UsageError
+from tether.errors import TetherError, UsageError
 from tether.fsio import atomic_write
+from tether.profiles import GAIA, detect_profile
 
 
 @dataclass(frozen=True)
@@ -59,12 +60,19 @@ def resolve_root(option: str | None) -> Path:
     return top.resolve()
 
 
+def require_head(root: Path) -> str:
+    """HEAD's commit: what a scope and a digest are about. A checkout without one has
+    nothing to review, which must never read as an empty review."""
+    head = git.head_commit(root)
+    if head is None:
+        raise TetherError(f"{root} has no commits yet; nothing to review")
+    return head
+
+
 def choose_layout(root: Path, forced: str | None = None) -> Layout:
     """The forced profile's layout, else the detected profile's, else by which roster exists."""
     if forced:
         return LAYOUTS[forced]
-    from tether.profiles import GAIA, detect_profile
-
     profile = detect_profile(root)
     if profile is not None:
         return GAIA_LAYOUT if profile.name == GAIA.name else NATIVE_LAYOUT

@@ -369,7 +369,7 @@ def _digest(args: argparse.Namespace) -> int:
 
 def _clear(args: argparse.Namespace) -> int:
     from tether.audit.clearance import clear
-    from tether.report.audit import render_clear
+    from tether.report.audit import clear_document, render_clear
 
     root, layout = _context(args)
     remit = _remit(args, root, layout, require_member=True)
@@ -383,7 +383,7 @@ def _clear(args: argparse.Namespace) -> int:
         acknowledge=args.acknowledge,
     )
     if args.json:
-        print_json(result.to_json(root))
+        print_json(clear_document(result, root))
     else:
         print(render_clear(result, root))
     return Exit.ERROR if result.withheld else Exit.OK

@@ -1,16 +1,17 @@
 """The audit commands' words, and the JSON documents no report object of theirs carries
-(a scope, a clearance and a gate entry have ``to_json``; the shell document is built by
-``tether.audit.shell.report``)."""
+(a scope, a clearance and a gate entry have ``to_json`` for their data; why a clearance was
+withheld, a gate entry's note and why a sidecar was declined are codes there, worded here;
+the shell document is built by ``tether.audit.shell.report``)."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Final
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
     from pathlib import Path
 
-    from tether.audit.clearance import ClearResult, GateEntry
+    from tether.audit.clearance import ClearResult, GateEntry, Withheld
     from tether.audit.digest import ContentDigest
     from tether.audit.scope import Scope
     from tether.audit.sidecar import SidecarResult
@@ -113,13 +114,24 @@ def render_shell(document: Doc) -> str:
 # --- findings write --------------------------------------------------------------------------
 
 
+_DECLINED: Final = {
+    "ci": "CI run (CI or GITHUB_ACTIONS is set)",
+    "empty-base": "audit key unresolved (empty base)",
+    "detached-head": "audit key unresolved (detached HEAD)",
+}
+
+
+def _declined(result: SidecarResult) -> str | None:
+    return _DECLINED.get(result.declined, result.declined) if result.declined else None
+
+
 def findings_document(result: SidecarResult, root: Path) -> Doc:
-    return {"written": _written(result, root), "count": result.count, "declined": result.declined}
+    return {"written": _written(result, root), "count": result.count, "declined": _declined(result)}
 
 
 def render_findings(result: SidecarResult, root: Path) -> str:
     if result.declined:
-        return f"findings-sidecar: declined: {result.declined}"
+        return f"findings-sidecar: declined: {_declined(result)}"
     return f"wrote {_written(result, root)} ({result.count} findings)"
 
 
@@ -139,10 +151,57 @@ def digest_document(found: ContentDigest) -> Doc:
     }
 
 
+def withheld_text(withheld: Withheld) -> str:
+    """Why a clearance was withheld, in words (the ``withheld`` of the clear document)."""
+    cause = withheld.cause
+    if cause == "dirty":
+        return (
+            "withheld: in-scope files differ from HEAD; commit or discard them and review the "
+            "committed bytes"
+        )
+    if cause == "superseded":
+        return (
+            f"review scope superseded: the review started on {withheld.started_on}, the "
+            f"member's files are now {withheld.now}; run audit scope again and review the "
+            "new content"
+        )
+    if cause == "no-capture":
+        return (
+            "withheld: no review scope was captured for this member; start the review with "
+            "audit scope --member NAME (or pass --scope-digest): a clearance attests the "
+            "content its review started on"
+        )
+    if cause == "no-report":
+        return (
+            "withheld: no findings sidecar for this digest; write it (audit findings write) "
+            "before clearing: a marker without its report reads as a lost report"
+        )
+    if cause == "unreviewed-report":
+        return (
+            "withheld: the findings sidecar was written while in-scope files held "
+            "uncommitted changes; review the committed bytes again and write a fresh report"
+        )
+    if cause == "errors":
+        return (
+            f"withheld: {withheld.count} error findings (Critical) stand in the sidecar; "
+            "--acknowledge accepts warnings only: fix them, or record the refusal "
+            "(--provenance refused)"
+        )
+    return (
+        f"withheld: {withheld.count} warning findings (Important) stand in the sidecar; "
+        "fix them or clear with --acknowledge REASON"
+    )
+
+
+def clear_document(result: ClearResult, root: Path) -> Doc:
+    withheld = withheld_text(result.withheld) if result.withheld else None
+    return {**result.to_json(root), "withheld": withheld}
+
+
 def render_clear(result: ClearResult, root: Path) -> str:
-    doc = result.to_json(root)
+    doc = clear_document(result, root)
     if result.withheld:
-        lines = [f"{result.member}: {result.withheld}"]
+        lines = [f"{result.member}: {doc['withheld']}"]
         lines += [f"  dirty: {path}" for path in result.dirty]
     else:
         lines = [
@@ -156,6 +215,13 @@ def render_clear(result: ClearResult, root: Path) -> str:
     return "\n".join(lines)
 
 
+_GATE_NOTES: Final = {
+    "unreadable": "clearance marker unreadable",
+    "lost-report": "lost report: the clearance has no findings sidecar for this digest",
+    "not-dispatched": "the branch changes nothing in this member's remit or the gate machinery",
+}
+
+
 def gate_document(
     entries: Sequence[GateEntry], root: Path, trailers: Sequence[str] | None = None
 ) -> Doc:
@@ -163,7 +229,11 @@ def gate_document(
     from tether.audit.clearance import gate_cleared
 
     cleared = gate_cleared(list(entries))
-    document: Doc = {"cleared": cleared, "members": [e.to_json(root) for e in entries]}
+    members = [
+        {**e.to_json(root), "note": _GATE_NOTES[e.why]} if e.why else e.to_json(root)
+        for e in entries
+    ]
+    document: Doc = {"cleared": cleared, "members": members}
     if trailers is not None:
         document["trailers"] = list(trailers)
     return document
@@ -172,7 +242,7 @@ def gate_document(
 def render_gate(entries: Sequence[GateEntry], trailers: Sequence[str] = ()) -> str:
     lines = []
     for entry in entries:
-        note = f" ({entry.note})" if entry.note else ""
+        note = f" ({_GATE_NOTES[entry.why]})" if entry.why else ""
         lines.append(f"{entry.member}: {entry.status} {entry.digest}{note}")
     lines += trailers
     return "\n".join(lines)

@@ -18,12 +18,13 @@ from typing import Final
 
 from tether.audit.findings import Finding
 from tether.audit.lenses import LensContext
-from tether.audit.lenses.hooks import functions, sets_errexit, trap_allows
+from tether.audit.lenses.hooks import sets_errexit, trap_allows
 from tether.audit.shellast import (
     Node,
     argv,
     command,
     command_name,
+    functions,
     kind,
     line_of,
     unwrap,

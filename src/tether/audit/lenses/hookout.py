@@ -25,8 +25,17 @@ from typing import Any, Final
 
 from tether.audit.findings import Finding
 from tether.audit.lenses import LensContext
-from tether.audit.lenses.hooks import functions, jq_call
-from tether.audit.shellast import Node, argv, command, command_name, kind, literal, walk
+from tether.audit.lenses.jq import jq_call
+from tether.audit.shellast import (
+    Node,
+    argv,
+    command,
+    command_name,
+    functions,
+    kind,
+    literal,
+    walk,
+)
 
 _CANNOT_FAIL: Final = {"exit", "return", "true", ":", "echo", "printf"}
 _RUNS_INPUT: Final = {"xargs", "sh", "bash", "dash", "zsh", "eval", "source", ".", "rm", "parallel"}

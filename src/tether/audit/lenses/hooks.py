@@ -16,12 +16,15 @@ from dataclasses import asdict, dataclass
 from typing import Any, Final
 
 from tether.audit.findings import Finding
-from tether.audit.lenses import LensContext
+from tether.audit.lenses import LensContext, hookout
+from tether.audit.lenses.jq import jq_call
+from tether.audit.lenses.paths import is_library
 from tether.audit.shellast import (
     Node,
     argv,
     command,
     command_name,
+    functions,
     has_expansion,
     kind,
     line_of,
@@ -36,8 +39,6 @@ Words = list[str | None]
 _JSON_KEY: Final = re.compile(r'"[A-Za-z_][\w-]*"\s*:')
 _FIELD: Final = re.compile(r'\.(?:[A-Za-z_]\w*|"[^"]*"|\[\s*"[^"]*"\s*\])')
 _STDIN_REDIRECTS: Final = {"<", "<<", "<<-", "<<<", "<&", "<>"}
-_JQ_TWO_VALUES: Final = {"--arg", "--argjson", "--slurpfile", "--rawfile"}
-_JQ_ONE_VALUE: Final = {"--indent", "-L", "-f", "--from-file"}
 _GUARDS: Final = {"command", "type", "hash", "which"}
 _DECISIONS: Final = {"0", "2"}  # allow, block
 # Programs a hook may not find on a contributor's machine.
@@ -45,17 +46,7 @@ DEPENDENCIES: Final = {"jq", "gh", "git", "node", "python3", "python", "curl", "
 _COMPUTED_EXIT: Final = "hook exits with a computed status that is not 0 or 2 by construction"
 
 
-@dataclass(frozen=True)
-class JqCall:
-    null_input: bool
-    exit_status: bool
-    filter_word: Node | None
-    files: int
-
-
 def check(tree: Node, ctx: LensContext, first_line: str = "") -> list[Finding]:
-    from tether.audit.lenses import hookout
-
     return [
         *_stdin_rereads(tree, ctx),
         *_unguarded_fields(tree, ctx),
@@ -65,42 +56,6 @@ def check(tree: Node, ctx: LensContext, first_line: str = "") -> list[Finding]:
         *_exits(tree, ctx),
         *hookout.check(tree, ctx),
     ]
-
-
-# --- jq invocations -----------------------------------------------------------------------
-
-
-def jq_call(cmd: Node) -> JqCall | None:
-    """How a simple command runs jq, or None when it does not."""
-    if kind(cmd) != "CallExpr" or command_name(cmd) != "jq":
-        return None
-    words = list(cmd.get("Args") or [])
-    values = [literal(word) for word in words]
-    start = len(words) - len(unwrap(values)) + 1
-    null_input = exit_status = from_file = False
-    operands: list[Node] = []
-    i = start
-    while i < len(words):
-        value = values[i]
-        if value in _JQ_TWO_VALUES:
-            i += 3
-            continue
-        if value in _JQ_ONE_VALUE:
-            from_file = from_file or value in ("-f", "--from-file")
-            i += 2
-            continue
-        if value in ("--args", "--jsonargs"):
-            break  # what follows are positional values, never input files
-        if value is not None and value.startswith("-") and len(value) > 1:
-            letters = "" if value.startswith("--") else value[1:]
-            null_input = null_input or value == "--null-input" or "n" in letters
-            exit_status = exit_status or value == "--exit-status" or "e" in letters
-        else:
-            operands.append(words[i])
-        i += 1
-    filter_word = None if from_file or not operands else operands[0]
-    files = len(operands) - (0 if from_file else min(1, len(operands)))
-    return JqCall(null_input, exit_status, filter_word, files)
 
 
 # --- stdin is read once -------------------------------------------------------------------
@@ -340,15 +295,6 @@ def sets_errexit(words: Words) -> bool:
 _EXIT_ZERO: Final = re.compile(r"(?:^|[;&|{(\s])exit\s+0(?:$|[;&|})\s])")
 
 
-def functions(tree: Node) -> dict[str, Node]:
-    """The script's function definitions by name."""
-    return {
-        str((node.get("Name") or {}).get("Value")): node
-        for node in walk(tree)
-        if kind(node) == "FuncDecl"
-    }
-
-
 def _exits_zero(node: Node) -> bool:
     return any(kind(n) == "CallExpr" and argv(n)[:2] == ["exit", "0"] for n in walk(node))
 
@@ -575,8 +521,6 @@ class DependencyFacts:
 
 
 def dependency_facts(tree: Node, first_line: str = "") -> DependencyFacts:
-    from tether.audit.lenses.paths import is_library
-
     calls: dict[str, int] = {}
     sources: dict[str, int] = {}
     for node in walk(tree):
