@@ -204,6 +204,7 @@ def test_to_works_when_no_listing_works(tmp_path, monkeypatch):
     assert unnamed.stderr.count("\n") == 1, unnamed.stderr
     assert "cannot list the releases of gh-release:gaia-react/gaia" in unnamed.stderr
     assert "gh: not installed" in unnamed.stderr and "HTTP 500" in unnamed.stderr
+    assert unnamed.stderr.rstrip().endswith("name the release to install with --to VERSION")
     # Named, the release is fetched by its tag all the same.
     assert named.returncode == 0, named.stdout + named.stderr
     assert (project / ".gaia/VERSION").read_text() == "1.1.0\n"
@@ -285,3 +286,18 @@ def test_a_baseline_release_that_cannot_be_fetched_says_how_to_compare_by_hand(
     assert (tree / "agents/auditor.md").read_text() == "auditor 1.1.0\n"
     assert f"diff -ru {shown.group(1)} ." in result.stderr
     assert git(project, "status", "--porcelain") == "?? .gaia/local/\n"  # the cache alone
+
+
+def test_the_newest_release_is_the_highest_version_not_the_last_published(tmp_path, monkeypatch):
+    """GitHub lists the most recently published first: a backport (1.0.1 after 1.1.0) and a
+    prerelease come before 1.1.0. The newest release is the highest version, prereleases
+    left out (docs/update.md, "Differences from GAIA's /update-gaia")."""
+    without_gh(tmp_path, monkeypatch)
+    api = github_with(tmp_path, ["1.0.0", "1.1.0", "1.0.1", "1.2.0-rc.1"])
+    project = gaia_1_0_0_project(tmp_path)
+    with serve_github_releases(api) as url:
+        monkeypatch.setenv("GITHUB_API_URL", url)
+        listed = json.loads(api.answer("/repos/gaia-react/gaia/releases?page=1")[2])
+        assert [r["tag_name"] for r in listed][:2] == ["v1.2.0-rc.1", "v1.0.1"]
+        result = run_tether("update", "--dry-run", "--json", "-C", str(project))
+    assert json.loads(result.stdout)["to_version"] == "1.1.0", result.stdout + result.stderr

@@ -924,6 +924,77 @@ def test_backups_are_pruned_only_once_the_update_is_confirmed(tmp_path: Path) ->
     assert runs() == sorted([*earlier[-5:], str(done.run_id)])
 
 
+def test_a_resumed_run_prunes_nothing(tmp_path: Path) -> None:
+    """GAIA Step 4b never runs for the interrupted run Step 3 surfaces: its backups (and
+    those of the runs before it) are still in flight."""
+    project = gaia_project(tmp_path, shelf(tmp_path))
+    update = ("update", "--yes", "--no-branch", "-C", str(project))
+    assert run_forked(*update, crash="file-written:1").returncode == crashpoint.EXIT_CODE
+    [interrupted] = sorted(p.name for p in (project / ".gaia-backup").iterdir())
+    earlier = [f"2026010{i}T000000000000Z-00000{i}" for i in range(1, 8)]  # would be pruned
+    for run in earlier:
+        write_files(project, {f".gaia-backup/{run}/README.md": "an earlier backup\n"})
+    (project / ".gaia-merge").mkdir(exist_ok=True)
+    resumed = run_tether(*update)
+    assert resumed.returncode == 0, resumed.stdout + resumed.stderr
+    assert "resuming interrupted update" in resumed.stdout
+    assert sorted(p.name for p in (project / ".gaia-backup").iterdir()) == [*earlier, interrupted]
+    assert (project / ".gaia-merge").is_dir()
+
+
+def test_an_empty_merge_folder_is_removed_once_the_update_is_confirmed(tmp_path: Path) -> None:
+    project = gaia_project(tmp_path, shelf(tmp_path))
+    (project / ".gaia-merge").mkdir()
+    dry = run_tether("update", "--dry-run", "-C", str(project))
+    assert dry.returncode == 0 and (project / ".gaia-merge").is_dir()
+    done = run_tether("update", "--yes", "--no-branch", "-C", str(project))
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert not (project / ".gaia-merge").exists()
+
+
+def test_a_merge_folder_that_is_a_link_is_never_removed(tmp_path: Path) -> None:
+    project = gaia_project(tmp_path, shelf(tmp_path))
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    (project / ".gaia-merge").symlink_to(elsewhere)
+    run_tether("update", "--yes", "--no-branch", "-C", str(project))
+    assert (project / ".gaia-merge").is_symlink() and elsewhere.is_dir()
+
+
+# --- The adopter's own files: never touched ---------------------------------------------------
+
+
+def test_sentinels_and_files_outside_the_manifest_are_never_touched(tmp_path: Path) -> None:
+    """GAIA's implicit adopter-owned class: anything the manifest does not list, and
+    wiki/hot.md, wiki/log.md and CHANGELOG.md even when the release ships its own."""
+    releases = shelf(tmp_path)
+    for version in ("1.0.0", "1.1.0"):
+        write_files(
+            releases / version,
+            {
+                "wiki/hot.md": f"GAIA's hot list {version}\n",
+                "wiki/log.md": f"GAIA's log {version}\n",
+                "CHANGELOG.md": f"# GAIA's changes\n\n## [{version}]\n\n- Release.\n",
+                "docs/unlisted.md": f"shipped, not in the manifest {version}\n",
+            },
+        )
+    mine = {
+        "wiki/hot.md": "our hot list\n",
+        "wiki/log.md": "our log\n",
+        "CHANGELOG.md": "# Our changes\n",
+        "docs/unlisted.md": "our page\n",
+        "src/app.ts": "export {};\n",
+    }
+    project = gaia_project(tmp_path, releases, mine)
+    code, doc = update(project)
+    assert code == 0, doc
+    for rel, text in mine.items():
+        assert (project / rel).read_text() == text, rel
+        assert all(rel not in paths for paths in doc["buckets"].values()), rel
+    assert not list((project / ".gaia-backup").rglob("hot.md"))
+    assert (project / ".gaia/VERSION").read_text() == "1.1.0\n"  # the bump alone
+
+
 # --- Step 9: GAIA's update ping, best effort --------------------------------------------------
 
 # Stands in for GAIA's bundled CLI: records its arguments (outside the project) and exits

@@ -156,6 +156,18 @@ def prune_backups(project: Project, keep: int = KEEP_BACKUP_RUNS, current: str =
         shutil.rmtree(old, ignore_errors=True)  # removes links inside, never follows them
 
 
+def remove_empty_merge_folder(project: Project) -> None:
+    """GAIA Step 4b: once an update is confirmed, a merge folder left empty (every artifact
+    of an earlier run resolved and deleted) is removed; one holding anything is kept (its
+    artifacts get a heads-up), and a link is never followed or removed."""
+    folder = project.merge_dir
+    try:
+        if stat.S_ISDIR(os.lstat(folder).st_mode):
+            os.rmdir(folder)  # only succeeds when empty
+    except OSError:
+        return
+
+
 def prune_cached_releases(project: Project, latest: Release, installed: str) -> None:
     """GAIA Step 4b: once an update is confirmed, the release trees cached for its source
     other than the installed release and the one being installed are removed (they are

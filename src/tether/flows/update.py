@@ -21,7 +21,7 @@ from tether.flows.apply import (
     holds_run_writes,
     resume_info,
 )
-from tether.flows.backups import prune_backups, prune_cached_releases
+from tether.flows.backups import prune_backups, prune_cached_releases, remove_empty_merge_folder
 from tether.flows.baseline import (
     Baseline,
     BaselineUnavailable,
@@ -344,7 +344,11 @@ def resolve_target(project: Project, baseline: Baseline, wanted: str | None) -> 
     if wanted:
         return release_version(wanted)  # --to v2.0.0 names release 2.0.0
     source = open_source(baseline.source, project.releases_cache)
-    versions = source.available_versions()
+    try:
+        versions = source.available_versions()
+    except TetherError as error:
+        # GAIA Step 2: when no listing works, the person names the version.
+        raise TetherError(f"{error}; name the release to install with --to VERSION") from None
     baseline.notes += source.notes
     if not versions:
         raise TetherError(f"source {baseline.source} offers no versions")
@@ -878,6 +882,7 @@ def _execute(prepared: PreparedUpdate, branch: BranchPlan | None = None) -> Upda
     if prepared.unfinished is None:
         prune_backups(project, current=run_id)
         prune_cached_releases(project, prepared.latest, prepared.baseline.version)
+        remove_empty_merge_folder(project)
     ctx = RunContext(project, prepared.journal, run_id, prepared.request.command, prepared.resume)
     ctx.git_context = branch.context() if branch is not None else None
     ecosystem_log = _ecosystem_log(prepared, run_id)
