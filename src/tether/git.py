@@ -1,8 +1,21 @@
 """The git edge: every call of the ``git`` program goes through this module.
 
-Keep it a flat module of small functions. Each function addresses a repository by an
-explicit path or URL, so by default the environment variables that would point git at
-some other repository (set, for example, while git runs a hook) are dropped.
+A flat module of small functions, in sections by concern:
+
+1. running git: the one environment (``git_env``) and the runners every call goes through
+2. where a repository is: the working tree around a folder
+3. the working tree and the index: tracked, ignored and changed paths, index entries
+4. commits and refs: what a name points at, branches, ancestry
+5. stored bytes: trees and blobs, read as committed through one reader (``BlobReader``)
+6. history: logs and diffs between commits
+7. linked worktrees
+8. remotes: listing, cloning, fetching, pushing
+9. bundles
+10. merging three texts (``git merge-file``)
+
+Each function addresses a repository by an explicit path or URL, so by default the
+environment variables that would point git at some other repository (set, for example, while
+git runs a hook) are dropped.
 """
 
 from __future__ import annotations
@@ -21,13 +34,18 @@ from typing import IO, Any, BinaryIO
 from tether.errors import TetherError
 from tether.process import child_env
 
+# --- 1. running git: the one environment, the runners -------------------------------------
+
+
 # Every path tether hands git after ``--`` is a path, never a pattern: a shipped file named
 # ``*`` or ``[ab].md`` must not make git match other files (``a.md``). Given as an option of
 # each call that takes paths, not in the environment every git call shares: the variable
 # would reach the hooks and other programs git starts.
 LITERAL = "--literal-pathspecs"
 
+
 GIT_MISSING = "git is not installed or not on PATH; install git and retry"
+
 
 # Transports tether may use; ``ext::`` and friends can run arbitrary commands.
 _ALLOWED_PROTOCOLS = "file:git:http:https:ssh"
@@ -86,6 +104,32 @@ def run_git(
     return result
 
 
+def _run_git_bytes(args: Sequence[str], cwd: Path, data: bytes | None = None) -> bytes | None:
+    """Run git with binary stdin/stdout; None when git exits non-zero."""
+    result = _git_with_bytes(args, cwd, data)
+    return result.stdout if result.returncode == 0 else None
+
+
+def _git_with_bytes(
+    args: Sequence[str], cwd: Path | None = None, data: bytes | None = None
+) -> subprocess.CompletedProcess[bytes]:
+    """``git ARGS`` with ``data`` (or nothing) on stdin, its output captured as bytes."""
+    try:
+        return subprocess.run(
+            ["git", *args],
+            cwd=cwd,
+            env=git_env(),
+            input=data if data is not None else b"",
+            capture_output=True,
+            check=False,
+        )
+    except FileNotFoundError:
+        raise TetherError(GIT_MISSING) from None
+
+
+# --- 2. where a repository is: the working tree around a folder ---------------------------
+
+
 def is_git_repo(path: Path) -> bool:
     """True when ``path`` is the top of a working tree or a bare repository itself.
 
@@ -102,236 +146,6 @@ def is_git_repo(path: Path) -> bool:
         result = run_git(["rev-parse", "--absolute-git-dir"], cwd=path, check=False)
         return result.returncode == 0 and Path(result.stdout.strip()).resolve() == resolved
     return False
-
-
-def list_tags(location: str) -> list[str]:
-    """Tag names of the repository at ``location`` (a path or URL), without cloning it."""
-    result = run_git(["ls-remote", "--tags", "--refs", location])
-    tags: list[str] = []
-    for line in result.stdout.splitlines():
-        _, _, ref = line.partition("\t")
-        if ref.startswith("refs/tags/"):
-            tags.append(ref.removeprefix("refs/tags/"))
-    return tags
-
-
-def remote_commits(location: str) -> dict[str, str]:
-    """Ref name (``refs/tags/v1.0.0``, ``refs/heads/main``, ``HEAD``) -> the commit it names
-    (an annotated tag peeled), for the repository at ``location``, without cloning it."""
-    result = run_git(["ls-remote", location])
-    commits: dict[str, str] = {}
-    for line in result.stdout.splitlines():
-        sha, _, ref = line.partition("\t")
-        if ref.endswith("^{}"):
-            commits[ref.removesuffix("^{}")] = sha  # the peeled commit wins
-        else:
-            commits.setdefault(ref, sha)
-    return commits
-
-
-def clone_checkout(location: str, dest: Path, commit: str) -> None:
-    """A working copy of the repository at ``location`` with ``commit`` checked out."""
-    run_git(["clone", "--quiet", "--no-checkout", "--", location, str(dest)])
-    run_git(["checkout", "--quiet", "--detach", commit, "--"], cwd=dest)
-
-
-def tag_kinds(repo: Path) -> dict[str, str]:
-    """Tag name -> the kind of object it finally names (``commit``, ``tree``, ``blob``, or
-    ``tag`` for a tag of a tag), for the tags the repository at ``repo`` holds."""
-    fields = "%(refname:strip=2)%00%(objecttype)%00%(*objecttype)"
-    result = run_git(["for-each-ref", f"--format={fields}", "refs/tags"], cwd=repo)
-    kinds: dict[str, str] = {}
-    for line in result.stdout.splitlines():
-        name, kind, peeled = line.split("\0")
-        kinds[name] = peeled or kind
-    return kinds
-
-
-def merge_file(
-    base: bytes,
-    ours: bytes,
-    theirs: bytes,
-    labels: tuple[str, str, str],
-    favor: str | None = None,
-) -> tuple[bytes, int]:
-    """``git merge-file --diff3 -p`` of three texts: (merged bytes, conflict hunks). The
-    same bytes as ``engine.textmerge.merge_lines`` (the differential tests hold them to
-    it); used for inputs past that engine's bounds. The sides go through files in a private
-    temporary folder, as git merge-file reads only files.
-
-    ``favor`` (``ours`` or ``theirs``) adds git's ``--ours``/``--theirs``: the clashing
-    hunks take that side's lines; git then counts nothing, so the count of the hunks it
-    settled comes from the same merge without it (a second run of git)."""
-    import tempfile
-
-    with tempfile.TemporaryDirectory(prefix="tether-merge-") as folder:
-        names = []
-        for name, data in (("ours", ours), ("base", base), ("theirs", theirs)):
-            path = os.path.join(folder, name)
-            with open(path, "wb") as handle:
-                handle.write(data)
-            names.append(path)
-        merged, conflicts = _merge_files(names, labels, None)
-        if favor is not None and conflicts:
-            merged, _ = _merge_files(names, labels, favor)
-    return merged, conflicts
-
-
-def _merge_files(
-    names: list[str], labels: tuple[str, str, str], favor: str | None
-) -> tuple[bytes, int]:
-    argv = ["merge-file", "--diff3", "-p"]
-    if favor is not None:
-        argv.append(f"--{favor}")
-    for label in labels:
-        argv += ["-L", label]
-    result = _git_with_bytes([*argv, "--", *names])
-    if result.returncode < 0 or result.returncode >= 255:
-        error = result.stderr.decode(errors="replace").strip().splitlines()
-        raise TetherError(f"git merge-file failed: {error[-1] if error else result.returncode}")
-    conflicts = result.returncode
-    if conflicts >= 127:  # git's exit status stops counting there
-        start = b"<<<<<<< " + labels[0].encode() + b"\n"
-        conflicts = result.stdout.startswith(start) + result.stdout.count(b"\n" + start)
-    return result.stdout, conflicts
-
-
-def clone_bare(url: str, dest: Path) -> None:
-    """A bare clone of ``url`` into ``dest`` (which must not exist)."""
-    run_git(["clone", "--bare", "--quiet", "--", url, os.path.abspath(dest)])
-
-
-def fetch_tags(repo: Path, url: str, tags: Sequence[str]) -> None:
-    """Fetch ``tags`` from ``url`` into the bare ``repo``, replacing moved ones."""
-    refspecs = [f"+refs/tags/{tag}:refs/tags/{tag}" for tag in tags]
-    run_git(["fetch", "--quiet", "--no-tags", "--", url, *refspecs], cwd=repo)
-
-
-def has_ref(repo: Path, ref: str) -> bool:
-    return commit_of(repo, ref) is not None
-
-
-def commit_of(repo: Path, rev: str) -> str | None:
-    """The commit ``rev`` names in ``repo``, None when it names none."""
-    result = run_git(
-        ["rev-parse", "--verify", "--quiet", "--end-of-options", f"{rev}^{{commit}}"],
-        cwd=repo,
-        check=False,
-    )
-    return result.stdout.strip() or None if result.returncode == 0 else None
-
-
-def rev_parse(repo: Path, rev: str) -> str:
-    """The full object id ``rev`` names in ``repo``."""
-    return run_git(["rev-parse", "--verify", "--end-of-options", rev], cwd=repo).stdout.strip()
-
-
-TreeEntry = tuple[str, str, str, str]  # (mode, type, object id, path)
-
-
-def tree_listing(repo: Path, rev: str) -> list[TreeEntry]:
-    """Every entry of the tree of ``rev``, folders included (each before what it holds),
-    recursively; names kept byte for byte (``surrogateescape``), not re-encoded."""
-    args = ["ls-tree", "-r", "-t", "-z", "--full-tree", "--end-of-options", rev]
-    out = _run_git_bytes(args, repo)
-    if out is None:
-        raise TetherError(f"git ls-tree could not list {rev}")
-    entries: list[TreeEntry] = []
-    for record in out.split(b"\0"):
-        if not record:
-            continue
-        meta, _, path = record.partition(b"\t")
-        mode, kind, oid = meta.decode().split(" ")
-        entries.append((mode, kind, oid, path.decode("utf-8", "surrogateescape")))
-    return entries
-
-
-class BlobReader:
-    """The stored bytes of blobs, one after the other, through one ``git cat-file --batch``.
-
-    These are the bytes as committed: ``cat-file`` runs no filter (``filter.*.smudge``,
-    ``filter.*.process``), no ``ident`` or end-of-line conversion, whatever the
-    repository's ``.gitattributes`` and config say, where ``git archive`` runs them all.
-    Each blob is a stream; it must be read (or is skipped) before the next is asked for.
-    """
-
-    def __init__(self, repo: Path) -> None:
-        try:
-            self._process = subprocess.Popen(
-                ["git", "cat-file", "--batch"],
-                cwd=repo,
-                env=git_env(),
-                stdin=subprocess.PIPE,
-                stdout=subprocess.PIPE,
-                stderr=subprocess.DEVNULL,
-            )
-        except FileNotFoundError:
-            raise TetherError(GIT_MISSING) from None
-        self._left = 0  # bytes of the current blob (and its closing newline) still unread
-
-    def __enter__(self) -> BlobReader:
-        return self
-
-    def __exit__(self, kind: object, error: object, trace: object) -> None:
-        self.close()
-
-    def open(self, oid: str) -> tuple[int, BinaryIO]:
-        """The size of blob ``oid`` and a stream of exactly that many bytes."""
-        stdin, stdout = self._process.stdin, self._process.stdout
-        assert stdin is not None and stdout is not None
-        self._skip()
-        stdin.write(oid.encode() + b"\n")
-        stdin.flush()
-        header = stdout.readline().split()
-        if len(header) != 3 or header[1] != b"blob" or not header[2].isdigit():
-            raise TetherError(f"git cat-file could not read blob {oid}")
-        size = int(header[2])
-        self._left = size + 1  # the content is followed by one newline
-        return size, io.BufferedReader(_BlobStream(self, stdout, size))
-
-    def _take(self, count: int) -> None:
-        self._left -= count
-
-    def _skip(self) -> None:
-        stdout = self._process.stdout
-        assert stdout is not None
-        while self._left > 0:
-            chunk = stdout.read(min(self._left, 1 << 20))
-            if not chunk:
-                raise TetherError("git cat-file stopped before the end of a blob")
-            self._left -= len(chunk)
-
-    def close(self) -> None:
-        if self._process.stdin is not None:
-            with contextlib.suppress(OSError):
-                self._process.stdin.close()
-        if self._process.stdout is not None:
-            self._process.stdout.close()
-        self._process.wait()
-
-
-class _BlobStream(io.RawIOBase):
-    """One blob's bytes from ``cat-file``'s output: reads stop at the blob's end."""
-
-    def __init__(self, owner: BlobReader, pipe: IO[bytes], size: int) -> None:
-        self._owner = owner
-        self._pipe = pipe
-        self._remaining = size
-
-    def readable(self) -> bool:
-        return True
-
-    def readinto(self, buffer: Any) -> int:
-        if self._remaining <= 0:
-            return 0
-        view = memoryview(buffer).cast("B")
-        data = self._pipe.read(min(len(view), self._remaining))
-        if not data:
-            raise TetherError("git cat-file stopped before the end of a blob")
-        view[: len(data)] = data
-        self._remaining -= len(data)
-        self._owner._take(len(data))
-        return len(data)
 
 
 def _no_repository_above(path: Path) -> bool:
@@ -354,61 +168,6 @@ def inside_work_tree(path: Path) -> bool:
         return False
     result = run_git(["rev-parse", "--is-inside-work-tree"], cwd=path, check=False)
     return result.returncode == 0 and result.stdout.strip() == "true"
-
-
-def ls_files(path: Path) -> list[str]:
-    """Tracked files under ``path``, as paths relative to it (git's index, not the disk)."""
-    # -z: names come back raw, without git's quoting of unusual characters.
-    result = run_git(["ls-files", "-z", "--cached"], cwd=path)
-    return [name for name in result.stdout.split("\0") if name]
-
-
-def tracked_paths(root: Path, paths: Sequence[str]) -> list[str]:
-    """Of ``paths`` (relative to ``root``, files or folders), the tracked files they name;
-    [] outside a git working tree. Paths are taken literally, never as patterns."""
-    if not paths or not root.is_dir():
-        return []
-    result = run_git([LITERAL, "ls-files", "-z", "--cached", "--", *paths], cwd=root, check=False)
-    if result.returncode != 0:
-        return []
-    return [name for name in result.stdout.split("\0") if name]
-
-
-def ignored_paths(root: Path, paths: Sequence[str]) -> list[str]:
-    """Of ``paths`` (relative to ``root``), those git ignores there (``.gitignore`` files,
-    ``info/exclude``, the user's excludes); [] outside a work tree. Taken literally."""
-    if not paths or not root.is_dir():
-        return []
-    # -z needs --stdin: names go in and come back NUL-separated, never quoted.
-    result = _git_with_bytes(
-        ["check-ignore", "-z", "--stdin"], root, b"".join(os.fsencode(p) + b"\0" for p in paths)
-    )
-    if result.returncode not in (0, 1):  # 1: none of them is ignored
-        return []
-    return [os.fsdecode(name) for name in result.stdout.split(b"\0") if name]
-
-
-def _run_git_bytes(args: Sequence[str], cwd: Path, data: bytes | None = None) -> bytes | None:
-    """Run git with binary stdin/stdout; None when git exits non-zero."""
-    result = _git_with_bytes(args, cwd, data)
-    return result.stdout if result.returncode == 0 else None
-
-
-def _git_with_bytes(
-    args: Sequence[str], cwd: Path | None = None, data: bytes | None = None
-) -> subprocess.CompletedProcess[bytes]:
-    """``git ARGS`` with ``data`` (or nothing) on stdin, its output captured as bytes."""
-    try:
-        return subprocess.run(
-            ["git", *args],
-            cwd=cwd,
-            env=git_env(),
-            input=data if data is not None else b"",
-            capture_output=True,
-            check=False,
-        )
-    except FileNotFoundError:
-        raise TetherError(GIT_MISSING) from None
 
 
 @dataclass(frozen=True)
@@ -493,40 +252,39 @@ def _main_checkout(path: Path, git_dir: str, common: str) -> Path | None:
     return None if Path(git_dir).resolve() == common_path else common_path.parent
 
 
-def show_head_file(repo: Path, rel: str) -> bytes | None:
-    """The committed bytes of ``rel`` at HEAD, None when HEAD lacks it (or there is no HEAD)."""
-    return show_file_at(repo, "HEAD", rel)
+# --- 3. the working tree and the index ----------------------------------------------------
 
 
-def write_blob(repo: Path, data: bytes) -> str:
-    """Store ``data`` as a blob in ``repo``'s object database; its object id."""
-    out = _run_git_bytes(["hash-object", "-w", "--stdin"], cwd=repo, data=data)
-    if out is None:
-        raise TetherError(f"git hash-object failed in {repo}")
-    return out.decode().strip()
+def ls_files(path: Path) -> list[str]:
+    """Tracked files under ``path``, as paths relative to it (git's index, not the disk)."""
+    # -z: names come back raw, without git's quoting of unusual characters.
+    result = run_git(["ls-files", "-z", "--cached"], cwd=path)
+    return [name for name in result.stdout.split("\0") if name]
 
 
-def record_unmerged(repo: Path, rel: str, stages: Sequence[tuple[int, bytes | None, int]]) -> None:
-    """Put ``rel`` into the index as unmerged: (stage, bytes or None when absent, mode).
-
-    Stages 1/2/3 are base/ours/theirs, so ``git status`` lists the path as unmerged and
-    ``git mergetool`` and IDEs offer a three-way view.
-    """
-    entries = [
-        (mode, write_blob(repo, data), stage) for stage, data, mode in stages if data is not None
-    ]
-    restore_index_entries(repo, rel, entries)
-
-
-def current_branch(repo: Path) -> str | None:
-    """The checked-out branch name; None when HEAD is detached."""
-    result = run_git(["symbolic-ref", "--quiet", "HEAD"], cwd=repo, check=False)
-    return _branch_name(result.stdout.strip()) if result.returncode == 0 else None
+def tracked_paths(root: Path, paths: Sequence[str]) -> list[str]:
+    """Of ``paths`` (relative to ``root``, files or folders), the tracked files they name;
+    [] outside a git working tree. Paths are taken literally, never as patterns."""
+    if not paths or not root.is_dir():
+        return []
+    result = run_git([LITERAL, "ls-files", "-z", "--cached", "--", *paths], cwd=root, check=False)
+    if result.returncode != 0:
+        return []
+    return [name for name in result.stdout.split("\0") if name]
 
 
-def _branch_name(ref: str) -> str | None:
-    """The branch a full ref name names (``refs/heads/NAME``), None for any other ref."""
-    return ref.removeprefix("refs/heads/") or None if ref.startswith("refs/heads/") else None
+def ignored_paths(root: Path, paths: Sequence[str]) -> list[str]:
+    """Of ``paths`` (relative to ``root``), those git ignores there (``.gitignore`` files,
+    ``info/exclude``, the user's excludes); [] outside a work tree. Taken literally."""
+    if not paths or not root.is_dir():
+        return []
+    # -z needs --stdin: names go in and come back NUL-separated, never quoted.
+    result = _git_with_bytes(
+        ["check-ignore", "-z", "--stdin"], root, b"".join(os.fsencode(p) + b"\0" for p in paths)
+    )
+    if result.returncode not in (0, 1):  # 1: none of them is ignored
+        return []
+    return [os.fsdecode(name) for name in result.stdout.split(b"\0") if name]
 
 
 def dirty_paths(repo: Path, paths: Sequence[str]) -> list[str]:
@@ -543,6 +301,14 @@ def dirty_paths(repo: Path, paths: Sequence[str]) -> list[str]:
     # Porcelain names paths from the top of the working tree; callers name them from ``repo``.
     prefix = run_git(["rev-parse", "--show-prefix"], cwd=repo).stdout.strip()
     return [path.removeprefix(prefix) for path in dirty]
+
+
+def status_changed_paths(repo: Path) -> list[str]:
+    """Paths whose working-tree or index state differs from HEAD, untracked files included."""
+    result = run_git(
+        ["status", "--porcelain=v1", "-z", "--untracked-files=all", "--no-renames"], cwd=repo
+    )
+    return [entry[3:] for entry in result.stdout.split("\0") if len(entry) > 3]
 
 
 IndexEntry = tuple[int, str, int]  # (mode, object id, stage)
@@ -578,9 +344,133 @@ def restore_index_entries(repo: Path, rel: str, entries: Sequence[IndexEntry]) -
         raise TetherError(f"git update-index failed for {rel}")
 
 
+def write_blob(repo: Path, data: bytes) -> str:
+    """Store ``data`` as a blob in ``repo``'s object database; its object id."""
+    out = _run_git_bytes(["hash-object", "-w", "--stdin"], cwd=repo, data=data)
+    if out is None:
+        raise TetherError(f"git hash-object failed in {repo}")
+    return out.decode().strip()
+
+
+def record_unmerged(repo: Path, rel: str, stages: Sequence[tuple[int, bytes | None, int]]) -> None:
+    """Put ``rel`` into the index as unmerged: (stage, bytes or None when absent, mode).
+
+    Stages 1/2/3 are base/ours/theirs, so ``git status`` lists the path as unmerged and
+    ``git mergetool`` and IDEs offer a three-way view.
+    """
+    entries = [
+        (mode, write_blob(repo, data), stage) for stage, data, mode in stages if data is not None
+    ]
+    restore_index_entries(repo, rel, entries)
+
+
+def commit_everything(repo: Path, message: str) -> str:
+    """Stage every change of the working tree (ignored files stay out), commit with
+    ``message`` and return the new commit. A person's global hooks (``core.hooksPath``)
+    are for their own commits; tether's commit in its own worktree skips them."""
+    run_git(["add", "--all"], cwd=repo)
+    run_git(["commit", "--quiet", "--no-verify", "--message", message], cwd=repo)
+    return rev_parse(repo, "HEAD")
+
+
+# --- 4. commits and refs: what a name points at, branches, ancestry -----------------------
+
+
+def commit_of(repo: Path, rev: str) -> str | None:
+    """The commit ``rev`` names in ``repo``, None when it names none."""
+    result = run_git(
+        ["rev-parse", "--verify", "--quiet", "--end-of-options", f"{rev}^{{commit}}"],
+        cwd=repo,
+        check=False,
+    )
+    return result.stdout.strip() or None if result.returncode == 0 else None
+
+
+def has_ref(repo: Path, ref: str) -> bool:
+    return commit_of(repo, ref) is not None
+
+
+def has_commit(repo: Path, commit: str) -> bool:
+    """True when ``repo`` holds the commit ``commit`` (a full object id)."""
+    args = ["cat-file", "-e", "--end-of-options", f"{commit}^{{commit}}"]
+    return run_git(args, cwd=repo, check=False).returncode == 0
+
+
+def rev_parse(repo: Path, rev: str) -> str:
+    """The full object id ``rev`` names in ``repo``."""
+    return run_git(["rev-parse", "--verify", "--end-of-options", rev], cwd=repo).stdout.strip()
+
+
+def tree_of(repo: Path, rev: str) -> str | None:
+    """The tree id of a commit, None when ``rev`` names no commit."""
+    result = run_git(
+        ["rev-parse", "--verify", "--quiet", "--end-of-options", f"{rev}^{{tree}}"],
+        cwd=repo,
+        check=False,
+    )
+    return result.stdout.strip() or None if result.returncode == 0 else None
+
+
+def head_commit(repo: Path) -> str | None:
+    """The commit HEAD names, None in a repository without commits."""
+    return commit_of(repo, "HEAD")
+
+
+def checked_out(repo: Path) -> tuple[str | None, str | None]:
+    """(the commit HEAD names, the branch checked out), asked of git at once: None for a
+    repository without commits, and for a detached HEAD."""
+    result = run_git(
+        ["rev-parse", "--quiet", "HEAD^{commit}", "--symbolic-full-name", "HEAD", "--"],
+        cwd=repo,
+        check=False,
+    )
+    lines = result.stdout.splitlines()
+    if result.returncode != 0 or len(lines) < 2:  # no commit yet: HEAD names no commit
+        return None, current_branch(repo)
+    return lines[0], _branch_name(lines[1])
+
+
+def current_branch(repo: Path) -> str | None:
+    """The checked-out branch name; None when HEAD is detached."""
+    result = run_git(["symbolic-ref", "--quiet", "HEAD"], cwd=repo, check=False)
+    return _branch_name(result.stdout.strip()) if result.returncode == 0 else None
+
+
+def _branch_name(ref: str) -> str | None:
+    """The branch a full ref name names (``refs/heads/NAME``), None for any other ref."""
+    return ref.removeprefix("refs/heads/") or None if ref.startswith("refs/heads/") else None
+
+
 def branch_commit(repo: Path, name: str) -> str | None:
     """The commit branch ``name`` points at, None when there is no such branch."""
     return commit_of(repo, f"refs/heads/{name}")
+
+
+def default_branch(repo: Path) -> str | None:
+    """The branch the project integrates into: origin's HEAD, else a local main or master."""
+    result = run_git(
+        ["symbolic-ref", "--quiet", "--short", "refs/remotes/origin/HEAD"], cwd=repo, check=False
+    )
+    if result.returncode == 0 and result.stdout.strip():
+        return result.stdout.strip()
+    configured = run_git(["config", "--get", "init.defaultBranch"], cwd=repo, check=False)
+    candidates = [configured.stdout.strip()] if configured.returncode == 0 else []
+    for name in [*candidates, "main", "master"]:
+        if name and has_ref(repo, f"refs/heads/{name}"):
+            return name
+    return None
+
+
+def tag_kinds(repo: Path) -> dict[str, str]:
+    """Tag name -> the kind of object it finally names (``commit``, ``tree``, ``blob``, or
+    ``tag`` for a tag of a tag), for the tags the repository at ``repo`` holds."""
+    fields = "%(refname:strip=2)%00%(objecttype)%00%(*objecttype)"
+    result = run_git(["for-each-ref", f"--format={fields}", "refs/tags"], cwd=repo)
+    kinds: dict[str, str] = {}
+    for line in result.stdout.splitlines():
+        name, kind, peeled = line.split("\0")
+        kinds[name] = peeled or kind
+    return kinds
 
 
 def switch_branch(repo: Path, name: str) -> None:
@@ -588,76 +478,24 @@ def switch_branch(repo: Path, name: str) -> None:
     run_git(["switch", "--end-of-options", name], cwd=repo)
 
 
-def move_branch(repo: Path, name: str, commit: str, expected: str) -> None:
-    """Point branch ``name`` at ``commit``, only while it still points at ``expected``."""
-    run_git(["update-ref", "--no-deref", f"refs/heads/{name}", commit, expected], cwd=repo)
-
-
 def switch_to_new_branch(repo: Path, name: str) -> None:
     """Create ``name`` at HEAD and check it out, keeping the working tree as it is."""
     run_git(["switch", "-c", name], cwd=repo)
 
 
-# --- pull requests: the branch, its base, the push ---------------------------------------
-
-
-def push_branch(repo: Path, name: str, remote: str = "origin") -> str | None:
-    """Push branch ``name`` to ``remote`` and track it there; git's error line when the
-    push failed, None when it went through."""
-    result = run_git(
-        ["push", "--set-upstream", remote, f"refs/heads/{name}:refs/heads/{name}"],
-        cwd=repo,
-        check=False,
-    )
-    return None if result.returncode == 0 else first_error_line(result.stderr)
-
-
-def has_remote(repo: Path, name: str) -> bool:
-    result = run_git(["remote"], cwd=repo, check=False)
-    return result.returncode == 0 and name in result.stdout.split()
-
-
-def remote_default_branch(repo: Path, remote: str = "origin") -> str | None:
-    """The branch pull requests on ``remote`` go into: the remote's HEAD as last fetched,
-    else ``main`` or ``master`` when the remote or this checkout has it."""
-    head = run_git(
-        ["symbolic-ref", "--quiet", f"refs/remotes/{remote}/HEAD"], cwd=repo, check=False
-    )
-    prefix = f"refs/remotes/{remote}/"
-    if head.returncode == 0 and head.stdout.strip().startswith(prefix):
-        return head.stdout.strip().removeprefix(prefix)
-    for name in ("main", "master"):
-        if has_ref(repo, f"{prefix}{name}") or has_ref(repo, f"refs/heads/{name}"):
-            return name
-    return None
-
-
-def commits_ahead(repo: Path, base: str, head: str = "HEAD") -> int:
-    """How many commits ``head`` has that ``base`` lacks (``git rev-list --count``)."""
-    result = run_git(["rev-list", "--count", "--end-of-options", f"{base}..{head}"], cwd=repo)
-    return int(result.stdout.strip() or 0)
-
-
-def show_file_at(repo: Path, rev: str, rel: str) -> bytes | None:
-    """The bytes of ``rel`` (relative to ``repo``) in commit ``rev``; None when it lacks it."""
-    return _run_git_bytes(["show", f"{rev}:./{rel}"], cwd=repo)
-
-
-def worktree_add(repo: Path, dest: Path, branch: str, start: str = "HEAD") -> None:
-    """Add a linked worktree at ``dest`` on a new branch ``branch`` made at ``start``."""
-    run_git(["worktree", "add", "-b", branch, os.path.abspath(dest), start], cwd=repo)
-
-
-def worktree_remove(repo: Path, dest: Path) -> None:
-    """Remove the linked worktree at ``dest`` (its files and git's record of it)."""
-    run_git(["worktree", "remove", "--force", os.path.abspath(dest)], cwd=repo)
+def move_branch(repo: Path, name: str, commit: str, expected: str) -> None:
+    """Point branch ``name`` at ``commit``, only while it still points at ``expected``."""
+    run_git(["update-ref", "--no-deref", f"refs/heads/{name}", commit, expected], cwd=repo)
 
 
 def delete_branch(repo: Path, name: str) -> None:
     run_git(["branch", "-D", name], cwd=repo)
 
 
-# --- audit: read-only queries for review scope and content digests -----------------------
+def set_ref(repo: Path, ref: str, commit: str) -> None:
+    """Point ``ref`` at ``commit``, whatever it pointed at (a branch checked out in a
+    worktree included: the caller has removed that worktree or means to)."""
+    run_git(["update-ref", "--no-deref", ref, commit], cwd=repo)
 
 
 def merge_base(repo: Path, left: str, right: str = "HEAD") -> str | None:
@@ -682,14 +520,195 @@ def is_ancestor(repo: Path, older: str, newer: str = "HEAD") -> bool:
     return result.returncode == 0
 
 
-def tree_of(repo: Path, rev: str) -> str | None:
-    """The tree id of a commit, None when ``rev`` names no commit."""
-    result = run_git(
-        ["rev-parse", "--verify", "--quiet", "--end-of-options", f"{rev}^{{tree}}"],
-        cwd=repo,
-        check=False,
-    )
-    return result.stdout.strip() or None if result.returncode == 0 else None
+def commits_ahead(repo: Path, base: str, head: str = "HEAD") -> int:
+    """How many commits ``head`` has that ``base`` lacks (``git rev-list --count``)."""
+    result = run_git(["rev-list", "--count", "--end-of-options", f"{base}..{head}"], cwd=repo)
+    return int(result.stdout.strip() or 0)
+
+
+# --- 5. stored bytes: trees and blobs, as committed ---------------------------------------
+
+
+TreeEntry = tuple[str, str, str, str]  # (mode, type, object id, path)
+
+
+def tree_listing(repo: Path, rev: str) -> list[TreeEntry]:
+    """Every entry of the tree of ``rev``, folders included (each before what it holds),
+    recursively; names kept byte for byte (``surrogateescape``), not re-encoded."""
+    args = ["ls-tree", "-r", "-t", "-z", "--full-tree", "--end-of-options", rev]
+    out = _run_git_bytes(args, repo)
+    if out is None:
+        raise TetherError(f"git ls-tree could not list {rev}")
+    entries: list[TreeEntry] = []
+    for record in out.split(b"\0"):
+        if not record:
+            continue
+        meta, _, path = record.partition(b"\t")
+        mode, kind, oid = meta.decode().split(" ")
+        entries.append((mode, kind, oid, path.decode("utf-8", "surrogateescape")))
+    return entries
+
+
+def ls_tree_entries(repo: Path, rev: str) -> list[tuple[str, str, str, str]]:
+    """(mode, type, object id, path) for every entry in the tree of ``rev``, recursively."""
+    result = run_git(["ls-tree", "-r", "-z", "--full-tree", rev], cwd=repo)
+    entries = []
+    for record in result.stdout.split("\0"):
+        if not record:
+            continue
+        meta, _, path = record.partition("\t")
+        mode, kind, oid = meta.split(" ")
+        entries.append((mode, kind, oid, path))
+    return entries
+
+
+class BlobReader:
+    """The stored bytes of objects, one after the other, through one ``git cat-file --batch``:
+    the one way tether reads what a repository holds.
+
+    These are the bytes as committed: ``cat-file`` runs no filter (``filter.*.smudge``,
+    ``filter.*.process``), no ``ident``, end-of-line or ``textconv`` conversion, whatever the
+    repository's ``.gitattributes`` and config say, where ``git archive`` and ``git show``
+    may run them. An object is named by its id, by ``REV:PATH`` (a path from the top of the
+    repository) or by ``REV:./PATH`` (a path from the folder the reader was opened in).
+    Each blob ``open`` gives is a stream; it must be read (or is skipped) before the next is
+    asked for.
+    """
+
+    def __init__(self, repo: Path) -> None:
+        self._repo = repo
+        try:
+            self._process = subprocess.Popen(
+                ["git", "cat-file", "--batch"],
+                cwd=repo,
+                env=git_env(),
+                stdin=subprocess.PIPE,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.DEVNULL,
+            )
+        except FileNotFoundError:
+            raise TetherError(GIT_MISSING) from None
+        self._left = 0  # bytes of the current object (and its closing newline) still unread
+
+    def __enter__(self) -> BlobReader:
+        return self
+
+    def __exit__(self, kind: object, error: object, trace: object) -> None:
+        self.close()
+
+    def open(self, name: str) -> tuple[int, BinaryIO]:
+        """The size of blob ``name`` and a stream of exactly that many bytes; TetherError
+        when ``name`` names no blob."""
+        size = self._ask(name)
+        if size is None:
+            raise TetherError(f"git cat-file could not read blob {name}")
+        return size, self._stream(size)
+
+    def read(self, name: str) -> bytes | None:
+        """The bytes of blob ``name``; None when it names no blob (no such object or path,
+        a folder, a submodule) or there is no repository."""
+        size = self._ask(name)
+        return None if size is None else self._stream(size).read()
+
+    def _ask(self, name: str) -> int | None:
+        """Ask for object ``name``: the size of the blob it names, to be read next, or None."""
+        stdin, stdout = self._process.stdin, self._process.stdout
+        assert stdin is not None and stdout is not None
+        if "\n" in name:  # one name a line: a path with a line break is resolved apart
+            found = run_git(
+                ["rev-parse", "--verify", "--quiet", "--end-of-options", name],
+                cwd=self._repo,
+                check=False,
+            )
+            if found.returncode != 0 or not found.stdout.strip():
+                return None
+            name = found.stdout.strip()
+        self._skip()
+        try:
+            stdin.write(name.encode("utf-8", "surrogateescape") + b"\n")
+            stdin.flush()
+        except BrokenPipeError:  # git stopped: no repository here
+            return None
+        header = stdout.readline().split()
+        if len(header) != 3 or not header[2].isdigit():
+            return None  # "NAME missing", "NAME ambiguous", or git stopped
+        size = int(header[2])
+        self._left = size + 1  # the content is followed by one newline
+        return size if header[1] == b"blob" else None
+
+    def _stream(self, size: int) -> BinaryIO:
+        stdout = self._process.stdout
+        assert stdout is not None
+        return io.BufferedReader(_BlobStream(self, stdout, size))
+
+    def _take(self, count: int) -> None:
+        self._left -= count
+
+    def _skip(self) -> None:
+        stdout = self._process.stdout
+        assert stdout is not None
+        while self._left > 0:
+            chunk = stdout.read(min(self._left, 1 << 20))
+            if not chunk:
+                raise TetherError("git cat-file stopped before the end of a blob")
+            self._left -= len(chunk)
+
+    def close(self) -> None:
+        if self._process.stdin is not None:
+            with contextlib.suppress(OSError):
+                self._process.stdin.close()
+        if self._process.stdout is not None:
+            self._process.stdout.close()
+        self._process.wait()
+
+
+class _BlobStream(io.RawIOBase):
+    """One blob's bytes from ``cat-file``'s output: reads stop at the blob's end."""
+
+    def __init__(self, owner: BlobReader, pipe: IO[bytes], size: int) -> None:
+        self._owner = owner
+        self._pipe = pipe
+        self._remaining = size
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, buffer: Any) -> int:
+        if self._remaining <= 0:
+            return 0
+        view = memoryview(buffer).cast("B")
+        data = self._pipe.read(min(len(view), self._remaining))
+        if not data:
+            raise TetherError("git cat-file stopped before the end of a blob")
+        view[: len(data)] = data
+        self._remaining -= len(data)
+        self._owner._take(len(data))
+        return len(data)
+
+
+def read_blob(repo: Path, name: str) -> bytes | None:
+    """The committed bytes of the blob ``name`` names in ``repo`` (an object id, ``REV:PATH``
+    from the repository's top, ``REV:./PATH`` from ``repo``); None when it names none."""
+    with BlobReader(repo) as reader:
+        return reader.read(name)
+
+
+def read_blobs(repo: Path, oids: Sequence[str]) -> dict[str, bytes]:
+    """The bytes of each blob in ``oids``, read through one ``cat-file --batch`` process;
+    TetherError when one of them is not a blob ``repo`` holds."""
+    if not oids:
+        return {}
+    blobs: dict[str, bytes] = {}
+    with BlobReader(repo) as reader:
+        for oid in oids:
+            data = reader.read(oid)
+            if data is None:
+                raise TetherError(f"git cat-file could not read {oid} in {repo}")
+            blobs[oid] = data
+    return blobs
+
+
+# --- 6. history: logs and diffs between commits -------------------------------------------
 
 
 def commit_messages(repo: Path, since: str, head: str = "HEAD") -> list[tuple[str, str]]:
@@ -729,105 +748,23 @@ def commit_message(repo: Path, commit: str) -> str | None:
     return result.stdout if result.returncode == 0 else None
 
 
-def head_commit(repo: Path) -> str | None:
-    """The commit HEAD names, None in a repository without commits."""
-    return commit_of(repo, "HEAD")
-
-
-def checked_out(repo: Path) -> tuple[str | None, str | None]:
-    """(the commit HEAD names, the branch checked out), asked of git at once: None for a
-    repository without commits, and for a detached HEAD."""
+def file_commits(repo: Path, rel: str) -> list[tuple[str, str, str]]:
+    """(commit, first parent or "", subject) of each non-merge commit on HEAD's history that
+    touched ``rel`` (relative to ``repo``'s top), newest first; empty without any."""
     result = run_git(
-        ["rev-parse", "--quiet", "HEAD^{commit}", "--symbolic-full-name", "HEAD", "--"],
+        [LITERAL, "log", "--no-merges", "--format=%H%x00%P%x00%s", "--", rel],
         cwd=repo,
         check=False,
     )
-    lines = result.stdout.splitlines()
-    if result.returncode != 0 or len(lines) < 2:  # no commit yet: HEAD names no commit
-        return None, current_branch(repo)
-    return lines[0], _branch_name(lines[1])
-
-
-def default_branch(repo: Path) -> str | None:
-    """The branch the project integrates into: origin's HEAD, else a local main or master."""
-    result = run_git(
-        ["symbolic-ref", "--quiet", "--short", "refs/remotes/origin/HEAD"], cwd=repo, check=False
-    )
-    if result.returncode == 0 and result.stdout.strip():
-        return result.stdout.strip()
-    configured = run_git(["config", "--get", "init.defaultBranch"], cwd=repo, check=False)
-    candidates = [configured.stdout.strip()] if configured.returncode == 0 else []
-    for name in [*candidates, "main", "master"]:
-        if name and has_ref(repo, f"refs/heads/{name}"):
-            return name
-    return None
-
-
-def diff_name_status(repo: Path, old: str, new: str) -> list[tuple[str, str]]:
-    """(status letter, path) for every path that differs between two commits.
-
-    Renames are split into a deletion and an addition so the answer never depends on the
-    user's rename-detection settings.
-    """
-    result = run_git(
-        ["diff", "--name-status", "-z", "--no-renames", "--no-ext-diff", old, new, "--"],
-        cwd=repo,
-    )
-    fields = [field for field in result.stdout.split("\0") if field]
-    return [(fields[i][:1], fields[i + 1]) for i in range(0, len(fields) - 1, 2)]
-
-
-def diff_unified_zero(repo: Path, old: str, new: str, paths: Sequence[str]) -> str:
-    """``git diff -U0`` between two commits for ``paths``: hunk headers name touched lines."""
-    if not paths:
-        return ""
-    # quotePath off: file headers carry names verbatim, so they match the paths asked for.
-    options = ["-U0", "--no-renames", "--no-ext-diff", "--no-color"]
-    args = [LITERAL, "-c", "core.quotePath=false", "diff", *options, old, new, "--", *paths]
-    return run_git(args, cwd=repo).stdout
-
-
-def status_changed_paths(repo: Path) -> list[str]:
-    """Paths whose working-tree or index state differs from HEAD, untracked files included."""
-    result = run_git(
-        ["status", "--porcelain=v1", "-z", "--untracked-files=all", "--no-renames"], cwd=repo
-    )
-    return [entry[3:] for entry in result.stdout.split("\0") if len(entry) > 3]
-
-
-def ls_tree_entries(repo: Path, rev: str) -> list[tuple[str, str, str, str]]:
-    """(mode, type, object id, path) for every entry in the tree of ``rev``, recursively."""
-    result = run_git(["ls-tree", "-r", "-z", "--full-tree", rev], cwd=repo)
-    entries = []
-    for record in result.stdout.split("\0"):
-        if not record:
-            continue
-        meta, _, path = record.partition("\t")
-        mode, kind, oid = meta.split(" ")
-        entries.append((mode, kind, oid, path))
-    return entries
-
-
-def read_blobs(repo: Path, oids: Sequence[str]) -> dict[str, bytes]:
-    """The bytes of each blob in ``oids``, read through one ``cat-file --batch`` process."""
-    if not oids:
-        return {}
-    request = "".join(f"{oid}\n" for oid in oids).encode()
-    out = _run_git_bytes(["cat-file", "--batch"], cwd=repo, data=request)
-    if out is None:
-        raise TetherError(f"git cat-file failed in {repo}")
-    blobs: dict[str, bytes] = {}
-    pos = 0
-    while pos < len(out):
-        header_end = out.index(b"\n", pos)
-        header = out[pos:header_end].decode().split(" ")
-        if len(header) != 3:
-            raise TetherError(f"git cat-file could not read {header[0]} in {repo}")
-        oid, size = header[0], header[2]
-        start = header_end + 1
-        blobs[oid] = out[start : start + int(size)]
-        pos = start + int(size) + 1  # the content is followed by one newline
-    return blobs
+    if result.returncode != 0:
+        return []
+    found = []
+    for line in result.stdout.splitlines():
+        commit, _, rest = line.partition("\0")
+        parents, _, subject = rest.partition("\0")
+        if commit:
+            found.append((commit, parents.split(" ")[0] if parents else "", subject))
+    return found
 
 
 def path_blob_ids(repo: Path, rel: str) -> list[str]:
@@ -867,68 +804,41 @@ def path_blob_ids(repo: Path, rel: str) -> list[str]:
     return ids
 
 
-def cat_blob(repo: Path, oid: str) -> bytes | None:
-    """The raw bytes of blob ``oid`` in ``repo``, None when it is not there."""
-    return _run_git_bytes(["cat-file", "blob", oid], cwd=repo)
+def diff_name_status(repo: Path, old: str, new: str) -> list[tuple[str, str]]:
+    """(status letter, path) for every path that differs between two commits.
 
-
-def file_commits(repo: Path, rel: str) -> list[tuple[str, str, str]]:
-    """(commit, first parent or "", subject) of each non-merge commit on HEAD's history that
-    touched ``rel`` (relative to ``repo``'s top), newest first; empty without any."""
+    Renames are split into a deletion and an addition so the answer never depends on the
+    user's rename-detection settings.
+    """
     result = run_git(
-        [LITERAL, "log", "--no-merges", "--format=%H%x00%P%x00%s", "--", rel],
+        ["diff", "--name-status", "-z", "--no-renames", "--no-ext-diff", old, new, "--"],
         cwd=repo,
-        check=False,
     )
-    if result.returncode != 0:
-        return []
-    found = []
-    for line in result.stdout.splitlines():
-        commit, _, rest = line.partition("\0")
-        parents, _, subject = rest.partition("\0")
-        if commit:
-            found.append((commit, parents.split(" ")[0] if parents else "", subject))
-    return found
+    fields = [field for field in result.stdout.split("\0") if field]
+    return [(fields[i][:1], fields[i + 1]) for i in range(0, len(fields) - 1, 2)]
 
 
-def blob_at(repo: Path, rev: str, rel: str) -> bytes | None:
-    """The bytes of ``rel`` (relative to the repository's top) in ``rev``; None without it."""
-    return _run_git_bytes(["show", f"{rev}:{rel}"], cwd=repo)
+def diff_unified_zero(repo: Path, old: str, new: str, paths: Sequence[str]) -> str:
+    """``git diff -U0`` between two commits for ``paths``: hunk headers name touched lines."""
+    if not paths:
+        return ""
+    # quotePath off: file headers carry names verbatim, so they match the paths asked for.
+    options = ["-U0", "--no-renames", "--no-ext-diff", "--no-color"]
+    args = [LITERAL, "-c", "core.quotePath=false", "diff", *options, old, new, "--", *paths]
+    return run_git(args, cwd=repo).stdout
 
 
-# --- campaigns: a bare mirror per remote, tether's own worktree, the commit ----------------
+# --- 7. linked worktrees ------------------------------------------------------------------
 
 
-def init_bare(dest: Path) -> None:
-    """An empty bare repository at ``dest``."""
-    run_git(["init", "--bare", "--quiet", os.path.abspath(dest)])
+def worktree_add(repo: Path, dest: Path, branch: str, start: str = "HEAD") -> None:
+    """Add a linked worktree at ``dest`` on a new branch ``branch`` made at ``start``."""
+    run_git(["worktree", "add", "-b", branch, os.path.abspath(dest), start], cwd=repo)
 
 
-def fetch_heads(mirror: Path, url: str) -> None:
-    """Every branch of ``url`` into ``refs/remotes/origin/`` of the bare ``mirror``. The
-    mirror's own branches (tether's campaign branches, checked out in worktrees) stay apart."""
-    run_git(
-        [
-            "fetch",
-            "--quiet",
-            "--prune",
-            "--no-tags",
-            "--",
-            url,
-            "+refs/heads/*:refs/remotes/origin/*",
-        ],
-        cwd=mirror,
-    )
-
-
-def remote_head_branch(url: str) -> str | None:
-    """The branch ``url``'s HEAD names (its default branch), None when it names none."""
-    result = run_git(["ls-remote", "--symref", "--", url, "HEAD"])
-    for line in result.stdout.splitlines():
-        ref, _, target = line.partition("\t")
-        if ref.startswith("ref: refs/heads/") and target == "HEAD":
-            return ref.removeprefix("ref: refs/heads/")
-    return None
+def worktree_remove(repo: Path, dest: Path) -> None:
+    """Remove the linked worktree at ``dest`` (its files and git's record of it)."""
+    run_git(["worktree", "remove", "--force", os.path.abspath(dest)], cwd=repo)
 
 
 def worktree_reset(repo: Path, dest: Path, branch: str, start: str) -> None:
@@ -957,6 +867,11 @@ def _may_have_worktrees(repo: Path) -> bool:
     return (repo / "worktrees").exists()
 
 
+def worktree_prune(repo: Path) -> None:
+    """Forget worktrees whose folders are gone."""
+    run_git(["worktree", "prune"], cwd=repo)
+
+
 def remove_lock_files(git_dir: Path) -> None:
     """Delete the ``*.lock`` files under ``git_dir``. Git makes one beside each file it is
     about to replace (a ref, ``packed-refs``, an index, the config) and renames it into place;
@@ -973,62 +888,42 @@ def remove_lock_files(git_dir: Path) -> None:
                     os.unlink(os.path.join(folder, name))
 
 
-def worktree_prune(repo: Path) -> None:
-    """Forget worktrees whose folders are gone."""
-    run_git(["worktree", "prune"], cwd=repo)
+# --- 8. remotes: listing, cloning, fetching, pushing --------------------------------------
 
 
-def commit_everything(repo: Path, message: str) -> str:
-    """Stage every change of the working tree (ignored files stay out), commit with
-    ``message`` and return the new commit. A person's global hooks (``core.hooksPath``)
-    are for their own commits; tether's commit in its own worktree skips them."""
-    run_git(["add", "--all"], cwd=repo)
-    run_git(["commit", "--quiet", "--no-verify", "--message", message], cwd=repo)
-    return rev_parse(repo, "HEAD")
-
-
-def has_commit(repo: Path, commit: str) -> bool:
-    """True when ``repo`` holds the commit ``commit`` (a full object id)."""
-    args = ["cat-file", "-e", "--end-of-options", f"{commit}^{{commit}}"]
-    return run_git(args, cwd=repo, check=False).returncode == 0
-
-
-def set_ref(repo: Path, ref: str, commit: str) -> None:
-    """Point ``ref`` at ``commit``, whatever it pointed at (a branch checked out in a
-    worktree included: the caller has removed that worktree or means to)."""
-    run_git(["update-ref", "--no-deref", ref, commit], cwd=repo)
-
-
-# --- campaigns: commits sent back as a bundle (a unit that worked outside the folder) ------
-
-
-def bundle_create(repo: Path, ref: str) -> bytes:
-    """A bundle of ``ref`` with its whole history, as bytes (``git bundle create -``)."""
-    result = _git_with_bytes(["bundle", "create", "-", ref], repo)
-    if result.returncode != 0:
-        error = result.stderr.decode("utf-8", "replace")
-        raise TetherError(f"git bundle failed: {first_error_line(error)}")
-    return result.stdout
-
-
-def bundle_heads(repo: Path, bundle: Path) -> dict[str, str]:
-    """The refs a bundle file carries and their commits; TetherError when it is no bundle."""
-    result = run_git(["bundle", "list-heads", os.path.abspath(bundle)], cwd=repo)
-    heads = {}
+def list_tags(location: str) -> list[str]:
+    """Tag names of the repository at ``location`` (a path or URL), without cloning it."""
+    result = run_git(["ls-remote", "--tags", "--refs", location])
+    tags: list[str] = []
     for line in result.stdout.splitlines():
-        commit, _, ref = line.partition(" ")
-        heads[ref] = commit
-    return heads
+        _, _, ref = line.partition("\t")
+        if ref.startswith("refs/tags/"):
+            tags.append(ref.removeprefix("refs/tags/"))
+    return tags
 
 
-def fetch_bundle(repo: Path, bundle: Path, ref: str) -> None:
-    """The objects of ``ref`` in the bundle file into ``repo``, no ref changed; git checks
-    the bundle's prerequisites, its pack and that everything ``ref`` needs arrived."""
-    args = ["fetch", "--quiet", "--no-tags", "--no-write-fetch-head"]
-    run_git([*args, "--", os.path.abspath(bundle), ref], cwd=repo)
+def remote_commits(location: str) -> dict[str, str]:
+    """Ref name (``refs/tags/v1.0.0``, ``refs/heads/main``, ``HEAD``) -> the commit it names
+    (an annotated tag peeled), for the repository at ``location``, without cloning it."""
+    result = run_git(["ls-remote", location])
+    commits: dict[str, str] = {}
+    for line in result.stdout.splitlines():
+        sha, _, ref = line.partition("\t")
+        if ref.endswith("^{}"):
+            commits[ref.removesuffix("^{}")] = sha  # the peeled commit wins
+        else:
+            commits.setdefault(ref, sha)
+    return commits
 
 
-# --- campaigns: the campaign branch on the remote -----------------------------------------
+def remote_head_branch(url: str) -> str | None:
+    """The branch ``url``'s HEAD names (its default branch), None when it names none."""
+    result = run_git(["ls-remote", "--symref", "--", url, "HEAD"])
+    for line in result.stdout.splitlines():
+        ref, _, target = line.partition("\t")
+        if ref.startswith("ref: refs/heads/") and target == "HEAD":
+            return ref.removeprefix("ref: refs/heads/")
+    return None
 
 
 def remote_branch_commit(url: str, branch: str) -> str | None:
@@ -1040,6 +935,82 @@ def remote_branch_commit(url: str, branch: str) -> str | None:
         if ref == f"refs/heads/{branch}":
             return commit
     return None
+
+
+def remote_url(repo: Path, name: str = "origin") -> str | None:
+    """The URL of ``repo``'s remote ``name``, None when it has none. Reads only."""
+    result = run_git(["remote", "get-url", "--", name], cwd=repo, check=False)
+    return result.stdout.strip() or None if result.returncode == 0 else None
+
+
+def has_remote(repo: Path, name: str) -> bool:
+    result = run_git(["remote"], cwd=repo, check=False)
+    return result.returncode == 0 and name in result.stdout.split()
+
+
+def remote_default_branch(repo: Path, remote: str = "origin") -> str | None:
+    """The branch pull requests on ``remote`` go into: the remote's HEAD as last fetched,
+    else ``main`` or ``master`` when the remote or this checkout has it."""
+    head = run_git(
+        ["symbolic-ref", "--quiet", f"refs/remotes/{remote}/HEAD"], cwd=repo, check=False
+    )
+    prefix = f"refs/remotes/{remote}/"
+    if head.returncode == 0 and head.stdout.strip().startswith(prefix):
+        return head.stdout.strip().removeprefix(prefix)
+    for name in ("main", "master"):
+        if has_ref(repo, f"{prefix}{name}") or has_ref(repo, f"refs/heads/{name}"):
+            return name
+    return None
+
+
+def clone_checkout(location: str, dest: Path, commit: str) -> None:
+    """A working copy of the repository at ``location`` with ``commit`` checked out."""
+    run_git(["clone", "--quiet", "--no-checkout", "--", location, str(dest)])
+    run_git(["checkout", "--quiet", "--detach", commit, "--"], cwd=dest)
+
+
+def clone_bare(url: str, dest: Path) -> None:
+    """A bare clone of ``url`` into ``dest`` (which must not exist)."""
+    run_git(["clone", "--bare", "--quiet", "--", url, os.path.abspath(dest)])
+
+
+def init_bare(dest: Path) -> None:
+    """An empty bare repository at ``dest``."""
+    run_git(["init", "--bare", "--quiet", os.path.abspath(dest)])
+
+
+def fetch_tags(repo: Path, url: str, tags: Sequence[str]) -> None:
+    """Fetch ``tags`` from ``url`` into the bare ``repo``, replacing moved ones."""
+    refspecs = [f"+refs/tags/{tag}:refs/tags/{tag}" for tag in tags]
+    run_git(["fetch", "--quiet", "--no-tags", "--", url, *refspecs], cwd=repo)
+
+
+def fetch_heads(mirror: Path, url: str) -> None:
+    """Every branch of ``url`` into ``refs/remotes/origin/`` of the bare ``mirror``. The
+    mirror's own branches (tether's campaign branches, checked out in worktrees) stay apart."""
+    run_git(
+        [
+            "fetch",
+            "--quiet",
+            "--prune",
+            "--no-tags",
+            "--",
+            url,
+            "+refs/heads/*:refs/remotes/origin/*",
+        ],
+        cwd=mirror,
+    )
+
+
+def push_branch(repo: Path, name: str, remote: str = "origin") -> str | None:
+    """Push branch ``name`` to ``remote`` and track it there; git's error line when the
+    push failed, None when it went through."""
+    result = run_git(
+        ["push", "--set-upstream", remote, f"refs/heads/{name}:refs/heads/{name}"],
+        cwd=repo,
+        check=False,
+    )
+    return None if result.returncode == 0 else first_error_line(result.stderr)
 
 
 def push_commit(repo: Path, url: str, commit: str, branch: str, expected: str) -> str | None:
@@ -1078,7 +1049,82 @@ def push_error_line(stderr: str) -> str:
     return f"push rejected ({why})" + (f": {said[0]}" if said else "")
 
 
-def remote_url(repo: Path, name: str = "origin") -> str | None:
-    """The URL of ``repo``'s remote ``name``, None when it has none. Reads only."""
-    result = run_git(["remote", "get-url", "--", name], cwd=repo, check=False)
-    return result.stdout.strip() or None if result.returncode == 0 else None
+# --- 9. bundles: commits carried as a file ------------------------------------------------
+
+
+def bundle_create(repo: Path, ref: str) -> bytes:
+    """A bundle of ``ref`` with its whole history, as bytes (``git bundle create -``)."""
+    result = _git_with_bytes(["bundle", "create", "-", ref], repo)
+    if result.returncode != 0:
+        error = result.stderr.decode("utf-8", "replace")
+        raise TetherError(f"git bundle failed: {first_error_line(error)}")
+    return result.stdout
+
+
+def bundle_heads(repo: Path, bundle: Path) -> dict[str, str]:
+    """The refs a bundle file carries and their commits; TetherError when it is no bundle."""
+    result = run_git(["bundle", "list-heads", os.path.abspath(bundle)], cwd=repo)
+    heads = {}
+    for line in result.stdout.splitlines():
+        commit, _, ref = line.partition(" ")
+        heads[ref] = commit
+    return heads
+
+
+def fetch_bundle(repo: Path, bundle: Path, ref: str) -> None:
+    """The objects of ``ref`` in the bundle file into ``repo``, no ref changed; git checks
+    the bundle's prerequisites, its pack and that everything ``ref`` needs arrived."""
+    args = ["fetch", "--quiet", "--no-tags", "--no-write-fetch-head"]
+    run_git([*args, "--", os.path.abspath(bundle), ref], cwd=repo)
+
+
+# --- 10. merging three texts --------------------------------------------------------------
+
+
+def merge_file(
+    base: bytes,
+    ours: bytes,
+    theirs: bytes,
+    labels: tuple[str, str, str],
+    favor: str | None = None,
+) -> tuple[bytes, int]:
+    """``git merge-file --diff3 -p`` of three texts: (merged bytes, conflict hunks). The
+    same bytes as ``engine.textmerge.merge_lines`` (the differential tests hold them to
+    it); used for inputs past that engine's bounds. The sides go through files in a private
+    temporary folder, as git merge-file reads only files.
+
+    ``favor`` (``ours`` or ``theirs``) adds git's ``--ours``/``--theirs``: the clashing
+    hunks take that side's lines; git then counts nothing, so the count of the hunks it
+    settled comes from the same merge without it (a second run of git)."""
+    import tempfile
+
+    with tempfile.TemporaryDirectory(prefix="tether-merge-") as folder:
+        names = []
+        for name, data in (("ours", ours), ("base", base), ("theirs", theirs)):
+            path = os.path.join(folder, name)
+            with open(path, "wb") as handle:
+                handle.write(data)
+            names.append(path)
+        merged, conflicts = _merge_files(names, labels, None)
+        if favor is not None and conflicts:
+            merged, _ = _merge_files(names, labels, favor)
+    return merged, conflicts
+
+
+def _merge_files(
+    names: list[str], labels: tuple[str, str, str], favor: str | None
+) -> tuple[bytes, int]:
+    argv = ["merge-file", "--diff3", "-p"]
+    if favor is not None:
+        argv.append(f"--{favor}")
+    for label in labels:
+        argv += ["-L", label]
+    result = _git_with_bytes([*argv, "--", *names])
+    if result.returncode < 0 or result.returncode >= 255:
+        error = result.stderr.decode(errors="replace").strip().splitlines()
+        raise TetherError(f"git merge-file failed: {error[-1] if error else result.returncode}")
+    conflicts = result.returncode
+    if conflicts >= 127:  # git's exit status stops counting there
+        start = b"<<<<<<< " + labels[0].encode() + b"\n"
+        conflicts = result.stdout.startswith(start) + result.stdout.count(b"\n" + start)
+    return result.stdout, conflicts

@@ -109,7 +109,7 @@ def _policy_findings(
             after = read_bytes(root / path)
         except OSError:
             continue  # a deleted or unreadable file: the scope and the shell run say so
-        before = git.blob_at(root, base, path) if base else None
+        before = git.read_blob(root, f"{base}:{path}") if base else None
         found[path] = policy.check(
             policy.PolicyFile(path, kind), before, after, today, layout.roster_key, copies
         )

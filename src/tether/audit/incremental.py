@@ -72,13 +72,16 @@ def _earned_anchors(root: Path, layout: Layout, member: str) -> list[tuple[str, 
     """
     folder = root / layout.audit_dir
     found = []
-    version_now = git.blob_at(root, "HEAD", FRAMEWORK_VERSION)
+    version_now = git.read_blob(root, f"HEAD:{FRAMEWORK_VERSION}")
     for marker in sorted(folder.glob(f"*.{member}.ok")) if folder.is_dir() else []:
         record = _read_record(marker)
         head, tree = record.get("head"), record.get("tree")
         if record.get("member") != member or not isinstance(head, str) or not _OID.match(head):
             continue
-        if isinstance(tree, str) and git.blob_at(root, head, FRAMEWORK_VERSION) == version_now:
+        if (
+            isinstance(tree, str)
+            and git.read_blob(root, f"{head}:{FRAMEWORK_VERSION}") == version_now
+        ):
             found.append((head, tree))
     return found
 

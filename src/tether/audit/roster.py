@@ -155,7 +155,7 @@ def framework_machinery(root: Path, layout: Layout) -> tuple[str, ...]:
     """
     if layout.machinery_list is None:
         return ()
-    data = git.blob_at(root, "HEAD", layout.machinery_list)
+    data = git.read_blob(root, f"HEAD:{layout.machinery_list}")
     if data is None:
         return ()
     match = _MACHINERY_LIST.search(data.decode("utf-8", "replace"))

@@ -204,9 +204,9 @@ def _version_at(project: Project, rev: str) -> str | None:
 
     marker = project.profile.version_file
     if marker:
-        data = git.show_file_at(project.root, rev, marker)
+        data = git.read_blob(project.root, f"{rev}:./{marker}")
         return data.decode(errors="replace").strip() or None if data else None
-    data = git.show_file_at(project.root, rev, project.profile.state_file)
+    data = git.read_blob(project.root, f"{rev}:./{project.profile.state_file}")
     try:
         version = json_loads(data)["version"] if data else None
     except (ValueError, TypeError, KeyError):

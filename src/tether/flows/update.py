@@ -712,7 +712,7 @@ def uncommitted_version_marker(project: Project) -> str | None:
         return None
     value = project.read_version_marker()
     rel = os.path.relpath(project.path(marker).resolve(), top.resolve())
-    committed = git.show_head_file(top, rel)
+    committed = git.read_blob(top, f"HEAD:./{rel}")
     if committed is None or value is None:
         return None
     committed_value = committed.decode(errors="replace").strip()

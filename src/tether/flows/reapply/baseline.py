@@ -132,13 +132,13 @@ class BaselineFinder:
         repo, path = located
 
         def adds_file(commit: str, parent: str) -> bool:
-            return not parent or git.blob_at(repo, parent, path) is None
+            return not parent or git.read_blob(repo, f"{parent}:{path}") is None
 
         chain = user_commit_chain(git.file_commits(repo, path), adds_file)
         if chain is None:
             return found
         commits, before = chain
-        data = git.blob_at(repo, before, path) if before else None
+        data = git.read_blob(repo, f"{before}:{path}") if before else None
         if data is None:
             return found
         named = ", ".join(f"{commit[:12]} {subject!r}" for commit, subject in commits)
@@ -189,7 +189,7 @@ class BaselineFinder:
             return None
         repo, path = located
         for oid in git.path_blob_ids(repo, path):
-            data = git.cat_blob(repo, oid)
+            data = git.read_blob(repo, oid)
             if data is not None and sha256_bytes(data) == recorded:
                 return Found(data, "git", True, f"baseline from git blob {oid[:12]}")
         return None

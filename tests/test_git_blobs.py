@@ -1,0 +1,70 @@
+"""tether reads what a repository holds through one reader (``git.BlobReader``, one
+``git cat-file --batch``): the bytes as committed, for an object id, a path from the top
+(``REV:PATH``) or from the folder asked in (``REV:./PATH``); a name that names no file reads
+as absent, never as git's listing of a folder. Real git."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from builders import git
+from tether import git as tgit
+from tether.errors import TetherError
+
+
+@pytest.fixture
+def repo(tmp_path: Path) -> Path:
+    root = tmp_path / "repo"
+    (root / "sub").mkdir(parents=True)
+    (root / "sub" / "f.txt").write_bytes(b"first\r\n")
+    (root / "top.txt").write_bytes(b"\x00binary\xff")
+    (root / "two\nlines.txt").write_bytes(b"a name with a line break\n")
+    # A filter that would change the bytes on checkout: never run for a read.
+    (root / ".gitattributes").write_text("*.txt filter=shout\n")
+    git(root.parent, "init", "-q", "-b", "main", str(root))
+    git(root, "config", "filter.shout.smudge", "tr a-z A-Z")
+    git(root, "config", "filter.shout.clean", "cat")
+    git(root, "add", "-A")
+    git(root, "commit", "-qm", "one")
+    (root / "sub" / "f.txt").write_bytes(b"second\n")
+    git(root, "commit", "-qam", "two")
+    return root
+
+
+def test_a_file_reads_as_committed_from_the_top_and_from_a_subfolder(repo: Path) -> None:
+    assert tgit.read_blob(repo, "HEAD:sub/f.txt") == b"second\n"
+    assert tgit.read_blob(repo, "HEAD~1:sub/f.txt") == b"first\r\n"
+    assert tgit.read_blob(repo / "sub", "HEAD~1:./f.txt") == b"first\r\n"
+    assert tgit.read_blob(repo, "HEAD:top.txt") == b"\x00binary\xff"
+    assert tgit.read_blob(repo, "HEAD:two\nlines.txt") == b"a name with a line break\n"
+    oid = git(repo, "rev-parse", "HEAD:top.txt").strip()
+    assert tgit.read_blob(repo, oid) == b"\x00binary\xff"
+
+
+def test_a_name_that_names_no_file_reads_as_absent(repo: Path, tmp_path: Path) -> None:
+    assert tgit.read_blob(repo, "HEAD:sub") is None  # a folder: not git's listing of it
+    assert tgit.read_blob(repo, "HEAD:./nothing.txt") is None
+    assert tgit.read_blob(repo, "no-such-branch:top.txt") is None
+    assert tgit.read_blob(repo, "HEAD") is None  # a commit
+    outside = tmp_path / "plain"
+    outside.mkdir()
+    assert tgit.read_blob(outside, "HEAD:top.txt") is None
+
+
+def test_many_blobs_read_through_one_reader(repo: Path) -> None:
+    names = ["HEAD:sub/f.txt", "HEAD:sub", "HEAD:top.txt", "HEAD~1:sub/f.txt", "HEAD:gone"]
+    with tgit.BlobReader(repo) as reader:
+        read = [reader.read(name) for name in names]
+        size, stream = reader.open("HEAD:top.txt")
+        assert (size, stream.read(3)) == (8, b"\x00bi")  # left unfinished: skipped
+        assert reader.read("HEAD:sub/f.txt") == b"second\n"
+    assert read == [b"second\n", None, b"\x00binary\xff", b"first\r\n", None]
+
+
+def test_a_batch_of_object_ids_names_the_one_missing(repo: Path) -> None:
+    present = git(repo, "rev-parse", "HEAD:top.txt").strip()
+    assert tgit.read_blobs(repo, [present]) == {present: b"\x00binary\xff"}
+    with pytest.raises(TetherError, match=r"could not read 0{40}"):
+        tgit.read_blobs(repo, [present, "0" * 40])
