@@ -368,3 +368,42 @@ def git(repo: Path, *args: str) -> str:
         text=True,
         env={**os.environ, **GIT_TEST_ENV},
     ).stdout
+
+
+def pty_session(
+    argv: list[str], replies: list[tuple[str, str]], timeout: float = 60
+) -> tuple[int, str]:
+    """tether with ``argv`` in a child forked onto a pseudo-terminal of its own (its
+    controlling terminal, stdin, stdout and stderr), answering each (expected prompt, reply)
+    in turn."""
+    import pty
+
+    pid, fd = pty.fork()
+    if pid == 0:  # pragma: no cover - the child
+        run_as_cli_child(lambda: tether_main(list(argv)), 0, 1, 2)
+    seen = b""
+    deadline = time.monotonic() + timeout
+    pending = list(replies)
+    while time.monotonic() < deadline:
+        ready, _, _ = select.select([fd], [], [], 0.2)
+        if ready:
+            try:
+                chunk = os.read(fd, 4096)
+            except OSError:
+                break
+            if not chunk:
+                break
+            seen += chunk
+        if pending and pending[0][0].encode() in seen.split(b"\x00")[-1]:
+            prompt, reply = pending.pop(0)
+            seen = seen.replace(prompt.encode(), b"<" + prompt.encode() + b">", 1)
+            os.write(fd, reply.encode() + b"\n")
+    done, status = os.waitpid(pid, os.WNOHANG)
+    while done == 0 and time.monotonic() < deadline + 10:
+        time.sleep(0.1)
+        done, status = os.waitpid(pid, os.WNOHANG)
+    if done == 0:  # still waiting for an answer nobody will type: stop it, and say so
+        os.kill(pid, 9)
+        _, status = os.waitpid(pid, 0)
+        seen += b"\n[killed at the deadline]"
+    return os.waitstatus_to_exitcode(status), seen.decode(errors="replace")

@@ -8,7 +8,7 @@ import stat
 
 import pytest
 
-from builders import run_forked, run_tether, tree_digest, write_files
+from builders import pty_session, run_forked, run_tether, tree_digest, write_files
 
 BODY = "".join(f"rule {i}: keep it simple\n" for i in range(10))
 ROOT = "tools/gbrain"  # the recipe's target_root_relative_to_host_repo
@@ -200,12 +200,10 @@ def _edit_both_sides(rec, host):
 
 
 def test_the_plan_with_every_state_is_shown_before_the_question(installed):
-    from test_update_merge_choices import _pty_session
-
     rec, host = installed
     _edit_both_sides(rec, host)
     (host / "tools/gbrain/deleted-here.md").unlink()
-    code, out = _pty_session(["refresh", "-C", str(host)], [("Refresh these files? [y/N]", "n")])
+    code, out = pty_session(["refresh", "-C", str(host)], [("Refresh these files? [y/N]", "n")])
     assert code == 0, out
     question = out.index("Refresh these files?")
     for state, path in [
@@ -222,11 +220,9 @@ def test_the_plan_with_every_state_is_shown_before_the_question(installed):
 def test_json_on_a_terminal_asks_as_update_does(installed):
     """Consent is update's rule with or without --json: on a terminal the question is asked
     (on stderr); "n" writes nothing and the run ends as cancelled."""
-    from test_update_merge_choices import _pty_session
-
     rec, host = installed
     _edit_both_sides(rec, host)
-    code, out = _pty_session(["refresh", "--json", "-C", str(host)], [("[y/N]", "n")])
+    code, out = pty_session(["refresh", "--json", "-C", str(host)], [("[y/N]", "n")])
     assert code == 0, out
     assert "Refresh these files? <[y/N]>" in out and '"status": "cancelled"' in out
     assert "echo sync\n" in (host / "tools/gbrain/sync.sh").read_text()
@@ -264,13 +260,11 @@ def test_auto_merge_is_the_line_merge(installed):
 
 def test_per_file_decisions_on_a_terminal(installed):
     """merge shows the diff and writes nothing to that file; take-theirs writes the recipe's."""
-    from test_update_merge_choices import _pty_session
-
     rec, host = installed
     _edit_both_sides(rec, host)
     mine = (host / "tools/gbrain/rules.md").read_text()
     (host / "tools/gbrain/same.md").write_text("same, edited here\n")
-    code, out = _pty_session(
+    code, out = pty_session(
         ["refresh", "-C", str(host)],
         [
             ("Refresh these files? [y/N]", "y"),
@@ -308,8 +302,6 @@ def test_host_deleted_restore_copies_the_file_back(installed):
 
 
 def test_host_deleted_drop_is_recorded_and_not_asked_again(installed):
-    from test_update_merge_choices import _pty_session
-
     rec, host = installed
     (host / "tools/gbrain/deleted-here.md").unlink()
     code, doc = refresh(host, "--deleted", "drop")
@@ -317,7 +309,7 @@ def test_host_deleted_drop_is_recorded_and_not_asked_again(installed):
     record = json.loads((host / RECORD).read_text())
     assert f"{ROOT}/deleted-here.md" not in {f["target"] for f in record["files"]}
     (rec / "src/sync.sh").write_text("#!/bin/sh\necho sync v2\n")  # a later refresh
-    code, out = _pty_session(
+    code, out = pty_session(
         ["refresh", "-C", str(host)],
         [("Refresh these files? [y/N]", "y"), ("deleted here", "r")],
     )
@@ -692,14 +684,12 @@ def test_auto_take_theirs_cleans_up_the_files_the_recipe_dropped(installed):
 def test_files_the_recipe_dropped_are_offered_for_cleanup_one_by_one(installed):
     """At the terminal each source-deleted file is asked about: cleaned up (removed, backed
     up first) or kept."""
-    from test_update_merge_choices import _pty_session
-
     rec, host = installed
     (host / ROOT / "gone-edited.md").write_text("edited here\n")
     manifest = json.loads((rec / "install/manifest.json").read_text())
     manifest["files"] = [f for f in manifest["files"] if "/gone-" not in f["target"]]
     write_files(rec, {"install/manifest.json": json.dumps(manifest)})
-    code, out = _pty_session(
+    code, out = pty_session(
         ["refresh", "-C", str(host)],
         [
             ("Refresh these files? [y/N]", "y"),

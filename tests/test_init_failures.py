@@ -53,7 +53,7 @@ FAILURES = {
     "bad source": (["--source", "{tmp}/nope", "--to", "1.0.0"], 1, "nope"),
     "unknown version": (["--source", "{shelf}", "--to", "9.9.9"], 1, "9.9.9"),
     "unknown git tag": (["--source", "{git}", "--to", "7.0.0"], 1, "7.0.0"),
-    "missing --to": (["--source", "{shelf}"], 2, "--to"),
+    "no --to, no versions": (["--source", "{tmp}"], 1, "offers no versions"),
     "unknown profile": (["--source", "{shelf}", "--to", "1.0.0", "--profile", "x"], 2, "x"),
     "unknown flag": (["--source", "{shelf}", "--to", "1.0.0", "--bogus"], 2, "--bogus"),
     "release fails validation": (["--source", "{bad}", "--to", "1.0.0"], 1, "sha256"),

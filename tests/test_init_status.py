@@ -39,8 +39,17 @@ def test_init_into_empty_dir_copies_files_and_records_state(tmp_path, shelf):
 def test_init_records_identical_and_customised_files(tmp_path, shelf):
     project = tmp_path / "proj"
     write_files(project, {"docs/guide.md": "my guide\n", "cfg/app.yml": "a: 1\n", "mine.txt": "x"})
+    # --restore-missing: the project lacks bin/lint.sh (tests/test_init_existing.py)
     result = run_tether(
-        "init", "--source", str(shelf), "--to", "1.0.0", "--json", "-C", str(project)
+        "init",
+        "--source",
+        str(shelf),
+        "--to",
+        "1.0.0",
+        "--restore-missing",
+        "--json",
+        "-C",
+        str(project),
     )
     assert result.returncode == 0, result.stderr
     report = json.loads(result.stdout)

@@ -142,6 +142,14 @@ def _init(w: World) -> Case:
     return Case(["init", "--source", str(w.shelf()), "--to", "1.0.0", "-C", str(target)], 0, "init")
 
 
+@case("init-existing")
+def _init_existing(w: World) -> Case:
+    """Into a project that has one of the release's files and lacks the other."""
+    target = w.tmp / "existing"
+    write_files(target, {"a.txt": "a\n"})
+    return Case(["init", "--source", str(w.shelf()), "-C", str(target)], 0, "init")
+
+
 @case("status")
 def _status(w: World) -> Case:
     project = w.project()

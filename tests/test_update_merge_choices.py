@@ -7,8 +7,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from builders import call, git, make_release, run_as_cli_child, run_tether
-from tether.cli.main import main as tether_main
+from builders import call, git, make_release, pty_session, run_tether
 from tether.flows.apply import RunContext, execute_plan
 from tether.flows.project import open_project
 from tether.model.manifest import FileClass
@@ -225,46 +224,6 @@ def test_interactive_choices_per_file(tmp_path):
     assert any("-mine a" in text and "+A" in text for text in shown)
 
 
-def _pty_session(argv, replies, timeout=60):
-    """tether with ``argv`` in a child forked onto a pseudo-terminal of its own (its
-    controlling terminal, stdin, stdout and stderr), answering each (expected prompt, reply)
-    in turn."""
-    import os
-    import pty
-    import select
-    import time
-
-    pid, fd = pty.fork()
-    if pid == 0:  # pragma: no cover - the child
-        run_as_cli_child(lambda: tether_main(list(argv)), 0, 1, 2)
-    seen = b""
-    deadline = time.monotonic() + timeout
-    pending = list(replies)
-    while time.monotonic() < deadline:
-        ready, _, _ = select.select([fd], [], [], 0.2)
-        if ready:
-            try:
-                chunk = os.read(fd, 4096)
-            except OSError:
-                break
-            if not chunk:
-                break
-            seen += chunk
-        if pending and pending[0][0].encode() in seen.split(b"\x00")[-1]:
-            prompt, reply = pending.pop(0)
-            seen = seen.replace(prompt.encode(), b"<" + prompt.encode() + b">", 1)
-            os.write(fd, reply.encode() + b"\n")
-    done, status = os.waitpid(pid, os.WNOHANG)
-    while done == 0 and time.monotonic() < deadline + 10:
-        time.sleep(0.1)
-        done, status = os.waitpid(pid, os.WNOHANG)
-    if done == 0:  # still waiting for an answer nobody will type: stop it, and say so
-        os.kill(pid, 9)
-        _, status = os.waitpid(pid, 0)
-        seen += b"\n[killed at the deadline]"
-    return os.waitstatus_to_exitcode(status), seen.decode(errors="replace")
-
-
 def test_prompt_on_a_terminal_offers_both_levels_in_plain_words(tmp_path):
     """The question names the clashing lines and the whole file apart; [o] keeps my side
     of the clashing line and still takes upstream's change two lines away."""
@@ -276,7 +235,7 @@ def test_prompt_on_a_terminal_offers_both_levels_in_plain_words(tmp_path):
         },
     )
     (project / "f.txt").write_text("level: info\ntheme: light\nretries: 10\n")
-    code, out = _pty_session(
+    code, out = pty_session(
         ["update", "-C", str(project)],
         [("Apply this update? [y/N]", "y"), ("f.txt: both sides changed", "o")],
     )

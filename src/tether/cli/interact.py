@@ -56,6 +56,14 @@ def ask_yes_no(question: str, *, before: str = "") -> bool:
     return ask(f"{question} [y/N] ").strip().lower() in ("y", "yes")
 
 
+def ask_restore_missing(paths: list[str]) -> bool:
+    """init into an existing project: restore the shipped files it lacks? (No: they stay
+    deleted, recorded as the adopter's.)"""
+    from tether.report.human import render_missing_question
+
+    return ask_yes_no("Restore them from the release?", before=render_missing_question(paths))
+
+
 BOTH_CHANGED = "both sides changed the same lines."
 
 

@@ -6,12 +6,13 @@ import contextlib
 import os
 import shutil
 import stat
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from tether import progress
-from tether.errors import TetherError, UsageError
+from tether.errors import TetherError
 from tether.flows.project import (
     Project,
     Release,
@@ -33,6 +34,7 @@ from tether.fsio import (
     read_bytes,
     sha256_bytes,
 )
+from tether.state.config import CONFIG_FILE, render_own
 from tether.state.lock import ProjectLock
 from tether.state.statcache import StatCache, stat_key
 from tether.state.store import ConflictRecord, FileRecord, State, save_state
@@ -52,6 +54,10 @@ class InitReport:
     customised: list[str] = field(default_factory=list)
     sentinels_seeded: list[str] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)  # what the source said (which tag was used)
+    # Shipped files an existing project does not have (it deleted them, as far as tether
+    # can tell): not written, recorded as the adopter's (taken over), unless restored.
+    left_deleted: list[str] = field(default_factory=list)
+    config: str | None = None  # where ``left_deleted`` was recorded, when it was
 
     def to_json(self) -> dict[str, object]:
         return {
@@ -63,6 +69,8 @@ class InitReport:
             "identical": self.identical,
             "customised": self.customised,
             "sentinels_seeded": self.sentinels_seeded,
+            "left_deleted": self.left_deleted,
+            "config": self.config,
             "notes": self.notes,
         }
 
@@ -191,11 +199,18 @@ def _new_project_dir(root: Path) -> bool:
 
 
 def _note_install_writes(
-    undo: _Undo, project: Project, release: Release, current: dict[str, _Found | None]
+    undo: _Undo,
+    project: Project,
+    release: Release,
+    current: dict[str, _Found | None],
+    left_alone: list[str],
 ) -> None:
     profile = project.profile
     root = str(project.root)
-    missing = [rel for rel, found in current.items() if found is None]
+    skipped = set(left_alone)
+    missing = [rel for rel, found in current.items() if found is None and rel not in skipped]
+    if left_alone:
+        undo.rewrites(project.path(CONFIG_FILE))
     for rel in (*missing, *release.manifest.sentinels):
         undo.creates(os.path.join(root, rel))
     from tether.flows.gbrain_record import record_path
@@ -213,6 +228,10 @@ def _note_install_writes(
     undo.rewrites(project.stat_cache().path)
 
 
+# Asked on a terminal: restore these shipped files the existing project does not have?
+RestoreQuestion = Callable[[list[str]], bool]
+
+
 def install_release(
     root: Path,
     source: str,
@@ -220,15 +239,22 @@ def install_release(
     profile_name: str | None = None,
     force: bool = False,
     exclude: tuple[str, ...] = (),
+    *,
+    restore_missing: bool = False,
+    ask_restore: RestoreQuestion | None = None,
 ) -> InitReport:
     """Install a release into ``root``. A failed init leaves the filesystem as it found it.
     ``exclude``: paths left out of a release that carries no manifest (and of every later
-    one: the patterns are recorded in the manifest tether writes for it)."""
+    one: the patterns are recorded in the manifest tether writes for it). ``version`` None:
+    the newest the source offers, as ``update`` picks it.
+
+    Into an existing project (one that already has some of the release's files), the
+    shipped files it lacks are taken as deleted by the project: written only with
+    ``restore_missing`` or when ``ask_restore`` (a person at a terminal) says so, else left
+    absent and recorded as taken over (docs/init.md, "Files an existing project lacks")."""
     root = Path(os.path.abspath(root))
     create_root = _new_project_dir(root)
     project = Project(root, profile_for_new_install(root, profile_name))
-    if version is None and not project.profile.source_is_tree:
-        raise UsageError("--to is required: name the release to install")
     check_own_paths(project.root, project.profile)
     _refuse_existing(project, force)
     source_as_recorded = recorded_source(root, source)
@@ -249,17 +275,22 @@ def install_release(
             undo.made(made_for_lock)
         _refuse_existing(project, force)  # another init may have finished before the lock
         undo.creates(project.root / project.profile.cache_dir)
+        if version is None and not project.profile.source_is_tree:
+            version = _newest_version(project, source)
         release = fetch_release(project, source, version or "", exclude)
         _refuse_exclude_with_manifest(release, exclude)
         guard = PathGuard(project.root)
         current = _classify_targets(project, release, guard)
+        left_alone = _left_deleted(project, current, restore_missing, ask_restore)
         still_open = _open_conflicts(project) if force else {}
         recorded = _recorded_install(project, release, force)
         if recorded is not None:
             _note_adopt_writes(undo, project)
             return _adopt_recorded_install(project, release, recorded, guard, source_as_recorded)
-        _note_install_writes(undo, project, release, current)
-        return _write_install(project, release, current, guard, still_open, source_as_recorded)
+        _note_install_writes(undo, project, release, current, left_alone)
+        return _write_install(
+            project, release, current, guard, still_open, source_as_recorded, left_alone
+        )
     except OSError as error:
         undo.undo()
         where = error.filename2 or error.filename or project.root
@@ -269,6 +300,37 @@ def install_release(
         raise
     finally:
         lock.release()
+
+
+def _newest_version(project: Project, source: str) -> str:
+    """The newest release the source offers (prereleases left out), as ``update`` picks."""
+    from tether.sources import open_source
+
+    versions = open_source(source, project.releases_cache).available_versions()
+    if not versions:
+        raise TetherError(f"source {source} offers no versions; name one with --to")
+    return versions[-1]
+
+
+def _left_deleted(
+    project: Project,
+    current: dict[str, _Found | None],
+    restore_missing: bool,
+    ask_restore: RestoreQuestion | None,
+) -> list[str]:
+    """The shipped files init leaves absent: those the adopter took over already, and in an
+    existing project (it has some of the release's files) those it lacks, unless they are
+    to be restored."""
+    yours = project.yours
+    missing = sorted(rel for rel, found in current.items() if found is None)
+    taken = [rel for rel in missing if rel in yours]
+    lacking = [rel for rel in missing if rel not in yours]
+    existing = any(found is not None for found in current.values())
+    if not existing or not lacking or restore_missing:
+        return taken
+    if ask_restore is not None and ask_restore(lacking):
+        return taken
+    return sorted(taken + lacking)
 
 
 def _refuse_existing(project: Project, force: bool) -> None:
@@ -326,10 +388,13 @@ def _write_install(
     guard: PathGuard,
     open_conflicts: dict[str, ConflictRecord],
     source_as_recorded: str,
+    left_alone: list[str],
 ) -> InitReport:
     manifest = release.manifest
     report = InitReport(project.profile.name, manifest.name, release.source, release.version)
     report.notes = list(release.notes)
+    report.left_deleted = [rel for rel in left_alone if rel not in project.yours]
+    skipped = set(left_alone)
     files: dict[str, FileRecord] = {}
     written: list[str | Path] = []
     stats = project.stat_cache()
@@ -339,6 +404,8 @@ def _write_install(
             mode = release.mode_of(rel)
             pristine.add(theirs, digest)
             files[rel] = FileRecord(manifest.files[rel], digest, mode)
+            if rel in skipped:
+                continue  # recorded as installed, left absent: the adopter's
             if found is None:
                 # Made durable all at once below, as update's group commit does: one sync
                 # for the phase instead of an fsync of every file and folder.
@@ -355,6 +422,9 @@ def _write_install(
     written += _seed_sentinels(project, release, report, guard)
     written += write_version_markers(project, release, durable=False)
     written += write_ignore_rules(project, durable=False)
+    if report.left_deleted:
+        written.append(_record_left_deleted(project, report.left_deleted))
+        report.config = CONFIG_FILE
     # Everything the state will vouch for is on disk before the state says it is installed.
     flush_to_disk(written)
     stats.save()
@@ -450,6 +520,21 @@ def _adopt_recorded_install(
     )
     save_state(project.state_path, state)
     return report
+
+
+def _record_left_deleted(project: Project, paths: list[str]) -> Path:
+    """The shipped files the project lacks, recorded as the adopter's (``tether own``): no
+    update re-creates them and no status reports them as drift."""
+    target = project.path(CONFIG_FILE)
+    try:
+        existing: bytes | None = read_bytes(target)
+    except FileNotFoundError:
+        existing = None
+    try:
+        data = render_own(existing, sorted({*project.yours, *paths}))
+    except ValueError as error:
+        raise TetherError(f"{target}: not valid TOML ({error}); nothing was installed") from None
+    return PathGuard(project.root).write(CONFIG_FILE, data, durable=False)
 
 
 def _remember_written(stats: StatCache, rel: str, target: str, size: int, digest: str) -> None:

@@ -42,8 +42,28 @@ def render_init(report: InitReport) -> str:
     lines += _listing(
         "Already customised (baseline kept as the release's bytes)", report.customised
     )
+    lines += _listing(
+        f"Left deleted (this project lacks them; recorded as yours in {report.config}; to have "
+        "one back: tether own --undo PATH, then tether init --force --restore-missing)",
+        report.left_deleted,
+    )
     lines += [f"note: {one_line(n)}" for n in report.notes]
     return "\n".join(lines)
+
+
+def render_missing_question(paths: list[str]) -> str:
+    """What a person reads before init asks whether to restore the files a project lacks."""
+    lines = _listing(
+        "Files of the release this project does not have (it has others of its files, so it "
+        "deleted these, as far as tether can tell)",
+        paths,
+        None,
+    )
+    lines.append(
+        "Not restored, they stay deleted and are recorded as yours (taken over): no update "
+        "re-creates them."
+    )
+    return printable("\n".join(lines))
 
 
 def render_status(report: StatusReport, limit: int | None = LIST_LIMIT) -> str:
