@@ -159,6 +159,12 @@ def test_without_gh_the_branch_is_pushed_and_the_rest_is_by_hand(
         result.stdout
     )
     assert f"titled '{TITLE}'" in result.stdout
+    # Everything to paste: the title, and the body the pull request would have had.
+    assert f"  title: {TITLE}\n" in result.stdout
+    _code, doc = pr_json(repo)
+    pasted = result.stdout.split("body (paste it as the pull request's description):\n")[1]
+    for line in doc["body"].strip().splitlines():
+        assert (f"    {line}" if line else "") in pasted.splitlines()
     assert remote.branches()[BRANCH] == head
     assert remote.gh_calls() == []
 

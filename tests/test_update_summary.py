@@ -4,7 +4,7 @@ dry run would create, and open conflicts when there is nothing newer."""
 import json
 from pathlib import Path
 
-from builders import call, git, make_release, run_tether
+from builders import call, git, make_release, pty_session, run_tether
 
 
 def project_with(tmp_path: Path, count: int = 3, conflicts: int = 1, owned: int = 1) -> Path:
@@ -76,6 +76,22 @@ def test_all_lifts_the_twenty_line_cap(tmp_path):
     assert all(f"c{i:02d}.txt" in every for i in range(25))
 
 
+def test_the_question_names_the_branch_it_will_switch_to(tmp_path):
+    """What a person confirms at the terminal says where the update lands, as --dry-run
+    does; declining switches nothing."""
+    project = project_with(tmp_path)
+    git(project, "init", "-q", "-b", "main")
+    git(project, "add", "-A")
+    git(project, "commit", "-qm", "install")
+    code, out = pty_session(["update", "-C", str(project)], [("Apply this update? [y/N]", "n")])
+    assert code == 0, out
+    before = out.split("Apply this update?")[0]
+    assert "Branch: will switch to a new branch chore/update-acme-kit-2.0.0 once you confirm" in (
+        before
+    )
+    assert git(project, "branch", "--show-current").strip() == "main"
+
+
 def test_dry_run_names_the_branch_it_would_create(tmp_path):
     project = project_with(tmp_path)
     git(project, "init", "-q", "-b", "main")
@@ -106,3 +122,38 @@ def test_open_conflicts_and_nothing_newer_exit_3(tmp_path):
     resolved = run_tether("update", "--yes", "-C", str(project))
     assert resolved.returncode == 0, resolved.stdout
     assert run_tether("check", "-C", str(project)).returncode == 0
+
+
+def test_settled_conflicts_are_labelled_as_what_was_done_not_as_conflicts(tmp_path):
+    """--auto keep-mine names the release's copy where it really is; ours/theirs are listed as
+    clashing lines settled; none of them is counted or listed under "Conflicts"."""
+    kept = project_with(tmp_path / "kept", count=0, owned=0)
+    out = run_tether("update", "--yes", "--auto", "keep-mine", "-C", str(kept)).stdout
+    rows = {label.strip(): count for label, _, count in (r.rpartition(" ") for r in rows_of(out))}
+    assert rows["Conflicts"] == "0"
+    assert rows["Kept yours whole (release's copy beside it)"] == "1"
+    listed = out.split("Kept yours whole (the release's copy goes beside it")[1]
+    copy = listed.split("(the release's copy: ")[1].split(")")[0]
+    assert (kept / copy).read_text() == "a\ntheirs\nc\n"
+    assert "Conflicts (" not in out
+    ours = project_with(tmp_path / "ours", count=0, owned=0)
+    out = run_tether("update", "--yes", "--auto", "ours", "-C", str(ours)).stdout
+    assert "Clashing lines settled (every other change of both sides merged) (1):" in out
+    assert "Conflicts (" not in out
+    assert (ours / "c00.txt").read_text() == "a\nmine\nc\n"
+
+
+def test_a_conflict_written_again_is_not_also_listed_as_superseded(tmp_path):
+    """An update leaving a patch where an earlier run left one lists it once: as this run's."""
+    shelf = tmp_path / "rel"
+    for version, line in (("1.0.0", "b"), ("2.0.0", "theirs"), ("3.0.0", "theirs3")):
+        make_release(shelf, version, {"c.txt": f"a\n{line}\nc\n"})
+    project = tmp_path / "proj"
+    assert call("init", "--source", str(shelf), "--to", "1.0.0", "-C", str(project)) == 0
+    (project / "c.txt").write_text("a\nmine\nc\n")
+    args = ("--yes", "--conflict", "patch", "-C", str(project))
+    assert call("update", "--to", "2.0.0", *args) == 4
+    result = run_tether("update", "--json", *args)
+    doc = json.loads(result.stdout)
+    assert [a["artifact"] for a in doc["buckets"]["conflict"]] == [".tether/merge/c.txt.patch"]
+    assert doc["superseded_artifacts"] == [] and doc["earlier_artifacts"] == []

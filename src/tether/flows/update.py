@@ -277,6 +277,7 @@ class PreparedUpdate:
     notes: ReleaseNotes = field(default_factory=ReleaseNotes)
     lifecycle: LifecyclePlan = field(default_factory=LifecyclePlan)
     ping: Ping | None = None  # the ecosystem's update ping (flows/ping.py)
+    branch: str | None = None  # the branch it switches to once confirmed (None: stays)
 
     def report(self, status: str) -> UpdateReport:
         from tether.engine.structured.notes import row_text
@@ -326,6 +327,7 @@ class PreparedUpdate:
             earlier_artifacts=_earlier_artifacts(self.project),
             quality_gate=gate if gate is not None and self.project.path(gate).is_file() else None,
             region_check=profile.region_check,
+            branch=self.branch if status == "plan" else None,
         )
 
 
@@ -806,6 +808,8 @@ def _plan_and_apply(
         own_writes = frozenset(holds_run_writes(project, prepared.resume))
         dirty = refuse_dirty(project.root, prepared.plan, request.git, own_writes)
         branch_plan = _planned_branch(prepared)
+        # What a person confirms names the branch the update switches to, as a dry run does.
+        prepared.branch = branch_plan.name if branch_plan is not None else None
         if not confirm(prepared):
             return prepared.report("cancelled")
         branch = branch_for_update(branch_plan)
@@ -1058,10 +1062,12 @@ def _report_after_apply(
     report.backed_up = first_part + outcome.backed_up
     if ctx.backup_dir.exists():
         report.backup_dir = str(ctx.backup_dir.relative_to(ctx.project.root))
-    written_artifacts = {a.artifact for a in report.actions if a.artifact}
-    written_artifacts |= _region_handled_patches(prepared, report.actions)
-    report.earlier_artifacts = [p for p in earlier if p not in written_artifacts]
-    report.superseded_artifacts = [p for p in earlier if p in written_artifacts]
+    # An earlier artifact this run wrote again is this run's (listed with its file, never
+    # also as superseded); one for a region path this run settled is superseded.
+    this_runs = {a.artifact for a in report.actions if a.artifact}
+    region_handled = _region_handled_patches(prepared, report.actions) - this_runs
+    report.earlier_artifacts = [p for p in earlier if p not in this_runs | region_handled]
+    report.superseded_artifacts = [p for p in earlier if p in region_handled]
     report.notes += outcome.notes
     if outcome.interrupted:
         report.notes.append(

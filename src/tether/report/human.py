@@ -225,11 +225,45 @@ def _conflict_line(action: FileAction) -> str:
     return f"{action.path} ({action.decision}{why})"
 
 
+# Conflicts settled by a choice (--auto, or the prompt): nothing is left for a person, so
+# they are counted and listed apart from the open ones, each as what it did to the file.
+_SETTLED = (
+    ("keep-mine", "Kept yours whole (release's copy beside it)", "Would keep yours whole"),
+    ("take-theirs", "Took theirs whole (yours backed up)", "Would take theirs whole"),
+    ("hunks", "Clashing lines settled (the rest merged)", "Would settle clashing lines"),
+)
+
+
+def _settled(report: UpdateReport, kind: str) -> list[FileAction]:
+    from tether.model.plan import HUNK_CHOICES, Bucket
+
+    wanted = HUNK_CHOICES if kind == "hunks" else (kind,)
+    return [a for a in report.bucket(Bucket.CONFLICT) if a.decision in wanted]
+
+
+def _settled_listings(report: UpdateReport, limit: int | None) -> list[str]:
+    kept = _settled(report, "keep-mine")
+    lines = _listing(
+        "Kept yours whole (the release's copy goes beside it: compare, then delete the copy)",
+        [f"{a.path} (the release's copy: {a.artifact})" for a in kept],
+        limit,
+    )
+    lines += _listing(
+        "Took theirs whole (yours goes to the backup)",
+        [a.path for a in _settled(report, "take-theirs")],
+        limit,
+    )
+    lines += _listing(
+        "Clashing lines settled (every other change of both sides merged)",
+        [_conflict_line(a) for a in _settled(report, "hunks")],
+        limit,
+    )
+    return lines
+
+
 def _conflicts_label(report: UpdateReport) -> str:
     """Where the conflicts are: markers in the files, or patches in the merge folder."""
-    from tether.model.plan import Bucket
-
-    conflicts = report.bucket(Bucket.CONFLICT)
+    conflicts = report.open_conflicts
     markers = sum(1 for a in conflicts if a.decision in ("markers", "held"))
     patches = sum(
         1 for a in conflicts if a.artifact and a.artifact != a.path and a.decision != "held"
@@ -261,8 +295,14 @@ def _bucket_rows(report: UpdateReport) -> list[str]:
             count = len(actions)
         if key == "conflict":
             label = _conflicts_label(report)
+            count = len(report.open_conflicts)
         if count or key in _ALWAYS_SHOWN:
             rows.append((label, count))
+        if key == "conflict":
+            for kind, done, planned in _SETTLED:
+                settled = len(_settled(report, kind))
+                if settled:
+                    rows.append((planned if report.dry_run else done, settled))
     return [f"  {label:<46} {count}" for label, count in rows]
 
 
@@ -302,8 +342,11 @@ def render_plan_summary(report: UpdateReport, limit: int | None = LIST_LIMIT) ->
     lines += lifecycle_report.lifecycle_lines(report)
     if report.dry_run and report.branch:
         lines.append(f"Branch: would switch to a new branch {report.branch}")
-    conflicts = report.bucket(Bucket.CONFLICT)
+    elif report.status == "plan" and report.branch:
+        lines.append(f"Branch: will switch to a new branch {report.branch} once you confirm")
+    conflicts = report.open_conflicts
     lines += _listing(_conflicts_label(report), [_conflict_line(a) for a in conflicts], limit)
+    lines += _settled_listings(report, limit)
     merged = "Would merge with your edits" if report.dry_run else "Merged with your edits"
     lines += _listing(
         f"{merged} (review them: both sides changed these files)",
@@ -655,10 +698,14 @@ def render_pull_request(report: PullRequestReport) -> str:
     ]
     if report.error:
         lines.append(f"  error: {report.error}")
+    if report.status in ("gh-missing", "gh-failed") and report.pushed:
+        # Opened by hand: everything to paste, the title above and the body here.
+        lines.append("  body (paste it as the pull request's description):")
+        lines += [f"    {line}" if line else "" for line in lines_of(report.body.rstrip("\n"))]
     lines += [f"note: {n}" for n in report.notes]
     if report.next_step:
         lines.append(f"Next: {report.next_step}")
-    return "\n".join(lines)
+    return printable("\n".join(lines))
 
 
 # --- tether diff ------------------------------------------------------------------------------
