@@ -4,6 +4,7 @@ journal steps, then run again, ends exactly like an uninterrupted one, and no te
 
 from __future__ import annotations
 
+import json
 import shutil
 from pathlib import Path
 
@@ -124,3 +125,30 @@ def test_kill_9_during_an_abandon_then_abandon_again(tmp_path):
     assert again.returncode == 0, again.stderr
     assert tree_digest(project / "f") == before
     assert leftovers(project) == []
+
+
+def test_status_and_check_after_an_interrupted_abandon_name_the_step_that_works(
+    interrupted, tmp_path
+):
+    """An abandon killed half way leaves a run only another abandon can finish (update
+    refuses it): `status` and `check` name that abandon, never "rerun tether update"."""
+    killed, before, _, points = interrupted
+    point = next(p for p in points if p.startswith("file-restored"))
+    project = tmp_path / "project"
+    shutil.copytree(killed, project, symlinks=True)
+    assert abandon(project, crash=point).returncode == crashpoint.EXIT_CODE
+    status = run_tether("status", "-C", str(project))
+    check = run_tether("check", "-C", str(project))
+    as_json = run_tether("status", "--json", "-C", str(project))
+    assert check.returncode == 3, check.stdout
+    for said in (status.stdout, check.stdout):
+        assert "its abandon was interrupted; run 'tether update --abandon' again" in said
+        assert "rerun 'tether update'" not in said
+    unfinished = json.loads(as_json.stdout)["unfinished"]
+    assert unfinished["abandon_started"] is True
+    # The step named is the one that works; the other one refuses.
+    refused = run_tether("update", "--yes", "-C", str(project))
+    assert refused.returncode == 1
+    assert abandon(project).returncode == 0
+    assert user_tree(project) == before
+    assert "unfinished" not in run_tether("status", "-C", str(project)).stdout

@@ -420,6 +420,9 @@ class UnfinishedUpdate:
     # The run recorded its new state and the version marker, then stopped before it
     # completed (post-update writes may be missing): it can only be finished, not abandoned.
     state_written: bool = False
+    # An abandon began putting the run back and was stopped: only the abandon can go on
+    # (the command itself refuses to finish a run that is half rolled back).
+    abandon_started: bool = False
 
     @property
     def verb(self) -> str:
@@ -431,6 +434,11 @@ class UnfinishedUpdate:
             f"(run {self.run_id})"
         )
         rerun = f"tether {self.command or self.verb}"
+        if self.abandon_started:
+            return (
+                f"{head}: its abandon was interrupted; run 'tether {self.verb} --abandon' "
+                "again to finish rolling it back"
+            )
         if self.state_written:
             return (
                 f"{head}: its new state is recorded but it stopped before it completed; rerun "
@@ -445,6 +453,7 @@ class UnfinishedUpdate:
             "to_version": self.to_version,
             "command": self.command,
             "state_written": self.state_written,
+            "abandon_started": self.abandon_started,
             "message": self.describe(),
         }
 
@@ -461,7 +470,12 @@ def unfinished_update(project: Project) -> UnfinishedUpdate | None:
     if run is None:
         return None
     return UnfinishedUpdate(
-        run.run_id, run.from_version, run.to_version, run.command, run.state_written
+        run.run_id,
+        run.from_version,
+        run.to_version,
+        run.command,
+        run.state_written,
+        run.abandon_started,
     )
 
 

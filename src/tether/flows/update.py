@@ -448,9 +448,10 @@ def prepare_update(request: UpdateRequest) -> PreparedUpdate | UpdateReport:
     unfinished = checked_unfinished_run(project, journal)
     if unfinished is not None and unfinished.abandon_started:
         # Someone chose to roll this run back; finishing it now would undo half of that.
+        verb = unfinished.command.split(" ", 1)[0] or "update"
         raise TetherError(
-            f"the abandon of the update to {unfinished.to_version} (run {unfinished.run_id}) "
-            "was interrupted; run 'tether update --abandon' again to finish it"
+            f"the abandon of the {verb} to {unfinished.to_version} (run {unfinished.run_id}) "
+            f"was interrupted; run 'tether {verb} --abandon' again to finish it"
         )
     target = resolve_target(project, baseline, request.to)
     if unfinished is not None and not same_release(unfinished.to_version, target):
