@@ -7,7 +7,6 @@ import contextlib
 import errno
 import hashlib
 import os
-import secrets
 import stat
 import sys
 from collections.abc import Iterator, Sequence
@@ -211,7 +210,7 @@ def atomic_write(
             mode = stat.S_IMODE(os.stat(path).st_mode)
         except FileNotFoundError:
             mode = NEW_FILE_MODE
-    tmp_name = os.path.join(parent, f".{name}.{secrets.token_hex(4)}{TEMP_SUFFIX}")
+    tmp_name = os.path.join(parent, f".{name}.{os.urandom(4).hex()}{TEMP_SUFFIX}")
     try:
         fd = os.open(tmp_name, _TEMP_FLAGS, 0o600)
     except (FileNotFoundError, NotADirectoryError):

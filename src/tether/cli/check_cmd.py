@@ -7,11 +7,12 @@ import argparse
 from tether.cli.common import (
     add_list,
     add_status_arguments,
+    add_template_arguments,
     installed_project_dir,
     list_limit,
     print_json,
+    template_options,
 )
-from tether.cli.update_cmd import add_template_arguments, template_options
 from tether.errors import Exit
 
 
@@ -37,7 +38,6 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from tether.flows.check import check_project
-    from tether.report.human import render_check
 
     report = check_project(
         installed_project_dir(args),
@@ -52,5 +52,7 @@ def run(args: argparse.Namespace) -> int:
     if args.json:
         print_json(report.to_json())
     else:
+        from tether.report.human import render_check
+
         print(render_check(report, list_limit(args)))
     return Exit.FOUND if report.reasons else Exit.OK

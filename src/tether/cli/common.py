@@ -11,10 +11,13 @@ import json
 import os
 import sys
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from tether.cli.parsing import REMOVED, STRAY_WORDS, CommandLineError
 from tether.errors import UsageError
+
+if TYPE_CHECKING:
+    from tether.templates import TemplateOptions
 
 # --- spellings removed when the flags were unified ----------------------------------------
 
@@ -269,4 +272,39 @@ def add_auto(
         help=f"{what}: ours/theirs (that side of the clashing lines, every other change of "
         f"both sides merged) or keep-mine/take-theirs (the whole file){more}; the table: "
         f"{CONFLICT_TABLE}",
+    )
+
+
+def add_template_arguments(parser: argparse.ArgumentParser, data: bool = True) -> None:
+    """For a project copier or cruft generated (docs/templates.md); ``--data`` only where
+    the release side is rendered (update)."""
+    parser.add_argument(
+        "--answers-file",
+        metavar="PATH",
+        help="copier's answers file, when not .copier-answers.yml",
+    )
+    if data:
+        parser.add_argument(
+            "--data",
+            action="append",
+            metavar="KEY=VALUE",
+            help="a changed answer for a copier or cruft project (repeatable; recorded)",
+        )
+    parser.add_argument(
+        "--trust",
+        action="store_true",
+        help="let a copier template run its migrations and tasks, a cookiecutter "
+        "template its hooks",
+    )
+
+
+def template_options(args: argparse.Namespace) -> TemplateOptions:
+    from tether.templates import TemplateOptions, parse_data
+
+    return TemplateOptions(
+        answers_file=getattr(args, "answers_file", None),
+        data=parse_data(getattr(args, "data", None)),
+        trust=bool(getattr(args, "trust", False)),
+        prefetch=not getattr(args, "abandon", False),
+        to=getattr(args, "to", None),
     )

@@ -14,11 +14,12 @@ from tether.cli.common import (
     add_json,
     add_project_dir,
     add_source,
+    add_template_arguments,
     installed_project_dir,
     path_arguments,
     print_json,
+    template_options,
 )
-from tether.cli.update_cmd import add_template_arguments, template_options
 from tether.errors import Exit
 
 

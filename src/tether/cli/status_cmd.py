@@ -3,8 +3,14 @@ from __future__ import annotations
 import argparse
 from typing import TYPE_CHECKING
 
-from tether.cli.common import add_status_arguments, installed_project_dir, list_limit, print_json
-from tether.cli.update_cmd import add_template_arguments, template_options
+from tether.cli.common import (
+    add_status_arguments,
+    add_template_arguments,
+    installed_project_dir,
+    list_limit,
+    print_json,
+    template_options,
+)
 from tether.errors import Exit
 
 if TYPE_CHECKING:
@@ -17,12 +23,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from tether.report.human import render_status
-
     report = status_of(args)
     if args.json:
         print_json(report.to_json())
     else:
+        from tether.report.human import render_status
+
         print(render_status(report, list_limit(args)))
     return Exit.OK
 

@@ -11,17 +11,18 @@ from tether.cli.common import (
     add_project_dir,
     add_removed,
     add_source,
+    add_template_arguments,
     add_to,
     add_yes,
     installed_project_dir,
     list_limit,
     print_json,
+    template_options,
 )
 from tether.model.plan import CONFLICT_STYLES
 
 if TYPE_CHECKING:
     from tether.flows.update import PreparedUpdate
-    from tether.templates import TemplateOptions
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -87,41 +88,6 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     add_all(parser)
     add_json(parser)
     add_project_dir(parser)
-
-
-def add_template_arguments(parser: argparse.ArgumentParser, data: bool = True) -> None:
-    """For a project copier or cruft generated (docs/templates.md); ``--data`` only where
-    the release side is rendered (update)."""
-    parser.add_argument(
-        "--answers-file",
-        metavar="PATH",
-        help="copier's answers file, when not .copier-answers.yml",
-    )
-    if data:
-        parser.add_argument(
-            "--data",
-            action="append",
-            metavar="KEY=VALUE",
-            help="a changed answer for a copier or cruft project (repeatable; recorded)",
-        )
-    parser.add_argument(
-        "--trust",
-        action="store_true",
-        help="let a copier template run its migrations and tasks, a cookiecutter "
-        "template its hooks",
-    )
-
-
-def template_options(args: argparse.Namespace) -> TemplateOptions:
-    from tether.templates import TemplateOptions, parse_data
-
-    return TemplateOptions(
-        answers_file=getattr(args, "answers_file", None),
-        data=parse_data(getattr(args, "data", None)),
-        trust=bool(getattr(args, "trust", False)),
-        prefetch=not getattr(args, "abandon", False),
-        to=getattr(args, "to", None),
-    )
 
 
 def _confirm(prepared: PreparedUpdate, settle_conflicts: bool) -> bool:

@@ -12,7 +12,6 @@ from __future__ import annotations
 import contextlib
 import json
 import os
-import secrets
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import TracebackType
@@ -188,7 +187,7 @@ class PackWriter:
         if self._fd is None:
             self.cache.pack_dir.mkdir(parents=True, exist_ok=True)
             _sweep_unfinished(self.cache.pack_dir)
-            self._name = "pack-" + secrets.token_hex(8)
+            self._name = "pack-" + os.urandom(8).hex()
             flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC
             self._fd = os.open(self._temp(), flags, 0o644)
         write_all(self._fd, data)

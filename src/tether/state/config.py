@@ -12,7 +12,6 @@ and every path it names passes the one path rule before anything acts on it.
 
 from __future__ import annotations
 
-import tomllib
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -51,6 +50,8 @@ def load_config(root: Path, reserved: ReservedPaths = NOTHING_RESERVED) -> Proje
         raise TetherError(f"{path}: {NOT_REGULAR}") from None
     except OSError as error:
         raise TetherError(cannot_read(path, error)) from None
+    import tomllib  # only a project that has the file pays for the TOML parser
+
     try:
         data = toml_loads(raw.decode("utf-8"), max_depth=MAX_NESTING)
     except (tomllib.TOMLDecodeError, UnicodeDecodeError) as error:

@@ -39,7 +39,6 @@ from __future__ import annotations
 import json
 import os
 import re
-import secrets
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -321,7 +320,7 @@ def is_run_id(text: str) -> bool:
 def new_run_id() -> str:
     """``20240501T120000123456Z-a1b2c3``: sorts by start time, safe as a folder name."""
     now = datetime.now(UTC)
-    return now.strftime("%Y%m%dT%H%M%S") + f"{now.microsecond:06d}Z-{secrets.token_hex(3)}"
+    return now.strftime("%Y%m%dT%H%M%S") + f"{now.microsecond:06d}Z-{os.urandom(3).hex()}"
 
 
 def _fold(run_id: str, group: list[Mapping[str, object]]) -> RunRecord:

@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import json
 import os
-import secrets
 import sys
 import time
 from dataclasses import dataclass
@@ -247,7 +246,7 @@ def _acquire_pid_file(path: Path, record: bytes) -> None:
 
 def _create_exclusive(path: Path, record: bytes) -> bool:
     """Publish ``record`` at ``path`` only if nothing is there, never showing a partial file."""
-    temp = path.with_name(f".{path.name}.{secrets.token_hex(4)}.tmp")
+    temp = path.with_name(f".{path.name}.{os.urandom(4).hex()}.tmp")
     temp.write_bytes(record)
     try:
         os.link(temp, path)  # fails if path exists, on POSIX and on NTFS alike

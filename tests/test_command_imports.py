@@ -1,0 +1,106 @@
+"""What ``status`` and ``check`` import on a clean project (docs/performance.md, "Small
+projects"): on a project of a few hundred files most of their time is the interpreter
+importing modules, so each imports only what it uses. A module added to their path must be
+one they use; add it here with the reason, or import it where it is needed."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from builders import call, make_release
+
+# tether's modules (without the ``tether.`` prefix) every one of the four runs imports.
+COMMON = {
+    "cli",
+    "cli.common",
+    "cli.main",
+    "cli.parsing",
+    "errors",
+    "flows",
+    "flows.baseline",
+    "flows.project",
+    "flows.replay",  # is an interrupted run waiting in the journal?
+    "flows.safety",
+    "flows.status",
+    "fsio",
+    "model",
+    "model.lifecycle",  # the manifest's and the profile's lifecycle values
+    "model.manifest",
+    "parselimits",
+    "pathrules",
+    "profiles",
+    "profiles.gaia",  # the profile table holds GAIA's profile
+    "progress",
+    "report",
+    "report.progress",
+    "report.style",
+    "sources",  # the package around sources.manifest_file
+    "sources.limits",
+    "sources.manifest_file",
+    "sources.protocol",
+    "state",
+    "state.cache",  # the pristine cache: the bytes of a file that differs
+    "state.config",  # .tether/config.toml (the TOML parser only when the file exists)
+    "state.crashpoint",
+    "state.journal",
+    "state.lock",  # is another run holding the project?
+    "state.statcache",
+    "state.store",
+    "templates",  # is this a copier or cruft project?
+    "templates.records",
+    "versions",
+}
+HUMAN = {"report.human", "report.lifecycle", "report.printable"}
+JSON = {"report.documents"}
+EXPECTED = {
+    ("status",): COMMON | HUMAN | {"cli.status_cmd"},
+    ("status", "--json"): COMMON | JSON | {"cli.status_cmd"},
+    ("check",): COMMON | HUMAN | {"cli.check_cmd", "flows.check"},
+    ("check", "--json"): COMMON | JSON | {"cli.check_cmd", "flows.check"},
+}
+# Standard-library modules no clean status or check has a use for: starting programs, the
+# TOML parser without a config file, temp names, worker pools.
+NEVER = {"subprocess", "concurrent.futures", "tomllib", "secrets", "logging", "tempfile"}
+
+SCRIPT = """
+import contextlib, io, sys
+from tether.cli.main import main
+with contextlib.redirect_stdout(io.StringIO()):
+    code = main(sys.argv[1:])
+print(code)
+print(" ".join(sorted(m for m in sys.modules)))
+"""
+
+
+@pytest.fixture(scope="module")
+def project(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    root = tmp_path_factory.mktemp("imports")
+    files = {f"docs/page{i}.md": f"page {i}\n" for i in range(5)}
+    make_release(root / "shelf", "1.0.0", files, {"docs/page0.md": "owned"})
+    project = root / "project"
+    assert call("init", "--source", str(root / "shelf"), "--to", "1.0.0", "-C", str(project)) == 0
+    return project
+
+
+@pytest.mark.parametrize("argv", sorted(EXPECTED), ids=" ".join)
+def test_status_and_check_import_only_what_they_use(project: Path, argv: tuple[str, ...]) -> None:
+    result = subprocess.run(
+        [sys.executable, "-c", SCRIPT, *argv, "-C", str(project)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert result.returncode == 0, result.stderr
+    code, modules = result.stdout.splitlines()[-2:]
+    assert code == "0"
+    loaded = set(modules.split())
+    ours = {name.removeprefix("tether.") for name in loaded if name.startswith("tether.")}
+    assert ours == EXPECTED[argv], (
+        f"imported but not expected: {sorted(ours - EXPECTED[argv])}; "
+        f"expected but not imported: {sorted(EXPECTED[argv] - ours)}"
+    )
+    assert not loaded & NEVER
