@@ -400,3 +400,58 @@ def test_a_300_character_project_name_does_not_stop_the_run(fleet: Fleet) -> Non
     assert (
         logs[0].startswith("1-nnnn") and "== result" in (Path(doc["run_dir"]) / logs[0]).read_text()
     )
+
+
+NOTES = """# Changelog
+
+## [1.1.0] - 2026-02-01
+### Removed
+- Removed `legacy.cfg` support: `rm legacy.cfg`
+
+## [1.0.0] - 2026-01-01
+- First release.
+"""
+
+
+def test_the_summary_carries_each_projects_delete_list_and_follow_ups(fleet: Fleet, capsys) -> None:
+    """What the single-project summary lists under "Delete?" and "Follow-ups" reaches the
+    fleet's summary (text and JSON), not only the per-project logs, with a next step each."""
+    shelf = fleet.tmp / "dropping"
+    make_release(shelf, "1.0.0", {"a.txt": "a\n", "old.md": "old\n"})
+    notes = {"CHANGELOG.md": NOTES}
+    make_release(shelf, "1.1.0", {"a.txt": "a2\n"}, sentinels=notes)
+    root = fleet.tmp / "dropper"
+    assert call("init", "--source", str(shelf), "--to", "1.0.0", "-C", str(root)) == 0
+    (root / "legacy.cfg").write_text("x\n")
+    register(root)
+    capsys.readouterr()
+    assert call("fleet", "update", "--yes", "--isolate", "none") == 0
+    out = capsys.readouterr().out
+    assert "## Delete? (removed upstream, still here) (1)\n- dropper: old.md" in out
+    assert "## Follow-ups the release notes ask for (not run) (1)\n- dropper: rm legacy.cfg" in out
+    assert "'tether update --delete-removed' removes the unmodified ones" in out
+    assert (root / "old.md").exists() and (root / "legacy.cfg").exists()  # nothing run
+    doc = json.loads((Path(out.split("logs in ")[1].split(")")[0]) / "summary.json").read_text())
+    summary = doc["summary"]
+    assert summary["leftovers"] == [
+        {"name": "dropper", "project_dir": str(root), "items": ["old.md"]}
+    ]
+    assert summary["follow_ups"] == [
+        {"name": "dropper", "project_dir": str(root), "items": ["rm legacy.cfg"]}
+    ]
+
+
+def test_no_run_folder_when_nothing_needs_updating(fleet: Fleet, capsys) -> None:
+    """Every project already at the target: the summary says so and no run folder is made
+    (a run with something to do still keeps one)."""
+    p1, p2, _ = fleet.projects
+    register(p1, p2)
+    code, doc = update_json("--yes", "--isolate", "none", "--to", "1.0.0")
+    assert code == 0 and doc["run_dir"] is None and doc["run_id"] is None
+    assert [p["log"] for p in doc["projects"]] == [None, None]
+    assert not (fleet.state_home / "tether" / "runs").exists()
+    assert call("fleet", "update", "--yes", "--isolate", "none", "--to", "1.0.0") == 0
+    assert "nothing to update: no run folder" in capsys.readouterr().out
+    assert not (fleet.state_home / "tether" / "runs").exists()
+    code, doc = update_json("--dry-run")
+    assert Path(doc["run_dir"]).is_dir()

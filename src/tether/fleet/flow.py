@@ -71,8 +71,7 @@ def update(
     if isinstance(chosen, NothingSelected):
         nothing = FleetRun(request, chosen.selection, None, [], "nothing-selected")
         return chosen.with_document(update_document(nothing, chosen.registry))
-    folder = RunFolder.create()
-    run = plan_fleet(chosen.selection, request, folder)
+    run = plan_fleet(chosen.selection, request, RunFolder.deferred())
     asked = False
     if not request.dry_run:
         if run.to_apply and confirm is not None:
@@ -82,5 +81,6 @@ def update(
         if run.status != "cancelled":
             apply_fleet(run)
     document = update_document(run, str(chosen.registry.path))
-    folder.keep_summary(document, f"{render_plan_table(run)}\n\n{render_update(document)}")
+    if run.folder is not None:
+        run.folder.keep_summary(document, f"{render_plan_table(run)}\n\n{render_update(document)}")
     return UpdateResult(run, document, asked)

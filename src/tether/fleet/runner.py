@@ -87,7 +87,8 @@ class FleetEntry:
 class FleetRun:
     request: FleetRequest
     selection: Selection
-    folder: RunFolder | None  # None: nothing was selected, so no run started
+    # None: nothing was selected, or nothing needed updating: no run folder was made
+    folder: RunFolder | None
     entries: list[FleetEntry]
     # planned | dry-run | cancelled | done | stopped | interrupted | nothing-selected
     status: str = "planned"
@@ -121,7 +122,8 @@ _STATUS_OF_PLAN = {
 
 
 def plan_fleet(selection: Selection, request: FleetRequest, folder: RunFolder) -> FleetRun:
-    """Plan every chosen project concurrently and log each plan. Writes no project."""
+    """Plan every chosen project concurrently and log each plan in ``folder`` (made only
+    when some project needs updating or failed to plan). Writes no project."""
     options = PlanOptions(request.to)
     plans = bounded_map(lambda m: plan_unit(str(m.path), options), selection.chosen, request.jobs)
     count = len(plans)
@@ -133,10 +135,16 @@ def plan_fleet(selection: Selection, request: FleetRequest, folder: RunFolder) -
         entry.log = [f"project {member.name} ({member.path})", "== plan", *plan.log]
         if plan.error and not plan.log:
             entry.log.append(plan.error)
-        folder.write(entry.log_path, entry.log)
         entries.append(entry)
     status = "dry-run" if request.dry_run else "planned"
-    return FleetRun(request, selection, folder, entries, status)
+    run = FleetRun(request, selection, folder, entries, status)
+    if any(e.plan.status in ("planned", "failed") for e in entries):
+        for entry in entries:
+            folder.write(entry.log_path, entry.log)
+    else:
+        # Nothing to update and nothing that failed: no run folder (nothing to look up later).
+        run.folder = None
+    return run
 
 
 def cancel(run: FleetRun) -> None:

@@ -5,7 +5,7 @@ The words are rendered from these documents in ``tether.report.fleet``.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from tether.errors import Exit
@@ -44,7 +44,7 @@ def status_document(
 def update_document(run: FleetRun, registry: str) -> Doc:
     request = run.request
     return {
-        # No run folder when nothing was selected: the run never started.
+        # No run folder when nothing was selected or nothing needed updating.
         **(run.folder.to_json() if run.folder else {"run_id": None, "run_dir": None}),
         "registry": registry,
         "status": run.status,
@@ -52,12 +52,12 @@ def update_document(run: FleetRun, registry: str) -> Doc:
         "to_version": request.to,
         "isolate": request.isolate,
         "continue_on_failure": request.continue_on_failure,
-        "projects": [_entry_json(e) for e in run.entries],
+        "projects": [_entry_json(e, run.folder is not None) for e in run.entries],
         "summary": _summary(run),
     }
 
 
-def _entry_json(entry: FleetEntry) -> Doc:
+def _entry_json(entry: FleetEntry, run_has_folder: bool) -> Doc:
     plan = entry.plan.to_json()
     del plan["log"]
     outcome = entry.outcome.to_json() if entry.outcome else None
@@ -69,7 +69,7 @@ def _entry_json(entry: FleetEntry) -> Doc:
     return {
         **member_json(entry.member),
         "status": entry.status,
-        "log": str(entry.log_path),
+        "log": str(entry.log_path) if run_has_folder else None,
         "plan": plan,
         "update": outcome,
     }
@@ -95,6 +95,7 @@ def compact_report(report: Mapping[str, Any]) -> Doc:
         "conflict": buckets["conflict"],
         "failed": buckets["failed"],
         "delete": buckets["delete"],
+        "adopter_actions": report.get("adopter_actions") or [],
     }
 
 
@@ -116,10 +117,35 @@ def _summary(run: FleetRun) -> Doc:
             for e in by["applied"]
             if e.outcome and e.outcome.conflicts
         ],
+        "leftovers": _per_project(by["applied"], _leftovers),
+        "follow_ups": _per_project(by["applied"], _follow_ups),
         "isolation": _isolation(run),
     }
     summary["suggested_next_steps"] = next_steps(run, summary)
     return summary
+
+
+def _per_project(
+    entries: list[FleetEntry], pick: Callable[[Mapping[str, Any]], list[str]]
+) -> list[Doc]:
+    """``{name, project_dir, paths|items}`` per updated project that has any."""
+    found = []
+    for entry in entries:
+        report = entry.outcome.report if entry.outcome else None
+        items = pick(report) if report else []
+        if items:
+            found.append({**member_json(entry.member), "items": items})
+    return found
+
+
+def _leftovers(report: Mapping[str, Any]) -> list[str]:
+    """Removed upstream, still here (the single-project summary's "Delete?")."""
+    return [str(p) for p in report.get("buckets", {}).get("delete", [])]
+
+
+def _follow_ups(report: Mapping[str, Any]) -> list[str]:
+    """What the release notes ask the adopter to do (never run by tether)."""
+    return [str(a.get("command") or a.get("text")) for a in report.get("adopter_actions", [])]
 
 
 def _applied(entry: FleetEntry) -> Doc:
@@ -169,6 +195,16 @@ def next_steps(run: FleetRun, summary: Mapping[str, Any]) -> list[str]:
         steps.append(
             "resolve the conflicts listed above in each project (markers in the files or "
             "patches in its merge folder), then run 'tether check' there"
+        )
+    if summary["leftovers"]:
+        steps.append(
+            "in each project under 'Delete?': 'tether update --delete-removed' removes the "
+            "unmodified ones (backed up), 'tether own PATH' keeps one as yours"
+        )
+    if summary["follow_ups"]:
+        steps.append(
+            "run the follow-ups the release notes ask for in each project listed (tether "
+            "never runs them)"
         )
     steps += _review_steps(run, summary)
     if run.status == "nothing-selected":

@@ -121,6 +121,12 @@ def render_update(doc: Doc) -> str:
     lines += _pending_section(summary["pending"])
     lines += _skipped_sections(summary["skipped_path_missing"], summary["skipped_not_tethered"])
     lines += _conflict_section(summary["conflicts_to_resolve"])
+    lines += _per_project_section(
+        "Delete? (removed upstream, still here)", summary.get("leftovers", [])
+    )
+    lines += _per_project_section(
+        "Follow-ups the release notes ask for (not run)", summary.get("follow_ups", [])
+    )
     lines += _isolation_section(summary["isolation"], doc["dry_run"])
     lines += ["", "## Suggested next steps"]
     lines += [f"{i}. {step}" for i, step in enumerate(summary["suggested_next_steps"], 1)]
@@ -138,7 +144,8 @@ _HEADLINES = {
 
 
 def _headline(doc: Doc) -> str:
-    return f"tether fleet update: {_HEADLINES[doc['status']]} (logs in {doc['run_dir']})"
+    where = f"logs in {doc['run_dir']}" if doc["run_dir"] else "nothing to update: no run folder"
+    return f"tether fleet update: {_HEADLINES[doc['status']]} ({where})"
 
 
 def _applied_section(applied: list[Doc]) -> list[str]:
@@ -170,6 +177,15 @@ def _conflict_section(conflicts: list[Doc]) -> list[str]:
         return []
     lines = ["", f"## Conflicts to resolve ({total})"]
     lines += [f"- {c['name']}: {_capped(c['paths'])}" for c in conflicts]
+    return lines
+
+
+def _per_project_section(title: str, found: list[Doc]) -> list[str]:
+    total = sum(len(f["items"]) for f in found)
+    if not total:
+        return []
+    lines = ["", f"## {title} ({total})"]
+    lines += [f"- {f['name']}: {_capped(f['items'])}" for f in found]
     return lines
 
 

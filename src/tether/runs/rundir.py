@@ -49,10 +49,16 @@ class RunFolder:
 
     @classmethod
     def create(cls, env: Mapping[str, str] | None = None) -> RunFolder:
+        folder = cls.deferred(env)
+        folder.root.mkdir(parents=True)
+        return folder
+
+    @classmethod
+    def deferred(cls, env: Mapping[str, str] | None = None) -> RunFolder:
+        """A run folder named now and made on its first write: a run that turns out to have
+        nothing to do leaves no folder behind."""
         run_id = new_run_id()
-        root = state_home(env) / "tether" / "runs" / run_id
-        root.mkdir(parents=True)
-        return cls(root, run_id)
+        return cls(state_home(env) / "tether" / "runs" / run_id, run_id)
 
     def log_path(self, index: int, count: int, name: str) -> Path:
         """``03-name.log``: numbered in registry order, the name made safe for a file and
@@ -65,6 +71,7 @@ class RunFolder:
         return self.root / f"{index + 1:0{len(str(count))}d}-{safe}.log"
 
     def write(self, path: Path, lines: Sequence[str]) -> None:
+        path.parent.mkdir(parents=True, exist_ok=True)
         atomic_write(path, ("\n".join(lines) + "\n").encode("utf-8", errors="replace"))
 
     def keep_summary(self, document: Mapping[str, Any], text: str) -> None:
