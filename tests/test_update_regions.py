@@ -150,3 +150,47 @@ def test_a_region_file_taken_over_is_not_regenerated(tmp_path):
     assert doc["regenerated"][0]["status"] == "skipped"
     assert "agents/reviewer.md is yours (tether own)" in doc["regenerated"][0]["reason"]
     assert (project / "agents/reviewer.md").read_bytes() == before
+
+
+def test_edits_outside_the_region_on_lines_upstream_left_merge_and_regenerate(tmp_path):
+    """The adopter changed a line upstream did not touch; upstream changed another: the
+    masked texts merge cleanly, the file is written with both edits and the region is
+    regenerated from the adopter's roster (no whole-file patch)."""
+    project = setup(tmp_path, agent("# Reviewer v2\n", "default remit\n"))
+    path = project / "agents/reviewer.md"
+    path.write_text(path.read_text().replace("Be brief.\n", "Be thorough.\n"))
+    code, doc = update(project)
+    assert code == 0, doc
+    assert "agents/reviewer.md" in doc["buckets"]["merged"]
+    assert doc["buckets"]["conflict"] == []
+    assert path.read_text() == agent(
+        "# Reviewer v2\n", "our remit: review all of src/\n", "Be thorough.\n"
+    )
+    assert doc["regenerated"][0]["status"] == "regenerated"
+    assert not (project / ".tether/merge/agents/reviewer.md.patch").exists()
+
+
+def test_the_merged_region_file_keeps_the_adopters_body_when_no_program_runs(tmp_path):
+    """With --no-programs the region is not regenerated: the written merge holds the body the
+    adopter's own program made, never the release's."""
+    project = setup(tmp_path, agent("# Reviewer v2\n", "default remit\n"))
+    path = project / "agents/reviewer.md"
+    path.write_text(path.read_text().replace("Be brief.\n", "Be thorough.\n"))
+    code, doc = update(project, "--no-programs")
+    assert code == 0, doc
+    assert path.read_text() == agent(
+        "# Reviewer v2\n", "our remit: review all of src/\n", "Be thorough.\n"
+    )
+    assert doc["regenerated"][0]["status"] == "skipped"
+
+
+def test_malformed_markers_still_leave_the_whole_file_conflict(tmp_path):
+    """A duplicated start marker turns masking off: a person looks at the whole file."""
+    project = setup(tmp_path, agent("# Reviewer v2\n", "default remit\n"))
+    path = project / "agents/reviewer.md"
+    before = path.read_text().replace("Be brief.\n", f"Be thorough.\n{START}\n")
+    path.write_text(before)
+    code, doc = update(project)
+    assert code == 4
+    assert [c["path"] for c in doc["buckets"]["conflict"]] == ["agents/reviewer.md"]
+    assert path.read_text() == before

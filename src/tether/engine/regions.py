@@ -292,6 +292,26 @@ def mask_region(text: bytes | str, scan: Scan) -> bytes:
     return b"".join([*kept_head, PLACEHOLDER.encode() + eol, *kept_tail])
 
 
+def region_body(text: bytes | str, scan: Scan) -> bytes:
+    """The lines strictly between the markers (what ``mask_region`` holds out)."""
+    if scan.kind != "region" or scan.start_line is None or scan.end_line is None:
+        return b""
+    return b"".join(split_lines(_as_bytes(text))[scan.start_line : scan.end_line - 1])
+
+
+def fill_placeholder(merged: bytes, body: bytes | None) -> bytes | None:
+    """``merged`` (a line merge of masked texts) with its placeholder line put back as
+    ``body``. Without a placeholder it is returned as it is (the merge dropped the region);
+    None when it cannot be filled: more than one placeholder line, or one and no body."""
+    lines = split_lines(merged)
+    at = [i for i, line in enumerate(lines) if _bare(line) == PLACEHOLDER.encode()]
+    if not at:
+        return merged
+    if len(at) > 1 or body is None:
+        return None
+    return b"".join([*lines[: at[0]], body, *lines[at[0] + 1 :]])
+
+
 # --- comparison ----------------------------------------------------------------------------
 
 

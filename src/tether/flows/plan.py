@@ -24,7 +24,7 @@ from tether.engine.patches import (
 from tether.flows.artifacts import artifact_path, patch_conflict
 from tether.flows.baseline import Baseline
 from tether.flows.project import Project, Release
-from tether.flows.regions_step import RegionPlan, masked_comparison, region_conflict
+from tether.flows.regions_step import RegionPlan, masked_comparison, region_merge
 from tether.flows.renames import carry_rename, find_renames
 from tether.flows.safety import PathGuard
 from tether.flows.status import conflict_is_unresolved
@@ -385,7 +385,7 @@ def _decide_latest_path(
         base = baseline.read(rel) or b""
         sides, masked = masked_comparison(regions, rel, base, ours, release_bytes())
         if decide_row(cls, sides) is Row.MERGE:
-            return region_conflict(project, rel, cls, masked, mode)
+            return region_merge(project, rel, cls, masked, (base, ours, release_bytes()), mode)
     row = decide_row(cls, sides)
     if mixed and spec is not None and adopter.present:
         mixed_action = _mixed_file_action(

@@ -15,12 +15,14 @@ from tether.engine.regions import (
     compare_region_file,
     conflict_patch,
     dropped_declarations,
+    fill_placeholder,
     parse_region_declarations,
+    region_body,
 )
 from tether.flows.artifacts import patch_conflict
 from tether.flows.project import Project
 from tether.model.manifest import FileClass, Manifest
-from tether.model.plan import SETTLED_DECISIONS, YOURS, Bucket, FileAction
+from tether.model.plan import SETTLED_DECISIONS, YOURS, Bucket, FileAction, Op
 
 if TYPE_CHECKING:  # the runner is imported only when regions are regenerated
     from tether.flows.regen import RegenOutcome
@@ -113,6 +115,46 @@ def region_conflict(
     """The adopter's file stays; the patch shows only the divergence outside the region."""
     patch = conflict_patch(comparison, rel).encode()
     return patch_conflict(project, rel, cls, patch, mode, "differs outside its generated region")
+
+
+MERGED_OUTSIDE_REGION = "merged outside its generated region"
+
+
+def region_merge(
+    project: Project,
+    rel: str,
+    cls: FileClass,
+    comparison: RegionComparison,
+    sides: tuple[bytes, bytes, bytes],
+    mode: int,
+) -> FileAction:
+    """Both sides changed a declared path outside its region: merge the masked texts line
+    by line. Clean: the merge is written with the adopter's region body put back (their
+    program made it; it is regenerated after the update), and the update merges it like any
+    other file. Lines both sides changed, malformed markers, or a merge that cannot be put
+    back together: the conflict patch of ``region_conflict``."""
+    from tether.flows.merging import merge_sides
+    from tether.flows.syntax_step import check_clean_merge
+
+    if comparison.bailed:
+        return region_conflict(project, rel, cls, comparison, mode)
+    base, ours, theirs = sides
+    result, _note = merge_sides(
+        comparison.baseline.normalized, comparison.current.normalized, comparison.latest.normalized
+    )
+    if result.binary or result.conflicts:
+        return region_conflict(project, rel, cls, comparison, mode)
+    body = None
+    if comparison.current.scan.kind == "region":
+        body = region_body(ours, comparison.current.scan)
+    elif comparison.latest.scan.kind == "region":  # a pre-region copy of the adopter's
+        body = region_body(theirs, comparison.latest.scan)
+    merged = fill_placeholder(result.merged, body)
+    if merged is None or check_clean_merge(rel, base, ours, theirs, merged) is not None:
+        return region_conflict(project, rel, cls, comparison, mode)
+    return FileAction(
+        rel, cls, Bucket.MERGED, Op.WRITE, merged, mode, sides=sides, reason=MERGED_OUTSIDE_REGION
+    )
 
 
 # Conflicts settled for the whole file, or reconciled key by key (notes): either way the
