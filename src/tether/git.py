@@ -23,7 +23,9 @@ from __future__ import annotations
 import contextlib
 import io
 import os
+import stat
 import subprocess
+import tempfile
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from contextvars import ContextVar
@@ -31,6 +33,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any, BinaryIO
 
+from tether import process
 from tether.errors import TetherError
 from tether.process import child_env
 
@@ -891,11 +894,79 @@ def remove_lock_files(git_dir: Path) -> None:
 # --- 8. remotes: listing, cloning, fetching, pushing --------------------------------------
 
 
-def list_tags(location: str) -> list[str]:
-    """Tag names of the repository at ``location`` (a path or URL), without cloning it."""
-    result = run_git(["ls-remote", "--tags", "--refs", location])
+@dataclass(frozen=True)
+class TransferBound:
+    """What one exchange with a remote may take: ``seconds`` in all (git and every program
+    it started are stopped then), and at most ``max_bytes`` in any file it writes
+    (``RLIMIT_FSIZE``: the kernel refuses the write past it). A clone or fetch keeps what it
+    receives as one pack (``fetch.unpackLimit=1``), so the bound holds the pack as a whole,
+    not each of thousands of loose objects; a listing's answer goes to a file as well."""
+
+    seconds: float
+    max_bytes: int
+
+
+class TransferBoundExceeded(TetherError):
+    """git was stopped by a ``TransferBound``: ``kind`` is ``"time"`` or ``"bytes"``."""
+
+    def __init__(self, kind: str, message: str) -> None:
+        super().__init__(message)
+        self.kind = kind
+
+
+# Every fetch keeps what it receives as one pack, whatever its number of objects (below
+# git's default of 100 it would write each as a loose file), and runs no hook.
+_TRANSFER_CONFIG = (
+    "-c",
+    "fetch.unpackLimit=1",
+    "-c",
+    "transfer.unpackLimit=1",
+    "-c",
+    "core.hooksPath=/dev/null",
+)
+
+
+def _run_bounded(args: Sequence[str], cwd: Path | None, bound: TransferBound) -> str:
+    """``git ARGS`` within ``bound``: its stdout as text. TransferBoundExceeded when the
+    bound stopped it, TetherError with git's error line when it failed otherwise."""
+    argv = ["git", *_TRANSFER_CONFIG, *args]
+    with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
+        ran = process.run(
+            argv,
+            timeout=bound.seconds,
+            cwd=cwd,
+            env=git_env(extra={"LC_ALL": "C"}),  # git's error lines are read below
+            output=out,
+            errors=err,
+            max_file_bytes=bound.max_bytes,
+            at_once=True,
+        )
+        out.seek(0)
+        stdout = out.read()
+        err.seek(0)
+        stderr = err.read().decode("utf-8", "replace")
+    if ran.not_found:
+        raise TetherError(GIT_MISSING)
+    if not ran.started:
+        raise TetherError(f"git {args[0]}: {ran.describe()}")
+    if ran.timed_out:
+        raise TransferBoundExceeded("time", f"git {args[0]} took longer than {bound.seconds:g} s")
+    if ran.exit_code != 0 and ("File too large" in stderr or len(stdout) >= bound.max_bytes):
+        raise TransferBoundExceeded(
+            "bytes", f"git {args[0]} received more than {bound.max_bytes:,} bytes"
+        )
+    if ran.exit_code != 0:
+        raise TetherError(f"git {args[0]} failed: {first_error_line(stderr)}")
+    return stdout.decode("utf-8", "replace")
+
+
+def list_tags(location: str, bound: TransferBound | None = None) -> list[str]:
+    """Tag names of the repository at ``location`` (a path or URL), without cloning it;
+    within ``bound`` when given (a remote's answer is not tether's to end)."""
+    args = ["ls-remote", "--tags", "--refs", "--", location]
+    listing = _run_bounded(args, None, bound) if bound else run_git(args).stdout
     tags: list[str] = []
-    for line in result.stdout.splitlines():
+    for line in listing.splitlines():
         _, _, ref = line.partition("\t")
         if ref.startswith("refs/tags/"):
             tags.append(ref.removeprefix("refs/tags/"))
@@ -969,9 +1040,13 @@ def clone_checkout(location: str, dest: Path, commit: str) -> None:
     run_git(["checkout", "--quiet", "--detach", commit, "--"], cwd=dest)
 
 
-def clone_bare(url: str, dest: Path) -> None:
-    """A bare clone of ``url`` into ``dest`` (which must not exist)."""
-    run_git(["clone", "--bare", "--quiet", "--", url, os.path.abspath(dest)])
+def clone_bare(url: str, dest: Path, bound: TransferBound | None = None) -> None:
+    """A bare clone of ``url`` into ``dest`` (which must not exist), within ``bound``."""
+    args = ["clone", "--bare", "--quiet", "--", url, os.path.abspath(dest)]
+    if bound is None:
+        run_git(args)
+    else:
+        _run_bounded(args, None, bound)
 
 
 def init_bare(dest: Path) -> None:
@@ -979,10 +1054,84 @@ def init_bare(dest: Path) -> None:
     run_git(["init", "--bare", "--quiet", os.path.abspath(dest)])
 
 
-def fetch_tags(repo: Path, url: str, tags: Sequence[str]) -> None:
-    """Fetch ``tags`` from ``url`` into the bare ``repo``, replacing moved ones."""
+def fetch_tags(
+    repo: Path, url: str, tags: Sequence[str], bound: TransferBound | None = None
+) -> None:
+    """Fetch ``tags`` from ``url`` into the bare ``repo``, replacing moved ones; within
+    ``bound`` when given."""
     refspecs = [f"+refs/tags/{tag}:refs/tags/{tag}" for tag in tags]
-    run_git(["fetch", "--quiet", "--no-tags", "--", url, *refspecs], cwd=repo)
+    args = ["fetch", "--quiet", "--no-tags", "--", url, *refspecs]
+    if bound is None:
+        run_git(args, cwd=repo)
+    else:
+        _run_bounded(args, repo, bound)
+
+
+# The settings ``git clone --bare`` writes into a clone's config (on every platform and
+# object format): a cached clone holding any other setting was changed by something else.
+_CLONE_SETTINGS = frozenset(
+    {
+        "core.repositoryformatversion",
+        "core.filemode",
+        "core.bare",
+        "core.ignorecase",
+        "core.precomposeunicode",
+        "core.symlinks",
+        "core.logallrefupdates",
+        "remote.origin.url",
+        "extensions.objectformat",
+    }
+)
+# Files that make git read another repository's config (a linked worktree's pointers).
+_REDIRECTS = ("commondir", "gitdir", "config.worktree")
+
+
+def foreign_clone_setting(repo: Path) -> str | None:
+    """Why the bare clone ``repo`` (one tether made) may not be handed to git, or None.
+
+    A setting git reads from a repository's config can run any program (``core.hooksPath``
+    and the hooks a fetch runs, ``core.sshCommand``, ``credential.helper``,
+    ``core.fsmonitor``, a ``filter``, an ``include.path`` naming another file), so a clone
+    whose config holds anything ``git clone --bare`` did not write, a hook, or a pointer to
+    another repository's config is refused before any git command runs in it. The config
+    is read as bytes (never through a link, never a FIFO) and listed by ``git config
+    --file -``, which reads nothing else and runs nothing."""
+    config = repo / "config"
+    try:
+        info = os.lstat(config)
+    except FileNotFoundError:
+        return None  # not a repository: git is not asked to work in it
+    except OSError as error:
+        return f"{config}: cannot read ({error.strerror})"
+    if not stat.S_ISREG(info.st_mode):
+        return f"{config}: is not a regular file"
+    try:
+        with open(config, "rb", opener=_no_follow_opener) as handle:
+            data = handle.read(1 << 20)
+    except OSError as error:
+        return f"{config}: cannot read ({error.strerror})"
+    listed = _git_with_bytes(["config", "--file", "-", "--null", "--list"], Path("/"), data)
+    if listed.returncode != 0:
+        return f"{config}: does not parse as git's config"
+    for entry in listed.stdout.split(b"\0"):
+        key = entry.split(b"\n", 1)[0].decode("utf-8", "replace")
+        if key and key not in _CLONE_SETTINGS:
+            return f"{config}: holds the setting {key!r}, which tether's clone never has"
+    for name in _REDIRECTS:
+        if os.path.lexists(repo / name):
+            return f"{repo / name}: would make git read another repository's config"
+    hooks = repo / "hooks"
+    if os.path.lexists(hooks):
+        if not hooks.is_dir() or hooks.is_symlink():
+            return f"{hooks}: is not a plain folder"
+        for hook in sorted(os.listdir(hooks)):
+            if not hook.endswith(".sample"):
+                return f"{hooks / hook}: is a hook, which tether's clone never has"
+    return None
+
+
+def _no_follow_opener(path: str, flags: int) -> int:
+    return os.open(path, flags | os.O_NOFOLLOW | os.O_NONBLOCK)
 
 
 def fetch_heads(mirror: Path, url: str) -> None:

@@ -2,10 +2,15 @@
 
 Versions are read with ``ls-remote`` (no clone needed to list). A local repository is
 archived in place; a remote one is first cloned bare into the cache (and later only the
-missing tag is fetched). The tagged tree is written as a tar of its blobs as committed
-(``write_tree_tar``: no filter, no conversion, nothing of the repository's config runs)
-and goes through the same safe extractor as tarballs, without stripping: a repository's
-single top folder is real content.
+missing tag is fetched). Every exchange with a remote is bounded like any other network
+read (``limits``: total time, and the bytes it may write), and the cached clone is handed
+to git only while it holds nothing tether's clone never has (a setting, a hook: see
+``git.foreign_clone_setting``), so a clone changed in the cache runs nothing.
+
+The tagged tree is written as a tar of its blobs as committed (``write_tree_tar``: no
+filter, no conversion, nothing of the repository's config runs) and goes through the same
+safe extractor as tarballs, without stripping: a repository's single top folder is real
+content.
 """
 
 from __future__ import annotations
@@ -17,6 +22,7 @@ from pathlib import Path
 
 from tether import git, progress
 from tether.errors import TetherError
+from tether.sources import limits
 from tether.sources.cache import TreeCache
 from tether.sources.common import version_names
 from tether.sources.extract import extract_tar_safely
@@ -55,6 +61,30 @@ def write_tree_tar(repo: Path, rev: str, out: Path) -> None:
                 tar.addfile(info, stream)
 
 
+def listing_bound() -> git.TransferBound:
+    """A remote's list of tags is an answer like a registry's (``limits``)."""
+    return git.TransferBound(
+        limits.seconds_limit(limits.NETWORK_SECONDS, limits.DEFAULT_NETWORK_SECONDS),
+        limits.byte_limit(limits.ANSWER_BYTES, limits.DEFAULT_ANSWER_BYTES),
+    )
+
+
+def transfer_bound() -> git.TransferBound:
+    """A clone or fetch of a remote is a release download like a tarball's (``limits``)."""
+    return git.TransferBound(
+        limits.seconds_limit(limits.NETWORK_SECONDS, limits.DEFAULT_NETWORK_SECONDS),
+        limits.byte_limit(limits.DOWNLOAD_BYTES, limits.DEFAULT_DOWNLOAD_BYTES),
+    )
+
+
+def bound_words(error: TetherError, bytes_setting: str) -> str:
+    """The error's words, with the variable that sets the bound git was stopped by."""
+    if isinstance(error, git.TransferBoundExceeded):
+        setting = limits.NETWORK_SECONDS if error.kind == "time" else bytes_setting
+        return f"{error} ({setting} sets it)"
+    return str(error)
+
+
 def _not_a_commit(spec: str, tag: str, kind: str) -> str:
     return f"{spec}: tag {tag} names a {kind}, not a commit, so it is no release"
 
@@ -72,17 +102,21 @@ class GitSource(TaggedSource):
         self.notes: list[str] = []
 
     def _offered(self) -> dict[str, str]:
+        bound = None if self.local is not None else listing_bound()
+        where = self.local if self.local is not None else self._checked_mirror()
         try:
             with progress.phase("listing versions"):
-                return version_names(self._commit_tags(git.list_tags(self.location)))
+                tags = git.list_tags(self.location, bound)
+                return version_names(self._commit_tags(where, tags))
         except TetherError as error:
-            raise TetherError(f"cannot read the tags of {self.spec}: {error}") from None
+            raise TetherError(
+                f"cannot read the tags of {self.spec}: {bound_words(error, limits.ANSWER_BYTES)}"
+            ) from None
 
-    def _commit_tags(self, tags: list[str]) -> list[str]:
+    def _commit_tags(self, where: Path, tags: list[str]) -> list[str]:
         """The tags that name a release: a tag of a blob or a tree is left out, with a note.
         Judged in the repository itself when it is on disk, else in the cached clone for the
         tags it already holds (a newer one is judged when fetched: see ``_export``)."""
-        where = self.local if self.local is not None else self.cache.scratch(MIRROR)
         kinds = git.tag_kinds(where) if git.is_git_repo(where) else {}
         kept: list[str] = []
         for tag in tags:
@@ -109,27 +143,49 @@ class GitSource(TaggedSource):
 
     def _mirror_with(self, tag: str) -> Path:
         """The cached bare clone, holding ``tag``: cloned the first time, topped up later."""
+        mirror = self._checked_mirror()
+        try:
+            if not git.is_git_repo(mirror):
+                self._clone(mirror)
+            if not git.has_ref(mirror, f"refs/tags/{tag}"):
+                self._fetch(mirror, tag)
+        except TetherError as error:
+            raise TetherError(
+                f"cannot fetch {self.spec}: {bound_words(error, limits.DOWNLOAD_BYTES)}"
+            ) from None
+        return mirror
+
+    def _checked_mirror(self) -> Path:
+        """The cached clone's place, refused when something other than tether changed it
+        in a way that could make git run a program or read another repository."""
         mirror = self.cache.scratch(MIRROR)
         if mirror.is_symlink():  # the clone is tether's: never one somewhere else
             raise TetherError(
                 f"{mirror}: is a symbolic link; tether keeps its clone of {self.spec} only in "
                 "a plain folder (remove it to clone again)"
             )
-        try:
-            if not git.is_git_repo(mirror):
-                self._clone(mirror)
-            if not git.has_ref(mirror, f"refs/tags/{tag}"):
-                git.fetch_tags(mirror, self.location, [tag])
-        except TetherError as error:
-            raise TetherError(f"cannot fetch {self.spec}: {error}") from None
+        problem = git.foreign_clone_setting(mirror) if mirror.is_dir() else None
+        if problem is not None:
+            raise TetherError(
+                f"refusing tether's clone of {self.spec}: {problem}; no git command was run "
+                f"in it (remove {mirror} to clone again)"
+            )
         return mirror
+
+    def _fetch(self, mirror: Path, tag: str) -> None:
+        try:
+            git.fetch_tags(mirror, self.location, [tag], transfer_bound())
+        except git.TransferBoundExceeded:
+            # git was stopped mid-fetch: what it left (a partial pack) is not kept.
+            shutil.rmtree(mirror, ignore_errors=True)
+            raise
 
     def _clone(self, mirror: Path) -> None:
         # Clone beside the final place, then rename: an interrupted clone is never reused.
         self.cache.remove_leftovers(MIRROR)
         partial = Path(tempfile.mkdtemp(prefix=f"{mirror.name}.partial-", dir=mirror.parent))
         try:
-            git.clone_bare(self.location, partial / "repo")
+            git.clone_bare(self.location, partial / "repo", transfer_bound())
             shutil.rmtree(mirror, ignore_errors=True)
             (partial / "repo").rename(mirror)
         finally:

@@ -1,0 +1,342 @@
+"""A remote git source is held to the bounds of every other network read, and tether's
+cached clone of it runs nothing.
+
+Bounds: a clone or fetch that receives more than ``TETHER_LIMIT_DOWNLOAD_BYTES`` is stopped
+(a local repository with a 2 MiB blob of random bytes, given as a ``file://`` URL, so that
+git really clones it, with the bound set to 256 KiB); a remote that trickles is stopped at
+``TETHER_LIMIT_NETWORK_SECONDS``: a real HTTP server on 127.0.0.1 serves a bare repository
+over git's plain ("dumb") HTTP protocol and sends its objects, or its list of refs, one byte
+every 50 ms, and gives up on its own after a few seconds, so that a client without the bound
+fails these tests instead of hanging them. Each ends in one line, and nothing of what was
+received is kept.
+
+The cached clone (``<cache>/<source>/.mirror.git``) is data in the project, where anything
+can change it: a hook, or a setting of its config that makes git start a program
+(``core.hooksPath``, ``core.fsmonitor``, ``core.sshCommand``, ``credential.helper``, a
+``filter``, an alias, an ``include.path``), or a pointer to another repository's config.
+Each tampered clone is refused before git runs in it; the program each names is a stand-in
+script that records its arguments when it runs, and it never does.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import http.server
+import os
+import shlex
+import stat
+import threading
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import pytest
+
+from builders import make_release, run_tether
+from helpers_sources import commit_release, git, init_repo, listing
+from tether.errors import TetherError
+from tether.sources import limits, open_source
+
+GIVE_UP = 4.0  # seconds the trickling server goes on at most
+BIG = 2 << 20  # bytes of random data in the release that is too large
+
+
+def _release_files(tmp_path: Path, version: str, extra: dict[str, str] | None = None) -> dict:
+    folder = make_release(tmp_path / "build", version, {"docs/a.txt": f"hi {version}\n"})
+    files = {
+        p.relative_to(folder).as_posix(): p.read_text() for p in folder.rglob("*") if p.is_file()
+    }
+    return {**files, **(extra or {})}
+
+
+def _upstream(tmp_path: Path, big_in: str | None = None) -> Path:
+    """A repository of releases 1.0.0 and 2.0.0 (manifest and files); ``big_in`` names the
+    release that also carries 2 MiB of random bytes (not listed in its manifest)."""
+    repo = init_repo(tmp_path / "upstream")
+    for version in ("1.0.0", "2.0.0"):
+        files = _release_files(tmp_path, version)
+        commit_release(repo, files, f"v{version}")
+        if version == big_in:
+            (repo / "blob.bin").write_bytes(os.urandom(BIG))
+            git("add", "blob.bin", cwd=repo)
+            git("commit", "-q", "--amend", "--no-edit", cwd=repo)
+            git("tag", "-f", f"v{version}", cwd=repo)
+    return repo
+
+
+def _hold_back(repo: Path) -> str:
+    """Release 2.0.0 not published yet: no ref reaches its commit (a clone made now holds
+    1.0.0 only). Returns the commit, for ``_publish``."""
+    commit = git("rev-parse", "v2.0.0", cwd=repo).strip()
+    git("tag", "-d", "v2.0.0", cwd=repo)
+    git("reset", "-q", "--hard", "v1.0.0", cwd=repo)
+    return commit
+
+
+def _publish(repo: Path, commit: str) -> None:
+    git("tag", "v2.0.0", commit, cwd=repo)
+
+
+def _mirrors(project: Path) -> list[str]:
+    return [p for p in listing(project) if "mirror" in p]
+
+
+# --- bounds --------------------------------------------------------------------------------
+
+
+def test_a_clone_past_the_byte_bound_is_stopped_and_nothing_is_kept(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    repo = _upstream(tmp_path, big_in="1.0.0")
+    project = tmp_path / "app"
+    project.mkdir()
+    monkeypatch.setenv(limits.DOWNLOAD_BYTES, "256K")
+    done = run_tether("init", "--source", f"file://{repo}", "--to", "1.0.0", "-C", str(project))
+    assert done.returncode == 1, done.stdout
+    assert done.stderr == (
+        f"tether: cannot fetch file://{repo}: git clone received more than 262,144 bytes "
+        f"({limits.DOWNLOAD_BYTES} sets it)\n"
+    )
+    assert _mirrors(project) == []
+    assert not any(p.endswith((".pack", ".idx")) for p in listing(project))
+    assert not (project / "docs").exists()
+
+
+def test_a_fetch_past_the_byte_bound_is_stopped_and_the_partial_clone_is_not_kept(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    repo = _upstream(tmp_path, big_in="2.0.0")
+    cache = tmp_path / "cache"
+    held = _hold_back(repo)  # the clone holds 1.0.0 only
+    assert open_source(f"file://{repo}", cache).fetch("1.0.0").root.is_dir()
+    _publish(repo, held)  # then 2.0.0 is published: it must be fetched
+    monkeypatch.setenv(limits.DOWNLOAD_BYTES, "256K")
+    with pytest.raises(TetherError) as caught:
+        open_source(f"file://{repo}", cache).fetch("2.0.0")
+    assert str(caught.value) == (
+        f"cannot fetch file://{repo}: git fetch received more than 262,144 bytes "
+        f"({limits.DOWNLOAD_BYTES} sets it)"
+    )
+    assert [p for p in listing(cache) if "mirror" in p] == []  # the half-fetched clone too
+    assert not [p for p in listing(cache) if p.endswith("/2.0.0")]
+    monkeypatch.delenv(limits.DOWNLOAD_BYTES)
+    again = open_source(f"file://{repo}", cache).fetch("2.0.0")  # cloned again, whole
+    assert (again.root / "blob.bin").stat().st_size == BIG
+
+
+class _DumbGit(http.server.SimpleHTTPRequestHandler):
+    """A bare repository served as static files (git's plain HTTP protocol). ``slow`` is the
+    path part whose answers trickle: one byte every 50 ms, for ``GIVE_UP`` seconds at most."""
+
+    slow = ""
+    protocol_version = "HTTP/1.0"
+
+    def log_message(self, format: str, *args: object) -> None:
+        pass
+
+    def do_GET(self) -> None:
+        if not self.slow or self.slow not in self.path:
+            super().do_GET()
+            return
+        path = Path(self.translate_path(self.path.split("?")[0]))
+        data = path.read_bytes() if path.is_file() else b"0" * 1000
+        with contextlib.suppress(OSError):
+            self.send_response(200)
+            self.send_header("Content-Length", str(len(data)))
+            self.end_headers()
+            stop = time.monotonic() + GIVE_UP
+            for byte in data:
+                if time.monotonic() > stop:
+                    return
+                self.wfile.write(bytes([byte]))
+                self.wfile.flush()
+                time.sleep(0.05)
+
+
+@contextlib.contextmanager
+def _served(bare: Path, slow: str) -> Iterator[str]:
+    handler = type("Handler", (_DumbGit,), {"slow": slow})
+    server = http.server.ThreadingHTTPServer(
+        ("127.0.0.1", 0),
+        lambda *a: handler(*a, directory=str(bare.parent)),  # type: ignore[misc]
+    )
+    server.daemon_threads = True
+    thread = threading.Thread(target=server.serve_forever, args=(0.02,), daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{server.server_address[1]}/{bare.name}"
+    finally:
+        server.shutdown()
+        server.server_close()
+        thread.join()
+
+
+def _bare_served(tmp_path: Path) -> Path:
+    repo = _upstream(tmp_path)
+    bare = tmp_path / "served" / "kit.git"
+    git("clone", "-q", "--bare", str(repo), str(bare), cwd=tmp_path)
+    git("repack", "-adq", cwd=bare)
+    git("update-server-info", cwd=bare)
+    return bare
+
+
+@pytest.mark.parametrize(
+    ("slow", "words"),
+    [
+        ("/objects/", "cannot fetch {url}: git clone took longer than 0.5 s"),
+        ("/info/refs", "cannot read the tags of {url}: git ls-remote took longer than 0.5 s"),
+    ],
+)
+def test_a_trickling_remote_is_stopped_at_the_time_bound(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, slow: str, words: str
+) -> None:
+    bare = _bare_served(tmp_path)
+    project = tmp_path / "app"
+    project.mkdir()
+    monkeypatch.setenv(limits.NETWORK_SECONDS, "0.5")
+    with _served(bare, slow) as url:
+        started = time.monotonic()
+        done = run_tether("init", "--source", url, "--to", "1.0.0", "-C", str(project))
+        took = time.monotonic() - started
+    assert done.returncode == 1, done.stdout
+    assert done.stderr == (f"tether: {words.format(url=url)} ({limits.NETWORK_SECONDS} sets it)\n")
+    assert took < GIVE_UP - 1  # the bound and the start of git, not the server's giving up
+    assert _mirrors(project) == []
+    assert not (project / "docs").exists()
+
+
+def test_a_remote_within_the_bounds_is_cloned_over_http(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    bare = _bare_served(tmp_path)
+    project = tmp_path / "app"
+    project.mkdir()
+    monkeypatch.setenv(limits.NETWORK_SECONDS, "30")
+    with _served(bare, "") as url:
+        done = run_tether("init", "--source", url, "--to", "1.0.0", "-C", str(project))
+    assert done.returncode == 0, done.stderr
+    assert (project / "docs/a.txt").read_text() == "hi 1.0.0\n"
+
+
+# --- a tampered cached clone runs nothing --------------------------------------------------
+
+
+def _stand_in(tmp_path: Path) -> tuple[Path, Path]:
+    """A program that records each run (its arguments) in a file, and that file."""
+    record = tmp_path / "ran.txt"
+    program = tmp_path / "stand-in"
+    program.write_text(f'#!/bin/sh\necho "$0 $*" >> {shlex.quote(str(record))}\ncat >/dev/null\n')
+    program.chmod(0o755)
+    return program, record
+
+
+def _hooks_folder(tmp_path: Path, program: Path) -> Path:
+    hooks = tmp_path / "their-hooks"
+    hooks.mkdir()
+    for name in ("reference-transaction", "post-checkout", "pre-auto-gc"):
+        (hooks / name).symlink_to(program)
+    return hooks
+
+
+def _in_config(key: str, value: Callable[[Path, Path], str]) -> Callable[[Path, Path, Path], None]:
+    def tamper(mirror: Path, program: Path, tmp_path: Path) -> None:
+        git("config", "--file", str(mirror / "config"), key, value(program, tmp_path), cwd=mirror)
+
+    return tamper
+
+
+def _own_hook(mirror: Path, program: Path, tmp_path: Path) -> None:
+    hook = mirror / "hooks" / "reference-transaction"
+    hook.parent.mkdir(exist_ok=True)
+    hook.symlink_to(program)
+
+
+def _included(mirror: Path, program: Path, tmp_path: Path) -> None:
+    other = tmp_path / "other.config"
+    git("config", "--file", str(other), "core.hooksPath", str(_hooks_folder(tmp_path, program)),
+        cwd=tmp_path)  # fmt: skip
+    git("config", "--file", str(mirror / "config"), "include.path", str(other), cwd=mirror)
+
+
+def _common_dir(mirror: Path, program: Path, tmp_path: Path) -> None:
+    other = tmp_path / "other.git"
+    git("init", "-q", "--bare", str(other), cwd=tmp_path)
+    git("config", "core.hooksPath", str(_hooks_folder(tmp_path, program)), cwd=other)
+    (mirror / "commondir").write_text(f"{other}\n")
+
+
+TAMPERINGS = {
+    "core.hooksPath": _in_config("core.hooksPath", lambda p, t: str(_hooks_folder(t, p))),
+    "a hook of its own": _own_hook,
+    "core.fsmonitor": _in_config("core.fsmonitor", lambda p, t: str(p)),
+    "core.sshCommand": _in_config("core.sshCommand", lambda p, t: str(p)),
+    "credential.helper": _in_config("credential.helper", lambda p, t: f"!{p}"),
+    "a filter": _in_config("filter.x.smudge", lambda p, t: str(p)),
+    "an alias": _in_config("alias.fetch", lambda p, t: f"!{p}"),
+    "include.path": _included,
+    "commondir": _common_dir,
+}
+
+
+@pytest.mark.parametrize("tampering", list(TAMPERINGS))
+def test_a_tampered_clone_is_refused_and_runs_nothing(tmp_path: Path, tampering: str) -> None:
+    """A clone holding 1.0.0 is changed; fetching 2.0.0 (listing the tags, fetching the
+    tag into the clone, exporting it) must not run the program the change names."""
+    repo = _upstream(tmp_path)
+    held = _hold_back(repo)
+    cache = tmp_path / "cache"
+    assert open_source(f"file://{repo}", cache).fetch("1.0.0").root.is_dir()
+    _publish(repo, held)
+    (mirror,) = [p for p in cache.rglob(".mirror.git") if p.is_dir()]
+    program, record = _stand_in(tmp_path)
+    TAMPERINGS[tampering](mirror, program, tmp_path)
+    with pytest.raises(TetherError) as caught:
+        open_source(f"file://{repo}", cache).fetch("2.0.0")
+    message = str(caught.value)
+    assert message.startswith(f"refusing tether's clone of file://{repo}: {mirror}/"), message
+    assert message.endswith(f"; no git command was run in it (remove {mirror} to clone again)"), (
+        message
+    )
+    assert "\n" not in message
+    assert not record.exists(), record.read_text()
+    assert not [p for p in listing(cache) if p.endswith("/2.0.0")]
+
+
+def test_update_through_a_clone_given_a_hook_runs_nothing_and_writes_nothing(
+    tmp_path: Path,
+) -> None:
+    """Through the command: `update` to a release the clone must fetch, after something
+    set a hooks folder in the clone's config. One line, exit 1, the project as it was."""
+    repo = _upstream(tmp_path)
+    held = _hold_back(repo)
+    project = tmp_path / "app"
+    project.mkdir()
+    done = run_tether("init", "--source", f"file://{repo}", "--to", "1.0.0", "-C", str(project))
+    assert done.returncode == 0, done.stderr
+    _publish(repo, held)
+    (mirror,) = [p for p in project.rglob(".mirror.git") if p.is_dir()]
+    program, record = _stand_in(tmp_path)
+    TAMPERINGS["core.hooksPath"](mirror, program, tmp_path)
+    before = {p: (project / p).read_bytes() for p in listing(project) if (project / p).is_file()}
+    refused = run_tether("update", "--yes", "--to", "2.0.0", "-C", str(project))
+    assert refused.returncode == 1, refused.stdout
+    assert refused.stderr.count("\n") == 1
+    assert refused.stderr.startswith("tether: refusing tether's clone of file://")
+    assert "core.hookspath" in refused.stderr
+    assert not record.exists(), record.read_text()
+    after = {p: (project / p).read_bytes() for p in listing(project) if (project / p).is_file()}
+    assert after == before
+
+
+def test_a_clone_tether_made_is_used_again(tmp_path: Path) -> None:
+    """What ``git clone --bare`` writes passes: the second release is fetched into it."""
+    repo = _upstream(tmp_path)
+    held = _hold_back(repo)
+    cache = tmp_path / "cache"
+    open_source(f"file://{repo}", cache).fetch("1.0.0")
+    (mirror,) = [p for p in cache.rglob(".mirror.git") if p.is_dir()]
+    _publish(repo, held)
+    made = mirror.stat().st_ino
+    assert (open_source(f"file://{repo}", cache).fetch("2.0.0").root / "docs/a.txt").is_file()
+    assert mirror.stat().st_ino == made  # fetched into, not cloned again
+    assert stat.S_ISDIR(os.lstat(mirror).st_mode)
