@@ -194,3 +194,54 @@ def test_malformed_markers_still_leave_the_whole_file_conflict(tmp_path):
     assert code == 4
     assert [c["path"] for c in doc["buckets"]["conflict"]] == ["agents/reviewer.md"]
     assert path.read_text() == before
+
+
+def overlapping(tmp_path):
+    """Both sides changed the heading line of a region file (a real overlap)."""
+    project = setup(tmp_path, agent("# Reviewer v2\n", "default remit\n", "Be brief, v2.\n"))
+    path = project / "agents/reviewer.md"
+    path.write_text(path.read_text().replace("# Reviewer\n", "# Our reviewer\n"))
+    return project, path
+
+
+def test_auto_hunk_choices_settle_a_region_files_overlap_and_regenerate(tmp_path):
+    """--auto ours/theirs settle a declared path's clashing lines as for any other file: the
+    other side's change on another line is merged in, the region keeps the adopter's body and
+    is regenerated, nothing is left for a person."""
+    project, path = overlapping(tmp_path)
+    code, doc = update(project, "--auto", "ours")
+    assert code == 0, doc
+    [settled] = doc["buckets"]["conflict"]
+    assert settled["decision"] == "ours" and settled["path"] == "agents/reviewer.md"
+    assert path.read_text() == agent(
+        "# Our reviewer\n", "our remit: review all of src/\n", "Be brief, v2.\n"
+    )
+    assert doc["regenerated"][0]["status"] == "regenerated"
+    project, path = overlapping(tmp_path / "theirs")
+    code, doc = update(project, "--auto", "theirs")
+    assert code == 0, doc
+    assert path.read_text() == agent(
+        "# Reviewer v2\n", "our remit: review all of src/\n", "Be brief, v2.\n"
+    )
+
+
+def test_auto_whole_file_choices_settle_a_region_files_overlap(tmp_path):
+    """keep-mine keeps the adopter's file whole with the release's copy beside it;
+    take-theirs takes the release's (backed up) and regenerates the region from the
+    adopter's roster."""
+    project, path = overlapping(tmp_path)
+    before = path.read_text()
+    code, doc = update(project, "--auto", "keep-mine")
+    assert code == 0, doc
+    [kept] = doc["buckets"]["conflict"]
+    assert kept["decision"] == "keep-mine" and path.read_text() == before
+    assert (project / kept["artifact"]).read_text() == agent(
+        "# Reviewer v2\n", "default remit\n", "Be brief, v2.\n"
+    )
+    project, path = overlapping(tmp_path / "take")
+    code, doc = update(project, "--auto", "take-theirs")
+    assert code == 0, doc
+    assert path.read_text() == agent(
+        "# Reviewer v2\n", "our remit: review all of src/\n", "Be brief, v2.\n"
+    )
+    assert doc["regenerated"][0]["status"] == "regenerated"

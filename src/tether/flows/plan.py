@@ -21,10 +21,16 @@ from tether.engine.patches import (
     unified_patch,
     whole_file_markers,
 )
+from tether.engine.regions import RegionComparison
 from tether.flows.artifacts import artifact_path, patch_conflict
 from tether.flows.baseline import Baseline
 from tether.flows.project import Project, Release
-from tether.flows.regions_step import RegionPlan, masked_comparison, region_merge
+from tether.flows.regions_step import (
+    RegionPlan,
+    masked_comparison,
+    region_conflict,
+    region_merge,
+)
 from tether.flows.renames import carry_rename, find_renames
 from tether.flows.safety import PathGuard
 from tether.flows.status import conflict_is_unresolved
@@ -385,7 +391,9 @@ def _decide_latest_path(
         base = baseline.read(rel) or b""
         sides, masked = masked_comparison(regions, rel, base, ours, release_bytes())
         if decide_row(cls, sides) is Row.MERGE:
-            return region_merge(project, rel, cls, masked, (base, ours, release_bytes()), mode)
+            return _region_path_merge(
+                project, rel, cls, masked, (base, ours, release_bytes()), mode, options
+            )
     row = decide_row(cls, sides)
     if mixed and spec is not None and adopter.present:
         mixed_action = _mixed_file_action(
@@ -417,6 +425,34 @@ def _decide_latest_path(
         content = in_style_of(theirs, ours) if crlf and ours is not None else theirs
         return FileAction(rel, cls, bucket, Op.WRITE, content, mode, reason=row.value)
     return FileAction(rel, cls, bucket, reason=skip_reason(row, sides))
+
+
+def _region_path_merge(
+    project: Project,
+    rel: str,
+    cls: FileClass,
+    masked: RegionComparison,
+    sides: tuple[bytes, bytes, bytes],
+    mode: int,
+    options: UpdateOptions,
+) -> FileAction:
+    """A declared path both sides changed outside its region: the masked merge; what is
+    left a conflict is settled by ``--auto`` as any other file is (the whole-file choices on
+    the whole file, the hunk choices on the whole file too when its markers are malformed),
+    else left as the patch without region bodies."""
+    favor = options.auto if options.auto in HUNK_CHOICES else None
+    merged = region_merge(rel, cls, masked, sides, mode, favor)
+    if merged is not None:
+        return merged
+    _base, ours, theirs = sides
+    if options.auto in WHOLE_FILE_CHOICES:
+        # No markers are written for a whole-file choice: b"" only says the file is text.
+        return replace(
+            settle_conflict(project, rel, cls, ours, theirs, b"", mode, options.auto), sides=sides
+        )
+    if favor is not None and masked.bailed:
+        return settle_clashes(project, rel, cls, sides, mode, favor, "patch")
+    return region_conflict(project, rel, cls, masked, mode)
 
 
 def _mixed_file_action(

@@ -118,32 +118,37 @@ def region_conflict(
 
 
 MERGED_OUTSIDE_REGION = "merged outside its generated region"
+_SIDE_WORDS = {"ours": "your side", "theirs": "the release's side"}
 
 
 def region_merge(
-    project: Project,
     rel: str,
     cls: FileClass,
     comparison: RegionComparison,
     sides: tuple[bytes, bytes, bytes],
     mode: int,
-) -> FileAction:
+    favor: str | None = None,
+) -> FileAction | None:
     """Both sides changed a declared path outside its region: merge the masked texts line
-    by line. Clean: the merge is written with the adopter's region body put back (their
-    program made it; it is regenerated after the update), and the update merges it like any
-    other file. Lines both sides changed, malformed markers, or a merge that cannot be put
-    back together: the conflict patch of ``region_conflict``."""
+    by line (``favor``: ``ours``/``theirs`` settles each clashing hunk toward that side).
+    Merged: the result with the adopter's region body put back (their program made it; it
+    is regenerated after the update), verified like any merge. None when it is a conflict:
+    lines both sides changed (no ``favor``), malformed markers (nothing was masked), or a
+    merge that cannot be put back together; the caller leaves the conflict."""
     from tether.flows.merging import merge_sides
     from tether.flows.syntax_step import check_clean_merge
 
     if comparison.bailed:
-        return region_conflict(project, rel, cls, comparison, mode)
+        return None
     base, ours, theirs = sides
-    result, _note = merge_sides(
-        comparison.baseline.normalized, comparison.current.normalized, comparison.latest.normalized
+    result, note = merge_sides(
+        comparison.baseline.normalized,
+        comparison.current.normalized,
+        comparison.latest.normalized,
+        favor=favor,
     )
     if result.binary or result.conflicts:
-        return region_conflict(project, rel, cls, comparison, mode)
+        return None
     body = None
     if comparison.current.scan.kind == "region":
         body = region_body(ours, comparison.current.scan)
@@ -151,9 +156,36 @@ def region_merge(
         body = region_body(theirs, comparison.latest.scan)
     merged = fill_placeholder(result.merged, body)
     if merged is None or check_clean_merge(rel, base, ours, theirs, merged) is not None:
-        return region_conflict(project, rel, cls, comparison, mode)
+        return None
+    if not result.settled:
+        return FileAction(
+            rel,
+            cls,
+            Bucket.MERGED,
+            Op.WRITE,
+            merged,
+            mode,
+            sides=sides,
+            reason=MERGED_OUTSIDE_REGION,
+        )
+    assert favor is not None
+    hunks = "hunk" if result.settled == 1 else "hunks"
+    reason = (
+        f"{result.settled} clashing {hunks} outside its generated region took "
+        f"{_SIDE_WORDS[favor]}; every other change of both sides merged"
+    )
+    if note:
+        reason += f" ({note})"
     return FileAction(
-        rel, cls, Bucket.MERGED, Op.WRITE, merged, mode, sides=sides, reason=MERGED_OUTSIDE_REGION
+        rel,
+        cls,
+        Bucket.CONFLICT,
+        Op.WRITE,
+        merged,
+        mode,
+        reason=reason,
+        decision=favor,
+        sides=sides,
     )
 
 
@@ -181,7 +213,11 @@ def _skip_reason(
     responsible = []
     for path in decl.paths:
         action = actions.get(path)
-        if action is not None and action.bucket is Bucket.CONFLICT:
+        if (
+            action is not None
+            and action.bucket is Bucket.CONFLICT
+            and action.decision not in SETTLED_DECISIONS
+        ):
             responsible.append(f"{path} is left in conflict")
         if action is not None and action.bucket is Bucket.REMOVED:
             responsible.append(f"{path} was deleted by you")
