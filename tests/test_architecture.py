@@ -88,24 +88,6 @@ KNOWN_CYCLES: dict[frozenset[str], str] = {
     frozenset({"deps/manifests.py", "deps/workspace.py"}): "deps/",
     frozenset({"deps/engines.py", "deps/surfaces.py"}): "deps/",
     frozenset({"deps/flow.py", "deps/notes.py", "deps/plans.py"}): "deps/",
-    frozenset(
-        {
-            "flows/apply.py",
-            "flows/artifacts.py",
-            "flows/baseline.py",
-            "flows/lifecycle.py",
-            "flows/project.py",
-            "flows/regions_step.py",
-            "flows/replay.py",
-            "flows/runtime_paths.py",
-            "flows/status.py",
-            "flows/template_project.py",
-        }
-    ): (
-        "flows/: the template hooks (project, baseline and status call template_project, "
-        "which calls back project and status) and status reading lifecycle's open items "
-        "(lifecycle calls back apply, baseline, project)"
-    ),
 }
 
 # Standard-library modules that do I/O or start programs: the pure layers (every layer below

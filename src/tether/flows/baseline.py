@@ -15,7 +15,6 @@ from tether.flows.project import (
     Project,
     Release,
     absolute_source,
-    fetch_release,
     recorded_source,
     source_location,
 )
@@ -63,6 +62,10 @@ class Baseline:
                     f"{self.project.root}: the installed release {self.version} is not cached and "
                     "no source is recorded; pass --source"
                 )
+            # Fetched only when a file's bytes are not in the pristine cache: status and check
+            # on a clean project import neither the release sources nor the template renders.
+            from tether.flows.fetch import fetch_release
+
             self._release = fetch_release(self.project, self.source, self.version, self.exclude())
         return self._release
 
@@ -207,6 +210,8 @@ def load_baseline(project: Project, source_override: str | None = None) -> Basel
             "installed by tether; pass --source so its baseline can be fetched"
         )
     source = source_override or str(default)
+    from tether.flows.fetch import fetch_release
+
     try:
         release = fetch_release(project, source, marker)
     except TetherError as error:
@@ -261,6 +266,8 @@ def _baseline_of_release(project: Project, release: Release, state: State | None
 
 def _baseline_from_marker(project: Project, state: State, marker: str, source: str) -> Baseline:
     """Rebuild the baseline from the release the marker names, fetching it if needed."""
+    from tether.flows.fetch import fetch_release
+
     marker_file = project.profile.version_file
     try:
         release = fetch_release(project, source, marker)
@@ -286,6 +293,7 @@ def compare_by_hand(
     """The refusal when the installed release cannot be fetched (GAIA Step 5): a three-way
     merge needs it, so the update stops; when the release it would install can be fetched,
     the refusal says where that tree is, to compare the project with it by hand."""
+    from tether.flows.fetch import fetch_release
     from tether.sources import open_source
 
     try:

@@ -13,11 +13,11 @@ from typing import TYPE_CHECKING
 
 from tether import progress
 from tether.errors import TetherError
+from tether.flows.fetch import fetch_release
 from tether.flows.project import (
     Project,
     Release,
     absolute_source,
-    fetch_release,
     profile_for_new_install,
     recorded_source,
     utc_now,
@@ -366,7 +366,7 @@ def _open_conflicts(project: Project) -> dict[str, ConflictRecord]:
     still there: a reinstall keeps them, so ``check`` goes on reporting the conflict until a
     person resolves it. A state that cannot be read has none to keep (``--force`` is also
     how a broken install is replaced)."""
-    from tether.flows.status import conflict_is_unresolved
+    from tether.flows.conflicts import conflict_is_unresolved
 
     try:
         state = project.load_state()

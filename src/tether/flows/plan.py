@@ -24,6 +24,7 @@ from tether.engine.patches import (
 from tether.engine.regions import RegionComparison
 from tether.flows.artifacts import artifact_path, patch_conflict
 from tether.flows.baseline import Baseline
+from tether.flows.conflicts import conflict_is_unresolved
 from tether.flows.project import Project, Release
 from tether.flows.regions_step import (
     RegionPlan,
@@ -33,7 +34,6 @@ from tether.flows.regions_step import (
 )
 from tether.flows.renames import carry_rename, find_renames
 from tether.flows.safety import PathGuard
-from tether.flows.status import conflict_is_unresolved
 from tether.flows.structured_step import NO_BASELINE, structured_action, whole_file_conflict
 from tether.flows.syntax_step import check_clean_merge
 from tether.fsio import read_bytes, sha256_bytes

@@ -7,11 +7,10 @@ import functools
 import os
 import stat
 from collections.abc import Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from tether import progress
 from tether.errors import TetherError
 from tether.flows.safety import PathGuard, check_own_paths
 from tether.fsio import (
@@ -350,30 +349,6 @@ def source_location(root: Path, recorded: str) -> str:
     if not is_local_source(recorded) or os.path.isabs(recorded):
         return recorded
     return os.path.normpath(os.path.join(os.path.abspath(root), recorded))
-
-
-def fetch_release(
-    project: Project, source_spec: str, version: str, exclude: Sequence[str] = ()
-) -> Release:
-    """Release ``version`` from ``source_spec``; ``exclude``: the adopter's patterns for a
-    release without a manifest (see ``read_release``)."""
-    from tether.sources import open_source
-
-    if project.template is not None:
-        from tether.flows.template_project import template_release
-
-        return template_release(project, version)
-    if project.profile.source_is_tree:
-        release = read_tree_release(Path(source_spec), source_spec, project.profile)
-        check_tree_version(release.version, version, source_spec)
-        return release
-    with progress.phase(f"fetching release {version}"):
-        source = open_source(source_spec, project.releases_cache)
-        tree = source.fetch(version)
-        # The source's spelling of the version (no leading v), whatever the caller's was:
-        # records store the version, never the tag.
-        release = read_release(tree.root, tree.version, source_spec, project.profile, exclude)
-        return replace(release, notes=tuple(source.notes))
 
 
 def check_tree_version(holds: str, wanted: str | None, source: str) -> None:

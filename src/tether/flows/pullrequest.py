@@ -215,7 +215,7 @@ def _version_at(project: Project, rev: str) -> str | None:
 
 
 def _unresolved_conflicts(project: Project, state: State) -> list[str]:
-    from tether.flows.status import conflict_is_unresolved
+    from tether.flows.conflicts import conflict_is_unresolved
 
     return [
         path

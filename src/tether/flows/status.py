@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING
 from tether import progress
 from tether.errors import TetherError
 from tether.flows.baseline import Baseline, load_baseline
+from tether.flows.conflicts import conflict_is_unresolved
 from tether.flows.project import Project, open_project
 from tether.flows.safety import PathGuard
 from tether.fsio import (
@@ -20,13 +21,11 @@ from tether.fsio import (
 )
 from tether.model.manifest import FileClass
 from tether.state.statcache import StatCache
-from tether.state.store import ConflictRecord, Leftover
+from tether.state.store import Leftover
 from tether.templates import TemplateOptions, read_only_options
 
 if TYPE_CHECKING:  # regions are read only when a file differs from its record
     from tether.flows.regions_step import RegionPlan
-
-CONFLICT_START = b"<<<<<<< "
 
 
 @dataclass
@@ -107,23 +106,6 @@ class StatusReport:
             "compared": self.compared,
             "notes": self.notes,
         }
-
-
-def _has_conflict_markers(path: Path) -> bool:
-    """False for a path that is not a readable regular file: a FIFO or device is not
-    opened, and the update that reads the path next reports what it is."""
-    try:
-        data = read_regular(path)
-    except OSError:
-        return False
-    return data.startswith(CONFLICT_START) or b"\n" + CONFLICT_START in data
-
-
-def conflict_is_unresolved(project: Project, path: str, record: ConflictRecord) -> bool:
-    artifact = project.path(record.artifact)
-    if record.style == "markers":
-        return _has_conflict_markers(artifact)
-    return artifact.exists()
 
 
 def unresolved_conflicts(project: Project, baseline: Baseline) -> list[dict[str, str]]:

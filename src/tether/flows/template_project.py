@@ -449,8 +449,8 @@ def template_leftovers(
     """Conflicts no record of tether's names: a file the template renders that still holds
     conflict markers, and the ``*.rej``/``*.orig`` files a rejected patch left (what copier
     and cruft leave behind while their record already names the new version)."""
+    from tether.flows.conflicts import conflict_is_unresolved
     from tether.flows.implicit_release import regular_files
-    from tether.flows.status import conflict_is_unresolved
     from tether.state.store import ConflictRecord
 
     seen = {c["path"] for c in known}

@@ -29,6 +29,7 @@ from tether.flows.baseline import (
     load_baseline,
     require_an_install,
 )
+from tether.flows.fetch import fetch_release
 from tether.flows.finalize import finalize
 from tether.flows.lifecycle import LifecyclePlan, plan_lifecycle, programs_off_switch
 from tether.flows.plan import UpdateOptions, build_plan
@@ -40,7 +41,7 @@ from tether.flows.preflight import (
     refuse_dirty,
     refuse_linked_worktree,
 )
-from tether.flows.project import Project, Release, fetch_release, open_project, utc_now
+from tether.flows.project import Project, Release, open_project, utc_now
 from tether.flows.regions_step import (
     RegionPlan,
     plan_regions,
@@ -645,7 +646,7 @@ def _answers_change(project: Project) -> bool:
 def _held_and_resolved(project: Project, baseline: Baseline) -> bool:
     """A file held back by unresolved markers was resolved since: the same release still
     has to be merged into it, so the project is not up to date yet."""
-    from tether.flows.status import conflict_is_unresolved
+    from tether.flows.conflicts import conflict_is_unresolved
 
     state = baseline.state
     if state is None:

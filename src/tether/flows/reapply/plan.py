@@ -8,6 +8,7 @@ from pathlib import Path
 
 from tether.errors import TetherError
 from tether.flows.apply import ResumeInfo
+from tether.flows.conflicts import has_conflict_markers
 from tether.flows.reapply.baseline import BaselineFinder
 from tether.flows.reapply.decide import Decision, decide_saved_file
 from tether.flows.reapply.job import INSTALLED, Job
@@ -22,7 +23,6 @@ from tether.flows.reapply.report import (
     release_baseline_option,
 )
 from tether.flows.reapply.target import profile_of, read_file
-from tether.flows.status import CONFLICT_START
 from tether.fsio import sha256_bytes
 from tether.model.plan import Bucket, FileAction, Op, UpdatePlan
 from tether.pathrules import project_path_problem
@@ -112,7 +112,7 @@ def _earlier_outcome(job: Job, rel: str, current: bytes | None) -> Decision | No
     if status == MERGED:
         reason = "already reapplied by an earlier run and edited since; left as it is"
         return Decision(FileResult(rel, MERGED, reason))
-    if current.startswith(CONFLICT_START) or b"\n" + CONFLICT_START in current:
+    if has_conflict_markers(current):
         reason = "the conflict of an earlier run is edited but still has conflict markers"
         return Decision(FileResult(rel, CONFLICT, reason))
     result = FileResult(rel, RESOLVED, "you resolved the conflict of an earlier run by hand")
