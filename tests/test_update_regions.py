@@ -245,3 +245,47 @@ def test_auto_whole_file_choices_settle_a_region_files_overlap(tmp_path):
         "# Reviewer v2\n", "our remit: review all of src/\n", "Be brief, v2.\n"
     )
     assert doc["regenerated"][0]["status"] == "regenerated"
+
+
+def test_a_masked_merge_killed_at_any_journal_step_resumes_to_the_same_bytes(tmp_path):
+    """kill -9 (os._exit at each journal record) during an update that merges a region file
+    outside its region and regenerates it; the rerun ends byte-identical to the run that was
+    never stopped, and the adopter's own edit is never lost."""
+    import shutil
+
+    from builders import run_forked, tree_digest
+    from tether.state import crashpoint
+    from tether.state.journal import read_records
+
+    project = setup(tmp_path, agent("# Reviewer v2\n", "default remit\n"))
+    path = project / "agents/reviewer.md"
+    path.write_text(path.read_text().replace("Be brief.\n", "Be thorough.\n"))
+    pristine = tmp_path / "pristine"
+    shutil.copytree(project, pristine)
+    argv = ("update", "--yes", "--json", "-C")
+    assert run_forked(*argv, str(project)).returncode == 0
+    points = crashpoint.points(read_records(project / ".tether/journal.jsonl"))
+    assert any(p.startswith("file-written") for p in points)
+    runtime = (
+        ".tether/backup/",
+        ".tether/cache/",
+        ".tether/journal",
+        ".tether/lock",
+        ".tether/logs/",
+    )
+
+    def user_files(root):
+        tree = tree_digest(root)
+        tree.pop(".tether/state.json")  # timestamps
+        return {k: v for k, v in tree.items() if not k.startswith(runtime)}
+
+    expected = user_files(project)
+    assert b"Be thorough." in expected["agents/reviewer.md"]
+    for n, point in enumerate(points):
+        copy = tmp_path / f"run{n}"
+        shutil.copytree(pristine, copy)
+        crashed = run_forked(*argv, str(copy), crash=point)
+        assert crashed.returncode == crashpoint.EXIT_CODE, (point, crashed.stderr)
+        rerun = run_forked(*argv, str(copy))
+        assert rerun.returncode in (0, 3), (point, rerun.stderr)
+        assert user_files(copy) == expected, point
