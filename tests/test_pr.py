@@ -261,3 +261,17 @@ def test_a_gaia_project_in_a_subfolder_reads_the_base_version_marker(
     assert doc["title"] == "chore: update GAIA to v2.1.0"  # GAIA's own title, exactly
     assert doc["body"].startswith("Updates GAIA from v2.0.0 to v2.1.0.")  # main's .gaia/VERSION
     assert flag(remote.gh_calls()[-1], "--head") == doc["branch"]
+
+
+def test_the_body_printed_to_paste_cannot_drive_the_terminal(
+    repo: Path, remote: Remote, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The body (release-supplied text by default) is shown escaped: a control sequence in it
+    never reaches the terminal, the words around it do."""
+    commit_update(repo)
+    path_without_gh(tmp_path, monkeypatch)
+    body = "Notes\x1b]0;owned\x07 here\n\x1b[2Jcleared?"
+    result = run_tether("pr", "--title", "T", "--body", body, "-C", str(repo))
+    assert result.returncode == 1
+    assert "\x1b" not in result.stdout and "\x07" not in result.stdout
+    assert "Notes" in result.stdout and "cleared?" in result.stdout
