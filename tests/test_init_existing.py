@@ -84,3 +84,15 @@ def test_to_is_optional_and_takes_the_newest(existing, shelf, tmp_path):
     assert json.loads(result.stdout)["version"] == "1.1.0"
     help_text = " ".join(run_tether("init", "--help").stdout.split())
     assert "default: the newest the source offers" in help_text
+
+
+def test_ctrl_c_at_the_question_leaves_the_project_as_it_was(existing, shelf):
+    """Interrupted while asking, init has written nothing: no install, no cache, the
+    project's own files byte for byte as they were."""
+    from builders import tree_digest
+
+    before = tree_digest(existing)
+    argv = ["init", "--source", str(shelf), "--to", "1.0.0", "-C", str(existing)]
+    code, out = pty_session(argv, [("Restore them from the release? [y/N]", "\x03")])
+    assert code == 130, out
+    assert tree_digest(existing) == before
