@@ -700,7 +700,7 @@ def _audit_shell(w: World) -> Case:
     return Case([*argv, "--no-cache"], 0, "audit-shell")
 
 
-@case("audit-findings")
+@case("audit-findings-write")
 def _audit_findings(w: World) -> Case:
     repo = audit_repo(w)
     findings = w.tmp / "findings.json"
@@ -830,12 +830,24 @@ def folders_named_path(value: Any) -> list[str]:
     return []
 
 
+def command_named_by(case_name: str) -> str:
+    """The command a case is named for: the longest command of ``SCHEMA_OF`` whose words,
+    joined by ``-``, begin the name (``deps-plan-deep`` runs ``deps plan``); "" for none."""
+    named = [
+        command
+        for command in SCHEMA_OF
+        if f"{case_name}-".startswith(f"{command.replace(' ', '-')}-")
+    ]
+    return max(named, key=len, default="")
+
+
 @pytest.mark.parametrize("name", CASES)
 def test_json_document_validates_against_its_schema(name: str, world: World) -> None:
     made = CASES[name](world)
     code, doc = run_json(made.argv)
     assert code == made.exit, doc
     if made.schema != "error":
+        assert command_of(made.argv) == command_named_by(name)  # what the name says it runs
         assert made.schema in SCHEMA_OF[command_of(made.argv)]
     schema_validator(made.schema).validate(doc)
     if made.spec_fixed:
@@ -885,6 +897,22 @@ def test_every_command_with_json_has_a_schema() -> None:
     from tether.cli.main import build_full_parser
 
     assert sorted(_json_commands(build_full_parser())) == sorted(SCHEMA_OF)
+
+
+def test_every_command_with_a_schema_has_a_real_run_case() -> None:
+    """Each command of the table is run for real by at least one case, its ``--json``
+    document validated against the schema (each case runs the command its name begins with,
+    held by test_json_document_validates_against_its_schema)."""
+    run = {command_named_by(name) for name in CASES}
+    assert [command for command in SCHEMA_OF if command not in run] == []
+
+
+def test_a_case_is_named_for_the_command_it_runs() -> None:
+    assert command_named_by("deps-plan-deep") == "deps plan"
+    assert command_named_by("snapshot-check") == "snapshot check"
+    assert command_named_by("snapshot") == "snapshot"
+    assert command_named_by("fleet-update-dry-run") == "fleet update"
+    assert command_named_by("error-usage") == ""
 
 
 def test_every_schema_is_used_and_valid() -> None:

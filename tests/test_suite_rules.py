@@ -30,7 +30,7 @@ def test_tests_run_tether_through_the_running_interpreter() -> None:
     activating the venv finds none, or another install's): tests use ``builders.TETHER``."""
     bare = [
         f"{path.name}:{line}"
-        for path in sorted(TESTS.glob("*.py"))
+        for path in sorted(TESTS.rglob("*.py"))
         for line, program in _spawned_commands(ast.parse(path.read_text()))
         if program == "tether"
     ]
@@ -39,7 +39,7 @@ def test_tests_run_tether_through_the_running_interpreter() -> None:
 
 def test_helper_modules_are_not_collected_as_tests() -> None:
     """A module named test_* is collected; helpers hold no tests and have their own names."""
-    for path in TESTS.glob("test_*.py"):
+    for path in TESTS.rglob("test_*.py"):
         tree = ast.parse(path.read_text())
         names = [n.name for n in tree.body if isinstance(n, ast.FunctionDef | ast.ClassDef)]
         assert any(name.startswith(("test_", "Test")) for name in names), path.name
