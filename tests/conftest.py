@@ -1,6 +1,7 @@
 import contextlib
 import os
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 
 # An environment that asks Python not to write bytecode (container images often do) would
@@ -15,6 +16,7 @@ sys.path.insert(0, str(Path(__file__).parent))
 import pytest
 
 from builders import GIT_TEST_ENV
+from fixtures.deps.loopback import LoopbackRegistry
 
 os.environ.update(GIT_TEST_ENV)
 # Every command the suite runs ends with a code from its row of the exit table
@@ -106,3 +108,12 @@ def pytest_configure(config: pytest.Config) -> None:
     controller of a run with workers, which only hands tests out)."""
     if hasattr(config, "workerinput") or config.getoption("dist", "no") == "no":
         _import_tether_once()
+
+
+@pytest.fixture(scope="module")
+def server(request: pytest.FixtureRequest) -> Iterator[LoopbackRegistry]:
+    """A package registry on 127.0.0.1 (tests/fixtures/deps/loopback.py), one per test module,
+    so what it counts is that module's. A module that needs more than the fixture files names
+    LoopbackRegistry's arguments in ``SERVED`` (packuments, GitHub API pages, no tarballs)."""
+    with LoopbackRegistry(**getattr(request.module, "SERVED", {})) as registry:
+        yield registry

@@ -9,7 +9,6 @@ import re
 import shutil
 import subprocess
 import sys
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -23,12 +22,6 @@ from tether.deps.model import Locus
 
 NPM = shutil.which("npm")
 FAIL = f"{sys.executable} -c \"import sys; print('codemod failed'); sys.exit(3)\""
-
-
-@pytest.fixture(scope="module")
-def server() -> Iterator[LoopbackRegistry]:
-    with LoopbackRegistry() as registry:
-        yield registry
 
 
 def deps(registry: Path, server: LoopbackRegistry, *args: str) -> list[str]:

@@ -11,7 +11,6 @@ from __future__ import annotations
 import json
 import os
 import sys
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -21,12 +20,6 @@ from builders import call, make_release
 from fixtures.deps.kit import project, registry_file, run_json, setup_cli
 from fixtures.deps.loopback import LoopbackRegistry
 from tether.state.lock import lock_holder
-
-
-@pytest.fixture(scope="module")
-def server() -> Iterator[LoopbackRegistry]:
-    with LoopbackRegistry() as registry:
-        yield registry
 
 
 def npm_running(tmp: Path, monkeypatch: pytest.MonkeyPatch, *tether_args: str) -> Path:

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import re
 from collections import Counter
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -47,12 +46,6 @@ def test_the_count_line_matches_the_table() -> None:
 
 
 # --- behaviours the page names ----------------------------------------------------------------
-
-
-@pytest.fixture(scope="module")
-def server() -> Iterator[LoopbackRegistry]:
-    with LoopbackRegistry() as registry:
-        yield registry
 
 
 def test_an_unknown_level_is_refused_before_anything_is_read(

@@ -23,7 +23,6 @@ import json
 import os
 import sys
 import time
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -44,12 +43,6 @@ INSTALLER = (
     " if os.path.exists(p)}\n"
     "pathlib.Path('installed.json').write_text(json.dumps({'argv': sys.argv[1:], **seen}))\n"
 )
-
-
-@pytest.fixture(scope="module")
-def server() -> Iterator[LoopbackRegistry]:
-    with LoopbackRegistry() as registry:
-        yield registry
 
 
 @pytest.fixture

@@ -10,7 +10,6 @@ for GitHub's REST API (fixtures/deps/deep.py).
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -245,10 +244,7 @@ def test_improvements_are_the_bullets_under_their_heading() -> None:
 # --- tether deps dossier ----------------------------------------------------------------------
 
 
-@pytest.fixture(scope="module")
-def server() -> Iterator[LoopbackRegistry]:
-    with LoopbackRegistry(packuments=PACKUMENTS, pages=dict(PAGES)) as registry:
-        yield registry
+SERVED = {"packuments": PACKUMENTS, "pages": dict(PAGES)}  # what the registry serves (conftest.py)
 
 
 def deep_plan(

@@ -7,7 +7,6 @@ Fixture facts: the Node index's newest LTS is 22.16.0 (2025-05-21), then 22.15.1
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -15,12 +14,6 @@ import pytest
 from fixtures.deps.kit import project, registry_file, run_cli, run_json, setup_cli
 from fixtures.deps.loopback import FIXTURES, LoopbackRegistry
 from tether.deps.engines import engine_declared
-
-
-@pytest.fixture(scope="module")
-def server() -> Iterator[LoopbackRegistry]:
-    with LoopbackRegistry() as registry:
-        yield registry
 
 
 @pytest.fixture

@@ -11,7 +11,6 @@ from __future__ import annotations
 import json
 import os
 from collections import Counter
-from collections.abc import Iterator
 from datetime import timedelta
 from pathlib import Path
 from typing import Any
@@ -22,11 +21,7 @@ from fixtures.deps.deep import FLAKY, PACKUMENTS, PAGES, deep_world
 from fixtures.deps.kit import NOW, run_cli, run_json, setup_cli
 from fixtures.deps.loopback import LoopbackRegistry
 
-
-@pytest.fixture(scope="module")
-def server() -> Iterator[LoopbackRegistry]:
-    with LoopbackRegistry(packuments=PACKUMENTS, pages=dict(PAGES)) as registry:
-        yield registry
+SERVED = {"packuments": PACKUMENTS, "pages": dict(PAGES)}  # what the registry serves (conftest.py)
 
 
 @pytest.fixture

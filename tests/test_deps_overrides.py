@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import sys
-from collections.abc import Iterator
 from datetime import date
 from pathlib import Path
 
@@ -23,12 +22,6 @@ RECORD = (
     f'{sys.executable} -c "import sys, pathlib; '
     "pathlib.Path('override-ran.txt').write_text(' '.join(sys.argv[1:]))\""
 )
-
-
-@pytest.fixture(scope="module")
-def server() -> Iterator[LoopbackRegistry]:
-    with LoopbackRegistry() as registry:
-        yield registry
 
 
 @pytest.fixture

@@ -11,7 +11,6 @@ from __future__ import annotations
 import json
 import os
 import sys
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -19,12 +18,6 @@ import pytest
 from fixtures.deps.kit import calls, project, registry_file, run_cli, run_json, setup_cli, stand_in
 from fixtures.deps.loopback import LoopbackRegistry
 from tether.deps.owed import OWED_FILE
-
-
-@pytest.fixture(scope="module")
-def server() -> Iterator[LoopbackRegistry]:
-    with LoopbackRegistry() as registry:
-        yield registry
 
 
 @pytest.fixture

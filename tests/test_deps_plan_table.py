@@ -5,7 +5,6 @@ loopback registry."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -13,12 +12,6 @@ import pytest
 from fixtures.deps.kit import project, registry_file, run_cli, setup_cli
 from fixtures.deps.loopback import LoopbackRegistry
 from tether.report.deps import SPLIT_NOTE
-
-
-@pytest.fixture(scope="module")
-def server() -> Iterator[LoopbackRegistry]:
-    with LoopbackRegistry() as registry:
-        yield registry
 
 
 @pytest.fixture

@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -33,10 +32,7 @@ PACKUMENTS = {"fresh": packument("fresh", AGES), "trusted": packument("trusted",
 DEPS = {"dependencies": {"fresh": "^1.0.0", "trusted": "^1.0.0"}}
 
 
-@pytest.fixture(scope="module")
-def server() -> Iterator[LoopbackRegistry]:
-    with LoopbackRegistry(packuments=PACKUMENTS, dist=False) as registry:
-        yield registry
+SERVED = {"packuments": PACKUMENTS, "dist": False}  # what the registry serves (conftest.py)
 
 
 @pytest.fixture

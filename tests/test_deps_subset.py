@@ -10,7 +10,6 @@ PATH that records its argv and always fails, so every install fails.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -26,10 +25,7 @@ IMPROVEMENTS = (
 )
 
 
-@pytest.fixture(scope="module")
-def server() -> Iterator[LoopbackRegistry]:
-    with LoopbackRegistry(packuments=PACKUMENTS, pages=dict(PAGES)) as registry:
-        yield registry
+SERVED = {"packuments": PACKUMENTS, "pages": dict(PAGES)}  # what the registry serves (conftest.py)
 
 
 @pytest.fixture

@@ -10,7 +10,6 @@ bun 1.2.15 from a loopback npm registry on 127.0.0.1.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -61,12 +60,6 @@ PACKAGE = {
         "packageManager": [{"name": "pnpm", "version": "^9.0.0"}],
     },
 }
-
-
-@pytest.fixture(scope="module")
-def server() -> Iterator[LoopbackRegistry]:
-    with LoopbackRegistry() as registry:
-        yield registry
 
 
 @pytest.fixture

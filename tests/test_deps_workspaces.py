@@ -11,7 +11,6 @@ pnpm, yarn berry and bun (tests/test_deps_apply.py the real npm) and checks the 
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -27,12 +26,6 @@ from fixtures.deps.kit import (
     write_json,
 )
 from fixtures.deps.loopback import LoopbackRegistry
-
-
-@pytest.fixture(scope="module")
-def server() -> Iterator[LoopbackRegistry]:
-    with LoopbackRegistry() as registry:
-        yield registry
 
 
 def deps(registry: Path, server: LoopbackRegistry, *args: str) -> list[str]:

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import json
 import sys
-from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -28,12 +27,6 @@ DEPS_BRANCH = "deps/minor-2025-06-01"  # the kit's clock stands at 2025-06-01
 FAILURE_KEYS = {"name", "project_dir", "step", "exit_code", "error", "log", "log_tail"}
 ISOLATION_KEYS = {"name", "requested", "used", "project_dir", "branch", "worktree_dir", "note"}
 FAIL = f"{sys.executable} -c \"import sys; print('codemod failed'); sys.exit(3)\""
-
-
-@pytest.fixture(scope="module")
-def server() -> Iterator[LoopbackRegistry]:
-    with LoopbackRegistry() as registry:
-        yield registry
 
 
 @dataclass
