@@ -5,7 +5,6 @@ real git template repositories with version tags built in tmp_path."""
 from __future__ import annotations
 
 import json
-import os
 import shutil
 from pathlib import Path
 
@@ -541,24 +540,6 @@ def test_jinja_extensions_load_only_with_trust(tmp_path: Path, render_cache: Pat
     assert (project / "NEW.md").read_text() == "['x']\n"
 
 
-def test_a_render_started_ahead_fills_the_cache_from_a_child_process(
-    template: Path, tmp_path: Path, render_cache: Path
-) -> None:
-    from tether.templates import detect_template
-    from tether.templates.render import render_ahead
-
-    project = generate(template, tmp_path / "app")
-    binding = detect_template(project)
-    assert binding is not None
-    child = render_ahead(binding.record, "v2.0.0", binding.record.answers, False)
-    assert child is not None and child.pid not in (None, os.getpid())
-    assert child.finish().exit_code == 0
-    [entry] = render_cache.iterdir()
-    assert (entry / "tree" / "NEW.md").read_text() == "added upstream\n"
-    # Cached now: nothing is started again.
-    assert render_ahead(binding.record, "v2.0.0", binding.record.answers, False) is None
-
-
 def test_check_latest_sees_a_newer_template_tag(template: Path, tmp_path: Path) -> None:
     project = generate(template, tmp_path / "app", ref="v2.0.0")
     result = run_tether("check", "--check-latest", "--json", "-C", str(project))
@@ -668,3 +649,78 @@ def test_a_kill_at_every_step_never_runs_a_migration_or_task_twice(tmp_path: Pat
         rerun = run_forked(*argv)
         assert rerun.returncode == 0, (point, rerun.stderr)
         assert tree(project) == expected, point
+
+
+def _count_parses(monkeypatch: pytest.MonkeyPatch) -> list[tuple[str, str | None]]:
+    """Every source Jinja parses (the first step of compiling it), with its name."""
+    import jinja2
+
+    parsed: list[tuple[str, str | None]] = []
+    real = jinja2.Environment._parse
+
+    def parse(self: jinja2.Environment, source: str, name: str | None, filename: str | None):  # type: ignore[no-untyped-def]
+        parsed.append((source, name))
+        return real(self, source, name, filename)
+
+    monkeypatch.setattr(jinja2.Environment, "_parse", parse)
+    return parsed
+
+
+def test_a_render_compiles_each_source_once_and_the_next_version_only_what_changed(
+    template: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """copier compiles the answers-file name and every path part again for each file; the
+    renders of one process share what Jinja compiled (same settings, same source, same
+    name), and the output stays copier's."""
+    from tether.templates import jinja_sharing
+    from tether.templates.copier_render import render
+
+    monkeypatch.setattr(jinja_sharing, "_COMPILED", {})  # what earlier tests compiled
+    parsed = _count_parses(monkeypatch)
+    answers_ = {"project_name": "demo"}
+    render(str(template), "v1.0.0", answers_, tmp_path / "one", ".copier-answers.yml")
+    first = list(parsed)
+    assert len(first) == len(set(first)), "a source compiled twice in one render"
+    parsed.clear()
+    render(str(template), "v2.0.0", answers_, tmp_path / "two", ".copier-answers.yml")
+    assert not set(parsed) & set(first), "the second version compiled a source again"
+    assert (
+        "# {{ project_name }}\n\nintro\n\nmore upstream\n\nLicense: {{ license }}\n",
+        "README.md.jinja",
+    ) in parsed
+    copier.run_copy(
+        str(template),
+        tmp_path / "by-copier",
+        data=answers_,
+        vcs_ref="v2.0.0",
+        defaults=True,
+        quiet=True,
+    )
+    assert tree(tmp_path / "two") == tree(tmp_path / "by-copier")
+
+
+def test_a_render_runs_no_git_in_the_folder_it_renders_into(
+    template: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """copier asks git about the destination's index after every file it writes (one git
+    process per file); a render's destination is tether's scratch folder, so none is run
+    there. Every process copier starts through plumbum is recorded (stand-in spy around the
+    real Popen)."""
+    import sys
+
+    from tether.templates.copier_render import render
+
+    plumbum_local = sys.modules["plumbum.machines.local"]  # the package's ``local`` is no module
+    started: list[str] = []
+    real = plumbum_local.Popen
+
+    def spy(*args: object, **kwargs: object):  # type: ignore[no-untyped-def]
+        started.append(str(kwargs.get("cwd") or ""))
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(plumbum_local, "Popen", spy)
+    dest = tmp_path / "out"
+    render(str(template), "v2.0.0", {"project_name": "demo"}, dest, ".copier-answers.yml")
+    assert (dest / "NEW.md").read_text() == "added upstream\n"
+    assert started, "the spy saw no process at all (copier clones the template through git)"
+    assert not [cwd for cwd in started if cwd.startswith(str(dest))]

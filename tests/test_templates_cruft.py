@@ -297,3 +297,44 @@ def test_a_dry_run_and_the_read_commands_run_no_hook(tmp_path: Path) -> None:
     code, doc = update(project, "--dry-run")
     assert code == 0, doc["stderr"]
     assert not witness.exists()
+
+
+def test_the_second_render_in_one_process_compiles_only_what_changed(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The two sides of an update (and a fleet's renders) share what Jinja compiled and
+    binaryornot decided for the same source; the output stays cookiecutter's."""
+    import jinja2
+
+    from tether.templates.cruft_render import render
+    from tether.templates.records import parse_cruft_record
+
+    v1, v2 = template_repo(tmp_path / "tpl", [V1, V2])
+    project = create(tmp_path / "tpl", tmp_path / "out", v1)
+    record = parse_cruft_record((project / ".cruft.json").read_bytes(), ".cruft.json")
+    from tether.templates import jinja_sharing
+
+    monkeypatch.setattr(jinja_sharing, "_COMPILED", {})  # what earlier tests compiled
+    parsed: list[tuple[str, str | None]] = []
+    real = jinja2.Environment._parse
+
+    def parse(self: jinja2.Environment, source: str, name: str | None, filename: str | None):  # type: ignore[no-untyped-def]
+        parsed.append((source, name))
+        return real(self, source, name, filename)
+
+    monkeypatch.setattr(jinja2.Environment, "_parse", parse)
+    render(record, v1, record.answers, tmp_path / "one")
+    first = list(parsed)
+    parsed.clear()
+    render(record, v2, record.answers, tmp_path / "two")
+    # The answers themselves are rendered by cookiecutter's prompt, before the files.
+    answers_ = set(record.answers.values())
+    again = {(source, name) for source, name in set(parsed) & set(first) if source not in answers_}
+    assert not again, "the second version compiled a source again"
+    changed = "# {{cookiecutter.project_name}}\n\nintro\n\nfooter v2\n"
+    assert changed in [source for source, _name in parsed]
+    by_cruft = tmp_path / "by-cruft"
+    cruft.create(str(tmp_path / "tpl"), by_cruft, checkout=v2, no_input=True)
+    made = tree(by_cruft / "demo")
+    made.pop(".cruft.json")
+    assert tree(tmp_path / "two") == made

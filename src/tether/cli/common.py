@@ -305,6 +305,4 @@ def template_options(args: argparse.Namespace) -> TemplateOptions:
         answers_file=getattr(args, "answers_file", None),
         data=parse_data(getattr(args, "data", None)),
         trust=bool(getattr(args, "trust", False)),
-        prefetch=not getattr(args, "abandon", False),
-        to=getattr(args, "to", None),
     )

@@ -121,40 +121,16 @@ def _hooks_note(binding: TemplateBinding, facts: dict[str, Any], version: str) -
 
 
 def baseline_release(project: Project) -> Release:
-    """The template at the recorded version with the recorded answers. When the command
-    is an update (``prefetch``), the release side is rendered at the same time in a child
-    process, so the two renders take the time of one on a machine with two cores."""
-    from tether.templates.render import finish, stop
-
+    """The template at the recorded version with the recorded answers. The release side is
+    rendered after it in the same process (``template_release``), sharing the Jinja
+    compilation of every source the two versions have in common (``jinja_sharing``): less
+    CPU than a second process started to render beside it, whose start and imports cost
+    about what the sharing saves, and on a busy machine less time (docs/performance.md)."""
     binding = _binding(project)
     record = binding.record
-    ahead = _render_release_ahead(project) if binding.options.prefetch else None
     options = binding.options
-    try:
-        tree, facts = render_record(
-            record, record.commit, record.answers, options.trust, options.hooks
-        )
-        finish(ahead)
-    except BaseException:
-        stop(ahead)
-        raise
+    tree, facts = render_record(record, record.commit, record.answers, options.trust, options.hooks)
     return _release_of_render(project, record.commit, tree, facts, record.answers, baseline=True)
-
-
-def _render_release_ahead(project: Project) -> Any:
-    from tether.templates.render import render_ahead
-
-    binding = _binding(project)
-    try:
-        target = resolve_template_target(project, binding.options.to)
-    except TetherError:
-        return None  # the update says why, when it asks for the target itself
-    if target == binding.record.commit and not binding.changed_answers():
-        return None
-    options = binding.options
-    return render_ahead(
-        binding.record, target, binding.release_answers(), options.trust, options.hooks
-    )
 
 
 def template_release(project: Project, version: str) -> Release:

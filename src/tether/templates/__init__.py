@@ -67,9 +67,6 @@ class TemplateOptions:
     no_programs: bool = False  # --no-programs: run none of them, and say so
     dry_run: bool = False  # a dry run runs no template program, not even with --trust
     read_only: bool = False  # status, check, diff: no template program without --trust
-    # An update: the release side is rendered ahead, beside the baseline (``to``: --to).
-    prefetch: bool = False
-    to: str | None = None
 
     @property
     def hooks(self) -> str:
@@ -91,7 +88,7 @@ class TemplateOptions:
 def read_only_options(options: TemplateOptions | None) -> TemplateOptions:
     """The options of a command that only reads (status, check, diff): it runs no template
     program unless ``--trust`` says so."""
-    return replace(options or TemplateOptions(), read_only=True, prefetch=False)
+    return replace(options or TemplateOptions(), read_only=True)
 
 
 def parse_data(items: list[str] | None) -> tuple[tuple[str, str], ...]:

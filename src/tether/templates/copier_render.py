@@ -100,6 +100,7 @@ def render(
     try:
         with (
             _quiet(),
+            _shared_work(),
             Worker(
                 src_path=src,
                 dst_path=dest,
@@ -124,6 +125,45 @@ def render(
         raise TetherError(f"copier could not render {src} at {ref}: {_problem(error)}") from None
     except Exception as error:  # plumbum's ProcessExecutionError from git, a Jinja error…
         raise TetherError(f"copier could not render {src} at {ref}: {_problem(error)}") from None
+
+
+@contextlib.contextmanager
+def _shared_work() -> Iterator[None]:
+    """copier's render with the Jinja compilation of this process shared
+    (``jinja_sharing``: the same path parts and answers-file name are compiled again for every
+    file, and the two sides of an update share most sources), and without copier's check of
+    the destination's git index after each file (``_sync_git_index_executable_bit``: one git
+    process per file, acting only on a git index that tracks the destination's files; a
+    render's destination is tether's scratch folder, whose files no index tracks). copier's
+    module names are swapped for the render, under the one-render-at-a-time lock of the render
+    cache."""
+    import importlib
+
+    from tether.templates.jinja_sharing import share_compilation
+
+    main: Any = importlib.import_module("copier._main")
+    base = main.SandboxedEnvironment
+    always = {"jinja2_ansible_filters.AnsibleCoreFiltersExtension", main.YieldExtension}
+
+    class SharingEnvironment(base):  # type: ignore[misc, valid-type]
+        def __init__(self, *args: Any, **kwargs: Any) -> None:
+            super().__init__(*args, **kwargs)
+            # The extensions copier loads in every render are copier's; any other one is the
+            # template's (its _jinja_extensions).
+            own = any(e not in always for e in kwargs.get("extensions", ()))
+            share_compilation(self, own_extensions=own)
+
+    saved = main.SandboxedEnvironment, main.is_git_available
+    main.SandboxedEnvironment = SharingEnvironment
+    main.is_git_available = _no_git_index
+    try:
+        yield
+    finally:
+        main.SandboxedEnvironment, main.is_git_available = saved
+
+
+def _no_git_index() -> bool:
+    return False
 
 
 def _rendered_exclusions(worker: Any) -> tuple[str, ...]:

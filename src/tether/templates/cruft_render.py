@@ -142,7 +142,7 @@ def render(
         extra = {k: v for k, v in answers.items() if not k.startswith("_")}
         out = work / "out"
         out.mkdir()
-        with _quiet():
+        with _quiet(), _shared_work():
             from cookiecutter.config import get_user_config
 
             config = get_user_config(config_file=None, default_config=True)
@@ -199,6 +199,50 @@ def _check_out(record: TemplateRecord, commit: str, dest: Path) -> None:
         archive.unlink()
         return
     git.clone_checkout(location, dest, commit)
+
+
+# binaryornot's verdict on a file's starting chunk, remembered for the renders of this
+# process (the two sides of an update share most files): a pure function of the chunk, so
+# the render is the same with or without it. Bounded.
+@functools.lru_cache(maxsize=20_000)
+def _binary_chunk(chunk: bytes) -> bool:
+    from binaryornot.helpers import is_binary_string
+
+    return bool(is_binary_string(chunk))
+
+
+def _is_binary(filename: Any, *, check_extensions: bool = True) -> bool:
+    """binaryornot's ``is_binary`` (its extension check, then its verdict on the file's
+    starting chunk), the verdict remembered per chunk."""
+    from binaryornot.helpers import get_starting_chunk, has_binary_extension
+
+    if check_extensions and has_binary_extension(filename):
+        return True
+    return _binary_chunk(bytes(get_starting_chunk(filename)))
+
+
+@contextlib.contextmanager
+def _shared_work() -> Any:
+    """cookiecutter's ``generate_files`` with work shared between the renders of this
+    process (Jinja's compilation, binaryornot's verdicts): its module names swapped for the
+    render, under the one-render-at-a-time lock of the render cache."""
+    import cookiecutter.generate as generate
+
+    from tether.templates.jinja_sharing import share_compilation
+
+    saved = generate.create_env_with_context, generate.is_binary
+    make_environment = saved[0]
+
+    def create_env_with_context(context: dict[str, Any]) -> Any:
+        own = bool(context.get("cookiecutter", {}).get("_extensions"))
+        return share_compilation(make_environment(context), own_extensions=own)
+
+    generate.create_env_with_context = create_env_with_context
+    generate.is_binary = _is_binary
+    try:
+        yield
+    finally:
+        generate.create_env_with_context, generate.is_binary = saved
 
 
 def _plain(value: Any) -> Any:

@@ -1,23 +1,19 @@
 """One render of a template record at a version with a set of answers, through the render
-cache; and the same render started ahead in a child process, so an update's two sides are
-rendered at the same time (the renderers change the working folder of the process they run
-in, so two renders in one process run one after the other: ``cache.ONE_RENDER``)."""
+cache (the renderers change the working folder of the process they run in, so two renders in
+one process run one after the other: ``cache.ONE_RENDER``)."""
 
 from __future__ import annotations
 
-import json
-import sys
-from dataclasses import asdict
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from tether.errors import TetherError
 from tether.templates import HOOKS_PREVIEW, HOOKS_REFUSE, HOOKS_RUN, HOOKS_SKIP
-from tether.templates.cache import cached_render, entry_exists, render_key
+from tether.templates.cache import cached_render, render_key
 from tether.templates.records import COPIER, TemplateRecord, answers_digest
 
 if TYPE_CHECKING:
-    from tether.process import Running
+    pass
 
 
 def _copier_key(record: TemplateRecord, ref: str, answers: dict[str, Any]) -> str:
@@ -132,78 +128,3 @@ def render_record(
 
     tree, facts, _cached = cached_render(render_key_of(record, ref, answers), build)
     return tree, facts
-
-
-def render_ahead(
-    record: TemplateRecord,
-    ref: str,
-    answers: dict[str, Any],
-    trust: bool,
-    hooks: str = HOOKS_REFUSE,
-) -> Running | None:
-    """Start the render in a child process unless it is cached; None when there is nothing
-    to start. The child only fills the cache: whatever it does, the caller renders in its
-    own process afterwards when the entry is still missing (and reports that error)."""
-    from tether import process
-
-    try:
-        if record.kind == COPIER:
-            if entry_exists(render_key_of(record, ref, answers)):
-                return None
-        elif _usable_entry(record, ref, answers, hooks) is not None:
-            return None
-    except TetherError:
-        return None
-    spec = {
-        "record": _record_document(record),
-        "ref": ref,
-        "answers": answers,
-        "trust": trust,
-        "hooks": hooks,
-    }
-    return process.start(
-        [sys.executable, "-m", "tether.templates.render"],
-        timeout=None,  # as long as the render the caller would otherwise do itself
-        input=json.dumps(spec, default=str).encode(),
-    )
-
-
-def finish(child: Running | None) -> None:
-    """Wait for a render started ahead (its outcome is in the cache, or not)."""
-    if child is not None:
-        child.finish()
-
-
-def stop(child: Running | None) -> None:
-    """The caller gives up (an error, Ctrl-C): end the child and its group now."""
-    if child is not None:
-        child.stop()
-
-
-def _record_document(record: TemplateRecord) -> dict[str, Any]:
-    document = asdict(record)
-    document["raw"] = record.raw.decode("utf-8", "surrogateescape")
-    document["skip"] = list(record.skip)
-    return document
-
-
-def _record_of(document: dict[str, Any]) -> TemplateRecord:
-    fields = dict(document)
-    fields["raw"] = str(fields["raw"]).encode("utf-8", "surrogateescape")
-    fields["skip"] = tuple(fields["skip"])
-    return TemplateRecord(**fields)
-
-
-def _child_main() -> int:
-    spec = json.loads(sys.stdin.buffer.read())
-    try:
-        render_record(
-            _record_of(spec["record"]), spec["ref"], spec["answers"], spec["trust"], spec["hooks"]
-        )
-    except TetherError:
-        return 1
-    return 0
-
-
-if __name__ == "__main__":
-    raise SystemExit(_child_main())
