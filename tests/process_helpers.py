@@ -59,9 +59,10 @@ class Proc(NamedTuple):
     start: int
 
 
-def recorded_pids(pids: Path, seconds: float = 30) -> list[Proc]:
-    """The processes a stand-in recorded (itself first, then its child), waiting up to
-    ``seconds`` for the file."""
+def recorded_pids(pids: Path, seconds: float = 120) -> list[Proc]:
+    """The processes a stand-in recorded (itself first, then its child), as soon as the
+    file is there; ``seconds`` only bounds a start that never comes (a loaded machine can
+    take many seconds to fork and start a program)."""
     deadline = time.monotonic() + seconds
     while not pids.exists():
         if time.monotonic() > deadline:
@@ -101,10 +102,10 @@ def group_members(leader: Proc, latest: int) -> list[int]:
     return members
 
 
-def all_gone(procs: list[Proc], seconds: float = 10) -> bool:
+def all_gone(procs: list[Proc], seconds: float = 60) -> bool:
     """Whether every recorded process has ended and the group the first one leads has no
-    member left, within ``seconds`` (a killed orphan is reaped by whoever adopts it, a
-    moment later)."""
+    member left, as soon as that is so; ``seconds`` only bounds an end that never comes (a
+    killed orphan is reaped by whoever adopts it, later on a loaded machine)."""
     latest = max(proc.start for proc in procs)
     deadline = time.monotonic() + seconds
     while any(alive(proc) for proc in procs) or group_members(procs[0], latest):
@@ -114,6 +115,56 @@ def all_gone(procs: list[Proc], seconds: float = 10) -> bool:
             return False
         time.sleep(0.02)
     return True
+
+
+def none_left_in(folder: Path, seconds: float = 60) -> bool:
+    """Whether no live process has its working folder in ``folder`` (a program run there
+    and whatever it started), as soon as that is so; ``seconds`` only bounds an end that
+    never comes."""
+    deadline = time.monotonic() + seconds
+    while True:
+        left = []
+        for entry in Path("/proc").iterdir():
+            if not entry.name.isdigit():
+                continue
+            try:
+                where = Path(os.readlink(entry / "cwd"))
+            except OSError:  # gone meanwhile, or not ours to look at
+                continue
+            fields = _stat(int(entry.name))
+            if fields is not None and fields[0] not in ("Z", "X") and where.is_relative_to(folder):
+                left.append(int(entry.name))
+        if not left:
+            return True
+        if time.monotonic() > deadline:
+            print(f"still running in {folder}: {left}")
+            return False
+        time.sleep(0.02)
+
+
+def signal_delivered(pid: int, signum: int, seconds: float = 120) -> bool:
+    """Whether ``signum``, sent to the process ``pid``, has reached it: pending neither on
+    the process nor on any of its threads (or the process is gone), waiting as long as
+    ``seconds`` for that. Once it is delivered the program's handler has run or runs
+    before the program's next step, so a test that lets the program go on afterwards
+    knows the signal landed first, on a machine of any load."""
+    bit = 1 << (signum - 1)
+    deadline = time.monotonic() + seconds
+    while True:
+        pending = 0
+        for status in Path(f"/proc/{pid}/task").glob("*/status"):
+            try:
+                lines = status.read_text().splitlines()
+            except (FileNotFoundError, ProcessLookupError):
+                continue  # the thread ended meanwhile
+            for line in lines:
+                if line.startswith(("SigPnd:", "ShdPnd:")):
+                    pending |= int(line.split()[1], 16)
+        if not pending & bit:
+            return True
+        if time.monotonic() > deadline:
+            return False
+        time.sleep(0.005)
 
 
 def kill_leftovers(procs: list[Proc]) -> None:

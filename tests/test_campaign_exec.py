@@ -38,6 +38,7 @@ from builders import (
     run_tether,
     tree_digest,
 )
+from process_helpers import signal_delivered
 from test_campaign import World, cli, files_of
 from tether.campaign import executors
 from tether.campaign.coordinator import RunOptions, coordinate, parse_duration, plan_waves
@@ -758,7 +759,8 @@ def test_ctrl_c_stops_the_run_leaves_records_to_redo_and_no_worker_behind(
     assert wait_for_updates(world, "c1", proc, int(jobs)), "the run ended before Ctrl-C"
     workers = unit_pids(world, "c1") - {proc.pid}
     os.killpg(proc.pid, signal.SIGINT)  # the terminal's Ctrl-C: the whole foreground group
-    time.sleep(0.2)  # let the signal land while the updates are held, then let them go
+    # It lands in the coordinator and its workers while the updates are held; then they go.
+    assert all(signal_delivered(pid, signal.SIGINT) for pid in {proc.pid, *workers})
     gate.unlink()
     _out, err = proc.communicate(timeout=120)
     assert proc.returncode == Exit.INTERRUPTED, (_out, err)

@@ -19,6 +19,7 @@ from builders import (
     start_forked,
     tree_digest,
 )
+from process_helpers import signal_delivered
 from tether.flows.apply import BATCH_SIZE
 from tether.state import crashpoint
 from tether.state.journal import read_records
@@ -310,7 +311,7 @@ def test_sigterm_stops_after_the_current_file_and_rerun_finishes(tmp_path):
     proc = held_update(project, gate)
     assert wait_for_records(journal, "file-written", HELD_AT, proc), "update ended first"
     proc.send_signal(signal.SIGTERM)
-    time.sleep(0.2)  # the signal lands while the run is held; then it goes on
+    assert signal_delivered(proc.pid, signal.SIGTERM)  # it lands while the run is held
     gate.unlink()
     done = proc.wait(timeout=60)
     out, err = done.stdout, done.stderr

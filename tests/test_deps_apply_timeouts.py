@@ -170,7 +170,7 @@ def test_ctrl_c_during_an_install_leaves_no_process_behind(
     pids = recorded_pids(pids_file)
     try:
         tether.send_signal(signal.SIGINT)
-        done = tether.wait(60)
+        done = tether.wait(120)
         assert all_gone(pids), "a process of the install outlived Ctrl-C"
     finally:
         kill_leftovers(pids)

@@ -7,12 +7,12 @@ journal record) or a real SIGINT sent to a running ``tether update``.
 import json
 import os
 import signal
-import time
 from pathlib import Path
 
 import pytest
 
 from builders import call, git, make_release, run_forked, run_tether
+from process_helpers import signal_delivered
 from test_crash_safety import BIG, HELD_AT, big_fixture, held_update, wait_for_records
 from tether.state import crashpoint
 from tether.state.lock import ProjectLock
@@ -148,7 +148,7 @@ def test_sigint_mid_apply_reports_what_was_done_and_what_remains(tmp_path):
     proc = held_update(project, gate, "--json")
     assert wait_for_records(journal, "file-written", HELD_AT, proc), "update ended first"
     proc.send_signal(signal.SIGINT)
-    time.sleep(0.2)  # the signal lands while the run is held; then it goes on
+    assert signal_delivered(proc.pid, signal.SIGINT)  # it lands while the run is held
     gate.unlink()
     done = proc.wait(timeout=60)
     out, err = done.stdout, done.stderr
@@ -170,7 +170,7 @@ def test_interrupted_summary_does_not_claim_the_plan_or_suggest_a_commit(tmp_pat
     proc = held_update(project, gate)
     assert wait_for_records(journal, "file-written", HELD_AT, proc), "update ended first"
     proc.send_signal(signal.SIGINT)
-    time.sleep(0.2)  # the signal lands while the run is held; then it goes on
+    assert signal_delivered(proc.pid, signal.SIGINT)  # it lands while the run is held
     gate.unlink()
     out = proc.wait(timeout=60).stdout
     assert proc.returncode == 130
