@@ -207,6 +207,28 @@ def jobs(args: argparse.Namespace) -> int:
     return given
 
 
+# The most retries of one registry request: each waits twice as long as the one before.
+MAX_RETRIES = 10
+
+
+def request_timeout(args: argparse.Namespace, default: float) -> float:
+    """``--timeout S`` (the longest wait for one step of a request), else ``default``; it
+    must be a number of seconds above 0 (0 would make every socket non-blocking, a negative
+    or NaN one is no wait at all)."""
+    given: float = getattr(args, "timeout", default)
+    if not 0 < given < float("inf"):
+        raise UsageError(f"--timeout must be a number of seconds above 0, not {given:g}")
+    return given
+
+
+def request_retries(args: argparse.Namespace, default: int) -> int:
+    """``--retries N`` (times one request is asked again), else ``default``: 0 to 10."""
+    given: int = getattr(args, "retries", default)
+    if not 0 <= given <= MAX_RETRIES:
+        raise UsageError(f"--retries must be between 0 and {MAX_RETRIES}, not {given}")
+    return given
+
+
 # --- flags of the project commands ---------------------------------------------------------
 
 

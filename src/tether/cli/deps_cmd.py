@@ -8,7 +8,16 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from tether.cli.common import add_jobs, add_json, add_list, jobs, print_json
+from tether.cli.common import (
+    MAX_RETRIES,
+    add_jobs,
+    add_json,
+    add_list,
+    jobs,
+    print_json,
+    request_retries,
+    request_timeout,
+)
 from tether.cli.interact import ask, one_of, require_consent, show, stdin_is_terminal
 from tether.cli.projects_cmd import (
     add_selection,
@@ -76,6 +85,26 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     _add_deep_commands(sub)
 
 
+def _add_request_flags(parser: argparse.ArgumentParser) -> None:
+    """``--timeout`` and ``--retries``: how each registry request is asked (docs/deps.md)."""
+    parser.add_argument(
+        "--timeout",
+        type=float,
+        default=DEFAULT_TIMEOUT,
+        metavar="S",
+        help="the longest wait for one step of a request: connecting, each read "
+        f"(default: {DEFAULT_TIMEOUT:g})",
+    )
+    parser.add_argument(
+        "--retries",
+        type=int,
+        default=DEFAULT_RETRIES,
+        metavar="N",
+        help=f"times a request that failed is asked again, 0 to {MAX_RETRIES} "
+        f"(default: {DEFAULT_RETRIES})",
+    )
+
+
 def _add_deep_commands(sub: Any) -> None:
     notes = sub.add_parser(
         "notes",
@@ -105,12 +134,7 @@ def _add_deep_commands(sub: Any) -> None:
         "$GITHUB_TOKEN or $GH_TOKEN is sent when set",
     )
     add_jobs(notes, "release pages asked")
-    notes.add_argument(
-        "--timeout", type=float, default=DEFAULT_TIMEOUT, metavar="S", help="seconds per request"
-    )
-    notes.add_argument(
-        "--retries", type=int, default=DEFAULT_RETRIES, metavar="N", help="per request"
-    )
+    _add_request_flags(notes)
 
 
 def _add_common(parser: argparse.ArgumentParser) -> None:
@@ -152,12 +176,7 @@ def _add_common(parser: argparse.ArgumentParser) -> None:
         "also applies; a version without a publish time is never old enough",
     )
     add_jobs(parser, "registry requests")
-    parser.add_argument(
-        "--timeout", type=float, default=DEFAULT_TIMEOUT, metavar="S", help="seconds per request"
-    )
-    parser.add_argument(
-        "--retries", type=int, default=DEFAULT_RETRIES, metavar="N", help="per request"
-    )
+    _add_request_flags(parser)
     parser.add_argument(
         "--plan-dir",
         metavar="DIR",
@@ -259,8 +278,8 @@ def _run_deep(args: argparse.Namespace) -> int:
         Path(args.plan_dir) if args.plan_dir else None,
         getattr(args, "github_api", None),
         jobs(args) if args.action == "notes" else 1,
-        getattr(args, "timeout", DEFAULT_TIMEOUT),
-        getattr(args, "retries", DEFAULT_RETRIES),
+        request_timeout(args, DEFAULT_TIMEOUT),
+        request_retries(args, DEFAULT_RETRIES),
     )
     if args.action == "notes":
         result, render = commands.notes(request), render_notes
@@ -275,7 +294,12 @@ def _request(args: argparse.Namespace) -> DepsRequest:
     from tether.deps.flow import Registries
 
     registries = Registries(
-        args.npm_registry, args.pypi_index, args.node_index, jobs(args), args.timeout, args.retries
+        args.npm_registry,
+        args.pypi_index,
+        args.node_index,
+        jobs(args),
+        request_timeout(args, DEFAULT_TIMEOUT),
+        request_retries(args, DEFAULT_RETRIES),
     )
     return DepsRequest(
         args.level,

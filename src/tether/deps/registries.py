@@ -41,6 +41,8 @@ DEFAULT_NPM = "https://registry.npmjs.org/"
 DEFAULT_PYPI = "https://pypi.org/pypi"
 DEFAULT_TIMEOUT = 30.0
 DEFAULT_RETRIES = 2
+# The longest wait between two tries of one request (the waits double from ``backoff``).
+MAX_BACKOFF = 30.0
 DEFAULT_JOBS = 8
 _RETRY_STATUS = {408, 429, 500, 502, 503, 504}
 _SIMPLE_JSON = "application/vnd.pypi.simple.v1+json"
@@ -232,7 +234,7 @@ class HttpClient:
                     reason = getattr(error, "reason", error)
                     raise FetchError(f"{url}: {reason}") from None
             # Exponential backoff: a registry shedding load gets room to recover.
-            self.sleep(self.backoff * (2**attempt))
+            self.sleep(min(MAX_BACKOFF, self.backoff * (2**attempt)))
         try:
             return json_loads(body)
         except (json.JSONDecodeError, UnicodeDecodeError):
