@@ -25,11 +25,6 @@ def isolate(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     monkeypatch.delenv("SHELLCHECK_OPTS", raising=False)
 
 
-def git(repo: Path, *args: str) -> str:
-    """git's stdout without the final newline: audit tests compare single values (digests)."""
-    return builders.git(repo, *args).strip()
-
-
 def write(repo: Path, files: Mapping[str, str | None]) -> None:
     """Write (or, for None, delete) files relative to ``repo``."""
     for rel, text in files.items():
@@ -43,9 +38,9 @@ def write(repo: Path, files: Mapping[str, str | None]) -> None:
 
 def commit(repo: Path, message: str, files: Mapping[str, str | None] | None = None) -> str:
     write(repo, files or {})
-    git(repo, "add", "-A")
-    git(repo, "commit", "-q", "--allow-empty", "-m", message)
-    return git(repo, "rev-parse", "HEAD")
+    builders.git(repo, "add", "-A")
+    builders.git(repo, "commit", "-q", "--allow-empty", "-m", message)
+    return builders.git(repo, "rev-parse", "HEAD").strip()
 
 
 def make_repo(
@@ -59,9 +54,9 @@ def make_repo(
     isolate(monkeypatch, tmp_path)
     repo = tmp_path / "repo"
     repo.mkdir()
-    git(repo, "init", "-q", "-b", "main")
+    builders.git(repo, "init", "-q", "-b", "main")
     commit(repo, "base", base)
-    git(repo, "switch", "-q", "-c", name)
+    builders.git(repo, "switch", "-q", "-c", name)
     if branch is not None:
         commit(repo, "branch", branch)
     return repo
@@ -98,7 +93,7 @@ def write_report(
     """Write the member's findings sidecar for the current digest (keyed to main)."""
     source = repo.parent / f"{member}-findings.json"
     source.write_text(json.dumps(findings or []))
-    base = git(repo, "rev-parse", "main")
+    base = builders.git(repo, "rev-parse", "main").strip()
     code, doc = audit_json(
         capsys,
         "findings",

@@ -79,10 +79,6 @@ def read_tree(root: Path) -> dict[str, str]:
     }
 
 
-def git(*args: str, cwd: Path) -> str:
-    return builders.git(cwd, *args)
-
-
 def commit_release(repo: Path, files: dict[str, str], tag: str, annotated: bool = False) -> None:
     """Make the working tree hold exactly ``files``, commit it and tag it."""
     for existing in repo.iterdir():
@@ -96,17 +92,17 @@ def commit_release(repo: Path, files: dict[str, str], tag: str, annotated: bool 
         target = repo / name
         target.parent.mkdir(parents=True, exist_ok=True)
         target.write_text(text)
-    git("add", "-A", cwd=repo)
-    git("commit", "-qm", f"release {tag}", "--allow-empty", cwd=repo)
+    builders.git(repo, "add", "-A")
+    builders.git(repo, "commit", "-qm", f"release {tag}", "--allow-empty")
     if annotated:
-        git("tag", "-a", tag, "-m", f"release {tag}", cwd=repo)
+        builders.git(repo, "tag", "-a", tag, "-m", f"release {tag}")
     else:
-        git("tag", tag, cwd=repo)
+        builders.git(repo, "tag", tag)
 
 
 def init_repo(path: Path) -> Path:
     path.mkdir(parents=True, exist_ok=True)
-    git("init", "-q", "-b", "main", cwd=path)
+    builders.git(path, "init", "-q", "-b", "main")
     return path
 
 

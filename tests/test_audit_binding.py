@@ -12,7 +12,8 @@ from typing import Any
 
 import pytest
 
-from audit_builders import audit, audit_json, commit, git, make_repo, write, write_report
+from audit_builders import audit, audit_json, commit, make_repo, write, write_report
+from builders import git
 
 ROSTER = """members:
   - name: shell
@@ -282,18 +283,18 @@ def test_a_clearance_anchors_the_review_base_only_under_its_gaia_version(
     write_report(capsys, repo, MEMBER, "--profile", "gaia")
     code, result = audit_json(capsys, "clear", *args, "--provenance", "earned")
     assert code == 0, result
-    cleared_at = git(repo, "rev-parse", "HEAD")
+    cleared_at = git(repo, "rev-parse", "HEAD").strip()
     commit(repo, "more", {".gaia/scripts/run.sh": "#!/bin/bash\necho 3\n"})
     code, doc = audit_json(capsys, "scope", *args)
     assert doc["review_base"] == {
         "sha": cleared_at,
         "reason": "member-clearance",
-        "anchor_tree": git(repo, "rev-parse", "HEAD~1^{tree}"),
+        "anchor_tree": git(repo, "rev-parse", "HEAD~1^{tree}").strip(),
     }
     commit(repo, "framework update", {".gaia/VERSION": "1.5.0\n"})
     code, doc = audit_json(capsys, "scope", *args)
     assert doc["review_base"]["reason"] == "no-anchor"
-    assert doc["review_base"]["sha"] == git(repo, "merge-base", "main", "HEAD")
+    assert doc["review_base"]["sha"] == git(repo, "merge-base", "main", "HEAD").strip()
     assert ".gaia/scripts/run.sh" in doc["files"]
 
 
@@ -366,7 +367,7 @@ def test_diff_only_keeps_a_finding_the_branch_made_on_an_untouched_line(
         {**BASE, "tests/a.bats": base_suite},
         {"tests/a.bats": branch_suite},
     )
-    touched = git(repo, "diff", "-U0", "main", "HEAD")
+    touched = git(repo, "diff", "-U0", "main", "HEAD").strip()
     assert '+  [[ "$output" == hi ]]' not in touched  # the diff never names that line
     args = ["shell", "-C", str(repo), "--member", "shell", "--base-ref", "main"]
     code, report = audit_json(capsys, *args, "--diff-only")
@@ -401,7 +402,9 @@ def test_every_audit_command_leaves_the_audited_tree_byte_identical(
 
     def snapshot() -> tuple[str, dict[str, bytes]]:
         tracked = git(repo, "ls-files").splitlines()
-        return git(repo, "status", "--porcelain"), {p: (repo / p).read_bytes() for p in tracked}
+        return git(repo, "status", "--porcelain").strip(), {
+            p: (repo / p).read_bytes() for p in tracked
+        }
 
     before = snapshot()
     scope(capsys, repo)

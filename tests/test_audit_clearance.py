@@ -8,16 +8,8 @@ from pathlib import Path
 import pytest
 
 import tether.audit.clearance
-from audit_builders import (
-    audit,
-    audit_json,
-    commit,
-    git,
-    make_repo,
-    start_review,
-    write,
-    write_report,
-)
+from audit_builders import audit, audit_json, commit, make_repo, start_review, write, write_report
+from builders import git
 from tether.audit.digest import DIGEST_PREFIX, digest_entries
 
 ROSTER = """members:
@@ -105,7 +97,7 @@ def test_digest_covers_mode_and_json_lists_the_files(
     assert digest(capsys, repo) != before
     _, doc = audit_json(capsys, "digest", "-C", str(repo), "--member", "shell")
     assert doc["files"] == [".tether/audit.yml", "gate/check.sh", "scripts/a.sh", "scripts/b.sh"]
-    assert doc["head"] == git(repo, "rev-parse", "HEAD")
+    assert doc["head"] == git(repo, "rev-parse", "HEAD").strip()
 
 
 def test_digest_format_is_framed_and_byte_sorted() -> None:

@@ -10,16 +10,8 @@ from typing import Any
 
 import pytest
 
-from audit_builders import (
-    audit,
-    audit_json,
-    commit,
-    git,
-    make_repo,
-    start_review,
-    write,
-    write_report,
-)
+from audit_builders import audit, audit_json, commit, make_repo, start_review, write, write_report
+from builders import git
 
 ROSTER = """members:
   - name: shell
@@ -112,7 +104,7 @@ def test_no_sidecar_is_written_in_ci(
     source = tmp_path / "f.json"
     source.write_text("[]")
     monkeypatch.setenv(variable, "true")
-    base = git(repo, "rev-parse", "main")
+    base = git(repo, "rev-parse", "main").strip()
     args = ["-C", str(repo), "--member", "shell", "--base-ref", base, "--findings", str(source)]
     code, doc = audit_json(capsys, "findings", "write", *args)
     assert (code, doc["written"]) == (0, None)
@@ -217,4 +209,4 @@ def test_gate_prints_the_member_trailer_only_when_cleared(
     commit(repo, "version", {".gaia/VERSION": "4.2.0\n"})
     code, out, _ = audit(capsys, "gate", *args)
     assert f"shell-Audit: 4.2.0 {digest}" in out
-    assert git(repo, "log", "-1", "--format=%s") == "version"  # tether committed nothing
+    assert git(repo, "log", "-1", "--format=%s").strip() == "version"  # tether committed nothing

@@ -8,7 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from audit_builders import audit, audit_json, commit, git, make_repo, start_review, write_report
+from audit_builders import audit, audit_json, commit, make_repo, start_review, write_report
+from builders import git
 
 ROSTER = """members:
   - name: shell
@@ -31,7 +32,7 @@ def scope(capsys: pytest.CaptureFixture[str], repo: Path, *extra: str) -> dict[s
 def test_without_an_anchor_the_base_is_the_fork_point(
     repo: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    fork = git(repo, "rev-parse", "main")
+    fork = git(repo, "rev-parse", "main").strip()
     doc = scope(capsys, repo)
     assert doc["review_base"] == {"sha": fork, "reason": "no-anchor", "anchor_tree": ""}
     assert doc["key_base"] == fork
@@ -43,25 +44,25 @@ def test_without_an_anchor_the_base_is_the_fork_point(
 def test_the_members_own_clearance_anchors_the_next_round(
     repo: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    cleared_at = git(repo, "rev-parse", "HEAD")
+    cleared_at = git(repo, "rev-parse", "HEAD").strip()
     _earn(capsys, repo)
     commit(repo, "second", {"scripts/b.sh": "echo b\n"})
     doc = scope(capsys, repo)
     assert doc["review_base"] == {
         "sha": cleared_at,
         "reason": "member-clearance",
-        "anchor_tree": git(repo, "rev-parse", f"{cleared_at}^{{tree}}"),
+        "anchor_tree": git(repo, "rev-parse", f"{cleared_at}^{{tree}}").strip(),
     }
     assert doc["files"] == ["scripts/b.sh"]  # the increment since the clearance
     assert doc["branch"]["files"] == ["scripts/a.sh", "scripts/b.sh"]  # the whole branch
-    assert doc["key_base"] == git(repo, "rev-parse", "main")
+    assert doc["key_base"] == git(repo, "rev-parse", "main").strip()
 
 
 def test_a_trailer_anchors_when_the_member_has_no_clearance(
     repo: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     commit(repo, "stamp\n\nshell-Audit: 0.1.0 abc123")
-    stamped = git(repo, "rev-parse", "HEAD")
+    stamped = git(repo, "rev-parse", "HEAD").strip()
     commit(repo, "later", {"scripts/c.sh": "echo c\n"})
     doc = scope(capsys, repo)
     assert doc["review_base"]["sha"] == stamped
@@ -99,7 +100,7 @@ def test_the_no_anchor_form_of_anchor_tree_is_accepted(
 ) -> None:
     findings = tmp_path / "f.json"
     findings.write_text("[]")
-    fork = git(repo, "rev-parse", "main")
+    fork = git(repo, "rev-parse", "main").strip()
     code, doc = audit_json(
         capsys,
         "findings",

@@ -6,7 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from audit_builders import audit, audit_json, commit, git, make_repo, write
+from audit_builders import audit, audit_json, commit, make_repo, write
+from builders import git
 from tether.audit.roster import GlobSet, load_roster, resolve_remit
 from tether.audit.workspace import GAIA_LAYOUT, NATIVE_LAYOUT, choose_layout
 from tether.errors import TetherError, UsageError
@@ -45,8 +46,8 @@ def test_scope_is_the_three_dot_diff_filtered_by_the_remit(
     assert doc["files"] == ["scripts/a.sh", "scripts/deep/new.sh"]
     assert doc["deleted"] == ["scripts/gone.sh"]
     assert doc["dirty"] == []
-    assert doc["merge_base"] == git(repo, "merge-base", "main", "HEAD")
-    assert doc["head"] == git(repo, "rev-parse", "HEAD")
+    assert doc["merge_base"] == git(repo, "merge-base", "main", "HEAD").strip()
+    assert doc["head"] == git(repo, "rev-parse", "HEAD").strip()
     assert doc["branch"]["default_branch"] == "main"
     assert doc["branch"]["files"] == ["scripts/a.sh", "scripts/deep/new.sh"]
 

@@ -13,7 +13,8 @@ from pathlib import Path
 import pytest
 
 import tether.audit.tools
-from audit_builders import audit, audit_json, commit, git, make_repo, write
+from audit_builders import audit, audit_json, commit, make_repo, write
+from builders import git
 from tether.audit import shellcheck
 from tether.audit.cache import ResultCache
 from tether.audit.roster import GlobSet
@@ -249,7 +250,7 @@ def test_shell_reports_dirty_in_scope_files(
         "cross_remit": 0,
     }
     commit(repo, "b")
-    assert git(repo, "status", "--porcelain") == ""
+    assert git(repo, "status", "--porcelain").strip() == ""
 
 
 def test_a_husky_hook_gets_posix_advice_never_bash_advice(

@@ -9,7 +9,8 @@ from typing import Any
 
 import pytest
 
-from audit_builders import audit, audit_json, git, make_repo
+from audit_builders import audit, audit_json, make_repo
+from builders import git
 from tether.audit.workspace import branch_slug
 
 GOOD: dict[str, Any] = {
@@ -30,7 +31,7 @@ def repo(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 
 
 def base_of(repo: Path) -> str:
-    return git(repo, "rev-parse", "main")
+    return git(repo, "rev-parse", "main").strip()
 
 
 def write_findings(tmp_path: Path, document: object) -> str:
@@ -77,7 +78,7 @@ def test_writes_atomically_to_the_keyed_path(
     assert written["findings"][1]["area_tags"] == ["."]
     assert written["review_base"] == {"sha": base, "reason": "merge-base", "anchor_tree": base[:12]}
     assert (audit_dir(repo) / ".gitignore").read_text() == "*\n"
-    assert git(repo, "status", "--porcelain") == ""  # records never dirty the tree
+    assert git(repo, "status", "--porcelain").strip() == ""  # records never dirty the tree
     assert [p.name for p in audit_dir(repo).iterdir() if "tmp" in p.name] == []
 
 

@@ -6,7 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from helpers_sources import commit_release, git, init_repo, listing, read_tree
+from builders import git
+from helpers_sources import commit_release, init_repo, listing, read_tree
 from tether import git as tgit
 from tether.errors import TetherError
 from tether.sources import open_source
@@ -52,7 +53,7 @@ def test_missing_tag_lists_available(upstream: Path, tmp_path: Path) -> None:
 
 def test_bare_repository(upstream: Path, tmp_path: Path) -> None:
     bare = tmp_path / "bare.git"
-    git("clone", "-q", "--bare", str(upstream), str(bare), cwd=tmp_path)
+    git(tmp_path, "clone", "-q", "--bare", str(upstream), str(bare))
     source = open_source(str(bare), tmp_path / "cache")
     assert read_tree(source.fetch("1.1.0").root) == V11
 

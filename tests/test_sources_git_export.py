@@ -13,8 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from builders import make_release, run_tether
-from helpers_sources import commit_release, git, init_repo, read_tree
+from builders import git, make_release, run_tether
+from helpers_sources import commit_release, init_repo, read_tree
 from tether.sources import open_source
 from tether.sources.gitrepo import write_tree_tar
 
@@ -22,10 +22,10 @@ from tether.sources.gitrepo import write_tree_tar
 def _declare_filters(repo: Path, marker: Path) -> None:
     """The repository's own config names programs that would run on export."""
     touch = f"touch {shlex.quote(str(marker))}"
-    git("config", "filter.evil.smudge", f"{touch}; sed s/hi/EVIL/", cwd=repo)
-    git("config", "filter.evil.clean", "cat", cwd=repo)
-    git("config", "filter.proc.process", f"sh -c {shlex.quote(touch)}", cwd=repo)
-    git("config", "filter.proc.clean", "cat", cwd=repo)
+    git(repo, "config", "filter.evil.smudge", f"{touch}; sed s/hi/EVIL/")
+    git(repo, "config", "filter.evil.clean", "cat")
+    git(repo, "config", "filter.proc.process", f"sh -c {shlex.quote(touch)}")
+    git(repo, "config", "filter.proc.clean", "cat")
 
 
 ATTRIBUTES = "*.txt filter=evil\n*.md filter=proc\n*.id ident\n*.crlf text eol=crlf\n"
@@ -121,16 +121,16 @@ def test_the_export_holds_what_git_archive_holds_without_attributes(tmp_path: Pa
     (repo / "docs/deep/guide.md").write_bytes(b"\x00binary\xff")
     os.symlink("deep/guide.md", repo / "docs/link.md")
     (repo / os.fsdecode(b"caf\xe9.txt")).write_text("latin-1 name\n")
-    git("add", "-A", cwd=repo)
-    sub = git("hash-object", "-w", "--stdin", cwd=repo).strip() or "0" * 40
-    commit = git("commit-tree", git("write-tree", cwd=repo).strip(), "-m", "x", cwd=repo).strip()
-    git("update-index", "--add", "--cacheinfo", f"160000,{commit},vendor/sub", cwd=repo)
-    git("commit", "-qm", "release", cwd=repo)
-    git("tag", "v1.0.0", cwd=repo)
+    git(repo, "add", "-A")
+    sub = git(repo, "hash-object", "-w", "--stdin").strip() or "0" * 40
+    commit = git(repo, "commit-tree", git(repo, "write-tree").strip(), "-m", "x").strip()
+    git(repo, "update-index", "--add", "--cacheinfo", f"160000,{commit},vendor/sub")
+    git(repo, "commit", "-qm", "release")
+    git(repo, "tag", "v1.0.0")
     assert sub
     ours, theirs = tmp_path / "ours.tar", tmp_path / "theirs.tar"
     write_tree_tar(repo, "refs/tags/v1.0.0", ours)
-    git("archive", "--format=tar", f"--output={theirs}", "v1.0.0", cwd=repo)
+    git(repo, "archive", "--format=tar", f"--output={theirs}", "v1.0.0")
     assert _members(ours) == _members(theirs)
     assert _members(ours)["docs/link.md"][:3] == ("link", 0, "deep/guide.md")
     assert _members(ours)["vendor/sub"][0] == "dir"

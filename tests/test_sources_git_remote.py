@@ -32,8 +32,8 @@ from pathlib import Path
 
 import pytest
 
-from builders import make_release, run_tether
-from helpers_sources import commit_release, git, init_repo, listing
+from builders import git, make_release, run_tether
+from helpers_sources import commit_release, init_repo, listing
 from tether.errors import TetherError
 from tether.sources import limits, open_source
 
@@ -58,23 +58,23 @@ def _upstream(tmp_path: Path, big_in: str | None = None) -> Path:
         commit_release(repo, files, f"v{version}")
         if version == big_in:
             (repo / "blob.bin").write_bytes(os.urandom(BIG))
-            git("add", "blob.bin", cwd=repo)
-            git("commit", "-q", "--amend", "--no-edit", cwd=repo)
-            git("tag", "-f", f"v{version}", cwd=repo)
+            git(repo, "add", "blob.bin")
+            git(repo, "commit", "-q", "--amend", "--no-edit")
+            git(repo, "tag", "-f", f"v{version}")
     return repo
 
 
 def _hold_back(repo: Path) -> str:
     """Release 2.0.0 not published yet: no ref reaches its commit (a clone made now holds
     1.0.0 only). Returns the commit, for ``_publish``."""
-    commit = git("rev-parse", "v2.0.0", cwd=repo).strip()
-    git("tag", "-d", "v2.0.0", cwd=repo)
-    git("reset", "-q", "--hard", "v1.0.0", cwd=repo)
+    commit = git(repo, "rev-parse", "v2.0.0").strip()
+    git(repo, "tag", "-d", "v2.0.0")
+    git(repo, "reset", "-q", "--hard", "v1.0.0")
     return commit
 
 
 def _publish(repo: Path, commit: str) -> None:
-    git("tag", "v2.0.0", commit, cwd=repo)
+    git(repo, "tag", "v2.0.0", commit)
 
 
 def _mirrors(project: Path) -> list[str]:
@@ -174,9 +174,9 @@ def _served(bare: Path, slow: str) -> Iterator[str]:
 def _bare_served(tmp_path: Path) -> Path:
     repo = _upstream(tmp_path)
     bare = tmp_path / "served" / "kit.git"
-    git("clone", "-q", "--bare", str(repo), str(bare), cwd=tmp_path)
-    git("repack", "-adq", cwd=bare)
-    git("update-server-info", cwd=bare)
+    git(tmp_path, "clone", "-q", "--bare", str(repo), str(bare))
+    git(bare, "repack", "-adq")
+    git(bare, "update-server-info")
     return bare
 
 
@@ -240,7 +240,7 @@ def _hooks_folder(tmp_path: Path, program: Path) -> Path:
 
 def _in_config(key: str, value: Callable[[Path, Path], str]) -> Callable[[Path, Path, Path], None]:
     def tamper(mirror: Path, program: Path, tmp_path: Path) -> None:
-        git("config", "--file", str(mirror / "config"), key, value(program, tmp_path), cwd=mirror)
+        git(mirror, "config", "--file", str(mirror / "config"), key, value(program, tmp_path))
 
     return tamper
 
@@ -253,15 +253,15 @@ def _own_hook(mirror: Path, program: Path, tmp_path: Path) -> None:
 
 def _included(mirror: Path, program: Path, tmp_path: Path) -> None:
     other = tmp_path / "other.config"
-    git("config", "--file", str(other), "core.hooksPath", str(_hooks_folder(tmp_path, program)),
-        cwd=tmp_path)  # fmt: skip
-    git("config", "--file", str(mirror / "config"), "include.path", str(other), cwd=mirror)
+    hooks = str(_hooks_folder(tmp_path, program))
+    git(tmp_path, "config", "--file", str(other), "core.hooksPath", hooks)
+    git(mirror, "config", "--file", str(mirror / "config"), "include.path", str(other))
 
 
 def _common_dir(mirror: Path, program: Path, tmp_path: Path) -> None:
     other = tmp_path / "other.git"
-    git("init", "-q", "--bare", str(other), cwd=tmp_path)
-    git("config", "core.hooksPath", str(_hooks_folder(tmp_path, program)), cwd=other)
+    git(tmp_path, "init", "-q", "--bare", str(other))
+    git(other, "config", "core.hooksPath", str(_hooks_folder(tmp_path, program)))
     (mirror / "commondir").write_text(f"{other}\n")
 
 
