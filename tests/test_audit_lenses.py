@@ -250,7 +250,7 @@ def test_lens_findings_are_cached_by_bytes_target_and_lens_code(
     from dataclasses import replace
 
     from tether.audit import shell
-    from tether.audit.cache import ResultCache
+    from tether.audit.result_cache import ResultCache
 
     cache, tools = ResultCache(tmp_path / "cache"), default_tools()
     target = Target("a.sh", "bash", bats=False, hook=False)

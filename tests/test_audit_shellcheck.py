@@ -16,7 +16,7 @@ import tether.audit.tools
 from audit_builders import audit, audit_json, commit, make_repo, write
 from builders import git
 from tether.audit import shellcheck
-from tether.audit.cache import ResultCache
+from tether.audit.result_cache import ResultCache
 from tether.audit.roster import GlobSet
 from tether.audit.shell import classify, interpreter
 from tether.audit.tools import Tool, Toolset, default_tools

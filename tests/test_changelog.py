@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from tether.engine.changelog import (
+from tether.engine.keep_a_changelog import (
     AdopterAction,
     adopter_actions,
     applicable_actions,

@@ -29,7 +29,7 @@ COMMON = {
     "flows.status",
     "fsio",
     "model",
-    "model.lifecycle",  # the manifest's and the profile's lifecycle values
+    "model.lifecycle_declarations",  # the manifest's and the profile's lifecycle values
     "model.manifest",
     "parselimits",
     "pathrules",
@@ -44,7 +44,7 @@ COMMON = {
     "sources.manifest_file",
     "sources.protocol",
     "state",
-    "state.cache",  # the pristine cache: the bytes of a file that differs
+    "state.pristine",  # the pristine cache: the bytes of a file that differs
     "state.config",  # .tether/config.toml (the TOML parser only when the file exists)
     "state.crashpoint",
     "state.journal",
@@ -55,7 +55,7 @@ COMMON = {
     "templates.records",
     "versions",
 }
-HUMAN = {"report.human", "report.lifecycle", "report.printable"}
+HUMAN = {"report.human", "report.lifecycle_steps", "report.printable"}
 JSON = {"report.documents"}
 EXPECTED = {
     ("status",): COMMON | HUMAN | {"cli.status_cmd"},

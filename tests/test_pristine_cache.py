@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from tether.state.cache import PristineCache
+from tether.state.pristine import PristineCache
 
 
 def sha(data: bytes) -> str:

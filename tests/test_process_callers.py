@@ -19,7 +19,7 @@ from builders import ForkedChild
 from process_helpers import all_gone, hung_program, kill_leftovers, recorded_pids
 from tether import process
 from tether.audit import shellast, shellcheck
-from tether.audit.cache import ResultCache
+from tether.audit.result_cache import ResultCache
 from tether.audit.tools import Tool
 from tether.engine.regions import RegenSpec, RegionDecl
 from tether.flows.regen import run_program, run_regeneration

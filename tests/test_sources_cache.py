@@ -9,7 +9,7 @@ import pytest
 from helpers_sources import commit_release, init_repo, listing, read_tree, release_tar
 from tether.errors import TetherError
 from tether.sources import open_source
-from tether.sources.cache import TreeCache, source_key
+from tether.sources.release_cache import TreeCache, source_key
 
 
 @pytest.fixture

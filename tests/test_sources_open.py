@@ -10,7 +10,7 @@ import pytest
 from helpers_sources import init_repo, read_tree, release_tar
 from tether.errors import TetherError
 from tether.sources import open_source
-from tether.sources.gh import GhSource
+from tether.sources.github import GhSource
 from tether.sources.gitrepo import GitSource
 from tether.sources.shelf import DirectorySource
 from tether.sources.tarball import LocalTarballSource, UrlTarballSource

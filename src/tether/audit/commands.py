@@ -11,8 +11,8 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
-from tether.audit.cache import ResultCache
 from tether.audit.clearance import GateEntry
+from tether.audit.result_cache import ResultCache
 from tether.audit.roster import Remit
 from tether.errors import TetherError, UsageError
 

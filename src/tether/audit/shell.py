@@ -22,7 +22,6 @@ from typing import Any, Final
 
 from tether import git
 from tether.audit import dependencies, shellcheck, suppress
-from tether.audit.cache import ResultCache, cache_key
 from tether.audit.findings import Finding, rule
 from tether.audit.lenses import (
     LensContext,
@@ -36,6 +35,7 @@ from tether.audit.lenses import (
 )
 from tether.audit.lenses.guards import guarded_lines
 from tether.audit.lenses.hooks import DependencyFacts
+from tether.audit.result_cache import ResultCache, cache_key
 from tether.audit.roster import GlobSet, Remit
 from tether.audit.shellast import Node, parse
 from tether.audit.tools import Toolset

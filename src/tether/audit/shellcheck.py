@@ -14,8 +14,8 @@ from dataclasses import dataclass
 from typing import Any, Final
 
 from tether import process
-from tether.audit.cache import ResultCache, cache_key
 from tether.audit.findings import Finding, rule
+from tether.audit.result_cache import ResultCache, cache_key
 from tether.audit.tools import Tool
 from tether.errors import TetherError
 from tether.fsio import sha256_bytes

@@ -285,7 +285,7 @@ def _shell(args: argparse.Namespace) -> int:
 
 
 def _cache(args: argparse.Namespace) -> Any:
-    from tether.audit.cache import ResultCache, default_cache_dir
+    from tether.audit.result_cache import ResultCache, default_cache_dir
 
     if args.no_cache:
         return ResultCache(None)

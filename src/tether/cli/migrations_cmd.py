@@ -23,8 +23,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from tether.flows.lifecycle import list_migrations, rerun_pending_migrations
-    from tether.report.lifecycle import render_migrations
+    from tether.flows.lifecycle_steps import list_migrations, rerun_pending_migrations
+    from tether.report.lifecycle_steps import render_migrations
 
     if args.rerun:
         report = rerun_pending_migrations(installed_project_dir(args), args.profile)

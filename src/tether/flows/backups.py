@@ -174,7 +174,7 @@ def prune_cached_releases(project: Project, latest: Release, installed: str) -> 
     fetched again when needed; the installed release's bytes are in the pristine cache
     anyway). Only trees tether fetched into its own release cache: a folder source is never
     touched, nor another source's trees, nor a link (never followed)."""
-    from tether.sources.cache import NOTE
+    from tether.sources.release_cache import NOTE
 
     cache = project.releases_cache
     base = latest.root.parent

@@ -1,5 +1,5 @@
 """``tether changelog``: the changelog sections between two versions and the follow-ups
-that still apply to a project. The parsing is ``tether.engine.changelog``; this module
+that still apply to a project. The parsing is ``tether.engine.keep_a_changelog``; this module
 finds the changelog (a file, a release of a source, or the project's recorded source) and
 looks at the project. Nothing here prints; the CLI renders the report.
 """
@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from tether.engine.changelog import (
+from tether.engine.keep_a_changelog import (
     AdopterAction,
     Section,
     adopter_actions,

@@ -27,8 +27,8 @@ from tether.fsio import (
 from tether.model.manifest import Manifest, ManifestFormat
 from tether.profiles import NATIVE, Profile, detect_profile, get_profile
 from tether.sources.manifest_file import load_manifest
-from tether.state.cache import PristineCache
 from tether.state.config import ProjectConfig, load_config
+from tether.state.pristine import PristineCache
 from tether.state.statcache import StatCache
 from tether.state.store import State, load_state
 from tether.templates import TemplateBinding, TemplateOptions

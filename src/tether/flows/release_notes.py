@@ -11,7 +11,7 @@ from tether.errors import TetherError
 from tether.fsio import read_bytes
 
 if TYPE_CHECKING:  # the parser is imported only when a release ships a changelog
-    from tether.engine.changelog import AdopterAction, Section
+    from tether.engine.keep_a_changelog import AdopterAction, Section
 
 
 @dataclass
@@ -30,7 +30,7 @@ def release_notes(project_root: Path, changelog: Path, installed: str, target: s
         text = read_bytes(changelog).decode("utf-8", "replace")
     except OSError:
         return ReleaseNotes()
-    from tether.engine.changelog import adopter_actions, applicable_actions, sections_between
+    from tether.engine.keep_a_changelog import adopter_actions, applicable_actions, sections_between
     from tether.flows.changelog import project_presence
 
     try:
@@ -51,7 +51,7 @@ def with_release_page(
     Best effort: a source that cannot say leaves the notes as they were."""
     if notes.sections or not source_spec or installed == target:
         return notes
-    from tether.engine.changelog import Section
+    from tether.engine.keep_a_changelog import Section
     from tether.sources import open_source
 
     try:

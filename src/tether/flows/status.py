@@ -358,7 +358,7 @@ def _leave_handed_over_paths(project: Project, baseline: Baseline, report: Statu
     lifecycle = project.profile.lifecycle.joined(baseline.manifest().lifecycle)
     if not lifecycle.ownership:
         return  # nothing to match: the lifecycle runner and its child process are not loaded
-    from tether.flows.lifecycle import handed_over_now
+    from tether.flows.lifecycle_steps import handed_over_now
 
     owned = handed_over_now(project, lifecycle)
     if not owned:
@@ -374,7 +374,7 @@ def open_action_items(project: Project, baseline: Baseline) -> list[dict[str, ob
     release or the profile still declares: settled only when one runs again and succeeds."""
     if baseline.state is None or not baseline.state.applied_migrations:
         return []  # no migration ever ran here, so none is left blocking
-    from tether.flows.lifecycle import blocking_migrations
+    from tether.flows.lifecycle_steps import blocking_migrations
 
     return [item.to_json() for item in blocking_migrations(project, baseline)]
 

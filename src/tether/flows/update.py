@@ -31,7 +31,7 @@ from tether.flows.baseline import (
 )
 from tether.flows.fetch import fetch_release
 from tether.flows.finalize import finalize
-from tether.flows.lifecycle import LifecyclePlan, plan_lifecycle, programs_off_switch
+from tether.flows.lifecycle_steps import LifecyclePlan, plan_lifecycle, programs_off_switch
 from tether.flows.plan import UpdateOptions, build_plan
 from tether.flows.preflight import (
     BranchPlan,
@@ -100,7 +100,7 @@ class UpdateRequest:
     def template_options(self) -> TemplateOptions:
         """The template options with this run's switches: a dry run, ``--no-programs`` and
         ``--no-regions`` (or their variables) run none of the template's programs."""
-        from tether.flows.lifecycle import programs_off_switch
+        from tether.flows.lifecycle_steps import programs_off_switch
 
         options = self.template or TemplateOptions()
         off = programs_off_switch(self.no_programs, self.options.no_regions) is not None
@@ -557,7 +557,7 @@ def _lifecycle_into_plan(
 ) -> None:
     """Hand-offs and template-installed files become ordinary actions of the file plan, so
     apply, the journal and the report treat them as every other path."""
-    from tether.flows.lifecycle import hand_over, plan_templates
+    from tether.flows.lifecycle_steps import hand_over, plan_templates
 
     hand_over(plan, lifecycle.owned)
     plan_templates(project, baseline, latest, lifecycle, plan, written_before=set(resume.done))
@@ -695,7 +695,7 @@ def _up_to_date(
             "completed; review the changes (git diff) and commit them"
         )
         if not request.dry_run:  # the caller holds the lock
-            from tether.flows.lifecycle import finish_post_update
+            from tether.flows.lifecycle_steps import finish_post_update
 
             report.post_update = finish_post_update(
                 project, _journal(project), unfinished, baseline.manifest().lifecycle
@@ -788,7 +788,7 @@ def _plan_and_apply(
         prepared = prepare_update(request)
         if isinstance(prepared, UpdateReport):
             return prepared
-        from tether.flows.lifecycle import count_trailer_invalidations, dry_run_migrations
+        from tether.flows.lifecycle_steps import count_trailer_invalidations, dry_run_migrations
 
         dry_run_migrations(prepared.lifecycle)
         count_trailer_invalidations(prepared.project, prepared.lifecycle)
@@ -906,7 +906,7 @@ def _execute(prepared: PreparedUpdate, branch: BranchPlan | None = None) -> Upda
         outcome.actions += _template_stage(prepared, ctx, "after")
     regenerated = []
     if not outcome.failed and not outcome.interrupted:
-        from tether.flows.lifecycle import (
+        from tether.flows.lifecycle_steps import (
             count_trailer_invalidations,
             post_update_writes,
             run_migrations,
@@ -986,7 +986,7 @@ def _unregenerated_paths(regions: RegionPlan, outcomes: list[RegenOutcome]) -> l
 def _before_writes(prepared: PreparedUpdate, ctx: RunContext) -> None:
     """Journal the conditions as they are before any write, then run the "before"
     migrations; when one ran, the file plan is made again on the tree it left."""
-    from tether.flows.lifecycle import journal_snapshot, run_migrations
+    from tether.flows.lifecycle_steps import journal_snapshot, run_migrations
 
     lifecycle = prepared.lifecycle
     before = [m for m in lifecycle.migrations if m.when == "before"]
@@ -1167,7 +1167,7 @@ def _migrations_not_undone(journal: Journal, run: RunRecord) -> list[str]:
     """What the run's migrations changed is not put back: tether keeps no copy of what a
     release's program moves or rewrites (GAIA's SPEC folder moves). One note per migration
     that ran, unless it reported doing nothing (a summary of 0)."""
-    from tether.flows.lifecycle import journaled_migrations
+    from tether.flows.lifecycle_steps import journaled_migrations
 
     finished, started = journaled_migrations(journal, run.run_id)
     notes = []

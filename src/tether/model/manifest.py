@@ -10,7 +10,7 @@ from enum import StrEnum
 from typing import Any
 
 from tether.errors import TetherError
-from tether.model.lifecycle import LIFECYCLE_KEYS, Lifecycle, parse_lifecycle
+from tether.model.lifecycle_declarations import LIFECYCLE_KEYS, Lifecycle, parse_lifecycle
 from tether.parselimits import MAX_NESTING, json_loads
 from tether.pathrules import (
     NOTHING_RESERVED,

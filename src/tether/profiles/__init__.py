@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from tether.errors import UsageError
-from tether.model.lifecycle import Lifecycle
+from tether.model.lifecycle_declarations import Lifecycle
 from tether.model.manifest import ManifestFormat
 from tether.pathrules import ReservedPaths
 from tether.profiles.gaia import (

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from tether.model.lifecycle import Lifecycle, parse_lifecycle
+from tether.model.lifecycle_declarations import Lifecycle, parse_lifecycle
 
 DESIGN_PAGE = "wiki/concepts/Design System.md"
 AUDIT_TEMPLATE = ".gaia/cli/templates/workflows/code-review-audit.yml.tmpl"

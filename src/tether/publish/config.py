@@ -13,7 +13,7 @@ from typing import Any
 
 from tether.errors import TetherError
 from tether.fsio import cannot_read, read_bytes
-from tether.model.lifecycle import LIFECYCLE_KEYS, Lifecycle, parse_lifecycle
+from tether.model.lifecycle_declarations import LIFECYCLE_KEYS, Lifecycle, parse_lifecycle
 from tether.model.manifest import DEFAULT_CHANGELOG, FileClass, Rename
 from tether.parselimits import MAX_NESTING, toml_loads
 from tether.pathrules import project_path_problem

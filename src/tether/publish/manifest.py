@@ -18,7 +18,7 @@ from typing import Any
 from tether import git
 from tether.errors import TetherError
 from tether.fsio import atomic_write, read_bytes, sha256_file
-from tether.model.lifecycle import check_against_files
+from tether.model.lifecycle_declarations import check_against_files
 from tether.model.manifest import (
     FileClass,
     Manifest,

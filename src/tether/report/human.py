@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from tether.report import lifecycle as lifecycle_report
+from tether.report import lifecycle_steps as lifecycle_report
 from tether.report.printable import lines_of, one_line, printable
 
 if TYPE_CHECKING:
@@ -400,7 +400,7 @@ def _delete_listing(report: UpdateReport, limit: int | None) -> list[str]:
 
 def _handed_over(report: UpdateReport) -> list[FileAction]:
     """Paths an ownership hand-off gave to the adopter (docs/lifecycle.md)."""
-    from tether.flows.lifecycle import ADOPTER_OWNED_REASON
+    from tether.flows.lifecycle_steps import ADOPTER_OWNED_REASON
     from tether.model.plan import Bucket
 
     return [

@@ -75,7 +75,7 @@ def _open_url(spec: str, url: str, scheme: str, cache_dir: Path, limit: int) -> 
             return _open_path(spec, Path(path), cache_dir, limit)
         return _open_git(spec, url, cache_dir, limit)
     if scheme in ("http", "https") and has_placeholder(url):
-        from tether.sources.cache import TreeCache, source_key
+        from tether.sources.release_cache import TreeCache, source_key
         from tether.sources.tarball import UrlTarballSource
 
         cache = TreeCache(cache_dir, source_key("url-tarball", url), limit)
@@ -94,7 +94,7 @@ def _open_path(spec: str, path: Path, cache_dir: Path, limit: int) -> Source:
     from tether.sources.tarball import TAR_SUFFIXES, has_placeholder
 
     if has_placeholder(str(path)):
-        from tether.sources.cache import TreeCache, source_key
+        from tether.sources.release_cache import TreeCache, source_key
         from tether.sources.tarball import LocalTarballSource
 
         template = os.path.abspath(path)
@@ -115,8 +115,8 @@ def _open_git(
     spec: str, location: str, cache_dir: Path, limit: int, local: Path | None = None
 ) -> Source:
     from tether import git
-    from tether.sources.cache import TreeCache, source_key
     from tether.sources.gitrepo import GitSource
+    from tether.sources.release_cache import TreeCache, source_key
 
     if location.startswith("-"):
         raise unknown_source(spec)
@@ -133,8 +133,8 @@ def _open_git(
 
 
 def _open_gh_release(spec: str, cache_dir: Path, limit: int) -> Source:
-    from tether.sources.cache import TreeCache, source_key
-    from tether.sources.gh import GhReleaseSource, release_repo
+    from tether.sources.github import GhReleaseSource, release_repo
+    from tether.sources.release_cache import TreeCache, source_key
 
     repo = release_repo(spec)
     return GhReleaseSource(
@@ -143,8 +143,8 @@ def _open_gh_release(spec: str, cache_dir: Path, limit: int) -> Source:
 
 
 def _open_gh(spec: str, cache_dir: Path, limit: int) -> Source:
-    from tether.sources.cache import TreeCache, source_key
-    from tether.sources.gh import GhSource, gh_repo
+    from tether.sources.github import GhSource, gh_repo
+    from tether.sources.release_cache import TreeCache, source_key
 
     repo = gh_repo(spec)
     return GhSource(spec, repo, TreeCache(cache_dir, source_key("gh", repo), limit), limit)

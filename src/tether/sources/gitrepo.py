@@ -23,9 +23,9 @@ from pathlib import Path
 from tether import git, progress
 from tether.errors import TetherError
 from tether.sources import limits
-from tether.sources.cache import TreeCache
 from tether.sources.common import version_names
 from tether.sources.extract import extract_tar_safely
+from tether.sources.release_cache import TreeCache
 from tether.sources.tagged import TaggedSource
 from tether.versions import parse_version
 

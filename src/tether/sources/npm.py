@@ -24,10 +24,10 @@ from typing import Any
 from tether.errors import TetherError
 from tether.fsio import cannot_read, read_regular
 from tether.parselimits import json_loads
-from tether.sources.cache import TreeCache, source_key
 from tether.sources.common import asked_version, match_version, not_found
 from tether.sources.extract import extract_tar_safely
 from tether.sources.protocol import ReleaseTree
+from tether.sources.release_cache import TreeCache, source_key
 from tether.versions import parse_version, sort_versions
 
 PREFIX = "npm:"

@@ -7,9 +7,9 @@ from __future__ import annotations
 from abc import ABC, abstractmethod
 from pathlib import Path
 
-from tether.sources.cache import TreeCache
 from tether.sources.common import asked_version, match_version, not_found, twin_note
 from tether.sources.protocol import ReleaseTree
+from tether.sources.release_cache import TreeCache
 from tether.versions import sort_versions
 
 

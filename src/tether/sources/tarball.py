@@ -15,10 +15,10 @@ from pathlib import Path
 from tether import __version__
 from tether.errors import TetherError
 from tether.fsio import read_bytes
-from tether.sources.cache import TreeCache
 from tether.sources.common import asked_version
 from tether.sources.extract import extract_tar_safely
 from tether.sources.protocol import ReleaseTree
+from tether.sources.release_cache import TreeCache
 from tether.sources.tagged import TaggedSource
 from tether.sources.web import BoundExceeded, download_bounds, download_url
 from tether.versions import parse_version

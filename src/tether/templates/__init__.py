@@ -3,7 +3,7 @@
 A project holding copier's answers file or cruft's ``.cruft.json`` needs no ``tether init``:
 its record names the template, the version the project is at and the answers it was
 rendered with. tether renders the template at that version and at the target with those
-answers (the tool's own library, into a shared cache: ``templates/cache.py``), uses the two
+answers (the tool's own library, into a shared cache: ``templates/render_cache.py``), uses the two
 renders as baseline and release, and makes its per-file decisions and merges as for any
 update; the record is rewritten when the update finished, as a version marker is.
 

@@ -262,7 +262,7 @@ def migrations_in_range(src: str, from_ref: str, to_ref: str) -> bool:
     _copier()
     from copier._template import Template
 
-    from tether.templates.cache import ONE_RENDER, no_git_prompts
+    from tether.templates.render_cache import ONE_RENDER, no_git_prompts
 
     old, new = Template(url=src, ref=from_ref), Template(url=src, ref=to_ref)
     try:
@@ -291,7 +291,7 @@ def run_update_tasks(
     from copier._types import Phase
     from copier.errors import TaskError
 
-    from tether.templates.cache import ONE_RENDER, no_git_prompts
+    from tether.templates.render_cache import ONE_RENDER, no_git_prompts
 
     old = Template(url=src, ref=from_ref)
     token = _operation.set("update")

@@ -7,7 +7,7 @@ source and its name are the same (apart from the file name it writes into the co
 tracebacks), so a render's output is the same with or
 without the sharing; only the time differs (docs/performance.md). (The file name is not part of
 the key: see ``shared_compile``.) The renders of a process run
-one at a time (``cache.ONE_RENDER``), so the table needs no lock of its own. Bounded.
+one at a time (``render_cache.ONE_RENDER``), so the table needs no lock of its own. Bounded.
 """
 
 from __future__ import annotations

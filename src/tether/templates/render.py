@@ -1,6 +1,6 @@
 """One render of a template record at a version with a set of answers, through the render
 cache (the renderers change the working folder of the process they run in, so two renders in
-one process run one after the other: ``cache.ONE_RENDER``)."""
+one process run one after the other: ``render_cache.ONE_RENDER``)."""
 
 from __future__ import annotations
 
@@ -9,8 +9,8 @@ from typing import TYPE_CHECKING, Any
 
 from tether.errors import TetherError
 from tether.templates import HOOKS_PREVIEW, HOOKS_REFUSE, HOOKS_RUN, HOOKS_SKIP
-from tether.templates.cache import cached_render, render_key
 from tether.templates.records import COPIER, TemplateRecord, answers_digest
+from tether.templates.render_cache import cached_render, render_key
 
 if TYPE_CHECKING:
     pass
@@ -68,7 +68,7 @@ def _usable_entry(
     the same tree), or, where the command runs no template program (``HOOKS_PREVIEW``), one
     an earlier run rendered with the hooks: nothing runs now, and it is what an update
     renders."""
-    from tether.templates.cache import read_facts
+    from tether.templates.render_cache import read_facts
 
     wanted = render_key_of(record, ref, answers, hooks)
     if read_facts(wanted) is not None:

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any
 from tether.report.printable import lines_of, one_line, printable
 
 if TYPE_CHECKING:
-    from tether.flows.lifecycle import MigrationsReport
+    from tether.flows.lifecycle_steps import MigrationsReport
     from tether.flows.update import UpdateReport
 
 SKIPPED_LOUDLY = (

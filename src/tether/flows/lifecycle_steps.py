@@ -18,7 +18,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from tether.engine.lifecycle import (
+from tether.engine.lifecycle_rules import (
     classify_template,
     condition_holds,
     due_migrations,
@@ -27,7 +27,13 @@ from tether.engine.lifecycle import (
     summary_capture,
 )
 from tether.fsio import read_bytes
-from tether.model.lifecycle import Condition, Lifecycle, Migration, Notice, PostUpdateWrite
+from tether.model.lifecycle_declarations import (
+    Condition,
+    Lifecycle,
+    Migration,
+    Notice,
+    PostUpdateWrite,
+)
 from tether.model.plan import Bucket, FileAction, Op, UpdatePlan
 from tether.sources.limits import MIGRATION_TIME
 from tether.state.journal import (
@@ -257,7 +263,7 @@ def _matched(
     left undecided. Every release pattern the conditions use is matched in one bounded
     child process (``pattern_child``): a pattern that backtracks for ever cannot hang the
     run; one the bound stopped makes its condition not hold, and says so."""
-    from tether.engine.lifecycle import condition_patterns
+    from tether.engine.lifecycle_rules import condition_patterns
     from tether.parselimits import PATTERN_MEMORY_BYTES, PATTERN_SECONDS
     from tether.pattern_child import SEARCH, match_in_child
 

@@ -8,7 +8,7 @@ import functools
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from tether.model.lifecycle import Condition, Migration, PostUpdateWrite
+from tether.model.lifecycle_declarations import Condition, Migration, PostUpdateWrite
 from tether.versions import compare_versions, is_version
 
 # A reader gives a project path's text, or None when there is no such regular file.

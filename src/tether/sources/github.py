@@ -11,10 +11,10 @@ from tether.errors import TetherError
 from tether.gh import GhBound, GhBoundExceeded, run_gh
 from tether.gh import installed as gh_installed
 from tether.sources import limits
-from tether.sources.cache import TreeCache
 from tether.sources.common import match_version, version_names
 from tether.sources.extract import extract_tar_safely
 from tether.sources.github_api import GitHubApi, NotPublished
+from tether.sources.release_cache import TreeCache
 from tether.sources.tagged import TaggedSource
 
 PREFIX = "gh:"
