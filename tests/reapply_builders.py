@@ -230,5 +230,7 @@ def statuses(document: dict[str, Any]) -> dict[str, str]:
 # A real process, so a crash point can end it.
 
 
-def run_process(*argv: str, crash: str | None = None) -> subprocess.CompletedProcess[str]:
+def reapply_forked(*argv: str, crash: str | None = None) -> subprocess.CompletedProcess[str]:
+    """``tether reapply`` in a child forked from the test's process (``builders.run_forked``),
+    which the crash point ``crash`` kills for real."""
     return run_forked("reapply", *argv, crash=crash, timeout=60)

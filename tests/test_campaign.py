@@ -318,7 +318,7 @@ def test_a_second_coordinator_is_refused_while_one_runs(world: World) -> None:
 # --- killed and run again ------------------------------------------------------------------
 
 
-def run_process(world: World, crash: str | None = None) -> subprocess.CompletedProcess[str]:
+def coordinator_forked(world: World, crash: str | None = None) -> subprocess.CompletedProcess[str]:
     """The coordinator in its own (forked) process, working in that process (-j 1): the crash
     point then stops the coordinator itself (tests/test_campaign_exec.py kills pool workers)."""
     argv = ["campaign", "run", "c1", "--dir", str(world.campaigns), "-j", "1", "--json"]
@@ -347,7 +347,7 @@ def test_a_coordinator_killed_after_any_record_continues_without_redoing_finishe
 ) -> None:
     three_repositories(world)
     folder = world.campaigns / "c1"
-    killed = run_process(world, f"{RECORD_STEP}:{crash_after}")
+    killed = coordinator_forked(world, f"{RECORD_STEP}:{crash_after}")
     assert killed.returncode == crashpoint.EXIT_CODE, killed.stderr
     finished_before = {
         path.name: path.read_bytes()
@@ -356,7 +356,7 @@ def test_a_coordinator_killed_after_any_record_continues_without_redoing_finishe
     }
     assert len(finished_before) == crash_after // 2
 
-    rerun = run_process(world)
+    rerun = coordinator_forked(world)
     assert rerun.returncode == Exit.CONFLICTS, rerun.stderr
     document = json.loads(rerun.stdout)
     assert [r["status"] for r in document["repositories"]] == ["updated", "conflicts", "updated"]
@@ -373,17 +373,17 @@ def test_a_coordinator_killed_inside_an_update_redoes_that_update_from_its_start
     world: World,
 ) -> None:
     three_repositories(world)
-    clean = run_process(world)
+    clean = coordinator_forked(world)
     expected = outcome(json.loads(clean.stdout))
 
     other = World(world.tmp / "again", world.shelf, world.registry, world.tmp / "again-c")
     other.tmp.mkdir()
     assert other.start()[0] == 0
     # Dies after the first file the first repository's update writes (its own journal).
-    killed = run_process(other, "file-written:1")
+    killed = coordinator_forked(other, "file-written:1")
     assert killed.returncode == crashpoint.EXIT_CODE, killed.stderr
     assert other.status()[1]["counts"]["cloned"] == 1
-    rerun = run_process(other)
+    rerun = coordinator_forked(other)
     assert rerun.returncode == Exit.CONFLICTS, rerun.stderr
     assert outcome(json.loads(rerun.stdout)) == expected
 

@@ -108,9 +108,11 @@ def run(world: World, name: str, *flags: str) -> tuple[int, dict]:
     return cli("run", name, "--dir", str(world.campaigns), *flags)
 
 
-def run_process(
+def campaign_run_in_interpreter(
     world: World, tmp: dict[str, str], name: str, *flags: str, env: dict[str, str] | None = None
 ) -> subprocess.CompletedProcess[str]:
+    """``tether campaign run NAME --json`` in a fresh interpreter (the console script), with
+    no crash point of the test's own environment and TMPDIR from ``tmp``."""
     argv = [*TETHER, "campaign", "run", name, "--dir", str(world.campaigns), "--json", *flags]
     clean = {
         k: v for k, v in os.environ.items() if k not in (crashpoint.ENV_VAR, crashpoint.TRIGGER_VAR)
@@ -254,7 +256,7 @@ def test_a_pool_worker_killed_mid_update_gives_the_same_final_state(
     trigger.write_text("armed\n")
     # The coordinator never writes a project file itself with -j 2: the one that dies is a
     # pool worker, and the pool it broke is replaced.
-    done = run_process(
+    done = campaign_run_in_interpreter(
         world,
         coordinator_tmp,
         "pool",
@@ -276,7 +278,7 @@ def test_a_pool_whose_workers_keep_dying_fails_those_repositories_and_goes_on(
     start(world, "pool")
     # Every worker process dies at its first project file: the repository is tried three
     # times, then failed with the reason; the coordinator itself lives on.
-    done = run_process(
+    done = campaign_run_in_interpreter(
         world, coordinator_tmp, "pool", "-j", "2", env={crashpoint.ENV_VAR: "file-written:1"}
     )
     assert done.returncode == Exit.ERROR, done.stderr
@@ -369,7 +371,9 @@ def test_a_pool_starts_where_the_temporary_folder_is_too_deep_for_a_socket(
     deep.mkdir(parents=True)
     world.remote("p1")
     start(world, "c1")
-    done = run_process(world, coordinator_tmp, "c1", "-j", "2", env={"TMPDIR": str(deep)})
+    done = campaign_run_in_interpreter(
+        world, coordinator_tmp, "c1", "-j", "2", env={"TMPDIR": str(deep)}
+    )
     assert done.returncode == 0, done.stderr
     assert states(json.loads(done.stdout)) == {"p1": "updated"}
 
@@ -382,7 +386,7 @@ def test_a_coordinator_killed_with_a_pool_at_work_continues_on_the_rerun(
     start(world, "pool")
     _, serial = run(world, "serial", "-j", "1")
     folder = world.campaigns / "pool"
-    killed = run_process(
+    killed = campaign_run_in_interpreter(
         world, coordinator_tmp, "pool", "-j", "2", env={crashpoint.ENV_VAR: f"{RECORD_STEP}:4"}
     )
     assert killed.returncode == crashpoint.EXIT_CODE, killed.stderr
@@ -393,7 +397,7 @@ def test_a_coordinator_killed_with_a_pool_at_work_continues_on_the_rerun(
     }
     # Units the killed coordinator had handed out may still be finishing; the rerun's units
     # wait for their mirrors' locks.
-    rerun = run_process(world, coordinator_tmp, "pool", "-j", "2")
+    rerun = campaign_run_in_interpreter(world, coordinator_tmp, "pool", "-j", "2")
     assert rerun.returncode == Exit.ERROR, rerun.stderr
     document = json.loads(rerun.stdout)
     assert results(document) == results(serial)
@@ -559,7 +563,9 @@ def test_dask_without_a_scheduler_runs_a_cluster_of_its_own_on_loopback(
             taken.listen()
         except OSError:
             pass  # already taken by something else: the case this test is about
-        done = run_process(world, coordinator_tmp, "c1", "--executor", "dask", "-j", "1")
+        done = campaign_run_in_interpreter(
+            world, coordinator_tmp, "c1", "--executor", "dask", "-j", "1"
+        )
     assert done.returncode == 0, done.stderr
     document = json.loads(done.stdout)
     assert document["run"]["executor"] == "dask" and document["run"]["jobs"] == 1
@@ -658,7 +664,7 @@ def test_an_unreachable_scheduler_is_a_one_line_error(
         address = f"tcp://127.0.0.1:{probe.getsockname()[1]}"
     # Dask's own connect timeout, through its configuration's environment variable.
     env = {"DASK_DISTRIBUTED__COMM__TIMEOUTS__CONNECT": "200ms"}
-    done = run_process(
+    done = campaign_run_in_interpreter(
         world, coordinator_tmp, "c1", "--executor", "dask", "--scheduler", address, env=env
     )
     assert done.returncode == Exit.ERROR

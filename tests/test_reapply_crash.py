@@ -16,7 +16,7 @@ import pytest
 from reapply_builders import (
     EXECUTE,
     Gsd,
-    run_process,
+    reapply_forked,
     standard,
 )
 from tether.state import crashpoint
@@ -75,7 +75,7 @@ def test_crash_at_every_journal_step_then_rerun(
     template = build(tmp_path / "template")
     installed = user_tree(template.target)
     reference = build(tmp_path / "reference")
-    done = run_process(*command(reference, *extra))
+    done = reapply_forked(*command(reference, *extra))
     expected_code, expected_tree = done.returncode, user_tree(reference.target)
     expected_patches = conflict_patches(done.stdout)
     # --auto settles every conflict: the run is done; otherwise conflicts are left
@@ -91,9 +91,9 @@ def test_crash_at_every_journal_step_then_rerun(
     for n, point in enumerate(points):
         gsd = Gsd(tmp_path / f"crash{n}", template.v1, template.ours, template.v2)
         shutil.copytree(template.root, gsd.root, symlinks=True)
-        crashed = run_process(*command(gsd, *extra), crash=point)
+        crashed = reapply_forked(*command(gsd, *extra), crash=point)
         assert crashed.returncode == crashpoint.EXIT_CODE, (point, crashed.stderr)
-        rerun = run_process(*command(gsd, *extra))
+        rerun = reapply_forked(*command(gsd, *extra))
         assert rerun.returncode == expected_code, (point, rerun.stderr)
         assert user_tree(gsd.target) == expected_tree, point
         assert conflict_patches(rerun.stdout) == expected_patches, point
@@ -112,13 +112,13 @@ def test_crash_at_every_journal_step_then_rerun(
 
 def test_rerun_does_not_write_over_a_file_edited_after_the_interruption(tmp_path: Path) -> None:
     gsd = standard(tmp_path)
-    crashed = run_process(*command(gsd), crash="file-written:1")
+    crashed = reapply_forked(*command(gsd), crash="file-written:1")
     assert crashed.returncode == crashpoint.EXIT_CODE
     # The writer journals a batch's writes with one group commit: both files were written.
     written, _ = [r for r in journal(gsd) if r["step"] == "file-written"]
     edited = gsd.target / str(written["path"])
     edited.write_text("edited by hand after the crash\n")
-    rerun = run_process(*command(gsd))
+    rerun = reapply_forked(*command(gsd))
     assert rerun.returncode == 1
     doc = json.loads(rerun.stdout)
     [failed] = [r for r in doc["results"] if r["status"] == "failed"]
@@ -129,13 +129,13 @@ def test_rerun_does_not_write_over_a_file_edited_after_the_interruption(tmp_path
 
 def test_another_job_is_refused_while_one_is_unfinished(tmp_path: Path) -> None:
     gsd = standard(tmp_path)
-    assert run_process(*command(gsd), crash="file-written:1").returncode == crashpoint.EXIT_CODE
+    assert reapply_forked(*command(gsd), crash="file-written:1").returncode == crashpoint.EXIT_CODE
     other = tmp_path / "other-patches"
     shutil.copytree(gsd.patches, other)
     meta = json.loads((other / "backup-meta.json").read_text())
     meta["files"] = [EXECUTE]
     (other / "backup-meta.json").write_text(json.dumps(meta))
-    refused = run_process("--patches", str(other), "-C", str(gsd.target))
+    refused = reapply_forked("--patches", str(other), "-C", str(gsd.target))
     assert refused.returncode == 1
     assert "unfinished" in refused.stderr and str(gsd.patches) in refused.stderr
 
@@ -150,12 +150,12 @@ def test_killed_mid_write_resumed_then_run_again_changes_nothing(
     run after it changes nothing, never nesting conflict markers in a file it wrote."""
     template = build(tmp_path / "template")
     reference = build(tmp_path / "reference")
-    done = run_process(*command(reference))
+    done = reapply_forked(*command(reference))
     expected_code, expected_tree = done.returncode, user_tree(reference.target)
     intents = [p for p in crashpoint.points(journal(reference)) if p.startswith("file-intent")]
     gsd = Gsd(tmp_path / "trial", template.v1, template.ours, template.v2)
     shutil.copytree(template.root, gsd.root, symlinks=True)
-    crashed = run_process(*command(gsd), crash=intents[-1])
+    crashed = reapply_forked(*command(gsd), crash=intents[-1])
     assert crashed.returncode == crashpoint.EXIT_CODE, crashed.stderr
     written = [r["path"] for r in journal(gsd) if r["step"] == "file-intent"]
     for rel in written[:1] if landed == "one" else written:
@@ -164,10 +164,10 @@ def test_killed_mid_write_resumed_then_run_again_changes_nothing(
         fresh = gsd.target / f"{rel}.new"
         fresh.write_bytes(expected_tree[str(rel)])
         os.replace(fresh, gsd.target / str(rel))
-    resumed = run_process(*command(gsd))
+    resumed = reapply_forked(*command(gsd))
     assert resumed.returncode == expected_code, resumed.stderr
     assert user_tree(gsd.target) == expected_tree
-    again = run_process(*command(gsd))
+    again = reapply_forked(*command(gsd))
     assert again.returncode == expected_code, again.stderr
     assert user_tree(gsd.target) == expected_tree  # nothing changed, no nested markers
     first, second = json.loads(resumed.stdout), json.loads(again.stdout)

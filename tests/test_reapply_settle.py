@@ -26,7 +26,7 @@ from reapply_builders import (
     PLANNER_V2,
     Gsd,
     make_gsd,
-    run_process,
+    reapply_forked,
 )
 from test_reapply_crash import journal, user_tree
 from test_reapply_resolve import run_on_terminal
@@ -173,7 +173,7 @@ def test_a_dropped_file_kept_resumes_after_a_kill_at_every_step(tmp_path: Path) 
         return ["--patches", str(gsd.patches), "-C", str(gsd.target),
                 "--pristine", str(gsd.pristine), *more]  # fmt: skip
 
-    done = run_process(*command(reference, *extra))
+    done = reapply_forked(*command(reference, *extra))
     assert done.returncode == 0, done.stdout
     expected = user_tree(reference.target)
     points = crashpoint.points(journal(reference))
@@ -182,10 +182,10 @@ def test_a_dropped_file_kept_resumes_after_a_kill_at_every_step(tmp_path: Path) 
     for n, point in enumerate(points):
         gsd = Gsd(tmp_path / f"crash{n}", template.v1, template.ours, template.v2)
         shutil.copytree(template.root, gsd.root, symlinks=True)
-        assert run_process(*command(gsd, *extra), crash=point).returncode == crashpoint.EXIT_CODE
+        assert reapply_forked(*command(gsd, *extra), crash=point).returncode == crashpoint.EXIT_CODE
         if (gsd.target / GONE).exists() and not point.startswith("run-complete"):
             kept_before_the_kill.append(point)
-        rerun = run_process(*command(gsd, *extra))
+        rerun = reapply_forked(*command(gsd, *extra))
         assert rerun.returncode == 0, (point, rerun.stdout)
         assert user_tree(gsd.target) == expected, point
         assert results(json.loads(rerun.stdout))[GONE]["resolution"] in ("keep", None), point
@@ -194,8 +194,8 @@ def test_a_dropped_file_kept_resumes_after_a_kill_at_every_step(tmp_path: Path) 
         # The interrupted run kept it; the rerun drops it: the copy that run wrote goes.
         gsd = Gsd(tmp_path / f"drop{n}", template.v1, template.ours, template.v2)
         shutil.copytree(template.root, gsd.root, symlinks=True)
-        assert run_process(*command(gsd, *extra), crash=point).returncode == crashpoint.EXIT_CODE
-        rerun = run_process(*command(gsd, "--auto", "keep-mine", "--dropped", "drop"))
+        assert reapply_forked(*command(gsd, *extra), crash=point).returncode == crashpoint.EXIT_CODE
+        rerun = reapply_forked(*command(gsd, "--auto", "keep-mine", "--dropped", "drop"))
         assert rerun.returncode == 0, (point, rerun.stdout)
         assert not (gsd.target / GONE).exists(), point
         assert (gsd.patches / GONE).read_text() == GONE_OURS

@@ -18,7 +18,7 @@ from reapply_builders import (
     PLANNER_V1,
     PLANNER_V2,
     make_gsd,
-    run_process,
+    reapply_forked,
     sha,
     standard,
 )
@@ -81,10 +81,10 @@ def test_a_resume_with_another_conflict_style_puts_the_installed_version_back(
     markers go and the installed version is back. The first backup stays as it was; the
     markers, backed up before they are replaced, go beside it."""
     gsd = standard(tmp_path)
-    crashed = run_process(*command(gsd), crash="file-written:1")
+    crashed = reapply_forked(*command(gsd), crash="file-written:1")
     assert crashed.returncode == crashpoint.EXIT_CODE, crashed.stderr
     assert "<<<<<<<" in gsd.read(EXECUTE)
-    rerun = run_process(*command(gsd, "--conflict", "patch"))
+    rerun = reapply_forked(*command(gsd, "--conflict", "patch"))
     assert rerun.returncode == 4, rerun.stderr
     doc = json.loads(rerun.stdout)
     results = {r["file"]: r for r in doc["results"]}
@@ -104,7 +104,7 @@ def test_an_unfinished_run_of_the_previous_writer_is_resumed(tmp_path: Path) -> 
     no intents; such a journal, left by a crash after the planner's merge, still resumes to
     the end state of an uninterrupted run."""
     reference = standard(tmp_path / "reference")
-    done = run_process(*command(reference))
+    done = reapply_forked(*command(reference))
     gsd = standard(tmp_path / "resumed")
     patch_set = load_patch_set(gsd.patches)
     digest = sha(f"{patch_set.root.resolve()}\0{patch_set.meta_sha256}\0{gsd.target.resolve()}")
@@ -125,7 +125,7 @@ def test_an_unfinished_run_of_the_previous_writer_is_resumed(tmp_path: Path) -> 
     lines = [json.dumps({"run": run, "seq": n, "at": "x", **r}) for n, r in enumerate(records, 1)]
     journal_of(gsd).parent.mkdir(exist_ok=True)
     journal_of(gsd).write_text("\n".join(lines) + "\n")
-    rerun = run_process(*command(gsd))
+    rerun = reapply_forked(*command(gsd))
     assert rerun.returncode == done.returncode == 4, rerun.stderr
     doc = json.loads(rerun.stdout)
     assert doc["resumed"] is True and doc["run_id"] == run
