@@ -322,17 +322,17 @@ def index_entries(repo: Path, rels: Sequence[str]) -> dict[str, list[IndexEntry]
     entries: dict[str, list[IndexEntry]] = {rel: [] for rel in rels}
     if not rels:
         return entries
-    args = [LITERAL, "ls-files", "--stage", "-z", "--full-name", "--", *rels]
+    # Without --full-name git names each path relative to ``repo``, as ``rels`` are: no
+    # second process to ask where ``repo`` lies in its working tree.
+    args = [LITERAL, "ls-files", "--stage", "-z", "--", *rels]
     out = _run_git_bytes(args, cwd=repo)
     if out is None:
         raise TetherError(f"git ls-files failed in {repo}")
-    prefix = run_git(["rev-parse", "--show-prefix"], cwd=repo).stdout.strip()
     for line in out.decode("utf-8", "surrogateescape").split("\0"):
         if not line:
             continue
-        meta, _, name = line.partition("\t")
+        meta, _, rel = line.partition("\t")
         mode, oid, stage = meta.split()
-        rel = name.removeprefix(prefix)
         if rel in entries:
             entries[rel].append((int(mode, 8), oid, int(stage)))
     return entries
@@ -340,11 +340,19 @@ def index_entries(repo: Path, rels: Sequence[str]) -> dict[str, list[IndexEntry]
 
 def restore_index_entries(repo: Path, rel: str, entries: Sequence[IndexEntry]) -> None:
     """Put back ``rel``'s index entries as recorded (none: the path leaves the index)."""
-    lines = [f"0 {'0' * 40}\t{rel}"]  # drop every stage first
-    lines += [f"{mode:o} {oid} {stage}\t{rel}" for mode, oid, stage in entries]
+    _set_index_entries(repo, [(rel, entries)])
+
+
+def _set_index_entries(repo: Path, paths: Sequence[tuple[str, Sequence[IndexEntry]]]) -> None:
+    """Each path's entries replace whatever the index holds for it, all in one
+    ``update-index`` (none: the path leaves the index)."""
+    lines: list[str] = []
+    for rel, entries in paths:
+        lines.append(f"0 {'0' * 40}\t{rel}")  # drop every stage first
+        lines += [f"{mode:o} {oid} {stage}\t{rel}" for mode, oid, stage in entries]
     payload = ("\n".join(lines) + "\n").encode("utf-8", "surrogateescape")
     if _run_git_bytes(["update-index", "--index-info"], cwd=repo, data=payload) is None:
-        raise TetherError(f"git update-index failed for {rel}")
+        raise TetherError(f"git update-index failed for {', '.join(rel for rel, _ in paths)}")
 
 
 def write_blob(repo: Path, data: bytes) -> str:
@@ -355,16 +363,56 @@ def write_blob(repo: Path, data: bytes) -> str:
     return out.decode().strip()
 
 
-def record_unmerged(repo: Path, rel: str, stages: Sequence[tuple[int, bytes | None, int]]) -> None:
+def write_blobs(repo: Path, blobs: Sequence[bytes]) -> list[str]:
+    """Store each of ``blobs`` in ``repo``'s object database with one ``git hash-object``
+    for all of them (each is written to a scratch file it reads); their ids, in order.
+    ``--no-filters``: the bytes are stored as given, as ``--stdin`` stores them."""
+    if len(blobs) < 2:
+        return [write_blob(repo, data) for data in blobs]
+    import tempfile
+
+    with tempfile.TemporaryDirectory(prefix="tether-blobs-") as folder:
+        if "\n" in folder:  # a scratch folder whose name holds a line break: one at a time
+            return [write_blob(repo, data) for data in blobs]
+        names = []
+        for index, data in enumerate(blobs):
+            name = os.path.join(folder, str(index))
+            with open(name, "wb") as scratch:
+                scratch.write(data)
+            names.append(name)
+        payload = ("\n".join(names) + "\n").encode("utf-8", "surrogateescape")
+        args = ["hash-object", "-w", "--no-filters", "--stdin-paths"]
+        out = _run_git_bytes(args, cwd=repo, data=payload)
+    ids = out.decode().split() if out is not None else []
+    if len(ids) != len(blobs):
+        raise TetherError(f"git hash-object failed in {repo}")
+    return ids
+
+
+Stages = Sequence[tuple[int, bytes | None, int]]  # (stage, bytes or None when absent, mode)
+
+
+def record_unmerged(repo: Path, rel: str, stages: Stages) -> None:
     """Put ``rel`` into the index as unmerged: (stage, bytes or None when absent, mode).
 
     Stages 1/2/3 are base/ours/theirs, so ``git status`` lists the path as unmerged and
     ``git mergetool`` and IDEs offer a three-way view.
     """
-    entries = [
-        (mode, write_blob(repo, data), stage) for stage, data, mode in stages if data is not None
+    record_unmerged_paths(repo, [(rel, stages)])
+
+
+def record_unmerged_paths(repo: Path, conflicts: Sequence[tuple[str, Stages]]) -> None:
+    """``record_unmerged`` for several paths at once: one ``hash-object`` stores every
+    side's bytes and one ``update-index`` records every path's stages."""
+    if not conflicts:
+        return
+    blobs = [data for _, stages in conflicts for _, data, _ in stages if data is not None]
+    ids = iter(write_blobs(repo, blobs))
+    paths = [
+        (rel, [(mode, next(ids), stage) for stage, data, mode in stages if data is not None])
+        for rel, stages in conflicts
     ]
-    restore_index_entries(repo, rel, entries)
+    _set_index_entries(repo, paths)
 
 
 def commit_everything(repo: Path, message: str) -> str:

@@ -223,22 +223,31 @@ def _verify_written(ctx: RunContext, action: FileAction) -> None:
     )
 
 
-def _record_unmerged(ctx: RunContext, action: FileAction, outcome: ApplyOutcome) -> None:
-    """Markers in a git checkout: also stage base/ours/theirs so git and IDEs see a conflict."""
+def _record_unmerged(batch: _Batch) -> None:
+    """Markers in a git checkout: also stage base/ours/theirs so git and IDEs see a conflict.
+    Every file the batch wrote markers into is recorded at once (one git call for the
+    blobs, one for the index), after the writes and before the journal says they happened."""
+    ctx, actions = batch.ctx, [a for a in batch.unmerged if a.sides is not None]
+    batch.unmerged = []
+    top = ctx.git_top
+    if top is None or not actions:
+        return
     from tether import git
 
-    top = ctx.git_top
-    if top is None or action.sides is None:
-        return
-    rel = _repo_path(ctx, top, action.path)
-    mode = 0o100755 if (action.mode or 0) & 0o111 else 0o100644
-    base, ours, theirs = action.sides
+    conflicts: list[tuple[str, git.Stages]] = []
+    for action in actions:
+        assert action.sides is not None
+        mode = 0o100755 if (action.mode or 0) & 0o111 else 0o100644
+        base, ours, theirs = action.sides
+        stages = [(1, base or None, mode), (2, ours, mode), (3, theirs, mode)]
+        conflicts.append((_repo_path(ctx, top, action.path), stages))
     try:
-        git.record_unmerged(top, rel, [(1, base or None, mode), (2, ours, mode), (3, theirs, mode)])
+        git.record_unmerged_paths(top, conflicts)
     except TetherError as error:
-        outcome.notes.append(
+        batch.outcome.notes += [
             f"{action.path}: could not record the conflict in git's index ({error})"
-        )
+            for action in actions
+        ]
 
 
 def _save_index_entries(batch: _Batch) -> None:
@@ -297,12 +306,17 @@ class _Batch:
     untouched: set[int] = field(default_factory=set)  # ids of actions a stop left alone
     records: list[tuple[str, dict[str, object]]] = field(default_factory=list)
     linked: list[str] = field(default_factory=list)  # backups made as links this batch
+    unmerged: list[FileAction] = field(default_factory=list)  # markers written: git's index
 
-    def commit(self) -> None:
-        """Make the phase's files durable, then journal what they did with one fsync."""
+    def commit(self, journal: bool = True) -> None:
+        """Make the phase's files durable, then journal what they did with one fsync
+        (``journal=False``: the records wait for the next phase's, which comes before
+        anything that relies on them)."""
         flush_to_disk(self.flushed)
-        self.ctx.journal.append_many(self.ctx.run_id, self.records)
-        self.flushed, self.records = [], []
+        self.flushed = []
+        if journal:
+            self.ctx.journal.append_many(self.ctx.run_id, self.records)
+            self.records = []
 
 
 def _targets(ctx: RunContext, action: FileAction) -> list[tuple[str, bytes]]:
@@ -404,7 +418,7 @@ def _write_action(batch: _Batch, action: FileAction) -> None:
             wrote_path = True
             _verify_written(ctx, action)
             if action.op is Op.MARKERS:
-                _record_unmerged(ctx, action, batch.outcome)
+                batch.unmerged.append(action)
     if not wrote_path and _holds_content(ctx, action):
         # An interrupted run wrote exactly these bytes, possibly without checking them. (A
         # replan that wants other bytes there keeps what the run wrote, unchecked again.)
@@ -435,6 +449,8 @@ def _run_phase(
     batch: _Batch,
     step: Callable[[FileAction], None],
     should_stop: Callable[[], bool] | None = None,
+    *,
+    journal: bool = True,
 ) -> None:
     """Run one phase over the batch's live actions (a failing one drops out), then commit."""
     for index, action in enumerate(batch.actions):
@@ -450,7 +466,8 @@ def _run_phase(
             if isinstance(error, VerificationFailed):
                 batch.outcome.unverified[action.path] = error.verdict
             batch.actions[index] = _failed(batch.ctx, action, error)
-    batch.commit()
+    _record_unmerged(batch)
+    batch.commit(journal)
 
 
 def _apply_batch(
@@ -462,8 +479,11 @@ def _apply_batch(
         if _needs_backup(ctx, action):
             _backup(batch, action.path)
 
-    _run_phase(batch, back_up)
-    _save_index_entries(batch)  # journaled with the intents, before any write
+    # The backups are made durable, then journaled in one fsync with the index entries and
+    # the intents: a backup is on disk before any record names it, and all three before
+    # the first write.
+    _run_phase(batch, back_up, journal=False)
+    _save_index_entries(batch)
     _run_phase(batch, lambda action: _intent(batch, action))
     _run_phase(batch, lambda action: _write_action(batch, action), stop)
     if batch.linked:

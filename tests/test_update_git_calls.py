@@ -1,0 +1,79 @@
+"""How many git programs an update starts (docs/performance.md, "Small projects"): git is
+asked once per batch, not once per file. The count is read from a stand-in ``git`` on PATH
+that appends its arguments to a log and then runs the real git, so the repository ends up
+exactly as a direct call would leave it."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import stat
+from pathlib import Path
+
+import pytest
+
+from builders import call, git, make_release, run_tether
+
+BASE = "".join(f"line {i}\n" for i in range(12))
+CONFLICTED = ("docs/a.md", "docs/b.md", "src/c.py")
+
+
+def _project(tmp_path: Path) -> tuple[Path, Path]:
+    """A git repository with a project in its ``kit/`` folder (not at the top, so paths
+    in git's index differ from the project's) whose update to 2.0.0 conflicts in three
+    files and updates three more."""
+    shelf = tmp_path / "rel"
+    v1 = {rel: BASE for rel in CONFLICTED} | {f"plain{i}.txt": BASE for i in range(3)}
+    v2 = {rel: text.replace("line 5\n", "line 5 upstream\n") for rel, text in v1.items()}
+    make_release(shelf, "1.0.0", v1)
+    make_release(shelf, "2.0.0", v2)
+    repo = tmp_path / "repo"
+    project = repo / "kit"
+    project.mkdir(parents=True)
+    git(repo, "init", "-q", "-b", "main")
+    assert call("init", "--source", str(shelf), "--to", "1.0.0", "-C", str(project)) == 0
+    for rel in CONFLICTED:
+        (project / rel).write_text(BASE.replace("line 5\n", "line 5 mine\n"))
+    git(repo, "add", "-A")
+    git(repo, "commit", "-qm", "install")
+    return repo, project
+
+
+def _record_git_calls(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    real = shutil.which("git")
+    assert real is not None
+    log = tmp_path / "git-calls.log"
+    folder = tmp_path / "bin"
+    folder.mkdir()
+    stand_in = folder / "git"
+    stand_in.write_text(f'#!/bin/sh\necho "$*" >> "{log}"\nexec "{real}" "$@"\n')
+    stand_in.chmod(stand_in.stat().st_mode | stat.S_IXUSR)
+    monkeypatch.setenv("PATH", f"{folder}{os.pathsep}{os.environ['PATH']}")
+    return log
+
+
+def _unmerged(repo: Path) -> list[str]:
+    out = git(repo, "ls-files", "--unmerged")
+    return sorted({line.split("\t", 1)[1] for line in out.splitlines()})
+
+
+def test_three_conflicts_are_staged_with_one_git_call_for_the_blobs_and_one_for_the_index(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    repo, project = _project(tmp_path)
+    log = _record_git_calls(tmp_path, monkeypatch)
+    result = run_tether("update", "--yes", "--conflict", "markers", "-C", str(project))
+    assert result.returncode == 4, result.stderr
+    calls = [line.split() for line in log.read_text().splitlines()]
+    subcommands = [next(arg for arg in argv if not arg.startswith("-")) for argv in calls]
+    assert subcommands.count("hash-object") == 1
+    assert subcommands.count("update-index") == 1
+    assert not any("--show-prefix" in argv for argv in calls)
+    assert _unmerged(repo) == [f"kit/{rel}" for rel in CONFLICTED]
+    for rel in CONFLICTED:
+        assert git(repo, "show", f":1:kit/{rel}") == BASE
+        assert git(repo, "show", f":2:kit/{rel}") == BASE.replace("line 5\n", "line 5 mine\n")
+        assert git(repo, "show", f":3:kit/{rel}") == BASE.replace(
+            "line 5\n", "line 5 upstream\n"
+        )
+
