@@ -73,7 +73,4 @@ def test_three_conflicts_are_staged_with_one_git_call_for_the_blobs_and_one_for_
     for rel in CONFLICTED:
         assert git(repo, "show", f":1:kit/{rel}") == BASE
         assert git(repo, "show", f":2:kit/{rel}") == BASE.replace("line 5\n", "line 5 mine\n")
-        assert git(repo, "show", f":3:kit/{rel}") == BASE.replace(
-            "line 5\n", "line 5 upstream\n"
-        )
-
+        assert git(repo, "show", f":3:kit/{rel}") == BASE.replace("line 5\n", "line 5 upstream\n")
