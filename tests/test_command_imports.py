@@ -22,7 +22,6 @@ COMMON = {
     "errors",
     "flows",
     "flows.baseline",
-    "flows.conflicts",  # is an earlier conflict still open?
     "flows.conflicts",  # is a conflict an earlier update left settled?
     "flows.project",
     "flows.replay",  # is an interrupted run waiting in the journal?

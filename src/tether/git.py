@@ -369,8 +369,6 @@ def write_blobs(repo: Path, blobs: Sequence[bytes]) -> list[str]:
     ``--no-filters``: the bytes are stored as given, as ``--stdin`` stores them."""
     if len(blobs) < 2:
         return [write_blob(repo, data) for data in blobs]
-    import tempfile
-
     with tempfile.TemporaryDirectory(prefix="tether-blobs-") as folder:
         if "\n" in folder:  # a scratch folder whose name holds a line break: one at a time
             return [write_blob(repo, data) for data in blobs]

@@ -118,8 +118,12 @@ def build_parser(argv: Sequence[str]) -> argparse.ArgumentParser:
 def _parser_for(chosen: str | None) -> argparse.ArgumentParser:
     # Built once per command and process: a parse keeps nothing in the parser, and a process
     # that runs the CLI many times (the test suite, an agent's library use) would otherwise
-    # rebuild ~25 sub-parsers on every call.
-    return _parser(lambda name: name == chosen)
+    # rebuild ~25 sub-parsers on every call. A run of one command makes that command's
+    # sub-parser alone (each costs as much to make as a small command's own work); the
+    # listing of every command is for ``tether --help`` and a command line that names none.
+    if chosen is None:
+        return _parser(lambda name: False)
+    return _parser(lambda name: name == chosen, listed=lambda name: name == chosen)
 
 
 def build_full_parser() -> argparse.ArgumentParser:
@@ -127,7 +131,9 @@ def build_full_parser() -> argparse.ArgumentParser:
     return _parser(lambda name: True)
 
 
-def _parser(wanted: Callable[[str], bool]) -> argparse.ArgumentParser:
+def _parser(
+    wanted: Callable[[str], bool], listed: Callable[[str], bool] = lambda name: True
+) -> argparse.ArgumentParser:
     parser = Parser(
         prog="tether",
         description=(
@@ -138,6 +144,8 @@ def _parser(wanted: Callable[[str], bool]) -> argparse.ArgumentParser:
     add_global_flags(parser, top=True)
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     for name, (module_name, help_text) in COMMANDS.items():
+        if not listed(name):
+            continue
         command_parser = sub.add_parser(name, help=help_text, description=help_text)
         if wanted(name):
             module = importlib.import_module(module_name)

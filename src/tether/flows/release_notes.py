@@ -51,7 +51,6 @@ def with_release_page(
     Best effort: a source that cannot say leaves the notes as they were."""
     if notes.sections or not source_spec or installed == target:
         return notes
-    from tether.engine.keep_a_changelog import Section
     from tether.sources import open_source
 
     try:
@@ -62,5 +61,7 @@ def with_release_page(
     body = published(target) if callable(published) else None
     if not isinstance(body, str) or not body.strip():
         return notes
+    from tether.engine.keep_a_changelog import Section
+
     section = Section(target, "", body.strip("\n").replace("\r\n", "\n"))
     return ReleaseNotes([section], notes.actions, from_release_page=True)

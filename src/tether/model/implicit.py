@@ -15,13 +15,14 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Iterable, Sequence
-from typing import Any
-
-import pathspec
+from typing import TYPE_CHECKING, Any
 
 from tether.errors import TetherError
 from tether.model.manifest import FileClass, Manifest, manifest_to_native
 from tether.pathrules import NOTHING_RESERVED, ReservedPaths, project_path_problem
+
+if TYPE_CHECKING:  # the matcher is loaded when a release declares patterns
+    import pathspec
 
 # The release's own list of paths it does not ship (gitignore syntax).
 IGNORE_FILE = ".tetherignore"
@@ -42,6 +43,8 @@ def compile_patterns(patterns: Sequence[str], origin: str) -> pathspec.GitIgnore
     for pattern in patterns:
         if not isinstance(pattern, str) or "\x00" in pattern or "\n" in pattern:
             raise TetherError(f"{origin}: exclude pattern {pattern!r} is not a one-line pattern")
+    import pathspec
+
     try:
         return pathspec.GitIgnoreSpec.from_lines(list(patterns))
     except (ValueError, TypeError) as error:  # pathspec's GitWildMatchPatternError is one

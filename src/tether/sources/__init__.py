@@ -67,7 +67,7 @@ def open_source(
 
 
 def _open_url(spec: str, url: str, scheme: str, cache_dir: Path, limit: int) -> Source:
-    from tether.sources.tarball import TAR_SUFFIXES, has_placeholder
+    from tether.sources.common import TAR_SUFFIXES, has_placeholder
 
     if scheme == "file":
         path = url.removeprefix("file://")
@@ -91,7 +91,7 @@ def _open_url(spec: str, url: str, scheme: str, cache_dir: Path, limit: int) -> 
 
 def _open_path(spec: str, path: Path, cache_dir: Path, limit: int) -> Source:
     from tether import git
-    from tether.sources.tarball import TAR_SUFFIXES, has_placeholder
+    from tether.sources.common import TAR_SUFFIXES, has_placeholder
 
     if has_placeholder(str(path)):
         from tether.sources.release_cache import TreeCache, source_key

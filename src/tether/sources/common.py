@@ -10,6 +10,15 @@ from tether.versions import parse_version, sort_versions, strip_v
 # The not-found message lists at most this many versions (newest first kept).
 _SHOWN = 10
 
+# A path or URL naming tarballs: which releases, and what a tarball's name ends with. Here,
+# not in the tarball kind, so telling the kinds apart imports none of them.
+PLACEHOLDERS = ("{version}", "{tag}")
+TAR_SUFFIXES = (".tar.gz", ".tgz", ".tar", ".tar.bz2", ".tbz2", ".tar.xz", ".txz")
+
+
+def has_placeholder(text: str) -> bool:
+    return any(p in text for p in PLACEHOLDERS)
+
 
 def asked_version(version: str, spec: str) -> str:
     """The asked version without a leading ``v``; TetherError when it is not a version."""

@@ -23,13 +23,7 @@ from tether.sources.tagged import TaggedSource
 from tether.sources.web import BoundExceeded, download_bounds, download_url
 from tether.versions import parse_version
 
-PLACEHOLDERS = ("{version}", "{tag}")
-TAR_SUFFIXES = (".tar.gz", ".tgz", ".tar", ".tar.bz2", ".tbz2", ".tar.xz", ".txz")
 DOWNLOAD_TIMEOUT = 30  # seconds one read may wait: an unreachable host must fail early
-
-
-def has_placeholder(text: str) -> bool:
-    return any(p in text for p in PLACEHOLDERS)
 
 
 def expand(template: str, version: str) -> str:

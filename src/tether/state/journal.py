@@ -157,12 +157,17 @@ class Journal:
 
     def append(self, run_id: str, step: str, **fields: object) -> None:
         """Write one record durably, then honour the crash point (see ``crashpoint``)."""
+        self._append(run_id, step, fields, durable=True)
+
+    def _append(self, run_id: str, step: str, fields: dict[str, object], durable: bool) -> None:
+        """``durable=False``: a record nothing relies on before the next durable append,
+        which makes it durable too (every reader finds it in the file meanwhile)."""
         _check_record(step, fields)
         if step == STEP_RUN_STARTED:
             self._rotate_if_due()
         seq = self._next_seq(run_id)
         record: Record = {"run": run_id, "step": step, "seq": seq, "at": _utc_now(), **fields}
-        self._write_line(_encode(record))
+        self._write_line(_encode(record), durable)
         self._seq[run_id] = seq
         crashpoint.after_append(step)
 
@@ -224,7 +229,9 @@ class Journal:
         self.append(run_id, STEP_FILE_FAILED, path=path, error=error)
 
     def finalize_started(self, run_id: str) -> None:
-        self.append(run_id, STEP_FINALIZE_STARTED)
+        # Only a marker for readers (no resume decision rests on it): durable with the
+        # state-written record that follows the state's own fsync.
+        self._append(run_id, STEP_FINALIZE_STARTED, {}, durable=False)
 
     def state_written(self, run_id: str) -> None:
         self.append(run_id, STEP_STATE_WRITTEN)
@@ -253,15 +260,15 @@ class Journal:
         fsync_dir(self.path.parent)
         self._seq.clear()
 
-    def _write_line(self, line: bytes) -> None:
+    def _write_line(self, line: bytes, durable: bool = True) -> None:
         try:
-            self._append_line(line)
+            self._append_line(line, durable)
         except IsADirectoryError:
             raise TetherError(f"{self.path}: {_FOLDER_HERE}") from None
         except OSError as error:  # a run that cannot be recorded must not go on
             raise TetherError(f"{self.path}: cannot write the journal ({error.strerror})") from None
 
-    def _append_line(self, line: bytes) -> None:
+    def _append_line(self, line: bytes, durable: bool = True) -> None:
         self.path.parent.mkdir(parents=True, exist_ok=True)
         with open(self.path, "ab+") as handle:
             size = handle.seek(0, os.SEEK_END)
@@ -269,7 +276,8 @@ class Journal:
                 _drop_torn_tail(handle, size)
             handle.write(line)
             handle.flush()
-            os.fsync(handle.fileno())
+            if durable or size == 0:
+                os.fsync(handle.fileno())
         if size == 0:
             fsync_dir(self.path.parent)  # make the new file's directory entry durable too
 

@@ -21,7 +21,6 @@ from tether.fsio import (
     TEMP_SUFFIX,
     atomic_write,
     cannot_read,
-    fsync_dir,
     read_bytes,
     sha256_bytes,
     write_all,
@@ -209,8 +208,8 @@ class PackWriter:
             "pack": pack.name,
             "entries": {sha: list(span) for sha, span in self.entries.items()},
         }
+        # Its folder's fsync after the index's rename makes the pack's rename durable too.
         atomic_write(pack.with_suffix(".idx"), json.dumps(index).encode())
-        fsync_dir(self.cache.pack_dir)
         packed = self.cache.packed()
         for sha, (offset, length) in self.entries.items():
             packed[sha] = PackEntry(pack, offset, length)
