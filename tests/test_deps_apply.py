@@ -272,6 +272,43 @@ def test_worktree_isolation_leaves_the_checkout(repo: Path, server: LoopbackRegi
     git(root, "worktree", "remove", "--force", str(worktree))
 
 
+def test_a_worktree_run_over_a_dirty_checkout_plans_what_the_worktree_holds(
+    repo: Path, server: LoopbackRegistry
+) -> None:
+    """The checkout has an uncommitted edit of the very value the run moves (and a
+    dependency not committed yet); the worktree starts from HEAD, so the plan is made from
+    HEAD's manifest: the worktree is bumped from what it holds, the checkout keeps its
+    uncommitted bytes, nothing fails as 'changed since the scan'."""
+    root = repo.parent / "repo"
+    dirty = {"name": "repo", "dependencies": {"alpha": "^1.1.0", "beta": "^1.0.0"}}
+    (root / "package.json").write_text(json.dumps(dirty, indent=2) + "\n")
+    before = tree(root)
+    code, doc = run_json(
+        *deps(
+            repo,
+            server,
+            "apply",
+            "--level",
+            "minor",
+            "--yes",
+            "--no-install",
+            "--isolate",
+            "worktree",
+        )
+    )
+    assert code == 0, doc
+    assert doc["failed"] == []
+    [applied] = doc["applied"]
+    assert [(b["name"], b["current_version"], b["target_version"]) for b in applied["bumps"]] == [
+        ("alpha", "^1.0.0", "^1.2.3")
+    ]
+    assert tree(root) == before  # the uncommitted edit is still there, untouched
+    worktree = Path(doc["isolation"]["projects"][0]["worktree_dir"])
+    held = json.loads((worktree / "package.json").read_text())["dependencies"]
+    assert held == {"alpha": "^1.2.3"}
+    git(root, "worktree", "remove", "--force", str(worktree))
+
+
 def test_an_asked_isolation_that_is_not_possible_skips_the_project(
     three: Path, server: LoopbackRegistry
 ) -> None:
@@ -324,14 +361,18 @@ def test_projects_in_one_repository_share_one_worktree_and_never_touch_the_check
     reg = registry_file(tmp_path / "projects.json", roots)
     head = git(top, "rev-parse", "HEAD")
     args = ("apply", "--level", "minor", "--yes", "--no-install", "--isolate", "worktree")
+    shared = str(tmp_path / "mono-tether-deps-minor-2025-06-01")
     for attempt in ("first", "again"):
         code, doc = run_json(*deps(reg, server, *args))
         assert code == 0, doc
         isolated = doc["isolation"]["projects"]
         worktrees = {p["name"]: (p["used"], p["worktree_dir"]) for p in isolated}
-        shared = str(tmp_path / "mono-tether-deps-minor-2025-06-01")
-        assert worktrees["web"] == worktrees["api"] == ("worktree", shared), attempt
-        assert [p["name"] for p in doc["applied"]] == ["web", "api"]
+        if attempt == "first":
+            assert worktrees["web"] == worktrees["api"] == ("worktree", shared)
+            assert [p["name"] for p in doc["applied"]] == ["web", "api"]
+        else:  # scanned in the worktree the first run made: it holds the bumps already
+            assert "web" not in worktrees and "api" not in worktrees
+            assert doc["applied"] == []
         # never committed, so the worktree lacks it: skipped, not edited in the checkout
         [skipped] = doc["skipped_isolation"]
         assert skipped["name"] == "late"

@@ -275,6 +275,8 @@ def test_a_worktree_leaves_the_checkout_and_a_second_run_reuses_it(
     assert untouched(root, head) and branch(root) == "main"
     changed = git(tree, "status", "--porcelain")
     assert changed  # the run's edits are in the worktree, uncommitted
+    if command == "deps":  # deps plans what the worktree holds: give it something to redo
+        git(tree, "checkout", "--", ".")
 
     code, second = run_json(*apply_command(world, command, "--isolate", "worktree"))
     assert code == 0, second

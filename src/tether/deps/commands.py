@@ -15,7 +15,14 @@ from typing import Any
 
 from tether.deps import flow
 from tether.deps.align import DEFAULT_POLICY
-from tether.deps.apply import ApplyOptions, ApplyRun, GoOn, registry_env, sweep_stale_lock
+from tether.deps.apply import (
+    ApplyOptions,
+    ApplyRun,
+    GoOn,
+    isolation_target,
+    registry_env,
+    sweep_stale_lock,
+)
 from tether.deps.flow import Decided, Registries
 from tether.deps.gate import Chosen
 from tether.deps.model import Level
@@ -24,7 +31,7 @@ from tether.deps.plans import Pruned
 from tether.deps.registries import DEFAULT_JOBS, DEFAULT_RETRIES, DEFAULT_TIMEOUT
 from tether.deps.scan import ScanResult
 from tether.errors import Exit, TetherError, UsageError
-from tether.runs.isolation import DEFAULT_MODE
+from tether.runs.isolation import DEFAULT_MODE, Target
 from tether.runs.rundir import RunFolder
 from tether.runs.selection import Filters, NothingSelected, Pick, choose, split_names
 from tether.sources.limits import INSTALL_TIME, OVERRIDE_TIME
@@ -160,7 +167,8 @@ def apply(request: DepsRequest, prompts: Prompts) -> DepsResult | NothingSelecte
     from tether.deps.scan import unreachable_error
 
     options = _apply_options(request)  # a bad time limit stops the run before it starts
-    result = _scan(request, prompts, pick=None if request.yes else prompts.pick)
+    worktree = isolation_target(options) if options.isolate == "worktree" else None
+    result = _scan(request, prompts, None if request.yes else prompts.pick, worktree)
     if isinstance(result, NothingSelected):
         nothing = _finish(_decided_none(request, result), request, None, "nothing-selected", None)
         return result.with_document(nothing.document)
@@ -244,7 +252,10 @@ def _owed(result: ScanResult, request: DepsRequest) -> list[Owed]:
 
 
 def _scan(
-    request: DepsRequest, prompts: Prompts, pick: Pick | None = None
+    request: DepsRequest,
+    prompts: Prompts,
+    pick: Pick | None = None,
+    worktree: Target | None = None,
 ) -> ScanResult | NothingSelected:
     min_age = flow.parse_age(request.min_release_age)  # a usage error before any reading
     _check_target(request)
@@ -262,6 +273,7 @@ def _scan(
         min_age,
         request.target,
         request.converge_engines,
+        worktree,
     )
 
 

@@ -15,7 +15,7 @@ from __future__ import annotations
 import json
 import re
 import urllib.parse
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from pathlib import Path
@@ -78,6 +78,12 @@ def engine_declared(text: str) -> Declared | str:
 def floor_of(version: str) -> str:
     parts = [*version.split("."), "0", "0"][:3]
     return ".".join(parts)
+
+
+def scan_engines_of(name: str, root: Path, monorepo_root: Path | None = None) -> ProjectScan:
+    """``scan_engines`` in the shape of a project reader (runtime pins are read in the
+    project's own folder, whatever workspace holds it)."""
+    return scan_engines(name, root)
 
 
 def scan_engines(name: str, root: Path) -> ProjectScan:
@@ -291,10 +297,13 @@ def scan_engines_projects(
     now: datetime,
     min_release_age: timedelta | None = None,
     converge: bool = False,
+    reader: Callable[[str, Path, Path | None], ProjectScan] | None = None,
 ) -> ScanResult:
     """``converge``: a pin above the run's target moves down to it too (asked for: by
-    default it is surfaced and left higher)."""
-    projects = [scan_engines(m.name, m.path) for m in members]
+    default it is surfaced and left higher). ``reader`` scans one project (name, folder,
+    monorepo root); by default ``scan_engines`` reads its folder."""
+    read = reader or scan_engines_of
+    projects = [read(m.name, m.path, m.monorepo_root) for m in members]
     result = ScanResult("engines", projects, now=now)
     result.registries = {eco: s.describe() for eco, s in fetcher.sources.items()}
     result.registries["node"] = node_index.location

@@ -24,7 +24,8 @@ from tether.deps.apply import (
     apply_projects,
     works_from_plan,
 )
-from tether.deps.engines import NodeIndex, scan_engines_projects
+from tether.deps.engines import NodeIndex, scan_engines_of, scan_engines_projects
+from tether.deps.manifests import scan_dependencies
 from tether.deps.model import Ecosystem, Level
 from tether.deps.owed import Owed
 from tether.deps.plans import METADATA_FILE, PLAN_FILE, SCAN_FILE
@@ -39,7 +40,9 @@ from tether.deps.registries import (
     pypi_source,
 )
 from tether.deps.scan import ScanResult, scan_document, scan_projects
+from tether.deps.worktree_view import as_the_worktree_holds
 from tether.errors import UsageError
+from tether.runs.isolation import Target
 from tether.runs.rundir import RunFolder
 from tether.runs.selection import Selection
 
@@ -103,14 +106,27 @@ def scan(
     min_release_age: timedelta | None,
     target: Level | None = None,
     converge: bool = False,
+    worktree: Target | None = None,
 ) -> ScanResult:
+    """``worktree``: the run isolates onto that worktree, so each project is scanned as the
+    worktree will hold it (``deps.worktree_view``)."""
     members = list(selection.chosen)
     if level == "engines":
+        engines = (
+            scan_engines_of
+            if worktree is None
+            else as_the_worktree_holds(scan_engines_of, worktree)
+        )
         result = scan_engines_projects(
-            members, fetcher, node_index(config), now, min_release_age, converge
+            members, fetcher, node_index(config), now, min_release_age, converge, engines
         )
     else:
-        result = scan_projects(members, level, fetcher, now, min_release_age, target=target)
+        read = (
+            scan_dependencies
+            if worktree is None
+            else as_the_worktree_holds(scan_dependencies, worktree)
+        )
+        result = scan_projects(members, level, fetcher, now, min_release_age, read, target=target)
     result.missing = list(selection.missing)
     return result
 

@@ -187,6 +187,13 @@ def _uncommitted_note(top: Path) -> str:
     return f"{len(dirty)} uncommitted change(s) in the checkout are not in the worktree"
 
 
+def earlier_worktree(top: Path, target: Target) -> Path | None:
+    """The worktree an earlier run onto ``target`` made for the repository ``top`` (the one a
+    run now reuses), when it is there."""
+    dest = worktree_path(top, target.label)
+    return dest if dest.exists() and _is_our_worktree(dest, top, target.branch) else None
+
+
 def _is_our_worktree(dest: Path, top: Path, branch: str) -> bool:
     tree = git.work_tree(dest)
     main = tree.linked_main if tree is not None else None
