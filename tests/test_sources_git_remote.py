@@ -24,6 +24,7 @@ import contextlib
 import http.server
 import os
 import shlex
+import shutil
 import stat
 import threading
 import time
@@ -340,3 +341,36 @@ def test_a_clone_tether_made_is_used_again(tmp_path: Path) -> None:
     assert (open_source(f"file://{repo}", cache).fetch("2.0.0").root / "docs/a.txt").is_file()
     assert mirror.stat().st_ino == made  # fetched into, not cloned again
     assert stat.S_ISDIR(os.lstat(mirror).st_mode)
+
+
+def test_a_file_where_the_clone_belongs_is_refused_in_one_line(tmp_path: Path) -> None:
+    repo = _upstream(tmp_path)
+    cache = tmp_path / "cache"
+    open_source(f"file://{repo}", cache).fetch("1.0.0")
+    (mirror,) = [p for p in cache.rglob(".mirror.git") if p.is_dir()]
+    shutil.rmtree(mirror)
+    mirror.write_text("not a clone\n")
+    with pytest.raises(TetherError) as caught:
+        open_source(f"file://{repo}", cache).fetch("2.0.0")
+    assert str(caught.value) == (
+        f"{mirror}: is not a folder; tether keeps its clone of file://{repo} only in a plain "
+        "folder (remove it to clone again)"
+    )
+    assert mirror.read_text() == "not a clone\n"
+
+
+def test_a_config_too_large_to_check_is_refused(tmp_path: Path) -> None:
+    """Padding the config past what is read must not hide a setting after the padding."""
+    repo = _upstream(tmp_path)
+    held = _hold_back(repo)
+    cache = tmp_path / "cache"
+    open_source(f"file://{repo}", cache).fetch("1.0.0")
+    _publish(repo, held)
+    (mirror,) = [p for p in cache.rglob(".mirror.git") if p.is_dir()]
+    program, record = _stand_in(tmp_path)
+    hooks = _hooks_folder(tmp_path, program)
+    with (mirror / "config").open("a") as config:
+        config.write(("# padding\n" * 200_000) + f"[core]\n\thooksPath = {hooks}\n")
+    with pytest.raises(TetherError, match="config: is larger than 65,536 bytes"):
+        open_source(f"file://{repo}", cache).fetch("2.0.0")
+    assert not record.exists()

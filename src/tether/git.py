@@ -1128,6 +1128,8 @@ _CLONE_SETTINGS = frozenset(
         "extensions.objectformat",
     }
 )
+# A clone's config is a few hundred bytes; one past this is not read (nor handed to git).
+_CLONE_CONFIG_BYTES = 64 << 10
 # Files that make git read another repository's config (a linked worktree's pointers).
 _REDIRECTS = ("commondir", "gitdir", "config.worktree")
 
@@ -1153,9 +1155,11 @@ def foreign_clone_setting(repo: Path) -> str | None:
         return f"{config}: is not a regular file"
     try:
         with open(config, "rb", opener=_no_follow_opener) as handle:
-            data = handle.read(1 << 20)
+            data = handle.read(_CLONE_CONFIG_BYTES + 1)
     except OSError as error:
         return f"{config}: cannot read ({error.strerror})"
+    if len(data) > _CLONE_CONFIG_BYTES:  # git would read past what was checked
+        return f"{config}: is larger than {_CLONE_CONFIG_BYTES:,} bytes, which no clone's is"
     listed = _git_with_bytes(["config", "--file", "-", "--null", "--list"], Path("/"), data)
     if listed.returncode != 0:
         return f"{config}: does not parse as git's config"

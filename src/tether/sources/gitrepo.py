@@ -15,6 +15,7 @@ content.
 
 from __future__ import annotations
 
+import os
 import shutil
 import tarfile
 import tempfile
@@ -162,6 +163,11 @@ class GitSource(TaggedSource):
         if mirror.is_symlink():  # the clone is tether's: never one somewhere else
             raise TetherError(
                 f"{mirror}: is a symbolic link; tether keeps its clone of {self.spec} only in "
+                "a plain folder (remove it to clone again)"
+            )
+        if os.path.lexists(mirror) and not mirror.is_dir():
+            raise TetherError(
+                f"{mirror}: is not a folder; tether keeps its clone of {self.spec} only in "
                 "a plain folder (remove it to clone again)"
             )
         problem = git.foreign_clone_setting(mirror) if mirror.is_dir() else None
