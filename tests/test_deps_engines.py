@@ -13,7 +13,7 @@ import pytest
 
 from fixtures.deps.kit import project, registry_file, run_cli, run_json, setup_cli
 from fixtures.deps.loopback import FIXTURES, LoopbackRegistry
-from tether.deps.engines import engine_declared
+from tether.deps.surfaces import engine_declared
 
 
 @pytest.fixture

@@ -13,7 +13,6 @@ Dockerfiles, CI, mise, ``devEngines`` and ``.bun-version`` are read by ``tether.
 from __future__ import annotations
 
 import json
-import re
 import urllib.parse
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -34,14 +33,19 @@ from tether.deps.manifests import split_package_manager as _split_pm
 from tether.deps.model import Declared, Locus, Occurrence, PackageInfo, Release, Resolved, Skipped
 from tether.deps.registries import Fetcher, FetchError, HttpClient, parse_time
 from tether.deps.scan import ScanResult, policy_for
-from tether.deps.surfaces import LEFT_AS_IS, read_dev_engines, read_surfaces
+from tether.deps.surfaces import (
+    LEFT_AS_IS,
+    TOOLS,
+    engine_declared,
+    read_dev_engines,
+    read_surfaces,
+)
 from tether.deps.targets import AgePolicy, pick
 from tether.fsio import read_bytes
 from tether.parselimits import json_loads
 from tether.runs.selection import Member
 
 DEFAULT_NODE_INDEX = "https://nodejs.org/dist/index.json"
-TOOLS = ("node", "npm", "pnpm", "yarn", "bun")
 _TOOL_VERSIONS_NAMES = {
     "nodejs": "node",
     "node": "node",
@@ -50,29 +54,10 @@ _TOOL_VERSIONS_NAMES = {
     "yarn": "yarn",
     "bun": "bun",
 }
-_PLAIN = re.compile(r"^(?P<op>\^|~|>=|=|v)?(?P<version>\d+(?:\.\d+){0,2})$")
 _VERSION_FILES = (".nvmrc", ".node-version")
 
 
 # --- reading the loci --------------------------------------------------------------------
-
-
-def engine_declared(text: str) -> Declared | str:
-    """``>=20.11.0``, ``^20``, ``v20.11.1``, ``22``: kept operator and precision."""
-    stripped = text.strip()
-    match = _PLAIN.match(stripped)
-    if match is None:
-        if stripped.startswith(("lts/", "node", "stable", "latest", "iojs")):
-            return "an alias, not a version: it moves by itself"
-        return "not a single version or simple range: cannot be rewritten faithfully"
-    version = match["version"]
-    return Declared(
-        prefix=text[: len(text) - len(text.lstrip())],
-        op=match["op"] or "",
-        version=version,
-        suffix=text[len(text.rstrip()) :],
-        precision=len(version.split(".")),
-    )
 
 
 def floor_of(version: str) -> str:

@@ -27,8 +27,9 @@ from tether.deps.apply import (
 from tether.deps.engines import NodeIndex, scan_engines_of, scan_engines_projects
 from tether.deps.manifests import scan_dependencies
 from tether.deps.model import Ecosystem, Level
+from tether.deps.notes import metadata_document
 from tether.deps.owed import Owed
-from tether.deps.plans import METADATA_FILE, PLAN_FILE, SCAN_FILE
+from tether.deps.plans import METADATA_FILE, PLAN_FILE, SCAN_FILE, plan_folder_shape
 from tether.deps.registries import (
     DEFAULT_JOBS,
     DEFAULT_RETRIES,
@@ -169,62 +170,9 @@ def plan_json(decided: Decided) -> dict[str, Any]:
     return plan_document(decided.plan, extra)
 
 
-# The fields Commander's plan-folder files spell in camelCase (its specification fixes their
-# shape); every other document tether prints or keeps speaks snake_case.
-PLAN_FOLDER_FIELDS = frozenset(
-    {
-        "project_name",
-        "current_version",
-        "target_version",
-        "effective_target",
-        "source_file",
-        "proposed_target",
-        "skipped_by",
-        "skipped_by_release_age",
-        "conflict_policy",
-        "package_manager",
-        "package_manager_source",
-        "scan_failed",
-        "overrides_file",
-    }
-)
-# Where tether's one name for a concept is not Commander's camelCase of it.
-_PLAN_FOLDER_NAMES = {"skipped_path_missing": "pathMissing", "project_dir": "path"}
-
-
-def plan_folder_shape(value: Any) -> Any:
-    """A copy of a scan or plan document with the plan-folder fields in camelCase. Only
-    these names change, so keys that are data (registry names, paths) stay as they are."""
-    if isinstance(value, dict):
-        return {_CAMEL_OF.get(k, k): plan_folder_shape(v) for k, v in value.items()}
-    if isinstance(value, list):
-        return [plan_folder_shape(item) for item in value]
-    return value
-
-
-def _camel(name: str) -> str:
-    head, *rest = name.split("_")
-    return head + "".join(part.capitalize() for part in rest)
-
-
-_CAMEL_OF = {name: _camel(name) for name in PLAN_FOLDER_FIELDS} | _PLAN_FOLDER_NAMES
-_SNAKE_OF = {camel: name for name, camel in _CAMEL_OF.items()}
-
-
-def snake_shape(value: Any) -> Any:
-    """A plan-folder file read back in the shape ``--json`` prints: ``plan_folder_shape``
-    undone."""
-    if isinstance(value, dict):
-        return {_SNAKE_OF.get(k, k): snake_shape(v) for k, v in value.items()}
-    if isinstance(value, list):
-        return [snake_shape(item) for item in value]
-    return value
-
-
 def write_plan_dir(directory: Path, result: ScanResult, decided: Decided | None) -> list[Path]:
     """Pretty-printed ``scan-by-project.json`` (and ``cross-project-plan.json`` with the
     registry metadata of the packages that move, ``package-metadata.json``)."""
-    from tether.deps.notes import metadata_document
     from tether.fsio import atomic_write
 
     written = []

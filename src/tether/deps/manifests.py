@@ -22,6 +22,7 @@ from datetime import timedelta
 from pathlib import Path
 from typing import Any, Literal
 
+from tether import git
 from tether.deps import npmspec, pyspec
 from tether.deps.model import Declared, Locus, Occurrence, ReleaseGate, Skipped
 from tether.deps.workspace import PNPM_WORKSPACE, bun_catalogs, workspace_patterns
@@ -125,6 +126,38 @@ def expand_workspaces(root: Path, patterns: list[str]) -> list[str]:
             if (folder / "package.json").is_file():
                 found.add(f"{rel}/package.json")
     return sorted(found)
+
+
+def find_workspace_root(project: Path, monorepo_root: Path | None) -> Path | None:
+    """The workspace root holding ``project`` (never ``project`` itself), or None: the
+    record's ``monorepoRoot`` when set; otherwise the nearest folder above the project, up to
+    the git top level, whose workspace patterns include the project."""
+    if monorepo_root is not None:
+        found = monorepo_root.resolve()
+        return found if found != project.resolve() and found.is_dir() else None
+    here = project.resolve()
+    top = git.work_tree_top(here)
+    if top is None or here == top.resolve():
+        return None
+    for folder in here.parents:
+        if _includes(folder, here):
+            return folder
+        if folder == top.resolve():
+            return None
+    return None
+
+
+def _includes(folder: Path, project: Path) -> bool:
+    try:
+        patterns = workspace_patterns(
+            read_doc(folder, "package.json", "json"), read_doc(folder, PNPM_WORKSPACE, "yaml")
+        )
+    except ScanError:
+        return False
+    if not patterns:
+        return False
+    rel = project.relative_to(folder).as_posix()
+    return f"{rel}/package.json" in expand_workspaces(folder, patterns)
 
 
 def _clean(pattern: str) -> str:
@@ -362,8 +395,6 @@ def read_pyproject(scan: ProjectScan, doc: dict[str, Any], rel: str = "pyproject
 
 def scan_dependencies(name: str, root: Path, monorepo_root: Path | None = None) -> ProjectScan:
     """Every occurrence of a patch/minor/major scan; a broken manifest fails the project."""
-    from tether.deps.workspace import find_workspace_root
-
     scan = ProjectScan(name, root)
     try:
         workspace = find_workspace_root(root, monorepo_root)

@@ -32,8 +32,10 @@ from typing import Any, TypeVar, cast
 
 from tether.deps.bumps import BumpItem, bare_version, bump_list, compare
 from tether.deps.model import Ecosystem, PackageInfo
+from tether.deps.plans import read_json
 from tether.deps.registries import FetchError, HttpClient
 from tether.deps.targets import dialect_of
+from tether.errors import TetherError
 
 Doc = dict[str, Any]
 DEFAULT_API = "https://api.github.com"
@@ -399,8 +401,6 @@ def notes_file(item: BumpItem) -> str:
 def read_kept(folder: Path, item: BumpItem) -> BumpNotes | None:
     """The notes an earlier run kept for this very range, or None (a damaged file is
     fetched again)."""
-    from tether.deps.plans import read_json
-    from tether.errors import TetherError
 
     relative = notes_file(item)
     try:

@@ -36,6 +36,58 @@ METADATA_FILE = "package-metadata.json"
 Doc = dict[str, Any]
 
 
+# The fields Commander's plan-folder files spell in camelCase (its specification fixes their
+# shape); every other document tether prints or keeps speaks snake_case.
+PLAN_FOLDER_FIELDS = frozenset(
+    {
+        "project_name",
+        "current_version",
+        "target_version",
+        "effective_target",
+        "source_file",
+        "proposed_target",
+        "skipped_by",
+        "skipped_by_release_age",
+        "conflict_policy",
+        "package_manager",
+        "package_manager_source",
+        "scan_failed",
+        "overrides_file",
+    }
+)
+# Where tether's one name for a concept is not Commander's camelCase of it.
+_PLAN_FOLDER_NAMES = {"skipped_path_missing": "pathMissing", "project_dir": "path"}
+
+
+def plan_folder_shape(value: Any) -> Any:
+    """A copy of a scan or plan document with the plan-folder fields in camelCase. Only
+    these names change, so keys that are data (registry names, paths) stay as they are."""
+    if isinstance(value, dict):
+        return {_CAMEL_OF.get(k, k): plan_folder_shape(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [plan_folder_shape(item) for item in value]
+    return value
+
+
+def _camel(name: str) -> str:
+    head, *rest = name.split("_")
+    return head + "".join(part.capitalize() for part in rest)
+
+
+_CAMEL_OF = {name: _camel(name) for name in PLAN_FOLDER_FIELDS} | _PLAN_FOLDER_NAMES
+_SNAKE_OF = {camel: name for name, camel in _CAMEL_OF.items()}
+
+
+def snake_shape(value: Any) -> Any:
+    """A plan-folder file read back in the shape ``--json`` prints: ``plan_folder_shape``
+    undone."""
+    if isinstance(value, dict):
+        return {_SNAKE_OF.get(k, k): snake_shape(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [snake_shape(item) for item in value]
+    return value
+
+
 def plans_home(env: Mapping[str, str] | None = None) -> Path:
     return state_home(env) / "tether" / "plans"
 
@@ -168,8 +220,6 @@ _OCCURRENCE_FIELDS = ("project_name", "current_version", "effective_target", "lo
 def read_plan(folder: Path) -> Doc:
     """The plan a folder keeps (``cross-project-plan.json``), in the shape ``deps plan --json``
     prints (snake_case)."""
-    from tether.deps.flow import snake_shape
-
     path = folder / PLAN_FILE
     raw = read_json(path)
     if raw is None:

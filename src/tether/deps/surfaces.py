@@ -20,6 +20,10 @@ from tether.deps.manifests import ProjectScan, read_lines
 from tether.deps.model import Declared, Locus
 
 LEFT_AS_IS = "left-as-is"
+# The engines a run moves: the runtime and the package managers.
+TOOLS = ("node", "npm", "pnpm", "yarn", "bun")
+# A version a pin file or field holds that tether can rewrite: an operator and 1 to 3 parts.
+_PLAIN = re.compile(r"^(?P<op>\^|~|>=|=|v)?(?P<version>\d+(?:\.\d+){0,2})$")
 # Folders never searched for surfaces: dependencies, VCS data, build output.
 _PRUNED = {"node_modules", ".git", ".hg", ".svn", "dist", "build", ".next", "vendor"}
 _MAX_DEPTH = 3
@@ -54,6 +58,24 @@ _MISE_TOOLS = {
 Add = Callable[[ProjectScan, str, str, Locus, Declared | str], None]
 
 
+def engine_declared(text: str) -> Declared | str:
+    """``>=20.11.0``, ``^20``, ``v20.11.1``, ``22``: kept operator and precision."""
+    stripped = text.strip()
+    match = _PLAIN.match(stripped)
+    if match is None:
+        if stripped.startswith(("lts/", "node", "stable", "latest", "iojs")):
+            return "an alias, not a version: it moves by itself"
+        return "not a single version or simple range: cannot be rewritten faithfully"
+    version = match["version"]
+    return Declared(
+        prefix=text[: len(text) - len(text.lstrip())],
+        op=match["op"] or "",
+        version=version,
+        suffix=text[len(text.rstrip()) :],
+        precision=len(version.split(".")),
+    )
+
+
 def read_surfaces(scan: ProjectScan, add: Add) -> None:
     """Every surface of the project at ``scan.root``; ``add`` records a pin or a reason."""
     for rel in _files(scan.root, _is_dockerfile):
@@ -78,8 +100,6 @@ def read_surfaces(scan: ProjectScan, add: Add) -> None:
 def read_dev_engines(scan: ProjectScan, rel: str, doc: dict[str, Any], add: Add) -> None:
     """``devEngines.runtime`` and ``devEngines.packageManager`` (an object or a list of
     them): what developing the package needs, so rewritten in any package."""
-    from tether.deps.engines import TOOLS, engine_declared
-
     section = doc.get("devEngines")
     if not isinstance(section, dict):
         return
