@@ -18,7 +18,16 @@ from tether.cli.common import (
     request_retries,
     request_timeout,
 )
-from tether.cli.interact import ask, one_of, require_consent, show, stdin_is_terminal
+from tether.cli.interact import (
+    ask,
+    ask_conflict_policy,
+    ask_deps_gate,
+    ask_override_action,
+    one_of,
+    require_consent,
+    show,
+    stdin_is_terminal,
+)
 from tether.cli.projects_cmd import (
     add_selection,
     print_nothing_selected,
@@ -332,9 +341,11 @@ def _prompts(args: argparse.Namespace) -> Prompts:
         show(render_plan(document))
 
     return Prompts(
-        _ask,
         show,
         show_plan,
+        ask_deps_gate,
+        ask_conflict_policy,
+        ask_override_action,
         _progress(args.json),
         _go_on,
         _pick if stdin_is_terminal() else None,
@@ -354,10 +365,6 @@ def _pick(members: Sequence[Member]) -> list[str]:
         if not unknown:
             return picked
         show(not_registered(unknown))
-
-
-def _ask(question: str) -> str:
-    return ask(question).strip()
 
 
 _GO_ON = {"s": "stop", "stop": "stop", "c": "continue", "continue": "continue"}

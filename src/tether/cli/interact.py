@@ -1,5 +1,7 @@
-"""Consent and prompts: whether a person is there to ask, ``--yes``, the yes/no question and
-the per-file conflict choices. Every command that asks goes through here.
+"""Consent and prompts: whether a person is there to ask, ``--yes``, the yes/no question,
+the per-file conflict choices and the questions of ``deps apply`` (the conflict policy, an
+override family's action, the one confirmation with its pick-subset). Every command that
+asks goes through here.
 
 Prompts, and what a person reads to answer them, go to stderr: stdout carries only the
 command's result, so ``--json`` output stays one document and a redirected report holds no
@@ -18,6 +20,10 @@ from tether.model.plan import Bucket
 from tether.report.style import is_terminal
 
 if TYPE_CHECKING:
+    from tether.deps.align import Plan
+    from tether.deps.dossier import Improvement
+    from tether.deps.overrides import BoundOverride
+    from tether.deps.subset import GateAnswer
     from tether.flows.update import PreparedUpdate
 
 
@@ -276,3 +282,117 @@ def one_of(
             raise TetherError("no answer at the prompt (end of input); nothing was written")
         if raw.strip() in answers:
             return answers[raw.strip()]
+
+
+# --- deps apply ----------------------------------------------------------------------------
+# The deps modules are imported inside these functions: every command imports this module,
+# and only ``deps apply`` needs them.
+
+
+def _choice(answer: str, options: Sequence[str]) -> str | None:
+    """``a``, ``apply``, ``apply-all`` all pick ``apply-all``: a unique prefix will do."""
+    answer = answer.strip().lower()
+    if not answer:
+        return None
+    found = [o for o in options if o.startswith(answer) or o[0] == answer]
+    return found[0] if len(found) == 1 else None
+
+
+def ask_conflict_policy(plan: Plan, ask: Callable[[str], str] = ask) -> str | None:
+    """The conflicting packages, then one policy for all of them (None: no clear answer)."""
+    from tether.deps.align import POLICIES
+    from tether.report.deps import conflict_lines
+
+    for line in conflict_lines(plan):
+        show(line)
+    question = (
+        f"{len(plan.conflicts)} package(s) have conflicting targets. One policy for all of "
+        "them: [u]se-max-where-possible / [p]er-project / [s]kip-package: "
+    )
+    return _choice(ask(question), POLICIES)
+
+
+def ask_override_action(override: BoundOverride, ask: Callable[[str], str] = ask) -> str | None:
+    """One decision for a family in every project it affects, after what it decides."""
+    from tether.deps.overrides import ACTIONS
+    from tether.report.deps import override_lines
+
+    for line in override_lines(override):
+        show(line)
+    question = (
+        "How should this family move in every affected project? "
+        "[r]un-override / [s]kip-matched / [f]orce-generic: "
+    )
+    return _choice(ask(question), ACTIONS)
+
+
+def ask_deps_gate(
+    plan: Plan,
+    count: int,
+    offered: list[Improvement] | None = None,
+    ask: Callable[[str], str] = ask,
+) -> GateAnswer:
+    """apply-all, pick-subset or cancel. With a dossier offering improvements, pick-subset
+    asks what to apply (package names and improvement titles, as ``--select``); without,
+    which packages to leave out."""
+    from tether.deps.subset import GateAnswer
+
+    question = (
+        f"Apply {count} package update(s) across {len(plan.scan.scanned)} project(s)? "
+        "[a]pply-all / [p]ick-subset / [c]ancel: "
+    )
+    while True:
+        choice = _choice(ask(question), ("apply-all", "pick-subset", "cancel"))
+        if choice == "apply-all":
+            return GateAnswer(True)
+        if choice == "pick-subset":
+            picked = _ask_select(plan, offered, ask) if offered else None
+            if picked is not None:
+                return picked
+            excluded = None if offered else _ask_exclude(plan, ask)
+            if excluded is not None:
+                return GateAnswer(True, excluded)
+            continue
+        return GateAnswer(False)  # cancel, EOF or anything unclear: nothing is written
+
+
+def _ask_select(
+    plan: Plan, offered: list[Improvement], ask: Callable[[str], str]
+) -> GateAnswer | None:
+    from tether.deps.bumps import classify
+    from tether.deps.subset import GateAnswer, valid_list
+    from tether.runs.selection import split_names
+
+    titles = [i.title for i in offered]
+    show(f"Packages in this plan: {valid_list(plan)}")
+    show("Improvements in the dossier: " + "; ".join(titles))
+    while True:
+        answer = ask(
+            "Apply which items (package names, or any part of an improvement title; "
+            "comma-separated, empty to go back)? "
+        )
+        tokens = split_names([answer.strip()])
+        if not tokens:
+            return None
+        picked = classify(tokens, plan.names(), titles)
+        if not picked.unmatched:
+            excluded = [name for name in plan.names() if name not in picked.bumps]
+            taken = [i for i in offered if i.title in picked.improvements]
+            return GateAnswer(True, excluded, taken)
+        show(f"Matches nothing: {', '.join(picked.unmatched)}. Packages: {valid_list(plan)}")
+
+
+def _ask_exclude(plan: Plan, ask: Callable[[str], str]) -> list[str] | None:
+    from tether.deps.subset import unknown_names, valid_list
+    from tether.runs.selection import split_names
+
+    show(f"Packages in this plan: {valid_list(plan)}")
+    while True:
+        answer = ask("Exclude which packages (comma-separated, empty to go back)? ")
+        names = split_names([answer.strip()])
+        if not names:
+            return None
+        unknown = unknown_names(names, plan)
+        if not unknown:
+            return names
+        show(f"Not in this plan: {', '.join(unknown)}. Valid: {valid_list(plan)}")

@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from tether.deps import flow
-from tether.deps.align import DEFAULT_POLICY
+from tether.deps.align import DEFAULT_POLICY, Plan
 from tether.deps.apply import (
     ApplyOptions,
     ApplyRun,
@@ -23,13 +23,15 @@ from tether.deps.apply import (
     registry_env,
     sweep_stale_lock,
 )
+from tether.deps.dossier import Improvement
 from tether.deps.flow import Decided, Registries
-from tether.deps.gate import Chosen
 from tether.deps.model import Level
+from tether.deps.overrides import BoundOverride
 from tether.deps.owed import Owed
 from tether.deps.plans import Pruned
 from tether.deps.registries import DEFAULT_JOBS, DEFAULT_RETRIES, DEFAULT_TIMEOUT
 from tether.deps.scan import ScanResult
+from tether.deps.subset import Chosen, GateAnswer
 from tether.errors import Exit, TetherError, UsageError
 from tether.runs.isolation import DEFAULT_MODE, Target
 from tether.runs.rundir import RunFolder
@@ -67,9 +69,17 @@ class DepsRequest:
 class Prompts:
     """How a run talks to the person; a run under ``yes`` never asks."""
 
-    ask: Callable[[str], str]  # a question → the answer ("" at the end of input)
     say: Callable[[str], None]  # a line that explains a question
     show_plan: Callable[[Doc], None]  # the plan document, before the one confirmation
+    # The one confirmation: the plan, how many updates move, the improvements a dossier
+    # offers → apply or not, and what was picked.
+    gate: Callable[[Plan, int, list[Improvement] | None], GateAnswer] = (
+        lambda plan, count, offered: GateAnswer(False)
+    )
+    # One policy for every conflicting package (None: no clear answer).
+    policy: Callable[[Plan], str | None] = lambda plan: None
+    # What an override family does in every project it affects (None: no clear answer).
+    override: Callable[[BoundOverride], str | None] = lambda override: None
     progress: Callable[[str], None] = lambda line: None  # a digest line per project applied
     # After a project failed: go on with the rest? (project, step, exit code, how many are
     # left). None: stop, as a run without a person does.
@@ -78,7 +88,7 @@ class Prompts:
     pick: Pick | None = None
 
 
-SILENT = Prompts(ask=lambda question: "", say=lambda line: None, show_plan=lambda doc: None)
+SILENT = Prompts(say=lambda line: None, show_plan=lambda doc: None)
 
 
 @dataclass(frozen=True)
@@ -163,8 +173,8 @@ def apply(request: DepsRequest, prompts: Prompts) -> DepsResult | NothingSelecte
     """Plan, take every decision (policy, overrides, the gate), then apply project by
     project. Nothing is written before the person (or ``yes``) approved the plan."""
     from tether.deps.dossier import read_improvements
-    from tether.deps.gate import check_select, check_skip
     from tether.deps.scan import unreachable_error
+    from tether.deps.subset import check_select, check_skip
 
     options = _apply_options(request)  # a bad time limit stops the run before it starts
     worktree = isolation_target(options) if options.isolate == "worktree" else None
@@ -309,8 +319,6 @@ def _decided(result: ScanResult, request: DepsRequest, prompts: Prompts) -> Deci
 
 
 def _policy_for_conflicts(decided: Decided, request: DepsRequest, prompts: Prompts) -> str:
-    from tether.deps.gate import ask_policy, conflict_lines
-
     conflicts = decided.plan.conflicts
     if request.yes:
         names = ", ".join(p.label for p in conflicts)
@@ -319,9 +327,7 @@ def _policy_for_conflicts(decided: Decided, request: DepsRequest, prompts: Promp
             "choose --conflict-policy use-max-where-possible|per-project|skip-package "
             "(nothing was written)"
         )
-    for line in conflict_lines(decided.plan):
-        prompts.say(line)
-    chosen = ask_policy(len(conflicts), prompts.ask)
+    chosen = prompts.policy(decided.plan)
     if chosen is None:
         raise TetherError("no conflict policy chosen (nothing was written)")
     return chosen
@@ -332,7 +338,6 @@ def _override_decisions(
 ) -> tuple[dict[str, str], bool]:
     """One decision per override entry (flags, else a question each) and whether the plan
     was shown for those questions."""
-    from tether.deps.gate import ask_override
     from tether.deps.overrides import parse_decisions, undecided
 
     decisions = parse_decisions(list(request.override_actions) or None, decided.overrides)
@@ -343,7 +348,7 @@ def _override_decisions(
     if asking:  # the plan first, then the questions about it
         prompts.show_plan(flow.plan_json(decided))
     for override in asking:
-        chosen = ask_override(override, prompts.ask, prompts.say)
+        chosen = prompts.override(override)
         if chosen is None:
             raise TetherError(f"no decision for override {override.entry.id} (nothing written)")
         decisions[override.entry.id] = chosen
@@ -355,12 +360,10 @@ def _approved(
 ) -> Chosen | None:
     """The one confirmation (the plan shown first, unless the override questions just
     followed it); the subset picked there (None: cancelled)."""
-    from tether.deps.gate import ask_gate
-
     if not shown:
         prompts.show_plan(flow.plan_json(decided))
     count = sum(1 for p in decided.plan.packages if p.applies)
-    answer = ask_gate(decided.plan, count, prompts.ask, prompts.say, chosen.offered)
+    answer = prompts.gate(decided.plan, count, chosen.offered)
     if not answer.approved:
         return None
     if answer.excluded:

@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from tether import git
-from tether.deps import npmspec, pyspec
+from tether.deps import npmspec, pyspec, release_gates
 from tether.deps.model import Declared, Locus, Occurrence, ReleaseGate, Skipped
 from tether.deps.workspace import PNPM_WORKSPACE, bun_catalogs, workspace_patterns
 from tether.fsio import cannot_read, read_bytes
@@ -59,7 +59,7 @@ class ProjectScan:
     package_manager: str | None = None
     package_manager_source: str = ""  # the lockfile, "packageManager", or "default"
     python_tool: str | None = None  # uv / poetry / pdm, from the lockfile
-    # Release-age gates of the project's own configuration (``tether.deps.gates``).
+    # Release-age gates of the project's own configuration (``tether.deps.release_gates``).
     release_gates: list[ReleaseGate] = field(default_factory=list)
     error: str | None = None
     # A workspace package: the workspace root, where paths start and the install runs.
@@ -322,25 +322,23 @@ def warn_unresolved(scan: ProjectScan, held: set[tuple[str, str]]) -> None:
 
 
 def read_release_gates(scan: ProjectScan, files: ProjectFiles) -> None:
-    """The gates the project's package managers enforce (``tether.deps.gates``); read after
-    the package manager is known."""
-    from tether.deps import gates
-
+    """The gates the project's package managers enforce (``tether.deps.release_gates``);
+    read after the package manager is known."""
     found = []
     pnpm = files.doc(PNPM_WORKSPACE, "yaml")
     if pnpm is not None:
-        found.append(gates.pnpm_gate(pnpm, PNPM_WORKSPACE))
+        found.append(release_gates.pnpm_gate(pnpm, PNPM_WORKSPACE))
     yarnrc = files.doc(".yarnrc.yml", "yaml")
     if yarnrc is not None:
-        found.append(gates.yarn_gate(yarnrc, ".yarnrc.yml"))
+        found.append(release_gates.yarn_gate(yarnrc, ".yarnrc.yml"))
     if yarnrc is None or "npmMinimalAgeGate" not in yarnrc:
         found.append(_home_yarn_gate(list(dict.fromkeys([files.root, scan.root]))))
     bunfig = files.doc("bunfig.toml", "toml")
     if bunfig is not None:
-        found.append(gates.bun_gate(bunfig, "bunfig.toml"))
+        found.append(release_gates.bun_gate(bunfig, "bunfig.toml"))
     if scan.package_manager == "npm":
         folders = list(dict.fromkeys([files.root, scan.root]))
-        found.append(gates.npm_gate(gates.npm_settings(folders)))
+        found.append(release_gates.npm_gate(release_gates.npm_settings(folders)))
     for gate, warnings in found:
         scan.warnings += [f"{scan.name}: {w}" for w in warnings]
         if gate is not None:
@@ -351,7 +349,6 @@ def _home_yarn_gate(folders: list[Path]) -> tuple[ReleaseGate | None, list[str]]
     """yarn berry's gate from the user's ``~/.yarnrc.yml`` when the project's own files set
     none (yarn layers the home file under the project's); a file tether cannot read is a
     warning, never the project's failure."""
-    from tether.deps import gates
     from tether.deps.registries import home_yarnrc
 
     home = home_yarnrc(os.environ, folders)
@@ -362,7 +359,7 @@ def _home_yarn_gate(folders: list[Path]) -> tuple[ReleaseGate | None, list[str]]
         doc = read_doc(home.parent, home.name, "yaml")
     except ScanError as error:
         return None, [f"{label}: {str(error).split(': ', 1)[-1]}; ignored"]
-    return gates.yarn_gate(doc, label) if isinstance(doc, dict) else (None, [])
+    return release_gates.yarn_gate(doc, label) if isinstance(doc, dict) else (None, [])
 
 
 def read_pyproject(scan: ProjectScan, doc: dict[str, Any], rel: str = "pyproject.toml") -> None:

@@ -9,9 +9,13 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from tether.report.runs import failed_section, isolation_lines
+
+if TYPE_CHECKING:
+    from tether.deps.align import Plan
+    from tether.deps.overrides import BoundOverride
 
 CANCELLED = "Cancelled. No files modified."
 LEFT = "left-as-is"  # the kind of an engine surface that is not a simple pin
@@ -341,4 +345,34 @@ def _tail_sections(doc: Doc) -> list[str]:
     lines += _list("Left as is", [skipped_line(s) for s in doc["skipped"] if s["kind"] == LEFT])
     lines += _held_back(doc["skipped_by_release_age"])
     lines += _list("Warnings", doc["warnings"])
+    return lines
+
+
+# --- what a person reads before a question of ``deps apply`` ------------------------------
+
+
+def conflict_lines(plan: Plan) -> list[str]:
+    """What the person reads before choosing one policy for every conflicting package."""
+    lines = []
+    for package in plan.conflicts:
+        targets = ", ".join(
+            f"{p.resolved.occurrence.project} {p.resolved.target_declared.shown}"
+            for p in package.occurrences
+        )
+        lines.append(f"conflict: {package.label}: highest {package.proposed_version}; {targets}")
+    return lines
+
+
+def override_lines(override: BoundOverride) -> list[str]:
+    """What a family's decision is about: its notes, the packages it matched in every
+    project, the projects, the command and where to read more."""
+    entry = override.entry
+    lines = [
+        f"Override {entry.id}: {entry.notes or 'a family moved by its own command'}",
+        f"  matched packages (in every project): {', '.join(p.label for p in override.packages)}",
+        f"  affected projects: {', '.join(override.projects)}",
+        f"  command: {override.to_json()['command']}",
+    ]
+    if entry.reference:
+        lines.append(f"  reference: {entry.reference}")
     return lines
