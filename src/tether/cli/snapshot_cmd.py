@@ -55,7 +55,7 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _record(args: argparse.Namespace) -> int:
-    from tether.deps.snapshot import record_tree
+    from tether.flows.snapshot import record_tree
     from tether.report.snapshot import render_recorded
 
     if not args.project or not args.out:
@@ -67,7 +67,7 @@ def _record(args: argparse.Namespace) -> int:
 
 
 def _check(args: argparse.Namespace) -> int:
-    from tether.deps.snapshot import check_tree
+    from tether.flows.snapshot import check_tree
     from tether.report.snapshot import render_checked
 
     if not args.project:

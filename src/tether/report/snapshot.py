@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from tether.deps.snapshot import Checked, Recorded
+    from tether.flows.snapshot import Checked, Recorded
 
 
 def render_recorded(recorded: Recorded) -> str:
