@@ -46,7 +46,9 @@ def test_install_records_every_file_it_read_or_wrote_with_the_hash_of_its_bytes(
     make_release(shelf, "1.0.0", {"new.txt": "new\n", "same.txt": "same\n", "mine.txt": "v1\n"})
     project = tmp_path / "proj"
     write_files(project, {"same.txt": "same\n", "mine.txt": "my own\n", "other.txt": "x\n"})
-    assert call("init", "--source", str(shelf), "--to", "1.0.0", "-C", str(project)) == 0
+    # --restore-missing: an existing project lacking new.txt would otherwise keep it absent.
+    init = ("init", "--source", str(shelf), "--to", "1.0.0", "--restore-missing")
+    assert call(*init, "-C", str(project)) == 0
     entries = StatCache(project / ".tether/cache/stat.json").entries
     assert set(entries) == {"new.txt", "same.txt", "mine.txt"}
     for rel, entry in entries.items():
