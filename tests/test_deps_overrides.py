@@ -11,10 +11,11 @@ import pytest
 
 from fixtures.deps.kit import project, registry_file, run_cli, run_json, setup_cli
 from fixtures.deps.loopback import LoopbackRegistry
-from tether.deps.apply import ApplyOptions, Bump, ProjectWork, install_commands
 from tether.deps.edit import Change
 from tether.deps.model import Locus
 from tether.deps.overrides import load, render_command
+from tether.deps.programs import install_commands
+from tether.deps.work import ApplyOptions, Bump, ProjectWork
 from tether.errors import TetherError
 
 # The command records its arguments in the project it runs in, so a test can see it ran.

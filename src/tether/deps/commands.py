@@ -15,23 +15,19 @@ from typing import Any
 
 from tether.deps import flow
 from tether.deps.align import DEFAULT_POLICY, Plan
-from tether.deps.apply import (
-    ApplyOptions,
-    ApplyRun,
-    GoOn,
-    isolation_target,
-    registry_env,
-    sweep_stale_lock,
-)
+from tether.deps.apply import GoOn, isolation_target
 from tether.deps.dossier import Improvement
 from tether.deps.flow import Decided, Registries
 from tether.deps.model import Level
 from tether.deps.overrides import BoundOverride
 from tether.deps.owed import Owed
 from tether.deps.plans import Pruned
+from tether.deps.programs import registry_env
+from tether.deps.project_lock import sweep_stale_lock
 from tether.deps.registries import DEFAULT_JOBS, DEFAULT_RETRIES, DEFAULT_TIMEOUT
 from tether.deps.scan import ScanResult
 from tether.deps.subset import Chosen, GateAnswer
+from tether.deps.work import ApplyOptions, ApplyRun
 from tether.errors import Exit, TetherError, UsageError
 from tether.runs.isolation import DEFAULT_MODE, Target
 from tether.runs.rundir import RunFolder

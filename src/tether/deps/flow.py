@@ -17,13 +17,7 @@ from typing import Any
 
 from tether.deps import overrides as ov
 from tether.deps.align import Plan, build_plan, exclude_packages, plan_document
-from tether.deps.apply import (
-    ApplyOptions,
-    ApplyRun,
-    GoOn,
-    apply_projects,
-    works_from_plan,
-)
+from tether.deps.apply import GoOn, apply_projects
 from tether.deps.engines import NodeIndex, scan_engines_of, scan_engines_projects
 from tether.deps.manifests import scan_dependencies
 from tether.deps.model import Ecosystem, Level
@@ -41,6 +35,7 @@ from tether.deps.registries import (
     pypi_source,
 )
 from tether.deps.scan import ScanResult, scan_document, scan_projects
+from tether.deps.work import ApplyOptions, ApplyRun, works_from_plan
 from tether.deps.worktree_view import as_the_worktree_holds
 from tether.errors import UsageError
 from tether.runs.isolation import Target

@@ -9,12 +9,12 @@ from collections.abc import Sequence
 from typing import Any
 
 from tether.deps.align import Plan, package_json
-from tether.deps.apply import ApplyRun, ProjectResult
 from tether.deps.dossier import in_scope
 from tether.deps.overrides import BoundOverride
 from tether.deps.scan import common_sections
 from tether.deps.subset import Chosen
 from tether.deps.surfaces import LEFT_AS_IS
+from tether.deps.work import ApplyRun, ProjectResult
 from tether.runs import sections
 
 Doc = dict[str, Any]

@@ -16,6 +16,7 @@ from tether.report.runs import failed_section, isolation_lines
 if TYPE_CHECKING:
     from tether.deps.align import Plan
     from tether.deps.overrides import BoundOverride
+    from tether.deps.work import ProjectResult
 
 CANCELLED = "Cancelled. No files modified."
 LEFT = "left-as-is"  # the kind of an engine surface that is not a simple pin
@@ -376,3 +377,18 @@ def override_lines(override: BoundOverride) -> list[str]:
     if entry.reference:
         lines.append(f"  reference: {entry.reference}")
     return lines
+
+
+def apply_digest(index: int, count: int, result: ProjectResult) -> str:
+    """The line a person reads once a project of ``deps apply`` is done."""
+    head = f"[{index + 1}/{count}] {result.work.name}:"
+    if result.state == "skipped" and result.isolation is not None:
+        return f"{head} skipped, {result.isolation.note}"
+    if result.state == "failed":
+        return (
+            f"{head} FAILED at {result.failed_step} (exit {result.exit_code}): {result.error}; "
+            f"log {result.log}"
+        )
+    parts = [f"{len(result.work.bumps)} bump(s) in {len(result.files)} file(s)"]
+    parts += [f"{step.name} ok ({step.seconds:.1f}s)" for step in result.steps]
+    return f"{head} " + ", ".join(parts)
