@@ -28,7 +28,7 @@ from tether.deps.project_lock import lock_project
 from tether.deps.steps import StepLog
 from tether.deps.work import ApplyOptions, ApplyRun, ProjectResult, ProjectWork, Step
 from tether.errors import Exit, TetherError
-from tether.report.deps import apply_digest
+from tether.report.deps import apply_digest, config_carried, config_not_carried
 from tether.runs.isolation import Isolation, Target, isolate
 from tether.runs.rundir import RunFolder
 
@@ -179,14 +179,9 @@ def _carry_config(isolation: Isolation, work: ProjectWork, installs: bool) -> Is
     workspace = Path(os.path.normpath(work.root / work.workspace))
     found = carry(top, isolation.worktree, folders_between(top, workspace, work.root))
     if found.refused and installs:
-        reason = (
-            f"{', '.join(found.refused)} is in the checkout but neither committed nor "
-            "git-ignored, so the install in the worktree could not read it without it "
-            "becoming a file to commit there"
-        )
-        note = f"worktree isolation not possible: {reason}"
+        note = config_not_carried(found.refused)
         return replace(isolation, used="skipped", root=work.root, note=note)
-    notes = [n for n in (isolation.note, found.note()) if n]
+    notes = [n for n in (isolation.note, config_carried(found.carried)) if n]
     return replace(isolation, note="; ".join(notes))
 
 

@@ -35,11 +35,6 @@ class Carried:
     carried: list[str] = field(default_factory=list)  # relative to the repository top
     refused: list[str] = field(default_factory=list)  # neither committed nor ignored
 
-    def note(self) -> str:
-        if not self.carried:
-            return ""
-        return f"carried {', '.join(self.carried)} (git-ignored) into the worktree"
-
 
 def folders_between(top: Path, workspace: Path, project: Path) -> list[str]:
     """The folders from ``workspace`` down to ``project`` (both included), relative to the

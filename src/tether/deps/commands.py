@@ -21,7 +21,7 @@ from tether.deps.flow import Decided, Registries
 from tether.deps.model import Level
 from tether.deps.overrides import BoundOverride
 from tether.deps.owed import Owed
-from tether.deps.plans import Pruned
+from tether.deps.plans import STALE_AFTER, Pruned
 from tether.deps.programs import registry_env
 from tether.deps.project_lock import sweep_stale_lock
 from tether.deps.registries import DEFAULT_JOBS, DEFAULT_RETRIES, DEFAULT_TIMEOUT
@@ -29,6 +29,7 @@ from tether.deps.scan import ScanResult
 from tether.deps.subset import Chosen, GateAnswer
 from tether.deps.work import ApplyOptions, ApplyRun
 from tether.errors import Exit, TetherError, UsageError
+from tether.report.deps import pruned_notice
 from tether.runs.isolation import DEFAULT_MODE, Target
 from tether.runs.rundir import RunFolder
 from tether.runs.selection import Filters, NothingSelected, Pick, choose, split_names
@@ -127,7 +128,7 @@ def plan(request: DepsRequest, prompts: Prompts = SILENT) -> DepsResult | Nothin
     if folder is not None:
         flow.write_plan_dir(folder, result, decided)
     doc.update(_plan_folder_json(folder, pruned))
-    doc["warnings"] += [p.notice() for p in pruned]
+    doc["warnings"] += [pruned_notice(p, STALE_AFTER.days) for p in pruned]
     return DepsResult(doc, _reached(result))
 
 
@@ -399,8 +400,8 @@ def _finish(
     folder: RunFolder | None,
     chosen: Chosen | None = None,
 ) -> DepsResult:
-    from tether.deps.summary import improvement_sections, improvement_step, summary_document
-    from tether.report.deps import render_summary
+    from tether.deps.summary import improvement_sections, summary_document
+    from tether.report.deps import improvement_step, render_summary
 
     meta: Doc = {
         "level": request.level,

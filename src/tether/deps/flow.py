@@ -38,6 +38,7 @@ from tether.deps.scan import ScanResult, scan_document, scan_projects
 from tether.deps.work import ApplyOptions, ApplyRun, works_from_plan
 from tether.deps.worktree_view import as_the_worktree_holds
 from tether.errors import UsageError
+from tether.report.deps import overrides_default_notice
 from tether.runs.isolation import Target
 from tether.runs.rundir import RunFolder
 from tether.runs.selection import Selection
@@ -145,7 +146,7 @@ def plan_with_overrides(result: ScanResult, policy: str, overrides_file: Path | 
         overrides_file = None
     entries = ov.load(overrides_file) if overrides_file is not None else []
     if overrides_file is not None and overrides_file == ov.default_path():
-        plan.warnings.append(ov.default_notice(overrides_file))
+        plan.warnings.append(overrides_default_notice(overrides_file))
     return Decided(plan, ov.bind(entries, plan), overrides_file)
 
 

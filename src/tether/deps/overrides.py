@@ -99,10 +99,6 @@ def default_path() -> Path | None:
     return path if path.is_file() else None
 
 
-def default_notice(path: Path) -> str:
-    return f"override families read from {path} (the default place; --overrides FILE names another)"
-
-
 def undecided(bound: list[BoundOverride], decisions: dict[str, str]) -> None:
     """Under ``--yes`` every override needs its ``--override-action`` (as conflicts need
     ``--conflict-policy``): running a command nobody chose is not a default."""

@@ -131,13 +131,6 @@ class Pruned:
     last_used: datetime
     error: str = ""  # why it could not be removed
 
-    def notice(self) -> str:
-        day = self.last_used.date().isoformat()
-        if self.error:
-            return f"plan folder {self.path} unused since {day}, not removed: {self.error}"
-        days = STALE_AFTER.days
-        return f"removed plan folder {self.path}: unused since {day} (over {days} days)"
-
     def to_json(self) -> Doc:
         return {
             "plan_dir": str(self.path),

@@ -1,6 +1,7 @@
 """The document ``tether deps apply`` ends with (the run folder keeps it as summary.json).
 
-Its words are rendered from it in ``tether.report.deps``.
+Its words are rendered from it in ``tether.report.deps``, the suggested next steps it
+carries included.
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from tether.deps.scan import common_sections
 from tether.deps.subset import Chosen
 from tether.deps.surfaces import LEFT_AS_IS
 from tether.deps.work import ApplyRun, ProjectResult
+from tether.report.deps import apply_next_steps
 from tether.runs import sections
 
 Doc = dict[str, Any]
@@ -97,53 +99,20 @@ def summary_document(
         doc["left_as_is"] = [s for s in sections["skipped"] if s["kind"] == LEFT_AS_IS]
         doc["skipped_by_release_age"] = sections["skipped_by_release_age"]
         doc["warnings"] = sections["warnings"] + doc["warnings"]
-    doc["suggested_next_steps"] = next_steps(doc, plan)
+    unlocked = _unlocked_python(doc, plan) if plan is not None else []
+    doc["suggested_next_steps"] = apply_next_steps(doc, unlocked)
     return doc
 
 
-def next_steps(doc: Doc, plan: Plan | None) -> list[str]:
-    steps = []
-    applied = [p["name"] for p in doc["applied"]]
-    if applied:
-        steps.append("run the tests, lint and type checks of " + ", ".join(applied))
-        steps.append(
-            "review the changes (git diff) and commit project by project: tether never "
-            "commits or pushes; a commit on the run's branch may meet the repository's "
-            "commit hooks, so run its lint and build first"
-        )
-    if doc.get("install") is False and applied:
-        steps.append("run each applied project's install: --no-install skipped it")
-    if doc["failed"]:
-        first = doc["failed"][0]
-        steps.append(f"read {first['log']}, fix {first['name']}, then run the same command again")
-    if doc["skipped_isolation"]:
-        names = ",".join(p["name"] for p in doc["skipped_isolation"])
-        steps.append(
-            f"the isolation asked for was not possible for {names}: fix the reason shown, "
-            "or run again with --isolate none to change them in place"
-        )
-    if doc["pending"]:
-        names = ",".join(p["name"] for p in doc["pending"])
-        steps.append(f"apply the pending projects: tether deps apply --projects {names} …")
-    if plan is not None:
-        steps += _lock_steps(doc, plan)
-    if doc["skipped_unsupported_range"]:
-        steps.append("move the skipped ranges by hand, or write them as ^x.y.z / ~x.y.z / x.y.z")
-    if not steps:
-        steps.append("nothing to do")
-    return steps
-
-
-def _lock_steps(doc: Doc, plan: Plan) -> list[str]:
+def _unlocked_python(doc: Doc, plan: Plan) -> list[str]:
+    """Applied projects with a Python bump and no lock tool tether knows (their environment
+    or lock is the person's to refresh)."""
     tools = {p.name: p.python_tool for p in plan.scan.scanned}
-    unlocked = [
+    return [
         p["name"]
         for p in doc["applied"]
         if any(b["ecosystem"] == "pypi" for b in p["bumps"]) and not tools.get(p["name"])
     ]
-    if not unlocked:
-        return []
-    return ["refresh the Python environment or lock of " + ", ".join(unlocked)]
 
 
 def improvement_sections(chosen: Chosen | None, doc: Doc, projects: Sequence[str]) -> Doc:
@@ -162,17 +131,6 @@ def improvement_sections(chosen: Chosen | None, doc: Doc, projects: Sequence[str
             if item not in taken
         ],
     }
-
-
-def improvement_step(doc: Doc) -> list[str]:
-    selected = [i for i in doc["selected_improvements"] if i["projects"]]
-    if not selected:
-        return []
-    return [
-        f"take up the {len(selected)} selected improvement(s) of the dossier in "
-        + ", ".join(dict.fromkeys(p for i in selected for p in i["projects"]))
-        + " (tether changes versions only)"
-    ]
 
 
 # --- scan and plan -----------------------------------------------------------------------

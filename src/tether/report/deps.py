@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from tether.report.runs import failed_section, isolation_lines
@@ -16,6 +17,7 @@ from tether.report.runs import failed_section, isolation_lines
 if TYPE_CHECKING:
     from tether.deps.align import Plan
     from tether.deps.overrides import BoundOverride
+    from tether.deps.plans import Pruned
     from tether.deps.work import ProjectResult
 
 CANCELLED = "Cancelled. No files modified."
@@ -392,3 +394,86 @@ def apply_digest(index: int, count: int, result: ProjectResult) -> str:
     parts = [f"{len(result.work.bumps)} bump(s) in {len(result.files)} file(s)"]
     parts += [f"{step.name} ok ({step.seconds:.1f}s)" for step in result.steps]
     return f"{head} " + ", ".join(parts)
+
+
+def apply_next_steps(doc: Doc, unlocked_python: Sequence[str] = ()) -> list[str]:
+    """The suggested next steps of a ``deps apply`` document (never run by tether);
+    ``unlocked_python``: applied projects whose Python environment or lock is the person's
+    to refresh."""
+    steps = []
+    applied = [p["name"] for p in doc["applied"]]
+    if applied:
+        steps.append("run the tests, lint and type checks of " + ", ".join(applied))
+        steps.append(
+            "review the changes (git diff) and commit project by project: tether never "
+            "commits or pushes; a commit on the run's branch may meet the repository's "
+            "commit hooks, so run its lint and build first"
+        )
+    if doc.get("install") is False and applied:
+        steps.append("run each applied project's install: --no-install skipped it")
+    if doc["failed"]:
+        first = doc["failed"][0]
+        steps.append(f"read {first['log']}, fix {first['name']}, then run the same command again")
+    if doc["skipped_isolation"]:
+        names = ",".join(p["name"] for p in doc["skipped_isolation"])
+        steps.append(
+            f"the isolation asked for was not possible for {names}: fix the reason shown, "
+            "or run again with --isolate none to change them in place"
+        )
+    if doc["pending"]:
+        names = ",".join(p["name"] for p in doc["pending"])
+        steps.append(f"apply the pending projects: tether deps apply --projects {names} …")
+    if unlocked_python:
+        steps.append("refresh the Python environment or lock of " + ", ".join(unlocked_python))
+    if doc["skipped_unsupported_range"]:
+        steps.append("move the skipped ranges by hand, or write them as ^x.y.z / ~x.y.z / x.y.z")
+    if not steps:
+        steps.append("nothing to do")
+    return steps
+
+
+def improvement_step(doc: Doc) -> list[str]:
+    selected = [i for i in doc["selected_improvements"] if i["projects"]]
+    if not selected:
+        return []
+    return [
+        f"take up the {len(selected)} selected improvement(s) of the dossier in "
+        + ", ".join(dict.fromkeys(p for i in selected for p in i["projects"]))
+        + " (tether changes versions only)"
+    ]
+
+
+# --- the notes of a worktree's package-manager configuration (``tether.deps.carry``) -------
+
+
+def config_carried(carried: Sequence[str]) -> str:
+    """The isolation note once git-ignored configuration was copied into a worktree."""
+    if not carried:
+        return ""
+    return f"carried {', '.join(carried)} (git-ignored) into the worktree"
+
+
+def config_not_carried(refused: Sequence[str]) -> str:
+    """Why worktree isolation is not possible when configuration cannot be carried."""
+    reason = (
+        f"{', '.join(refused)} is in the checkout but neither committed nor "
+        "git-ignored, so the install in the worktree could not read it without it "
+        "becoming a file to commit there"
+    )
+    return f"worktree isolation not possible: {reason}"
+
+
+# --- warnings a plan carries ----------------------------------------------------------------
+
+
+def overrides_default_notice(path: Path) -> str:
+    """Override families were read from the default place, which a person may not know."""
+    return f"override families read from {path} (the default place; --overrides FILE names another)"
+
+
+def pruned_notice(pruned: Pruned, stale_days: int) -> str:
+    """A plan folder unused for over ``stale_days`` days, removed (or why it was not)."""
+    day = pruned.last_used.date().isoformat()
+    if pruned.error:
+        return f"plan folder {pruned.path} unused since {day}, not removed: {pruned.error}"
+    return f"removed plan folder {pruned.path}: unused since {day} (over {stale_days} days)"
