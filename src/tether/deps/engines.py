@@ -43,6 +43,12 @@ from tether.deps.surfaces import (
 from tether.deps.targets import AgePolicy, pick
 from tether.fsio import read_bytes
 from tether.parselimits import json_loads
+from tether.report.deps import (
+    no_engine_target_warning,
+    pinned_above_warning,
+    pinned_apart_warning,
+    yarn_migration_warning,
+)
 from tether.runs.selection import Member
 
 DEFAULT_NODE_INDEX = "https://nodejs.org/dist/index.json"
@@ -261,13 +267,13 @@ def engine_targets(
         answer = answers[("npm", name)]
         infos[tool] = answer.info
         if answer.info is None:
-            warnings.append(f"no target for {tool}: {answer.error or f'{name} not found'}")
+            warnings.append(no_engine_target_warning(tool, answer.error or f"{name} not found"))
     if "node" in tools:
         try:
             infos["node"] = node_index.fetch()
         except FetchError as error:
             infos["node"] = None
-            warnings.append(f"no target for node: {error}")
+            warnings.append(no_engine_target_warning("node", str(error)))
     targets = {
         tool: pick(info, "0.0.0", "major", policy, now) if info is not None else None
         for tool, info in infos.items()
@@ -321,12 +327,8 @@ def misaligned(project: ProjectScan, targets: dict[str, str | None]) -> list[str
         full = {o.declared.version for o in pins if o.declared.precision == 3}
         if len(majors) < 2 and len(full) < 2:
             continue
-        shown = ", ".join(f"{o.declared.shown} ({o.locus.source_file})" for o in pins)
-        target = targets.get(tool)
-        then = f"each converges to {target}" if target else "no target to converge to"
-        lines.append(
-            f"{project.name}: {tool} is pinned differently within the project: {shown}; {then}"
-        )
+        pinned = [(o.declared.shown, o.locus.source_file) for o in pins]
+        lines.append(pinned_apart_warning(project.name, tool, pinned, targets.get(tool)))
     return lines
 
 
@@ -336,17 +338,10 @@ def _converge(
     if target is None:
         return Resolved(occurrence, None)
     if npmspec.compare(occurrence.min_version, target) > 0:
-        then = "moved to it (--converge-engines)" if down else "left as it is"
-        result.warnings.append(
-            f"{occurrence.project}: {occurrence.name} {occurrence.declared.shown} "
-            f"({occurrence.locus.source_file}) is newer than the run's target {target}; {then}"
-        )
+        result.warnings.append(pinned_above_warning(occurrence, target, down))
         return Resolved(occurrence, target if down else None)
     if occurrence.name == "yarn" and _crosses_yarn_2(occurrence.min_version, target):
-        result.warnings.append(
-            f"{occurrence.project}: yarn {occurrence.declared.shown} → {target} is a "
-            "migration from yarn 1, not a version bump; left as it is"
-        )
+        result.warnings.append(yarn_migration_warning(occurrence, target))
         return Resolved(occurrence, None)
     resolved = Resolved(occurrence, target)
     if resolved.target_declared.raw == occurrence.declared.raw:

@@ -27,6 +27,11 @@ from tether.deps import npmspec, pyspec, release_gates
 from tether.deps.model import Declared, Locus, Occurrence, ReleaseGate, Skipped
 from tether.deps.workspace import PNPM_WORKSPACE, bun_catalogs, workspace_patterns
 from tether.fsio import cannot_read, read_bytes
+from tether.report.deps import (
+    catalog_missing_warning,
+    lockfiles_mixed_warning,
+    manager_not_locked_warning,
+)
 
 Format = Literal["json", "yaml", "toml"]
 NPM_SECTIONS = ("dependencies", "devDependencies", "optionalDependencies")
@@ -169,13 +174,9 @@ def detect_package_manager(scan: ProjectScan, files: ProjectFiles) -> None:
     locked = list(dict.fromkeys(pm for name, pm in LOCKFILES if (root / name).exists()))
     declared = _declared_manager(files.doc("package.json", "json"))
     if len(locked) > 1:
-        scan.warnings.append(
-            f"{scan.name}: mixed package managers: lockfiles of {', '.join(locked)}"
-        )
+        scan.warnings.append(lockfiles_mixed_warning(scan.name, locked))
     if declared and locked and declared not in locked:
-        scan.warnings.append(
-            f"{scan.name}: packageManager names {declared} but the lockfile is {locked[0]}'s"
-        )
+        scan.warnings.append(manager_not_locked_warning(scan.name, declared, locked[0]))
     if declared and (declared in locked or not locked):
         scan.package_manager, scan.package_manager_source = declared, "packageManager"
     elif locked:
@@ -315,10 +316,7 @@ def warn_unresolved(scan: ProjectScan, held: set[tuple[str, str]]) -> None:
     """A ``catalog:`` reference no catalog resolves is a warning, never silence."""
     for name, catalog, where in scan.catalog_refs:
         if (catalog, name) not in held:
-            ref = "catalog:" if catalog == "default" else f"catalog:{catalog}"
-            scan.warnings.append(
-                f"{scan.name}: {where} names {name} as {ref!r}, but no catalog holds it"
-            )
+            scan.warnings.append(catalog_missing_warning(scan.name, where, name, catalog))
 
 
 def read_release_gates(scan: ProjectScan, files: ProjectFiles) -> None:

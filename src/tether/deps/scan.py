@@ -17,6 +17,7 @@ from tether.deps.manifests import ProjectScan, scan_dependencies
 from tether.deps.model import Level, Occurrence, PackageInfo, Resolved, Skipped
 from tether.deps.registries import Answer, Fetcher, Key
 from tether.deps.targets import AgePolicy, resolve
+from tether.report.deps import managers_mixed_warning, not_fetched_warning
 from tether.runs.sections import path_missing
 from tether.runs.selection import Member
 
@@ -169,12 +170,10 @@ def _unknown_warnings(skipped: list[Skipped], registries: dict[str, str]) -> lis
             users.setdefault(key, [])
             if item.project not in users[key]:
                 users[key].append(item.project)
-    lines = []
-    for (kind, ecosystem, name), projects in users.items():
-        where = registries.get(ecosystem, ecosystem)
-        what = "unknown package" if kind == "unknown-package" else "could not fetch"
-        lines.append(f"{what} {name} ({ecosystem} registry {where}; used by {', '.join(projects)})")
-    return lines
+    return [
+        not_fetched_warning(kind, name, ecosystem, registries.get(ecosystem, ecosystem), projects)
+        for (kind, ecosystem, name), projects in users.items()
+    ]
 
 
 def _manager_mix(projects: list[ProjectScan]) -> list[str]:
@@ -184,8 +183,7 @@ def _manager_mix(projects: list[ProjectScan]) -> list[str]:
             counts[project.package_manager] = counts.get(project.package_manager, 0) + 1
     if len(counts) < 2:
         return []
-    shown = ", ".join(f"{pm} ({n})" for pm, n in counts.items())
-    return [f"mixed package managers across projects: {shown}"]
+    return [managers_mixed_warning(counts)]
 
 
 # --- JSON --------------------------------------------------------------------------------

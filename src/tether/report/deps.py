@@ -16,6 +16,7 @@ from tether.report.runs import failed_section, isolation_lines
 
 if TYPE_CHECKING:
     from tether.deps.align import Plan
+    from tether.deps.model import Occurrence
     from tether.deps.overrides import BoundOverride
     from tether.deps.plans import Pruned
     from tether.deps.work import ProjectResult
@@ -477,3 +478,61 @@ def pruned_notice(pruned: Pruned, stale_days: int) -> str:
     if pruned.error:
         return f"plan folder {pruned.path} unused since {day}, not removed: {pruned.error}"
     return f"removed plan folder {pruned.path}: unused since {day} (over {stale_days} days)"
+
+
+# --- warnings of a scan (each in the document's ``warnings``) ------------------------------
+
+
+def not_fetched_warning(kind: str, name: str, ecosystem: str, where: str, users: list[str]) -> str:
+    """A package its registry does not know (``unknown-package``) or could not be asked for."""
+    what = "unknown package" if kind == "unknown-package" else "could not fetch"
+    return f"{what} {name} ({ecosystem} registry {where}; used by {', '.join(users)})"
+
+
+def managers_mixed_warning(counts: dict[str, int]) -> str:
+    """The selected projects use more than one package manager (how many each)."""
+    shown = ", ".join(f"{pm} ({n})" for pm, n in counts.items())
+    return f"mixed package managers across projects: {shown}"
+
+
+def lockfiles_mixed_warning(project: str, locked: Sequence[str]) -> str:
+    return f"{project}: mixed package managers: lockfiles of {', '.join(locked)}"
+
+
+def manager_not_locked_warning(project: str, declared: str, lockfile_manager: str) -> str:
+    return f"{project}: packageManager names {declared} but the lockfile is {lockfile_manager}'s"
+
+
+def catalog_missing_warning(project: str, where: str, name: str, catalog: str) -> str:
+    """A ``catalog:`` reference no catalog resolves."""
+    ref = "catalog:" if catalog == "default" else f"catalog:{catalog}"
+    return f"{project}: {where} names {name} as {ref!r}, but no catalog holds it"
+
+
+def no_engine_target_warning(tool: str, reason: str) -> str:
+    return f"no target for {tool}: {reason}"
+
+
+def pinned_apart_warning(
+    project: str, tool: str, pinned: Sequence[tuple[str, str]], target: str | None
+) -> str:
+    """One tool pinned differently within one project: (pin, file) each."""
+    shown = ", ".join(f"{pin} ({source})" for pin, source in pinned)
+    then = f"each converges to {target}" if target else "no target to converge to"
+    return f"{project}: {tool} is pinned differently within the project: {shown}; {then}"
+
+
+def pinned_above_warning(occurrence: Occurrence, target: str, converge: bool) -> str:
+    """A pin newer than the run's target: kept, or moved down when asked to converge."""
+    then = "moved to it (--converge-engines)" if converge else "left as it is"
+    return (
+        f"{occurrence.project}: {occurrence.name} {occurrence.declared.shown} "
+        f"({occurrence.locus.source_file}) is newer than the run's target {target}; {then}"
+    )
+
+
+def yarn_migration_warning(occurrence: Occurrence, target: str) -> str:
+    return (
+        f"{occurrence.project}: yarn {occurrence.declared.shown} → {target} is a "
+        "migration from yarn 1, not a version bump; left as it is"
+    )
