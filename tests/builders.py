@@ -124,11 +124,24 @@ def run_tether(
 
 
 def run_process(
-    *args: str, cwd: Path | None = None, input: str | None = None
+    *args: str,
+    cwd: Path | None = None,
+    input: str | None = None,
+    env: dict[str, str | None] | None = None,
+    timeout: float = 120,
 ) -> subprocess.CompletedProcess[str]:
-    """The real console script in a real process."""
+    """The real console script in a real process: the one way tests start tether in a fresh
+    interpreter. ``env`` changes the test's environment for it, as ``run_forked``'s does
+    (None: the variable is removed)."""
+    environment = {**os.environ, **(env or {})}
     return subprocess.run(
-        [*TETHER, *args], cwd=cwd, capture_output=True, text=True, input=input, timeout=120
+        [*TETHER, *args],
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        input=input,
+        env={name: value for name, value in environment.items() if value is not None},
+        timeout=timeout,
     )
 
 

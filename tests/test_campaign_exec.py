@@ -35,6 +35,7 @@ from builders import (
     git,
     in_forked_child,
     make_release,
+    run_process,
     run_tether,
     tree_digest,
 )
@@ -113,12 +114,9 @@ def campaign_run_in_interpreter(
 ) -> subprocess.CompletedProcess[str]:
     """``tether campaign run NAME --json`` in a fresh interpreter (the console script), with
     no crash point of the test's own environment and TMPDIR from ``tmp``."""
-    argv = [*TETHER, "campaign", "run", name, "--dir", str(world.campaigns), "--json", *flags]
-    clean = {
-        k: v for k, v in os.environ.items() if k not in (crashpoint.ENV_VAR, crashpoint.TRIGGER_VAR)
-    }
-    env = {**clean, **tmp, **(env or {})}
-    return subprocess.run(argv, capture_output=True, text=True, env=env, timeout=300)
+    argv = ["campaign", "run", name, "--dir", str(world.campaigns), "--json", *flags]
+    no_crash: dict[str, str | None] = {crashpoint.ENV_VAR: None, crashpoint.TRIGGER_VAR: None}
+    return run_process(*argv, env={**no_crash, **tmp, **(env or {})}, timeout=300)
 
 
 @pytest.fixture

@@ -16,14 +16,13 @@ import io
 import json
 import os
 import socket
-import subprocess
 import traceback
 from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 
-from builders import TETHER, call, git, in_forked_child, make_release
+from builders import call, git, in_forked_child, make_release, run_process
 from tether.cli.main import main
 from tether.engine.textmerge import PURE_MERGE_MAX_BYTES
 from tether.flows.renames import MAX_BYTES as RENAME_MAX_BYTES
@@ -255,12 +254,9 @@ AUDIT = ("--remit", "*.sh", "--member", "shell")
 
 def audit_marker_fifo(w: dict[str, Path]) -> None:
     """A FIFO where the clearance marker of the current digest would be."""
-    digest = subprocess.run(
-        [*TETHER, "audit", "digest", "-C", str(w["project"]), *AUDIT],
-        capture_output=True,
-        text=True,
-        check=True,
-    ).stdout.strip()
+    done = run_process("audit", "digest", "-C", str(w["project"]), *AUDIT)
+    assert done.returncode == 0, done.stderr
+    digest = done.stdout.strip()
     (w["project"] / ".tether/audit").mkdir()
     os.mkfifo(w["project"] / f".tether/audit/{digest}.shell.ok")
 

@@ -4,13 +4,11 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
-import subprocess
 from pathlib import Path
 
 import pytest
 
-from builders import TETHER
+from builders import run_process
 from tether.cli import merge_fields_cmd
 from tether.cli.main import main
 from tether.errors import Exit, TetherError
@@ -197,20 +195,20 @@ def test_exit_codes_through_the_command_table(
 
 def test_through_the_tether_program(tmp_path: Path) -> None:
     paths = files(tmp_path)
-    env = {**os.environ, "PYTHONPATH": str(Path(merge_fields_cmd.__file__).parents[2])}
-    command = [*TETHER, "merge-fields", *argv(paths, "--json", "--write")]
-    done = subprocess.run(command, capture_output=True, text=True, env=env, check=False)
+    env: dict[str, str | None] = {"PYTHONPATH": str(Path(merge_fields_cmd.__file__).parents[2])}
+    command = ["merge-fields", *argv(paths, "--json", "--write")]
+    done = run_process(*command, env=env)
     assert done.returncode == Exit.CONFLICTS, done.stderr
     assert [item["key"] for item in json.loads(done.stdout)["applied"]] == ["packageManager", "a"]
     assert '"pnpm@10"' in paths["current"].read_text()
     paths["latest"].write_text("{")
-    done = subprocess.run(command, capture_output=True, text=True, env=env, check=False)
+    done = run_process(*command, env=env)
     assert done.returncode == 1
     assert done.stderr.startswith("tether: latest file does not parse: invalid JSON")
     message = json.loads(done.stdout)["error"]["message"]
     assert done.stderr.rstrip("\n").endswith(": " + message)
     paths["latest"].unlink()
-    done = subprocess.run(command, capture_output=True, text=True, env=env, check=False)
+    done = run_process(*command, env=env)
     assert done.returncode == 1
     assert done.stderr == (
         f"tether: {paths['latest']}: cannot read the latest file (No such file or directory)\n"
