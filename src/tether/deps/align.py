@@ -28,6 +28,7 @@ from typing import Any
 from tether.deps.model import Declared, Level, Resolved, render_precision
 from tether.deps.scan import ScanResult, common_sections
 from tether.deps.targets import Dialect, dialect_of, eligible, in_window
+from tether.report.deps import hash_dropped_warning
 
 POLICIES = ("use-max-where-possible", "per-project", "skip-package")
 DEFAULT_POLICY = "use-max-where-possible"
@@ -124,11 +125,8 @@ def _dropped_hashes(plan: Plan) -> list[str]:
         for planned in package.occurrences:
             declared = planned.resolved.occurrence.declared
             if planned.changes and declared.drop_suffix and declared.suffix:
-                new = planned.effective_declared.raw
-                lines.append(
-                    f"{planned.resolved.occurrence.project}: packageManager becomes {new} "
-                    f"without its integrity hash; `corepack use {new}` adds it back"
-                )
+                project = planned.resolved.occurrence.project
+                lines.append(hash_dropped_warning(project, planned.effective_declared.raw))
     return lines
 
 

@@ -31,6 +31,7 @@ from tether.deps.align import PackagePlan, Plan
 from tether.deps.targets import dialect_of
 from tether.errors import TetherError, UsageError
 from tether.fsio import cannot_read, read_bytes
+from tether.report.deps import override_dropped_warning
 
 ACTIONS = ("run-override", "skip-matched", "force-generic")
 DEFAULT_FILE = "tether/deps-overrides.yaml"  # under the user's config folder
@@ -228,10 +229,7 @@ def bind(entries: list[OverrideEntry], plan: Plan) -> list[BoundOverride]:
         version = _resolve(entry, plan, packages)
         if entry.needs_version and version is None:
             plan.warnings.append(
-                f"override {entry.id} dropped: no version for {{version}} from "
-                f"{entry.version_source}"
-                + (f" or {entry.fallback}" if entry.fallback else "")
-                + "; its packages get the generic bump"
+                override_dropped_warning(entry.id, entry.version_source, entry.fallback)
             )
             continue
         bound.append(BoundOverride(entry, packages, version, _affected(plan, packages)))

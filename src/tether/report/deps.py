@@ -536,3 +536,20 @@ def yarn_migration_warning(occurrence: Occurrence, target: str) -> str:
         f"{occurrence.project}: yarn {occurrence.declared.shown} → {target} is a "
         "migration from yarn 1, not a version bump; left as it is"
     )
+
+
+def hash_dropped_warning(project: str, new: str) -> str:
+    """``packageManager``'s integrity hash names one version; moving it drops the hash."""
+    return (
+        f"{project}: packageManager becomes {new} without its integrity hash; "
+        f"`corepack use {new}` adds it back"
+    )
+
+
+def override_dropped_warning(entry: str, source: str | None, fallback: str | None) -> str:
+    """An override family whose ``{version}`` nothing resolves: its packages go generic."""
+    return (
+        f"override {entry} dropped: no version for {{version}} from {source}"
+        + (f" or {fallback}" if fallback else "")
+        + "; its packages get the generic bump"
+    )
