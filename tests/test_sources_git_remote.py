@@ -367,3 +367,46 @@ def test_a_config_too_large_to_check_is_refused(tmp_path: Path) -> None:
     with pytest.raises(TetherError, match="config: is larger than 65,536 bytes"):
         open_source(f"file://{repo}", cache).fetch("2.0.0")
     assert not record.exists()
+
+
+def test_a_remote_template_is_cloned_within_the_same_bounds(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A project cruft made from a template given as a ``file://`` URL (so git clones it):
+    the template's new commit carries 2 MiB of random bytes, past a 256 KiB bound."""
+    import json
+
+    cruft = pytest.importorskip("cruft", reason="the cruft extra is not installed")
+    monkeypatch.setenv("TETHER_RENDER_CACHE", str(tmp_path / "render-cache"))
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    template = init_repo(tmp_path / "tpl")
+    slug = "{{cookiecutter.project_slug}}"
+    commit_release(
+        template,
+        {"cookiecutter.json": '{"project_slug": "demo"}', f"{slug}/README.md": "one\n"},
+        "v1",
+    )
+    first = git(template, "rev-parse", "HEAD").strip()
+    (template / slug / "blob.bin").write_bytes(os.urandom(BIG))
+    git(template, "add", "-A")
+    git(template, "commit", "-qm", "v2")
+    (tmp_path / "out").mkdir()
+    project = cruft.create(str(template), tmp_path / "out", checkout=first, no_input=True)
+    record = json.loads((project / ".cruft.json").read_text())
+    record["template"], record["checkout"] = f"file://{template}", None
+    (project / ".cruft.json").write_text(json.dumps(record, indent=2) + "\n")
+    git(project, "init", "-q", "-b", "main")
+    git(project, "add", "-A")
+    git(project, "commit", "-qm", "created")
+    before = {p: (project / p).read_bytes() for p in listing(project) if (project / p).is_file()}
+    monkeypatch.setenv(limits.DOWNLOAD_BYTES, "256K")
+    done = run_tether("update", "--yes", "--no-branch", "-C", str(project))
+    assert done.returncode == 1, done.stdout
+    assert done.stderr.count("\n") == 1, done.stderr
+    assert done.stderr.endswith(
+        f"git clone received more than 262,144 bytes ({limits.DOWNLOAD_BYTES} sets it)\n"
+    ), done.stderr
+    after = {p: (project / p).read_bytes() for p in listing(project) if (project / p).is_file()}
+    assert {p: b for p, b in after.items() if not p.startswith(".tether/")} == {
+        p: b for p, b in before.items() if not p.startswith(".tether/")
+    }

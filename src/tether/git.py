@@ -1019,12 +1019,14 @@ def list_tags(location: str, bound: TransferBound | None = None) -> list[str]:
     return tags
 
 
-def remote_commits(location: str) -> dict[str, str]:
+def remote_commits(location: str, bound: TransferBound | None = None) -> dict[str, str]:
     """Ref name (``refs/tags/v1.0.0``, ``refs/heads/main``, ``HEAD``) -> the commit it names
-    (an annotated tag peeled), for the repository at ``location``, without cloning it."""
-    result = run_git(["ls-remote", location])
+    (an annotated tag peeled), for the repository at ``location``, without cloning it;
+    within ``bound`` when given."""
+    args = ["ls-remote", "--", location]
+    listing = _run_bounded(args, None, bound) if bound else run_git(args).stdout
     commits: dict[str, str] = {}
-    for line in result.stdout.splitlines():
+    for line in listing.splitlines():
         sha, _, ref = line.partition("\t")
         if ref.endswith("^{}"):
             commits[ref.removesuffix("^{}")] = sha  # the peeled commit wins
@@ -1080,9 +1082,16 @@ def remote_default_branch(repo: Path, remote: str = "origin") -> str | None:
     return None
 
 
-def clone_checkout(location: str, dest: Path, commit: str) -> None:
-    """A working copy of the repository at ``location`` with ``commit`` checked out."""
-    run_git(["clone", "--quiet", "--no-checkout", "--", location, str(dest)])
+def clone_checkout(
+    location: str, dest: Path, commit: str, bound: TransferBound | None = None
+) -> None:
+    """A working copy of the repository at ``location`` with ``commit`` checked out; the
+    clone within ``bound`` when given (the checkout reads only what it received)."""
+    args = ["clone", "--quiet", "--no-checkout", "--", location, str(dest)]
+    if bound is None:
+        run_git(args)
+    else:
+        _run_bounded(args, None, bound)
     run_git(["checkout", "--quiet", "--detach", commit, "--"], cwd=dest)
 
 

@@ -238,10 +238,16 @@ def location(src: str) -> str:
 
 @functools.lru_cache(maxsize=64)
 def remote_commits(where: str) -> dict[str, str]:
-    """The template repository's refs, asked once per command (one ``git ls-remote``)."""
+    """The template repository's refs, asked once per command (one ``git ls-remote``,
+    bounded as a release source's listing is)."""
     from tether import git
+    from tether.sources import limits
+    from tether.sources.gitrepo import bound_words, listing_bound
 
-    return git.remote_commits(where)
+    try:
+        return git.remote_commits(where, listing_bound())
+    except git.TransferBoundExceeded as error:
+        raise TetherError(f"{where}: {bound_words(error, limits.ANSWER_BYTES)}") from None
 
 
 def is_trusted(src: str) -> bool:

@@ -60,12 +60,15 @@ def target_commit(record: TemplateRecord, wanted: str | None) -> str:
     the newest commit of the branch the record follows (``checkout``), else of the
     template's default branch."""
     from tether import git
+    from tether.sources import limits
+    from tether.sources.gitrepo import bound_words, listing_bound
 
     location = _location(record.src)
     try:
-        refs = git.remote_commits(location)
+        refs = git.remote_commits(location, listing_bound())
     except TetherError as error:
-        raise TetherError(f"cannot read the template {record.src}: {error}") from None
+        why = bound_words(error, limits.ANSWER_BYTES)
+        raise TetherError(f"cannot read the template {record.src}: {why}") from None
     name = wanted or record.checkout
     if name is None:
         head = refs.get("HEAD")
@@ -198,7 +201,14 @@ def _check_out(record: TemplateRecord, commit: str, dest: Path) -> None:
         )
         archive.unlink()
         return
-    git.clone_checkout(location, dest, commit)
+    from tether.sources import limits
+    from tether.sources.gitrepo import bound_words, transfer_bound
+
+    try:  # a remote template is a download like a release's
+        git.clone_checkout(location, dest, commit, transfer_bound())
+    except git.TransferBoundExceeded as error:
+        why = bound_words(error, limits.DOWNLOAD_BYTES)
+        raise TetherError(f"cannot fetch the template {record.src}: {why}") from None
 
 
 # binaryornot's verdict on a file's starting chunk, remembered for the renders of this
