@@ -8,6 +8,8 @@ document."""
 from __future__ import annotations
 
 import ast
+import re
+from collections import Counter
 from collections.abc import Collection
 from pathlib import Path
 
@@ -475,3 +477,34 @@ def test_the_cycle_check_sees_each_spelling(
     files: dict[str, str], expected: list[set[str]]
 ) -> None:
     assert sorted(map(sorted, _cycles(_import_graph(files)))) == sorted(map(sorted, expected))
+
+
+def _defined_names(tree: ast.Module) -> list[tuple[int, str]]:
+    """The names a module defines at its top level (functions, classes, assignments)."""
+    found: list[tuple[int, str]] = []
+    for node in tree.body:
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+            found.append((node.lineno, node.name))
+        elif isinstance(node, ast.Assign):
+            found.extend((node.lineno, t.id) for t in node.targets if isinstance(t, ast.Name))
+        elif isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name):
+            found.append((node.lineno, node.target.id))
+    return [(line, name) for line, name in found if not name.startswith("__")]
+
+
+def test_every_name_a_module_defines_is_used() -> None:
+    """A function, class or constant nothing names (in the package, its tests, its benches
+    or pyproject.toml) is dead: removed, or used where a literal re-spells it."""
+    root = SOURCE.parents[1]
+    texts = [path.read_text() for path in _modules()]
+    for folder in ("tests", "bench"):
+        texts += [path.read_text() for path in (root / folder).rglob("*.py")]
+    texts.append((root / "pyproject.toml").read_text())
+    words = Counter(word for text in texts for word in re.findall(r"\w+", text))
+    unused = [
+        f"{path.relative_to(SOURCE)}:{line}: {name}"
+        for path in _modules()
+        for line, name in _defined_names(ast.parse(path.read_text()))
+        if words[name] <= 1
+    ]
+    assert unused == []

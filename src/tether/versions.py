@@ -89,11 +89,6 @@ def sort_versions(versions: list[str], include_prereleases: bool = True) -> list
     return [v for _, v in kept]
 
 
-def newest_version(versions: list[str], include_prereleases: bool = False) -> str | None:
-    ordered = sort_versions(versions, include_prereleases)
-    return ordered[-1] if ordered else None
-
-
 def compare_versions(a: str, b: str) -> int:
     """-1, 0 or 1; raises ValueError when either is not a version."""
     va, vb = parse_version(a), parse_version(b)

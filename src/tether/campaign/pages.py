@@ -5,7 +5,7 @@ from __future__ import annotations
 from datetime import UTC, datetime
 from pathlib import Path
 
-from tether.campaign.flow import CampaignResult, campaign_status
+from tether.campaign.commands import CampaignResult, campaign_status
 from tether.errors import TetherError
 from tether.fsio import atomic_write
 

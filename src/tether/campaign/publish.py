@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from tether import gh, git
-from tether.campaign.flow import CampaignResult, _document, _run_exit_code, run_campaign
+from tether.campaign.commands import CampaignResult, _document, _run_exit_code, run_campaign
 from tether.campaign.model import (
     CLOSED,
     CONFLICTS,

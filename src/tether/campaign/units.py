@@ -5,7 +5,7 @@ starts from (pending → cloned). ``update_unit`` makes tether's own worktree on
 branch, reset to that commit, runs the update there through the library and commits (cloned →
 updated | conflicts | up-to-date | failed). Both are idempotent: run again on the same record
 they redo the same work from the same start, so a coordinator that died mid-unit simply runs
-the unit again. Neither writes the campaign's records; the coordinator does (campaign/flow.py).
+the unit again. Neither writes the campaign's records; the coordinator does (campaign/commands.py).
 
 Each works where it runs (campaign/workspace.py): in the campaign folder when it sees it,
 else in this machine's own folder for the campaign, fetching from the remote itself; then a

@@ -64,6 +64,9 @@ def _add_remit(parser: argparse.ArgumentParser, *, machinery: bool = False) -> N
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
+    from tether.audit.clearance import PROVENANCES
+    from tether.audit.findings import VOCABULARIES
+
     sub = parser.add_subparsers(dest="audit_command", metavar="SUBCOMMAND", required=True)
 
     scope = sub.add_parser("scope", help="files a branch changed, filtered by a remit")
@@ -98,7 +101,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     add_jobs(shell, "files checked")
     shell.add_argument(
         "--vocabulary",
-        choices=("tether", "gaia"),
+        choices=VOCABULARIES,
         default="tether",
         help="the finding classes to report in: tether's, or GAIA's (default: tether)",
     )
@@ -146,7 +149,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     write.add_argument("--anchor-tree", metavar="TREE", help="'' on a no-anchor round")
     write.add_argument(
         "--vocabulary",
-        choices=("tether", "gaia"),
+        choices=VOCABULARIES,
         help="closed class list (default: gaia under the gaia profile, else tether)",
     )
     write.add_argument(
@@ -175,7 +178,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     clear.add_argument(
         "--provenance",
         required=True,
-        choices=("earned", "refused"),
+        choices=PROVENANCES,
         help="earned: the member cleared the digest; refused: the member refused it",
     )
     clear.add_argument("--scope-digest", metavar="DIGEST", help="the digest the review started on")

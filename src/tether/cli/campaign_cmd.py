@@ -5,8 +5,17 @@ from __future__ import annotations
 import argparse
 from typing import TYPE_CHECKING, Any
 
-from tether.cli.common import add_auto, add_jobs, add_json, jobs, print_json
-from tether.cli.projects_cmd import add_keyword, add_projects, add_registry
+from tether.campaign.model import DEFAULT_ON_CONFLICT, ON_CONFLICT
+from tether.cli.common import (
+    add_auto,
+    add_jobs,
+    add_json,
+    add_keyword,
+    add_projects,
+    add_registry,
+    jobs,
+    print_json,
+)
 from tether.model.plan import CONFLICT_STYLES
 
 if TYPE_CHECKING:
@@ -29,8 +38,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     add_keyword(start, "only repositories carrying every keyword given")
     start.add_argument(
         "--on-conflict",
-        choices=("hold", "commit"),
-        default="hold",
+        choices=ON_CONFLICT,
+        default=DEFAULT_ON_CONFLICT,
         help="hold: record conflicts, commit nothing (default); commit: commit the markers",
     )
     start.add_argument(
@@ -151,12 +160,12 @@ def _run_options(args: argparse.Namespace) -> RunOptions:
 
 
 def run(args: argparse.Namespace) -> int:
-    from tether.campaign import flow
+    from tether.campaign import commands
 
     if args.action in PUBLISHING:
         return _publish(args)
     if args.action == "start":
-        request = flow.StartRequest(
+        request = commands.StartRequest(
             args.name,
             args.upstream,
             args.to,
@@ -168,9 +177,9 @@ def run(args: argparse.Namespace) -> int:
             args.auto,
             keywords=args.keyword,
         )
-        result = flow.start_campaign(request)
+        result = commands.start_campaign(request)
     elif args.action == "run":
-        result = flow.run_campaign(args.name, args.dir, _run_options(args))
+        result = commands.run_campaign(args.name, args.dir, _run_options(args))
     elif args.refresh:
         return _publish(args)
     elif args.html is not None:
@@ -178,7 +187,7 @@ def run(args: argparse.Namespace) -> int:
 
         result = write_status_page(args.name, args.dir, args.html)
     else:
-        result = flow.campaign_status(args.name, args.dir)
+        result = commands.campaign_status(args.name, args.dir)
     print_json(result.document) if args.json else print(_text(result.document, args))
     return result.exit_code
 

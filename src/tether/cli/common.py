@@ -14,9 +14,10 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from tether.cli.parsing import REMOVED, STRAY_WORDS, CommandLineError
-from tether.errors import UsageError
+from tether.errors import Exit, UsageError
 
 if TYPE_CHECKING:
+    from tether.runs.selection import Filters, NothingSelected
     from tether.templates import TemplateOptions
 
 # --- spellings removed when the flags were unified ----------------------------------------
@@ -328,3 +329,42 @@ def template_options(args: argparse.Namespace) -> TemplateOptions:
         data=parse_data(getattr(args, "data", None)),
         trust=bool(getattr(args, "trust", False)),
     )
+
+
+# --- selecting registered projects (fleet, deps, campaign, projects) ---------------------
+
+
+def add_registry(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--registry",
+        metavar="PATH",
+        help="the projects file (default: $TETHER_REGISTRY, else "
+        "$XDG_CONFIG_HOME/tether/projects.json)",
+    )
+
+
+def add_selection(parser: argparse.ArgumentParser) -> None:
+    """The registry and the filters every multi-project command (fleet, deps) takes."""
+    add_projects(parser)
+    add_keyword(parser, "only projects carrying every keyword given")
+    add_registry(parser)
+
+
+def add_projects(parser: argparse.ArgumentParser) -> None:
+    add_list(parser, "--projects", metavar="NAME", help="only these registered names")
+
+
+def add_keyword(parser: argparse.ArgumentParser, help: str) -> None:
+    add_list(parser, "--keyword", metavar="K", help=help)
+
+
+def selection_filters(args: argparse.Namespace) -> Filters:
+    from tether.runs.selection import Filters
+
+    return Filters(args.registry, args.projects, args.keyword)
+
+
+def print_nothing_selected(result: NothingSelected, as_json: bool) -> int:
+    """Nothing to work on: under ``--json`` the command's own document, with no project."""
+    print_json(dict(result.document)) if as_json else print("\n".join(result.lines()))
+    return Exit.OK

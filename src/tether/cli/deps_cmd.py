@@ -13,10 +13,13 @@ from tether.cli.common import (
     add_jobs,
     add_json,
     add_list,
+    add_selection,
     jobs,
     print_json,
+    print_nothing_selected,
     request_retries,
     request_timeout,
+    selection_filters,
 )
 from tether.cli.interact import (
     ask,
@@ -27,11 +30,6 @@ from tether.cli.interact import (
     require_consent,
     show,
     stdin_is_terminal,
-)
-from tether.cli.projects_cmd import (
-    add_selection,
-    print_nothing_selected,
-    selection_filters,
 )
 from tether.deps.align import POLICIES
 from tether.deps.model import LEVELS

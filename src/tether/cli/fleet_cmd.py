@@ -5,14 +5,17 @@ from __future__ import annotations
 import argparse
 from typing import TYPE_CHECKING
 
-from tether.cli.common import add_jobs, add_json, add_removed, print_json
-from tether.cli.common import jobs as jobs_of
-from tether.cli.interact import ask_yes_no, require_consent
-from tether.cli.projects_cmd import (
+from tether.cli.common import (
+    add_jobs,
+    add_json,
+    add_removed,
     add_selection,
+    print_json,
     print_nothing_selected,
     selection_filters,
 )
+from tether.cli.common import jobs as jobs_of
+from tether.cli.interact import ask_yes_no, require_consent
 from tether.runs.isolation import DEFAULT_MODE, MODES
 
 if TYPE_CHECKING:
@@ -67,18 +70,18 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _status(args: argparse.Namespace, jobs: int) -> int:
-    from tether.fleet import flow
+    from tether.fleet import commands
     from tether.report.fleet import render_status
 
-    result = flow.status(selection_filters(args), jobs)
-    if not isinstance(result, flow.StatusResult):
+    result = commands.status(selection_filters(args), jobs)
+    if not isinstance(result, commands.StatusResult):
         return print_nothing_selected(result, args.json)
     print_json(result.document) if args.json else print(render_status(result.document))
     return result.exit_code
 
 
 def _update(args: argparse.Namespace, jobs: int) -> int:
-    from tether.fleet import flow
+    from tether.fleet import commands
     from tether.fleet.runner import FleetRequest
 
     request = FleetRequest(
@@ -91,8 +94,8 @@ def _update(args: argparse.Namespace, jobs: int) -> int:
         isolate_asked=args.isolate is not None,
     )
     confirm = None if args.yes else _confirm
-    result = flow.update(selection_filters(args), request, confirm)
-    if not isinstance(result, flow.UpdateResult):
+    result = commands.update(selection_filters(args), request, confirm)
+    if not isinstance(result, commands.UpdateResult):
         return print_nothing_selected(result, args.json)
     from tether.report.fleet import render_update_result
 

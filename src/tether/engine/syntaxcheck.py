@@ -53,13 +53,6 @@ def _verdict(path: str, data: bytes) -> _Verdict:
     return _Verdict(None)
 
 
-def structured_problem(path: str, data: bytes) -> str | None:
-    """Why ``data`` is not a valid document of the format ``path``'s extension names
-    (duplicate keys included), or is beyond the parsing limits; None when it is valid,
-    or when the path is not JSON/YAML/TOML."""
-    return _verdict(path, data).problem
-
-
 def merge_breaks_syntax(
     path: str, base: bytes, ours: bytes, theirs: bytes, merged: bytes
 ) -> MergeCheck | None:

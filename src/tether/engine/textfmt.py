@@ -21,14 +21,6 @@ def is_binary(data: bytes) -> bool:
     return b"\0" in data[:BINARY_SNIFF_BYTES]
 
 
-def is_utf8(data: bytes) -> bool:
-    try:
-        data.decode("utf-8")
-    except UnicodeDecodeError:
-        return False
-    return True
-
-
 def split_bom(data: bytes) -> tuple[bool, bytes]:
     """(had a UTF-8 BOM, the bytes without it)."""
     if data.startswith(UTF8_BOM):

@@ -49,11 +49,6 @@ def refresh_states(actions: Iterable[FileAction]) -> dict[str, str]:
     return {a.path: refresh_state(a) for a in actions}
 
 
-# --auto for a locally-modified file: the one vocabulary (model.plan.AUTO_CHOICES), and
-# tether's own three-way line merge.
-LOCAL_EDIT_DECISIONS = (*AUTO_CHOICES, "merge")
-
-
 def refresh_command(auto: str | None, deleted: str | None) -> str:
     """The command a refresh journals: its choices included, so an interrupted run is
     finished with the choices it started with (never silently with others)."""
@@ -118,9 +113,6 @@ def _clean_up(action: FileAction) -> FileAction:
     return replace(action, bucket=Bucket.DELETED, op=Op.REMOVE, decision="cleanup", reason="")
 
 
-SOURCE_DELETED_DECISIONS = ("cleanup", "keep")
-
-
 def settle_source_deleted(action: FileAction, choice: str) -> FileAction:
     """cleanup: a file the recipe dropped is removed from the host (backed up first), as
     gbrain offers; keep: it stays, the host's own file from now on."""
@@ -141,9 +133,6 @@ def local_edit_diff(project: Project, latest: Release, action: FileAction) -> by
     else:
         ours, theirs = read_bytes(project.path(action.path)), latest.verified_bytes(action.path)
     return unified_patch(action.path, ours, theirs)
-
-
-HOST_DELETED_DECISIONS = ("restore", "drop")
 
 
 def settle_host_deleted(latest: Release, action: FileAction, choice: str) -> FileAction:

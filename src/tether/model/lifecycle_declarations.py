@@ -38,8 +38,6 @@ MIGRATION_WHEN = ("before", "after")
 TEMPLATE_INSTALL = ("if-present", "always")
 ADOPTER_OWNED = "adopter-owned"
 _ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,63}")
-# Placeholders a post_update value may use; a value that is exactly "{now_unix}" is a number.
-VALUE_PLACEHOLDERS = ("{from_version}", "{to_version}", "{now_unix}", "{now_iso}")
 
 
 class LifecycleError(TetherError):

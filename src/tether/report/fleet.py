@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 from tether.report.runs import failed_section, isolation_lines
 
 if TYPE_CHECKING:
-    from tether.fleet.flow import UpdateResult
+    from tether.fleet.commands import UpdateResult
     from tether.fleet.runner import FleetEntry, FleetRun
 
 from tether.report.human import BUCKET_ORDER

@@ -46,10 +46,6 @@ def render_key(*parts: str) -> str:
     return hashlib.sha256(json.dumps(list(parts)).encode()).hexdigest()[:40]
 
 
-def entry_exists(key: str, home: Path | None = None) -> bool:
-    return read_facts(key, home) is not None
-
-
 def read_facts(key: str, home: Path | None = None) -> dict[str, Any] | None:
     """The facts of cached render ``key``; None when it is not (whole) in the cache."""
     return _read_entry((home or renders_home()) / key)

@@ -13,7 +13,14 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from tether.campaign.model import CONFLICTS, FAILED, ON_CONFLICT, RepoRecord, Settings
+from tether.campaign.model import (
+    CONFLICTS,
+    DEFAULT_ON_CONFLICT,
+    FAILED,
+    ON_CONFLICT,
+    RepoRecord,
+    Settings,
+)
 from tether.campaign.store import CampaignFolder, campaign_folder
 from tether.errors import Exit, TetherError, UsageError
 from tether.runs.registry import Registry, load_registry, registry_path, utc_timestamp
@@ -31,7 +38,7 @@ class StartRequest:
     registry: str | None = None  # --registry; None: $TETHER_REGISTRY, then the XDG default
     projects: Sequence[str] | None = None  # --projects values as typed (comma lists)
     directory: str | None = None  # --dir: where campaign folders live
-    on_conflict: str = "hold"
+    on_conflict: str = DEFAULT_ON_CONFLICT
     conflict: str | None = None  # --conflict for every update; None: each profile's style
     auto: str | None = None  # --auto for every update
     keywords: Sequence[str] = ()  # --keyword: only repositories carrying every one
