@@ -29,7 +29,7 @@ PACKUMENT = (
 
 @pytest.fixture
 def trickling() -> Iterator[str]:
-    """A registry answering ``PACKUMENT`` in 16 pieces, 50 ms apart (0.8 s in all)."""
+    """A registry answering ``PACKUMENT`` in 20 pieces, 100 ms apart (2 s in all)."""
 
     class Handler(http.server.BaseHTTPRequestHandler):
         protocol_version = "HTTP/1.0"
@@ -38,12 +38,12 @@ def trickling() -> Iterator[str]:
             self.send_response(200)
             self.send_header("Content-Length", str(len(PACKUMENT)))
             self.end_headers()
-            step = -(-len(PACKUMENT) // 16)
+            step = -(-len(PACKUMENT) // 20)
             with contextlib.suppress(OSError):  # the client gave up: the bound test
                 for start in range(0, len(PACKUMENT), step):
                     self.wfile.write(PACKUMENT[start : start + step])
                     self.wfile.flush()
-                    time.sleep(0.05)
+                    time.sleep(0.1)
 
         def log_message(self, format: str, *args: object) -> None:
             pass
@@ -61,12 +61,12 @@ def trickling() -> Iterator[str]:
 
 
 def test_the_timeout_bounds_each_wait_not_the_whole_answer(trickling: str) -> None:
-    """An answer that takes 0.8 s, no step of which waits 0.3 s, is read whole."""
-    client = HttpClient(timeout=0.3, retries=0, sleep=lambda s: None)
+    """An answer that takes 2 s, no step of which waits anywhere near 1 s, is read whole."""
+    client = HttpClient(timeout=1.0, retries=0, sleep=lambda s: None)
     started = time.monotonic()
     info = NpmRegistry(trickling, client).fetch("x")
     assert info is not None and info.latest == "1.0.0"
-    assert time.monotonic() - started > 0.3  # longer than --timeout, and not cut short
+    assert time.monotonic() - started > 1.0  # longer than --timeout, and not cut short
 
 
 def test_the_whole_answer_is_bounded_by_the_network_time_and_not_retried(
