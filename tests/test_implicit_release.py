@@ -204,3 +204,42 @@ def test_the_manifest_rules_are_pure() -> None:
     assert upstream_name("https://example.com/org/my-kit.git") == "my-kit"
     assert upstream_name("git@example.com:org/kit.git/") == "kit"
     assert upstream_name("/rel/kit-{version}.tar.gz") == "kit"
+
+
+def test_a_campaign_over_repositories_of_a_manifestless_source(
+    upstream: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path / "state"))
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "config"))
+    registry: dict[str, object] = {"version": 2, "projects": {}}
+    projects: dict[str, object] = {}
+    for name in ("r1", "r2"):
+        seed = tmp_path / "seeds" / name
+        seed.mkdir(parents=True)
+        git(seed, "init", "-q", "-b", "main")
+        init(upstream, seed)
+        (seed / "README.md").write_text("title, ours\n\nintro\n")
+        git(seed, "add", "-A")
+        git(seed, "commit", "-qm", "install")
+        bare = tmp_path / "remotes" / f"{name}.git"
+        git(tmp_path, "clone", "-q", "--bare", str(seed), str(bare))
+        projects[name] = {"name": name, "url": bare.as_uri()}
+    registry["projects"] = projects
+    (tmp_path / "registry.json").write_text(json.dumps(registry))
+    where = ["--registry", str(tmp_path / "registry.json"), "--dir", str(tmp_path / "c")]
+    started = run_tether("campaign", "start", "c1", "--upstream", "kit", "--to", "2.0.0", *where)
+    assert started.returncode == 0, started.stdout + started.stderr
+    ran = run_tether("campaign", "run", "c1", "--dir", str(tmp_path / "c"), "-j", "1", "--json")
+    assert ran.returncode == 0, ran.stdout + ran.stderr
+    from tether.campaign.store import CampaignFolder
+
+    records = json.loads(ran.stdout)["repositories"]
+    assert len(records) == 2
+    for record in records:
+        assert record["status"] == "updated", record
+        mirror = CampaignFolder(tmp_path / "c" / "c1").mirror_path(record["url"])
+        state = json.loads(git(mirror, "show", f"{record['commit']}:.tether/state.json"))
+        assert state["version"] == "2.0.0"
+        assert git(mirror, "show", f"{record['commit']}:NEW.md") == "added upstream\n"
+        readme = git(mirror, "show", f"{record['commit']}:README.md")
+        assert readme == "title, ours\n\nintro\n\nmore\n"

@@ -338,3 +338,52 @@ def test_the_second_render_in_one_process_compiles_only_what_changed(
     made = tree(by_cruft / "demo")
     made.pop(".cruft.json")
     assert tree(tmp_path / "two") == made
+
+
+def test_a_followed_branch_is_the_target_and_the_checkout_key_stays(tmp_path: Path) -> None:
+    """``checkout`` names the branch the project follows: the update goes to its newest
+    commit, not to the default branch's, and the key is left as it was."""
+    template = tmp_path / "tpl"
+    v1, v2 = template_repo(template, [V1, V2])
+    git(template, "checkout", "-q", "-b", "stable", v1)
+    write_files(template, {f"{SLUG}/STABLE.md": "a fix on stable\n"})
+    git(template, "add", "-A")
+    git(template, "commit", "-qm", "stable fix")
+    stable = git(template, "rev-parse", "HEAD").strip()
+    git(template, "checkout", "-q", "main")
+    project = create(template, tmp_path / "out", v1)
+    record = json.loads((project / ".cruft.json").read_text())
+    record["checkout"] = "stable"
+    (project / ".cruft.json").write_text(json.dumps(record, indent=2) + "\n")
+    commit_all(project)
+    code, doc = update(project)
+    assert code == 0, doc["stderr"]
+    assert (project / "STABLE.md").read_text() == "a fix on stable\n"
+    assert not (project / "NEW.md").exists()  # main's v2, not followed
+    record = json.loads((project / ".cruft.json").read_text())
+    assert record["commit"] == stable != v2
+    assert record["checkout"] == "stable"
+
+
+def test_a_fleet_of_cruft_projects_renders_each_commit_once(
+    tmp_path: Path, render_cache: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from builders import call
+
+    monkeypatch.setenv("TETHER_REGISTRY", str(tmp_path / "registry.json"))
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "config"))
+    monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path / "state"))
+    v1, v2 = template_repo(tmp_path / "tpl", [V1, V2])
+    projects = [create(tmp_path / "tpl", tmp_path / name, v1) for name in ("p1", "p2", "p3")]
+    (projects[0] / "README.md").write_text("# Demo, ours\n\nintro\n\nfooter\n")
+    commit_all(projects[0])
+    for number, project in enumerate(projects):
+        assert call("projects", "add", str(project), "--name", f"p{number}") == 0
+    result = run_tether("fleet", "update", "--yes", "--isolate", "none")
+    assert result.returncode == 0, result.stdout + result.stderr
+    for project in projects:
+        assert json.loads((project / ".cruft.json").read_text())["commit"] == v2
+        assert (project / "NEW.md").read_text() == "added upstream\n"
+    assert (projects[0] / "README.md").read_text() == "# Demo, ours\n\nintro\n\nfooter v2\n"
+    # Same template, same context: the two commits rendered once for the three projects.
+    assert len(list(render_cache.iterdir())) == 2
