@@ -724,3 +724,23 @@ def test_a_render_runs_no_git_in_the_folder_it_renders_into(
     assert (dest / "NEW.md").read_text() == "added upstream\n"
     assert started, "the spy saw no process at all (copier clones the template through git)"
     assert not [cwd for cwd in started if cwd.startswith(str(dest))]
+
+
+def test_check_is_honest_after_copier_left_rej_files_and_recorded_the_version(
+    template: Path, tmp_path: Path
+) -> None:
+    """``copier update --conflict rej`` exits 0, records the new ``_commit`` and leaves the
+    rejected hunks beside the file: check names them and fails."""
+    project = generate(template, tmp_path / "app")
+    readme = (project / "README.md").read_text().replace("intro\n", "intro, ours\n")
+    (project / "README.md").write_text(readme)
+    commit_all(project, "local work")
+    copier.run_update(project, defaults=True, overwrite=True, quiet=True, conflict="rej")
+    assert "_commit: v3.0.0\n" in answers(project)
+    assert (project / "README.md.rej").exists()
+    result = run_tether("check", "--json", "-C", str(project))
+    assert result.returncode == 3, result.stdout + result.stderr
+    doc = json.loads(result.stdout)
+    assert "unresolved-conflicts" in doc["reasons"]
+    found = {(c["path"], c.get("artifact")) for c in doc["conflicts"]}
+    assert ("README.md", "README.md.rej") in found
