@@ -9,7 +9,7 @@ import hashlib
 import io
 import json
 import tarfile
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
@@ -153,3 +153,157 @@ def test_baseline_version_is_still_needed_for_an_unpinned_source(
     argv = ["reapply", "--patches", str(gsd.patches), "--baseline-source", f"npm:{PACKAGE}"]
     assert cli_main.main(argv) == 2
     assert "--baseline-version" in capsys.readouterr().err
+
+
+# A tiny package of our own whose Markdown names its config folder the way GSD's package
+# does (``~/.claude/``, ``$HOME/.claude/``, ``~/.claude`` alone, ``./.claude/``). GSD's
+# installer rewrites those to the install's path prefix before writing and records the hash
+# of what it wrote, so the package's own bytes never hash to the recorded pristine hash.
+TINY_AGENT = "agents/gsd-tiny.md"
+TINY_FLOW = "get-shit-done/workflows/tiny.md"
+TINY_AGENT_PACKAGE = """---
+name: gsd-tiny
+description: A tiny agent
+---
+
+Run `node ~/.claude/tools/tiny.cjs` first.
+Settings: $HOME/.claude/settings.json, and the folder ~/.claude itself.
+
+1. Read.
+2. Write.
+3. Check.
+"""
+TINY_FLOW_PACKAGE = """# Tiny
+
+Load ~/.claude/get-shit-done/bin/tool.cjs.
+Cache: ./.claude/cache/.
+
+1. Plan.
+2. Do.
+"""
+
+
+def tiny_installed(prefix: str) -> dict[str, str]:
+    """The two files as the installer writes them for ``prefix``, spelled out by hand."""
+    agent = f"""---
+name: gsd-tiny
+description: A tiny agent
+---
+
+Run `node {prefix}tools/tiny.cjs` first.
+Settings: {prefix}settings.json, and the folder {prefix[:-1]} itself.
+
+1. Read.
+2. Write.
+3. Check.
+"""
+    flow = f"""# Tiny
+
+Load {prefix}get-shit-done/bin/tool.cjs.
+Cache: ./.claude/cache/.
+
+1. Plan.
+2. Do.
+"""
+    return {TINY_AGENT: agent, TINY_FLOW: flow}
+
+
+def tiny_install(tmp_path: Path, prefix_of: Callable[[Path], str]) -> tuple[Gsd, dict[str, str]]:
+    """1.0.0 installed with its paths rewritten to ``prefix_of(target)``, customised (a line
+    added to the agent, the workflow's title changed), backed up, 2.0.0 installed over it
+    (changing the bottom of both) with gsd-pristine/ filled from 2.0.0, as GSD 1.42 does.
+    Returns the install and the merges expected."""
+    target = tmp_path / "gsd" / "claude"  # where make_gsd puts the install
+    v1 = tiny_installed(prefix_of(target))
+    ours = {
+        TINY_AGENT: v1[TINY_AGENT].replace("A tiny agent\n", "A tiny agent\nmodel: tiny\n"),
+        TINY_FLOW: v1[TINY_FLOW].replace("# Tiny\n", "# Tiny, my way\n"),
+    }
+    v2 = {
+        TINY_AGENT: v1[TINY_AGENT].replace("3. Check.\n", "3. Check twice.\n4. Commit.\n"),
+        TINY_FLOW: v1[TINY_FLOW] + "3. Report.\n",
+    }
+    merged = {
+        TINY_AGENT: ours[TINY_AGENT].replace("3. Check.\n", "3. Check twice.\n4. Commit.\n"),
+        TINY_FLOW: ours[TINY_FLOW] + "3. Report.\n",
+    }
+    files = {rel: (v1[rel], ours[rel], v2[rel]) for rel in v1}
+    gsd = make_gsd(tmp_path / "gsd", files, pristine=False)
+    assert gsd.target == target
+    write(gsd.pristine, v2)
+    return gsd, merged
+
+
+def publish_tiny(registry: tuple[Path, str]) -> str:
+    root, base = registry
+    package = {TINY_AGENT: TINY_AGENT_PACKAGE, TINY_FLOW: TINY_FLOW_PACKAGE}
+    publish(root, base, {"1.0.0": npm_tarball(package)})
+    return f"npm:{PACKAGE}@1.0.0"
+
+
+def test_a_global_install_the_installer_rewrote_gets_the_release_as_it_was_written(
+    tmp_path: Path,
+    registry: tuple[Path, str],
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    # A global install inside the home folder: the installer writes ``$HOME/<folder>/``.
+    monkeypatch.setenv("HOME", str(tmp_path / "gsd"))
+    gsd, merged = tiny_install(tmp_path, lambda target: "$HOME/claude/")
+    source = publish_tiny(registry)
+    argv = ["--patches", str(gsd.patches), "--pristine", str(gsd.pristine)]
+    code, doc = reapply_json(capsys, *argv, "--baseline-source", source)
+    assert code == 0, doc["results"]
+    for result in doc["results"]:
+        assert (result["status"], result["baseline"]) == ("merged", "release"), result
+        assert "rewritten to $HOME/claude/" in result["reason"]
+    assert {rel: gsd.read(rel) for rel in merged} == merged
+
+
+def test_a_local_install_the_installer_rewrote_gets_its_absolute_path(
+    tmp_path: Path,
+    registry: tuple[Path, str],
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    # Outside the home folder (a local install): the installer writes the absolute path.
+    monkeypatch.setenv("HOME", str(tmp_path / "elsewhere"))
+    gsd, merged = tiny_install(tmp_path, lambda target: f"{target}/")
+    source = publish_tiny(registry)
+    argv = ["--patches", str(gsd.patches), "--pristine", str(gsd.pristine)]
+    code, doc = reapply_json(capsys, *argv, "--baseline-source", source)
+    assert code == 0, doc
+    assert [r["baseline"] for r in doc["results"]] == ["release", "release"]
+    assert {rel: gsd.read(rel) for rel in merged} == merged
+
+
+def test_a_rewriting_that_does_not_hash_exactly_is_never_a_baseline(
+    tmp_path: Path,
+    registry: tuple[Path, str],
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    # Installed for another folder than this one (``$HOME/other/``): no prefix tether may
+    # derive for this install reproduces the recorded hash, so the file has no baseline,
+    # fails as drifted, and nothing of the install is written.
+    monkeypatch.setenv("HOME", str(tmp_path / "gsd"))
+    gsd, _ = tiny_install(tmp_path, lambda target: "$HOME/other/")
+    source = publish_tiny(registry)
+    before = snapshot(gsd.target)
+    argv = ["--patches", str(gsd.patches), "--pristine", str(gsd.pristine)]
+    code, doc = reapply_json(capsys, *argv, "--baseline-source", source)
+    assert code == 1, doc
+    assert sorted(doc["drifted_files"]) == sorted([TINY_AGENT, TINY_FLOW])
+    for result in doc["results"]:
+        assert (result["status"], result["baseline"]) == ("failed", "none"), result
+        assert "nor with the installer's path rewriting" in result["reason"]
+    assert snapshot(gsd.target) == before
+
+
+def snapshot(folder: Path) -> dict[str, bytes]:
+    """Every file of the install but tether's own records (lock, journal, release cache)."""
+    return {
+        path.relative_to(folder).as_posix(): path.read_bytes()
+        for path in sorted(folder.rglob("*"))
+        if path.is_file() and ".tether" not in path.relative_to(folder).parts
+    }

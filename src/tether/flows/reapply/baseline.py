@@ -1,17 +1,20 @@
 """A saved file's baseline: the bytes the user started from, looked up in priority order.
 
 Only bytes whose sha256 equals the recorded pristine hash count: (a) a pristine folder, (b)
-the git history of the target, (c) the baseline release from a source, (d) none.
+the git history of the target, (c) the baseline release from a source (its files also as
+GSD's installer rewrites their paths), (d) none.
 """
 
 from __future__ import annotations
 
+import os
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
 from tether import git
+from tether.engine.installer_paths import install_prefixes, installed_forms
 from tether.errors import TetherError
 from tether.flows.project import Project
 from tether.flows.reapply.patches import PatchSet
@@ -116,7 +119,8 @@ class BaselineFinder:
         if drift:
             assert self.options.pristine is not None
             copy = read_file(self.options.pristine / rel)
-            return Found(None, note=drift, drifted=True, copy=copy)
+            note = "; ".join([drift, *notes])
+            return Found(None, note=note, drifted=True, copy=copy)
         notes.append("no version with the recorded pristine hash was found")
         return self._or_user_commits(rel, Found(None, note="; ".join(notes)))
 
@@ -222,17 +226,39 @@ class BaselineFinder:
         return repo, top
 
     def _from_release(self, rel: str, recorded: str, notes: list[str]) -> Found | None:
-        """(c): the baseline release's copy, when it is the bytes that were installed."""
+        """(c): the baseline release's copy, when it is the bytes that were installed: as
+        the package has it, or as GSD's installer rewrote its paths for this install. Only
+        a form whose sha256 is the recorded hash is taken."""
         data = self._release_bytes(rel)
         if data is None:
             return None
+        version = self.options.release_version
         if sha256_bytes(data) == recorded:
-            version = self.options.release_version
             return Found(data, "release", True, f"baseline from release {version}")
-        notes.append(
-            f"release {self.options.release_version}'s copy does not match the pristine hash"
-        )
+        forms = installed_forms(rel, data, self._install_prefixes(), self._dir_names())
+        for prefix, form in forms:
+            if sha256_bytes(form) == recorded:
+                note = (
+                    f"baseline from release {version}, its paths rewritten to {prefix} "
+                    "as GSD's installer wrote them"
+                )
+                return Found(form, "release", True, note)
+        rewritten = " (nor with the installer's path rewriting)" if forms else ""
+        notes.append(f"release {version}'s copy does not match the pristine hash{rewritten}")
         return None
+
+    def _install_prefixes(self) -> list[str]:
+        """The path prefixes GSD's installer may have written for this install folder: the
+        folder as given and with its links resolved, against the home folder likewise."""
+        target = os.path.abspath(self.target)
+        home = os.path.expanduser("~")
+        homes = [home, os.path.realpath(home)] if home != "~" else []
+        return install_prefixes([target, os.path.realpath(target)], homes)
+
+    def _dir_names(self) -> list[str]:
+        """The folder name a local install's ``./<name>/`` paths get: Claude Code's, or the
+        install folder's own (another runtime's)."""
+        return list(dict.fromkeys([".claude", self.target.name]))
 
     def _release_bytes(self, rel: str) -> bytes | None:
         if self.options.source is None or self.options.release_version is None:
