@@ -97,13 +97,20 @@ def _copy_head(top: Path, base: str, dest: Path) -> None:
     entries = [
         (oid, path)
         for mode, kind, oid, path in git.tree_listing(top, "HEAD")
-        if kind == "blob" and mode != "120000" and path.startswith(prefix)
+        if kind == "blob" and mode != "120000" and path.startswith(prefix) and _plain(path)
     ]
     blobs = git.read_blobs(top, sorted({oid for oid, _ in entries}))
     for oid, path in entries:
         target = dest / path
         target.parent.mkdir(parents=True, exist_ok=True)
         target.write_bytes(blobs[oid])
+
+
+def _plain(path: str) -> bool:
+    """A committed path that stays inside the copy (git refuses others; a crafted
+    repository is not trusted to)."""
+    parts = path.split("/")
+    return not path.startswith("/") and ".." not in parts and ".git" not in parts
 
 
 def _copy_ignored_config(top: Path, dest: Path, folders: list[str]) -> None:
