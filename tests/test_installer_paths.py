@@ -36,6 +36,13 @@ def test_files_the_installer_copies_as_they_are_have_no_other_form() -> None:
     assert installed_forms("agents/gsd-a.md", not_utf8, ["$HOME/c/"], [".claude"]) == []
 
 
+def test_a_folder_whose_name_is_not_utf8_gives_no_form_and_no_error() -> None:
+    # A path read from the disk with os.fsdecode carries the byte 0xe9 as a lone surrogate.
+    prefix = "/tmp/caf\udce9/.claude/"
+    assert installed_forms("agents/gsd-a.md", b"~/.claude/x\n", [prefix], [".claude"]) == []
+    assert installed_forms("get-shit-done/x.md", b"./.claude/x\n", ["$HOME/c/"], [prefix]) == []
+
+
 def test_the_prefixes_of_a_global_and_of_a_local_install() -> None:
     assert install_prefixes(["/home/me/.claude"], ["/home/me"]) == [
         "$HOME/.claude/",

@@ -120,7 +120,10 @@ def installed_forms(
     for prefix in prefixes:
         for dir_name in dir_names if copied else dir_names[:1]:
             written = _agent(text, prefix) if agent else _copied_markdown(text, prefix, dir_name)
-            form = written.encode("utf-8")
+            try:
+                form = written.encode("utf-8")
+            except UnicodeEncodeError:  # a path that is not UTF-8: not what the installer wrote
+                continue
             if form != data:
                 forms.setdefault(form, prefix)
     return [(prefix, form) for form, prefix in forms.items()]
