@@ -9,6 +9,7 @@ import io
 import shutil
 import tarfile
 import threading
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -125,6 +126,69 @@ def serve_directory(root: Path) -> Iterator[str]:
         server.shutdown()
         server.server_close()
         thread.join()
+
+
+# A trickling server gives up on its own after this many seconds, so that a client without
+# tether's time bound fails a test (with another message) instead of hanging it.
+GIVE_UP = 10.0
+
+
+class _DumbGit(http.server.SimpleHTTPRequestHandler):
+    """A bare repository served as static files (git's plain HTTP protocol). ``slow`` is the
+    path part whose answers trickle: one byte every 50 ms, for ``GIVE_UP`` seconds at most."""
+
+    slow = ""
+    protocol_version = "HTTP/1.0"
+
+    def log_message(self, format: str, *args: object) -> None:
+        pass
+
+    def do_GET(self) -> None:
+        if not self.slow or self.slow not in self.path:
+            super().do_GET()
+            return
+        path = Path(self.translate_path(self.path.split("?")[0]))
+        data = path.read_bytes() if path.is_file() else b"0" * 1000
+        with contextlib.suppress(OSError):
+            self.send_response(200)
+            self.send_header("Content-Length", str(len(data)))
+            self.end_headers()
+            stop = time.monotonic() + GIVE_UP
+            for byte in data:
+                if time.monotonic() > stop:
+                    return
+                self.wfile.write(bytes([byte]))
+                self.wfile.flush()
+                time.sleep(0.05)
+
+
+@contextlib.contextmanager
+def serve_bare_repository(bare: Path, slow: str = "") -> Iterator[str]:
+    """Serve the bare repository ``bare`` (made ready with ``update-server-info``) over
+    git's plain HTTP protocol on 127.0.0.1; the answers for paths holding ``slow`` trickle.
+    Yields the repository's URL."""
+    handler = type("Handler", (_DumbGit,), {"slow": slow})
+    server = http.server.ThreadingHTTPServer(
+        ("127.0.0.1", 0),
+        lambda *a: handler(*a, directory=str(bare.parent)),  # type: ignore[misc]
+    )
+    server.daemon_threads = True
+    thread = threading.Thread(target=server.serve_forever, args=(0.02,), daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{server.server_address[1]}/{bare.name}"
+    finally:
+        server.shutdown()
+        server.server_close()
+        thread.join()
+
+
+def bare_for_http(repo: Path, bare: Path) -> Path:
+    """A bare clone of ``repo`` at ``bare``, packed and ready to be served as plain files."""
+    builders.git(repo.parent, "clone", "-q", "--bare", str(repo), str(bare))
+    builders.git(bare, "repack", "-adq")
+    builders.git(bare, "update-server-info")
+    return bare
 
 
 def listing(folder: Path) -> list[str]:

@@ -20,25 +20,26 @@ script that records its arguments when it runs, and it never does.
 
 from __future__ import annotations
 
-import contextlib
-import http.server
 import os
 import shlex
 import shutil
 import stat
-import threading
-import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 
 from builders import git, make_release, run_tether
-from helpers_sources import commit_release, init_repo, listing
+from helpers_sources import (
+    bare_for_http,
+    commit_release,
+    init_repo,
+    listing,
+    serve_bare_repository,
+)
 from tether.errors import TetherError
 from tether.sources import limits, open_source
 
-GIVE_UP = 10.0  # seconds the trickling server goes on at most
 BIG = 2 << 20  # bytes of random data in the release that is too large
 
 
@@ -119,60 +120,8 @@ def test_a_fetch_past_the_byte_bound_is_stopped_and_the_partial_clone_is_not_kep
     assert (again.root / "blob.bin").stat().st_size == BIG
 
 
-class _DumbGit(http.server.SimpleHTTPRequestHandler):
-    """A bare repository served as static files (git's plain HTTP protocol). ``slow`` is the
-    path part whose answers trickle: one byte every 50 ms, for ``GIVE_UP`` seconds at most."""
-
-    slow = ""
-    protocol_version = "HTTP/1.0"
-
-    def log_message(self, format: str, *args: object) -> None:
-        pass
-
-    def do_GET(self) -> None:
-        if not self.slow or self.slow not in self.path:
-            super().do_GET()
-            return
-        path = Path(self.translate_path(self.path.split("?")[0]))
-        data = path.read_bytes() if path.is_file() else b"0" * 1000
-        with contextlib.suppress(OSError):
-            self.send_response(200)
-            self.send_header("Content-Length", str(len(data)))
-            self.end_headers()
-            stop = time.monotonic() + GIVE_UP
-            for byte in data:
-                if time.monotonic() > stop:
-                    return
-                self.wfile.write(bytes([byte]))
-                self.wfile.flush()
-                time.sleep(0.05)
-
-
-@contextlib.contextmanager
-def _served(bare: Path, slow: str) -> Iterator[str]:
-    handler = type("Handler", (_DumbGit,), {"slow": slow})
-    server = http.server.ThreadingHTTPServer(
-        ("127.0.0.1", 0),
-        lambda *a: handler(*a, directory=str(bare.parent)),  # type: ignore[misc]
-    )
-    server.daemon_threads = True
-    thread = threading.Thread(target=server.serve_forever, args=(0.02,), daemon=True)
-    thread.start()
-    try:
-        yield f"http://127.0.0.1:{server.server_address[1]}/{bare.name}"
-    finally:
-        server.shutdown()
-        server.server_close()
-        thread.join()
-
-
 def _bare_served(tmp_path: Path) -> Path:
-    repo = _upstream(tmp_path)
-    bare = tmp_path / "served" / "kit.git"
-    git(tmp_path, "clone", "-q", "--bare", str(repo), str(bare))
-    git(bare, "repack", "-adq")
-    git(bare, "update-server-info")
-    return bare
+    return bare_for_http(_upstream(tmp_path), tmp_path / "served" / "kit.git")
 
 
 @pytest.mark.parametrize(
@@ -189,7 +138,7 @@ def test_a_trickling_remote_is_stopped_at_the_time_bound(
     project = tmp_path / "app"
     project.mkdir()
     monkeypatch.setenv(limits.NETWORK_SECONDS, "2")
-    with _served(bare, slow) as url:
+    with serve_bare_repository(bare, slow) as url:
         done = run_tether("init", "--source", url, "--to", "1.0.0", "-C", str(project))
     assert done.returncode == 1, done.stdout
     assert done.stderr == (f"tether: {words.format(url=url)} ({limits.NETWORK_SECONDS} sets it)\n")
@@ -204,7 +153,7 @@ def test_a_remote_within_the_bounds_is_cloned_over_http(
     project = tmp_path / "app"
     project.mkdir()
     monkeypatch.setenv(limits.NETWORK_SECONDS, "30")
-    with _served(bare, "") as url:
+    with serve_bare_repository(bare) as url:
         done = run_tether("init", "--source", url, "--to", "1.0.0", "-C", str(project))
     assert done.returncode == 0, done.stderr
     assert (project / "docs/a.txt").read_text() == "hi 1.0.0\n"

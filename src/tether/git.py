@@ -23,6 +23,7 @@ from __future__ import annotations
 import contextlib
 import io
 import os
+import shutil
 import stat
 import subprocess
 import tempfile
@@ -1035,10 +1036,12 @@ def remote_commits(location: str, bound: TransferBound | None = None) -> dict[st
     return commits
 
 
-def remote_head_branch(url: str) -> str | None:
-    """The branch ``url``'s HEAD names (its default branch), None when it names none."""
-    result = run_git(["ls-remote", "--symref", "--", url, "HEAD"])
-    for line in result.stdout.splitlines():
+def remote_head_branch(url: str, bound: TransferBound | None = None) -> str | None:
+    """The branch ``url``'s HEAD names (its default branch), None when it names none;
+    within ``bound`` when given."""
+    args = ["ls-remote", "--symref", "--", url, "HEAD"]
+    listing = _run_bounded(args, None, bound) if bound else run_git(args).stdout
+    for line in listing.splitlines():
         ref, _, target = line.partition("\t")
         if ref.startswith("ref: refs/heads/") and target == "HEAD":
             return ref.removeprefix("ref: refs/heads/")
@@ -1105,8 +1108,10 @@ def clone_bare(url: str, dest: Path, bound: TransferBound | None = None) -> None
 
 
 def init_bare(dest: Path) -> None:
-    """An empty bare repository at ``dest``."""
-    run_git(["init", "--bare", "--quiet", os.path.abspath(dest)])
+    """An empty bare repository at ``dest``, made from no template: no hook of a person's
+    ``init.templateDir`` is copied in (tether's clones hold none; see
+    ``foreign_clone_setting``)."""
+    run_git(["init", "--bare", "--quiet", "--template=", os.path.abspath(dest)])
 
 
 def fetch_tags(
@@ -1193,21 +1198,37 @@ def _no_follow_opener(path: str, flags: int) -> int:
     return os.open(path, flags | os.O_NOFOLLOW | os.O_NONBLOCK)
 
 
-def fetch_heads(mirror: Path, url: str) -> None:
-    """Every branch of ``url`` into ``refs/remotes/origin/`` of the bare ``mirror``. The
-    mirror's own branches (tether's campaign branches, checked out in worktrees) stay apart."""
-    run_git(
-        [
-            "fetch",
-            "--quiet",
-            "--prune",
-            "--no-tags",
-            "--",
-            url,
-            "+refs/heads/*:refs/remotes/origin/*",
-        ],
-        cwd=mirror,
-    )
+def fetch_heads(mirror: Path, url: str, bound: TransferBound) -> None:
+    """Every branch of ``url`` into ``refs/remotes/origin/`` of the bare ``mirror``, within
+    ``bound``. The mirror's own branches (tether's campaign branches, checked out in
+    worktrees) stay apart. A fetch the bound stopped leaves nothing it received: git's
+    partial pack is removed (the refs move only once a fetch is complete)."""
+    args = ["fetch", "--quiet", "--prune", "--no-tags", "--", url]
+    try:
+        _run_bounded([*args, "+refs/heads/*:refs/remotes/origin/*"], mirror, bound)
+    except TransferBoundExceeded:
+        remove_partial_fetch(mirror)
+        raise
+
+
+def remove_partial_fetch(git_dir: Path) -> None:
+    """Delete what a fetch stopped half way left in ``git_dir``: its temporary pack, index
+    and object files (``tmp_*`` in ``objects/pack/`` and the object folders, and the
+    ``*.temp`` files git's plain HTTP transport writes there) and its quarantine folders
+    (``objects/incoming-*``). Only for a repository no other git process works in (a
+    campaign mirror under its lock)."""
+    objects = git_dir / "objects"
+    if not objects.is_dir() or objects.is_symlink():
+        return
+    for name in os.listdir(objects):
+        folder = objects / name
+        if name.startswith("incoming-"):
+            shutil.rmtree(folder, ignore_errors=True)
+        elif (name == "pack" or len(name) == 2) and folder.is_dir() and not folder.is_symlink():
+            for entry in os.listdir(folder):
+                if entry.startswith("tmp_") or entry.endswith(".temp"):
+                    with contextlib.suppress(OSError):
+                        os.unlink(folder / entry)
 
 
 def push_branch(repo: Path, name: str, remote: str = "origin") -> str | None:

@@ -39,6 +39,7 @@ from tether.campaign.model import (
 )
 from tether.campaign.pacing import Budget, Pacing, Stop
 from tether.campaign.store import CampaignFolder, campaign_folder
+from tether.campaign.workspace import checked_mirror
 from tether.errors import Exit, TetherError, UsageError
 from tether.runs.registry import utc_timestamp
 
@@ -126,9 +127,9 @@ def push_unit(record: RepoRecord, settings: Settings) -> RepoRecord:
     The branch is set only while it is absent or still at the commit tether pushed last,
     so commits a person added to it are never overwritten; a branch already at the commit
     counts as pushed (a push whose record was never written)."""
-    mirror = CampaignFolder(Path(settings.campaign_dir)).mirror_path(record.url)
     branch = settings.branch
     try:
+        mirror = checked_mirror(CampaignFolder(Path(settings.campaign_dir)), record.url)
         target = push_target(record)
         there = git.remote_branch_commit(target, branch)
     except TetherError as error:
@@ -331,7 +332,7 @@ def _delete_branches(coordinator: _Coordinator, record: RepoRecord) -> None:
     if record.pushed_commit:
         target = push_target(record)
         there = git.remote_branch_commit(target, branch)
-        mirror = coordinator.folder.mirror_path(record.url)
+        mirror = checked_mirror(coordinator.folder, record.url)
         if there == record.pushed_commit:
             refused = git.push_commit(mirror, target, "", branch, there)
             if refused is not None:
@@ -344,7 +345,7 @@ def _delete_branches(coordinator: _Coordinator, record: RepoRecord) -> None:
 
 
 def _delete_own_branch(folder: CampaignFolder, record: RepoRecord, branch: str) -> None:
-    mirror = folder.mirror_path(record.url)
+    mirror = checked_mirror(folder, record.url)
     if not mirror.is_dir():
         return
     work = folder.worktree_path(record.name)

@@ -40,6 +40,8 @@ from tether.flows.update import UpdateReport, UpdateRequest, run_update
 from tether.model.plan import Bucket
 from tether.report.campaign import commit_message
 from tether.runs.registry import utc_timestamp
+from tether.sources import limits
+from tether.sources.gitrepo import bound_words, listing_bound, transfer_bound
 
 Step = Callable[[RepoRecord, Settings, Workspace], UnitResult]
 
@@ -76,8 +78,8 @@ def _in_workspace(step: Step, record: RepoRecord, settings: Settings) -> UnitRes
 def _fetch(record: RepoRecord, settings: Settings, workspace: Workspace) -> UnitResult:
     try:
         mirror = ensure_mirror(workspace.folder, record.url)
-        git.fetch_heads(mirror, record.url)
-        branch = record.default_branch or git.remote_head_branch(record.url)
+        _fetch_heads(mirror, record.url)
+        branch = record.default_branch or _remote_head_branch(record.url)
         if branch is None:
             return _failed(record, f"{record.url} names no default branch (empty?)")
         start = git.commit_of(mirror, f"refs/remotes/origin/{branch}")
@@ -116,12 +118,30 @@ def _mirror_with_start(folder: CampaignFolder, record: RepoRecord) -> Path:
     if git.has_commit(mirror, record.start_commit):
         return mirror
     try:
-        git.fetch_heads(mirror, record.url)
+        _fetch_heads(mirror, record.url)
     except TetherError as error:
         raise TetherError(f"cannot fetch {record.url}: {error}") from None
     if not git.has_commit(mirror, record.start_commit):
         raise TetherError(f"{record.url} no longer has the start commit {record.start_commit}")
     return mirror
+
+
+def _fetch_heads(mirror: Path, url: str) -> None:
+    """The remote's branches into the mirror, bounded as a release source's fetch is (a
+    download: ``TETHER_LIMIT_NETWORK_SECONDS``, ``TETHER_LIMIT_DOWNLOAD_BYTES``)."""
+    try:
+        git.fetch_heads(mirror, url, transfer_bound())
+    except git.TransferBoundExceeded as error:
+        raise TetherError(bound_words(error, limits.DOWNLOAD_BYTES)) from None
+
+
+def _remote_head_branch(url: str) -> str | None:
+    """The remote's default branch, asked as a release source's tags are (an answer:
+    ``TETHER_LIMIT_NETWORK_SECONDS``, ``TETHER_LIMIT_ANSWER_BYTES``)."""
+    try:
+        return git.remote_head_branch(url, listing_bound())
+    except git.TransferBoundExceeded as error:
+        raise TetherError(bound_words(error, limits.ANSWER_BYTES)) from None
 
 
 def _fresh_worktree(folder: CampaignFolder, record: RepoRecord, settings: Settings) -> Path:

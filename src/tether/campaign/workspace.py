@@ -60,10 +60,31 @@ def own_folder(settings: Settings) -> Path:
     return cache_home() / "tether" / "campaign-work" / f"{safe_file_name(settings.name)}-{digest}"
 
 
-def ensure_mirror(folder: CampaignFolder, url: str) -> Path:
-    """The bare mirror of ``url`` in ``folder``, made when missing (nothing fetched). Made
-    under a temporary name and renamed, so a half-made mirror is never mistaken for one."""
+def checked_mirror(folder: CampaignFolder, url: str) -> Path:
+    """The place of ``url``'s mirror in ``folder``; TetherError when something other than
+    tether changed the mirror there in a way that could make git run a program or read
+    another repository (a link or a file for the mirror, a setting of its config, a hook:
+    ``git.foreign_clone_setting``). Checked before any git command runs in it."""
     mirror = folder.mirror_path(url)
+    if mirror.is_symlink() or (os.path.lexists(mirror) and not mirror.is_dir()):
+        raise TetherError(
+            f"{mirror}: is not a plain folder; tether keeps its mirror of {url} only in one "
+            "(remove it to mirror the repository again)"
+        )
+    problem = git.foreign_clone_setting(mirror) if mirror.is_dir() else None
+    if problem is not None:
+        raise TetherError(
+            f"refusing tether's mirror of {url}: {problem}; no git command was run in it "
+            f"(remove {mirror} to mirror the repository again)"
+        )
+    return mirror
+
+
+def ensure_mirror(folder: CampaignFolder, url: str) -> Path:
+    """The bare mirror of ``url`` in ``folder``, made when missing (nothing fetched), and
+    checked when it is there (``checked_mirror``). Made under a temporary name and renamed,
+    so a half-made mirror is never mistaken for one."""
+    mirror = checked_mirror(folder, url)
     if not mirror.is_dir():
         making = mirror.with_name(mirror.name + ".making")
         shutil.rmtree(making, ignore_errors=True)
@@ -93,6 +114,6 @@ def lock_mirror(folder: CampaignFolder, url: str, holder: str) -> ProjectLock:
                 raise
             time.sleep(MIRROR_LOCK_POLL)
     mirror = folder.mirror_path(url)
-    if mirror.is_dir():
+    if mirror.is_dir() and not mirror.is_symlink():  # never through a link out of the folder
         git.remove_lock_files(mirror)
     return lock
