@@ -5,8 +5,9 @@ Ctrl-C or at a deadline).
 One runner, one policy for every use (``gh:`` sources and pull requests): the environment
 of a git call (gh runs git itself) with gh's prompts switched off, stdin closed. Nothing can
 wait for a person, so a slow call is a slow network, which gh's own timeouts and Ctrl-C
-handle; a download into a file (a release's tarball) is given its caller's bounds as well:
-a total time, and the most bytes gh may write (``GhBound``).
+handle; a download into a file (a release's tarball) and the listing of a source's
+versions are given their caller's bounds as well: a total time, and the most bytes gh may
+write (``GhBound``).
 """
 
 from __future__ import annotations
@@ -73,17 +74,26 @@ def run_gh(
 ) -> GhResult:
     """Run ``gh ARGS`` in ``cwd``; its stdout as text, or streamed into the file ``out``
     (a tarball is binary). With ``check`` a non-zero exit raises TetherError naming the
-    subcommand and gh's error line; a passed ``bound`` raises GhBoundExceeded."""
+    subcommand and gh's error line; a passed ``bound`` raises GhBoundExceeded. With a
+    ``bound`` and no ``out``, the answer goes to a temporary file under the bound's size
+    limit before it is read, so an answer without end never fills the memory."""
     argv = ["gh", *args]
     with tempfile.TemporaryFile() as errors:
         if out is not None:
             with open(out, "wb") as handle:
                 ran = _run(argv, cwd, bound, output=handle, errors=errors)
             errors.seek(0)
+            ran_stderr, answer = errors.read(), b""
+        elif bound is not None:
+            with tempfile.TemporaryFile() as held:
+                ran = _run(argv, cwd, bound, output=held, errors=errors)
+                held.seek(0)
+                answer = held.read(bound.max_bytes + 1)
+            errors.seek(0)
             ran_stderr = errors.read()
         else:
             ran = _run(argv, cwd, bound)
-            ran_stderr = ran.stderr
+            ran_stderr, answer = ran.stderr, ran.stdout
     if ran.not_found:
         raise TetherError(NOT_INSTALLED)
     if not ran.started:
@@ -92,9 +102,13 @@ def run_gh(
         assert bound is not None
         raise GhBoundExceeded("time", f"took longer than {bound.seconds:g} s")
     returncode = ran.code()
-    stdout = ran.stdout.decode("utf-8", "replace")
+    stdout = answer.decode("utf-8", "replace")
     stderr = ran_stderr.decode("utf-8", "replace")
-    if bound is not None and returncode != 0 and _wrote_up_to(out, cwd, bound.max_bytes):
+    # An answer that reached the size limit was cut there, whatever gh made of that.
+    if bound is not None and (
+        len(answer) >= bound.max_bytes
+        or (returncode != 0 and _wrote_up_to(out, cwd, bound.max_bytes))
+    ):
         raise GhBoundExceeded("bytes", f"wrote more than {bound.max_bytes:,} bytes")
     if check and returncode != 0:
         raise TetherError(f"gh {args[0]} failed: {first_error_line(stderr)}")

@@ -28,10 +28,19 @@ def download_bound() -> GhBound:
     )
 
 
-def bound_words(error: TetherError) -> str:
+def listing_bound() -> GhBound:
+    """A source's list of versions (or a release's notes) through gh is an answer like a
+    registry's (``limits``): read in full before it is parsed."""
+    return GhBound(
+        limits.seconds_limit(limits.NETWORK_SECONDS, limits.DEFAULT_NETWORK_SECONDS),
+        limits.byte_limit(limits.ANSWER_BYTES, limits.DEFAULT_ANSWER_BYTES),
+    )
+
+
+def bound_words(error: TetherError, bytes_setting: str = limits.DOWNLOAD_BYTES) -> str:
     """The error's words, with the variable that sets the bound gh was stopped by."""
     if isinstance(error, GhBoundExceeded):
-        setting = limits.NETWORK_SECONDS if error.kind == "time" else limits.DOWNLOAD_BYTES
+        setting = limits.NETWORK_SECONDS if error.kind == "time" else bytes_setting
         return f"{error} ({setting} sets it)"
     return str(error)
 
@@ -63,11 +72,11 @@ class GhSource(TaggedSource):
     def _offered(self) -> dict[str, str]:
         try:
             with progress.phase("listing versions"):
-                text = run_gh(
-                    ["api", "--paginate", f"repos/{self.repo}/tags", "--jq", ".[].name"]
-                ).stdout
+                args = ["api", "--paginate", f"repos/{self.repo}/tags", "--jq", ".[].name"]
+                text = run_gh(args, bound=listing_bound()).stdout
         except TetherError as error:
-            raise TetherError(f"cannot read the tags of {self.spec}: {error}") from None
+            why = bound_words(error, limits.ANSWER_BYTES)
+            raise TetherError(f"cannot read the tags of {self.spec}: {why}") from None
         return version_names(text.split())
 
     def _export(self, tag: str, version: str, work: Path, dest: Path) -> None:
@@ -147,9 +156,13 @@ class GhReleaseSource(TaggedSource):
         with progress.phase("listing versions"):
             if gh_installed():
                 args = ["release", "list", "--repo", self.repo, "--limit", "200"]
+                tag_names = [*args, "--json", "tagName", "--jq", ".[].tagName"]
                 try:
-                    text = run_gh([*args, "--json", "tagName", "--jq", ".[].tagName"]).stdout
+                    text = run_gh(tag_names, bound=listing_bound()).stdout
                     return version_names(text.split())
+                except GhBoundExceeded as error:  # the API's listing would pass it as well
+                    why = bound_words(error, limits.ANSWER_BYTES)
+                    raise TetherError(f"cannot list the releases of {self.spec}: {why}") from None
                 except TetherError as error:
                     failures.append(f"gh: {error}")
             else:
@@ -230,7 +243,9 @@ class GhReleaseSource(TaggedSource):
         if gh_installed():
             args = ["release", "view", tag, "--repo", self.repo, "--json", "body", "--jq", ".body"]
             try:
-                return run_gh(args).stdout
+                return run_gh(args, bound=listing_bound()).stdout
+            except GhBoundExceeded:  # the API would take as long again: no notes
+                return None
             except TetherError:
                 pass
         try:

@@ -1,0 +1,121 @@
+"""Listing a ``gh:`` source's tags, a ``gh-release:`` source's releases, and reading a
+release's notes through gh are network reads like any other: bounded in total time
+(``TETHER_LIMIT_NETWORK_SECONDS``) and in the bytes of the answer
+(``TETHER_LIMIT_ANSWER_BYTES``), one line naming the source and the variable, nothing
+written.
+
+gh itself needs the network and an account, so a stand-in program takes its place on PATH:
+it records its arguments (one JSON list a line) and answers the call named in ``GH_SLOW``
+only after ``GIVE_UP`` seconds (then normally, so that tether without the bound goes on and
+fails these tests with other words instead of hanging them), and the call named in
+``GH_ENDLESS`` with 2 MiB of tag names. GitHub's REST API, the fallback of a
+``gh-release:`` source, points at a closed port on 127.0.0.1: it is never to be asked.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+import pytest
+
+from builders import run_tether
+from helpers_sources import listing
+from tether.sources import limits, open_source
+
+GIVE_UP = 8.0  # seconds the stand-in keeps a slow call waiting
+ENDLESS = 2 << 20  # bytes of tag names an endless answer holds
+
+GH_STAND_IN = """#!{python} -IS
+import json, os, sys, time
+args = sys.argv[1:]
+with open(os.environ["GH_LOG"], "a") as handle:
+    handle.write(json.dumps(args) + "\\n")
+call = " ".join(args[:2])
+if call == os.environ.get("GH_SLOW"):
+    time.sleep({give_up})
+if call == os.environ.get("GH_ENDLESS"):
+    line = b"v1.0.0\\n"
+    sys.stdout.buffer.write(line * ({endless} // len(line)))
+elif call in ("api --paginate", "release list"):
+    print("v1.0.0")
+elif call == "release view":
+    print("notes of 1.0.0")
+else:
+    sys.exit("gh stand-in: no answer for " + " ".join(args))
+"""
+
+
+@pytest.fixture
+def gh_log(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    script = GH_STAND_IN.format(python=sys.executable, give_up=GIVE_UP, endless=ENDLESS)
+    (bin_dir / "gh").write_text(script)
+    (bin_dir / "gh").chmod(0o755)
+    monkeypatch.setenv("PATH", f"{bin_dir}:{Path(sys.executable).parent}:/usr/bin:/bin")
+    monkeypatch.setenv("GITHUB_API_URL", "http://127.0.0.1:9")  # never to be asked
+    monkeypatch.setenv(limits.NETWORK_SECONDS, "1")
+    monkeypatch.setenv(limits.ANSWER_BYTES, "64K")
+    log = tmp_path / "gh.log"
+    monkeypatch.setenv("GH_LOG", str(log))
+    return log
+
+
+def _calls(log: Path) -> list[str]:
+    return [" ".join(json.loads(line)[:2]) for line in log.read_text().splitlines()]
+
+
+TIME_WORDS = f"took longer than 1 s ({limits.NETWORK_SECONDS} sets it)"
+BYTES_WORDS = f"wrote more than 65,536 bytes ({limits.ANSWER_BYTES} sets it)"
+
+
+LISTINGS = [
+    ("gh:owner/repo", "api --paginate", "cannot read the tags of gh:owner/repo"),
+    ("gh-release:owner/repo", "release list", "cannot list the releases of gh-release:owner/repo"),
+]
+HOSTILE = [("GH_SLOW", TIME_WORDS), ("GH_ENDLESS", BYTES_WORDS)]
+
+
+@pytest.mark.parametrize(("spec", "call", "what"), LISTINGS)
+@pytest.mark.parametrize(("hostile", "words"), HOSTILE)
+def test_a_listing_through_gh_is_bounded_and_writes_nothing(
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    gh_log: Path,
+    spec: str,
+    call: str,
+    what: str,
+    hostile: str,
+    words: str,
+) -> None:
+    monkeypatch.setenv(hostile, call)
+    project = tmp_path / "app"
+    project.mkdir()
+    done = run_tether("init", "--source", spec, "--to", "1.0.0", "-C", str(project))
+    assert done.returncode == 1, done.stdout
+    assert done.stderr == f"tether: {what}: {words}\n"
+    assert _calls(gh_log) == [call]  # listed once; no download, no fallback
+    assert listing(project) == []
+
+
+def test_a_releases_notes_through_gh_are_bounded(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, gh_log: Path
+) -> None:
+    """Notes are best effort: past the bound there are none (and the API, which would take
+    as long again, is not asked)."""
+    monkeypatch.setenv("GH_SLOW", "release view")
+    source = open_source("gh-release:owner/repo", tmp_path / "cache")
+    # Without the bound the stand-in answers after GIVE_UP seconds, and there are notes.
+    assert source.release_body("1.0.0") is None  # type: ignore[attr-defined]
+    assert _calls(gh_log) == ["release list", "release view"]
+
+
+def test_a_listing_within_the_bounds_is_read(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, gh_log: Path
+) -> None:
+    monkeypatch.setenv(limits.NETWORK_SECONDS, "30")
+    source = open_source("gh-release:owner/repo", tmp_path / "cache")
+    assert source.release_body("1.0.0") == "notes of 1.0.0\n"  # type: ignore[attr-defined]
+    assert list(source._offered()) == ["1.0.0"]  # type: ignore[attr-defined]
