@@ -483,7 +483,7 @@ def test_malformed_data_is_a_usage_error(template: Path, tmp_path: Path) -> None
 
 
 def test_a_campaign_over_copier_repositories_is_one_command(
-    template: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    template: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, render_cache: Path
 ) -> None:
     monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path / "state"))
     monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "config"))
@@ -507,6 +507,8 @@ def test_a_campaign_over_copier_repositories_is_one_command(
         recorded = git(mirror, "show", f"{record['commit']}:.copier-answers.yml")
         assert "_commit: v2.0.0\n" in recorded
         assert git(mirror, "show", f"{record['commit']}:NEW.md") == "added upstream\n"
+    # Same template, same answers: v1.0.0 and v2.0.0 rendered once for the two repositories.
+    assert len(list(render_cache.iterdir())) == 2
 
 
 def test_an_answers_file_whose_commit_reads_as_an_option_is_refused(

@@ -387,3 +387,37 @@ def test_a_fleet_of_cruft_projects_renders_each_commit_once(
     assert (projects[0] / "README.md").read_text() == "# Demo, ours\n\nintro\n\nfooter v2\n"
     # Same template, same context: the two commits rendered once for the three projects.
     assert len(list(render_cache.iterdir())) == 2
+
+
+def test_a_campaign_over_cruft_repositories_is_one_command(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, render_cache: Path
+) -> None:
+    monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path / "state"))
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "config"))
+    v1, v2 = template_repo(tmp_path / "tpl", [V1, V2])
+    registry: dict[str, object] = {"version": 2, "projects": {}}
+    projects: dict[str, object] = {}
+    for name in ("r1", "r2"):
+        (tmp_path / "seeds").mkdir(exist_ok=True)
+        seed = create(tmp_path / "tpl", tmp_path / "seeds" / name, v1)
+        bare = tmp_path / "remotes" / f"{name}.git"
+        git(tmp_path, "clone", "-q", "--bare", str(seed), str(bare))
+        projects[name] = {"name": name, "url": bare.as_uri()}
+    registry["projects"] = projects
+    (tmp_path / "registry.json").write_text(json.dumps(registry))
+    where = ["--registry", str(tmp_path / "registry.json"), "--dir", str(tmp_path / "c")]
+    started = run_tether("campaign", "start", "c1", "--upstream", "tpl", "--to", v2, *where)
+    assert started.returncode == 0, started.stdout + started.stderr
+    ran = run_tether("campaign", "run", "c1", "--dir", str(tmp_path / "c"), "-j", "1", "--json")
+    assert ran.returncode == 0, ran.stdout + ran.stderr
+    from tether.campaign.store import CampaignFolder
+
+    records = json.loads(ran.stdout)["repositories"]
+    assert len(records) == 2
+    for record in records:
+        assert record["status"] == "updated", record
+        mirror = CampaignFolder(tmp_path / "c" / "c1").mirror_path(record["url"])
+        recorded = json.loads(git(mirror, "show", f"{record['commit']}:.cruft.json"))
+        assert recorded["commit"] == v2
+        assert git(mirror, "show", f"{record['commit']}:NEW.md") == "added upstream\n"
+    assert len(list(render_cache.iterdir())) == 2  # each commit rendered once for the two

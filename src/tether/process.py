@@ -2,7 +2,7 @@
 this module's environment), goes through this module.
 
 One policy for all of them (installs, override commands, regeneration programs,
-migrations, shellcheck, shfmt, gh, the bounded Python children, a render started ahead):
+migrations, shellcheck, shfmt, gh, the bounded Python children):
 
 - **No shell.** A program is an argv; its first word is looked up on ``PATH``.
 - **Its own process group.** Each program starts in a new session, so it and everything
