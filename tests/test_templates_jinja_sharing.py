@@ -4,6 +4,7 @@ shared only where Jinja would compile to the same code, with real Jinja environm
 from __future__ import annotations
 
 import jinja2
+import pytest
 
 from tether.templates.jinja_sharing import share_compilation
 
@@ -55,3 +56,15 @@ def test_the_same_source_in_the_same_settings_is_compiled_once() -> None:
     assert one.from_string("{{ 1 + n }}").render(n=1) == "2"
     assert two.from_string("{{ 1 + n }}").render(n=2) == "3"
     assert compiled == ["{{ 1 + n }}"]
+
+
+def test_the_table_is_bounded(monkeypatch: pytest.MonkeyPatch) -> None:
+    from tether.templates import jinja_sharing
+
+    table: dict[object, object] = {}
+    monkeypatch.setattr(jinja_sharing, "_COMPILED", table)
+    monkeypatch.setattr(jinja_sharing, "COMPILED_MAX", 2)
+    environment = share_compilation(jinja2.Environment())
+    for number in range(5):
+        assert environment.from_string(f"{{{{ {number} }}}}").render() == str(number)
+        assert len(table) <= 2

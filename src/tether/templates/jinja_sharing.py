@@ -15,7 +15,9 @@ from __future__ import annotations
 from typing import Any
 
 _COMPILED: dict[tuple[Any, ...], Any] = {}
-COMPILED_MAX = 50_000
+# A code object of a small template is a few KB: the bound keeps the table to tens of MB
+# while a render of a 5,000-file template (its bodies and path parts) still fits whole.
+COMPILED_MAX = 20_000
 
 # What Jinja's lexer, parser, optimizer and code generator read from an environment besides
 # the source (the filters and tests by name: an unknown one fails at compile time, and a
