@@ -281,7 +281,7 @@ def _unsafe_features(
     for facts in (old, new):
         features.update(f for f in facts.get("unsafe", []) if f != "migrations")
     if "migrations" in new.get("unsafe", []):
-        from tether.templates.copier_render import migrations_in_range
+        from tether.templates.copier_child import migrations_in_range
 
         if migrations_in_range(record.src, record.commit, target):
             features.add("migrations")

@@ -90,10 +90,10 @@ def render_record(
     """The render of ``record``'s template at ``ref`` with ``answers`` (cached). A cruft
     template's hooks are treated as ``hooks`` says (``templates.HOOKS_*``)."""
     if record.kind == COPIER:
-        from tether.templates import copier_render as renderer
+        from tether.templates import copier_child
 
         def build(tree: Path) -> dict[str, Any]:
-            facts = renderer.render(record.src, ref, answers, tree, record.path, trust)
+            facts = copier_child.render(record.src, ref, answers, tree, record.path, trust)
             return {
                 "commit": facts.commit,
                 "version": facts.version,
