@@ -385,7 +385,7 @@ def test_the_process_rule_sees_each_spelling(source: str, expected: list[str]) -
         ("import tether.cli.main\n", "report", ["cli"]),
         ("from tether import git\n", "engine", ["edge"]),
         ("from tether import __version__\n", "engine", []),
-        ("def f():\n    from tether.report import human\n", "flows", ["report"]),
+        ("def f():\n    from tether.report import update\n", "flows", ["report"]),
         ("from tether.model.plan import UpdatePlan\n", "engine", []),
         ("if TYPE_CHECKING:\n    from tether.flows.update import UpdateReport\n", "report", []),
         ("if TYPE_CHECKING:\n    from tether.fleet.runner import FleetRun\n", "engine", []),

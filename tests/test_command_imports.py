@@ -55,12 +55,13 @@ COMMON = {
     "templates.records",
     "versions",
 }
-HUMAN = {"report.human", "report.lifecycle_steps", "report.printable"}
+# status and check share the words of a run in flight (report.status).
+HUMAN = {"report.lifecycle_steps", "report.listing", "report.printable", "report.status"}
 JSON = {"report.documents"}
 EXPECTED = {
     ("status",): COMMON | HUMAN | {"cli.status_cmd"},
     ("status", "--json"): COMMON | JSON | {"cli.status_cmd"},
-    ("check",): COMMON | HUMAN | {"cli.check_cmd", "flows.check"},
+    ("check",): COMMON | HUMAN | {"cli.check_cmd", "flows.check", "report.check"},
     ("check", "--json"): COMMON | JSON | {"cli.check_cmd", "flows.check"},
 }
 # Standard-library modules no clean status or check has a use for: starting programs, the

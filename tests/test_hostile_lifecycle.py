@@ -231,7 +231,7 @@ def test_a_switch_stops_every_release_program_and_says_so(
 
 def test_the_plan_a_person_confirms_names_each_program_and_the_switch(tmp_path):
     from tether.flows.update import PreparedUpdate, UpdateRequest, prepare_update
-    from tether.report.human import render_plan_summary
+    from tether.report.update import render_plan_summary
 
     project = programs_project(tmp_path)
     for no_programs, title in (
@@ -309,7 +309,7 @@ def assert_escaped(text: str) -> None:
 
 def test_release_text_is_escaped_in_the_plan_the_dry_run_and_the_summary(tmp_path):
     from tether.flows.update import PreparedUpdate, UpdateRequest, prepare_update
-    from tether.report.human import render_plan_summary
+    from tether.report.update import render_plan_summary
 
     project = hostile_text_project(tmp_path)
     prepared = prepare_update(UpdateRequest(project))
@@ -366,7 +366,7 @@ def package_project(tmp_path: Path) -> Path:
 
 def test_a_post_update_write_is_in_the_plan_and_backed_up_first(tmp_path):
     from tether.flows.update import PreparedUpdate, UpdateRequest, prepare_update
-    from tether.report.human import render_plan_summary
+    from tether.report.update import render_plan_summary
 
     project = package_project(tmp_path)
     prepared = prepare_update(UpdateRequest(project))

@@ -791,7 +791,7 @@ def test_leftover_merge_artifacts_get_a_heads_up_before_the_question_and_in_a_dr
     # On a terminal the plan shown before the question carries it too.
     from tether.flows.preflight import GitOptions
     from tether.flows.update import PreparedUpdate, UpdateRequest, run_update
-    from tether.report.human import render_plan_summary
+    from tether.report.update import render_plan_summary
 
     shown: list[str] = []
 

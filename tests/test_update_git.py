@@ -83,7 +83,7 @@ def test_branch_created_only_after_confirmation(repo):
 
 
 def _render(report):
-    from tether.report.human import render_update
+    from tether.report.update import render_update
 
     return render_update(report)
 

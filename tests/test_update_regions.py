@@ -131,7 +131,7 @@ def test_the_plan_shows_the_programs_it_will_run_before_anything_runs(tmp_path):
     assert (project / "agents/reviewer.md").read_bytes() == before  # nothing ran
     # The summary a person confirms on a terminal is the same rendering of the plan.
     from tether.flows.update import PreparedUpdate, UpdateRequest, prepare_update
-    from tether.report.human import render_plan_summary
+    from tether.report.update import render_plan_summary
 
     prepared = prepare_update(UpdateRequest(project))
     assert isinstance(prepared, PreparedUpdate)

@@ -52,7 +52,7 @@ def run(args: argparse.Namespace) -> int:
     if args.json:
         print_json(report.to_json())
     else:
-        from tether.report.human import render_check
+        from tether.report.check import render_check
 
         print(render_check(report, list_limit(args)))
     return Exit.FOUND if report.reasons else Exit.OK

@@ -259,7 +259,7 @@ def add_all(parser: argparse.ArgumentParser) -> None:
 
 
 def list_limit(args: argparse.Namespace) -> int | None:
-    from tether.report.human import LIST_LIMIT
+    from tether.report.listing import LIST_LIMIT
 
     return None if args.list_all else LIST_LIMIT
 

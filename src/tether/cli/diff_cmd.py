@@ -48,7 +48,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from tether.flows.localdiff import local_diff
-    from tether.report.human import render_diff
+    from tether.report.diff import render_diff
     from tether.report.style import colour_wanted
 
     report = local_diff(

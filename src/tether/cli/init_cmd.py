@@ -41,7 +41,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     from tether.cli import interact
     from tether.flows.install import install_release
-    from tether.report.human import render_init
+    from tether.report.init import render_init
 
     ask = None
     if not args.restore_missing and interact.stdin_is_terminal():

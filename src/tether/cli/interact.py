@@ -65,7 +65,7 @@ def ask_yes_no(question: str, *, before: str = "") -> bool:
 def ask_restore_missing(paths: list[str]) -> bool:
     """init into an existing project: restore the shipped files it lacks? (No: they stay
     deleted, recorded as the adopter's.)"""
-    from tether.report.human import render_missing_question
+    from tether.report.init import render_missing_question
 
     return ask_yes_no("Restore them from the release?", before=render_missing_question(paths))
 

@@ -34,7 +34,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from tether.flows.pullrequest import PullRequestRequest, open_pull_request
-    from tether.report.human import render_pull_request
+    from tether.report.pullrequest import render_pull_request
 
     request = PullRequestRequest(
         installed_project_dir(args), args.base_ref, args.remote, args.title, args.body

@@ -68,7 +68,7 @@ def run(args: argparse.Namespace) -> int:
     from tether.flows.preflight import GitOptions
     from tether.flows.refresh import refresh_command
     from tether.flows.update import UpdateRequest, abandon_update, run_update
-    from tether.report.human import refresh_classes, render_refresh, render_refresh_plan
+    from tether.report.refresh import refresh_classes, render_refresh, render_refresh_plan
 
     if args.abandon:
         abandoned = abandon_update(installed_project_dir(args), args.profile)

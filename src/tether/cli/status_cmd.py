@@ -27,7 +27,7 @@ def run(args: argparse.Namespace) -> int:
     if args.json:
         print_json(report.to_json())
     else:
-        from tether.report.human import render_status
+        from tether.report.status import render_status
 
         print(render_status(report, list_limit(args)))
     return Exit.OK

@@ -92,7 +92,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def _confirm(prepared: PreparedUpdate, settle_conflicts: bool) -> bool:
     """Show the plan and ask; then, unless ``--auto`` settles them, ask per conflict."""
-    from tether.report.human import render_plan_summary
+    from tether.report.update import render_plan_summary
 
     before = render_plan_summary(prepared.report("plan"))
     if not interact.ask_yes_no("Apply this update?", before=before):
@@ -111,7 +111,7 @@ def run(args: argparse.Namespace) -> int:
         abandon_update,
         run_update,
     )
-    from tether.report.human import render_update
+    from tether.report.update import render_update
     from tether.versions import release_version
 
     root = installed_project_dir(args)

@@ -28,7 +28,7 @@ from tether.flows.update import (
     run_update,
 )
 from tether.model.plan import Bucket
-from tether.report.human import render_plan_summary, render_update
+from tether.report.update import render_plan_summary, render_update
 from tether.runs.isolation import DEFAULT_MODE, Isolation, Target, isolate
 
 # --- status ----------------------------------------------------------------------------

@@ -5,7 +5,9 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from tether.demo import CUSTOMISATIONS, HUNK_LEVEL_COMMAND, RELEASES, SETTINGS, UPSTREAM
-from tether.report.human import render_init, render_status, render_update
+from tether.report.init import render_init
+from tether.report.status import render_status
+from tether.report.update import render_update
 
 if TYPE_CHECKING:
     from tether.demo import DemoReport

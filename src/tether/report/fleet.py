@@ -16,7 +16,7 @@ if TYPE_CHECKING:
     from tether.fleet.commands import UpdateResult
     from tether.fleet.runner import FleetEntry, FleetRun
 
-from tether.report.human import BUCKET_ORDER
+from tether.report.update import BUCKET_ORDER
 
 Doc = dict[str, Any]
 # Bucket columns of the plan table, in the order the single-project summary uses.
