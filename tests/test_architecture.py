@@ -387,7 +387,11 @@ def test_the_process_rule_sees_each_spelling(source: str, expected: list[str]) -
         ("from tether import __version__\n", "engine", []),
         ("def f():\n    from tether.report import update\n", "flows", ["report"]),
         ("from tether.model.plan import UpdatePlan\n", "engine", []),
-        ("if TYPE_CHECKING:\n    from tether.flows.update import UpdateReport\n", "report", []),
+        (
+            "if TYPE_CHECKING:\n    from tether.flows.update_report import UpdateReport\n",
+            "report",
+            [],
+        ),
         ("if TYPE_CHECKING:\n    from tether.fleet.runner import FleetRun\n", "engine", []),
         ("from tether.fleet.runner import FleetRun\n", "report", ["multi"]),
     ],

@@ -15,7 +15,7 @@ from tether.errors import TetherError
 if TYPE_CHECKING:
     from tether.flows.install import InitReport
     from tether.flows.status import StatusReport
-    from tether.flows.update import UpdateReport
+    from tether.flows.update_report import UpdateReport
 
 UPSTREAM = "acme-kit"
 

@@ -36,7 +36,8 @@ from tether.errors import Exit, TetherError
 from tether.flows.baseline import load_baseline
 from tether.flows.preflight import GitOptions
 from tether.flows.project import open_project
-from tether.flows.update import UpdateReport, UpdateRequest, run_update
+from tether.flows.update import UpdateRequest, run_update
+from tether.flows.update_report import UpdateReport, UpdateStatus
 from tether.model.plan import Bucket
 from tether.report.campaign import commit_message
 from tether.runs.registry import utc_timestamp
@@ -190,12 +191,12 @@ def _request(work: Path, settings: Settings) -> UpdateRequest:
 
 
 def _result(record: RepoRecord, settings: Settings, work: Path, report: UpdateReport) -> RepoRecord:
-    if report.status == "interrupted":
+    if report.status == UpdateStatus.INTERRUPTED:
         # Ctrl-C reached the update, which runs in the coordinator's own process (-j 1; pool
         # and Dask workers get no terminal signals): stop the run as the person asked. The
         # record stays cloned, so the next run redoes this update from its start commit.
         raise KeyboardInterrupt
-    if report.status == "up-to-date":
+    if report.status == UpdateStatus.UP_TO_DATE:
         return record.moved(
             UP_TO_DATE, from_version=report.from_version, to_version=report.to_version
         )

@@ -64,10 +64,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    from tether.flows.abandon import abandon_update
     from tether.flows.plan import UpdateOptions
     from tether.flows.preflight import GitOptions
     from tether.flows.refresh import refresh_command
-    from tether.flows.update import UpdateRequest, abandon_update, run_update
+    from tether.flows.update import UpdateRequest, run_update
+    from tether.flows.update_report import UpdateStatus
     from tether.report.refresh import refresh_classes, render_refresh, render_refresh_plan
 
     if args.abandon:
@@ -104,7 +106,7 @@ def run(args: argparse.Namespace) -> int:
     def confirm(prepared: PreparedUpdate) -> bool:
         if args.yes:
             return True
-        plan = render_refresh_plan(prepared.report("plan"))
+        plan = render_refresh_plan(prepared.report(UpdateStatus.PLAN))
         if not interact.ask_yes_no("Refresh these files?", before=plan):
             return False
         if not args.auto:

@@ -92,9 +92,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def _confirm(prepared: PreparedUpdate, settle_conflicts: bool) -> bool:
     """Show the plan and ask; then, unless ``--auto`` settles them, ask per conflict."""
+    from tether.flows.update_report import UpdateStatus
     from tether.report.update import render_plan_summary
 
-    before = render_plan_summary(prepared.report("plan"))
+    before = render_plan_summary(prepared.report(UpdateStatus.PLAN))
     if not interact.ask_yes_no("Apply this update?", before=before):
         return False
     if settle_conflicts:
@@ -103,14 +104,11 @@ def _confirm(prepared: PreparedUpdate, settle_conflicts: bool) -> bool:
 
 
 def run(args: argparse.Namespace) -> int:
+    from tether.flows.abandon import abandon_update
     from tether.flows.plan import UpdateOptions
     from tether.flows.preflight import GitOptions
     from tether.flows.project import open_project
-    from tether.flows.update import (
-        UpdateRequest,
-        abandon_update,
-        run_update,
-    )
+    from tether.flows.update import UpdateRequest, run_update
     from tether.report.update import render_update
     from tether.versions import release_version
 

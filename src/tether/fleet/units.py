@@ -20,13 +20,8 @@ from tether.flows.plan import UpdateOptions
 from tether.flows.preflight import GitOptions, default_branch_name
 from tether.flows.project import open_project
 from tether.flows.status import newest_available, project_status
-from tether.flows.update import (
-    PreparedUpdate,
-    UpdateReport,
-    UpdateRequest,
-    prepare_update,
-    run_update,
-)
+from tether.flows.update import PreparedUpdate, UpdateRequest, prepare_update, run_update
+from tether.flows.update_report import UpdateReport, UpdateStatus
 from tether.model.plan import Bucket
 from tether.report.update import render_plan_summary, render_update
 from tether.runs.isolation import DEFAULT_MODE, Isolation, Target, isolate
@@ -152,7 +147,7 @@ def _up_to_date_plan(report: UpdateReport) -> ProjectPlan:
 
 
 def _plan_from(prepared: PreparedUpdate) -> ProjectPlan:
-    report = prepared.report("plan")
+    report = prepared.report(UpdateStatus.PLAN)
     counts = {b.value: len(report.bucket(b)) for b in Bucket if report.bucket(b)}
     return ProjectPlan(
         "planned",
@@ -294,7 +289,7 @@ def _confirm(
 def _outcome(report: UpdateReport, where: Isolation, log: list[str]) -> ProjectOutcome:
     data = report.to_json()
     isolation = where.to_json()
-    if report.status == "cancelled":
+    if report.status == UpdateStatus.CANCELLED:
         return ProjectOutcome(
             "failed",
             isolation,
@@ -304,7 +299,7 @@ def _outcome(report: UpdateReport, where: Isolation, log: list[str]) -> ProjectO
             report=data,
             log=(*log, STALE_PLAN),
         )
-    if report.status == "up-to-date":
+    if report.status == UpdateStatus.UP_TO_DATE:
         return ProjectOutcome("up-to-date", isolation, report=data, log=tuple(log))
     code = report.exit_code()
     if code == Exit.ERROR:

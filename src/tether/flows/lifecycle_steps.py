@@ -914,7 +914,7 @@ def rerun_pending_migrations(root: Path, profile: str | None = None) -> Migratio
     project = open_project(root, profile)
     with ProjectLock(project.path(project.profile.lock_file), command=RERUN_COMMAND):
         check_runtime_paths(project)
-        journal = Journal(project.path(project.profile.journal_file))
+        journal = project.journal()
         unfinished = checked_unfinished_run(project, journal)
         if unfinished is not None:
             raise TetherError(

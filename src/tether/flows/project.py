@@ -28,6 +28,7 @@ from tether.model.manifest import Manifest, ManifestFormat
 from tether.profiles import NATIVE, Profile, detect_profile, get_profile
 from tether.sources.manifest_file import load_manifest
 from tether.state.config import ProjectConfig, load_config
+from tether.state.journal import Journal
 from tether.state.pristine import PristineCache
 from tether.state.statcache import StatCache
 from tether.state.store import State, load_state
@@ -101,6 +102,10 @@ class Project:
     @property
     def backup_root(self) -> Path:
         return self.root / self.profile.backup_root
+
+    def journal(self) -> Journal:
+        """The journal of this project's runs (one file; nothing read until asked)."""
+        return Journal(self.path(self.profile.journal_file))
 
     def load_state(self) -> State | None:
         return load_state(self.state_path, self.profile)

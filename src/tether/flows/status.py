@@ -449,9 +449,8 @@ def unfinished_update(project: Project) -> UnfinishedUpdate | None:
     after it (the steps after the version marker, such as post-update writes, may be
     missing; the same command finishes them)."""
     from tether.flows.replay import checked_unfinished_run
-    from tether.state.journal import Journal
 
-    journal = Journal(project.path(project.profile.journal_file))
+    journal = project.journal()
     run = checked_unfinished_run(project, journal)
     if run is None:
         return None

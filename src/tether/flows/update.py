@@ -10,9 +10,9 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from types import FrameType
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
-from tether.errors import Exit, TetherError
+from tether.errors import TetherError
 from tether.flows.apply import (
     ApplyOutcome,
     ResumeInfo,
@@ -51,8 +51,9 @@ from tether.flows.regions_step import (
 from tether.flows.release_notes import ReleaseNotes, release_notes, with_release_page
 from tether.flows.replay import checked_unfinished_run
 from tether.flows.runtime_paths import check_runtime_paths
+from tether.flows.update_report import UpdateReport, UpdateStatus
 from tether.model.manifest import FileClass
-from tether.model.plan import SETTLED_DECISIONS, YOURS, Bucket, FileAction, Op, UpdatePlan
+from tether.model.plan import YOURS, Bucket, FileAction, Op, UpdatePlan
 from tether.state.journal import STEP_RUN_STARTED, Journal, RunRecord, new_run_id
 from tether.state.lock import ProjectLock
 from tether.templates import TemplateOptions
@@ -62,20 +63,6 @@ if TYPE_CHECKING:
     from tether.flows.ping import Ping
     from tether.flows.refresh import RefreshLog
     from tether.flows.regen import RegenOutcome
-    from tether.flows.restore import Restored
-
-BUCKET_ORDER = (
-    Bucket.ADD,
-    Bucket.REMOVED,
-    Bucket.OVERWRITE,
-    Bucket.UPDATE,
-    Bucket.MERGED,
-    Bucket.SKIP,
-    Bucket.CONFLICT,
-    Bucket.DELETE,
-    Bucket.DELETED,
-    Bucket.FAILED,
-)
 
 
 @dataclass(frozen=True)
@@ -112,157 +99,6 @@ class UpdateRequest:
 
 
 @dataclass
-class UpdateReport:
-    profile: str
-    upstream: str
-    from_version: str
-    to_version: str
-    # up-to-date | ahead | not-committed | conflicts-open | completed | dry-run | cancelled
-    # | updated | failed | interrupted | abandoned
-    status: str
-    dry_run: bool = False
-    actions: list[FileAction] = field(default_factory=list)
-    backup_dir: str | None = None
-    backed_up: list[str] = field(default_factory=list)
-    state_written: bool = False
-    merge_dir: str = ""
-    earlier_artifacts: list[str] = field(default_factory=list)
-    notes: list[str] = field(default_factory=list)
-    resumed: bool = False
-    regions: dict[str, Any] = field(default_factory=dict)
-    regenerated: list[dict[str, Any]] = field(default_factory=list)
-    superseded_artifacts: list[str] = field(default_factory=list)
-    release_notes: list[dict[str, str]] = field(default_factory=list)
-    adopter_actions: list[dict[str, str | None]] = field(default_factory=list)
-    branch: str | None = None
-    dirty: list[str] = field(default_factory=list)
-    structured: list[str] = field(default_factory=list)
-    run_id: str | None = None
-    # Planned changes an interrupted run did not carry out (not counted in the buckets).
-    not_done: list[FileAction] = field(default_factory=list)
-    # Conflicts left by an earlier update that are still unresolved (status conflicts-open).
-    earlier_conflicts: list[dict[str, str]] = field(default_factory=list)
-    # Blocking items an earlier update left and nobody settled (status action-required).
-    earlier_action_items: list[dict[str, object]] = field(default_factory=list)
-    # The commit message the next steps suggest (the profile's wording: GAIA's
-    # "chore: update GAIA to v1.7.0"), and the project's quality-gate page when it has one.
-    commit_message: str = ""
-    # The ecosystem's update ping: command, status (planned, sent, failed, not-run), reason.
-    ping: dict[str, Any] | None = None
-    quality_gate: str | None = None
-    region_check: str | None = None  # confirms regions are current (GAIA's roster check)
-    # The release lifecycle (docs/lifecycle.md): migrations run or planned, notices whose
-    # condition held before the run, post-update writes, and what a person must do.
-    migrations: list[dict[str, Any]] = field(default_factory=list)
-    migrations_skipped: bool = False
-    # The switch that stopped every program the release ships (--no-programs, …), or None.
-    programs_off: str | None = None
-    notices: list[dict[str, str]] = field(default_factory=list)
-    post_update: list[dict[str, str]] = field(default_factory=list)
-    trailer_invalidations: list[dict[str, Any]] = field(default_factory=list)
-
-    @property
-    def action_items(self) -> list[dict[str, Any]]:
-        """Blocking items a person must settle: migrations that did not succeed."""
-        return [
-            {
-                "kind": "migration",
-                "id": m["id"],
-                "status": m["status"],
-                "command": m["command"],
-                "reason": m["reason"],
-                "stderr": m["stderr"],
-            }
-            for m in self.migrations
-            if m["status"] in ("conflict", "error", "refused") and not m["dry_run"]
-        ]
-
-    def bucket(self, bucket: Bucket) -> list[FileAction]:
-        return [a for a in self.actions if a.bucket is bucket]
-
-    @property
-    def open_conflicts(self) -> list[FileAction]:
-        return [a for a in self.bucket(Bucket.CONFLICT) if a.decision not in SETTLED_DECISIONS]
-
-    def exit_code(self) -> int:
-        if self.status == "interrupted":
-            return Exit.INTERRUPTED
-        if self.status == "failed" or self.bucket(Bucket.FAILED):
-            return Exit.ERROR
-        if self.status in ("conflicts-open", "action-required"):
-            return Exit.FOUND  # as ``check`` does for the same finding
-        if self.status == "updated" and (self.open_conflicts or self.action_items):
-            return Exit.CONFLICTS
-        if self.status == "completed" and self.earlier_conflicts:
-            return Exit.CONFLICTS
-        return Exit.OK
-
-    def to_json(self) -> dict[str, Any]:
-        buckets: dict[str, Any] = {}
-        for bucket in BUCKET_ORDER:
-            actions = self.bucket(bucket)
-            if bucket is Bucket.CONFLICT:
-                buckets["conflict"] = [
-                    {
-                        "path": a.path,
-                        "class": a.cls.value if a.cls else None,
-                        "artifact": a.artifact,
-                        "decision": a.decision,
-                        "reason": a.reason,
-                    }
-                    for a in actions
-                ]
-            elif bucket is Bucket.FAILED:
-                buckets["failed"] = [{"path": a.path, "reason": a.reason} for a in actions]
-            else:
-                buckets[bucket.value] = [a.path for a in actions]
-        return {
-            "from_version": self.from_version,
-            "to_version": self.to_version,
-            "profile": self.profile,
-            "upstream": self.upstream,
-            "status": self.status,
-            "dry_run": self.dry_run,
-            "buckets": buckets,
-            "backup_dir": self.backup_dir,
-            "backed_up": self.backed_up,
-            "state_written": self.state_written,
-            "merge_dir": self.merge_dir,
-            "earlier_artifacts": self.earlier_artifacts,
-            "notes": self.notes,
-            "resumed": self.resumed,
-            "regions": self.regions,
-            "regenerated": self.regenerated,
-            "superseded_artifacts": self.superseded_artifacts,
-            "release_notes": self.release_notes,
-            "adopter_actions": self.adopter_actions,
-            "branch": self.branch,
-            "dirty": self.dirty,
-            "structured": self.structured,
-            "run_id": self.run_id,
-            "pending": [{"path": a.path, "bucket": a.bucket.value} for a in self.not_done],
-            "open_conflicts": self.earlier_conflicts,
-            "open_action_items": self.earlier_action_items,
-            "commit_message": self.commit_message,
-            "ping": self.ping,
-            "quality_gate": self.quality_gate,
-            "region_check": self.region_check,
-            "migrations": self.migrations,
-            "migrations_skipped": self.migrations_skipped,
-            "programs_off": self.programs_off,
-            "notices": self.notices,
-            "post_update": self.post_update,
-            "trailer_invalidations": self.trailer_invalidations,
-            "action_items": self.action_items,
-            "renames": [
-                {"from_path": a.rename_from, "path": a.path, "bucket": a.bucket.value}
-                for a in self.actions
-                if a.rename_from
-            ],
-        }
-
-
-@dataclass
 class PreparedUpdate:
     """Everything decided before anything is written: the plan a person confirms."""
 
@@ -280,7 +116,7 @@ class PreparedUpdate:
     ping: Ping | None = None  # the ecosystem's update ping (flows/ping.py)
     branch: str | None = None  # the branch it switches to once confirmed (None: stays)
 
-    def report(self, status: str) -> UpdateReport:
+    def report(self, status: UpdateStatus) -> UpdateReport:
         from tether.engine.structured.notes import row_text
 
         unfinished = self.unfinished
@@ -310,7 +146,9 @@ class PreparedUpdate:
             notices=lifecycle.notice_documents(),
             # Before anything ran, what each post-update write will do; then what it did.
             post_update=list(
-                lifecycle.post_planned if status in ("plan", "dry-run") else lifecycle.post_updated
+                lifecycle.post_planned
+                if status in (UpdateStatus.PLAN, UpdateStatus.DRY_RUN)
+                else lifecycle.post_updated
             ),
             trailer_invalidations=list(lifecycle.trailers),
             resumed=unfinished is not None,
@@ -328,7 +166,7 @@ class PreparedUpdate:
             earlier_artifacts=_earlier_artifacts(self.project),
             quality_gate=gate if gate is not None and self.project.path(gate).is_file() else None,
             region_check=profile.region_check,
-            branch=self.branch if status == "plan" else None,
+            branch=self.branch if status == UpdateStatus.PLAN else None,
         )
 
 
@@ -381,15 +219,11 @@ def _ahead(
         baseline.upstream,
         baseline.version,
         newest,
-        "ahead",
+        UpdateStatus.AHEAD,
         dry_run=request.dry_run,
         merge_dir=project.profile.merge_dir,
         notes=list(baseline.notes),
     )
-
-
-def _journal(project: Project) -> Journal:
-    return Journal(project.path(project.profile.journal_file))
 
 
 def _refuse_other_unfinished(unfinished: RunRecord, target: str) -> None:
@@ -445,7 +279,7 @@ def prepare_update(request: UpdateRequest) -> PreparedUpdate | UpdateReport:
         baseline = load_baseline(project, request.source)
     except BaselineUnavailable as error:
         raise compare_by_hand(project, error, request.to) from None
-    journal = _journal(project)
+    journal = project.journal()
     unfinished = checked_unfinished_run(project, journal)
     if unfinished is not None and unfinished.abandon_started:
         # Someone chose to roll this run back; finishing it now would undo half of that.
@@ -670,25 +504,25 @@ def _up_to_date(
         baseline.upstream,
         baseline.version,
         baseline.version,
-        "up-to-date",
+        UpdateStatus.UP_TO_DATE,
         dry_run=request.dry_run,
         merge_dir=project.profile.merge_dir,
         notes=list(baseline.notes),
     )
     uncommitted = uncommitted_version_marker(project)
     if uncommitted:
-        report.status = "not-committed"
+        report.status = UpdateStatus.NOT_COMMITTED
         report.notes.append(uncommitted)
     report.actions = _leftover_actions(project, baseline)
     report.earlier_action_items = open_action_items(project, baseline)
     if report.earlier_action_items:
-        report.status = "action-required"
+        report.status = UpdateStatus.ACTION_REQUIRED
     report.earlier_conflicts = unresolved_conflicts(project, baseline)
     if report.earlier_conflicts:
-        report.status = "conflicts-open"
+        report.status = UpdateStatus.CONFLICTS_OPEN
     if unfinished is not None and unfinished.state_written:
         # That run's own conflicts, not an earlier one's: it finished all but its last line.
-        report.status = "completed"
+        report.status = UpdateStatus.COMPLETED
         report.run_id = unfinished.run_id
         report.notes.append(
             f"the update to {unfinished.to_version} wrote its state but was interrupted before it "
@@ -698,9 +532,9 @@ def _up_to_date(
             from tether.flows.lifecycle_steps import finish_post_update
 
             report.post_update = finish_post_update(
-                project, _journal(project), unfinished, baseline.manifest().lifecycle
+                project, project.journal(), unfinished, baseline.manifest().lifecycle
             )
-            _journal(project).run_complete(unfinished.run_id)
+            project.journal().run_complete(unfinished.run_id)
     return report
 
 
@@ -792,7 +626,7 @@ def _plan_and_apply(
 
         dry_run_migrations(prepared.lifecycle)
         count_trailer_invalidations(prepared.project, prepared.lifecycle)
-        report = prepared.report("dry-run")
+        report = prepared.report(UpdateStatus.DRY_RUN)
         branch_plan = _planned_branch(prepared)
         report.branch = branch_plan.name if branch_plan is not None else None
         return report
@@ -813,7 +647,7 @@ def _plan_and_apply(
         # What a person confirms names the branch the update switches to, as a dry run does.
         prepared.branch = branch_plan.name if branch_plan is not None else None
         if not confirm(prepared):
-            return prepared.report("cancelled")
+            return prepared.report(UpdateStatus.CANCELLED)
         branch = branch_for_update(branch_plan)
         report = _execute(prepared, branch_plan)
         report.branch, report.dirty = branch, dirty
@@ -1051,7 +885,13 @@ def _regenerate(
 def _report_after_apply(
     prepared: PreparedUpdate, ctx: RunContext, outcome: ApplyOutcome, earlier: list[str]
 ) -> UpdateReport:
-    status = "interrupted" if outcome.interrupted else "failed" if outcome.failed else "updated"
+    status = (
+        UpdateStatus.INTERRUPTED
+        if outcome.interrupted
+        else UpdateStatus.FAILED
+        if outcome.failed
+        else UpdateStatus.UPDATED
+    )
     report = prepared.report(status)
     report.run_id = ctx.run_id
     not_done = {id(a) for a in outcome.not_done}
@@ -1092,141 +932,3 @@ def _region_handled_patches(prepared: PreparedUpdate, actions: list[FileAction])
         for path in prepared.regions.by_path
         if path not in conflicted
     }
-
-
-def abandon_update(
-    root: Path, profile: str | None = None, template: TemplateOptions | None = None
-) -> UpdateReport:
-    """Undo an interrupted run: restore every file it wrote from its backup, put git's
-    index back, and leave the update branch it made when nothing was committed on it."""
-    from tether.flows.restore import restore_index, restore_run
-
-    project = open_project(root, profile, template)
-    journal = _journal(project)
-    with ProjectLock(project.path(project.profile.lock_file), command="update --abandon"):
-        check_runtime_paths(project)
-        unfinished = checked_unfinished_run(project, journal)
-        if unfinished is None:
-            raise TetherError(f"{project.root}: no interrupted update to abandon")
-        if unfinished.state_written:
-            raise TetherError(
-                f"the update to {unfinished.to_version} already recorded its new state; it cannot "
-                "be abandoned, only reviewed (git diff) and committed or reverted with git"
-            )
-        restored = restore_run(project, journal, unfinished)
-        migrated = _migrations_not_undone(journal, unfinished)
-        git_notes: list[str] = []
-        unstaged: list[str] = []
-        if _head_moved(project, unfinished):
-            if unfinished.index_saved:
-                git_notes.append(
-                    "git's index left as it is: commits were made since the update started"
-                )
-        else:
-            unstaged = restore_index(project, unfinished)
-        git_notes += _leave_update_branch(project, unfinished)
-        journal.run_abandoned(unfinished.run_id)
-    report = UpdateReport(
-        project.profile.name,
-        "",
-        unfinished.from_version or "",
-        unfinished.to_version,
-        "abandoned",
-        merge_dir=project.profile.merge_dir,
-        run_id=unfinished.run_id,
-    )
-    report.notes.append(_put_back_words(project, unfinished, restored))
-    report.notes += migrated
-    if unstaged:
-        report.notes.append(
-            f"put git's index back for {len(unstaged)} file(s) the run had marked unmerged"
-        )
-    report.notes += git_notes
-    return report
-
-
-def _put_back_words(project: Project, run: RunRecord, restored: Restored) -> str:
-    """How many of the files the run wrote are back as they were, and which are not."""
-    if restored.wrote == 0:
-        return "the interrupted run had written no file yet: nothing to put back"
-    backups = f"{project.profile.backup_root}/{run.run_id}"
-    how = f"{len(restored.restored)} restored from {backups}, "
-    how += f"{len(restored.removed)} it created removed"
-    if not restored.left:
-        count = "the" if restored.wrote == 1 else f"all {restored.wrote}"
-        noun = "file" if restored.wrote == 1 else "files"
-        return f"put back {count} {noun} the interrupted run wrote ({how})"
-    left = ", ".join(f"{path} ({why})" for path, why in sorted(restored.left.items()))
-    return (
-        f"put back {restored.put_back} of the {restored.wrote} files the interrupted run wrote "
-        f"({how}); left as they are: {left}"
-    )
-
-
-def _migrations_not_undone(journal: Journal, run: RunRecord) -> list[str]:
-    """What the run's migrations changed is not put back: tether keeps no copy of what a
-    release's program moves or rewrites (GAIA's SPEC folder moves). One note per migration
-    that ran, unless it reported doing nothing (a summary of 0)."""
-    from tether.flows.lifecycle_steps import journaled_migrations
-
-    finished, started = journaled_migrations(journal, run.run_id)
-    notes = []
-    for result in finished.values():
-        if result.status in ("skipped", "refused", "planned", "pending"):
-            continue
-        if result.status == "ok" and (result.summary or "").strip() == "0":
-            continue
-        said = f"; {result.label or 'it reported'}: {result.summary}" if result.summary else ""
-        notes.append(
-            f"not undone: what migration {result.id} changed (`{result.command}`, "
-            f"{result.status}{said}); tether keeps no copy of what a migration moves or "
-            "rewrites: review it with git status"
-        )
-    notes += [
-        f"not undone: whatever migration {migration} changed before the run stopped (it was "
-        "running); tether keeps no copy of what a migration moves or rewrites: review it with "
-        "git status"
-        for migration in sorted(started)
-    ]
-    return notes
-
-
-def _head_moved(project: Project, run: RunRecord) -> bool:
-    from tether import git
-
-    start = run.git.get("start_commit")
-    return bool(start) and git.head_commit(project.root) != start
-
-
-def _leave_update_branch(project: Project, run: RunRecord) -> list[str]:
-    """Back to the branch the run started on, when the run switched to an update branch
-    that has no commits of its own; a branch the run created is then deleted."""
-    from tether import git
-
-    context = run.git
-    branch = context.get("created_branch") or context.get("reused_branch")
-    start_branch, start_commit = context.get("start_branch"), context.get("start_commit")
-    if not branch or not start_branch or git.work_tree_top(project.root) is None:
-        return []
-    head, current = git.checked_out(project.root)
-    if current != branch:
-        return [f"left branch {branch} as it is: you are on {current or 'a detached HEAD'} now"]
-    if head != start_commit:
-        return [
-            f"stayed on branch {branch}: it has commits of its own; "
-            f"'git switch {start_branch}' takes you back"
-        ]
-    git.switch_branch(project.root, start_branch)
-    # Deleted only when its commit is already on the branch switched back to: whatever the
-    # journal's context says, deleting the branch then loses no commit.
-    lossless = (
-        start_commit is not None and git.merge_base(project.root, start_commit) == start_commit
-    )
-    if (
-        context.get("created_branch")
-        and git.branch_commit(project.root, branch) == start_commit
-        and lossless
-    ):
-        git.delete_branch(project.root, branch)
-        return [f"switched back to {start_branch} and deleted the update branch {branch}"]
-    return [f"switched back to {start_branch}"]

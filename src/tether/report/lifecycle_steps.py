@@ -10,7 +10,7 @@ from tether.report.printable import lines_of, one_line, printable
 
 if TYPE_CHECKING:
     from tether.flows.lifecycle_steps import MigrationsReport
-    from tether.flows.update import UpdateReport
+    from tether.flows.update_report import UpdateReport
 
 SKIPPED_LOUDLY = (
     "MIGRATIONS SKIPPED ({why}): {n} due migration(s) did not run; the project "

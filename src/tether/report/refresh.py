@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING
 from tether.report.update import render_update
 
 if TYPE_CHECKING:
-    from tether.flows.update import UpdateReport
+    from tether.flows.update_report import UpdateReport
 
 
 def refresh_classes(report: UpdateReport) -> dict[str, str]:

@@ -7,12 +7,13 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from tether.flows.update_report import UpdateStatus
 from tether.report import lifecycle_steps as lifecycle_report
 from tether.report.listing import LIST_LIMIT, listing
 from tether.report.printable import lines_of, one_line, printable
 
 if TYPE_CHECKING:
-    from tether.flows.update import UpdateReport
+    from tether.flows.update_report import UpdateReport
     from tether.model.plan import FileAction
 
 
@@ -144,7 +145,7 @@ def render_plan_summary(report: UpdateReport, limit: int | None = LIST_LIMIT) ->
     head = f"tether update: {report.from_version} → {report.to_version}"
     if report.dry_run:
         head += " (dry run: nothing written)"
-    elif report.status == "interrupted":
+    elif report.status == UpdateStatus.INTERRUPTED:
         done = sum(1 for a in report.actions if a.op.value != "none")
         total = done + len(report.not_done)
         head = (
@@ -158,7 +159,7 @@ def render_plan_summary(report: UpdateReport, limit: int | None = LIST_LIMIT) ->
             f"resuming interrupted update {report.from_version} → {report.to_version} "
             f"(run {report.run_id})",
         )
-    if report.status == "interrupted":
+    if report.status == UpdateStatus.INTERRUPTED:
         lines.append("Done before the stop:")
     lines += _bucket_rows(report)
     if report.not_done:
@@ -169,12 +170,12 @@ def render_plan_summary(report: UpdateReport, limit: int | None = LIST_LIMIT) ->
     lines += lifecycle_report.migration_rows(report)
     lines += lifecycle_report.post_update_lines(report)
     lines += lifecycle_report.trailer_rows(report)
-    if report.status in ("updated", "failed", "interrupted"):
+    if report.status in (UpdateStatus.UPDATED, UpdateStatus.FAILED, UpdateStatus.INTERRUPTED):
         lines += lifecycle_report.ping_rows(report)
     lines += lifecycle_report.lifecycle_lines(report)
     if report.dry_run and report.branch:
         lines.append(f"Branch: would switch to a new branch {report.branch}")
-    elif report.status == "plan" and report.branch:
+    elif report.status == UpdateStatus.PLAN and report.branch:
         lines.append(f"Branch: will switch to a new branch {report.branch} once you confirm")
     conflicts = report.open_conflicts
     lines += listing(_conflicts_label(report), [_conflict_line(a) for a in conflicts], limit)
@@ -202,7 +203,7 @@ def render_plan_summary(report: UpdateReport, limit: int | None = LIST_LIMIT) ->
     lines += listing(
         "Not done yet", [f"{a.path} ({a.bucket.value})" for a in report.not_done], limit
     )
-    if report.status in ("plan", "dry-run"):
+    if report.status in (UpdateStatus.PLAN, UpdateStatus.DRY_RUN):
         lines += listing(
             f"Heads up: {report.merge_dir}/ still holds artifacts from an earlier run (never "
             "deleted; resolve or delete them by hand)",
@@ -252,7 +253,7 @@ def _release_note_lines(report: UpdateReport) -> list[str]:
 def _next_steps(report: UpdateReport) -> list[str]:
     from tether.model.plan import Bucket
 
-    if report.status == "interrupted":
+    if report.status == UpdateStatus.INTERRUPTED:
         run = f" (run {report.run_id})" if report.run_id else ""
         return [
             f"run the same command again to finish the update{run}",
@@ -308,11 +309,11 @@ def render_update(report: UpdateReport, limit: int | None = LIST_LIMIT) -> str:
 
 def _update_text(report: UpdateReport, limit: int | None) -> str:
     notes = [f"note: {one_line(n)}" for n in report.notes]
-    if report.status == "up-to-date":
+    if report.status == UpdateStatus.UP_TO_DATE:
         upstream = one_line(report.upstream)
         lines = [f"tether update: already up to date ({upstream} {report.from_version})"]
         return "\n".join(lines + _delete_listing(report, limit) + notes)
-    if report.status == "ahead":
+    if report.status == UpdateStatus.AHEAD:
         upstream = one_line(report.upstream)
         lines = [
             f"tether update: warning: the installed version ({upstream} {report.from_version}) "
@@ -320,21 +321,21 @@ def _update_text(report: UpdateReport, limit: int | None) -> str:
             "never downgrades"
         ]
         return "\n".join(lines + notes)
-    if report.status == "not-committed":
+    if report.status == UpdateStatus.NOT_COMMITTED:
         return "\n".join(["tether update: nothing new to apply", *notes])
-    if report.status == "action-required":
+    if report.status == UpdateStatus.ACTION_REQUIRED:
         lines = [
             "tether update: no newer release, but an earlier update left action items that "
             "are not settled"
         ]
         items = lifecycle_report.open_item_lines(report.earlier_action_items)
         return "\n".join(lines + items + notes)
-    if report.status in ("conflicts-open", "completed"):
+    if report.status in (UpdateStatus.CONFLICTS_OPEN, UpdateStatus.COMPLETED):
         lines = [
             f"tether update: no newer release, but {len(report.earlier_conflicts)} conflict(s) "
             "from an earlier update are not resolved"
         ]
-        if report.status == "completed":
+        if report.status == UpdateStatus.COMPLETED:
             lines = [f"tether update: finished the interrupted update to {report.to_version}"]
             if not report.earlier_conflicts:
                 return "\n".join(lines + notes)
@@ -345,11 +346,11 @@ def _update_text(report: UpdateReport, limit: int | None) -> str:
         )
         lines.append("resolve them, then run 'tether update' again (or 'tether check')")
         return "\n".join(lines + notes)
-    if report.status == "abandoned":
+    if report.status == UpdateStatus.ABANDONED:
         return "\n".join(
             [f"tether update: abandoned the interrupted update to {report.to_version}", *notes]
         )
-    if report.status == "cancelled":
+    if report.status == UpdateStatus.CANCELLED:
         return "tether update: cancelled; nothing was written"
     lines = [render_plan_summary(report, limit)]
     if report.earlier_artifacts and not report.dry_run:
@@ -360,7 +361,7 @@ def _update_text(report: UpdateReport, limit: int | None) -> str:
         )
     lines += _region_lines(report)
     lines += notes
-    if report.status in ("updated", "failed", "interrupted"):
+    if report.status in (UpdateStatus.UPDATED, UpdateStatus.FAILED, UpdateStatus.INTERRUPTED):
         lines.append("Next steps:")
         lines += [f"  {i}. {s}" for i, s in enumerate(_next_steps(report), 1)]
     return "\n".join(lines)
@@ -380,9 +381,9 @@ def _region_lines(report: UpdateReport) -> list[str]:
     lines = []
     if any(counts.values()):
         lines.append("Regions: " + ", ".join(f"{n} {k}" for k, n in counts.items()))
-    elif report.status == "updated" and not regions.get("declarations"):
+    elif report.status == UpdateStatus.UPDATED and not regions.get("declarations"):
         lines.append("Regions: none declared by this release")
-    elif report.status == "updated" and not regions.get("fallbacks"):
+    elif report.status == UpdateStatus.UPDATED and not regions.get("fallbacks"):
         lines.append("Regions: all declared regions current (no regeneration needed)")
     if regions.get("fallbacks"):
         lines.append(f"Region fallbacks: {len(regions['fallbacks'])}")

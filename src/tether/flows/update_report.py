@@ -1,0 +1,193 @@
+"""What an update reports: its status, the files in each bucket, and the JSON document and
+exit code they make. Words are ``report/update.py``'s."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from enum import StrEnum
+from typing import Any
+
+from tether.errors import Exit
+from tether.model.plan import SETTLED_DECISIONS, Bucket, FileAction
+
+
+class UpdateStatus(StrEnum):
+    """Where an update stands: the JSON ``status`` (schemas/update-report.json) and what the
+    words and the exit code follow."""
+
+    PLAN = "plan"  # the plan shown before a person confirms; never a result
+    DRY_RUN = "dry-run"
+    UP_TO_DATE = "up-to-date"
+    AHEAD = "ahead"  # installed is newer than the target: refused
+    NOT_COMMITTED = "not-committed"  # an applied update's version marker is not committed
+    ACTION_REQUIRED = "action-required"  # an earlier update's blocking items are open
+    CONFLICTS_OPEN = "conflicts-open"  # an earlier update's conflicts are not resolved
+    COMPLETED = "completed"  # a stopped run finished, or an earlier one settled
+    CANCELLED = "cancelled"
+    UPDATED = "updated"
+    FAILED = "failed"
+    INTERRUPTED = "interrupted"
+    ABANDONED = "abandoned"
+
+
+BUCKET_ORDER = (
+    Bucket.ADD,
+    Bucket.REMOVED,
+    Bucket.OVERWRITE,
+    Bucket.UPDATE,
+    Bucket.MERGED,
+    Bucket.SKIP,
+    Bucket.CONFLICT,
+    Bucket.DELETE,
+    Bucket.DELETED,
+    Bucket.FAILED,
+)
+
+
+@dataclass
+class UpdateReport:
+    profile: str
+    upstream: str
+    from_version: str
+    to_version: str
+    status: UpdateStatus
+    dry_run: bool = False
+    actions: list[FileAction] = field(default_factory=list)
+    backup_dir: str | None = None
+    backed_up: list[str] = field(default_factory=list)
+    state_written: bool = False
+    merge_dir: str = ""
+    earlier_artifacts: list[str] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+    resumed: bool = False
+    regions: dict[str, Any] = field(default_factory=dict)
+    regenerated: list[dict[str, Any]] = field(default_factory=list)
+    superseded_artifacts: list[str] = field(default_factory=list)
+    release_notes: list[dict[str, str]] = field(default_factory=list)
+    adopter_actions: list[dict[str, str | None]] = field(default_factory=list)
+    branch: str | None = None
+    dirty: list[str] = field(default_factory=list)
+    structured: list[str] = field(default_factory=list)
+    run_id: str | None = None
+    # Planned changes an interrupted run did not carry out (not counted in the buckets).
+    not_done: list[FileAction] = field(default_factory=list)
+    # Conflicts left by an earlier update that are still unresolved (status conflicts-open).
+    earlier_conflicts: list[dict[str, str]] = field(default_factory=list)
+    # Blocking items an earlier update left and nobody settled (status action-required).
+    earlier_action_items: list[dict[str, object]] = field(default_factory=list)
+    # The commit message the next steps suggest (the profile's wording: GAIA's
+    # "chore: update GAIA to v1.7.0"), and the project's quality-gate page when it has one.
+    commit_message: str = ""
+    # The ecosystem's update ping: command, status (planned, sent, failed, not-run), reason.
+    ping: dict[str, Any] | None = None
+    quality_gate: str | None = None
+    region_check: str | None = None  # confirms regions are current (GAIA's roster check)
+    # The release lifecycle (docs/lifecycle.md): migrations run or planned, notices whose
+    # condition held before the run, post-update writes, and what a person must do.
+    migrations: list[dict[str, Any]] = field(default_factory=list)
+    migrations_skipped: bool = False
+    # The switch that stopped every program the release ships (--no-programs, …), or None.
+    programs_off: str | None = None
+    notices: list[dict[str, str]] = field(default_factory=list)
+    post_update: list[dict[str, str]] = field(default_factory=list)
+    trailer_invalidations: list[dict[str, Any]] = field(default_factory=list)
+
+    @property
+    def action_items(self) -> list[dict[str, Any]]:
+        """Blocking items a person must settle: migrations that did not succeed."""
+        return [
+            {
+                "kind": "migration",
+                "id": m["id"],
+                "status": m["status"],
+                "command": m["command"],
+                "reason": m["reason"],
+                "stderr": m["stderr"],
+            }
+            for m in self.migrations
+            if m["status"] in ("conflict", "error", "refused") and not m["dry_run"]
+        ]
+
+    def bucket(self, bucket: Bucket) -> list[FileAction]:
+        return [a for a in self.actions if a.bucket is bucket]
+
+    @property
+    def open_conflicts(self) -> list[FileAction]:
+        return [a for a in self.bucket(Bucket.CONFLICT) if a.decision not in SETTLED_DECISIONS]
+
+    def exit_code(self) -> int:
+        if self.status == UpdateStatus.INTERRUPTED:
+            return Exit.INTERRUPTED
+        if self.status == UpdateStatus.FAILED or self.bucket(Bucket.FAILED):
+            return Exit.ERROR
+        if self.status in (UpdateStatus.CONFLICTS_OPEN, UpdateStatus.ACTION_REQUIRED):
+            return Exit.FOUND  # as ``check`` does for the same finding
+        if self.status == UpdateStatus.UPDATED and (self.open_conflicts or self.action_items):
+            return Exit.CONFLICTS
+        if self.status == UpdateStatus.COMPLETED and self.earlier_conflicts:
+            return Exit.CONFLICTS
+        return Exit.OK
+
+    def to_json(self) -> dict[str, Any]:
+        buckets: dict[str, Any] = {}
+        for bucket in BUCKET_ORDER:
+            actions = self.bucket(bucket)
+            if bucket is Bucket.CONFLICT:
+                buckets["conflict"] = [
+                    {
+                        "path": a.path,
+                        "class": a.cls.value if a.cls else None,
+                        "artifact": a.artifact,
+                        "decision": a.decision,
+                        "reason": a.reason,
+                    }
+                    for a in actions
+                ]
+            elif bucket is Bucket.FAILED:
+                buckets["failed"] = [{"path": a.path, "reason": a.reason} for a in actions]
+            else:
+                buckets[bucket.value] = [a.path for a in actions]
+        return {
+            "from_version": self.from_version,
+            "to_version": self.to_version,
+            "profile": self.profile,
+            "upstream": self.upstream,
+            "status": self.status,
+            "dry_run": self.dry_run,
+            "buckets": buckets,
+            "backup_dir": self.backup_dir,
+            "backed_up": self.backed_up,
+            "state_written": self.state_written,
+            "merge_dir": self.merge_dir,
+            "earlier_artifacts": self.earlier_artifacts,
+            "notes": self.notes,
+            "resumed": self.resumed,
+            "regions": self.regions,
+            "regenerated": self.regenerated,
+            "superseded_artifacts": self.superseded_artifacts,
+            "release_notes": self.release_notes,
+            "adopter_actions": self.adopter_actions,
+            "branch": self.branch,
+            "dirty": self.dirty,
+            "structured": self.structured,
+            "run_id": self.run_id,
+            "pending": [{"path": a.path, "bucket": a.bucket.value} for a in self.not_done],
+            "open_conflicts": self.earlier_conflicts,
+            "open_action_items": self.earlier_action_items,
+            "commit_message": self.commit_message,
+            "ping": self.ping,
+            "quality_gate": self.quality_gate,
+            "region_check": self.region_check,
+            "migrations": self.migrations,
+            "migrations_skipped": self.migrations_skipped,
+            "programs_off": self.programs_off,
+            "notices": self.notices,
+            "post_update": self.post_update,
+            "trailer_invalidations": self.trailer_invalidations,
+            "action_items": self.action_items,
+            "renames": [
+                {"from_path": a.rename_from, "path": a.path, "bucket": a.bucket.value}
+                for a in self.actions
+                if a.rename_from
+            ],
+        }
