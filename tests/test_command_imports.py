@@ -40,9 +40,7 @@ COMMON = {
     "report.progress",
     "report.style",
     "sources",  # the package around sources.manifest_file
-    "sources.limits",
     "sources.manifest_file",
-    "sources.protocol",
     "state",
     "state.pristine",  # the pristine cache: the bytes of a file that differs
     "state.config",  # .tether/config.toml (the TOML parser only when the file exists)

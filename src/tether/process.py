@@ -42,10 +42,12 @@ import threading
 import time
 import weakref
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from concurrent.futures import Executor
 from dataclasses import dataclass
 from pathlib import Path
-from typing import IO, Any, Final
+from typing import IO, TYPE_CHECKING, Any, Final
+
+if TYPE_CHECKING:  # a pool's owner imports concurrent.futures; running programs needs none
+    from concurrent.futures import Executor
 
 # After the deadline: SIGINT to the group, this long to end, SIGTERM, this long, SIGKILL.
 INTERRUPT_GRACE: Final = 1.0

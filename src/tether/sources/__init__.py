@@ -13,10 +13,12 @@ from __future__ import annotations
 import os
 import re
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from tether.errors import TetherError
-from tether.sources.limits import DEFAULT_MAX_ENTRY_BYTES
-from tether.sources.protocol import Source
+
+if TYPE_CHECKING:  # reading a project's manifest (sources.manifest_file) opens no source
+    from tether.sources.protocol import Source
 
 # Spec shapes that can only mean a git repository.
 _SCP_LIKE = re.compile(r"^[A-Za-z0-9_.-]+@[A-Za-z0-9_.-]+:(?!//)")
@@ -38,13 +40,16 @@ def _needs_placeholder(spec: str) -> TetherError:
     )
 
 
-def open_source(
-    spec: str, cache_dir: Path, *, max_entry_bytes: int = DEFAULT_MAX_ENTRY_BYTES
-) -> Source:
-    """The source ``spec`` names. Fetched trees are cached under ``cache_dir/<key>/``.
+def open_source(spec: str, cache_dir: Path, *, max_entry_bytes: int | None = None) -> Source:
+    """The source ``spec`` names. Fetched trees are cached under ``cache_dir/<key>/``;
+    ``max_entry_bytes``: the bound on one file of a release (None: the default bound).
 
     Nothing is written here; ``cache_dir`` is created by the first fetch that needs it.
     """
+    if max_entry_bytes is None:
+        from tether.sources.limits import DEFAULT_MAX_ENTRY_BYTES
+
+        max_entry_bytes = DEFAULT_MAX_ENTRY_BYTES
     text = spec.strip()
     if not text:
         raise unknown_source(spec)
