@@ -28,8 +28,9 @@ CLOSED = "closed"
 STATES = (PENDING, CLONED, UPDATED, CONFLICTS, UP_TO_DATE, FAILED, PUSHED, PR_OPEN, MERGED, CLOSED)
 FINISHED = frozenset({UPDATED, CONFLICTS, UP_TO_DATE, FAILED, PUSHED, PR_OPEN, MERGED, CLOSED})
 
-ON_CONFLICT = ("hold", "commit")
-DEFAULT_ON_CONFLICT = "hold"
+HOLD, COMMIT = "hold", "commit"  # --on-conflict: record conflicts only, or commit markers
+ON_CONFLICT = (HOLD, COMMIT)
+DEFAULT_ON_CONFLICT = HOLD
 
 # A campaign's name is a folder name and part of nothing else; keep it plain.
 NAME_RULE = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]*")

@@ -24,6 +24,7 @@ from tether.campaign.bundles import pack_branch
 from tether.campaign.model import (
     CLONED,
     CONFLICTS,
+    HOLD,
     UP_TO_DATE,
     UPDATED,
     RepoRecord,
@@ -211,7 +212,7 @@ def _result(record: RepoRecord, settings: Settings, work: Path, report: UpdateRe
         buckets=buckets,
         conflicts=conflicts,
     )
-    if conflicts and settings.on_conflict == "hold":
+    if conflicts and settings.on_conflict == HOLD:
         return done
     message = commit_message(settings.upstream, done.to_json())
     return done.moved(done.status, commit=git.commit_everything(work, message))

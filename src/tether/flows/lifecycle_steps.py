@@ -28,11 +28,13 @@ from tether.engine.lifecycle_rules import (
 )
 from tether.fsio import read_bytes
 from tether.model.lifecycle_declarations import (
+    BLOCKING,
     Condition,
     Lifecycle,
     Migration,
     Notice,
     PostUpdateWrite,
+    blocking_items,
 )
 from tether.model.plan import Bucket, FileAction, Op, UpdatePlan
 from tether.sources.limits import MIGRATION_TIME
@@ -55,7 +57,6 @@ if TYPE_CHECKING:
     from tether.flows.project import Project, Release
     from tether.flows.safety import PathGuard
 
-BLOCKING = ("conflict", "error", "refused")
 ADOPTER_OWNED_REASON = "adopter-owned"
 SKIP_FLAG = "--skip-migrations"
 NO_PROGRAMS_FLAG = "--no-programs"
@@ -799,18 +800,7 @@ class MigrationsReport:
     def action_items(self) -> list[dict[str, Any]]:
         """Rerun migrations that still did not succeed: the same blocking items an update
         reports (``UpdateReport.action_items``)."""
-        return [
-            {
-                "kind": "migration",
-                "id": m["id"],
-                "status": m["status"],
-                "command": m["command"],
-                "reason": m["reason"],
-                "stderr": m["stderr"],
-            }
-            for m in self.rerun or []
-            if m["status"] in BLOCKING
-        ]
+        return blocking_items(self.rerun or [])
 
     def exit_code(self) -> int:
         from tether.errors import Exit

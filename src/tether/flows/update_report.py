@@ -8,6 +8,7 @@ from enum import StrEnum
 from typing import Any
 
 from tether.errors import Exit
+from tether.model.lifecycle_declarations import blocking_items
 from tether.model.plan import SETTLED_DECISIONS, Bucket, FileAction
 
 
@@ -95,18 +96,7 @@ class UpdateReport:
     @property
     def action_items(self) -> list[dict[str, Any]]:
         """Blocking items a person must settle: migrations that did not succeed."""
-        return [
-            {
-                "kind": "migration",
-                "id": m["id"],
-                "status": m["status"],
-                "command": m["command"],
-                "reason": m["reason"],
-                "stderr": m["stderr"],
-            }
-            for m in self.migrations
-            if m["status"] in ("conflict", "error", "refused") and not m["dry_run"]
-        ]
+        return blocking_items(self.migrations)
 
     def bucket(self, bucket: Bucket) -> list[FileAction]:
         return [a for a in self.actions if a.bucket is bucket]

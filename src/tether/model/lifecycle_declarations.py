@@ -12,6 +12,7 @@ anything is written. See docs/lifecycle.md.
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any, Literal
 
@@ -516,3 +517,25 @@ def check_against_files(lifecycle: Lifecycle, files: set[str], origin: str) -> N
                 f"{origin}: templates[{index}]: {template.target} is a shipped file; a "
                 "template's target is installed from the template, not listed in files"
             )
+
+
+# A migration that ended so leaves an action item a person must settle (update, status,
+# check, migrations --rerun).
+BLOCKING = ("conflict", "error", "refused")
+
+
+def blocking_items(migrations: Iterable[Mapping[str, Any]]) -> list[dict[str, Any]]:
+    """The action items of migration results (their JSON form): one per migration that
+    ended blocking, never for a dry run's."""
+    return [
+        {
+            "kind": "migration",
+            "id": m["id"],
+            "status": m["status"],
+            "command": m["command"],
+            "reason": m["reason"],
+            "stderr": m["stderr"],
+        }
+        for m in migrations
+        if m["status"] in BLOCKING and not m.get("dry_run")
+    ]

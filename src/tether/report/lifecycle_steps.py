@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from tether.model.lifecycle_declarations import BLOCKING
 from tether.report.printable import lines_of, one_line, printable
 
 if TYPE_CHECKING:
@@ -23,7 +24,7 @@ def _row_value(migration: dict[str, Any]) -> str:
     if status == "ok":
         summary = migration.get("summary")
         return one_line(summary) if summary is not None else "done"
-    if status in ("conflict", "error", "refused"):
+    if status in BLOCKING:
         return f"{status}, see action item below"
     if status == "planned":
         when = "before" if migration.get("when") == "before" else "after"
