@@ -367,6 +367,30 @@ def _update_text(report: UpdateReport, limit: int | None) -> str:
     return "\n".join(lines)
 
 
+# The region listings of a run (JSON key, title, what the listed paths mean for the run).
+_REGION_LISTINGS = (
+    (
+        "fallbacks",
+        "Region fallbacks (malformed markers, compared whole)",
+        "These paths went back to the whole-file comparison for this run: a difference "
+        "inside their generated region reads as an ordinary edit and can make a conflict "
+        "you did not cause.",
+    ),
+    (
+        "pre_region_paths",
+        "Pre-region paths (no region markers yet)",
+        "These files do not carry their region yet, as expected before its first "
+        "regeneration: nothing is wrong.",
+    ),
+    (
+        "dropped_declarations",
+        "Dropped region declarations",
+        "Their paths are compared whole from now on, so a conflict the region had been "
+        "absorbing can come back on a later update.",
+    ),
+)
+
+
 def _region_lines(report: UpdateReport) -> list[str]:
     regions = report.regions
     if regions.get("disabled"):
@@ -425,28 +449,11 @@ def _region_lines(report: UpdateReport) -> list[str]:
         "Regions not regenerated",
         [_unregenerated_line(o) for o in report.regenerated if o["status"] != "regenerated"],
     )
-    fallbacks = list(regions.get("fallbacks", []))
-    lines += listing("Region fallbacks (malformed markers, compared whole)", fallbacks)
-    if fallbacks:
-        lines.append(
-            "  These paths went back to the whole-file comparison for this run: a difference "
-            "inside their generated region reads as an ordinary edit and can make a conflict "
-            "you did not cause."
-        )
-    pre_region = list(regions.get("pre_region_paths", []))
-    lines += listing("Pre-region paths (no region markers yet)", pre_region)
-    if pre_region:
-        lines.append(
-            "  These files do not carry their region yet, as expected before its first "
-            "regeneration: nothing is wrong."
-        )
-    dropped = list(regions.get("dropped_declarations", []))
-    lines += listing("Dropped region declarations", dropped)
-    if dropped:
-        lines.append(
-            "  Their paths are compared whole from now on, so a conflict the region had been "
-            "absorbing can come back on a later update."
-        )
+    for key, title, why in _REGION_LISTINGS:
+        paths = list(regions.get(key, []))
+        lines += listing(title, paths)
+        if paths:
+            lines.append(f"  {why}")
     malformed = list(regions.get("malformed_declarations", []))
     lines += listing("Malformed region declarations (skipped)", malformed)
     if malformed:
