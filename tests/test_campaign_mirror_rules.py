@@ -218,3 +218,53 @@ def test_a_link_for_the_mirror_is_refused_and_never_fetched_into(
         f"{url} only in one (remove it to mirror the repository again)"
     )
     assert listing(elsewhere) == before
+
+
+# --- pushing is bounded too --------------------------------------------------------------
+
+SSH_STAND_IN = """#!/bin/sh
+# The remote's ssh: records its arguments, then runs git's own program for the request on
+# the local bare repository; a push waits GIVE_UP seconds first when STALL_PUSH is set.
+echo "$*" >> "$SSH_LOG"
+case "$2" in
+  git-upload-pack*) exec git-upload-pack "$REMOTE_BARE" ;;
+  git-receive-pack*)
+    if [ -n "$STALL_PUSH" ]; then sleep {give_up}; exit 1; fi
+    exec git-receive-pack "$REMOTE_BARE" ;;
+esac
+exit 1
+"""
+
+
+def test_a_push_to_a_remote_that_never_answers_is_stopped_at_the_time_bound(
+    tmp_path: Path, shelf: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The remote is reached over ``ssh://`` through a stand-in for ssh (``GIT_SSH_COMMAND``)
+    that serves a local bare repository; its push side answers nothing for 10 s."""
+    from helpers_sources import GIVE_UP
+
+    remote = bare_for_http(_installed(tmp_path, shelf), tmp_path / "remotes" / "p1.git")
+    ssh = tmp_path / "ssh-stand-in"
+    ssh.write_text(SSH_STAND_IN.format(give_up=int(GIVE_UP)))
+    ssh.chmod(0o755)
+    log = tmp_path / "ssh.log"
+    monkeypatch.setenv("GIT_SSH_COMMAND", str(ssh))
+    monkeypatch.setenv("GIT_SSH_VARIANT", "simple")
+    monkeypatch.setenv("SSH_LOG", str(log))
+    monkeypatch.setenv("REMOTE_BARE", str(remote))
+    url = "ssh://example.invalid/p1.git"
+    code, document = _campaign(tmp_path, {"url": url}, "run", "-j", "1")
+    assert code == Exit.OK, document
+    branches = git(remote, "for-each-ref", "refs/heads/")
+    monkeypatch.setenv("STALL_PUSH", "1")
+    monkeypatch.setenv(limits.NETWORK_SECONDS, "2")
+    done = run_tether("campaign", "push", "c1", "--dir", str(tmp_path / "campaigns"), "--json")
+    assert done.returncode == Exit.ERROR, done.stderr
+    [record] = json.loads(done.stdout)["repositories"]
+    assert record["status"] == "failed"
+    # Only the bound says "took longer": without it the push fails when the remote gives up.
+    assert record["reason"] == (
+        f"cannot push to {url}: git push took longer than 2 s ({limits.NETWORK_SECONDS} sets it)"
+    )
+    assert "git-receive-pack '/p1.git'" in log.read_text().splitlines()[-1]
+    assert git(remote, "for-each-ref", "refs/heads/") == branches

@@ -976,13 +976,22 @@ _TRANSFER_CONFIG = (
 def _run_bounded(args: Sequence[str], cwd: Path | None, bound: TransferBound) -> str:
     """``git ARGS`` within ``bound``: its stdout as text. TransferBoundExceeded when the
     bound stopped it, TetherError with git's error line when it failed otherwise."""
+    exit_code, stdout, stderr = _bounded(args, cwd, bound)
+    if exit_code != 0:
+        raise TetherError(f"git {args[0]} failed: {first_error_line(stderr)}")
+    return stdout.decode("utf-8", "replace")
+
+
+def _bounded(args: Sequence[str], cwd: Path | None, bound: TransferBound) -> tuple[int, bytes, str]:
+    """``git ARGS`` within ``bound``: its exit code, stdout and stderr. TransferBoundExceeded
+    when the bound stopped it, TetherError when git could not be started."""
     argv = ["git", *_TRANSFER_CONFIG, *args]
     with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
         ran = process.run(
             argv,
             timeout=bound.seconds,
             cwd=cwd,
-            env=git_env(extra={"LC_ALL": "C"}),  # git's error lines are read below
+            env=git_env(extra={"LC_ALL": "C"}),  # git's error lines are read by the callers
             output=out,
             errors=err,
             max_file_bytes=bound.max_bytes,
@@ -1002,9 +1011,7 @@ def _run_bounded(args: Sequence[str], cwd: Path | None, bound: TransferBound) ->
         raise TransferBoundExceeded(
             "bytes", f"git {args[0]} received more than {bound.max_bytes:,} bytes"
         )
-    if ran.exit_code != 0:
-        raise TetherError(f"git {args[0]} failed: {first_error_line(stderr)}")
-    return stdout.decode("utf-8", "replace")
+    return ran.code(), stdout, stderr
 
 
 def list_tags(location: str, bound: TransferBound | None = None) -> list[str]:
@@ -1048,11 +1055,12 @@ def remote_head_branch(url: str, bound: TransferBound | None = None) -> str | No
     return None
 
 
-def remote_branch_commit(url: str, branch: str) -> str | None:
-    """The commit ``branch`` points at on ``url``, None when it has no such branch. An
-    unreachable remote raises TetherError with git's error line."""
-    result = run_git(["ls-remote", "--", url, f"refs/heads/{branch}"])
-    for line in result.stdout.splitlines():
+def remote_branch_commit(url: str, branch: str, bound: TransferBound | None = None) -> str | None:
+    """The commit ``branch`` points at on ``url``, None when it has no such branch; within
+    ``bound`` when given. An unreachable remote raises TetherError with git's error line."""
+    args = ["ls-remote", "--", url, f"refs/heads/{branch}"]
+    listing = _run_bounded(args, None, bound) if bound else run_git(args).stdout
+    for line in listing.splitlines():
         commit, _, ref = line.partition("\t")
         if ref == f"refs/heads/{branch}":
             return commit
@@ -1242,24 +1250,23 @@ def push_branch(repo: Path, name: str, remote: str = "origin") -> str | None:
     return None if result.returncode == 0 else first_error_line(result.stderr)
 
 
-def push_commit(repo: Path, url: str, commit: str, branch: str, expected: str) -> str | None:
+def push_commit(
+    repo: Path, url: str, commit: str, branch: str, expected: str, bound: TransferBound
+) -> str | None:
     """Set ``branch`` on ``url`` to ``commit``, only while it is still at ``expected`` (""
     for absent), so a branch someone else pushed to is never overwritten. An empty
     ``commit`` deletes the branch. The error line when the push failed, None when it went
-    through."""
-    result = run_git(
-        [
-            "push",
-            "--quiet",
-            f"--force-with-lease=refs/heads/{branch}:{expected}",
-            "--",
-            url,
-            f"{commit}:refs/heads/{branch}",
-        ],
-        cwd=repo,
-        check=False,
-    )
-    return None if result.returncode == 0 else push_error_line(result.stderr)
+    through; TransferBoundExceeded when ``bound`` stopped it (no hook of ``repo`` runs)."""
+    args = [
+        "push",
+        "--quiet",
+        f"--force-with-lease=refs/heads/{branch}:{expected}",
+        "--",
+        url,
+        f"{commit}:refs/heads/{branch}",
+    ]
+    exit_code, _, stderr = _bounded(args, repo, bound)
+    return None if exit_code == 0 else push_error_line(stderr)
 
 
 def push_error_line(stderr: str) -> str:

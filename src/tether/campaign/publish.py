@@ -42,6 +42,8 @@ from tether.campaign.store import CampaignFolder, campaign_folder
 from tether.campaign.workspace import checked_mirror
 from tether.errors import Exit, TetherError, UsageError
 from tether.runs.registry import utc_timestamp
+from tether.sources import limits
+from tether.sources.gitrepo import bound_words, listing_bound, transfer_bound
 
 # What gh's `pr view` says → the record's state.
 ENDED = {"MERGED": MERGED, "CLOSED": CLOSED}
@@ -131,7 +133,7 @@ def push_unit(record: RepoRecord, settings: Settings) -> RepoRecord:
     try:
         mirror = checked_mirror(CampaignFolder(Path(settings.campaign_dir)), record.url)
         target = push_target(record)
-        there = git.remote_branch_commit(target, branch)
+        there = _remote_branch_commit(target, branch)
     except TetherError as error:
         return record.failed(f"cannot push: {error}")
     if there != record.commit:
@@ -139,10 +141,31 @@ def push_unit(record: RepoRecord, settings: Settings) -> RepoRecord:
             return record.failed(
                 f"{branch} on {target} is at {there[:12]}, which tether did not push; left as it is"
             )
-        refused = git.push_commit(mirror, target, record.commit, branch, there or "")
+        try:
+            refused = _push_commit(mirror, target, record.commit, branch, there or "")
+        except TetherError as error:
+            return record.failed(f"cannot push to {target}: {error}")
         if refused is not None:
             return record.failed(f"cannot push to {target}: {refused}")
     return record.moved(PUSHED, pushed_commit=record.commit, reason="")
+
+
+def _remote_branch_commit(target: str, branch: str) -> str | None:
+    """Where ``branch`` is on ``target``, asked as a release source's tags are (an answer:
+    ``TETHER_LIMIT_NETWORK_SECONDS``, ``TETHER_LIMIT_ANSWER_BYTES``)."""
+    try:
+        return git.remote_branch_commit(target, branch, listing_bound())
+    except git.TransferBoundExceeded as error:
+        raise TetherError(bound_words(error, limits.ANSWER_BYTES)) from None
+
+
+def _push_commit(mirror: Path, target: str, commit: str, branch: str, expected: str) -> str | None:
+    """``git.push_commit`` within the bounds of a fetch (``TETHER_LIMIT_NETWORK_SECONDS``):
+    a remote that never answers stops the push, not the campaign."""
+    try:
+        return git.push_commit(mirror, target, commit, branch, expected, transfer_bound())
+    except git.TransferBoundExceeded as error:
+        raise TetherError(bound_words(error, limits.DOWNLOAD_BYTES)) from None
 
 
 def push_target(record: RepoRecord) -> str:
@@ -331,10 +354,13 @@ def _delete_branches(coordinator: _Coordinator, record: RepoRecord) -> None:
     branch = coordinator.settings.branch
     if record.pushed_commit:
         target = push_target(record)
-        there = git.remote_branch_commit(target, branch)
+        there = _remote_branch_commit(target, branch)
         mirror = checked_mirror(coordinator.folder, record.url)
         if there == record.pushed_commit:
-            refused = git.push_commit(mirror, target, "", branch, there)
+            try:
+                refused = _push_commit(mirror, target, "", branch, there)
+            except TetherError as error:
+                raise TetherError(f"cannot delete {branch} on {target}: {error}") from None
             if refused is not None:
                 raise TetherError(f"cannot delete {branch} on {target}: {refused}")
         elif there is not None:
