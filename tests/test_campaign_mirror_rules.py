@@ -268,3 +268,25 @@ def test_a_push_to_a_remote_that_never_answers_is_stopped_at_the_time_bound(
     )
     assert "git-receive-pack '/p1.git'" in log.read_text().splitlines()[-1]
     assert git(remote, "for-each-ref", "refs/heads/") == branches
+
+
+def test_what_a_killed_fetch_left_in_a_mirror_is_swept_by_the_next_unit(
+    tmp_path: Path, shelf: Path
+) -> None:
+    """A fetch killed with its unit (kill -9) leaves its temporary pack and its quarantine
+    folder; they stand here as files of git's own names. The next unit that takes the
+    mirror's lock removes them, and only them."""
+    from tether.campaign.workspace import lock_mirror
+
+    url = bare_for_http(_installed(tmp_path, shelf), tmp_path / "remotes" / "p1.git").as_uri()
+    assert _campaign(tmp_path, {"url": url}, "run", "-j", "1")[0] == Exit.OK
+    mirror = _mirror(tmp_path, url)
+    objects = mirror / "objects"
+    kept = sorted(listing(objects))
+    (objects / "pack" / "tmp_pack_Xy12ab").write_bytes(b"PACK" + bytes(1 << 20))
+    (objects / "pack" / "tmp_idx_Xy12ab").write_bytes(b"\xfftOc")
+    (objects / "incoming-Q3ab9z" / "pack").mkdir(parents=True)
+    (objects / "incoming-Q3ab9z" / "pack" / "tmp_pack_1").write_bytes(b"PACK")
+    lock = lock_mirror(CampaignFolder(tmp_path / "campaigns" / "c1"), url, "test")
+    lock.release()
+    assert sorted(listing(objects)) == kept

@@ -102,7 +102,8 @@ def lock_mirror(folder: CampaignFolder, url: str, holder: str) -> ProjectLock:
     Once it is held, git's own lock files in the mirror are removed: git works in a mirror
     only for the unit holding its lock, so any left there are from a git killed with its
     unit (a worker killed with its coordinator, a coordinator killed with kill -9), and would
-    make every later change of that ref fail with "File exists"."""
+    make every later change of that ref fail with "File exists". So is what a fetch killed
+    half way left (its temporary pack, up to the size of everything it had received)."""
     lock = ProjectLock(folder.unit_lock_path(url), holder)
     deadline = time.monotonic() + MIRROR_LOCK_WAIT
     while True:
@@ -116,4 +117,5 @@ def lock_mirror(folder: CampaignFolder, url: str, holder: str) -> ProjectLock:
     mirror = folder.mirror_path(url)
     if mirror.is_dir() and not mirror.is_symlink():  # never through a link out of the folder
         git.remove_lock_files(mirror)
+        git.remove_partial_fetch(mirror)
     return lock
