@@ -71,11 +71,12 @@ def run(args: argparse.Namespace) -> int:
     from tether.flows.update import UpdateRequest, run_update
     from tether.flows.update_report import UpdateStatus
     from tether.report.refresh import refresh_classes, render_refresh, render_refresh_plan
+    from tether.report.update import update_document
 
     if args.abandon:
         abandoned = abandon_update(installed_project_dir(args), args.profile)
         if args.json:
-            print_json(abandoned.to_json())
+            print_json(update_document(abandoned))
         else:
             print(render_refresh(abandoned))
         return abandoned.exit_code()

@@ -109,7 +109,7 @@ def run(args: argparse.Namespace) -> int:
     from tether.flows.preflight import GitOptions
     from tether.flows.project import open_project
     from tether.flows.update import UpdateRequest, run_update
-    from tether.report.update import render_update
+    from tether.report.update import render_update, update_document
     from tether.versions import release_version
 
     root = installed_project_dir(args)
@@ -149,7 +149,7 @@ def run(args: argparse.Namespace) -> int:
 
         report = run_update(request, confirm)
     if args.json:
-        print_json(report.to_json())
+        print_json(update_document(report))
     else:
         print(render_update(report, list_limit(args)))
     return report.exit_code()

@@ -1,23 +1,61 @@
 """``tether update --abandon``: undo an interrupted run: every file it wrote put back from
 its backup, git's index as it was, the update branch it made left when nothing was
-committed on it."""
+committed on it. What was done is returned as facts (``Abandoned``); ``report/abandon.py``
+words them."""
 
 from __future__ import annotations
 
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING
 
+from tether import git
 from tether.errors import TetherError
 from tether.flows.project import Project, open_project
 from tether.flows.replay import checked_unfinished_run
+from tether.flows.restore import Restored, restore_index, restore_run
 from tether.flows.runtime_paths import check_runtime_paths
 from tether.flows.update_report import UpdateReport, UpdateStatus
 from tether.state.journal import Journal, RunRecord
 from tether.state.lock import ProjectLock
 from tether.templates import TemplateOptions
 
-if TYPE_CHECKING:
-    from tether.flows.restore import Restored
+
+@dataclass(frozen=True)
+class MigrationNotUndone:
+    """A migration the run carried out (or was running when it stopped): tether keeps no copy
+    of what a release's program moves or rewrites, so an abandon cannot undo it."""
+
+    id: str
+    running: bool = False  # it was running when the run stopped: no result was recorded
+    command: str = ""
+    status: str = ""
+    label: str = ""
+    summary: str | None = None
+
+
+@dataclass(frozen=True)
+class BranchLeft:
+    """What the abandon did about the update branch the run had switched to: ``elsewhere``
+    (you are on another branch now: left alone), ``stayed`` (it has commits of its own),
+    ``switched`` back to the start branch, or ``switched-deleted`` (the branch the run made,
+    with no commit of its own, deleted)."""
+
+    outcome: str
+    branch: str
+    start_branch: str = ""
+    current: str | None = None
+
+
+@dataclass
+class Abandoned:
+    """What an abandon put back and what it could not."""
+
+    backups: str  # the run's backup folder, relative to the project
+    restored: Restored
+    migrations: list[MigrationNotUndone] = field(default_factory=list)
+    index_left: bool = False  # commits made since the run started: git's index left as it is
+    unstaged: int = 0  # files the run had marked unmerged in git's index, put back
+    branch: BranchLeft | None = None
 
 
 def abandon_update(
@@ -25,8 +63,6 @@ def abandon_update(
 ) -> UpdateReport:
     """Undo an interrupted run: restore every file it wrote from its backup, put git's
     index back, and leave the update branch it made when nothing was committed on it."""
-    from tether.flows.restore import restore_index, restore_run
-
     project = open_project(root, profile, template)
     journal = project.journal()
     with ProjectLock(project.path(project.profile.lock_file), command="update --abandon"):
@@ -39,20 +75,18 @@ def abandon_update(
                 f"the update to {unfinished.to_version} already recorded its new state; it cannot "
                 "be abandoned, only reviewed (git diff) and committed or reverted with git"
             )
-        restored = restore_run(project, journal, unfinished)
-        migrated = _migrations_not_undone(journal, unfinished)
-        git_notes: list[str] = []
-        unstaged: list[str] = []
+        done = Abandoned(
+            f"{project.profile.backup_root}/{unfinished.run_id}",
+            restore_run(project, journal, unfinished),
+            _migrations_not_undone(journal, unfinished),
+        )
         if _head_moved(project, unfinished):
-            if unfinished.index_saved:
-                git_notes.append(
-                    "git's index left as it is: commits were made since the update started"
-                )
+            done.index_left = bool(unfinished.index_saved)
         else:
-            unstaged = restore_index(project, unfinished)
-        git_notes += _leave_update_branch(project, unfinished)
+            done.unstaged = len(restore_index(project, unfinished))
+        done.branch = _leave_update_branch(project, unfinished)
         journal.run_abandoned(unfinished.run_id)
-    report = UpdateReport(
+    return UpdateReport(
         project.profile.name,
         "",
         unfinished.from_version or "",
@@ -60,88 +94,50 @@ def abandon_update(
         UpdateStatus.ABANDONED,
         merge_dir=project.profile.merge_dir,
         run_id=unfinished.run_id,
-    )
-    report.notes.append(_put_back_words(project, unfinished, restored))
-    report.notes += migrated
-    if unstaged:
-        report.notes.append(
-            f"put git's index back for {len(unstaged)} file(s) the run had marked unmerged"
-        )
-    report.notes += git_notes
-    return report
-
-
-def _put_back_words(project: Project, run: RunRecord, restored: Restored) -> str:
-    """How many of the files the run wrote are back as they were, and which are not."""
-    if restored.wrote == 0:
-        return "the interrupted run had written no file yet: nothing to put back"
-    backups = f"{project.profile.backup_root}/{run.run_id}"
-    how = f"{len(restored.restored)} restored from {backups}, "
-    how += f"{len(restored.removed)} it created removed"
-    if not restored.left:
-        count = "the" if restored.wrote == 1 else f"all {restored.wrote}"
-        noun = "file" if restored.wrote == 1 else "files"
-        return f"put back {count} {noun} the interrupted run wrote ({how})"
-    left = ", ".join(f"{path} ({why})" for path, why in sorted(restored.left.items()))
-    return (
-        f"put back {restored.put_back} of the {restored.wrote} files the interrupted run wrote "
-        f"({how}); left as they are: {left}"
+        abandoned=done,
     )
 
 
-def _migrations_not_undone(journal: Journal, run: RunRecord) -> list[str]:
-    """What the run's migrations changed is not put back: tether keeps no copy of what a
-    release's program moves or rewrites (GAIA's SPEC folder moves). One note per migration
-    that ran, unless it reported doing nothing (a summary of 0)."""
+def _migrations_not_undone(journal: Journal, run: RunRecord) -> list[MigrationNotUndone]:
+    """What the run's migrations changed is not put back (GAIA's SPEC folder moves): one
+    per migration that ran, unless it reported doing nothing (a summary of 0), then one per
+    migration that was running when the run stopped."""
     from tether.flows.lifecycle_steps import journaled_migrations
 
     finished, started = journaled_migrations(journal, run.run_id)
-    notes = []
-    for result in finished.values():
-        if result.status in ("skipped", "refused", "planned", "pending"):
-            continue
-        if result.status == "ok" and (result.summary or "").strip() == "0":
-            continue
-        said = f"; {result.label or 'it reported'}: {result.summary}" if result.summary else ""
-        notes.append(
-            f"not undone: what migration {result.id} changed (`{result.command}`, "
-            f"{result.status}{said}); tether keeps no copy of what a migration moves or "
-            "rewrites: review it with git status"
+    found = [
+        MigrationNotUndone(
+            result.id,
+            command=result.command,
+            status=result.status,
+            label=result.label or "",
+            summary=result.summary,
         )
-    notes += [
-        f"not undone: whatever migration {migration} changed before the run stopped (it was "
-        "running); tether keeps no copy of what a migration moves or rewrites: review it with "
-        "git status"
-        for migration in sorted(started)
+        for result in finished.values()
+        if result.status not in ("skipped", "refused", "planned", "pending")
+        and not (result.status == "ok" and (result.summary or "").strip() == "0")
     ]
-    return notes
+    return found + [MigrationNotUndone(migration, running=True) for migration in sorted(started)]
 
 
 def _head_moved(project: Project, run: RunRecord) -> bool:
-    from tether import git
-
     start = run.git.get("start_commit")
     return bool(start) and git.head_commit(project.root) != start
 
 
-def _leave_update_branch(project: Project, run: RunRecord) -> list[str]:
+def _leave_update_branch(project: Project, run: RunRecord) -> BranchLeft | None:
     """Back to the branch the run started on, when the run switched to an update branch
     that has no commits of its own; a branch the run created is then deleted."""
-    from tether import git
-
     context = run.git
     branch = context.get("created_branch") or context.get("reused_branch")
     start_branch, start_commit = context.get("start_branch"), context.get("start_commit")
     if not branch or not start_branch or git.work_tree_top(project.root) is None:
-        return []
+        return None
     head, current = git.checked_out(project.root)
     if current != branch:
-        return [f"left branch {branch} as it is: you are on {current or 'a detached HEAD'} now"]
+        return BranchLeft("elsewhere", branch, start_branch, current)
     if head != start_commit:
-        return [
-            f"stayed on branch {branch}: it has commits of its own; "
-            f"'git switch {start_branch}' takes you back"
-        ]
+        return BranchLeft("stayed", branch, start_branch)
     git.switch_branch(project.root, start_branch)
     # Deleted only when its commit is already on the branch switched back to: whatever the
     # journal's context says, deleting the branch then loses no commit.
@@ -154,5 +150,5 @@ def _leave_update_branch(project: Project, run: RunRecord) -> list[str]:
         and lossless
     ):
         git.delete_branch(project.root, branch)
-        return [f"switched back to {start_branch} and deleted the update branch {branch}"]
-    return [f"switched back to {start_branch}"]
+        return BranchLeft("switched-deleted", branch, start_branch)
+    return BranchLeft("switched", branch, start_branch)

@@ -5,11 +5,14 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from enum import StrEnum
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from tether.errors import Exit
 from tether.model.lifecycle_declarations import blocking_items
 from tether.model.plan import SETTLED_DECISIONS, Bucket, FileAction
+
+if TYPE_CHECKING:
+    from tether.flows.abandon import Abandoned
 
 
 class UpdateStatus(StrEnum):
@@ -92,6 +95,8 @@ class UpdateReport:
     notices: list[dict[str, str]] = field(default_factory=list)
     post_update: list[dict[str, str]] = field(default_factory=list)
     trailer_invalidations: list[dict[str, Any]] = field(default_factory=list)
+    # What an abandon put back and could not (flows/abandon.py); worded by report/abandon.py.
+    abandoned: Abandoned | None = None
 
     @property
     def action_items(self) -> list[dict[str, Any]]:

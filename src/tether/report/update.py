@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Any
 
 from tether.flows.update_report import UpdateStatus
 from tether.report import lifecycle_steps as lifecycle_report
+from tether.report.abandon import with_abandon_notes
 from tether.report.listing import LIST_LIMIT, listing
 from tether.report.printable import lines_of, one_line, printable
 
@@ -302,13 +303,18 @@ def _next_steps(report: UpdateReport) -> list[str]:
     return steps
 
 
+def update_document(report: UpdateReport) -> dict[str, Any]:
+    """An update's JSON document, with the notes its words add (an abandon's)."""
+    return {**report.to_json(), "notes": with_abandon_notes(report)}
+
+
 def render_update(report: UpdateReport, limit: int | None = LIST_LIMIT) -> str:
     """The summary of an update (or its dry run), release-supplied text escaped."""
     return printable(_update_text(report, limit))
 
 
 def _update_text(report: UpdateReport, limit: int | None) -> str:
-    notes = [f"note: {one_line(n)}" for n in report.notes]
+    notes = [f"note: {one_line(n)}" for n in with_abandon_notes(report)]
     if report.status == UpdateStatus.UP_TO_DATE:
         upstream = one_line(report.upstream)
         lines = [f"tether update: already up to date ({upstream} {report.from_version})"]
