@@ -10,8 +10,11 @@ record both pids and hang, ignoring SIGINT and SIGTERM (``process_helpers.hung_p
 from __future__ import annotations
 
 import signal
+import subprocess
+import threading
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -208,3 +211,93 @@ def test_ctrl_c_stops_the_programs_worker_threads_run(tmp_path: Path) -> None:
     finally:
         kill_leftovers(pids)
     assert sorted(started.read_text().split()) == ["hung-0", "hung-1"]  # the rest never began
+
+
+def test_a_program_a_worker_starts_as_the_interrupt_lands_is_stopped_too(tmp_path: Path) -> None:
+    """The interrupt reaches the waiting thread while a worker's program has started but is
+    not yet listed among those ``stop_all`` stops (made certain here: the worker's start is
+    held until ``stop_all`` has run). That program is stopped as the worker lists it, so
+    the interrupted pool drains instead of waiting forever for a program that ignores
+    SIGINT and SIGTERM."""
+    program = hung_program(tmp_path / "hung", tmp_path / "pids", ignore=("INT", "TERM"))
+    started, stop_all_ran = threading.Event(), threading.Event()
+    real_popen, real_stop_all = subprocess.Popen, process.stop_all
+
+    def held_popen(*args: Any, **kwargs: Any) -> subprocess.Popen[bytes]:
+        child = real_popen(*args, **kwargs)
+        recorded_pids(tmp_path / "pids")  # running, its signals ignored
+        started.set()
+        stop_all_ran.wait()
+        return child
+
+    def stop_all_then_let_go() -> None:
+        real_stop_all()
+        stop_all_ran.set()
+
+    def work() -> int:
+        process.subprocess.Popen = held_popen  # type: ignore[misc]
+        process.stop_all = stop_all_then_let_go  # type: ignore[assignment]
+        try:
+            with ThreadPoolExecutor(1) as pool, process.stop_all_on_interrupt(pool):
+                pool.submit(process.run, [str(program)], timeout=None)
+                started.wait()
+                raise KeyboardInterrupt
+        except KeyboardInterrupt:
+            return 130
+        return 0
+
+    child = ForkedChild(work)
+    pids = recorded_pids(tmp_path / "pids")
+    try:
+        assert child.wait(60).returncode == 130
+        assert all_gone(pids)
+    finally:
+        kill_leftovers(pids)
+
+
+def test_ctrl_c_the_system_gives_a_worker_thread_still_stops_the_run(tmp_path: Path) -> None:
+    """The system hands a process's SIGINT to any of its threads; Python raises it in the
+    main thread only when that thread runs. Here it goes to a worker thread (delivered to
+    that thread alone) while the main thread waits for a program that ignores SIGINT and
+    SIGTERM: the wait still ends, the programs are stopped with their groups."""
+    programs = [
+        hung_program(tmp_path / f"hung-{n}", tmp_path / f"pids-{n}", ignore=("INT", "TERM"))
+        for n in range(2)
+    ]
+
+    def one(program: Path) -> process.Finished:
+        if program == programs[1]:
+            recorded_pids(tmp_path / "pids-0")
+            signal.pthread_kill(threading.get_ident(), signal.SIGINT)
+        return process.run([str(program)], timeout=None)
+
+    def work() -> int:
+        try:
+            process.map_in_threads(one, programs, 2)
+        except KeyboardInterrupt:
+            return 130
+        return 0
+
+    child = ForkedChild(work)
+    pids = recorded_pids(tmp_path / "pids-0")
+    try:
+        assert child.wait(60).returncode == 130
+        assert all_gone(pids)
+    finally:
+        kill_leftovers(pids)
+        if (tmp_path / "pids-1").exists():
+            kill_leftovers(recorded_pids(tmp_path / "pids-1"))
+
+
+def test_work_on_threads_keeps_the_items_order_and_raises_the_first_failure() -> None:
+    assert process.map_in_threads(lambda n: n * n, list(range(20)), 4) == [n * n for n in range(20)]
+
+    def fails_on_three(n: int) -> int:
+        if n == 3:
+            raise ValueError(f"item {n}")
+        return n
+
+    with pytest.raises(ValueError, match=r"item 3$"):
+        process.map_in_threads(fails_on_three, [0, 1, 2, 3, 4], 4)
+    with pytest.raises(ValueError, match=r"item 3$"):
+        process.map_in_threads(fails_on_three, [0, 1, 2, 3, 4], 1)

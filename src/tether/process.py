@@ -16,8 +16,9 @@ migrations, shellcheck, shfmt, gh, the bounded Python children):
   which is how tether's CLI turns SIGTERM as well), the group is stopped the same way
   before the interrupt goes on; a second interrupt kills it at once. Interrupts are held
   back while a program starts, until its handle is stored, so none is left unheld;
-  programs run from worker threads are stopped by ``stop_all_on_interrupt`` around the
-  pool, and the CLI stops whatever still runs (``stop_all``) on its way out.
+  work on worker threads runs through ``map_in_threads``, which hears a Ctrl-C whichever
+  thread the system gave it to and then stops the programs the workers run, and the CLI
+  stops whatever still runs (``stop_all``) on its way out.
 - **``at_once``** for programs with nothing to clean up (tether's own bounded children,
   gh): the deadline kills the group without the graces.
 - **A sanitised environment** (``child_env``): no variable that would point git at another
@@ -44,7 +45,7 @@ import weakref
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import IO, TYPE_CHECKING, Any, Final
+from typing import IO, TYPE_CHECKING, Any, Final, TypeVar
 
 if TYPE_CHECKING:  # a pool's owner imports concurrent.futures; running programs needs none
     from concurrent.futures import Executor
@@ -59,6 +60,11 @@ TAIL_LINES: Final = 20
 TIMED_OUT: Final = 124
 
 POSIX: Final = os.name == "posix"
+# How often a thread waiting for worker threads wakes (``map_in_threads``).
+WAKE_SECONDS: Final = 0.2
+
+T = TypeVar("T")
+R = TypeVar("R")
 
 # Variables that make git ignore ``-C``/``cwd`` and act on another repository or index:
 # dropped for every program, since installs, regeneration programs and migrations run git
@@ -325,6 +331,12 @@ def _start(
             handed.append(running)
             with _LIVE_LOCK:
                 _LIVE.add(running)
+                stopping = _STOPPING[0] > 0
+            if stopping:
+                # Started by a worker thread while an interrupt stops every program (a
+                # ``stop_all`` that ran before this one was held): stopped like the rest,
+                # or the pool would wait for it forever.
+                running.stop()
     return running
 
 
@@ -452,6 +464,10 @@ class Running:
 # The programs started and not yet finished, from every thread: what ``stop_all`` stops.
 _LIVE: weakref.WeakSet[Running] = weakref.WeakSet()
 _LIVE_LOCK = threading.Lock()
+# How many interrupted pools are draining (``stop_all_on_interrupt``): while any is, a
+# program that starts is stopped at once. Held with ``_LIVE_LOCK``: a program is either
+# listed before ``stop_all`` looks, or sees the count.
+_STOPPING = [0]
 
 
 def stop_all() -> None:
@@ -472,17 +488,55 @@ def stop_all() -> None:
         _signal_group(process, signal.SIGKILL)
 
 
+def map_in_threads(fn: Callable[[T], R], items: Sequence[T], jobs: int) -> list[R]:
+    """``[fn(x) for x in items]`` with at most ``jobs`` worker threads, results in order;
+    the first failure (in the items' order, among those that failed) is raised.
+
+    The waiting thread wakes every ``WAKE_SECONDS``: the system hands a Ctrl-C to any
+    thread of the process, and Python raises it in this one only when this one runs, which
+    a wait without a time limit would not do until some worker ended (never, for a program
+    that ignores the interrupt). Interrupted or failed, the work not begun is cancelled and
+    every program the workers run is stopped (``stop_all_on_interrupt``)."""
+    if jobs <= 1 or len(items) <= 1:
+        return [fn(item) for item in items]
+    from concurrent.futures import FIRST_EXCEPTION, ThreadPoolExecutor, wait
+
+    with (
+        ThreadPoolExecutor(max_workers=min(jobs, len(items))) as pool,
+        stop_all_on_interrupt(pool),
+    ):
+        futures = [pool.submit(fn, item) for item in items]
+        pending = set(futures)
+        while pending:
+            done, pending = wait(pending, timeout=WAKE_SECONDS, return_when=FIRST_EXCEPTION)
+            if any(future.exception() is not None for future in done):
+                errors = [e for f in futures if f.done() and (e := f.exception()) is not None]
+                raise errors[0]
+        return [future.result() for future in futures]
+
+
 @contextlib.contextmanager
 def stop_all_on_interrupt(pool: Executor) -> Iterator[None]:
     """Around work a thread ``pool`` does that starts programs: when the waiting thread is
     interrupted (Ctrl-C) or fails, the work not begun is cancelled and every program
     running is stopped with its group (``stop_all``), instead of the pool waiting for them
-    to end by themselves."""
+    to end by themselves; a program a worker starts until the pool has drained is stopped
+    as it starts."""
     try:
         yield
     except BaseException:
-        pool.shutdown(wait=False, cancel_futures=True)
-        stop_all()
+        with _LIVE_LOCK:
+            _STOPPING[0] += 1
+        try:
+            pool.shutdown(wait=False, cancel_futures=True)
+            stop_all()
+            # A worker between starting its program and listing it escaped ``stop_all``;
+            # it stops that program itself (see ``start``) while the count is up, so the
+            # pool is drained here, not after.
+            pool.shutdown(wait=True)
+        finally:
+            with _LIVE_LOCK:
+                _STOPPING[0] -= 1
         raise
 
 

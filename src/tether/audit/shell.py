@@ -14,7 +14,6 @@ import re
 import shlex
 from collections import Counter
 from collections.abc import Callable, Sequence
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass, field, replace
 from functools import lru_cache
 from pathlib import Path, PurePosixPath
@@ -41,7 +40,7 @@ from tether.audit.shellast import Node, parse
 from tether.audit.tools import Toolset
 from tether.errors import TetherError, UsageError
 from tether.fsio import cannot_read, read_bytes, read_head
-from tether.process import stop_all_on_interrupt
+from tether.process import map_in_threads
 
 _SHEBANG: Final = re.compile(r"^#!\s*(\S+)(.*)$")
 _SH_INTERPRETERS: Final = {"sh", "dash", "ash"}
@@ -493,8 +492,7 @@ def analyse(
 ) -> list[FileResult]:
     if not targets:
         return []
-    with ThreadPoolExecutor(max_workers=max(1, options.jobs)) as pool, stop_all_on_interrupt(pool):
-        results = list(pool.map(lambda t: analyse_file(root, t, tools, options), targets))
+    results = map_in_threads(lambda t: analyse_file(root, t, tools, options), targets, options.jobs)
     results = _weigh_dependencies(root, results, tools, options)
     return link_pinning_suites(root, results)
 
@@ -612,8 +610,7 @@ def downgrade_inherited(
             findings.append(finding)
         return replace(result, findings=tuple(findings))
 
-    with ThreadPoolExecutor(max_workers=max(1, options.jobs)) as pool, stop_all_on_interrupt(pool):
-        return list(pool.map(inherited, results))
+    return map_in_threads(inherited, results, options.jobs)
 
 
 def _blocks(finding: Finding) -> bool:

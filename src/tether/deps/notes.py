@@ -25,7 +25,6 @@ import json
 import re
 import urllib.parse
 from collections.abc import Callable, Hashable, Iterable, Mapping, Sequence
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TypeVar, cast
@@ -36,6 +35,7 @@ from tether.deps.plans import read_json
 from tether.deps.registries import FetchError, HttpClient
 from tether.deps.targets import dialect_of
 from tether.errors import TetherError
+from tether.process import map_in_threads
 
 Doc = dict[str, Any]
 DEFAULT_API = "https://api.github.com"
@@ -476,8 +476,7 @@ def _each(ask: Callable[[K], Any], keys: Iterable[K], jobs: int) -> dict[K, _Out
 
     if not unique:
         return {}
-    with ThreadPoolExecutor(max_workers=max(1, min(jobs, len(unique)))) as pool:
-        return dict(zip(unique, pool.map(one, unique), strict=True))
+    return dict(zip(unique, map_in_threads(one, unique, jobs), strict=True))
 
 
 def _repository_of(item: BumpItem, meta: Doc | None) -> str | None:

@@ -24,7 +24,6 @@ import urllib.error
 import urllib.parse
 import urllib.request
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -35,6 +34,7 @@ from tether.deps import pyspec
 from tether.deps.model import Ecosystem, PackageInfo, Release
 from tether.fsio import read_bytes, read_head
 from tether.parselimits import json_loads
+from tether.process import map_in_threads
 from tether.sources.web import BoundExceeded, answer_bounds, read_url
 
 DEFAULT_NPM = "https://registry.npmjs.org/"
@@ -635,8 +635,7 @@ class Fetcher:
     def _run(self, asks: list[tuple[Source | None, Key]]) -> list[Answer]:
         if not asks:
             return []
-        with ThreadPoolExecutor(max_workers=min(self.jobs, len(asks))) as pool:
-            return list(pool.map(lambda ask: _ask(*ask), asks))
+        return map_in_threads(lambda ask: _ask(*ask), asks, self.jobs)
 
 
 def _ask(source: Source | None, key: Key) -> Answer:

@@ -9,8 +9,6 @@ this thread: the order is part of the contract (stop-on-fail leaves the rest pen
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Sequence
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TypeVar
@@ -26,7 +24,7 @@ from tether.fleet.units import (
     plan_unit,
     status_unit,
 )
-from tether.process import stop_all_on_interrupt
+from tether.process import map_in_threads
 from tether.runs.isolation import DEFAULT_MODE
 from tether.runs.rundir import RunFolder
 from tether.runs.selection import Member, Selection
@@ -35,17 +33,8 @@ T = TypeVar("T")
 R = TypeVar("R")
 
 
-def bounded_map(fn: Callable[[T], R], items: Sequence[T], jobs: int) -> list[R]:
-    """``[fn(x) for x in items]`` with at most ``jobs`` running at once, results in order."""
-    if jobs <= 1 or len(items) <= 1:
-        return [fn(item) for item in items]
-    # A plan may start programs (the bounded pattern and syntax children): Ctrl-C stops them.
-    with ThreadPoolExecutor(max_workers=min(jobs, len(items))) as pool, stop_all_on_interrupt(pool):
-        return list(pool.map(fn, items))
-
-
 def fleet_status(selection: Selection, jobs: int) -> list[tuple[Member, StatusRow]]:
-    rows = bounded_map(lambda m: status_unit(str(m.path)), selection.chosen, jobs)
+    rows = map_in_threads(lambda m: status_unit(str(m.path)), selection.chosen, jobs)
     return list(zip(selection.chosen, rows, strict=True))
 
 
@@ -125,7 +114,9 @@ def plan_fleet(selection: Selection, request: FleetRequest, folder: RunFolder) -
     """Plan every chosen project concurrently and log each plan in ``folder`` (made only
     when some project needs updating or failed to plan). Writes no project."""
     options = PlanOptions(request.to)
-    plans = bounded_map(lambda m: plan_unit(str(m.path), options), selection.chosen, request.jobs)
+    plans = map_in_threads(
+        lambda m: plan_unit(str(m.path), options), selection.chosen, request.jobs
+    )
     count = len(plans)
     entries = []
     for index, (member, plan) in enumerate(zip(selection.chosen, plans, strict=True)):
