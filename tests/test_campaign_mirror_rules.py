@@ -16,6 +16,7 @@ it runs, and it never does.
 from __future__ import annotations
 
 import json
+import os
 import shlex
 from collections.abc import Callable
 from pathlib import Path
@@ -290,3 +291,48 @@ def test_what_a_killed_fetch_left_in_a_mirror_is_swept_by_the_next_unit(
     lock = lock_mirror(CampaignFolder(tmp_path / "campaigns" / "c1"), url, "test")
     lock.release()
     assert sorted(listing(objects)) == kept
+
+
+# --- gh's pull-request calls are bounded ---------------------------------------------------
+
+GH_STAND_IN = """#!/bin/sh
+# gh: records its arguments; "pr list" answers after {give_up} s, "pr create" at once.
+echo "$*" >> "$GH_LOG"
+case "$1 $2" in
+  "pr list") sleep {give_up}; echo "[]" ;;
+  "pr create") echo "https://example.invalid/acme/p1/pull/7" ;;
+  *) exit 1 ;;
+esac
+"""
+
+
+def test_a_pull_request_call_gh_never_answers_is_stopped_at_the_time_bound(
+    tmp_path: Path, shelf: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """gh stands in as a program recording its arguments, whose ``pr list`` answers only
+    after 10 s (then with no pull request, so that ``pr`` without the bound goes on to push
+    and open one, and fails this test)."""
+    from helpers_sources import GIVE_UP
+
+    remote = bare_for_http(_installed(tmp_path, shelf), tmp_path / "remotes" / "p1.git")
+    url = remote.as_uri()
+    code, document = _campaign(tmp_path, {"url": url}, "run", "-j", "1")
+    assert code == Exit.OK, document
+    bin_dir = tmp_path / "gh-bin"
+    bin_dir.mkdir()
+    (bin_dir / "gh").write_text(GH_STAND_IN.format(give_up=int(GIVE_UP)))
+    (bin_dir / "gh").chmod(0o755)
+    log = tmp_path / "gh.log"
+    monkeypatch.setenv("PATH", f"{bin_dir}:{os.environ['PATH']}")
+    monkeypatch.setenv("GH_LOG", str(log))
+    monkeypatch.setenv(limits.NETWORK_SECONDS, "2")
+    branches = git(remote, "for-each-ref", "refs/heads/")
+    done = run_tether("campaign", "pr", "c1", "--dir", str(tmp_path / "campaigns"), "--json")
+    assert done.returncode == Exit.ERROR, done.stderr
+    [record] = json.loads(done.stdout)["repositories"]
+    assert record["status"] == "failed"
+    assert record["reason"] == (
+        f"gh pr list took longer than 2 s ({limits.NETWORK_SECONDS} sets it)"
+    )
+    assert [line.split()[:2] for line in log.read_text().splitlines()] == [["pr", "list"]]
+    assert git(remote, "for-each-ref", "refs/heads/") == branches  # nothing pushed

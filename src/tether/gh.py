@@ -146,6 +146,8 @@ def _wrote_up_to(out: Path | None, folder: Path | None, max_bytes: int) -> bool:
 
 
 # --- pull requests ------------------------------------------------------------------------
+# Each call takes its caller's ``bound`` (a total time, and the bytes of gh's answer): gh
+# answers from the network, and a campaign asks it once per repository.
 
 
 @dataclass(frozen=True)
@@ -154,9 +156,12 @@ class PullRequest:
     url: str
 
 
-def open_pull_request_for(repo: Path, head: str) -> PullRequest | None:
+def open_pull_request_for(
+    repo: Path, head: str, bound: GhBound | None = None
+) -> PullRequest | None:
     """The open pull request whose head is the branch ``head``, None when there is none."""
-    result = run_gh(["pr", "list", "--head", head, "--state", "open", "--json", "number,url"], repo)
+    args = ["pr", "list", "--head", head, "--state", "open", "--json", "number,url"]
+    result = _run_pr(args, repo, bound)
     try:
         found = json_loads(result.stdout or "[]")
         if not found:
@@ -168,13 +173,13 @@ def open_pull_request_for(repo: Path, head: str) -> PullRequest | None:
         ) from None
 
 
-def create_pull_request(repo: Path, base: str, head: str, title: str, body: str) -> PullRequest:
+def create_pull_request(
+    repo: Path, base: str, head: str, title: str, body: str, bound: GhBound | None = None
+) -> PullRequest:
     """Open a pull request ``head`` → ``base``; gh prints its address, which ends in its
     number."""
-    result = run_gh(
-        ["pr", "create", "--base", base, "--head", head, "--title", title, "--body", body], repo
-    )
-    return _created(result)
+    args = ["pr", "create", "--base", base, "--head", head, "--title", title, "--body", body]
+    return _created(_run_pr(args, repo, bound))
 
 
 def _created(result: GhResult) -> PullRequest:
@@ -185,11 +190,10 @@ def _created(result: GhResult) -> PullRequest:
     return PullRequest(int(number.group(1)) if number else None, url)
 
 
-def open_pull_request_heads(repo: Path) -> list[str]:
+def open_pull_request_heads(repo: Path, bound: GhBound | None = None) -> list[str]:
     """The head commit of every open pull request of the repository at ``repo``."""
-    result = run_gh(
-        ["pr", "list", "--state", "open", "--limit", "500", "--json", "headRefOid"], repo
-    )
+    args = ["pr", "list", "--state", "open", "--limit", "500", "--json", "headRefOid"]
+    result = _run_pr(args, repo, bound)
     try:
         found = json_loads(result.stdout or "[]")
         return [str(pr["headRefOid"]) for pr in found]
@@ -204,33 +208,41 @@ def open_pull_request_heads(repo: Path) -> list[str]:
 # repository from; each call names it with --repo (gh takes OWNER/REPO or the remote's URL).
 
 
-def find_open_pull_request(repo: str, head: str) -> PullRequest | None:
+def find_open_pull_request(
+    repo: str, head: str, bound: GhBound | None = None
+) -> PullRequest | None:
     """The open pull request of ``repo`` whose head is the branch ``head``, else None."""
-    result = run_gh(
-        ["pr", "list", "--repo", repo, "--head", head, "--state", "open", "--json", "number,url"]
-    )
+    args = ["pr", "list", "--repo", repo, "--head", head, "--state", "open"]
+    result = _run_pr([*args, "--json", "number,url"], None, bound)
     found = _json_answer(result.stdout or "[]", "pr list")
     if not isinstance(found, list) or not found:
         return None
     return _pull_request(found[0], "pr list")
 
 
-def create_pull_request_in(repo: str, base: str, head: str, title: str, body: str) -> PullRequest:
+def create_pull_request_in(
+    repo: str, base: str, head: str, title: str, body: str, bound: GhBound | None = None
+) -> PullRequest:
     """Open a pull request ``head`` → ``base`` in ``repo``; gh prints its address."""
     where = ["--repo", repo, "--base", base, "--head", head]
-    return _created(run_gh(["pr", "create", *where, "--title", title, "--body", body]))
+    return _created(
+        _run_pr(["pr", "create", *where, "--title", title, "--body", body], None, bound)
+    )
 
 
 # ``pull_request`` names one pull request as gh does: its number, or its address.
 
 
-def edit_pull_request_body(repo: str, pull_request: str, body: str) -> None:
-    run_gh(["pr", "edit", pull_request, "--repo", repo, "--body", body])
+def edit_pull_request_body(
+    repo: str, pull_request: str, body: str, bound: GhBound | None = None
+) -> None:
+    _run_pr(["pr", "edit", pull_request, "--repo", repo, "--body", body], None, bound)
 
 
-def pull_request_state(repo: str, pull_request: str) -> str:
+def pull_request_state(repo: str, pull_request: str, bound: GhBound | None = None) -> str:
     """``OPEN``, ``MERGED`` or ``CLOSED``, as gh reports it."""
-    result = run_gh(["pr", "view", pull_request, "--repo", repo, "--json", "state"])
+    args = ["pr", "view", pull_request, "--repo", repo, "--json", "state"]
+    result = _run_pr(args, None, bound)
     answer = _json_answer(result.stdout, "pr view")
     state = answer.get("state") if isinstance(answer, dict) else None
     if state not in ("OPEN", "MERGED", "CLOSED"):
@@ -238,8 +250,19 @@ def pull_request_state(repo: str, pull_request: str) -> str:
     return str(state)
 
 
-def close_pull_request(repo: str, pull_request: str, comment: str) -> None:
-    run_gh(["pr", "close", pull_request, "--repo", repo, "--comment", comment])
+def close_pull_request(
+    repo: str, pull_request: str, comment: str, bound: GhBound | None = None
+) -> None:
+    _run_pr(["pr", "close", pull_request, "--repo", repo, "--comment", comment], None, bound)
+
+
+def _run_pr(args: list[str], cwd: Path | None, bound: GhBound | None) -> GhResult:
+    """``run_gh`` for a pull-request call: a bound that stopped it names the call (``gh pr
+    create took longer than 600 s``), as gh's own failures do."""
+    try:
+        return run_gh(args, cwd, bound=bound)
+    except GhBoundExceeded as error:
+        raise GhBoundExceeded(error.kind, f"gh {args[0]} {args[1]} {error}") from None
 
 
 def _json_answer(text: str, call: str) -> object:

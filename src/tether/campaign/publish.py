@@ -18,11 +18,11 @@ from __future__ import annotations
 
 import os
 import shutil
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from tether import gh, git
 from tether.campaign.commands import CampaignResult, _document, _run_exit_code, run_campaign
@@ -43,7 +43,11 @@ from tether.campaign.workspace import checked_mirror
 from tether.errors import Exit, TetherError, UsageError
 from tether.runs.registry import utc_timestamp
 from tether.sources import limits
+from tether.sources.github import answer_bound
+from tether.sources.github import bound_words as gh_bound_words
 from tether.sources.gitrepo import bound_words, listing_bound, transfer_bound
+
+Answer = TypeVar("Answer")
 
 # What gh's `pr view` says → the record's state.
 ENDED = {"MERGED": MERGED, "CLOSED": CLOSED}
@@ -216,7 +220,7 @@ def _pull_request(coordinator: _Coordinator, index: int, budget: Budget) -> Stop
         return None
     try:
         target = push_target(record)
-        existing = gh.find_open_pull_request(target, settings.branch)
+        existing = _gh_call(gh.find_open_pull_request, target, settings.branch)
     except TetherError as error:
         coordinator.save(index, record.failed(str(error)))
         return None
@@ -245,7 +249,7 @@ def _opened(
     body = pull_request_body(settings.to_json(), record.to_json())
     try:
         if existing is not None:
-            gh.edit_pull_request_body(target, _selector(existing), body)
+            _gh_call(gh.edit_pull_request_body, target, _selector(existing), body)
             budget.counted()
             found, opened_at = existing, record.pr_opened_at or utc_timestamp()
         else:
@@ -253,7 +257,9 @@ def _opened(
             base = record.default_branch or ""
             budget.spend()
             try:
-                found = gh.create_pull_request_in(target, base, settings.branch, title, body)
+                found = _gh_call(
+                    gh.create_pull_request_in, target, base, settings.branch, title, body
+                )
             finally:
                 budget.settle()
             opened_at = utc_timestamp()
@@ -262,6 +268,16 @@ def _opened(
     return record.moved(
         PR_OPEN, pr_number=found.number, pr_url=found.url, pr_opened_at=opened_at, reason=""
     )
+
+
+def _gh_call(call: Callable[..., Answer], *args: str) -> Answer:
+    """A pull-request call of gh's within the bounds of an answer
+    (``TETHER_LIMIT_NETWORK_SECONDS``, ``TETHER_LIMIT_ANSWER_BYTES``): a repository whose
+    call the bound stopped fails in one line naming the call and the variable."""
+    try:
+        return call(*args, bound=answer_bound())
+    except gh.GhBoundExceeded as error:
+        raise TetherError(gh_bound_words(error, limits.ANSWER_BYTES)) from None
 
 
 def _selector(pull_request: gh.PullRequest) -> str:
@@ -299,7 +315,7 @@ def _refresh(coordinator: _Coordinator) -> None:
 def _pull_request_state(record: RepoRecord) -> str:
     if not gh.installed():
         raise TetherError(gh.NOT_INSTALLED)
-    return gh.pull_request_state(push_target(record), _record_selector(record))
+    return _gh_call(gh.pull_request_state, push_target(record), _record_selector(record))
 
 
 def _record_selector(record: RepoRecord) -> str:
@@ -343,7 +359,7 @@ def _close_pull_request(record: RepoRecord, comment: str) -> str:
         return CLOSED
     state = _pull_request_state(record)
     if state == "OPEN":
-        gh.close_pull_request(push_target(record), _record_selector(record), comment)
+        _gh_call(gh.close_pull_request, push_target(record), _record_selector(record), comment)
         return CLOSED
     return ENDED[state]
 

@@ -969,10 +969,13 @@ def _trailer_count(project: Project, key: str, version: str) -> tuple[int | str,
         return "unknown", "not a git checkout"
     if not gh.installed():
         return "unknown", gh.NOT_INSTALLED
+    from tether.sources import limits
+    from tether.sources.github import answer_bound, bound_words
+
     try:
-        heads = gh.open_pull_request_heads(top)
+        heads = gh.open_pull_request_heads(top, answer_bound())
     except TetherError as error:
-        return "unknown", str(error)
+        return "unknown", bound_words(error, limits.ANSWER_BYTES)
     stamp = re.compile(rf"^{re.escape(key)}:[ \t]+{re.escape(version)}[ \t]+[0-9a-f]{{40}}", re.M)
     count = 0
     for head in heads:

@@ -249,17 +249,21 @@ def _open_or_find(report: PullRequestReport, where: _Where) -> None:
             + _by_hand(report)
         )
         return
+    from tether.sources import limits
+    from tether.sources.github import answer_bound, bound_words
+
     try:
-        existing = gh.open_pull_request_for(where.top, where.branch)
+        bound = answer_bound()  # gh answers from the network: a total time and size
+        existing = gh.open_pull_request_for(where.top, where.branch, bound)
         if existing is not None:
             report.status, report.number, report.url = "existing", existing.number, existing.url
             return
         created = gh.create_pull_request(
-            where.top, where.base, where.branch, report.title, report.body
+            where.top, where.base, where.branch, report.title, report.body, bound
         )
         report.status, report.number, report.url = "opened", created.number, created.url
     except TetherError as error:
-        report.status, report.error = "gh-failed", str(error)
+        report.status, report.error = "gh-failed", bound_words(error, limits.ANSWER_BYTES)
         report.next_step = (
             f"the branch is pushed to {report.remote}; open the pull request by hand (or check "
             f"for one already open): {_by_hand(report)}"

@@ -28,9 +28,9 @@ def download_bound() -> GhBound:
     )
 
 
-def listing_bound() -> GhBound:
-    """A source's list of versions (or a release's notes) through gh is an answer like a
-    registry's (``limits``): read in full before it is parsed."""
+def answer_bound() -> GhBound:
+    """What gh answers (a source's list of versions, a release's notes, a pull request) is
+    an answer like a registry's (``limits``): read in full before it is parsed."""
     return GhBound(
         limits.seconds_limit(limits.NETWORK_SECONDS, limits.DEFAULT_NETWORK_SECONDS),
         limits.byte_limit(limits.ANSWER_BYTES, limits.DEFAULT_ANSWER_BYTES),
@@ -73,7 +73,7 @@ class GhSource(TaggedSource):
         try:
             with progress.phase("listing versions"):
                 args = ["api", "--paginate", f"repos/{self.repo}/tags", "--jq", ".[].name"]
-                text = run_gh(args, bound=listing_bound()).stdout
+                text = run_gh(args, bound=answer_bound()).stdout
         except TetherError as error:
             why = bound_words(error, limits.ANSWER_BYTES)
             raise TetherError(f"cannot read the tags of {self.spec}: {why}") from None
@@ -158,7 +158,7 @@ class GhReleaseSource(TaggedSource):
                 args = ["release", "list", "--repo", self.repo, "--limit", "200"]
                 tag_names = [*args, "--json", "tagName", "--jq", ".[].tagName"]
                 try:
-                    text = run_gh(tag_names, bound=listing_bound()).stdout
+                    text = run_gh(tag_names, bound=answer_bound()).stdout
                     return version_names(text.split())
                 except GhBoundExceeded as error:  # the API's listing would pass it as well
                     why = bound_words(error, limits.ANSWER_BYTES)
@@ -243,7 +243,7 @@ class GhReleaseSource(TaggedSource):
         if gh_installed():
             args = ["release", "view", tag, "--repo", self.repo, "--json", "body", "--jq", ".body"]
             try:
-                return run_gh(args, bound=listing_bound()).stdout
+                return run_gh(args, bound=answer_bound()).stdout
             except GhBoundExceeded:  # the API would take as long again: no notes
                 return None
             except TetherError:
