@@ -9,19 +9,26 @@ it records its arguments (one JSON list a line) and answers the call named in ``
 only after ``GIVE_UP`` seconds (then normally, so that tether without the bound goes on and
 fails these tests with other words instead of hanging them), and the call named in
 ``GH_ENDLESS`` with 2 MiB of tag names. GitHub's REST API, the fallback of a
-``gh-release:`` source, points at a closed port on 127.0.0.1: it is never to be asked.
+``gh-release:`` source, points at a closed port on 127.0.0.1: it is never to be asked, but
+in the last test, where gh is missing and the API is a server on 127.0.0.1 trickling its
+answer (that bound predates these tests: the test holds it in place).
 """
 
 from __future__ import annotations
 
+import contextlib
+import http.server
 import json
 import sys
+import threading
+import time
 from pathlib import Path
 
 import pytest
 
 from builders import run_tether
 from helpers_sources import listing
+from tether.errors import TetherError
 from tether.sources import limits, open_source
 
 GIVE_UP = 8.0  # seconds the stand-in keeps a slow call waiting
@@ -119,3 +126,56 @@ def test_a_listing_within_the_bounds_is_read(
     source = open_source("gh-release:owner/repo", tmp_path / "cache")
     assert source.release_body("1.0.0") == "notes of 1.0.0\n"  # type: ignore[attr-defined]
     assert list(source._offered()) == ["1.0.0"]  # type: ignore[attr-defined]
+
+
+class _Trickling(http.server.BaseHTTPRequestHandler):
+    """GitHub's REST API, answering every request one byte every 50 ms (GIVE_UP s at most)."""
+
+    protocol_version = "HTTP/1.0"
+
+    def log_message(self, format: str, *args: object) -> None:
+        pass
+
+    def do_GET(self) -> None:
+        body = b"[]" + b" " * 998
+        with contextlib.suppress(OSError):
+            self.send_response(200)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            stop = time.monotonic() + GIVE_UP
+            for byte in body:
+                if time.monotonic() > stop:
+                    return
+                self.wfile.write(bytes([byte]))
+                self.wfile.flush()
+                time.sleep(0.05)
+
+
+def test_the_rest_fallback_listing_is_bounded(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Without gh, a ``gh-release:`` source lists its releases through GitHub's REST API,
+    here a server on 127.0.0.1 that trickles its answer."""
+    only = tmp_path / "no-gh-bin"
+    only.mkdir()
+    monkeypatch.setenv("PATH", str(only))
+    monkeypatch.setenv(limits.NETWORK_SECONDS, "1")
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), _Trickling)
+    server.daemon_threads = True
+    thread = threading.Thread(target=server.serve_forever, args=(0.02,), daemon=True)
+    thread.start()
+    try:
+        api = f"http://127.0.0.1:{server.server_address[1]}"
+        monkeypatch.setenv("GITHUB_API_URL", api)
+        source = open_source("gh-release:owner/repo", tmp_path / "cache")
+        with pytest.raises(TetherError) as caught:
+            source.available_versions()
+    finally:
+        server.shutdown()
+        server.server_close()
+        thread.join()
+    assert str(caught.value).startswith(
+        "cannot list the releases of gh-release:owner/repo: gh: not installed; GitHub's API: "
+    )
+    assert str(caught.value).endswith(f"took longer than 1 s ({limits.NETWORK_SECONDS} sets it)")
