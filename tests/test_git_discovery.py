@@ -101,10 +101,11 @@ def test_an_update_asks_git_for_its_working_tree_once(
     asked_tree = ["rev-parse", "--show-toplevel", "--absolute-git-dir", "--git-common-dir"]
     assert [args for args in calls if "--show-toplevel" in args] == [asked_tree] * 2
     assert [args for args in calls if "--git-common-dir" in args] == [asked_tree] * 2
-    # The commit and the branch it starts from: one question per update.
-    assert [args for args in calls if "--symbolic-full-name" in args] == [
-        ["rev-parse", "--quiet", "HEAD^{commit}", "--symbolic-full-name", "HEAD", "--"]
-    ] * 2
+    # The commit and the branch it starts from, and whether the update branch exists: one
+    # listing of the local branches per update.
+    listing = ["for-each-ref", "--format=%(HEAD)%00%(objectname)%00%(refname)", "refs/heads/"]
+    assert [args for args in calls if args[0] == "for-each-ref"] == [listing] * 2
+    assert [args for args in calls if "--symbolic-full-name" in args] == []
     assert [args for args in calls if args[0] == "symbolic-ref"] == []
 
 

@@ -69,8 +69,37 @@ def test_three_conflicts_are_staged_with_one_git_call_for_the_blobs_and_one_for_
     assert subcommands.count("hash-object") == 1
     assert subcommands.count("update-index") == 1
     assert not any("--show-prefix" in argv for argv in calls)
+    # Where the working tree is; the commit and branch checked out and whether the update
+    # branch exists come from one listing of the local branches.
+    assert subcommands.count("rev-parse") == 1
+    assert subcommands.count("for-each-ref") == 1
     assert _unmerged(repo) == [f"kit/{rel}" for rel in CONFLICTED]
     for rel in CONFLICTED:
         assert git(repo, "show", f":1:kit/{rel}") == BASE
         assert git(repo, "show", f":2:kit/{rel}") == BASE.replace("line 5\n", "line 5 mine\n")
         assert git(repo, "show", f":3:kit/{rel}") == BASE.replace("line 5\n", "line 5 upstream\n")
+
+
+def test_one_listing_answers_what_checked_out_and_branch_commit_answer(tmp_path: Path) -> None:
+    """On a branch, detached, unborn, with and without the asked branch: the same answers
+    as the two separate questions."""
+    from tether import git as tgit
+
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    git(repo, "init", "-q", "-b", "main")
+
+    def both_ways() -> None:
+        for name in ("chore/update-kit-2.0.0", "main"):
+            alone = (*tgit.checked_out(repo), tgit.branch_commit(repo, name))
+            assert tgit.checked_out_and_branch(repo, name) == alone
+
+    both_ways()  # unborn: no commit yet
+    (repo / "a.txt").write_text("a\n")
+    git(repo, "add", "-A")
+    git(repo, "commit", "-qm", "first")
+    both_ways()  # on main, the asked branch absent
+    git(repo, "branch", "chore/update-kit-2.0.0")
+    both_ways()  # present, at the same commit
+    git(repo, "checkout", "-q", "--detach")
+    both_ways()  # detached

@@ -480,6 +480,32 @@ def checked_out(repo: Path) -> tuple[str | None, str | None]:
     return lines[0], _branch_name(lines[1])
 
 
+def checked_out_and_branch(repo: Path, branch: str) -> tuple[str | None, str | None, str | None]:
+    """``checked_out`` and ``branch_commit(branch)`` together: (the commit HEAD names, the
+    branch checked out, the commit ``branch`` points at). One ``for-each-ref`` listing the
+    local branches answers all three when HEAD is on a branch with a commit; a detached or
+    unborn HEAD is asked as those two functions ask."""
+    listing = run_git(
+        ["for-each-ref", "--format=%(HEAD)%00%(objectname)%00%(refname)", "refs/heads/"],
+        cwd=repo,
+        check=False,
+    )
+    if listing.returncode == 0:
+        head: tuple[str, str | None] | None = None
+        wanted = None
+        for line in listing.stdout.splitlines():
+            marker, _, rest = line.partition("\0")
+            oid, _, ref = rest.partition("\0")
+            if marker == "*":
+                head = (oid, _branch_name(ref))
+            if ref == f"refs/heads/{branch}":
+                wanted = oid
+        if head is not None and head[1] is not None:
+            return head[0], head[1], wanted
+    start, current = checked_out(repo)
+    return start, current, branch_commit(repo, branch)
+
+
 def current_branch(repo: Path) -> str | None:
     """The checked-out branch name; None when HEAD is detached."""
     result = run_git(["symbolic-ref", "--quiet", "HEAD"], cwd=repo, check=False)

@@ -135,13 +135,12 @@ def plan_branch(
     commit (it is moved up to it: no commit is lost). Otherwise the run is refused."""
     if git.work_tree_top(root) is None:
         return None
-    start, current = git.checked_out(root)
+    name = options.branch or default_branch_name(upstream, version)
+    start, current, existing = git.checked_out_and_branch(root, name)  # one git call
     if options.no_branch or (options.branch is None and current not in PROTECTED_BRANCHES):
         return BranchPlan(root, current, start, None)
-    name = options.branch or default_branch_name(upstream, version)
     if name == current:
         return BranchPlan(root, current, start, None)
-    existing = git.branch_commit(root, name)
     if existing is None:
         return BranchPlan(root, current, start, name)
     if existing == start:
