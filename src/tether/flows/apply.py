@@ -227,7 +227,7 @@ def _record_unmerged(batch: _Batch) -> None:
     """Markers in a git checkout: also stage base/ours/theirs so git and IDEs see a conflict.
     Every file the batch wrote markers into is recorded at once (one git call for the
     blobs, one for the index), after the writes and before the journal says they happened."""
-    ctx, actions = batch.ctx, [a for a in batch.unmerged if a.sides is not None]
+    ctx, actions = batch.ctx, batch.unmerged
     batch.unmerged = []
     top = ctx.git_top
     if top is None or not actions:
@@ -236,17 +236,21 @@ def _record_unmerged(batch: _Batch) -> None:
 
     conflicts: list[tuple[str, git.Stages]] = []
     for action in actions:
-        assert action.sides is not None
+        if action.sides is None:
+            continue
         mode = 0o100755 if (action.mode or 0) & 0o111 else 0o100644
         base, ours, theirs = action.sides
         stages = [(1, base or None, mode), (2, ours, mode), (3, theirs, mode)]
         conflicts.append((_repo_path(ctx, top, action.path), stages))
+    if not conflicts:
+        return
     try:
         git.record_unmerged_paths(top, conflicts)
     except TetherError as error:
         batch.outcome.notes += [
             f"{action.path}: could not record the conflict in git's index ({error})"
             for action in actions
+            if action.sides is not None
         ]
 
 
