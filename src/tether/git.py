@@ -1069,11 +1069,10 @@ def remote_commits(location: str, bound: TransferBound | None = None) -> dict[st
     return commits
 
 
-def remote_head_branch(url: str, bound: TransferBound | None = None) -> str | None:
+def remote_head_branch(url: str, bound: TransferBound) -> str | None:
     """The branch ``url``'s HEAD names (its default branch), None when it names none;
-    within ``bound`` when given."""
-    args = ["ls-remote", "--symref", "--", url, "HEAD"]
-    listing = _run_bounded(args, None, bound) if bound else run_git(args).stdout
+    within ``bound``."""
+    listing = _run_bounded(["ls-remote", "--symref", "--", url, "HEAD"], None, bound)
     for line in listing.splitlines():
         ref, _, target = line.partition("\t")
         if ref.startswith("ref: refs/heads/") and target == "HEAD":
@@ -1081,11 +1080,10 @@ def remote_head_branch(url: str, bound: TransferBound | None = None) -> str | No
     return None
 
 
-def remote_branch_commit(url: str, branch: str, bound: TransferBound | None = None) -> str | None:
+def remote_branch_commit(url: str, branch: str, bound: TransferBound) -> str | None:
     """The commit ``branch`` points at on ``url``, None when it has no such branch; within
-    ``bound`` when given. An unreachable remote raises TetherError with git's error line."""
-    args = ["ls-remote", "--", url, f"refs/heads/{branch}"]
-    listing = _run_bounded(args, None, bound) if bound else run_git(args).stdout
+    ``bound``. An unreachable remote raises TetherError with git's error line."""
+    listing = _run_bounded(["ls-remote", "--", url, f"refs/heads/{branch}"], None, bound)
     for line in listing.splitlines():
         commit, _, ref = line.partition("\t")
         if ref == f"refs/heads/{branch}":
