@@ -11,6 +11,7 @@ from typing import Any
 from tether.errors import Exit
 from tether.fleet.runner import FleetEntry, FleetRun
 from tether.fleet.units import StatusRow
+from tether.report.fleet import fleet_next_steps
 from tether.runs import sections
 from tether.runs.sections import member_json
 from tether.runs.selection import Member, Selection
@@ -121,7 +122,7 @@ def _summary(run: FleetRun) -> Doc:
         "follow_ups": _per_project(by["applied"], _follow_ups),
         "isolation": _isolation(run),
     }
-    summary["suggested_next_steps"] = next_steps(run, summary)
+    summary["suggested_next_steps"] = fleet_next_steps(run, summary)
     return summary
 
 
@@ -186,83 +187,3 @@ def _isolation(run: FleetRun) -> Doc:
         if e.outcome is not None and e.outcome.isolation
     ]
     return sections.isolation(run.request.isolate, used)
-
-
-def next_steps(run: FleetRun, summary: Mapping[str, Any]) -> list[str]:
-    steps = _run_steps(run, summary)
-    steps += _problem_steps(summary)
-    if summary["conflicts_to_resolve"]:
-        steps.append(
-            "resolve the conflicts listed above in each project (markers in the files or "
-            "patches in its merge folder), then run 'tether check' there"
-        )
-    if summary["leftovers"]:
-        steps.append(
-            "in each project under 'Delete?': 'tether update --delete-removed' removes the "
-            "unmodified ones (backed up), 'tether own PATH' keeps one as yours"
-        )
-    if summary["follow_ups"]:
-        steps.append(
-            "run the follow-ups the release notes ask for in each project listed (tether "
-            "never runs them)"
-        )
-    steps += _review_steps(run, summary)
-    if run.status == "nothing-selected":
-        nothing = "no project selected: register one ('tether projects add') or widen the filter"
-        return steps or [nothing]
-    return steps or ["nothing to do: every selected project is up to date"]
-
-
-def _run_steps(run: FleetRun, summary: Mapping[str, Any]) -> list[str]:
-    if run.status == "dry-run":
-        return (
-            ["run the same command without --dry-run to apply these plans"]
-            if summary["pending"]
-            else []
-        )
-    if run.status == "cancelled":
-        return ["nothing was written; run the same command again and answer y to apply"]
-    steps = []
-    for failed in summary["failed"]:
-        steps.append(
-            f"fix {failed['name']} (failed at step {failed['step']}; log {failed['log']}), "
-            "then run the same command again: projects already updated are up to date "
-            "and are left alone"
-        )
-    if summary["pending"] and not run.request.continue_on_failure:
-        steps.append("or pass --continue-on-failure to update the pending projects past a failure")
-    return steps
-
-
-def _problem_steps(summary: Mapping[str, Any]) -> list[str]:
-    steps = []
-    if summary["skipped_path_missing"]:
-        names = " ".join(m["name"] for m in summary["skipped_path_missing"])
-        steps.append(
-            f"registered paths are gone: move them back, or 'tether projects remove' them ({names})"
-        )
-    if summary["skipped_not_tethered"]:
-        steps.append(
-            "install a release in the projects skipped as not tethered "
-            "('tether init --source SRC --to V -C DIR'), or remove them from the registry"
-        )
-    return steps
-
-
-def _review_steps(run: FleetRun, summary: Mapping[str, Any]) -> list[str]:
-    if not any(a["status"] == "updated" for a in summary["applied"]):
-        return []
-    worktrees = any(p["used"] == "worktree" for p in summary["isolation"]["projects"])
-    if worktrees:
-        steps = [
-            "in each worktree listed under Isolation: run the tests, review the changes "
-            "(git diff) and commit (tether never commits)"
-        ]
-    else:
-        steps = [
-            "in each updated project: run its tests, review the changes (git diff) and commit "
-            "(tether never commits)"
-        ]
-    if worktrees:
-        steps.append("when a worktree is done with: 'git worktree remove <path>'")
-    return steps

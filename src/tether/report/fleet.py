@@ -1,4 +1,5 @@
-"""The fleet's words: the text of ``fleet status`` and ``fleet update``, and the plan table.
+"""The fleet's words: the text of ``fleet status`` and ``fleet update``, the plan table, and
+the suggested next steps the ``fleet update`` document carries.
 
 The text is built from the JSON document (``tether.fleet.summary``), so both always say the
 same thing; only the plan table, shown before anything runs, reads the run's plans. Text is
@@ -8,6 +9,7 @@ failing projects get their log's last lines; the run folder holds everything.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 from tether.report.runs import failed_section, isolation_lines
@@ -196,3 +198,84 @@ def _isolation_section(isolation: Doc, dry_run: bool) -> list[str]:
     elif not isolation["projects"]:
         head += " (no project was updated)"
     return ["", head, *isolation_lines(isolation["projects"])]
+
+
+def fleet_next_steps(run: FleetRun, summary: Mapping[str, Any]) -> list[str]:
+    """What to do after a fleet run, in order: the JSON document's ``suggested_next_steps``."""
+    steps = _run_steps(run, summary)
+    steps += _problem_steps(summary)
+    if summary["conflicts_to_resolve"]:
+        steps.append(
+            "resolve the conflicts listed above in each project (markers in the files or "
+            "patches in its merge folder), then run 'tether check' there"
+        )
+    if summary["leftovers"]:
+        steps.append(
+            "in each project under 'Delete?': 'tether update --delete-removed' removes the "
+            "unmodified ones (backed up), 'tether own PATH' keeps one as yours"
+        )
+    if summary["follow_ups"]:
+        steps.append(
+            "run the follow-ups the release notes ask for in each project listed (tether "
+            "never runs them)"
+        )
+    steps += _review_steps(run, summary)
+    if run.status == "nothing-selected":
+        nothing = "no project selected: register one ('tether projects add') or widen the filter"
+        return steps or [nothing]
+    return steps or ["nothing to do: every selected project is up to date"]
+
+
+def _run_steps(run: FleetRun, summary: Mapping[str, Any]) -> list[str]:
+    if run.status == "dry-run":
+        return (
+            ["run the same command without --dry-run to apply these plans"]
+            if summary["pending"]
+            else []
+        )
+    if run.status == "cancelled":
+        return ["nothing was written; run the same command again and answer y to apply"]
+    steps = []
+    for failed in summary["failed"]:
+        steps.append(
+            f"fix {failed['name']} (failed at step {failed['step']}; log {failed['log']}), "
+            "then run the same command again: projects already updated are up to date "
+            "and are left alone"
+        )
+    if summary["pending"] and not run.request.continue_on_failure:
+        steps.append("or pass --continue-on-failure to update the pending projects past a failure")
+    return steps
+
+
+def _problem_steps(summary: Mapping[str, Any]) -> list[str]:
+    steps = []
+    if summary["skipped_path_missing"]:
+        names = " ".join(m["name"] for m in summary["skipped_path_missing"])
+        steps.append(
+            f"registered paths are gone: move them back, or 'tether projects remove' them ({names})"
+        )
+    if summary["skipped_not_tethered"]:
+        steps.append(
+            "install a release in the projects skipped as not tethered "
+            "('tether init --source SRC --to V -C DIR'), or remove them from the registry"
+        )
+    return steps
+
+
+def _review_steps(run: FleetRun, summary: Mapping[str, Any]) -> list[str]:
+    if not any(a["status"] == "updated" for a in summary["applied"]):
+        return []
+    worktrees = any(p["used"] == "worktree" for p in summary["isolation"]["projects"])
+    if worktrees:
+        steps = [
+            "in each worktree listed under Isolation: run the tests, review the changes "
+            "(git diff) and commit (tether never commits)"
+        ]
+    else:
+        steps = [
+            "in each updated project: run its tests, review the changes (git diff) and commit "
+            "(tether never commits)"
+        ]
+    if worktrees:
+        steps.append("when a worktree is done with: 'git worktree remove <path>'")
+    return steps
