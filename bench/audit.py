@@ -30,7 +30,7 @@ FILES = 500
 
 
 def corpus() -> int:
-    from audit_corpus import evaluate
+    from tests.audit.corpus import evaluate
     from tether.audit.tools import default_tools
 
     outcome = evaluate(default_tools())
@@ -61,7 +61,7 @@ def _git(repo: Path, *args: str) -> None:
 
 
 def _build(repo: Path) -> None:
-    from audit_corpus import corpus_files
+    from tests.audit.corpus import corpus_files
 
     sources = [p for p in corpus_files() if p.suffix in (".sh", ".bats")]
     repo.mkdir()

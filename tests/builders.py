@@ -29,7 +29,8 @@ SCHEMAS = Path(__file__).parents[1] / "schemas"
 def schema_validator(name: str) -> Any:
     """A validator of ``schemas/<name>.json``, built once per process: checking the schema
     itself against its meta-schema on every validation (``jsonschema.validate``) costs a
-    tenth of a second, and each schema is checked once, by tests/test_json_schemas.py."""
+    tenth of a second, and each schema is checked once, by
+    tests/architecture/test_json_schemas.py."""
     import jsonschema
 
     data = json.loads((SCHEMAS / f"{name}.json").read_text())

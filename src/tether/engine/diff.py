@@ -18,7 +18,7 @@ not copied):
 Any hashable lines work; callers that care about speed pass lines interned to ints (equal
 lines the same int object), so most comparisons are decided by identity. The long equal runs
 that dominate real files are compared with list slices, which run at C speed. Every step is
-checked against git by the differential tests in ``tests/test_textmerge.py``.
+checked against git by the differential tests in ``tests/engine/test_textmerge.py``.
 """
 
 from __future__ import annotations

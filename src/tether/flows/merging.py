@@ -1,5 +1,5 @@
 """Which engine merges one text file: tether's own line merge within its bounds, ``git
-merge-file`` past them (the same bytes: ``tests/test_textmerge.py`` holds the two to each
+merge-file`` past them (the same bytes: ``tests/engine/test_textmerge.py`` holds the two to each
 other), and the whole file as one conflict, with a note saying why, when even git's merge
 would take more than 4x the inputs' memory or git cannot do it; not at all (the adopter's
 bytes kept, as for a binary file, with a note saying why) past the size tether merges as

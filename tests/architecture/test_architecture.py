@@ -1,0 +1,501 @@
+"""The dependency rule of docs/architecture.md, read from the source with ``ast`` so it cannot
+rot: every import inside ``src/tether`` (function-local imports included; imports under
+``if TYPE_CHECKING:`` name types only and are not dependencies) must go from a layer to one
+the rule allows, and no modules may import each other (counting the same imports). A new
+top-level module or package fails here until it is given a layer in both this table and the
+document."""
+
+from __future__ import annotations
+
+import ast
+import re
+from collections import Counter
+from collections.abc import Collection
+from pathlib import Path
+
+import pytest
+
+SOURCE = Path(__file__).resolve().parents[2] / "src" / "tether"
+
+# Each unit of the package (a top-level module or a sub-package) and the layer it belongs to.
+LAYER_OF: dict[str, str] = {
+    "errors": "foundation",
+    "parselimits": "foundation",
+    "pathrules": "foundation",
+    "versions": "foundation",
+    "progress": "foundation",
+    "fsio": "edge",
+    "checksums": "edge",
+    "git": "edge",
+    "gh": "edge",
+    "process": "edge",
+    "syntax_child": "edge",
+    "pattern_child": "edge",
+    "model": "model",
+    "engine": "engine",
+    "profiles": "profiles",
+    "state": "store",
+    "sources": "store",
+    "templates": "store",
+    "flows": "flows",
+    "publish": "flows",
+    "audit": "flows",
+    "demo": "flows",
+    "runs": "runs",
+    "fleet": "multi",
+    "deps": "multi",
+    "campaign": "multi",
+    "report": "report",
+    "cli": "cli",
+    "__main__": "cli",
+    "__init__": "foundation",
+}
+
+# The layers from the bottom up: a layer may import itself and every layer below it, so two
+# layers can never import each other. Below the edge nothing does I/O (``PURE_LAYERS``).
+LAYERS = (
+    "foundation",
+    "model",
+    "engine",
+    "edge",
+    "profiles",
+    "store",
+    "flows",
+    "report",
+    "runs",
+    "multi",
+    "cli",
+)
+# The layers whose modules touch the disk, the network or other programs themselves.
+SIDE_EFFECT_LAYERS = {"edge", "store"}
+# report/ renders what the layers below it computed: it reaches no side effect itself, even
+# though flows/ (whose report objects it renders) sits below it.
+RENDERING_LAYERS = {"report"}
+
+
+def may_import(layer: str) -> set[str]:
+    below = set(LAYERS[: LAYERS.index(layer)])
+    return below - SIDE_EFFECT_LAYERS if layer in RENDERING_LAYERS else below
+
+
+MAY_IMPORT: dict[str, set[str]] = {layer: may_import(layer) for layer in LAYERS}
+
+# Standard-library modules that do I/O or start programs: the pure layers (every layer below
+# the edge) never import them.
+SIDE_EFFECT_MODULES = {"os", "subprocess", "shutil", "pathlib", "socket", "tempfile", "signal"}
+PURE_LAYERS = set(LAYERS[: LAYERS.index("edge")])
+# Foundations that name environment limits read os.environ once; nothing else in them does I/O.
+PURE_EXCEPTIONS = {("parselimits", "os"), ("progress", "os"), ("__init__", "os")}
+
+
+# Starting a program, or stopping a process group, happens in the process edge
+# (``tether.process``: one rule for environment, timeouts, group kill and output) and in the
+# modules listed here, each with its reason. Everything else calls ``tether.process``.
+PROCESS_MODULES: dict[str, str] = {
+    "process.py": "the process edge",
+    "git.py": (
+        "every git call: thousands of short calls and a long-lived `cat-file --batch`, in "
+        "the terminal's session (ssh may ask it for a passphrase), with no deadline, in "
+        "git's environment built on `process.child_env`"
+    ),
+    "campaign/executors.py": (
+        "a pool of worker processes running tether's own code (multiprocessing, Dask), "
+        "not a program; its workers stop through `process.kill_group`"
+    ),
+}
+# Modules that start processes, and the `os` functions that start or signal them.
+PROCESS_STARTING_MODULES = {"subprocess", "multiprocessing", "pty", "concurrent.futures.process"}
+PROCESS_STARTING_OS_CALLS = {
+    "fork",
+    "forkpty",
+    "system",
+    "popen",
+    "killpg",
+    "posix_spawn",
+    "posix_spawnp",
+    *(f"exec{suffix}" for suffix in ("l", "le", "lp", "lpe", "v", "ve", "vp", "vpe")),
+    *(f"spawn{suffix}" for suffix in ("l", "le", "lp", "lpe", "v", "ve", "vp", "vpe")),
+}
+
+
+def _process_starts(tree: ast.AST) -> list[tuple[int, str]]:
+    """Where a module starts or signals processes: an import of a module that starts them
+    (not under ``if TYPE_CHECKING:``, which names types only) or a call of an ``os``
+    function that does (``os.fork()``, ``from os import execv``)."""
+    found: list[tuple[int, str]] = []
+    type_only = _type_only_nodes(tree)
+    for node in ast.walk(tree):
+        if id(node) in type_only:
+            continue
+        if isinstance(node, ast.Import):
+            found.extend(
+                (node.lineno, f"import {alias.name}")
+                for alias in node.names
+                if alias.name.split(".")[0] in PROCESS_STARTING_MODULES
+                or alias.name in PROCESS_STARTING_MODULES
+            )
+        elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
+            if node.module.split(".")[0] in PROCESS_STARTING_MODULES or node.module in (
+                PROCESS_STARTING_MODULES
+            ):
+                found.append((node.lineno, f"from {node.module} import"))
+            elif node.module == "os":
+                found.extend(
+                    (node.lineno, f"from os import {alias.name}")
+                    for alias in node.names
+                    if alias.name in PROCESS_STARTING_OS_CALLS
+                )
+        elif (
+            isinstance(node, ast.Attribute)
+            and isinstance(node.value, ast.Name)
+            and node.value.id == "os"
+            and node.attr in PROCESS_STARTING_OS_CALLS
+        ):
+            found.append((node.lineno, f"os.{node.attr}"))
+    return found
+
+
+def _unit(path: Path) -> str:
+    parts = path.relative_to(SOURCE).parts
+    return parts[0].removesuffix(".py")
+
+
+def _unit_named(name: str) -> str:
+    """``from tether import x``: x is a module or package, or a name the package itself defines."""
+    is_module = (SOURCE / name).is_dir() or (SOURCE / f"{name}.py").is_file()
+    return name if is_module else "__init__"
+
+
+def _type_only_nodes(tree: ast.AST) -> set[int]:
+    """ids of the nodes inside ``if TYPE_CHECKING:`` blocks."""
+    inside: set[int] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.If) and ast.unparse(node.test) in (
+            "TYPE_CHECKING",
+            "typing.TYPE_CHECKING",
+        ):
+            for child in node.body:
+                inside.update(id(n) for n in ast.walk(child))
+    return inside
+
+
+def _imported_units(tree: ast.AST, module_path: Path) -> list[tuple[int, str]]:
+    found: list[tuple[int, str]] = []
+    type_only = _type_only_nodes(tree)
+    for node in ast.walk(tree):
+        if id(node) in type_only:
+            continue
+        if isinstance(node, ast.Import):
+            for alias in node.names:
+                parts = alias.name.split(".")
+                if parts[0] == "tether" and len(parts) > 1:
+                    found.append((node.lineno, parts[1]))
+        elif isinstance(node, ast.ImportFrom):
+            if node.level:
+                raise AssertionError(f"{module_path}: relative import; spell it tether.…")
+            parts = (node.module or "").split(".")
+            if parts[0] != "tether":
+                continue
+            if len(parts) > 1:
+                found.append((node.lineno, parts[1]))
+            else:
+                found.extend((node.lineno, _unit_named(alias.name)) for alias in node.names)
+    return found
+
+
+def _stdlib_imports(tree: ast.AST) -> list[tuple[int, str]]:
+    found: list[tuple[int, str]] = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            found.extend((node.lineno, alias.name.split(".")[0]) for alias in node.names)
+        elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
+            found.append((node.lineno, node.module.split(".")[0]))
+    return found
+
+
+def _modules() -> list[Path]:
+    return sorted(SOURCE.rglob("*.py"))
+
+
+def _module_files() -> dict[str, str]:
+    """Each module's file under src/tether (``flows/apply.py``) and its text."""
+    return {path.relative_to(SOURCE).as_posix(): path.read_text() for path in _modules()}
+
+
+def _module_file(name: str, files: Collection[str]) -> str | None:
+    """The file of module ``tether.a.b`` (``a/b.py`` or ``a/b/__init__.py``), if it is one."""
+    parts = name.split(".")[1:]
+    for candidate in ("/".join([*parts, "__init__.py"]), "/".join(parts) + ".py"):
+        if candidate in files:
+            return candidate
+    return None
+
+
+def _module_imports(tree: ast.AST, files: Collection[str]) -> dict[str, int]:
+    """The modules of the package a module imports (file -> first line), wherever the import
+    stands (a function's body too) except under ``if TYPE_CHECKING:``. ``import tether.a.b``
+    and ``from tether.a.b import name`` import ``a/b``; ``from tether.a import b`` imports
+    ``a/b`` when that is a module, else the package ``a`` itself (its ``__init__``). The
+    packages Python initialises on the way (``a`` for ``a.b``) are not counted."""
+    found: dict[str, int] = {}
+    type_only = _type_only_nodes(tree)
+    for node in ast.walk(tree):
+        if id(node) in type_only:
+            continue
+        names: list[str] = []
+        if isinstance(node, ast.Import):
+            names = [alias.name for alias in node.names]
+        elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
+            for alias in node.names:
+                submodule = f"{node.module}.{alias.name}"
+                is_module = _module_file(submodule, files) is not None
+                names.append(submodule if is_module else node.module)
+        for name in names:
+            if name.split(".")[0] != "tether":
+                continue
+            target = _module_file(name, files)
+            if target is not None:
+                found.setdefault(target, node.lineno)
+    return found
+
+
+def _import_graph(files: dict[str, str]) -> dict[str, dict[str, int]]:
+    graph = {where: _module_imports(ast.parse(text), files) for where, text in files.items()}
+    for where, imported in graph.items():
+        imported.pop(where, None)
+    return graph
+
+
+def _cycles(graph: dict[str, dict[str, int]]) -> list[set[str]]:
+    """The strongly connected components of more than one module (Tarjan's algorithm):
+    the groups of modules each of which imports, directly or not, every other."""
+    index: dict[str, int] = {}
+    lowest: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    found: list[set[str]] = []
+
+    def visit(module: str) -> None:
+        index[module] = lowest[module] = len(index)
+        stack.append(module)
+        on_stack.add(module)
+        for imported in graph.get(module, {}):
+            if imported not in index:
+                visit(imported)
+                lowest[module] = min(lowest[module], lowest[imported])
+            elif imported in on_stack:
+                lowest[module] = min(lowest[module], index[imported])
+        if lowest[module] == index[module]:
+            component: set[str] = set()
+            while True:
+                member = stack.pop()
+                on_stack.discard(member)
+                component.add(member)
+                if member == module:
+                    break
+            if len(component) > 1:
+                found.append(component)
+
+    for module in sorted(graph):
+        if module not in index:
+            visit(module)
+    return found
+
+
+def _cycle_lines(graph: dict[str, dict[str, int]], cycle: Collection[str]) -> list[str]:
+    return [
+        f"{module}:{line} imports {imported}"
+        for module in sorted(cycle)
+        for imported, line in sorted(graph[module].items())
+        if imported in cycle
+    ]
+
+
+def test_every_unit_has_a_layer() -> None:
+    units = {_unit(path) for path in _modules()}
+    assert units - set(LAYER_OF) == set(), "give new modules a layer here and in the document"
+    assert set(LAYER_OF) - units == set(), "a layer names a module that no longer exists"
+
+
+def test_imports_follow_the_dependency_rule() -> None:
+    broken: list[str] = []
+    for path in _modules():
+        unit = _unit(path)
+        layer = LAYER_OF[unit]
+        for line, target in _imported_units(ast.parse(path.read_text()), path):
+            target_layer = LAYER_OF.get(target, "unknown")
+            where = path.relative_to(SOURCE)
+            if target_layer != layer and target_layer not in MAY_IMPORT[layer]:
+                broken.append(f"{where}:{line}: {layer} ({unit}) imports {target_layer} ({target})")
+    assert broken == []
+
+
+def test_pure_layers_import_nothing_that_does_io() -> None:
+    broken: list[str] = []
+    for path in _modules():
+        unit = _unit(path)
+        if LAYER_OF[unit] not in PURE_LAYERS:
+            continue
+        for line, name in _stdlib_imports(ast.parse(path.read_text())):
+            if name in SIDE_EFFECT_MODULES and (unit, name) not in PURE_EXCEPTIONS:
+                broken.append(f"{path.relative_to(SOURCE)}:{line}: imports {name}")
+    assert broken == []
+
+
+def test_only_the_process_edges_start_programs() -> None:
+    broken: list[str] = []
+    for path in _modules():
+        where = path.relative_to(SOURCE).as_posix()
+        if where in PROCESS_MODULES:
+            continue
+        for line, what in _process_starts(ast.parse(path.read_text())):
+            broken.append(f"{where}:{line}: {what} (run programs through tether.process)")
+    assert broken == []
+    listed = {where for where in PROCESS_MODULES if not (SOURCE / where).is_file()}
+    assert listed == set(), "a listed process module no longer exists"
+    assert all(LAYER_OF[_unit(SOURCE / where)] in {"edge", "multi"} for where in PROCESS_MODULES)
+
+
+@pytest.mark.parametrize(
+    ("source", "expected"),
+    [
+        ("import subprocess\n", ["import subprocess"]),
+        ("from subprocess import run\n", ["from subprocess import"]),
+        ("import multiprocessing\n", ["import multiprocessing"]),
+        ("from concurrent.futures.process import BrokenProcessPool\n", ["from concurrent"]),
+        ("import os\nos.execvp('x', ['x'])\n", ["os.execvp"]),
+        ("import os\npid = os.fork()\n", ["os.fork"]),
+        ("import os\nos.killpg(1, 9)\n", ["os.killpg"]),
+        ("from os import posix_spawn\n", ["from os import posix_spawn"]),
+        ("import os\nos.kill(1, 0)\n", []),
+        ("from concurrent.futures import ThreadPoolExecutor\n", []),
+        ("if TYPE_CHECKING:\n    import subprocess\n", []),
+    ],
+)
+def test_the_process_rule_sees_each_spelling(source: str, expected: list[str]) -> None:
+    found = [what for _, what in _process_starts(ast.parse(source))]
+    assert [f[: len(e)] for f, e in zip(found, expected, strict=False)] == expected
+    assert len(found) == len(expected)
+
+
+@pytest.mark.parametrize(
+    ("source", "layer", "expected"),
+    [
+        ("from tether.flows.update import run_update\n", "engine", ["flows"]),
+        ("import tether.cli.main\n", "report", ["cli"]),
+        ("from tether import git\n", "engine", ["edge"]),
+        ("from tether import __version__\n", "engine", []),
+        ("def f():\n    from tether.report import update\n", "flows", ["report"]),
+        ("from tether.model.plan import UpdatePlan\n", "engine", []),
+        (
+            "if TYPE_CHECKING:\n    from tether.flows.update_report import UpdateReport\n",
+            "report",
+            [],
+        ),
+        ("if TYPE_CHECKING:\n    from tether.fleet.runner import FleetRun\n", "engine", []),
+        ("from tether.fleet.runner import FleetRun\n", "report", ["multi"]),
+    ],
+)
+def test_the_checker_sees_each_import_spelling(
+    source: str, layer: str, expected: list[str]
+) -> None:
+    imported = _imported_units(ast.parse(source), Path("example.py"))
+    refused = [
+        LAYER_OF[target]
+        for _, target in imported
+        if LAYER_OF[target] != layer and LAYER_OF[target] not in MAY_IMPORT[layer]
+    ]
+    assert refused == expected
+
+
+def test_no_module_imports_itself_through_others() -> None:
+    """No group of modules imports each other, counting the imports inside functions: a
+    function-local import defers loading a module, it never hides a cycle (see
+    docs/architecture.md, "Import cycles")."""
+    graph = _import_graph(_module_files())
+    found = [line for cycle in _cycles(graph) for line in _cycle_lines(graph, cycle)]
+    assert found == [], "modules that import each other, directly or through others"
+
+
+@pytest.mark.parametrize(
+    ("files", "expected"),
+    [
+        # A function-local import closes the cycle.
+        (
+            {
+                "a.py": "from tether.b import x\n",
+                "b.py": "def f():\n    from tether.a import y\n",
+            },
+            [{"a.py", "b.py"}],
+        ),
+        # A package and its submodule: the package imports it lazily, it reads the package.
+        (
+            {
+                "p/__init__.py": "def open():\n    from tether.p.kind import Kind\n",
+                "p/kind.py": "from tether.p import SHARED\n",
+            },
+            [{"p/__init__.py", "p/kind.py"}],
+        ),
+        # ``from tether.p import kind`` names the submodule, not the package's own names.
+        (
+            {
+                "p/__init__.py": "def open():\n    from tether.p.kind import Kind\n",
+                "p/kind.py": "from tether.p import base\n",
+                "p/base.py": "X = 1\n",
+            },
+            [],
+        ),
+        # Three modules around, one import each, spelled as a module import.
+        (
+            {
+                "a.py": "import tether.b\n",
+                "b.py": "from tether import c\n",
+                "c.py": "def f():\n    import tether.a\n",
+            },
+            [{"a.py", "b.py", "c.py"}],
+        ),
+        # Types named for annotations only are not imports.
+        (
+            {
+                "a.py": "from tether.b import x\n",
+                "b.py": "if TYPE_CHECKING:\n    from tether.a import Y\n",
+            },
+            [],
+        ),
+    ],
+)
+def test_the_cycle_check_sees_each_spelling(
+    files: dict[str, str], expected: list[set[str]]
+) -> None:
+    assert sorted(map(sorted, _cycles(_import_graph(files)))) == sorted(map(sorted, expected))
+
+
+def _defined_names(tree: ast.Module) -> list[tuple[int, str]]:
+    """The names a module defines at its top level (functions, classes, assignments)."""
+    found: list[tuple[int, str]] = []
+    for node in tree.body:
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+            found.append((node.lineno, node.name))
+        elif isinstance(node, ast.Assign):
+            found.extend((node.lineno, t.id) for t in node.targets if isinstance(t, ast.Name))
+        elif isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name):
+            found.append((node.lineno, node.target.id))
+    return [(line, name) for line, name in found if not name.startswith("__")]
+
+
+def test_every_name_a_module_defines_is_used() -> None:
+    """A function, class or constant nothing names (in the package, its tests, its benches
+    or pyproject.toml) is dead: removed, or used where a literal re-spells it."""
+    root = SOURCE.parents[1]
+    texts = [path.read_text() for path in _modules()]
+    for folder in ("tests", "bench"):
+        texts += [path.read_text() for path in (root / folder).rglob("*.py")]
+    texts.append((root / "pyproject.toml").read_text())
+    words = Counter(word for text in texts for word in re.findall(r"\w+", text))
+    unused = [
+        f"{path.relative_to(SOURCE)}:{line}: {name}"
+        for path in _modules()
+        for line, name in _defined_names(ast.parse(path.read_text()))
+        if words[name] <= 1
+    ]
+    assert unused == []

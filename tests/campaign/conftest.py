@@ -1,0 +1,3 @@
+"""Fixtures shared by the tests of one area:
+tether campaign (src/tether/campaign).
+"""

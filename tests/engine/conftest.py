@@ -1,0 +1,3 @@
+"""Fixtures shared by the tests of one area:
+the pure engines: merges, diffs, structured files, changelogs (src/tether/engine).
+"""

@@ -1,0 +1,3 @@
+"""Fixtures shared by the tests of one area:
+release lifecycles, migrations and the GAIA profile (src/tether/profiles).
+"""
