@@ -377,3 +377,28 @@ def test_an_update_branch_an_earlier_run_made_with_commits_of_its_own_says_so(tm
     assert result.returncode == 1
     assert "an earlier update made it: 'git switch chore/update-acme-kit-2.0.0'" in result.stderr
     assert git(project, "branch", "--show-current").strip() == "main"
+
+
+# --- item: a resume records the conflict stages a kill left out -------------------------
+
+
+def test_kill_between_writing_markers_and_recording_stages_then_resume(tmp_path):
+    """Killed after a batch wrote its conflict markers and before git's index got their
+    stages: the resumed run records them, so the index ends as an uninterrupted run's."""
+    uninterrupted = git_project(tmp_path / "one")
+    result = run_tether("update", "--yes", "--conflict", "markers", "-C", str(uninterrupted))
+    assert result.returncode == 4, result.stderr
+    expected = git(uninterrupted, "ls-files", "-u")
+    assert expected  # c.txt's three stages
+
+    project = git_project(tmp_path / "two")
+    crash_update(project, "conflicts-written:1")
+    assert (project / "c.txt").read_text() == (uninterrupted / "c.txt").read_text()
+    assert git(project, "ls-files", "-u") == ""  # the markers are there, the stages not
+    result = run_tether("update", "--yes", "--conflict", "markers", "-C", str(project))
+    assert result.returncode == 4, result.stderr
+    assert git(project, "ls-files", "-u") == expected
+    assert (project / "c.txt").read_text() == (uninterrupted / "c.txt").read_text()
+    # Running it once more changes nothing: the stages are not recorded twice or dropped.
+    assert run_tether("status", "-C", str(project)).returncode in (0, 4)
+    assert git(project, "ls-files", "-u") == expected

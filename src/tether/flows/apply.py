@@ -17,7 +17,7 @@ import contextlib
 import functools
 import os
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -35,6 +35,7 @@ from tether.fsio import (
     sha256_file,
 )
 from tether.model.plan import HUNK_CHOICES, Bucket, FileAction, Op, UpdatePlan
+from tether.state import crashpoint
 from tether.state.journal import (
     STEP_FILE_BACKED_UP,
     STEP_FILE_DELETED,
@@ -64,6 +65,8 @@ class ResumeInfo:
     done: dict[str, list[DoneWrite]] = field(default_factory=dict)  # path -> what was written
     backed_up: dict[str, str] = field(default_factory=dict)  # path -> sha256 of first backup
     index_saved: set[str] = field(default_factory=set)  # paths whose index entries are saved
+    # Paths journaled as written (not only intended): git's index got their conflict stages.
+    written: set[str] = field(default_factory=set)
 
 
 def resume_info(journal: Journal, run_id: str) -> ResumeInfo:
@@ -72,6 +75,8 @@ def resume_info(journal: Journal, run_id: str) -> ResumeInfo:
         if record.get("run") != run_id:
             continue
         path = str(record.get("path", ""))
+        if record["step"] == STEP_FILE_WRITTEN and record.get("target", path) == path:
+            info.written.add(path)
         if record["step"] in (STEP_FILE_WRITTEN, STEP_FILE_INTENT):
             info.done.setdefault(path, []).append(
                 DoneWrite(
@@ -244,6 +249,7 @@ def _record_unmerged(batch: _Batch) -> None:
         conflicts.append((_repo_path(ctx, top, action.path), stages))
     if not conflicts:
         return
+    crashpoint.reached(STEP_CONFLICTS_WRITTEN)
     try:
         git.record_unmerged_paths(top, conflicts)
     except TetherError as error:
@@ -297,6 +303,9 @@ def _has_artifact(action: FileAction) -> bool:
 
 
 BATCH_SIZE = 512
+# The moment a batch's conflict markers are on disk and git's index does not yet hold their
+# stages (a crash point, not a journal record): a resumed run records them.
+STEP_CONFLICTS_WRITTEN = "conflicts-written"
 
 
 @dataclass
@@ -427,6 +436,38 @@ def _write_action(batch: _Batch, action: FileAction) -> None:
         # An interrupted run wrote exactly these bytes, possibly without checking them. (A
         # replan that wants other bytes there keeps what the run wrote, unchecked again.)
         _verify_written(ctx, action)
+    if not wrote_path:
+        _unmerged_left_out(batch, action)
+
+
+def _unmerged_left_out(batch: _Batch, action: FileAction) -> None:
+    """The interrupted run wrote this path's markers but may have been killed before git's
+    index got its stages (they are recorded once per batch, after the writes, before the
+    journal says written): record them now, as the uninterrupted run would have. Recording
+    the same stages again is harmless. The replan read the markers as the adopter's side,
+    so that side comes from the run's first backup of the path, the bytes it held before."""
+    ctx = batch.ctx
+    rel = action.path
+    if (
+        action.op is not Op.MARKERS
+        or action.sides is None
+        or rel in ctx.resume.written
+        or not _target_done(ctx, rel, rel)
+    ):
+        return
+    first = ctx.resume.backed_up.get(rel)
+    try:
+        ours = read_bytes(ctx.backups.path(ctx.backups.name(rel))) if first else None
+    except OSError:
+        ours = None
+    if ours is None or sha256_bytes(ours) != first:
+        batch.outcome.notes.append(
+            f"{rel}: could not record the conflict in git's index (the run's backup of the "
+            "file is missing)"
+        )
+        return
+    base, _markers, theirs = action.sides
+    batch.unmerged.append(replace(action, sides=(base, ours, theirs)))
 
 
 def _holds_content(ctx: RunContext, action: FileAction) -> bool:

@@ -64,6 +64,12 @@ def after_append(step: str) -> None:
         os._exit(EXIT_CODE)
 
 
+def reached(step: str) -> None:
+    """A boundary outside the journal (``step`` names the moment, not a record): counted and
+    honoured as an append is, so ``TETHER_CRASH_AFTER=<step>:<n>`` dies there too."""
+    after_append(step)
+
+
 def _file_armed_at(variable: str, step: str, *, counted: bool) -> str | None:
     """The file ``variable`` (``<step>@<file>``, or ``<step>:<n>@<file>`` when ``counted``)
     names, when it is set for this step (and, counted, this append of it); else None."""
