@@ -26,9 +26,7 @@ BASE = {
 }
 
 
-@pytest.fixture
-def repo(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    return make_repo(tmp_path, monkeypatch, BASE, {"scripts/b.sh": "#!/bin/bash\nset -e\necho b\n"})
+BRANCH = {"scripts/b.sh": "#!/bin/bash\nset -e\necho b\n"}  # the branch of conftest.py's repo
 
 
 def finding(severity: str, line: int = 2) -> dict[str, Any]:

@@ -13,7 +13,6 @@ from tests.audit.builders import (
     audit,
     audit_json,
     commit,
-    make_repo,
     start_review,
     write,
     write_report,
@@ -36,9 +35,7 @@ BASE = {
 }
 
 
-@pytest.fixture
-def repo(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    return make_repo(tmp_path, monkeypatch, BASE, {"scripts/b.sh": "echo b\n"})
+BRANCH = {"scripts/b.sh": "echo b\n"}  # the branch of conftest.py's repo
 
 
 def digest(capsys: pytest.CaptureFixture[str], repo: Path, member: str = "shell") -> str:

@@ -15,7 +15,6 @@ from tests.audit.builders import (
     audit,
     audit_json,
     commit,
-    make_repo,
     start_review,
     write,
     write_report,
@@ -43,9 +42,7 @@ def finding(
     }
 
 
-@pytest.fixture
-def repo(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    return make_repo(tmp_path, monkeypatch, BASE, {"scripts/b.sh": "echo b\n"})
+BRANCH = {"scripts/b.sh": "echo b\n"}  # the branch of conftest.py's repo
 
 
 def clear(capsys: pytest.CaptureFixture[str], repo: Path, *extra: str) -> tuple[int, Any]:

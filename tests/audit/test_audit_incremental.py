@@ -18,9 +18,7 @@ ROSTER = """members:
 BASE = {".tether/audit.yml": ROSTER, "scripts/a.sh": "echo a\n", "README.md": "r\n"}
 
 
-@pytest.fixture
-def repo(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    return make_repo(tmp_path, monkeypatch, BASE, {"scripts/a.sh": "echo a2\n"})
+BRANCH = {"scripts/a.sh": "echo a2\n"}  # the branch of conftest.py's repo
 
 
 def scope(capsys: pytest.CaptureFixture[str], repo: Path, *extra: str) -> dict[str, object]:

@@ -35,12 +35,6 @@ def public() -> Iterator[LoopbackRegistry]:
 
 
 @pytest.fixture
-def private() -> Iterator[LoopbackRegistry]:
-    with LoopbackRegistry(packuments={"@private/widget": WIDGET}, token=TOKEN) as registry:
-        yield registry
-
-
-@pytest.fixture
 def private_user() -> Iterator[LoopbackRegistry]:
     packuments = {"@private/widget": WIDGET}
     with LoopbackRegistry(packuments=packuments, token=USER_TOKEN) as registry:

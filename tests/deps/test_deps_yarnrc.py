@@ -14,7 +14,6 @@ from pathlib import Path
 import pytest
 
 from fixtures.deps.kit import (
-    PRIVATE_WIDGET,
     project,
     registry_file,
     run_cli,
@@ -24,18 +23,11 @@ from fixtures.deps.kit import (
 from fixtures.deps.loopback import LoopbackRegistry
 
 TOKEN = "yarn_s3cr3t-T0KEN-c41d"
-WIDGET = PRIVATE_WIDGET
 
 
 @pytest.fixture
 def default() -> Iterator[LoopbackRegistry]:
     with LoopbackRegistry() as registry:
-        yield registry
-
-
-@pytest.fixture
-def private() -> Iterator[LoopbackRegistry]:
-    with LoopbackRegistry(packuments={"@private/widget": WIDGET}, token=TOKEN) as registry:
         yield registry
 
 
