@@ -16,7 +16,7 @@ import sys
 from collections.abc import Sequence
 
 from tether import process
-from tether.engine.syntaxcheck import MergeCheck
+from tether.engine.syntaxcheck import MergeCheck, merge_breaks_syntax
 
 _OUT_OF_MEMORY = 3
 
@@ -57,8 +57,6 @@ def _limit_memory(memory_bytes: int) -> None:
 
 
 def _child(argv: list[str]) -> int:
-    from tether.engine.syntaxcheck import merge_breaks_syntax
-
     _limit_memory(int(argv[0]))
     try:
         header, _, body = sys.stdin.buffer.read().partition(b"\n")

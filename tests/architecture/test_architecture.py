@@ -499,3 +499,67 @@ def test_every_name_a_module_defines_is_used() -> None:
         if words[name] <= 1
     ]
     assert unused == []
+
+
+def _import_targets(node: ast.ImportFrom, files: Collection[str]) -> set[str | None]:
+    """The module files ``from tether.a import x, y`` loads: ``a/x`` when x is a module,
+    else ``a`` itself."""
+    module = node.module or ""
+    return {
+        _module_file(f"{module}.{alias.name}", files) or _module_file(module, files)
+        for alias in node.names
+    }
+
+
+def _deferred_for_nothing(tree: ast.Module, files: Collection[str]) -> list[str]:
+    """Function-local ``from tether… import`` statements whose modules the file already
+    imports at its top: they put nothing off."""
+    at_top: set[str | None] = set()
+    for node in tree.body:
+        if isinstance(node, ast.ImportFrom) and (node.module or "").startswith("tether"):
+            at_top |= _import_targets(node, files)
+        elif isinstance(node, ast.Import):
+            at_top |= {
+                _module_file(alias.name, files)
+                for alias in node.names
+                if alias.name.split(".")[0] == "tether"
+            }
+    found = []
+    for function in ast.walk(tree):
+        if not isinstance(function, ast.FunctionDef | ast.AsyncFunctionDef):
+            continue
+        for node in ast.walk(function):
+            if isinstance(node, ast.ImportFrom) and (node.module or "").startswith("tether"):
+                targets = _import_targets(node, files)
+                if None not in targets and targets <= at_top:
+                    found.append(f"{node.lineno}: from {node.module} import …")
+    return found
+
+
+def test_an_import_inside_a_function_puts_something_off() -> None:
+    """Outside ``cli/`` an import stands inside a function only to put off loading a module
+    (docs/architecture.md, "Import cycles"); one the file imports at its top already is
+    loaded anyway, so its names are imported there."""
+    files = _module_files()
+    found = [
+        f"{where}:{line}"
+        for where, text in files.items()
+        if not where.startswith("cli/")
+        for line in _deferred_for_nothing(ast.parse(text), files)
+    ]
+    assert found == []
+
+
+def test_the_deferral_check_sees_a_module_already_loaded() -> None:
+    files = {"a.py": "", "p/__init__.py": "", "p/b.py": ""}
+    top = "from tether.a import x\nfrom tether.p import b\n"
+    assert _deferred_for_nothing(ast.parse(top + "def f():\n    from tether.a import y\n"), files)
+    assert _deferred_for_nothing(ast.parse(top + "def f():\n    from tether.p.b import z\n"), files)
+    assert not _deferred_for_nothing(ast.parse("def f():\n    from tether.a import y\n"), files)
+    assert not _deferred_for_nothing(
+        ast.parse("import os\ndef f():\n    from tether import __version__\n"),
+        files | {"__init__.py": ""},
+    )
+    assert not _deferred_for_nothing(
+        ast.parse("from tether.p import b\ndef f():\n    from tether.p import c\n"), files
+    )

@@ -11,9 +11,9 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
-from tether.audit.clearance import GateEntry
+from tether.audit.clearance import GateEntry, gate
 from tether.audit.result_cache import ResultCache
-from tether.audit.roster import Remit
+from tether.audit.roster import Remit, check_globs, load_roster, resolve_remit
 from tether.errors import TetherError, UsageError
 
 
@@ -34,7 +34,6 @@ def audit_shell(root: Path, layout: Any, remit: Remit, request: ShellRequest) ->
     base when ``base_ref`` was given."""
     from tether import git
     from tether.audit import shell
-    from tether.audit.roster import check_globs, load_roster
     from tether.audit.scope import compute_scope
     from tether.audit.tools import default_tools
 
@@ -141,9 +140,6 @@ def audit_gate(
     """Each member's state: an ``ad_hoc`` remit gates its one member; otherwise ``names``
     are resolved from the roster. Without names, the gate waits for the members the whole
     branch dispatches (see ``dispatched``); a member it does not is ``not-dispatched``."""
-    from tether.audit.clearance import gate
-    from tether.audit.roster import load_roster, resolve_remit
-
     if ad_hoc is not None:
         return gate(root, layout, [ad_hoc])
     roster = load_roster(root, layout)

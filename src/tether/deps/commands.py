@@ -13,23 +13,26 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from tether.deps import flow
-from tether.deps.align import DEFAULT_POLICY, Plan
+from tether.deps import flow, plans
+from tether.deps.align import DEFAULT_POLICY, Plan, build_plan
 from tether.deps.apply import GoOn, isolation_target
-from tether.deps.dossier import Improvement
+from tether.deps.dossier import Improvement, dossier_document, gate_digest, read_improvements
+from tether.deps.dossier import write as write_dossier
 from tether.deps.flow import Decided, Registries
 from tether.deps.model import Level
-from tether.deps.overrides import BoundOverride
+from tether.deps.overrides import BoundOverride, parse_decisions, undecided
+from tether.deps.overrides import default_path as default_overrides_path
 from tether.deps.owed import Owed
-from tether.deps.plans import STALE_AFTER, Pruned
+from tether.deps.owed import find as find_owed
+from tether.deps.plans import STALE_AFTER, Pruned, moved_since
 from tether.deps.programs import registry_env
 from tether.deps.project_lock import sweep_stale_lock
-from tether.deps.registries import DEFAULT_JOBS, DEFAULT_RETRIES, DEFAULT_TIMEOUT
-from tether.deps.scan import ScanResult
-from tether.deps.subset import Chosen, GateAnswer
+from tether.deps.registries import DEFAULT_JOBS, DEFAULT_RETRIES, DEFAULT_TIMEOUT, HttpClient
+from tether.deps.scan import ScanResult, scan_document, unreachable, unreachable_error
+from tether.deps.subset import Chosen, GateAnswer, check_select, check_skip
 from tether.deps.work import ApplyOptions, ApplyRun
 from tether.errors import Exit, TetherError, UsageError
-from tether.report.deps import pruned_notice
+from tether.report.deps import improvement_step, pruned_notice, render_summary
 from tether.runs.isolation import DEFAULT_MODE, Target
 from tether.runs.rundir import RunFolder
 from tether.runs.selection import Filters, NothingSelected, Pick, choose, split_names
@@ -96,8 +99,6 @@ class DepsResult:
 
 def scan(request: DepsRequest, prompts: Prompts = SILENT) -> DepsResult | NothingSelected:
     """Every selected project's dependencies and their targets; reads only."""
-    from tether.deps.scan import scan_document
-
     result = _scan(request, prompts)
     if isinstance(result, NothingSelected):
         return result.with_document(scan_document(_scanned_none(request, result)))
@@ -109,8 +110,6 @@ def scan(request: DepsRequest, prompts: Prompts = SILENT) -> DepsResult | Nothin
 def _reached(result: ScanResult) -> int:
     """A registry that could not be asked fails the command (its document still says what
     was read); a package a registry does not know is only a warning."""
-    from tether.deps.scan import unreachable
-
     return Exit.ERROR if unreachable(result) else Exit.OK
 
 
@@ -146,8 +145,6 @@ def _scanned_none(request: DepsRequest, nothing: NothingSelected) -> ScanResult:
 
 
 def _decided_none(request: DepsRequest, nothing: NothingSelected) -> Decided:
-    from tether.deps.align import build_plan
-
     policy = request.conflict_policy or DEFAULT_POLICY
     return Decided(build_plan(_scanned_none(request, nothing), policy))
 
@@ -155,8 +152,6 @@ def _decided_none(request: DepsRequest, nothing: NothingSelected) -> Decided:
 def _plan_folder(request: DepsRequest) -> tuple[Path | None, list[Pruned]]:
     """Where the plan is kept: the folder named, else a new one for ``--deep``; writing a
     plan is when tether's stale plan folders are removed (never the one in use)."""
-    from tether.deps import plans
-
     if request.plan_dir is None and not request.deep:
         return None, []
     now = flow.system_now()
@@ -169,10 +164,6 @@ def _plan_folder(request: DepsRequest) -> tuple[Path | None, list[Pruned]]:
 def apply(request: DepsRequest, prompts: Prompts) -> DepsResult | NothingSelected:
     """Plan, take every decision (policy, overrides, the gate), then apply project by
     project. Nothing is written before the person (or ``yes``) approved the plan."""
-    from tether.deps.dossier import read_improvements
-    from tether.deps.scan import unreachable_error
-    from tether.deps.subset import check_select, check_skip
-
     options = _apply_options(request)  # a bad time limit stops the run before it starts
     worktree = isolation_target(options) if options.isolate == "worktree" else None
     result = _scan(request, prompts, None if request.yes else prompts.pick, worktree)
@@ -215,7 +206,6 @@ def apply(request: DepsRequest, prompts: Prompts) -> DepsResult | NothingSelecte
 
 def _show_dossier(folder: Path | None, prompts: Prompts) -> None:
     """Before the one confirmation of a deep run: the dossier by path and digest."""
-    from tether.deps.dossier import gate_digest
     from tether.report.dossier import render_gate_digest
 
     digest = gate_digest(folder)
@@ -227,8 +217,6 @@ def _show_dossier(folder: Path | None, prompts: Prompts) -> None:
 def _researched_plan(request: DepsRequest) -> Doc | None:
     """The plan a ``--plan-dir`` folder keeps (the one its notes and dossier are about), or
     None without one."""
-    from tether.deps import plans
-
     if request.plan_dir is None or not (request.plan_dir / plans.PLAN_FILE).is_file():
         return None
     return plans.read_plan(request.plan_dir)
@@ -237,8 +225,6 @@ def _researched_plan(request: DepsRequest) -> Doc | None:
 def _refuse_if_moved(folder: Path | None, kept: Doc, now: Doc) -> None:
     """Apply the researched plan or nothing: a project or the registry that changed since
     is named, and nothing is written."""
-    from tether.deps.plans import moved_since
-
     moved = moved_since(kept, now)
     if not moved:
         return
@@ -251,11 +237,9 @@ def _refuse_if_moved(folder: Path | None, kept: Doc, now: Doc) -> None:
 
 def _owed(result: ScanResult, request: DepsRequest) -> list[Owed]:
     """Installs earlier runs owe the selected projects (``--resume``: that run's only)."""
-    from tether.deps.owed import find
-
     if not request.install:
         return []
-    return find([(p.name, p.root) for p in result.scanned], request.resume)
+    return find_owed([(p.name, p.root) for p in result.scanned], request.resume)
 
 
 def _scan(
@@ -298,9 +282,7 @@ def _check_target(request: DepsRequest) -> None:
 
 
 def _overrides_file(request: DepsRequest) -> Path | None:
-    from tether.deps.overrides import default_path
-
-    return request.overrides if request.overrides is not None else default_path()
+    return request.overrides if request.overrides is not None else default_overrides_path()
 
 
 def _decided(result: ScanResult, request: DepsRequest, prompts: Prompts) -> Decided:
@@ -335,8 +317,6 @@ def _override_decisions(
 ) -> tuple[dict[str, str], bool]:
     """One decision per override entry (flags, else a question each) and whether the plan
     was shown for those questions."""
-    from tether.deps.overrides import parse_decisions, undecided
-
     decisions = parse_decisions(list(request.override_actions) or None, decided.overrides)
     if request.yes:
         undecided(decided.overrides, decisions)
@@ -401,7 +381,6 @@ def _finish(
     chosen: Chosen | None = None,
 ) -> DepsResult:
     from tether.deps.summary import improvement_sections, summary_document
-    from tether.report.deps import improvement_step, render_summary
 
     meta: Doc = {
         "level": request.level,
@@ -442,8 +421,6 @@ class DeepRequest:
 
 def _deep_folder(request: DeepRequest) -> tuple[Path, Doc, list[str]]:
     """The plan folder, the plan it keeps, and a notice when it was found, not named."""
-    from tether.deps import plans
-
     folder = plans.locate(request.plan_dir, request.level, request.env)
     plan = plans.read_plan(folder)
     if request.level is not None and plan["level"] != request.level:
@@ -463,9 +440,7 @@ def _deep_folder(request: DeepRequest) -> tuple[Path, Doc, list[str]]:
 def notes(request: DeepRequest) -> DepsResult:
     """Every bump's release notes: kept ones read from the plan folder, the rest fetched
     and kept there."""
-    from tether.deps import plans
     from tether.deps.notes import DEFAULT_API, ReleasePages, gather, notes_document
-    from tether.deps.registries import HttpClient
 
     folder, plan, notices = _deep_folder(request)
     api = request.github_api or request.env.get("GITHUB_API_URL") or DEFAULT_API
@@ -478,13 +453,11 @@ def notes(request: DeepRequest) -> DepsResult:
 def dossier(request: DeepRequest) -> DepsResult:
     """The dossier skeleton from the plan folder (its plan, metadata and kept notes); asks
     no server."""
-    from tether.deps import plans
     from tether.deps.bumps import bump_list
-    from tether.deps.dossier import dossier_document, write
     from tether.deps.notes import read_kept
 
     folder, plan, notices = _deep_folder(request)
     kept = {item.label: read_kept(folder, item) for item in bump_list(plan)}
     doc = dossier_document(folder, plan, plans.read_metadata(folder), kept)
     doc["notices"] = notices
-    return DepsResult(write(folder, doc))
+    return DepsResult(write_dossier(folder, doc))

@@ -12,7 +12,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from tether.errors import TetherError
-from tether.state.lock import ProjectLock
+from tether.state.lock import ProjectLock, read_owner
 
 LOCK_COMMAND = "deps apply"  # who holds a lock, as its file records it
 
@@ -48,8 +48,6 @@ def lock_project(root: Path) -> Callable[[], None]:
 
 def _left_by_deps(path: Path) -> bool:
     """No lock file yet, or one that names nobody or an earlier ``deps apply``."""
-    from tether.state.lock import read_owner
-
     if not os.path.lexists(path):
         return True
     if path.is_symlink() or not path.is_file():

@@ -24,7 +24,7 @@ from tether.engine.keep_a_changelog import (
 from tether.errors import TetherError, UsageError
 from tether.fsio import cannot_read, read_bytes
 from tether.model.manifest import DEFAULT_CHANGELOG
-from tether.profiles import GAIA, NATIVE
+from tether.profiles import GAIA, NATIVE, detect_profile
 from tether.sources.manifest_file import load_manifest
 from tether.versions import parse_version, strip_v
 
@@ -87,8 +87,6 @@ def release_changelog(spec: str, version: str, cache_dir: Path) -> tuple[str | N
 
 
 def _fetched_changelog(root: Path, spec: str, version: str) -> tuple[str | None, str]:
-    from tether.profiles import detect_profile
-
     profile = detect_profile(root) if root.is_dir() else None
     if profile is not None:
         return release_changelog(spec, version, root / profile.cache_dir / "releases")

@@ -21,12 +21,13 @@ from typing import TYPE_CHECKING, Any
 from tether.engine.lifecycle_rules import (
     classify_template,
     condition_holds,
+    condition_patterns,
     due_migrations,
     exit_status,
     post_update_document,
     summary_capture,
 )
-from tether.fsio import read_bytes
+from tether.fsio import read_bytes, sha256_bytes
 from tether.model.lifecycle_declarations import (
     BLOCKING,
     Condition,
@@ -37,6 +38,7 @@ from tether.model.lifecycle_declarations import (
     blocking_items,
 )
 from tether.model.plan import Bucket, FileAction, Op, UpdatePlan
+from tether.sources import limits
 from tether.sources.limits import MIGRATION_TIME
 from tether.state.journal import (
     STEP_FILE_BACKED_UP,
@@ -48,8 +50,9 @@ from tether.state.journal import (
     STEP_POST_UPDATE_WRITTEN,
     Journal,
     RunRecord,
+    new_run_id,
 )
-from tether.state.store import AppliedMigration
+from tether.state.store import AppliedMigration, save_state
 
 if TYPE_CHECKING:
     from tether.flows.apply import RunContext
@@ -264,7 +267,6 @@ def _matched(
     left undecided. Every release pattern the conditions use is matched in one bounded
     child process (``pattern_child``): a pattern that backtracks for ever cannot hang the
     run; one the bound stopped makes its condition not hold, and says so."""
-    from tether.engine.lifecycle_rules import condition_patterns
     from tether.parselimits import PATTERN_MEMORY_BYTES, PATTERN_SECONDS
     from tether.pattern_child import SEARCH, match_in_child
 
@@ -753,7 +755,6 @@ def _write_backed_up(ctx: RunContext, rel: str, data: bytes, *, existed: bool) -
     abandon restores the file, or removes it when the run created it. True when a backup
     was made."""
     from tether.flows.backups import back_up
-    from tether.fsio import sha256_bytes
 
     if existed:
         folder = ctx.backups
@@ -897,9 +898,7 @@ def rerun_pending_migrations(root: Path, profile: str | None = None) -> Migratio
     from tether.flows.project import open_project
     from tether.flows.replay import checked_unfinished_run
     from tether.flows.runtime_paths import check_runtime_paths
-    from tether.state.journal import new_run_id
     from tether.state.lock import ProjectLock
-    from tether.state.store import save_state
 
     project = open_project(root, profile)
     with ProjectLock(project.path(project.profile.lock_file), command=RERUN_COMMAND):
@@ -969,7 +968,6 @@ def _trailer_count(project: Project, key: str, version: str) -> tuple[int | str,
         return "unknown", "not a git checkout"
     if not gh.installed():
         return "unknown", gh.NOT_INSTALLED
-    from tether.sources import limits
     from tether.sources.github import answer_bound, bound_words
 
     try:

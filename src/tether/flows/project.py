@@ -25,14 +25,14 @@ from tether.fsio import (
     walk_files,
 )
 from tether.model.manifest import Manifest, ManifestFormat
-from tether.profiles import NATIVE, Profile, detect_profile, get_profile
+from tether.profiles import NATIVE, TEMPLATE_PROFILES, Profile, detect_profile, get_profile
 from tether.sources.manifest_file import load_manifest
 from tether.state.config import ProjectConfig, load_config
 from tether.state.journal import Journal
 from tether.state.pristine import PristineCache
 from tether.state.statcache import StatCache
 from tether.state.store import State, load_state
-from tether.templates import TemplateBinding, TemplateOptions
+from tether.templates import TemplateBinding, TemplateOptions, detect_template
 
 
 def utc_now() -> str:
@@ -138,12 +138,8 @@ def open_project(
     check_project_dir(root)
     profile = detect_profile(root, forced_profile)
     if profile is None and forced_profile is None:
-        from tether.templates import detect_template
-
         binding = detect_template(root, template)
         if binding is not None:
-            from tether.profiles import TEMPLATE_PROFILES
-
             project = Project(root, TEMPLATE_PROFILES[binding.kind], binding)
             check_own_paths(project.root, project.profile)
             return project

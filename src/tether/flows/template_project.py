@@ -17,12 +17,22 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from tether.errors import TetherError
-from tether.flows.project import Project, Release
-from tether.model.implicit import compile_patterns, implicit_manifest_bytes, upstream_name
+from tether.flows.project import Project, Release, write_ignore_rules
+from tether.model.implicit import (
+    compile_patterns,
+    implicit_manifest,
+    implicit_manifest_bytes,
+    upstream_name,
+)
 from tether.model.manifest import FileClass, Manifest
 from tether.model.plan import Bucket, FileAction
 from tether.templates import COPIER, TemplateBinding
-from tether.templates.records import TemplateRecord, answers_digest
+from tether.templates.records import (
+    TemplateRecord,
+    answers_digest,
+    copier_commit_edit,
+    cruft_record_bytes,
+)
 from tether.templates.render import render_record
 
 if TYPE_CHECKING:
@@ -57,7 +67,6 @@ def _release_of_render(
     project no longer has is left out of the baseline, so the release adds it back, as
     copier does."""
     from tether.flows.implicit_release import regular_files
-    from tether.model.implicit import implicit_manifest
 
     binding = _binding(project)
     record = binding.record
@@ -237,8 +246,6 @@ def check_template_update(
         _refuse_dirty_tree(project)
     if not dry_run:
         # tether's folder is a local cache and journal: git never shows it as a change.
-        from tether.flows.project import write_ignore_rules
-
         write_ignore_rules(project)
     return notes
 
@@ -380,8 +387,6 @@ def write_template_record(project: Project, latest: Release, durable: bool) -> l
     if record.kind == COPIER:
         data = _copier_answers(project, record, latest, current)
     else:
-        from tether.templates.records import cruft_record_bytes
-
         facts = latest.manifest.extra.get(TEMPLATE_KEY, {})
         data = cruft_record_bytes(current, latest.version, facts.get("context"))
     if data == current:
@@ -393,7 +398,6 @@ def _copier_answers(
     project: Project, record: TemplateRecord, latest: Release, current: bytes
 ) -> bytes:
     from tether.engine.textmerge import merge3
-    from tether.templates.records import copier_commit_edit
 
     rendered = latest.read(record.path)
     if rendered is not None:

@@ -31,8 +31,20 @@ from tether.flows.baseline import (
 )
 from tether.flows.fetch import fetch_release
 from tether.flows.finalize import finalize
-from tether.flows.lifecycle_steps import LifecyclePlan, plan_lifecycle, programs_off_switch
-from tether.flows.plan import UpdateOptions, build_plan
+from tether.flows.lifecycle_steps import (
+    LifecyclePlan,
+    count_trailer_invalidations,
+    dry_run_migrations,
+    finish_post_update,
+    hand_over,
+    journal_snapshot,
+    plan_lifecycle,
+    plan_templates,
+    post_update_writes,
+    programs_off_switch,
+    run_migrations,
+)
+from tether.flows.plan import LOCAL_EDIT_KEPT, UpdateOptions, build_plan
 from tether.flows.preflight import (
     BranchPlan,
     GitOptions,
@@ -41,12 +53,20 @@ from tether.flows.preflight import (
     refuse_dirty,
     refuse_linked_worktree,
 )
-from tether.flows.project import Project, Release, open_project, utc_now
+from tether.flows.project import (
+    Project,
+    Release,
+    check_tree_version,
+    open_project,
+    read_tree_release,
+    utc_now,
+)
 from tether.flows.regions_step import (
     RegionPlan,
     plan_regions,
     regenerate_regions,
     regions_off_switch,
+    unreconciled_inputs,
 )
 from tether.flows.release_notes import ReleaseNotes, release_notes, with_release_page
 from tether.flows.replay import checked_unfinished_run
@@ -87,8 +107,6 @@ class UpdateRequest:
     def template_options(self) -> TemplateOptions:
         """The template options with this run's switches: a dry run, ``--no-programs`` and
         ``--no-regions`` (or their variables) run none of the template's programs."""
-        from tether.flows.lifecycle_steps import programs_off_switch
-
         options = self.template or TemplateOptions()
         off = programs_off_switch(self.no_programs, self.options.no_regions) is not None
         return replace(
@@ -171,7 +189,6 @@ class PreparedUpdate:
 
 
 def resolve_target(project: Project, baseline: Baseline, wanted: str | None) -> str:
-    from tether.flows.project import check_tree_version, read_tree_release
     from tether.sources import open_source
 
     if project.template is not None:
@@ -391,8 +408,6 @@ def _lifecycle_into_plan(
 ) -> None:
     """Hand-offs and template-installed files become ordinary actions of the file plan, so
     apply, the journal and the report treat them as every other path."""
-    from tether.flows.lifecycle_steps import hand_over, plan_templates
-
     hand_over(plan, lifecycle.owned)
     plan_templates(project, baseline, latest, lifecycle, plan, written_before=set(resume.done))
     if unfinished is not None:
@@ -414,7 +429,6 @@ def _settle_local_edits(
 def _nothing_moved(plan: UpdatePlan, baseline: Baseline, latest: Release) -> bool:
     state = baseline.state
     from tether.engine.decide import Row
-    from tether.flows.plan import LOCAL_EDIT_KEPT
 
     unchanged = state is not None and state.manifest_sha256 == latest.manifest_sha256
     quiet = (Row.NO_UPSTREAM_CHANGE.value, LOCAL_EDIT_KEPT, YOURS)
@@ -529,8 +543,6 @@ def _up_to_date(
             "completed; review the changes (git diff) and commit them"
         )
         if not request.dry_run:  # the caller holds the lock
-            from tether.flows.lifecycle_steps import finish_post_update
-
             report.post_update = finish_post_update(
                 project, project.journal(), unfinished, baseline.manifest().lifecycle
             )
@@ -622,8 +634,6 @@ def _plan_and_apply(
         prepared = prepare_update(request)
         if isinstance(prepared, UpdateReport):
             return prepared
-        from tether.flows.lifecycle_steps import count_trailer_invalidations, dry_run_migrations
-
         dry_run_migrations(prepared.lifecycle)
         count_trailer_invalidations(prepared.project, prepared.lifecycle)
         report = prepared.report(UpdateStatus.DRY_RUN)
@@ -740,12 +750,6 @@ def _execute(prepared: PreparedUpdate, branch: BranchPlan | None = None) -> Upda
         outcome.actions += _template_stage(prepared, ctx, "after")
     regenerated = []
     if not outcome.failed and not outcome.interrupted:
-        from tether.flows.lifecycle_steps import (
-            count_trailer_invalidations,
-            post_update_writes,
-            run_migrations,
-        )
-
         regenerated = _regenerate(prepared, ctx, outcome)
         run_migrations(ctx, prepared.latest, prepared.lifecycle, "after")
         # Before the new state: backed up and journaled, an abandon still puts them back.
@@ -820,8 +824,6 @@ def _unregenerated_paths(regions: RegionPlan, outcomes: list[RegenOutcome]) -> l
 def _before_writes(prepared: PreparedUpdate, ctx: RunContext) -> None:
     """Journal the conditions as they are before any write, then run the "before"
     migrations; when one ran, the file plan is made again on the tree it left."""
-    from tether.flows.lifecycle_steps import journal_snapshot, run_migrations
-
     lifecycle = prepared.lifecycle
     before = [m for m in lifecycle.migrations if m.when == "before"]
     if not lifecycle.snapshot and not before:
@@ -862,8 +864,6 @@ def _replan(prepared: PreparedUpdate) -> None:
 def _regenerate(
     prepared: PreparedUpdate, ctx: RunContext, outcome: ApplyOutcome
 ) -> list[RegenOutcome]:
-    from tether.flows.regions_step import unreconciled_inputs
-
     latest = prepared.latest.manifest
     log = ctx.project.path(ctx.project.profile.log_dir) / f"regions-{ctx.run_id}.log"
     try:

@@ -14,7 +14,7 @@ from pathlib import Path
 
 from tether import __version__
 from tether.errors import TetherError
-from tether.fsio import read_bytes
+from tether.fsio import read_bytes, sha256_file
 from tether.sources.common import asked_version
 from tether.sources.extract import extract_tar_safely
 from tether.sources.protocol import ReleaseTree
@@ -120,7 +120,6 @@ class UrlTarballSource(_TemplatedSource):
 def _check_published_digest(url: str, download: Path, work: Path) -> None:
     """Verify against ``<url>.sha256`` when the server publishes one."""
     from tether.checksums import expected_digest
-    from tether.fsio import sha256_file
 
     side = work / "download.sha256"
     try:

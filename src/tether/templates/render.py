@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any
 from tether.errors import TetherError
 from tether.templates import HOOKS_PREVIEW, HOOKS_REFUSE, HOOKS_RUN, HOOKS_SKIP
 from tether.templates.records import COPIER, TemplateRecord, answers_digest
-from tether.templates.render_cache import cached_render, render_key
+from tether.templates.render_cache import cached_render, read_facts, render_key
 
 if TYPE_CHECKING:
     pass
@@ -68,8 +68,6 @@ def _usable_entry(
     the same tree), or, where the command runs no template program (``HOOKS_PREVIEW``), one
     an earlier run rendered with the hooks: nothing runs now, and it is what an update
     renders."""
-    from tether.templates.render_cache import read_facts
-
     wanted = render_key_of(record, ref, answers, hooks)
     if read_facts(wanted) is not None:
         return wanted

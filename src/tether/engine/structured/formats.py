@@ -12,7 +12,13 @@ from typing import Any
 
 from tether.engine.structured.model import Format
 from tether.engine.structured.values import plain
-from tether.parselimits import NESTED_TOO_DEEPLY
+from tether.parselimits import (
+    NESTED_TOO_DEEPLY,
+    JSONTooDeep,
+    depth_problem,
+    json_loads,
+    shape_problem,
+)
 
 BOM = "\ufeff"
 
@@ -87,7 +93,6 @@ def _type_name(value: Any) -> str:
 
 def _parse_json(body: str) -> Any:
     from tether.engine.structured.jsonspan import duplicate_key
-    from tether.parselimits import JSONTooDeep, depth_problem, json_loads
 
     try:
         data = json_loads(body)
@@ -109,8 +114,6 @@ def _parse_json(body: str) -> Any:
 def _parse_yaml(body: str) -> Any:
     from ruamel.yaml import YAML
     from ruamel.yaml.error import MarkedYAMLError, YAMLError
-
-    from tether.parselimits import shape_problem
 
     try:
         data = YAML(typ="rt").load(body)
@@ -148,8 +151,6 @@ def _one_line(message: str) -> str:
 def _parse_toml(body: str) -> Any:
     import tomlkit
     from tomlkit.exceptions import TOMLKitError
-
-    from tether.parselimits import depth_problem
 
     try:
         document = tomlkit.parse(body)
