@@ -29,7 +29,9 @@ COMMON = {
     "flows.status",
     "fsio",
     "model",
-    "model.lifecycle_declarations",  # the manifest's and the profile's lifecycle values
+    # The manifest's and the profile's lifecycle set, empty here: the declarations' types and
+    # their parser (model.lifecycle_declarations) only for a release or profile declaring one.
+    "model.lifecycle",
     "model.manifest",
     "parselimits",
     "pathrules",

@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from tether.errors import TetherError
+from tether.model.lifecycle import BLOCKING, LIFECYCLE_KEYS, Lifecycle
 from tether.parselimits import PATTERN_MAX_CHARS
 from tether.pathrules import (
     NOTHING_RESERVED,
@@ -26,14 +27,8 @@ from tether.pathrules import (
 )
 from tether.versions import parse_version, strip_v
 
-LIFECYCLE_KEYS = (
-    "migrations",
-    "ownership",
-    "templates",
-    "notices",
-    "post_update",
-    "trailer_invalidations",
-)
+__all__ = ["BLOCKING", "LIFECYCLE_KEYS", "Lifecycle"]  # where their users have found them
+
 _TRAILER_KEY = re.compile(r"[A-Za-z][A-Za-z0-9-]{0,63}")
 MIGRATION_WHEN = ("before", "after")
 TEMPLATE_INSTALL = ("if-present", "always")
@@ -177,49 +172,6 @@ class TrailerCheck:
 
     def to_json(self) -> dict[str, Any]:
         return {"trailer_key": self.trailer_key, "label": self.label}
-
-
-@dataclass(frozen=True)
-class Lifecycle:
-    migrations: tuple[Migration, ...] = ()
-    ownership: tuple[OwnershipRule, ...] = ()
-    templates: tuple[TemplateFile, ...] = ()
-    notices: tuple[Notice, ...] = ()
-    post_update: tuple[PostUpdateWrite, ...] = ()
-    trailer_invalidations: tuple[TrailerCheck, ...] = ()
-
-    def __bool__(self) -> bool:
-        return bool(
-            self.migrations
-            or self.ownership
-            or self.templates
-            or self.notices
-            or self.post_update
-            or self.trailer_invalidations
-        )
-
-    def joined(self, other: Lifecycle) -> Lifecycle:
-        """This lifecycle's declarations, then ``other``'s (a profile's, then a release's);
-        a migration id or notice id declared by both is taken once, from the first."""
-        ids = {m.id for m in self.migrations}
-        notice_ids = {n.id for n in self.notices}
-        return Lifecycle(
-            self.migrations + tuple(m for m in other.migrations if m.id not in ids),
-            self.ownership + other.ownership,
-            self.templates + other.templates,
-            self.notices + tuple(n for n in other.notices if n.id not in notice_ids),
-            self.post_update + other.post_update,
-            self.trailer_invalidations + other.trailer_invalidations,
-        )
-
-    def to_json(self) -> dict[str, Any]:
-        """Only the kinds declared, in a fixed order (the manifest's bytes stay stable)."""
-        doc: dict[str, Any] = {}
-        for key in LIFECYCLE_KEYS:
-            entries = getattr(self, key)
-            if entries:
-                doc[key] = [entry.to_json() for entry in entries]
-        return doc
 
 
 # --------------------------------------------------------------------------- parsing
@@ -517,11 +469,6 @@ def check_against_files(lifecycle: Lifecycle, files: set[str], origin: str) -> N
                 f"{origin}: templates[{index}]: {template.target} is a shipped file; a "
                 "template's target is installed from the template, not listed in files"
             )
-
-
-# A migration that ended so leaves an action item a person must settle (update, status,
-# check, migrations --rerun).
-BLOCKING = ("conflict", "error", "refused")
 
 
 def blocking_items(migrations: Iterable[Mapping[str, Any]]) -> list[dict[str, Any]]:

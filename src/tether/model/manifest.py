@@ -10,7 +10,7 @@ from enum import StrEnum
 from typing import Any
 
 from tether.errors import TetherError
-from tether.model.lifecycle_declarations import LIFECYCLE_KEYS, Lifecycle, parse_lifecycle
+from tether.model.lifecycle import LIFECYCLE_KEYS, Lifecycle, declares_any
 from tether.parselimits import MAX_NESTING, json_loads
 from tether.pathrules import (
     NOTHING_RESERVED,
@@ -303,7 +303,11 @@ def parse_manifest(
     # Lifecycle declarations are tether's own: another ecosystem's manifest may use the same
     # key names for something else, and its profile declares its lifecycle instead.
     native = fmt is ManifestFormat.NATIVE
-    lifecycle = parse_lifecycle(data, origin, reserved) if native else Lifecycle()
+    lifecycle = Lifecycle()
+    if native and declares_any(data):
+        from tether.model.lifecycle_declarations import parse_lifecycle
+
+        lifecycle = parse_lifecycle(data, origin, reserved)
     known = _NATIVE_KEYS if native else _NATIVE_KEYS - set(LIFECYCLE_KEYS)
     changelog = data.get("changelog", DEFAULT_CHANGELOG)
     if not isinstance(changelog, str) or project_path_problem(changelog):

@@ -6,11 +6,12 @@ for every profile.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from tether.errors import UsageError
-from tether.model.lifecycle_declarations import Lifecycle
+from tether.model.lifecycle import Lifecycle
 from tether.model.manifest import ManifestFormat
 from tether.pathrules import ReservedPaths
 from tether.profiles.gaia import (
@@ -66,8 +67,9 @@ class Profile:
     ecosystem_lock: str | None = None
     ecosystem_log: str | None = None
     # The ecosystem's own release lifecycle (migrations, hand-offs…), as data; joined with
-    # what each release declares (docs/lifecycle.md).
-    lifecycle: Lifecycle = field(default_factory=Lifecycle)
+    # what each release declares (docs/lifecycle.md). Built when first asked for (see
+    # ``lifecycle``): loading the profiles does not parse it.
+    declared_lifecycle: Callable[[], Lifecycle] | None = None
     # The ecosystem's own variable that switches region awareness off for one run.
     no_regions_variable: str | None = None
     # Where releases come from when neither the command nor tether's record names a source.
@@ -101,6 +103,10 @@ class Profile:
     # (GAIA's ping), best effort: argv, the program a path the release ships, with
     # {from_version} and {to_version} filled in (flows/ping.py).
     update_ping: tuple[str, ...] = ()
+
+    @property
+    def lifecycle(self) -> Lifecycle:
+        return Lifecycle() if self.declared_lifecycle is None else self.declared_lifecycle()
 
     def update_title(self, upstream: str, version: str) -> str:
         """The suggested commit message, and the pull request's default title."""
@@ -181,7 +187,7 @@ GAIA = Profile(
     ignore_file=".gitignore",
     ignore_rules=(".gaia-backup/", ".gaia-merge/", ".gaia/local/"),
     manifest_copy=".gaia/manifest.json",
-    lifecycle=gaia_lifecycle(),
+    declared_lifecycle=gaia_lifecycle,
     no_regions_variable=NO_REGIONS_VARIABLE,
     default_source=DEFAULT_SOURCE,
     region_inputs=REGION_INPUTS,

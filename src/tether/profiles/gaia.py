@@ -4,9 +4,10 @@ procedure that are not file merges, declared in the same shape a publisher write
 
 from __future__ import annotations
 
+import functools
 from typing import Any
 
-from tether.model.lifecycle_declarations import Lifecycle, parse_lifecycle
+from tether.model.lifecycle import Lifecycle
 
 DESIGN_PAGE = "wiki/concepts/Design System.md"
 AUDIT_TEMPLATE = ".gaia/cli/templates/workflows/code-review-audit.yml.tmpl"
@@ -135,5 +136,9 @@ DECLARATIONS: dict[str, Any] = {
 }
 
 
+@functools.cache
 def gaia_lifecycle() -> Lifecycle:
+    """Parsed when first asked for (by a GAIA project's run), not when profiles are loaded."""
+    from tether.model.lifecycle_declarations import parse_lifecycle
+
     return parse_lifecycle(DECLARATIONS, "gaia profile")

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from tether.model.lifecycle_declarations import BLOCKING
+from tether.model.lifecycle import BLOCKING
 from tether.report.printable import lines_of, one_line, printable
 
 if TYPE_CHECKING:
