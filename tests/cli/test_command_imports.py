@@ -65,8 +65,17 @@ EXPECTED = {
     ("check", "--json"): COMMON | JSON | {"cli.check_cmd", "flows.check"},
 }
 # Standard-library modules no clean status or check has a use for: starting programs, the
-# TOML parser without a config file, temp names, worker pools.
-NEVER = {"subprocess", "concurrent.futures", "tomllib", "secrets", "logging", "tempfile"}
+# TOML parser without a config file, temp names, worker pools, copying trees (argparse's own
+# width question imported shutil, with bz2, lzma and zlib).
+NEVER = {
+    "subprocess",
+    "concurrent.futures",
+    "tomllib",
+    "secrets",
+    "logging",
+    "tempfile",
+    "shutil",
+}
 
 SCRIPT = """
 import contextlib, io, sys

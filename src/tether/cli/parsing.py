@@ -9,6 +9,8 @@ bad flag of ``tether update`` shows the usage of ``tether update``, not of ``tet
 from __future__ import annotations
 
 import argparse
+import os
+import sys
 
 from tether.errors import UsageError
 
@@ -57,6 +59,14 @@ class Parser(argparse.ArgumentParser):
         kwargs["allow_abbrev"] = False
         super().__init__(*args, **kwargs)
 
+    def _get_formatter(self) -> argparse.HelpFormatter:
+        # argparse makes a formatter for every argument added (to check its metavar); left
+        # to itself each one imports shutil (and bz2, lzma, zlib with it, ~2 ms) to ask the
+        # terminal's width, which a run that prints no help never needs.
+        if self.formatter_class is not argparse.HelpFormatter:
+            return super()._get_formatter()
+        return argparse.HelpFormatter(self.prog, width=terminal_columns() - 2)
+
     def error(self, message: str) -> NoReturn:
         raise CommandLineError(self.prog, message, self.format_usage())
 
@@ -102,6 +112,21 @@ class Parser(argparse.ArgumentParser):
                 raise
             message = f"{error.message}; did you mean {hint!r}?"
             raise argparse.ArgumentError(action, message) from None
+
+
+def terminal_columns() -> int:
+    """``shutil.get_terminal_size().columns`` (``COLUMNS`` when set, else the terminal's,
+    else 80), without importing shutil."""
+    try:
+        columns = int(os.environ["COLUMNS"])
+    except (KeyError, ValueError):
+        columns = 0
+    if columns <= 0:
+        try:
+            columns = os.get_terminal_size(sys.__stdout__.fileno()).columns  # type: ignore[union-attr]
+        except (AttributeError, ValueError, OSError):
+            columns = 0
+    return columns if columns > 0 else 80
 
 
 def closest(word: str, choices: Iterable[object]) -> str | None:
