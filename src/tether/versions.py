@@ -16,6 +16,8 @@ _SEMVER = re.compile(
 @total_ordering
 @dataclass(frozen=True)
 class SemVer:
+    """A semantic version, ordered as semver orders them."""
+
     major: int
     minor: int
     patch: int

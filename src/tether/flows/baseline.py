@@ -36,6 +36,8 @@ class BaselineUnavailable(TetherError):
 
 @dataclass
 class Baseline:
+    """What the project was installed from: the release, its files and their bytes."""
+
     project: Project
     version: str
     source: str

@@ -30,6 +30,8 @@ if TYPE_CHECKING:  # regions are read only when a file differs from its record
 
 @dataclass
 class StatusReport:
+    """What ``status`` and ``check`` found."""
+
     profile: str
     upstream: str
     source: str

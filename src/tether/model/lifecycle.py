@@ -41,6 +41,8 @@ def declares_any(data: dict[str, Any]) -> bool:
 
 @dataclass(frozen=True)
 class Lifecycle:
+    """What a release or a profile declares besides its files, kind by kind (empty: none)."""
+
     migrations: tuple[Migration, ...] = ()
     ownership: tuple[OwnershipRule, ...] = ()
     templates: tuple[TemplateFile, ...] = ()

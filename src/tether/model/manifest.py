@@ -43,12 +43,16 @@ class ManifestFormat(StrEnum):
 
 @dataclass(frozen=True)
 class Rename:
+    """A path a release moved: the old path and the new one."""
+
     source: str
     target: str
 
 
 @dataclass(frozen=True)
 class Manifest:
+    """A release's manifest: its files and their classes, and what else it declares."""
+
     name: str
     version: str
     files: dict[str, FileClass]

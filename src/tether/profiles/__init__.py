@@ -35,6 +35,8 @@ TETHER_DIR = ".tether"
 
 @dataclass(frozen=True)
 class Profile:
+    """An ecosystem's names, formats and steps, as data."""
+
     name: str
     manifest_path: str  # inside a release tree, and where the project keeps its copy
     manifest_format: ManifestFormat

@@ -32,6 +32,8 @@ _HEADER = (
 
 @dataclass(frozen=True)
 class ProjectConfig:
+    """The adopter's own settings, from ``.tether/config.toml``."""
+
     # Shipped paths the adopter took over: never updated, never reported as drift.
     own: tuple[str, ...] = ()
     # What fails ``tether check``; None: the default (``flows/status.py``).

@@ -33,6 +33,8 @@ PACK_SCHEMA = 1
 
 @dataclass(frozen=True)
 class PackEntry:
+    """Where one entry's bytes lie in a pack."""
+
     pack: Path
     offset: int
     length: int

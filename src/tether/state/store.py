@@ -31,6 +31,8 @@ class FileRecord:
 
 @dataclass(frozen=True)
 class ConflictRecord:
+    """A conflict an update left for a person."""
+
     # "markers" | "patch" | "theirs-copy" (L stored beside, A kept; older records: "theirs")
     style: str
     artifact: str  # project-relative path of the file a person must look at
@@ -59,6 +61,8 @@ class AppliedMigration:
 
 @dataclass
 class State:
+    """tether's record of the install: the release, its files, what updates left open."""
+
     profile: str
     upstream: str
     source: str
