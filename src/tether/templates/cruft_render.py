@@ -13,10 +13,12 @@ import io
 import os
 import shutil
 import tempfile
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from tether.errors import TetherError
+from tether.templates import cruft_incremental
 from tether.templates.records import TemplateRecord
 
 RENDERER = "cookiecutter"
@@ -118,12 +120,21 @@ def render(
     dest: Path,
     run_hooks: bool = False,
     refuse_hooks: bool = False,
+    baseline: Baseline | None = None,
 ) -> dict[str, Any]:
     """Render the template at ``commit`` with ``answers`` into ``dest``; returns the
     facts cruft records (the context the render was made with), the hooks the template
     ships and whether they ran. Hooks run only with ``run_hooks``; with ``refuse_hooks``
-    a template that ships any is refused before anything is rendered."""
+    a template that ships any is refused before anything is rendered. With ``baseline``
+    (the render of another commit of the same template) only the sources that changed are
+    rendered when that is proven exact (``cruft_incremental``), else the whole template."""
     cookiecutter = _cookiecutter()
+    if baseline is not None:
+        facts = _render_from_baseline(cookiecutter, record, commit, answers, dest, baseline)
+        if facts is not None:
+            return facts
+    else:
+        cruft_incremental.note_full("no baseline render")
 
     work = Path(tempfile.mkdtemp(prefix="tether-cruft-"))
     try:
@@ -181,6 +192,55 @@ def render(
         ) from None
     finally:
         shutil.rmtree(work, ignore_errors=True)
+
+
+@dataclass(frozen=True)
+class Baseline:
+    """A cached render of the template at ``commit``: its tree and its facts' context."""
+
+    commit: str
+    tree: Path
+    context: dict[str, Any]
+
+
+def _render_from_baseline(
+    cookiecutter: Any,
+    record: TemplateRecord,
+    commit: str,
+    answers: dict[str, Any],
+    dest: Path,
+    baseline: Baseline,
+) -> dict[str, Any] | None:
+    """The incremental render, or None (and the reason noted) when it is not proven exact."""
+    from tether import git
+
+    location = _location(record.src)
+    if not (os.path.isdir(location) and git.is_git_repo(Path(location))):
+        cruft_incremental.note_full("the template is not a repository on disk")
+        return None
+    try:
+        with _quiet(), _shared_work():
+            made = cruft_incremental.render(
+                cookiecutter,
+                record,
+                Path(location),
+                baseline.commit,
+                baseline.tree,
+                baseline.context,
+                commit,
+                answers,
+                dest,
+                _plain,
+            )
+    except Exception as error:  # cookiecutter's or Jinja's: the full render says it its way
+        shutil.rmtree(dest, ignore_errors=True)
+        cruft_incremental.note_full(f"{type(error).__name__}")
+        return None
+    if isinstance(made, str):
+        cruft_incremental.note_full(made)
+        return None
+    cruft_incremental.RENDERS["incremental"] = cruft_incremental.RENDERS.get("incremental", 0) + 1
+    return made
 
 
 def _check_out(record: TemplateRecord, commit: str, dest: Path) -> None:

@@ -78,6 +78,24 @@ def _usable_entry(
     return None
 
 
+def _cached_baseline(record: TemplateRecord, ref: str, hooks: str) -> Any:
+    """The cached render of the recorded commit with the recorded answers, which a render of
+    another commit may start from (``cruft_incremental`` decides whether that is exact)."""
+    from tether.templates.cruft_render import Baseline
+    from tether.templates.render_cache import TREE, renders_home
+
+    if ref == record.commit:
+        return None
+    key = _usable_entry(record, record.commit, record.answers, hooks)
+    facts = read_facts(key) if key is not None else None
+    if key is None or facts is None or facts.get("hooks") or facts.get("commit") != record.commit:
+        return None
+    context = facts.get("context")
+    if not isinstance(context, dict):
+        return None
+    return Baseline(record.commit, renders_home() / key / TREE, context)
+
+
 def render_record(
     record: TemplateRecord,
     ref: str,
@@ -113,6 +131,7 @@ def render_record(
                 tree,
                 run_hooks=hooks == HOOKS_RUN,
                 refuse_hooks=hooks == HOOKS_REFUSE,
+                baseline=_cached_baseline(record, ref, hooks),
             )
             return facts
 
