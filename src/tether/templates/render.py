@@ -10,7 +10,13 @@ from typing import TYPE_CHECKING, Any
 from tether.errors import TetherError
 from tether.templates import HOOKS_PREVIEW, HOOKS_REFUSE, HOOKS_RUN, HOOKS_SKIP
 from tether.templates.records import COPIER, TemplateRecord, answers_digest
-from tether.templates.render_cache import cached_render, read_facts, render_key
+from tether.templates.render_cache import (
+    TREE,
+    cached_render,
+    read_facts,
+    render_key,
+    renders_home,
+)
 
 if TYPE_CHECKING:
     pass
@@ -82,7 +88,6 @@ def _cached_baseline(record: TemplateRecord, ref: str, hooks: str) -> Any:
     """The cached render of the recorded commit with the recorded answers, which a render of
     another commit may start from (``cruft_incremental`` decides whether that is exact)."""
     from tether.templates.cruft_render import Baseline
-    from tether.templates.render_cache import TREE, renders_home
 
     if ref == record.commit:
         return None
