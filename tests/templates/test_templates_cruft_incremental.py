@@ -232,3 +232,18 @@ def test_the_same_template_without_those_conditions_is_incremental(tmp_path: Pat
     incremental_before, _ = counts()
     render_record(record, second, record.answers)
     assert counts()[0] == incremental_before + 1
+
+
+def test_a_baseline_render_missing_a_file_gives_a_full_render(tmp_path: Path) -> None:
+    """The cache may be deleted at any time, also in part: an output the baseline's entry no
+    longer holds is rendered, never left out."""
+    template = tmp_path / "template"
+    first, second = template_repo(template, list(_case("plain")))
+    record = record_at(template, first)
+    base_tree, _ = render_record(record, first, record.answers)
+    (base_tree / "b.txt").unlink()
+    incremental_before, full_before = counts()
+    tree, _facts = render_record(record, second, record.answers)
+    assert counts() == (incremental_before, full_before + 1)
+    assert "lacks b.txt" in cruft_incremental.FALLBACKS[-1]
+    assert snapshot(tree) == snapshot(full_render(tmp_path, record, second))
