@@ -34,7 +34,8 @@ PAUSE_VAR = "TETHER_PAUSE_AT"
 PAUSE_LIMIT = 120.0  # seconds: a gate a test forgot to remove never holds a run forever
 EXIT_CODE = 99
 
-_SPEC = re.compile(r"(?P<step>[a-z][a-z0-9-]*):(?P<count>[1-9][0-9]*)")
+# Compiled on first use (re keeps it): only a run under test sets a crash point.
+_SPEC = r"(?P<step>[a-z][a-z0-9-]*):(?P<count>[1-9][0-9]*)"
 
 # Appends seen by this process, per step. Counted whether or not a crash is asked for, so the
 # numbering is the process's own and does not depend on when the variable was read.
@@ -43,7 +44,7 @@ _counts: Counter[str] = Counter()
 
 def parse_spec(spec: str, variable: str = ENV_VAR) -> tuple[str, int]:
     """``"file-written:2"`` → ``("file-written", 2)``; anything else is a harness mistake."""
-    match = _SPEC.fullmatch(spec.strip())
+    match = re.fullmatch(_SPEC, spec.strip())
     if match is None:
         raise TetherError(f"{variable} must look like <step-name>:<n> with n >= 1, got {spec!r}")
     return match["step"], int(match["count"])

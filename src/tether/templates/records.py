@@ -113,17 +113,20 @@ def parse_cruft_record(data: bytes, path: str) -> TemplateRecord:
     )
 
 
-_COPIER_COMMIT_LINE = re.compile(rb"^(_commit:[ \t]*)(\S.*?)?([ \t]*(#.*)?)$", re.MULTILINE)
+# Compiled on first use (re keeps it): only a copier project's record is read for it.
+_COPIER_COMMIT_LINE = rb"(?m)^(_commit:[ \t]*)(\S.*?)?([ \t]*(#.*)?)$"
 
 
 def copier_commit_edit(raw: bytes, commit: str) -> bytes | None:
     """The answers file with ``_commit`` set to ``commit`` and every other byte kept; None
     when the file has no one plain ``_commit:`` line to edit."""
-    lines = _COPIER_COMMIT_LINE.findall(raw)
+    lines = re.findall(_COPIER_COMMIT_LINE, raw)
     if len(lines) != 1:
         return None
     value = commit if re.fullmatch(r"[A-Za-z0-9._+/-]+", commit) else json.dumps(commit)
-    return _COPIER_COMMIT_LINE.sub(lambda m: m.group(1) + value.encode() + m.group(3), raw, 1)
+    return re.sub(
+        _COPIER_COMMIT_LINE, lambda m: m.group(1) + value.encode() + m.group(3), raw, count=1
+    )
 
 
 def cruft_record_bytes(raw: bytes, commit: str, context: dict[str, Any] | None) -> bytes:
