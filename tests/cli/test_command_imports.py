@@ -24,7 +24,6 @@ COMMON = {
     "flows.baseline",
     "flows.conflicts",  # is a conflict an earlier update left settled?
     "flows.project",
-    "flows.replay",  # is an interrupted run waiting in the journal?
     "flows.safety",
     "flows.status",
     "fsio",
@@ -46,8 +45,6 @@ COMMON = {
     "state",
     "state.pristine",  # the pristine cache: the bytes of a file that differs
     "state.config",  # .tether/config.toml (the TOML parser only when the file exists)
-    "state.crashpoint",
-    "state.journal",
     "state.lock",  # is another run holding the project?
     "state.statcache",
     "state.store",
@@ -55,6 +52,9 @@ COMMON = {
     "templates.records",
     "versions",
 }
+# What reading the journal takes, for a project where an update ran (a never-updated one has
+# no journal, and its status loads none of them): is an interrupted run waiting there?
+JOURNAL = {"flows.replay", "state.crashpoint", "state.journal"}
 # status and check share the words of a run in flight (report.status).
 HUMAN = {"report.lifecycle_steps", "report.listing", "report.printable", "report.status"}
 JSON = {"report.documents"}
@@ -115,3 +115,21 @@ def test_status_and_check_import_only_what_they_use(project: Path, argv: tuple[s
         f"expected but not imported: {sorted(EXPECTED[argv] - ours)}"
     )
     assert not loaded & NEVER
+
+
+def test_status_reads_the_journal_where_an_update_ran(project: Path) -> None:
+    """Where a journal exists, status loads what reads it (an unfinished run is looked for)."""
+    journal = project / ".tether/journal.jsonl"
+    journal.write_text("")
+    try:
+        result = subprocess.run(
+            [sys.executable, "-c", SCRIPT, "status", "-C", str(project)],
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
+    finally:
+        journal.unlink()
+    assert result.returncode == 0, result.stderr
+    loaded = {name.removeprefix("tether.") for name in result.stdout.split()}
+    assert loaded >= JOURNAL

@@ -9,7 +9,7 @@ import stat
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from tether.errors import TetherError
 from tether.flows.safety import PathGuard, check_own_paths
@@ -28,11 +28,13 @@ from tether.model.manifest import Manifest, ManifestFormat
 from tether.profiles import NATIVE, TEMPLATE_PROFILES, Profile, detect_profile, get_profile
 from tether.sources.manifest_file import load_manifest
 from tether.state.config import ProjectConfig, load_config
-from tether.state.journal import Journal
 from tether.state.pristine import PristineCache
 from tether.state.statcache import StatCache
 from tether.state.store import State, load_state
 from tether.templates import TemplateBinding, TemplateOptions, detect_template
+
+if TYPE_CHECKING:
+    from tether.state.journal import Journal
 
 
 def utc_now() -> str:
@@ -107,6 +109,8 @@ class Project:
 
     def journal(self) -> Journal:
         """The journal of this project's runs (one file; nothing read until asked)."""
+        from tether.state.journal import Journal  # status on a never-updated project: none
+
         return Journal(self.path(self.profile.journal_file))
 
     def load_state(self) -> State | None:

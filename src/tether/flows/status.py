@@ -450,6 +450,9 @@ def unfinished_update(project: Project) -> UnfinishedUpdate | None:
     """The journal's unfinished run: one that stopped before recording its new state, or
     after it (the steps after the version marker, such as post-update writes, may be
     missing; the same command finishes them)."""
+    problem, info = PathGuard(project.root).inspect(project.profile.journal_file)
+    if info is None and not problem:
+        return None  # no update ever ran here: no journal to read (nor its modules to load)
     from tether.flows.replay import checked_unfinished_run
 
     journal = project.journal()
