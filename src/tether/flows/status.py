@@ -141,7 +141,6 @@ def current_digest(
     NOT_A_FILE, without opening it, when the path is not a regular file, is a link, or
     lies behind a folder linking out of the project."""
     guard = guard or PathGuard(project.root)
-    target = project.path(rel)
     try:
         problem, info = guard.inspect_for_reading(rel)
     except OSError as error:  # a folder on the way that cannot be looked into
@@ -154,7 +153,7 @@ def current_digest(
     if cached is not None:
         return cached
     try:
-        digest = sha256_file(target)
+        digest = sha256_file(project.path(rel))  # a path object only for a file read
     except NotRegularFileError:  # swapped for a FIFO or device since the look
         return NOT_A_FILE
     except OSError as error:
@@ -174,7 +173,6 @@ def classify_drift(
     for rel, record in progress.tracked("checking", sorted(baseline.files.items())):
         if rel in baseline.sentinels or rel in yours:
             continue
-        target = project.path(rel)
         owned = record.cls is FileClass.OWNED
         digest = current_digest(project, rel, stats, guard)
         if digest is None:
@@ -189,8 +187,8 @@ def classify_drift(
                 report.notes.append(f"{rel}: {problem}; not read")
         if digest != NOT_A_FILE and (
             digest == record.sha256
-            or _crlf_checkout_of(target, baseline, rel)
-            or regions.differs_only_inside(rel, target)
+            or _crlf_checkout_of(project.path(rel), baseline, rel)
+            or regions.differs_only_inside(rel, project.path(rel))
         ):
             report.clean.append(rel)
         else:
