@@ -1180,6 +1180,27 @@ _CLONE_CONFIG_BYTES = 64 << 10
 _REDIRECTS = ("commondir", "gitdir", "config.worktree")
 
 
+def checked_own_clone(place: Path, what: str, again: str) -> Path:
+    """``place``, where tether keeps its ``what`` (a bare clone tether made), once git may
+    work in it: TetherError when a link or a file stands there, or when something other
+    than tether changed the clone so that git could run a program or read another
+    repository (``foreign_clone_setting``). Checked before any git command runs in it;
+    ``again`` names what removing it leads to."""
+    if place.is_symlink() or (os.path.lexists(place) and not place.is_dir()):
+        kind = "a symbolic link" if place.is_symlink() else "not a folder"
+        raise TetherError(
+            f"{place}: is {kind}; tether keeps its {what} only in a plain folder "
+            f"(remove it to {again})"
+        )
+    problem = foreign_clone_setting(place) if place.is_dir() else None
+    if problem is not None:
+        raise TetherError(
+            f"refusing tether's {what}: {problem}; no git command was run in it "
+            f"(remove {place} to {again})"
+        )
+    return place
+
+
 def foreign_clone_setting(repo: Path) -> str | None:
     """Why the bare clone ``repo`` (one tether made) may not be handed to git, or None.
 

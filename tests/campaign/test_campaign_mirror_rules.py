@@ -215,8 +215,8 @@ def test_a_link_for_the_mirror_is_refused_and_never_fetched_into(
     assert code == Exit.ERROR
     [record] = document["repositories"]
     assert record["reason"] == (
-        f"cannot fetch {url}: {mirror}: is not a plain folder; tether keeps its mirror of "
-        f"{url} only in one (remove it to mirror the repository again)"
+        f"cannot fetch {url}: {mirror}: is a symbolic link; tether keeps its mirror of "
+        f"{url} only in a plain folder (remove it to mirror the repository again)"
     )
     assert listing(elsewhere) == before
 

@@ -65,19 +65,9 @@ def checked_mirror(folder: CampaignFolder, url: str) -> Path:
     tether changed the mirror there in a way that could make git run a program or read
     another repository (a link or a file for the mirror, a setting of its config, a hook:
     ``git.foreign_clone_setting``). Checked before any git command runs in it."""
-    mirror = folder.mirror_path(url)
-    if mirror.is_symlink() or (os.path.lexists(mirror) and not mirror.is_dir()):
-        raise TetherError(
-            f"{mirror}: is not a plain folder; tether keeps its mirror of {url} only in one "
-            "(remove it to mirror the repository again)"
-        )
-    problem = git.foreign_clone_setting(mirror) if mirror.is_dir() else None
-    if problem is not None:
-        raise TetherError(
-            f"refusing tether's mirror of {url}: {problem}; no git command was run in it "
-            f"(remove {mirror} to mirror the repository again)"
-        )
-    return mirror
+    return git.checked_own_clone(
+        folder.mirror_path(url), f"mirror of {url}", "mirror the repository again"
+    )
 
 
 def ensure_mirror(folder: CampaignFolder, url: str) -> Path:

@@ -15,7 +15,6 @@ content.
 
 from __future__ import annotations
 
-import os
 import shutil
 import tarfile
 import tempfile
@@ -159,24 +158,9 @@ class GitSource(TaggedSource):
     def _checked_mirror(self) -> Path:
         """The cached clone's place, refused when something other than tether changed it
         in a way that could make git run a program or read another repository."""
-        mirror = self.cache.scratch(MIRROR)
-        if mirror.is_symlink():  # the clone is tether's: never one somewhere else
-            raise TetherError(
-                f"{mirror}: is a symbolic link; tether keeps its clone of {self.spec} only in "
-                "a plain folder (remove it to clone again)"
-            )
-        if os.path.lexists(mirror) and not mirror.is_dir():
-            raise TetherError(
-                f"{mirror}: is not a folder; tether keeps its clone of {self.spec} only in "
-                "a plain folder (remove it to clone again)"
-            )
-        problem = git.foreign_clone_setting(mirror) if mirror.is_dir() else None
-        if problem is not None:
-            raise TetherError(
-                f"refusing tether's clone of {self.spec}: {problem}; no git command was run "
-                f"in it (remove {mirror} to clone again)"
-            )
-        return mirror
+        return git.checked_own_clone(
+            self.cache.scratch(MIRROR), f"clone of {self.spec}", "clone again"
+        )
 
     def _fetch(self, mirror: Path, tag: str) -> None:
         try:
