@@ -119,7 +119,7 @@ def run(args: argparse.Namespace) -> int:
 
     report = run_update(request, confirm)
     if args.json:
-        print_json({**report.to_json(), "files": refresh_classes(report)})
+        print_json({**update_document(report), "files": refresh_classes(report)})
     else:
         print(render_refresh(report))
     return report.exit_code()

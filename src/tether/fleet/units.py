@@ -23,7 +23,12 @@ from tether.flows.status import newest_available, project_status
 from tether.flows.update import PreparedUpdate, UpdateRequest, prepare_update, run_update
 from tether.flows.update_report import UpdateReport, UpdateStatus
 from tether.model.plan import Bucket
-from tether.report.update import render_plan_summary, render_update
+from tether.report.update import (
+    render_plan_summary,
+    render_update,
+    update_document,
+    update_notes,
+)
 from tether.runs.isolation import DEFAULT_MODE, Isolation, Target, isolate
 
 # --- status ----------------------------------------------------------------------------
@@ -140,7 +145,7 @@ def plan_unit(path: str, options: PlanOptions) -> ProjectPlan:
 
 def _up_to_date_plan(report: UpdateReport) -> ProjectPlan:
     lines = [f"already up to date ({report.upstream} {report.from_version})"]
-    lines += [f"note: {n}" for n in report.notes]
+    lines += [f"note: {n}" for n in update_notes(report)]
     return ProjectPlan(
         "up-to-date", report.upstream, report.from_version, report.to_version, log=tuple(lines)
     )
@@ -287,7 +292,7 @@ def _confirm(
 
 
 def _outcome(report: UpdateReport, where: Isolation, log: list[str]) -> ProjectOutcome:
-    data = report.to_json()
+    data = update_document(report)
     isolation = where.to_json()
     if report.status == UpdateStatus.CANCELLED:
         return ProjectOutcome(

@@ -71,7 +71,13 @@ from tether.flows.regions_step import (
 from tether.flows.release_notes import ReleaseNotes, release_notes, with_release_page
 from tether.flows.replay import checked_unfinished_run
 from tether.flows.runtime_paths import check_runtime_paths
-from tether.flows.update_report import UpdateReport, UpdateStatus
+from tether.flows.update_report import (
+    RunEnd,
+    RunEndCode,
+    UncommittedMarker,
+    UpdateReport,
+    UpdateStatus,
+)
 from tether.model.manifest import FileClass
 from tether.model.plan import YOURS, Bucket, FileAction, Op, UpdatePlan
 from tether.state.journal import STEP_RUN_STARTED, Journal, RunRecord, new_run_id
@@ -523,10 +529,9 @@ def _up_to_date(
         merge_dir=project.profile.merge_dir,
         notes=list(baseline.notes),
     )
-    uncommitted = uncommitted_version_marker(project)
-    if uncommitted:
+    report.uncommitted = uncommitted_version_marker(project)
+    if report.uncommitted is not None:
         report.status = UpdateStatus.NOT_COMMITTED
-        report.notes.append(uncommitted)
     report.actions = _leftover_actions(project, baseline)
     report.earlier_action_items = open_action_items(project, baseline)
     if report.earlier_action_items:
@@ -538,10 +543,7 @@ def _up_to_date(
         # That run's own conflicts, not an earlier one's: it finished all but its last line.
         report.status = UpdateStatus.COMPLETED
         report.run_id = unfinished.run_id
-        report.notes.append(
-            f"the update to {unfinished.to_version} wrote its state but was interrupted before it "
-            "completed; review the changes (git diff) and commit them"
-        )
+        report.run_end = RunEnd(RunEndCode.STATE_WRITTEN, to_version=unfinished.to_version)
         if not request.dry_run:  # the caller holds the lock
             report.post_update = finish_post_update(
                 project, project.journal(), unfinished, baseline.manifest().lifecycle
@@ -550,10 +552,9 @@ def _up_to_date(
     return report
 
 
-def uncommitted_version_marker(project: Project) -> str | None:
+def uncommitted_version_marker(project: Project) -> UncommittedMarker | None:
     """For ecosystems whose version file is committed (GAIA): a marker that differs from
-    HEAD's copy means an update was applied and not committed. What to do, in words,
-    quoting the marker itself (tether's own record may say something else)."""
+    HEAD's copy means an update was applied and not committed."""
     from tether import git
 
     marker = project.profile.version_file
@@ -568,11 +569,7 @@ def uncommitted_version_marker(project: Project) -> str | None:
     committed_value = committed.decode(errors="replace").strip()
     if committed_value == value:
         return None
-    return (
-        f"the update to {value} is applied but not committed ({marker} says {value}, the "
-        f"last commit has {committed_value}): review it (git status, git diff) and commit "
-        f"it, or run 'git checkout -- {marker}' and rerun 'tether update' to start over"
-    )
+    return UncommittedMarker(marker, value, committed_value)
 
 
 class _StopFlag:
@@ -912,12 +909,9 @@ def _report_after_apply(
     report.superseded_artifacts = [p for p in earlier if p in region_handled]
     report.notes += outcome.notes
     if outcome.interrupted:
-        report.notes.append(
-            f"stopped by a signal; run the same command again to finish run {ctx.run_id}, or "
-            "'tether update --abandon' to roll it back"
-        )
+        report.run_end = RunEnd(RunEndCode.STOPPED, run_id=ctx.run_id)
     elif outcome.failed:
-        report.notes.append("some files failed; fix them and run the same command again to finish")
+        report.run_end = RunEnd(RunEndCode.FILES_FAILED)
     return report
 
 

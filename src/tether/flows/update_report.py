@@ -34,6 +34,32 @@ class UpdateStatus(StrEnum):
     ABANDONED = "abandoned"
 
 
+class RunEndCode(StrEnum):
+    """How a run ended when that asks something more of a person (``report/update.py``
+    words it as the report's last note)."""
+
+    STOPPED = "stopped"  # a signal stopped it: run again to finish, or abandon
+    FILES_FAILED = "files-failed"  # some files failed: fix them and run again
+    STATE_WRITTEN = "state-written"  # an interrupted run had recorded its state: review, commit
+
+
+@dataclass(frozen=True)
+class RunEnd:
+    code: RunEndCode
+    run_id: str = ""  # the run to finish or abandon (stopped)
+    to_version: str = ""  # the release the run was updating to (state-written)
+
+
+@dataclass(frozen=True)
+class UncommittedMarker:
+    """An applied update not committed: the committed version file (GAIA's) differs from
+    HEAD's copy. The marker's own values, as tether's record may say something else."""
+
+    marker: str  # the version file, relative to the project
+    value: str  # what it says now
+    committed: str  # what the last commit has
+
+
 BUCKET_ORDER = (
     Bucket.ADD,
     Bucket.REMOVED,
@@ -97,6 +123,10 @@ class UpdateReport:
     trailer_invalidations: list[dict[str, Any]] = field(default_factory=list)
     # What an abandon put back and could not (flows/abandon.py); worded by report/abandon.py.
     abandoned: Abandoned | None = None
+    # An applied update not committed, and how the run ended: facts worded as the last notes
+    # by report/update.py (``update_notes``), in its words and its JSON document.
+    uncommitted: UncommittedMarker | None = None
+    run_end: RunEnd | None = None
 
     @property
     def action_items(self) -> list[dict[str, Any]]:

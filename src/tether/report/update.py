@@ -7,14 +7,14 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from tether.flows.update_report import UpdateStatus
+from tether.flows.update_report import RunEndCode, UpdateStatus
 from tether.report import lifecycle_steps as lifecycle_report
 from tether.report.abandon import with_abandon_notes
 from tether.report.listing import LIST_LIMIT, listing
 from tether.report.printable import lines_of, one_line, printable
 
 if TYPE_CHECKING:
-    from tether.flows.update_report import UpdateReport
+    from tether.flows.update_report import RunEnd, UncommittedMarker, UpdateReport
     from tether.model.plan import FileAction
 
 
@@ -304,8 +304,44 @@ def _next_steps(report: UpdateReport) -> list[str]:
 
 
 def update_document(report: UpdateReport) -> dict[str, Any]:
-    """An update's JSON document, with the notes its words add (an abandon's)."""
-    return {**report.to_json(), "notes": with_abandon_notes(report)}
+    """An update's JSON document, with the notes its words add (an abandon's, an
+    uncommitted update's, how the run ended)."""
+    return {**report.to_json(), "notes": update_notes(report)}
+
+
+def update_notes(report: UpdateReport) -> list[str]:
+    """Every note of an update: an abandon's first, the run's own, then an applied update
+    left uncommitted and what the way the run ended asks of a person."""
+    notes = with_abandon_notes(report)
+    if report.uncommitted is not None:
+        notes.append(_uncommitted(report.uncommitted))
+    if report.run_end is not None:
+        notes.append(_run_end(report.run_end))
+    return notes
+
+
+def _uncommitted(found: UncommittedMarker) -> str:
+    """What to do about it, quoting the marker itself."""
+    return (
+        f"the update to {found.value} is applied but not committed ({found.marker} says "
+        f"{found.value}, the last commit has {found.committed}): review it (git status, git "
+        f"diff) and commit it, or run 'git checkout -- {found.marker}' and rerun 'tether "
+        "update' to start over"
+    )
+
+
+def _run_end(end: RunEnd) -> str:
+    if end.code is RunEndCode.STOPPED:
+        return (
+            f"stopped by a signal; run the same command again to finish run {end.run_id}, or "
+            "'tether update --abandon' to roll it back"
+        )
+    if end.code is RunEndCode.FILES_FAILED:
+        return "some files failed; fix them and run the same command again to finish"
+    return (
+        f"the update to {end.to_version} wrote its state but was interrupted before it "
+        "completed; review the changes (git diff) and commit them"
+    )
 
 
 def render_update(report: UpdateReport, limit: int | None = LIST_LIMIT) -> str:
@@ -314,7 +350,7 @@ def render_update(report: UpdateReport, limit: int | None = LIST_LIMIT) -> str:
 
 
 def _update_text(report: UpdateReport, limit: int | None) -> str:
-    notes = [f"note: {one_line(n)}" for n in with_abandon_notes(report)]
+    notes = [f"note: {one_line(n)}" for n in update_notes(report)]
     if report.status == UpdateStatus.UP_TO_DATE:
         upstream = one_line(report.upstream)
         lines = [f"tether update: already up to date ({upstream} {report.from_version})"]
