@@ -133,3 +133,35 @@ def test_status_reads_the_journal_where_an_update_ran(project: Path) -> None:
     assert result.returncode == 0, result.stderr
     loaded = {name.removeprefix("tether.") for name in result.stdout.split()}
     assert loaded >= JOURNAL
+
+
+# Modules a plain update (no field-by-field merge, not abandoned) has no use for: the abandon
+# flow and what puts an update back, the structured merge's model and the renderer of its rows.
+UPDATE_NEVER = {
+    "flows.abandon",
+    "flows.restore",
+    "engine.structured",
+    "engine.structured.model",
+    "engine.structured.notes",
+}
+
+
+def test_update_imports_neither_abandon_nor_the_structured_renderer(tmp_path: Path) -> None:
+    files = {f"docs/page{i}.md": f"page {i}\n" for i in range(5)}
+    make_release(tmp_path / "shelf", "1.0.0", files)
+    make_release(tmp_path / "shelf", "1.1.0", {**files, "docs/page1.md": "page one\n"})
+    project = tmp_path / "project"
+    assert (
+        call("init", "--source", str(tmp_path / "shelf"), "--to", "1.0.0", "-C", str(project)) == 0
+    )
+    argv = ["update", "--yes", "--no-branch", "--json", "-C", str(project)]
+    result = subprocess.run(
+        [sys.executable, "-c", SCRIPT, *argv], capture_output=True, text=True, timeout=120
+    )
+    assert result.returncode == 0, result.stderr
+    code, modules = result.stdout.splitlines()[-2:]
+    assert code == "0"
+    assert (project / "docs/page1.md").read_text() == "page one\n"  # the update did run
+    ours = {name.removeprefix("tether.") for name in modules.split() if name.startswith("tether.")}
+    assert "flows.update" in ours
+    assert not ours & UPDATE_NEVER, sorted(ours & UPDATE_NEVER)

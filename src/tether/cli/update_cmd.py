@@ -104,7 +104,6 @@ def _confirm(prepared: PreparedUpdate, settle_conflicts: bool) -> bool:
 
 
 def run(args: argparse.Namespace) -> int:
-    from tether.flows.abandon import abandon_update
     from tether.flows.plan import UpdateOptions
     from tether.flows.preflight import GitOptions
     from tether.flows.project import open_project
@@ -115,6 +114,9 @@ def run(args: argparse.Namespace) -> int:
     root = installed_project_dir(args)
     template = template_options(args)
     if args.abandon:
+        # Imported here: an update that is not abandoned never loads the abandon flow.
+        from tether.flows.abandon import abandon_update
+
         report = abandon_update(root, args.profile, template)
     else:
         profile = open_project(root, args.profile, template).profile

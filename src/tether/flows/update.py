@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 import signal
 import threading
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -79,7 +79,7 @@ from tether.flows.update_report import (
     UpdateStatus,
 )
 from tether.model.manifest import FileClass
-from tether.model.plan import YOURS, Bucket, FileAction, Op, UpdatePlan
+from tether.model.plan import YOURS, Bucket, FieldMergeRow, FileAction, Op, UpdatePlan
 from tether.state.journal import STEP_RUN_STARTED, Journal, RunRecord, new_run_id
 from tether.state.lock import ProjectLock
 from tether.templates import TemplateOptions
@@ -141,8 +141,6 @@ class PreparedUpdate:
     branch: str | None = None  # the branch it switches to once confirmed (None: stays)
 
     def report(self, status: UpdateStatus) -> UpdateReport:
-        from tether.engine.structured.notes import row_text
-
         unfinished = self.unfinished
         # A resumed run names the versions the interrupted run set out between, even when
         # that run got as far as recording its new state.
@@ -180,10 +178,7 @@ class PreparedUpdate:
             regions=self.regions.to_json(),
             release_notes=[s.to_json() for s in self.notes.sections],
             adopter_actions=[a.to_json() for a in self.notes.actions],
-            structured=[
-                row_text(self.plan.structured[p], planned=self.request.dry_run)
-                for p in sorted(self.plan.structured)
-            ],
+            structured=_structured_rows(self.plan.structured, self.request.dry_run),
             commit_message=profile.update_title(self.plan.upstream, self.plan.to_version),
             ping=self.ping.to_json() if self.ping is not None else None,
             # Shown before the question and in a dry run; never deleted (GAIA Step 4b).
@@ -597,6 +592,16 @@ class _StopFlag:
         finally:
             for s, h in previous.items():
                 signal.signal(s, h)
+
+
+def _structured_rows(rows: Mapping[str, FieldMergeRow], planned: bool) -> list[str]:
+    """The structured merges' lines, one per file; their renderer (and its model) is
+    imported only when a file was merged field by field."""
+    if not rows:
+        return []
+    from tether.engine.structured.notes import row_text
+
+    return [row_text(rows[path], planned=planned) for path in sorted(rows)]
 
 
 def _earlier_artifacts(project: Project) -> list[str]:
