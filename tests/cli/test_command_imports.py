@@ -56,8 +56,14 @@ COMMON = {
 # no journal, and its status loads none of them): is an interrupted run waiting there?
 JOURNAL = {"flows.replay", "state.crashpoint", "state.journal"}
 # status and check share the words of a run in flight (report.status).
-HUMAN = {"report.lifecycle_steps", "report.listing", "report.printable", "report.status"}
-JSON = {"report.documents"}
+HUMAN = {
+    "report.lifecycle_steps",
+    "report.listing",
+    "report.printable",
+    "report.status",
+    "report.status_document",
+}
+JSON = {"report.documents", "report.status_document"}
 EXPECTED = {
     ("status",): COMMON | HUMAN | {"cli.status_cmd"},
     ("status", "--json"): COMMON | JSON | {"cli.status_cmd"},

@@ -888,7 +888,15 @@ def test_a_killed_first_update_with_a_source_shows_as_unfinished_without_it(
     assert status.returncode == 0, status.stderr
     doc = json.loads(status.stdout)
     assert doc["unfinished"]["to_version"] == "1.1.0" and doc["compared"] is False
-    assert "clean 0" not in run_tether("status", "-C", str(project)).stdout
+    not_compared = "the files were not compared with the installed release: "
+    rerun = "give the rerun the same --source the interrupted update was given"
+    assert doc["notes"][0].startswith(not_compared) and doc["notes"][1] == rerun
+    checked = json.loads(run_tether("check", "--json", "-C", str(project)).stdout)
+    assert checked["notes"] == doc["notes"]
+    human = run_tether("status", "-C", str(project)).stdout
+    assert "clean 0" not in human
+    assert f"note: {doc['notes'][0]}\nnote: {rerun}" in human
+    assert f"note: {doc['notes'][0]}\nnote: {rerun}" in check.stdout
     finished = run_tether(*update_args, "-C", str(project))
     assert finished.returncode == 0, finished.stdout + finished.stderr
     assert run_tether("check", "-C", str(project)).returncode == 0

@@ -50,7 +50,9 @@ def run(args: argparse.Namespace) -> int:
         template=template_options(args),
     )
     if args.json:
-        print_json(report.to_json())
+        from tether.report.status_document import check_document
+
+        print_json(check_document(report))
     else:
         from tether.report.check import render_check
 

@@ -25,7 +25,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     report = status_of(args)
     if args.json:
-        print_json(report.to_json())
+        from tether.report.status_document import status_document
+
+        print_json(status_document(report))
     else:
         from tether.report.status import render_status
 

@@ -28,6 +28,16 @@ if TYPE_CHECKING:  # regions are read only when a file differs from its record
     from tether.flows.regions_step import RegionPlan
 
 
+@dataclass(frozen=True)
+class NotCompared:
+    """Why the files were not compared with the installed release (only the run in flight
+    or stopped half way is reported), and the command of the run stopped half way whose
+    rerun needs the ``--source`` it was given. ``report/status.py`` words it."""
+
+    why: str  # the error that stopped reading the installed release
+    unfinished_verb: str | None = None  # update or refresh, when one stopped half way
+
+
 @dataclass
 class StatusReport:
     """What ``status`` and ``check`` found."""
@@ -67,6 +77,8 @@ class StatusReport:
     # False when the files could not be compared with the installed release (only the run
     # in flight or stopped half way is reported).
     compared: bool = True
+    # Why not (worded as the first notes by report/status.status_notes).
+    not_compared: NotCompared | None = None
     notes: list[str] = field(default_factory=list)
     # A copier or cruft project: whether the template moved past the recorded version (its
     # versions are tags or commits, which tether's version order does not compare).
@@ -346,11 +358,7 @@ def _run_state_only(
     report.running = running
     report.unfinished = unfinished.document() if unfinished is not None else None
     report.compared = False
-    report.notes.append(f"the files were not compared with the installed release: {why}")
-    if unfinished is not None:
-        report.notes.append(
-            f"give the rerun the same --source the interrupted {unfinished.verb} was given"
-        )
+    report.not_compared = NotCompared(why, unfinished.verb if unfinished is not None else None)
     return report
 
 

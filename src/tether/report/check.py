@@ -8,6 +8,7 @@ from tether.report import lifecycle_steps as lifecycle_report
 from tether.report.listing import LIST_LIMIT
 from tether.report.printable import one_line, printable
 from tether.report.status import run_state_lines
+from tether.report.status_document import status_notes
 
 if TYPE_CHECKING:
     from tether.flows.check import CheckReport
@@ -61,7 +62,7 @@ def render_check(report: CheckReport, limit: int | None = LIST_LIMIT) -> str:
             lines.append(f"  … and {len(found) - len(shown)} more (--all lists every one)")
     lines += lifecycle_report.open_item_lines(status.action_items)
     lines.append(f"fails on: {', '.join(report.fail_on) or 'nothing'} ({report.fail_on_from})")
-    lines += [f"note: {n}" for n in status.notes]
+    lines += [f"note: {n}" for n in status_notes(status)]
     return printable("\n".join(lines))
 
 

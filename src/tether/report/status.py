@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING
 from tether.report import lifecycle_steps as lifecycle_report
 from tether.report.listing import LIST_LIMIT, listing
 from tether.report.printable import one_line, printable
+from tether.report.status_document import status_notes
 
 if TYPE_CHECKING:
     from tether.flows.status import StatusReport
@@ -51,7 +52,7 @@ def render_status(report: StatusReport, limit: int | None = LIST_LIMIT) -> str:
         limit,
     )
     lines += lifecycle_report.open_item_lines(report.action_items)
-    lines += [f"note: {one_line(n)}" for n in report.notes]
+    lines += [f"note: {one_line(n)}" for n in status_notes(report)]
     return printable("\n".join(lines))
 
 
