@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import io
 import json
+import re
 from contextlib import redirect_stdout
 from pathlib import Path
 
@@ -76,6 +77,21 @@ def test_nothing_committed_pushes_nothing_and_says_what_to_do(repo: Path, remote
     assert code == 0
     assert doc["status"] == "nothing-ahead" and doc["ahead"] == 0 and doc["pushed"] is False
     assert doc["pull_request"] is None
+    # The words of the note and of the next step, the same in both outputs and in the
+    # document's last two keys (the report holds the count and the status; report/ words them).
+    note = doc["notes"][0]
+    assert re.fullmatch(
+        r"[1-9][0-9]* file\(s\) have uncommitted changes; they are not part of the pull "
+        r"request until you commit them \(and run 'tether pr' again\)",
+        note,
+    )
+    step = (
+        f"nothing is committed on {BRANCH} that main lacks: review the update (git diff), "
+        "commit it, then run 'tether pr' again"
+    )
+    assert list(doc)[-2:] == ["next_step", "notes"]
+    assert doc["notes"] == [note] and doc["next_step"] == step
+    assert result.stdout.splitlines()[-2:] == [f"note: {note}", f"Next: {step}"]
 
 
 def test_a_committed_update_is_pushed_and_its_pull_request_opened(
@@ -275,3 +291,26 @@ def test_the_body_printed_to_paste_cannot_drive_the_terminal(
     assert result.returncode == 1
     assert "\x1b" not in result.stdout and "\x07" not in result.stdout
     assert "Notes" in result.stdout and "cleared?" in result.stdout
+
+
+def test_the_report_holds_facts_and_report_words_the_next_step_of_each_status() -> None:
+    from tether.flows.pullrequest import PullRequestReport
+    from tether.report.pullrequest import pull_request_document
+
+    report = PullRequestReport("push-failed", BRANCH, "main", "origin", 1, TITLE, "body")
+    report.uncommitted = 2
+    assert "next_step" not in report.to_json() and "notes" not in report.to_json()
+    doc = pull_request_document(report)
+    assert doc["next_step"] == (
+        f"resolve the push error, then run 'tether pr' again, or push (git push -u origin "
+        f"{BRANCH}) and open the pull request by hand: {BRANCH} → main, titled '{TITLE}'"
+    )
+    assert doc["notes"][0].startswith("2 file(s) have uncommitted changes")
+    report.status, report.pushed = "gh-missing", True
+    assert pull_request_document(report)["next_step"] == (
+        f"the branch is pushed to origin; open the pull request by hand: {BRANCH} → main, "
+        f"titled '{TITLE}'"
+    )
+    report.status, report.uncommitted = "opened", 0
+    assert pull_request_document(report)["next_step"] == ""
+    assert pull_request_document(report)["notes"] == []

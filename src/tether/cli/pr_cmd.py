@@ -34,14 +34,14 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from tether.flows.pullrequest import PullRequestRequest, open_pull_request
-    from tether.report.pullrequest import render_pull_request
+    from tether.report.pullrequest import pull_request_document, render_pull_request
 
     request = PullRequestRequest(
         installed_project_dir(args), args.base_ref, args.remote, args.title, args.body
     )
     report = open_pull_request(request)
     if args.json:
-        print_json(report.to_json())
+        print_json(pull_request_document(report))
     else:
         print(render_pull_request(report))
     return report.exit_code()

@@ -7,7 +7,7 @@ a failing push or ``gh`` never costs the person what was already done and said.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -43,8 +43,9 @@ class PullRequestReport:
     number: int | None = None
     url: str | None = None
     error: str = ""  # the push's or gh's own error line
-    next_step: str = ""  # what the person does now, by hand when tether could not
-    notes: list[str] = field(default_factory=list)
+    # Files with uncommitted changes: not part of the pull request until committed. What the
+    # person does next follows from the status; report/pullrequest.py words both.
+    uncommitted: int = 0
 
     def exit_code(self) -> int:
         return Exit.ERROR if self.status in FAILED else Exit.OK
@@ -61,9 +62,7 @@ class PullRequestReport:
             "title": self.title,
             "body": self.body,
             "error": self.error,
-            "next_step": self.next_step,
-            "notes": self.notes,
-        }
+        }  # report/pullrequest.pull_request_document adds next_step and notes
 
     def _pull_request(self) -> dict[str, Any] | None:
         if self.number is None and self.url is None:
@@ -94,17 +93,8 @@ def open_pull_request(request: PullRequestRequest) -> PullRequestReport:
         title,
         body,
     )
-    uncommitted = git.dirty_paths(where.top, ["."])
-    if uncommitted:
-        report.notes.append(
-            f"{len(uncommitted)} file(s) have uncommitted changes; they are not part of the "
-            "pull request until you commit them (and run 'tether pr' again)"
-        )
+    report.uncommitted = len(git.dirty_paths(where.top, ["."]))
     if report.ahead == 0:
-        report.next_step = (
-            f"nothing is committed on {where.branch} that {where.base} lacks: review the "
-            "update (git diff), commit it, then run 'tether pr' again"
-        )
         return report
     _push(report, where)
     if report.pushed:
@@ -224,30 +214,17 @@ def _unresolved_conflicts(project: Project, state: State) -> list[str]:
     ]
 
 
-def _by_hand(report: PullRequestReport) -> str:
-    return f"{report.branch} → {report.base}, titled {report.title!r}"
-
-
 def _push(report: PullRequestReport, where: _Where) -> None:
     error = git.push_branch(where.top, where.branch, report.remote)
     if error is None:
         report.pushed = True
         return
     report.status, report.error = "push-failed", f"git push failed: {error}"
-    report.next_step = (
-        "resolve the push error, then run 'tether pr' again, or push "
-        f"(git push -u {report.remote} {where.branch}) and open the pull request by hand: "
-        + _by_hand(report)
-    )
 
 
 def _open_or_find(report: PullRequestReport, where: _Where) -> None:
     if not gh.installed():
         report.status, report.error = "gh-missing", gh.NOT_INSTALLED
-        report.next_step = (
-            f"the branch is pushed to {report.remote}; open the pull request by hand: "
-            + _by_hand(report)
-        )
         return
     from tether.sources import limits
     from tether.sources.github import answer_bound, bound_words
@@ -264,7 +241,3 @@ def _open_or_find(report: PullRequestReport, where: _Where) -> None:
         report.status, report.number, report.url = "opened", created.number, created.url
     except TetherError as error:
         report.status, report.error = "gh-failed", bound_words(error, limits.ANSWER_BYTES)
-        report.next_step = (
-            f"the branch is pushed to {report.remote}; open the pull request by hand (or check "
-            f"for one already open): {_by_hand(report)}"
-        )
