@@ -7,6 +7,7 @@ answers), and find the commit to update to. Imported only when such a project is
 
 from __future__ import annotations
 
+import collections
 import contextlib
 import functools
 import io
@@ -300,19 +301,107 @@ def _shared_work() -> Any:
 
     from tether.templates.jinja_sharing import share_compilation
 
-    saved = generate.create_env_with_context, generate.is_binary
-    make_environment = saved[0]
+    saved = generate.create_env_with_context, generate.is_binary, generate.generate_file
+    make_environment, _, generate_file = saved
 
     def create_env_with_context(context: dict[str, Any]) -> Any:
         own = bool(context.get("cookiecutter", {}).get("_extensions"))
         return share_compilation(make_environment(context), own_extensions=own)
 
+    def generate_verbatim_or_file(
+        project_dir: str,
+        infile: str,
+        context: dict[str, Any],
+        env: Any,
+        skip_if_file_exists: bool = False,
+    ) -> None:
+        if not _write_verbatim(project_dir, infile, context, env, skip_if_file_exists):
+            generate_file(project_dir, infile, context, env, skip_if_file_exists)
+
     generate.create_env_with_context = create_env_with_context
     generate.is_binary = _is_binary
+    generate.generate_file = generate_verbatim_or_file
     try:
         yield
     finally:
-        generate.create_env_with_context, generate.is_binary = saved
+        generate.create_env_with_context, generate.is_binary, generate.generate_file = saved
+
+
+# The sources written out as their own bytes in this process (tests read it). Bounded.
+VERBATIM: collections.deque[str] = collections.deque(maxlen=10_000)
+# What Jinja's lexer reads from an environment to find template syntax in a source.
+_SYNTAX_STARTS = ("block_start_string", "variable_start_string", "comment_start_string")
+
+
+def _renders_verbatim(env: Any, context: dict[str, Any], name: str, data: bytes) -> bool:
+    """Whether cookiecutter's ``generate_file`` writes the source ``data`` (at ``name``) out
+    as its own bytes under its own name, whichever way it takes (copied as binary, or
+    rendered as text): the environment is the one cookiecutter makes without settings of the
+    template's (no line statement or comment prefix, newlines normalised to ``\n``, a
+    trailing newline kept, no extension rewriting a source before it is parsed), no
+    ``_new_lines`` asked for, neither the name nor the text holds a start of Jinja syntax,
+    the text is UTF-8 (what the text path reads it as) and uses one newline style only (Jinja
+    turns every newline into ``\n`` and cookiecutter writes them all back as the first one it
+    saw, so mixed styles would change). Anything else: False, and cookiecutter's own code
+    runs."""
+    from jinja2.ext import Extension
+
+    if context.get("cookiecutter", {}).get("_new_lines"):
+        return False
+    if env.line_statement_prefix is not None or env.line_comment_prefix is not None:
+        return False
+    if env.newline_sequence != "\n" or env.keep_trailing_newline is not True:
+        return False
+    for extension in env.extensions.values():
+        kind = type(extension)
+        if kind.preprocess is not Extension.preprocess:
+            return False
+        if kind.filter_stream is not Extension.filter_stream:
+            return False
+    starts = [getattr(env, setting) for setting in _SYNTAX_STARTS]
+    if not all(isinstance(start, str) and start for start in starts):
+        return False
+    if "\n" in name or "\r" in name or any(start in name for start in starts):
+        return False
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError:
+        return False
+    if any(start in text for start in starts):
+        return False
+    crlf = text.count("\r\n")
+    styles = (crlf > 0) + (text.count("\r") > crlf) + (text.count("\n") > crlf)
+    return styles <= 1
+
+
+def _write_verbatim(
+    project_dir: str,
+    infile: str,
+    context: dict[str, Any],
+    env: Any,
+    skip_if_file_exists: bool,
+) -> bool:
+    """cookiecutter's ``generate_file`` for a source that renders to its own bytes (see
+    ``_renders_verbatim``), without compiling it or asking binaryornot about it: the same
+    output path, the same skips, the same bytes, the source's mode copied. False (nothing
+    written) when that is not proven; the caller then runs cookiecutter's own."""
+    try:
+        with open(infile, "rb") as source:
+            data = source.read()
+    except OSError:
+        return False
+    if not _renders_verbatim(env, context, infile, data):
+        return False
+    outfile = os.path.join(project_dir, infile)
+    if os.path.isdir(outfile):
+        return True  # cookiecutter's "the resulting file name is empty": nothing written
+    if skip_if_file_exists and os.path.exists(outfile):
+        return True
+    with open(outfile, "wb") as target:
+        target.write(data)
+    shutil.copymode(infile, outfile)
+    VERBATIM.append(infile)
+    return True
 
 
 def _plain(value: Any) -> Any:
