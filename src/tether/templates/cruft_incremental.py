@@ -181,6 +181,7 @@ def _render(
     plain: Any,
 ) -> dict[str, Any]:
     from tether import git
+    from tether.templates.jinja_sharing import renders_as_written
 
     inner = f"{record.directory.strip('/')}/" if record.directory else ""
     old = _files(git.tree_listing(repo, base_commit), inner)
@@ -226,6 +227,9 @@ def _render(
         copy_only = cookiecutter.generate.is_copy_only_path
 
         def rendered_name(template: str) -> str:
+            plain = "\n" not in template and "\r" not in template
+            if plain and renders_as_written(env, template):
+                return template  # no Jinja in it: nothing to parse or compile
             if _reads(template, env):
                 raise _NotProven(f"the path name {template} reads more than the answers")
             name: str = env.from_string(template).render(**context)

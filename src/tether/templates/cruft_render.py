@@ -20,6 +20,7 @@ from typing import Any
 
 from tether.errors import TetherError
 from tether.templates import cruft_incremental
+from tether.templates.jinja_sharing import renders_as_written, share_compilation
 from tether.templates.records import TemplateRecord
 
 RENDERER = "cookiecutter"
@@ -299,8 +300,6 @@ def _shared_work() -> Any:
     render, under the one-render-at-a-time lock of the render cache."""
     import cookiecutter.generate as generate
 
-    from tether.templates.jinja_sharing import share_compilation
-
     saved = generate.create_env_with_context, generate.is_binary, generate.generate_file
     make_environment, _, generate_file = saved
 
@@ -329,49 +328,24 @@ def _shared_work() -> Any:
 
 # The sources written out as their own bytes in this process (tests read it). Bounded.
 VERBATIM: collections.deque[str] = collections.deque(maxlen=10_000)
-# What Jinja's lexer reads from an environment to find template syntax in a source.
-_SYNTAX_STARTS = ("block_start_string", "variable_start_string", "comment_start_string")
 
 
 def _renders_verbatim(env: Any, context: dict[str, Any], name: str, data: bytes) -> bool:
     """Whether cookiecutter's ``generate_file`` writes the source ``data`` (at ``name``) out
     as its own bytes under its own name, whichever way it takes (copied as binary, or
-    rendered as text): the environment is the one cookiecutter makes without settings of the
-    template's (no line statement or comment prefix, newlines normalised to ``\n``, a
-    trailing newline kept, no extension rewriting a source before it is parsed), no
-    ``_new_lines`` asked for, neither the name nor the text holds a start of Jinja syntax,
-    the text is UTF-8 (what the text path reads it as) and uses one newline style only (Jinja
-    turns every newline into ``\n`` and cookiecutter writes them all back as the first one it
-    saw, so mixed styles would change). Anything else: False, and cookiecutter's own code
-    runs."""
-    from jinja2.ext import Extension
-
+    rendered as text): no ``_new_lines`` asked for, the name has no newline and renders as
+    written, the text is UTF-8 (what the text path reads it as) and renders as written (with
+    one newline style only: cookiecutter writes every newline back as the first one it saw).
+    Anything else: False, and cookiecutter's own code runs."""
     if context.get("cookiecutter", {}).get("_new_lines"):
         return False
-    if env.line_statement_prefix is not None or env.line_comment_prefix is not None:
-        return False
-    if env.newline_sequence != "\n" or env.keep_trailing_newline is not True:
-        return False
-    for extension in env.extensions.values():
-        kind = type(extension)
-        if kind.preprocess is not Extension.preprocess:
-            return False
-        if kind.filter_stream is not Extension.filter_stream:
-            return False
-    starts = [getattr(env, setting) for setting in _SYNTAX_STARTS]
-    if not all(isinstance(start, str) and start for start in starts):
-        return False
-    if "\n" in name or "\r" in name or any(start in name for start in starts):
+    if "\n" in name or "\r" in name or not renders_as_written(env, name):
         return False
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError:
         return False
-    if any(start in text for start in starts):
-        return False
-    crlf = text.count("\r\n")
-    styles = (crlf > 0) + (text.count("\r") > crlf) + (text.count("\n") > crlf)
-    return styles <= 1
+    return renders_as_written(env, text)
 
 
 def _write_verbatim(

@@ -98,3 +98,34 @@ def share_compilation(environment: Any, own_extensions: bool = False) -> Any:
     table: dict[Any, Any] = {} if own_extensions else _COMPILED
     environment.compile = shared_compile(environment, environment.compile, table)
     return environment
+
+
+# What Jinja's lexer reads from an environment to find template syntax in a source.
+_SYNTAX_STARTS = ("block_start_string", "variable_start_string", "comment_start_string")
+
+
+def renders_as_written(env: Any, text: str) -> bool:
+    """Whether Jinja's ``env`` renders ``text`` to ``text`` itself without running anything:
+    no line statement or comment prefix, newlines normalised to ``\\n`` and a trailing one
+    kept, no extension rewriting a source before it is parsed, no start of Jinja syntax in
+    the text, and one newline style only (Jinja turns every newline into ``\\n``)."""
+    from jinja2.ext import Extension
+
+    if env.line_statement_prefix is not None or env.line_comment_prefix is not None:
+        return False
+    if env.newline_sequence != "\n" or env.keep_trailing_newline is not True:
+        return False
+    for extension in env.extensions.values():
+        kind = type(extension)
+        if kind.preprocess is not Extension.preprocess:
+            return False
+        if kind.filter_stream is not Extension.filter_stream:
+            return False
+    starts = [getattr(env, setting) for setting in _SYNTAX_STARTS]
+    if not all(isinstance(start, str) and start for start in starts):
+        return False
+    if any(start in text for start in starts):
+        return False
+    crlf = text.count("\r\n")
+    styles = (crlf > 0) + (text.count("\r") > crlf) + (text.count("\n") > crlf)
+    return styles <= 1
