@@ -481,3 +481,18 @@ def test_a_local_entry_is_pushed_to_its_origin_and_its_checkout_left_alone(
     assert rows["mine"]["status"] == "pushed" and remote_branch(origin) == rows["mine"]["commit"]
     assert (tree_digest(mine), git(mine, "for-each-ref")) == before
     assert rows["lone"]["reason"] == f"cannot push: {lone} has no remote named origin to push to"
+
+
+def test_a_commands_notes_are_facts_worded_in_the_step_document_in_their_order() -> None:
+    from tether.campaign.publish import RepoNote
+    from tether.report.campaign_publish import step_document
+
+    notes = [
+        RepoNote("p2", error="gh is not installed"),
+        RepoNote("p1", kept_branch="tether/up", target="file:///srv/p1.git"),
+    ]
+    step = step_document("close", [], None, None, notes)
+    assert step["notes"] == [
+        "p2: gh is not installed",
+        "p1: kept tether/up on file:///srv/p1.git: it holds commits tether did not push",
+    ]

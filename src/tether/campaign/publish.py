@@ -60,6 +60,19 @@ class PullRequestsRequest:
     pacing: Pacing = field(default_factory=Pacing)
 
 
+@dataclass(frozen=True)
+class RepoNote:
+    """Something a command left for a person about one repository: the error that kept it
+    from moving on (``error``), or a campaign branch ``close`` kept on ``target`` because it
+    holds commits tether did not push (``kept_branch``). ``report/campaign_publish.py``
+    words it."""
+
+    name: str
+    error: str = ""
+    kept_branch: str = ""
+    target: str = ""
+
+
 @dataclass
 class _Coordinator:
     """One command's hold on a campaign: its records, written one at a time, and what
@@ -69,7 +82,7 @@ class _Coordinator:
     settings: Settings
     records: list[RepoRecord]
     changed: list[str] = field(default_factory=list)
-    notes: list[str] = field(default_factory=list)
+    notes: list[RepoNote] = field(default_factory=list)
 
     def save(self, index: int, record: RepoRecord) -> RepoRecord:
         record = replace(record, updated_at=utc_timestamp())
@@ -306,7 +319,7 @@ def _refresh(coordinator: _Coordinator) -> None:
         try:
             state = _pull_request_state(record)
         except TetherError as error:
-            coordinator.notes.append(f"{record.name}: {error}")
+            coordinator.notes.append(RepoNote(record.name, error=str(error)))
             continue
         if state in ENDED:
             coordinator.save(index, record.moved(ENDED[state]))
@@ -341,7 +354,7 @@ def close_campaign(name: str, directory: str | None = None) -> CampaignResult:
                 ended = _close_pull_request(record, comment)
                 _delete_branches(coordinator, record)
             except TetherError as error:
-                coordinator.notes.append(f"{record.name}: {error}")
+                coordinator.notes.append(RepoNote(record.name, error=str(error)))
                 continue
             if ended != record.status:
                 coordinator.save(index, record.moved(ended))
@@ -380,9 +393,7 @@ def _delete_branches(coordinator: _Coordinator, record: RepoRecord) -> None:
             if refused is not None:
                 raise TetherError(f"cannot delete {branch} on {target}: {refused}")
         elif there is not None:
-            coordinator.notes.append(
-                f"{record.name}: kept {branch} on {target}: it holds commits tether did not push"
-            )
+            coordinator.notes.append(RepoNote(record.name, kept_branch=branch, target=target))
     _delete_own_branch(coordinator.folder, record, branch)
 
 

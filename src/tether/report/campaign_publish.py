@@ -1,14 +1,18 @@
 """The words of ``campaign push|pr|close|retry`` and ``status --refresh``: the pull request's
 body, the comment it is closed with, the ``step`` part of their JSON document and its text.
-Pure functions of plain documents (report/campaign.py words the rest of the document)."""
+Pure functions of plain documents and the notes' facts (report/campaign.py words the rest
+of the document)."""
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from tether.flows.pullrequest import CONFLICTS_LISTED
 from tether.report.campaign import TRAILER, render_campaign
+
+if TYPE_CHECKING:
+    from tether.campaign.publish import RepoNote
 
 Doc = Mapping[str, Any]
 
@@ -58,7 +62,7 @@ def step_document(
     changed: Sequence[str],
     stopped: Doc | None,
     pacing: Doc | None,
-    notes: Sequence[str],
+    notes: Sequence[RepoNote],
 ) -> dict[str, Any]:
     """What one command did: the repositories whose record changed, why it stopped early
     (pacing), the pacing it ran with and the notes it has for a person."""
@@ -67,8 +71,17 @@ def step_document(
         "changed": list(changed),
         "stopped": {**stopped, "message": stop_message(stopped)} if stopped else None,
         "pacing": dict(pacing) if pacing is not None else None,
-        "notes": list(notes),
+        "notes": [repo_note(note) for note in notes],
     }
+
+
+def repo_note(note: RepoNote) -> str:
+    if note.kept_branch:
+        return (
+            f"{note.name}: kept {note.kept_branch} on {note.target}: it holds commits tether "
+            "did not push"
+        )
+    return f"{note.name}: {note.error}"
 
 
 def render_step(document: Doc) -> str:
