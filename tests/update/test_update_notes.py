@@ -63,3 +63,25 @@ def test_an_uncommitted_marker_quotes_its_values_before_how_the_run_ended() -> N
         "checkout -- .gaia/VERSION' and rerun 'tether update' to start over"
     )
     assert notes[2].startswith("the update to 1.9.0 wrote its state")
+
+
+def test_conflicts_git_index_was_not_told_of_are_worded_before_how_the_run_ended() -> None:
+    from tether.flows.update_report import IndexTrouble, IndexTroubleCode
+
+    report = _report(
+        UpdateStatus.FAILED,
+        index_trouble=[
+            IndexTrouble(IndexTroubleCode.NOT_RECORDED, "a.txt", "fatal: index.lock exists"),
+            IndexTrouble(IndexTroubleCode.BACKUP_MISSING, "b.txt"),
+            IndexTrouble(IndexTroubleCode.NOT_READ, error="fatal: bad index file"),
+        ],
+        run_end=RunEnd(RunEndCode.FILES_FAILED),
+    )
+    assert update_document(report)["notes"] == [
+        "found earlier",
+        "a.txt: could not record the conflict in git's index (fatal: index.lock exists)",
+        "b.txt: could not record the conflict in git's index (the run's backup of the file "
+        "is missing)",
+        "could not read git's index (fatal: bad index file)",
+        "some files failed; fix them and run the same command again to finish",
+    ]

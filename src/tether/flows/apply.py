@@ -26,6 +26,7 @@ from tether.errors import TetherError
 from tether.flows.backups import BackupFolder, back_up
 from tether.flows.project import Project
 from tether.flows.safety import PathGuard, UnsafePath
+from tether.flows.update_report import IndexTrouble, IndexTroubleCode
 from tether.fsio import (
     flush_to_disk,
     read_bytes,
@@ -153,7 +154,8 @@ class ApplyOutcome:
     backed_up: list[str] = field(default_factory=list)
     state_written: bool = False
     interrupted: bool = False
-    notes: list[str] = field(default_factory=list)
+    # Conflicts git's index could not be told of (report/update.py words them).
+    index_trouble: list[IndexTrouble] = field(default_factory=list)
     not_done: list[FileAction] = field(default_factory=list)  # planned, not carried out
     # path -> what the verifier found, for each write it put back (the action is FAILED)
     unverified: dict[str, VerifyResult] = field(default_factory=dict)
@@ -253,8 +255,8 @@ def _record_unmerged(batch: _Batch) -> None:
     try:
         git.record_unmerged_paths(top, conflicts)
     except TetherError as error:
-        batch.outcome.notes += [
-            f"{action.path}: could not record the conflict in git's index ({error})"
+        batch.outcome.index_trouble += [
+            IndexTrouble(IndexTroubleCode.NOT_RECORDED, action.path, str(error))
             for action in actions
             if action.sides is not None
         ]
@@ -281,7 +283,9 @@ def _save_index_entries(batch: _Batch) -> None:
     try:
         entries = git.index_entries(top, list(names.values()))
     except TetherError as error:
-        batch.outcome.notes.append(f"could not read git's index ({error})")
+        batch.outcome.index_trouble.append(
+            IndexTrouble(IndexTroubleCode.NOT_READ, error=str(error))
+        )
         return
     for rel, repo_rel in names.items():
         saved = [list(entry) for entry in entries.get(repo_rel, [])]
@@ -461,10 +465,7 @@ def _unmerged_left_out(batch: _Batch, action: FileAction) -> None:
     except OSError:
         ours = None
     if ours is None or sha256_bytes(ours) != first:
-        batch.outcome.notes.append(
-            f"{rel}: could not record the conflict in git's index (the run's backup of the "
-            "file is missing)"
-        )
+        batch.outcome.index_trouble.append(IndexTrouble(IndexTroubleCode.BACKUP_MISSING, rel))
         return
     base, _markers, theirs = action.sides
     batch.unmerged.append(replace(action, sides=(base, ours, theirs)))

@@ -912,7 +912,7 @@ def _report_after_apply(
     region_handled = _region_handled_patches(prepared, report.actions) - this_runs
     report.earlier_artifacts = [p for p in earlier if p not in this_runs | region_handled]
     report.superseded_artifacts = [p for p in earlier if p in region_handled]
-    report.notes += outcome.notes
+    report.index_trouble = list(outcome.index_trouble)
     if outcome.interrupted:
         report.run_end = RunEnd(RunEndCode.STOPPED, run_id=ctx.run_id)
     elif outcome.failed:

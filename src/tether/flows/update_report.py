@@ -50,6 +50,22 @@ class RunEnd:
     to_version: str = ""  # the release the run was updating to (state-written)
 
 
+class IndexTroubleCode(StrEnum):
+    """Why a conflict is not marked unmerged in git's index (the file itself is fine):
+    worded by ``report/update.py``."""
+
+    NOT_RECORDED = "not-recorded"  # git refused to record the file's stages
+    BACKUP_MISSING = "backup-missing"  # a resumed run's backup of the file is gone
+    NOT_READ = "not-read"  # git's index could not be read (no path: the whole batch)
+
+
+@dataclass(frozen=True)
+class IndexTrouble:
+    code: IndexTroubleCode
+    path: str = ""
+    error: str = ""  # git's own error line
+
+
 @dataclass(frozen=True)
 class UncommittedMarker:
     """An applied update not committed: the committed version file (GAIA's) differs from
@@ -123,8 +139,10 @@ class UpdateReport:
     trailer_invalidations: list[dict[str, Any]] = field(default_factory=list)
     # What an abandon put back and could not (flows/abandon.py); worded by report/abandon.py.
     abandoned: Abandoned | None = None
-    # An applied update not committed, and how the run ended: facts worded as the last notes
+    # What kept conflicts out of git's index, an applied update not committed, and how the
+    # run ended: facts worded as the last notes
     # by report/update.py (``update_notes``), in its words and its JSON document.
+    index_trouble: list[IndexTrouble] = field(default_factory=list)
     uncommitted: UncommittedMarker | None = None
     run_end: RunEnd | None = None
 

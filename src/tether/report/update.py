@@ -7,14 +7,14 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from tether.flows.update_report import RunEndCode, UpdateStatus
+from tether.flows.update_report import IndexTroubleCode, RunEndCode, UpdateStatus
 from tether.report import lifecycle_steps as lifecycle_report
 from tether.report.abandon import with_abandon_notes
 from tether.report.listing import LIST_LIMIT, listing
 from tether.report.printable import lines_of, one_line, printable
 
 if TYPE_CHECKING:
-    from tether.flows.update_report import RunEnd, UncommittedMarker, UpdateReport
+    from tether.flows.update_report import IndexTrouble, RunEnd, UncommittedMarker, UpdateReport
     from tether.model.plan import FileAction
 
 
@@ -310,14 +310,25 @@ def update_document(report: UpdateReport) -> dict[str, Any]:
 
 
 def update_notes(report: UpdateReport) -> list[str]:
-    """Every note of an update: an abandon's first, the run's own, then an applied update
-    left uncommitted and what the way the run ended asks of a person."""
+    """Every note of an update: an abandon's first, the run's own, then the conflicts git's
+    index could not be told of, an applied update left uncommitted and what the way the
+    run ended asks of a person."""
     notes = with_abandon_notes(report)
+    notes += [_index_trouble(trouble) for trouble in report.index_trouble]
     if report.uncommitted is not None:
         notes.append(_uncommitted(report.uncommitted))
     if report.run_end is not None:
         notes.append(_run_end(report.run_end))
     return notes
+
+
+def _index_trouble(trouble: IndexTrouble) -> str:
+    if trouble.code is IndexTroubleCode.NOT_READ:
+        return f"could not read git's index ({trouble.error})"
+    why = trouble.error
+    if trouble.code is IndexTroubleCode.BACKUP_MISSING:
+        why = "the run's backup of the file is missing"
+    return f"{trouble.path}: could not record the conflict in git's index ({why})"
 
 
 def _uncommitted(found: UncommittedMarker) -> str:
