@@ -158,7 +158,7 @@ def render(
         extra = {k: v for k, v in answers.items() if not k.startswith("_")}
         out = work / "out"
         out.mkdir()
-        with _quiet(), _shared_work():
+        with _quiet(), _shared_work(link_outputs=not run_hooks):
             from cookiecutter.config import get_user_config
 
             config = get_user_config(config_file=None, default_config=True)
@@ -221,7 +221,7 @@ def _render_from_baseline(
         cruft_incremental.note_full("the template is not a repository on disk")
         return None
     try:
-        with _quiet(), _shared_work():
+        with _quiet(), _shared_work(link_outputs=True):  # its own scratch sources, no hook
             made = cruft_incremental.render(
                 cookiecutter,
                 record,
@@ -294,10 +294,13 @@ def _is_binary(filename: Any, *, check_extensions: bool = True) -> bool:
 
 
 @contextlib.contextmanager
-def _shared_work() -> Any:
+def _shared_work(link_outputs: bool = False) -> Any:
     """cookiecutter's ``generate_files`` with work shared between the renders of this
-    process (Jinja's compilation, binaryornot's verdicts): its module names swapped for the
-    render, under the one-render-at-a-time lock of the render cache."""
+    process (Jinja's compilation, binaryornot's verdicts), and a source without Jinja written
+    as it is (``_write_verbatim``): its module names swapped for the render, under the
+    one-render-at-a-time lock of the render cache. With ``link_outputs`` (the sources are
+    tether's own scratch copy, removed after the render, and no hook runs that could change an
+    output in place) such an output is a second name of its source instead of a copy."""
     import cookiecutter.generate as generate
 
     saved = generate.create_env_with_context, generate.is_binary, generate.generate_file
@@ -314,7 +317,9 @@ def _shared_work() -> Any:
         env: Any,
         skip_if_file_exists: bool = False,
     ) -> None:
-        if not _write_verbatim(project_dir, infile, context, env, skip_if_file_exists):
+        if not _write_verbatim(
+            project_dir, infile, context, env, skip_if_file_exists, link_outputs
+        ):
             generate_file(project_dir, infile, context, env, skip_if_file_exists)
 
     generate.create_env_with_context = create_env_with_context
@@ -354,11 +359,14 @@ def _write_verbatim(
     context: dict[str, Any],
     env: Any,
     skip_if_file_exists: bool,
+    link_output: bool,
 ) -> bool:
     """cookiecutter's ``generate_file`` for a source that renders to its own bytes (see
     ``_renders_verbatim``), without compiling it or asking binaryornot about it: the same
-    output path, the same skips, the same bytes, the source's mode copied. False (nothing
-    written) when that is not proven; the caller then runs cookiecutter's own."""
+    output path, the same skips, the same bytes, the source's mode copied (with
+    ``link_output``, the source's file itself under the output's name: same bytes, same mode,
+    no data written). False (nothing written) when that is not proven; the caller then runs
+    cookiecutter's own."""
     try:
         with open(infile, "rb") as source:
             data = source.read()
@@ -371,9 +379,14 @@ def _write_verbatim(
         return True  # cookiecutter's "the resulting file name is empty": nothing written
     if skip_if_file_exists and os.path.exists(outfile):
         return True
-    with open(outfile, "wb") as target:
-        target.write(data)
-    shutil.copymode(infile, outfile)
+    try:  # the source is a file of tether's own scratch copy: its bytes and mode, shared
+        if not link_output or not os.path.isfile(infile) or os.path.islink(infile):
+            raise OSError("not linked")
+        os.link(infile, outfile, follow_symlinks=False)
+    except OSError:
+        with open(outfile, "wb") as target:
+            target.write(data)
+        shutil.copymode(infile, outfile)
     VERBATIM.append(infile)
     return True
 
