@@ -16,11 +16,7 @@ from builders import ForkedChild
 from process_helpers import all_gone, hung_program, kill_leftovers, recorded_pids
 from tether import process
 
-
-@pytest.fixture(autouse=True)
-def short_graces(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(process, "INTERRUPT_GRACE", 0.3)
-    monkeypatch.setattr(process, "TERMINATE_GRACE", 0.3)
+pytestmark = pytest.mark.usefixtures("short_graces")
 
 
 def _stopped_at_deadline(tmp_path: Path, **stand_in: object) -> tuple[process.Finished, list[int]]:

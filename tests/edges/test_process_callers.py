@@ -28,11 +28,7 @@ from tether.engine.regions import RegenSpec, RegionDecl
 from tether.flows.regen import run_program, run_regeneration
 from tether.sources.limits import MIGRATION_TIME
 
-
-@pytest.fixture(autouse=True)
-def short_graces(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(process, "INTERRUPT_GRACE", 0.3)
-    monkeypatch.setattr(process, "TERMINATE_GRACE", 0.3)
+pytestmark = pytest.mark.usefixtures("short_graces")
 
 
 def _stopped(pids_file: Path) -> None:
