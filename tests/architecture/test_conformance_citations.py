@@ -7,14 +7,16 @@ This reads every page, finds every citation anywhere in it (tables, intro, notes
 checks that the file exists and defines each name it cites (a test function, or a class
 and then one of its methods), read with ``ast``, not imported. It also holds every page to
 the shape the pages share: a table whose status column holds one of the four statuses, and
-a `done` row that cites at least one test. The count line of each page is checked by the
-page's own test (the pages word it differently)."""
+a `done` row that cites at least one test, a `different` row that names the docs page
+giving the reason (and that page exists), and a count line (`Counts: N requirements; done
+…, different …, partial …, missing ….`) that agrees with the table."""
 
 from __future__ import annotations
 
 import ast
 import functools
 import re
+from collections import Counter
 from pathlib import Path
 
 import pytest
@@ -26,6 +28,9 @@ STATUSES = ("done", "different", "partial", "missing")
 # perhaps with a parametrized case in brackets.
 CITATION = re.compile(r"(tests/[\w/.-]+?\.py)((?:::\w+)+)(\[[^\]\s`|]*\])?")
 _CELL = re.compile(r"(?<!\\)\|")  # a cell border: a pipe not escaped inside a cell
+# The docs page a `different` row names: a path from the repository's root, or a Markdown
+# link relative to the conformance folder (`[reapply.md](../reapply.md#anchor)`).
+DOC_PAGE = re.compile(r"\b(docs/[\w/.-]+\.md)|\]\(([\w/.-]+\.md)(?:#[\w-]*)?\)")
 
 
 @functools.cache
@@ -109,6 +114,28 @@ def test_every_row_has_a_status_and_a_done_row_cites_a_test(page: Path) -> None:
         assert row.get("status") in STATUSES, f"{page.name}: {label}: status {row.get('status')!r}"
         if row["status"] == "done":
             assert citations(" ".join(row.values())), f"{page.name}: {label}: done, no test"
+
+
+@pytest.mark.parametrize("page", PAGES, ids=lambda page: page.name)
+def test_a_different_row_names_the_page_that_gives_the_reason(page: Path) -> None:
+    for row in table_rows(page.read_text()):
+        if row["status"] != "different":
+            continue
+        named = [
+            ROOT / rooted if rooted else page.parent / linked
+            for rooted, linked in DOC_PAGE.findall(" ".join(row.values()))
+        ]
+        assert named, f"{page.name}: {row.get('ref', '?')}: different, no docs page named"
+        for doc in named:
+            assert doc.is_file(), f"{page.name}: {row.get('ref', '?')}: no {doc}"
+
+
+@pytest.mark.parametrize("page", PAGES, ids=lambda page: page.name)
+def test_the_count_line_agrees_with_the_table(page: Path) -> None:
+    text = page.read_text()
+    counts = Counter(row["status"] for row in table_rows(text))
+    numbers = ", ".join(f"{status} {counts[status]}" for status in STATUSES)
+    assert f"Counts: {sum(counts.values())} requirements; {numbers}." in text, page.name
 
 
 def test_the_check_finds_what_is_gone(tmp_path: Path) -> None:

@@ -1,49 +1,14 @@
-"""docs/conformance/commander.md stays true: its statuses, its count line, its tests; and the
-few behaviours it names that no other test file shows."""
+"""The few behaviours docs/conformance/commander.md names that no other test file shows (the
+page itself is held true by tests/architecture/test_conformance_citations.py)."""
 
 from __future__ import annotations
 
-import re
-from collections import Counter
 from pathlib import Path
 
 import pytest
 
 from fixtures.deps.kit import project, registry_file, run_cli, run_json, setup_cli
 from fixtures.deps.loopback import LoopbackRegistry
-
-ROOT = Path(__file__).resolve().parents[2]
-PAGE = ROOT / "docs" / "conformance" / "commander.md"
-STATUSES = ("done", "different", "partial", "missing")
-_TEST = re.compile(r"`(tests/[\w/]+\.py)::(\w+)`")
-
-
-def rows() -> list[list[str]]:
-    lines = [line for line in PAGE.read_text().splitlines() if line.startswith("| ")]
-    return [[cell.strip() for cell in line.strip("|").split(" | ")] for line in lines[1:]]
-
-
-def test_every_row_has_a_status_and_its_evidence() -> None:
-    for ref, requirement, status, how in rows():
-        assert ref and requirement and status in STATUSES, (ref, requirement)
-        if status == "done":
-            assert _TEST.search(how), f"done without a test: {requirement}"
-        if status == "different":
-            assert "docs/" in how, f"different without the page that says why: {requirement}"
-
-
-def test_every_named_test_exists() -> None:
-    for *_, how in rows():
-        for path, name in _TEST.findall(how):
-            source = (ROOT / path).read_text()
-            assert re.search(rf"^def {name}\(", source, re.MULTILINE), f"{path}::{name}"
-
-
-def test_the_count_line_matches_the_table() -> None:
-    counts = Counter(status for _, _, status, _ in rows())
-    numbers = ", ".join(f"{status} {counts[status]}" for status in STATUSES)
-    assert f"Counts: {sum(counts.values())} requirements; {numbers}." in PAGE.read_text()
-
 
 # --- behaviours the page names ----------------------------------------------------------------
 
