@@ -19,7 +19,7 @@ from pathlib import Path
 
 import pytest
 
-from fixtures.deps.kit import project, registry_file, run_cli, run_json, setup_cli
+from fixtures.deps.kit import in_place_apply, project, registry_file, run_cli, run_json, setup_cli
 from fixtures.deps.loopback import LoopbackRegistry
 from process_helpers import all_gone, hung_program, kill_leftovers, recorded_pids
 from tether import process
@@ -53,23 +53,6 @@ def world(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> tuple[Path, Path, 
     return registry_file(tmp_path / "projects.json", {"app": root}), root, pids
 
 
-def apply(registry: Path, server: LoopbackRegistry, *extra: str) -> list[str]:
-    return [
-        "deps",
-        "apply",
-        "--level",
-        "minor",
-        "--yes",
-        "--isolate",
-        "none",
-        "--registry",
-        str(registry),
-        "--npm-registry",
-        server.url,
-        *extra,
-    ]
-
-
 def _owed_projects(state: Path) -> list[str]:
     return [
         row["name"]
@@ -88,7 +71,7 @@ def test_a_hung_install_is_stopped_at_its_time_limit(
     # Long enough for the stand-in to start and write its pids under any load.
     monkeypatch.setenv("TETHER_LIMIT_INSTALL_SECONDS", "2")
     try:
-        code, doc = run_json(*apply(registry, server))
+        code, doc = run_json(*in_place_apply(registry, server.url))
         pids = recorded_pids(pids_file, seconds=0)
         assert all_gone(pids), "a process of the install outlived its time limit"
     finally:
@@ -115,7 +98,7 @@ def test_the_human_report_names_the_command_and_the_limit_in_one_line(
     registry, _, pids_file = world
     monkeypatch.setenv("TETHER_LIMIT_INSTALL_SECONDS", "2")
     try:
-        code, out, err = run_cli(*apply(registry, server))
+        code, out, err = run_cli(*in_place_apply(registry, server.url))
     finally:
         kill_leftovers(recorded_pids(pids_file, seconds=0) if pids_file.exists() else [])
     assert code == 1
@@ -141,7 +124,9 @@ def test_a_hung_override_command_is_stopped_at_its_time_limit(
         "  versionSource: target-of:alpha\n"
     )
     monkeypatch.setenv("TETHER_LIMIT_OVERRIDE_SECONDS", "2")
-    args = apply(registry, server, "--no-install", "--override-action", "alpha-family=run-override")
+    args = in_place_apply(
+        registry, server.url, "--no-install", "--override-action", "alpha-family=run-override"
+    )
     try:
         code, doc = run_json(*args)
         pids = recorded_pids(pids_file, seconds=0)
@@ -166,7 +151,7 @@ def test_ctrl_c_during_an_install_leaves_no_process_behind(
     from builders import start_forked
 
     registry, _, pids_file = world
-    tether = start_forked(*apply(registry, server), "--json")
+    tether = start_forked(*in_place_apply(registry, server.url), "--json")
     pids = recorded_pids(pids_file)
     try:
         tether.send_signal(signal.SIGINT)
@@ -186,7 +171,7 @@ def test_a_time_limit_that_is_not_a_number_stops_the_run_before_it_starts(
     registry, root, pids_file = world
     before = (root / "package.json").read_bytes()
     monkeypatch.setenv("TETHER_LIMIT_INSTALL_SECONDS", "soon")
-    code, out, err = run_cli(*apply(registry, server))
+    code, out, err = run_cli(*in_place_apply(registry, server.url))
     assert code == 1 and out == ""
     assert err.strip() == (
         "tether: TETHER_LIMIT_INSTALL_SECONDS='soon': not a number of seconds above 0"

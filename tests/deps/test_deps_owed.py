@@ -15,7 +15,16 @@ from pathlib import Path
 
 import pytest
 
-from fixtures.deps.kit import calls, project, registry_file, run_cli, run_json, setup_cli, stand_in
+from fixtures.deps.kit import (
+    calls,
+    in_place_apply,
+    project,
+    registry_file,
+    run_cli,
+    run_json,
+    setup_cli,
+    stand_in,
+)
 from fixtures.deps.loopback import LoopbackRegistry
 from tether.deps.owed import OWED_FILE
 
@@ -36,28 +45,11 @@ def world(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> tuple[Path, Path, 
     return registry_file(tmp_path / "projects.json", {"app": root}), root, marker
 
 
-def apply(registry: Path, server: LoopbackRegistry, *extra: str) -> list[str]:
-    return [
-        "deps",
-        "apply",
-        "--level",
-        "minor",
-        "--yes",
-        "--isolate",
-        "none",
-        "--registry",
-        str(registry),
-        "--npm-registry",
-        server.url,
-        *extra,
-    ]
-
-
 def test_the_same_command_finishes_the_owed_install(
     world: tuple[Path, Path, Path], server: LoopbackRegistry
 ) -> None:
     registry, root, marker = world
-    code, first = run_json(*apply(registry, server))
+    code, first = run_json(*in_place_apply(registry, server.url))
     assert code == 1
     [failed] = first["failed"]
     assert failed["step"] == "install"
@@ -68,7 +60,7 @@ def test_the_same_command_finishes_the_owed_install(
     assert (Path(first["run_dir"]) / OWED_FILE).is_file()
 
     marker.touch()
-    code, second = run_json(*apply(registry, server))
+    code, second = run_json(*in_place_apply(registry, server.url))
     assert code == 0, second
     [applied] = second["applied"]
     assert applied["bumps"] == []  # nothing left to bump: only the owed install ran
@@ -76,7 +68,7 @@ def test_the_same_command_finishes_the_owed_install(
     assert calls(root.parent / "npm-calls.jsonl")[-1] == {"argv": ["install"], "cwd": str(root)}
     assert not (Path(first["run_dir"]) / OWED_FILE).exists()  # settled
 
-    code, third = run_json(*apply(registry, server))
+    code, third = run_json(*in_place_apply(registry, server.url))
     assert (code, third["status"]) == (0, "nothing")
 
 
@@ -84,15 +76,17 @@ def test_resume_names_the_run_and_a_wrong_one_is_refused(
     world: tuple[Path, Path, Path], server: LoopbackRegistry
 ) -> None:
     registry, _, marker = world
-    code, first = run_json(*apply(registry, server))
+    code, first = run_json(*in_place_apply(registry, server.url))
     assert code == 1
-    code, _, err = run_cli(*apply(registry, server, "--resume", "20000101T000000000000Z-000000"))
+    code, _, err = run_cli(
+        *in_place_apply(registry, server.url, "--resume", "20000101T000000000000Z-000000")
+    )
     assert code == 1 and "--resume 20000101T000000000000Z-000000: no such run" in err
     marker.touch()
-    code, second = run_json(*apply(registry, server, "--resume", first["run_id"]))
+    code, second = run_json(*in_place_apply(registry, server.url, "--resume", first["run_id"]))
     assert code == 0, second
     assert [s["step"] for s in second["applied"][0]["steps"]] == ["install"]
-    code, _, err = run_cli(*apply(registry, server, "--resume", first["run_id"]))
+    code, _, err = run_cli(*in_place_apply(registry, server.url, "--resume", first["run_id"]))
     assert code == 1 and "that run owes no install to the selected projects" in err
 
 
@@ -100,7 +94,7 @@ def test_the_text_says_the_install_is_pending(
     world: tuple[Path, Path, Path], server: LoopbackRegistry
 ) -> None:
     registry, _, _ = world
-    code, out, _ = run_cli(*apply(registry, server))
+    code, out, _ = run_cli(*in_place_apply(registry, server.url))
     assert code == 1
     assert "FAILED at install (exit 1): Manifests already bumped; install pending" in out
 
@@ -123,29 +117,31 @@ def test_a_retry_that_fails_before_the_install_keeps_what_is_owed(
 
     registry, root, marker = world
     state = tmp_path / "state"
-    code, first = run_json(*apply(registry, server))
+    code, first = run_json(*in_place_apply(registry, server.url))
     assert code == 1 and _owed_rows(state) == [(first["run_id"], "app")]
 
     with ProjectLock(root / ".tether" / "lock", command="update"):
-        code, locked = run_json(*apply(registry, server))
+        code, locked = run_json(*in_place_apply(registry, server.url))
     assert code == 1 and locked["failed"][0]["step"] == "lock"
     assert (first["run_id"], "app") in _owed_rows(state)
 
-    code, skipped = run_json(*apply(registry, server, "--isolate", "worktree"))  # not in git
+    code, skipped = run_json(
+        *in_place_apply(registry, server.url, "--isolate", "worktree")
+    )  # not in git
     assert code == 0 and [p["name"] for p in skipped["skipped_isolation"]] == ["app"]
     assert (first["run_id"], "app") in _owed_rows(state)
     assert calls(root.parent / "npm-calls.jsonl") == [{"argv": ["install"], "cwd": str(root)}]
 
-    code, failed_again = run_json(*apply(registry, server))
+    code, failed_again = run_json(*in_place_apply(registry, server.url))
     assert code == 1 and failed_again["failed"][0]["step"] == "install"
     assert _owed_rows(state)  # still owed
 
     marker.touch()
-    code, done = run_json(*apply(registry, server))
+    code, done = run_json(*in_place_apply(registry, server.url))
     assert code == 0, done
     assert [s["step"] for s in done["applied"][0]["steps"]] == ["install"]
     assert _owed_rows(state) == []
-    code, after = run_json(*apply(registry, server))
+    code, after = run_json(*in_place_apply(registry, server.url))
     assert (code, after["status"]) == (0, "nothing")
 
 
@@ -183,7 +179,7 @@ def test_ctrl_c_during_the_install_leaves_it_owed(
     )
     registry = registry_file(tmp_path / "projects.json", {"app": root})
 
-    interrupted = run_forked(*apply(registry, server), "--json")
+    interrupted = run_forked(*in_place_apply(registry, server.url), "--json")
     assert interrupted.returncode == 130, interrupted.stderr
     doc = json.loads(interrupted.stdout)
     [failed] = doc["failed"]
@@ -192,7 +188,7 @@ def test_ctrl_c_during_the_install_leaves_it_owed(
     assert _owed_rows(tmp_path / "state") == [(doc["run_id"], "app")]
 
     marker.touch()
-    code, rerun = run_json(*apply(registry, server))
+    code, rerun = run_json(*in_place_apply(registry, server.url))
     assert code == 0, rerun
     assert [s["step"] for s in rerun["applied"][0]["steps"]] == ["install"]
     assert len(calls(tmp_path / "npm-calls.jsonl")) == 2
