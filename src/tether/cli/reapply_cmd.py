@@ -33,6 +33,7 @@ from tether.flows.reapply import (
 from tether.report.reapply import (
     DIFFERS,
     DROPPED_QUESTION,
+    reapply_document,
     render,
     render_pending,
     render_save,
@@ -150,7 +151,7 @@ def run(args: argparse.Namespace) -> int:
     )
     report = reapply(request)
     if args.json:
-        print_json(report.to_json())
+        print_json(reapply_document(report))
     else:
         print(render(report))
     return report.exit_code()

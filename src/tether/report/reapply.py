@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any, assert_never
+
 from tether.flows.reapply import (
     BY_HAND,
     CONFLICT,
@@ -13,11 +15,79 @@ from tether.flows.reapply import (
     ReapplyReport,
     SaveReport,
 )
+from tether.flows.reapply.baseline import BaselineNote, BaselineNoteCode
 
 # Asked at the prompt about a conflict whose copies differ beyond drift.
 DIFFERS = "your saved copy and the installed file both changed here."
 # Asked about a saved file the new release no longer ships.
 DROPPED_QUESTION = "the new release no longer ships this file (the diff shows your copy)."
+# Why --auto ours/theirs cannot settle a conflict without a baseline.
+NO_HUNKS = (
+    "no baseline to tell the clashing lines from the others: settle it with keep-mine or "
+    "take-theirs, or by hand"
+)
+
+
+def reapply_document(report: ReapplyReport) -> dict[str, Any]:
+    """The ``--json`` document: the report's own, each file's reason in its full words."""
+    document = report.to_json()
+    document["results"] = [
+        {**result.to_json(), "reason": file_reason(result)} for result in report.results
+    ]
+    return document
+
+
+def file_reason(result: FileResult) -> str:
+    """A file's reason: the flow's words, the baseline's notes ("no baseline (...)" first
+    when there was none) and what --auto could not do."""
+    notes = "; ".join(baseline_note(note) for note in result.baseline_notes)
+    parts = [result.reason, notes]
+    if result.no_baseline:
+        parts = ["no baseline" + (f" ({notes})" if notes else ""), result.reason]
+    if result.auto_left is not None:
+        parts.append(f"--auto {result.auto_left} left it: {NO_HUNKS}")
+    return "; ".join(part for part in parts if part)
+
+
+def baseline_note(note: BaselineNote) -> str:
+    """What the search for a file's baseline found, in words."""
+    code = note.code
+    if code is BaselineNoteCode.NO_PRISTINE_COPY:
+        return f"no pristine copy at {note.where}"
+    if code is BaselineNoteCode.PRISTINE_UNCHECKED:
+        return "the pristine copy cannot be checked: no pristine hash recorded"
+    if code is BaselineNoteCode.PRISTINE_DRIFT:
+        return (
+            f"pristine drift: {note.where} has sha256 {note.sha256}, "
+            f"the backup recorded {note.recorded}"
+        )
+    if code is BaselineNoteCode.PRISTINE_ACCEPTED:
+        return f"pristine copy accepted, sha256 {note.sha256}"
+    if code is BaselineNoteCode.NO_HASH:
+        return "no pristine hash recorded for this file"
+    if code is BaselineNoteCode.RELEASE_UNCHECKED:
+        return (
+            f"no pristine hash recorded: release {note.version} used unchecked, "
+            "so the change is never claimed as incorporated"
+        )
+    if code is BaselineNoteCode.FROM_GIT:
+        return f"baseline from git blob {note.blob[:12]}"
+    if code is BaselineNoteCode.FROM_RELEASE:
+        if note.prefix:
+            return (
+                f"baseline from release {note.version}, its paths rewritten to {note.prefix} "
+                "as GSD's installer wrote them"
+            )
+        return f"baseline from release {note.version}"
+    if code is BaselineNoteCode.RELEASE_MISMATCH:
+        rewritten = " (nor with the installer's path rewriting)" if note.rewritten else ""
+        return f"release {note.version}'s copy does not match the pristine hash{rewritten}"
+    if code is BaselineNoteCode.NOT_FOUND:
+        return "no version with the recorded pristine hash was found"
+    if code is BaselineNoteCode.BEFORE_YOUR_COMMITS:
+        named = ", ".join(f"{commit[:12]} {subject!r}" for commit, subject in note.commits)
+        return f"baseline: the file before your commits {named}"
+    assert_never(code)
 
 
 def render(report: ReapplyReport) -> str:
@@ -39,8 +109,9 @@ def render(report: ReapplyReport) -> str:
         lines.append(f"  {result.status:<13} {result.file}{strategy}{_verification(result)}")
         if result.resolution:
             lines.append(f"                resolved: {result.resolution}")
-        if result.reason:
-            lines.append(f"                {result.reason}")
+        reason = file_reason(result)
+        if reason:
+            lines.append(f"                {reason}")
         lines.extend(f"                missing {n}: {text}" for n, text in result.missing)
         lines.extend(f"                deleted but back {n}: {text}" for n, text in result.readded)
         if result.artifact:

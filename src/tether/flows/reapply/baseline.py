@@ -11,6 +11,7 @@ import os
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
+from enum import StrEnum
 from pathlib import Path
 
 from tether import git
@@ -78,6 +79,38 @@ class BaselineOptions:
         return pinned_version(self.source)
 
 
+class BaselineNoteCode(StrEnum):
+    """What the search for one file's baseline found on the way: worded by
+    ``report/reapply.baseline_note``, joined into the file's reason."""
+
+    NO_PRISTINE_COPY = "no-pristine-copy"  # where: no copy in the pristine folder
+    PRISTINE_UNCHECKED = "pristine-unchecked"  # a pristine copy, but no hash to check it
+    PRISTINE_DRIFT = "pristine-drift"  # where, sha256, recorded: the copy is not the hash
+    PRISTINE_ACCEPTED = "pristine-accepted"  # sha256: a drifted copy taken (--accept-pristine)
+    NO_HASH = "no-hash"  # no pristine hash recorded, and no release to fall back on
+    RELEASE_UNCHECKED = "release-unchecked"  # version: no hash, the release taken unchecked
+    FROM_GIT = "from-git"  # blob: the version git recorded with the pristine hash
+    FROM_RELEASE = "from-release"  # version, and prefix when the installer's paths were put in
+    RELEASE_MISMATCH = "release-mismatch"  # version; rewritten: the installer's forms tried too
+    NOT_FOUND = "not-found"  # no version with the recorded pristine hash anywhere
+    BEFORE_YOUR_COMMITS = "before-your-commits"  # commits: the file before the user's own
+
+
+@dataclass(frozen=True)
+class BaselineNote:
+    """One fact about a file's baseline, with the data its words quote."""
+
+    code: BaselineNoteCode
+    where: str = ""  # the pristine copy looked at
+    sha256: str = ""  # what the pristine copy hashes to
+    recorded: str = ""  # the pristine hash the backup recorded
+    version: str = ""  # the baseline release's
+    prefix: str = ""  # the path prefix GSD's installer wrote into the release's copy
+    rewritten: bool = False  # the installer's path rewriting was tried as well
+    blob: str = ""  # the git blob that is the baseline
+    commits: tuple[tuple[str, str], ...] = ()  # (commit, subject): the user's own
+
+
 @dataclass(frozen=True)
 class Found:
     """The baseline of one file, or why there is none."""
@@ -85,7 +118,7 @@ class Found:
     data: bytes | None
     origin: str = "none"
     verified: bool = False  # its sha256 equals the recorded pristine hash
-    note: str = ""
+    notes: tuple[BaselineNote, ...] = ()
     drifted: bool = False
     commits: tuple[tuple[str, str], ...] = ()  # (commit, subject): the user's own commits
     accepted: bool = False  # a drifted pristine copy taken as the base (--accept-pristine)
@@ -105,7 +138,7 @@ class BaselineFinder:
 
     def find(self, rel: str) -> Found:
         recorded = self.patch_set.pristine_hashes.get(rel)
-        notes: list[str] = []
+        notes: list[BaselineNote] = []
         pristine, drift = self._pristine(rel, recorded, notes)
         if pristine is not None:
             return pristine
@@ -114,15 +147,14 @@ class BaselineFinder:
         found = self._from_git(rel, recorded) or self._from_release(rel, recorded, notes)
         if found is not None:
             # A verified baseline from elsewhere makes a drifted pristine copy harmless.
-            note = "; ".join(part for part in (drift, found.note) if part)
-            return Found(found.data, found.origin, True, note)
-        if drift:
+            drifted = (drift,) if drift is not None else ()
+            return Found(found.data, found.origin, True, (*drifted, *found.notes))
+        if drift is not None:
             assert self.options.pristine is not None
             copy = read_file(self.options.pristine / rel)
-            note = "; ".join([drift, *notes])
-            return Found(None, note=note, drifted=True, copy=copy)
-        notes.append("no version with the recorded pristine hash was found")
-        return self._or_user_commits(rel, Found(None, note="; ".join(notes)))
+            return Found(None, notes=(drift, *notes), drifted=True, copy=copy)
+        notes.append(BaselineNote(BaselineNoteCode.NOT_FOUND))
+        return self._or_user_commits(rel, Found(None, notes=tuple(notes)))
 
     def _or_user_commits(self, rel: str, found: Found) -> Found:
         """Git-enhanced two-way: with no baseline, the user's own commits touching the file
@@ -145,46 +177,42 @@ class BaselineFinder:
         data = git.read_blob(repo, f"{before}:{path}") if before else None
         if data is None:
             return found
-        named = ", ".join(f"{commit[:12]} {subject!r}" for commit, subject in commits)
-        note = f"baseline: the file before your commits {named}"
-        return Found(data, GIT_COMMITS, False, note, commits=tuple(commits))
+        note = BaselineNote(BaselineNoteCode.BEFORE_YOUR_COMMITS, commits=tuple(commits))
+        return Found(data, GIT_COMMITS, False, (note,), commits=tuple(commits))
 
-    def _unrecorded(self, rel: str, notes: list[str]) -> Found:
+    def _unrecorded(self, rel: str, notes: list[BaselineNote]) -> Found:
         """No pristine hash to check against: only a release the user named can serve, and
         then never as proof that upstream adopted the change."""
         data = self._release_bytes(rel)
         if data is None:
-            notes.append("no pristine hash recorded for this file")
-            return Found(None, note="; ".join(notes))
-        note = (
-            f"no pristine hash recorded: release {self.options.release_version} used unchecked, "
-            "so the change is never claimed as incorporated"
-        )
-        return Found(data, "release", False, note)
+            notes.append(BaselineNote(BaselineNoteCode.NO_HASH))
+            return Found(None, notes=tuple(notes))
+        version = str(self.options.release_version)
+        note = BaselineNote(BaselineNoteCode.RELEASE_UNCHECKED, version=version)
+        return Found(data, "release", False, (note,))
 
     def _pristine(
-        self, rel: str, recorded: str | None, notes: list[str]
-    ) -> tuple[Found | None, str]:
-        """(a): the pristine copy when its hash matches; else the drift message, if any."""
+        self, rel: str, recorded: str | None, notes: list[BaselineNote]
+    ) -> tuple[Found | None, BaselineNote | None]:
+        """(a): the pristine copy when its hash matches; else the drift, if any."""
         if self.options.pristine is None:
-            return None, ""
+            return None, None
+        where = str(self.options.pristine / rel)
         data = read_file(self.options.pristine / rel)
         if data is None:
-            notes.append(f"no pristine copy at {self.options.pristine / rel}")
-            return None, ""
+            notes.append(BaselineNote(BaselineNoteCode.NO_PRISTINE_COPY, where))
+            return None, None
         digest = sha256_bytes(data)
         if recorded is not None and digest == recorded:
-            return Found(data, "pristine", True), ""
+            return Found(data, "pristine", True), None
         if rel in self.options.accept_pristine:
-            note = f"pristine copy accepted, sha256 {digest}"
-            return Found(data, "pristine", False, note, accepted=True), ""
+            note = BaselineNote(BaselineNoteCode.PRISTINE_ACCEPTED, sha256=digest)
+            return Found(data, "pristine", False, (note,), accepted=True), None
         if recorded is None:
-            notes.append("the pristine copy cannot be checked: no pristine hash recorded")
-            return None, ""
-        return None, (
-            f"pristine drift: {self.options.pristine / rel} has sha256 {digest}, "
-            f"the backup recorded {recorded}"
-        )
+            notes.append(BaselineNote(BaselineNoteCode.PRISTINE_UNCHECKED))
+            return None, None
+        drift = BaselineNote(BaselineNoteCode.PRISTINE_DRIFT, where, digest, recorded)
+        return None, drift
 
     def _from_git(self, rel: str, recorded: str) -> Found | None:
         """(b): walk the versions of the file git recorded; take the one with the hash."""
@@ -195,7 +223,9 @@ class BaselineFinder:
         for oid in git.path_blob_ids(repo, path):
             data = git.read_blob(repo, oid)
             if data is not None and sha256_bytes(data) == recorded:
-                return Found(data, "git", True, f"baseline from git blob {oid[:12]}")
+                return Found(
+                    data, "git", True, (BaselineNote(BaselineNoteCode.FROM_GIT, blob=oid),)
+                )
         return None
 
     def _git_path(self, rel: str) -> tuple[Path, str] | None:
@@ -225,26 +255,24 @@ class BaselineFinder:
             raise TetherError(f"--git {repo}: not a git repository")
         return repo, top
 
-    def _from_release(self, rel: str, recorded: str, notes: list[str]) -> Found | None:
+    def _from_release(self, rel: str, recorded: str, notes: list[BaselineNote]) -> Found | None:
         """(c): the baseline release's copy, when it is the bytes that were installed: as
         the package has it, or as GSD's installer rewrote its paths for this install. Only
         a form whose sha256 is the recorded hash is taken."""
         data = self._release_bytes(rel)
         if data is None:
             return None
-        version = self.options.release_version
+        version = str(self.options.release_version)
         if sha256_bytes(data) == recorded:
-            return Found(data, "release", True, f"baseline from release {version}")
+            note = BaselineNote(BaselineNoteCode.FROM_RELEASE, version=version)
+            return Found(data, "release", True, (note,))
         forms = installed_forms(rel, data, self._install_prefixes(), self._dir_names())
         for prefix, form in forms:
             if sha256_bytes(form) == recorded:
-                note = (
-                    f"baseline from release {version}, its paths rewritten to {prefix} "
-                    "as GSD's installer wrote them"
-                )
-                return Found(form, "release", True, note)
-        rewritten = " (nor with the installer's path rewriting)" if forms else ""
-        notes.append(f"release {version}'s copy does not match the pristine hash{rewritten}")
+                note = BaselineNote(BaselineNoteCode.FROM_RELEASE, version=version, prefix=prefix)
+                return Found(form, "release", True, (note,))
+        mismatch = BaselineNoteCode.RELEASE_MISMATCH
+        notes.append(BaselineNote(mismatch, version=version, rewritten=bool(forms)))
         return None
 
     def _install_prefixes(self) -> list[str]:

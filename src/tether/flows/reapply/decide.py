@@ -78,7 +78,7 @@ def decide_saved_file(
         reason = "your copy is identical to the installed file"
         return Decision(FileResult(rel, INCORPORATED, reason, origin), theirs)
     if found.drifted:
-        drifted = FileResult(rel, FAILED, found.note, drifted=True)
+        drifted = FileResult(rel, FAILED, baseline_notes=found.notes, drifted=True)
         drifted.pristine_is_installed = found.copy == theirs
         return Decision(drifted, theirs)
     if found.accepted and found.data == theirs:
@@ -91,7 +91,8 @@ def decide_saved_file(
         )
         return Decision(FileResult(rel, FAILED, reason, "pristine"), theirs)
     if found.data is None:
-        decision = _no_baseline(rel, ours, theirs, found.note, style, patch)
+        decision = _no_baseline(rel, ours, theirs, style, patch)
+        decision.result.baseline_notes, decision.result.no_baseline = found.notes, True
         if decision.result.status == CONFLICT and not is_binary(ours + theirs):
             _describe_two_way(decision.result, compare_two_way(ours, theirs, home))
         return decision
@@ -112,23 +113,20 @@ def _describe_two_way(result: FileResult, compared: TwoWay) -> None:
         result.reason += f"; {len(compared.edits)} edit(s) of yours beyond mechanical drift"
 
 
-def _no_baseline(
-    rel: str, ours: bytes, theirs: bytes, note: str, style: str, patch: Path
-) -> Decision:
+def _no_baseline(rel: str, ours: bytes, theirs: bytes, style: str, patch: Path) -> Decision:
     """Without a baseline no line can be attributed to either side: show both, decide nothing."""
-    why = "no baseline" + (f" ({note})" if note else "")
     if is_binary(ours) or is_binary(theirs):
-        reason = f"{why}; binary file left as installed, your copy is {patch}"
+        reason = f"binary file left as installed, your copy is {patch}"
         return Decision(FileResult(rel, CONFLICT, reason), theirs)
     both = both_versions(ours, theirs)
     if style == "patch" or markers_would_break_first_line(both, ours, theirs):
-        reason = f"{why}; the patch turns the installed file into your copy"
+        reason = "the patch turns the installed file into your copy"
         if style != "patch":
             reason += f" ({FIRST_LINE})"
         decision = Decision(FileResult(rel, CONFLICT, reason), theirs)
         decision.artifact = unified_patch(rel, theirs, ours)
         return decision
-    reason = f"{why}; both versions written into the file"
+    reason = "both versions written into the file"
     return Decision(FileResult(rel, CONFLICT, reason), theirs, write=both)
 
 
@@ -163,14 +161,13 @@ def _merge(
 def _merge_outcome(
     rel: str, base: bytes, ours: bytes, theirs: bytes, found: Found, style: str, patch: Path
 ) -> Decision:
-    origin = found.origin
+    origin, notes = found.origin, found.notes
     if ours == base:
         # sha256(ours) is then the pristine hash: the backup step should never have saved it.
         reason = "your saved copy equals its baseline: the backup is inconsistent, nothing merged"
         return Decision(FileResult(rel, FAILED, reason, origin), theirs)
     labels = ("yours (saved copy)", f"baseline ({origin})", "installed")
     merged, not_merged = merge_sides(base, ours, theirs, labels=labels)
-    note = f"; {found.note}" if found.note else ""
     if merged.conflicts == 0 and merged.merged == theirs:
         # Nothing is written, so the writer's gate never sees this file: check it here.
         verdict = verify_preserved(base, ours, theirs)
@@ -179,24 +176,24 @@ def _merge_outcome(
             record_verification_failure(failed, verdict, patch, written=False)
             return Decision(failed, theirs)
         if found.verified:
-            reason = "your change is already in the installed release" + note
-            return Decision(FileResult(rel, INCORPORATED, reason, origin), theirs)
-        reason = "nothing to write: the merge equals the installed file" + note
-        return Decision(FileResult(rel, MERGED, reason, origin), theirs)
+            reason = "your change is already in the installed release"
+            return Decision(FileResult(rel, INCORPORATED, reason, origin, notes), theirs)
+        reason = "nothing to write: the merge equals the installed file"
+        return Decision(FileResult(rel, MERGED, reason, origin, notes), theirs)
     if merged.conflicts == 0:
-        result = FileResult(rel, MERGED, found.note, origin)
+        result = FileResult(rel, MERGED, "", origin, notes)
         return Decision(result, theirs, merged.merged, base, ours, gate=True)
     if merged.binary:
         why = not_merged or "binary file changed on both sides"
         reason = f"{why}: left as installed, your copy is {patch}"
-        return Decision(FileResult(rel, CONFLICT, reason + note, origin), theirs)
+        return Decision(FileResult(rel, CONFLICT, reason, origin, notes), theirs)
     first_line = markers_would_break_first_line(merged.merged, base, ours, theirs)
     if style == "patch" or first_line:
         reason = f"{merged.conflicts} conflicting hunk(s); the patch is your change to the baseline"
         if first_line:
             reason += f" ({FIRST_LINE})"
-        decision = Decision(FileResult(rel, CONFLICT, reason + note, origin), theirs)
+        decision = Decision(FileResult(rel, CONFLICT, reason, origin, notes), theirs)
         decision.artifact = unified_patch(rel, base, ours)
         return decision
     reason = f"{merged.conflicts} conflicting hunk(s) marked in the file"
-    return Decision(FileResult(rel, CONFLICT, reason + note, origin), theirs, merged.merged)
+    return Decision(FileResult(rel, CONFLICT, reason, origin, notes), theirs, merged.merged)

@@ -188,13 +188,20 @@ def file_action(decision: Decision) -> FileAction:
         # Conflict markers carry no sides: reapply neither verifies nor stages them in git.
         write = decision.write
         return FileAction(
-            rel, None, bucket, op, write, reason=result.reason, sides=sides, restore=decision.theirs
+            rel,
+            None,
+            bucket,
+            op,
+            write,
+            reason=result.record_reason,
+            sides=sides,
+            restore=decision.theirs,
         )
     if decision.restore:
         return FileAction(rel, None, Bucket.UPDATE, Op.WRITE, decision.theirs, reason=RESTORED)
     if decision.remove:
-        return FileAction(rel, None, Bucket.DELETED, Op.REMOVE, reason=result.reason)
-    return FileAction(rel, None, bucket, reason=result.reason)
+        return FileAction(rel, None, Bucket.DELETED, Op.REMOVE, reason=result.record_reason)
+    return FileAction(rel, None, bucket, reason=result.record_reason)
 
 
 def writer_plan(job: Job, decisions: list[Decision]) -> UpdatePlan:

@@ -2,7 +2,7 @@
 
 A file's status is reapply's own word; for the shared writer it maps onto the shared buckets
 (``STATUS_BUCKETS``): merged and conflict are those buckets, incorporated is a skip (nothing
-to write), failed is failed. The rendering of this report is in ``tether.cli.reapply_cmd``.
+to write), failed is failed. Its words are in ``tether.report.reapply``.
 """
 
 from __future__ import annotations
@@ -18,6 +18,7 @@ if TYPE_CHECKING:
     from tether.engine.hunktable import ChangeRow, HunkRow
     from tether.engine.twoway import UserEdit
     from tether.engine.verify import VerifyResult
+    from tether.flows.reapply.baseline import BaselineNote
 
 MERGED = "merged"
 CONFLICT = "conflict"
@@ -77,10 +78,18 @@ def drift_remedies(from_version: str | None, accept_offered: bool) -> list[str]:
 
 @dataclass
 class FileResult:
+    """One saved file's outcome. Its reason as a person reads it (the JSON's ``reason``) is
+    ``report/reapply.file_reason``: ``reason`` here in the flow's words, with the facts
+    below worded around it."""
+
     file: str
     status: str
     reason: str = ""
     baseline: str = "none"  # pristine | git | release | none
+    # What the search for the baseline found on the way (why this one, or why none).
+    baseline_notes: tuple[BaselineNote, ...] = ()
+    no_baseline: bool = False  # decided without a baseline: the reason says so first
+    auto_left: str | None = None  # the --auto choice that could not settle this conflict
     missing: list[tuple[int, str]] = field(default_factory=list)
     readded: list[tuple[int, str]] = field(default_factory=list)
     drifted: bool = False
@@ -99,6 +108,16 @@ class FileResult:
     @property
     def hunks_missing(self) -> int:
         return sum(1 for row in self.hunks if not row.verified)
+
+    def restate(self, reason: str) -> None:
+        """A new outcome in its own words: what was said around the old one goes with it."""
+        self.reason, self.baseline_notes, self.no_baseline, self.auto_left = reason, (), False, None
+
+    @property
+    def record_reason(self) -> str:
+        """The reason the journal records: the flow's words and the baseline's note codes."""
+        codes = [str(note.code) for note in self.baseline_notes]
+        return "; ".join(part for part in (self.reason, *codes) if part)
 
     def to_json(self) -> dict[str, Any]:
         document: dict[str, Any] = {
@@ -208,4 +227,4 @@ def record_verification_failure(
     if verdict.readded:
         parts.append(f"{len(verdict.readded)} line(s) you deleted came back")
     state = "the installed version is back" if written else "the installed file is left as it is"
-    result.reason = f"verification failed ({', '.join(parts)}): {state}, your copy stays at {patch}"
+    result.restate(f"verification failed ({', '.join(parts)}): {state}, your copy stays at {patch}")

@@ -48,11 +48,6 @@ class Pending:
 # order, returns path -> one of RESOLUTIONS (a path left out keeps markers).
 Chooser = Callable[[list[Pending], list[tuple[str, str]]], Mapping[str, str]]
 
-NO_HUNKS = (
-    "no baseline to tell the clashing lines from the others: settle it with keep-mine or "
-    "take-theirs, or by hand"
-)
-
 
 def pending(decisions: list[Decision]) -> list[Pending]:
     """Conflicts a choice can settle: a saved copy and the installed version, or none (a
@@ -122,17 +117,19 @@ def _apply(decision: Decision, choice: str) -> None:
         return
     if choice in HUNK_CHOICES:
         if not _hunk_level(decision):
-            result.reason += f"; --auto {choice} left it: {NO_HUNKS}"
+            result.auto_left = choice
             return
         _favor(decision, choice)
     elif choice == "keep-mine":
         decision.write, decision.artifact = decision.saved, None
         reason = "you kept your whole saved copy (the installed version is backed up)"
-        result.reason, decision.gate = reason, False
+        result.restate(reason)
+        decision.gate = False
     else:
         decision.write, decision.artifact = None, None
         reason = "you took the installed file whole; your copy stays in the patches folder"
-        result.reason, decision.gate = reason, False
+        result.restate(reason)
+        decision.gate = False
     result.question = None
     result.status, result.resolution = RESOLVED, choice
     mark_restore(decision)
@@ -150,7 +147,7 @@ def _favor(decision: Decision, choice: str) -> None:
     reason = f"{merged.settled} clashing {hunks} took {side}; every other change merged"
     if note:
         reason += f" ({note})"
-    decision.result.reason = reason
+    decision.result.restate(reason)
     decision.result.settled_hunks = merged.settled
     decision.artifact = None
     decision.must_keep = favored_must_keep(base, ours, theirs, choice)

@@ -117,7 +117,8 @@ def _settle(job: Job, decision: Decision, action: FileAction, outcome: ApplyOutc
     if verdict is not None:
         record_verification_failure(result, verdict, job.patch_set.saved(result.file))
     else:
-        result.status, result.reason = FAILED, f"not written: {action.reason}"
+        result.status = FAILED
+        result.restate(f"not written: {action.reason}")
 
 
 def _write_conflict_patch(job: Job, backups: PathGuard, decision: Decision, patch: bytes) -> None:
@@ -129,7 +130,8 @@ def _write_conflict_patch(job: Job, backups: PathGuard, decision: Decision, patc
     except UnsafePath as error:
         reason = f"unsafe path: {error}"
         job.journal.file_failed(job.run_id, result.file, reason)
-        result.status, result.reason = FAILED, reason
+        result.status = FAILED
+        result.restate(reason)
         return
     result.artifact = str(written)
 
