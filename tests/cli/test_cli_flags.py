@@ -240,7 +240,7 @@ def list_flags() -> list[tuple[str, str]]:
         for path, parser in PARSERS.items()
         for action in parser._actions
         if (path, action.option_strings[-1] if action.option_strings else "") not in HIDDEN
-        and (isinstance(action, argparse._AppendAction) or type(action).__name__ == "_NameList")
+        and (isinstance(action, argparse._AppendAction) or type(action).__name__ == "NameList")
     ]
 
 
@@ -261,7 +261,7 @@ def test_a_flag_collecting_names_takes_commas_and_repetition_alike() -> None:
     }
     for path, flag in names:
         action = option(path, flag)
-        assert type(action).__name__ == "_NameList", (path, flag)  # cli/common.add_list
+        assert type(action).__name__ == "NameList", (path, flag)  # cli/common.add_list
         required = {
             "deps scan": ["--level", "minor"],
             "deps plan": ["--level", "minor"],

@@ -6,17 +6,18 @@ command takes a shared one, so its spelling, value and help cannot drift apart.
 
 from __future__ import annotations
 
-import argparse
 import json
 import os
 import sys
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
 
-from tether.cli.parsing import REMOVED, STRAY_WORDS, CommandLineError
 from tether.errors import Exit, UsageError
 
+TYPE_CHECKING = False  # typing itself costs ~3 ms of start-up, which every command pays
 if TYPE_CHECKING:
+    import argparse
+    from typing import Any
+
     from tether.runs.selection import Filters, NothingSelected
     from tether.templates import TemplateOptions
 
@@ -26,26 +27,6 @@ if TYPE_CHECKING:
 REMOVED_POSITIONAL = "DIR"
 
 
-class _Removed(argparse.Action):
-    """Refuses a spelling tether no longer takes, in one line saying what to write instead;
-    it takes an optional value so that ``--root x`` and ``--root=x`` get the same line."""
-
-    def __init__(self, option_strings: list[str], dest: str, instead: str, **_: Any) -> None:
-        super().__init__(
-            option_strings, dest, nargs="?", default=argparse.SUPPRESS, help=argparse.SUPPRESS
-        )
-        self.instead = instead
-
-    def __call__(
-        self,
-        parser: argparse.ArgumentParser,
-        namespace: argparse.Namespace,
-        values: Any,
-        option_string: str | None = None,
-    ) -> None:
-        raise CommandLineError(parser.prog, f"{option_string} was removed; {self.instead}")
-
-
 def add_removed(parser: argparse.ArgumentParser, spelling: str, instead: str) -> None:
     """Refuse ``spelling`` (a flag, or ``REMOVED_POSITIONAL`` for a project folder given as
     an argument) with one usage line (exit 2) ending in ``instead``: what to write now.
@@ -53,13 +34,15 @@ def add_removed(parser: argparse.ArgumentParser, spelling: str, instead: str) ->
     A flag is refused the moment it is read. Words given as arguments are only collected;
     ``parsing.Parser`` refuses them once it knows no flag was mistyped: in ``update --too
     2.0`` the word is the value of a mistyped flag, and the flag is what to point at."""
+    from argparse import SUPPRESS
+
+    from tether.cli.parsing import REMOVED, STRAY_WORDS, RemovedSpelling
+
     if spelling == REMOVED_POSITIONAL:
-        action = parser.add_argument(
-            STRAY_WORDS, nargs="*", default=argparse.SUPPRESS, help=argparse.SUPPRESS
-        )
+        action = parser.add_argument(STRAY_WORDS, nargs="*", default=SUPPRESS, help=SUPPRESS)
         action.instead = instead  # type: ignore[attr-defined]
     else:
-        action = parser.add_argument(spelling, action=_Removed, instead=instead)
+        action = parser.add_argument(spelling, action=RemovedSpelling, instead=instead)
     setattr(action, REMOVED, spelling)
 
 
@@ -134,24 +117,6 @@ def print_json(document: Any, *, versioned: bool = True) -> None:
 # --- list flags: repeated, comma-separated, or both ----------------------------------------
 
 
-class _NameList(argparse.Action):
-    """``--projects a,b --projects c`` → ``["a", "b", "c"]``: every value is split at commas,
-    blanks dropped, the first spelling of a repeated name kept (``runs.selection.split_names``,
-    the rule the prompts use too)."""
-
-    def __call__(
-        self,
-        parser: argparse.ArgumentParser,
-        namespace: argparse.Namespace,
-        values: Any,
-        option_string: str | None = None,
-    ) -> None:
-        from tether.runs.selection import split_names
-
-        earlier = getattr(namespace, self.dest, None) or []
-        setattr(namespace, self.dest, split_names([*earlier, str(values)]))
-
-
 def add_list(
     parser: argparse.ArgumentParser,
     *spellings: str,
@@ -164,9 +129,11 @@ def add_list(
     list. Flags taking globs or paths are only repeated: a comma is a legal character there.
     ``none_when_absent``: None when the flag is not given, so that one given with only blanks
     (``[]``) can be told from it."""
+    from tether.cli.parsing import NameList
+
     return parser.add_argument(
         *spellings,
-        action=_NameList,
+        action=NameList,
         default=None if none_when_absent else [],
         metavar=metavar,
         help=f"{help} (repeatable or comma-separated)",

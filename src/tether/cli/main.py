@@ -1,32 +1,29 @@
 """Entry point: a table of commands, each in its own module, imported only when chosen.
 
-Every command module exposes ``add_arguments(parser)`` and ``run(args) -> int``.
+Every command module exposes ``add_arguments(parser)`` and ``run(args) -> int``. A command
+line of ``status`` or ``check`` that ``cli/plain_argv.py`` reads whole runs without argparse
+(imported, with the parser, for every other line).
 """
 
 from __future__ import annotations
 
-import argparse
 import contextlib
 import functools
-import importlib
 import os
 import signal
 import sys
-import threading
 import time
-from collections.abc import Callable, Iterator, Sequence
-from types import FrameType
+from types import SimpleNamespace
 
-from tether import __version__
-from tether.cli.parsing import (
-    ACTIVE_PARSER,
-    CommandLineError,
-    Parser,
-    add_global_flags,
-    unknown_command,
-    unrecognized,
-)
+from tether.cli.plain_argv import plain_arguments
+from tether.cli.usage_errors import CommandLineError, unknown_command
 from tether.errors import Exit, TetherError, UsageError, command_exits
+
+TYPE_CHECKING = False  # typing itself costs ~3 ms of start-up, which every command pays
+if TYPE_CHECKING:
+    import argparse
+    from collections.abc import Callable, Iterator, Sequence
+    from types import FrameType
 
 # name -> (module, one-line help). Keep the help short: `tether --help` lists them all.
 COMMANDS: dict[str, tuple[str, str]] = {
@@ -134,6 +131,11 @@ def build_full_parser() -> argparse.ArgumentParser:
 def _parser(
     wanted: Callable[[str], bool], listed: Callable[[str], bool] = lambda name: True
 ) -> argparse.ArgumentParser:
+    import importlib
+
+    from tether import __version__
+    from tether.cli.parsing import Parser, add_global_flags
+
     parser = Parser(
         prog="tether",
         description=(
@@ -215,14 +217,19 @@ def _main(args_list: list[str], run: _Run) -> int:
 def _terminate_as_interrupt() -> Iterator[None]:
     """SIGTERM stops a run the way Ctrl-C does (exit 130), whatever it is doing; an
     update's apply step installs its own handler that stops after the current file."""
-    if threading.current_thread() is not threading.main_thread():
-        yield
-        return
 
     def interrupt(signum: int, frame: FrameType | None) -> None:
         raise KeyboardInterrupt
 
-    previous = signal.signal(signal.SIGTERM, interrupt)
+    try:
+        previous = signal.signal(signal.SIGTERM, interrupt)
+    except ValueError:  # not the main thread, the only one a handler can be set from
+        in_main_thread = False
+    else:
+        in_main_thread = True
+    if not in_main_thread:
+        yield
+        return
     try:
         yield
     finally:
@@ -241,14 +248,19 @@ def _run(args_list: list[str], as_json: bool, run: _Run) -> int:
     chosen = _chosen_command(args_list)
     if chosen is not None and chosen not in COMMANDS:
         raise unknown_command(chosen, COMMANDS)
-    parser = build_parser(args_list)
-    args, extras = parser.parse_known_args(args_list)
-    run.verbose = args.verbose
-    if extras:
-        raise unrecognized(getattr(args, ACTIVE_PARSER, parser), extras)
-    if not getattr(args, "_run", None):
-        parser.print_help()
-        return Exit.USAGE
+    plain = plain_arguments(args_list)
+    if plain is not None:
+        import importlib
+
+        command = str(plain["command"])
+        module = importlib.import_module(COMMANDS[command][0])
+        args: argparse.Namespace | SimpleNamespace = SimpleNamespace(**plain, _run=module.run)
+        run.verbose = bool(plain["verbose"])
+    else:
+        parsed = _parsed(args_list, run)
+        if parsed is None:
+            return Exit.USAGE
+        args, command = parsed
     from tether import progress
     from tether.report.progress import choose
 
@@ -260,7 +272,24 @@ def _run(args_list: list[str], as_json: bool, run: _Run) -> int:
     else:
         with progress.use(sink):
             code = int(args._run(args))
-    return _checked_exit(getattr(args, ACTIVE_PARSER, parser), code)
+    return _checked_exit(command, code)
+
+
+def _parsed(args_list: list[str], run: _Run) -> tuple[argparse.Namespace, str] | None:
+    """The command line parsed by argparse and the command it names (``audit findings
+    write``); None, after printing the help, when it names none."""
+    from tether.cli.parsing import ACTIVE_PARSER, unrecognized
+
+    parser = build_parser(args_list)
+    args, extras = parser.parse_known_args(args_list)
+    run.verbose = args.verbose
+    active = getattr(args, ACTIVE_PARSER, parser)
+    if extras:
+        raise unrecognized(active, extras)
+    if not getattr(args, "_run", None):
+        parser.print_help()
+        return None
+    return args, active.prog.partition(" ")[2]  # "tether audit findings write" → its command
 
 
 # Set (the test suite sets it) to stop a command that ends with a code outside its row of the
@@ -268,8 +297,7 @@ def _run(args_list: list[str], as_json: bool, run: _Run) -> int:
 CHECK_EXITS = "TETHER_CHECK_EXITS"
 
 
-def _checked_exit(parser: argparse.ArgumentParser, code: int) -> int:
-    command = parser.prog.partition(" ")[2]  # "tether audit findings write" → its command
+def _checked_exit(command: str, code: int) -> int:
     if os.environ.get(CHECK_EXITS) and code not in command_exits(command):
         raise AssertionError(f"tether {command} ended with {code}, not in its exit table row")
     return code

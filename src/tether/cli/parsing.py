@@ -12,11 +12,11 @@ import argparse
 import os
 import sys
 
-from tether.errors import UsageError
+from tether.cli.usage_errors import CommandLineError, closest
 
 TYPE_CHECKING = False  # typing itself costs ~3 ms of start-up, which `tether --help` pays
 if TYPE_CHECKING:
-    from collections.abc import Iterable, Sequence
+    from collections.abc import Sequence
     from typing import Any, NoReturn
 
 # Where a parse leaves the innermost (sub)command parser it went through.
@@ -32,19 +32,6 @@ STRAY_WORDS = "_stray_words"
 
 def is_removed(action: argparse.Action) -> bool:
     return getattr(action, REMOVED, None) is not None
-
-
-class CommandLineError(UsageError):
-    """argparse found the command line wrong (exit 2)."""
-
-    def __init__(self, prog: str, message: str, usage: str = "") -> None:
-        super().__init__(message)
-        self.prog = prog
-        self.usage = usage  # the failing (sub)command's usage lines, "" for none
-
-    @property
-    def line(self) -> str:
-        return f"{self.prog}: {self}"
 
 
 class Parser(argparse.ArgumentParser):
@@ -129,21 +116,6 @@ def terminal_columns() -> int:
     return columns if columns > 0 else 80
 
 
-def closest(word: str, choices: Iterable[object]) -> str | None:
-    """The one of ``choices`` a mistyped ``word`` most likely meant, or None."""
-    import difflib
-
-    names = [str(choice) for choice in choices]
-    close = difflib.get_close_matches(word, names, n=1, cutoff=0.6)
-    return close[0] if close else None
-
-
-def unknown_command(word: str, commands: Iterable[str]) -> CommandLineError:
-    hint = closest(word, commands)
-    advice = f"did you mean {hint!r}?" if hint else "see 'tether --help' for the commands"
-    return CommandLineError("tether", f"unknown command {word!r}; {advice}")
-
-
 def unrecognized(parser: argparse.ArgumentParser, extras: list[str]) -> CommandLineError:
     """The error for arguments no parser took, a flag's closest spelling suggested."""
     flags = [
@@ -194,3 +166,41 @@ GLOBAL_FLAGS: tuple[tuple[tuple[str, ...], str], ...] = (
     ),
     (("--no-color",), "no colour or redrawn lines, even on a terminal"),
 )
+
+
+class RemovedSpelling(argparse.Action):
+    """Refuses a spelling tether no longer takes, in one line saying what to write instead;
+    it takes an optional value so that ``--root x`` and ``--root=x`` get the same line."""
+
+    def __init__(self, option_strings: list[str], dest: str, instead: str, **_: Any) -> None:
+        super().__init__(
+            option_strings, dest, nargs="?", default=argparse.SUPPRESS, help=argparse.SUPPRESS
+        )
+        self.instead = instead
+
+    def __call__(
+        self,
+        parser: argparse.ArgumentParser,
+        namespace: argparse.Namespace,
+        values: Any,
+        option_string: str | None = None,
+    ) -> None:
+        raise CommandLineError(parser.prog, f"{option_string} was removed; {self.instead}")
+
+
+class NameList(argparse.Action):
+    """``--projects a,b --projects c`` → ``["a", "b", "c"]``: every value is split at commas,
+    blanks dropped, the first spelling of a repeated name kept (``runs.selection.split_names``,
+    the rule the prompts use too)."""
+
+    def __call__(
+        self,
+        parser: argparse.ArgumentParser,
+        namespace: argparse.Namespace,
+        values: Any,
+        option_string: str | None = None,
+    ) -> None:
+        from tether.runs.selection import split_names
+
+        earlier = getattr(namespace, self.dest, None) or []
+        setattr(namespace, self.dest, split_names([*earlier, str(values)]))
