@@ -13,8 +13,7 @@ from __future__ import annotations
 import os
 import time
 from collections.abc import Collection, Mapping
-from dataclasses import dataclass, field
-from datetime import UTC, datetime
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -27,15 +26,23 @@ from tether.engine.lifecycle_rules import (
     post_update_document,
     summary_capture,
 )
+from tether.flows.lifecycle_plan import (
+    ADOPTER_OWNED_REASON,
+    DRY_RUN_RUNS_NOTHING,
+    LifecyclePlan,
+    MigrationResult,
+    migration_result,
+    skipped_by,
+)
+from tether.flows.project import open_project, utc_now
 from tether.fsio import read_bytes, sha256_bytes
+from tether.model.lifecycle import blocking_items
 from tether.model.lifecycle_declarations import (
     BLOCKING,
     Condition,
     Lifecycle,
     Migration,
-    Notice,
     PostUpdateWrite,
-    blocking_items,
 )
 from tether.model.plan import Bucket, FileAction, Op, UpdatePlan
 from tether.sources import limits
@@ -59,171 +66,6 @@ if TYPE_CHECKING:
     from tether.flows.baseline import Baseline
     from tether.flows.project import Project, Release
     from tether.flows.safety import PathGuard
-
-ADOPTER_OWNED_REASON = "adopter-owned"
-SKIP_FLAG = "--skip-migrations"
-NO_PROGRAMS_FLAG = "--no-programs"
-NO_PROGRAMS_ENV = "TETHER_NO_PROGRAMS"
-# Why a dry run lists a due migration instead of running it.
-DRY_RUN_RUNS_NOTHING = "a dry run runs no program a release ships"
-
-
-def programs_off_switch(no_programs: bool, no_regions: bool) -> str | None:
-    """What stops every program the release ships (migrations and region regeneration) for
-    this run, or None. tether's own switches: ``--no-programs`` (``TETHER_NO_PROGRAMS``) and
-    ``--no-regions`` (``TETHER_NO_REGIONS``), which have always meant "run nothing the
-    release ships". A profile's own region variable (GAIA_UPDATE_NO_REGIONS) only switches
-    region awareness off, as its ecosystem defines it."""
-    from tether.flows.regions_step import NO_REGIONS_ENV
-
-    if no_programs:
-        return NO_PROGRAMS_FLAG
-    if no_regions:
-        return "--no-regions"
-    for name in (NO_PROGRAMS_ENV, NO_REGIONS_ENV):
-        if os.environ.get(name, "") not in ("", "0"):
-            return f"{name}={os.environ[name]}"
-    return None
-
-
-@dataclass(frozen=True)
-class MigrationResult:
-    id: str
-    version: str | None
-    when: str
-    command: str
-    # ok | conflict | error | refused | skipped (not run: --skip-migrations, --no-programs,
-    # operand not shipped) | planned (a dry run lists it) | pending (not run yet)
-    status: str
-    exit_code: int | None = None
-    summary: str | None = None
-    stderr: str = ""
-    reason: str = ""
-    label: str | None = None
-    # Always false: a dry run runs no release program (kept for the documents' shape).
-    dry_run: bool = False
-
-    @property
-    def blocking(self) -> bool:
-        return self.status in BLOCKING
-
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "id": self.id,
-            "version": self.version,
-            "when": self.when,
-            "command": self.command,
-            "status": self.status,
-            "exit_code": self.exit_code,
-            "summary": self.summary,
-            "stderr": self.stderr,
-            "reason": self.reason,
-            "label": self.label,
-            "dry_run": self.dry_run,
-        }
-
-    @classmethod
-    def from_record(cls, record: Mapping[str, object]) -> MigrationResult:
-        code = record.get("exit_code")
-        summary = record.get("summary")
-        version = record.get("version")
-        label = record.get("label")
-        return cls(
-            id=str(record.get("id", "")),
-            version=None if version is None else str(version),
-            when=str(record.get("when", "")),
-            command=str(record.get("command", "")),
-            status=str(record.get("status", "error")),
-            exit_code=code if isinstance(code, int) else None,
-            summary=None if summary is None else str(summary),
-            stderr=str(record.get("stderr", "")),
-            reason=str(record.get("reason", "")),
-            label=None if label is None else str(label),
-        )
-
-
-@dataclass
-class LifecyclePlan:
-    """What this update does besides merging the release's files."""
-
-    declared: Lifecycle = field(default_factory=Lifecycle)
-    from_version: str = ""
-    to_version: str = ""
-    migrations: list[Migration] = field(default_factory=list)  # due, in run order
-    # What keeps every due migration from running (--skip-migrations, --no-programs, …).
-    skipped_by: str = ""
-    # The switch that stops every program the release ships this run (migrations and
-    # region regeneration), "" when they run.
-    programs_off: str = ""
-    snapshot: dict[str, bool] = field(default_factory=dict)  # condition key -> held before
-    owned: dict[str, str] = field(default_factory=dict)  # path -> why it is left alone
-    notices: list[Notice] = field(default_factory=list)
-    after_refresh: dict[str, str] = field(default_factory=dict)  # template target -> text
-    # Filled as the run goes (or from the journal of an interrupted run).
-    results: dict[str, MigrationResult] = field(default_factory=dict)
-    post_updated: list[dict[str, str]] = field(default_factory=list)
-    # What each post-update write will do, decided with the plan (shown before consent).
-    post_planned: list[dict[str, str]] = field(default_factory=list)
-    backed_up: list[str] = field(default_factory=list)  # files a post-update write backed up
-    trailers: list[dict[str, Any]] = field(default_factory=list)
-    notes: list[str] = field(default_factory=list)
-
-    @property
-    def skip_migrations(self) -> bool:
-        return bool(self.skipped_by)
-
-    def migration_results(self) -> list[MigrationResult]:
-        """One result per due migration, in run order; not reached yet: skipped or pending."""
-        out = []
-        ordered = sorted(self.migrations, key=lambda m: m.when != "before")  # stable
-        for migration in ordered:
-            result = self.results.get(migration.id)
-            if result is None:
-                status = "skipped" if self.skipped_by else "pending"
-                result = _result(migration, status, reason=self.skipped_by)
-            out.append(result)
-        return out
-
-    def notice_documents(self) -> list[dict[str, str]]:
-        """Notices whose condition held before the run, then what a template refresh asks
-        the adopter to expect."""
-        docs = [{"id": n.id, "text": n.text} for n in self.notices]
-        docs += [{"id": f"refreshed:{t}", "text": text} for t, text in self.after_refresh.items()]
-        return docs
-
-    def applied(self, run_id: str) -> dict[str, AppliedMigration]:
-        """What the state records for this run's migrations (those that ran)."""
-        now = _utc_now()
-        recorded = ("ok", *BLOCKING)
-        return {
-            r.id: AppliedMigration(r.version or "", r.status, now, run_id)
-            for r in self.migration_results()
-            if r.status in recorded or self._skipped_by_switch(r)
-        }
-
-    def _skipped_by_switch(self, result: MigrationResult) -> bool:
-        """Left out by --skip-migrations or --no-programs: recorded, so the next update
-        runs it."""
-        return (
-            bool(self.skipped_by)
-            and result.status == "skipped"
-            and (result.reason == self.skipped_by)
-        )
-
-
-def _result(migration: Migration, status: str, **fields: Any) -> MigrationResult:
-    import shlex
-
-    return MigrationResult(
-        id=migration.id,
-        version=migration.version,
-        when=migration.when,
-        command=shlex.join(migration.run),
-        status=status,
-        label=migration.label,
-        **fields,
-    )
-
 
 # --------------------------------------------------------------------------- planning
 
@@ -376,7 +218,7 @@ def plan_lifecycle(
             latest.version,
             {ident: record.status for ident, record in applied.items()},
         ),
-        skipped_by=programs_off or (SKIP_FLAG if skip_migrations else ""),
+        skipped_by=skipped_by(skip_migrations, programs_off),
         programs_off=programs_off or "",
     )
     snapshot = None
@@ -581,7 +423,7 @@ def _run_one(
     path, problem = program
     if path is None:
         status = "skipped" if problem.startswith("this release does not ship") else "refused"
-        result = _result(migration, status, reason=problem)
+        result = migration_result(migration, status, reason=problem)
         _journal_finished(ctx, result)
         return result
     argv = (migration.interpreter, str(path), *migration.run[2:])
@@ -603,7 +445,7 @@ def _run_one(
     status = exit_status(migration, run.exit_code) if run.started and not run.timed_out else "error"
     output = run.stdout + "\n" + run.stderr
     summary = summary_capture(migration, output, _capture) if status == "ok" else None
-    result = _result(
+    result = migration_result(
         migration,
         status,
         exit_code=run.exit_code,
@@ -647,7 +489,7 @@ def dry_run_migrations(lifecycle: LifecyclePlan) -> None:
         return  # listed as skipped, with the switch that skips them
     for migration in lifecycle.migrations:
         lifecycle.results.setdefault(
-            migration.id, _result(migration, "planned", reason=DRY_RUN_RUNS_NOTHING)
+            migration.id, migration_result(migration, "planned", reason=DRY_RUN_RUNS_NOTHING)
         )
 
 
@@ -667,7 +509,7 @@ def post_update_writes(ctx: RunContext, lifecycle: LifecyclePlan) -> None:
         "from_version": lifecycle.from_version,
         "to_version": lifecycle.to_version,
         "now_unix": str(int(time.time())),
-        "now_iso": _utc_now(),
+        "now_iso": utc_now(),
     }
     for write in lifecycle.declared.post_update:
         if write.file in done:
@@ -781,10 +623,6 @@ def _write_backed_up(ctx: RunContext, rel: str, data: bytes, *, existed: bool) -
     return existed
 
 
-def _utc_now() -> str:
-    return datetime.now(UTC).isoformat(timespec="seconds").replace("+00:00", "Z")
-
-
 # --------------------------------------------------------------------------- tether migrations
 
 
@@ -835,7 +673,6 @@ def list_migrations(
     records for each. Pending: recorded as not finished (conflict, error, refused, skipped),
     so the next update runs them again."""
     from tether.flows.baseline import load_baseline
-    from tether.flows.project import open_project
 
     project = open_project(root, profile)
     baseline = load_baseline(project)
@@ -895,7 +732,6 @@ def rerun_pending_migrations(root: Path, profile: str | None = None) -> Migratio
     from tether.errors import TetherError
     from tether.flows.apply import RunContext
     from tether.flows.baseline import load_baseline
-    from tether.flows.project import open_project
     from tether.flows.replay import checked_unfinished_run
     from tether.flows.runtime_paths import check_runtime_paths
     from tether.state.lock import ProjectLock

@@ -31,19 +31,7 @@ from tether.flows.baseline import (
 )
 from tether.flows.fetch import fetch_release
 from tether.flows.finalize import finalize
-from tether.flows.lifecycle_steps import (
-    LifecyclePlan,
-    count_trailer_invalidations,
-    dry_run_migrations,
-    finish_post_update,
-    hand_over,
-    journal_snapshot,
-    plan_lifecycle,
-    plan_templates,
-    post_update_writes,
-    programs_off_switch,
-    run_migrations,
-)
+from tether.flows.lifecycle_plan import LifecyclePlan, programs_off_switch, skipped_by
 from tether.flows.plan import LOCAL_EDIT_KEPT, UpdateOptions, build_plan
 from tether.flows.preflight import (
     BranchPlan,
@@ -354,16 +342,7 @@ def prepare_update(request: UpdateRequest) -> PreparedUpdate | UpdateReport:
         quiet = _up_to_date(project, baseline, None, request)
         quiet.actions = list(plan.actions)  # every file is still classified (a host edit shows)
         return quiet
-    lifecycle = plan_lifecycle(
-        project,
-        baseline,
-        latest,
-        unfinished.from_version or baseline.version if unfinished else baseline.version,
-        skip_migrations=request.skip_migrations,
-        programs_off=programs_off_switch(request.no_programs, request.options.no_regions),
-        journal=journal if unfinished is not None else None,
-        run_id=unfinished.run_id if unfinished is not None else None,
-    )
+    lifecycle = _plan_lifecycle(project, baseline, latest, request, journal, unfinished)
     resume = ResumeInfo()
     if unfinished is not None:
         resume = resume_info(journal, unfinished.run_id)
@@ -398,6 +377,42 @@ def prepare_update(request: UpdateRequest) -> PreparedUpdate | UpdateReport:
     )
 
 
+def _plan_lifecycle(
+    project: Project,
+    baseline: Baseline,
+    latest: Release,
+    request: UpdateRequest,
+    journal: Journal,
+    unfinished: RunRecord | None,
+) -> LifecyclePlan:
+    """The lifecycle steps of this run. Where neither the profile nor the release declares
+    one (most releases), a new run has none to plan and the steps' module is not loaded
+    (docs/performance.md, "Small projects"); a resumed run reads its journal whatever."""
+    from_version = unfinished.from_version or baseline.version if unfinished else baseline.version
+    programs_off = programs_off_switch(request.no_programs, request.options.no_regions)
+    declared = project.profile.lifecycle.joined(latest.manifest.lifecycle)
+    if not declared and unfinished is None:
+        return LifecyclePlan(
+            declared=declared,
+            from_version=from_version,
+            to_version=latest.version,
+            skipped_by=skipped_by(request.skip_migrations, programs_off),
+            programs_off=programs_off or "",
+        )
+    from tether.flows.lifecycle_steps import plan_lifecycle
+
+    return plan_lifecycle(
+        project,
+        baseline,
+        latest,
+        from_version,
+        skip_migrations=request.skip_migrations,
+        programs_off=programs_off,
+        journal=journal if unfinished is not None else None,
+        run_id=unfinished.run_id if unfinished is not None else None,
+    )
+
+
 def _lifecycle_into_plan(
     project: Project,
     baseline: Baseline,
@@ -409,8 +424,11 @@ def _lifecycle_into_plan(
 ) -> None:
     """Hand-offs and template-installed files become ordinary actions of the file plan, so
     apply, the journal and the report treat them as every other path."""
-    hand_over(plan, lifecycle.owned)
-    plan_templates(project, baseline, latest, lifecycle, plan, written_before=set(resume.done))
+    if lifecycle.declared:
+        from tether.flows.lifecycle_steps import hand_over, plan_templates
+
+        hand_over(plan, lifecycle.owned)
+        plan_templates(project, baseline, latest, lifecycle, plan, written_before=set(resume.done))
     if unfinished is not None:
         _mark_resumed(plan, resume, unfinished.deleted)
 
@@ -540,6 +558,8 @@ def _up_to_date(
         report.run_id = unfinished.run_id
         report.run_end = RunEnd(RunEndCode.STATE_WRITTEN, to_version=unfinished.to_version)
         if not request.dry_run:  # the caller holds the lock
+            from tether.flows.lifecycle_steps import finish_post_update
+
             report.post_update = finish_post_update(
                 project, project.journal(), unfinished, baseline.manifest().lifecycle
             )
@@ -636,8 +656,14 @@ def _plan_and_apply(
         prepared = prepare_update(request)
         if isinstance(prepared, UpdateReport):
             return prepared
-        dry_run_migrations(prepared.lifecycle)
-        count_trailer_invalidations(prepared.project, prepared.lifecycle)
+        if prepared.lifecycle.declared:
+            from tether.flows.lifecycle_steps import (
+                count_trailer_invalidations,
+                dry_run_migrations,
+            )
+
+            dry_run_migrations(prepared.lifecycle)
+            count_trailer_invalidations(prepared.project, prepared.lifecycle)
         report = prepared.report(UpdateStatus.DRY_RUN)
         branch_plan = _planned_branch(prepared)
         report.branch = branch_plan.name if branch_plan is not None else None
@@ -753,9 +779,12 @@ def _execute(prepared: PreparedUpdate, branch: BranchPlan | None = None) -> Upda
     regenerated = []
     if not outcome.failed and not outcome.interrupted:
         regenerated = _regenerate(prepared, ctx, outcome)
-        run_migrations(ctx, prepared.latest, prepared.lifecycle, "after")
-        # Before the new state: backed up and journaled, an abandon still puts them back.
-        post_update_writes(ctx, prepared.lifecycle)
+        if prepared.lifecycle.declared:
+            from tether.flows.lifecycle_steps import post_update_writes, run_migrations
+
+            run_migrations(ctx, prepared.latest, prepared.lifecycle, "after")
+            # Before the new state: backed up and journaled, an abandon still puts them back.
+            post_update_writes(ctx, prepared.lifecycle)
         outcome.backed_up += prepared.lifecycle.backed_up
         finalize(
             ctx,
@@ -765,7 +794,10 @@ def _execute(prepared: PreparedUpdate, branch: BranchPlan | None = None) -> Upda
             prepared.plan.latest_hashes,
             applied_migrations=prepared.lifecycle.applied(run_id),
         )
-        count_trailer_invalidations(project, prepared.lifecycle)
+        if prepared.lifecycle.declared:
+            from tether.flows.lifecycle_steps import count_trailer_invalidations
+
+            count_trailer_invalidations(project, prepared.lifecycle)
         if prepared.ping is not None and prepared.ping.status == "planned":
             from tether.flows.ping import send_ping
 
@@ -830,6 +862,8 @@ def _before_writes(prepared: PreparedUpdate, ctx: RunContext) -> None:
     before = [m for m in lifecycle.migrations if m.when == "before"]
     if not lifecycle.snapshot and not before:
         return
+    from tether.flows.lifecycle_steps import journal_snapshot, run_migrations
+
     _journal_run_started(prepared, ctx)
     journal_snapshot(ctx, lifecycle)
     done = set(lifecycle.results)

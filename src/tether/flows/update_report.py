@@ -8,7 +8,7 @@ from enum import StrEnum
 from typing import TYPE_CHECKING, Any
 
 from tether.errors import Exit
-from tether.model.lifecycle_declarations import blocking_items
+from tether.model.lifecycle import blocking_items
 from tether.model.plan import SETTLED_DECISIONS, Bucket, FileAction
 
 if TYPE_CHECKING:

@@ -7,6 +7,7 @@ types on every run (docs/performance.md, "Small projects").
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -37,6 +38,23 @@ BLOCKING = ("conflict", "error", "refused")
 def declares_any(data: dict[str, Any]) -> bool:
     """Whether a manifest's (or ``tether.toml``'s) keys hold any lifecycle declaration."""
     return any(key in data for key in LIFECYCLE_KEYS)
+
+
+def blocking_items(migrations: Iterable[Mapping[str, Any]]) -> list[dict[str, Any]]:
+    """The action items of migration results (their JSON form): one per migration that
+    ended blocking, never for a dry run's."""
+    return [
+        {
+            "kind": "migration",
+            "id": m["id"],
+            "status": m["status"],
+            "command": m["command"],
+            "reason": m["reason"],
+            "stderr": m["stderr"],
+        }
+        for m in migrations
+        if m["status"] in BLOCKING and not m.get("dry_run")
+    ]
 
 
 @dataclass(frozen=True)

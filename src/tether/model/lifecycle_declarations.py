@@ -12,7 +12,6 @@ anything is written. See docs/lifecycle.md.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any, Literal
 
@@ -469,20 +468,3 @@ def check_against_files(lifecycle: Lifecycle, files: set[str], origin: str) -> N
                 f"{origin}: templates[{index}]: {template.target} is a shipped file; a "
                 "template's target is installed from the template, not listed in files"
             )
-
-
-def blocking_items(migrations: Iterable[Mapping[str, Any]]) -> list[dict[str, Any]]:
-    """The action items of migration results (their JSON form): one per migration that
-    ended blocking, never for a dry run's."""
-    return [
-        {
-            "kind": "migration",
-            "id": m["id"],
-            "status": m["status"],
-            "command": m["command"],
-            "reason": m["reason"],
-            "stderr": m["stderr"],
-        }
-        for m in migrations
-        if m["status"] in BLOCKING and not m.get("dry_run")
-    ]

@@ -234,7 +234,7 @@ def _delete_listing(report: UpdateReport, limit: int | None) -> list[str]:
 
 def _handed_over(report: UpdateReport) -> list[FileAction]:
     """Paths an ownership hand-off gave to the adopter (docs/lifecycle.md)."""
-    from tether.flows.lifecycle_steps import ADOPTER_OWNED_REASON
+    from tether.flows.lifecycle_plan import ADOPTER_OWNED_REASON
     from tether.model.plan import Bucket
 
     return [

@@ -1,0 +1,193 @@
+"""What an update's lifecycle steps will do (docs/lifecycle.md), as one value the update
+carries from its plan to its report: the due migrations, the conditions read before any
+write, what each post-update write will do, and what the run did. The steps themselves are
+``flows.lifecycle_steps``, loaded only when the release or the profile declares one (most
+declare none: an update then loads neither them nor the declarations' types,
+docs/performance.md "Small projects").
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from tether.flows.project import utc_now
+from tether.model.lifecycle import BLOCKING, Lifecycle
+from tether.state.store import AppliedMigration
+
+if TYPE_CHECKING:
+    from tether.model.lifecycle_declarations import Migration, Notice
+
+ADOPTER_OWNED_REASON = "adopter-owned"
+SKIP_FLAG = "--skip-migrations"
+NO_PROGRAMS_FLAG = "--no-programs"
+NO_PROGRAMS_ENV = "TETHER_NO_PROGRAMS"
+# Why a dry run lists a due migration instead of running it.
+DRY_RUN_RUNS_NOTHING = "a dry run runs no program a release ships"
+
+
+def skipped_by(skip_migrations: bool, programs_off: str | None) -> str:
+    """What keeps every due migration from running this run ("" when they run)."""
+    return programs_off or (SKIP_FLAG if skip_migrations else "")
+
+
+def programs_off_switch(no_programs: bool, no_regions: bool) -> str | None:
+    """What stops every program the release ships (migrations and region regeneration) for
+    this run, or None. tether's own switches: ``--no-programs`` (``TETHER_NO_PROGRAMS``) and
+    ``--no-regions`` (``TETHER_NO_REGIONS``), which have always meant "run nothing the
+    release ships". A profile's own region variable (GAIA_UPDATE_NO_REGIONS) only switches
+    region awareness off, as its ecosystem defines it."""
+    from tether.flows.regions_step import NO_REGIONS_ENV
+
+    if no_programs:
+        return NO_PROGRAMS_FLAG
+    if no_regions:
+        return "--no-regions"
+    for name in (NO_PROGRAMS_ENV, NO_REGIONS_ENV):
+        if os.environ.get(name, "") not in ("", "0"):
+            return f"{name}={os.environ[name]}"
+    return None
+
+
+@dataclass(frozen=True)
+class MigrationResult:
+    """What one due migration did this run (or why it did not run), as the report and the
+    journal record it."""
+
+    id: str
+    version: str | None
+    when: str
+    command: str
+    # ok | conflict | error | refused | skipped (not run: --skip-migrations, --no-programs,
+    # operand not shipped) | planned (a dry run lists it) | pending (not run yet)
+    status: str
+    exit_code: int | None = None
+    summary: str | None = None
+    stderr: str = ""
+    reason: str = ""
+    label: str | None = None
+    # Always false: a dry run runs no release program (kept for the documents' shape).
+    dry_run: bool = False
+
+    @property
+    def blocking(self) -> bool:
+        return self.status in BLOCKING
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "id": self.id,
+            "version": self.version,
+            "when": self.when,
+            "command": self.command,
+            "status": self.status,
+            "exit_code": self.exit_code,
+            "summary": self.summary,
+            "stderr": self.stderr,
+            "reason": self.reason,
+            "label": self.label,
+            "dry_run": self.dry_run,
+        }
+
+    @classmethod
+    def from_record(cls, record: Mapping[str, object]) -> MigrationResult:
+        code = record.get("exit_code")
+        summary = record.get("summary")
+        version = record.get("version")
+        label = record.get("label")
+        return cls(
+            id=str(record.get("id", "")),
+            version=None if version is None else str(version),
+            when=str(record.get("when", "")),
+            command=str(record.get("command", "")),
+            status=str(record.get("status", "error")),
+            exit_code=code if isinstance(code, int) else None,
+            summary=None if summary is None else str(summary),
+            stderr=str(record.get("stderr", "")),
+            reason=str(record.get("reason", "")),
+            label=None if label is None else str(label),
+        )
+
+
+@dataclass
+class LifecyclePlan:
+    """What this update does besides merging the release's files."""
+
+    declared: Lifecycle = field(default_factory=Lifecycle)
+    from_version: str = ""
+    to_version: str = ""
+    migrations: list[Migration] = field(default_factory=list)  # due, in run order
+    # What keeps every due migration from running (--skip-migrations, --no-programs, …).
+    skipped_by: str = ""
+    # The switch that stops every program the release ships this run (migrations and
+    # region regeneration), "" when they run.
+    programs_off: str = ""
+    snapshot: dict[str, bool] = field(default_factory=dict)  # condition key -> held before
+    owned: dict[str, str] = field(default_factory=dict)  # path -> why it is left alone
+    notices: list[Notice] = field(default_factory=list)
+    after_refresh: dict[str, str] = field(default_factory=dict)  # template target -> text
+    # Filled as the run goes (or from the journal of an interrupted run).
+    results: dict[str, MigrationResult] = field(default_factory=dict)
+    post_updated: list[dict[str, str]] = field(default_factory=list)
+    # What each post-update write will do, decided with the plan (shown before consent).
+    post_planned: list[dict[str, str]] = field(default_factory=list)
+    backed_up: list[str] = field(default_factory=list)  # files a post-update write backed up
+    trailers: list[dict[str, Any]] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+
+    @property
+    def skip_migrations(self) -> bool:
+        return bool(self.skipped_by)
+
+    def migration_results(self) -> list[MigrationResult]:
+        """One result per due migration, in run order; not reached yet: skipped or pending."""
+        out = []
+        ordered = sorted(self.migrations, key=lambda m: m.when != "before")  # stable
+        for migration in ordered:
+            result = self.results.get(migration.id)
+            if result is None:
+                status = "skipped" if self.skipped_by else "pending"
+                result = migration_result(migration, status, reason=self.skipped_by)
+            out.append(result)
+        return out
+
+    def notice_documents(self) -> list[dict[str, str]]:
+        """Notices whose condition held before the run, then what a template refresh asks
+        the adopter to expect."""
+        docs = [{"id": n.id, "text": n.text} for n in self.notices]
+        docs += [{"id": f"refreshed:{t}", "text": text} for t, text in self.after_refresh.items()]
+        return docs
+
+    def applied(self, run_id: str) -> dict[str, AppliedMigration]:
+        """What the state records for this run's migrations (those that ran)."""
+        now = utc_now()
+        recorded = ("ok", *BLOCKING)
+        return {
+            r.id: AppliedMigration(r.version or "", r.status, now, run_id)
+            for r in self.migration_results()
+            if r.status in recorded or self._skipped_by_switch(r)
+        }
+
+    def _skipped_by_switch(self, result: MigrationResult) -> bool:
+        """Left out by --skip-migrations or --no-programs: recorded, so the next update
+        runs it."""
+        return (
+            bool(self.skipped_by)
+            and result.status == "skipped"
+            and (result.reason == self.skipped_by)
+        )
+
+
+def migration_result(migration: Migration, status: str, **fields: Any) -> MigrationResult:
+    import shlex
+
+    return MigrationResult(
+        id=migration.id,
+        version=migration.version,
+        when=migration.when,
+        command=shlex.join(migration.run),
+        status=status,
+        label=migration.label,
+        **fields,
+    )
