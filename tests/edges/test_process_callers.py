@@ -40,8 +40,9 @@ def _stopped(pids_file: Path) -> None:
         kill_leftovers(pids)
 
 
-# Each stand-in's limit is long enough for it to start and write its pids under any load.
-LIMIT = "2"
+# Each stand-in's limit: a shell script starts and writes its pids in a few milliseconds,
+# so a second leaves it a wide margin on a loaded machine (and each test waits it out).
+LIMIT = "1"
 
 
 def test_a_hung_regeneration_program_is_stopped_with_its_group(
@@ -59,7 +60,7 @@ def test_a_hung_regeneration_program_is_stopped_with_its_group(
     _stopped(pids)
     assert outcome.status == "failed" and not outcome.could_not_start
     assert outcome.reason == (
-        "ran and timed out after 2 s (TETHER_LIMIT_REGEN_SECONDS sets it); "
+        "ran and timed out after 1 s (TETHER_LIMIT_REGEN_SECONDS sets it); "
         "its process group was stopped"
     )
     assert (root / "out.md").read_text() == "old region\n"  # a failed run is put back
@@ -93,7 +94,7 @@ def test_a_hung_migration_is_stopped_with_its_group(
     _stopped(pids)
     assert run.started and run.timed_out and run.exit_code is None
     assert run.description == (
-        "ran and timed out after 2 s (TETHER_LIMIT_MIGRATION_SECONDS sets it); "
+        "ran and timed out after 1 s (TETHER_LIMIT_MIGRATION_SECONDS sets it); "
         "its process group was stopped"
     )
     assert log.read_text().endswith(f"[{run.description}]\n")
@@ -122,7 +123,7 @@ def test_a_hung_shellcheck_is_stopped_and_the_file_cannot_be_analysed(
     result = shellcheck.run_shellcheck(tool, b"echo hi\n", "bash", ResultCache(None))
     _stopped(pids)
     assert result.cannot == (
-        "shellcheck timed out after 2 s (TETHER_LIMIT_SHELLCHECK_SECONDS sets it); "
+        "shellcheck timed out after 1 s (TETHER_LIMIT_SHELLCHECK_SECONDS sets it); "
         "its process group was stopped"
     )
 
@@ -138,7 +139,7 @@ def test_a_hung_shfmt_is_stopped_and_the_file_cannot_be_parsed(
     _stopped(pids)
     assert parsed.tree is None
     assert parsed.error == (
-        "shfmt timed out after 2 s (TETHER_LIMIT_SHFMT_SECONDS sets it); "
+        "shfmt timed out after 1 s (TETHER_LIMIT_SHFMT_SECONDS sets it); "
         "its process group was stopped"
     )
 
@@ -157,7 +158,7 @@ def test_a_hung_gh_download_is_stopped_with_its_group_at_its_bound(
     hung_program(tmp_path / "bin" / "gh", pids, ignore=("INT", "TERM"))
     monkeypatch.setenv("PATH", f"{tmp_path / 'bin'}{os.pathsep}{os.environ['PATH']}")
     with pytest.raises(GhBoundExceeded) as caught:
-        run_gh(["release", "download"], out=tmp_path / "kit.tgz", bound=GhBound(2.0, 1 << 20))
+        run_gh(["release", "download"], out=tmp_path / "kit.tgz", bound=GhBound(1.0, 1 << 20))
     _stopped(pids)
     assert caught.value.kind == "time"
 

@@ -537,8 +537,21 @@ def test_a_log_opened_through_a_link_is_refused_even_without_the_check(tmp_path)
 
 CATASTROPHIC = "^(x+x+)+y$"  # backtracks for ever on a line of x's with no y
 XS = "x" * 40 + "\n"
+# The patterns' deadline in the commands below (5 s in a real run): each of them waits for
+# it, burning a core, and what it decides does not depend on its length (the backtracking
+# pattern is asked first, so nothing after it is answered however fast the machine is).
+SHORT_DEADLINE = 0.5
 
 
+@pytest.fixture
+def short_pattern_deadline(monkeypatch: pytest.MonkeyPatch) -> None:
+    from tether import parselimits
+
+    assert parselimits.PATTERN_SECONDS == 5.0  # the deadline docs/lifecycle.md names
+    monkeypatch.setattr(parselimits, "PATTERN_SECONDS", SHORT_DEADLINE)
+
+
+@pytest.mark.usefixtures("short_pattern_deadline")
 def test_a_backtracking_notice_pattern_does_not_hang_a_dry_run(tmp_path):
     from builders import run_forked
 
@@ -557,7 +570,7 @@ def test_a_backtracking_notice_pattern_does_not_hang_a_dry_run(tmp_path):
     # Both patterns went to one bounded child; the slow one stopped it, so neither holds.
     assert doc["notices"] == []
     assert "app.txt" in doc["buckets"]["update"]  # the hand-off did not hold: merged as usual
-    notes = [n for n in doc["notes"] if "could not be matched within 5 s" in n]
+    notes = [n for n in doc["notes"] if f"could not be matched within {SHORT_DEADLINE} s" in n]
     assert any(n.startswith("notice:slow: its pattern") for n in notes), doc["notes"]
     assert any(n.startswith("ownership[0]: its pattern") for n in notes), doc["notes"]
     status = run_forked("status", "--json", "-C", str(project), timeout=60)
@@ -565,6 +578,7 @@ def test_a_backtracking_notice_pattern_does_not_hang_a_dry_run(tmp_path):
     assert json.loads(status.stdout)["adopter_owned"] == []
 
 
+@pytest.mark.usefixtures("short_pattern_deadline")
 def test_a_backtracking_summary_pattern_leaves_the_declared_default(tmp_path):
     from builders import run_forked
 
