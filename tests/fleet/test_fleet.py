@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import io
 import json
+import shutil
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -13,14 +14,16 @@ import pytest
 from builders import call, git, make_release
 from helpers_gh import add_origin
 from tether.fleet.units import (
-    STALE_PLAN,
     ApplyOptions,
     PlanOptions,
     ProjectOutcome,
     ProjectPlan,
+    UnitFailure,
     apply_unit,
     plan_unit,
+    status_unit,
 )
+from tether.report.fleet_project import STALE_PLAN, unit_failure
 from tether.state.lock import ProjectLock
 
 BRANCH = "chore/update-acme-kit-1.1.0"
@@ -375,7 +378,8 @@ def test_ctrl_c_inside_a_project_stops_even_when_continuing(
 
     def interrupted(path: str, options: ApplyOptions) -> ProjectOutcome:
         report = {"status": "interrupted", "buckets": {"conflict": [], "failed": [], "delete": []}}
-        return ProjectOutcome("failed", {}, "apply", "update interrupted", 1, report=report)
+        failure = UnitFailure("update-ended", status="interrupted")
+        return ProjectOutcome("failed", {}, "apply", failure, 1, report=report)
 
     monkeypatch.setattr(runner, "apply_unit", interrupted)
     code, doc = update_json("--yes", "--continue-on-failure")
@@ -455,3 +459,92 @@ def test_no_run_folder_when_nothing_needs_updating(fleet: Fleet, capsys) -> None
     assert not (fleet.state_home / "tether" / "runs").exists()
     code, doc = update_json("--dry-run")
     assert Path(doc["run_dir"]).is_dir()
+
+
+# --- why a unit stopped short: a fact in the result, worded in report/fleet_project -------
+
+
+def test_a_plan_failure_is_a_fact_its_error_and_log_line_word(fleet: Fleet) -> None:
+    p2 = fleet.projects[1]
+    (p2 / ".tether/state.json").write_text("{ broken")
+    plan = plan_unit(str(p2), PlanOptions())
+    assert plan.status == "failed" and plan.failure is not None
+    assert plan.failure.kind == "error" and "state file does not parse" in plan.failure.message
+    assert plan.error == plan.failure.message == unit_failure(plan.failure)
+    assert plan.log == (f"plan failed: {plan.failure.message}",)
+    assert ProjectPlan.from_json(json.loads(json.dumps(plan.to_json()))) == plan
+
+
+def test_an_isolation_that_cannot_be_had_is_a_fact_worded_into_error_and_log(
+    fleet: Fleet,
+) -> None:
+    p1 = fleet.projects[0]
+    git(p1, "branch", BRANCH)  # taken already
+    outcome = apply_unit(str(p1), ApplyOptions("1.1.0", "acme-kit", "branch"))
+    why = f"branch isolation not possible: branch {BRANCH} already exists"
+    assert outcome.failure == UnitFailure("isolation-skipped", why)
+    assert outcome.error == f"{why}; nothing written"
+    assert outcome.log == (
+        f"isolation: not possible, so the project is left alone ({why})",
+        f"error: {why}; nothing written",
+    )
+    assert ProjectOutcome.from_json(json.loads(json.dumps(outcome.to_json()))) == outcome
+
+
+def test_a_stale_plan_is_a_fact(fleet: Fleet) -> None:
+    p1 = fleet.projects[0]
+    plan = plan_unit(str(p1), PlanOptions())
+    (p1 / "c.txt").write_text("x\nedited after the plan\nz\n")
+    options = ApplyOptions(plan.to_version, plan.upstream, "none", plan.digest, allow_dirty=True)
+    outcome = apply_unit(str(p1), options)
+    assert outcome.failure == UnitFailure("stale-plan")
+    assert outcome.error == STALE_PLAN and outcome.log[-1] == STALE_PLAN
+
+
+def test_a_source_that_is_down_is_a_fact_on_the_status_row(fleet: Fleet, capsys) -> None:
+    p1 = fleet.projects[0]
+    register(p1)
+    shutil.rmtree(fleet.shelf)
+    row = status_unit(str(p1))
+    assert row.status == "ok" and row.failure is not None
+    assert row.failure.kind == "newest-unknown"
+    assert row.error == f"newest version unknown: {row.failure.message}"
+    capsys.readouterr()
+    assert call("fleet", "status", "--json") == 0
+    [document_row] = json.loads(capsys.readouterr().out)["projects"]
+    assert document_row["error"] == row.error and "failure" not in document_row
+
+
+def test_the_fleet_document_carries_the_words_not_the_fact(three: Fleet) -> None:
+    code, doc = update_json("--yes", "--isolate", "none", "--continue-on-failure")
+    assert code == 1
+    p2 = doc["projects"][1]
+    assert "failure" not in p2["plan"] and "failure" not in p2["update"]
+    assert p2["update"]["error"] == (
+        "1 file(s) failed: n.txt: is a directory, but the release ships a file there"
+    )
+
+
+FAILURE_WORDS = [
+    (UnitFailure("error", "it broke"), "it broke"),
+    (UnitFailure("internal", "kaboom", "RuntimeError"), "internal error: RuntimeError: kaboom"),
+    (UnitFailure("newest-unknown", "offline"), "newest version unknown: offline"),
+    (UnitFailure("isolation-skipped", "no branch"), "no branch; nothing written"),
+    (UnitFailure("stale-plan"), STALE_PLAN),
+    (
+        UnitFailure("files-failed", failed=(("a", "x"), ("b", "y"))),
+        "2 file(s) failed: a: x; b: y",
+    ),
+    (
+        UnitFailure("files-failed", failed=tuple((f"f{n}", "gone") for n in range(5))),
+        "5 file(s) failed: f0: gone; f1: gone; f2: gone (and 2 more)",
+    ),
+    (UnitFailure("update-ended", status="interrupted"), "update interrupted"),
+    (UnitFailure("interrupted"), "interrupted"),
+]
+
+
+@pytest.mark.parametrize(("failure", "words"), FAILURE_WORDS)
+def test_every_failure_has_its_words(failure: UnitFailure, words: str) -> None:
+    assert unit_failure(failure) == words
+    assert UnitFailure.from_json(json.loads(json.dumps(failure.to_json()))) == failure

@@ -29,6 +29,7 @@ from tether.deps.steps import StepLog
 from tether.deps.work import ApplyOptions, ApplyRun, ProjectResult, ProjectWork, Step
 from tether.errors import Exit, TetherError
 from tether.report.deps import apply_digest, config_carried, config_not_carried
+from tether.report.runs import isolation_line
 from tether.runs.isolation import Isolation, Target, isolate
 from tether.runs.rundir import RunFolder
 
@@ -130,7 +131,7 @@ def _apply_locked(
     installs = install_commands(work, options)
     if result.isolation.used == "worktree":
         result.isolation = _carry_config(result.isolation, work, bool(installs))
-    log_line(log, result.isolation.describe())
+    log_line(log, isolation_line(result.isolation))
     records.steps.append(steps.ISOLATED, work.name, used=result.isolation.used)
     if result.isolation.used == "skipped":
         result.state = "skipped"

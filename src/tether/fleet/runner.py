@@ -20,11 +20,19 @@ from tether.fleet.units import (
     ProjectOutcome,
     ProjectPlan,
     StatusRow,
+    UnitFailure,
     apply_unit,
     plan_unit,
     status_unit,
 )
 from tether.process import map_in_threads
+from tether.report.fleet_project import (
+    APPLY_SECTION,
+    INTERRUPTED_SECTION,
+    PLAN_SECTION,
+    log_head,
+    result_line,
+)
 from tether.runs.isolation import DEFAULT_MODE
 from tether.runs.rundir import RunFolder
 from tether.runs.selection import Member, Selection
@@ -123,7 +131,7 @@ def plan_fleet(selection: Selection, request: FleetRequest, folder: RunFolder) -
         entry = FleetEntry(
             member, plan, folder.log_path(index, count, member.name), _STATUS_OF_PLAN[plan.status]
         )
-        entry.log = [f"project {member.name} ({member.path})", "== plan", *plan.log]
+        entry.log = [log_head(member.name, member.path), PLAN_SECTION, *plan.log]
         if plan.error and not plan.log:
             entry.log.append(plan.error)
         entries.append(entry)
@@ -176,7 +184,7 @@ def _apply_one(run: FleetRun, entry: FleetEntry) -> None:
     )
     entry.outcome = apply_unit(str(entry.member.path), options)
     entry.status = entry.outcome.status
-    entry.log += ["== apply", *entry.outcome.log, f"== result: {entry.status}"]
+    entry.log += [APPLY_SECTION, *entry.outcome.log, result_line(entry.status)]
     run.write(entry.log_path, entry.log)
     if entry.outcome.report is not None:
         # The full single-project report (every path) stays here; the summary carries counts.
@@ -186,8 +194,9 @@ def _apply_one(run: FleetRun, entry: FleetEntry) -> None:
 def _interrupted(run: FleetRun, entry: FleetEntry) -> None:
     # Ctrl-C between files of one project is handled inside run_update (it stops after the
     # current file); one arriving elsewhere lands here: keep the summary, mark the rest.
-    entry.outcome = ProjectOutcome("failed", {}, "apply", "interrupted", Exit.INTERRUPTED)
+    interrupted = UnitFailure("interrupted")
+    entry.outcome = ProjectOutcome("failed", {}, "apply", interrupted, Exit.INTERRUPTED)
     entry.status = "failed"
-    entry.log += ["== interrupted"]
+    entry.log += [INTERRUPTED_SECTION]
     run.write(entry.log_path, entry.log)
     run.status = "interrupted"

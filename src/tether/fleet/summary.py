@@ -28,7 +28,9 @@ def status_document(
     return {
         "registry": registry,
         "projects": [
-            {**member_json(m), **row.to_json()} for m, row in rows if row.status != "not-tethered"
+            {**member_json(m), **_without_failure(row.to_json())}
+            for m, row in rows
+            if row.status != "not-tethered"
         ],
         "skipped_path_missing": sections.path_missing(selection.missing),
         "skipped_not_tethered": [
@@ -58,10 +60,15 @@ def update_document(run: FleetRun, registry: str) -> Doc:
     }
 
 
+def _without_failure(result: Doc) -> Doc:
+    """A unit result as the documents carry it: the failure in words (``error``) only."""
+    return {key: value for key, value in result.items() if key != "failure"}
+
+
 def _entry_json(entry: FleetEntry, run_has_folder: bool) -> Doc:
-    plan = entry.plan.to_json()
+    plan = _without_failure(entry.plan.to_json())
     del plan["log"]
-    outcome = entry.outcome.to_json() if entry.outcome else None
+    outcome = _without_failure(entry.outcome.to_json()) if entry.outcome else None
     if outcome is not None:
         del outcome["log"]
         if outcome["report"] is not None:

@@ -3,8 +3,9 @@
 Nothing here reads the registry, shares state between projects, prints or writes outside
 the project (and its worktree). Inputs are plain values and results turn into JSON and
 back, so another executor (a process pool, a job queue, a remote worker) can run a unit
-anywhere the project is checked out. The log a unit returns is text for the run folder;
-the coordinator decides where it goes.
+anywhere the project is checked out. The log a unit returns is text for the run folder,
+worded by ``report/fleet_project``; the coordinator decides where it goes. Why a unit
+stopped short is a ``UnitFailure``, worded there too (a result's ``error``).
 """
 
 from __future__ import annotations
@@ -13,7 +14,7 @@ import traceback
 from collections.abc import Callable, Mapping
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from tether.errors import Exit, TetherError
 from tether.flows.plan import UpdateOptions
@@ -23,13 +24,65 @@ from tether.flows.status import newest_available, project_status
 from tether.flows.update import PreparedUpdate, UpdateRequest, prepare_update, run_update
 from tether.flows.update_report import UpdateReport, UpdateStatus
 from tether.model.plan import Bucket
-from tether.report.update import (
-    render_plan_summary,
-    render_update,
-    update_document,
-    update_notes,
+from tether.report.fleet_project import (
+    WORKTREE_PLAN_DIFFERS,
+    error_line,
+    plan_failed_line,
+    unit_failure,
+    up_to_date_log,
 )
+from tether.report.runs import isolation_line
+from tether.report.update import render_plan_summary, render_update, update_document
 from tether.runs.isolation import DEFAULT_MODE, Isolation, Target, isolate
+
+# --- why a unit stopped short ----------------------------------------------------------
+
+FailureKind = Literal[
+    "error",  # message: a TetherError's own line
+    "internal",  # error_type, message: an exception tether did not expect
+    "newest-unknown",  # message: why the source could not name its newest release
+    "isolation-skipped",  # message: why the isolation asked for could not be had
+    "stale-plan",  # the project changed after its plan was shown
+    "files-failed",  # failed: every file the update could not write, with its reason
+    "update-ended",  # status: an update that ended failed without a failed file
+    "interrupted",  # Ctrl-C between two files of the project
+]
+
+
+@dataclass(frozen=True)
+class UnitFailure:
+    """Why one project's unit stopped short, with the data its words quote:
+    ``report/fleet_project.unit_failure`` words it (a result's ``error``)."""
+
+    kind: FailureKind
+    message: str = ""
+    error_type: str = ""
+    failed: tuple[tuple[str, str], ...] = ()  # (path, reason)
+    status: str = ""
+
+    def to_json(self) -> dict[str, Any]:
+        return {**asdict(self), "failed": [list(pair) for pair in self.failed]}
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any] | None) -> UnitFailure | None:
+        if data is None:
+            return None
+        failed = tuple((str(path), str(reason)) for path, reason in data["failed"])
+        return cls(**{**data, "failed": failed})
+
+
+def _error_words(failure: UnitFailure | None) -> str:
+    return unit_failure(failure) if failure is not None else ""
+
+
+def _result_json(result: Any) -> dict[str, Any]:
+    """A unit result as JSON: its fields, ``error`` in words where ``failure`` stands,
+    and the failure itself last (for the executor's way back; documents drop it)."""
+    data = {("error" if name == "failure" else name): v for name, v in asdict(result).items()}
+    data["error"] = result.error
+    data["failure"] = result.failure.to_json() if result.failure is not None else None
+    return data
+
 
 # --- status ----------------------------------------------------------------------------
 
@@ -44,14 +97,20 @@ class StatusRow:
     update_available: bool = False
     modified: int = 0
     conflicts: int = 0
-    error: str = ""  # why the row is incomplete (not tethered, unreadable, source down)
+    # Why the row is incomplete (not tethered, unreadable, source down).
+    failure: UnitFailure | None = None
+
+    @property
+    def error(self) -> str:
+        return _error_words(self.failure)
 
     def to_json(self) -> dict[str, Any]:
-        return asdict(self)
+        return _result_json(self)
 
     @classmethod
     def from_json(cls, data: Mapping[str, Any]) -> StatusRow:
-        return cls(**data)
+        fields = {k: v for k, v in data.items() if k != "error"}
+        return cls(**{**fields, "failure": UnitFailure.from_json(data["failure"])})
 
 
 def status_unit(path: str, check_latest: bool = True) -> StatusRow:
@@ -60,18 +119,18 @@ def status_unit(path: str, check_latest: bool = True) -> StatusRow:
     try:
         project = open_project(root)
     except TetherError as error:
-        return StatusRow("not-tethered", error=str(error))
+        return StatusRow("not-tethered", failure=UnitFailure("error", str(error)))
     try:
         report = project_status(root)
     except TetherError as error:
-        return StatusRow("error", error=str(error))
-    problem = ""
+        return StatusRow("error", failure=UnitFailure("error", str(error)))
+    problem = None
     if check_latest:
         try:
             report.latest_version = newest_available(project, report.source, report.notes)
         except TetherError as error:
             # A source that is down must not hide the local drift this row still shows.
-            problem = f"newest version unknown: {error}"
+            problem = UnitFailure("newest-unknown", str(error))
     return StatusRow(
         "ok",
         report.upstream,
@@ -102,11 +161,15 @@ class ProjectPlan:
     counts: Mapping[str, int] = field(default_factory=dict)  # bucket -> paths, non-zero only
     conflicts: tuple[str, ...] = ()
     digest: str = ""  # of the plan shown; apply refuses a different one
-    error: str = ""
+    failure: UnitFailure | None = None
     log: tuple[str, ...] = ()
 
+    @property
+    def error(self) -> str:
+        return _error_words(self.failure)
+
     def to_json(self) -> dict[str, Any]:
-        data = asdict(self)
+        data = _result_json(self)
         data["counts"] = dict(self.counts)
         data["conflicts"] = list(self.conflicts)
         data["log"] = list(self.log)
@@ -114,8 +177,9 @@ class ProjectPlan:
 
     @classmethod
     def from_json(cls, data: Mapping[str, Any]) -> ProjectPlan:
-        fixed = {**data, "conflicts": tuple(data["conflicts"]), "log": tuple(data["log"])}
-        return cls(**fixed)
+        fixed = {k: v for k, v in data.items() if k != "error"}
+        fixed |= {"conflicts": tuple(data["conflicts"]), "log": tuple(data["log"])}
+        return cls(**{**fixed, "failure": UnitFailure.from_json(data["failure"])})
 
 
 def update_options(root: Path) -> UpdateOptions:
@@ -130,24 +194,27 @@ def plan_unit(path: str, options: PlanOptions) -> ProjectPlan:
     try:
         open_project(root)
     except TetherError as error:
-        return ProjectPlan("not-tethered", error=str(error))
+        return ProjectPlan("not-tethered", failure=UnitFailure("error", str(error)))
     try:
         request = UpdateRequest(root, to=options.to, dry_run=True, options=update_options(root))
         prepared = prepare_update(request)
     except TetherError as error:
-        return ProjectPlan("failed", error=str(error), log=(f"plan failed: {error}",))
+        failure = UnitFailure("error", str(error))
+        return ProjectPlan("failed", failure=failure, log=(plan_failed_line(failure),))
     except Exception as error:  # one project's crash must not cost the fleet its summary
-        return ProjectPlan("failed", error=_internal(error), log=tuple(_trace()))
+        return ProjectPlan("failed", failure=_internal(error), log=tuple(_trace()))
     if isinstance(prepared, UpdateReport):
         return _up_to_date_plan(prepared)
     return _plan_from(prepared)
 
 
 def _up_to_date_plan(report: UpdateReport) -> ProjectPlan:
-    lines = [f"already up to date ({report.upstream} {report.from_version})"]
-    lines += [f"note: {n}" for n in update_notes(report)]
     return ProjectPlan(
-        "up-to-date", report.upstream, report.from_version, report.to_version, log=tuple(lines)
+        "up-to-date",
+        report.upstream,
+        report.from_version,
+        report.to_version,
+        log=tuple(up_to_date_log(report)),
     )
 
 
@@ -184,14 +251,18 @@ class ProjectOutcome:
     status: str  # applied | up-to-date | failed
     isolation: Mapping[str, Any]
     step: str = ""  # where a failure happened: isolate | apply
-    error: str = ""
+    failure: UnitFailure | None = None
     exit_code: int = Exit.OK
     conflicts: tuple[str, ...] = ()
     report: Mapping[str, Any] | None = None  # the single-project update report (JSON)
     log: tuple[str, ...] = ()
 
+    @property
+    def error(self) -> str:
+        return _error_words(self.failure)
+
     def to_json(self) -> dict[str, Any]:
-        data = asdict(self)
+        data = _result_json(self)
         data["isolation"] = dict(self.isolation)
         data["conflicts"] = list(self.conflicts)
         data["log"] = list(self.log)
@@ -199,14 +270,9 @@ class ProjectOutcome:
 
     @classmethod
     def from_json(cls, data: Mapping[str, Any]) -> ProjectOutcome:
-        fixed = {**data, "conflicts": tuple(data["conflicts"]), "log": tuple(data["log"])}
-        return cls(**fixed)
-
-
-STALE_PLAN = (
-    "the project changed after its plan was shown; nothing was written "
-    "(run the command again to see the new plan)"
-)
+        fixed = {k: v for k, v in data.items() if k != "error"}
+        fixed |= {"conflicts": tuple(data["conflicts"]), "log": tuple(data["log"])}
+        return cls(**{**fixed, "failure": UnitFailure.from_json(data["failure"])})
 
 
 def apply_unit(path: str, options: ApplyOptions) -> ProjectOutcome:
@@ -222,18 +288,19 @@ def apply_unit(path: str, options: ApplyOptions) -> ProjectOutcome:
             skip=True,
             in_place_outside_git=not options.isolate_asked,
         )
-        log.append(where.describe())
+        log.append(isolation_line(where))
         if where.used == "skipped":  # the checkout is never edited instead
-            reason = f"{where.note}; nothing written"
-            log.append(f"error: {reason}")
+            failure = UnitFailure("isolation-skipped", where.note)
+            log.append(error_line(failure))
             return ProjectOutcome(
-                "failed", where.to_json(), "isolate", reason, Exit.ERROR, log=tuple(log)
+                "failed", where.to_json(), "isolate", failure, Exit.ERROR, log=tuple(log)
             )
         report = run_update(_request(where, options), _confirm(where, options, log))
     except TetherError as error:
-        log.append(f"error: {error}")
+        failure = UnitFailure("error", str(error))
+        log.append(error_line(failure))
         return ProjectOutcome(
-            "failed", where.to_json(), "apply", str(error), Exit.ERROR, log=tuple(log)
+            "failed", where.to_json(), "apply", failure, Exit.ERROR, log=tuple(log)
         )
     except Exception as error:  # one project's crash must not cost the fleet its summary
         log += _trace()
@@ -284,7 +351,7 @@ def _confirm(
         if where.used == "worktree":
             # The worktree starts from the last commit, not from the checkout that was
             # planned; a different plan there is expected, and it touches nothing of theirs.
-            log.append("note: the worktree's plan differs from the one shown (it starts at HEAD)")
+            log.append(WORKTREE_PLAN_DIFFERS)
             return True
         return False
 
@@ -295,14 +362,15 @@ def _outcome(report: UpdateReport, where: Isolation, log: list[str]) -> ProjectO
     data = update_document(report)
     isolation = where.to_json()
     if report.status == UpdateStatus.CANCELLED:
+        stale = UnitFailure("stale-plan")
         return ProjectOutcome(
             "failed",
             isolation,
             "apply",
-            STALE_PLAN,
+            stale,
             Exit.ERROR,
             report=data,
-            log=(*log, STALE_PLAN),
+            log=(*log, unit_failure(stale)),
         )
     if report.status == UpdateStatus.UP_TO_DATE:
         return ProjectOutcome("up-to-date", isolation, report=data, log=tuple(log))
@@ -312,7 +380,7 @@ def _outcome(report: UpdateReport, where: Isolation, log: list[str]) -> ProjectO
             "failed",
             isolation,
             "apply",
-            _failure_text(report),
+            _update_failure(report),
             Exit.ERROR,
             report=data,
             log=tuple(log),
@@ -323,17 +391,15 @@ def _outcome(report: UpdateReport, where: Isolation, log: list[str]) -> ProjectO
     )
 
 
-def _failure_text(report: UpdateReport) -> str:
-    failed = report.bucket(Bucket.FAILED)
+def _update_failure(report: UpdateReport) -> UnitFailure:
+    failed = tuple((a.path, a.reason) for a in report.bucket(Bucket.FAILED))
     if not failed:
-        return f"update {report.status}"
-    shown = "; ".join(f"{a.path}: {a.reason}" for a in failed[:3])
-    more = f" (and {len(failed) - 3} more)" if len(failed) > 3 else ""
-    return f"{len(failed)} file(s) failed: {shown}{more}"
+        return UnitFailure("update-ended", status=str(report.status))
+    return UnitFailure("files-failed", failed=failed)
 
 
-def _internal(error: Exception) -> str:
-    return f"internal error: {type(error).__name__}: {error}"
+def _internal(error: Exception) -> UnitFailure:
+    return UnitFailure("internal", str(error), type(error).__name__)
 
 
 def _trace() -> list[str]:

@@ -8,7 +8,10 @@ whole document.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from tether.runs.isolation import Isolation
 
 Doc = dict[str, Any]
 EMPTY_REGISTRY = "No projects registered. Use tether projects add to register one."
@@ -45,6 +48,17 @@ def failed_section(failed: list[Doc]) -> list[str]:
             lines.append(f"  last {len(item['log_tail'])} lines of its log:")
             lines += [f"    {line}" for line in item["log_tail"]]
     return lines
+
+
+def isolation_line(where: Isolation) -> str:
+    """Where the project's changes land, and why not where asked when that could not be."""
+    place = {
+        "none": "in place",
+        "branch": f"on branch {where.branch}",
+        "worktree": f"in worktree {where.worktree} (branch {where.branch})",
+        "skipped": "not possible, so the project is left alone",
+    }[where.used]
+    return f"isolation: {place}" + (f" ({where.note})" if where.note else "")
 
 
 def isolation_lines(projects: list[Doc]) -> list[str]:

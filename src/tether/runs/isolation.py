@@ -49,15 +49,6 @@ class Isolation:
             "note": self.note,
         }
 
-    def describe(self) -> str:
-        where = {
-            "none": "in place",
-            "branch": f"on branch {self.branch}",
-            "worktree": f"in worktree {self.worktree} (branch {self.branch})",
-            "skipped": "not possible, so the project is left alone",
-        }[self.used]
-        return f"isolation: {where}" + (f" ({self.note})" if self.note else "")
-
 
 @dataclass(frozen=True)
 class Target:
