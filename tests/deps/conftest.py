@@ -3,11 +3,23 @@ tether deps (src/tether/deps).
 """
 
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 
-from fixtures.deps.kit import PRIVATE_WIDGET
+from fixtures.deps.deep import deep_world
+from fixtures.deps.kit import PRIVATE_WIDGET, setup_cli
 from fixtures.deps.loopback import LoopbackRegistry
+
+
+@pytest.fixture
+def world(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """The deep scenario (fixtures/deps/deep.py: two projects and the projects registry naming
+    them; returns the registry file) with the commands set up in ``tmp_path``. A module whose
+    projects are others defines its own ``world``; the registry serves what the module's
+    ``SERVED`` names (the deep packuments and pages, for this one)."""
+    setup_cli(monkeypatch, tmp_path)
+    return deep_world(tmp_path)
 
 
 @pytest.fixture

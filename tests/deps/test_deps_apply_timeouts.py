@@ -14,7 +14,6 @@ from __future__ import annotations
 import json
 import os
 import signal
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -24,12 +23,6 @@ from fixtures.deps.loopback import LoopbackRegistry
 from process_helpers import all_gone, hung_program, kill_leftovers, recorded_pids
 from tether import process
 from tether.deps.owed import OWED_FILE
-
-
-@pytest.fixture(scope="module")
-def server() -> Iterator[LoopbackRegistry]:
-    with LoopbackRegistry() as registry:
-        yield registry
 
 
 @pytest.fixture

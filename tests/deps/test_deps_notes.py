@@ -17,20 +17,20 @@ from typing import Any
 
 import pytest
 
-from fixtures.deps.deep import FLAKY, PACKUMENTS, PAGES, deep_world
-from fixtures.deps.kit import NOW, run_cli, run_json, setup_cli
+from fixtures.deps.deep import FLAKY, PACKUMENTS, PAGES
+from fixtures.deps.kit import NOW, run_cli, run_json
 from fixtures.deps.loopback import LoopbackRegistry
 
 SERVED = {"packuments": PACKUMENTS, "pages": dict(PAGES)}  # what the registry serves (conftest.py)
 
 
 @pytest.fixture
-def world(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    setup_cli(monkeypatch, tmp_path)
+def world(world: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """The area's deep scenario (conftest.py), with no GitHub token and no API address set."""
     monkeypatch.delenv("GITHUB_TOKEN", raising=False)
     monkeypatch.delenv("GH_TOKEN", raising=False)
     monkeypatch.delenv("GITHUB_API_URL", raising=False)
-    return deep_world(tmp_path)
+    return world
 
 
 def plan_deep(world: Path, server: LoopbackRegistry, *extra: str) -> dict[str, Any]:

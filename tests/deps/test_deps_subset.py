@@ -15,8 +15,8 @@ from typing import Any
 
 import pytest
 
-from fixtures.deps.deep import PACKUMENTS, PAGES, deep_world
-from fixtures.deps.kit import calls, run_cli, run_json, setup_cli, stand_in
+from fixtures.deps.deep import PACKUMENTS, PAGES
+from fixtures.deps.kit import calls, run_cli, run_json, stand_in
 from fixtures.deps.loopback import LoopbackRegistry
 
 IMPROVEMENTS = (
@@ -26,12 +26,6 @@ IMPROVEMENTS = (
 
 
 SERVED = {"packuments": PACKUMENTS, "pages": dict(PAGES)}  # what the registry serves (conftest.py)
-
-
-@pytest.fixture
-def world(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    setup_cli(monkeypatch, tmp_path)
-    return deep_world(tmp_path)
 
 
 def apply_args(world: Path, server: LoopbackRegistry, *extra: str) -> list[str]:
