@@ -147,7 +147,8 @@ def test_status_reads_the_journal_where_an_update_ran(project: Path) -> None:
 # Modules a plain update (no field-by-field merge, not abandoned) has no use for: the abandon
 # flow and what puts an update back, the structured merge's model and the renderer of its rows;
 # for a release and a profile declaring no lifecycle step, the steps, the declarations' types,
-# their rules and the bounded pattern matcher.
+# their rules and the bounded pattern matcher; for releases declaring no generated region, the
+# region engine and the masked comparison.
 UPDATE_NEVER = {
     "flows.abandon",
     "flows.restore",
@@ -158,6 +159,8 @@ UPDATE_NEVER = {
     "model.lifecycle_declarations",
     "engine.lifecycle_rules",
     "pattern_child",
+    "engine.regions",
+    "flows.regions_step",
 }
 
 

@@ -19,6 +19,8 @@ from tether.engine.regions import (
     parse_region_declarations,
     scan_markers,
 )
+from tether.flows.regions_plan import RegionPlan, plan_regions
+from tether.model.manifest import Manifest, parse_manifest
 
 S = "<!-- gaia:audit-remit:start -->"
 E = "<!-- gaia:audit-remit:end -->"
@@ -284,3 +286,29 @@ def test_document_shape() -> None:
     assert set(normalized) == {"baseline", "latest", "current"}
     assert PLACEHOLDER in normalized["current"]
     json.dumps(document)
+
+
+def _manifest(regions: object) -> Manifest:
+    data: dict[str, object] = {"schema_version": 1, "name": "x", "version": "1.0.0", "files": {}}
+    if regions is not None:
+        data["regions"] = regions
+    return parse_manifest(data, "manifest.json")
+
+
+def test_plan_regions_without_declarations_is_empty() -> None:
+    """Neither release declares a region: nothing is parsed (the engine is not needed)."""
+    assert plan_regions(_manifest(None), _manifest([]), disabled=False) == RegionPlan()
+    assert plan_regions(None, _manifest(None), disabled=False) == RegionPlan()
+
+
+@pytest.mark.parametrize("value", [{}, "audit-remit", 0])
+def test_plan_regions_reports_a_regions_value_that_is_not_a_list(value: object) -> None:
+    """A ``regions`` value that is no list is malformed, not "no region": it is reported."""
+    plan = plan_regions(None, _manifest(value), disabled=False)
+    assert plan.declarations == [] and len(plan.problems) == 1
+
+
+def test_plan_regions_names_a_declaration_the_new_release_dropped() -> None:
+    """The installed release declared a region the new one no longer does: named dropped."""
+    plan = plan_regions(_manifest([decl_raw()]), _manifest([]), disabled=False)
+    assert plan.dropped == ["audit-remit"] and plan.by_path == {}

@@ -39,7 +39,7 @@ def programs_off_switch(no_programs: bool, no_regions: bool) -> str | None:
     ``--no-regions`` (``TETHER_NO_REGIONS``), which have always meant "run nothing the
     release ships". A profile's own region variable (GAIA_UPDATE_NO_REGIONS) only switches
     region awareness off, as its ecosystem defines it."""
-    from tether.flows.regions_step import NO_REGIONS_ENV
+    from tether.flows.regions_plan import NO_REGIONS_ENV
 
     if no_programs:
         return NO_PROGRAMS_FLAG

@@ -23,7 +23,7 @@ from tether.templates import TemplateOptions, read_only_options
 
 if TYPE_CHECKING:
     from tether.engine.regions import RegionDecl
-    from tether.flows.regions_step import RegionPlan
+    from tether.flows.regions_plan import RegionPlan
 
 FileStatus = Literal["modified", "deleted"]
 DEV_NULL = "/dev/null"
@@ -176,7 +176,7 @@ class _DiffMaker:
     the installed manifest, which a fresh clone must fetch)."""
 
     def __init__(self, project: Project, baseline: Baseline, no_regions: bool) -> None:
-        from tether.flows.regions_step import plan_regions, regions_disabled
+        from tether.flows.regions_plan import plan_regions, regions_disabled
 
         self.project = project
         self.guard = PathGuard(project.root)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import functools
 import os
 from dataclasses import dataclass, replace
+from typing import TYPE_CHECKING
 
 from tether import progress
 from tether.engine.decide import (
@@ -21,17 +22,11 @@ from tether.engine.patches import (
     unified_patch,
     whole_file_markers,
 )
-from tether.engine.regions import RegionComparison
 from tether.flows.artifacts import artifact_path, patch_conflict
 from tether.flows.baseline import Baseline
 from tether.flows.conflicts import conflict_is_unresolved
 from tether.flows.project import Project, Release
-from tether.flows.regions_step import (
-    RegionPlan,
-    masked_comparison,
-    region_conflict,
-    region_merge,
-)
+from tether.flows.regions_plan import RegionPlan
 from tether.flows.renames import carry_rename, find_renames
 from tether.flows.safety import PathGuard
 from tether.flows.structured_step import NO_BASELINE, structured_action, whole_file_conflict
@@ -52,6 +47,9 @@ from tether.model.plan import (
 )
 from tether.state.statcache import StatCache
 from tether.state.store import Leftover
+
+if TYPE_CHECKING:  # the region engine: only for a path a release declares a region in
+    from tether.engine.regions import RegionComparison
 
 LOCAL_EDIT_KEPT = "local-edit-kept"
 # A file whose baseline is known by its hash only (gbrain's record read as the baseline of
@@ -387,6 +385,8 @@ def _decide_latest_path(
         ours_eq_latest=ours_sha == latest_sha or (crlf and same_text(ours or b"", release_bytes())),
     )
     if rel in regions.by_path and record is not None and adopter.present:
+        from tether.flows.regions_step import masked_comparison
+
         ours = adopter.read()
         base = baseline.read(rel) or b""
         sides, masked = masked_comparison(regions, rel, base, ours, release_bytes())
@@ -440,6 +440,8 @@ def _region_path_merge(
     left a conflict is settled by ``--auto`` as any other file is (the whole-file choices on
     the whole file, the hunk choices on the whole file too when its markers are malformed),
     else left as the patch without region bodies."""
+    from tether.flows.regions_step import region_conflict, region_merge
+
     favor = options.auto if options.auto in HUNK_CHOICES else None
     merged = region_merge(rel, cls, masked, sides, mode, favor)
     if merged is not None:

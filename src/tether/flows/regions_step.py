@@ -4,7 +4,6 @@ confined regeneration after the files are written (before state is)."""
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -14,83 +13,17 @@ from tether.engine.regions import (
     RegionDecl,
     compare_region_file,
     conflict_patch,
-    dropped_declarations,
     fill_placeholder,
-    parse_region_declarations,
     region_body,
 )
 from tether.flows.artifacts import patch_conflict
 from tether.flows.project import Project
-from tether.model.manifest import FileClass, Manifest
+from tether.flows.regions_plan import RegionPlan
+from tether.model.manifest import FileClass
 from tether.model.plan import SETTLED_DECISIONS, YOURS, Bucket, FileAction, Op
 
 if TYPE_CHECKING:  # the runner is imported only when regions are regenerated
     from tether.flows.regen import RegenOutcome
-
-NO_REGIONS_ENV = "TETHER_NO_REGIONS"
-
-
-def regions_disabled(flag: bool, variable: str | None = None) -> bool:
-    return regions_off_switch(flag, variable) is not None
-
-
-def regions_off_switch(flag: bool, variable: str | None = None) -> str | None:
-    """What switched region awareness off for this run (the flag, tether's variable or the
-    profile's own, e.g. GAIA_UPDATE_NO_REGIONS=1), or None when it is on."""
-    if flag:
-        return "--no-regions"
-    for name in (NO_REGIONS_ENV, variable):
-        if name and os.environ.get(name, "") not in ("", "0"):
-            return f"{name}={os.environ[name]}"
-    return None
-
-
-@dataclass
-class RegionPlan:
-    """The declarations in force for one update, and what the comparison noticed."""
-
-    declarations: list[RegionDecl] = field(default_factory=list)
-    by_path: dict[str, RegionDecl] = field(default_factory=dict)
-    problems: list[str] = field(default_factory=list)  # malformed declarations, skipped
-    dropped: list[str] = field(default_factory=list)  # ids in B's manifest, not L's
-    fallbacks: list[str] = field(default_factory=list)  # paths compared whole: malformed markers
-    pre_region: list[str] = field(default_factory=list)  # paths with a side lacking markers
-    disabled: bool = False
-    disabled_by: str = ""  # the flag or variable that switched awareness off
-    off_switch: str = "--no-regions"  # how to switch it off for one run (the profile's way)
-
-    def to_json(self) -> dict[str, object]:
-        return {
-            "disabled": self.disabled,
-            "disabled_by": self.disabled_by or None,
-            "off_switch": self.off_switch,
-            "declarations": [d.id for d in self.declarations],
-            "malformed_declarations": self.problems,
-            "dropped_declarations": self.dropped,
-            "fallbacks": self.fallbacks,
-            "pre_region_paths": self.pre_region,
-            # Programs the update runs from the project's own tree after writing the files:
-            # shown before a person confirms, since running them is their trust decision.
-            "programs": [
-                {"id": d.id, "command": d.regenerate.command_line}
-                for d in self.declarations
-                if d.regenerate is not None
-            ],
-        }
-
-
-def plan_regions(base_manifest: Manifest | None, latest: Manifest, disabled: bool) -> RegionPlan:
-    if disabled:
-        return RegionPlan(disabled=True)
-    decls, problems = parse_region_declarations(latest.region_declarations())
-    plan = RegionPlan(declarations=decls, problems=problems)
-    if base_manifest is not None:
-        base_decls, _ = parse_region_declarations(base_manifest.region_declarations())
-        plan.dropped = dropped_declarations(base_decls, decls)
-    for decl in decls:
-        for path in decl.paths:
-            plan.by_path.setdefault(path, decl)
-    return plan
 
 
 def masked_comparison(

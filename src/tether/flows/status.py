@@ -25,7 +25,7 @@ from tether.state.store import Leftover
 from tether.templates import TemplateOptions, read_only_options
 
 if TYPE_CHECKING:  # regions are read only when a file differs from its record
-    from tether.flows.regions_step import RegionPlan
+    from tether.flows.regions_plan import RegionPlan
 
 
 @dataclass(frozen=True)
@@ -269,7 +269,7 @@ class _BaselineRegions:
 
     def plan(self) -> RegionPlan:
         if self._plan is None:
-            from tether.flows.regions_step import RegionPlan, plan_regions, regions_disabled
+            from tether.flows.regions_plan import RegionPlan, plan_regions, regions_disabled
 
             if regions_disabled(self.no_regions):
                 self._plan = RegionPlan(disabled=True)

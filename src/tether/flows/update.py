@@ -49,13 +49,7 @@ from tether.flows.project import (
     read_tree_release,
     utc_now,
 )
-from tether.flows.regions_step import (
-    RegionPlan,
-    plan_regions,
-    regenerate_regions,
-    regions_off_switch,
-    unreconciled_inputs,
-)
+from tether.flows.regions_plan import RegionPlan, plan_regions, regions_off_switch
 from tether.flows.release_notes import ReleaseNotes, release_notes, with_release_page
 from tether.flows.replay import checked_unfinished_run
 from tether.flows.runtime_paths import check_runtime_paths
@@ -900,6 +894,10 @@ def _replan(prepared: PreparedUpdate) -> None:
 def _regenerate(
     prepared: PreparedUpdate, ctx: RunContext, outcome: ApplyOutcome
 ) -> list[RegenOutcome]:
+    if not any(decl.regenerate is not None for decl in prepared.regions.declarations):
+        return []  # no region has a program to run (regenerate_regions would run none)
+    from tether.flows.regions_step import regenerate_regions, unreconciled_inputs
+
     latest = prepared.latest.manifest
     log = ctx.project.path(ctx.project.profile.log_dir) / f"regions-{ctx.run_id}.log"
     try:
