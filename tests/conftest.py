@@ -110,6 +110,33 @@ def pytest_configure(config: pytest.Config) -> None:
         _import_tether_once()
 
 
+# The modules whose tests take longest (docs/performance.md, "sixth pass"), longest first.
+# They run before all others: the two workers share them and then the many short tests, and
+# end together, instead of one worker taking a long module at the end of the run while the
+# other has nothing left to do. Every other module keeps its place.
+LONGEST_FIRST = (
+    "templates/test_templates_copier.py",
+    "campaign/test_campaign_exec.py",
+    "campaign/test_campaign_publish.py",
+    "edges/test_process_callers.py",
+    "campaign/test_campaign_mirror_rules.py",
+    "hostile/test_hostile_releases.py",
+    "sources/test_sources_git_remote.py",
+    "architecture/test_architecture.py",
+    "engine/test_textmerge.py",
+    "deps/test_deps_crash.py",
+    "edges/test_process.py",
+    "deps/test_deps_apply_timeouts.py",
+)
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """The modules of ``LONGEST_FIRST`` first, in its order (the same in every worker: a
+    stable sort of what each collected)."""
+    rank = {f"tests/{name}": n for n, name in enumerate(LONGEST_FIRST)}
+    items.sort(key=lambda item: rank.get(item.nodeid.partition("::")[0], len(rank)))
+
+
 @pytest.fixture(scope="module")
 def server(request: pytest.FixtureRequest) -> Iterator[LoopbackRegistry]:
     """A package registry on 127.0.0.1 (tests/fixtures/deps/loopback.py), one per test module,
