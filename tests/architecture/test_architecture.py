@@ -8,6 +8,7 @@ document."""
 from __future__ import annotations
 
 import ast
+import functools
 import re
 from collections import Counter
 from collections.abc import Collection
@@ -217,6 +218,13 @@ def _modules() -> list[Path]:
     return sorted(SOURCE.rglob("*.py"))
 
 
+@functools.cache
+def _parsed(text: str) -> ast.Module:
+    """The syntax tree of a module's text, made once per test process: parsing the whole
+    package is most of what each rule below costs, and several rules read every module."""
+    return ast.parse(text)
+
+
 def _module_files() -> dict[str, str]:
     """Each module's file under src/tether (``flows/apply.py``) and its text."""
     return {path.relative_to(SOURCE).as_posix(): path.read_text() for path in _modules()}
@@ -260,7 +268,7 @@ def _module_imports(tree: ast.AST, files: Collection[str]) -> dict[str, int]:
 
 
 def _import_graph(files: dict[str, str]) -> dict[str, dict[str, int]]:
-    graph = {where: _module_imports(ast.parse(text), files) for where, text in files.items()}
+    graph = {where: _module_imports(_parsed(text), files) for where, text in files.items()}
     for where, imported in graph.items():
         imported.pop(where, None)
     return graph
@@ -322,7 +330,7 @@ def test_imports_follow_the_dependency_rule() -> None:
     for path in _modules():
         unit = _unit(path)
         layer = LAYER_OF[unit]
-        for line, target in _imported_units(ast.parse(path.read_text()), path):
+        for line, target in _imported_units(_parsed(path.read_text()), path):
             target_layer = LAYER_OF.get(target, "unknown")
             where = path.relative_to(SOURCE)
             if target_layer != layer and target_layer not in MAY_IMPORT[layer]:
@@ -336,7 +344,7 @@ def test_pure_layers_import_nothing_that_does_io() -> None:
         unit = _unit(path)
         if LAYER_OF[unit] not in PURE_LAYERS:
             continue
-        for line, name in _stdlib_imports(ast.parse(path.read_text())):
+        for line, name in _stdlib_imports(_parsed(path.read_text())):
             if name in SIDE_EFFECT_MODULES and (unit, name) not in PURE_EXCEPTIONS:
                 broken.append(f"{path.relative_to(SOURCE)}:{line}: imports {name}")
     assert broken == []
@@ -348,7 +356,7 @@ def test_only_the_process_edges_start_programs() -> None:
         where = path.relative_to(SOURCE).as_posix()
         if where in PROCESS_MODULES:
             continue
-        for line, what in _process_starts(ast.parse(path.read_text())):
+        for line, what in _process_starts(_parsed(path.read_text())):
             broken.append(f"{where}:{line}: {what} (run programs through tether.process)")
     assert broken == []
     listed = {where for where in PROCESS_MODULES if not (SOURCE / where).is_file()}
@@ -495,7 +503,7 @@ def test_every_name_a_module_defines_is_used() -> None:
     unused = [
         f"{path.relative_to(SOURCE)}:{line}: {name}"
         for path in _modules()
-        for line, name in _defined_names(ast.parse(path.read_text()))
+        for line, name in _defined_names(_parsed(path.read_text()))
         if words[name] <= 1
     ]
     assert unused == []
@@ -545,7 +553,7 @@ def test_an_import_inside_a_function_puts_something_off() -> None:
         f"{where}:{line}"
         for where, text in files.items()
         if not where.startswith("cli/")
-        for line in _deferred_for_nothing(ast.parse(text), files)
+        for line in _deferred_for_nothing(_parsed(text), files)
     ]
     assert found == []
 

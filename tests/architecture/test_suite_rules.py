@@ -3,10 +3,17 @@
 from __future__ import annotations
 
 import ast
+import functools
 from pathlib import Path
 
 TESTS = Path(__file__).parents[1]
 SPAWNERS = {"run", "Popen", "check_output", "check_call", "call"}
+
+
+@functools.cache
+def _parsed(text: str) -> ast.Module:
+    """A test module's syntax tree, made once per test process for the rules below."""
+    return ast.parse(text)
 
 
 def _spawned_commands(tree: ast.AST) -> list[tuple[int, str]]:
@@ -31,7 +38,7 @@ def test_tests_run_tether_through_the_running_interpreter() -> None:
     bare = [
         f"{path.name}:{line}"
         for path in sorted(TESTS.rglob("*.py"))
-        for line, program in _spawned_commands(ast.parse(path.read_text()))
+        for line, program in _spawned_commands(_parsed(path.read_text()))
         if program == "tether"
     ]
     assert bare == []
@@ -40,7 +47,7 @@ def test_tests_run_tether_through_the_running_interpreter() -> None:
 def test_helper_modules_are_not_collected_as_tests() -> None:
     """A module named test_* is collected; helpers hold no tests and have their own names."""
     for path in TESTS.rglob("test_*.py"):
-        tree = ast.parse(path.read_text())
+        tree = _parsed(path.read_text())
         names = [n.name for n in tree.body if isinstance(n, ast.FunctionDef | ast.ClassDef)]
         assert any(name.startswith(("test_", "Test")) for name in names), path.name
 
