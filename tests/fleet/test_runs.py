@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import json
 import sys
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -20,6 +20,8 @@ from builders import call, git, make_release, schema_validator
 from fixtures.deps.kit import registry_file, run_cli, run_json, setup_cli
 from fixtures.deps.loopback import LoopbackRegistry
 from tether.errors import Exit
+from tether.report.runs import isolation_line, isolation_note, unavailable
+from tether.runs.isolation import IsolationNote, Target, Unavailable, isolate
 from tether.runs.selection import EMPTY_REGISTRY, NO_MATCH
 
 FLEET_BRANCH = "chore/update-acme-kit-1.1.0"
@@ -355,3 +357,89 @@ def test_a_failure_is_reported_the_same_by_both(world: World) -> None:
         assert run_dir.name == doc["run_id"] and log.parent == run_dir
         assert json.loads((run_dir / "summary.json").read_text()) == doc
         assert (run_dir / "summary.md").read_text().count("## Failed project\n") == 1
+
+
+# --- an isolation's notes: facts in runs/isolation.py, worded in report/runs ----------------
+
+
+def _repository(root: Path) -> Path:
+    root.mkdir(parents=True)
+    git(root, "init", "-q", "-b", "main")
+    (root / "f.txt").write_text("x\n")
+    git(root, "add", "-A")
+    git(root, "commit", "-qm", "first")
+    return root
+
+
+def test_an_isolation_that_cannot_be_had_carries_why_as_a_fact(tmp_path: Path) -> None:
+    root = _repository(tmp_path / "repo")
+    git(root, "branch", "b1")
+    where = isolate(root, "worktree", Target("b1", "l1"), skip=True)
+    why = Unavailable("branch-exists", branch="b1")
+    assert where.used == "skipped"
+    assert where.remark == IsolationNote("not-possible", "worktree", why)
+    assert where.note == "worktree isolation not possible: branch b1 already exists"
+    assert where.to_json()["note"] == where.note
+    assert isolation_line(where) == (
+        "isolation: not possible, so the project is left alone "
+        "(worktree isolation not possible: branch b1 already exists)"
+    )
+
+
+def test_a_worktree_names_the_checkouts_uncommitted_edits_and_a_rerun_reuses_it(
+    tmp_path: Path,
+) -> None:
+    root = _repository(tmp_path / "repo")
+    (root / "f.txt").write_text("edited\n")
+    first = isolate(root, "worktree", Target("b1", "l1"))
+    assert first.remark == IsolationNote("uncommitted", count=1)
+    assert first.note == "1 uncommitted change(s) in the checkout are not in the worktree"
+    again = isolate(root, "worktree", Target("b1", "l1"))
+    assert again.remark == IsolationNote("reused-worktree")
+    assert again.note == "reusing the worktree an earlier run made"
+
+
+def test_a_callers_own_words_follow_the_isolations(tmp_path: Path) -> None:
+    root = _repository(tmp_path / "repo")
+    git(root, "switch", "-q", "-c", "b1")
+    where = isolate(root, "branch", Target("b1", "l1"))
+    assert where.remark == IsolationNote("on-branch-already")
+    added = replace(where, added=("configuration carried",))
+    assert added.note == "already on it (an earlier run); configuration carried"
+
+
+UNAVAILABLE_WORDS = [
+    (Unavailable("not-a-repository"), "not a git repository"),
+    (Unavailable("folder-exists", "/w/x"), "/w/x already exists"),
+    (
+        Unavailable("not-committed", "sub"),
+        "sub is not committed, so the worktree does not contain it",
+    ),
+    (
+        Unavailable("required-not-committed", "req"),
+        "req is not committed, so a worktree would not contain it",
+    ),
+    (
+        Unavailable("workspace-apart", "/ws", outer="/other", top="/repo"),
+        "the workspace root /ws is in another git repository (/other), so a branch or "
+        "worktree of the project's repository /repo cannot hold what the run writes there",
+    ),
+    (
+        Unavailable("workspace-apart", "/ws", top="/repo"),
+        "the workspace root /ws is outside git, so a branch or worktree of the project's "
+        "repository /repo cannot hold what the run writes there",
+    ),
+    (
+        Unavailable("workspace-apart", "/ws", outer="/other"),
+        "the workspace root /ws is in another git repository (/other), so a branch or "
+        "worktree of a project outside git cannot hold what the run writes there",
+    ),
+    (Unavailable("git-refused", message="fatal: no"), "fatal: no"),
+]
+
+
+@pytest.mark.parametrize(("why", "words"), UNAVAILABLE_WORDS)
+def test_every_cause_has_its_words(why: Unavailable, words: str) -> None:
+    assert unavailable(why) == words
+    note = IsolationNote("not-possible", "branch", why)
+    assert isolation_note(note) == f"branch isolation not possible: {words}"

@@ -181,9 +181,9 @@ def _carry_config(isolation: Isolation, work: ProjectWork, installs: bool) -> Is
     found = carry(top, isolation.worktree, folders_between(top, workspace, work.root))
     if found.refused and installs:
         note = config_not_carried(found.refused)
-        return replace(isolation, used="skipped", root=work.root, note=note)
-    notes = [n for n in (isolation.note, config_carried(found.carried)) if n]
-    return replace(isolation, note="; ".join(notes))
+        return replace(isolation, used="skipped", root=work.root, remark=None, added=(note,))
+    carried = config_carried(found.carried)
+    return replace(isolation, added=(carried,)) if carried else isolation
 
 
 def isolation_target(options: ApplyOptions) -> Target:

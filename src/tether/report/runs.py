@@ -8,10 +8,10 @@ whole document.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, assert_never
 
 if TYPE_CHECKING:
-    from tether.runs.isolation import Isolation
+    from tether.runs.isolation import Isolation, IsolationNote, Unavailable
 
 Doc = dict[str, Any]
 EMPTY_REGISTRY = "No projects registered. Use tether projects add to register one."
@@ -59,6 +59,46 @@ def isolation_line(where: Isolation) -> str:
         "skipped": "not possible, so the project is left alone",
     }[where.used]
     return f"isolation: {place}" + (f" ({where.note})" if where.note else "")
+
+
+def isolation_note(note: IsolationNote) -> str:
+    """What to know about where a project's changes land (an isolation's ``note``)."""
+    kind = note.kind
+    if kind == "not-possible":
+        assert note.why is not None
+        return f"{note.mode} isolation not possible: {unavailable(note.why)}"
+    if kind == "on-branch-already":
+        return "already on it (an earlier run)"
+    if kind == "reused-worktree":
+        return "reusing the worktree an earlier run made"
+    if kind == "uncommitted":
+        return f"{note.count} uncommitted change(s) in the checkout are not in the worktree"
+    assert_never(kind)
+
+
+def unavailable(why: Unavailable) -> str:
+    """Why an isolation cannot be set up."""
+    cause = why.cause
+    if cause == "not-a-repository":
+        return "not a git repository"
+    if cause == "branch-exists":
+        return f"branch {why.branch} already exists"
+    if cause == "folder-exists":
+        return f"{why.path} already exists"
+    if cause == "not-committed":
+        return f"{why.path} is not committed, so the worktree does not contain it"
+    if cause == "required-not-committed":
+        return f"{why.path} is not committed, so a worktree would not contain it"
+    if cause == "workspace-apart":
+        where = f"in another git repository ({why.outer})" if why.outer else "outside git"
+        mine = f"the project's repository {why.top}" if why.top else "a project outside git"
+        return (
+            f"the workspace root {why.path} is {where}, so a branch or worktree of "
+            f"{mine} cannot hold what the run writes there"
+        )
+    if cause == "git-refused":
+        return why.message
+    assert_never(cause)
 
 
 def isolation_lines(projects: list[Doc]) -> list[str]:

@@ -19,15 +19,59 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from tether import git
 from tether.errors import TetherError
+from tether.report.runs import isolation_note
 
 MODES = ("none", "branch", "worktree")
 # The safer of the two defaults fleet and deps used to have: a run's changes never land on
 # the branch the person was working on (docs/fleet.md, docs/deps.md).
 DEFAULT_MODE = "branch"
+
+
+UnavailableCause = Literal[
+    "not-a-repository",  # outside git there is no checkout to keep apart from
+    "branch-exists",  # branch: someone's branch of that name is never reused
+    "folder-exists",  # path: the worktree's folder is someone else's
+    "not-committed",  # path: the project folder is not in the worktree (only HEAD is)
+    "required-not-committed",  # path: a file the run needs is not committed
+    "workspace-apart",  # path, outer, top: the workspace root is not in the project's repository
+    "git-refused",  # message: git's own line
+]
+
+
+@dataclass(frozen=True)
+class Unavailable:
+    """Why an isolation cannot be set up, with the data its words quote: worded by
+    ``report/runs.isolation_note``."""
+
+    cause: UnavailableCause
+    path: str = ""  # the folder, the project-relative path or the workspace root
+    branch: str = ""
+    outer: str = ""  # workspace-apart: the repository holding the workspace root; "": none
+    top: str = ""  # workspace-apart: the project's repository; "": outside git
+    message: str = ""
+
+
+IsolationNoteKind = Literal[
+    "not-possible",  # mode, why: the isolation asked for could not be had
+    "on-branch-already",  # the branch is checked out already (an earlier run)
+    "reused-worktree",  # the worktree an earlier run made
+    "uncommitted",  # count: edits of the checkout the new worktree does not have
+]
+
+
+@dataclass(frozen=True)
+class IsolationNote:
+    """What a person should know about where a project's changes land: worded by
+    ``report/runs.isolation_note`` (an isolation's ``note``)."""
+
+    kind: IsolationNoteKind
+    mode: str = ""
+    why: Unavailable | None = None
+    count: int = 0
 
 
 @dataclass(frozen=True)
@@ -37,7 +81,15 @@ class Isolation:
     root: Path  # where the run works: the project, or its copy inside the worktree
     branch: str | None = None
     worktree: Path | None = None
-    note: str = ""
+    remark: IsolationNote | None = None
+    # A caller's own notes, worded already (deps: the configuration carried into a worktree).
+    added: tuple[str, ...] = ()
+
+    @property
+    def note(self) -> str:
+        """Every note in words, the isolation's own first."""
+        own = (isolation_note(self.remark),) if self.remark is not None else ()
+        return "; ".join((*own, *self.added))
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -64,9 +116,16 @@ class Target:
 class IsolationUnavailable(Exception):
     """Why an isolation cannot be set up."""
 
+    def __init__(self, why: Unavailable) -> None:
+        super().__init__(why.cause)
+        self.why = why
+
 
 class NotARepository(IsolationUnavailable):
     """Outside git there is no checkout to keep apart from."""
+
+    def __init__(self) -> None:
+        super().__init__(Unavailable("not-a-repository"))
 
 
 def isolate(
@@ -99,36 +158,40 @@ def isolate(
     except IsolationUnavailable as reason:
         lenient = in_place_outside_git and isinstance(reason, NotARepository)
         used = "skipped" if skip and not lenient else "none"
-        return Isolation(mode, used, root, note=f"{mode} isolation not possible: {reason}")
+        remark = IsolationNote("not-possible", mode, reason.why)
+        return Isolation(mode, used, root, remark=remark)
 
 
 def _same_repository(root: Path, workspace: Path) -> None:
     top = git.work_tree_top(root)
     outer = git.work_tree_top(workspace)
     if top is None and outer is None:
-        raise NotARepository("not a git repository")
+        raise NotARepository()
     if top is not None and outer is not None and top.resolve() == outer.resolve():
         return
-    where = "outside git" if outer is None else f"in another git repository ({outer})"
-    mine = f"the project's repository {top}" if top is not None else "a project outside git"
     raise IsolationUnavailable(
-        f"the workspace root {workspace} is {where}, so a branch or worktree of "
-        f"{mine} cannot hold what the run writes there"
+        Unavailable(
+            "workspace-apart",
+            str(workspace),
+            outer=str(outer) if outer is not None else "",
+            top=str(top) if top is not None else "",
+        )
     )
 
 
 def _branch(root: Path, name: str, switch: bool) -> Isolation:
     if git.work_tree_top(root) is None:
-        raise NotARepository("not a git repository")
+        raise NotARepository()
     if git.current_branch(root) == name:
-        return Isolation("branch", "branch", root, name, note="already on it (an earlier run)")
+        remark = IsolationNote("on-branch-already")
+        return Isolation("branch", "branch", root, name, remark=remark)
     if git.has_ref(root, f"refs/heads/{name}"):
-        raise IsolationUnavailable(f"branch {name} already exists")
+        raise IsolationUnavailable(Unavailable("branch-exists", branch=name))
     if switch:
         try:
             git.switch_to_new_branch(root, name)
         except TetherError as error:
-            raise IsolationUnavailable(str(error)) from None
+            raise IsolationUnavailable(Unavailable("git-refused", message=str(error))) from None
     return Isolation("branch", "branch", root, name)
 
 
@@ -141,7 +204,7 @@ def worktree_path(top: Path, label: str) -> Path:
 def _worktree(root: Path, target: Target) -> Isolation:
     found = git.work_tree_top(root)
     if found is None:
-        raise NotARepository("not a git repository")
+        raise NotARepository()
     top = found.resolve()
     dest = worktree_path(top, target.label)
     inner = dest / root.resolve().relative_to(top)
@@ -149,33 +212,31 @@ def _worktree(root: Path, target: Target) -> Isolation:
     if dest.exists():
         if _is_our_worktree(dest, top, name):
             _inside(inner, root, top)
-            note = "reusing the worktree an earlier run made"
-            return Isolation("worktree", "worktree", inner, name, dest, note=note)
-        raise IsolationUnavailable(f"{dest} already exists")
+            remark = IsolationNote("reused-worktree")
+            return Isolation("worktree", "worktree", inner, name, dest, remark=remark)
+        raise IsolationUnavailable(Unavailable("folder-exists", str(dest)))
     if git.has_ref(top, f"refs/heads/{name}"):
-        raise IsolationUnavailable(f"branch {name} already exists")
+        raise IsolationUnavailable(Unavailable("branch-exists", branch=name))
     try:
         git.worktree_add(top, dest, name)
     except TetherError as error:
-        raise IsolationUnavailable(str(error)) from None
+        raise IsolationUnavailable(Unavailable("git-refused", message=str(error))) from None
     _require(root, inner, top, dest, target)
     _inside(inner, root, top)
-    return Isolation("worktree", "worktree", inner, name, dest, note=_uncommitted_note(top))
+    return Isolation("worktree", "worktree", inner, name, dest, remark=_uncommitted(top))
 
 
 def _inside(inner: Path, root: Path, top: Path) -> None:
     # A project folder never committed is missing from the worktree (which holds only HEAD).
     if not inner.is_dir():
         rel = root.resolve().relative_to(top).as_posix()
-        raise IsolationUnavailable(f"{rel} is not committed, so the worktree does not contain it")
+        raise IsolationUnavailable(Unavailable("not-committed", rel))
 
 
-def _uncommitted_note(top: Path) -> str:
+def _uncommitted(top: Path) -> IsolationNote | None:
     # The worktree starts from HEAD: edits not yet committed in the checkout are not in it.
     dirty = git.dirty_paths(top, ["."])
-    if not dirty:
-        return ""
-    return f"{len(dirty)} uncommitted change(s) in the checkout are not in the worktree"
+    return IsolationNote("uncommitted", count=len(dirty)) if dirty else None
 
 
 def earlier_worktree(top: Path, target: Target) -> Path | None:
@@ -198,6 +259,4 @@ def _require(root: Path, inner: Path, top: Path, dest: Path, target: Target) -> 
         if (root / rel).is_file() and not (inner / rel).is_file():
             git.worktree_remove(top, dest)
             git.delete_branch(top, target.branch)
-            raise IsolationUnavailable(
-                f"{rel} is not committed, so a worktree would not contain it"
-            )
+            raise IsolationUnavailable(Unavailable("required-not-committed", rel))
