@@ -57,14 +57,16 @@ COMMON = {
 # no journal, and its status loads none of them): is an interrupted run waiting there?
 JOURNAL = {"flows.replay", "state.crashpoint", "state.journal"}
 # status and check share the words of a run in flight (report.status).
+# report.notes words the notes a flow found as facts (their types only once one is found).
 HUMAN = {
     "report.lifecycle_steps",
     "report.listing",
+    "report.notes",
     "report.printable",
     "report.status",
     "report.status_document",
 }
-JSON = {"report.documents", "report.status_document"}
+JSON = {"report.documents", "report.notes", "report.status_document"}
 EXPECTED = {
     ("status",): COMMON | HUMAN | {"cli.status_cmd"},
     ("status", "--json"): COMMON | JSON | {"cli.status_cmd"},

@@ -579,6 +579,28 @@ def test_a_backtracking_notice_pattern_does_not_hang_a_dry_run(tmp_path):
 
 
 @pytest.mark.usefixtures("short_pattern_deadline")
+def test_a_pattern_left_undecided_is_a_fact_of_the_snapshot(tmp_path):
+    """The flow records each condition the bound left undecided as a fact (report/notes.py
+    words it, as above): both patterns went to the one child the slow one stopped."""
+    from tether.flows.lifecycle_steps import take_snapshot
+    from tether.flows.notes import PatternUndecided
+    from tether.flows.project import open_project
+    from tether.model.lifecycle import Lifecycle
+    from tether.model.lifecycle_declarations import Condition, Notice
+
+    project = installed(tmp_path, shelf_with(tmp_path, {}, {}), {"xs.txt": XS})
+    slow = Condition(file="xs.txt", matches=CATASTROPHIC)
+    fast = Condition(file="app.txt", matches="^one$")
+    lifecycle = Lifecycle(notices=(Notice("slow", slow, "slow"), Notice("fast", fast, "fast")))
+    held, notes = take_snapshot(open_project(project), lifecycle)
+    assert held == {"notice:slow": False, "notice:fast": False}
+    assert notes == [
+        PatternUndecided("notice:slow", SHORT_DEADLINE, slow),
+        PatternUndecided("notice:fast", SHORT_DEADLINE, fast),
+    ]
+
+
+@pytest.mark.usefixtures("short_pattern_deadline")
 def test_a_backtracking_summary_pattern_leaves_the_declared_default(tmp_path):
     from builders import run_forked
 

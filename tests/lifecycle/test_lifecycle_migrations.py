@@ -284,6 +284,13 @@ def test_crash_during_a_migration_runs_it_again_and_says_so(tmp_path):
     project = installed(tmp_path, shelf_with(tmp_path, declared, scripts))
     crashed = crash(project, None)
     assert crashed.returncode == -9
+    # The plan of the rerun holds the fact (report/notes.py words it in the output below).
+    from tether.flows.notes import MigrationInterrupted
+    from tether.flows.update import PreparedUpdate, UpdateRequest, prepare_update
+
+    prepared = prepare_update(UpdateRequest(project, to="2.0.0", command="update --to 2.0.0"))
+    assert isinstance(prepared, PreparedUpdate)
+    assert prepared.lifecycle.notes == [MigrationInterrupted("m15")]
     rerun = crash(project, None)
     assert rerun.returncode == 0, rerun.stdout + rerun.stderr
     assert "migration m15 was interrupted while it ran; it runs again" in rerun.stdout

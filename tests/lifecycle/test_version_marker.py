@@ -151,3 +151,26 @@ def test_uncommitted_marker_quotes_the_marker_not_the_record(tmp_path, shelf):
     assert again.returncode == 0, again.stderr
     assert again.stdout.startswith("tether update: 1.7.0 → 1.9.0")
     assert (project / ".gaia/VERSION").read_text() == "1.9.0\n"
+
+
+def test_the_marker_winning_is_a_fact_of_the_baseline_worded_in_every_report(tmp_path, shelf):
+    """load_baseline records the marker winning as a fact; status, diff and update word it
+    the same way (report/notes.py)."""
+    from tether.flows.baseline import load_baseline
+    from tether.flows.notes import MarkerWins
+    from tether.flows.project import open_project
+
+    project = gaia_project(tmp_path, shelf)
+    (project / ".gaia/VERSION").write_text("1.8.0\n")
+    baseline = load_baseline(open_project(project))
+    assert baseline.notes == [MarkerWins(".gaia/VERSION", "1.8.0", "1.7.0")]
+    words = (
+        ".gaia/VERSION says 1.8.0 but tether's record says 1.7.0: the marker wins, so release "
+        "1.8.0 is the installed baseline for this run"
+    )
+    status = json.loads(run_tether("status", "--json", "-C", str(project)).stdout)
+    assert status["notes"] == [words]
+    diff = run_tether("diff", "-C", str(project))
+    assert f"# note: {words}" in diff.stdout.splitlines()
+    dry = json.loads(update(project, "--to", "1.9.0", "--dry-run", "--json").stdout)
+    assert words in dry["notes"]

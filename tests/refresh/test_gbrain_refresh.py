@@ -737,6 +737,16 @@ def gbrain_installed(tmp_path, files):
     return rec, host
 
 
+def test_adopting_gbrains_record_is_a_fact_of_the_init(tmp_path):
+    """init's report holds the adoption as a fact; report/notes.py words it (as below)."""
+    from tether.flows.install import install_release
+    from tether.flows.notes import GbrainRecordAdopted
+
+    rec, host = gbrain_installed(tmp_path, {"a.md": ("a\n", "0644"), "b.md": ("b\n", "0644")})
+    report = install_release(host, str(rec), None, "gbrain")
+    assert report.notes == [GbrainRecordAdopted(RECORD, "0.3.0", 2)]
+
+
 def test_a_host_gbrain_installed_itself_is_refreshed_from_gbrains_record(tmp_path):
     """init adopts the record (nothing copied, the record left as gbrain wrote it); refresh
     then classifies each file against the hashes gbrain recorded: a file the host never

@@ -252,6 +252,22 @@ def test_an_empty_changelog_range_shows_the_notes_published_with_the_release(tmp
     assert any("no section after 1.0.0" in note for note in doc["notes"])
 
 
+def test_the_published_notes_standing_in_are_a_fact_of_the_update(tmp_path, monkeypatch):
+    """The plan carries the fact (report/notes.py words it, as above)."""
+    from tether.flows.notes import ReleasePageShown
+    from tether.flows.update import PreparedUpdate, UpdateRequest, prepare_update
+    from tether.flows.update_report import UpdateStatus
+
+    without_gh(tmp_path, monkeypatch)
+    api = github_with(tmp_path, ["1.0.0", "1.1.0"])  # CHANGELOG.md has no version sections
+    project = gaia_1_0_0_project(tmp_path)
+    with serve_github_releases(api) as url:
+        monkeypatch.setenv("GITHUB_API_URL", url)
+        prepared = prepare_update(UpdateRequest(project, dry_run=True))
+    assert isinstance(prepared, PreparedUpdate)
+    assert prepared.report(UpdateStatus.DRY_RUN).notes == [ReleasePageShown("1.1.0", "1.0.0")]
+
+
 def test_a_changelog_with_the_range_shows_it_not_the_published_notes(tmp_path, monkeypatch):
     without_gh(tmp_path, monkeypatch)
     api = github_with(tmp_path, ["1.0.0"])

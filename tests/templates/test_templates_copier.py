@@ -738,3 +738,25 @@ def test_check_is_honest_after_copier_left_rej_files_and_recorded_the_version(
     assert "unresolved-conflicts" in doc["reasons"]
     found = {(c["path"], c.get("artifact")) for c in doc["conflicts"]}
     assert ("README.md", "README.md.rej") in found
+
+
+def test_migrations_and_tasks_not_run_are_a_fact_of_the_update(tmp_path: Path) -> None:
+    """A dry run's plan carries the fact (report/notes.py words it, as above)."""
+    from tether.flows.notes import ProgramsOff, TemplateProgramsNotRun
+    from tether.flows.update import PreparedUpdate, UpdateRequest, prepare_update
+    from tether.flows.update_report import UpdateStatus
+
+    template = template_repo(tmp_path / "tpl", [("v1.0.0", V1), ("v2.0.0", MIGRATING)])
+    project = generate(template, tmp_path / "app", project_name="app")
+    prepared = prepare_update(UpdateRequest(project, dry_run=True))
+    assert isinstance(prepared, PreparedUpdate)
+    not_run = TemplateProgramsNotRun(
+        str(template),
+        ("migrations", "tasks"),
+        "v1.0.0",
+        "v2.0.0",
+        ProgramsOff.DRY_RUN,
+        needs_trust=True,
+    )
+    assert prepared.report(UpdateStatus.DRY_RUN).notes == [not_run]
+    assert not (project / "migrated.log").exists()

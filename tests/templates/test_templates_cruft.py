@@ -413,3 +413,19 @@ def test_a_campaign_over_cruft_repositories_is_one_command(
         assert recorded["commit"] == v2
         assert git(mirror, "show", f"{record['commit']}:NEW.md") == "added upstream\n"
     assert len(list(render_cache.iterdir())) == 2  # each commit rendered once for the two
+
+
+def test_a_render_without_its_hooks_is_a_fact_of_the_baseline(tmp_path: Path) -> None:
+    """status's baseline (rendered without the hooks: a read runs none) carries the fact,
+    which status, check and diff word alike (report/notes.py)."""
+    from tether.flows.notes import HooksNotRun, ProgramsOff
+    from tether.flows.status import project_status
+
+    project, witness = hooked_project(tmp_path)
+    commit = json.loads((project / ".cruft.json").read_text())["commit"]
+    template = json.loads((project / ".cruft.json").read_text())["template"]
+    report = project_status(project)
+    assert report.notes == [
+        HooksNotRun(template, commit[:12], ("hooks/post_gen_project.py",), ProgramsOff.UNTRUSTED)
+    ]
+    assert not witness.exists()

@@ -109,3 +109,16 @@ def test_a_relative_source_is_recorded_relative_to_the_project(tmp_path, shelves
     assert state(clone / "proj")["source"] == "../mirror"
     result = run_tether("status", "--check-latest", "-C", str(clone / "proj"))
     assert result.returncode == 0, result.stderr
+
+
+def test_the_switch_is_a_fact_of_the_update(project, shelves):
+    """The flow records the switch as a fact (report/notes.py words it, as above)."""
+    from tether.flows.notes import UpstreamSwitched
+    from tether.flows.update import PreparedUpdate, UpdateRequest, prepare_update
+    from tether.flows.update_report import UpdateStatus
+
+    request = UpdateRequest(project, to="2.0.0", source=str(shelves[1]), switch_upstream=True)
+    prepared = prepare_update(request)
+    assert isinstance(prepared, PreparedUpdate)
+    switched = UpstreamSwitched("acme-kit", "other-kit", str(shelves[1]))
+    assert prepared.report(UpdateStatus.PLAN).notes == [switched]

@@ -20,8 +20,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from tether.demo import run_demo
-    from tether.report.demo import render_demo
+    from tether.report.demo import demo_document, render_demo
 
     report = run_demo(args.project, lambda base: verbose_line(args, f"project {base.absolute()}"))
-    print_json(report.to_json()) if args.json else print(render_demo(report))
+    print_json(demo_document(report)) if args.json else print(render_demo(report))
     return Exit.OK

@@ -41,7 +41,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     from tether.cli import interact
     from tether.flows.install import install_release
-    from tether.report.init import render_init
+    from tether.report.init import init_document, render_init
 
     ask = None
     if not args.restore_missing and interact.stdin_is_terminal():
@@ -57,7 +57,7 @@ def run(args: argparse.Namespace) -> int:
         ask_restore=ask,
     )
     if args.json:
-        print_json(report.to_json())
+        print_json(init_document(report))
     else:
         print(render_init(report))
     return Exit.OK

@@ -9,6 +9,7 @@ from __future__ import annotations
 import contextlib
 import json
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from tether.errors import TetherError
 from tether.flows.project import (
@@ -23,6 +24,9 @@ from tether.model.manifest import Manifest, parse_manifest
 from tether.parselimits import MAX_NESTING, json_loads
 from tether.state.store import FileRecord, State
 from tether.versions import same_release
+
+if TYPE_CHECKING:
+    from tether.flows.notes import Note
 
 
 class BaselineUnavailable(TetherError):
@@ -47,8 +51,8 @@ class Baseline:
     state: State | None
     _manifest: Manifest | None = None
     _release: Release | None = field(default=None, repr=False)
-    # What a person should know about where this baseline came from.
-    notes: list[str] = field(default_factory=list)
+    # What a person should know about where this baseline came from (flows/notes.py).
+    notes: list[Note] = field(default_factory=list)
     # The source as the state records it (``source`` is where it is): a relative local path
     # stays relative to the project (``flows.project.recorded_source``).
     recorded_source: str = ""
@@ -271,6 +275,7 @@ def _baseline_from_marker(project: Project, state: State, marker: str, source: s
     from tether.flows.fetch import fetch_release
 
     marker_file = project.profile.version_file
+    assert marker_file is not None  # a marker is read from the profile's version file only
     try:
         release = fetch_release(project, source, marker)
     except TetherError as error:
@@ -281,11 +286,10 @@ def _baseline_from_marker(project: Project, state: State, marker: str, source: s
             marker,
             source,
         ) from None
+    from tether.flows.notes import MarkerWins
+
     baseline = _baseline_of_release(project, release, state)
-    baseline.notes.append(
-        f"{marker_file} says {marker} but tether's record says {state.version}: the marker "
-        f"wins, so release {marker} is the installed baseline for this run"
-    )
+    baseline.notes.append(MarkerWins(marker_file, marker, state.version))
     return baseline
 
 

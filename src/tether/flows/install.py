@@ -41,6 +41,7 @@ from tether.state.store import ConflictRecord, FileRecord, State, save_state
 
 if TYPE_CHECKING:
     from tether.flows.gbrain_record import RecordedInstall
+    from tether.flows.notes import Note
 
 
 @dataclass
@@ -53,7 +54,8 @@ class InitReport:
     identical: list[str] = field(default_factory=list)
     customised: list[str] = field(default_factory=list)
     sentinels_seeded: list[str] = field(default_factory=list)
-    notes: list[str] = field(default_factory=list)  # what the source said (which tag was used)
+    # What the source said (which tag was used), how a template was rendered.
+    notes: list[Note] = field(default_factory=list)
     # Shipped files an existing project does not have (it deleted them, as far as tether
     # can tell): not written, recorded as the adopter's (taken over), unless restored.
     left_deleted: list[str] = field(default_factory=list)
@@ -71,7 +73,8 @@ class InitReport:
             "sentinels_seeded": self.sentinels_seeded,
             "left_deleted": self.left_deleted,
             "config": self.config,
-            "notes": self.notes,
+            # What a source said; report/init.init_document words the rest.
+            "notes": [note for note in self.notes if isinstance(note, str)],
         }
 
 
@@ -482,11 +485,11 @@ def _adopt_recorded_install(
     manifest = release.manifest
     version = recorded.version or release.version
     report = InitReport(project.profile.name, manifest.name, release.source, version)
+    from tether.flows.notes import GbrainRecordAdopted
+
     report.notes = [
         *release.notes,
-        f"adopted gbrain's record of the install ({recorded.path}, version {version}): "
-        f"{len(recorded.files)} file(s) as gbrain copied them; nothing was copied, run "
-        "tether refresh",
+        GbrainRecordAdopted(recorded.path, version, len(recorded.files)),
     ]
     files: dict[str, FileRecord] = {}
     with project.pristine.pack_writer() as pristine:

@@ -18,6 +18,7 @@ from tether.model.lifecycle import BLOCKING, Lifecycle
 from tether.state.store import AppliedMigration
 
 if TYPE_CHECKING:
+    from tether.flows.notes import Note
     from tether.model.lifecycle_declarations import Migration, Notice
 
 ADOPTER_OWNED_REASON = "adopter-owned"
@@ -134,7 +135,7 @@ class LifecyclePlan:
     post_planned: list[dict[str, str]] = field(default_factory=list)
     backed_up: list[str] = field(default_factory=list)  # files a post-update write backed up
     trailers: list[dict[str, Any]] = field(default_factory=list)
-    notes: list[str] = field(default_factory=list)
+    notes: list[Note] = field(default_factory=list)  # worded by report/notes.py
 
     @property
     def skip_migrations(self) -> bool:

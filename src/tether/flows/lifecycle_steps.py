@@ -64,6 +64,7 @@ from tether.state.store import AppliedMigration, save_state
 if TYPE_CHECKING:
     from tether.flows.apply import RunContext
     from tether.flows.baseline import Baseline
+    from tether.flows.notes import Note
     from tether.flows.project import Project, Release
     from tether.flows.safety import PathGuard
 
@@ -104,7 +105,7 @@ def _reader(project: Project) -> tuple[Any, Any]:
 
 def _matched(
     project: Project, conditions: Mapping[str, Condition]
-) -> tuple[dict[str, bool], list[str]]:
+) -> tuple[dict[str, bool], list[Note]]:
     """Each named condition on the tree as it is now, with the notes for those a pattern
     left undecided. Every release pattern the conditions use is matched in one bounded
     child process (``pattern_child``): a pattern that backtracks for ever cannot hang the
@@ -132,14 +133,13 @@ def _matched(
         for (pattern, file), answer in zip(wanted, answers, strict=True)
     }
     results: dict[str, bool] = {}
-    notes: list[str] = []
+    notes: list[Note] = []
     for name, condition in conditions.items():
         held = condition_holds(condition, cached, exists, lambda p, t: table.get((p, t)))
         if held is None:
-            notes.append(
-                f"{name}: its pattern could not be matched within {PATTERN_SECONDS:g} s "
-                f"({condition.describe()}); the condition is taken as not holding"
-            )
+            from tether.flows.notes import PatternUndecided
+
+            notes.append(PatternUndecided(name, PATTERN_SECONDS, condition))
         results[name] = bool(held)
     return results, notes
 
@@ -157,7 +157,7 @@ def handed_over_now(project: Project, lifecycle: Lifecycle) -> dict[str, str]:
     return owned
 
 
-def take_snapshot(project: Project, lifecycle: Lifecycle) -> tuple[dict[str, bool], list[str]]:
+def take_snapshot(project: Project, lifecycle: Lifecycle) -> tuple[dict[str, bool], list[Note]]:
     """Every condition, evaluated on the tree as it is now (before this run writes), and
     the notes for those a pattern left undecided."""
     conditions = {f"ownership[{i}]": r.when for i, r in enumerate(lifecycle.ownership)}
@@ -225,10 +225,10 @@ def plan_lifecycle(
     if journal is not None and run_id is not None:
         snapshot = journaled_snapshot(journal, run_id)
         plan.results, interrupted = journaled_migrations(journal, run_id)
-        plan.notes += [
-            f"migration {ident} was interrupted while it ran; it runs again"
-            for ident in sorted(interrupted)
-        ]
+        if interrupted:
+            from tether.flows.notes import MigrationInterrupted
+
+            plan.notes += [MigrationInterrupted(ident) for ident in sorted(interrupted)]
     if snapshot is None:
         snapshot, undecided = take_snapshot(project, lifecycle)
         plan.notes += undecided

@@ -23,6 +23,7 @@ from tether.templates import TemplateOptions, read_only_options
 
 if TYPE_CHECKING:
     from tether.engine.regions import RegionDecl
+    from tether.flows.notes import Note
     from tether.flows.regions_plan import RegionPlan
 
 FileStatus = Literal["modified", "deleted"]
@@ -96,7 +97,7 @@ class DiffReport:
     region_only: list[RegionOnly] = field(default_factory=list)
     stat_only: bool = False
     # How the baseline was made, where a person should know (a template hook not run).
-    notes: list[str] = field(default_factory=list)
+    notes: list[Note] = field(default_factory=list)  # worded by report/notes.py
 
     @property
     def added(self) -> int:

@@ -34,6 +34,7 @@ from tether.state.store import State, load_state
 from tether.templates import TemplateBinding, TemplateOptions, detect_template
 
 if TYPE_CHECKING:
+    from tether.flows.notes import Note
     from tether.state.journal import Journal
 
 
@@ -204,8 +205,9 @@ class Release:
     manifest: Manifest
     manifest_bytes: bytes
     _modes: dict[str, int] = field(default_factory=dict, compare=False, repr=False)
-    # What the source said while fetching it (which of two tags named the version...).
-    notes: tuple[str, ...] = ()
+    # What the source said while fetching it (which of two tags named the version...), and
+    # how a template's release was rendered (flows/notes.py).
+    notes: tuple[Note, ...] = ()
 
     @property
     def manifest_sha256(self) -> str:

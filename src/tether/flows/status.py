@@ -24,8 +24,9 @@ from tether.state.statcache import StatCache
 from tether.state.store import Leftover
 from tether.templates import TemplateOptions, read_only_options
 
-if TYPE_CHECKING:  # regions are read only when a file differs from its record
-    from tether.flows.regions_plan import RegionPlan
+if TYPE_CHECKING:
+    from tether.flows.notes import Note
+    from tether.flows.regions_plan import RegionPlan  # read only when a file differs
 
 
 @dataclass(frozen=True)
@@ -79,7 +80,7 @@ class StatusReport:
     compared: bool = True
     # Why not (worded as the first notes by report/status.status_notes).
     not_compared: NotCompared | None = None
-    notes: list[str] = field(default_factory=list)
+    notes: list[Note] = field(default_factory=list)  # worded by report/notes.py
     # A copier or cruft project: whether the template moved past the recorded version (its
     # versions are tags or commits, which tether's version order does not compare).
     template_moved: bool | None = None
@@ -118,7 +119,8 @@ class StatusReport:
             "unfinished": self.unfinished,
             "action_items": self.action_items,
             "compared": self.compared,
-            "notes": self.notes,
+            # What a source said; report/status_document.status_document words the rest.
+            "notes": [note for note in self.notes if isinstance(note, str)],
         }
 
 
@@ -195,8 +197,10 @@ def classify_drift(
         if digest == NOT_A_FILE:
             problem = guard.inspect_for_reading(rel)[0]
             if problem is not None:
+                from tether.flows.notes import NotRead
+
                 report.not_regular.append(rel)
-                report.notes.append(f"{rel}: {problem}; not read")
+                report.notes.append(NotRead(rel, problem))
         if digest != NOT_A_FILE and (
             digest == record.sha256
             or _crlf_checkout_of(project.path(rel), baseline, rel)
@@ -387,7 +391,7 @@ def open_action_items(project: Project, baseline: Baseline) -> list[dict[str, ob
     return [item.to_json() for item in blocking_migrations(project, baseline)]
 
 
-def newest_available(project: Project, source_spec: str, notes: list[str]) -> str | None:
+def newest_available(project: Project, source_spec: str, notes: list[Note]) -> str | None:
     """The newest version the source offers; what its listing left out goes to ``notes``."""
     from tether.sources import open_source
 

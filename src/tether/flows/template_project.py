@@ -37,6 +37,7 @@ from tether.templates.render import render_record
 
 if TYPE_CHECKING:
     from tether.flows.apply import RunContext
+    from tether.flows.notes import Note
     from tether.state.journal import Journal
 
 # The manifest key holding what the render says about its template version.
@@ -110,23 +111,22 @@ def _release_of_render(
     return Release(version, tree, record.src, made, implicit_manifest_bytes(made), notes=notes)
 
 
-def _hooks_note(binding: TemplateBinding, facts: dict[str, Any], version: str) -> tuple[str, ...]:
+def _hooks_note(binding: TemplateBinding, facts: dict[str, Any], version: str) -> tuple[Note, ...]:
     """Say so when a render was made without the hooks its template ships."""
     hooks = facts.get("hooks") or []
     if not hooks or facts.get("hooks_run"):
         return ()
+    from tether.flows.notes import HooksNotRun, ProgramsOff
+
     why = (
-        "--no-programs"
+        ProgramsOff.NO_PROGRAMS
         if binding.options.no_programs
-        else "a dry run runs no template program"
+        else ProgramsOff.DRY_RUN
         if binding.options.dry_run
-        else "pass --trust to run them"
+        else ProgramsOff.UNTRUSTED
     )
     at = version[:12] if binding.kind != COPIER else version
-    return (
-        f"template {binding.record.src} at {at} rendered without its hooks ({why}): "
-        f"{', '.join(hooks)} not run, so files they would write or remove may differ",
-    )
+    return (HooksNotRun(binding.record.src, at, tuple(hooks), why),)
 
 
 def baseline_release(project: Project) -> Release:
@@ -205,7 +205,7 @@ def check_template_update(
     resuming: bool,
     dry_run: bool,
     allow_dirty: bool = False,
-) -> list[str]:
+) -> list[Note]:
     """What copier refuses, refused the same way (one line each): a downgrade, a template
     whose migrations, tasks or Jinja extensions need ``--trust``, a dirty git tree (tether's
     own resumed writes excepted: the journal vouches for them; ``--allow-dirty`` says the
@@ -214,7 +214,7 @@ def check_template_update(
     the notes returned say what is not run."""
     binding = _binding(project)
     record = binding.record
-    notes: list[str] = []
+    notes: list[Note] = []
     if record.kind == COPIER:
         _refuse_copier_downgrade(record, latest.version)
         facts = latest.manifest.extra.get(TEMPLATE_KEY, {})
@@ -225,17 +225,19 @@ def check_template_update(
             from tether.templates.copier_render import is_trusted
 
             trusted = is_trusted(record.src)
-        if binding.options.no_programs and programs:
+        if programs and (binding.options.no_programs or dry_run):
+            from tether.flows.notes import ProgramsOff, TemplateProgramsNotRun
+
+            why = ProgramsOff.NO_PROGRAMS if binding.options.no_programs else ProgramsOff.DRY_RUN
             notes.append(
-                f"not run (--no-programs): the {' and '.join(programs)} of template "
-                f"{record.src} ({record.commit} to {latest.version}); the answers file is "
-                "recorded without them, as after 'copier update --skip-tasks'"
-            )
-        elif dry_run and programs:
-            consent = "" if trusted else "; the update needs --trust for them"
-            notes.append(
-                f"not run in a dry run: the {' and '.join(programs)} of template "
-                f"{record.src} ({record.commit} to {latest.version}){consent}"
+                TemplateProgramsNotRun(
+                    record.src,
+                    tuple(programs),
+                    record.commit,
+                    latest.version,
+                    why,
+                    needs_trust=why is ProgramsOff.DRY_RUN and not trusted,
+                )
             )
         elif unsafe and not trusted:
             raise TetherError(

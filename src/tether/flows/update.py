@@ -349,10 +349,9 @@ def prepare_update(request: UpdateRequest) -> PreparedUpdate | UpdateReport:
             notes, baseline.source, project.releases_cache, baseline.version, target
         )
     if notes.from_release_page:
-        baseline.notes.append(
-            f"the changelog of release {target} has no section after {baseline.version}: the "
-            "release notes shown are the ones published with the release"
-        )
+        from tether.flows.notes import ReleasePageShown
+
+        baseline.notes.append(ReleasePageShown(target, baseline.version))
     from tether.flows.ping import plan_ping
 
     return PreparedUpdate(
@@ -473,10 +472,9 @@ def _check_same_upstream(baseline: Baseline, latest: Release, switch: bool) -> N
             f"upstream this project installed); pass --switch-upstream to move the project to "
             f"{named} (nothing was written)"
         )
-    baseline.notes.append(
-        f"switched upstream from {installed} to {named} (--switch-upstream): {latest.source} "
-        "is recorded as the source"
-    )
+    from tether.flows.notes import UpstreamSwitched
+
+    baseline.notes.append(UpstreamSwitched(installed, named, latest.source))
 
 
 def _leftover_actions(project: Project, baseline: Baseline) -> list[FileAction]:

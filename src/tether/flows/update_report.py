@@ -13,6 +13,7 @@ from tether.model.plan import SETTLED_DECISIONS, Bucket, FileAction
 
 if TYPE_CHECKING:
     from tether.flows.abandon import Abandoned
+    from tether.flows.notes import Note
 
 
 class UpdateStatus(StrEnum):
@@ -104,7 +105,7 @@ class UpdateReport:
     state_written: bool = False
     merge_dir: str = ""
     earlier_artifacts: list[str] = field(default_factory=list)
-    notes: list[str] = field(default_factory=list)
+    notes: list[Note] = field(default_factory=list)  # worded by report/notes.py
     resumed: bool = False
     regions: dict[str, Any] = field(default_factory=dict)
     regenerated: list[dict[str, Any]] = field(default_factory=list)
@@ -203,7 +204,8 @@ class UpdateReport:
             "state_written": self.state_written,
             "merge_dir": self.merge_dir,
             "earlier_artifacts": self.earlier_artifacts,
-            "notes": self.notes,
+            # What a source said; report/update.update_document words the rest.
+            "notes": [note for note in self.notes if isinstance(note, str)],
             "resumed": self.resumed,
             "regions": self.regions,
             "regenerated": self.regenerated,

@@ -6,6 +6,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from tether.report.notes import worded_notes
+
 if TYPE_CHECKING:
     from tether.flows.abandon import Abandoned, BranchLeft, MigrationNotUndone
     from tether.flows.restore import Restored
@@ -29,9 +31,9 @@ def abandon_notes(done: Abandoned) -> list[str]:
 
 
 def with_abandon_notes(report: UpdateReport) -> list[str]:
-    """The report's notes, an abandon's words first."""
+    """The report's notes in words, an abandon's first."""
     done = report.abandoned
-    return (abandon_notes(done) if done is not None else []) + report.notes
+    return (abandon_notes(done) if done is not None else []) + worded_notes(report.notes)
 
 
 def _put_back(restored: Restored, backups: str) -> str:

@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from tether.demo import CUSTOMISATIONS, HUNK_LEVEL_COMMAND, RELEASES, SETTINGS, UPSTREAM
-from tether.report.init import render_init
+from tether.report.init import init_document, render_init
 from tether.report.status import render_status
-from tether.report.update import render_update
+from tether.report.status_document import status_document
+from tether.report.update import render_update, update_document
 
 if TYPE_CHECKING:
     from tether.demo import DemoReport
@@ -38,3 +39,15 @@ def render_demo(report: DemoReport) -> str:
         f"\nLook around: cd {project} (backups in .tether/backup, conflicts marked in the files)",
     ]
     return "\n".join(lines)
+
+
+def demo_document(report: DemoReport) -> dict[str, Any]:
+    """The demo's JSON document: each step's document as its own command prints it, notes
+    in words."""
+    document = report.to_json()
+    document["init"] = init_document(report.installed)
+    document["status_before"] = status_document(report.before)
+    document["update"] = update_document(report.update)
+    document["status_after"] = status_document(report.after)
+    document["hunk_level"]["update"] = update_document(report.by_hunk_update)
+    return document

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from tether.report.notes import worded_notes
+
 if TYPE_CHECKING:
     from tether.flows.localdiff import DiffReport, FileDiff
 
@@ -17,7 +19,7 @@ _RESET = "\033[m"
 def render_diff(report: DiffReport, color: bool = False) -> str:
     """The patch (or with --stat the per-file counts), notes as ``#`` lines that ``git
     apply`` and ``patch`` skip. Empty when nothing differs, as ``git diff`` prints nothing."""
-    notes = [f"# note: {n}" for n in report.notes]
+    notes = [f"# note: {n}" for n in worded_notes(report.notes)]
     if report.stat_only:
         lines = notes + _stat_lines(report, color)
     else:

@@ -6,6 +6,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from tether.report.listing import listing
+from tether.report.notes import worded_notes
 from tether.report.printable import one_line, printable
 
 if TYPE_CHECKING:
@@ -25,8 +26,13 @@ def render_init(report: InitReport) -> str:
         "one back: tether own --undo PATH, then tether init --force --restore-missing)",
         report.left_deleted,
     )
-    lines += [f"note: {one_line(n)}" for n in report.notes]
+    lines += [f"note: {one_line(n)}" for n in worded_notes(report.notes)]
     return "\n".join(lines)
+
+
+def init_document(report: InitReport) -> dict[str, object]:
+    """An init's JSON document, its notes in words."""
+    return {**report.to_json(), "notes": worded_notes(report.notes)}
 
 
 def render_missing_question(paths: list[str]) -> str:

@@ -1,10 +1,13 @@
 """A status's and a check's notes and JSON document: the words the report object leaves to
-``report/`` (why the files were not compared) put before its own notes. Apart from the
+``report/`` (why the files were not compared) put before its own notes, worded by
+``report/notes.py``. Apart from the
 human renderers, so ``status --json`` and ``check --json`` load no more than they use."""
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING
+
+from tether.report.notes import worded_notes
 
 if TYPE_CHECKING:
     from tether.flows.check import CheckReport
@@ -23,7 +26,7 @@ def status_notes(report: StatusReport) -> list[str]:
                 "give the rerun the same --source the interrupted "
                 f"{report.not_compared.unfinished_verb} was given"
             )
-    return notes + report.notes
+    return notes + worded_notes(report.notes)
 
 
 def status_document(report: StatusReport) -> dict[str, object]:

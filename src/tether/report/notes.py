@@ -1,0 +1,93 @@
+"""The words of the notes a flow attaches as facts (``flows/notes.py``), one wording per
+kind for every report that shows it (status, check, update, diff, init) and its JSON
+document. What a release source said is a ``str`` already, and stays as it said it."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, assert_never
+
+if TYPE_CHECKING:
+    from collections.abc import Sequence
+
+    from tether.flows.notes import Fact, Note
+
+
+def worded_notes(notes: Sequence[Note]) -> list[str]:
+    """Every note in its words, in the order the flow found them."""
+    return [note if isinstance(note, str) else note_words(note) for note in notes]
+
+
+def note_words(note: Fact) -> str:
+    # Put off to the first fact: a clean status has none, and loads no fact's type.
+    from tether.flows.notes import (
+        GbrainRecordAdopted,
+        HooksNotRun,
+        MarkerWins,
+        MigrationInterrupted,
+        NotRead,
+        PatternUndecided,
+        ProgramsOff,
+        ReleasePageShown,
+        TemplateProgramsNotRun,
+        UpstreamSwitched,
+    )
+
+    match note:
+        case MarkerWins():
+            return (
+                f"{note.marker_file} says {note.marker} but tether's record says "
+                f"{note.recorded}: the marker wins, so release {note.marker} is the installed "
+                "baseline for this run"
+            )
+        case NotRead():
+            return f"{note.path}: {note.problem}; not read"
+        case UpstreamSwitched():
+            return (
+                f"switched upstream from {note.installed} to {note.named} (--switch-upstream): "
+                f"{note.source} is recorded as the source"
+            )
+        case ReleasePageShown():
+            return (
+                f"the changelog of release {note.version} has no section after "
+                f"{note.installed}: the release notes shown are the ones published with the "
+                "release"
+            )
+        case HooksNotRun():
+            why = {
+                ProgramsOff.NO_PROGRAMS: "--no-programs",
+                ProgramsOff.DRY_RUN: "a dry run runs no template program",
+                ProgramsOff.UNTRUSTED: "pass --trust to run them",
+            }[note.why]
+            return (
+                f"template {note.template} at {note.at} rendered without its hooks ({why}): "
+                f"{', '.join(note.hooks)} not run, so files they would write or remove may "
+                "differ"
+            )
+        case TemplateProgramsNotRun():
+            programs = " and ".join(note.programs)
+            what = (
+                f"the {programs} of template {note.template} ({note.from_commit} to "
+                f"{note.to_version})"
+            )
+            if note.why is ProgramsOff.NO_PROGRAMS:
+                return (
+                    f"not run (--no-programs): {what}; the answers file is recorded without "
+                    "them, as after 'copier update --skip-tasks'"
+                )
+            consent = "; the update needs --trust for them" if note.needs_trust else ""
+            return f"not run in a dry run: {what}{consent}"
+        case MigrationInterrupted():
+            return f"migration {note.migration} was interrupted while it ran; it runs again"
+        case PatternUndecided():
+            return (
+                f"{note.name}: its pattern could not be matched within {note.seconds:g} s "
+                f"({note.condition.describe()}); the condition is taken as not holding"
+            )
+        case GbrainRecordAdopted():
+            return (
+                f"adopted gbrain's record of the install ({note.record}, version {note.version}): "
+                f"{note.files} file(s) as gbrain copied them; nothing was copied, run tether "
+                "refresh"
+            )
+        case _:
+            assert_never(note)
