@@ -632,7 +632,7 @@ def test_the_flows_attach_notes_as_facts() -> None:
     for path in _modules():
         if LAYER_OF[_unit(path)] != "flows":
             continue
-        for line in _worded_notes(ast.parse(path.read_text())):
+        for line in _worded_notes(_parsed(path.read_text())):
             broken.append(f"{path.relative_to(SOURCE).as_posix()}:{line}")
     assert broken == [], "words built in a flow: make them a fact worded in report/"
 
