@@ -11,6 +11,8 @@ from pathlib import Path
 import pytest
 
 from builders import call, make_release
+from tether.report.projects import NOT_TETHERED_NOTE, install_summary
+from tether.runs.projects import InstallFound, install_found
 from tether.runs.registry import registry_path
 
 ISO_UTC = re.compile(r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$")
@@ -280,3 +282,28 @@ def test_every_path_drifted_prints_the_drift_and_exits_0(
     assert doc["packages" if command[0] == "deps" else "projects"] == []
     assert digest(registry) == before
     assert not (tmp_path / "state").exists()  # no run folder for a run that did not start
+
+
+def test_what_show_finds_installed_is_a_fact_the_report_words(
+    registry: Path, tmp_path: Path, capsys
+) -> None:
+    """Installed, nothing installed, folder gone: found in runs/projects.py, worded in
+    report/projects.py, the document's ``tether`` carrying the words."""
+    root = project(tmp_path, "alpha")
+    plain = tmp_path / "plain"
+    plain.mkdir()
+    found = install_found(root)
+    assert found == InstallFound(
+        "installed", upstream="acme-kit", version="1.0.0", profile="native"
+    )
+    assert install_summary(found) == "acme-kit 1.0.0 (native profile)"
+    bare = install_found(plain)
+    assert bare.state == "not-tethered" and bare.error
+    assert install_summary(bare) == f"not tethered ({bare.error})"
+    assert install_found(tmp_path / "gone") == InstallFound("path-missing")
+    assert install_summary(InstallFound("path-missing")) == "path missing"
+    capsys.readouterr()
+    assert call("projects", "add", str(plain), "--json") == 0
+    assert json.loads(capsys.readouterr().out)["note"] == NOT_TETHERED_NOTE
+    assert call("projects", "show", "plain", "--json") == 0
+    assert json.loads(capsys.readouterr().out)["tether"] == install_summary(bare)

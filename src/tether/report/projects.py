@@ -4,11 +4,28 @@ prints under ``--json`` (``tether.runs.projects`` builds them)."""
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any, assert_never
 
 from tether.report.runs import EMPTY_REGISTRY
 
+if TYPE_CHECKING:
+    from tether.runs.projects import InstallFound
+
 Doc = dict[str, Any]
+# The ``note`` of ``projects add`` for a folder with nothing installed yet.
+NOT_TETHERED_NOTE = "no tether install there yet: fleet commands skip it until 'tether init' runs"
+
+
+def install_summary(found: InstallFound) -> str:
+    """What is installed in a registered folder, in a few words (``projects show``)."""
+    state = found.state
+    if state == "path-missing":
+        return "path missing"
+    if state == "not-tethered":
+        return f"not tethered ({found.error})"
+    if state == "installed":
+        return f"{found.upstream} {found.version} ({found.profile} profile)"
+    assert_never(state)
 
 
 def render_added(doc: Doc) -> str:

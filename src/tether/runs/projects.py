@@ -7,10 +7,12 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from tether.errors import TetherError, UsageError
+from tether.report.projects import NOT_TETHERED_NOTE, install_summary
 from tether.runs.registry import (
     ProjectRecord,
     Registry,
@@ -25,7 +27,18 @@ from tether.runs.registry import (
 from tether.runs.selection import split_names
 
 Doc = dict[str, Any]
-NOT_TETHERED_NOTE = "no tether install there yet: fleet commands skip it until 'tether init' runs"
+
+
+@dataclass(frozen=True)
+class InstallFound:
+    """What ``projects show`` finds installed in a registered folder: worded by
+    ``report/projects.install_summary`` (the document's ``tether``)."""
+
+    state: Literal["path-missing", "not-tethered", "installed"]
+    error: str = ""  # not-tethered: why the folder opens as no project
+    upstream: str = ""
+    version: str = ""
+    profile: str = ""
 
 
 def _load(registry_option: str | None) -> Registry:
@@ -97,20 +110,21 @@ def show(registry_option: str | None, name: str) -> Doc:
     if record is None:
         raise TetherError(f"no project named {name!r} in the registry {registry.path}")
     data = _record_json(registry, record)
-    data["tether"] = _install_summary(registry.resolve(record))
+    data["tether"] = install_summary(install_found(registry.resolve(record)))
     return data
 
 
-def _install_summary(path: Path) -> str:
+def install_found(path: Path) -> InstallFound:
     from tether.flows.status import project_status
 
     if not path.exists():
-        return "path missing"
+        return InstallFound("path-missing")
     try:
         report = project_status(path)
     except TetherError as error:
-        return f"not tethered ({error})"
-    return f"{report.upstream} {report.installed_version} ({report.profile} profile)"
+        return InstallFound("not-tethered", str(error))
+    upstream, version, profile = report.upstream, report.installed_version, report.profile
+    return InstallFound("installed", upstream=upstream, version=version, profile=profile)
 
 
 def remove(registry_option: str | None, name: str) -> Doc:
