@@ -10,7 +10,8 @@ through a link is the filesystem half of the rule (``flows/safety.py``).
 from __future__ import annotations
 
 import unicodedata
-from dataclasses import dataclass, field
+
+from tether.valueclass import field, valueclass
 
 
 def relpath_problem(path: str) -> str | None:
@@ -83,7 +84,7 @@ def collision_key(path: str) -> str:
     return unicodedata.normalize("NFC", path).casefold()
 
 
-@dataclass(frozen=True)
+@valueclass(frozen=True)
 class ReservedPaths:
     """Project paths only tether writes: whole folders and single files. Compared by
     ``collision_key``, so ``.TETHER/state.json`` is caught on every filesystem."""

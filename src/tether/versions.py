@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
 from functools import total_ordering
+
+from tether.valueclass import valueclass
 
 _SEMVER = re.compile(
     r"^v?(?P<major>0|[1-9]\d*)(?:\.(?P<minor>0|[1-9]\d*))?(?:\.(?P<patch>0|[1-9]\d*))?"
@@ -14,7 +15,7 @@ _SEMVER = re.compile(
 
 
 @total_ordering
-@dataclass(frozen=True)
+@valueclass(frozen=True)
 class SemVer:
     """A semantic version, ordered as semver orders them."""
 

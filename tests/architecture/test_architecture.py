@@ -25,6 +25,7 @@ LAYER_OF: dict[str, str] = {
     "pathrules": "foundation",
     "versions": "foundation",
     "progress": "foundation",
+    "valueclass": "foundation",
     "fsio": "edge",
     "checksums": "edge",
     "git": "edge",

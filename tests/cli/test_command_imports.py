@@ -51,6 +51,7 @@ COMMON = {
     "state.store",
     "templates",  # is this a copier or cruft project?
     "templates.records",
+    "valueclass",  # their values, made without dataclasses
     "versions",
 }
 # What reading the journal takes, for a project where an update ran (a never-updated one has
@@ -75,10 +76,15 @@ EXPECTED = {
 }
 # Standard-library modules no clean status or check has a use for: starting programs, the
 # TOML parser without a config file, temp names, worker pools, copying trees (argparse's own
-# width question imported shutil, with bz2, lzma and zlib), and argparse itself (their
-# command line is read by cli/plain_argv.py).
+# width question imported shutil, with bz2, lzma and zlib), argparse itself (their command
+# line is read by cli/plain_argv.py), and dataclasses with inspect, ast and dis (their values
+# are value classes: tether/valueclass.py).
 NEVER = {
     "argparse",
+    "dataclasses",
+    "inspect",
+    "ast",
+    "dis",
     "subprocess",
     "concurrent.futures",
     "tomllib",

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import contextlib
 import json
-from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from tether.errors import TetherError
@@ -23,6 +22,7 @@ from tether.fsio import read_bytes, sha256_bytes
 from tether.model.manifest import Manifest, parse_manifest
 from tether.parselimits import MAX_NESTING, json_loads
 from tether.state.store import FileRecord, State
+from tether.valueclass import field, valueclass
 from tether.versions import same_release
 
 if TYPE_CHECKING:
@@ -38,7 +38,7 @@ class BaselineUnavailable(TetherError):
         self.source = source
 
 
-@dataclass
+@valueclass()
 class Baseline:
     """What the project was installed from: the release, its files and their bytes."""
 

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import shlex
 from collections.abc import Sequence
-from dataclasses import dataclass, field
 from pathlib import Path
 
 from tether.errors import TetherError, UsageError
@@ -19,6 +18,7 @@ from tether.flows.project import open_project
 from tether.flows.status import StatusReport, project_status
 from tether.state.config import CONFIG_FILE
 from tether.templates import TemplateOptions, read_only_options
+from tether.valueclass import field, valueclass
 
 # Every kind of finding, in the order they are reported.
 RUN_IN_PROGRESS = "run-in-progress"
@@ -53,7 +53,7 @@ DEFAULT_FAIL_ON = (
 STRICT = tuple(r for r in CHECK_REASONS if r != UPDATE_AVAILABLE)
 
 
-@dataclass(frozen=True)
+@valueclass(frozen=True)
 class Finding:
     reason: str
     path: str | None  # None: about the project (a run, a newer release)
@@ -69,7 +69,7 @@ class Finding:
         }
 
 
-@dataclass
+@valueclass()
 class CheckReport:
     status: StatusReport
     fail_on: tuple[str, ...]

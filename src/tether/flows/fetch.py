@@ -4,7 +4,6 @@ render (copier, cruft), a recipe folder that is one release tree, or a release s
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import replace
 from pathlib import Path
 
 from tether import progress
@@ -17,6 +16,7 @@ from tether.flows.project import (
 )
 from tether.flows.template_project import template_release
 from tether.sources import open_source
+from tether.valueclass import replace
 
 
 def fetch_release(

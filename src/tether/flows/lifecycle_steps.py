@@ -60,6 +60,7 @@ from tether.state.journal import (
     new_run_id,
 )
 from tether.state.store import AppliedMigration, save_state
+from tether.valueclass import replace as replace_value  # for the store's and templates' values
 
 if TYPE_CHECKING:
     from tether.flows.apply import RunContext
@@ -726,7 +727,6 @@ def rerun_pending_migrations(root: Path, profile: str | None = None) -> Migratio
     Holds the project lock; refuses while an update is unfinished (finishing it runs them).
     Nothing is journaled: a migration must be safe to run twice, and one stopped half way
     stays recorded as not finished, so it is simply run again."""
-    import dataclasses
     import tempfile
 
     from tether.errors import TetherError
@@ -769,7 +769,7 @@ def rerun_pending_migrations(root: Path, profile: str | None = None) -> Migratio
                 plan.results[migration.id] = _run_one(ctx, None, plan, migration, program)
         if pending:
             applied = {**state.applied_migrations, **plan.applied(run_id)}
-            save_state(project.state_path, dataclasses.replace(state, applied_migrations=applied))
+            save_state(project.state_path, replace_value(state, applied_migrations=applied))
     listing = list_migrations(root, profile)
     listing.rerun = [r.to_json() for r in plan.migration_results()]
     return listing

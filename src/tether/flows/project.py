@@ -7,7 +7,6 @@ import functools
 import os
 import stat
 from collections.abc import Sequence
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -32,6 +31,7 @@ from tether.state.pristine import PristineCache
 from tether.state.statcache import StatCache
 from tether.state.store import State, load_state
 from tether.templates import TemplateBinding, TemplateOptions, detect_template
+from tether.valueclass import field, valueclass
 
 if TYPE_CHECKING:
     from tether.flows.notes import Note
@@ -42,7 +42,7 @@ def utc_now() -> str:
     return _dt.datetime.now(_dt.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
-@dataclass(frozen=True)
+@valueclass(frozen=True)
 class Project:
     """The project a command works on: its folder, its profile, its template record."""
 
@@ -195,7 +195,7 @@ def profile_for_new_install(root: Path, forced: str | None) -> Profile:
     return detect_profile(root) or NATIVE
 
 
-@dataclass(frozen=True)
+@valueclass(frozen=True)
 class Release:
     """One release's tree and its manifest."""
 

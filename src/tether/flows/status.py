@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import stat
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -23,13 +22,14 @@ from tether.model.manifest import FileClass
 from tether.state.statcache import StatCache
 from tether.state.store import Leftover
 from tether.templates import TemplateOptions, read_only_options
+from tether.valueclass import field, valueclass
 
 if TYPE_CHECKING:
     from tether.flows.notes import Note
     from tether.flows.regions_plan import RegionPlan  # read only when a file differs
 
 
-@dataclass(frozen=True)
+@valueclass(frozen=True)
 class NotCompared:
     """Why the files were not compared with the installed release (only the run in flight
     or stopped half way is reported), and the command of the run stopped half way whose
@@ -39,7 +39,7 @@ class NotCompared:
     unfinished_verb: str | None = None  # update or refresh, when one stopped half way
 
 
-@dataclass
+@valueclass()
 class StatusReport:
     """What ``status`` and ``check`` found."""
 
@@ -405,7 +405,7 @@ def newest_available(project: Project, source_spec: str, notes: list[Note]) -> s
     return versions[-1] if versions else None
 
 
-@dataclass(frozen=True)
+@valueclass(frozen=True)
 class UnfinishedUpdate:
     """An update (or refresh) whose run stopped before it recorded the new state: files
     may be half written and markers may sit in files. Rerunning the same command finishes

@@ -65,6 +65,7 @@ from tether.model.plan import YOURS, Bucket, FieldMergeRow, FileAction, Op, Upda
 from tether.state.journal import STEP_RUN_STARTED, Journal, RunRecord, new_run_id
 from tether.state.lock import ProjectLock
 from tether.templates import TemplateOptions
+from tether.valueclass import replace as replace_value  # for the store's and templates' values
 from tether.versions import compare_versions, is_version, release_version, same_release
 
 if TYPE_CHECKING:
@@ -97,7 +98,7 @@ class UpdateRequest:
         ``--no-regions`` (or their variables) run none of the template's programs."""
         options = self.template or TemplateOptions()
         off = programs_off_switch(self.no_programs, self.options.no_regions) is not None
-        return replace(
+        return replace_value(
             options,
             no_programs=options.no_programs or off,
             dry_run=options.dry_run or self.dry_run,

@@ -8,8 +8,9 @@ types on every run (docs/performance.md, "Small projects").
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
+
+from tether.valueclass import valueclass
 
 if TYPE_CHECKING:
     from tether.model.lifecycle_declarations import (
@@ -57,7 +58,7 @@ def blocking_items(migrations: Iterable[Mapping[str, Any]]) -> list[dict[str, An
     ]
 
 
-@dataclass(frozen=True)
+@valueclass(frozen=True)
 class Lifecycle:
     """What a release or a profile declares besides its files, kind by kind (empty: none)."""
 

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import json
 import re
-from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any
 
@@ -18,6 +17,7 @@ from tether.pathrules import (
     collision_key,
     project_path_problem,
 )
+from tether.valueclass import field, valueclass
 
 MANIFEST_SCHEMA = 1
 # Where a release keeps its changelog unless its manifest names another file.
@@ -41,7 +41,7 @@ class ManifestFormat(StrEnum):
     GBRAIN = "gbrain"
 
 
-@dataclass(frozen=True)
+@valueclass(frozen=True)
 class Rename:
     """A path a release moved: the old path and the new one."""
 
@@ -49,7 +49,7 @@ class Rename:
     target: str
 
 
-@dataclass(frozen=True)
+@valueclass(frozen=True)
 class Manifest:
     """A release's manifest: its files and their classes, and what else it declares."""
 

@@ -7,7 +7,6 @@ for every profile.
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, field
 from pathlib import Path
 
 from tether.errors import UsageError
@@ -28,12 +27,13 @@ from tether.profiles.gaia import (
     WORKTREE_CACHE_UNAVAILABLE,
     gaia_lifecycle,
 )
+from tether.valueclass import field, valueclass
 
 # tether's own folder in every project, whatever the profile: no release writes there.
 TETHER_DIR = ".tether"
 
 
-@dataclass(frozen=True)
+@valueclass(frozen=True)
 class Profile:
     """An ecosystem's names, formats and steps, as data."""
 

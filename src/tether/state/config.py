@@ -12,7 +12,6 @@ and every path it names passes the one path rule before anything acts on it.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -20,6 +19,7 @@ from tether.errors import TetherError
 from tether.fsio import NOT_REGULAR, NotRegularFileError, cannot_read, read_regular
 from tether.parselimits import MAX_NESTING, toml_loads
 from tether.pathrules import NOTHING_RESERVED, ReservedPaths, project_path_problem
+from tether.valueclass import valueclass
 
 CONFIG_FILE = ".tether/config.toml"
 
@@ -30,7 +30,7 @@ _HEADER = (
 )
 
 
-@dataclass(frozen=True)
+@valueclass(frozen=True)
 class ProjectConfig:
     """The adopter's own settings, from ``.tether/config.toml``."""
 

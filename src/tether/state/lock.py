@@ -21,7 +21,6 @@ import json
 import os
 import sys
 import time
-from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 from types import TracebackType
@@ -29,6 +28,7 @@ from types import TracebackType
 from tether.errors import TetherError
 from tether.fsio import read_bytes
 from tether.parselimits import json_loads
+from tether.valueclass import valueclass
 
 if sys.platform != "win32":
     import fcntl
@@ -41,7 +41,7 @@ _OWNER_READ_TRIES = 10
 _OWNER_READ_PAUSE = 0.01
 
 
-@dataclass(frozen=True)
+@valueclass(frozen=True)
 class LockOwner:
     """Who holds (or last held) a lock, as recorded in the lock file."""
 

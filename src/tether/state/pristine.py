@@ -12,7 +12,6 @@ from __future__ import annotations
 import contextlib
 import json
 import os
-from dataclasses import dataclass, field
 from pathlib import Path
 from types import TracebackType
 
@@ -26,12 +25,13 @@ from tether.fsio import (
     write_all,
 )
 from tether.parselimits import json_loads
+from tether.valueclass import field, valueclass
 
 PACK_DIR = "pack"
 PACK_SCHEMA = 1
 
 
-@dataclass(frozen=True)
+@valueclass(frozen=True)
 class PackEntry:
     """Where one entry's bytes lie in a pack."""
 
@@ -142,7 +142,7 @@ class PristineCache:
             raise TetherError(cannot_read(entry.pack, error)) from None
 
 
-@dataclass
+@valueclass()
 class PackWriter:
     """Appends new entries to one pack file; ``close`` makes pack and index durable and
     visible (the index last, so a reader never sees an index without its pack)."""

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -12,6 +11,7 @@ from tether.fsio import atomic_write, cannot_read, read_bytes
 from tether.model.manifest import FileClass
 from tether.parselimits import json_loads
 from tether.pathrules import NOTHING_RESERVED, ReservedPaths, project_path_problem
+from tether.valueclass import field, valueclass
 
 if TYPE_CHECKING:
     from tether.profiles import Profile
@@ -19,7 +19,7 @@ if TYPE_CHECKING:
 STATE_SCHEMA = 1
 
 
-@dataclass(frozen=True)
+@valueclass(frozen=True)
 class FileRecord:
     """One installed path. ``sha256`` is always the release's bytes (the baseline),
     never the adopter's, so a keep-mine choice holds on the next update."""
@@ -29,7 +29,7 @@ class FileRecord:
     mode: int = 0o644
 
 
-@dataclass(frozen=True)
+@valueclass(frozen=True)
 class ConflictRecord:
     """A conflict an update left for a person."""
 
@@ -39,7 +39,7 @@ class ConflictRecord:
     version: str  # the release the conflict was against
 
 
-@dataclass(frozen=True)
+@valueclass(frozen=True)
 class Leftover:
     """A file a release stopped shipping that an update left in the project ("Delete?"):
     listed until the adopter deletes it or takes it over (``tether own``)."""
@@ -48,7 +48,7 @@ class Leftover:
     version: str  # the release that no longer ships it
 
 
-@dataclass(frozen=True)
+@valueclass(frozen=True)
 class AppliedMigration:
     """A migration an update ran: ``status`` ok (never run again), or conflict / error (the
     next update runs it again)."""
@@ -59,7 +59,7 @@ class AppliedMigration:
     run_id: str = ""
 
 
-@dataclass
+@valueclass()
 class State:
     """tether's record of the install: the release, its files, what updates left open."""
 

@@ -15,7 +15,6 @@ The flows hook it in where a project is opened, its baseline built and its relea
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -30,6 +29,7 @@ from tether.templates.records import (
     parse_copier_answers,
     parse_cruft_record,
 )
+from tether.valueclass import field, replace, valueclass
 
 __all__ = [
     "COPIER",
@@ -57,7 +57,7 @@ HOOKS_SKIP = "skip"
 HOOKS_PREVIEW = "preview"
 
 
-@dataclass(frozen=True)
+@valueclass(frozen=True)
 class TemplateOptions:
     """What the command line says about a template project."""
 
@@ -102,7 +102,7 @@ def parse_data(items: list[str] | None) -> tuple[tuple[str, str], ...]:
     return tuple(pairs)
 
 
-@dataclass(frozen=True)
+@valueclass(frozen=True)
 class TemplateBinding:
     """A project's template record with the options of this command."""
 

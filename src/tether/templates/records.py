@@ -8,12 +8,12 @@ from __future__ import annotations
 import hashlib
 import json
 import re
-from dataclasses import dataclass, field
 from typing import Any
 
 from tether.errors import TetherError
 from tether.parselimits import MAX_NESTING, json_loads, shape_problem
 from tether.pathrules import project_path_problem
+from tether.valueclass import field, valueclass
 
 COPIER = "copier"
 CRUFT = "cruft"
@@ -21,7 +21,7 @@ COPIER_ANSWERS = ".copier-answers.yml"
 CRUFT_RECORD = ".cruft.json"
 
 
-@dataclass(frozen=True)
+@valueclass(frozen=True)
 class TemplateRecord:
     """One project's record of the template it was generated from."""
 
