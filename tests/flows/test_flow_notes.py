@@ -19,6 +19,7 @@ from tether.flows.notes import (
     HooksNotRun,
     MarkerWins,
     MigrationInterrupted,
+    NoLongerRegular,
     NotRead,
     PatternUndecided,
     ProgramsOff,
@@ -44,6 +45,7 @@ WORDED: list[tuple[Fact, str]] = [
         "1.8.0 is the installed baseline for this run",
     ),
     (NotRead("docs/a.md", LINK), f"docs/a.md: {LINK}; not read"),
+    (NoLongerRegular("cfg/app.yml"), "cfg/app.yml: no longer a regular file"),
     (
         UpstreamSwitched("acme-kit", "other-kit", "/shelf"),
         "switched upstream from acme-kit to other-kit (--switch-upstream): /shelf is recorded "
@@ -158,3 +160,24 @@ def test_status_and_check_json_word_the_path_not_read(linked: Path) -> None:
         result = run_tether(command, "--json", "-C", str(linked))
         notes = json.loads(result.stdout)["notes"]
         assert notes == [f"docs/a.md: {LINK}; not read"], result.stdout
+
+
+def test_diff_finds_a_file_it_does_not_read_as_a_fact_and_words_it(linked: Path) -> None:
+    """The file's own note: in the text after its path, in the JSON without it."""
+    from tether.flows.localdiff import local_diff
+
+    [item] = local_diff(linked).files
+    assert item.unread == NotRead("docs/a.md", LINK)
+    [entry] = json.loads(run_tether("diff", "--json", "-C", str(linked)).stdout)["files"]
+    assert entry["note"] == f"{LINK}; not read"
+    text = run_tether("diff", "-C", str(linked)).stdout
+    assert text.startswith(f"# docs/a.md: {LINK}; not read\n")
+
+
+def test_diff_finds_a_folder_where_a_file_was_as_a_fact(linked: Path) -> None:
+    from tether.flows.localdiff import local_diff
+
+    (linked / "docs/a.md").unlink()
+    (linked / "docs/a.md").mkdir()
+    [item] = local_diff(linked).files
+    assert item.unread == NoLongerRegular("docs/a.md")

@@ -48,7 +48,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from tether.flows.localdiff import local_diff
-    from tether.report.diff import render_diff
+    from tether.report.diff import diff_document, render_diff
     from tether.report.style import colour_wanted
 
     report = local_diff(
@@ -61,7 +61,7 @@ def run(args: argparse.Namespace) -> int:
         template=template_options(args),
     )
     if args.json:
-        print_json(report.to_json())
+        print_json(diff_document(report))
     else:
         colour = colour_wanted(sys.stdout, os.environ, args.no_color)
         _write(render_diff(report, color=colour))

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import os
 import posixpath
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
@@ -23,7 +24,7 @@ from tether.templates import TemplateOptions, read_only_options
 
 if TYPE_CHECKING:
     from tether.engine.regions import RegionDecl
-    from tether.flows.notes import Note
+    from tether.flows.notes import NoLongerRegular, Note, NotRead
     from tether.flows.regions_plan import RegionPlan
 
 FileStatus = Literal["modified", "deleted"]
@@ -44,13 +45,15 @@ class FileDiff:
     patch: bytes = b""  # git-style: "diff --git" header, then hunks (or "Binary files …")
     managed_changes: list[dict[str, Any]] | None = None  # structured files only
     managed_error: str | None = None  # a side of a structured file that does not parse
-    note: str | None = None  # e.g. the path is no longer a regular file
+    # Why the file was not read (a link, a FIFO, a folder now): report/notes.py words it.
+    unread: NotRead | NoLongerRegular | None = None
 
     @property
     def region_masked(self) -> bool:
         return self.region is not None
 
-    def to_json(self, with_text: bool) -> dict[str, Any]:
+    def to_json(self, with_text: bool, note: str | None = None) -> dict[str, Any]:
+        """``note``: the words of ``unread`` (report/diff.diff_document)."""
         doc: dict[str, Any] = {
             "path": self.path,
             "status": self.status,
@@ -65,8 +68,8 @@ class FileDiff:
             doc["old_bytes"], doc["new_bytes"] = self.sizes
         if self.region_fallback:
             doc["region_fallback"] = self.region_fallback
-        if self.note:
-            doc["note"] = self.note
+        if note:
+            doc["note"] = note
         if self.managed_changes is not None or self.managed_error is not None:
             doc["managed_changes"] = self.managed_changes
             doc["managed_error"] = self.managed_error
@@ -107,14 +110,16 @@ class DiffReport:
     def removed(self) -> int:
         return sum(f.removed or 0 for f in self.files)
 
-    def to_json(self) -> dict[str, object]:
+    def to_json(self, file_notes: Mapping[str, str] | None = None) -> dict[str, object]:
+        """``file_notes``: path -> the words of why a file was not read (report/diff.py)."""
+        notes = file_notes or {}
         return {
             "profile": self.profile,
             "upstream": self.upstream,
             "source": self.source,
             "installed_version": self.installed_version,
             "paths": self.selection,
-            "files": [f.to_json(not self.stat_only) for f in self.files],
+            "files": [f.to_json(not self.stat_only, notes.get(f.path)) for f in self.files],
             "region_only": [r.to_json() for r in self.region_only],
             "totals": {"files": len(self.files), "added": self.added, "removed": self.removed},
         }
@@ -227,12 +232,15 @@ class _DiffMaker:
         problem, _ = self.guard.inspect_for_reading(rel)
         current = None if problem else _read_current(self.project.path(rel))
         if current is None:
+            from tether.flows.notes import NoLongerRegular, NotRead
+
             gone = self.deletion(rel, owned, "modified")
-            special = is_special_file(self.project.path(rel))
             if problem:
-                gone.note = f"{problem}; not read"
+                gone.unread = NotRead(rel, problem)
+            elif is_special_file(self.project.path(rel)):
+                gone.unread = NotRead(rel, NOT_REGULAR)
             else:
-                gone.note = f"{NOT_REGULAR}; not read" if special else "no longer a regular file"
+                gone.unread = NoLongerRegular(rel)
             return gone
         base = self.base_bytes(rel)
         result = FileDiff(rel, "modified", owned)

@@ -35,6 +35,14 @@ class NotRead:
 
 
 @dataclass(frozen=True)
+class NoLongerRegular:
+    """A managed path ``diff`` could not read as a regular file although it is neither a
+    link nor a FIFO, socket or device (a folder now, or gone since it was looked at)."""
+
+    path: str
+
+
+@dataclass(frozen=True)
 class UpstreamSwitched:
     """``--switch-upstream``: the project moved to a release of another upstream."""
 
@@ -113,6 +121,7 @@ class GbrainRecordAdopted:
 Fact: TypeAlias = (
     MarkerWins
     | NotRead
+    | NoLongerRegular
     | UpstreamSwitched
     | ReleasePageShown
     | HooksNotRun

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from tether.report.notes import worded_notes
+from tether.report.notes import note_words, unread_words, worded_notes
 
 if TYPE_CHECKING:
     from tether.flows.localdiff import DiffReport, FileDiff
@@ -36,8 +36,8 @@ def render_diff(report: DiffReport, color: bool = False) -> str:
 
 def _file_notes(item: FileDiff) -> list[str]:
     notes = []
-    if item.note:
-        notes.append(f"# {item.path}: {item.note}")
+    if item.unread is not None:
+        notes.append(f"# {note_words(item.unread)}")
     if item.region is not None:
         notes.append(f"# {item.path}: generated region {item.region!r} masked on both sides")
     if item.region_fallback:
@@ -149,3 +149,9 @@ def _stat_summary(report: DiffReport) -> str:
     if removed or not added:
         parts.append(f"{removed} deletion{'s' if removed != 1 else ''}(-)")
     return ", ".join(parts)
+
+
+def diff_document(report: DiffReport) -> dict[str, object]:
+    """A diff's JSON document, with why each file not read was not."""
+    unread = {f.path: unread_words(f.unread) for f in report.files if f.unread is not None}
+    return report.to_json(unread)

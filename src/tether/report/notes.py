@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, assert_never
 if TYPE_CHECKING:
     from collections.abc import Sequence
 
-    from tether.flows.notes import Fact, Note
+    from tether.flows.notes import Fact, NoLongerRegular, Note, NotRead
 
 
 def worded_notes(notes: Sequence[Note]) -> list[str]:
@@ -24,6 +24,7 @@ def note_words(note: Fact) -> str:
         HooksNotRun,
         MarkerWins,
         MigrationInterrupted,
+        NoLongerRegular,
         NotRead,
         PatternUndecided,
         ProgramsOff,
@@ -39,8 +40,8 @@ def note_words(note: Fact) -> str:
                 f"{note.recorded}: the marker wins, so release {note.marker} is the installed "
                 "baseline for this run"
             )
-        case NotRead():
-            return f"{note.path}: {note.problem}; not read"
+        case NotRead() | NoLongerRegular():
+            return f"{note.path}: {unread_words(note)}"
         case UpstreamSwitched():
             return (
                 f"switched upstream from {note.installed} to {note.named} (--switch-upstream): "
@@ -91,3 +92,10 @@ def note_words(note: Fact) -> str:
             )
         case _:
             assert_never(note)
+
+
+def unread_words(note: NotRead | NoLongerRegular) -> str:
+    """Why a file was not read, without its path (a diff's per-file note)."""
+    from tether.flows.notes import NotRead
+
+    return f"{note.problem}; not read" if isinstance(note, NotRead) else "no longer a regular file"
