@@ -156,7 +156,9 @@ def test_status_reads_the_journal_where_an_update_ran(project: Path) -> None:
 # flow and what puts an update back, the structured merge's model and the renderer of its rows;
 # for a release and a profile declaring no lifecycle step, the steps, the declarations' types,
 # their rules and the bounded pattern matcher; for releases declaring no generated region, the
-# region engine and the masked comparison.
+# region engine and the masked comparison; with --yes, the prompts; without a clean merge of a
+# JSON, YAML or TOML file, the syntax checker; init's own flow (the version markers an update
+# writes last are flows/version_markers.py); a profile's update ping and gbrain's record.
 UPDATE_NEVER = {
     "flows.abandon",
     "flows.restore",
@@ -169,6 +171,11 @@ UPDATE_NEVER = {
     "pattern_child",
     "engine.regions",
     "flows.regions_step",
+    "cli.interact",
+    "engine.syntaxcheck",
+    "flows.install",
+    "flows.ping",
+    "flows.gbrain_record",
 }
 
 

@@ -3,7 +3,6 @@ from __future__ import annotations
 import argparse
 from typing import TYPE_CHECKING
 
-from tether.cli import interact
 from tether.cli.common import (
     add_all,
     add_auto,
@@ -92,6 +91,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def _confirm(prepared: PreparedUpdate, settle_conflicts: bool) -> bool:
     """Show the plan and ask; then, unless ``--auto`` settles them, ask per conflict."""
+    from tether.cli import interact
     from tether.flows.update_report import UpdateStatus
     from tether.report.update import render_plan_summary
 
@@ -145,9 +145,14 @@ def run(args: argparse.Namespace) -> int:
 
         def confirm(prepared: PreparedUpdate) -> bool:
             # Asked only once there is something to apply: with nothing to do (already up to
-            # date) the update says so without a terminal or --yes, as an agent needs.
-            interact.require_consent("apply the update", yes=args.yes, dry_run=args.dry_run)
-            return args.yes or _confirm(prepared, settle_conflicts=not args.auto)
+            # date) the update says so without a terminal or --yes, as an agent needs. With
+            # --yes nothing is asked (and the prompts are not loaded).
+            if args.yes:
+                return True
+            from tether.cli import interact
+
+            interact.require_consent("apply the update", yes=False, dry_run=args.dry_run)
+            return _confirm(prepared, settle_conflicts=not args.auto)
 
         report = run_update(request, confirm)
     if args.json:

@@ -114,6 +114,8 @@ _Key = bytes | tuple[bytes]
 
 @dataclass(frozen=True)
 class MergeResult:
+    """A three-way line merge: the merged bytes and how many hunks conflict."""
+
     merged: bytes  # the merged file (with diff3 conflict markers when conflicts > 0)
     conflicts: int  # number of conflict hunks, 0 = clean
     # True when the sides were not merged as text: a side is binary (or, from

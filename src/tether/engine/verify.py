@@ -35,6 +35,8 @@ _L = TypeVar("_L", bound=_Line)
 
 @dataclass(frozen=True)
 class VerifyResult:
+    """Whether a merge kept every line the adopter added, changed or deleted, and which not."""
+
     preserved: bool
     # (line number in ours, text) of adopter-added/changed lines absent from the result
     missing: list[tuple[int, str]]

@@ -52,6 +52,8 @@ if TYPE_CHECKING:
 
 @dataclass(frozen=True)
 class DoneWrite:
+    """A write the journal says this run finished: its target and the bytes' sha256."""
+
     target: str
     sha256: str
     bucket: str = ""
@@ -103,6 +105,9 @@ def holds_run_writes(project: Project, resume: ResumeInfo) -> set[str]:
 
 @dataclass
 class RunContext:
+    """One run of the crash-safe writer: the project, its journal, the run's id and where
+    its backups go."""
+
     project: Project
     journal: Journal
     run_id: str
@@ -150,6 +155,8 @@ class RunContext:
 
 @dataclass
 class ApplyOutcome:
+    """What the writer did with a plan: the actions carried out, backed up and left undone."""
+
     actions: list[FileAction]
     backed_up: list[str] = field(default_factory=list)
     state_written: bool = False

@@ -8,9 +8,9 @@ from tether import progress
 from tether.flows.apply import ApplyOutcome, RunContext
 from tether.flows.baseline import Baseline
 from tether.flows.conflicts import conflict_is_unresolved
-from tether.flows.install import write_version_markers
 from tether.flows.project import Project, Release, utc_now
 from tether.flows.safety import check_own_paths
+from tether.flows.version_markers import write_version_markers
 from tether.model.plan import SETTLED_DECISIONS, Bucket, Op
 from tether.state.store import (
     AppliedMigration,

@@ -24,6 +24,7 @@ from tether.flows.project import (
     write_ignore_rules,
 )
 from tether.flows.safety import PathGuard, check_own_paths
+from tether.flows.version_markers import write_version_markers
 from tether.fsio import (
     NOT_REGULAR,
     NotRegularFileError,
@@ -587,32 +588,4 @@ def _seed_sentinels(
             data = read_bytes(source)
             written.append(guard.write(rel, data, mode=file_mode(source), durable=False))
             report.sentinels_seeded.append(rel)
-    return written
-
-
-def write_version_markers(
-    project: Project, release: Release, durable: bool = True, dropped: frozenset[str] = frozenset()
-) -> list[Path]:
-    """The project's copy of the installed manifest (and the ecosystem's version file).
-    ``durable=False``: the caller syncs the returned files with its own."""
-    if project.template is not None:
-        from tether.flows.template_project import write_template_record
-
-        return write_template_record(project, release, durable)
-    guard = PathGuard(project.root)
-    written: list[Path] = []
-    if project.profile.manifest_copy:
-        written.append(
-            guard.write(project.profile.manifest_copy, release.manifest_bytes, durable=durable)
-        )
-    if project.profile.source_record:
-        from tether.flows.gbrain_record import record_path, source_record
-
-        record = source_record(release, utc_now(), dropped)
-        rel = record_path(project, release.manifest)
-        assert rel is not None
-        written.append(guard.write(rel, record, durable=durable))
-    if project.profile.version_file:
-        marker = f"{release.version}\n".encode()
-        written.append(guard.write(project.profile.version_file, marker, durable=durable))
     return written

@@ -62,6 +62,8 @@ HASH_ONLY = (
 
 @dataclass(frozen=True)
 class UpdateOptions:
+    """How this run settles what it finds: the conflict style, ``--auto``, ``--delete-removed``."""
+
     conflict_style: str = "markers"
     auto: str | None = None
     delete_removed: bool = False

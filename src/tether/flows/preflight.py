@@ -20,6 +20,8 @@ PROTECTED_BRANCHES = ("main", "master")
 
 @dataclass(frozen=True)
 class GitOptions:
+    """The git switches of one run: a dirty tree allowed, the branch to switch to, or none."""
+
     allow_dirty: bool = False
     branch: str | None = None  # None: the default name when on main/master
     no_branch: bool = False

@@ -16,6 +16,9 @@ if TYPE_CHECKING:  # the parser is imported only when a release ships a changelo
 
 @dataclass
 class ReleaseNotes:
+    """The changelog's sections between the installed release and the target, and the
+    adopter actions they ask for."""
+
     sections: list[Section] = field(default_factory=list)
     actions: list[AdopterAction] = field(default_factory=list)
     # The changelog had no section in the range: the one section is the release's own

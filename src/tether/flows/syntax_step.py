@@ -9,13 +9,17 @@ A check that a limit stops does not accept the merge: a person decides.
 
 from __future__ import annotations
 
-from tether.engine.syntaxcheck import MergeCheck, merge_breaks_syntax
+from typing import TYPE_CHECKING
+
 from tether.parselimits import (
     SYNTAX_CHECK_INLINE_BYTES,
     SYNTAX_CHECK_MAX_BYTES,
     SYNTAX_CHECK_MEMORY_BYTES,
     SYNTAX_CHECK_SECONDS,
 )
+
+if TYPE_CHECKING:
+    from tether.engine.syntaxcheck import MergeCheck
 
 
 def check_clean_merge(
@@ -27,6 +31,9 @@ def check_clean_merge(
 
     if format_for_path(path) is None:
         return None
+    # Loaded for a file of a format it checks only: most updates merge none.
+    from tether.engine.syntaxcheck import MergeCheck, merge_breaks_syntax
+
     sides = (base, ours, theirs, merged)
     largest = max(len(side) for side in sides)
     if largest <= SYNTAX_CHECK_INLINE_BYTES:

@@ -7,7 +7,7 @@ merges, the journal, resume and abandon) is the ordinary update's.
 The hooks: ``open_project`` binds the record, ``load_baseline`` and ``fetch_release`` come
 here for the two sides, ``resolve_target`` for the target, ``prepare_update`` for the
 refusals (``check_template_update``), ``_execute`` for migrations and tasks, and
-``write_version_markers`` for the record.
+``flows.version_markers`` for the record.
 """
 
 from __future__ import annotations

@@ -76,6 +76,8 @@ if TYPE_CHECKING:
 
 @dataclass(frozen=True)
 class UpdateRequest:
+    """One ``tether update`` as asked: the project, the target, the source and the switches."""
+
     root: Path
     to: str | None = None
     source: str | None = None
@@ -353,8 +355,11 @@ def prepare_update(request: UpdateRequest) -> PreparedUpdate | UpdateReport:
         from tether.flows.notes import ReleasePageShown
 
         baseline.notes.append(ReleasePageShown(target, baseline.version))
-    from tether.flows.ping import plan_ping
+    ping = None
+    if project.profile.update_ping:  # the ping's module only for a profile that has one
+        from tether.flows.ping import plan_ping
 
+        ping = plan_ping(project, latest, lifecycle.from_version, lifecycle.programs_off or None)
     return PreparedUpdate(
         request,
         project,
@@ -367,7 +372,7 @@ def prepare_update(request: UpdateRequest) -> PreparedUpdate | UpdateReport:
         regions,
         notes,
         lifecycle,
-        plan_ping(project, latest, lifecycle.from_version, lifecycle.programs_off or None),
+        ping,
     )
 
 
@@ -689,13 +694,13 @@ def _plan_and_apply(
 def _ecosystem_lock(project: Project, command: str) -> Iterator[None]:
     """The ecosystem tool's own run lock (gbrain's, in the recipe's target root), held beside
     tether's: while either tool runs, the other stops at once."""
-    from tether.flows.gbrain_record import ecosystem_path, installed_manifest
-    from tether.flows.safety import PathGuard, UnsafePath
-
     name = project.profile.ecosystem_lock
     if name is None:
         yield
         return
+    from tether.flows.gbrain_record import ecosystem_path, installed_manifest
+    from tether.flows.safety import PathGuard, UnsafePath
+
     manifest = installed_manifest(project)
     rel = ecosystem_path(manifest, name) if manifest is not None else name
     try:

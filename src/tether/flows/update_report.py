@@ -46,6 +46,8 @@ class RunEndCode(StrEnum):
 
 @dataclass(frozen=True)
 class RunEnd:
+    """How a run ended when that asks more of a person (worded by ``report/update.py``)."""
+
     code: RunEndCode
     run_id: str = ""  # the run to finish or abandon (stopped)
     to_version: str = ""  # the release the run was updating to (state-written)
@@ -62,6 +64,8 @@ class IndexTroubleCode(StrEnum):
 
 @dataclass(frozen=True)
 class IndexTrouble:
+    """A conflict git's index could not be told of: why, for which path, git's own line."""
+
     code: IndexTroubleCode
     path: str = ""
     error: str = ""  # git's own error line
@@ -93,6 +97,8 @@ BUCKET_ORDER = (
 
 @dataclass
 class UpdateReport:
+    """What an update did or would do: its status, every file's action, the notes."""
+
     profile: str
     upstream: str
     from_version: str

@@ -50,6 +50,8 @@ class Op(StrEnum):
 
 @dataclass(frozen=True)
 class FileAction:
+    """What the update does to one path: its bucket, the operation and the bytes it writes."""
+
     path: str
     cls: FileClass | None
     bucket: Bucket

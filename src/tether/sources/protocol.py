@@ -10,6 +10,8 @@ from typing import Protocol
 
 @dataclass(frozen=True)
 class ReleaseTree:
+    """A release fetched from a source: its version and the folder holding its files."""
+
     version: str  # the version asked for, without a leading "v" (e.g. "1.3.0")
     root: Path  # a folder holding the release's files: read it, never write to it
     source: str  # the source string it came from
