@@ -117,6 +117,16 @@ def test_check_and_status_report_an_unfinished_update(tmp_path):
         status["unfinished"]["from_version"] == "1.0.0"
         and status["unfinished"]["to_version"] == "2.0.0"
     )
+    # The flow finds the run as a fact; report/status_document.py words its message.
+    from tether.flows.status import UnfinishedUpdate, project_status
+
+    found = project_status(project).unfinished
+    assert isinstance(found, UnfinishedUpdate)
+    assert (found.from_version, found.to_version, found.command) == ("1.0.0", "2.0.0", "update")
+    assert status["unfinished"]["message"] == (
+        f"unfinished update 1.0.0 → 2.0.0 (run {found.run_id}): rerun 'tether update' to "
+        "finish or 'tether update --abandon' to roll back"
+    )
     assert "unfinished update" in run_tether("status", "-C", str(project)).stdout
     assert run_tether("update", "--yes", "-C", str(project)).returncode == 4
     assert run_tether("status", "--json", "-C", str(project)).returncode == 0

@@ -180,11 +180,10 @@ def findings_of(status: StatusReport, fail_on: Sequence[str]) -> list[Finding]:
             )
         )
     if status.unfinished is not None:
-        command = str(status.unfinished.get("command") or "update")
-        verb = command.split(" ", 1)[0]
+        command = status.unfinished.command or "update"
         steps = [f"tether {command}"]
-        if not status.unfinished.get("state_written"):
-            steps.append(f"tether {verb} --abandon")
+        if not status.unfinished.state_written:
+            steps.append(f"tether {status.unfinished.verb} --abandon")
         found.append((UNFINISHED_UPDATE, None, tuple(steps)))
     for rel in [*status.modified_owned, *status.deleted_owned]:
         found.append(

@@ -70,8 +70,9 @@ class StatusReport:
     leftovers_unmodified: list[str] = field(default_factory=list)
     # Another tether run holds the project's lock: the tree is being changed right now.
     running: dict[str, object] | None = None
-    # An update that stopped before it completed (see ``unfinished_update``).
-    unfinished: dict[str, object] | None = None
+    # An update that stopped before it completed (see ``unfinished_update``); its message is
+    # worded by report/status_document.unfinished_message.
+    unfinished: UnfinishedUpdate | None = None
     # Blocking items an update left (a migration that ended in conflict or error), until
     # they are settled (docs/lifecycle.md).
     action_items: list[dict[str, object]] = field(default_factory=list)
@@ -116,7 +117,7 @@ class StatusReport:
             "leftovers": self.leftovers,
             "leftovers_unmodified": self.leftovers_unmodified,
             "running": self.running,
-            "unfinished": self.unfinished,
+            "unfinished": self.unfinished.document() if self.unfinished is not None else None,
             "action_items": self.action_items,
             "compared": self.compared,
             # What a source said; report/status_document.status_document words the rest.
@@ -321,8 +322,7 @@ def project_status(
         project.profile.name, baseline.upstream, baseline.source, baseline.version
     )
     report.running = running
-    if unfinished is not None:
-        report.unfinished = unfinished.document()
+    report.unfinished = unfinished
     report.notes += baseline.notes
     classify_drift(project, baseline, report, no_regions)
     _leave_handed_over_paths(project, baseline, report)
@@ -360,7 +360,7 @@ def _run_state_only(
         installed,
     )
     report.running = running
-    report.unfinished = unfinished.document() if unfinished is not None else None
+    report.unfinished = unfinished
     report.compared = False
     report.not_compared = NotCompared(why, unfinished.verb if unfinished is not None else None)
     return report
@@ -426,25 +426,9 @@ class UnfinishedUpdate:
     def verb(self) -> str:
         return self.command.split(" ", 1)[0] or "update"
 
-    def describe(self) -> str:
-        head = (
-            f"unfinished {self.verb} {self.from_version or '(none)'} → {self.to_version} "
-            f"(run {self.run_id})"
-        )
-        rerun = f"tether {self.command or self.verb}"
-        if self.abandon_started:
-            return (
-                f"{head}: its abandon was interrupted; run 'tether {self.verb} --abandon' "
-                "again to finish rolling it back"
-            )
-        if self.state_written:
-            return (
-                f"{head}: its new state is recorded but it stopped before it completed; rerun "
-                f"'{rerun}' to finish it"
-            )
-        return f"{head}: rerun '{rerun}' to finish or 'tether {self.verb} --abandon' to roll back"
-
     def document(self) -> dict[str, object]:
+        """The facts of the JSON document's ``unfinished``; report/status_document.py adds
+        its ``message``."""
         return {
             "run_id": self.run_id,
             "from_version": self.from_version,
@@ -452,7 +436,6 @@ class UnfinishedUpdate:
             "command": self.command,
             "state_written": self.state_written,
             "abandon_started": self.abandon_started,
-            "message": self.describe(),
         }
 
 

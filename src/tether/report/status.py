@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING
 from tether.report import lifecycle_steps as lifecycle_report
 from tether.report.listing import LIST_LIMIT, listing
 from tether.report.printable import one_line, printable
-from tether.report.status_document import status_notes
+from tether.report.status_document import status_notes, unfinished_message
 
 if TYPE_CHECKING:
     from tether.flows.status import StatusReport
@@ -71,5 +71,5 @@ def run_state_lines(report: StatusReport) -> list[str]:
             "what follows may change under it"
         ]
     if report.unfinished is not None:
-        return [str(report.unfinished["message"])]
+        return [unfinished_message(report.unfinished)]
     return []

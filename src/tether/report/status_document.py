@@ -1,7 +1,7 @@
 """A status's and a check's notes and JSON document: the words the report object leaves to
-``report/`` (why the files were not compared) put before its own notes, worded by
-``report/notes.py``. Apart from the
-human renderers, so ``status --json`` and ``check --json`` load no more than they use."""
+``report/`` (why the files were not compared, put before its own notes, which
+``report/notes.py`` words; what an update stopped half way asks). Apart from the human
+renderers, so ``status --json`` and ``check --json`` load no more than they use."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ from tether.report.notes import worded_notes
 
 if TYPE_CHECKING:
     from tether.flows.check import CheckReport
-    from tether.flows.status import StatusReport
+    from tether.flows.status import StatusReport, UnfinishedUpdate
 
 
 def status_notes(report: StatusReport) -> list[str]:
@@ -29,11 +29,41 @@ def status_notes(report: StatusReport) -> list[str]:
     return notes + worded_notes(report.notes)
 
 
+def unfinished_message(unfinished: UnfinishedUpdate) -> str:
+    """What an update stopped half way asks of a person: finish it, or roll it back."""
+    verb = unfinished.verb
+    head = (
+        f"unfinished {verb} {unfinished.from_version or '(none)'} → {unfinished.to_version} "
+        f"(run {unfinished.run_id})"
+    )
+    rerun = f"tether {unfinished.command or verb}"
+    if unfinished.abandon_started:
+        return (
+            f"{head}: its abandon was interrupted; run 'tether {verb} --abandon' again to "
+            "finish rolling it back"
+        )
+    if unfinished.state_written:
+        return (
+            f"{head}: its new state is recorded but it stopped before it completed; rerun "
+            f"'{rerun}' to finish it"
+        )
+    return f"{head}: rerun '{rerun}' to finish or 'tether {verb} --abandon' to roll back"
+
+
+def _worded(report: StatusReport) -> dict[str, object]:
+    """The words a status's JSON document adds: its notes, an unfinished run's message."""
+    words: dict[str, object] = {"notes": status_notes(report)}
+    if report.unfinished is not None:
+        message = unfinished_message(report.unfinished)
+        words["unfinished"] = {**report.unfinished.document(), "message": message}
+    return words
+
+
 def status_document(report: StatusReport) -> dict[str, object]:
-    """A status's JSON document, with the notes its words add."""
-    return {**report.to_json(), "notes": status_notes(report)}
+    """A status's JSON document, with the words of its facts."""
+    return {**report.to_json(), **_worded(report)}
 
 
 def check_document(report: CheckReport) -> dict[str, object]:
-    """A check's JSON document, with the notes the status's words add."""
-    return {**report.to_json(), "notes": status_notes(report.status)}
+    """A check's JSON document, with the words of its status's facts."""
+    return {**report.to_json(), **_worded(report.status)}
