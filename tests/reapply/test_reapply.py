@@ -44,6 +44,7 @@ from tether.flows.reapply import (
     record_verification_failure,
 )
 from tether.flows.safety import PathGuard
+from tether.report.reapply import reapply_document
 from tether.state.lock import ProjectLock
 
 
@@ -360,7 +361,7 @@ def test_gate_failure_in_a_run_lists_the_missing_lines_and_exits_1() -> None:
     verdict = VerifyResult(False, [(4, "model: opus")], [(5, "color: green")])
     record_verification_failure(result, verdict, Path("p") / PLANNER)
     assert report.exit_code() == 1
-    document = report.to_json()["results"][0]
+    document = reapply_document(report)["results"][0]
     assert document["status"] == "failed"
     assert document["missing"] == [{"line": 4, "text": "model: opus"}]
     assert document["readded"] == [{"line": 5, "text": "color: green"}]

@@ -28,7 +28,8 @@ from tether.flows.reapply import (
     record_verification_failure,
 )
 from tether.flows.reapply.baseline import BaselineNote, BaselineNoteCode
-from tether.report.reapply import NO_HUNKS, baseline_note, file_reason, render
+from tether.flows.reapply.report import Reason, Why
+from tether.report.reapply import FIRST_LINE, NO_HUNKS, baseline_note, file_reason, render
 
 FILES = {PLANNER: (PLANNER_V1, PLANNER_OURS, PLANNER_V2)}
 
@@ -48,7 +49,7 @@ def test_pristine_drift_is_a_fact_the_report_words(
     where = str(gsd.pristine / PLANNER)
     drift = BaselineNote(BaselineNoteCode.PRISTINE_DRIFT, where, sha(PLANNER_V2), sha(PLANNER_V1))
     assert result.baseline_notes == (drift,)
-    assert result.reason == ""  # the flow has no words of its own for it
+    assert result.reason == Reason()  # nothing to say but the notes
     words = f"pristine drift: {where} has sha256 {sha(PLANNER_V2)}, the backup recorded "
     words += sha(PLANNER_V1)
     assert file_reason(result) == words
@@ -74,11 +75,15 @@ def test_no_baseline_notes_sit_in_parentheses_before_the_outcome_and_auto_after(
     ]
     assert result.baseline_notes[0].version == "1.0.0"
     assert result.no_baseline and result.auto_left == "ours"
+    assert result.reason == Reason(Why.PATCH_NO_BASELINE, first_line=True)
+    assert result.two_way == "edits" and len(result.user_edits) == 4
     notes = (
         "release 1.0.0's copy does not match the pristine hash; "
         "no version with the recorded pristine hash was found"
     )
-    expected = f"no baseline ({notes}); {result.reason}; --auto ours left it: {NO_HUNKS}"
+    outcome = f"the patch turns the installed file into your copy ({FIRST_LINE})"
+    edits = "4 edit(s) of yours beyond mechanical drift"
+    expected = f"no baseline ({notes}); {outcome}; {edits}; --auto ours left it: {NO_HUNKS}"
     assert file_reason(result) == expected
     source = ("--baseline-source", str(shelf), "--baseline-version", "1.0.0", "--no-git")
     code, doc = reapply_json(capsys, *_args(gsd, *source, "--auto", "ours", "--dry-run"))
@@ -89,22 +94,28 @@ def test_a_new_outcome_drops_the_words_said_around_the_old_one() -> None:
     """A merge whose verification fails is stated anew: its baseline notes described the
     merge, not the failure."""
     note = BaselineNote(BaselineNoteCode.FROM_GIT, blob="0123456789abcdef")
-    result = FileResult(PLANNER, "merged", "", "git", (note,))
+    result = FileResult(PLANNER, "merged", Reason(), "git", (note,))
     assert file_reason(result) == "baseline from git blob 0123456789ab"
     verdict = VerifyResult(False, missing=[(3, "mine")], readded=[])
     record_verification_failure(result, verdict, Path("/patches") / PLANNER)
-    assert result.baseline_notes == () and result.reason.startswith("verification failed")
-    assert file_reason(result) == result.reason
-    assert result.record_reason == result.reason
+    assert result.baseline_notes == ()
+    assert result.reason == Reason(Why.VERIFICATION_FAILED, f"/patches/{PLANNER}", written=True)
+    assert file_reason(result) == (
+        "verification failed (1 of your line(s) missing): the installed version is back, "
+        f"your copy stays at /patches/{PLANNER}"
+    )
+    assert result.record_reason == "verification-failed"
 
 
-def test_the_journal_records_the_note_codes_beside_the_flow_words() -> None:
+def test_the_journal_records_the_codes() -> None:
     notes = (
         BaselineNote(BaselineNoteCode.RELEASE_MISMATCH, version="1.0.0"),
         BaselineNote(BaselineNoteCode.NOT_FOUND),
     )
-    result = FileResult(PLANNER, "conflict", "both versions written", baseline_notes=notes)
-    assert result.record_reason == "both versions written; release-mismatch; not-found"
+    result = FileResult(PLANNER, "conflict", Reason(Why.BOTH_VERSIONS), baseline_notes=notes)
+    assert result.record_reason == "both-versions; release-mismatch; not-found"
+    result.restate(Reason(Why.UNSAFE_PATH, text="a link on the way"))
+    assert result.record_reason == "unsafe-path; a link on the way"
 
 
 WORDS = [

@@ -32,6 +32,7 @@ from tether.flows.reapply import (
 )
 from tether.report.reapply import (
     DIFFERS,
+    DRIFT_QUESTION,
     DROPPED_QUESTION,
     reapply_document,
     render,
@@ -184,7 +185,7 @@ def _ask_per_file(pending: list[Pending], table: list[tuple[str, str]]) -> dict[
             return interact.ConflictQuestion(
                 item.file, DROPPED_QUESTION, diff(item), answers=interact.DROPPED_ANSWERS
             )
-        words = item.question or DIFFERS
+        words = DRIFT_QUESTION if item.drift_only else DIFFERS
         return interact.ConflictQuestion(item.file, words, diff(item), item.hunk_level)
 
     return interact.choose_each([question(item) for item in pending])

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any, assert_never
 
+from tether.engine.twoway import DRIFT_KINDS
 from tether.flows.reapply import (
     BY_HAND,
     CONFLICT,
@@ -16,37 +18,145 @@ from tether.flows.reapply import (
     SaveReport,
 )
 from tether.flows.reapply.baseline import BaselineNote, BaselineNoteCode
+from tether.flows.reapply.report import Reason, Why
 
 # Asked at the prompt about a conflict whose copies differ beyond drift.
 DIFFERS = "your saved copy and the installed file both changed here."
 # Asked about a saved file the new release no longer ships.
 DROPPED_QUESTION = "the new release no longer ships this file (the diff shows your copy)."
+# Asked of a file without a baseline whose every difference is mechanical drift.
+DRIFT_QUESTION = (
+    "only path, quoting or whitespace differences were found between your saved copy and "
+    "the installed file: did you customise this file on purpose?"
+)
 # Why --auto ours/theirs cannot settle a conflict without a baseline.
 NO_HUNKS = (
     "no baseline to tell the clashing lines from the others: settle it with keep-mine or "
     "take-theirs, or by hand"
 )
+DROPPED = "the installed release no longer has this file"
+# Why a file that would get conflict markers at line 1 gets a patch instead.
+FIRST_LINE = (
+    "no conflict markers at line 1: they would break the file's front matter; the file is "
+    "left as installed"
+)
 
 
 def reapply_document(report: ReapplyReport) -> dict[str, Any]:
-    """The ``--json`` document: the report's own, each file's reason in its full words."""
-    document = report.to_json()
-    document["results"] = [
-        {**result.to_json(), "reason": file_reason(result)} for result in report.results
-    ]
-    return document
+    """The ``--json`` document: the report's own, each file's with its words."""
+    return report.to_json([result_document(result) for result in report.results])
+
+
+def result_document(result: FileResult) -> dict[str, Any]:
+    """One file's part of the document: its data, its reason and the drift question."""
+    return result.to_json(file_reason(result), question(result))
+
+
+def question(result: FileResult) -> str | None:
+    """What to ask a person about the file, when only mechanical drift differs."""
+    return DRIFT_QUESTION if result.two_way == "drift-only" else None
 
 
 def file_reason(result: FileResult) -> str:
-    """A file's reason: the flow's words, the baseline's notes ("no baseline (...)" first
-    when there was none) and what --auto could not do."""
+    """A file's reason: what happened ("no baseline (...)" first when there was none), the
+    baseline's notes, what a comparison without one found and what --auto could not do."""
     notes = "; ".join(baseline_note(note) for note in result.baseline_notes)
-    parts = [result.reason, notes]
+    outcome = _OUTCOME[result.reason.code](result.reason, result)
+    parts = [outcome, notes]
     if result.no_baseline:
-        parts = ["no baseline" + (f" ({notes})" if notes else ""), result.reason]
+        parts = ["no baseline" + (f" ({notes})" if notes else ""), outcome]
+    if result.two_way == "drift-only":
+        parts.append(f"only mechanical drift ({', '.join(DRIFT_KINDS)}) differs")
+    elif result.two_way == "edits":
+        parts.append(f"{len(result.user_edits)} edit(s) of yours beyond mechanical drift")
     if result.auto_left is not None:
         parts.append(f"--auto {result.auto_left} left it: {NO_HUNKS}")
     return "; ".join(part for part in parts if part)
+
+
+def _first_line(reason: Reason) -> str:
+    return f" ({FIRST_LINE})" if reason.first_line else ""
+
+
+def _favored(reason: Reason) -> str:
+    side = "your side" if reason.other == "ours" else "the installed release's side"
+    hunks = "hunk" if reason.count == 1 else "hunks"
+    said = f" ({reason.text})" if reason.text else ""
+    return f"{reason.count} clashing {hunks} took {side}; every other change merged{said}"
+
+
+def _verification_failed(reason: Reason, result: FileResult) -> str:
+    parts = []
+    if result.missing:
+        parts.append(f"{len(result.missing)} of your line(s) missing")
+    if result.readded:
+        parts.append(f"{len(result.readded)} line(s) you deleted came back")
+    state = (
+        "the installed version is back" if reason.written else "the installed file is left as it is"
+    )
+    return f"verification failed ({', '.join(parts)}): {state}, your copy stays at {reason.patch}"
+
+
+# What happened to a saved file, in words, by its reason's code.
+_OUTCOME: dict[Why, Callable[[Reason, FileResult], str]] = {
+    Why.NOTHING: lambda r, _: "",
+    Why.DROPPED: lambda r, _: f"{DROPPED}; your copy stays at {r.patch}",
+    Why.IDENTICAL: lambda r, _: "your copy is identical to the installed file",
+    Why.ACCEPTED_IS_INSTALLED: lambda r, _: (
+        "the pristine copy accepted with --accept-pristine is the installed release "
+        "itself: merging on it would undo every upstream change; use the release the "
+        f"patches were saved from as the baseline ({r.other})"
+    ),
+    Why.BINARY_NO_BASELINE: lambda r, _: f"binary file left as installed, your copy is {r.patch}",
+    Why.PATCH_NO_BASELINE: lambda r, _: (
+        "the patch turns the installed file into your copy" + _first_line(r)
+    ),
+    Why.BOTH_VERSIONS: lambda r, _: "both versions written into the file",
+    Why.SAVED_IS_BASELINE: lambda r, _: (
+        "your saved copy equals its baseline: the backup is inconsistent, nothing merged"
+    ),
+    Why.ALREADY_IN_RELEASE: lambda r, _: "your change is already in the installed release",
+    Why.MERGE_IS_INSTALLED: lambda r, _: "nothing to write: the merge equals the installed file",
+    Why.BINARY_CONFLICT: lambda r, _: (
+        f"{r.text or 'binary file changed on both sides'}: left as installed, "
+        f"your copy is {r.patch}"
+    ),
+    Why.CONFLICT_PATCH: lambda r, _: (
+        f"{r.count} conflicting hunk(s); the patch is your change to the baseline" + _first_line(r)
+    ),
+    Why.CONFLICT_MARKERS: lambda r, _: f"{r.count} conflicting hunk(s) marked in the file",
+    Why.UNSAFE_PATH: lambda r, _: f"unsafe path: {r.text}",
+    Why.SAME_FILE: lambda r, _: (
+        f"the same file on disk as {r.other} (through a link); merge it by hand from {r.patch}"
+    ),
+    Why.SAVED_MISSING: lambda r, _: f"the saved copy {r.patch} is missing",
+    Why.ERROR: lambda r, _: r.text,
+    Why.EARLIER_REAPPLIED: lambda r, _: "already reapplied by an earlier run",
+    Why.EARLIER_UNRESOLVED: lambda r, _: (
+        "conflict markers from an earlier run are still unresolved"
+    ),
+    Why.EARLIER_EDITED: lambda r, _: (
+        "already reapplied by an earlier run and edited since; left as it is"
+    ),
+    Why.EARLIER_MARKERS_EDITED: lambda r, _: (
+        "the conflict of an earlier run is edited but still has conflict markers"
+    ),
+    Why.BY_HAND: lambda r, _: "you resolved the conflict of an earlier run by hand",
+    Why.CHANGED_SINCE: lambda r, _: "the file changed since the interrupted run; left as it is",
+    Why.KEPT_DROPPED: lambda r, _: f"{DROPPED}; you kept it as your own file (your saved copy)",
+    Why.DROPPED_TOO: lambda r, _: (
+        f"{DROPPED}; you dropped it (your copy stays in the patches folder)"
+    ),
+    Why.KEPT_MINE: lambda r, _: (
+        "you kept your whole saved copy (the installed version is backed up)"
+    ),
+    Why.TOOK_THEIRS: lambda r, _: (
+        "you took the installed file whole; your copy stays in the patches folder"
+    ),
+    Why.FAVORED: lambda r, _: _favored(r),
+    Why.VERIFICATION_FAILED: _verification_failed,
+    Why.NOT_WRITTEN: lambda r, _: f"not written: {r.text}",
+}
 
 
 def baseline_note(note: BaselineNote) -> str:
@@ -160,8 +270,9 @@ def _two_way(result: FileResult) -> list[str]:
         lines.append(f"{indent}your edit at line {edit.line}:")
         lines.extend(f"{indent}  - {text}" for text in edit.removed)
         lines.extend(f"{indent}  + {text}" for text in edit.added)
-    if result.question:
-        lines.append(f"{indent}? {result.question}")
+    asked = question(result)
+    if asked:
+        lines.append(f"{indent}? {asked}")
     return lines
 
 

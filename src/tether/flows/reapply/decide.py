@@ -8,25 +8,19 @@ from pathlib import Path
 
 from tether.engine.patches import markers_would_break_first_line, unified_patch
 from tether.engine.textfmt import eol_style, is_binary
-from tether.engine.twoway import DRIFT_KINDS, TwoWay, compare_two_way
+from tether.engine.twoway import TwoWay, compare_two_way
 from tether.engine.verify import verify_preserved
 from tether.flows.merging import merge_sides
 from tether.flows.reapply.baseline import Found
 from tether.flows.reapply.report import (
     CONFLICT,
-    DRIFT_QUESTION,
-    DROPPED,
     FAILED,
     INCORPORATED,
     MERGED,
     FileResult,
+    Reason,
+    Why,
     record_verification_failure,
-)
-
-# Why a file that would get conflict markers at line 1 gets a patch instead.
-FIRST_LINE = (
-    "no conflict markers at line 1: they would break the file's front matter; the file is "
-    "left as installed"
 )
 
 
@@ -72,11 +66,10 @@ def decide_saved_file(
     the option that makes the release the patches were saved from the baseline."""
     origin = found.origin
     if theirs is None:
-        reason = f"{DROPPED}; your copy stays at {patch}"
+        reason = Reason(Why.DROPPED, str(patch))
         return Decision(FileResult(rel, CONFLICT, reason, origin))
     if ours == theirs:
-        reason = "your copy is identical to the installed file"
-        return Decision(FileResult(rel, INCORPORATED, reason, origin), theirs)
+        return Decision(FileResult(rel, INCORPORATED, Reason(Why.IDENTICAL), origin), theirs)
     if found.drifted:
         drifted = FileResult(rel, FAILED, baseline_notes=found.notes, drifted=True)
         drifted.pristine_is_installed = found.copy == theirs
@@ -84,11 +77,7 @@ def decide_saved_file(
     if found.accepted and found.data == theirs:
         # GSD 1.42 and later fill gsd-pristine/ from the new release: with it as the base the
         # merge is the saved copy itself, every upstream change undone.
-        reason = (
-            "the pristine copy accepted with --accept-pristine is the installed release "
-            "itself: merging on it would undo every upstream change; use the release the "
-            f"patches were saved from as the baseline ({release_hint})"
-        )
+        reason = Reason(Why.ACCEPTED_IS_INSTALLED, other=release_hint)
         return Decision(FileResult(rel, FAILED, reason, "pristine"), theirs)
     if found.data is None:
         decision = _no_baseline(rel, ours, theirs, style, patch)
@@ -106,27 +95,21 @@ def _describe_two_way(result: FileResult, compared: TwoWay) -> None:
     mechanical drift, asks whether the file was customised on purpose; it stays a conflict
     either way, since the file was saved because it differed from what was installed."""
     result.user_edits = list(compared.edits)
-    if compared.drift_only:
-        result.question = DRIFT_QUESTION
-        result.reason += f"; only mechanical drift ({', '.join(DRIFT_KINDS)}) differs"
-    else:
-        result.reason += f"; {len(compared.edits)} edit(s) of yours beyond mechanical drift"
+    result.two_way = "drift-only" if compared.drift_only else "edits"
 
 
 def _no_baseline(rel: str, ours: bytes, theirs: bytes, style: str, patch: Path) -> Decision:
     """Without a baseline no line can be attributed to either side: show both, decide nothing."""
     if is_binary(ours) or is_binary(theirs):
-        reason = f"binary file left as installed, your copy is {patch}"
+        reason = Reason(Why.BINARY_NO_BASELINE, str(patch))
         return Decision(FileResult(rel, CONFLICT, reason), theirs)
     both = both_versions(ours, theirs)
     if style == "patch" or markers_would_break_first_line(both, ours, theirs):
-        reason = "the patch turns the installed file into your copy"
-        if style != "patch":
-            reason += f" ({FIRST_LINE})"
+        reason = Reason(Why.PATCH_NO_BASELINE, first_line=style != "patch")
         decision = Decision(FileResult(rel, CONFLICT, reason), theirs)
         decision.artifact = unified_patch(rel, theirs, ours)
         return decision
-    reason = "both versions written into the file"
+    reason = Reason(Why.BOTH_VERSIONS)
     return Decision(FileResult(rel, CONFLICT, reason), theirs, write=both)
 
 
@@ -164,7 +147,7 @@ def _merge_outcome(
     origin, notes = found.origin, found.notes
     if ours == base:
         # sha256(ours) is then the pristine hash: the backup step should never have saved it.
-        reason = "your saved copy equals its baseline: the backup is inconsistent, nothing merged"
+        reason = Reason(Why.SAVED_IS_BASELINE)
         return Decision(FileResult(rel, FAILED, reason, origin), theirs)
     labels = ("yours (saved copy)", f"baseline ({origin})", "installed")
     merged, not_merged = merge_sides(base, ours, theirs, labels=labels)
@@ -172,28 +155,25 @@ def _merge_outcome(
         # Nothing is written, so the writer's gate never sees this file: check it here.
         verdict = verify_preserved(base, ours, theirs)
         if not verdict.preserved:
-            failed = FileResult(rel, FAILED, "", origin)
+            failed = FileResult(rel, FAILED, Reason(), origin)
             record_verification_failure(failed, verdict, patch, written=False)
             return Decision(failed, theirs)
         if found.verified:
-            reason = "your change is already in the installed release"
+            reason = Reason(Why.ALREADY_IN_RELEASE)
             return Decision(FileResult(rel, INCORPORATED, reason, origin, notes), theirs)
-        reason = "nothing to write: the merge equals the installed file"
+        reason = Reason(Why.MERGE_IS_INSTALLED)
         return Decision(FileResult(rel, MERGED, reason, origin, notes), theirs)
     if merged.conflicts == 0:
-        result = FileResult(rel, MERGED, "", origin, notes)
+        result = FileResult(rel, MERGED, Reason(), origin, notes)
         return Decision(result, theirs, merged.merged, base, ours, gate=True)
     if merged.binary:
-        why = not_merged or "binary file changed on both sides"
-        reason = f"{why}: left as installed, your copy is {patch}"
+        reason = Reason(Why.BINARY_CONFLICT, str(patch), text=not_merged)
         return Decision(FileResult(rel, CONFLICT, reason, origin, notes), theirs)
     first_line = markers_would_break_first_line(merged.merged, base, ours, theirs)
     if style == "patch" or first_line:
-        reason = f"{merged.conflicts} conflicting hunk(s); the patch is your change to the baseline"
-        if first_line:
-            reason += f" ({FIRST_LINE})"
+        reason = Reason(Why.CONFLICT_PATCH, count=merged.conflicts, first_line=first_line)
         decision = Decision(FileResult(rel, CONFLICT, reason, origin, notes), theirs)
         decision.artifact = unified_patch(rel, base, ours)
         return decision
-    reason = f"{merged.conflicts} conflicting hunk(s) marked in the file"
+    reason = Reason(Why.CONFLICT_MARKERS, count=merged.conflicts)
     return Decision(FileResult(rel, CONFLICT, reason, origin, notes), theirs, merged.merged)

@@ -20,6 +20,8 @@ from tether.flows.reapply.report import (
     RESOLVED,
     STATUS_BUCKETS,
     FileResult,
+    Reason,
+    Why,
     release_baseline_option,
 )
 from tether.flows.reapply.target import profile_of, read_file
@@ -44,16 +46,16 @@ def plan_file(
     reserved = profile_of(job.request.install).reserved_paths()
     problem = project_path_problem(rel) or reserved.problem(rel) or job.guard.problem(rel)
     if problem:
-        return Decision(FileResult(rel, FAILED, f"unsafe path: {problem}"))
+        return Decision(FileResult(rel, FAILED, Reason(Why.UNSAFE_PATH, text=problem)))
     patch = job.patch_set.saved(rel)
     twin = _same_file(job.request.install / rel, rel, seen)
     if twin is not None:
         # Two merges written to one file: the second would undo the first.
-        reason = f"the same file on disk as {twin} (through a link); merge it by hand from {patch}"
+        reason = Reason(Why.SAME_FILE, str(patch), other=twin)
         return Decision(FileResult(rel, FAILED, reason))
     ours = read_file(patch)
     if ours is None:
-        return Decision(FileResult(rel, FAILED, f"the saved copy {patch} is missing"))
+        return Decision(FileResult(rel, FAILED, Reason(Why.SAVED_MISSING, str(patch))))
     current = read_file(job.request.install / rel)
     earlier = _earlier_outcome(job, rel, current)
     if earlier is not None:
@@ -61,7 +63,7 @@ def plan_file(
     try:
         theirs = _installed_version(job, rel, current)
     except TetherError as error:
-        return Decision(FileResult(rel, FAILED, str(error)))
+        return Decision(FileResult(rel, FAILED, Reason(Why.ERROR, text=str(error))))
     style = job.request.conflict_style
     found = finder.find(rel)
     hint = release_baseline_option(job.patch_set.from_version)
@@ -103,19 +105,13 @@ def _earlier_outcome(job: Job, rel: str, current: bytes | None) -> Decision | No
     if status not in (MERGED, CONFLICT):
         return None
     if sha256_bytes(current) == sha:
-        reason = (
-            "already reapplied by an earlier run"
-            if status == MERGED
-            else "conflict markers from an earlier run are still unresolved"
-        )
-        return Decision(FileResult(rel, status, reason))
+        same = Why.EARLIER_REAPPLIED if status == MERGED else Why.EARLIER_UNRESOLVED
+        return Decision(FileResult(rel, status, Reason(same)))
     if status == MERGED:
-        reason = "already reapplied by an earlier run and edited since; left as it is"
-        return Decision(FileResult(rel, MERGED, reason))
+        return Decision(FileResult(rel, MERGED, Reason(Why.EARLIER_EDITED)))
     if has_conflict_markers(current):
-        reason = "the conflict of an earlier run is edited but still has conflict markers"
-        return Decision(FileResult(rel, CONFLICT, reason))
-    result = FileResult(rel, RESOLVED, "you resolved the conflict of an earlier run by hand")
+        return Decision(FileResult(rel, CONFLICT, Reason(Why.EARLIER_MARKERS_EDITED)))
+    result = FileResult(rel, RESOLVED, Reason(Why.BY_HAND))
     result.resolution = BY_HAND
     return Decision(result)
 
@@ -163,7 +159,7 @@ def _check_current(job: Job, rel: str, decision: Decision, current: bytes | None
         return decision
     if job.wrote(rel, current):
         return decision
-    reason = "the file changed since the interrupted run; left as it is"
+    reason = Reason(Why.CHANGED_SINCE)
     return Decision(FileResult(rel, FAILED, reason, decision.result.baseline))
 
 

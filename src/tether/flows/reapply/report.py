@@ -7,9 +7,11 @@ to write), failed is failed. Its words are in ``tether.report.reapply``.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
+from enum import StrEnum
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal
 
 from tether.errors import Exit
 from tether.model.plan import AUTO_CHOICES, Bucket
@@ -29,13 +31,7 @@ RESOLUTIONS = (*AUTO_CHOICES, "markers")
 # A file the new release no longer ships: kept as the user's own file, or dropped
 # (``--dropped``, or the prompt).
 DROPPED_CHOICES = ("keep", "drop")
-DROPPED = "the installed release no longer has this file"
 BY_HAND = "by-hand"  # a conflict an earlier run left, resolved by a person since
-# Asked of a file without a baseline whose every difference is mechanical drift.
-DRIFT_QUESTION = (
-    "only path, quoting or whitespace differences were found between your saved copy and "
-    "the installed file: did you customise this file on purpose?"
-)
 PATCHES_OPTION = "--patches"  # how the patches were found when the user named them
 
 STATUS_BUCKETS = {
@@ -76,15 +72,68 @@ def drift_remedies(from_version: str | None, accept_offered: bool) -> list[str]:
     return remedies
 
 
+class Why(StrEnum):
+    """What happened to one saved file, as a code: ``report/reapply.file_reason`` words it
+    with the data of its ``Reason`` (named after each code)."""
+
+    NOTHING = "nothing"  # a clean merge: only the baseline's notes have something to say
+    DROPPED = "dropped"  # patch: the new release no longer ships the file
+    IDENTICAL = "identical"  # the saved copy is the installed file
+    ACCEPTED_IS_INSTALLED = "accepted-is-installed"  # other: the option that fixes it
+    BINARY_NO_BASELINE = "binary-no-baseline"  # patch
+    PATCH_NO_BASELINE = "patch-no-baseline"  # first_line
+    BOTH_VERSIONS = "both-versions"  # both written into the file, no baseline
+    SAVED_IS_BASELINE = "saved-is-baseline"  # the backup is inconsistent
+    ALREADY_IN_RELEASE = "already-in-release"
+    MERGE_IS_INSTALLED = "merge-is-installed"  # nothing to write
+    BINARY_CONFLICT = "binary-conflict"  # text: the merge's own word, if any; patch
+    CONFLICT_PATCH = "conflict-patch"  # count, first_line
+    CONFLICT_MARKERS = "conflict-markers"  # count
+    UNSAFE_PATH = "unsafe-path"  # text: the problem
+    SAME_FILE = "same-file"  # other: the path naming the same file first; patch
+    SAVED_MISSING = "saved-missing"  # patch
+    ERROR = "error"  # text: the error's own line
+    EARLIER_REAPPLIED = "earlier-reapplied"
+    EARLIER_UNRESOLVED = "earlier-unresolved"  # an earlier run's markers, untouched
+    EARLIER_EDITED = "earlier-edited"  # an earlier run's merge, edited since
+    EARLIER_MARKERS_EDITED = "earlier-markers-edited"  # edited, markers still in
+    BY_HAND = "by-hand"  # an earlier run's conflict resolved by a person
+    CHANGED_SINCE = "changed-since"  # edited since the interrupted run
+    KEPT_DROPPED = "kept-dropped"  # a dropped file kept as the user's own
+    DROPPED_TOO = "dropped-too"  # a dropped file the user dropped as well
+    KEPT_MINE = "kept-mine"
+    TOOK_THEIRS = "took-theirs"
+    FAVORED = "favored"  # count, other: the side (ours | theirs); text: the merge's note
+    VERIFICATION_FAILED = "verification-failed"  # patch, written (the lines: the result's)
+    NOT_WRITTEN = "not-written"  # text: the writer's error
+
+
+@dataclass(frozen=True)
+class Reason:
+    """Why a saved file ended as it did, with the data its words quote."""
+
+    code: Why = Why.NOTHING
+    patch: str = ""  # the saved copy (where the user's copy stays)
+    count: int = 0  # conflicting or clashing hunks
+    text: str = ""  # words found elsewhere, quoted as they are (an error, the merge's note)
+    other: str = ""
+    first_line: bool = False  # conflict markers would break line 1: a patch instead
+    written: bool = False  # verification failed after the merge was written
+
+
+# Without a baseline, what the saved copy and the installed file differ by.
+TwoWay = Literal["drift-only", "edits"]
+
+
 @dataclass
 class FileResult:
-    """One saved file's outcome. Its reason as a person reads it (the JSON's ``reason``) is
-    ``report/reapply.file_reason``: ``reason`` here in the flow's words, with the facts
-    below worded around it."""
+    """One saved file's outcome. Its reason as a person reads it (the JSON's ``reason``)
+    is ``report/reapply.file_reason``: the ``reason`` code with the facts below around
+    it; the drift question is worded there too."""
 
     file: str
     status: str
-    reason: str = ""
+    reason: Reason = field(default_factory=Reason)
     baseline: str = "none"  # pristine | git | release | none
     # What the search for the baseline found on the way (why this one, or why none).
     baseline_notes: tuple[BaselineNote, ...] = ()
@@ -96,7 +145,8 @@ class FileResult:
     artifact: str | None = None  # a conflict patch, when --conflict patch
     hunks: list[HunkRow] = field(default_factory=list)  # the hunk verification table
     user_edits: list[UserEdit] = field(default_factory=list)  # without a baseline
-    question: str | None = None  # asked when only mechanical drift differs
+    # Without a baseline: only mechanical drift differs (asked whether on purpose), or edits.
+    two_way: TwoWay | None = None
     user_commits: list[tuple[str, str]] = field(default_factory=list)  # (commit, subject)
     resolution: str | None = None  # how a conflict was settled: RESOLUTIONS or BY_HAND
     pristine_is_installed: bool = False  # drifted: the pristine copy is the installed file
@@ -109,27 +159,30 @@ class FileResult:
     def hunks_missing(self) -> int:
         return sum(1 for row in self.hunks if not row.verified)
 
-    def restate(self, reason: str) -> None:
-        """A new outcome in its own words: what was said around the old one goes with it."""
-        self.reason, self.baseline_notes, self.no_baseline, self.auto_left = reason, (), False, None
+    def restate(self, reason: Reason) -> None:
+        """A new outcome: what was said around the old one goes with it."""
+        self.reason, self.baseline_notes, self.no_baseline = reason, (), False
+        self.auto_left, self.two_way = None, None
 
     @property
     def record_reason(self) -> str:
-        """The reason the journal records: the flow's words and the baseline's note codes."""
-        codes = [str(note.code) for note in self.baseline_notes]
-        return "; ".join(part for part in (self.reason, *codes) if part)
+        """The reason the journal records: its code, the text it quotes, the notes' codes."""
+        code = str(self.reason.code) if self.reason.code is not Why.NOTHING else ""
+        notes = [str(note.code) for note in self.baseline_notes]
+        return "; ".join(part for part in (code, self.reason.text, *notes) if part)
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self, reason: str, question: str | None) -> dict[str, Any]:
+        """Its data with its words, which ``report/reapply.result_document`` gives."""
         document: dict[str, Any] = {
             "file": self.file,
             "status": self.status,
             "missing": [{"line": n, "text": t} for n, t in self.missing],
-            "reason": self.reason,
+            "reason": reason,
             "baseline": self.baseline,
             "readded": [{"line": n, "text": t} for n, t in self.readded],
             "hunks": [row.to_json() for row in self.hunks],
             "user_edits": [edit.to_json() for edit in self.user_edits],
-            "question": self.question,
+            "question": question,
             "user_commits": [{"commit": c, "subject": s} for c, s in self.user_commits],
             "resolution": self.resolution,
             "settled_hunks": self.settled_hunks,
@@ -187,13 +240,14 @@ class ReapplyReport:
             return Exit.ERROR
         return Exit.CONFLICTS if self.count(CONFLICT) else Exit.OK
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self, results: Sequence[dict[str, Any]]) -> dict[str, Any]:
+        """Its data, with each file's document (``report/reapply.reapply_document``)."""
         return {
             "checked": len(self.results),
             "failures": self.failures,
             "drifted": len(self.drifted_files),
             "drifted_files": self.drifted_files,
-            "results": [r.to_json() for r in self.results],
+            "results": list(results),
             "patches_dir": str(self.patches) if self.patches is not None else None,
             "patches_source": self.patches_source if self.patches is not None else None,
             "searched": self.searched,
@@ -221,10 +275,4 @@ def record_verification_failure(
     result.status = FAILED
     result.missing = list(verdict.missing)
     result.readded = list(verdict.readded)
-    parts = []
-    if verdict.missing:
-        parts.append(f"{len(verdict.missing)} of your line(s) missing")
-    if verdict.readded:
-        parts.append(f"{len(verdict.readded)} line(s) you deleted came back")
-    state = "the installed version is back" if written else "the installed file is left as it is"
-    result.restate(f"verification failed ({', '.join(parts)}): {state}, your copy stays at {patch}")
+    result.restate(Reason(Why.VERIFICATION_FAILED, str(patch), written=written))

@@ -20,10 +20,11 @@ from tether.flows.reapply.decide import Decision
 from tether.flows.reapply.plan import mark_restore
 from tether.flows.reapply.report import (
     CONFLICT,
-    DROPPED,
     DROPPED_CHOICES,
     RESOLUTIONS,
     RESOLVED,
+    Reason,
+    Why,
 )
 from tether.model.plan import HUNK_CHOICES
 
@@ -35,7 +36,7 @@ class Pending:
     file: str
     saved: bytes  # your copy
     installed: bytes | None  # None: the new release no longer ships the file
-    question: str | None  # the drift question, when only drift differs
+    drift_only: bool  # only mechanical drift differs: asked whether that was on purpose
     hunk_level: bool = False  # a baseline to merge on: ours/theirs can be offered
 
     @property
@@ -57,8 +58,8 @@ def pending(decisions: list[Decision]) -> list[Pending]:
         saved, installed = decision.saved, decision.theirs
         if decision.result.status == CONFLICT and saved is not None:
             hunks = installed is not None and _hunk_level(decision)
-            question = decision.result.question
-            found.append(Pending(decision.result.file, saved, installed, question, hunks))
+            drift_only = decision.result.two_way == "drift-only"
+            found.append(Pending(decision.result.file, saved, installed, drift_only, hunks))
     return found
 
 
@@ -103,12 +104,12 @@ def _settle_dropped(decision: Decision, choice: str) -> None:
     result = decision.result
     if choice == "keep":
         decision.write = decision.saved
-        result.reason = f"{DROPPED}; you kept it as your own file (your saved copy)"
+        result.restate(Reason(Why.KEPT_DROPPED))
     else:
-        result.reason = f"{DROPPED}; you dropped it (your copy stays in the patches folder)"
+        result.restate(Reason(Why.DROPPED_TOO))
         # A rerun after an interrupted run that kept it: the copy that run wrote goes.
         decision.remove = decision.on_disk is not None
-    result.status, result.resolution, result.question = RESOLVED, choice, None
+    result.status, result.resolution = RESOLVED, choice
 
 
 def _apply(decision: Decision, choice: str) -> None:
@@ -122,15 +123,12 @@ def _apply(decision: Decision, choice: str) -> None:
         _favor(decision, choice)
     elif choice == "keep-mine":
         decision.write, decision.artifact = decision.saved, None
-        reason = "you kept your whole saved copy (the installed version is backed up)"
-        result.restate(reason)
+        result.restate(Reason(Why.KEPT_MINE))
         decision.gate = False
     else:
         decision.write, decision.artifact = None, None
-        reason = "you took the installed file whole; your copy stays in the patches folder"
-        result.restate(reason)
+        result.restate(Reason(Why.TOOK_THEIRS))
         decision.gate = False
-    result.question = None
     result.status, result.resolution = RESOLVED, choice
     mark_restore(decision)
 
@@ -142,11 +140,7 @@ def _favor(decision: Decision, choice: str) -> None:
     base, ours, theirs = decision.base, decision.ours, decision.theirs
     assert base is not None and ours is not None and theirs is not None
     merged, note = merge_sides(base, ours, theirs, favor=choice)
-    side = "your side" if choice == "ours" else "the installed release's side"
-    hunks = "hunk" if merged.settled == 1 else "hunks"
-    reason = f"{merged.settled} clashing {hunks} took {side}; every other change merged"
-    if note:
-        reason += f" ({note})"
+    reason = Reason(Why.FAVORED, count=merged.settled, text=note, other=choice)
     decision.result.restate(reason)
     decision.result.settled_hunks = merged.settled
     decision.artifact = None

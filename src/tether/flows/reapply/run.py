@@ -30,6 +30,8 @@ from tether.flows.reapply.report import (
     PATCHES_OPTION,
     RESOLVED,
     ReapplyReport,
+    Reason,
+    Why,
     record_verification_failure,
 )
 from tether.flows.reapply.resolve import settle
@@ -118,7 +120,7 @@ def _settle(job: Job, decision: Decision, action: FileAction, outcome: ApplyOutc
         record_verification_failure(result, verdict, job.patch_set.saved(result.file))
     else:
         result.status = FAILED
-        result.restate(f"not written: {action.reason}")
+        result.restate(Reason(Why.NOT_WRITTEN, text=action.reason))
 
 
 def _write_conflict_patch(job: Job, backups: PathGuard, decision: Decision, patch: bytes) -> None:
@@ -128,10 +130,9 @@ def _write_conflict_patch(job: Job, backups: PathGuard, decision: Decision, patc
     try:
         written = backups.write(f"conflicts/{result.file}.patch", patch)
     except UnsafePath as error:
-        reason = f"unsafe path: {error}"
-        job.journal.file_failed(job.run_id, result.file, reason)
         result.status = FAILED
-        result.restate(reason)
+        result.restate(Reason(Why.UNSAFE_PATH, text=str(error)))
+        job.journal.file_failed(job.run_id, result.file, result.record_reason)
         return
     result.artifact = str(written)
 
