@@ -16,7 +16,16 @@ from reapply_builders import (
     reapply_json,
     standard,
 )
+from tether.flows.reapply import (
+    BaselineOptions,
+    FileResult,
+    ReapplyReport,
+    ReapplyRequest,
+    reapply,
+)
 from tether.flows.reapply.cleanup import REMOVING_PREFIX
+from tether.flows.reapply.report import KeptBecause
+from tether.report.reapply import drift_remedies, kept_because, reapply_document, render
 
 
 def args(gsd: Gsd, *extra: str) -> list[str]:
@@ -155,3 +164,82 @@ def test_take_theirs_keeps_the_patches_and_says_why(
     assert doc["backups_removed"] is None and doc["removed_files"] == []
     assert EXECUTE in doc["backups_kept_because"]
     assert "take-theirs" in doc["backups_kept_because"]
+
+
+# --- why the patches stay: a fact in the report, worded in report/reapply --------------------
+
+
+def test_why_the_patches_stay_is_a_fact_the_report_words(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    gsd = standard(tmp_path)
+    real = tmp_path / "elsewhere"
+    gsd.patches.rename(real)
+    gsd.patches.symlink_to(real, target_is_directory=True)
+    options = BaselineOptions(pristine=gsd.pristine)
+    request = ReapplyRequest(
+        gsd.patches, gsd.target, options, auto="keep-mine", remove_backups=True
+    )
+    report = reapply(request)
+    kept = KeptBecause("folder-is-link", folder=str(gsd.patches.absolute()))
+    assert report.backups_kept_because == kept
+    words = f"{gsd.patches.absolute()} is a link; tether removes no folder through a link"
+    assert kept_because(kept) == words
+    assert reapply_document(report)["backups_kept_because"] == words
+    assert f"patch backups kept in {gsd.patches} ({words})" in render(report)
+
+
+def test_a_take_theirs_names_every_file_that_dropped_yours(tmp_path: Path) -> None:
+    gsd = standard(tmp_path)
+    options = BaselineOptions(pristine=gsd.pristine)
+    request = ReapplyRequest(
+        gsd.patches, gsd.target, options, auto="take-theirs", remove_backups=True
+    )
+    kept = reapply(request).backups_kept_because
+    assert kept is not None and kept.kind == "settled-theirs"
+    assert (EXECUTE, "take-theirs") in kept.settled
+    assert kept_because(kept).startswith(
+        f"{len(kept.settled)} file(s) settled toward the installed release ("
+    )
+
+
+KEPT_WORDS = [
+    (KeptBecause("dry-run"), "dry run"),
+    (KeptBecause("failed", 2), "2 file(s) failed; your copies are needed to merge by hand"),
+    (KeptBecause("conflicts", 1), "1 conflict(s) left; your copies are needed to settle them"),
+    (
+        KeptBecause("settled-theirs", settled=(("a.md", "take-theirs"), ("b.md", "drop"))),
+        "2 file(s) settled toward the installed release (a.md: take-theirs, b.md: drop): the "
+        "saved copy is the only copy of the change of yours it dropped",
+    ),
+    (
+        KeptBecause("holds-install", folder="/i", target="/i"),
+        "/i holds the installed release /i; not removing it",
+    ),
+    (
+        KeptBecause("unlisted", folder="/p", path="x.md"),
+        "/p holds x.md, which backup-meta.json does not list; not removing a file that may "
+        "be the only copy",
+    ),
+    (KeptBecause("error", message="cannot read"), "cannot read"),
+]
+
+
+@pytest.mark.parametrize(("kept", "words"), KEPT_WORDS, ids=[k.kind for k, _ in KEPT_WORDS])
+def test_every_reason_to_keep_has_its_words(kept: KeptBecause, words: str) -> None:
+    assert kept_because(kept) == words
+
+
+def test_the_drift_remedies_offer_accepting_only_a_copy_that_is_not_the_install() -> None:
+    installed = FileResult(PLANNER, "failed", drifted=True, pristine_is_installed=True)
+    report = ReapplyReport(Path("p"), Path("t"), [installed], from_version="1.2.0")
+    assert not report.accept_offered
+    remedies = drift_remedies(report)
+    assert remedies[0] == (
+        "use the release the patches were saved from as the baseline, fetched from the npm "
+        "registry: rerun with --baseline-source npm:get-shit-done-cc@1.2.0"
+    )
+    assert len(remedies) == 3
+    installed.pristine_is_installed = False
+    assert report.accept_offered and len(drift_remedies(report)) == 4
+    assert drift_remedies(ReapplyReport(Path("p"), Path("t"), [])) == []

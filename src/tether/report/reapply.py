@@ -18,7 +18,8 @@ from tether.flows.reapply import (
     SaveReport,
 )
 from tether.flows.reapply.baseline import BaselineNote, BaselineNoteCode
-from tether.flows.reapply.report import Reason, Why
+from tether.flows.reapply.patches import META_FILE
+from tether.flows.reapply.report import KeptBecause, Reason, Why, release_baseline_option
 
 # Asked at the prompt about a conflict whose copies differ beyond drift.
 DIFFERS = "your saved copy and the installed file both changed here."
@@ -43,8 +44,62 @@ FIRST_LINE = (
 
 
 def reapply_document(report: ReapplyReport) -> dict[str, Any]:
-    """The ``--json`` document: the report's own, each file's with its words."""
-    return report.to_json([result_document(result) for result in report.results])
+    """The ``--json`` document: the report's data with its words."""
+    kept = report.backups_kept_because
+    return report.to_json(
+        [result_document(result) for result in report.results],
+        drift_remedies(report),
+        kept_because(kept) if kept is not None else None,
+    )
+
+
+def drift_remedies(report: ReapplyReport) -> list[str]:
+    """What to do about pristine drift, the way that works first (none without it).
+    Accepting the drifted copy is offered only when it is not the installed release."""
+    if not report.drifted_files:
+        return []
+    remedies = [
+        "use the release the patches were saved from as the baseline, fetched from the npm "
+        f"registry: rerun with {release_baseline_option(report.from_version)}",
+        "re-anchor the pristine copy: put the bytes whose sha256 is the recorded pristine hash "
+        "at <pristine>/<path> (or give --git / --baseline-source where they can be found)",
+        "restore from the patch and merge by hand: your copy is <patches>/<path>",
+    ]
+    if report.accept_offered:
+        remedies.append(
+            "accept the new pristine hash: rerun with --accept-pristine <path> to merge on the "
+            "current pristine copy"
+        )
+    return remedies
+
+
+def kept_because(kept: KeptBecause) -> str:
+    """Why ``--remove-backups`` kept the patches."""
+    kind = kept.kind
+    if kind == "dry-run":
+        return "dry run"
+    if kind == "failed":
+        return f"{kept.count} file(s) failed; your copies are needed to merge by hand"
+    if kind == "conflicts":
+        return f"{kept.count} conflict(s) left; your copies are needed to settle them"
+    if kind == "settled-theirs":
+        named = ", ".join(f"{file}: {resolution}" for file, resolution in kept.settled)
+        return (
+            f"{len(kept.settled)} file(s) settled toward the installed release ({named}): "
+            "the saved copy is the only copy of the change of yours it dropped"
+        )
+    if kind == "folder-is-link":
+        return f"{kept.folder} is a link; tether removes no folder through a link"
+    if kind == "holds-install":
+        return f"{kept.folder} holds the installed release {kept.target}; not removing it"
+    if kind == "unlisted":
+        return (
+            f"{kept.folder} holds {kept.path}, which {META_FILE} does not list; "
+            "not removing a file that may be the only copy"
+        )
+    if kind == "error":
+        return kept.message
+    assert_never(kind)
 
 
 def result_document(result: FileResult) -> dict[str, Any]:
@@ -231,7 +286,8 @@ def render(report: ReapplyReport) -> str:
     lines.extend(_preserved_table(report))
     if report.drifted_files:
         lines.append("pristine drift stopped: " + ", ".join(report.drifted_files))
-        lines.extend(f"  {number}. {remedy}" for number, remedy in enumerate(report.remedies, 1))
+        remedies = drift_remedies(report)
+        lines.extend(f"  {number}. {remedy}" for number, remedy in enumerate(remedies, 1))
     if report.backup_dir is not None and report.backup_dir.exists():
         lines.append(f"installed versions backed up in {report.backup_dir}")
     lines.append(_patches_line(report))
@@ -257,8 +313,8 @@ def _patches_line(report: ReapplyReport) -> str:
         removed += [f"  removed {path}" for path in report.removed_files]
         return "\n".join(removed)
     kept = f"patch backups kept in {report.patches}"
-    if report.backups_kept_because:
-        return f"{kept} ({report.backups_kept_because})"
+    if report.backups_kept_because is not None:
+        return f"{kept} ({kept_because(report.backups_kept_because)})"
     return f"{kept} (--remove-backups removes them after a fully verified run)"
 
 

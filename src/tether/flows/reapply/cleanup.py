@@ -24,32 +24,41 @@ from pathlib import Path
 
 from tether.errors import TetherError
 from tether.flows.reapply.patches import META_FILE, PatchSet, load_patch_set
-from tether.flows.reapply.report import CONFLICT, RESOLVED, FileResult, ReapplyReport
+from tether.flows.reapply.report import (
+    CONFLICT,
+    RESOLVED,
+    FileResult,
+    KeptBecause,
+    ReapplyReport,
+)
 from tether.state.journal import is_run_id
 
 REMOVING_PREFIX = ".removing-"
 
 
-def why_keep(report: ReapplyReport) -> str | None:
+class _Kept(Exception):
+    """A folder that must stay, and why."""
+
+    def __init__(self, why: KeptBecause) -> None:
+        super().__init__(why.kind)
+        self.why = why
+
+
+def why_keep(report: ReapplyReport) -> KeptBecause | None:
     """Why the patches must stay, or None when the run verified every file and every saved
     copy is in the file the run leaves."""
     if report.dry_run:
-        return "dry run"
+        return KeptBecause("dry-run")
     if report.failures:
-        return f"{report.failures} file(s) failed; your copies are needed to merge by hand"
+        return KeptBecause("failed", report.failures)
     if report.count(CONFLICT):
-        return f"{report.count(CONFLICT)} conflict(s) left; your copies are needed to settle them"
-    theirs = [
-        f"{r.file}: {r.resolution}"
+        return KeptBecause("conflicts", report.count(CONFLICT))
+    theirs = tuple(
+        (r.file, str(r.resolution))
         for r in report.results
         if r.status == RESOLVED and _dropped_yours(r)
-    ]
-    if theirs:
-        return (
-            f"{len(theirs)} file(s) settled toward the installed release ({', '.join(theirs)}): "
-            "the saved copy is the only copy of the change of yours it dropped"
-        )
-    return None
+    )
+    return KeptBecause("settled-theirs", settled=theirs) if theirs else None
 
 
 def _dropped_yours(result: FileResult) -> bool:
@@ -68,8 +77,10 @@ def remove_patches(report: ReapplyReport, patch_set: PatchSet, run_id: str) -> N
         assert report.target is not None
         try:
             doomed = _removable(patch_set, report.target)
+        except _Kept as kept:
+            reason = kept.why
         except TetherError as error:
-            reason = str(error)
+            reason = KeptBecause("error", message=str(error))
     if reason is not None:
         report.backups_kept_because = reason
         return
@@ -82,8 +93,8 @@ def remove_patches(report: ReapplyReport, patch_set: PatchSet, run_id: str) -> N
 
 
 def _removable(patch_set: PatchSet, target: Path) -> list[tuple[Path, list[str]]]:
-    """Each folder to remove with the files it holds (the one used first); TetherError
-    when one of them must stay."""
+    """Each folder to remove with the files it holds (the one used first); ``_Kept`` when
+    one of them must stay (TetherError when a save cannot be read)."""
     folders = [(patch_set.root.absolute(), list(patch_set.files))]
     given = patch_set.folder.absolute()
     if folders[0][0] != given:
@@ -106,20 +117,17 @@ def _other_saves(patch_set: PatchSet) -> list[Path]:
 
 
 def _check_removable(folder: Path, files: list[str], target: Path) -> list[str]:
-    """The files ``folder`` holds, when all of them are its backup's; else TetherError."""
+    """The files ``folder`` holds, when all of them are its backup's; else why it stays."""
     if folder.is_symlink():
-        raise TetherError(f"{folder} is a link; tether removes no folder through a link")
+        raise _Kept(KeptBecause("folder-is-link", folder=str(folder)))
     real, install = Path(os.path.realpath(folder)), Path(os.path.realpath(target))
     if install == real or install.is_relative_to(real):
-        raise TetherError(f"{folder} holds the installed release {target}; not removing it")
+        raise _Kept(KeptBecause("holds-install", folder=str(folder), target=str(target)))
     expected, found = {META_FILE, *files}, []
     for top, dirs, names in os.walk(folder):
         for name in names + [d for d in dirs if os.path.islink(os.path.join(top, d))]:
             rel = Path(top, name).relative_to(folder).as_posix()
             if rel not in expected:
-                raise TetherError(
-                    f"{folder} holds {rel}, which {META_FILE} does not list; "
-                    "not removing a file that may be the only copy"
-                )
+                raise _Kept(KeptBecause("unlisted", folder=str(folder), path=rel))
             found.append(rel)
     return sorted(found)

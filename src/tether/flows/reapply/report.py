@@ -53,23 +53,30 @@ def release_baseline_option(from_version: str | None) -> str:
     return f"--baseline-source npm:{GSD_PACKAGE}@{version}"
 
 
-def drift_remedies(from_version: str | None, accept_offered: bool) -> list[str]:
-    """What to do about pristine drift, the way that works first. Accepting the drifted
-    copy is offered only when it is not the installed release (merging on that as the base
-    would undo every upstream change)."""
-    remedies = [
-        "use the release the patches were saved from as the baseline, fetched from the npm "
-        f"registry: rerun with {release_baseline_option(from_version)}",
-        "re-anchor the pristine copy: put the bytes whose sha256 is the recorded pristine hash "
-        "at <pristine>/<path> (or give --git / --baseline-source where they can be found)",
-        "restore from the patch and merge by hand: your copy is <patches>/<path>",
-    ]
-    if accept_offered:
-        remedies.append(
-            "accept the new pristine hash: rerun with --accept-pristine <path> to merge on the "
-            "current pristine copy"
-        )
-    return remedies
+KeptKind = Literal[
+    "dry-run",
+    "failed",  # count: files failed
+    "conflicts",  # count: conflicts left
+    "settled-theirs",  # settled: (file, resolution) of each file that dropped some of yours
+    "folder-is-link",  # folder
+    "holds-install",  # folder, target: the folder holds the installed release
+    "unlisted",  # folder, path: a file its backup-meta.json does not list
+    "error",  # message: the error's own line
+]
+
+
+@dataclass(frozen=True)
+class KeptBecause:
+    """Why ``--remove-backups`` removed nothing: worded by
+    ``report/reapply.kept_because``."""
+
+    kind: KeptKind
+    count: int = 0
+    settled: tuple[tuple[str, str], ...] = ()
+    folder: str = ""
+    target: str = ""
+    path: str = ""
+    message: str = ""
 
 
 class Why(StrEnum):
@@ -212,16 +219,14 @@ class ReapplyReport:
     backups_removed: Path | None = None  # the patch folder --remove-backups removed
     removed_files: list[str] = field(default_factory=list)  # every file that removal took
     updated: int = 0  # files written with the user's changes (merged, or kept: keep-mine)
-    backups_kept_because: str | None = None  # why --remove-backups removed nothing
+    backups_kept_because: KeptBecause | None = None  # why --remove-backups removed nothing
 
     @property
-    def remedies(self) -> list[str]:
-        """What to do about pristine drift (none without it)."""
-        drifted = [r for r in self.results if r.drifted]
-        if not drifted:
-            return []
-        accept = any(not r.pristine_is_installed for r in drifted)
-        return drift_remedies(self.from_version, accept)
+    def accept_offered(self) -> bool:
+        """Pristine drift that accepting the drifted copy could settle: a drifted copy
+        that is not the installed release (merging on that would undo every upstream
+        change)."""
+        return any(not r.pristine_is_installed for r in self.results if r.drifted)
 
     @property
     def drifted_files(self) -> list[str]:
@@ -240,8 +245,11 @@ class ReapplyReport:
             return Exit.ERROR
         return Exit.CONFLICTS if self.count(CONFLICT) else Exit.OK
 
-    def to_json(self, results: Sequence[dict[str, Any]]) -> dict[str, Any]:
-        """Its data, with each file's document (``report/reapply.reapply_document``)."""
+    def to_json(
+        self, results: Sequence[dict[str, Any]], remedies: list[str], kept_because: str | None
+    ) -> dict[str, Any]:
+        """Its data with its words, which ``report/reapply.reapply_document`` gives (each
+        file's document, the remedies for drift, why the backups were kept)."""
         return {
             "checked": len(self.results),
             "failures": self.failures,
@@ -259,9 +267,9 @@ class ReapplyReport:
             "run_id": self.run_id,
             "backup_dir": str(self.backup_dir) if self.backup_dir else None,
             "resumed": self.resumed,
-            "remedies": self.remedies,
+            "remedies": remedies,
             "backups_removed": str(self.backups_removed) if self.backups_removed else None,
-            "backups_kept_because": self.backups_kept_because,
+            "backups_kept_because": kept_because,
             "removed_files": self.removed_files,
             "updated": self.updated,
         }
