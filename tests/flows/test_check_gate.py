@@ -112,3 +112,68 @@ def test_the_pre_commit_hook_runs_check_from_the_repository_top(project):
     assert failed.returncode == 3 and "Owned drift (1):" in failed.stdout
     run_tether("own", "bin/lint.sh", cwd=project)
     assert run_tether(*args, *hook.get("args", []), cwd=project).returncode == 0
+
+
+def test_every_kind_of_finding_is_a_fact_whose_next_steps_the_report_words():
+    """findings_of keeps facts (the kind, the path, an action item's migration); report/
+    status_document.check_next_steps words their next steps from the status, as the flow
+    worded them before, for the text and the JSON document alike."""
+    from tether.flows.check import CHECK_REASONS, CheckReport, Finding, findings_of
+    from tether.flows.status import StatusReport, UnfinishedUpdate
+    from tether.report.check import render_check
+    from tether.report.status_document import check_document, check_next_steps
+
+    status = StatusReport("native", "kit", "/shelf", "1.0.0", latest_version="1.1.0")
+    status.running = {"pid": 4242, "started": "t", "command": "update"}
+    status.unfinished = UnfinishedUpdate("R1", "1.0.0", "1.1.0", "update --to 1.1.0")
+    status.modified_owned = ["bin/my lint.sh"]
+    status.conflicts = [
+        {"path": "a.md", "style": "markers", "artifact": "a.md"},
+        {"path": "b.json", "style": "patch", "artifact": ".tether/merge/b.json.patch"},
+    ]
+    status.action_items = [
+        {"id": "m1", "command": "bash mig/m1.sh", "status": "error", "run_id": "R0", "at": "t"}
+    ]
+    status.not_regular = ["fifo"]
+    status.leftovers, status.leftovers_unmodified = ["gone.md", "kept.md"], ["gone.md"]
+    findings = findings_of(status, CHECK_REASONS)
+    assert findings[5] == Finding("action-required", None, True, "m1")
+    steps = [(f.reason, f.path, check_next_steps(f, status)) for f in findings]
+    assert steps == [
+        ("run-in-progress", None, ("wait for it to end (pid 4242), then check again",)),
+        ("unfinished-update", None, ("tether update --to 1.1.0", "tether update --abandon")),
+        (
+            "owned-drift",
+            "bin/my lint.sh",
+            ("tether diff 'bin/my lint.sh'", "tether own 'bin/my lint.sh'"),
+        ),
+        ("unresolved-conflicts", "a.md", ("resolve the conflict markers in a.md",)),
+        (
+            "unresolved-conflicts",
+            "b.json",
+            (
+                "resolve b.json using .tether/merge/b.json.patch, then delete "
+                ".tether/merge/b.json.patch",
+            ),
+        ),
+        (
+            "action-required",
+            None,
+            ("settle what stopped migration m1 (bash mig/m1.sh)", "tether migrations --rerun"),
+        ),
+        ("not-regular-files", "fifo", ("put a regular file at fifo", "tether own fifo")),
+        (
+            "leftovers",
+            "gone.md",
+            ("tether own gone.md", "rm gone.md", "tether update --delete-removed"),
+        ),
+        ("leftovers", "kept.md", ("tether own kept.md", "rm kept.md")),
+        ("update-available", None, ("tether update --to 1.1.0",)),
+    ]
+    report = CheckReport(status, CHECK_REASONS, "--fail-on", findings)
+    documented = [tuple(f["next_steps"]) for f in check_document(report)["findings"]]
+    assert documented == [words for _, _, words in steps]
+    assert report.to_json()["findings"][0]["next_steps"] == []  # the facts carry no words
+    assert "    next: tether diff 'bin/my lint.sh' | tether own 'bin/my lint.sh'" in (
+        render_check(report).splitlines()
+    )

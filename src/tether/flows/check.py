@@ -1,15 +1,14 @@
 """``tether check``: what ``status`` finds, judged by what the team decided fails the check.
 
 Every finding is listed with its next step (the command that shows it, keeps it or finishes
-it); which kinds of finding fail (exit 3) is decided in one place: ``--fail-on``, else the
-project's ``[check] fail_on`` (``.tether/config.toml``), else the default below; ``--strict``
-adds every kind that needs no network, ``--check-latest`` a newer release (docs/cli.md,
-"tether check").
+it, worded by ``report/status_document.check_next_steps``); which kinds of finding fail
+(exit 3) is decided in one place: ``--fail-on``, else the project's ``[check] fail_on``
+(``.tether/config.toml``), else the default below; ``--strict`` adds every kind that needs
+no network, ``--check-latest`` a newer release (docs/cli.md, "tether check").
 """
 
 from __future__ import annotations
 
-import shlex
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -55,16 +54,19 @@ STRICT = tuple(r for r in CHECK_REASONS if r != UPDATE_AVAILABLE)
 
 @valueclass(frozen=True)
 class Finding:
-    reason: str
-    path: str | None  # None: about the project (a run, a newer release)
-    next_steps: tuple[str, ...]  # commands or actions, in the order to consider them
-    fails: bool
+    """One kind of finding about a path or the project; its next steps are worded from the
+    status's facts by ``report/status_document.check_next_steps``."""
 
-    def to_json(self) -> dict[str, object]:
+    reason: str
+    path: str | None  # None: about the project (a run, a newer release, an action item)
+    fails: bool
+    migration: str | None = None  # an action item's: the migration that left it
+
+    def to_json(self, next_steps: Sequence[str] = ()) -> dict[str, object]:
         return {
             "reason": self.reason,
             "path": self.path,
-            "next_steps": list(self.next_steps),
+            "next_steps": list(next_steps),
             "fails": self.fails,
         }
 
@@ -91,6 +93,7 @@ class CheckReport:
         return [r for r in CHECK_REASONS if r in found]
 
     def to_json(self) -> dict[str, object]:
+        """The facts; report/status_document.check_document adds the next steps."""
         return {
             "ok": not self.reasons,
             "reasons": self.reasons,
@@ -163,57 +166,19 @@ def check_project(
     return CheckReport(status, chosen, origin, findings_of(status, chosen))
 
 
-def _quoted(path: str) -> str:
-    return shlex.quote(path)
-
-
 def findings_of(status: StatusReport, fail_on: Sequence[str]) -> list[Finding]:
-    """Every finding of ``status``, each with its next steps, marked failing or not."""
-    found: list[tuple[str, str | None, tuple[str, ...]]] = []
+    """Every finding of ``status``, in the report's order, marked failing or not."""
+    found: list[tuple[str, str | None, str | None]] = []
     if status.running is not None:
-        who = status.running
-        found.append(
-            (
-                RUN_IN_PROGRESS,
-                None,
-                (f"wait for it to end (pid {who.get('pid')}), then check again",),
-            )
-        )
+        found.append((RUN_IN_PROGRESS, None, None))
     if status.unfinished is not None:
-        command = status.unfinished.command or "update"
-        steps = [f"tether {command}"]
-        if not status.unfinished.state_written:
-            steps.append(f"tether {status.unfinished.verb} --abandon")
-        found.append((UNFINISHED_UPDATE, None, tuple(steps)))
-    for rel in [*status.modified_owned, *status.deleted_owned]:
-        found.append(
-            (OWNED_DRIFT, rel, (f"tether diff {_quoted(rel)}", f"tether own {_quoted(rel)}"))
-        )
-    for conflict in status.conflicts:
-        rel, artifact = conflict["path"], conflict["artifact"]
-        if conflict.get("style") == "markers":
-            step = f"resolve the conflict markers in {artifact}"
-        else:
-            step = f"resolve {rel} using {artifact}, then delete {artifact}"
-        found.append((UNRESOLVED_CONFLICTS, rel, (step,)))
-    for item in status.action_items:
-        settle = f"settle what stopped migration {item.get('id')} ({item.get('command')})"
-        found.append((ACTION_REQUIRED, None, (settle, "tether migrations --rerun")))
-    for rel in status.not_regular:
-        found.append(
-            (
-                NOT_REGULAR_FILES,
-                rel,
-                (f"put a regular file at {_quoted(rel)}", f"tether own {_quoted(rel)}"),
-            )
-        )
-    unmodified = set(status.leftovers_unmodified)
-    for rel in status.leftovers:
-        steps = [f"tether own {_quoted(rel)}", f"rm {_quoted(rel)}"]
-        if rel in unmodified:
-            steps.append("tether update --delete-removed")
-        found.append((LEFTOVERS, rel, tuple(steps)))
+        found.append((UNFINISHED_UPDATE, None, None))
+    found += [(OWNED_DRIFT, rel, None) for rel in [*status.modified_owned, *status.deleted_owned]]
+    found += [(UNRESOLVED_CONFLICTS, conflict["path"], None) for conflict in status.conflicts]
+    found += [(ACTION_REQUIRED, None, str(item.get("id"))) for item in status.action_items]
+    found += [(NOT_REGULAR_FILES, rel, None) for rel in status.not_regular]
+    found += [(LEFTOVERS, rel, None) for rel in status.leftovers]
     if status.update_available:
-        found.append((UPDATE_AVAILABLE, None, (f"tether update --to {status.latest_version}",)))
+        found.append((UPDATE_AVAILABLE, None, None))
     wanted = set(fail_on)
-    return [Finding(reason, path, steps, reason in wanted) for reason, path, steps in found]
+    return [Finding(reason, path, reason in wanted, migration) for reason, path, migration in found]

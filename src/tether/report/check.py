@@ -8,7 +8,7 @@ from tether.report import lifecycle_steps as lifecycle_report
 from tether.report.listing import LIST_LIMIT
 from tether.report.printable import one_line, printable
 from tether.report.status import run_state_lines
-from tether.report.status_document import status_notes
+from tether.report.status_document import check_next_steps, status_notes
 
 if TYPE_CHECKING:
     from tether.flows.check import CheckReport
@@ -48,7 +48,7 @@ def render_check(report: CheckReport, limit: int | None = LIST_LIMIT) -> str:
         for finding in (f for f in report.findings if f.reason == reason):
             if reason == "update-available":
                 lines.append(f"Update: {status.installed_version} → {status.latest_version}")
-            lines.append(_next_line(finding.next_steps, finding.fails, "  "))
+            lines.append(_next_line(check_next_steps(finding, status), finding.fails, "  "))
     for reason, title in _FINDING_TITLES.items():
         found = [f for f in report.findings if f.reason == reason]
         if not found:
@@ -57,7 +57,7 @@ def render_check(report: CheckReport, limit: int | None = LIST_LIMIT) -> str:
         shown = found if limit is None else found[:limit]
         for finding in shown:
             lines.append(f"  {one_line(finding.path or '')}")
-            lines.append(_next_line(finding.next_steps, True, "    "))
+            lines.append(_next_line(check_next_steps(finding, status), True, "    "))
         if len(found) > len(shown):
             lines.append(f"  … and {len(found) - len(shown)} more (--all lists every one)")
     lines += lifecycle_report.open_item_lines(status.action_items)

@@ -1,6 +1,7 @@
 """A status's and a check's notes and JSON document: the words the report object leaves to
 ``report/`` (why the files were not compared, put before its own notes, which
-``report/notes.py`` words; what an update stopped half way asks). Apart from the human
+``report/notes.py`` words; what an update stopped half way asks; each finding's next
+steps). Apart from the human
 renderers, so ``status --json`` and ``check --json`` load no more than they use."""
 
 from __future__ import annotations
@@ -10,7 +11,7 @@ from typing import TYPE_CHECKING
 from tether.report.notes import worded_notes
 
 if TYPE_CHECKING:
-    from tether.flows.check import CheckReport
+    from tether.flows.check import CheckReport, Finding
     from tether.flows.status import StatusReport, UnfinishedUpdate
 
 
@@ -65,5 +66,53 @@ def status_document(report: StatusReport) -> dict[str, object]:
 
 
 def check_document(report: CheckReport) -> dict[str, object]:
-    """A check's JSON document, with the words of its status's facts."""
-    return {**report.to_json(), **_worded(report.status)}
+    """A check's JSON document, with each finding's next steps and the words of its
+    status's facts."""
+    findings = [f.to_json(check_next_steps(f, report.status)) for f in report.findings]
+    return {**report.to_json(), "findings": findings, **_worded(report.status)}
+
+
+def check_next_steps(finding: Finding, status: StatusReport) -> tuple[str, ...]:
+    """What to do about a finding of ``check``, in the order to consider it: mostly the
+    command that shows it, keeps it or finishes it."""
+    # Put off to a check: status never loads check's flow nor shell quoting.
+    import shlex
+
+    from tether.flows import check
+
+    path = finding.path or ""
+    quoted = shlex.quote(path)
+    match finding.reason:
+        case check.RUN_IN_PROGRESS:
+            pid = status.running.get("pid") if status.running is not None else None
+            return (f"wait for it to end (pid {pid}), then check again",)
+        case check.UNFINISHED_UPDATE:
+            unfinished = status.unfinished
+            if unfinished is None:
+                return ()
+            steps = [f"tether {unfinished.command or 'update'}"]
+            if not unfinished.state_written:
+                steps.append(f"tether {unfinished.verb} --abandon")
+            return tuple(steps)
+        case check.OWNED_DRIFT:
+            return (f"tether diff {quoted}", f"tether own {quoted}")
+        case check.UNRESOLVED_CONFLICTS:
+            conflict = next(c for c in status.conflicts if c["path"] == path)
+            artifact = conflict["artifact"]
+            if conflict.get("style") == "markers":
+                return (f"resolve the conflict markers in {artifact}",)
+            return (f"resolve {path} using {artifact}, then delete {artifact}",)
+        case check.ACTION_REQUIRED:
+            item = next(i for i in status.action_items if str(i.get("id")) == finding.migration)
+            settle = f"settle what stopped migration {finding.migration} ({item.get('command')})"
+            return (settle, "tether migrations --rerun")
+        case check.NOT_REGULAR_FILES:
+            return (f"put a regular file at {quoted}", f"tether own {quoted}")
+        case check.LEFTOVERS:
+            steps = [f"tether own {quoted}", f"rm {quoted}"]
+            if path in status.leftovers_unmodified:
+                steps.append("tether update --delete-removed")
+            return tuple(steps)
+        case check.UPDATE_AVAILABLE:
+            return (f"tether update --to {status.latest_version}",)
+    return ()
