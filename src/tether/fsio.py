@@ -5,12 +5,15 @@ from __future__ import annotations
 
 import contextlib
 import errno
-import hashlib
 import os
 import stat
 import sys
 from collections.abc import Iterator, Sequence
 from pathlib import Path
+
+TYPE_CHECKING = False  # typing itself costs ~3 ms of start-up, which status and check pay
+if TYPE_CHECKING:
+    from typing import BinaryIO
 
 CHUNK = 1 << 20
 CHUNK_MAX = 1 << 30  # the most one read returns; larger files are read in chunks
@@ -26,8 +29,24 @@ def _current_umask() -> int:
 NEW_FILE_MODE = 0o666 & ~_current_umask()
 
 
+# hashlib is imported by the two functions that hash: loading OpenSSL costs ~2 ms, and a
+# status whose stat cache vouches for every file hashes nothing (docs/performance.md).
+
+
 def sha256_bytes(data: bytes) -> str:
+    import hashlib
+
     return hashlib.sha256(data).hexdigest()
+
+
+def sha256_handle(handle: BinaryIO) -> str:
+    """sha256 of what ``handle`` holds from where it stands to its end, read in chunks."""
+    import hashlib
+
+    digest = hashlib.sha256()
+    while chunk := handle.read(CHUNK):
+        digest.update(chunk)
+    return digest.hexdigest()
 
 
 NOT_REGULAR = "is not a regular file (a FIFO, socket or device)"
@@ -160,12 +179,9 @@ def is_special_file(path: str | os.PathLike[str]) -> bool:
 
 
 def sha256_file(path: str | os.PathLike[str]) -> str:
-    digest = hashlib.sha256()
     fd, _ = open_regular(path)
     with open(fd, "rb", closefd=True) as handle:
-        while chunk := handle.read(CHUNK):
-            digest.update(chunk)
-    return digest.hexdigest()
+        return sha256_handle(handle)
 
 
 def fsync_dir(directory: str | os.PathLike[str]) -> None:

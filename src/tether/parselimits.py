@@ -21,7 +21,10 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterable, Mapping, Set
-from typing import Any
+
+TYPE_CHECKING = False  # typing itself costs ~3 ms of start-up, which status and check pay
+if TYPE_CHECKING:
+    from typing import Any
 
 # Levels of mappings and lists in structured data (JSON, YAML, TOML). tomlkit refuses
 # more than 100 on its own; the other formats get the same bound.

@@ -23,9 +23,14 @@ from collections.abc import Collection, Iterator
 from contextlib import AbstractContextManager, contextmanager
 from contextvars import ContextVar
 from types import TracebackType
-from typing import Protocol, TypeVar
 
-T = TypeVar("T")
+TYPE_CHECKING = False  # typing itself costs ~3 ms of start-up, which every command pays
+if TYPE_CHECKING:
+    from typing import Protocol, TypeVar
+
+    T = TypeVar("T")
+else:
+    Protocol = object  # the two protocols below are only read by the type checker
 
 
 class Phase(Protocol):

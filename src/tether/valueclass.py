@@ -206,8 +206,10 @@ def _init(cls: type, fields: dict[str, Field]) -> Callable[..., None]:
                 f"but {len(args) + 1} were given"
             )
         own = self.__dict__
-        if simple and not kwargs and len(args) == len(taken):
-            own.update(zip(taken, args, strict=True))
+        if simple and not kwargs and len(args) >= required:  # by position: most calls
+            own.update(zip(taken, args, strict=False))
+            for name, spec in order[len(args) :]:
+                own[name] = spec.value()  # every field after the required ones has a default
         else:
             given = dict(zip(taken, args, strict=False))
             for name, value in kwargs.items():

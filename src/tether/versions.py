@@ -7,7 +7,8 @@ from functools import total_ordering
 
 from tether.valueclass import valueclass
 
-_SEMVER = re.compile(
+# Compiled on first use (re keeps it): a clean status compares no versions.
+_SEMVER = (
     r"^v?(?P<major>0|[1-9]\d*)(?:\.(?P<minor>0|[1-9]\d*))?(?:\.(?P<patch>0|[1-9]\d*))?"
     r"(?:-(?P<pre>[0-9A-Za-z-]+(?:\.[0-9A-Za-z-]+)*))?"
     r"(?:\+(?P<build>[0-9A-Za-z-]+(?:\.[0-9A-Za-z-]+)*))?$"
@@ -59,7 +60,7 @@ class SemVer:
 
 def parse_version(text: str) -> SemVer | None:
     """Parse ``1.2.3``, ``v1.2.3-rc.1``, ``1.2`` or ``1``; None when it is not a version."""
-    match = _SEMVER.match(text.strip())
+    match = re.match(_SEMVER, text.strip())
     if match is None:
         return None
     pre = match.group("pre")

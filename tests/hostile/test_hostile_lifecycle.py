@@ -351,6 +351,21 @@ def test_the_escaping_rule():
     assert printable("row 1\nrow\x1b[2K 2\n") == "row 1\nrow\\x1b[2K 2\n"
 
 
+def test_text_python_calls_printable_holds_nothing_to_escape():
+    """``one_line`` and ``printable`` hand back text ``str.isprintable`` accepts as it is,
+    without their pattern: every character the pattern escapes must be one it rejects."""
+    import re
+
+    from tether.report import printable as rule
+
+    every = "".join(chr(code) for code in range(0x110000) if not 0xD800 <= code < 0xE000)
+    escaped = set(re.findall(rule._HIDDEN, every)) | set(
+        re.findall(rule._HIDDEN_BUT_NEWLINE, every)
+    )
+    assert len(escaped) == 32 + 33 + 14
+    assert not any(char.isprintable() for char in escaped)
+
+
 # --- item 5: every file a lifecycle step writes is listed, backed up, restorable ------------
 
 PACKAGE = '{\n  "name": "my-app",\n  "dependencies": {"left-pad": "1.3.0"}\n}\n'

@@ -250,10 +250,9 @@ def _run(args_list: list[str], as_json: bool, run: _Run) -> int:
         raise unknown_command(chosen, COMMANDS)
     plain = plain_arguments(args_list)
     if plain is not None:
-        import importlib
-
         command = str(plain["command"])
-        module = importlib.import_module(COMMANDS[command][0])
+        # __import__ rather than importlib, whose import (with warnings) costs ~0.4 ms
+        module = __import__(COMMANDS[command][0], fromlist=["run"])
         args: argparse.Namespace | SimpleNamespace = SimpleNamespace(**plain, _run=module.run)
         run.verbose = bool(plain["verbose"])
     else:

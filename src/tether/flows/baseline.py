@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import contextlib
 import json
-from typing import TYPE_CHECKING
 
 from tether.errors import TetherError
 from tether.flows.project import (
@@ -25,6 +24,7 @@ from tether.state.store import FileRecord, State
 from tether.valueclass import field, valueclass
 from tether.versions import same_release
 
+TYPE_CHECKING = False  # typing itself costs ~3 ms of start-up, which status and check pay
 if TYPE_CHECKING:
     from tether.flows.notes import Note
 

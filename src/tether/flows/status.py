@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import stat
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 from tether import progress
 from tether.errors import TetherError
@@ -24,6 +23,7 @@ from tether.state.store import Leftover
 from tether.templates import TemplateOptions, read_only_options
 from tether.valueclass import field, valueclass
 
+TYPE_CHECKING = False  # typing itself costs ~3 ms of start-up, which status and check pay
 if TYPE_CHECKING:
     from tether.flows.notes import Note
     from tether.flows.regions_plan import RegionPlan  # read only when a file differs

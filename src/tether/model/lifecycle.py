@@ -8,11 +8,13 @@ types on every run (docs/performance.md, "Small projects").
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from typing import TYPE_CHECKING, Any
 
 from tether.valueclass import valueclass
 
+TYPE_CHECKING = False  # typing itself costs ~3 ms of start-up, which status and check pay
 if TYPE_CHECKING:
+    from typing import Any
+
     from tether.model.lifecycle_declarations import (
         Migration,
         Notice,

@@ -6,7 +6,6 @@ from __future__ import annotations
 import json
 import re
 from enum import StrEnum
-from typing import Any
 
 from tether.errors import TetherError
 from tether.model.lifecycle import LIFECYCLE_KEYS, Lifecycle, declares_any
@@ -18,6 +17,10 @@ from tether.pathrules import (
     project_path_problem,
 )
 from tether.valueclass import field, valueclass
+
+TYPE_CHECKING = False  # typing itself costs ~3 ms of start-up, which status and check pay
+if TYPE_CHECKING:
+    from typing import Any
 
 MANIFEST_SCHEMA = 1
 # Where a release keeps its changelog unless its manifest names another file.

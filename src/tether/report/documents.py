@@ -8,7 +8,10 @@ carry no version.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
+
+TYPE_CHECKING = False  # typing itself costs ~3 ms of start-up, which status and check pay
+if TYPE_CHECKING:
+    from typing import Any
 
 # Bumped when a document changes incompatibly (a key renamed, removed or retyped).
 SCHEMA_VERSION = 1

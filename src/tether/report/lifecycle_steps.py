@@ -4,12 +4,13 @@ command, a notice, a program's output) goes through ``report.printable`` on its 
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
-
 from tether.model.lifecycle import BLOCKING
 from tether.report.printable import lines_of, one_line, printable
 
+TYPE_CHECKING = False  # typing itself costs ~3 ms of start-up, which status and check pay
 if TYPE_CHECKING:
+    from typing import Any
+
     from tether.flows.lifecycle_steps import MigrationsReport
     from tether.flows.update_report import UpdateReport
 

@@ -19,10 +19,13 @@ import os
 import time
 from collections.abc import Callable, Mapping
 from types import TracebackType
-from typing import TextIO
 
 from tether.progress import Sink
 from tether.report.style import is_terminal, plain_requested
+
+TYPE_CHECKING = False  # typing itself costs ~3 ms of start-up, which status and check pay
+if TYPE_CHECKING:
+    from typing import TextIO
 
 PREFIX = "tether: "
 LIVE_INTERVAL = 0.1  # seconds between two redraws of the live line

@@ -13,13 +13,16 @@ and every path it names passes the one path rule before anything acts on it.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
 
 from tether.errors import TetherError
 from tether.fsio import NOT_REGULAR, NotRegularFileError, cannot_read, read_regular
 from tether.parselimits import MAX_NESTING, toml_loads
 from tether.pathrules import NOTHING_RESERVED, ReservedPaths, project_path_problem
 from tether.valueclass import valueclass
+
+TYPE_CHECKING = False  # typing itself costs ~3 ms of start-up, which status and check pay
+if TYPE_CHECKING:
+    from typing import Any
 
 CONFIG_FILE = ".tether/config.toml"
 

@@ -21,7 +21,6 @@ import json
 import os
 import sys
 import time
-from datetime import UTC, datetime
 from pathlib import Path
 from types import TracebackType
 
@@ -170,7 +169,7 @@ def pid_alive(pid: int) -> bool:
 
 
 def _owner_record(command: str) -> bytes:
-    started = datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+    started = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())  # datetime costs 1 ms
     owner = {"pid": os.getpid(), "started": started, "command": command}
     return (json.dumps(owner) + "\n").encode("utf-8")
 

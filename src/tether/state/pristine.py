@@ -31,13 +31,17 @@ PACK_DIR = "pack"
 PACK_SCHEMA = 1
 
 
-@valueclass(frozen=True)
 class PackEntry:
-    """Where one entry's bytes lie in a pack."""
+    """Where one entry's bytes lie in a pack. A plain class: an index makes one per entry it
+    holds, where a value class would take several times as long (a status reads the index
+    for the one manifest it needs)."""
 
-    pack: Path
-    offset: int
-    length: int
+    __slots__ = ("length", "offset", "pack")
+
+    def __init__(self, pack: Path, offset: int, length: int) -> None:
+        self.pack = pack
+        self.offset = offset
+        self.length = length
 
 
 class PristineCache:

@@ -10,14 +10,13 @@ can set it back the way ``touch -r`` sets the modification time.
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 import time
 from collections.abc import Sequence
 from pathlib import Path
 
-from tether.fsio import CHUNK, atomic_write, open_regular, read_bytes
+from tether.fsio import atomic_write, open_regular, read_bytes, sha256_handle
 from tether.parselimits import json_loads
 
 RACY_MARGIN_NS = 2_000_000_000
@@ -94,12 +93,10 @@ class StatCache:
             self.forget(rel)
             return
         with open(fd, "rb", closefd=True) as handle:
-            digest = hashlib.sha256()
-            while chunk := handle.read(CHUNK):
-                digest.update(chunk)
+            sha = sha256_handle(handle)
             after = os.fstat(handle.fileno())
         if stat_key(before) == stat_key(after):
-            self.record(rel, after, digest.hexdigest())
+            self.record(rel, after, sha)
         else:
             self.forget(rel)
 

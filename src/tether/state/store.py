@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
 
 from tether.errors import TetherError
 from tether.fsio import atomic_write, cannot_read, read_bytes
@@ -13,7 +12,10 @@ from tether.parselimits import json_loads
 from tether.pathrules import NOTHING_RESERVED, ReservedPaths, project_path_problem
 from tether.valueclass import field, valueclass
 
+TYPE_CHECKING = False  # typing itself costs ~3 ms of start-up, which status and check pay
 if TYPE_CHECKING:
+    from typing import Any
+
     from tether.profiles import Profile
 
 STATE_SCHEMA = 1

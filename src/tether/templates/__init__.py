@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import Any
 
 from tether.errors import TetherError, UsageError
 from tether.fsio import cannot_read, read_regular
@@ -30,6 +29,10 @@ from tether.templates.records import (
     parse_cruft_record,
 )
 from tether.valueclass import field, replace, valueclass
+
+TYPE_CHECKING = False  # typing itself costs ~3 ms of start-up, which status and check pay
+if TYPE_CHECKING:
+    from typing import Any
 
 __all__ = [
     "COPIER",

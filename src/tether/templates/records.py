@@ -5,15 +5,18 @@ the bytes. The recorded file is the authority on which template version the proj
 
 from __future__ import annotations
 
-import hashlib
 import json
 import re
-from typing import Any
 
 from tether.errors import TetherError
+from tether.fsio import sha256_bytes
 from tether.parselimits import MAX_NESTING, json_loads, shape_problem
 from tether.pathrules import project_path_problem
 from tether.valueclass import field, valueclass
+
+TYPE_CHECKING = False  # typing itself costs ~3 ms of start-up, which status and check pay
+if TYPE_CHECKING:
+    from typing import Any
 
 COPIER = "copier"
 CRUFT = "cruft"
@@ -40,7 +43,7 @@ class TemplateRecord:
 def answers_digest(answers: dict[str, Any]) -> str:
     """A stable digest of a set of answers (renders are cached under it)."""
     text = json.dumps(answers, sort_keys=True, separators=(",", ":"), default=str)
-    return hashlib.sha256(text.encode()).hexdigest()
+    return sha256_bytes(text.encode())
 
 
 def parse_copier_answers(data: bytes, path: str) -> TemplateRecord:
