@@ -645,6 +645,39 @@ def test_a_kill_at_every_step_never_runs_a_migration_or_task_twice(tmp_path: Pat
         assert tree(project) == expected, point
 
 
+def test_an_update_clones_each_template_version_once_and_leaves_no_clone(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """copier clones the template for every question asked of a version; a trusted update
+    asks each of its two versions up to four (the render, whether a migration lies between
+    them, the migrations and tasks of each stage) and clones each once, removing the clones
+    when it ends."""
+    import tempfile
+
+    import copier._template
+    from copier._vcs import CLONE_PREFIX
+
+    template = template_repo(tmp_path / "tpl", [("v1.0.0", V1), ("v2.0.0", MIGRATING)])
+    project = generate(template, tmp_path / "app", project_name="app")
+    scratch = tmp_path / "scratch"  # where copier clones: this test's alone
+    scratch.mkdir()
+    monkeypatch.setattr(tempfile, "tempdir", str(scratch))
+    cloned: list[str | None] = []
+    real_clone = copier._template.clone
+
+    def clone(url: str, ref: str | None = None, **options: object) -> str:
+        cloned.append(ref)
+        return real_clone(url, ref, **options)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(copier._template, "clone", clone)
+    code, doc = update(project, "--trust")
+    assert code == 0, doc["stderr"]
+    log = (project / "migrated.log").read_text()
+    assert log == "before 2.0.0\nafter v1.0.0 v2.0.0 v2.0.0\ntask update app\n"
+    assert sorted(cloned) == ["v1.0.0", "v2.0.0"]
+    assert list(scratch.glob(f"{CLONE_PREFIX}*")) == []
+
+
 def _count_parses(monkeypatch: pytest.MonkeyPatch) -> list[tuple[str, str | None]]:
     """Every source Jinja parses (the first step of compiling it), with its name."""
     import jinja2

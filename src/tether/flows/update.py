@@ -64,7 +64,7 @@ from tether.model.manifest import FileClass
 from tether.model.plan import YOURS, Bucket, FieldMergeRow, FileAction, Op, UpdatePlan
 from tether.state.journal import STEP_RUN_STARTED, Journal, RunRecord, new_run_id
 from tether.state.lock import ProjectLock
-from tether.templates import TemplateOptions
+from tether.templates import TemplateOptions, fetch_once_per_command
 from tether.valueclass import replace as replace_value  # for the store's and templates' values
 from tether.versions import compare_versions, is_version, release_version, same_release
 
@@ -636,7 +636,7 @@ def run_update(
     """Plan and (unless a dry run) apply; see ``_plan_and_apply``."""
     from tether import git
 
-    with git.one_command():
+    with git.one_command(), fetch_once_per_command():
         if not request.git.allow_linked_worktree:
             # First, before anything is written, whatever the update would then find.
             refuse_linked_worktree(

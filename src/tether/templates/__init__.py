@@ -14,7 +14,10 @@ The flows hook it in where a project is opened, its baseline built and its relea
 
 from __future__ import annotations
 
+import contextlib
 import os
+from collections.abc import Callable, Iterator
+from contextvars import ContextVar
 from pathlib import Path
 
 from tether.errors import TetherError, UsageError
@@ -44,7 +47,9 @@ __all__ = [
     "TemplateBinding",
     "TemplateOptions",
     "TemplateRecord",
+    "command_fetches",
     "detect_template",
+    "fetch_once_per_command",
     "read_only_options",
 ]
 
@@ -157,3 +162,37 @@ def detect_template(root: Path, options: TemplateOptions | None = None) -> Templ
     if data is not None:
         return TemplateBinding(parse_cruft_record(data, CRUFT_RECORD), options)
     return None
+
+
+class CommandFetches:
+    """What the renderers fetched in one command (``fetch_once_per_command``): each kept by a key of
+    theirs, and how each is removed when the command ends."""
+
+    def __init__(self) -> None:
+        self.kept: dict[tuple[str, ...], Any] = {}
+        self.removals: list[Callable[[], None]] = []
+
+
+_this_command: ContextVar[CommandFetches | None] = ContextVar("template_fetches", default=None)
+
+
+@contextlib.contextmanager
+def fetch_once_per_command() -> Iterator[None]:
+    """Within this block a renderer fetches each version of a template once (copier clones
+    the template for every question asked of a version: ``copier_render``). A command moves
+    no template's tags, as ``git.one_command`` assumes of its project. What was fetched is
+    removed when the block ends."""
+    fetches = CommandFetches()
+    token = _this_command.set(fetches)
+    try:
+        yield
+    finally:
+        _this_command.reset(token)
+        for remove in fetches.removals:
+            with contextlib.suppress(OSError):
+                remove()
+
+
+def command_fetches() -> CommandFetches | None:
+    """This command's fetches (``fetch_once_per_command``); None outside one."""
+    return _this_command.get()

@@ -82,6 +82,54 @@ def _quiet() -> Iterator[None]:
         yield
 
 
+@contextlib.contextmanager
+def _template(src: str, ref: str) -> Iterator[Any]:
+    """copier's ``Template`` of ``src`` at ``ref``: the command's
+    (``templates.fetch_once_per_command``), else one removed after the block."""
+    from copier._template import Template
+
+    shared = _commands_template(src, ref)
+    if shared is not None:
+        yield shared
+        return
+    template = Template(url=src, ref=ref)
+    try:
+        yield template
+    finally:
+        template._cleanup()
+
+
+def _commands_template(src: str, ref: str) -> Any | None:
+    """The command's ``Template`` of ``src`` at ``ref``, made on first use and removed when
+    the command ends; None outside ``templates.fetch_once_per_command``. copier clones the
+    template (a clone, a checkout, a submodule update, ``git describe``: about 25 processes)
+    for each ``Template``, and an update asks a version up to four questions (its render,
+    whether a migration lies between the versions, with ``--trust`` each stage's migrations
+    and tasks)."""
+    from tether.templates import command_fetches
+
+    fetches = command_fetches()
+    if fetches is None:
+        return None
+    key = (RENDERER, src, ref)
+    if key not in fetches.kept:
+        from copier._template import Template
+
+        template = Template(url=src, ref=ref)
+        fetches.kept[key] = template
+        fetches.removals.append(template._cleanup)
+    return fetches.kept[key]
+
+
+def _reads_the_commands_clone(worker: Any, src: str, ref: str) -> None:
+    """``worker`` reads the command's ``Template`` of ``src`` at ``ref`` instead of cloning
+    the template itself (copier's ``Worker.template`` is a cached property: set first, it is
+    what the worker reads, and the worker does not remove it when it ends)."""
+    shared = _commands_template(src, ref)
+    if shared is not None:
+        worker.__dict__["template"] = shared
+
+
 def render(
     src: str,
     ref: str,
@@ -114,6 +162,7 @@ def render(
                 skip_tasks=True,
             ) as worker,
         ):
+            _reads_the_commands_clone(worker, src, ref)
             worker.run_copy()
             return _facts(worker.template, worker.answers_relpath, _rendered_exclusions(worker))
     except UnsafeTemplateError:
@@ -266,17 +315,16 @@ def is_trusted(src: str) -> bool:
 def migrations_in_range(src: str, from_ref: str, to_ref: str) -> bool:
     """Whether copier would run a migration updating from ``from_ref`` to ``to_ref``."""
     _copier()
-    from copier._template import Template
-
     from tether.templates.render_cache import ONE_RENDER, no_git_prompts
 
-    old, new = Template(url=src, ref=from_ref), Template(url=src, ref=to_ref)
-    try:
-        with ONE_RENDER, no_git_prompts(), _quiet():
-            return any(new.migration_tasks(stage, old) for stage in ("before", "after"))
-    finally:
-        old._cleanup()
-        new._cleanup()
+    with (
+        ONE_RENDER,
+        no_git_prompts(),
+        _quiet(),
+        _template(src, from_ref) as old,
+        _template(src, to_ref) as new,
+    ):
+        return any(new.migration_tasks(stage, old) for stage in ("before", "after"))
 
 
 def run_update_tasks(
@@ -293,18 +341,17 @@ def run_update_tasks(
     TetherError naming it and its exit code."""
     _copier()
     from copier._main import Worker, _operation
-    from copier._template import Template
     from copier._types import Phase
     from copier.errors import TaskError
 
     from tether.templates.render_cache import ONE_RENDER, no_git_prompts
 
-    old = Template(url=src, ref=from_ref)
     token = _operation.set("update")
     try:
         with (
             ONE_RENDER,
             no_git_prompts(),
+            _template(src, from_ref) as old,
             Worker(
                 src_path=src,
                 dst_path=project,
@@ -317,6 +364,7 @@ def run_update_tasks(
                 unsafe=True,
             ) as worker,
         ):
+            _reads_the_commands_clone(worker, src, to_ref)
             with _quiet(), Phase.use(Phase.PROMPT):
                 worker._ask()
             for stage in stages:
@@ -334,7 +382,6 @@ def run_update_tasks(
         ) from None
     finally:
         _operation.reset(token)
-        old._cleanup()
 
 
 def template_tags(src: str) -> list[str]:
