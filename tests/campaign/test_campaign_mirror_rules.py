@@ -80,7 +80,7 @@ def test_a_trickling_remote_is_stopped_at_the_time_bound_and_nothing_of_it_is_ke
     tmp_path: Path, shelf: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     bare = bare_for_http(_installed(tmp_path, shelf), tmp_path / "served" / "p1.git")
-    monkeypatch.setenv(limits.NETWORK_SECONDS, "2")
+    monkeypatch.setenv(limits.NETWORK_SECONDS, "1")
     with serve_bare_repository(bare, "/objects/") as url:
         code, ran = _campaign(tmp_path, {"url": url}, "run", "-j", "1")
     assert code == Exit.ERROR
@@ -88,7 +88,7 @@ def test_a_trickling_remote_is_stopped_at_the_time_bound_and_nothing_of_it_is_ke
     assert record["status"] == "failed"
     # Only the bound says "took longer": without it git fails when the server gives up.
     assert record["reason"] == (
-        f"cannot fetch {url}: git fetch took longer than 2 s ({limits.NETWORK_SECONDS} sets it)"
+        f"cannot fetch {url}: git fetch took longer than 1 s ({limits.NETWORK_SECONDS} sets it)"
     )
     objects = _mirror(tmp_path, url) / "objects"
     assert [p for p in listing(objects) if (objects / p).is_file()] == []
@@ -109,7 +109,7 @@ def test_a_remote_within_the_bounds_is_fetched_and_updated_over_http(
 
 def test_the_listing_of_a_remotes_default_branch_is_bounded(tmp_path: Path, shelf: Path) -> None:
     bare = bare_for_http(_installed(tmp_path, shelf), tmp_path / "served" / "p1.git")
-    bound = tether_git.TransferBound(2.0, 1 << 20)
+    bound = tether_git.TransferBound(1.0, 1 << 20)
     with (
         serve_bare_repository(bare, "/info/refs") as url,
         pytest.raises(tether_git.TransferBoundExceeded, match="git ls-remote took longer"),
@@ -258,14 +258,14 @@ def test_a_push_to_a_remote_that_never_answers_is_stopped_at_the_time_bound(
     assert code == Exit.OK, document
     branches = git(remote, "for-each-ref", "refs/heads/")
     monkeypatch.setenv("STALL_PUSH", "1")
-    monkeypatch.setenv(limits.NETWORK_SECONDS, "2")
+    monkeypatch.setenv(limits.NETWORK_SECONDS, "1")
     done = run_tether("campaign", "push", "c1", "--dir", str(tmp_path / "campaigns"), "--json")
     assert done.returncode == Exit.ERROR, done.stderr
     [record] = json.loads(done.stdout)["repositories"]
     assert record["status"] == "failed"
     # Only the bound says "took longer": without it the push fails when the remote gives up.
     assert record["reason"] == (
-        f"cannot push to {url}: git push took longer than 2 s ({limits.NETWORK_SECONDS} sets it)"
+        f"cannot push to {url}: git push took longer than 1 s ({limits.NETWORK_SECONDS} sets it)"
     )
     assert "git-receive-pack '/p1.git'" in log.read_text().splitlines()[-1]
     assert git(remote, "for-each-ref", "refs/heads/") == branches
@@ -325,14 +325,14 @@ def test_a_pull_request_call_gh_never_answers_is_stopped_at_the_time_bound(
     log = tmp_path / "gh.log"
     monkeypatch.setenv("PATH", f"{bin_dir}:{os.environ['PATH']}")
     monkeypatch.setenv("GH_LOG", str(log))
-    monkeypatch.setenv(limits.NETWORK_SECONDS, "2")
+    monkeypatch.setenv(limits.NETWORK_SECONDS, "1")
     branches = git(remote, "for-each-ref", "refs/heads/")
     done = run_tether("campaign", "pr", "c1", "--dir", str(tmp_path / "campaigns"), "--json")
     assert done.returncode == Exit.ERROR, done.stderr
     [record] = json.loads(done.stdout)["repositories"]
     assert record["status"] == "failed"
     assert record["reason"] == (
-        f"gh pr list took longer than 2 s ({limits.NETWORK_SECONDS} sets it)"
+        f"gh pr list took longer than 1 s ({limits.NETWORK_SECONDS} sets it)"
     )
     assert [line.split()[:2] for line in log.read_text().splitlines()] == [["pr", "list"]]
     assert git(remote, "for-each-ref", "refs/heads/") == branches  # nothing pushed

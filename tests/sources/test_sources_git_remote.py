@@ -127,8 +127,8 @@ def _bare_served(tmp_path: Path) -> Path:
 @pytest.mark.parametrize(
     ("slow", "words"),
     [
-        ("/objects/", "cannot fetch {url}: git clone took longer than 2 s"),
-        ("/info/refs", "cannot read the tags of {url}: git ls-remote took longer than 2 s"),
+        ("/objects/", "cannot fetch {url}: git clone took longer than 1 s"),
+        ("/info/refs", "cannot read the tags of {url}: git ls-remote took longer than 1 s"),
     ],
 )
 def test_a_trickling_remote_is_stopped_at_the_time_bound(
@@ -137,7 +137,7 @@ def test_a_trickling_remote_is_stopped_at_the_time_bound(
     bare = _bare_served(tmp_path)
     project = tmp_path / "app"
     project.mkdir()
-    monkeypatch.setenv(limits.NETWORK_SECONDS, "2")
+    monkeypatch.setenv(limits.NETWORK_SECONDS, "1")
     with serve_bare_repository(bare, slow) as url:
         done = run_tether("init", "--source", url, "--to", "1.0.0", "-C", str(project))
     assert done.returncode == 1, done.stdout
