@@ -41,8 +41,6 @@ COMMON = {
     "report",
     "report.progress",
     "report.style",
-    "sources",  # the package around sources.manifest_file
-    "sources.manifest_file",
     "state",
     "state.pristine",  # the pristine cache: the bytes of a file that differs
     "state.config",  # .tether/config.toml (the TOML parser only when the file exists)
@@ -77,14 +75,16 @@ EXPECTED = {
 # Standard-library modules no clean status or check has a use for: starting programs, the
 # TOML parser without a config file, temp names, worker pools, copying trees (argparse's own
 # width question imported shutil, with bz2, lzma and zlib), argparse itself (their command
-# line is read by cli/plain_argv.py), and dataclasses with inspect, ast and dis (their values
-# are value classes: tether/valueclass.py).
+# line is read by cli/plain_argv.py), dataclasses with inspect, ast and dis (their values
+# are value classes: tether/valueclass.py), typing (names for annotations only) and datetime.
 NEVER = {
     "argparse",
     "dataclasses",
     "inspect",
     "ast",
     "dis",
+    "typing",
+    "datetime",
     "subprocess",
     "concurrent.futures",
     "tomllib",

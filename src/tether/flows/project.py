@@ -24,7 +24,6 @@ from tether.fsio import (
 )
 from tether.model.manifest import Manifest, ManifestFormat
 from tether.profiles import NATIVE, TEMPLATE_PROFILES, Profile, detect_profile, get_profile
-from tether.sources.manifest_file import load_manifest
 from tether.state.config import ProjectConfig, load_config
 from tether.state.pristine import PristineCache
 from tether.state.statcache import StatCache
@@ -306,6 +305,8 @@ def read_release(
             root, version, source, profile.reserved_paths(), exclude
         )
         return Release(version, root, source, implicit, implicit_bytes)
+    from tether.sources.manifest_file import load_manifest
+
     manifest = load_manifest(manifest_path, profile.manifest_format, profile.reserved_paths())
     if profile.manifest_format is ManifestFormat.GAIA:
         extra_sentinels = tuple(s for s in profile.sentinels if s not in manifest.sentinels)
@@ -383,6 +384,8 @@ def read_tree_release(root: Path, source: str, profile: Profile) -> Release:
         raise TetherError(f"{root}: the source folder does not exist")
     check_release_folder(root, str(root), DEFAULT_MAX_ENTRY_BYTES)
     manifest_path = root / profile.manifest_path
+    from tether.sources.manifest_file import load_manifest
+
     manifest = load_manifest(manifest_path, profile.manifest_format, profile.reserved_paths())
     version = manifest.version or "0.0.0+" + sha256_bytes(read_bytes(manifest_path))[:12]
     return read_release(root, version, source, profile)
