@@ -107,6 +107,8 @@ PROCESS_MODULES: dict[str, str] = {
 }
 # Modules that start processes, and the `os` functions that start or signal them.
 PROCESS_STARTING_MODULES = {"subprocess", "multiprocessing", "pty", "concurrent.futures.process"}
+# asyncio's way to start a program, however its function is reached.
+PROCESS_STARTING_ASYNCIO = {"create_subprocess_exec", "create_subprocess_shell"}
 PROCESS_STARTING_OS_CALLS = {
     "fork",
     "forkpty",
@@ -147,6 +149,12 @@ def _process_starts(tree: ast.AST) -> list[tuple[int, str]]:
                     for alias in node.names
                     if alias.name in PROCESS_STARTING_OS_CALLS
                 )
+            elif node.module.split(".")[0] == "asyncio":
+                found.extend(
+                    (node.lineno, f"from {node.module} import {alias.name}")
+                    for alias in node.names
+                    if alias.name in PROCESS_STARTING_ASYNCIO
+                )
         elif (
             isinstance(node, ast.Attribute)
             and isinstance(node.value, ast.Name)
@@ -154,6 +162,8 @@ def _process_starts(tree: ast.AST) -> list[tuple[int, str]]:
             and node.attr in PROCESS_STARTING_OS_CALLS
         ):
             found.append((node.lineno, f"os.{node.attr}"))
+        elif isinstance(node, ast.Attribute) and node.attr in PROCESS_STARTING_ASYNCIO:
+            found.append((node.lineno, f"{ast.unparse(node)}"))
     return found
 
 
@@ -376,6 +386,12 @@ def test_only_the_process_edges_start_programs() -> None:
         ("import os\npid = os.fork()\n", ["os.fork"]),
         ("import os\nos.killpg(1, 9)\n", ["os.killpg"]),
         ("from os import posix_spawn\n", ["from os import posix_spawn"]),
+        (
+            "import asyncio\nasyncio.create_subprocess_exec('x')\n",
+            ["asyncio.create_subprocess_exec"],
+        ),
+        ("from asyncio import create_subprocess_shell\n", ["from asyncio import create_sub"]),
+        ("import asyncio\nasyncio.run(main())\n", []),
         ("import os\nos.kill(1, 0)\n", []),
         ("from concurrent.futures import ThreadPoolExecutor\n", []),
         ("if TYPE_CHECKING:\n    import subprocess\n", []),
@@ -385,6 +401,60 @@ def test_the_process_rule_sees_each_spelling(source: str, expected: list[str]) -
     found = [what for _, what in _process_starts(ast.parse(source))]
     assert [f[: len(e)] for f, e in zip(found, expected, strict=False)] == expected
     assert len(found) == len(expected)
+
+
+# The one module that asks a person something (docs/architecture.md, "consent and prompts").
+ASKING_MODULE = "cli/interact.py"
+
+
+def _asks(tree: ast.AST) -> list[tuple[int, str]]:
+    """Where a module reads an answer typed on the terminal: ``input()``, ``getpass``, or a
+    line of ``sys.stdin`` (a child reading its payload with ``sys.stdin.buffer.read()``, or
+    a command reading a list given on stdin with ``read()``, asks nobody)."""
+    found: list[tuple[int, str]] = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Call) and ast.unparse(node.func) == "input":
+            found.append((node.lineno, "input()"))
+        elif isinstance(node, ast.Import | ast.ImportFrom):
+            modules = [alias.name for alias in node.names] + [getattr(node, "module", "") or ""]
+            if "getpass" in modules:
+                found.append((node.lineno, "getpass"))
+        elif (
+            isinstance(node, ast.Attribute)
+            and node.attr in ("readline", "readlines")
+            and ast.unparse(node.value) in ("sys.stdin", "stdin")
+        ):
+            found.append((node.lineno, ast.unparse(node)))
+    return found
+
+
+def test_only_cli_interact_asks_a_person() -> None:
+    """Prompts live in ``cli/interact.py``; the library is given its questions as callbacks."""
+    asking = [
+        f"{where}:{line}: {what}"
+        for where, text in _module_files().items()
+        if where != ASKING_MODULE
+        for line, what in _asks(_parsed(text))
+    ]
+    assert asking == []
+    assert _asks(_parsed((SOURCE / ASKING_MODULE).read_text())), "the module that asks moved"
+
+
+@pytest.mark.parametrize(
+    ("source", "asks"),
+    [
+        ("answer = input('name? ')\n", True),
+        ("import getpass\n", True),
+        ("from getpass import getpass\n", True),
+        ("line = sys.stdin.readline()\n", True),
+        ("from sys import stdin\nline = stdin.readline()\n", True),
+        ("payload = sys.stdin.buffer.read()\n", False),
+        ("names = sys.stdin.read()\n", False),
+        ("header = stdout.readline()\n", False),
+    ],
+)
+def test_the_asking_rule_sees_each_spelling(source: str, asks: bool) -> None:
+    assert bool(_asks(ast.parse(source))) is asks
 
 
 @pytest.mark.parametrize(

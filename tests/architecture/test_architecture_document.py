@@ -6,11 +6,20 @@ fails here until the page says it too."""
 from __future__ import annotations
 
 import ast
+import fnmatch
 import functools
 import re
 from pathlib import Path
 
-from tests.architecture.test_architecture import LAYER_OF, LAYERS, SOURCE
+from tests.architecture.test_architecture import (
+    LAYER_OF,
+    LAYERS,
+    PROCESS_MODULES,
+    PROCESS_STARTING_ASYNCIO,
+    PROCESS_STARTING_MODULES,
+    PROCESS_STARTING_OS_CALLS,
+    SOURCE,
+)
 from tether.profiles import PROFILES, TEMPLATE_PROFILES
 
 ROOT = SOURCE.parents[1]
@@ -265,3 +274,20 @@ def test_the_test_folders_are_the_pages_table() -> None:
     shared = section.split("What every area shares", 1)[1]
     named = set(re.findall(r"`(\w+\.py)`", shared))
     assert named == {path.name for path in TESTS.glob("*.py")} - {"__init__.py"}
+
+
+def test_the_process_rule_the_page_states_is_the_checkers() -> None:
+    """What the page says starts or signals a process, and which modules may, are the
+    checker's lists (``PROCESS_STARTING_*``, ``PROCESS_MODULES``)."""
+    rule = _text().split("only the process modules the test lists", 1)[1].split("\n\n", 1)[0]
+    starters, allowed = rule.split("):", 1)
+    patterns = set(re.findall(r"`([^`]+)`", starters))
+    starting = {
+        *PROCESS_STARTING_MODULES,
+        *(f"os.{call}" for call in PROCESS_STARTING_OS_CALLS),
+        *PROCESS_STARTING_ASYNCIO,
+    }
+    assert {s for s in starting if not any(fnmatch.fnmatchcase(s, p) for p in patterns)} == set()
+    assert {p for p in patterns if not fnmatch.filter(starting, p)} == set()
+    cited = re.findall(r"`([a-z_/]+(?:\.py)?)`", allowed)
+    assert {_module_file(name.removesuffix(".py")) for name in cited} == set(PROCESS_MODULES)
