@@ -30,13 +30,13 @@ import tempfile
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from contextvars import ContextVar
-from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any, BinaryIO
 
 from tether import process
 from tether.errors import TetherError
 from tether.process import child_env
+from tether.valueclass import valueclass
 
 # --- 1. running git: the one environment, the runners -------------------------------------
 
@@ -174,7 +174,7 @@ def inside_work_tree(path: Path) -> bool:
     return result.returncode == 0 and result.stdout.strip() == "true"
 
 
-@dataclass(frozen=True)
+@valueclass(frozen=True)
 class WorkTree:
     """What git says of the working tree around a folder."""
 
@@ -967,7 +967,7 @@ def remove_lock_files(git_dir: Path) -> None:
 # --- 8. remotes: listing, cloning, fetching, pushing --------------------------------------
 
 
-@dataclass(frozen=True)
+@valueclass(frozen=True)
 class TransferBound:
     """What one exchange with a remote may take: ``seconds`` in all (git and every program
     it started are stopped then), and at most ``max_bytes`` in any file it writes

@@ -43,9 +43,10 @@ import threading
 import time
 import weakref
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any, Final, TypeVar
+
+from tether.valueclass import valueclass
 
 if TYPE_CHECKING:  # a pool's owner imports concurrent.futures; running programs needs none
     from concurrent.futures import Executor
@@ -103,7 +104,7 @@ def child_env(
     return env
 
 
-@dataclass(frozen=True)
+@valueclass(frozen=True)
 class Finished:
     """How one program run ended. ``exit_code`` is None when it could not start or timed
     out, negative when a signal ended it. ``stdout``/``stderr`` hold what it printed when it

@@ -172,9 +172,8 @@ def _require_upstream(work: Path, upstream: str) -> None:
 
 
 def _request(work: Path, settings: Settings) -> UpdateRequest:
-    from dataclasses import replace
-
     from tether.fleet.units import update_options
+    from tether.valueclass import replace
 
     options = update_options(work)
     if settings.conflict:

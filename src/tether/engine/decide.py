@@ -6,11 +6,11 @@ Equality is given, not computed, so each path can bring its own comparator
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from enum import StrEnum
 
 from tether.model.manifest import FileClass
 from tether.model.plan import Bucket
+from tether.valueclass import valueclass
 
 
 class Row(StrEnum):
@@ -23,7 +23,7 @@ class Row(StrEnum):
     MERGE = "merge"  # both changed: three-way merge
 
 
-@dataclass(frozen=True)
+@valueclass(frozen=True)
 class Comparison:
     """What is known about one path's three sides."""
 

@@ -4,15 +4,15 @@ Pure."""
 from __future__ import annotations
 
 import hashlib
-from dataclasses import dataclass
 from itertools import count
 
 from tether.engine.diff import Change, diff_lines
+from tether.valueclass import valueclass
 
 NO_NEWLINE = b"\\ No newline at end of file\n"
 
 
-@dataclass(frozen=True)
+@valueclass(frozen=True)
 class LineDiff:
     """A unified diff (``---``/``+++`` lines and hunks; empty when equal) and its line counts."""
 

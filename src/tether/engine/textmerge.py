@@ -17,7 +17,6 @@ this on generated and hand-written cases); on top of that:
 from __future__ import annotations
 
 from collections import Counter
-from dataclasses import dataclass
 from itertools import count
 from typing import Protocol
 
@@ -30,6 +29,7 @@ from tether.engine.textfmt import (
     split_bom,
     to_lf,
 )
+from tether.valueclass import valueclass
 
 _MARKER_SIZE = 7
 
@@ -112,7 +112,7 @@ def within_memory_bounds(base: bytes, ours: bytes, theirs: bytes) -> bool:
 _Key = bytes | tuple[bytes]
 
 
-@dataclass(frozen=True)
+@valueclass(frozen=True)
 class MergeResult:
     """A three-way line merge: the merged bytes and how many hunks conflict."""
 
@@ -243,7 +243,7 @@ class _Text:
         return int(self.lines[i - 1].endswith(b"\r"))
 
 
-@dataclass
+@valueclass()
 class _Hunk:
     """A merged region: base[i0:i0+n0] is ours[i1:i1+n1] and theirs[i2:i2+n2].
 

@@ -21,19 +21,19 @@ from __future__ import annotations
 
 from bisect import bisect_left
 from collections.abc import Hashable, Sequence
-from dataclasses import dataclass
 from itertools import count
 from typing import TypeVar
 
 from tether.engine.diff import Change, diff_lines
 from tether.engine.textfmt import eol_style, split_bom, to_lf
+from tether.valueclass import valueclass
 
 # A line as merge3 compares it: its text, or (text,) for a last line without newline.
 _Line = bytes | tuple[bytes]
 _L = TypeVar("_L", bound=_Line)
 
 
-@dataclass(frozen=True)
+@valueclass(frozen=True)
 class VerifyResult:
     """Whether a merge kept every line the adopter added, changed or deleted, and which not."""
 

@@ -17,7 +17,6 @@ import contextlib
 import functools
 import os
 from collections.abc import Callable
-from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -45,12 +44,13 @@ from tether.state.journal import (
     STEP_INDEX_SAVED,
     Journal,
 )
+from tether.valueclass import field, replace, valueclass
 
 if TYPE_CHECKING:
     from tether.engine.verify import VerifyResult
 
 
-@dataclass(frozen=True)
+@valueclass(frozen=True)
 class DoneWrite:
     """A write the journal says this run finished: its target and the bytes' sha256."""
 
@@ -61,7 +61,7 @@ class DoneWrite:
     reason: str = ""  # why the action is what it is, as the report gives it
 
 
-@dataclass
+@valueclass()
 class ResumeInfo:
     """What an interrupted run of the same update already did."""
 
@@ -103,7 +103,7 @@ def holds_run_writes(project: Project, resume: ResumeInfo) -> set[str]:
     return {path for path in resume.done if _holds_write(project, resume, path, path)}
 
 
-@dataclass
+@valueclass()
 class RunContext:
     """One run of the crash-safe writer: the project, its journal, the run's id and where
     its backups go."""
@@ -153,7 +153,7 @@ class RunContext:
         return PathGuard(self.project.root)
 
 
-@dataclass
+@valueclass()
 class ApplyOutcome:
     """What the writer did with a plan: the actions carried out, backed up and left undone."""
 
@@ -319,7 +319,7 @@ BATCH_SIZE = 512
 STEP_CONFLICTS_WRITTEN = "conflicts-written"
 
 
-@dataclass
+@valueclass()
 class _Batch:
     """One group commit: backups, then intents, then writes, each phase made durable once."""
 

@@ -13,13 +13,13 @@ import contextlib
 import os
 import shutil
 import stat
-from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from tether.errors import TetherError
 from tether.flows.safety import PathGuard
 from tether.fsio import file_mode, read_bytes, sha256_bytes, sha256_file
+from tether.valueclass import valueclass
 
 if TYPE_CHECKING:
     from tether.flows.project import Project, Release
@@ -27,7 +27,7 @@ if TYPE_CHECKING:
 KEEP_BACKUP_RUNS = 5  # update keeps the newest backup folders of this many earlier runs
 
 
-@dataclass(frozen=True)
+@valueclass(frozen=True)
 class BackupFolder:
     """Where one run keeps the bytes it replaces: ``guard`` writes there, the backup of a
     path is ``prefix + path`` under the guard's root, and ``run_dir`` is the folder a person
@@ -49,7 +49,7 @@ class BackupFolder:
         return str(self.path(name)) if self.absolute_labels else name
 
 
-@dataclass(frozen=True)
+@valueclass(frozen=True)
 class Saved:
     """One backup: its name under the guard's root and the sha256 of the bytes it holds."""
 

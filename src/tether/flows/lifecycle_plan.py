@@ -10,12 +10,12 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping
-from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from tether.flows.project import utc_now
 from tether.model.lifecycle import BLOCKING, Lifecycle
 from tether.state.store import AppliedMigration
+from tether.valueclass import field, valueclass
 
 if TYPE_CHECKING:
     from tether.flows.notes import Note
@@ -52,7 +52,7 @@ def programs_off_switch(no_programs: bool, no_regions: bool) -> str | None:
     return None
 
 
-@dataclass(frozen=True)
+@valueclass(frozen=True)
 class MigrationResult:
     """What one due migration did this run (or why it did not run), as the report and the
     journal record it."""
@@ -111,7 +111,7 @@ class MigrationResult:
         )
 
 
-@dataclass
+@valueclass()
 class LifecyclePlan:
     """What this update does besides merging the release's files."""
 

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import functools
 import os
-from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
 from tether import progress
@@ -47,6 +46,7 @@ from tether.model.plan import (
 )
 from tether.state.statcache import StatCache
 from tether.state.store import Leftover
+from tether.valueclass import replace, valueclass
 
 if TYPE_CHECKING:  # the region engine: only for a path a release declares a region in
     from tether.engine.regions import RegionComparison
@@ -60,7 +60,7 @@ HASH_ONLY = (
 )
 
 
-@dataclass(frozen=True)
+@valueclass(frozen=True)
 class UpdateOptions:
     """How this run settles what it finds: the conflict style, ``--auto``, ``--delete-removed``."""
 
@@ -80,7 +80,7 @@ class _Unreadable(Exception):
     pass
 
 
-@dataclass
+@valueclass()
 class AdopterFile:
     """The adopter's copy of a path. Its hash is worked out when first asked for: from the
     stat cache when the file did not change since tether last hashed it, else by reading
@@ -118,7 +118,7 @@ class AdopterFile:
         return self.data
 
 
-@dataclass
+@valueclass()
 class AdopterReader:
     """Reads the adopter's files for one plan: one path guard and one stat cache."""
 

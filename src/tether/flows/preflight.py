@@ -4,13 +4,13 @@ lands on. tether never commits; the pull request is its own step (flows/pullrequ
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from tether import git
 from tether.errors import TetherError
 from tether.model.plan import Op, UpdatePlan
+from tether.valueclass import valueclass
 
 if TYPE_CHECKING:
     from tether.flows.project import Project
@@ -18,7 +18,7 @@ if TYPE_CHECKING:
 PROTECTED_BRANCHES = ("main", "master")
 
 
-@dataclass(frozen=True)
+@valueclass(frozen=True)
 class GitOptions:
     """The git switches of one run: a dirty tree allowed, the branch to switch to, or none."""
 
@@ -100,7 +100,7 @@ def refuse_dirty(
     return dirty
 
 
-@dataclass(frozen=True)
+@valueclass(frozen=True)
 class BranchPlan:
     """Where in git an update lands: the branch it starts on and the one it switches to."""
 

@@ -4,10 +4,10 @@ settles a locally-modified or host-deleted file (docs/refresh.md)."""
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from tether.model.plan import AUTO_CHOICES, Bucket, FileAction, Op, UpdatePlan
+from tether.valueclass import replace
 
 if TYPE_CHECKING:
     from tether.flows.baseline import Baseline

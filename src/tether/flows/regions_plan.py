@@ -7,8 +7,9 @@ is loaded for releases declaring no region (docs/performance.md, "Small projects
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
+
+from tether.valueclass import field, valueclass
 
 if TYPE_CHECKING:
     from tether.engine.regions import RegionDecl
@@ -32,7 +33,7 @@ def regions_off_switch(flag: bool, variable: str | None = None) -> str | None:
     return None
 
 
-@dataclass
+@valueclass()
 class RegionPlan:
     """The declarations in force for one update, and what the comparison noticed."""
 

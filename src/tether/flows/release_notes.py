@@ -3,18 +3,18 @@ and the follow-ups they ask for that still apply to this project."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from tether.errors import TetherError
 from tether.fsio import read_bytes
+from tether.valueclass import field, valueclass
 
 if TYPE_CHECKING:  # the parser is imported only when a release ships a changelog
     from tether.engine.keep_a_changelog import AdopterAction, Section
 
 
-@dataclass
+@valueclass()
 class ReleaseNotes:
     """The changelog's sections between the installed release and the target, and the
     adopter actions they ask for."""

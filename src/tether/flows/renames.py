@@ -5,12 +5,12 @@ from __future__ import annotations
 
 import difflib
 from collections import Counter
-from dataclasses import replace
 
 from tether.flows.baseline import Baseline
 from tether.flows.project import Project, Release
 from tether.fsio import read_bytes
 from tether.model.plan import Bucket, FileAction, Op
+from tether.valueclass import replace
 
 SIMILARITY = 0.6
 MAX_PAIRS = 1_000_000  # dropped × new paths bounded at most; beyond that only declared renames

@@ -7,7 +7,6 @@ import signal
 import threading
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
-from dataclasses import dataclass, field, replace
 from pathlib import Path
 from types import FrameType
 from typing import TYPE_CHECKING
@@ -65,7 +64,7 @@ from tether.model.plan import YOURS, Bucket, FieldMergeRow, FileAction, Op, Upda
 from tether.state.journal import STEP_RUN_STARTED, Journal, RunRecord, new_run_id
 from tether.state.lock import ProjectLock
 from tether.templates import TemplateOptions, fetch_once_per_command
-from tether.valueclass import replace as replace_value  # for the store's and templates' values
+from tether.valueclass import field, replace, valueclass
 from tether.versions import compare_versions, is_version, release_version, same_release
 
 if TYPE_CHECKING:
@@ -74,7 +73,7 @@ if TYPE_CHECKING:
     from tether.flows.regen import RegenOutcome
 
 
-@dataclass(frozen=True)
+@valueclass(frozen=True)
 class UpdateRequest:
     """One ``tether update`` as asked: the project, the target, the source and the switches."""
 
@@ -100,14 +99,14 @@ class UpdateRequest:
         ``--no-regions`` (or their variables) run none of the template's programs."""
         options = self.template or TemplateOptions()
         off = programs_off_switch(self.no_programs, self.options.no_regions) is not None
-        return replace_value(
+        return replace(
             options,
             no_programs=options.no_programs or off,
             dry_run=options.dry_run or self.dry_run,
         )
 
 
-@dataclass
+@valueclass()
 class PreparedUpdate:
     """Everything decided before anything is written: the plan a person confirms."""
 

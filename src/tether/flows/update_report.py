@@ -3,13 +3,13 @@ exit code they make. Words are ``report/update.py``'s."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import TYPE_CHECKING, Any
 
 from tether.errors import Exit
 from tether.model.lifecycle import blocking_items
 from tether.model.plan import SETTLED_DECISIONS, Bucket, FileAction
+from tether.valueclass import field, valueclass
 
 if TYPE_CHECKING:
     from tether.flows.abandon import Abandoned
@@ -44,7 +44,7 @@ class RunEndCode(StrEnum):
     STATE_WRITTEN = "state-written"  # an interrupted run had recorded its state: review, commit
 
 
-@dataclass(frozen=True)
+@valueclass(frozen=True)
 class RunEnd:
     """How a run ended when that asks more of a person (worded by ``report/update.py``)."""
 
@@ -62,7 +62,7 @@ class IndexTroubleCode(StrEnum):
     NOT_READ = "not-read"  # git's index could not be read (no path: the whole batch)
 
 
-@dataclass(frozen=True)
+@valueclass(frozen=True)
 class IndexTrouble:
     """A conflict git's index could not be told of: why, for which path, git's own line."""
 
@@ -71,7 +71,7 @@ class IndexTrouble:
     error: str = ""  # git's own error line
 
 
-@dataclass(frozen=True)
+@valueclass(frozen=True)
 class UncommittedMarker:
     """An applied update not committed: the committed version file (GAIA's) differs from
     HEAD's copy. The marker's own values, as tether's record may say something else."""
@@ -95,7 +95,7 @@ BUCKET_ORDER = (
 )
 
 
-@dataclass
+@valueclass()
 class UpdateReport:
     """What an update did or would do: its status, every file's action, the notes."""
 

@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 from enum import StrEnum
 
 from tether.model.manifest import FileClass
+from tether.valueclass import field, valueclass
 
 # How an update (or reapply, or refresh, or a campaign's updates) leaves a conflict, and how
 # --auto settles one: one definition for every command that offers them (docs/cli.md,
@@ -48,7 +48,7 @@ class Op(StrEnum):
     REMOVE = "remove"  # back up, then remove the path
 
 
-@dataclass(frozen=True)
+@valueclass(frozen=True)
 class FileAction:
     """What the update does to one path: its bucket, the operation and the bytes it writes."""
 
@@ -76,7 +76,7 @@ class FileAction:
         return self.op in (Op.WRITE, Op.MARKERS, Op.REMOVE) and self.bucket is not Bucket.ADD
 
 
-@dataclass(frozen=True)
+@valueclass(frozen=True)
 class FieldMergeRow:
     """What a field-aware merge of one file did (or, planned, will do): the summary row's
     facts. ``state``: ``merged`` (counts below), ``clean-skip`` (no managed key changed
@@ -94,7 +94,7 @@ class FieldMergeRow:
     detail: str = ""  # why it was not merged key by key
 
 
-@dataclass
+@valueclass()
 class UpdatePlan:
     """What one update writes: an action per path, carried out by ``flows.apply.execute_plan``."""
 

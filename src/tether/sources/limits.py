@@ -8,9 +8,9 @@ from __future__ import annotations
 
 import os
 import re
-from dataclasses import dataclass
 
 from tether.errors import TetherError
+from tether.valueclass import valueclass
 
 # The total time of one network read (connecting, the answer's headers and its body): an
 # answer that trickles in must end, not only one that stops.
@@ -33,7 +33,7 @@ DEFAULT_RELEASE_ENTRIES = 200_000
 DEFAULT_MAX_ENTRY_BYTES = 512 << 20
 
 
-@dataclass(frozen=True)
+@valueclass(frozen=True)
 class TimeLimit:
     """How long one run of a kind of program may take before its process group is stopped
     (``tether.process``): ``default`` seconds unless ``variable`` says otherwise."""

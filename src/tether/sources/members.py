@@ -5,10 +5,9 @@ set of messages, so a release is refused for the same reason in the same words e
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 from tether.errors import TetherError
 from tether.pathrules import relpath_problem
+from tether.valueclass import valueclass
 
 FILE = "file"
 FOLDER = "dir"
@@ -17,7 +16,7 @@ HARDLINK = "hardlink"
 _ALLOWED = (FILE, FOLDER, SYMLINK, HARDLINK)
 
 
-@dataclass(frozen=True)
+@valueclass(frozen=True)
 class Member:
     """One entry of a release as its container lists it."""
 

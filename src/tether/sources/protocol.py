@@ -3,12 +3,13 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Protocol
 
+from tether.valueclass import valueclass
 
-@dataclass(frozen=True)
+
+@valueclass(frozen=True)
 class ReleaseTree:
     """A release fetched from a source: its version and the folder holding its files."""
 

@@ -40,7 +40,6 @@ import json
 import os
 import re
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import BinaryIO
@@ -49,6 +48,7 @@ from tether.errors import TetherError
 from tether.fsio import cannot_read, fsync_dir, read_bytes
 from tether.parselimits import json_loads
 from tether.state import crashpoint
+from tether.valueclass import field, valueclass
 
 _FOLDER_HERE = "a folder stands where tether keeps its journal"
 
@@ -110,7 +110,7 @@ _CHUNK = 1 << 16
 Record = dict[str, object]
 
 
-@dataclass(frozen=True)
+@valueclass(frozen=True)
 class Backup:
     """Where the adopter's bytes of one path were saved, and their hash."""
 
@@ -118,7 +118,7 @@ class Backup:
     sha256: str
 
 
-@dataclass(frozen=True)
+@valueclass(frozen=True)
 class RunRecord:
     """What an unfinished run set out to do and how far it got."""
 
