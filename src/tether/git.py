@@ -23,10 +23,8 @@ from __future__ import annotations
 import contextlib
 import io
 import os
-import shutil
 import stat
 import subprocess
-import tempfile
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from contextvars import ContextVar
@@ -370,7 +368,7 @@ def write_blobs(repo: Path, blobs: Sequence[bytes]) -> list[str]:
     ``--no-filters``: the bytes are stored as given, as ``--stdin`` stores them."""
     if len(blobs) < 2:
         return [write_blob(repo, data) for data in blobs]
-    with tempfile.TemporaryDirectory(prefix="tether-blobs-") as folder:
+    with _scratch_folder("tether-blobs-") as folder:
         if "\n" in folder:  # a scratch folder whose name holds a line break: one at a time
             return [write_blob(repo, data) for data in blobs]
         names = []
@@ -386,6 +384,36 @@ def write_blobs(repo: Path, blobs: Sequence[bytes]) -> list[str]:
     if len(ids) != len(blobs):
         raise TetherError(f"git hash-object failed in {repo}")
     return ids
+
+
+@contextmanager
+def _scratch_folder(prefix: str) -> Iterator[str]:
+    """A private folder (mode 0700) for the scratch files of one git call, removed with
+    them after it. Made where ``tempfile`` would make it when ``TMPDIR`` (``TEMP``, ``TMP``)
+    or ``/tmp`` takes it, without loading ``tempfile`` (with ``shutil`` and ``random``) on an
+    update's path (docs/performance.md, "Small projects"); anywhere else through it."""
+    for base in (os.environ.get("TMPDIR"), os.environ.get("TEMP"), os.environ.get("TMP")):
+        if base:
+            break
+    else:
+        base = "/tmp"
+    folder = os.path.join(os.path.abspath(base), prefix + os.urandom(6).hex())
+    try:
+        os.mkdir(folder, 0o700)
+    except OSError:
+        import tempfile
+
+        with tempfile.TemporaryDirectory(prefix=prefix) as made:
+            yield made
+        return
+    try:
+        yield folder
+    finally:
+        for name in os.listdir(folder):
+            with contextlib.suppress(OSError):
+                os.unlink(os.path.join(folder, name))
+        with contextlib.suppress(OSError):
+            os.rmdir(folder)
 
 
 Stages = Sequence[tuple[int, bytes | None, int]]  # (stage, bytes or None when absent, mode)
@@ -1011,6 +1039,8 @@ def _run_bounded(args: Sequence[str], cwd: Path | None, bound: TransferBound) ->
 def _bounded(args: Sequence[str], cwd: Path | None, bound: TransferBound) -> tuple[int, bytes, str]:
     """``git ARGS`` within ``bound``: its exit code, stdout and stderr. TransferBoundExceeded
     when the bound stopped it, TetherError when git could not be started."""
+    import tempfile
+
     argv = ["git", *_TRANSFER_CONFIG, *args]
     with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
         ran = process.run(
@@ -1270,6 +1300,8 @@ def remove_partial_fetch(git_dir: Path) -> None:
     ``*.temp`` files git's plain HTTP transport writes there) and its quarantine folders
     (``objects/incoming-*``). Only for a repository no other git process works in (a
     campaign mirror under its lock)."""
+    import shutil
+
     objects = git_dir / "objects"
     if not objects.is_dir() or objects.is_symlink():
         return

@@ -38,7 +38,6 @@ import select
 import shlex
 import signal
 import subprocess
-import tempfile
 import threading
 import time
 import weakref
@@ -296,6 +295,8 @@ def _start(
     pending: bytes | None = None
     with contextlib.ExitStack() as stack:
         if input is not None and not capture:
+            import tempfile  # only here: the programs git and an update start take no spool
+
             spool = stack.enter_context(tempfile.TemporaryFile())
             spool.write(input)
             spool.seek(0)

@@ -8,6 +8,8 @@ from __future__ import annotations
 import os
 import shutil
 import stat
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -103,3 +105,58 @@ def test_one_listing_answers_what_checked_out_and_branch_commit_answer(tmp_path:
     both_ways()  # present, at the same commit
     git(repo, "checkout", "-q", "--detach")
     both_ways()  # detached
+
+
+def test_the_blobs_scratch_files_go_to_tmpdir_and_are_removed(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The sides git stores for the conflicts pass through a private scratch folder in
+    TMPDIR, as tempfile would place it; nothing of it is left after the update."""
+    repo, project = _project(tmp_path)
+    scratch = tmp_path / "scratch"
+    scratch.mkdir()
+    monkeypatch.setenv("TMPDIR", str(scratch))
+    result = run_tether("update", "--yes", "--conflict", "markers", "-C", str(project))
+    assert result.returncode == 4, result.stderr
+    assert _unmerged(repo) == [f"kit/{rel}" for rel in CONFLICTED]
+    assert list(scratch.iterdir()) == []
+
+
+def test_the_blobs_are_stored_when_tmpdir_cannot_take_the_scratch_folder(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A TMPDIR that does not exist: the scratch folder goes where tempfile puts it."""
+    from tether import git as tgit
+
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    git(repo, "init", "-q", "-b", "main")
+    monkeypatch.setenv("TMPDIR", str(tmp_path / "missing"))
+    blobs = [b"one\n", b"two\n", b""]
+    ids = tgit.write_blobs(repo, blobs)
+    assert [git(repo, "cat-file", "blob", oid) for oid in ids] == ["one\n", "two\n", ""]
+    assert not (tmp_path / "missing").exists()
+
+
+SCRIPT = """
+import contextlib, io, sys
+from tether.cli.main import main
+with contextlib.redirect_stdout(io.StringIO()):
+    code = main(sys.argv[1:])
+print(code)
+print(" ".join(sorted(sys.modules)))
+"""
+
+
+def test_an_update_staging_conflicts_loads_neither_tempfile_nor_shutil(tmp_path: Path) -> None:
+    """Storing the conflicts' sides needs no ``tempfile`` (nor its ``shutil`` and
+    ``random``): an update's start-up does not pay for them (docs/performance.md)."""
+    repo, project = _project(tmp_path)
+    argv = ["update", "--yes", "--json", "--conflict", "markers", "-C", str(project)]
+    result = subprocess.run(
+        [sys.executable, "-c", SCRIPT, *argv], capture_output=True, text=True, timeout=120
+    )
+    code, modules = result.stdout.splitlines()[-2:]
+    assert code == "4", result.stderr
+    assert _unmerged(repo) == [f"kit/{rel}" for rel in CONFLICTED]  # the sides were stored
+    assert not {"tempfile", "shutil", "random"} & set(modules.split())

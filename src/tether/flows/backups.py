@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import contextlib
 import os
-import shutil
 import stat
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -152,8 +151,12 @@ def prune_backups(project: Project, keep: int = KEEP_BACKUP_RUNS, current: str =
         raise TetherError(
             f"{project.profile.backup_root}: cannot list the backups ({error.strerror})"
         ) from None
-    for old in runs[: max(0, len(runs) - keep)]:
-        shutil.rmtree(old, ignore_errors=True)  # removes links inside, never follows them
+    stale = runs[: max(0, len(runs) - keep)]
+    if stale:
+        import shutil  # only with runs to remove: most updates have none (docs/performance.md)
+
+        for old in stale:
+            shutil.rmtree(old, ignore_errors=True)  # removes links inside, never follows them
 
 
 def remove_empty_merge_folder(project: Project) -> None:
@@ -174,13 +177,15 @@ def prune_cached_releases(project: Project, latest: Release, installed: str) -> 
     fetched again when needed; the installed release's bytes are in the pristine cache
     anyway). Only trees tether fetched into its own release cache: a folder source is never
     touched, nor another source's trees, nor a link (never followed)."""
-    from tether.sources.release_cache import NOTE
-
     cache = project.releases_cache
     base = latest.root.parent
     try:
         if base.parent.resolve() != cache.resolve() or base.is_symlink():
             return
+        import shutil
+
+        from tether.sources.release_cache import NOTE
+
         keep = {latest.version, installed}
         with os.scandir(base) as entries:
             for entry in entries:

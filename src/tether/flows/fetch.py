@@ -14,7 +14,6 @@ from tether.flows.project import (
     read_release,
     read_tree_release,
 )
-from tether.flows.template_project import template_release
 from tether.sources import open_source
 from tether.valueclass import replace
 
@@ -24,7 +23,9 @@ def fetch_release(
 ) -> Release:
     """Release ``version`` from ``source_spec``; ``exclude``: the adopter's patterns for a
     release without a manifest (see ``read_release``)."""
-    if project.template is not None:
+    if project.template is not None:  # copier's or cruft's: their module only for them
+        from tether.flows.template_project import template_release
+
         return template_release(project, version)
     if project.profile.source_is_tree:
         release = read_tree_release(Path(source_spec), source_spec, project.profile)

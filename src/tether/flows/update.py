@@ -434,12 +434,15 @@ def _lifecycle_into_plan(
 def _settle_local_edits(
     project: Project, baseline: Baseline, latest: Release, plan: UpdatePlan, options: UpdateOptions
 ) -> None:
-    """A refresh's decisions taken up front (--auto, recorded drops), before any question."""
-    from tether.flows.refresh import settle_host_deletions, settle_local_edits
-
+    """A refresh's decisions taken up front (--auto, recorded drops), before any question.
+    Most updates take neither: the refresh's module is then not loaded."""
     if options.local_edits:
+        from tether.flows.refresh import settle_local_edits
+
         settle_local_edits(project, latest, plan, options.local_edits)
     if project.profile.source_record:
+        from tether.flows.refresh import settle_host_deletions
+
         settle_host_deletions(project, baseline, latest, plan, options.host_deleted)
 
 
@@ -809,10 +812,10 @@ def _execute(prepared: PreparedUpdate, branch: BranchPlan | None = None) -> Upda
 
 
 def _ecosystem_log(prepared: PreparedUpdate, run_id: str) -> RefreshLog | None:
-    from tether.flows.refresh import RefreshLog
-
     if prepared.project.profile.ecosystem_log is None:
         return None
+    from tether.flows.refresh import RefreshLog
+
     return RefreshLog(
         prepared.project, prepared.latest.manifest, run_id, prepared.baseline.manifest()
     )
