@@ -6,6 +6,7 @@ import subprocess
 
 import pytest
 
+from builders import git
 from tether.engine.patches import line_diff, unified_patch
 
 GIT_DIFF = [
@@ -101,5 +102,5 @@ def test_unified_patch_applies_with_git(tmp_path):
     theirs = b"keep\ntheirs\nkeep\nmore\n"
     (tmp_path / "f.txt").write_bytes(ours)
     (tmp_path / "p.patch").write_bytes(unified_patch("f.txt", ours, theirs))
-    subprocess.run(["git", "apply", "p.patch"], cwd=tmp_path, check=True, capture_output=True)
+    git(tmp_path, "apply", "p.patch")
     assert (tmp_path / "f.txt").read_bytes() == theirs
