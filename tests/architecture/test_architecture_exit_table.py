@@ -5,6 +5,7 @@ the table against what the code returns."""
 
 from __future__ import annotations
 
+import argparse
 import json
 import re
 from pathlib import Path
@@ -43,6 +44,27 @@ def test_every_command_has_a_row() -> None:
     """A new command (or subcommand) needs a row: the commands are those that take --json,
     which is every one (tests/architecture/test_json_schemas.py holds that list to the parser)."""
     assert set(COMMAND_EXITS) == set(SCHEMA_OF)
+
+
+def _runnable(parser: argparse.ArgumentParser, words: tuple[str, ...] = ()) -> list[str]:
+    """Every command a command line can run: a parser with no sub-commands, or whose
+    sub-command may be left out (``snapshot`` and ``snapshot check``)."""
+    choices: dict[str, argparse.ArgumentParser] = {}
+    required = False
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            choices, required = dict(action.choices), action.required
+    found = [" ".join(words)] if words and not required else []
+    for word, sub in choices.items():
+        found += _runnable(sub, (*words, word))
+    return found
+
+
+def test_every_command_the_parser_runs_has_a_row() -> None:
+    """Also one that takes no --json: a command without a row would be held to no table."""
+    from tether.cli.main import build_full_parser
+
+    assert sorted(set(_runnable(build_full_parser())) - set(COMMAND_EXITS)) == []
 
 
 def test_rows_name_only_the_codes_beyond_every_commands() -> None:
