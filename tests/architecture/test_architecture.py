@@ -612,6 +612,13 @@ def _deferred_for_nothing(tree: ast.Module, files: Collection[str]) -> list[str]
                 targets = _import_targets(node, files)
                 if None not in targets and targets <= at_top:
                     found.append(f"{node.lineno}: from {node.module} import …")
+            elif isinstance(node, ast.Import):
+                found += [
+                    f"{node.lineno}: import {alias.name}"
+                    for alias in node.names
+                    if alias.name.split(".")[0] == "tether"
+                    and _module_file(alias.name, files) in at_top - {None}
+                ]
     return found
 
 
@@ -634,6 +641,8 @@ def test_the_deferral_check_sees_a_module_already_loaded() -> None:
     top = "from tether.a import x\nfrom tether.p import b\n"
     assert _deferred_for_nothing(ast.parse(top + "def f():\n    from tether.a import y\n"), files)
     assert _deferred_for_nothing(ast.parse(top + "def f():\n    from tether.p.b import z\n"), files)
+    assert _deferred_for_nothing(ast.parse(top + "def f():\n    import tether.p.b\n"), files)
+    assert not _deferred_for_nothing(ast.parse("def f():\n    import tether.p.b\n"), files)
     assert not _deferred_for_nothing(ast.parse("def f():\n    from tether.a import y\n"), files)
     assert not _deferred_for_nothing(
         ast.parse("import os\ndef f():\n    from tether import __version__\n"),
