@@ -98,7 +98,7 @@ def _top_level_names(tree: ast.Module) -> set[str]:
 
 def _module_file(module: str) -> str | None:
     """The file of a module the page names: ``flows/update``, ``model.plan``, ``tether``, or
-    a module's own name where only one module has it (``status_cmd``)."""
+    a module's own name where only one module has it (``interact``)."""
     parts = [part for part in re.split(r"[./]", module) if part]
     if parts[:1] == ["tether"]:
         parts = parts[1:]
@@ -209,7 +209,7 @@ def test_the_resolver_tells_a_stale_citation() -> None:
     assert unresolved("model.plan.UpdatePlan") is None
     assert unresolved("git.one_command()") is None
     assert unresolved("tether.process") is None
-    assert unresolved("status_cmd.status_of") is None
+    assert unresolved("interact.ask_yes_no") is None
     assert unresolved("PathGuard.write") is None
     assert unresolved("UpdateStatus") is None
     assert unresolved("os.fork") is None
