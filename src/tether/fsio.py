@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import contextlib
 import errno
-import hashlib
 import os
 import stat
 import sys
@@ -30,12 +29,20 @@ def _current_umask() -> int:
 NEW_FILE_MODE = 0o666 & ~_current_umask()
 
 
+# hashlib is imported by the two functions that hash: loading OpenSSL costs ~2 ms, and a
+# status whose stat cache vouches for every file, and knows its manifest, hashes nothing.
+
+
 def sha256_bytes(data: bytes) -> str:
+    import hashlib
+
     return hashlib.sha256(data).hexdigest()
 
 
 def sha256_handle(handle: BinaryIO) -> str:
     """sha256 of what ``handle`` holds from where it stands to its end, read in chunks."""
+    import hashlib
+
     digest = hashlib.sha256()
     while chunk := handle.read(CHUNK):
         digest.update(chunk)

@@ -81,6 +81,8 @@ def project_path_problem(path: str) -> str | None:
 
 def collision_key(path: str) -> str:
     """Two paths with the same key would be one file on macOS or Windows."""
+    if path.isascii():
+        return path.lower()  # what NFC and casefold make of ASCII, several times as fast
     return unicodedata.normalize("NFC", path).casefold()
 
 

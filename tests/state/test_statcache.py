@@ -3,6 +3,7 @@
 import hashlib
 import json
 import os
+import shutil
 import time
 
 from builders import call, make_release, run_tether, write_files
@@ -161,3 +162,49 @@ def test_an_entry_recorded_again_within_the_racy_window_leaves_the_cache_unsaved
     monkeypatch.setattr(time, "time_ns", lambda: changed + 2 * RACY_MARGIN_NS)
     cache.record("f0.txt", info, str(cache.entries["f0.txt"][4]))
     assert cache.dirty  # past the window: saving now makes it trusted
+
+
+# --- what the cache learnt about the installed manifest -------------------------------------
+
+
+def facts(project):
+    return json.loads((project / ".tether/cache/stat.json").read_text()).get("facts", {})
+
+
+def test_a_clean_status_reads_no_manifest_once_it_knows_it_hands_nothing_over(tmp_path):
+    """The first status learns, from the manifest the state records, that the installed
+    release hands no path over; the next one neither reads nor hashes a manifest for it:
+    with every copy of the manifest and the release's source gone, it still reports."""
+    project = project_with(tmp_path)
+    assert status(project)["clean"] == 5
+    assert list(facts(project).values()) == ["hands-nothing-over"]
+    age_cache(project)
+    for gone in (project / ".tether/cache/objects", tmp_path / "rel"):
+        shutil.rmtree(gone)
+    (project / ".tether/manifest.json").unlink()
+    doc = status(project)
+    assert (doc["clean"], doc["modified"], doc["deleted"]) == (5, [], [])
+
+
+def test_a_release_that_hands_a_path_over_is_read_again_after_an_update(tmp_path):
+    """The fact is kept under the manifest's digest: an update to a release that hands a
+    path over is another manifest, read and honoured by every status after it."""
+    shelf = tmp_path / "rel"
+    files = {"a.txt": "a\n", "b.txt": "b\n"}
+    make_release(shelf, "1.0.0", files)
+    hand_off = {"ownership": [{"paths": ["b.txt"], "when": {"exists": "a.txt"}}]}
+    make_release(shelf, "1.1.0", files, extra=hand_off)
+    project = tmp_path / "proj"
+    assert call("init", "--source", str(shelf), "--to", "1.0.0", "-C", str(project)) == 0
+    (project / "b.txt").write_text("mine\n")
+    assert status(project)["modified"] == ["b.txt"]
+    learnt = facts(project)
+    assert list(learnt.values()) == ["hands-nothing-over"]
+    update = ["update", "--yes", "--no-branch", "--to", "1.1.0", "-C", str(project)]
+    assert call(*update) == 0
+    for _ in range(2):  # the second one with whatever the first one saved
+        doc = status(project)
+        assert doc["adopter_owned"] == ["b.txt"]
+        assert doc["modified"] == []
+    assert facts(project) == learnt  # nothing learnt for 1.1.0's manifest
+    assert run_tether("check", "-C", str(project)).returncode == 0

@@ -51,6 +51,7 @@ class Baseline:
     state: State | None
     _manifest: Manifest | None = None
     _release: Release | None = field(default=None, repr=False)
+    _manifest_recorded: bool = field(default=False, repr=False, compare=False)
     # What a person should know about where this baseline came from (flows/notes.py).
     notes: list[Note] = field(default_factory=list)
     # The source as the state records it (``source`` is where it is): a relative local path
@@ -92,20 +93,36 @@ class Baseline:
 
     def manifest(self) -> Manifest:
         if self._manifest is None:
-            recorded = self._recorded_manifest_bytes()
-            if recorded is not None:
-                origin = f"{self.project.profile.manifest_path} of release {self.version}"
-                try:
-                    data = json_loads(recorded, max_depth=MAX_NESTING)
-                except (json.JSONDecodeError, UnicodeDecodeError):
-                    data = None
-                if data is not None:
-                    profile = self.project.profile
-                    self._manifest = parse_manifest(
-                        data, origin, profile.manifest_format, profile.reserved_paths()
-                    )
-            if self._manifest is None:
-                self._manifest = self.release().manifest
+            self._manifest = self.recorded_manifest() or self.release().manifest
+        return self._manifest
+
+    def recorded_digest(self) -> str | None:
+        """The digest the state records for the manifest ``manifest()`` stands for; None when
+        that is a release's own (the baseline was rebuilt from a version marker) or no state
+        is at hand."""
+        if self.state is None or (self._manifest is not None and not self._manifest_recorded):
+            return None
+        return self.state.manifest_sha256
+
+    def recorded_manifest(self) -> Manifest | None:
+        """The installed manifest parsed from the bytes with ``recorded_digest()`` (the
+        pristine copy or the project's own, checked against it), without fetching the
+        release; None when they are not at hand or are not this baseline's manifest."""
+        if self._manifest_recorded or self.recorded_digest() is None:
+            return self._manifest if self._manifest_recorded else None
+        recorded = self._recorded_manifest_bytes()
+        if recorded is None:
+            return None
+        origin = f"{self.project.profile.manifest_path} of release {self.version}"
+        try:
+            data = json_loads(recorded, max_depth=MAX_NESTING)
+        except (json.JSONDecodeError, UnicodeDecodeError):
+            return None
+        profile = self.project.profile
+        self._manifest = parse_manifest(
+            data, origin, profile.manifest_format, profile.reserved_paths()
+        )
+        self._manifest_recorded = True
         return self._manifest
 
     def _recorded_manifest_bytes(self) -> bytes | None:

@@ -6,6 +6,11 @@ is trusted only when the file's mtime is older than the moment the cache was wri
 a margin: a file changed within the same clock tick as its recording could otherwise keep
 a stale hash (git calls this "racy"). The change time is part of the key because no program
 can set it back the way ``touch -r`` sets the modification time.
+
+Beside the files it keeps facts tether learnt about content it read, keyed by that content's
+digest (and whatever else the answer depends on), so that a later run need not read, hash or
+parse the content again: content with a given digest never changes, so neither does the
+answer (``flows/status.py``: whether the installed manifest hands any path over).
 """
 
 from __future__ import annotations
@@ -40,6 +45,7 @@ class StatCache:
     def __init__(self, path: Path) -> None:
         self.path = path
         self.entries: dict[str, Sequence[object]] = {}
+        self.facts: dict[str, object] = {}
         self.written_ns = 0
         self.dirty = False
         self._load()
@@ -51,8 +57,10 @@ class StatCache:
                 return
             self.written_ns = int(data["written_ns"])
             self.entries = data["files"]
+            facts = data.get("facts", {})
+            self.facts = facts if isinstance(facts, dict) else {}
         except (OSError, ValueError, KeyError, TypeError, AttributeError):
-            self.entries, self.written_ns = {}, 0  # a broken cache is an empty cache
+            self.entries, self.facts, self.written_ns = {}, {}, 0  # a broken cache is empty
 
     def lookup(self, rel: str, info: os.stat_result) -> str | None:
         entry = self.entries.get(rel)
@@ -100,6 +108,15 @@ class StatCache:
         else:
             self.forget(rel)
 
+    def fact(self, key: str) -> object:
+        """What was learnt under ``key`` (None: nothing)."""
+        return self.facts.get(key)
+
+    def learn(self, key: str, value: str) -> None:
+        if self.facts.get(key) != value:
+            self.facts[key] = value
+            self.dirty = True
+
     def forget(self, rel: str) -> None:
         if self.entries.pop(rel, None) is not None:
             self.dirty = True
@@ -111,6 +128,8 @@ class StatCache:
             return
         now = time.time_ns()
         doc = {"schema_version": SCHEMA, "written_ns": now, "files": self.entries}
+        if self.facts:
+            doc["facts"] = self.facts
         try:
             atomic_write(self.path, json.dumps(doc, separators=(",", ":")).encode(), durable=False)
         except OSError:

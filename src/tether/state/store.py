@@ -7,7 +7,7 @@ from pathlib import Path
 
 from tether.errors import TetherError
 from tether.fsio import atomic_write, cannot_read, read_bytes
-from tether.model.manifest import FileClass
+from tether.model.manifest import CLASSES_BY_NAME, FileClass
 from tether.parselimits import json_loads
 from tether.pathrules import NOTHING_RESERVED, ReservedPaths, project_path_problem
 from tether.valueclass import field, valueclass
@@ -117,7 +117,7 @@ def state_to_json(state: State) -> dict[str, Any]:
 def _file_record(origin: str, path: str, raw: Any) -> FileRecord:
     try:
         return FileRecord(
-            FileClass(raw["class"]), str(raw["sha256"]), int(str(raw.get("mode", "0o644")), 0)
+            CLASSES_BY_NAME[raw["class"]], str(raw["sha256"]), int(str(raw.get("mode", "0o644")), 0)
         )
     except (KeyError, TypeError, ValueError):
         raise TetherError(f"{origin}: files[{path!r}] is malformed; restore it from git") from None
