@@ -1,5 +1,6 @@
-"""A release's manifest file, read through the one safe reader (``fsio.read_regular``: no
-link, FIFO or device is followed) and parsed by ``model/manifest.py``, which reads nothing."""
+"""A release's manifest file, read through the one safe reader (``fsio.read_regular``: a
+FIFO, socket or device is refused unread, behind a link too) and parsed by
+``model/manifest.py``, which reads nothing."""
 
 from __future__ import annotations
 
