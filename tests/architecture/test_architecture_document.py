@@ -18,6 +18,7 @@ from tests.architecture.test_architecture import (
     PROCESS_STARTING_ASYNCIO,
     PROCESS_STARTING_MODULES,
     PROCESS_STARTING_OS_CALLS,
+    SIDE_EFFECT_MODULES,
     SOURCE,
 )
 from tether.profiles import PROFILES, TEMPLATE_PROFILES
@@ -291,3 +292,8 @@ def test_the_process_rule_the_page_states_is_the_checkers() -> None:
     assert {p for p in patterns if not fnmatch.filter(starting, p)} == set()
     cited = re.findall(r"`([a-z_/]+(?:\.py)?)`", allowed)
     assert {_module_file(name.removesuffix(".py")) for name in cited} == set(PROCESS_MODULES)
+
+
+def test_the_modules_the_pure_layers_never_import_are_the_checkers() -> None:
+    rule = _text().split("Below the edge nothing does I/O", 1)[1].split(";", 1)[0]
+    assert set(re.findall(r"`(\w+)`", rule)) == SIDE_EFFECT_MODULES
