@@ -194,6 +194,9 @@ UPDATE_NEVER = {
 }
 
 
+UPDATE_NEVER_STDLIB = {"dataclasses", "inspect", "tempfile", "shutil", "random"}
+
+
 def test_update_imports_neither_abandon_nor_the_structured_renderer(tmp_path: Path) -> None:
     files = {f"docs/page{i}.md": f"page {i}\n" for i in range(5)}
     make_release(tmp_path / "shelf", "1.0.0", files)
@@ -213,3 +216,6 @@ def test_update_imports_neither_abandon_nor_the_structured_renderer(tmp_path: Pa
     ours = {name.removeprefix("tether.") for name in modules.split() if name.startswith("tether.")}
     assert "flows.update" in ours
     assert not ours & UPDATE_NEVER, sorted(ours & UPDATE_NEVER)
+    # Its values are value classes (no dataclasses, so no inspect); git's programs and the
+    # backups need no temp files and no tree copies.
+    assert not set(modules.split()) & UPDATE_NEVER_STDLIB
