@@ -261,3 +261,21 @@ def test_points_enumerate_every_record(journal: Journal) -> None:
         "file-written:2",
         "run-complete:1",
     ]
+
+
+def test_run_ids_and_record_times_are_utc_as_before(journal: Journal) -> None:
+    """The run id and each record's ``at`` keep the shapes they had when ``datetime`` wrote
+    them: the run id's UTC time to the microsecond, ``at`` as ISO 8601 with a ``Z``."""
+    import datetime as dt
+
+    before = dt.datetime.now(dt.UTC).replace(microsecond=0)
+    run_id = new_run_id()
+    journal.append(run_id, STEP_RUN_STARTED, from_version="1.0.0", to_version="1.1.0")
+    after = dt.datetime.now(dt.UTC)
+    started = dt.datetime.strptime(run_id[:22], "%Y%m%dT%H%M%S%fZ").replace(tzinfo=dt.UTC)
+    at = next(iter(journal.records()))["at"]
+    assert isinstance(at, str) and len(at) == len("2024-05-01T12:00:00.123456Z")
+    assert at.endswith("Z")
+    recorded = dt.datetime.fromisoformat(at.replace("Z", "+00:00"))
+    assert before <= started <= after
+    assert before <= recorded <= after
