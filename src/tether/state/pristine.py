@@ -163,8 +163,8 @@ class PackWriter:
     def __exit__(
         self,
         kind: type[BaseException] | None,
-        value: BaseException | None,
-        traceback: TracebackType | None,
+        error: BaseException | None,
+        trace: TracebackType | None,
     ) -> None:
         if kind is None:
             self.close()
