@@ -168,12 +168,12 @@ class DemoReport:
             "init": self.installed.to_json(),
             "customised": [{"path": p, "what": what} for p, what in CUSTOMISATIONS],
             "status_before": self.before.to_json(),
-            "update": self.update.to_json(),
+            "update": None,  # each update's document is report/demo.demo_document's
             "status_after": self.after.to_json(),
             "hunk_level": {
                 "command": HUNK_LEVEL_COMMAND,
                 "project_dir": str(self.by_hunk),
-                "update": self.by_hunk_update.to_json(),
+                "update": None,
                 "file": SETTINGS,
                 "text": self.by_hunk_text,
             },

@@ -14,6 +14,8 @@ import pytest
 
 from builders import call, git, run_forked, run_tether, schema_validator, tree_digest, write_files
 from tests.lifecycle.test_lifecycle_migrations import update
+from tether.flows.update import PreparedUpdate, UpdateRequest, prepare_update
+from tether.model.plan import FileAction, RowCode, RowWhy
 from tether.state import crashpoint
 
 CONFIG = """\
@@ -212,7 +214,38 @@ def test_unsettled_page_merges_as_usual(tmp_path):
     assert (project / "docs/brand-rules.md").read_text() == "rules\nmore rules\n"
 
 
+def planned_row(project: Path, path: str) -> FileAction:
+    prepared = prepare_update(UpdateRequest(project))
+    assert isinstance(prepared, PreparedUpdate), prepared
+    [row] = [a for a in prepared.plan.actions if a.path == path]
+    return row
+
+
+def test_a_handed_over_row_carries_its_condition_as_a_fact(tmp_path):
+    project = project_at_v1(tmp_path, {"docs/brand.md": SETTLED})
+    row = planned_row(project, "docs/brand.md")
+    assert row.why is not None and row.why.code is RowCode.HANDED_OVER and not row.reason
+    assert row.why.detail == "docs/brand.md frontmatter has settled: true"
+    human = run_tether("update", "--dry-run", "-C", str(project)).stdout
+    assert f"  docs/brand.md (adopter-owned: {row.why.detail})\n" in human
+
+
 # --- template-installed file -------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("installed", "why"),
+    [
+        ("runs-on: old\n", RowWhy(RowCode.TEMPLATE_REFRESHED, path="templates/audit.yml.tmpl")),
+        ("runs-on: self-hosted\n", RowWhy(RowCode.TEMPLATE_DIVERGED)),
+        ("runs-on: new\n", RowWhy(RowCode.TEMPLATE_IN_SYNC)),
+        (None, RowWhy(RowCode.TEMPLATE_NOT_INSTALLED)),
+    ],
+)
+def test_a_template_installed_row_is_a_fact(tmp_path, installed, why):
+    project = project_at_v1(tmp_path, {"ci/audit.yml": installed} if installed else {})
+    row = planned_row(project, "ci/audit.yml")
+    assert (row.why, row.reason) == (why, "")
 
 
 @pytest.mark.parametrize(
@@ -251,7 +284,10 @@ def test_template_with_the_old_template_unavailable_is_a_conflict(tmp_path):
     code, doc = update(project)
     assert code == 4
     [conflict] = doc["buckets"]["conflict"]
-    assert conflict["path"] == "ci/audit.yml" and "unavailable" in conflict["reason"]
+    assert conflict["path"] == "ci/audit.yml"
+    assert conflict["reason"] == (
+        "template-installed; the installed release's template is unavailable"
+    )
     assert (project / "ci/audit.yml").read_text() == "runs-on: old\n"
 
 

@@ -256,7 +256,7 @@ def choose_source_deletions(prepared: PreparedUpdate, ask: Callable[[str], str] 
     for index, action in enumerate(actions):
         if action.bucket is not Bucket.DELETE or action.decision:
             continue
-        edited = " (edited here)" if action.reason else ""
+        edited = " (edited here)" if action.why is not None and action.why.edited_here else ""
         question = (
             f"{action.path}: the recipe no longer ships it{edited}. [c]lean it up (removed, "
             "backed up first), or [k]eep it? "

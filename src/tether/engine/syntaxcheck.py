@@ -18,11 +18,6 @@ class MergeCheck:
     problem: str  # one line
     checked: bool = True  # False: a limit stopped the check; the merge may well be fine
 
-    def reason(self) -> str:
-        if self.checked:
-            return f"the clean line merge is not valid: {self.problem}"
-        return f"the clean line merge could not be checked: {self.problem}"
-
 
 @dataclass(frozen=True)
 class _Verdict:

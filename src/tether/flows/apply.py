@@ -34,7 +34,7 @@ from tether.fsio import (
     sha256_bytes,
     sha256_file,
 )
-from tether.model.plan import HUNK_CHOICES, Bucket, FileAction, Op, UpdatePlan
+from tether.model.plan import HUNK_CHOICES, Bucket, FileAction, Op, RowWhy, UpdatePlan
 from tether.state import crashpoint
 from tether.state.journal import (
     STEP_FILE_BACKED_UP,
@@ -58,7 +58,8 @@ class DoneWrite:
     sha256: str
     bucket: str = ""
     decision: str = ""  # how the run settled a conflict (ours, take-theirs, markers…)
-    reason: str = ""  # why the action is what it is, as the report gives it
+    reason: str = ""  # why the action is what it is: its words, or its fact in ``why``
+    why: RowWhy | None = None
 
 
 @valueclass()
@@ -88,6 +89,7 @@ def resume_info(journal: Journal, run_id: str) -> ResumeInfo:
                     str(record.get("bucket", "")),
                     str(record.get("decision", "")),
                     str(record.get("reason", "")),
+                    RowWhy.from_json(record.get("why")),
                 )
             )
         elif record["step"] == STEP_FILE_BACKED_UP:
@@ -422,6 +424,8 @@ def _file_record(action: FileAction, target: str, data: bytes) -> dict[str, obje
         fields["decision"] = action.decision
     if action.reason:
         fields["reason"] = action.reason
+    if action.why is not None:
+        fields["why"] = action.why.to_json()
     return fields
 
 

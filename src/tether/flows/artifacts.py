@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from tether.flows.project import Project
 from tether.model.manifest import FileClass
-from tether.model.plan import Bucket, FileAction, Op
+from tether.model.plan import Bucket, FileAction, Op, RowWhy
 
 
 def artifact_path(project: Project, rel: str, suffix: str) -> str:
@@ -15,7 +15,7 @@ def artifact_path(project: Project, rel: str, suffix: str) -> str:
 
 
 def patch_conflict(
-    project: Project, rel: str, cls: FileClass, patch: bytes, mode: int, reason: str = ""
+    project: Project, rel: str, cls: FileClass, patch: bytes, mode: int, why: RowWhy | None = None
 ) -> FileAction:
     """The adopter's file stays as it is; a patch towards the release waits beside it."""
     artifact = artifact_path(project, rel, ".patch")
@@ -28,6 +28,6 @@ def patch_conflict(
         mode,
         artifact,
         patch,
-        reason=reason,
         decision="patch",
+        why=why,
     )

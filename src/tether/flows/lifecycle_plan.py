@@ -125,7 +125,8 @@ class LifecyclePlan:
     # region regeneration), "" when they run.
     programs_off: str = ""
     snapshot: dict[str, bool] = field(default_factory=dict)  # condition key -> held before
-    owned: dict[str, str] = field(default_factory=dict)  # path -> why it is left alone
+    # path -> the condition (described) of the hand-off that leaves it alone
+    owned: dict[str, str] = field(default_factory=dict)
     notices: list[Notice] = field(default_factory=list)
     after_refresh: dict[str, str] = field(default_factory=dict)  # template target -> text
     # Filled as the run goes (or from the journal of an interrupted run).

@@ -27,7 +27,6 @@ from tether.engine.lifecycle_rules import (
     summary_capture,
 )
 from tether.flows.lifecycle_plan import (
-    ADOPTER_OWNED_REASON,
     DRY_RUN_RUNS_NOTHING,
     LifecyclePlan,
     MigrationResult,
@@ -44,7 +43,7 @@ from tether.model.lifecycle_declarations import (
     Migration,
     PostUpdateWrite,
 )
-from tether.model.plan import Bucket, FileAction, Op, UpdatePlan
+from tether.model.plan import Bucket, FileAction, Op, RowCode, RowWhy, UpdatePlan
 from tether.sources import limits
 from tether.sources.limits import MIGRATION_TIME
 from tether.state.journal import (
@@ -146,15 +145,16 @@ def _matched(
 
 
 def handed_over_now(project: Project, lifecycle: Lifecycle) -> dict[str, str]:
-    """Path -> reason, for every hand-off whose condition holds on the tree as it is now:
-    what ``status`` and ``check`` leave to the adopter, as the next update will."""
+    """Path -> its hand-off's condition (described), for every hand-off whose condition
+    holds on the tree as it is now: what ``status`` and ``check`` leave to the adopter, as
+    the next update will."""
     rules = {f"ownership[{i}]": rule.when for i, rule in enumerate(lifecycle.ownership)}
     held, _ = _matched(project, rules)
     owned: dict[str, str] = {}
     for index, rule in enumerate(lifecycle.ownership):
         if held[f"ownership[{index}]"]:
             for path in rule.paths:
-                owned.setdefault(path, f"{ADOPTER_OWNED_REASON}: {rule.when.describe()}")
+                owned.setdefault(path, rule.when.describe())
     return owned
 
 
@@ -236,9 +236,8 @@ def plan_lifecycle(
     plan.snapshot = snapshot
     for index, rule in enumerate(lifecycle.ownership):
         if plan.snapshot.get(f"ownership[{index}]"):
-            why = f"{ADOPTER_OWNED_REASON}: {rule.when.describe()}"
             for path in rule.paths:
-                plan.owned.setdefault(path, why)
+                plan.owned.setdefault(path, rule.when.describe())
     plan.notices = [n for n in lifecycle.notices if plan.snapshot.get(f"notice:{n.id}")]
     plan.post_planned = [
         {"file": write.file, "status": _post_status(project, write)[0]}
@@ -248,11 +247,13 @@ def plan_lifecycle(
 
 
 def hand_over(plan: UpdatePlan, owned: Mapping[str, str]) -> None:
-    """Paths handed to the adopter are left entirely alone: no write, backup or artifact."""
+    """Paths handed to the adopter are left entirely alone: no write, backup or artifact.
+    ``owned``: path -> its hand-off's condition, described."""
     for index, action in enumerate(plan.actions):
-        why = owned.get(action.path)
-        if why is not None:
-            plan.actions[index] = FileAction(action.path, action.cls, Bucket.SKIP, reason=why)
+        condition = owned.get(action.path)
+        if condition is not None:
+            why = RowWhy(RowCode.HANDED_OVER, detail=condition)
+            plan.actions[index] = FileAction(action.path, action.cls, Bucket.SKIP, why=why)
             plan.structured.pop(action.path, None)
 
 
@@ -286,9 +287,8 @@ def plan_templates(
         if template.target in written_before and installed == new:
             verdict = "clean"
         if verdict == "missing" and template.install == "always":
-            action = FileAction(
-                template.target, None, Bucket.ADD, Op.WRITE, new, 0o644, reason="template installed"
-            )
+            why = RowWhy(RowCode.TEMPLATE_INSTALLED)
+            action = FileAction(template.target, None, Bucket.ADD, Op.WRITE, new, 0o644, why=why)
         elif verdict == "clean":
             action = FileAction(
                 template.target,
@@ -297,15 +297,13 @@ def plan_templates(
                 Op.WRITE,
                 new,
                 0o644,
-                reason=f"refreshed from {template.template}",
+                why=RowWhy(RowCode.TEMPLATE_REFRESHED, path=template.template),
             )
             if template.after_refresh:
                 lifecycle.after_refresh[template.target] = template.after_refresh
         elif verdict == "conflict":
-            why = (
-                "matches neither template"
-                if old is not None
-                else "the installed release's template is unavailable"
+            diverged = (
+                RowCode.TEMPLATE_DIVERGED if old is not None else RowCode.TEMPLATE_UNAVAILABLE
             )
             patch = unified_patch(template.target, installed or b"", new)
             action = FileAction(
@@ -315,16 +313,14 @@ def plan_templates(
                 Op.PATCH,
                 artifact=artifact_path(project, template.target, ".patch"),
                 artifact_content=patch,
-                reason=f"template-installed; {why}",
                 decision="patch",
+                why=RowWhy(diverged),
             )
         else:
-            reason = (
-                "template-installed; not installed here"
-                if verdict == "missing"
-                else "template-installed; in sync"
+            left = (
+                RowCode.TEMPLATE_NOT_INSTALLED if verdict == "missing" else RowCode.TEMPLATE_IN_SYNC
             )
-            action = FileAction(template.target, None, Bucket.SKIP, reason=reason)
+            action = FileAction(template.target, None, Bucket.SKIP, why=RowWhy(left))
         plan.actions.append(action)
 
 

@@ -28,7 +28,7 @@ from tether.flows.project import Project, Release
 from tether.flows.regions_plan import RegionPlan
 from tether.flows.renames import carry_rename, find_renames
 from tether.flows.safety import PathGuard
-from tether.flows.structured_step import NO_BASELINE, structured_action, whole_file_conflict
+from tether.flows.structured_step import structured_action, whole_file_conflict
 from tether.flows.syntax_step import check_clean_merge
 from tether.fsio import read_bytes, sha256_bytes
 from tether.model.manifest import FileClass
@@ -42,6 +42,8 @@ from tether.model.plan import (
     FieldMergeRow,
     FileAction,
     Op,
+    RowCode,
+    RowWhy,
     UpdatePlan,
 )
 from tether.state.statcache import StatCache
@@ -50,14 +52,9 @@ from tether.valueclass import replace, valueclass
 
 if TYPE_CHECKING:  # the region engine: only for a path a release declares a region in
     from tether.engine.regions import RegionComparison
+    from tether.engine.syntaxcheck import MergeCheck
 
 LOCAL_EDIT_KEPT = "local-edit-kept"
-# A file whose baseline is known by its hash only (gbrain's record read as the baseline of
-# a host gbrain installed itself, the recipe no longer holding the bytes it copied).
-HASH_ONLY = (
-    "only the hash of the copied version is known (gbrain's record): no line merge; "
-    "keep-mine or take-theirs settles it"
-)
 
 
 @valueclass(frozen=True)
@@ -182,14 +179,14 @@ def settle_conflict(
             mode,
             artifact,
             theirs,
-            reason="binary file" if merged is None else "",
             decision="keep-mine" if choice == "keep-mine" else THEIRS_COPY,
+            why=RowWhy(RowCode.BINARY) if merged is None else None,
         )
     if choice == "markers" and markers_would_break_first_line(merged, ours, theirs):
         # Markers at line 1 would hide the front matter (or the #! line) from whatever
         # reads the file: the adopter's file stays whole and the clash goes to a patch.
-        why = "conflict markers at line 1 would break the file's first line (front matter)"
-        return patch_conflict(project, rel, cls, unified_patch(rel, ours, theirs), mode, why)
+        patch = unified_patch(rel, ours, theirs)
+        return patch_conflict(project, rel, cls, patch, mode, RowWhy(RowCode.FRONT_MATTER))
     if choice == "patch":
         return patch_conflict(project, rel, cls, unified_patch(rel, ours, theirs), mode)
     return FileAction(rel, cls, Bucket.CONFLICT, Op.MARKERS, merged, mode, rel, decision="markers")
@@ -215,26 +212,19 @@ def settle_clashes(
     if result.binary:  # no lines: the whole file is the one clashing hunk
         whole = "keep-mine" if choice == "ours" else "take-theirs"
         action = settle_conflict(project, rel, cls, ours, theirs, None, mode, whole)
-        why = note or "binary file"
-        return replace(action, sides=sides, reason=f"{why}: no lines to merge, {whole}")
+        why = RowWhy(RowCode.NO_LINES, side=whole, detail=note)
+        return replace(action, sides=sides, reason="", why=why)
     broken = check_clean_merge(rel, base, ours, theirs, result.merged)
     if broken is not None:
         plain, _ = merge_sides(base, ours, theirs)
         marked = plain.merged if plain.conflicts else whole_file_markers(base, ours, theirs)
         action = settle_conflict(project, rel, cls, ours, theirs, marked, mode, style)
-        why = f"taking {_SIDE_WORDS[choice]} of the clashing lines: {broken.reason()}"
-        return replace(action, sides=sides, reason=why)
+        return replace(action, sides=sides, reason="", why=_broken(broken, choice))
     if result.settled == 0:  # nothing clashed: the plain merge
         return FileAction(
             rel, cls, Bucket.MERGED, Op.WRITE, result.merged, mode, sides=sides, decision=choice
         )
-    hunks = "hunk" if result.settled == 1 else "hunks"
-    reason = (
-        f"{result.settled} clashing {hunks} took {_SIDE_WORDS[choice]}; every other change "
-        "of both sides merged"
-    )
-    if note:
-        reason += f" ({note})"
+    why = RowWhy(RowCode.HUNKS_SETTLED, count=result.settled, side=choice, detail=note)
     return FileAction(
         rel,
         cls,
@@ -242,13 +232,26 @@ def settle_clashes(
         Op.WRITE,
         result.merged,
         mode,
-        reason=reason,
         decision=choice,
         sides=sides,
+        why=why,
     )
 
 
-_SIDE_WORDS = {"ours": "your side", "theirs": "the release's side"}
+def _broken(check: MergeCheck, side: str = "") -> RowWhy:
+    """Why a clean line merge is not written: it does not parse, or a limit stopped the
+    check; ``side``: the side the clashing hunks took."""
+    return RowWhy(
+        RowCode.MERGE_BROKEN, side=side, detail=check.problem, unchecked=not check.checked
+    )
+
+
+def _noted(action: FileAction, sides: tuple[bytes, bytes, bytes], note: str) -> FileAction:
+    """A merge's note (``flows/merging.py``'s words: why it was not merged line by line)
+    is the row's reason when there is one."""
+    if not note:
+        return replace(action, sides=sides)
+    return replace(action, sides=sides, reason=note, why=None)
 
 
 def merge_action(
@@ -269,7 +272,7 @@ def merge_action(
         return settle_clashes(project, rel, cls, sides, mode, options.auto, options.conflict_style)
     if result.binary:
         action = settle_conflict(project, rel, cls, ours, theirs, None, mode, options.auto or "")
-        return replace(action, sides=sides, reason=note or action.reason)
+        return _noted(action, sides, note)
     if result.conflicts == 0:
         broken = check_clean_merge(rel, base, ours, theirs, result.merged)
         if broken is None:
@@ -278,11 +281,11 @@ def merge_action(
         whole = whole_file_markers(base, ours, theirs)
         choice = options.auto if options.auto in WHOLE_FILE_CHOICES else options.conflict_style
         action = settle_conflict(project, rel, cls, ours, theirs, whole, mode, choice)
-        return replace(action, reason=broken.reason(), sides=sides)
+        return replace(action, sides=sides, reason="", why=_broken(broken))
     action = settle_conflict(
         project, rel, cls, ours, theirs, result.merged, mode, options.auto or options.conflict_style
     )
-    return replace(action, sides=sides, reason=note or action.reason)
+    return _noted(action, sides, note)
 
 
 def resettle(project: Project, action: FileAction, choice: str) -> FileAction:
@@ -406,9 +409,8 @@ def _decide_latest_path(
     if row is Row.MERGE:
         ours = adopter.read()
         if record is not None and not baseline.known(rel):
-            return patch_conflict(
-                project, rel, cls, unified_patch(rel, ours, release_bytes()), mode, HASH_ONLY
-            )
+            patch = unified_patch(rel, ours, release_bytes())
+            return patch_conflict(project, rel, cls, patch, mode, RowWhy(RowCode.HASH_ONLY))
         base = (baseline.read(rel) if record is not None else b"") or b""
         if spec is not None:
             merged = structured_action(
@@ -483,7 +485,7 @@ def _mixed_file_action(
         return FileAction(rel, cls, bucket_for_row(row, cls), reason=row.value)
     ours = adopter.read()
     if not sides.base_present:
-        action, summary = whole_file_conflict(project, rel, cls, ours, theirs, mode, NO_BASELINE)
+        action, summary = whole_file_conflict(project, rel, cls, ours, theirs, mode)
         plan.structured[rel] = summary
         return action
     base = baseline.read(rel) or b""
@@ -519,10 +521,8 @@ def _held_by_markers(
         return None
     if not conflict_is_unresolved(project, rel, record):
         return None
-    reason = f"still has the conflict markers of the update to {record.version}; resolve them first"
-    return FileAction(
-        rel, cls, Bucket.CONFLICT, artifact=record.artifact, reason=reason, decision="held"
-    )
+    why = RowWhy(RowCode.HELD, record.version)
+    return FileAction(rel, cls, Bucket.CONFLICT, artifact=record.artifact, decision="held", why=why)
 
 
 def _carry(
@@ -560,8 +560,10 @@ def _plan_dropped_path(
         return FileAction(rel, record.cls, Bucket.FAILED, reason=str(problem))
     bucket = decide_dropped(adopter.present, ours_eq_base, options.delete_removed)
     op = Op.REMOVE if bucket is Bucket.DELETED else Op.NONE
-    reason = "" if bucket is not Bucket.DELETE or ours_eq_base else "modified here"
-    return FileAction(rel, record.cls, bucket, op, reason=reason)
+    kept = bucket is Bucket.DELETE and not ours_eq_base
+    return FileAction(
+        rel, record.cls, bucket, op, why=RowWhy(RowCode.MODIFIED_HERE) if kept else None
+    )
 
 
 def build_plan(
@@ -624,6 +626,14 @@ def _plan_leftover(
     except _Unreadable as problem:
         return FileAction(rel, FileClass.SHARED, Bucket.FAILED, reason=str(problem))
     bucket = decide_dropped(True, unmodified, options.delete_removed)
+    return leftover_action(rel, left, unmodified, bucket)
+
+
+def leftover_action(
+    rel: str, left: Leftover, unmodified: bool, bucket: Bucket = Bucket.DELETE
+) -> FileAction:
+    """The row of a leftover: its fact names the release that dropped it and whether it
+    was edited here (only an unmodified one is removed on request)."""
     op = Op.REMOVE if bucket is Bucket.DELETED else Op.NONE
-    reason = f"removed upstream in {left.version}" + ("" if unmodified else "; modified here")
-    return FileAction(rel, FileClass.SHARED, bucket, op, reason=reason)
+    why = RowWhy(RowCode.LEFTOVER, left.version, modified=not unmodified)
+    return FileAction(rel, FileClass.SHARED, bucket, op, why=why)

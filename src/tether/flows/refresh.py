@@ -90,6 +90,7 @@ def settle_local_edit(
             artifact_content=None,
             decision=choice,
             reason="",
+            why=None,
         )
     if action.bucket is Bucket.CONFLICT:  # known by hash only: nothing to merge on
         if choice != "keep-mine":
@@ -110,7 +111,9 @@ def _clean_up(action: FileAction) -> FileAction:
     """A file the recipe dropped that is still here: removed (the writer backs it up)."""
     if action.bucket is not Bucket.DELETE:
         return action
-    return replace(action, bucket=Bucket.DELETED, op=Op.REMOVE, decision="cleanup", reason="")
+    return replace(
+        action, bucket=Bucket.DELETED, op=Op.REMOVE, decision="cleanup", reason="", why=None
+    )
 
 
 def settle_source_deleted(action: FileAction, choice: str) -> FileAction:

@@ -20,7 +20,7 @@ from tether.flows.artifacts import patch_conflict
 from tether.flows.project import Project
 from tether.flows.regions_plan import RegionPlan
 from tether.model.manifest import FileClass
-from tether.model.plan import SETTLED_DECISIONS, YOURS, Bucket, FileAction, Op
+from tether.model.plan import SETTLED_DECISIONS, YOURS, Bucket, FileAction, Op, RowCode, RowWhy
 
 if TYPE_CHECKING:  # the runner is imported only when regions are regenerated
     from tether.flows.regen import RegenOutcome
@@ -47,11 +47,7 @@ def region_conflict(
 ) -> FileAction:
     """The adopter's file stays; the patch shows only the divergence outside the region."""
     patch = conflict_patch(comparison, rel).encode()
-    return patch_conflict(project, rel, cls, patch, mode, "differs outside its generated region")
-
-
-MERGED_OUTSIDE_REGION = "merged outside its generated region"
-_SIDE_WORDS = {"ours": "your side", "theirs": "the release's side"}
+    return patch_conflict(project, rel, cls, patch, mode, RowWhy(RowCode.OUTSIDE_REGION))
 
 
 def region_merge(
@@ -99,16 +95,10 @@ def region_merge(
             merged,
             mode,
             sides=sides,
-            reason=MERGED_OUTSIDE_REGION,
+            why=RowWhy(RowCode.MERGED_OUTSIDE_REGION),
         )
     assert favor is not None
-    hunks = "hunk" if result.settled == 1 else "hunks"
-    reason = (
-        f"{result.settled} clashing {hunks} outside its generated region took "
-        f"{_SIDE_WORDS[favor]}; every other change of both sides merged"
-    )
-    if note:
-        reason += f" ({note})"
+    why = RowWhy(RowCode.REGION_HUNKS_SETTLED, count=result.settled, side=favor, detail=note)
     return FileAction(
         rel,
         cls,
@@ -116,9 +106,9 @@ def region_merge(
         Op.WRITE,
         merged,
         mode,
-        reason=reason,
         decision=favor,
         sides=sides,
+        why=why,
     )
 
 

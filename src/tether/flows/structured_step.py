@@ -15,7 +15,7 @@ from tether.engine.patches import unified_patch
 from tether.flows.artifacts import artifact_path, patch_conflict
 from tether.flows.project import Project
 from tether.model.manifest import FileClass
-from tether.model.plan import Bucket, FieldMergeRow, FileAction, Op
+from tether.model.plan import Bucket, FieldMergeRow, FileAction, Op, RowCode, RowWhy
 
 NO_BASELINE = "no installed copy to merge key by key against"
 
@@ -52,9 +52,8 @@ def structured_action(
     settle = "latest" if auto in ("theirs", "take-theirs") else None
     result = merge_structured(rel, rules, base, theirs, ours, settle)
     if result.parse_error is not None:
-        action = patch_conflict(
-            project, rel, cls, unified_patch(rel, ours, theirs), mode, result.parse_error
-        )
+        why = RowWhy(RowCode.NOT_PARSED, detail=result.parse_error)
+        action = patch_conflict(project, rel, cls, unified_patch(rel, ours, theirs), mode, why)
         return action, FieldMergeRow(
             rel, "not-merged", artifact=action.artifact, detail=result.parse_error
         )
@@ -68,10 +67,7 @@ def structured_action(
     # A copy the adopter never edited is updated, not merged with edits of theirs: the
     # summary must not send them to review edits they did not make.
     bucket = (Bucket.MERGED if ours != base else Bucket.UPDATE) if changed else Bucket.SKIP
-    reason = ""
-    if conflicts:
-        keys = "key" if conflicts == 1 else "keys"
-        reason = f"{conflicts} managed {keys} changed on both sides: yours kept, see {notes_path}"
+    kept = RowWhy(RowCode.KEYS_KEPT, count=conflicts, path=notes_path) if conflicts else None
     decision = "notes" if conflicts else (auto or "") if settled else ""
     action = FileAction(
         rel,
@@ -82,16 +78,18 @@ def structured_action(
         mode,
         artifact,
         notes,
-        reason=reason,
         decision=decision,
+        why=kept,
     )
     return action, row
 
 
 def whole_file_conflict(
-    project: Project, rel: str, cls: FileClass, ours: bytes, theirs: bytes, mode: int, why: str
+    project: Project, rel: str, cls: FileClass, ours: bytes, theirs: bytes, mode: int
 ) -> tuple[FileAction, FieldMergeRow]:
     """A mixed file that cannot be merged key by key (no baseline): the adopter's copy
     stays, a patch towards the release's waits in the merge folder."""
+    why = RowWhy(RowCode.NO_BASELINE)
     action = patch_conflict(project, rel, cls, unified_patch(rel, ours, theirs), mode, why)
-    return action, FieldMergeRow(rel, "whole-file-conflict", artifact=action.artifact, detail=why)
+    row = FieldMergeRow(rel, "whole-file-conflict", artifact=action.artifact, detail=NO_BASELINE)
+    return action, row

@@ -31,7 +31,7 @@ from tether.flows.baseline import (
 from tether.flows.fetch import fetch_release
 from tether.flows.finalize import finalize
 from tether.flows.lifecycle_plan import LifecyclePlan, programs_off_switch, skipped_by
-from tether.flows.plan import LOCAL_EDIT_KEPT, UpdateOptions, build_plan
+from tether.flows.plan import LOCAL_EDIT_KEPT, UpdateOptions, build_plan, leftover_action
 from tether.flows.preflight import (
     BranchPlan,
     GitOptions,
@@ -59,7 +59,6 @@ from tether.flows.update_report import (
     UpdateReport,
     UpdateStatus,
 )
-from tether.model.manifest import FileClass
 from tether.model.plan import YOURS, Bucket, FieldMergeRow, FileAction, Op, UpdatePlan
 from tether.state.journal import STEP_RUN_STARTED, Journal, RunRecord, new_run_id
 from tether.state.lock import ProjectLock
@@ -268,6 +267,7 @@ def _mark_resumed(plan: UpdatePlan, resume: ResumeInfo, deleted: frozenset[str])
                 op=Op.NONE,
                 decision=first.decision,
                 reason=first.reason,
+                why=first.why,
                 artifact=action.artifact or artifact,
             )
         elif action.path in deleted and action.bucket is Bucket.REMOVED:
@@ -492,16 +492,16 @@ def _leftover_actions(project: Project, baseline: Baseline) -> list[FileAction]:
     from tether.flows.status import current_digest, present_leftovers
 
     stats = project.stat_cache()
-    actions = []
-    for rel, left in present_leftovers(project, baseline).items():
-        unmodified = current_digest(project, rel, stats) == left.sha256
-        reason = f"removed upstream in {left.version}" + ("" if unmodified else "; modified here")
-        actions.append(FileAction(rel, FileClass.SHARED, Bucket.DELETE, reason=reason))
-    return actions
+    return [
+        leftover_action(rel, left, current_digest(project, rel, stats) == left.sha256)
+        for rel, left in present_leftovers(project, baseline).items()
+    ]
 
 
 def _unmodified_leftovers(project: Project, baseline: Baseline) -> bool:
-    return any("modified here" not in a.reason for a in _leftover_actions(project, baseline))
+    return any(
+        a.why is not None and not a.why.modified for a in _leftover_actions(project, baseline)
+    )
 
 
 def _answers_change(project: Project) -> bool:

@@ -12,6 +12,8 @@ from tether.model.plan import SETTLED_DECISIONS, Bucket, FileAction
 from tether.valueclass import field, valueclass
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
+
     from tether.flows.abandon import Abandoned
     from tether.flows.notes import Note
 
@@ -178,7 +180,9 @@ class UpdateReport:
             return Exit.CONFLICTS
         return Exit.OK
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self, row_reason: Callable[[FileAction], str]) -> dict[str, Any]:
+        """The document without the notes report/ words (``report/update.update_document``);
+        ``row_reason`` words a row's reason (``report/reasons.row_reason``)."""
         buckets: dict[str, Any] = {}
         for bucket in BUCKET_ORDER:
             actions = self.bucket(bucket)
@@ -189,12 +193,12 @@ class UpdateReport:
                         "class": a.cls.value if a.cls else None,
                         "artifact": a.artifact,
                         "decision": a.decision,
-                        "reason": a.reason,
+                        "reason": row_reason(a),
                     }
                     for a in actions
                 ]
             elif bucket is Bucket.FAILED:
-                buckets["failed"] = [{"path": a.path, "reason": a.reason} for a in actions]
+                buckets["failed"] = [{"path": a.path, "reason": row_reason(a)} for a in actions]
             else:
                 buckets[bucket.value] = [a.path for a in actions]
         return {

@@ -48,6 +48,95 @@ class Op(StrEnum):
     REMOVE = "remove"  # back up, then remove the path
 
 
+class RowCode(StrEnum):
+    """Why a plan's row is what it is, when a flow decided it beyond the decision table:
+    a fact of the row (``RowWhy``), worded by ``report/reasons.row_reason``."""
+
+    LEFTOVER = "leftover"  # an earlier update left it after ``version`` dropped it
+    MODIFIED_HERE = "modified-here"  # dropped upstream, edited here: kept unless asked
+    HELD = "held"  # still has the conflict markers of the update to ``version``
+    BINARY = "binary"  # no lines to merge: kept, or the release's copy stored beside it
+    HASH_ONLY = "hash-only"  # the baseline is known by its hash only (gbrain's record)
+    FRONT_MATTER = "front-matter"  # markers at line 1 would break the file's first line
+    # The clean line merge does not parse (``detail``: the problem), or could not be
+    # checked (``unchecked``); with ``side``, after taking that side of the clashes.
+    MERGE_BROKEN = "merge-broken"
+    HUNKS_SETTLED = "hunks-settled"  # ``count`` clashing hunks took ``side``
+    NO_LINES = "no-lines"  # a binary (or too large) file settled whole: ``side`` is the choice
+    NOT_PARSED = "not-parsed"  # a side of a field-merged file does not parse (``detail``)
+    NO_BASELINE = "no-baseline"  # a mixed file with no installed copy to merge key by key
+    KEYS_KEPT = "keys-kept"  # ``count`` managed keys changed on both sides; notes at ``path``
+    OUTSIDE_REGION = "outside-region"  # differs outside its generated region: a patch
+    MERGED_OUTSIDE_REGION = "merged-outside-region"
+    REGION_HUNKS_SETTLED = "region-hunks-settled"  # as HUNKS_SETTLED, outside the region
+    # An ownership hand-off's condition holds (``detail``: the condition as the release
+    # declares it, described): the path is the adopter's, left alone.
+    HANDED_OVER = "handed-over"
+    # A template-installed file (docs/lifecycle.md): installed, refreshed from the template
+    # at ``path``, matching neither template, the installed release's template unavailable,
+    # not installed here, in sync.
+    TEMPLATE_INSTALLED = "template-installed"
+    TEMPLATE_REFRESHED = "template-refreshed"
+    TEMPLATE_DIVERGED = "template-diverged"
+    TEMPLATE_UNAVAILABLE = "template-unavailable"
+    TEMPLATE_NOT_INSTALLED = "template-not-installed"
+    TEMPLATE_IN_SYNC = "template-in-sync"
+
+
+@valueclass(frozen=True)
+class RowWhy:
+    """A row's reason as a fact: its code and the data its words need. ``version``: the
+    release the fact names; ``modified``: the file was edited here; ``count``: how many;
+    ``side``: the side or choice that settled it; ``detail``: words the fact carries as
+    another part of tether gave them (a parser's problem, a merge's note); ``path``: a
+    file the words name."""
+
+    code: RowCode
+    version: str = ""
+    modified: bool = False
+    count: int = 0
+    side: str = ""
+    detail: str = ""
+    unchecked: bool = False
+    path: str = ""
+
+    @property
+    def edited_here(self) -> bool:
+        """The row's file holds edits made here (a leftover or a dropped file)."""
+        return self.modified or self.code is RowCode.MODIFIED_HERE
+
+    def to_json(self) -> dict[str, object]:
+        """The fact as the journal records it, so a resumed run reports the same reason:
+        its code and every datum that is not empty."""
+        data: dict[str, object] = {"code": self.code.value}
+        for name in ("version", "modified", "count", "side", "detail", "unchecked", "path"):
+            if getattr(self, name):
+                data[name] = getattr(self, name)
+        return data
+
+    @classmethod
+    def from_json(cls, data: object) -> RowWhy | None:
+        """None for anything that is not a fact this version knows (an older journal's
+        rows carry their words in ``reason`` instead)."""
+        if not isinstance(data, dict):
+            return None
+        try:
+            code = RowCode(str(data.get("code")))
+        except ValueError:
+            return None
+        count = data.get("count", 0)
+        return cls(
+            code,
+            str(data.get("version", "")),
+            modified=data.get("modified") is True,
+            count=count if isinstance(count, int) else 0,
+            side=str(data.get("side", "")),
+            detail=str(data.get("detail", "")),
+            unchecked=data.get("unchecked") is True,
+            path=str(data.get("path", "")),
+        )
+
+
 @valueclass(frozen=True)
 class FileAction:
     """What the update does to one path: its bucket, the operation and the bytes it writes."""
@@ -60,6 +149,8 @@ class FileAction:
     mode: int | None = None
     artifact: str | None = None
     artifact_content: bytes | None = None
+    # Why the row is what it is: the decision table's row, a code (``YOURS``), or a
+    # failure's message; a fact a flow decided in ``why`` instead, worded in report/.
     reason: str = ""
     # How a conflict was settled: markers, patch, notes, held, or one of AUTO_CHOICES.
     decision: str = ""
@@ -69,6 +160,7 @@ class FileAction:
     # What a failed verification puts back, when the path held something other than the
     # ours side before the run (reapply: the installed version). None: the ours side.
     restore: bytes | None = field(default=None, repr=False, compare=False)
+    why: RowWhy | None = None
 
     @property
     def backs_up(self) -> bool:

@@ -12,6 +12,7 @@ from tether.report import lifecycle_steps as lifecycle_report
 from tether.report.abandon import with_abandon_notes
 from tether.report.listing import LIST_LIMIT, listing
 from tether.report.printable import lines_of, one_line, printable
+from tether.report.reasons import row_reason
 
 if TYPE_CHECKING:
     from tether.flows.update_report import IndexTrouble, RunEnd, UncommittedMarker, UpdateReport
@@ -50,8 +51,14 @@ _REPLACED_YOURS = "Replaced (owned; your copy backed up)"
 _REPLACING_YOURS = "Would replace (owned; your copy backed up first)"
 
 
+def _with_reason(action: FileAction) -> str:
+    reason = row_reason(action)
+    return action.path + (f" ({reason})" if reason else "")
+
+
 def _conflict_line(action: FileAction) -> str:
-    why = f"; {action.reason}" if action.reason else ""
+    reason = row_reason(action)
+    why = f"; {reason}" if reason else ""
     if action.decision == "markers":
         return f"{action.path} (conflict markers in the file{why})"
     if action.artifact:
@@ -189,7 +196,7 @@ def render_plan_summary(report: UpdateReport, limit: int | None = LIST_LIMIT) ->
     )
     lines += listing(
         "Handed over to you (left alone: no write, no backup, no patch)",
-        [f"{a.path} ({a.reason})" for a in _handed_over(report)],
+        [f"{a.path} ({row_reason(a)})" for a in _handed_over(report)],
         limit,
     )
     lines += listing(
@@ -199,7 +206,7 @@ def render_plan_summary(report: UpdateReport, limit: int | None = LIST_LIMIT) ->
     )
     lines += _delete_listing(report, limit)
     lines += listing(
-        "Failed", [f"{a.path}: {a.reason}" for a in report.bucket(Bucket.FAILED)], limit
+        "Failed", [f"{a.path}: {row_reason(a)}" for a in report.bucket(Bucket.FAILED)], limit
     )
     lines += listing(
         "Not done yet", [f"{a.path} ({a.bucket.value})" for a in report.not_done], limit
@@ -227,19 +234,17 @@ def _delete_listing(report: UpdateReport, limit: int | None) -> list[str]:
     return listing(
         "Delete? (removed upstream, still here: --delete-removed removes the unmodified ones, "
         "tether own PATH keeps one as yours)",
-        [a.path + (f" ({a.reason})" if a.reason else "") for a in report.bucket(Bucket.DELETE)],
+        [_with_reason(a) for a in report.bucket(Bucket.DELETE)],
         limit,
     )
 
 
 def _handed_over(report: UpdateReport) -> list[FileAction]:
     """Paths an ownership hand-off gave to the adopter (docs/lifecycle.md)."""
-    from tether.flows.lifecycle_plan import ADOPTER_OWNED_REASON
-    from tether.model.plan import Bucket
+    from tether.model.plan import Bucket, RowCode
 
-    return [
-        a for a in report.bucket(Bucket.SKIP) if a.reason.startswith(f"{ADOPTER_OWNED_REASON}:")
-    ]
+    skipped = report.bucket(Bucket.SKIP)
+    return [a for a in skipped if a.why is not None and a.why.code is RowCode.HANDED_OVER]
 
 
 def _release_note_lines(report: UpdateReport) -> list[str]:
@@ -306,7 +311,7 @@ def _next_steps(report: UpdateReport) -> list[str]:
 def update_document(report: UpdateReport) -> dict[str, Any]:
     """An update's JSON document, with the notes its words add (an abandon's, an
     uncommitted update's, how the run ended)."""
-    return {**report.to_json(), "notes": update_notes(report)}
+    return {**report.to_json(row_reason), "notes": update_notes(report)}
 
 
 def update_notes(report: UpdateReport) -> list[str]:

@@ -1,0 +1,95 @@
+"""Why each row of a plan is what it is, in words: the facts a flow put on a row
+(``FileAction.why``, ``model.plan.RowWhy``) worded here; every other row carries its own
+``reason`` (the decision table's row, a code, a failure's message, a merge's note)."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from tether.model.plan import RowCode
+
+if TYPE_CHECKING:
+    from tether.model.plan import FileAction, RowWhy
+
+_SIDE_WORDS = {"ours": "your side", "theirs": "the release's side"}
+
+
+def row_reason(action: FileAction) -> str:
+    """The words of ``action``'s reason, as the text report and the JSON rows give them."""
+    return action.reason if action.why is None else worded(action.why)
+
+
+def worded(why: RowWhy) -> str:
+    match why.code:
+        case RowCode.LEFTOVER:
+            modified = "; modified here" if why.modified else ""
+            return f"removed upstream in {why.version}{modified}"
+        case RowCode.MODIFIED_HERE:
+            return "modified here"
+        case RowCode.HELD:
+            return (
+                f"still has the conflict markers of the update to {why.version}; resolve them first"
+            )
+        case RowCode.BINARY:
+            return "binary file"
+        case RowCode.HASH_ONLY:
+            return (
+                "only the hash of the copied version is known (gbrain's record): no line "
+                "merge; keep-mine or take-theirs settles it"
+            )
+        case RowCode.FRONT_MATTER:
+            return "conflict markers at line 1 would break the file's first line (front matter)"
+        case RowCode.MERGE_BROKEN:
+            state = "could not be checked" if why.unchecked else "is not valid"
+            broken = f"the clean line merge {state}: {why.detail}"
+            return (
+                f"taking {_SIDE_WORDS[why.side]} of the clashing lines: {broken}"
+                if why.side
+                else broken
+            )
+        case RowCode.HUNKS_SETTLED:
+            return _settled(why, "")
+        case RowCode.REGION_HUNKS_SETTLED:
+            return _settled(why, " outside its generated region")
+        case RowCode.NO_LINES:
+            return f"{why.detail or 'binary file'}: no lines to merge, {why.side}"
+        case RowCode.NOT_PARSED:
+            return why.detail
+        case RowCode.NO_BASELINE:
+            from tether.flows.structured_step import NO_BASELINE
+
+            return NO_BASELINE
+        case RowCode.KEYS_KEPT:
+            keys = "key" if why.count == 1 else "keys"
+            return f"{why.count} managed {keys} changed on both sides: yours kept, see {why.path}"
+        case RowCode.OUTSIDE_REGION:
+            return "differs outside its generated region"
+        case RowCode.MERGED_OUTSIDE_REGION:
+            return "merged outside its generated region"
+        case RowCode.HANDED_OVER:
+            from tether.flows.lifecycle_plan import ADOPTER_OWNED_REASON
+
+            return f"{ADOPTER_OWNED_REASON}: {why.detail}"
+        case RowCode.TEMPLATE_INSTALLED:
+            return "template installed"
+        case RowCode.TEMPLATE_REFRESHED:
+            return f"refreshed from {why.path}"
+        case RowCode.TEMPLATE_DIVERGED:
+            return "template-installed; matches neither template"
+        case RowCode.TEMPLATE_UNAVAILABLE:
+            return "template-installed; the installed release's template is unavailable"
+        case RowCode.TEMPLATE_NOT_INSTALLED:
+            return "template-installed; not installed here"
+        case RowCode.TEMPLATE_IN_SYNC:
+            return "template-installed; in sync"
+
+
+def _settled(why: RowWhy, where: str) -> str:
+    """Clashing hunks settled toward one side (``--auto ours``/``theirs``), with the merge's
+    note when it has one."""
+    hunks = "hunk" if why.count == 1 else "hunks"
+    note = f" ({why.detail})" if why.detail else ""
+    return (
+        f"{why.count} clashing {hunks}{where} took {_SIDE_WORDS[why.side]}; every other "
+        f"change of both sides merged{note}"
+    )
