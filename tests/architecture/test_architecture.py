@@ -667,6 +667,8 @@ def _words(node: ast.AST) -> bool:
         return _words(node.left) or _words(node.right)
     if isinstance(node, ast.IfExp):
         return _words(node.body) or _words(node.orelse)
+    if isinstance(node, ast.BoolOp):
+        return any(_words(value) for value in node.values)
     if isinstance(node, ast.List | ast.Tuple | ast.Set):
         return any(_words(element) for element in node.elts)
     if isinstance(node, ast.Starred):
@@ -722,6 +724,7 @@ def test_the_flows_attach_notes_as_facts() -> None:
     [
         ("report.notes.append(f'{rel}: not read')\n", True),
         ("notes.append('a ' + why)\n", True),
+        ("notes.append(said or 'nothing said')\n", True),
         ("plan.notes += [f'migration {i} ran' for i in ids]\n", True),
         ("baseline.notes.extend(('said',))\n", True),
         ("report.notes = [*release.notes, f'adopted {path}']\n", True),
@@ -735,3 +738,63 @@ def test_the_flows_attach_notes_as_facts() -> None:
 )
 def test_the_notes_rule_sees_each_spelling(source: str, worded: bool) -> None:
     assert bool(_worded_notes(ast.parse(source))) is worded
+
+
+# Where a plan's row takes its reason: ``FileAction(...)`` (by name, or its ninth argument)
+# and ``replace(action, ...)``.
+_ROW_BUILDERS = ("FileAction", "replace")
+_REASON_POSITION = 8
+
+
+def _worded_reasons(tree: ast.AST) -> list[int]:
+    """The lines that give a plan's row a reason in words (an empty one is none): a fact
+    of the row (``model.plan.RowWhy``) is worded in ``report/reasons.py``."""
+    lines = []
+    for node in ast.walk(tree):
+        if not isinstance(node, ast.Call):
+            continue
+        func = node.func
+        name = func.id if isinstance(func, ast.Name) else getattr(func, "attr", "")
+        if name not in _ROW_BUILDERS:
+            continue
+        values = [kw.value for kw in node.keywords if kw.arg == "reason"]
+        if name == "FileAction" and len(node.args) > _REASON_POSITION:
+            values.append(node.args[_REASON_POSITION])
+        if any(_words(v) and not (isinstance(v, ast.Constant) and v.value == "") for v in values):
+            lines.append(node.lineno)
+    return sorted(set(lines))
+
+
+def test_the_flows_give_a_rows_reason_as_a_fact() -> None:
+    """Why a plan's row is what it is, where a flow decides it, is a fact on the row
+    (``FileAction.why``) worded by ``report/reasons.row_reason``: never a sentence built
+    where it is found (docs/architecture.md). The decision table's row, a code or a
+    failure's message given by name stay in ``reason``; words built in a helper and passed
+    by name are not seen here."""
+    broken = []
+    for path in _modules():
+        if LAYER_OF[_unit(path)] != "flows":
+            continue
+        for line in _worded_reasons(_parsed(path.read_text())):
+            broken.append(f"{path.relative_to(SOURCE).as_posix()}:{line}")
+    assert broken == [], "a row's reason worded in a flow: make it a RowWhy worded in report/"
+
+
+@pytest.mark.parametrize(
+    ("source", "worded"),
+    [
+        ("FileAction(rel, cls, Bucket.SKIP, reason='binary file')\n", True),
+        ("FileAction(rel, cls, b, reason=f'removed upstream in {v}')\n", True),
+        ("model.FileAction(rel, cls, b, reason='a' + why)\n", True),
+        ("FileAction(rel, cls, b, op, None, 0, None, None, 'in sync')\n", True),
+        ("replace(action, reason=note or 'binary file')\n", True),
+        ("replace(action, reason='modified' if edited else '')\n", True),
+        ("replace(action, reason='', why=None)\n", False),
+        ("FileAction(rel, cls, b, reason=row.value)\n", False),
+        ("FileAction(rel, cls, b, reason=str(problem))\n", False),
+        ("FileAction(rel, cls, b, why=RowWhy(RowCode.HELD, f'{v}'))\n", False),
+        ("Outcome(rel, reason='not run')\n", False),
+    ],
+)
+def test_the_row_reason_rule_sees_each_spelling(source: str, worded: bool) -> None:
+    assert bool(_worded_reasons(ast.parse(source))) is worded
