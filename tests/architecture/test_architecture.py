@@ -403,6 +403,80 @@ def test_the_process_rule_sees_each_spelling(source: str, expected: list[str]) -
     assert len(found) == len(expected)
 
 
+# The one module that opens a network connection (docs/architecture.md, "bounds on network
+# reads"): every HTTP read of tether's own goes through its bounds.
+NETWORK_MODULE = "sources/web.py"
+NETWORK_OPENERS = {
+    "urlopen",
+    "build_opener",
+    "OpenerDirector",
+    "HTTPConnection",
+    "HTTPSConnection",
+    "create_connection",
+}
+NETWORK_MODULES = {"socket", "ssl", "ftplib", "smtplib", "telnetlib", "xmlrpc"}
+
+
+def _connects(tree: ast.AST) -> list[tuple[int, str]]:
+    """Where a module opens a connection itself: a standard-library opener named in any
+    spelling (``urllib.request.urlopen``, ``from http.client import HTTPSConnection``) or a
+    module that speaks to the network directly (``socket``)."""
+    found: list[tuple[int, str]] = []
+    type_only = _type_only_nodes(tree)
+    for node in ast.walk(tree):
+        if id(node) in type_only:
+            continue
+        if isinstance(node, ast.Attribute) and node.attr in NETWORK_OPENERS:
+            found.append((node.lineno, ast.unparse(node)))
+        elif isinstance(node, ast.Import):
+            found += [
+                (node.lineno, f"import {alias.name}")
+                for alias in node.names
+                if alias.name.split(".")[0] in NETWORK_MODULES
+            ]
+        elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
+            if node.module.split(".")[0] in NETWORK_MODULES:
+                found.append((node.lineno, f"from {node.module} import"))
+            found += [
+                (node.lineno, f"from {node.module} import {alias.name}")
+                for alias in node.names
+                if alias.name in NETWORK_OPENERS
+            ]
+    return found
+
+
+def test_only_the_bounded_reader_opens_a_connection() -> None:
+    """Every HTTP read tether makes itself (release sources, registries, GitHub's API) goes
+    through ``sources/web.py``, bounded in time and bytes; git and gh reach the network as
+    programs, through their own edges."""
+    connecting = [
+        f"{where}:{line}: {what}"
+        for where, text in _module_files().items()
+        if where != NETWORK_MODULE
+        for line, what in _connects(_parsed(text))
+    ]
+    assert connecting == []
+    assert _connects(_parsed((SOURCE / NETWORK_MODULE).read_text())), "the reader moved"
+
+
+@pytest.mark.parametrize(
+    ("source", "connects"),
+    [
+        ("urllib.request.urlopen(url)\n", True),
+        ("from urllib.request import urlopen\n", True),
+        ("from http.client import HTTPSConnection\n", True),
+        ("http.client.HTTPConnection(host)\n", True),
+        ("import socket\n", True),
+        ("from socket import create_connection\n", True),
+        ("request = urllib.request.Request(url)\n", False),
+        ("import http.client\n", False),
+        ("if TYPE_CHECKING:\n    import socket\n", False),
+    ],
+)
+def test_the_network_rule_sees_each_spelling(source: str, connects: bool) -> None:
+    assert bool(_connects(ast.parse(source))) is connects
+
+
 # The one module that asks a person something (docs/architecture.md, "consent and prompts").
 ASKING_MODULE = "cli/interact.py"
 
