@@ -93,7 +93,8 @@ class Baseline:
 
     def manifest(self) -> Manifest:
         if self._manifest is None:
-            self._manifest = self.recorded_manifest() or self.release().manifest
+            recorded = self.recorded_manifest()
+            self._manifest = recorded if recorded is not None else self.release().manifest
         return self._manifest
 
     def recorded_digest(self) -> str | None:
