@@ -26,6 +26,7 @@ from tether.audit.result_cache import ResultCache
 from tether.audit.tools import Tool
 from tether.engine.regions import RegenSpec, RegionDecl
 from tether.flows.regen import run_program, run_regeneration
+from tether.report.reasons import regen_reason
 from tether.sources.limits import MIGRATION_TIME
 
 pytestmark = pytest.mark.usefixtures("short_graces")
@@ -77,7 +78,7 @@ def test_a_regeneration_limit_that_is_not_a_number_fails_the_region(
     monkeypatch.setenv("TETHER_LIMIT_REGEN_SECONDS", "-1")
     outcome = run_regeneration(root, decl, {"scripts/gen.sh", "out.md"})
     assert outcome.status == "failed" and outcome.could_not_start
-    assert outcome.reason == (
+    assert regen_reason(outcome) == (
         "could not start: TETHER_LIMIT_REGEN_SECONDS='-1': not a number of seconds above 0"
     )
     assert (root / "out.md").read_text() == "old region\n"

@@ -11,7 +11,15 @@ import pytest
 
 from process_helpers import none_left_in
 from tether.engine.regions import RegenSpec, RegionDecl
-from tether.flows.regen import RegenOutcome, run_regeneration, skipped_outcome
+from tether.flows.regen import (
+    HeldBy,
+    NotRun,
+    NotRunWhy,
+    RegenOutcome,
+    run_regeneration,
+    skipped_outcome,
+)
+from tether.report.reasons import regen_document, regen_reason
 
 SCRIPT = "scripts/gen.sh"
 
@@ -128,8 +136,64 @@ def test_operand_linked_out_of_the_project_is_refused(tmp_path: Path) -> None:
 def test_no_program_is_skipped(tmp_path: Path) -> None:
     root = make_project(tmp_path, "")
     decl = RegionDecl("gen", "# s", "# e", ("out.md",), None)
-    assert run(root, decl).status == "skipped"
-    assert skipped_outcome(region(), "left in conflict").command == "bash scripts/gen.sh"
+    outcome = run(root, decl)
+    assert (outcome.status, outcome.why) == ("skipped", NotRunWhy(NotRun.NO_PROGRAM))
+    assert regen_reason(outcome) == "the region declares no program"
+    held = NotRunWhy(NotRun.HELD_BACK, held=((HeldBy.CONFLICT, "out.md"),))
+    assert skipped_outcome(region(), held).command == "bash scripts/gen.sh"
+
+
+def test_a_missing_operand_could_not_start_and_says_so_in_report(tmp_path: Path) -> None:
+    root = make_project(tmp_path, "")
+    (root / "scripts/gen.sh").unlink()
+    outcome = run(root, region())
+    assert (outcome.status, outcome.could_not_start, outcome.reason) == ("failed", True, "")
+    assert outcome.why == NotRunWhy(NotRun.OPERAND_NOT_A_FILE, "scripts/gen.sh")
+    assert regen_document(outcome)["reason"] == (
+        "could not start: operand 'scripts/gen.sh' is not a file in the project"
+    )
+
+
+# Every fact of a region's program that did not run or start, and its words.
+NOT_RUN_WORDS = [
+    (
+        NotRunWhy(NotRun.PROGRAMS_OFF, "--no-programs"),
+        "not run: --no-programs runs no program the release ships",
+    ),
+    (
+        NotRunWhy(
+            NotRun.HELD_BACK,
+            held=(
+                (HeldBy.CONFLICT, "a.md"),
+                (HeldBy.DELETED, "b.md"),
+                (HeldBy.YOURS, "c.md"),
+                (HeldBy.INPUT_UNRECONCILED, "d.json"),
+            ),
+        ),
+        "a.md is left in conflict; b.md was deleted by you; c.md is yours (tether own); "
+        "its input d.json fell back to a whole-file conflict",
+    ),
+    (NotRunWhy(NotRun.NO_PROGRAM), "the region declares no program"),
+    (
+        NotRunWhy(NotRun.OPERAND_NOT_A_FILE, "s/g.sh"),
+        "could not start: operand 's/g.sh' is not a file in the project",
+    ),
+    (NotRunWhy(NotRun.NO_TIME_LIMIT, "X='0': bad"), "could not start: X='0': bad"),
+    (
+        NotRunWhy(NotRun.BACKUP_FAILED, "disk full"),
+        "could not start: backing up the declared paths failed: disk full",
+    ),
+    (NotRunWhy(NotRun.LOG_FAILED, "denied"), "could not start: cannot write the log: denied"),
+]
+
+
+@pytest.mark.parametrize(("why", "words"), NOT_RUN_WORDS)
+def test_each_not_run_fact_is_worded_in_report(why: NotRunWhy, words: str) -> None:
+    assert regen_reason(RegenOutcome("gen", "skipped", "bash g.sh", why=why)) == words
+
+
+def test_every_not_run_code_has_words() -> None:
+    assert {why.code for why, _ in NOT_RUN_WORDS} == set(NotRun)
 
 
 def test_writes_outside_the_declared_paths_are_reverted(tmp_path: Path) -> None:

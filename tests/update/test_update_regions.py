@@ -152,6 +152,27 @@ def test_a_region_file_taken_over_is_not_regenerated(tmp_path):
     assert (project / "agents/reviewer.md").read_bytes() == before
 
 
+def test_why_a_region_was_not_regenerated_is_a_fact_the_document_words(tmp_path):
+    """What held the program back, and the switch that stops every program, travel as
+    facts of the outcome; the update document and its text give their words."""
+    from tether.flows.preflight import GitOptions
+    from tether.flows.regen import HeldBy, NotRun, NotRunWhy
+    from tether.flows.update import UpdateRequest, run_update
+    from tether.report.update import render_update, update_document
+
+    project = setup(tmp_path, agent("# Reviewer v2\n", "default remit\n"))
+    assert call("own", "-C", str(project), "agents/reviewer.md") == 0
+    dry = run_update(UpdateRequest(project, dry_run=True, git=GitOptions(no_branch=True)))
+    assert dry.regenerated == []  # a dry run runs nothing and says nothing of it
+    report = run_update(UpdateRequest(project, git=GitOptions(no_branch=True)))
+    [outcome] = report.regenerated
+    held = ((HeldBy.YOURS, "agents/reviewer.md"),)
+    assert (outcome.why, outcome.reason) == (NotRunWhy(NotRun.HELD_BACK, held=held), "")
+    words = "agents/reviewer.md is yours (tether own)"
+    assert update_document(report)["regenerated"][0]["reason"] == words
+    assert f"remit (skipped: {words}): run by hand: bash scripts/gen.sh" in render_update(report)
+
+
 def test_edits_outside_the_region_on_lines_upstream_left_merge_and_regenerate(tmp_path):
     """The adopter changed a line upstream did not touch; upstream changed another: the
     masked texts merge cleanly, the file is written with both edits and the region is

@@ -15,6 +15,7 @@ import stat
 import tempfile
 from collections.abc import Iterator
 from dataclasses import dataclass, field
+from enum import StrEnum
 from pathlib import Path
 from typing import IO, Final, Literal
 
@@ -35,6 +36,35 @@ DEFAULT_EXCLUDE: Final = frozenset({".git", ".tether"})
 # bytes; beyond it a file is watched by metadata only and cannot be put back if changed.
 SNAPSHOT_BUDGET: Final = 64 * 1024 * 1024
 TAIL_LINES: Final = process.TAIL_LINES
+
+
+class NotRun(StrEnum):
+    """Why a region's program did not run, or could not start: a fact of its outcome
+    (``NotRunWhy``), worded by ``report/reasons.regen_reason``."""
+
+    PROGRAMS_OFF = "programs-off"  # ``detail``: the switch that stops every release program
+    HELD_BACK = "held-back"  # ``held``: what stopped it, path by path
+    NO_PROGRAM = "no-program"  # the region declares no program
+    OPERAND_NOT_A_FILE = "operand-not-a-file"  # ``detail``: the operand
+    NO_TIME_LIMIT = "no-time-limit"  # ``detail``: what is wrong with the limit's variable
+    BACKUP_FAILED = "backup-failed"  # ``detail``: the error backing the declared paths up
+    LOG_FAILED = "log-failed"  # ``detail``: the error writing the log
+
+
+class HeldBy(StrEnum):
+    """What holds a region's program back, for one path."""
+
+    CONFLICT = "conflict"  # a declared path is left in conflict
+    DELETED = "deleted"  # a declared path was deleted by the adopter
+    YOURS = "yours"  # a declared path is the adopter's (tether own)
+    INPUT_UNRECONCILED = "input-unreconciled"  # an input fell back to a whole-file conflict
+
+
+@dataclass(frozen=True)
+class NotRunWhy:
+    code: NotRun
+    detail: str = ""
+    held: tuple[tuple[HeldBy, str], ...] = ()
 
 
 @dataclass(frozen=True)
@@ -64,8 +94,12 @@ class RegenOutcome:
     backed_up_paths: tuple[str, ...] = ()
     log_path: Path | None = None
     output_tail: str = ""
+    # Why it did not run or start, as a fact (``reason`` is then empty): the document's
+    # ``reason`` is its words (``report/reasons.regen_document``).
+    why: NotRunWhy | None = None
 
     def document(self) -> dict[str, object]:
+        """The outcome's document, with ``reason`` as given (report/ words a ``why``)."""
         return {
             "id": self.region_id,
             "status": self.status,
@@ -88,9 +122,14 @@ def command_line(decl: RegionDecl) -> str:
     return decl.regenerate.command_line if decl.regenerate else ""
 
 
-def skipped_outcome(decl: RegionDecl, reason: str) -> RegenOutcome:
+def skipped_outcome(decl: RegionDecl, why: NotRunWhy) -> RegenOutcome:
     """For a region the caller decided not to regenerate (left in conflict, deleted…)."""
-    return RegenOutcome(decl.id, "skipped", command_line(decl), reason)
+    return RegenOutcome(decl.id, "skipped", command_line(decl), why=why)
+
+
+def _not_started(decl: RegionDecl, command: str, code: NotRun, detail: str) -> RegenOutcome:
+    why = NotRunWhy(code, detail)
+    return RegenOutcome(decl.id, "failed", command, could_not_start=True, why=why)
 
 
 # --- refusal -------------------------------------------------------------------------------
@@ -405,13 +444,12 @@ def _preflight(
     """The outcome when the program must not or cannot be run, else the spec to run."""
     spec = decl.regenerate
     if spec is None:
-        return skipped_outcome(decl, "the region declares no program")
+        return skipped_outcome(decl, NotRunWhy(NotRun.NO_PROGRAM))
     refusal = refusal_reason(root, spec, shipped_paths)
     if refusal:
         return RegenOutcome(decl.id, "refused", command, refusal)
     if not (root / spec.operand).is_file():
-        reason = f"could not start: operand {spec.operand!r} is not a file in the project"
-        return RegenOutcome(decl.id, "failed", command, reason, could_not_start=True)
+        return _not_started(decl, command, NotRun.OPERAND_NOT_A_FILE, spec.operand)
     return spec
 
 
@@ -455,20 +493,17 @@ def run_regeneration(
     try:
         seconds = Seconds.of(timeout)
     except TetherError as error:
-        reason = f"could not start: {error}"
-        return RegenOutcome(decl.id, "failed", command, reason, could_not_start=True)
+        return _not_started(decl, command, NotRun.NO_TIME_LIMIT, str(error))
     watched = exclude | _log_rel(project_root, log_path)
     try:
         backed_up = _back_up(project_root, decl.paths, backup_dir)
         before = _snapshot(project_root, watched, set(decl.paths), snapshot_budget)
     except OSError as error:
-        reason = f"could not start: backing up the declared paths failed: {error}"
-        return RegenOutcome(decl.id, "failed", command, reason, could_not_start=True)
+        return _not_started(decl, command, NotRun.BACKUP_FAILED, str(error))
     try:
         run, tail = _run_logged(project_root, spec, seconds, log_path, command)
     except OSError as error:
-        reason = f"could not start: cannot write the log: {error}"
-        return RegenOutcome(decl.id, "failed", command, reason, could_not_start=True)
+        return _not_started(decl, command, NotRun.LOG_FAILED, str(error))
     succeeded = run.started and not run.timed_out and run.exit_code == 0
     after = _snapshot(project_root, watched, set(), None)
     settled = _settle(project_root, decl, before, _changes(project_root, before, after), succeeded)

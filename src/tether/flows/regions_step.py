@@ -23,7 +23,7 @@ from tether.model.manifest import FileClass
 from tether.model.plan import SETTLED_DECISIONS, YOURS, Bucket, FileAction, Op, RowCode, RowWhy
 
 if TYPE_CHECKING:  # the runner is imported only when regions are regenerated
-    from tether.flows.regen import RegenOutcome
+    from tether.flows.regen import HeldBy, RegenOutcome
 
 
 def masked_comparison(
@@ -127,13 +127,16 @@ def unreconciled_inputs(actions: list[FileAction], merge_paths: set[str]) -> set
     }
 
 
-def _skip_reason(
+def _held_back(
     decl: RegionDecl,
     actions: dict[str, FileAction],
     inputs: tuple[str, ...],
     unreconciled: set[str],
-) -> str:
-    responsible = []
+) -> tuple[tuple[HeldBy, str], ...]:
+    """What holds the region's program back, path by path (none: it runs)."""
+    from tether.flows.regen import HeldBy
+
+    held: list[tuple[HeldBy, str]] = []
     for path in decl.paths:
         action = actions.get(path)
         if (
@@ -141,17 +144,13 @@ def _skip_reason(
             and action.bucket is Bucket.CONFLICT
             and action.decision not in SETTLED_DECISIONS
         ):
-            responsible.append(f"{path} is left in conflict")
+            held.append((HeldBy.CONFLICT, path))
         if action is not None and action.bucket is Bucket.REMOVED:
-            responsible.append(f"{path} was deleted by you")
+            held.append((HeldBy.DELETED, path))
         if action is not None and action.reason == YOURS:
-            responsible.append(f"{path} is yours (tether own)")
-    responsible += [
-        f"its input {path} fell back to a whole-file conflict"
-        for path in inputs
-        if path in unreconciled
-    ]
-    return "; ".join(responsible)
+            held.append((HeldBy.YOURS, path))
+    held += [(HeldBy.INPUT_UNRECONCILED, path) for path in inputs if path in unreconciled]
+    return tuple(held)
 
 
 def regenerate_regions(
@@ -172,7 +171,13 @@ def regenerate_regions(
     each region is then skipped, naming it."""
     if not any(decl.regenerate is not None for decl in plan.declarations):
         return []
-    from tether.flows.regen import DEFAULT_EXCLUDE, run_regeneration, skipped_outcome
+    from tether.flows.regen import (
+        DEFAULT_EXCLUDE,
+        NotRun,
+        NotRunWhy,
+        run_regeneration,
+        skipped_outcome,
+    )
     from tether.flows.safety import check_own_paths_after
 
     by_path = {a.path: a for a in actions}
@@ -187,13 +192,12 @@ def regenerate_regions(
         if decl.regenerate is None:
             continue
         inputs = decl.inputs or (declared_inputs or {}).get(decl.id, ())
-        reason = (
-            f"not run: {not_run_by} runs no program the release ships"
-            if not_run_by
-            else _skip_reason(decl, by_path, inputs, unreconciled)
-        )
-        if reason:
-            outcomes.append(skipped_outcome(decl, reason))
+        held = _held_back(decl, by_path, inputs, unreconciled)
+        if not_run_by:
+            outcomes.append(skipped_outcome(decl, NotRunWhy(NotRun.PROGRAMS_OFF, not_run_by)))
+            continue
+        if held:
+            outcomes.append(skipped_outcome(decl, NotRunWhy(NotRun.HELD_BACK, held=held)))
             continue
         outcomes.append(
             run_regeneration(

@@ -803,7 +803,7 @@ def _execute(prepared: PreparedUpdate, branch: BranchPlan | None = None) -> Upda
 
             send_ping(project, prepared.latest, prepared.ping, prepared.lifecycle.from_version)
     report = _report_after_apply(prepared, ctx, outcome, earlier)
-    report.regenerated = [r.document() for r in regenerated]
+    report.regenerated = regenerated
     report.regions["unregenerated_paths"] = _unregenerated_paths(prepared.regions, regenerated)
     after = project.profile.after_regeneration
     if after and any(r.rewritten_paths for r in regenerated):

@@ -16,6 +16,7 @@ if TYPE_CHECKING:
 
     from tether.flows.abandon import Abandoned
     from tether.flows.notes import Note
+    from tether.flows.regen import RegenOutcome
 
 
 class UpdateStatus(StrEnum):
@@ -116,7 +117,7 @@ class UpdateReport:
     notes: list[Note] = field(default_factory=list)  # worded by report/notes.py
     resumed: bool = False
     regions: dict[str, Any] = field(default_factory=dict)
-    regenerated: list[dict[str, Any]] = field(default_factory=list)
+    regenerated: list[RegenOutcome] = field(default_factory=list)
     superseded_artifacts: list[str] = field(default_factory=list)
     release_notes: list[dict[str, str]] = field(default_factory=list)
     adopter_actions: list[dict[str, str | None]] = field(default_factory=list)
@@ -218,7 +219,7 @@ class UpdateReport:
             "notes": [note for note in self.notes if isinstance(note, str)],
             "resumed": self.resumed,
             "regions": self.regions,
-            "regenerated": self.regenerated,
+            "regenerated": [outcome.document() for outcome in self.regenerated],
             "superseded_artifacts": self.superseded_artifacts,
             "release_notes": self.release_notes,
             "adopter_actions": self.adopter_actions,

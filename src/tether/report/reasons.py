@@ -1,6 +1,7 @@
 """Why each row of a plan is what it is, in words: the facts a flow put on a row
 (``FileAction.why``, ``model.plan.RowWhy``) worded here; every other row carries its own
-``reason`` (the decision table's row, a code, a failure's message, a merge's note)."""
+``reason`` (the decision table's row, a code, a failure's message, a merge's note). And
+why a region's program did not run or start (``RegenOutcome.why``)."""
 
 from __future__ import annotations
 
@@ -9,6 +10,9 @@ from typing import TYPE_CHECKING
 from tether.model.plan import RowCode
 
 if TYPE_CHECKING:
+    from typing import Any
+
+    from tether.flows.regen import NotRunWhy, RegenOutcome
     from tether.model.plan import FileAction, RowWhy
 
 _SIDE_WORDS = {"ours": "your side", "theirs": "the release's side"}
@@ -93,3 +97,41 @@ def _settled(why: RowWhy, where: str) -> str:
         f"{why.count} clashing {hunks}{where} took {_SIDE_WORDS[why.side]}; every other "
         f"change of both sides merged{note}"
     )
+
+
+def regen_document(outcome: RegenOutcome) -> dict[str, Any]:
+    """A region's outcome as the update document and its text give it: its ``reason`` in
+    words."""
+    return {**outcome.document(), "reason": regen_reason(outcome)}
+
+
+def regen_reason(outcome: RegenOutcome) -> str:
+    """Why the region's program did not run or start, else the words the run gave (how the
+    program ended, a refusal)."""
+    return outcome.reason if outcome.why is None else _not_run(outcome.why)
+
+
+def _not_run(why: NotRunWhy) -> str:
+    from tether.flows.regen import HeldBy, NotRun  # loaded already: the outcome is its own
+
+    match why.code:
+        case NotRun.PROGRAMS_OFF:
+            return f"not run: {why.detail} runs no program the release ships"
+        case NotRun.HELD_BACK:
+            held = {
+                HeldBy.CONFLICT: "{} is left in conflict",
+                HeldBy.DELETED: "{} was deleted by you",
+                HeldBy.YOURS: "{} is yours (tether own)",
+                HeldBy.INPUT_UNRECONCILED: "its input {} fell back to a whole-file conflict",
+            }
+            return "; ".join(held[by].format(path) for by, path in why.held)
+        case NotRun.NO_PROGRAM:
+            return "the region declares no program"
+        case NotRun.OPERAND_NOT_A_FILE:
+            return f"could not start: operand {why.detail!r} is not a file in the project"
+        case NotRun.NO_TIME_LIMIT:
+            return f"could not start: {why.detail}"
+        case NotRun.BACKUP_FAILED:
+            return f"could not start: backing up the declared paths failed: {why.detail}"
+        case NotRun.LOG_FAILED:
+            return f"could not start: cannot write the log: {why.detail}"

@@ -12,7 +12,7 @@ from tether.report import lifecycle_steps as lifecycle_report
 from tether.report.abandon import with_abandon_notes
 from tether.report.listing import LIST_LIMIT, listing
 from tether.report.printable import lines_of, one_line, printable
-from tether.report.reasons import row_reason
+from tether.report.reasons import regen_document, row_reason
 
 if TYPE_CHECKING:
     from tether.flows.update_report import IndexTrouble, RunEnd, UncommittedMarker, UpdateReport
@@ -287,7 +287,7 @@ def _next_steps(report: UpdateReport) -> list[str]:
         if a.op.value != "none"
     ):
         steps.append("run your package manager's install: a dependency manifest changed")
-    if any(o["status"] != "regenerated" for o in report.regenerated):
+    if any(o.status != "regenerated" for o in report.regenerated):
         check = f", then {report.region_check} to confirm" if report.region_check else ""
         steps.append(
             "for each region not regenerated: settle what stopped it (most often the conflict "
@@ -311,7 +311,11 @@ def _next_steps(report: UpdateReport) -> list[str]:
 def update_document(report: UpdateReport) -> dict[str, Any]:
     """An update's JSON document, with the notes its words add (an abandon's, an
     uncommitted update's, how the run ended)."""
-    return {**report.to_json(row_reason), "notes": update_notes(report)}
+    return {
+        **report.to_json(row_reason),
+        "notes": update_notes(report),
+        "regenerated": [regen_document(outcome) for outcome in report.regenerated],
+    }
 
 
 def update_notes(report: UpdateReport) -> list[str]:
@@ -458,7 +462,8 @@ def _region_lines(report: UpdateReport) -> list[str]:
             "was compared whole"
         ]
     counts = {k: 0 for k in ("regenerated", "failed", "skipped", "refused")}
-    for outcome in report.regenerated:
+    outcomes = [regen_document(outcome) for outcome in report.regenerated]
+    for outcome in outcomes:
         counts[outcome["status"]] += 1
     lines = []
     if any(counts.values()):
@@ -471,27 +476,23 @@ def _region_lines(report: UpdateReport) -> list[str]:
         lines.append(f"Region fallbacks: {len(regions['fallbacks'])}")
     if regions.get("pre_region_paths"):
         lines.append(f"Pre-region paths: {len(regions['pre_region_paths'])}")
-    rewritten = [p for o in report.regenerated for p in o["rewritten_paths"]]
+    rewritten = [p for o in outcomes for p in o["rewritten_paths"]]
     lines += listing("Rewritten by regeneration (they now differ from the release copy)", rewritten)
     lines += listing(
         "Not put back after regeneration (changed outside its declared paths)",
         [
             f"{path}: {why}"
-            for o in report.regenerated
+            for o in outcomes
             for path, why in o.get("unrestored_reasons", {}).items()
         ],
     )
     lines += listing(
         "Put back after regeneration (written outside its declared paths, or by a failed run)",
-        [f"{path} (region {o['id']})" for o in report.regenerated for path in o["reverted_paths"]],
+        [f"{path} (region {o['id']})" for o in outcomes for path in o["reverted_paths"]],
     )
     lines += listing(
         "Created outside a region's declared paths (kept; review them)",
-        [
-            f"{path} (region {o['id']})"
-            for o in report.regenerated
-            for path in o["new_outside_paths"]
-        ],
+        [f"{path} (region {o['id']})" for o in outcomes for path in o["new_outside_paths"]],
     )
     unregenerated = list(regions.get("unregenerated_paths", []))
     lines += listing(
@@ -505,7 +506,7 @@ def _region_lines(report: UpdateReport) -> list[str]:
         )
     lines += listing(
         "Regions not regenerated",
-        [_unregenerated_line(o) for o in report.regenerated if o["status"] != "regenerated"],
+        [_unregenerated_line(o) for o in outcomes if o["status"] != "regenerated"],
     )
     for key, title, why in _REGION_LISTINGS:
         paths = list(regions.get(key, []))
