@@ -216,12 +216,6 @@ def work_tree_top(path: Path) -> Path | None:
     return tree.top if tree is not None else None
 
 
-def linked_worktree_main(path: Path) -> Path | None:
-    """The main checkout when ``path`` lies in a linked worktree, else None."""
-    tree = work_tree(path)
-    return tree.linked_main if tree is not None else None
-
-
 def _ask_work_tree(path: Path) -> WorkTree | None:
     if not path.is_dir() or _no_repository_above(path):
         return None
@@ -920,16 +914,6 @@ def diff_name_status(repo: Path, old: str, new: str) -> list[tuple[str, str]]:
     )
     fields = [field for field in result.stdout.split("\0") if field]
     return [(fields[i][:1], fields[i + 1]) for i in range(0, len(fields) - 1, 2)]
-
-
-def diff_unified_zero(repo: Path, old: str, new: str, paths: Sequence[str]) -> str:
-    """``git diff -U0`` between two commits for ``paths``: hunk headers name touched lines."""
-    if not paths:
-        return ""
-    # quotePath off: file headers carry names verbatim, so they match the paths asked for.
-    options = ["-U0", "--no-renames", "--no-ext-diff", "--no-color"]
-    args = [LITERAL, "-c", "core.quotePath=false", "diff", *options, old, new, "--", *paths]
-    return run_git(args, cwd=repo).stdout
 
 
 # --- 7. linked worktrees ------------------------------------------------------------------

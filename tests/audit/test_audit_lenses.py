@@ -18,7 +18,7 @@ import pytest
 from tests.audit.builders import FIXTURES, expected_marks
 from tether.audit.findings import RULES, Finding
 from tether.audit.lenses import LensContext, bash32, bats, discipline, hooks, paths, portability
-from tether.audit.shell import Target, _lens_findings
+from tether.audit.shell import Target, _lens_analysis
 from tether.audit.shellast import parse
 from tether.audit.tools import Tool, Toolset, default_tools
 
@@ -127,7 +127,7 @@ def _tools_without(name: str) -> Toolset:
 
 def test_parse_failure_is_cannot_analyse_never_clean(shfmt: Tool) -> None:
     target = Target("broken.sh", "bash", bats=False, hook=False)
-    found = _lens_findings(target, b"#!/bin/bash\nif [ x; then\n", default_tools())
+    found = _lens_analysis(target, b"#!/bin/bash\nif [ x; then\n", default_tools())[0]
     assert [f.finding_class for f in found] == ["audit/cannot-analyse"]
     assert found[0].severity == "error"
     assert "shfmt could not parse it" in found[0].title
@@ -135,7 +135,7 @@ def test_parse_failure_is_cannot_analyse_never_clean(shfmt: Tool) -> None:
 
 def test_missing_shfmt_is_cannot_analyse() -> None:
     target = Target("fine.sh", "bash", bats=False, hook=False)
-    found = _lens_findings(target, b"echo ok\n", _tools_without("shfmt"))
+    found = _lens_analysis(target, b"echo ok\n", _tools_without("shfmt"))[0]
     assert [(f.finding_class, f.title) for f in found] == [
         ("audit/cannot-analyse", "cannot analyse this file: shfmt not available")
     ]
@@ -190,7 +190,7 @@ def test_a_failing_lens_reads_as_cannot_analyse(
 
     monkeypatch.setattr(bash32, "check", broken)
     target = Target("a.sh", "bash", bats=False, hook=False)
-    found = _lens_findings(target, b"set -e\nsed -i s/a/b/ f\n", default_tools())
+    found = _lens_analysis(target, b"set -e\nsed -i s/a/b/ f\n", default_tools())[0]
     classes = sorted(f.finding_class for f in found)
     assert classes == ["audit/cannot-analyse", "portability/sed-in-place"]
     assert "the bash32 lens failed (KeyError" in found[0].title
@@ -214,7 +214,7 @@ def test_guarded_branches_downgrade_portability_to_suggestions(shfmt: Tool) -> N
     target = Target("guards.sh", "bash", bats=False, hook=False)
     found = {
         (f.line, f"{f.finding_class}@{f.severity}")
-        for f in _lens_findings(target, data, default_tools())
+        for f in _lens_analysis(target, data, default_tools())[0]
     }
     assert found == expected_marks(data.decode())
 
@@ -222,7 +222,7 @@ def test_guarded_branches_downgrade_portability_to_suggestions(shfmt: Tool) -> N
 def test_hook_good_fixture_is_quiet_in_the_whole_pipeline(shfmt: Tool) -> None:
     data = (LENSES / "hook_contract_good.sh").read_bytes()
     target = Target(".claude/hooks/guard.sh", "bash", bats=False, hook=True)
-    assert _lens_findings(target, data, default_tools()) == []
+    assert _lens_analysis(target, data, default_tools())[0] == []
 
 
 def test_decision_json_names_the_misspelled_key_and_the_bad_value(shfmt: Tool) -> None:
@@ -255,7 +255,7 @@ def test_lens_findings_are_cached_by_bytes_target_and_lens_code(
     cache, tools = ResultCache(tmp_path / "cache"), default_tools()
     target = Target("a.sh", "bash", bats=False, hook=False)
     data = b"set -e\nsed -i s/a/b/ f\n"
-    first = shell._cached_lens_findings(target, data, tools, cache)
+    first = shell._cached_lens_analysis(target, data, tools, cache)[0]
     assert [f.finding_class for f in first] == ["portability/sed-in-place"]
     calls: list[object] = []
 
@@ -264,13 +264,13 @@ def test_lens_findings_are_cached_by_bytes_target_and_lens_code(
         return [], None
 
     monkeypatch.setattr(shell, "_lens_analysis", counting)
-    assert shell._cached_lens_findings(target, data, tools, cache) == first
+    assert shell._cached_lens_analysis(target, data, tools, cache)[0] == first
     assert calls == []  # served from the cache
-    shell._cached_lens_findings(replace(target, hook=True), data, tools, cache)
-    shell._cached_lens_findings(target, data + b"echo\n", tools, cache)
+    shell._cached_lens_analysis(replace(target, hook=True), data, tools, cache)
+    shell._cached_lens_analysis(target, data + b"echo\n", tools, cache)
     assert len(calls) == 2  # another target kind, other bytes: misses
     monkeypatch.setattr(shell, "lens_code_digest", lambda: "changed lenses")
-    shell._cached_lens_findings(target, data, tools, cache)
+    shell._cached_lens_analysis(target, data, tools, cache)
     assert len(calls) == 3  # new lens code never reads old results
 
 

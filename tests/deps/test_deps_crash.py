@@ -32,7 +32,7 @@ from builders import git, run_forked, start_forked, tree_digest
 from fixtures.deps.kit import project, registry_file, setup_cli
 from fixtures.deps.loopback import LoopbackRegistry
 from tether.deps.owed import OWED_FILE
-from tether.deps.steps import STEPS_FILE, read_steps
+from tether.deps.steps import STEPS_FILE
 from tether.state import crashpoint
 
 BRANCH = "deps/minor-2025-06-01"
@@ -125,6 +125,11 @@ def leftovers(base: Path) -> list[str]:
     return found
 
 
+def _steps_logged(path: Path) -> list[dict[str, Any]]:
+    """The step records a run folder's log holds, one JSON object per line."""
+    return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
+
+
 @pytest.fixture
 def reference(tmp_path: Path, tools: None, server: LoopbackRegistry) -> tuple[dict, list[str]]:
     base = tmp_path / "reference"
@@ -133,7 +138,7 @@ def reference(tmp_path: Path, tools: None, server: LoopbackRegistry) -> tuple[di
     assert done.returncode == 0, done.stderr
     doc = json.loads(done.stdout)
     assert [p["name"] for p in doc["applied"]] == ["app", "web", "mono-web"]
-    steps = read_steps(Path(doc["run_dir"]) / STEPS_FILE)
+    steps = _steps_logged(Path(doc["run_dir"]) / STEPS_FILE)
     assert leftovers(base) == []
     return trees(base), crashpoint.points(steps)
 

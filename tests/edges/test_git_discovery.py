@@ -151,7 +151,8 @@ def test_a_linked_worktree_names_its_main_checkout_even_with_a_line_break_in_a_n
         calls = counted_git(monkeypatch)
         assert tether_git.work_tree(repo) == tether_git.WorkTree(repo.resolve(), None)
         assert tether_git.work_tree(linked) == tether_git.WorkTree(linked.resolve(), repo.resolve())
-        assert tether_git.linked_worktree_main(linked / ".") == repo.resolve()
+        in_linked = tether_git.WorkTree(linked.resolve(), repo.resolve())
+        assert tether_git.work_tree(linked / ".") == in_linked
         # One question per folder; with the line break, that one and three more.
         assert len(calls) == (3 if name == "plain" else 12)
         monkeypatch.undo()

@@ -383,13 +383,6 @@ def lens_code_digest() -> str:
     return hasher.hexdigest()
 
 
-def _cached_lens_findings(
-    target: Target, data: bytes, tools: Toolset, cache: ResultCache
-) -> list[Finding]:
-    """The lens findings, from the cache when file, target kind, shfmt and lenses match."""
-    return _cached_lens_analysis(target, data, tools, cache)[0]
-
-
 def _cached_lens_analysis(
     target: Target, data: bytes, tools: Toolset, cache: ResultCache
 ) -> tuple[list[Finding], DependencyFacts | None]:
@@ -434,10 +427,6 @@ def _finding_from_json(entry: dict[str, Any]) -> Finding:
             "suppression": None,  # applied after the cache, from the file's own bytes
         }
     )
-
-
-def _lens_findings(target: Target, data: bytes, tools: Toolset) -> list[Finding]:
-    return _lens_analysis(target, data, tools)[0]
 
 
 def _lens_analysis(

@@ -15,11 +15,8 @@ from __future__ import annotations
 import json
 import os
 from datetime import UTC, datetime
-from pathlib import Path
 from typing import Any
 
-from tether.fsio import read_bytes
-from tether.parselimits import json_loads
 from tether.runs.rundir import RunFolder
 from tether.state import crashpoint
 
@@ -46,16 +43,6 @@ class StepLog:
             handle.flush()
             os.fsync(handle.fileno())
         crashpoint.after_append(step)
-
-
-def read_steps(path: Path) -> list[dict[str, Any]]:
-    """The steps a run folder's log holds (a torn last line is left out)."""
-    try:
-        data = read_bytes(path)
-    except FileNotFoundError:
-        return []
-    lines = data.split(b"\n")[:-1]
-    return [json_loads(line.decode("utf-8")) for line in lines if line.strip()]
 
 
 def _now() -> str:

@@ -58,14 +58,6 @@ MIGRATION_TIME = TimeLimit("TETHER_LIMIT_MIGRATION_SECONDS", 600.0)
 # shellcheck on one file, and shfmt parsing one file (audit).
 SHELLCHECK_TIME = TimeLimit("TETHER_LIMIT_SHELLCHECK_SECONDS", 300.0)
 SHFMT_TIME = TimeLimit("TETHER_LIMIT_SHFMT_SECONDS", 120.0)
-PROGRAM_TIMES = (
-    INSTALL_TIME,
-    OVERRIDE_TIME,
-    REGEN_TIME,
-    MIGRATION_TIME,
-    SHELLCHECK_TIME,
-    SHFMT_TIME,
-)
 
 _SIZE = re.compile(r"(\d+)\s*([KMG]i?B?|B)?", re.IGNORECASE)
 _UNITS = {"": 1, "b": 1, "k": 1 << 10, "m": 1 << 20, "g": 1 << 30}
