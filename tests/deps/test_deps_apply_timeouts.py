@@ -29,8 +29,9 @@ from tether.deps.owed import OWED_FILE
 def world(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> tuple[Path, Path, Path]:
     """(registry file, the project, where the hung npm writes its pids)."""
     setup_cli(monkeypatch, tmp_path)
-    monkeypatch.setattr(process, "INTERRUPT_GRACE", 0.3)
-    monkeypatch.setattr(process, "TERMINATE_GRACE", 0.3)
+    # The hung npm ignores SIGINT and SIGTERM: each grace is waited out in full.
+    monkeypatch.setattr(process, "INTERRUPT_GRACE", 0.05)
+    monkeypatch.setattr(process, "TERMINATE_GRACE", 0.05)
     folder = tmp_path / "bin"
     folder.mkdir()
     pids = tmp_path / "npm-pids"
