@@ -15,6 +15,8 @@ import pytest
 from builders import make_release, run_forked, run_tether
 from tether.engine.textmerge import TEXT_MERGE_MAX_BYTES, MergeResult
 from tether.flows.merging import merge_sides
+from tether.model.plan import MergeNoteCode
+from tether.report.reasons import merge_note
 
 TIMEOUT = 60
 
@@ -30,14 +32,17 @@ def test_versions_past_the_bound_are_not_merged() -> None:
     base, ours, theirs = _big("base"), _big("ours"), _big("theirs")
     result, note = merge_sides(base, ours, theirs)
     assert result == MergeResult(ours, 1, binary=True)
-    assert note.startswith(f"too large to merge as text (a version is {len(theirs):,} bytes; ")
-    assert note.endswith(f"at most {TEXT_MERGE_MAX_BYTES:,} bytes, 32 MiB, a version)")
+    assert note is not None and note.code is MergeNoteCode.PAST_TEXT_SIZE
+    words = merge_note(note)
+    assert words == note.detail  # the engine's words about the bound, quoted as they are
+    assert words.startswith(f"too large to merge as text (a version is {len(theirs):,} bytes; ")
+    assert words.endswith(f"at most {TEXT_MERGE_MAX_BYTES:,} bytes, 32 MiB, a version)")
 
 
 def test_a_one_sided_change_past_the_bound_is_still_taken() -> None:
     base, theirs = _big("base"), _big("theirs")
-    assert merge_sides(base, base, theirs) == (MergeResult(theirs, 0), "")
-    assert merge_sides(base, theirs, base) == (MergeResult(theirs, 0), "")
+    assert merge_sides(base, base, theirs) == (MergeResult(theirs, 0), None)
+    assert merge_sides(base, theirs, base) == (MergeResult(theirs, 0), None)
 
 
 def test_update_keeps_your_file_and_sets_the_release_copy_beside_it(tmp_path: Path) -> None:

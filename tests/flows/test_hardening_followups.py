@@ -453,6 +453,8 @@ def test_a_merge_past_the_bounds_git_cannot_do_is_a_whole_file_conflict_with_a_n
 def test_a_merge_whose_line_merge_would_pass_4x_its_size_is_a_whole_file_conflict():
     from tether.engine import textmerge
     from tether.flows.merging import merge_sides
+    from tether.model.plan import MergeNote, MergeNoteCode
+    from tether.report.reasons import merge_note
 
     per_side = textmerge.MERGE_MEMORY_FLOOR // textmerge.GIT_MERGE_BYTES_PER_LINE // 3 + 1000
     base = b"x\n" * per_side
@@ -469,10 +471,17 @@ def test_a_merge_whose_line_merge_would_pass_4x_its_size_is_a_whole_file_conflic
         + theirs
         + b">>>>>>> theirs\n"
     )
-    assert note == (
+    assert note == MergeNote(MergeNoteCode.MEMORY_BOUND)
+    assert merge_note(note) == (
         "too large for tether's own line merge, and a line merge would take more than 4x its "
         "size in memory: the whole file is one conflict"
     )
+    settled, favored = merge_sides(base, ours, theirs, favor="theirs")
+    assert (settled.merged, favored) == (
+        theirs,
+        MergeNote(MergeNoteCode.MEMORY_BOUND, favor="theirs"),
+    )
+    assert merge_note(favored).endswith(": the whole file is theirs")
     # Long lines hold the same estimate far under the bound: git merges those.
     wide = b"x" * 400 + b"\n"
     assert textmerge.within_memory_bounds(wide * per_side, wide * per_side, wide * per_side)

@@ -22,6 +22,7 @@ from reapply_builders import (
 from tether.engine.twoway import DRIFT_KINDS
 from tether.flows.reapply import BaselineOptions, FileResult, ReapplyRequest, reapply
 from tether.flows.reapply.report import Reason, Why
+from tether.model.plan import MergeNote, MergeNoteCode
 from tether.report.reapply import (
     DRIFT_QUESTION,
     FIRST_LINE,
@@ -154,8 +155,8 @@ WORDS = [
         f"binary file changed on both sides: left as installed, your copy is {PATCH}",
     ),
     (
-        Reason(Why.BINARY_CONFLICT, PATCH, text="too large"),
-        f"too large: left as installed, your copy is {PATCH}",
+        Reason(Why.BINARY_CONFLICT, PATCH, note=MergeNote(MergeNoteCode.PAST_TEXT_SIZE, "big")),
+        f"big: left as installed, your copy is {PATCH}",
     ),
     (
         Reason(Why.CONFLICT_PATCH, count=2),
@@ -193,8 +194,10 @@ WORDS = [
         "you took the installed file whole; your copy stays in the patches folder",
     ),
     (
-        Reason(Why.FAVORED, count=2, other="theirs", text="too large"),
-        "2 clashing hunks took the installed release's side; every other change merged (too large)",
+        Reason(Why.FAVORED, count=2, other="theirs", note=MergeNote(MergeNoteCode.MEMORY_BOUND)),
+        "2 clashing hunks took the installed release's side; every other change merged (too "
+        "large for tether's own line merge, and a line merge would take more than 4x its size in "
+        "memory: the whole file is one conflict)",
     ),
     (
         Reason(Why.VERIFICATION_FAILED, PATCH, written=False),

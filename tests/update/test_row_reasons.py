@@ -9,7 +9,7 @@ import pytest
 
 from builders import call, make_release, run_tether
 from tether.flows.update import PreparedUpdate, UpdateRequest, prepare_update
-from tether.model.plan import Bucket, FileAction, RowCode, RowWhy
+from tether.model.plan import Bucket, FileAction, MergeNote, MergeNoteCode, RowCode, RowWhy
 from tether.report.reasons import row_reason
 
 
@@ -188,6 +188,8 @@ def test_a_side_that_does_not_parse_is_not_merged_key_by_key(tmp_path):
     assert conflict_row(project)["reason"] == row.why.detail
 
 
+GIT_FAILED = MergeNote(MergeNoteCode.GIT_FAILED, "git: no", favor="theirs")
+PAST_SIZE = MergeNote(MergeNoteCode.PAST_TEXT_SIZE, "big")
 # Every fact a flow puts on a row and its words, exactly as the reports give them.
 WORDS = [
     (RowWhy(RowCode.LEFTOVER, "2.0.0"), "removed upstream in 2.0.0"),
@@ -221,9 +223,18 @@ WORDS = [
         "invalid JSON: x",
     ),
     (
-        RowWhy(RowCode.HUNKS_SETTLED, count=2, side="theirs", detail="a note"),
+        RowWhy(RowCode.HUNKS_SETTLED, count=2, side="theirs", note=GIT_FAILED),
         "2 clashing hunks took the release's side; every other change of both sides merged "
-        "(a note)",
+        "(too large for tether's own line merge, and git: no: the whole file is theirs)",
+    ),
+    (
+        RowWhy(RowCode.MERGE_NOTE, note=MergeNote(MergeNoteCode.MEMORY_BOUND)),
+        "too large for tether's own line merge, and a line merge would take more than 4x its "
+        "size in memory: the whole file is one conflict",
+    ),
+    (
+        RowWhy(RowCode.MERGE_NOTE, note=MergeNote(MergeNoteCode.PAST_TEXT_SIZE, "too large (x)")),
+        "too large (x)",
     ),
     (
         RowWhy(RowCode.REGION_HUNKS_SETTLED, count=1, side="ours"),
@@ -232,8 +243,10 @@ WORDS = [
     ),
     (RowWhy(RowCode.NO_LINES, side="take-theirs"), "binary file: no lines to merge, take-theirs"),
     (
-        RowWhy(RowCode.NO_LINES, side="keep-mine", detail="too large"),
-        "too large: no lines to merge, keep-mine",
+        RowWhy(
+            RowCode.NO_LINES, side="keep-mine", note=MergeNote(MergeNoteCode.PAST_TEXT_SIZE, "big")
+        ),
+        "big: no lines to merge, keep-mine",
     ),
     (RowWhy(RowCode.NOT_PARSED, detail="invalid JSON: y"), "invalid JSON: y"),
     (RowWhy(RowCode.NO_BASELINE), "no installed copy to merge key by key against"),
@@ -262,5 +275,35 @@ def test_each_row_fact_is_worded_in_report(why, words):
     assert RowWhy.from_json(json.loads(json.dumps(why.to_json()))) == why
 
 
-def test_every_row_code_has_words():
+def test_every_row_code_and_merge_note_has_words():
     assert {why.code for why, _ in WORDS} == set(RowCode)
+    notes = {why.note.code for why, _ in WORDS if why.note is not None}
+    assert notes == set(MergeNoteCode)
+
+
+def test_a_refresh_asks_about_a_dropped_file_saying_edited_only_when_it_was():
+    """The question names an edit from the row's fact: an unmodified leftover is not
+    "edited here" although its row has a reason."""
+    from types import SimpleNamespace
+
+    from tether.cli.interact import choose_source_deletions
+    from tether.model.plan import UpdatePlan
+
+    rows = {
+        "kept.md": RowWhy(RowCode.LEFTOVER, "2.0.0"),
+        "edited.md": RowWhy(RowCode.LEFTOVER, "2.0.0", modified=True),
+        "dropped.md": RowWhy(RowCode.MODIFIED_HERE),
+        "plain.md": None,
+    }
+    plan = UpdatePlan("kit", "1.0.0", "2.0.0")
+    plan.actions = [FileAction(p, None, Bucket.DELETE, why=why) for p, why in rows.items()]
+    asked: list[str] = []
+
+    def answer(question: str) -> str:
+        asked.append(question)
+        return "k"
+
+    choose_source_deletions(SimpleNamespace(plan=plan), answer)
+    edited = {q.split(":")[0] for q in asked if "(edited here)" in q}
+    assert (len(asked), edited) == (4, {"edited.md", "dropped.md"})
+    assert all(a.decision == "keep" for a in plan.actions)

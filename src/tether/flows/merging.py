@@ -18,6 +18,7 @@ from tether.engine.textmerge import (
     within_pure_bounds,
 )
 from tether.errors import TetherError
+from tether.model.plan import MergeNote, MergeNoteCode
 
 DEFAULT_LABELS = ("ours", "base", "theirs")
 
@@ -28,20 +29,19 @@ def merge_sides(
     theirs: bytes,
     labels: tuple[str, str, str] = DEFAULT_LABELS,
     favor: str | None = None,
-) -> tuple[MergeResult, str]:
-    """The merge of base→theirs into ours, and a note ("" when there is nothing to say).
+) -> tuple[MergeResult, MergeNote | None]:
+    """The merge of base→theirs into ours, and a note (None when there is nothing to say).
     ``favor`` (``ours``/``theirs``) settles each clashing hunk toward that side, as
     ``git merge-file --ours/--theirs``; a merge too large to go line by line is then one
     clashing hunk, the whole file that side's."""
     if within_pure_bounds(base, ours, theirs):
-        return merge3(base, ours, theirs, labels=labels, favor=favor), ""
+        return merge3(base, ours, theirs, labels=labels, favor=favor), None
     from tether import git
 
-    def whole_file(why: str) -> tuple[MergeResult, str]:
+    def whole_file(code: MergeNoteCode, detail: str = "") -> tuple[MergeResult, MergeNote]:
+        note = MergeNote(code, detail, favor or "")
         if favor is not None:
-            note = f"too large for tether's own line merge, and {why}: the whole file is {favor}"
             return MergeResult(ours if favor == "ours" else theirs, 0, settled=1), note
-        note = f"too large for tether's own line merge, and {why}: the whole file is one conflict"
         return MergeResult(whole_file_markers(base, ours, theirs), 1), note
 
     def bounded_git(
@@ -60,15 +60,16 @@ def merge_sides(
         return git.merge_file(base, ours, theirs, labels, favor)
 
     try:
-        return merge3(base, ours, theirs, labels=labels, line_merge=bounded_git, favor=favor), ""
+        merged = merge3(base, ours, theirs, labels=labels, line_merge=bounded_git, favor=favor)
+        return merged, None
     except _NotMerged as stop:
         # Neither merged nor marked (a whole-file conflict would write the three versions
         # into one file, and be verified): the adopter's bytes stay, as for a binary file.
-        return MergeResult(ours, 1, binary=True), str(stop)
+        return MergeResult(ours, 1, binary=True), MergeNote(MergeNoteCode.PAST_TEXT_SIZE, str(stop))
     except _TooBig:
-        return whole_file("a line merge would take more than 4x its size in memory")
+        return whole_file(MergeNoteCode.MEMORY_BOUND)
     except TetherError as error:
-        return whole_file(str(error))
+        return whole_file(MergeNoteCode.GIT_FAILED, str(error))
 
 
 def favored_must_keep(base: bytes, ours: bytes, theirs: bytes, favor: str) -> bytes:

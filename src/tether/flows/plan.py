@@ -41,6 +41,7 @@ from tether.model.plan import (
     Bucket,
     FieldMergeRow,
     FileAction,
+    MergeNote,
     Op,
     RowCode,
     RowWhy,
@@ -212,7 +213,7 @@ def settle_clashes(
     if result.binary:  # no lines: the whole file is the one clashing hunk
         whole = "keep-mine" if choice == "ours" else "take-theirs"
         action = settle_conflict(project, rel, cls, ours, theirs, None, mode, whole)
-        why = RowWhy(RowCode.NO_LINES, side=whole, detail=note)
+        why = RowWhy(RowCode.NO_LINES, side=whole, note=note)
         return replace(action, sides=sides, reason="", why=why)
     broken = check_clean_merge(rel, base, ours, theirs, result.merged)
     if broken is not None:
@@ -224,7 +225,7 @@ def settle_clashes(
         return FileAction(
             rel, cls, Bucket.MERGED, Op.WRITE, result.merged, mode, sides=sides, decision=choice
         )
-    why = RowWhy(RowCode.HUNKS_SETTLED, count=result.settled, side=choice, detail=note)
+    why = RowWhy(RowCode.HUNKS_SETTLED, count=result.settled, side=choice, note=note)
     return FileAction(
         rel,
         cls,
@@ -246,12 +247,13 @@ def _broken(check: MergeCheck, side: str = "") -> RowWhy:
     )
 
 
-def _noted(action: FileAction, sides: tuple[bytes, bytes, bytes], note: str) -> FileAction:
-    """A merge's note (``flows/merging.py``'s words: why it was not merged line by line)
-    is the row's reason when there is one."""
-    if not note:
+def _noted(
+    action: FileAction, sides: tuple[bytes, bytes, bytes], note: MergeNote | None
+) -> FileAction:
+    """Why the merge did not go line by line, when it did not, is the row's reason."""
+    if note is None:
         return replace(action, sides=sides)
-    return replace(action, sides=sides, reason=note, why=None)
+    return replace(action, sides=sides, reason="", why=RowWhy(RowCode.MERGE_NOTE, note=note))
 
 
 def merge_action(

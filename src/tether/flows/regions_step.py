@@ -98,7 +98,7 @@ def region_merge(
             why=RowWhy(RowCode.MERGED_OUTSIDE_REGION),
         )
     assert favor is not None
-    why = RowWhy(RowCode.REGION_HUNKS_SETTLED, count=result.settled, side=favor, detail=note)
+    why = RowWhy(RowCode.REGION_HUNKS_SETTLED, count=result.settled, side=favor, note=note)
     return FileAction(
         rel,
         cls,

@@ -48,6 +48,39 @@ class Op(StrEnum):
     REMOVE = "remove"  # back up, then remove the path
 
 
+class MergeNoteCode(StrEnum):
+    """Why a three-way text merge did not go line by line (``MergeNote``)."""
+
+    # Too large for tether's own line merge, and git's would take more than 4x the inputs'
+    # memory: the whole file is one conflict, or the side ``favor`` names.
+    MEMORY_BOUND = "memory-bound"
+    GIT_FAILED = "git-failed"  # as MEMORY_BOUND, git's merge failing (``detail``: its error)
+    PAST_TEXT_SIZE = "past-text-size"  # not merged at all (``detail``: the size it is past)
+
+
+@valueclass(frozen=True)
+class MergeNote:
+    """A fact of one merge (``flows/merging.merge_sides``), worded by
+    ``report/reasons.merge_note``: a plan's row and reapply's reasons carry it."""
+
+    code: MergeNoteCode
+    detail: str = ""
+    favor: str = ""
+
+    def to_json(self) -> dict[str, object]:
+        return {"code": self.code.value, "detail": self.detail, "favor": self.favor}
+
+    @classmethod
+    def from_json(cls, data: object) -> MergeNote | None:
+        if not isinstance(data, dict):
+            return None
+        try:
+            code = MergeNoteCode(str(data.get("code")))
+        except ValueError:
+            return None
+        return cls(code, str(data.get("detail", "")), str(data.get("favor", "")))
+
+
 class RowCode(StrEnum):
     """Why a plan's row is what it is, when a flow decided it beyond the decision table:
     a fact of the row (``RowWhy``), worded by ``report/reasons.row_reason``."""
@@ -61,8 +94,9 @@ class RowCode(StrEnum):
     # The clean line merge does not parse (``detail``: the problem), or could not be
     # checked (``unchecked``); with ``side``, after taking that side of the clashes.
     MERGE_BROKEN = "merge-broken"
-    HUNKS_SETTLED = "hunks-settled"  # ``count`` clashing hunks took ``side``
-    NO_LINES = "no-lines"  # a binary (or too large) file settled whole: ``side`` is the choice
+    HUNKS_SETTLED = "hunks-settled"  # ``count`` clashing hunks took ``side`` (a ``note``)
+    NO_LINES = "no-lines"  # a binary (or too large: ``note``) file settled whole as ``side``
+    MERGE_NOTE = "merge-note"  # the merge did not go line by line: its ``note`` says why
     NOT_PARSED = "not-parsed"  # a side of a field-merged file does not parse (``detail``)
     NO_BASELINE = "no-baseline"  # a mixed file with no installed copy to merge key by key
     KEYS_KEPT = "keys-kept"  # ``count`` managed keys changed on both sides; notes at ``path``
@@ -88,8 +122,8 @@ class RowWhy:
     """A row's reason as a fact: its code and the data its words need. ``version``: the
     release the fact names; ``modified``: the file was edited here; ``count``: how many;
     ``side``: the side or choice that settled it; ``detail``: words the fact carries as
-    another part of tether gave them (a parser's problem, a merge's note); ``path``: a
-    file the words name."""
+    another part of tether gave them (a parser's problem); ``path``: a file the words
+    name; ``note``: why the merge did not go line by line."""
 
     code: RowCode
     version: str = ""
@@ -99,6 +133,7 @@ class RowWhy:
     detail: str = ""
     unchecked: bool = False
     path: str = ""
+    note: MergeNote | None = None
 
     @property
     def edited_here(self) -> bool:
@@ -112,6 +147,8 @@ class RowWhy:
         for name in ("version", "modified", "count", "side", "detail", "unchecked", "path"):
             if getattr(self, name):
                 data[name] = getattr(self, name)
+        if self.note is not None:
+            data["note"] = self.note.to_json()
         return data
 
     @classmethod
@@ -134,6 +171,7 @@ class RowWhy:
             detail=str(data.get("detail", "")),
             unchecked=data.get("unchecked") is True,
             path=str(data.get("path", "")),
+            note=MergeNote.from_json(data.get("note")),
         )
 
 

@@ -20,6 +20,7 @@ from tether.flows.reapply import (
 from tether.flows.reapply.baseline import BaselineNote, BaselineNoteCode
 from tether.flows.reapply.patches import META_FILE
 from tether.flows.reapply.report import KeptBecause, Reason, Why, release_baseline_option
+from tether.report.reasons import merge_note
 
 # Asked at the prompt about a conflict whose copies differ beyond drift.
 DIFFERS = "your saved copy and the installed file both changed here."
@@ -136,7 +137,7 @@ def _first_line(reason: Reason) -> str:
 def _favored(reason: Reason) -> str:
     side = "your side" if reason.other == "ours" else "the installed release's side"
     hunks = "hunk" if reason.count == 1 else "hunks"
-    said = f" ({reason.text})" if reason.text else ""
+    said = f" ({merge_note(reason.note)})" if reason.note is not None else ""
     return f"{reason.count} clashing {hunks} took {side}; every other change merged{said}"
 
 
@@ -173,8 +174,8 @@ _OUTCOME: dict[Why, Callable[[Reason, FileResult], str]] = {
     Why.ALREADY_IN_RELEASE: lambda r, _: "your change is already in the installed release",
     Why.MERGE_IS_INSTALLED: lambda r, _: "nothing to write: the merge equals the installed file",
     Why.BINARY_CONFLICT: lambda r, _: (
-        f"{r.text or 'binary file changed on both sides'}: left as installed, "
-        f"your copy is {r.patch}"
+        f"{merge_note(r.note) if r.note else 'binary file changed on both sides'}: left as "
+        f"installed, your copy is {r.patch}"
     ),
     Why.CONFLICT_PATCH: lambda r, _: (
         f"{r.count} conflicting hunk(s); the patch is your change to the baseline" + _first_line(r)

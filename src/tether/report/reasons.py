@@ -7,13 +7,13 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from tether.model.plan import RowCode
+from tether.model.plan import MergeNoteCode, RowCode
 
 if TYPE_CHECKING:
     from typing import Any
 
     from tether.flows.regen import NotRunWhy, RegenOutcome
-    from tether.model.plan import FileAction, RowWhy
+    from tether.model.plan import FileAction, MergeNote, RowWhy
 
 _SIDE_WORDS = {"ours": "your side", "theirs": "the release's side"}
 
@@ -56,7 +56,10 @@ def worded(why: RowWhy) -> str:
         case RowCode.REGION_HUNKS_SETTLED:
             return _settled(why, " outside its generated region")
         case RowCode.NO_LINES:
-            return f"{why.detail or 'binary file'}: no lines to merge, {why.side}"
+            said = merge_note(why.note) if why.note is not None else "binary file"
+            return f"{said}: no lines to merge, {why.side}"
+        case RowCode.MERGE_NOTE:
+            return merge_note(why.note) if why.note is not None else ""
         case RowCode.NOT_PARSED:
             return why.detail
         case RowCode.NO_BASELINE:
@@ -92,11 +95,25 @@ def _settled(why: RowWhy, where: str) -> str:
     """Clashing hunks settled toward one side (``--auto ours``/``theirs``), with the merge's
     note when it has one."""
     hunks = "hunk" if why.count == 1 else "hunks"
-    note = f" ({why.detail})" if why.detail else ""
+    note = f" ({merge_note(why.note)})" if why.note is not None else ""
     return (
         f"{why.count} clashing {hunks}{where} took {_SIDE_WORDS[why.side]}; every other "
         f"change of both sides merged{note}"
     )
+
+
+def merge_note(note: MergeNote) -> str:
+    """Why a merge did not go line by line (``flows/merging.merge_sides``): a plan's row
+    and reapply's reasons quote it."""
+    match note.code:
+        case MergeNoteCode.MEMORY_BOUND:
+            why = "a line merge would take more than 4x its size in memory"
+        case MergeNoteCode.GIT_FAILED:
+            why = note.detail
+        case MergeNoteCode.PAST_TEXT_SIZE:
+            return note.detail
+    whole = note.favor or "one conflict"
+    return f"too large for tether's own line merge, and {why}: the whole file is {whole}"
 
 
 def regen_document(outcome: RegenOutcome) -> dict[str, Any]:

@@ -167,7 +167,7 @@ def _merge_outcome(
         result = FileResult(rel, MERGED, Reason(), origin, notes)
         return Decision(result, theirs, merged.merged, base, ours, gate=True)
     if merged.binary:
-        reason = Reason(Why.BINARY_CONFLICT, str(patch), text=not_merged)
+        reason = Reason(Why.BINARY_CONFLICT, str(patch), note=not_merged)
         return Decision(FileResult(rel, CONFLICT, reason, origin, notes), theirs)
     first_line = markers_would_break_first_line(merged.merged, base, ours, theirs)
     if style == "patch" or first_line:

@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
 from tether.errors import Exit
-from tether.model.plan import AUTO_CHOICES, Bucket
+from tether.model.plan import AUTO_CHOICES, Bucket, MergeNote
 
 if TYPE_CHECKING:
     from tether.engine.hunktable import ChangeRow, HunkRow
@@ -93,7 +93,7 @@ class Why(StrEnum):
     SAVED_IS_BASELINE = "saved-is-baseline"  # the backup is inconsistent
     ALREADY_IN_RELEASE = "already-in-release"
     MERGE_IS_INSTALLED = "merge-is-installed"  # nothing to write
-    BINARY_CONFLICT = "binary-conflict"  # text: the merge's own word, if any; patch
+    BINARY_CONFLICT = "binary-conflict"  # note: the merge's own, if any; patch
     CONFLICT_PATCH = "conflict-patch"  # count, first_line
     CONFLICT_MARKERS = "conflict-markers"  # count
     UNSAFE_PATH = "unsafe-path"  # text: the problem
@@ -110,7 +110,7 @@ class Why(StrEnum):
     DROPPED_TOO = "dropped-too"  # a dropped file the user dropped as well
     KEPT_MINE = "kept-mine"
     TOOK_THEIRS = "took-theirs"
-    FAVORED = "favored"  # count, other: the side (ours | theirs); text: the merge's note
+    FAVORED = "favored"  # count, other: the side (ours | theirs); note: the merge's
     VERIFICATION_FAILED = "verification-failed"  # patch, written (the lines: the result's)
     NOT_WRITTEN = "not-written"  # text: the writer's error
 
@@ -122,7 +122,8 @@ class Reason:
     code: Why = Why.NOTHING
     patch: str = ""  # the saved copy (where the user's copy stays)
     count: int = 0  # conflicting or clashing hunks
-    text: str = ""  # words found elsewhere, quoted as they are (an error, the merge's note)
+    text: str = ""  # words found elsewhere, quoted as they are (an error)
+    note: MergeNote | None = None  # why the merge did not go line by line
     other: str = ""
     first_line: bool = False  # conflict markers would break line 1: a patch instead
     written: bool = False  # verification failed after the merge was written
@@ -176,7 +177,8 @@ class FileResult:
         """The reason the journal records: its code, the text it quotes, the notes' codes."""
         code = str(self.reason.code) if self.reason.code is not Why.NOTHING else ""
         notes = [str(note.code) for note in self.baseline_notes]
-        return "; ".join(part for part in (code, self.reason.text, *notes) if part)
+        merge = str(self.reason.note.code) if self.reason.note is not None else ""
+        return "; ".join(part for part in (code, self.reason.text, merge, *notes) if part)
 
     def to_json(self, reason: str, question: str | None) -> dict[str, Any]:
         """Its data with its words, which ``report/reapply.result_document`` gives."""

@@ -140,7 +140,7 @@ def _favor(decision: Decision, choice: str) -> None:
     base, ours, theirs = decision.base, decision.ours, decision.theirs
     assert base is not None and ours is not None and theirs is not None
     merged, note = merge_sides(base, ours, theirs, favor=choice)
-    reason = Reason(Why.FAVORED, count=merged.settled, text=note, other=choice)
+    reason = Reason(Why.FAVORED, count=merged.settled, other=choice, note=note)
     decision.result.restate(reason)
     decision.result.settled_hunks = merged.settled
     decision.artifact = None
