@@ -307,3 +307,33 @@ def test_a_refresh_asks_about_a_dropped_file_saying_edited_only_when_it_was():
     edited = {q.split(":")[0] for q in asked if "(edited here)" in q}
     assert (len(asked), edited) == (4, {"edited.md", "dropped.md"})
     assert all(a.decision == "keep" for a in plan.actions)
+
+
+@pytest.mark.parametrize("point", ["file-intent:1", "file-written:1", "finalize-started:1"])
+def test_a_resumed_run_words_a_row_from_the_fact_its_journal_kept(tmp_path, point):
+    """A file the interrupted run already wrote replans as nothing to do; its row is
+    reported from the journal, whose record keeps the row's fact (here: binary files
+    settled whole toward the release), so the words are an uninterrupted run's."""
+    from builders import run_forked
+    from tether.state import crashpoint
+
+    def binaries(root: Path) -> Path:
+        shelf = root / "releases"
+        make_release(shelf, "1.0.0", {f"b{i}.dat": b"\0one\n" for i in range(3)})
+        make_release(shelf, "2.0.0", {f"b{i}.dat": b"\0theirs\n" for i in range(3)})
+        project = root / "proj"
+        assert call("init", "--source", str(shelf), "--to", "1.0.0", "-C", str(project)) == 0
+        for i in range(3):
+            (project / f"b{i}.dat").write_bytes(b"\0mine\n")
+        return project
+
+    command = ("update", "--yes", "--json", "--auto", "theirs")
+    whole = run_tether(*command, "-C", str(binaries(tmp_path / "whole")))
+    rows = json.loads(whole.stdout)["buckets"]["conflict"]
+    words = "binary file: no lines to merge, take-theirs"
+    assert [row["reason"] for row in rows] == [words] * 3
+    project = binaries(tmp_path / "cut")
+    crashed = run_forked(*command, "-C", str(project), crash=point)
+    assert crashed.returncode == crashpoint.EXIT_CODE, crashed.stderr
+    resumed = run_tether(*command, "-C", str(project))
+    assert json.loads(resumed.stdout)["buckets"]["conflict"] == rows
