@@ -282,6 +282,14 @@ def test_plain_update_skips_a_newest_tag_that_names_no_commit(tmp_path, kind, na
     status = json.loads(run_tether("status", "--json", "--check-latest", "-C", str(project)).stdout)
     assert status["latest_version"] == "2.0.0"
     assert any("v3.0.0 names a" in note for note in status["notes"])
+    # The source says it as a fact, worded in report/notes.py.
+    from tether.model.source_notes import SourceNote, SourceSaid
+    from tether.sources import open_source
+
+    source = open_source(str(repo), tmp_path / "cache")
+    assert source.available_versions() == ["1.0.0", "2.0.0"]
+    said = SourceNote(SourceSaid.TAG_NOT_A_COMMIT, str(repo), "v3.0.0", kind=named)
+    assert source.notes == [said]
 
 
 def test_asking_for_a_tag_that_names_no_commit_is_one_line(tmp_path):

@@ -93,3 +93,35 @@ def test_a_note_in_the_cache_that_is_not_one_printable_line_is_not_printed(
     dry = run_tether("update", "--dry-run", "--json", "--to", "2.0.0", "-C", str(project))
     assert dry.returncode == 0, dry.stderr
     assert not [n for n in json.loads(dry.stdout)["notes"] if "\x1b" in n]
+
+
+def test_a_twin_is_a_fact_of_the_source_also_read_back_from_the_cache(tmp_path: Path) -> None:
+    """The source says which name it used as a fact (``model/source_notes.py``); the cache
+    keeps the names beside the tree, so a later run's source says the same."""
+    from tether.model.source_notes import SourceNote, SourceSaid
+    from tether.report.notes import worded_notes
+    from tether.sources import open_source
+
+    repo = _twin_repo(tmp_path)
+    said = SourceNote(SourceSaid.TWIN_NAMES, str(repo), "2.0.0", "v2.0.0", "2.0.0")
+    first = open_source(str(repo), tmp_path / "cache")
+    first.fetch("2.0.0")
+    assert first.notes == [said]
+    again = open_source(str(repo), tmp_path / "cache")
+    again.fetch("2.0.0")  # from the cache: nothing is asked of the repository
+    assert again.notes == [said]
+    assert worded_notes(again.notes) == [_note(repo)]
+
+
+def test_a_cached_note_of_another_shape_says_nothing(tmp_path: Path) -> None:
+    """A note an older tether kept beside the tree (one line of words) is no fact: it is
+    not read, and the tree itself is still used."""
+    from tether.sources import open_source
+
+    repo = _twin_repo(tmp_path)
+    open_source(str(repo), tmp_path / "cache").fetch("2.0.0")
+    (note,) = (tmp_path / "cache").glob("*/.2.0.0.note")
+    note.write_text(_note(repo) + "\n")
+    source = open_source(str(repo), tmp_path / "cache")
+    assert (source.fetch("2.0.0").root / GUIDE).read_text() == "from 2.0.0\n"
+    assert source.notes == []

@@ -1,8 +1,8 @@
 """What a flow finds that a person should know, as facts: a note travels in a release's, a
 baseline's, a lifecycle plan's or a report's ``notes`` into every report that shows it
 (status, check, update, diff, init), and ``report/notes.py`` words it there, once for all of
-them. A note that is a ``str`` is what a release source said (``Source.notes``), as it said
-it.
+them, with what a release source said (``Source.notes``, facts of
+``model/source_notes.py``).
 
 Imported only where a note is made or worded: a clean ``status`` makes none."""
 
@@ -11,6 +11,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from enum import StrEnum
 from typing import TYPE_CHECKING, TypeAlias
+
+from tether.model.source_notes import SourceNote
 
 if TYPE_CHECKING:
     from tether.model.lifecycle_declarations import Condition
@@ -129,5 +131,6 @@ Fact: TypeAlias = (
     | MigrationInterrupted
     | PatternUndecided
     | GbrainRecordAdopted
+    | SourceNote
 )
 Note: TypeAlias = str | Fact

@@ -1,6 +1,6 @@
-"""The words of the notes a flow attaches as facts (``flows/notes.py``), one wording per
-kind for every report that shows it (status, check, update, diff, init) and its JSON
-document. What a release source said is a ``str`` already, and stays as it said it."""
+"""The words of the notes a flow attaches as facts (``flows/notes.py``) and of what a
+release source said (``model/source_notes.py``), one wording per kind for every report that
+shows it (status, check, update, diff, init) and its JSON document."""
 
 from __future__ import annotations
 
@@ -10,6 +10,7 @@ if TYPE_CHECKING:
     from typing import Never, NoReturn
 
     from tether.flows.notes import Fact, NoLongerRegular, Note, NotRead
+    from tether.model.source_notes import SourceNote
 
 
 def worded_notes(notes: Sequence[Note]) -> list[str]:
@@ -32,6 +33,7 @@ def note_words(note: Fact) -> str:
         TemplateProgramsNotRun,
         UpstreamSwitched,
     )
+    from tether.model.source_notes import SourceNote
 
     match note:
         case MarkerWins():
@@ -90,8 +92,33 @@ def note_words(note: Fact) -> str:
                 f"{note.files} file(s) as gbrain copied them; nothing was copied, run tether "
                 "refresh"
             )
+        case SourceNote():
+            return source_said(note)
         case _:
             _unworded(note)
+
+
+def source_said(note: SourceNote) -> str:
+    """What a release source said while it listed or fetched (``Source.notes``)."""
+    from tether.model.source_notes import SourceSaid
+
+    match note.code:
+        case SourceSaid.TWIN_NAMES:
+            return (
+                f"{note.spec}: both {note.name} and {note.other} name version {note.version}; "
+                f"{note.name} was used (a name without a leading v wins)"
+            )
+        case SourceSaid.TAG_NOT_A_COMMIT:
+            return (
+                f"{note.spec}: tag {note.name} names a {note.kind}, not a commit, so it is no "
+                "release; skipped"
+            )
+        case SourceSaid.LISTED_THROUGH_API:
+            return (
+                f"gh: {note.detail}; the releases of {note.spec} were listed through GitHub's API"
+            )
+        case SourceSaid.DOWNLOADED_THROUGH_API:
+            return f"gh: {note.detail}; {note.name} was downloaded through GitHub's API"
 
 
 def unread_words(note: NotRead | NoLongerRegular) -> str:

@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from tether.errors import TetherError
+from tether.model.source_notes import SourceNote, SourceSaid
 from tether.versions import parse_version, sort_versions, strip_v
 
 # The not-found message lists at most this many versions (newest first kept).
@@ -77,13 +78,11 @@ def version_names(names: list[str]) -> Offered:
     return offered
 
 
-def twin_note(spec: str, offered: Mapping[str, str], used: str) -> str:
-    """The note saying which of two names of one version was used; "" when it had no twin."""
+def twin_note(spec: str, offered: Mapping[str, str], used: str) -> SourceNote | None:
+    """The note saying which of two names of one version was used; None when it had no
+    twin."""
     listed = next((version for version, name in offered.items() if name == used), None)
     other = getattr(offered, "shadowed", {}).get(listed) if listed is not None else None
-    if other is None:
-        return ""
-    return (
-        f"{spec}: both {used} and {other} name version {listed}; {used} was used "
-        "(a name without a leading v wins)"
-    )
+    if listed is None or other is None:
+        return None
+    return SourceNote(SourceSaid.TWIN_NAMES, spec, used, other, listed)

@@ -10,6 +10,7 @@ from tether import progress
 from tether.errors import TetherError
 from tether.gh import GhBound, GhBoundExceeded, run_gh
 from tether.gh import installed as gh_installed
+from tether.model.source_notes import SourceNote, SourceSaid
 from tether.sources import limits
 from tether.sources.common import match_version, version_names
 from tether.sources.extract import extract_tar_safely
@@ -63,7 +64,7 @@ def gh_repo(spec: str) -> str:
 
 class GhSource(TaggedSource):
     def __init__(self, spec: str, repo: str, cache: TreeCache, max_entry_bytes: int) -> None:
-        self.notes: list[str] = []
+        self.notes: list[SourceNote] = []
         self.spec = spec
         self.repo = repo
         self.cache = cache
@@ -130,16 +131,16 @@ class GhReleaseSource(TaggedSource):
         self.repo = repo
         self.cache = cache
         self.max_entry_bytes = max_entry_bytes
-        self.notes: list[str] = []  # a release asset is always an archive: nothing to skip
+        self.notes: list[SourceNote] = []  # a release asset is always an archive: nothing to skip
         self._listed: dict[str, str] | _ListingFailed | None = None
         self._listing_failure = ""
 
     def _api(self) -> GitHubApi:
         return GitHubApi.from_environment()
 
-    def _note(self, text: str) -> None:
-        if text not in self.notes:
-            self.notes.append(text)
+    def _note(self, note: SourceNote) -> None:
+        if note not in self.notes:
+            self.notes.append(note)
 
     def _offered(self) -> dict[str, str]:
         if self._listed is None:
@@ -153,6 +154,7 @@ class GhReleaseSource(TaggedSource):
 
     def _list(self) -> dict[str, str]:
         failures = []
+        gh_error: str | None = None  # what gh said when it failed: the API stood in
         with progress.phase("listing versions"):
             if gh_installed():
                 args = ["release", "list", "--repo", self.repo, "--limit", "200"]
@@ -164,6 +166,7 @@ class GhReleaseSource(TaggedSource):
                     why = bound_words(error, limits.ANSWER_BYTES)
                     raise TetherError(f"cannot list the releases of {self.spec}: {why}") from None
                 except TetherError as error:
+                    gh_error = str(error)
                     failures.append(f"gh: {error}")
             else:
                 failures.append("gh: not installed")
@@ -174,24 +177,24 @@ class GhReleaseSource(TaggedSource):
                 raise _ListingFailed(
                     f"cannot list the releases of {self.spec}: {'; '.join(failures)}"
                 ) from None
-        if gh_installed():
-            listed = f"the releases of {self.spec} were listed through GitHub's API"
-            self._note(f"{failures[0]}; {listed}")
+        if gh_error is not None:
+            self._note(SourceNote(SourceSaid.LISTED_THROUGH_API, self.spec, detail=gh_error))
         return version_names([release.tag for release in releases])
 
-    def _locate(self, version: str) -> tuple[str, str]:
+    def _locate(self, version: str) -> tuple[str, SourceNote | None]:
         """As for any tagged source; when no listing works, the tag ``v<version>``."""
         try:
             self._offered()
         except _ListingFailed as error:
             self._listing_failure = str(error)
-            return f"v{version}", ""
+            return f"v{version}", None
         return super()._locate(version)
 
     def _export(self, tag: str, version: str, work: Path, dest: Path) -> None:
         asset = release_asset_name(self.repo, version)
         download = work / asset
         failures = []
+        gh_error: str | None = None
         if gh_installed():
             try:
                 self._gh_download(tag, asset, work)
@@ -199,6 +202,7 @@ class GhReleaseSource(TaggedSource):
                 why = bound_words(error)
                 raise TetherError(f"cannot download {asset} of {self.spec}: {why}") from None
             except TetherError as error:
+                gh_error = str(error)
                 failures.append(f"gh: {error}")
         else:
             failures.append("gh: not installed")
@@ -212,8 +216,9 @@ class GhReleaseSource(TaggedSource):
                 raise TetherError(
                     f"cannot download {asset} of {self.spec}{unlisted}: {'; '.join(failures)}"
                 ) from None
-            if gh_installed():
-                self._note(f"{failures[0]}; {asset} was downloaded through GitHub's API")
+            if gh_error is not None:
+                said = SourceSaid.DOWNLOADED_THROUGH_API
+                self._note(SourceNote(said, self.spec, asset, detail=gh_error))
         extract_tar_safely(download, dest, self.max_entry_bytes, label=f"{self.spec}@{tag}")
 
     def _gh_download(self, tag: str, asset: str, work: Path) -> None:

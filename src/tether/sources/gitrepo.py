@@ -22,6 +22,7 @@ from pathlib import Path
 
 from tether import git, progress
 from tether.errors import TetherError
+from tether.model.source_notes import SourceNote, SourceSaid
 from tether.sources import limits
 from tether.sources.common import version_names
 from tether.sources.extract import extract_tar_safely
@@ -99,7 +100,7 @@ class GitSource(TaggedSource):
         self.local = local
         self.cache = cache
         self.max_entry_bytes = max_entry_bytes
-        self.notes: list[str] = []
+        self.notes: list[SourceNote] = []
 
     def _offered(self) -> dict[str, str]:
         bound = None if self.local is not None else listing_bound()
@@ -124,7 +125,8 @@ class GitSource(TaggedSource):
             if kind == "commit":
                 kept.append(tag)
             elif parse_version(tag) is not None:
-                self.notes.append(_not_a_commit(self.spec, tag, kind) + "; skipped")
+                said = SourceSaid.TAG_NOT_A_COMMIT
+                self.notes.append(SourceNote(said, self.spec, tag, kind=kind))
         return kept
 
     def _export(self, tag: str, version: str, work: Path, dest: Path) -> None:

@@ -23,6 +23,7 @@ from typing import Any
 
 from tether.errors import TetherError
 from tether.fsio import cannot_read, read_regular
+from tether.model.source_notes import SourceNote
 from tether.parselimits import json_loads
 from tether.sources.common import asked_version, match_version, not_found
 from tether.sources.extract import extract_tar_safely
@@ -71,7 +72,7 @@ class NpmSource:
 
     def __init__(self, spec: str, cache_dir: Path, max_entry_bytes: int) -> None:
         self.spec = spec
-        self.notes: list[str] = []
+        self.notes: list[SourceNote] = []
         self.package, self.pinned = parse_spec(spec)
         self.registry = registry_url()
         scheme = urllib.parse.urlsplit(self.registry).scheme

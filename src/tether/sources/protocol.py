@@ -6,6 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Protocol
 
+from tether.model.source_notes import SourceNote
 from tether.valueclass import valueclass
 
 
@@ -20,8 +21,9 @@ class ReleaseTree:
 
 class Source(Protocol):
     spec: str
-    # What listing the versions left out and why (a git tag naming a blob…), for the report.
-    notes: list[str]
+    # What listing or fetching said (a git tag naming a blob left out, which of two tags was
+    # used…), as facts for the report (``model/source_notes.py``).
+    notes: list[SourceNote]
 
     def available_versions(self, include_prereleases: bool = False) -> list[str]:
         """Versions the source offers, ascending semver; prereleases only when asked."""

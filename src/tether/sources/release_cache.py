@@ -67,28 +67,37 @@ class TreeCache:
         check_release_folder(tree, label, self.max_entry_bytes)
         return tree
 
-    def note(self, version: str) -> str:
-        """The note kept beside the tree of ``version`` (``build``), "" without one. It is
-        printed in reports, so one holding anything but one line of printable text (a
-        terminal escape written there by someone else) is not read."""
+    def twin(self, version: str) -> tuple[str, str, str] | None:
+        """The twin names kept beside the tree of ``version`` (``build``): the name used,
+        the other and the version both name; None without them. They are printed in
+        reports, so a file holding anything but three lines of printable text (a terminal
+        escape written there by someone else, a note of an older tether) is not read."""
         try:
             info = os.lstat(self._note_path(version))
             if not stat.S_ISREG(info.st_mode) or info.st_size > _NOTE_MAX:
-                return ""
-            text = read_bytes(self._note_path(version)).decode("utf-8", "replace").strip()
+                return None
+            text = read_bytes(self._note_path(version)).decode("utf-8", "replace")
         except OSError:
-            return ""
-        return text if text.isprintable() else ""
+            return None
+        lines = text.splitlines()
+        if len(lines) != 3 or not all(line and line.isprintable() for line in lines):
+            return None
+        return lines[0], lines[1], lines[2]
 
     def _note_path(self, version: str) -> Path:
         return self.base / f".{version}{NOTE}"
 
-    def build(self, version: str, fill: Callable[[Path, Path], None], note: str = "") -> Path:
+    def build(
+        self,
+        version: str,
+        fill: Callable[[Path, Path], None],
+        twin: tuple[str, str, str] | None = None,
+    ) -> Path:
         """Fetch ``version`` once: ``fill(work, tree)`` must create ``tree``, using ``work``
         (an empty private folder) for any download. The tree is moved into the cache only
-        when ``fill`` returns; on any failure nothing of this attempt remains. ``note`` (a
-        line for the report about where the tree came from) is kept beside it, for the runs
-        that read it back."""
+        when ``fill`` returns; on any failure nothing of this attempt remains. ``twin`` (the
+        name used, the other name of the version and the version, when two names spell
+        it) is kept beside it, for the runs that read it back to say so."""
         final = self.path(version)
         created: list[Path] = []
         try:
@@ -102,8 +111,9 @@ class TreeCache:
             ) from None
         try:
             fill(work, work / "tree")
-            if note:
-                atomic_write(self._note_path(version), note.encode() + b"\n", durable=False)
+            if twin is not None:
+                text = "".join(f"{line}\n" for line in twin)
+                atomic_write(self._note_path(version), text.encode(), durable=False)
             else:
                 self._note_path(version).unlink(missing_ok=True)
             try:

@@ -10,6 +10,7 @@ from pathlib import Path
 
 from tether.errors import TetherError
 from tether.fsio import cannot_read
+from tether.model.source_notes import SourceNote
 from tether.sources.common import (
     asked_version,
     match_version,
@@ -27,7 +28,7 @@ class DirectorySource:
     def __init__(
         self, spec: str, root: Path, max_entry_bytes: int = DEFAULT_MAX_ENTRY_BYTES
     ) -> None:
-        self.notes: list[str] = []
+        self.notes: list[SourceNote] = []
         self.spec = spec
         self.root = root
         self.max_entry_bytes = max_entry_bytes
@@ -51,6 +52,6 @@ class DirectorySource:
         tree = self.root / name
         check_release_folder(tree, str(tree), self.max_entry_bytes)
         note = twin_note(self.spec, offered, name)
-        if note and note not in self.notes:
+        if note is not None and note not in self.notes:
             self.notes.append(note)
         return ReleaseTree(version=wanted, root=tree, source=self.spec)

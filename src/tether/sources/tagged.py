@@ -7,6 +7,7 @@ from __future__ import annotations
 from abc import ABC, abstractmethod
 from pathlib import Path
 
+from tether.model.source_notes import SourceNote, SourceSaid
 from tether.sources.common import asked_version, match_version, not_found, twin_note
 from tether.sources.protocol import ReleaseTree
 from tether.sources.release_cache import TreeCache
@@ -16,7 +17,7 @@ from tether.versions import sort_versions
 class TaggedSource(ABC):
     spec: str
     cache: TreeCache
-    notes: list[str]
+    notes: list[SourceNote]
 
     @abstractmethod
     def _offered(self) -> dict[str, str]:
@@ -37,18 +38,20 @@ class TaggedSource(ABC):
         tree = self.cache.cached(wanted)
         if tree is None:
             tag, note = self._locate(wanted)
+            twin = (note.name, note.other, note.version) if note is not None else None
             tree = self.cache.build(
-                wanted, lambda work, dest: self._export(tag, wanted, work, dest), note
+                wanted, lambda work, dest: self._export(tag, wanted, work, dest), twin
             )
         else:
-            note = self.cache.note(wanted)
-        if note and note not in self.notes:
+            kept = self.cache.twin(wanted)
+            note = SourceNote(SourceSaid.TWIN_NAMES, self.spec, *kept) if kept else None
+        if note is not None and note not in self.notes:
             self.notes.append(note)
         return ReleaseTree(version=wanted, root=tree, source=self.spec)
 
-    def _locate(self, version: str) -> tuple[str, str]:
+    def _locate(self, version: str) -> tuple[str, SourceNote | None]:
         """The name at the source of the release ``version`` (an exact version), and the
-        note naming it when another name spells the same version ("" without one)."""
+        note naming it when another name spells the same version (None without one)."""
         offered = self._offered()
         tag = match_version(version, offered)
         if tag is None:

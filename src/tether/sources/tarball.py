@@ -15,6 +15,7 @@ from pathlib import Path
 from tether import __version__
 from tether.errors import TetherError
 from tether.fsio import read_bytes, sha256_file
+from tether.model.source_notes import SourceNote
 from tether.sources.common import asked_version
 from tether.sources.extract import extract_tar_safely
 from tether.sources.protocol import ReleaseTree
@@ -35,7 +36,7 @@ class _TemplatedSource:
     """A source named by a path or URL template with a version placeholder."""
 
     def __init__(self, spec: str, template: str, cache: TreeCache, max_entry_bytes: int) -> None:
-        self.notes: list[str] = []
+        self.notes: list[SourceNote] = []
         self.spec = spec
         self.template = template
         self.cache = cache
@@ -60,10 +61,10 @@ class LocalTarballSource(_TemplatedSource, TaggedSource):
                 offered[version] = found
         return offered
 
-    def _locate(self, version: str) -> tuple[str, str]:
+    def _locate(self, version: str) -> tuple[str, SourceNote | None]:
         """The tarball the template names for ``version``, else one listed as it."""
         exact = expand(self.template, version)
-        return (exact, "") if Path(exact).is_file() else super()._locate(version)
+        return (exact, None) if Path(exact).is_file() else super()._locate(version)
 
     def _export(self, tag: str, version: str, work: Path, dest: Path) -> None:
         from tether.checksums import verify_tarball_checksum
