@@ -55,3 +55,19 @@ def test_helper_modules_are_not_collected_as_tests() -> None:
 def test_the_checker_sees_a_bare_tether() -> None:
     tree = ast.parse('subprocess.run(["tether", "status"])\nsubprocess.run([*TETHER, "x"])\n')
     assert _spawned_commands(tree) == [(1, "tether")]
+
+
+def test_the_modules_run_first_exist() -> None:
+    """``LONGEST_FIRST`` in tests/conftest.py names test modules that exist: a module renamed
+    or moved would lose its place at the start of the run without a word."""
+    tree = _parsed((TESTS / "conftest.py").read_text())
+    [listed] = [
+        ast.literal_eval(node.value)
+        for node in tree.body
+        if isinstance(node, ast.Assign)
+        and any(
+            isinstance(target, ast.Name) and target.id == "LONGEST_FIRST" for target in node.targets
+        )
+    ]
+    assert listed
+    assert [name for name in listed if not (TESTS / name).is_file()] == []
