@@ -1,6 +1,7 @@
-"""``status`` and ``check`` read their command line without argparse (``cli/plain_argv.py``)
-when they understand it whole, and hand every other line to argparse: what they read must be
-what argparse makes of the same line, and a run must print and exit the same either way."""
+"""``status``, ``check`` and ``update`` read their command line without argparse
+(``cli/plain_argv.py``) when they understand it whole, and hand every other line to
+argparse: what they read must be what argparse makes of the same line, and a run must print,
+write and exit the same either way."""
 
 from __future__ import annotations
 
@@ -17,6 +18,7 @@ from tether.cli.main import build_parser
 from tether.cli.parsing import ACTIVE_PARSER, STRAY_WORDS, is_removed
 from tether.cli.plain_argv import GLOBAL_SWITCHES, SWITCHES, VALUED, plain_arguments
 from tether.cli.usage_errors import CommandLineError
+from tether.errors import command_exits
 from tether.state import crashpoint
 
 # Lines read without argparse.
@@ -37,6 +39,16 @@ READ = [
     ["check", "--fail-on", ","],
     ["status", "--profile", "native", "--profile", "gbrain"],
     ["check", "--source", "/a b/c", "-C", "with space"],
+    ["update"],
+    ["update", "--yes", "--json"],
+    ["-q", "update", "-y", "--dry-run", "--all"],
+    ["update", "--to", "1.1.0", "-C", "proj", "--source=shelf", "--switch-upstream"],
+    ["update", "--auto", "ours", "--auto=take-theirs", "--conflict", "patch"],
+    ["update", "--conflict=markers", "--delete-removed", "--allow-dirty", "--branch", "b"],
+    ["update", "--no-branch", "--no-regions", "--no-programs", "--skip-migrations"],
+    ["update", "--abandon", "--profile", "gaia", "--project", "p", "-v"],
+    ["update", "--data", "a=1", "--data=b=c=2", "--answers-file", "x.yml", "--trust"],
+    ["update", "--to=", "--branch=", "--json", "--no-color"],
 ]
 # Lines argparse refuses (exit 2, its usage line): left to it.
 REFUSED = [
@@ -54,6 +66,18 @@ REFUSED = [
     ["-C", "proj", "status"],
     ["status", "status"],
     ["check", "--fail-on"],
+    ["update", "DIR"],
+    ["update", "--pr"],
+    ["update", "--dry"],
+    ["update", "--auto", "mine"],
+    ["update", "--auto"],
+    ["update", "--conflict", "bogus"],
+    ["update", "--branch", "b", "--no-branch"],
+    ["update", "--no-branch", "--branch=b"],
+    ["update", "--yes=1"],
+    ["update", "--strict"],
+    ["update", "--check-latest"],
+    ["--yes", "update"],
 ]
 # Lines left to argparse that it takes: help, other commands, spellings not read here.
 LEFT = [
@@ -67,7 +91,11 @@ LEFT = [
     ["status", "-Cproj"],
     ["status", "-C=proj"],
     ["status", "-C", "-"],
-    ["update"],
+    ["update", "-yq"],
+    ["update", "--help"],
+    ["update", "-Cproj"],
+    ["update", "--data", "-x"],
+    ["update", "--to", "-1"],  # argparse takes it (nothing here looks like a negative number)
     ["init", "--json"],
     ["diff"],
 ]
@@ -256,6 +284,96 @@ def test_conflicts_leftovers_and_an_interrupted_run_without_argparse(
     plain, _ = both_ways(["check", "--json"], stopped, monkeypatch)
     assert plain[0] == 3
     assert json.loads(plain[1])["unfinished"]["to_version"] == "1.1.0"
+
+
+# Update lines run both ways, each on a fresh project in the state named.
+UPDATE_LINES = [
+    ("clean", ["update", "--yes", "--no-branch"]),
+    ("clean", ["update", "--yes", "--json", "--no-branch"]),
+    ("clean", ["update", "--dry-run"]),
+    ("clean", ["update", "--dry-run", "--json", "--to", "1.1.0"]),
+    ("clean", ["update", "--json", "--no-branch"]),  # no terminal, no --yes: refused
+    ("clean", ["update", "-y", "--to", "1.0.0", "--no-branch"]),  # already there
+    ("clean", ["update", "-y", "--to", "9.9.9", "--no-branch"]),  # no such release
+    ("drift", ["update", "--yes", "--json", "--no-branch", "--all"]),
+    ("conflict", ["update", "--yes", "--no-branch", "--json"]),
+    ("conflict", ["update", "--yes", "--no-branch", "--auto", "theirs", "--json"]),
+    ("conflict", ["update", "-y", "--no-branch", "--auto=keep-mine", "--conflict", "patch"]),
+    ("conflict", ["update", "-y", "--no-branch", "--conflict=patch", "--delete-removed"]),
+    ("conflict", ["-q", "update", "-y", "-C", "project", "--no-branch", "--to", "1.1.0"]),
+    ("interrupted run", ["update", "--yes", "--no-branch", "--json"]),
+    ("interrupted run", ["update", "--abandon", "--json"]),
+    ("not a project", ["update", "--yes", "--json"]),
+]
+
+
+def _update_scenario(name: str, where: Path) -> Path:
+    if name != "conflict":
+        return scenario(name, where)
+    project = installed(where)
+    (project / "a.txt").write_text("one\nTWO mine\nthree\n")
+    (project / "d.txt").write_text("dropped later, edited here\n")
+    return project
+
+
+def _tree(root: Path) -> dict[str, bytes]:
+    """The project's files with their bytes, tether's records left out (they hold run ids
+    and times)."""
+    return {
+        path.relative_to(root).as_posix(): path.read_bytes()
+        for path in sorted(root.rglob("*"))
+        if path.is_file() and ".tether" not in path.relative_to(root).parts
+    }
+
+
+def _same_words(text: str, root: Path) -> str:
+    """A run's output with what differs between two runs taken out: the folder it ran in,
+    run ids, times and the time -v reports."""
+    text = text.replace(str(root), "WHERE")
+    text = re.sub(r"\d{8}T\d{6}Z?[-\w]*", "RUN", text)
+    text = re.sub(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d[.\d]*(Z|[+-]\d\d:\d\d)?", "TIME", text)
+    return re.sub(r"after [0-9.]+ s", "after N s", text)
+
+
+@pytest.mark.parametrize(
+    ("name", "argv"), UPDATE_LINES, ids=lambda x: " ".join(x) if isinstance(x, list) else x
+)
+def test_update_prints_and_writes_the_same_without_argparse(
+    name: str, argv: list[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The same update line on two copies of one project, read without argparse and with
+    it: the same exit code, output and resulting files."""
+    seen = []
+    for way in ("plain", "argparse"):
+        where = tmp_path / way
+        where.mkdir()
+        project = _update_scenario(name, where)
+        read: list[dict[str, object] | None] = []
+
+        def recorded(
+            line: list[str], way: str = way, read: list[dict[str, object] | None] = read
+        ) -> dict[str, object] | None:
+            read.append(plain_arguments(line) if way == "plain" else None)
+            return read[-1]
+
+        with monkeypatch.context() as patch:
+            patch.setattr(cli_main, "plain_arguments", recorded)
+            result = run_tether(*argv, cwd=project if "-C" not in argv else project.parent)
+        if way == "plain":
+            assert read and read[0] is not None, "the run was not read without argparse"
+        seen.append(
+            (
+                result.returncode,
+                _same_words(result.stdout, where),
+                _same_words(result.stderr, where),
+                _tree(project),
+            )
+        )
+    assert seen[0] == seen[1]
+    code, out, err, _ = seen[0]
+    assert code in command_exits("update"), (code, err)
+    if "--json" in argv and out:
+        json.loads(out)
 
 
 @pytest.mark.parametrize("argv", REFUSED, ids=" ".join)
