@@ -1,8 +1,8 @@
 """Entry point: a table of commands, each in its own module, imported only when chosen.
 
 Every command module exposes ``add_arguments(parser)`` and ``run(args) -> int``. A command
-line of ``status``, ``check`` or ``update`` that ``cli/plain_argv.py`` reads whole runs without argparse
-(imported, with the parser, for every other line).
+line of ``status``, ``check`` or ``update`` that ``cli/plain_argv.py`` reads whole runs
+without argparse (imported, with the parser, for every other line).
 """
 
 from __future__ import annotations
