@@ -13,7 +13,7 @@ from pathlib import Path
 
 from tests.audit.builders import FIXTURES, expected_marks
 from tether.audit.findings import Finding
-from tether.audit.shell import Target, _lens_findings
+from tether.audit.shell import Target, _lens_analysis
 from tether.audit.tools import Toolset
 
 CORPUS = FIXTURES / "corpus"
@@ -65,7 +65,7 @@ def evaluate(tools: Toolset) -> CorpusOutcome:
     for path in corpus_files():
         data = path.read_bytes()
         target = target_for(path)
-        found = _lens_findings(target, data, tools)
+        found, _facts = _lens_analysis(target, data, tools)
         flagged = frozenset((f.line, f.finding_class) for f in found if f.severity in BLOCKING)
         planted = frozenset(expected_marks(data.decode()))
         outcome.files.append(FileOutcome(target.path, planted, flagged, tuple(found)))
