@@ -74,7 +74,7 @@ class InitReport:
             "sentinels_seeded": self.sentinels_seeded,
             "left_deleted": self.left_deleted,
             "config": self.config,
-            # What a source said; report/init.init_document words the rest.
+            # Notes that came in words; report/init.init_document words the facts.
             "notes": [note for note in self.notes if isinstance(note, str)],
         }
 

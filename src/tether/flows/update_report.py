@@ -215,7 +215,7 @@ class UpdateReport:
             "state_written": self.state_written,
             "merge_dir": self.merge_dir,
             "earlier_artifacts": self.earlier_artifacts,
-            # What a source said; report/update.update_document words the rest.
+            # Notes that came in words; report/update.update_document words the facts.
             "notes": [note for note in self.notes if isinstance(note, str)],
             "resumed": self.resumed,
             "regions": self.regions,
