@@ -29,12 +29,15 @@ from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from contextvars import ContextVar
 from pathlib import Path
-from typing import IO, Any, BinaryIO
 
 from tether import process
 from tether.errors import TetherError
 from tether.process import child_env
 from tether.valueclass import valueclass
+
+TYPE_CHECKING = False  # typing itself costs ~2 ms of start-up, which an update pays
+if TYPE_CHECKING:
+    from typing import IO, Any, BinaryIO
 
 # --- 1. running git: the one environment, the runners -------------------------------------
 

@@ -43,12 +43,16 @@ import time
 import weakref
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
-from typing import IO, TYPE_CHECKING, Any, Final, TypeVar
 
 from tether.valueclass import valueclass
 
+TYPE_CHECKING = False  # typing itself costs ~2 ms of start-up, which an update pays
 if TYPE_CHECKING:  # a pool's owner imports concurrent.futures; running programs needs none
     from concurrent.futures import Executor
+    from typing import IO, Any, Final, TypeVar
+
+    T = TypeVar("T")
+    R = TypeVar("R")
 
 # After the deadline: SIGINT to the group, this long to end, SIGTERM, this long, SIGKILL.
 INTERRUPT_GRACE: Final = 1.0
@@ -63,8 +67,6 @@ POSIX: Final = os.name == "posix"
 # How often a thread waiting for worker threads wakes (``map_in_threads``).
 WAKE_SECONDS: Final = 0.2
 
-T = TypeVar("T")
-R = TypeVar("R")
 
 # Variables that make git ignore ``-C``/``cwd`` and act on another repository or index:
 # dropped for every program, since installs, regeneration programs and migrations run git

@@ -204,6 +204,8 @@ UPDATE_NEVER_STDLIB = {
     "datetime",
     "argparse",
     "tether.cli.parsing",
+    "typing",  # names its modules use only in annotations are imported for the type checker
+    "difflib",  # only where a dropped and an added file are compared for a rename
 }
 
 

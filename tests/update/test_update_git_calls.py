@@ -150,7 +150,8 @@ print(" ".join(sorted(sys.modules)))
 
 def test_an_update_staging_conflicts_loads_neither_tempfile_nor_shutil(tmp_path: Path) -> None:
     """Storing the conflicts' sides needs no ``tempfile`` (nor its ``shutil`` and
-    ``random``): an update's start-up does not pay for them (docs/performance.md)."""
+    ``random``), merging them no ``typing``: an update's start-up does not pay for them
+    (docs/performance.md)."""
     repo, project = _project(tmp_path)
     argv = ["update", "--yes", "--json", "--conflict", "markers", "-C", str(project)]
     result = subprocess.run(
@@ -160,3 +161,7 @@ def test_an_update_staging_conflicts_loads_neither_tempfile_nor_shutil(tmp_path:
     assert code == "4", result.stderr
     assert _unmerged(repo) == [f"kit/{rel}" for rel in CONFLICTED]  # the sides were stored
     assert not {"tempfile", "shutil", "random"} & set(modules.split())
+    # Nor typing: the line merge, its diff and the check of the merged lines (run here, for
+    # the conflicted files) name its types only for the type checker.
+    assert "tether.engine.textmerge" in modules.split()
+    assert "typing" not in modules.split()

@@ -6,14 +6,16 @@ Everything here works on bytes and never decodes, so a file in any ASCII-compati
 
 from __future__ import annotations
 
-from typing import Literal
-
 UTF8_BOM = b"\xef\xbb\xbf"
 
 # git's rule (and libgit2's): a NUL byte in the first 8,000 bytes makes a file binary.
 BINARY_SNIFF_BYTES = 8000
 
-EolStyle = Literal["lf", "crlf", "mixed", "none"]
+TYPE_CHECKING = False  # typing itself costs ~2 ms of start-up, which an update pays
+if TYPE_CHECKING:
+    from typing import Literal
+
+    EolStyle = Literal["lf", "crlf", "mixed", "none"]
 
 
 def is_binary(data: bytes) -> bool:

@@ -18,7 +18,6 @@ from __future__ import annotations
 
 from collections import Counter
 from itertools import count
-from typing import Protocol
 
 from tether.engine.diff import Change, diff_lines
 from tether.engine.textfmt import (
@@ -39,21 +38,25 @@ _MARKER_SIZE = 7
 FAVORS = ("ours", "theirs")
 
 
-class LineMerge(Protocol):
-    """The line merge proper: (base, ours, theirs as LF text, labels, favor) -> (merged,
-    clashing hunks). With ``favor`` the clashing hunks take that side's lines (no markers)
-    and the count says how many did. The default is this module's ``merge_lines``; a caller
-    may hand in another one that gives the same bytes (``git merge-file``, for inputs past
-    the bounds below)."""
+TYPE_CHECKING = False  # typing itself costs ~2 ms of start-up, which an update pays
+if TYPE_CHECKING:
+    from typing import Protocol
 
-    def __call__(
-        self,
-        base: bytes,
-        ours: bytes,
-        theirs: bytes,
-        labels: tuple[str, str, str],
-        favor: str | None = None,
-    ) -> tuple[bytes, int]: ...
+    class LineMerge(Protocol):
+        """The line merge proper: (base, ours, theirs as LF text, labels, favor) -> (merged,
+        clashing hunks). With ``favor`` the clashing hunks take that side's lines (no markers)
+        and the count says how many did. The default is this module's ``merge_lines``; a caller
+        may hand in another one that gives the same bytes (``git merge-file``, for inputs past
+        the bounds below)."""
+
+        def __call__(
+            self,
+            base: bytes,
+            ours: bytes,
+            theirs: bytes,
+            labels: tuple[str, str, str],
+            favor: str | None = None,
+        ) -> tuple[bytes, int]: ...
 
 
 # Past these bounds the pure line merge is no longer within 2x of ``git merge-file`` on

@@ -22,7 +22,6 @@ from __future__ import annotations
 from bisect import bisect_left
 from collections.abc import Hashable, Sequence
 from itertools import count
-from typing import TypeVar
 
 from tether.engine.diff import Change, diff_lines
 from tether.engine.textfmt import eol_style, split_bom, to_lf
@@ -30,7 +29,11 @@ from tether.valueclass import valueclass
 
 # A line as merge3 compares it: its text, or (text,) for a last line without newline.
 _Line = bytes | tuple[bytes]
-_L = TypeVar("_L", bound=_Line)
+TYPE_CHECKING = False  # typing itself costs ~2 ms of start-up, which an update pays
+if TYPE_CHECKING:
+    from typing import TypeVar
+
+    _L = TypeVar("_L", bound=_Line)
 
 
 @valueclass(frozen=True)

@@ -3,7 +3,6 @@ so the adopter's edits at the old path follow the file to its new path."""
 
 from __future__ import annotations
 
-import difflib
 from collections import Counter
 
 from tether.flows.baseline import Baseline
@@ -67,6 +66,8 @@ class _Candidates:
     def most_similar(self, old: bytes) -> str | None:
         if not old or len(old) > MAX_BYTES:
             return None
+        import difflib  # only where a dropped and an added file are compared (~1 ms to load)
+
         old_lines = old.splitlines()
         old_counts = Counter(old_lines)
         matcher: difflib.SequenceMatcher[bytes] = difflib.SequenceMatcher(

@@ -4,7 +4,6 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Protocol
 
 from tether.model.source_notes import SourceNote
 from tether.valueclass import valueclass
@@ -19,16 +18,20 @@ class ReleaseTree:
     source: str  # the source string it came from
 
 
-class Source(Protocol):
-    spec: str
-    # What listing or fetching said (a git tag naming a blob left out, which of two tags was
-    # used…), as facts for the report (``model/source_notes.py``).
-    notes: list[SourceNote]
+TYPE_CHECKING = False  # typing itself costs ~2 ms of start-up, which an update pays
+if TYPE_CHECKING:
+    from typing import Protocol
 
-    def available_versions(self, include_prereleases: bool = False) -> list[str]:
-        """Versions the source offers, ascending semver; prereleases only when asked."""
-        ...
+    class Source(Protocol):
+        spec: str
+        # What listing or fetching said (a git tag naming a blob left out, which of two tags was
+        # used…), as facts for the report (``model/source_notes.py``).
+        notes: list[SourceNote]
 
-    def fetch(self, version: str) -> ReleaseTree:
-        """The release tree of ``version``; TetherError "version X not found in SRC ..."."""
-        ...
+        def available_versions(self, include_prereleases: bool = False) -> list[str]:
+            """Versions the source offers, ascending semver; prereleases only when asked."""
+            ...
+
+        def fetch(self, version: str) -> ReleaseTree:
+            """The release tree of ``version``; TetherError "version X not found in SRC ..."."""
+            ...

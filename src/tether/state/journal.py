@@ -42,13 +42,16 @@ import re
 import time
 from collections.abc import Iterable, Mapping
 from pathlib import Path
-from typing import BinaryIO
 
 from tether.errors import TetherError
 from tether.fsio import cannot_read, fsync_dir, read_bytes
 from tether.parselimits import json_loads
 from tether.state import crashpoint
 from tether.valueclass import field, valueclass
+
+TYPE_CHECKING = False  # typing itself costs ~2 ms of start-up, which an update pays
+if TYPE_CHECKING:
+    from typing import BinaryIO
 
 _FOLDER_HERE = "a folder stands where tether keeps its journal"
 
