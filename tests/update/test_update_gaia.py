@@ -285,10 +285,18 @@ def test_mixed_file_without_a_baseline_is_a_whole_file_conflict(tmp_path: Path) 
     manifest.write_text(json.dumps(data))
     mine = "overrides:\n  our-fork: ^1.0.0\n"
     project = gaia_project(tmp_path, releases, {WORKSPACE: mine})
+    patch = ".gaia-merge/pnpm-workspace.yaml.patch"
+    # The flow finds the fact (no baseline, the patch); report/update words it.
+    from tether.flows.update import PreparedUpdate, UpdateRequest, prepare_update
+    from tether.model.plan import FieldMergeRow
+
+    prepared = prepare_update(UpdateRequest(project))
+    assert isinstance(prepared, PreparedUpdate), prepared
+    fact = FieldMergeRow(WORKSPACE, "whole-file-conflict", artifact=patch)
+    assert prepared.plan.structured[WORKSPACE] == fact
     code, doc = update(project)
     assert code == 4, doc
     assert (project / WORKSPACE).read_text() == mine
-    patch = ".gaia-merge/pnpm-workspace.yaml.patch"
     assert [c["artifact"] for c in doc["buckets"]["conflict"]] == [patch]
     assert structured_rows(doc)[WORKSPACE] == (
         f"whole-file conflict, no installed copy to merge key by key against (see {patch})"

@@ -89,3 +89,55 @@ def test_clean_line_merge_that_duplicates_a_key_is_a_conflict(tmp_path):
     assert doc["buckets"]["conflict"][0]["path"] == "cfg.json"
     text = (project / "cfg.json").read_text()
     assert text.startswith("<<<<<<< ours\n") and text.count('"new"') == 2
+
+
+def test_the_summary_row_is_a_fact_of_the_flow_worded_in_report(tmp_path):
+    # The update carries what each field merge did as a FieldMergeRow; report/update words
+    # it, in the text and the JSON alike, and says what a dry run would do.
+    from tether.flows.update import PreparedUpdate, UpdateRequest, prepare_update
+    from tether.model.plan import FieldMergeRow
+    from tether.report.update import field_merge_row
+
+    v2 = PKG_V1.replace("^8.0.0", "^9.0.0")
+    mine = PKG_V1.replace("^8.0.0", "^8.5.0")
+    project = pkg_project(tmp_path, v2, mine)
+    prepared = prepare_update(UpdateRequest(project))
+    assert isinstance(prepared, PreparedUpdate), prepared
+    notes_path = ".tether/merge/package.json.notes"
+    fact = FieldMergeRow("package.json", "merged", 0, 1, 0, artifact=notes_path)
+    assert prepared.plan.structured == {"package.json": fact}
+    said = f"package.json: 0 applied, 1 conflict, 0 suggestions (see {notes_path})"
+    assert field_merge_row(fact) == said
+    assert field_merge_row(fact, planned=True) == (
+        f"package.json: 0 to apply, 1 conflict, 0 suggestions (notes would go to {notes_path})"
+    )
+    text = run_tether("update", "--dry-run", "-C", str(project)).stdout
+    assert "  package.json: 0 to apply, 1 conflict, 0 suggestions (notes would go to" in text
+
+
+def test_field_merge_rows_without_key_counts_are_worded_in_report():
+    from tether.model.plan import FieldMergeRow
+    from tether.report.update import field_merge_row
+
+    no_baseline = FieldMergeRow("a.json", "whole-file-conflict", artifact="m/a.json.patch")
+    assert field_merge_row(no_baseline) == (
+        "a.json: whole-file conflict, no installed copy to merge key by key against "
+        "(see m/a.json.patch)"
+    )
+    assert field_merge_row(no_baseline, planned=True).endswith(
+        "(a patch would go to m/a.json.patch)"
+    )
+    too_large = FieldMergeRow("b.json", "line-merge", detail="latest file is larger than 1 KiB")
+    assert field_merge_row(too_large, planned=True) == (
+        "b.json: would be merged line by line: the latest file is larger than 1 KiB"
+    )
+    assert field_merge_row(FieldMergeRow("c.json", "not-merged", detail="bad")) == (
+        "c.json: not merged, bad"
+    )
+    assert field_merge_row(FieldMergeRow("d.json", "clean-skip")) == (
+        "d.json: no managed-key changes (clean skip)"
+    )
+    settled = FieldMergeRow("e.json", "merged", 2, 0, 1, settled=1)
+    assert field_merge_row(settled) == (
+        "e.json: 2 applied, 0 conflicts, 1 conflict settled toward the release, 1 suggestion"
+    )

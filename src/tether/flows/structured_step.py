@@ -19,8 +19,6 @@ TYPE_CHECKING = False  # typing itself costs ~2 ms of start-up, which an update 
 if TYPE_CHECKING:
     from typing import Any
 
-NO_BASELINE = "no installed copy to merge key by key against"
-
 
 def structured_action(
     project: Project,
@@ -50,7 +48,7 @@ def structured_action(
         return None
     too_large = oversized(base, theirs, ours)
     if too_large is not None:
-        return None, FieldMergeRow(rel, "line-merge", detail=f"the {too_large[1]}")
+        return None, FieldMergeRow(rel, "line-merge", detail=too_large[1])
     settle = "latest" if auto in ("theirs", "take-theirs") else None
     result = merge_structured(rel, rules, base, theirs, ours, settle)
     if result.parse_error is not None:
@@ -93,5 +91,5 @@ def whole_file_conflict(
     stays, a patch towards the release's waits in the merge folder."""
     why = RowWhy(RowCode.NO_BASELINE)
     action = patch_conflict(project, rel, cls, unified_patch(rel, ours, theirs), mode, why)
-    row = FieldMergeRow(rel, "whole-file-conflict", artifact=action.artifact, detail=NO_BASELINE)
+    row = FieldMergeRow(rel, "whole-file-conflict", artifact=action.artifact)
     return action, row

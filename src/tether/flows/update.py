@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 import signal
 import threading
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from types import FrameType
@@ -58,7 +58,7 @@ from tether.flows.update_report import (
     UpdateReport,
     UpdateStatus,
 )
-from tether.model.plan import YOURS, Bucket, FieldMergeRow, FileAction, Op, UpdatePlan
+from tether.model.plan import YOURS, Bucket, FileAction, Op, UpdatePlan
 from tether.state.journal import STEP_RUN_STARTED, Journal, RunRecord, new_run_id
 from tether.state.lock import ProjectLock
 from tether.templates import TemplateOptions, fetch_once_per_command
@@ -162,7 +162,7 @@ class PreparedUpdate:
             regions=self.regions.to_json(),
             release_notes=[s.to_json() for s in self.notes.sections],
             adopter_actions=[a.to_json() for a in self.notes.actions],
-            structured=_structured_rows(self.plan.structured, self.request.dry_run),
+            structured=[self.plan.structured[path] for path in sorted(self.plan.structured)],
             commit_message=profile.update_title(self.plan.upstream, self.plan.to_version),
             ping=self.ping.to_json() if self.ping is not None else None,
             # Shown before the question and in a dry run; never deleted (GAIA Step 4b).
@@ -613,16 +613,6 @@ class _StopFlag:
         finally:
             for s, h in previous.items():
                 signal.signal(s, h)
-
-
-def _structured_rows(rows: Mapping[str, FieldMergeRow], planned: bool) -> list[str]:
-    """The structured merges' lines, one per file; their renderer (and its model) is
-    imported only when a file was merged field by field."""
-    if not rows:
-        return []
-    from tether.engine.structured.notes import row_text
-
-    return [row_text(rows[path], planned=planned) for path in sorted(rows)]
 
 
 def _earlier_artifacts(project: Project) -> list[str]:

@@ -7,7 +7,7 @@ from enum import StrEnum
 
 from tether.errors import Exit
 from tether.model.lifecycle import blocking_items
-from tether.model.plan import SETTLED_DECISIONS, Bucket, FileAction
+from tether.model.plan import SETTLED_DECISIONS, Bucket, FieldMergeRow, FileAction
 from tether.valueclass import field, valueclass
 
 TYPE_CHECKING = False  # typing itself costs ~2 ms of start-up, which an update pays
@@ -125,7 +125,7 @@ class UpdateReport:
     adopter_actions: list[dict[str, str | None]] = field(default_factory=list)
     branch: str | None = None
     dirty: list[str] = field(default_factory=list)
-    structured: list[str] = field(default_factory=list)
+    structured: list[FieldMergeRow] = field(default_factory=list)  # by path; report/ words them
     run_id: str | None = None
     # Planned changes an interrupted run did not carry out (not counted in the buckets).
     not_done: list[FileAction] = field(default_factory=list)
@@ -183,7 +183,11 @@ class UpdateReport:
             return Exit.CONFLICTS
         return Exit.OK
 
-    def to_json(self, row_reason: Callable[[FileAction], str]) -> dict[str, Any]:
+    def to_json(
+        self,
+        row_reason: Callable[[FileAction], str],
+        field_merge_row: Callable[[FieldMergeRow, bool], str],
+    ) -> dict[str, Any]:
         """The document without the notes report/ words (``report/update.update_document``);
         ``row_reason`` words a row's reason (``report/reasons.row_reason``)."""
         buckets: dict[str, Any] = {}
@@ -227,7 +231,7 @@ class UpdateReport:
             "adopter_actions": self.adopter_actions,
             "branch": self.branch,
             "dirty": self.dirty,
-            "structured": self.structured,
+            "structured": [field_merge_row(row, self.dry_run) for row in self.structured],
             "run_id": self.run_id,
             "pending": [{"path": a.path, "bucket": a.bucket.value} for a in self.not_done],
             "open_conflicts": self.earlier_conflicts,

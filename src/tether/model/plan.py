@@ -212,7 +212,8 @@ class FieldMergeRow:
     facts. ``state``: ``merged`` (counts below), ``clean-skip`` (no managed key changed
     upstream), ``whole-file-conflict`` (no baseline to merge key by key against: a patch),
     ``not-merged`` (a side does not parse: a patch), ``line-merge`` (too large: merged line
-    by line). ``artifact``: the notes or patch file the run writes (None: none)."""
+    by line). ``artifact``: the notes or patch file the run writes (None: none). Worded by
+    ``report/update.field_merge_row``."""
 
     path: str
     state: str
@@ -221,7 +222,7 @@ class FieldMergeRow:
     suggestions: int = 0
     settled: int = 0  # conflicts settled toward the release (--auto theirs / take-theirs)
     artifact: str | None = None
-    detail: str = ""  # why it was not merged key by key
+    detail: str = ""  # the engine's account of a side not parsed or too large
 
 
 @valueclass()

@@ -16,6 +16,9 @@ if TYPE_CHECKING:
     from tether.model.plan import FileAction, MergeNote, RowWhy
 
 _SIDE_WORDS = {"ours": "your side", "theirs": "the release's side"}
+# A mixed file with no installed copy (``RowCode.NO_BASELINE``), in its row and its
+# field-merge summary row.
+NO_BASELINE = "no installed copy to merge key by key against"
 
 
 def row_reason(action: FileAction) -> str:
@@ -63,8 +66,6 @@ def worded(why: RowWhy) -> str:
         case RowCode.NOT_PARSED:
             return why.detail
         case RowCode.NO_BASELINE:
-            from tether.flows.structured_step import NO_BASELINE
-
             return NO_BASELINE
         case RowCode.KEYS_KEPT:
             keys = "key" if why.count == 1 else "keys"

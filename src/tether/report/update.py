@@ -10,7 +10,7 @@ from tether.report import lifecycle_steps as lifecycle_report
 from tether.report.abandon import with_abandon_notes
 from tether.report.listing import LIST_LIMIT, listing
 from tether.report.printable import lines_of, one_line, printable
-from tether.report.reasons import regen_document, row_reason
+from tether.report.reasons import NO_BASELINE, regen_document, row_reason
 
 TYPE_CHECKING = False  # typing itself costs ~2 ms of start-up, which an update pays
 
@@ -18,7 +18,7 @@ if TYPE_CHECKING:
     from typing import Any
 
     from tether.flows.update_report import IndexTrouble, RunEnd, UncommittedMarker, UpdateReport
-    from tether.model.plan import FileAction
+    from tether.model.plan import FieldMergeRow, FileAction
 
 
 # (JSON bucket, label): the label says what happened to the files; the JSON names stay.
@@ -176,7 +176,7 @@ def render_plan_summary(report: UpdateReport, limit: int | None = LIST_LIMIT) ->
         lines.append(f"  {'Not done yet (the run stopped first)':<46} {len(report.not_done)}")
     if report.backed_up:
         lines.append(f"  {'Backed up':<46} {len(report.backed_up)} ({report.backup_dir})")
-    lines += [f"  {one_line(row)}" for row in report.structured]
+    lines += [f"  {one_line(field_merge_row(row, report.dry_run))}" for row in report.structured]
     lines += lifecycle_report.migration_rows(report)
     lines += lifecycle_report.post_update_lines(report)
     lines += lifecycle_report.trailer_rows(report)
@@ -314,10 +314,42 @@ def update_document(report: UpdateReport) -> dict[str, Any]:
     """An update's JSON document, with the notes its words add (an abandon's, an
     uncommitted update's, how the run ended)."""
     return {
-        **report.to_json(row_reason),
+        **report.to_json(row_reason, field_merge_row),
         "notes": update_notes(report),
         "regenerated": [regen_document(outcome) for outcome in report.regenerated],
     }
+
+
+def field_merge_row(row: FieldMergeRow, planned: bool = False) -> str:
+    """The summary row of a field-aware merge in an update (``flows/structured_step.py``
+    finds its facts); ``planned`` (a dry run) says what the real run would do and claims no
+    write."""
+    path = row.path
+    if row.state == "clean-skip":
+        return f"{path}: no managed-key changes (clean skip)"
+    if row.state == "line-merge":
+        return f"{path}: {'would be ' if planned else ''}merged line by line: the {row.detail}"
+    patch = f" ({'a patch would go to' if planned else 'see'} {row.artifact})"
+    if row.state == "whole-file-conflict":
+        return f"{path}: whole-file conflict, {NO_BASELINE}{patch if row.artifact else ''}"
+    if row.state == "not-merged":
+        return f"{path}: not merged, {row.detail}"
+    if not (row.applied or row.conflicts or row.suggestions or row.settled):
+        return f"{path}: no managed-key changes (clean skip)"
+    applied = f"{row.applied} to apply" if planned else f"{row.applied} applied"
+    parts = [applied, _plural(row.conflicts, "conflict")]
+    if row.settled:
+        toward = "to settle" if planned else "settled"
+        parts.append(f"{_plural(row.settled, 'conflict')} {toward} toward the release")
+    parts.append(_plural(row.suggestions, "suggestion"))
+    line = f"{path}: {', '.join(parts)}"
+    if row.artifact is not None:
+        line += f" ({'notes would go to' if planned else 'see'} {row.artifact})"
+    return line
+
+
+def _plural(count: int, word: str) -> str:
+    return f"{count} {word}" if count == 1 else f"{count} {word}s"
 
 
 def update_notes(report: UpdateReport) -> list[str]:

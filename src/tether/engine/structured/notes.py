@@ -1,4 +1,5 @@
-"""Human-readable reports of a structured merge: the ``.notes`` file and the summary row."""
+"""Human-readable reports of a structured merge: the ``.notes`` file and its summary line
+(an update's summary row is ``report/update.field_merge_row``'s)."""
 
 from __future__ import annotations
 
@@ -13,7 +14,6 @@ from tether.engine.structured.model import (
     Item,
     StructuredMergeResult,
 )
-from tether.model.plan import FieldMergeRow
 
 _ACTIONS = {
     "conflict": "kept your value; upstream changed it too. To take upstream's change, set "
@@ -45,33 +45,6 @@ def summary_line(path: str, result: StructuredMergeResult, notes_path: str | Non
     )
     if notes_path is not None and (conflicts or suggestions):
         line += f" (see {notes_path})"
-    return line
-
-
-def row_text(row: FieldMergeRow, planned: bool = False) -> str:
-    """The summary row of a field-aware merge in an update; ``planned`` (a dry run) says what
-    the real run would do and claims no write."""
-    path = row.path
-    if row.state == "clean-skip":
-        return f"{path}: no managed-key changes (clean skip)"
-    if row.state == "line-merge":
-        return f"{path}: {'would be ' if planned else ''}merged line by line: {row.detail}"
-    patch = f" ({'a patch would go to' if planned else 'see'} {row.artifact})"
-    if row.state == "whole-file-conflict":
-        return f"{path}: whole-file conflict, {row.detail}{patch if row.artifact else ''}"
-    if row.state == "not-merged":
-        return f"{path}: not merged, {row.detail}"
-    if not (row.applied or row.conflicts or row.suggestions or row.settled):
-        return f"{path}: no managed-key changes (clean skip)"
-    applied = f"{row.applied} to apply" if planned else f"{row.applied} applied"
-    parts = [applied, _plural(row.conflicts, "conflict")]
-    if row.settled:
-        toward = "to settle" if planned else "settled"
-        parts.append(f"{_plural(row.settled, 'conflict')} {toward} toward the release")
-    parts.append(_plural(row.suggestions, "suggestion"))
-    line = f"{path}: {', '.join(parts)}"
-    if row.artifact is not None:
-        line += f" ({'notes would go to' if planned else 'see'} {row.artifact})"
     return line
 
 
