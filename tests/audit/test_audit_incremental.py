@@ -130,3 +130,57 @@ def _earn(capsys: pytest.CaptureFixture[str], repo: Path) -> None:
         capsys, "clear", "-C", str(repo), "--member", "shell", "--provenance", "earned"
     )
     assert code == 0, doc
+
+
+def test_why_the_whole_branch_has_no_list_is_a_code_worded_in_report(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, repo: Path
+) -> None:
+    # The scope finds why (a code, with the default branch as data); report/audit words it
+    # in the text and the JSON document.
+    from tether.audit.roster import Remit
+    from tether.audit.scope import BranchScope, NoBranchList, Scope, branch_scope
+    from tether.report.audit import render_scope, scope_document
+
+    (tmp_path / "trunk").mkdir()
+    trunk = make_repo(tmp_path / "trunk", monkeypatch, BASE, {"scripts/a.sh": "echo 2\n"})
+    git(trunk, "branch", "-q", "-m", "main", "trunk")
+    everything = Remit(None, ())
+    assert branch_scope(trunk, everything) == BranchScope(
+        None, None, (), NoBranchList.NO_DEFAULT_BRANCH
+    )
+    git(repo, "checkout", "-q", "--orphan", "island")
+    commit(repo, "unrelated", {"scripts/x.sh": "echo x\n"})
+    unrelated = branch_scope(repo, everything)
+    assert unrelated == BranchScope("main", None, (), NoBranchList.NO_SHARED_HISTORY)
+    found = Scope("main", "a" * 40, "b" * 40, (), (), unrelated, ())
+    document = scope_document(found, repo, everything)
+    assert document["branch"] == {
+        "default_branch": "main",
+        "fork_point": None,
+        "files": [],
+        "deleted": [],
+        "reason": "HEAD shares no history with main",
+    }
+    assert "whole branch since main: unavailable (HEAD shares no history with main)" in (
+        render_scope(found)
+    )
+    lost = Scope(
+        "x",
+        "a" * 40,
+        "b" * 40,
+        (),
+        (),
+        BranchScope(None, None, (), NoBranchList.NO_DEFAULT_BRANCH),
+        (),
+    )
+    assert "whole branch: unavailable (no default branch (origin/HEAD, main, master))" in (
+        render_scope(lost)
+    )
+    assert (
+        "reason"
+        not in scope_document(
+            Scope("x", "a" * 40, "b" * 40, (), (), BranchScope("main", "c" * 40, ()), ()),
+            repo,
+            everything,
+        )["branch"]
+    )

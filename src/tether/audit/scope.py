@@ -8,6 +8,7 @@ edits are reported separately as ``dirty``.
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
+from enum import StrEnum
 from pathlib import Path
 from typing import Any
 
@@ -20,24 +21,30 @@ from tether.audit.workspace import Layout, require_head
 from tether.errors import TetherError
 
 
+class NoBranchList(StrEnum):
+    """Why the whole branch's list could not be had, worded by ``report/audit.py``."""
+
+    NO_DEFAULT_BRANCH = "no-default-branch"  # none of origin/HEAD, main, master
+    NO_SHARED_HISTORY = "no-shared-history"  # HEAD shares no history with the default branch
+
+
 @dataclass(frozen=True)
 class BranchScope:
     default_branch: str | None
     fork_point: str | None
     files: tuple[str, ...]
-    reason: str | None = None  # why there is no list
+    unavailable: NoBranchList | None = None  # why there is no list
     deleted: tuple[str, ...] = ()  # a deletion is a change: it makes the member run
 
     def to_json(self) -> dict[str, Any]:
-        data: dict[str, Any] = {
+        """Its data; ``report/audit.scope_document`` adds the ``reason`` when there is no
+        list."""
+        return {
             "default_branch": self.default_branch,
             "fork_point": self.fork_point,
             "files": list(self.files),
             "deleted": list(self.deleted),
         }
-        if self.reason:
-            data["reason"] = self.reason
-        return data
 
 
 @dataclass(frozen=True)
@@ -60,6 +67,7 @@ class Scope:
         return self.scope_digest != self.content_digest
 
     def to_json(self, root: Path, remit: Remit) -> dict[str, Any]:
+        """Its data, without the words ``report/audit.scope_document`` adds."""
         extra: dict[str, Any] = {}
         if self.review is not None:
             extra = {
@@ -126,10 +134,10 @@ def branch_scope(root: Path, remit: Remit) -> BranchScope:
     """Everything the branch changed since it forked from the default branch."""
     default = git.default_branch(root)
     if default is None:
-        return BranchScope(None, None, (), reason="no default branch (origin/HEAD, main, master)")
+        return BranchScope(None, None, (), NoBranchList.NO_DEFAULT_BRANCH)
     point = git.fork_point(root, default)
     if point is None:
-        return BranchScope(default, None, (), reason=f"HEAD shares no history with {default}")
+        return BranchScope(default, None, (), NoBranchList.NO_SHARED_HISTORY)
     present, deleted = changed_files(root, point, "HEAD", remit)
     return BranchScope(default, point, tuple(present), deleted=tuple(deleted))
 

@@ -251,13 +251,13 @@ def _remit(args: argparse.Namespace, root: Path, layout: Any, *, require_member:
 
 def _scope(args: argparse.Namespace) -> int:
     from tether.audit.scope import member_scope
-    from tether.report.audit import render_scope
+    from tether.report.audit import render_scope, scope_document
 
     root, layout = _context(args)
     remit = _remit(args, root, layout, require_member=False)
     scope = member_scope(root, layout, remit, args.base_ref)
     if args.json:
-        print_json(scope.to_json(root, remit))
+        print_json(scope_document(scope, root, remit))
     else:
         print(render_scope(scope))
     return Exit.OK

@@ -13,7 +13,8 @@ if TYPE_CHECKING:
 
     from tether.audit.clearance import ClearResult, GateEntry, Withheld
     from tether.audit.digest import ContentDigest
-    from tether.audit.scope import Scope
+    from tether.audit.roster import Remit
+    from tether.audit.scope import BranchScope, Scope
     from tether.audit.sidecar import SidecarResult
 
 Doc = dict[str, Any]
@@ -45,13 +46,30 @@ def render_scope(scope: Scope) -> str:
     label = (
         f"whole branch since {branch.default_branch}" if branch.default_branch else "whole branch"
     )
-    if branch.reason:
-        lines.append(f"{label}: unavailable ({branch.reason})")
+    if branch.unavailable is not None:
+        lines.append(f"{label}: unavailable ({branch_reason(branch)})")
     else:
         lines += _list_lines(label, branch.files)
         lines += _list_lines(f"{label}, deleted", branch.deleted)
     lines += _list_lines("dirty (working tree differs from HEAD)", scope.dirty)
     return "\n".join(lines)
+
+
+def branch_reason(branch: BranchScope) -> str:
+    """Why the whole branch's list could not be had (``BranchScope.unavailable``)."""
+    from tether.audit.scope import NoBranchList
+
+    if branch.unavailable is NoBranchList.NO_DEFAULT_BRANCH:
+        return "no default branch (origin/HEAD, main, master)"
+    return f"HEAD shares no history with {branch.default_branch}"
+
+
+def scope_document(scope: Scope, root: Path, remit: Remit) -> Doc:
+    """``audit scope --json``: the scope's data, with why the whole branch has no list."""
+    document = scope.to_json(root, remit)
+    if scope.branch.unavailable is not None:
+        document["branch"]["reason"] = branch_reason(scope.branch)
+    return document
 
 
 # --- shell -----------------------------------------------------------------------------------
