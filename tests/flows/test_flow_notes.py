@@ -1,8 +1,8 @@
 """The notes a flow finds are facts (``flows/notes.py``) in the release's, baseline's, plan's
 or report's ``notes``; ``report/notes.py`` words each kind once, for every report that shows
-it (status, check, update, diff, init) and their JSON documents. What a source said stays a
-``str``, as it said it. The flow-level tests of each fact sit with the area that makes it
-(update, templates, lifecycle); status's own are here."""
+it (status, check, update, diff, init) and their JSON documents; what a source said is a
+fact too (``model/source_notes.py``). The flow-level tests of each fact sit with the area
+that makes it (update, templates, lifecycle); status's own are here."""
 
 from __future__ import annotations
 
@@ -112,10 +112,13 @@ def test_each_kind_of_fact_is_worded_as_the_flow_worded_it(fact: Fact, words: st
     assert note_words(fact) == words
 
 
-def test_notes_keep_their_order_and_a_source_s_words_stay_as_they_are() -> None:
-    said = "v1.0.0 and 1.0.0 both name release 1.0.0: v1.0.0 used"
-    notes = [MigrationInterrupted("m1"), said, NotRead("a", LINK)]
-    assert worded_notes(notes) == [note_words(notes[0]), said, f"a: {LINK}; not read"]
+def test_notes_keep_their_order() -> None:
+    notes: list[Fact] = [MigrationInterrupted("m1"), NotRead("a", LINK), MigrationInterrupted("m0")]
+    assert worded_notes(notes) == [
+        note_words(notes[0]),
+        f"a: {LINK}; not read",
+        note_words(notes[2]),
+    ]
 
 
 def test_every_report_words_a_fact_among_its_notes() -> None:
@@ -125,10 +128,12 @@ def test_every_report_words_a_fact_among_its_notes() -> None:
     from tether.flows.localdiff import DiffReport
 
     fact, words = WORDED[0]
-    status = StatusReport("gaia", "GAIA", "/shelf", "1.8.0", notes=["said", fact])
-    assert status_document(status)["notes"] == ["said", words]
-    assert render_status(status).splitlines()[-2:] == ["note: said", f"note: {words}"]
-    assert status.to_json()["notes"] == ["said"]
+    first = MigrationInterrupted("m1")
+    status = StatusReport("gaia", "GAIA", "/shelf", "1.8.0", notes=[first, fact])
+    said = note_words(first)
+    assert status_document(status)["notes"] == [said, words]
+    assert render_status(status).splitlines()[-2:] == [f"note: {said}", f"note: {words}"]
+    assert status.to_json()["notes"] == []
     init = InitReport("gaia", "GAIA", "/shelf", "1.8.0", notes=[fact])
     assert init_document(init)["notes"] == [words]
     assert render_init(init).splitlines()[-1] == f"note: {words}"

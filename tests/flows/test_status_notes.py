@@ -6,17 +6,20 @@ from __future__ import annotations
 
 import pytest
 
+from tether.flows.notes import MigrationInterrupted
 from tether.flows.status import NotCompared, StatusReport, UnfinishedUpdate
 from tether.report.status import render_status
 from tether.report.status_document import status_document, status_notes, unfinished_message
 
+LEFT = MigrationInterrupted("m1")  # a note the flow found, a fact
+SAID = "migration m1 was interrupted while it ran; it runs again"
 WHY = "the files were not compared with the installed release: release 1.0.0 is not in x"
 
 
 def _report(not_compared: NotCompared) -> StatusReport:
     report = StatusReport("gaia", "GAIA", "(not recorded yet)", "1.0.0", compared=False)
     report.not_compared = not_compared
-    report.notes = ["a note the source left"]
+    report.notes = [LEFT]
     return report
 
 
@@ -25,17 +28,17 @@ def test_not_compared_is_worded_first_with_the_rerun_hint_of_the_stopped_command
     expected = [
         WHY,
         "give the rerun the same --source the interrupted refresh was given",
-        "a note the source left",
+        SAID,
     ]
     assert status_notes(report) == expected
     assert status_document(report)["notes"] == expected
     assert render_status(report).splitlines()[-3:] == [f"note: {n}" for n in expected]
-    assert report.notes == ["a note the source left"]  # no words in the flow's own list
+    assert report.notes == [LEFT]  # no words in the flow's own list
 
 
 def test_without_a_stopped_run_there_is_no_rerun_hint() -> None:
     report = _report(NotCompared("release 1.0.0 is not in x"))
-    assert status_notes(report) == [WHY, "a note the source left"]
+    assert status_notes(report) == [WHY, SAID]
 
 
 @pytest.mark.parametrize(

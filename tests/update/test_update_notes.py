@@ -4,6 +4,7 @@ after the run's own notes."""
 
 from __future__ import annotations
 
+from tether.flows.notes import MigrationInterrupted
 from tether.flows.update_report import (
     RunEnd,
     RunEndCode,
@@ -13,9 +14,12 @@ from tether.flows.update_report import (
 )
 from tether.report.update import render_update, update_document, update_notes
 
+EARLIER = MigrationInterrupted("m1")  # a note the flow found first, a fact
+FOUND = "migration m1 was interrupted while it ran; it runs again"
+
 
 def _report(status: UpdateStatus, **facts: object) -> UpdateReport:
-    report = UpdateReport("default", "acme", "1.0.0", "1.1.0", status, notes=["found earlier"])
+    report = UpdateReport("default", "acme", "1.0.0", "1.1.0", status, notes=[EARLIER])
     for name, value in facts.items():
         setattr(report, name, value)
     return report
@@ -27,12 +31,13 @@ def test_a_stopped_run_is_a_code_worded_last_with_its_run_id() -> None:
         "stopped by a signal; run the same command again to finish run r-7, or "
         "'tether update --abandon' to roll it back"
     )
-    assert update_notes(report) == ["found earlier", last]
-    assert update_document(report)["notes"] == ["found earlier", last]
+    assert update_notes(report) == [FOUND, last]
+    assert update_document(report)["notes"] == [FOUND, last]
+    assert report.to_json(str, str)["notes"] == []  # the object's own JSON holds no words
     lines = render_update(report).splitlines()
-    at = lines.index("note: found earlier")
+    at = lines.index(f"note: {FOUND}")
     assert lines[at + 1] == f"note: {last}"
-    assert report.notes == ["found earlier"]  # the flow's own list holds no words of it
+    assert report.notes == [EARLIER]  # the flow's own list holds no words of it
 
 
 def test_failed_files_and_a_finished_state_are_worded_from_their_codes() -> None:
@@ -56,7 +61,7 @@ def test_an_uncommitted_marker_quotes_its_values_before_how_the_run_ended() -> N
         run_end=RunEnd(RunEndCode.STATE_WRITTEN, to_version="1.9.0"),
     )
     notes = update_notes(report)
-    assert notes[0] == "found earlier"
+    assert notes[0] == FOUND
     assert notes[1] == (
         "the update to 1.9.0 is applied but not committed (.gaia/VERSION says 1.9.0, the last "
         "commit has 1.7.0): review it (git status, git diff) and commit it, or run 'git "
@@ -78,7 +83,7 @@ def test_conflicts_git_index_was_not_told_of_are_worded_before_how_the_run_ended
         run_end=RunEnd(RunEndCode.FILES_FAILED),
     )
     assert update_document(report)["notes"] == [
-        "found earlier",
+        FOUND,
         "a.txt: could not record the conflict in git's index (fatal: index.lock exists)",
         "b.txt: could not record the conflict in git's index (the run's backup of the file "
         "is missing)",

@@ -133,4 +133,4 @@ Fact: TypeAlias = (
     | GbrainRecordAdopted
     | SourceNote
 )
-Note: TypeAlias = str | Fact
+Note: TypeAlias = Fact

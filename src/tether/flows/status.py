@@ -120,8 +120,7 @@ class StatusReport:
             "unfinished": self.unfinished.document() if self.unfinished is not None else None,
             "action_items": self.action_items,
             "compared": self.compared,
-            # Notes that came in words; report/status_document.status_document words the facts.
-            "notes": [note for note in self.notes if isinstance(note, str)],
+            "notes": [],  # facts, worded by report/ into the document
         }
 
 

@@ -145,7 +145,7 @@ class PreparedUpdate:
             dry_run=self.request.dry_run,
             actions=list(self.plan.actions),
             merge_dir=self.project.profile.merge_dir,
-            notes=self.baseline.notes + list(self.plan.notes) + lifecycle.notes,
+            notes=self.baseline.notes + lifecycle.notes,
             migrations=[r.to_json() for r in lifecycle.migration_results()],
             migrations_skipped=lifecycle.skip_migrations and bool(lifecycle.migrations),
             programs_off=lifecycle.programs_off or None,

@@ -221,8 +221,7 @@ class UpdateReport:
             "state_written": self.state_written,
             "merge_dir": self.merge_dir,
             "earlier_artifacts": self.earlier_artifacts,
-            # Notes that came in words; report/update.update_document words the facts.
-            "notes": [note for note in self.notes if isinstance(note, str)],
+            "notes": [],  # facts, worded by report/ into the document
             "resumed": self.resumed,
             "regions": self.regions,
             "regenerated": [outcome.document() for outcome in self.regenerated],

@@ -233,7 +233,6 @@ class UpdatePlan:
     from_version: str
     to_version: str
     actions: list[FileAction] = field(default_factory=list)
-    notes: list[str] = field(default_factory=list)
     structured: dict[str, FieldMergeRow] = field(default_factory=dict)  # field-merged files
     latest_hashes: dict[str, str] = field(default_factory=dict)  # path -> sha256 of L's bytes
 

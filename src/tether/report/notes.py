@@ -15,7 +15,7 @@ if TYPE_CHECKING:
 
 def worded_notes(notes: Sequence[Note]) -> list[str]:
     """Every note in its words, in the order the flow found them."""
-    return [note if isinstance(note, str) else note_words(note) for note in notes]
+    return [note_words(note) for note in notes]
 
 
 def note_words(note: Fact) -> str:
