@@ -270,10 +270,33 @@ def test_update_check_cache_is_busted_keeping_serena_drift(tmp_path):
 
 def test_missing_update_check_cache_is_not_created(tmp_path):
     project = gaia_project(tmp_path, shelf(tmp_path))
+    # The plan holds the fact (a code, no words); report/lifecycle_steps words it.
+    from tether.flows.lifecycle_plan import PostUpdateCode, PostUpdateOutcome
+    from tether.flows.update import PreparedUpdate, UpdateRequest, prepare_update
+
+    prepared = prepare_update(UpdateRequest(project))
+    assert isinstance(prepared, PreparedUpdate), prepared
+    fact = PostUpdateOutcome(CACHE, PostUpdateCode.NO_SUCH_FILE)
+    assert prepared.lifecycle.post_planned == [fact]
     code, doc = update(project)
     assert code == 0
     assert not (project / CACHE).exists()
     assert doc["post_update"] == [{"file": CACHE, "status": "skipped: no such file"}]
+
+
+def test_a_post_update_write_s_outcome_is_worded_in_report():
+    from tether.flows.lifecycle_plan import PostUpdateCode, PostUpdateOutcome
+    from tether.report.lifecycle_steps import post_update_entry
+
+    said = {
+        PostUpdateOutcome("a.json", PostUpdateCode.PLANNED): "planned",
+        PostUpdateOutcome("a.json", PostUpdateCode.WRITTEN): "written",
+        PostUpdateOutcome("a.json", PostUpdateCode.NO_SUCH_FILE): "skipped: no such file",
+        PostUpdateOutcome("a.json", PostUpdateCode.NOT_AN_OBJECT): "skipped: not a JSON object",
+        PostUpdateOutcome("a.json", PostUpdateCode.FAILED, "a is a FIFO"): "failed: a is a FIFO",
+    }
+    for outcome, status in said.items():
+        assert post_update_entry(outcome) == {"file": "a.json", "status": status}
 
 
 # --- trailer invalidations ------------------------------------------------------------------

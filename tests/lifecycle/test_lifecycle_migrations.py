@@ -226,6 +226,25 @@ def test_dry_run_runs_no_migration_even_one_declaring_dry_run_args(tmp_path):
     assert not proof.exists()
 
 
+def test_why_a_dry_run_lists_a_migration_is_its_status_worded_in_report():
+    # The flow records the fact (status planned, no words); report/ words the reason in the
+    # update document, the same words as before.
+    from tether.flows.lifecycle_plan import LifecyclePlan
+    from tether.flows.lifecycle_steps import dry_run_migrations
+    from tether.model.lifecycle_declarations import Migration
+    from tether.report.lifecycle_steps import migration_document
+
+    plan = LifecyclePlan(migrations=[Migration("m12", "1.2.0", "before", ("bash", "m.sh"))])
+    dry_run_migrations(plan)
+    [result] = plan.migration_results()
+    assert (result.status, result.reason) == ("planned", "")
+    document = migration_document(result.to_json())
+    assert document == {**result.to_json(), "reason": "a dry run runs no program a release ships"}
+    assert list(document) == list(result.to_json())  # the same keys, in the same order
+    skipped = {**result.to_json(), "status": "skipped", "reason": "--skip-migrations"}
+    assert migration_document(skipped) == skipped
+
+
 def test_skip_migrations_is_loud_recorded_and_run_by_the_next_update(tmp_path):
     declared = [migration("m12", "1.2.0")]
     project = installed(tmp_path, shelf_with(tmp_path, declared, SCRIPTS))

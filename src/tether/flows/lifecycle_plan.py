@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping
+from enum import StrEnum
 
 from tether.flows.project import utc_now
 from tether.model.lifecycle import BLOCKING, Lifecycle
@@ -28,8 +29,6 @@ ADOPTER_OWNED_REASON = "adopter-owned"
 SKIP_FLAG = "--skip-migrations"
 NO_PROGRAMS_FLAG = "--no-programs"
 NO_PROGRAMS_ENV = "TETHER_NO_PROGRAMS"
-# Why a dry run lists a due migration instead of running it.
-DRY_RUN_RUNS_NOTHING = "a dry run runs no program a release ships"
 
 
 def skipped_by(skip_migrations: bool, programs_off: str | None) -> str:
@@ -114,6 +113,29 @@ class MigrationResult:
         )
 
 
+class PostUpdateCode(StrEnum):
+    """What one post-update write will do or did; worded by ``report/lifecycle_steps.py``."""
+
+    PLANNED = "planned"  # the file will be written (backed up first)
+    WRITTEN = "written"
+    NO_SUCH_FILE = "no-such-file"  # skipped: the write is only for a file that exists
+    NOT_AN_OBJECT = "not-an-object"  # skipped: the file holds no JSON object
+    FAILED = "failed"  # ``detail``: the problem (the path guard's, or the write's error)
+
+
+@valueclass(frozen=True)
+class PostUpdateOutcome:
+    """One post-update write's file and what it will do or did."""
+
+    file: str
+    code: PostUpdateCode
+    detail: str = ""
+
+    def to_json(self) -> dict[str, str]:
+        """Its data; the update document's ``status`` is ``report/``'s words of it."""
+        return {"file": self.file, "status": self.code.value, "detail": self.detail}
+
+
 @valueclass()
 class LifecyclePlan:
     """What this update does besides merging the release's files."""
@@ -134,9 +156,9 @@ class LifecyclePlan:
     after_refresh: dict[str, str] = field(default_factory=dict)  # template target -> text
     # Filled as the run goes (or from the journal of an interrupted run).
     results: dict[str, MigrationResult] = field(default_factory=dict)
-    post_updated: list[dict[str, str]] = field(default_factory=list)
+    post_updated: list[PostUpdateOutcome] = field(default_factory=list)
     # What each post-update write will do, decided with the plan (shown before consent).
-    post_planned: list[dict[str, str]] = field(default_factory=list)
+    post_planned: list[PostUpdateOutcome] = field(default_factory=list)
     backed_up: list[str] = field(default_factory=list)  # files a post-update write backed up
     trailers: list[dict[str, Any]] = field(default_factory=list)
     notes: list[Note] = field(default_factory=list)  # worded by report/notes.py

@@ -27,9 +27,10 @@ from tether.engine.lifecycle_rules import (
     summary_capture,
 )
 from tether.flows.lifecycle_plan import (
-    DRY_RUN_RUNS_NOTHING,
     LifecyclePlan,
     MigrationResult,
+    PostUpdateCode,
+    PostUpdateOutcome,
     migration_result,
     skipped_by,
 )
@@ -239,10 +240,7 @@ def plan_lifecycle(
             for path in rule.paths:
                 plan.owned.setdefault(path, rule.when.describe())
     plan.notices = [n for n in lifecycle.notices if plan.snapshot.get(f"notice:{n.id}")]
-    plan.post_planned = [
-        {"file": write.file, "status": _post_status(project, write)[0]}
-        for write in lifecycle.post_update
-    ]
+    plan.post_planned = [_post_status(project, write)[0] for write in lifecycle.post_update]
     return plan
 
 
@@ -481,20 +479,18 @@ def _journal_finished(ctx: RunContext, result: MigrationResult) -> None:
 
 def dry_run_migrations(lifecycle: LifecyclePlan) -> None:
     """A dry run runs no program a release ships, not even one declaring ``dry_run_args``:
-    it lists each due migration with the command the real update would run."""
+    it lists each due migration with the command the real update would run, ``planned``
+    (why it did not run is that status, worded by ``report/lifecycle_steps.py``)."""
     if lifecycle.skip_migrations:
         return  # listed as skipped, with the switch that skips them
     for migration in lifecycle.migrations:
-        lifecycle.results.setdefault(
-            migration.id, migration_result(migration, "planned", reason=DRY_RUN_RUNS_NOTHING)
-        )
+        lifecycle.results.setdefault(migration.id, migration_result(migration, "planned"))
 
 
 # --------------------------------------------------------------------------- post-update writes
 
 
 POST_UPDATE_REASON = "post-update write"
-POST_UPDATE_PLANNED = "planned"
 
 
 def post_update_writes(ctx: RunContext, lifecycle: LifecyclePlan) -> None:
@@ -510,17 +506,17 @@ def post_update_writes(ctx: RunContext, lifecycle: LifecyclePlan) -> None:
     }
     for write in lifecycle.declared.post_update:
         if write.file in done:
-            lifecycle.post_updated.append({"file": write.file, "status": "written"})
+            lifecycle.post_updated.append(PostUpdateOutcome(write.file, PostUpdateCode.WRITTEN))
             continue
-        status = _post_one(ctx, lifecycle, write, values)
-        lifecycle.post_updated.append({"file": write.file, "status": status})
-        if status == "written":
+        outcome = _post_one(ctx, lifecycle, write, values)
+        lifecycle.post_updated.append(outcome)
+        if outcome.code is PostUpdateCode.WRITTEN:
             ctx.journal.append(ctx.run_id, STEP_POST_UPDATE_WRITTEN, file=write.file)
 
 
 def finish_post_update(
     project: Project, journal: Journal, run: RunRecord, release: Lifecycle
-) -> list[dict[str, str]]:
+) -> list[PostUpdateOutcome]:
     """A run stopped after its version marker: do the post-update writes it had not done
     (a run journaled by a tether that wrote them after the marker; today they come first)."""
     from tether.flows.apply import RunContext
@@ -544,7 +540,7 @@ def _posted(ctx: RunContext) -> set[str]:
 
 def _post_status(
     project: Project, write: PostUpdateWrite, guard: PathGuard | None = None
-) -> tuple[str, dict[str, Any] | None]:
+) -> tuple[PostUpdateOutcome, dict[str, Any] | None]:
     """(what the write will do, the JSON object the file holds now, or None for a missing
     file). Judged through the path guard, as a write is: a link, a folder leading out of the
     project or a FIFO is never read, and is reported instead of written."""
@@ -554,38 +550,39 @@ def _post_status(
     guard = guard or PathGuard(project.root)
     problem, info = guard.inspect(write.file)
     if problem:
-        return f"failed: {problem}", None
+        return PostUpdateOutcome(write.file, PostUpdateCode.FAILED, problem), None
     if info is None:
-        return ("skipped: no such file" if write.only_if_exists else POST_UPDATE_PLANNED), None
+        missing = PostUpdateCode.NO_SUCH_FILE if write.only_if_exists else PostUpdateCode.PLANNED
+        return PostUpdateOutcome(write.file, missing), None
     try:
         loaded = json_loads(read_bytes(project.path(write.file)))
     except (OSError, ValueError, RecursionError):
         loaded = None
     if not isinstance(loaded, dict):
-        return "skipped: not a JSON object", None
-    return POST_UPDATE_PLANNED, loaded
+        return PostUpdateOutcome(write.file, PostUpdateCode.NOT_AN_OBJECT), None
+    return PostUpdateOutcome(write.file, PostUpdateCode.PLANNED), loaded
 
 
 def _post_one(
     ctx: RunContext, lifecycle: LifecyclePlan, write: PostUpdateWrite, values: Mapping[str, str]
-) -> str:
+) -> PostUpdateOutcome:
     import json
 
     from tether.flows.safety import UnsafePath
 
     # Judged now, at write time: a program that ran since the plan may have made a link.
     ctx.guard.forget()
-    status, existing = _post_status(ctx.project, write, ctx.guard)
-    if status != POST_UPDATE_PLANNED:
-        return status
+    planned, existing = _post_status(ctx.project, write, ctx.guard)
+    if planned.code is not PostUpdateCode.PLANNED:
+        return planned
     doc = post_update_document(write, existing or {}, values)
     data = (json.dumps(doc, indent=2) + "\n").encode()
     try:
         if _write_backed_up(ctx, write.file, data, existed=existing is not None):
             lifecycle.backed_up.append(write.file)
     except (UnsafePath, OSError) as error:
-        return f"failed: {error}"
-    return "written"
+        return PostUpdateOutcome(write.file, PostUpdateCode.FAILED, str(error))
+    return PostUpdateOutcome(write.file, PostUpdateCode.WRITTEN)
 
 
 def _write_backed_up(ctx: RunContext, rel: str, data: bytes, *, existed: bool) -> bool:

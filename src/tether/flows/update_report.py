@@ -17,6 +17,7 @@ if TYPE_CHECKING:
     from typing import Any
 
     from tether.flows.abandon import Abandoned
+    from tether.flows.lifecycle_plan import PostUpdateOutcome
     from tether.flows.notes import Note
     from tether.flows.regen import RegenOutcome
 
@@ -147,7 +148,7 @@ class UpdateReport:
     # The switch that stopped every program the release ships (--no-programs, …), or None.
     programs_off: str | None = None
     notices: list[dict[str, str]] = field(default_factory=list)
-    post_update: list[dict[str, str]] = field(default_factory=list)
+    post_update: list[PostUpdateOutcome] = field(default_factory=list)  # report/ words them
     trailer_invalidations: list[dict[str, Any]] = field(default_factory=list)
     # What an abandon put back and could not (flows/abandon.py); worded by report/abandon.py.
     abandoned: Abandoned | None = None
@@ -243,7 +244,7 @@ class UpdateReport:
             "migrations_skipped": self.migrations_skipped,
             "programs_off": self.programs_off,
             "notices": self.notices,
-            "post_update": self.post_update,
+            "post_update": [outcome.to_json() for outcome in self.post_update],
             "trailer_invalidations": self.trailer_invalidations,
             "action_items": self.action_items,
             "renames": [

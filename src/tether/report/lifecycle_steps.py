@@ -11,8 +11,12 @@ TYPE_CHECKING = False  # typing itself costs ~3 ms of start-up, which status and
 if TYPE_CHECKING:
     from typing import Any
 
+    from tether.flows.lifecycle_plan import PostUpdateOutcome
     from tether.flows.lifecycle_steps import MigrationsReport
     from tether.flows.update_report import UpdateReport
+
+# Why a dry run lists a due migration (status ``planned``) instead of running it.
+DRY_RUN_RUNS_NOTHING = "a dry run runs no program a release ships"
 
 SKIPPED_LOUDLY = (
     "MIGRATIONS SKIPPED ({why}): {n} due migration(s) did not run; the project "
@@ -33,6 +37,14 @@ def _row_value(migration: dict[str, Any]) -> str:
     if status == "skipped":
         return f"skipped ({one_line(migration['reason'])})"
     return status
+
+
+def migration_document(migration: dict[str, Any]) -> dict[str, Any]:
+    """A migration's entry in the update document: its result, with why a dry run only
+    lists it."""
+    if migration["status"] == "planned" and not migration["reason"]:
+        return {**migration, "reason": DRY_RUN_RUNS_NOTHING}
+    return migration
 
 
 def migration_rows(report: UpdateReport) -> list[str]:
@@ -121,17 +133,39 @@ def notice_lines(report: UpdateReport) -> list[str]:
 def post_update_lines(report: UpdateReport) -> list[str]:
     """One row per post-update write; before it ran (the plan, a dry run), what it will do:
     every file a lifecycle step writes is named before a person consents."""
+    if not report.post_update:
+        return []
+    from tether.flows.lifecycle_plan import PostUpdateCode
+
     rows = []
     for post in report.post_update:
-        status = str(post["status"])
-        if status == "skipped: no such file":
+        if post.code is PostUpdateCode.NO_SUCH_FILE:
             continue
-        verb = "Updated"
-        if status == "planned":
+        verb, status = "Updated", post_update_status(post)
+        if post.code is PostUpdateCode.PLANNED:
             verb = "Would update" if report.dry_run else "Will update"
             status = "post-update write, backed up first (--abandon restores it)"
-        rows.append(f"  {verb + ' ' + one_line(post['file']) + ':':<46} {one_line(status)}")
+        rows.append(f"  {verb + ' ' + one_line(post.file) + ':':<46} {one_line(status)}")
     return rows
+
+
+def post_update_status(post: PostUpdateOutcome) -> str:
+    """The ``status`` of a post-update write in the update document."""
+    from tether.flows.lifecycle_plan import PostUpdateCode
+
+    match post.code:
+        case PostUpdateCode.NO_SUCH_FILE:
+            return "skipped: no such file"
+        case PostUpdateCode.NOT_AN_OBJECT:
+            return "skipped: not a JSON object"
+        case PostUpdateCode.FAILED:
+            return f"failed: {post.detail}"
+    return post.code.value  # planned, written
+
+
+def post_update_entry(post: PostUpdateOutcome) -> dict[str, str]:
+    """A post-update write's entry in the update document."""
+    return {"file": post.file, "status": post_update_status(post)}
 
 
 def ping_rows(report: UpdateReport) -> list[str]:

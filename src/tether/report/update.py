@@ -312,11 +312,14 @@ def _next_steps(report: UpdateReport) -> list[str]:
 
 def update_document(report: UpdateReport) -> dict[str, Any]:
     """An update's JSON document, with the notes its words add (an abandon's, an
-    uncommitted update's, how the run ended)."""
+    uncommitted update's, how the run ended), why a region's program did not run and why a
+    dry run only lists a migration."""
     return {
         **report.to_json(row_reason, field_merge_row),
         "notes": update_notes(report),
         "regenerated": [regen_document(outcome) for outcome in report.regenerated],
+        "migrations": [lifecycle_report.migration_document(m) for m in report.migrations],
+        "post_update": [lifecycle_report.post_update_entry(p) for p in report.post_update],
     }
 
 
