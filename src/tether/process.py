@@ -35,7 +35,6 @@ from __future__ import annotations
 import contextlib
 import os
 import select
-import shlex
 import signal
 import subprocess
 import threading
@@ -167,6 +166,8 @@ class Finished:
 
 
 def _shown(argv: Sequence[str]) -> str:
+    import shlex  # only to word a program's command line in a message
+
     return shlex.join(argv)
 
 

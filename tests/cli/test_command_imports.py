@@ -206,6 +206,7 @@ UPDATE_NEVER_STDLIB = {
     "tether.cli.parsing",
     "typing",  # names its modules use only in annotations are imported for the type checker
     "difflib",  # only where a dropped and an added file are compared for a rename
+    "shlex",  # only to word a program's command line in a message
 }
 
 
