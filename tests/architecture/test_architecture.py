@@ -814,8 +814,9 @@ def test_the_notes_rule_sees_each_spelling(source: str, worded: bool) -> None:
 
 
 # Where a plan's row takes its reason: ``FileAction(...)`` (by name, or its ninth argument)
-# and ``replace(action, ...)``.
-_ROW_BUILDERS = ("FileAction", "replace")
+# and ``replace(action, ...)``; a migration's result likewise (``migration_result``,
+# ``MigrationResult``: its fact is a ``ProgramWhy``, worded by ``report/lifecycle_steps``).
+_ROW_BUILDERS = ("FileAction", "replace", "migration_result", "MigrationResult")
 _REASON_POSITION = 8
 
 
@@ -867,6 +868,9 @@ def test_the_flows_give_a_rows_reason_as_a_fact() -> None:
         ("FileAction(rel, cls, b, reason=str(problem))\n", False),
         ("FileAction(rel, cls, b, why=RowWhy(RowCode.HELD, f'{v}'))\n", False),
         ("Outcome(rel, reason='not run')\n", False),
+        ("migration_result(m, 'skipped', reason=f'does not ship {m.operand}')\n", True),
+        ("migration_result(m, 'refused', why=ProgramWhy(ProgramCode.NOT_A_FILE))\n", False),
+        ("migration_result(m, 'skipped', reason=self.skipped_by)\n", False),
     ],
 )
 def test_the_row_reason_rule_sees_each_spelling(source: str, worded: bool) -> None:

@@ -26,6 +26,7 @@ from tether.audit.result_cache import ResultCache
 from tether.audit.tools import Tool
 from tether.engine.regions import RegenSpec, RegionDecl
 from tether.flows.regen import run_program, run_regeneration
+from tether.report.lifecycle_steps import program_reason
 from tether.report.reasons import regen_reason
 from tether.sources.limits import MIGRATION_TIME
 
@@ -60,7 +61,7 @@ def test_a_hung_regeneration_program_is_stopped_with_its_group(
     outcome = run_regeneration(root, decl, {"scripts/gen.sh", "out.md"})
     _stopped(pids)
     assert outcome.status == "failed" and not outcome.could_not_start
-    assert outcome.reason == (
+    assert regen_reason(outcome) == (
         "ran and timed out after 1 s (TETHER_LIMIT_REGEN_SECONDS sets it); "
         "its process group was stopped"
     )
@@ -94,11 +95,11 @@ def test_a_hung_migration_is_stopped_with_its_group(
     run = run_program(tmp_path, (str(program),), {}, timeout=MIGRATION_TIME, log_path=log)
     _stopped(pids)
     assert run.started and run.timed_out and run.exit_code is None
-    assert run.description == (
+    assert program_reason(run.end) == (
         "ran and timed out after 1 s (TETHER_LIMIT_MIGRATION_SECONDS sets it); "
         "its process group was stopped"
     )
-    assert log.read_text().endswith(f"[{run.description}]\n")
+    assert log.read_text().endswith(f"[{program_reason(run.end)}]\n")
 
 
 def test_a_migration_limit_that_is_not_a_number_runs_nothing(
@@ -108,7 +109,7 @@ def test_a_migration_limit_that_is_not_a_number_runs_nothing(
     monkeypatch.setenv("TETHER_LIMIT_MIGRATION_SECONDS", "later")
     run = run_program(tmp_path, ("touch", str(marker)), {}, timeout=MIGRATION_TIME)
     assert not run.started and not marker.exists()
-    assert run.description == (
+    assert program_reason(run.end) == (
         "could not start 'touch': TETHER_LIMIT_MIGRATION_SECONDS='later': "
         "not a number of seconds above 0"
     )

@@ -533,7 +533,9 @@ def test_tethers_own_folder_linked_out_by_a_program_stops_the_run(tmp_path, outs
 def test_a_log_opened_through_a_link_is_refused_even_without_the_check(tmp_path):
     """The log writer itself follows no link on the way (made between a check and the
     open, say): the open fails, the program does not start."""
+    from tether.flows.lifecycle_plan import ProgramCode
     from tether.flows.regen import run_program
+    from tether.report.lifecycle_steps import program_reason
 
     root, away = tmp_path / "proj", tmp_path / "away"
     root.mkdir()
@@ -543,8 +545,8 @@ def test_a_log_opened_through_a_link_is_refused_even_without_the_check(tmp_path)
     run = run_program(
         root, ("true",), {"PATH": "/usr/bin:/bin"}, timeout=10, log_path=root / ".tether/logs/x.log"
     )
-    assert not run.started and "cannot write the log" in run.description
-    assert "symbolic link" in run.description
+    assert not run.started and "cannot write the log" in program_reason(run.end)
+    assert run.end.code is ProgramCode.LOG_FAILED and "symbolic link" in run.end.detail
     assert list(away.iterdir()) == []
 
 

@@ -11,6 +11,7 @@ import pytest
 
 from process_helpers import none_left_in
 from tether.engine.regions import RegenSpec, RegionDecl
+from tether.flows.lifecycle_plan import ProgramCode, ProgramWhy
 from tether.flows.regen import (
     HeldBy,
     NotRun,
@@ -246,7 +247,7 @@ def test_timeout_kills_the_process_group(tmp_path: Path) -> None:
     assert time.monotonic() - began < 60  # stopped at the deadline, not after the sleep
     assert outcome.status == "failed"
     assert not outcome.could_not_start and outcome.exit_code is None
-    assert "timed out after 0.3 s" in outcome.reason
+    assert "timed out after 0.3 s" in regen_reason(outcome)
     # A failed run leaves the project as it was, declared paths included.
     assert (root / "out.md").read_text() == "old region\n"
     assert outcome.reverted_paths == ("out.md",)
@@ -258,7 +259,7 @@ def test_missing_interpreter_could_not_start(tmp_path: Path) -> None:
     outcome = run(root, region(interpreter="tether-test-no-such-program"))
     assert outcome.status == "failed"
     assert outcome.could_not_start and outcome.exit_code is None
-    assert outcome.reason.startswith("could not start 'tether-test-no-such-program'")
+    assert regen_reason(outcome).startswith("could not start 'tether-test-no-such-program'")
     assert outcome.command == "tether-test-no-such-program scripts/gen.sh"
 
 
@@ -275,7 +276,9 @@ def test_non_zero_exit_ran_and_exited(tmp_path: Path) -> None:
     assert outcome.status == "failed"
     assert not outcome.could_not_start
     assert outcome.exit_code == 3
-    assert outcome.reason == "ran and exited 3"
+    assert outcome.reason == ""  # the fact, worded by report/
+    assert outcome.ended == ProgramWhy(ProgramCode.EXITED, exit_code=3)
+    assert regen_reason(outcome) == "ran and exited 3"
     assert "roster is broken" in outcome.output_tail
     assert (root / "out.md").read_text() == "old region\n"
     assert outcome.rewritten_paths == ()

@@ -24,14 +24,14 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from tether.flows.lifecycle_steps import list_migrations, rerun_pending_migrations
-    from tether.report.lifecycle_steps import render_migrations
+    from tether.report.lifecycle_steps import migrations_document, render_migrations
 
     if args.rerun:
         report = rerun_pending_migrations(installed_project_dir(args), args.profile)
     else:
         report = list_migrations(installed_project_dir(args), args.profile, args.pending)
     if args.json:
-        print_json(report.to_json())
+        print_json(migrations_document(report))
     else:
         print(render_migrations(report))
     return report.exit_code()

@@ -54,6 +54,60 @@ def programs_off_switch(no_programs: bool, no_regions: bool) -> str | None:
     return None
 
 
+class ProgramCode(StrEnum):
+    """Why a program a release ships (a migration's) could not start, or how it ended: the
+    code of a ``ProgramWhy``, worded by ``report/lifecycle_steps.program_reason``."""
+
+    NOT_SHIPPED = "not-shipped"  # ``operand``: this release does not ship it (skipped)
+    MISSING_FROM_RELEASE = "missing-from-release"  # ``operand``: not in the release's tree
+    NOT_A_FILE = "not-a-file"  # ``operand``: not a file in the project
+    OPERAND_REFUSED = "operand-refused"  # ``detail``: the path rule's refusal of the operand
+    NOT_STARTED = "not-started"  # ``program``; ``detail``: the error
+    LOG_FAILED = "log-failed"  # ``program``; ``detail``: the error opening its log
+    EXITED = "exited"  # ``exit_code``
+    KILLED = "killed"  # ``exit_code``: minus the signal
+    TIMED_OUT = "timed-out"  # ``seconds`` (None: not known); ``variable``: what sets them
+
+
+@valueclass(frozen=True)
+class ProgramWhy:
+    """A fact about one program run: a code with its data (journaled as ``to_json()``)."""
+
+    code: ProgramCode
+    operand: str = ""
+    program: str = ""
+    detail: str = ""
+    exit_code: int | None = None
+    seconds: float | None = None
+    variable: str | None = None
+
+    def to_json(self) -> dict[str, object]:
+        """The code and the data it has (what the journal records)."""
+        doc: dict[str, object] = {"code": self.code.value}
+        for key in ("operand", "program", "detail", "exit_code", "seconds", "variable"):
+            value = getattr(self, key)
+            if value not in ("", None):
+                doc[key] = value
+        return doc
+
+    @classmethod
+    def from_json(cls, doc: object) -> ProgramWhy | None:
+        """The fact a journal recorded, or None for what is no such record."""
+        if not isinstance(doc, dict) or doc.get("code") not in set(ProgramCode):
+            return None
+        code, seconds = doc.get("exit_code"), doc.get("seconds")
+        variable = doc.get("variable")
+        return cls(
+            ProgramCode(doc["code"]),
+            operand=str(doc.get("operand", "")),
+            program=str(doc.get("program", "")),
+            detail=str(doc.get("detail", "")),
+            exit_code=code if isinstance(code, int) and not isinstance(code, bool) else None,
+            seconds=float(seconds) if isinstance(seconds, (int, float)) else None,
+            variable=None if variable is None else str(variable),
+        )
+
+
 @valueclass(frozen=True)
 class MigrationResult:
     """What one due migration did this run (or why it did not run), as the report and the
@@ -69,8 +123,12 @@ class MigrationResult:
     exit_code: int | None = None
     summary: str | None = None
     stderr: str = ""
+    # Words: the switch that skipped it, or what a journal written before ``why`` holds.
     reason: str = ""
     label: str | None = None
+    # Why it could not start or how its program ended, as a fact (``reason`` is then
+    # empty): the documents' ``reason`` is its words (``report/lifecycle_steps.py``).
+    why: ProgramWhy | None = None
     # Always false: a dry run runs no release program (kept for the documents' shape).
     dry_run: bool = False
 
@@ -91,6 +149,7 @@ class MigrationResult:
             "reason": self.reason,
             "label": self.label,
             "dry_run": self.dry_run,
+            **({"why": self.why.to_json()} if self.why is not None else {}),
         }
 
     @classmethod
@@ -110,6 +169,7 @@ class MigrationResult:
             stderr=str(record.get("stderr", "")),
             reason=str(record.get("reason", "")),
             label=None if label is None else str(label),
+            why=ProgramWhy.from_json(record.get("why")),
         )
 
 

@@ -31,6 +31,8 @@ from tether.flows.lifecycle_plan import (
     MigrationResult,
     PostUpdateCode,
     PostUpdateOutcome,
+    ProgramCode,
+    ProgramWhy,
     migration_result,
     skipped_by,
 )
@@ -364,30 +366,27 @@ def _environment(project: Project, lifecycle: LifecyclePlan) -> dict[str, str]:
 
 def _program_path(
     project: Project, latest: Release, migration: Migration
-) -> tuple[Path | None, str]:
+) -> tuple[Path | None, ProgramWhy | None]:
     """Where the operand is run from (the release's copy before the merge, the merged copy
     after it), or why it cannot run."""
     from tether.flows.regen import operand_problem
 
     shipped = set(latest.manifest.files) | set(latest.manifest.sentinels)
-    if migration.operand not in shipped:
-        return None, f"this release does not ship {migration.operand}"
+    operand = migration.operand
+    if operand not in shipped:
+        return None, ProgramWhy(ProgramCode.NOT_SHIPPED, operand=operand)
     if migration.when == "before":
-        path = latest.file_path(migration.operand)
-        return (
-            (path, "")
-            if path.is_file()
-            else (None, f"{migration.operand} is missing from the release")
-        )
-    problem = operand_problem(project.root, migration.operand, shipped)
+        path = latest.file_path(operand)
+        if path.is_file():
+            return path, None
+        return None, ProgramWhy(ProgramCode.MISSING_FROM_RELEASE, operand=operand)
+    problem = operand_problem(project.root, operand, shipped)
     if problem:
-        return None, problem
-    path = project.path(migration.operand)
-    return (
-        (path, "")
-        if path.is_file()
-        else (None, f"{migration.operand} is not a file in the project")
-    )
+        return None, ProgramWhy(ProgramCode.OPERAND_REFUSED, operand=operand, detail=problem)
+    path = project.path(operand)
+    if path.is_file():
+        return path, None
+    return None, ProgramWhy(ProgramCode.NOT_A_FILE, operand=operand)
 
 
 def run_migrations(ctx: RunContext, latest: Release, lifecycle: LifecyclePlan, when: str) -> None:
@@ -405,7 +404,7 @@ def _run_one(
     latest: Release | None,
     lifecycle: LifecyclePlan,
     migration: Migration,
-    program: tuple[Path | None, str] | None = None,
+    program: tuple[Path | None, ProgramWhy | None] | None = None,
 ) -> MigrationResult:
     """Run one migration; ``program``: where its operand is (or why it cannot run), when
     the caller found it without a new release (a rerun)."""
@@ -417,8 +416,9 @@ def _run_one(
         program = _program_path(project, latest, migration)
     path, problem = program
     if path is None:
-        status = "skipped" if problem.startswith("this release does not ship") else "refused"
-        result = migration_result(migration, status, reason=problem)
+        assert problem is not None
+        status = "skipped" if problem.code is ProgramCode.NOT_SHIPPED else "refused"
+        result = migration_result(migration, status, why=problem)
         _journal_finished(ctx, result)
         return result
     argv = (migration.interpreter, str(path), *migration.run[2:])
@@ -446,7 +446,7 @@ def _run_one(
         exit_code=run.exit_code,
         summary=summary,
         stderr=run.stderr if status != "ok" else "",
-        reason=run.description,
+        why=run.end,
     )
     _journal_finished(ctx, result)
     _after_a_program(ctx, result.command)
@@ -698,18 +698,21 @@ RERUN_COMMAND = "migrations --rerun"
 
 def _installed_program(
     project: Project, migration: Migration, shipped: set[str]
-) -> tuple[Path | None, str]:
+) -> tuple[Path | None, ProgramWhy | None]:
     """The project's copy of a migration's program (the installed release ships it), or why
     it cannot run."""
     from tether.flows.regen import operand_problem
 
-    if migration.operand not in shipped:
-        return None, f"this release does not ship {migration.operand}"
-    problem = operand_problem(project.root, migration.operand, shipped)
-    path = project.path(migration.operand)
-    if not problem and not path.is_file():
-        problem = f"{migration.operand} is not a file in the project"
-    return (None, problem) if problem else (path, "")
+    operand = migration.operand
+    if operand not in shipped:
+        return None, ProgramWhy(ProgramCode.NOT_SHIPPED, operand=operand)
+    problem = operand_problem(project.root, operand, shipped)
+    if problem:
+        return None, ProgramWhy(ProgramCode.OPERAND_REFUSED, operand=operand, detail=problem)
+    path = project.path(operand)
+    if not path.is_file():
+        return None, ProgramWhy(ProgramCode.NOT_A_FILE, operand=operand)
+    return path, None
 
 
 def rerun_pending_migrations(root: Path, profile: str | None = None) -> MigrationsReport:

@@ -23,6 +23,7 @@ from tether import process
 from tether.engine.regions import RegenSpec, RegionDecl
 from tether.errors import TetherError
 from tether.flows.backups import back_up
+from tether.flows.lifecycle_plan import ProgramCode, ProgramWhy
 from tether.flows.safety import PathGuard, UnsafePath, open_without_links
 from tether.fsio import read_bytes
 from tether.pathrules import program_name_problem, relpath_problem
@@ -97,6 +98,9 @@ class RegenOutcome:
     # Why it did not run or start, as a fact (``reason`` is then empty): the document's
     # ``reason`` is its words (``report/reasons.regen_document``).
     why: NotRunWhy | None = None
+    # How its program ended, once it ran or tried to (``reason`` is then empty): worded by
+    # ``report/reasons.regen_reason`` too.
+    ended: ProgramWhy | None = None
 
     def document(self) -> dict[str, object]:
         """The outcome's document, with ``reason`` as given (report/ words a ``why``)."""
@@ -511,7 +515,7 @@ def run_regeneration(
         region_id=decl.id,
         status="regenerated" if succeeded else "failed",
         command=command,
-        reason=_describe(run),
+        ended=program_end(run),
         exit_code=run.exit_code,
         could_not_start=not run.started,
         backed_up_paths=backed_up,
@@ -530,13 +534,14 @@ def run_regeneration(
 
 @dataclass(frozen=True)
 class ProgramRun:
-    """How one program run ended, with what it printed (``stdout``, ``stderr``: the last
-    ``TAIL_LINES`` lines of each)."""
+    """How one program run ended (``end``, a fact worded by
+    ``report/lifecycle_steps.program_reason``), with what it printed (``stdout``,
+    ``stderr``: the last ``TAIL_LINES`` lines of each)."""
 
     started: bool
     exit_code: int | None
     timed_out: bool
-    description: str  # "ran and exited 4", "could not start 'bash': …"
+    end: ProgramWhy
     stdout: str = ""
     stderr: str = ""
 
@@ -557,14 +562,14 @@ def run_program(
     try:
         seconds = Seconds.of(timeout)
     except TetherError as error:
-        why = f"could not start {argv[0]!r}: {error}"
-        return ProgramRun(started=False, exit_code=None, timed_out=False, description=why)
+        why = ProgramWhy(ProgramCode.NOT_STARTED, program=argv[0], detail=str(error))
+        return ProgramRun(started=False, exit_code=None, timed_out=False, end=why)
     with contextlib.ExitStack() as stack:
         try:
             output = stack.enter_context(_output_file(root, log_path, command))
         except OSError as error:
-            why = f"could not start {argv[0]!r}: cannot write the log ({error})"
-            return ProgramRun(started=False, exit_code=None, timed_out=False, description=why)
+            why = ProgramWhy(ProgramCode.LOG_FAILED, program=argv[0], detail=str(error))
+            return ProgramRun(started=False, exit_code=None, timed_out=False, end=why)
         errors = stack.enter_context(tempfile.TemporaryFile())
         run = _execute(root, argv, seconds.value, output, errors, env, seconds.variable)
         stdout, stderr = run.tail, process.tail_of(errors, 0)
@@ -577,10 +582,21 @@ def run_program(
         started=run.started,
         exit_code=run.exit_code,
         timed_out=run.timed_out,
-        description=_program_result(run),
+        end=program_end(run),
         stdout=stdout,
         stderr=stderr,
     )
+
+
+def program_end(run: process.Finished) -> ProgramWhy:
+    """How a program run ended, as a fact (``_program_result`` is the log's line of it)."""
+    if not run.started:
+        return ProgramWhy(ProgramCode.NOT_STARTED, program=run.program, detail=run.error)
+    if run.timed_out:
+        return ProgramWhy(ProgramCode.TIMED_OUT, seconds=run.timeout, variable=run.limit)
+    if run.exit_code is not None and run.exit_code < 0:
+        return ProgramWhy(ProgramCode.KILLED, exit_code=run.exit_code)
+    return ProgramWhy(ProgramCode.EXITED, exit_code=run.exit_code)
 
 
 def _program_result(run: process.Finished) -> str:

@@ -54,6 +54,7 @@ def blocking_items(migrations: Iterable[Mapping[str, Any]]) -> list[dict[str, An
             "command": m["command"],
             "reason": m["reason"],
             "stderr": m["stderr"],
+            **({"why": m["why"]} if "why" in m else {}),  # worded by report/
         }
         for m in migrations
         if m["status"] in BLOCKING and not m.get("dry_run")

@@ -9,9 +9,10 @@ from tether.report.printable import lines_of, one_line, printable
 
 TYPE_CHECKING = False  # typing itself costs ~3 ms of start-up, which status and check pay
 if TYPE_CHECKING:
+    from collections.abc import Mapping
     from typing import Any
 
-    from tether.flows.lifecycle_plan import PostUpdateOutcome
+    from tether.flows.lifecycle_plan import PostUpdateOutcome, ProgramWhy
     from tether.flows.lifecycle_steps import MigrationsReport
     from tether.flows.update_report import UpdateReport
 
@@ -22,6 +23,54 @@ SKIPPED_LOUDLY = (
     "MIGRATIONS SKIPPED ({why}): {n} due migration(s) did not run; the project "
     "may not match what this release expects. Run 'tether migrations --pending' to see them"
 )
+
+
+def program_reason(why: ProgramWhy) -> str:
+    """Why a migration's program could not start, or how it ended."""
+    from tether.flows.lifecycle_plan import ProgramCode  # loaded already: ``why`` is its own
+
+    match why.code:
+        case ProgramCode.NOT_SHIPPED:
+            return f"this release does not ship {why.operand}"
+        case ProgramCode.MISSING_FROM_RELEASE:
+            return f"{why.operand} is missing from the release"
+        case ProgramCode.NOT_A_FILE:
+            return f"{why.operand} is not a file in the project"
+        case ProgramCode.OPERAND_REFUSED:
+            return why.detail
+        case ProgramCode.NOT_STARTED:
+            return f"could not start {why.program!r}: {why.detail}"
+        case ProgramCode.LOG_FAILED:
+            return f"could not start {why.program!r}: cannot write the log ({why.detail})"
+        case ProgramCode.KILLED:
+            return f"ran and was killed by signal {-(why.exit_code or 0)}"
+        case ProgramCode.TIMED_OUT:
+            where = f" ({why.variable} sets it)" if why.variable else ""
+            if why.seconds is None:
+                return "ran and timed out; its process group was stopped"
+            return (
+                f"ran and timed out after {why.seconds:g} s{where}; its process group was stopped"
+            )
+    return f"ran and exited {why.exit_code}"
+
+
+def migration_reason(migration: Mapping[str, Any]) -> str:
+    """A migration result's (or its action item's) ``reason``: the words of its fact, or
+    the words it holds (the switch that skipped it; a journal written before the fact)."""
+    if "why" not in migration:
+        return str(migration["reason"])
+    from tether.flows.lifecycle_plan import ProgramWhy
+
+    why = ProgramWhy.from_json(migration["why"])
+    return program_reason(why) if why is not None else str(migration["reason"])
+
+
+def worded(migration: Mapping[str, Any]) -> dict[str, Any]:
+    """A migration result or action item as a document gives it: ``reason`` in words, the
+    fact it words left out."""
+    doc = {key: value for key, value in migration.items() if key != "why"}
+    doc["reason"] = migration_reason(migration)
+    return doc
 
 
 def _row_value(migration: dict[str, Any]) -> str:
@@ -35,7 +84,7 @@ def _row_value(migration: dict[str, Any]) -> str:
         when = "before" if migration.get("when") == "before" else "after"
         return f"would run {when} the merge: {one_line(migration['command'])}"
     if status == "skipped":
-        return f"skipped ({one_line(migration['reason'])})"
+        return f"skipped ({one_line(migration_reason(migration))})"
     return status
 
 
@@ -44,7 +93,15 @@ def migration_document(migration: dict[str, Any]) -> dict[str, Any]:
     lists it."""
     if migration["status"] == "planned" and not migration["reason"]:
         return {**migration, "reason": DRY_RUN_RUNS_NOTHING}
-    return migration
+    return worded(migration)
+
+
+def migrations_document(report: MigrationsReport) -> dict[str, Any]:
+    """``tether migrations``' document: a rerun's results with their reasons in words."""
+    doc = report.to_json()
+    if report.rerun is not None:
+        doc["rerun"] = [worded(migration) for migration in report.rerun]
+    return doc
 
 
 def migration_rows(report: UpdateReport) -> list[str]:
@@ -63,7 +120,7 @@ def skipped_line(report: UpdateReport) -> list[str]:
     if not report.migrations_skipped:
         return []
     skipped = [m for m in report.migrations if m["status"] == "skipped"]
-    why = report.programs_off or (skipped[0]["reason"] if skipped else "--skip-migrations")
+    why = report.programs_off or (migration_reason(skipped[0]) if skipped else "--skip-migrations")
     return [SKIPPED_LOUDLY.format(why=one_line(why), n=len(skipped))]
 
 
@@ -104,7 +161,7 @@ def action_item_lines(report: UpdateReport | MigrationsReport) -> list[str]:
         what = "could not complete" if item["status"] != "refused" else "was refused"
         lines.append(
             f"Action required: migration {one_line(item['id'])} {what} ({item['status']}: "
-            f"{one_line(item['reason'])}). Settle it by hand, then run 'tether migrations "
+            f"{one_line(migration_reason(item))}). Settle it by hand, then run 'tether migrations "
             f"--rerun': it runs {one_line(item['command'])} again and records the result "
             "('tether check' reports the item until then)"
         )

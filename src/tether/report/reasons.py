@@ -126,7 +126,13 @@ def regen_document(outcome: RegenOutcome) -> dict[str, Any]:
 def regen_reason(outcome: RegenOutcome) -> str:
     """Why the region's program did not run or start, else the words the run gave (how the
     program ended, a refusal)."""
-    return outcome.reason if outcome.why is None else _not_run(outcome.why)
+    if outcome.why is not None:
+        return _not_run(outcome.why)
+    if outcome.ended is not None:
+        from tether.report.lifecycle_steps import program_reason  # reapply's reasons: unused
+
+        return program_reason(outcome.ended)
+    return outcome.reason
 
 
 def _not_run(why: NotRunWhy) -> str:

@@ -319,6 +319,7 @@ def update_document(report: UpdateReport) -> dict[str, Any]:
         "notes": update_notes(report),
         "regenerated": [regen_document(outcome) for outcome in report.regenerated],
         "migrations": [lifecycle_report.migration_document(m) for m in report.migrations],
+        "action_items": [lifecycle_report.worded(item) for item in report.action_items],
         "post_update": [lifecycle_report.post_update_entry(p) for p in report.post_update],
     }
 

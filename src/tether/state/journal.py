@@ -19,6 +19,10 @@ file-skipped         path, reason
 file-failed          path, error
 index-saved          path, repo_path, entries (git's index entries of a path, as
                      [mode, oid, stage], before the run first marked it unmerged)
+migration-finished   a migration's result: id, version, when, command, status, exit_code,
+                     summary, stderr, reason (words only for a switch that skipped it, and
+                     in a journal written before ``why``), label, dry_run, why (a
+                     ``flows.lifecycle_plan.ProgramWhy``: code and data, when there is one)
 finalize-started     -
 state-written        -
 run-complete         -
