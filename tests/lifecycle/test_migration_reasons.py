@@ -130,8 +130,24 @@ def test_how_a_program_ended_is_worded_as_the_process_edge_says_it(finished, cod
         ),
         (ProgramWhy(ProgramCode.NOT_A_FILE, operand="m.sh"), "m.sh is not a file in the project"),
         (
-            ProgramWhy(ProgramCode.OPERAND_REFUSED, operand="../m", detail="operand '../m': up"),
-            "operand '../m': up",
+            ProgramWhy(ProgramCode.OPERAND_UNSAFE, operand="../m", detail="path contains '..'"),
+            "operand '../m': path contains '..'",
+        ),
+        (
+            ProgramWhy(ProgramCode.OPERAND_NOT_RELEASED, operand="m.sh"),
+            "operand 'm.sh' is not a path the release ships",
+        ),
+        (
+            ProgramWhy(ProgramCode.OPERAND_OUTSIDE, operand="m.sh"),
+            "operand 'm.sh' resolves through a link out of the project",
+        ),
+        (
+            ProgramWhy(
+                ProgramCode.INTERPRETER_UNSAFE,
+                program="/bin/sh",
+                detail="interpreter '/bin/sh' is not a bare program name",
+            ),
+            "interpreter '/bin/sh' is not a bare program name",
         ),
         (
             ProgramWhy(ProgramCode.LOG_FAILED, program="bash", detail="denied"),
@@ -147,3 +163,48 @@ def test_why_a_migration_could_not_start_is_worded_in_report(why, words):
     assert document == {**fields, "reason": words}
     old = MigrationResult.from_record({**result.to_json(), "why": None, "reason": words})
     assert old.why is None and migration_document(old.to_json())["reason"] == words
+
+
+@pytest.mark.parametrize(
+    ("why", "words"),
+    [
+        (ProgramWhy(ProgramCode.EXITED, exit_code=7), "exited 7"),
+        (
+            ProgramWhy(ProgramCode.TIMED_OUT, seconds=30.0),
+            "timed out after 30 s; its process group was stopped",
+        ),
+        (
+            ProgramWhy(ProgramCode.NOT_A_FILE, operand="cli/gaia"),
+            "cli/gaia is not a file in the project",
+        ),
+        (
+            ProgramWhy(ProgramCode.NOT_SHIPPED, operand="cli/gaia"),
+            "this release does not ship cli/gaia",
+        ),
+    ],
+)
+def test_the_update_pings_fact_is_worded_in_report(why, words):
+    from tether.flows.ping import Ping
+    from tether.report.lifecycle_steps import ping_document
+
+    ping = Ping("cli/gaia ping", "failed", why=why).to_json()
+    assert ping["reason"] == "" and ping["why"] == why.to_json()  # the flow holds no words
+    assert ping_document(ping) == {"command": "cli/gaia ping", "status": "failed", "reason": words}
+
+
+def test_a_refused_operand_is_the_same_fact_for_a_migration_and_a_region(tmp_path):
+    from tether.flows.regen import operand_refusal
+
+    (tmp_path / "proj").mkdir()
+    (tmp_path / "elsewhere.sh").write_text("true\n")
+    (tmp_path / "proj" / "m.sh").symlink_to(tmp_path / "elsewhere.sh")
+    shipped = {"m.sh"}
+    assert operand_refusal(tmp_path / "proj", "m.sh", shipped) == ProgramWhy(
+        ProgramCode.OPERAND_OUTSIDE, operand="m.sh"
+    )
+    assert operand_refusal(tmp_path / "proj", "../m.sh", shipped) == ProgramWhy(
+        ProgramCode.OPERAND_UNSAFE, operand="../m.sh", detail="path contains '..'"
+    )
+    assert operand_refusal(tmp_path / "proj", "n.sh", shipped) == ProgramWhy(
+        ProgramCode.OPERAND_NOT_RELEASED, operand="n.sh"
+    )

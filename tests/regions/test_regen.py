@@ -118,7 +118,8 @@ def test_refusals_never_run(tmp_path: Path, decl: RegionDecl, expected: str) -> 
     root = make_project(tmp_path, "touch ran\n")
     outcome = run(root, decl)
     assert outcome.status == "refused"
-    assert expected in outcome.reason
+    assert outcome.reason == "" and outcome.refused is not None  # the fact, worded by report/
+    assert expected in regen_reason(outcome)
     assert outcome.command  # the literal command is still reported
     assert not (root / "ran").exists()
 
@@ -130,7 +131,10 @@ def test_operand_linked_out_of_the_project_is_refused(tmp_path: Path) -> None:
     (root / "scripts" / "linked.sh").symlink_to(outside)
     outcome = run_regeneration(root, region(operand="scripts/linked.sh"), {"scripts/linked.sh"})
     assert outcome.status == "refused"
-    assert "link out of the project" in outcome.reason
+    assert outcome.refused == ProgramWhy(ProgramCode.OPERAND_OUTSIDE, operand="scripts/linked.sh")
+    assert regen_reason(outcome) == (
+        "operand 'scripts/linked.sh' resolves through a link out of the project"
+    )
     assert not (root / "ran").exists()
 
 

@@ -1057,7 +1057,8 @@ def test_a_failing_ping_never_fails_the_update(
     project = ping_project(tmp_path)
     code, doc = update(project)
     assert code == 0, doc
-    assert doc["ping"]["status"] == "failed" and "exited 7" in doc["ping"]["reason"]
+    ping = doc["ping"]  # how it ended is a fact of the flow, worded by report/
+    assert (ping["status"], ping["reason"]) == ("failed", "exited 7") and "why" not in ping
     assert (project / ".gaia/VERSION").read_text().strip() == "1.1.0"
 
 

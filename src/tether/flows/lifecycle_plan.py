@@ -55,13 +55,18 @@ def programs_off_switch(no_programs: bool, no_regions: bool) -> str | None:
 
 
 class ProgramCode(StrEnum):
-    """Why a program a release ships (a migration's) could not start, or how it ended: the
-    code of a ``ProgramWhy``, worded by ``report/lifecycle_steps.program_reason``."""
+    """Why a program a release ships (a migration's, a region's, the update ping's) was
+    refused or could not start, or how it ended: the code of a ``ProgramWhy``, worded by
+    ``report/lifecycle_steps.program_reason``."""
 
     NOT_SHIPPED = "not-shipped"  # ``operand``: this release does not ship it (skipped)
     MISSING_FROM_RELEASE = "missing-from-release"  # ``operand``: not in the release's tree
     NOT_A_FILE = "not-a-file"  # ``operand``: not a file in the project
-    OPERAND_REFUSED = "operand-refused"  # ``detail``: the path rule's refusal of the operand
+    # Refused before it could run (``flows/regen.program_refusal``):
+    INTERPRETER_UNSAFE = "interpreter-unsafe"  # ``detail``: the program-name rule's message
+    OPERAND_UNSAFE = "operand-unsafe"  # ``operand``; ``detail``: the path rule's message
+    OPERAND_NOT_RELEASED = "operand-not-released"  # ``operand``: not a path the release ships
+    OPERAND_OUTSIDE = "operand-outside"  # ``operand``: resolves through a link out of it
     NOT_STARTED = "not-started"  # ``program``; ``detail``: the error
     LOG_FAILED = "log-failed"  # ``program``; ``detail``: the error opening its log
     EXITED = "exited"  # ``exit_code``

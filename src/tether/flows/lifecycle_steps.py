@@ -369,7 +369,7 @@ def _program_path(
 ) -> tuple[Path | None, ProgramWhy | None]:
     """Where the operand is run from (the release's copy before the merge, the merged copy
     after it), or why it cannot run."""
-    from tether.flows.regen import operand_problem
+    from tether.flows.regen import operand_refusal
 
     shipped = set(latest.manifest.files) | set(latest.manifest.sentinels)
     operand = migration.operand
@@ -380,9 +380,9 @@ def _program_path(
         if path.is_file():
             return path, None
         return None, ProgramWhy(ProgramCode.MISSING_FROM_RELEASE, operand=operand)
-    problem = operand_problem(project.root, operand, shipped)
-    if problem:
-        return None, ProgramWhy(ProgramCode.OPERAND_REFUSED, operand=operand, detail=problem)
+    refused = operand_refusal(project.root, operand, shipped)
+    if refused is not None:
+        return None, refused
     path = project.path(operand)
     if path.is_file():
         return path, None
@@ -701,14 +701,14 @@ def _installed_program(
 ) -> tuple[Path | None, ProgramWhy | None]:
     """The project's copy of a migration's program (the installed release ships it), or why
     it cannot run."""
-    from tether.flows.regen import operand_problem
+    from tether.flows.regen import operand_refusal
 
     operand = migration.operand
     if operand not in shipped:
         return None, ProgramWhy(ProgramCode.NOT_SHIPPED, operand=operand)
-    problem = operand_problem(project.root, operand, shipped)
-    if problem:
-        return None, ProgramWhy(ProgramCode.OPERAND_REFUSED, operand=operand, detail=problem)
+    refused = operand_refusal(project.root, operand, shipped)
+    if refused is not None:
+        return None, refused
     path = project.path(operand)
     if not path.is_file():
         return None, ProgramWhy(ProgramCode.NOT_A_FILE, operand=operand)

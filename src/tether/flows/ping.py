@@ -12,6 +12,8 @@ import shlex
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from tether.flows.lifecycle_plan import ProgramCode, ProgramWhy
+
 if TYPE_CHECKING:
     from tether.flows.project import Project, Release
 
@@ -25,10 +27,15 @@ class Ping:
 
     command: str
     status: str
-    reason: str = ""
+    reason: str = ""  # words only for the switch that stops it
+    # Why it was not run or how it ended, as a fact (``reason`` is then empty): worded by
+    # ``report/lifecycle_steps.ping_reason``.
+    why: ProgramWhy | None = None
 
     def to_json(self) -> dict[str, Any]:
-        return {"command": self.command, "status": self.status, "reason": self.reason}
+        """Its data; the update document's ``reason`` is ``report/``'s words of ``why``."""
+        doc = {"command": self.command, "status": self.status, "reason": self.reason}
+        return doc if self.why is None else {**doc, "why": self.why.to_json()}
 
 
 def _argv(project: Project, from_version: str, to_version: str) -> list[str]:
@@ -49,27 +56,27 @@ def plan_ping(
     if os.environ.get(NO_PING_ENV, "") not in ("", "0"):
         return Ping(command, "not-run", f"{NO_PING_ENV}={os.environ[NO_PING_ENV]}")
     if program not in latest.manifest.files:
-        return Ping(command, "not-run", f"this release does not ship {program}")
+        return Ping(command, "not-run", why=ProgramWhy(ProgramCode.NOT_SHIPPED, operand=program))
     return Ping(command, "planned")
 
 
 def send_ping(project: Project, latest: Release, ping: Ping, from_version: str) -> None:
     """Run the project's merged copy of the program; whatever happens, the update stands."""
     from tether import process
-    from tether.flows.regen import operand_problem
+    from tether.flows.regen import operand_refusal, program_end
 
     argv = _argv(project, from_version, latest.version)
     program = argv[0]
     shipped = set(latest.manifest.files)
-    problem = operand_problem(project.root, program, shipped)
+    refused = operand_refusal(project.root, program, shipped)
     path = project.path(program)
-    if problem is None and not path.is_file():
-        problem = f"{program} is not a file in the project"
-    if problem is not None:
-        ping.status, ping.reason = "not-run", problem
+    if refused is None and not path.is_file():
+        refused = ProgramWhy(ProgramCode.NOT_A_FILE, operand=program)
+    if refused is not None:
+        ping.status, ping.why = "not-run", refused
         return
     finished = process.run(
         [str(path), *argv[1:]], timeout=PING_TIMEOUT, cwd=project.root, env=process.child_env()
     )
     ping.status = "sent" if finished.ok else "failed"
-    ping.reason = "" if finished.ok else finished.describe()
+    ping.why = None if finished.ok else program_end(finished)

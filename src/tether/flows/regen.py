@@ -98,8 +98,9 @@ class RegenOutcome:
     # Why it did not run or start, as a fact (``reason`` is then empty): the document's
     # ``reason`` is its words (``report/reasons.regen_document``).
     why: NotRunWhy | None = None
-    # How its program ended, once it ran or tried to (``reason`` is then empty): worded by
-    # ``report/reasons.regen_reason`` too.
+    # Why its program was refused, and how it ended once it ran or tried to (``reason`` is
+    # then empty): worded by ``report/reasons.regen_reason`` too.
+    refused: ProgramWhy | None = None
     ended: ProgramWhy | None = None
 
     def document(self) -> dict[str, object]:
@@ -139,28 +140,28 @@ def _not_started(decl: RegionDecl, command: str, code: NotRun, detail: str) -> R
 # --- refusal -------------------------------------------------------------------------------
 
 
-def interpreter_problem(interpreter: str) -> str | None:
-    """A bare program name is looked up on PATH; a path or a shell snippet could run anything."""
-    return program_name_problem(interpreter)
-
-
-def operand_problem(project_root: Path, operand: str, shipped_paths: set[str]) -> str | None:
+def operand_refusal(project_root: Path, operand: str, shipped_paths: set[str]) -> ProgramWhy | None:
+    """Why a release program's operand must not run, as a fact, or None."""
     problem = relpath_problem(operand)
     if problem:
-        return f"operand {operand!r}: {problem}"
+        return ProgramWhy(ProgramCode.OPERAND_UNSAFE, operand=operand, detail=problem)
     if operand not in shipped_paths:
-        return f"operand {operand!r} is not a path the release ships"
+        return ProgramWhy(ProgramCode.OPERAND_NOT_RELEASED, operand=operand)
     root = project_root.resolve()
     if not (root / operand).resolve().is_relative_to(root):
-        return f"operand {operand!r} resolves through a link out of the project"
+        return ProgramWhy(ProgramCode.OPERAND_OUTSIDE, operand=operand)
     return None
 
 
-def refusal_reason(project_root: Path, spec: RegenSpec, shipped_paths: set[str]) -> str | None:
-    """Why the command must not run at all, or None."""
-    return interpreter_problem(spec.interpreter) or operand_problem(
-        project_root, spec.operand, shipped_paths
-    )
+def program_refusal(
+    project_root: Path, spec: RegenSpec, shipped_paths: set[str]
+) -> ProgramWhy | None:
+    """Why the command must not run at all, or None. A bare program name is looked up on
+    PATH; a path or a shell snippet could run anything."""
+    problem = program_name_problem(spec.interpreter)
+    if problem:
+        return ProgramWhy(ProgramCode.INTERPRETER_UNSAFE, program=spec.interpreter, detail=problem)
+    return operand_refusal(project_root, spec.operand, shipped_paths)
 
 
 # --- tree snapshot ---------------------------------------------------------------------------
@@ -449,9 +450,9 @@ def _preflight(
     spec = decl.regenerate
     if spec is None:
         return skipped_outcome(decl, NotRunWhy(NotRun.NO_PROGRAM))
-    refusal = refusal_reason(root, spec, shipped_paths)
-    if refusal:
-        return RegenOutcome(decl.id, "refused", command, refusal)
+    refusal = program_refusal(root, spec, shipped_paths)
+    if refusal is not None:
+        return RegenOutcome(decl.id, "refused", command, refused=refusal)
     if not (root / spec.operand).is_file():
         return _not_started(decl, command, NotRun.OPERAND_NOT_A_FILE, spec.operand)
     return spec

@@ -26,7 +26,7 @@ SKIPPED_LOUDLY = (
 
 
 def program_reason(why: ProgramWhy) -> str:
-    """Why a migration's program could not start, or how it ended."""
+    """Why a release's program was refused or could not start, or how it ended."""
     from tether.flows.lifecycle_plan import ProgramCode  # loaded already: ``why`` is its own
 
     match why.code:
@@ -36,22 +36,34 @@ def program_reason(why: ProgramWhy) -> str:
             return f"{why.operand} is missing from the release"
         case ProgramCode.NOT_A_FILE:
             return f"{why.operand} is not a file in the project"
-        case ProgramCode.OPERAND_REFUSED:
+        case ProgramCode.INTERPRETER_UNSAFE:
             return why.detail
+        case ProgramCode.OPERAND_UNSAFE:
+            return f"operand {why.operand!r}: {why.detail}"
+        case ProgramCode.OPERAND_NOT_RELEASED:
+            return f"operand {why.operand!r} is not a path the release ships"
+        case ProgramCode.OPERAND_OUTSIDE:
+            return f"operand {why.operand!r} resolves through a link out of the project"
         case ProgramCode.NOT_STARTED:
             return f"could not start {why.program!r}: {why.detail}"
         case ProgramCode.LOG_FAILED:
             return f"could not start {why.program!r}: cannot write the log ({why.detail})"
+    return f"ran and {how_it_ended(why)}"
+
+
+def how_it_ended(why: ProgramWhy) -> str:
+    """How a program that started ended: ``exited 3``, ``was killed by signal 9``, ``timed
+    out after 5 s (… sets it); its process group was stopped``."""
+    from tether.flows.lifecycle_plan import ProgramCode  # loaded already: ``why`` is its own
+
+    match why.code:
         case ProgramCode.KILLED:
-            return f"ran and was killed by signal {-(why.exit_code or 0)}"
+            return f"was killed by signal {-(why.exit_code or 0)}"
         case ProgramCode.TIMED_OUT:
             where = f" ({why.variable} sets it)" if why.variable else ""
-            if why.seconds is None:
-                return "ran and timed out; its process group was stopped"
-            return (
-                f"ran and timed out after {why.seconds:g} s{where}; its process group was stopped"
-            )
-    return f"ran and exited {why.exit_code}"
+            after = "" if why.seconds is None else f" after {why.seconds:g} s{where}"
+            return f"timed out{after}; its process group was stopped"
+    return f"exited {why.exit_code}"
 
 
 def migration_reason(migration: Mapping[str, Any]) -> str:
@@ -63,6 +75,29 @@ def migration_reason(migration: Mapping[str, Any]) -> str:
 
     why = ProgramWhy.from_json(migration["why"])
     return program_reason(why) if why is not None else str(migration["reason"])
+
+
+def ping_reason(ping: Mapping[str, Any]) -> str:
+    """The update ping's ``reason``: the switch that stopped it, or the words of its fact
+    (how a ping that started ended, without "ran and")."""
+    if "why" not in ping:
+        return str(ping["reason"])
+    from tether.flows.lifecycle_plan import ProgramCode, ProgramWhy
+
+    why = ProgramWhy.from_json(ping["why"])
+    if why is None:
+        return str(ping["reason"])
+    ran = why.code in (ProgramCode.EXITED, ProgramCode.KILLED, ProgramCode.TIMED_OUT)
+    return how_it_ended(why) if ran else program_reason(why)
+
+
+def ping_document(ping: Mapping[str, Any] | None) -> dict[str, Any] | None:
+    """The update ping's entry in the update document: ``reason`` in words."""
+    if ping is None:
+        return None
+    doc = {key: value for key, value in ping.items() if key != "why"}
+    doc["reason"] = ping_reason(ping)
+    return doc
 
 
 def worded(migration: Mapping[str, Any]) -> dict[str, Any]:
@@ -234,9 +269,9 @@ def ping_rows(report: UpdateReport) -> list[str]:
     if ping["status"] == "sent":
         value = f"sent ({command})"
     elif ping["status"] == "failed":
-        value = f"failed, the update is not affected ({command}: {one_line(ping['reason'])})"
+        value = f"failed, the update is not affected ({command}: {one_line(ping_reason(ping))})"
     else:
-        value = f"not sent ({one_line(ping['reason'])})"
+        value = f"not sent ({one_line(ping_reason(ping))})"
     return [f"  {'Update ping:':<46} {value}"]
 
 

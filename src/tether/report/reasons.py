@@ -128,10 +128,11 @@ def regen_reason(outcome: RegenOutcome) -> str:
     program ended, a refusal)."""
     if outcome.why is not None:
         return _not_run(outcome.why)
-    if outcome.ended is not None:
+    fact = outcome.refused or outcome.ended
+    if fact is not None:
         from tether.report.lifecycle_steps import program_reason  # reapply's reasons: unused
 
-        return program_reason(outcome.ended)
+        return program_reason(fact)
     return outcome.reason
 
 

@@ -320,6 +320,7 @@ def update_document(report: UpdateReport) -> dict[str, Any]:
         "regenerated": [regen_document(outcome) for outcome in report.regenerated],
         "migrations": [lifecycle_report.migration_document(m) for m in report.migrations],
         "action_items": [lifecycle_report.worded(item) for item in report.action_items],
+        "ping": lifecycle_report.ping_document(report.ping),
         "post_update": [lifecycle_report.post_update_entry(p) for p in report.post_update],
     }
 
