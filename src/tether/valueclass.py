@@ -186,7 +186,6 @@ def _init(cls: type, fields: dict[str, Field]) -> Callable[..., None]:
     taken = tuple(name for name, spec in fields.items() if spec.init)
     known = frozenset(taken)
     order = tuple(fields.items())
-    simple = len(taken) == len(fields)  # every field is given or defaulted by __init__
     post_init = getattr(cls, "__post_init__", None) is not None
     qualname = cls.__qualname__
     required = sum(
@@ -199,40 +198,63 @@ def _init(cls: type, fields: dict[str, Field]) -> Callable[..., None]:
     if required < len(taken):
         takes = f"from {required + 1} to {takes}"
 
+    # What a call starts from, so that it makes each value with a few C-level dict updates
+    # rather than a Python step per field (an update makes ~1,700 values): every field in
+    # order with its plain default (None where a factory gives it or it has none: filled in
+    # or removed below; a dict keeps a key's place when it is set again).
+    start = {name: None if spec.default is MISSING else spec.default for name, spec in order}
+    factories = tuple(
+        (name, spec.default_factory) for name, spec in order if spec.default_factory is not MISSING
+    )
+    undefaulted = tuple(
+        (name, spec.init)
+        for name, spec in order
+        if spec.default is MISSING and spec.default_factory is MISSING
+    )
+    position = {name: index for index, name in enumerate(taken)}
+    beyond = len(taken)
+
+    def checked(args: tuple[Any, ...], kwargs: dict[str, Any]) -> None:
+        """Raise the TypeError Python raises for a call that does not fit the fields."""
+        given = dict(zip(taken, args, strict=False))
+        for name in kwargs:
+            if name not in known:
+                raise TypeError(
+                    f"{qualname}.__init__() got an unexpected keyword argument {name!r}"
+                )
+            if name in given:
+                raise TypeError(f"{qualname}.__init__() got multiple values for argument {name!r}")
+            given[name] = kwargs[name]
+        for name, init in undefaulted:
+            if init and name not in given:
+                raise TypeError(
+                    f"{qualname}.__init__() missing 1 required positional argument: {name!r}"
+                )
+
     def __init__(self: Any, *args: Any, **kwargs: Any) -> None:
-        if len(args) > len(taken):
+        count = len(args)
+        if count > beyond:
             raise TypeError(
                 f"{qualname}.__init__() takes {takes} positional arguments "
-                f"but {len(args) + 1} were given"
+                f"but {count + 1} were given"
             )
+        if kwargs and (
+            not known.issuperset(kwargs) or any(position[name] < count for name in kwargs)
+        ):
+            checked(args, kwargs)
         own = self.__dict__
-        if simple and not kwargs and len(args) >= required:  # by position: most calls
-            own.update(zip(taken, args, strict=False))
-            for name, spec in order[len(args) :]:
-                own[name] = spec.value()  # every field after the required ones has a default
-        else:
-            given = dict(zip(taken, args, strict=False))
-            for name, value in kwargs.items():
-                if name not in known:
-                    raise TypeError(
-                        f"{qualname}.__init__() got an unexpected keyword argument {name!r}"
-                    )
-                if name in given:
-                    raise TypeError(
-                        f"{qualname}.__init__() got multiple values for argument {name!r}"
-                    )
-                given[name] = value
-            for name, spec in order:
-                if name in given:
-                    own[name] = given[name]
-                    continue
-                value = spec.value()
-                if value is not MISSING:
-                    own[name] = value
-                elif spec.init:
-                    raise TypeError(
-                        f"{qualname}.__init__() missing 1 required positional argument: {name!r}"
-                    )
+        own.update(start)
+        own.update(zip(taken, args, strict=False))
+        if kwargs:
+            own.update(kwargs)
+        for name, factory in factories:
+            if position.get(name, beyond) >= count and name not in kwargs:
+                own[name] = factory()
+        for name, init in undefaulted:
+            if position.get(name, beyond) >= count and name not in kwargs:
+                if init:
+                    checked(args, kwargs)
+                del own[name]
         if post_init:
             self.__post_init__()
 

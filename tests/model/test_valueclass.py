@@ -63,11 +63,21 @@ def test_made_values_match_a_dataclass(args: tuple[object, ...], kwargs: dict[st
     assert hash(ours) == hash(real)
     assert Point.__match_args__ == RealPoint.__match_args__
     assert Point.kind == "point"
+    # The instance holds the same fields in the same order (what vars() and a copy show).
+    assert list(vars(ours).items()) == list(vars(real).items())
 
 
 @pytest.mark.parametrize(
     ("args", "kwargs"),
-    [((), {}), ((1, 2, (), "n", 5), {}), ((1,), {"x": 2}), ((1,), {"z": 2})],
+    [
+        ((), {}),
+        ((1, 2, (), "n", 5), {}),
+        ((1,), {"x": 2}),
+        ((1,), {"z": 2}),
+        ((), {"y": 2}),
+        ((), {"y": 2, "z": 3}),
+        ((1, 2), {"y": 3, "tags": ()}),
+    ],
 )
 def test_a_wrong_call_fails_as_a_dataclass_does(
     args: tuple[object, ...], kwargs: dict[str, object]
@@ -106,6 +116,25 @@ def test_a_frozen_value_refuses_changes_and_a_mutable_one_is_unhashable() -> Non
     assert counter.name == "b"
     with pytest.raises(TypeError):
         hash(counter)
+
+
+@dataclasses.dataclass(frozen=True)
+class RealDerived:
+    text: str
+    length: int = dataclasses.field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "length", len(self.text))
+
+
+def test_a_field_init_does_not_take_is_set_where_a_dataclass_sets_it() -> None:
+    """A field without a default that __init__ does not take is first set by
+    __post_init__, after the others, as in a dataclass; each factory makes its own value."""
+    for made in (Derived("abc"), Derived(text="abc")):
+        assert list(vars(made).items()) == list(vars(RealDerived("abc")).items())
+    first, second = Counter("a"), Counter(name="b")
+    assert list(vars(first)) == ["name", "seen"]
+    assert first.seen is not second.seen
 
 
 def test_post_init_sets_fields_init_does_not_take() -> None:
