@@ -266,6 +266,7 @@ WORDS = [
     ),
     (RowWhy(RowCode.TEMPLATE_NOT_INSTALLED), "template-installed; not installed here"),
     (RowWhy(RowCode.TEMPLATE_IN_SYNC), "template-installed; in sync"),
+    (RowWhy(RowCode.POST_UPDATE_WRITE), "post-update write"),
 ]
 
 

@@ -490,9 +490,6 @@ def dry_run_migrations(lifecycle: LifecyclePlan) -> None:
 # --------------------------------------------------------------------------- post-update writes
 
 
-POST_UPDATE_REASON = "post-update write"
-
-
 def post_update_writes(ctx: RunContext, lifecycle: LifecyclePlan) -> None:
     """After the after-migrations, before the new state is recorded: set keys in the
     adopter's JSON state files, once per run. Each file is backed up and journaled like any
@@ -609,7 +606,7 @@ def _write_backed_up(ctx: RunContext, rel: str, data: bytes, *, existed: bool) -
         "target": rel,
         "sha256": sha256_bytes(data),
         "bucket": Bucket.UPDATE.value,
-        "reason": POST_UPDATE_REASON,
+        "why": RowWhy(RowCode.POST_UPDATE_WRITE).to_json(),  # worded by report/reasons.py
     }
     ctx.journal.append(ctx.run_id, STEP_FILE_INTENT, **fields)
     ctx.guard.write(rel, data)

@@ -115,6 +115,7 @@ class RowCode(StrEnum):
     TEMPLATE_UNAVAILABLE = "template-unavailable"
     TEMPLATE_NOT_INSTALLED = "template-not-installed"
     TEMPLATE_IN_SYNC = "template-in-sync"
+    POST_UPDATE_WRITE = "post-update-write"  # a lifecycle post-update write set its keys
 
 
 @valueclass(frozen=True)

@@ -90,6 +90,8 @@ def worded(why: RowWhy) -> str:
             return "template-installed; not installed here"
         case RowCode.TEMPLATE_IN_SYNC:
             return "template-installed; in sync"
+        case RowCode.POST_UPDATE_WRITE:
+            return "post-update write"
 
 
 def _settled(why: RowWhy, where: str) -> str:
