@@ -90,9 +90,18 @@ def commit_all(project: Path, message: str) -> None:
     git(project, "commit", "-qm", message)
 
 
+@pytest.fixture(scope="module")
+def built_template(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The three-version template repository, built once per module (thirteen git runs)
+    and never used itself: each test gets a copy of its own."""
+    root = tmp_path_factory.mktemp("template") / "tpl"
+    return template_repo(root, [("v1.0.0", V1), ("v2.0.0", V2), ("v3.0.0", V3)])
+
+
 @pytest.fixture
-def template(tmp_path: Path) -> Path:
-    return template_repo(tmp_path / "tpl", [("v1.0.0", V1), ("v2.0.0", V2), ("v3.0.0", V3)])
+def template(built_template: Path, tmp_path: Path) -> Path:
+    """This test's own copy of the template repository (a test may tag or commit in it)."""
+    return Path(shutil.copytree(built_template, tmp_path / "tpl", symlinks=True))
 
 
 def update(project: Path, *args: str) -> tuple[int, dict]:
