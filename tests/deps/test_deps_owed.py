@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import json
 import os
-import sys
+import shlex
 from pathlib import Path
 
 import pytest
@@ -65,7 +65,7 @@ def test_the_same_command_finishes_the_owed_install(
     [applied] = second["applied"]
     assert applied["bumps"] == []  # nothing left to bump: only the owed install ran
     assert [(s["step"], s["command"]) for s in applied["steps"]] == [("install", "npm install")]
-    assert calls(root.parent / "npm-calls.jsonl")[-1] == {"argv": ["install"], "cwd": str(root)}
+    assert calls(root.parent / "npm-calls.record")[-1] == {"argv": ["install"], "cwd": str(root)}
     assert not (Path(first["run_dir"]) / OWED_FILE).exists()  # settled
 
     code, third = run_json(*in_place_apply(registry, server.url))
@@ -130,7 +130,7 @@ def test_a_retry_that_fails_before_the_install_keeps_what_is_owed(
     )  # not in git
     assert code == 0 and [p["name"] for p in skipped["skipped_isolation"]] == ["app"]
     assert (first["run_id"], "app") in _owed_rows(state)
-    assert calls(root.parent / "npm-calls.jsonl") == [{"argv": ["install"], "cwd": str(root)}]
+    assert calls(root.parent / "npm-calls.record") == [{"argv": ["install"], "cwd": str(root)}]
 
     code, failed_again = run_json(*in_place_apply(registry, server.url))
     assert code == 1 and failed_again["failed"][0]["step"] == "install"
@@ -160,13 +160,12 @@ def test_ctrl_c_during_the_install_leaves_it_owed(
     folder.mkdir()
     npm = folder / "npm"
     npm.write_text(
-        f"#!{sys.executable}\nimport json, os, signal, sys, time\n"
-        f"with open({str(tmp_path / 'npm-calls.jsonl')!r}, 'a') as out:\n"
-        "    out.write(json.dumps({'argv': sys.argv[1:], 'cwd': os.getcwd()}) + '\\n')\n"
-        f"if not os.path.exists({str(marker)!r}):\n"
-        "    os.kill(os.getppid(), signal.SIGINT)\n"
-        "    time.sleep(30)\n"
-        "    sys.exit(130)\n"
+        "#!/bin/sh\n"  # records as kit.stand_in does
+        f"{{ printf '%s\\0' \"$(pwd -P)\" \"$@\"; printf '\\n'; }}"
+        f" >> {shlex.quote(str(tmp_path / 'npm-calls.record'))}\n"
+        f"[ -e {shlex.quote(str(marker))} ] && exit 0\n"
+        "kill -INT $PPID\n"
+        "exec sleep 30\n"
     )
     npm.chmod(0o755)
     monkeypatch.setenv("PATH", f"{folder}{os.pathsep}{os.environ['PATH']}")
@@ -191,5 +190,5 @@ def test_ctrl_c_during_the_install_leaves_it_owed(
     code, rerun = run_json(*in_place_apply(registry, server.url))
     assert code == 0, rerun
     assert [s["step"] for s in rerun["applied"][0]["steps"]] == ["install"]
-    assert len(calls(tmp_path / "npm-calls.jsonl")) == 2
+    assert len(calls(tmp_path / "npm-calls.record")) == 2
     assert _owed_rows(tmp_path / "state") == []
