@@ -16,6 +16,7 @@ import pytest
 from builders import call, make_release, run_forked
 from tether.engine.structured import merge_structured, rules_for
 from tether.engine.syntaxcheck import merge_breaks_syntax
+from tether.model.plan import SideFault, SideProblem
 from tether.parselimits import (
     MAX_ALIAS_EXPANSION,
     MAX_NESTING,
@@ -26,6 +27,7 @@ from tether.parselimits import (
     shape_problem,
     toml_loads,
 )
+from tether.report.reasons import side_problems
 from tether.syntax_child import check_in_child
 
 BOUND_SECONDS = 30  # an unbounded run takes minutes (and gigabytes) on the inputs below
@@ -297,7 +299,11 @@ def test_key_by_key_merge_refuses_a_side_above_the_size_cap() -> None:
     big = b'{"name": "x", "pad": "' + b"p" * STRUCTURED_MERGE_MAX_BYTES + b'"}'
     result = merge_structured("package.json", rules, b"{}", big, b"{}")
     assert result.error_role == "latest" and result.new_text == b"{}"
-    assert result.parse_error is not None and "larger than" in result.parse_error
+    limit = STRUCTURED_MERGE_MAX_BYTES // 1024
+    assert result.unread == (SideProblem("latest", SideFault.TOO_LARGE, limit_kib=limit),)
+    assert side_problems(result.unread) == (
+        f"latest file is larger than {limit} KiB (the limit for a key-by-key merge)"
+    )
 
 
 @pytest.mark.parametrize(

@@ -16,6 +16,8 @@ from tether.engine.structured import (
     triage,
 )
 from tether.engine.structured.values import same
+from tether.model.plan import SideFault
+from tether.report.reasons import side_problems
 
 NPM = rules_for("package.json", {"preset": "npm-package"})
 WORKSPACE = rules_for("pnpm-workspace.yaml", {"preset": "pnpm-workspace"})
@@ -60,10 +62,11 @@ def test_a_side_that_does_not_parse_is_reported_with_its_role(
     sides = {name: GOOD[fmt] for name in ("baseline", "latest", "current")}
     sides[role] = data
     result = merge_structured(NAMES[fmt], RULES[fmt], **sides)
-    assert result.parse_error is not None
-    assert result.parse_error.startswith(f"{role} file does not parse: ")
-    assert message in result.parse_error
-    assert "\n" not in result.parse_error and "Traceback" not in result.parse_error
+    [side] = result.unread
+    assert (side.role, side.fault) == (role, SideFault.NOT_PARSED)
+    assert message in side.message
+    assert "\n" not in side.message and "Traceback" not in side.message
+    assert side_problems(result.unread) == f"{role} file does not parse: {side.message}"
     assert result.error_role == role
     assert result.counts == (0, 0, 0)
     assert result.new_text == sides["current"]
@@ -72,14 +75,18 @@ def test_a_side_that_does_not_parse_is_reported_with_its_role(
 def test_several_broken_sides_are_all_named() -> None:
     result = merge_structured("package.json", NPM, b"{", b"{}", b"nope")
     assert result.error_role == "baseline"
-    assert result.parse_error is not None
-    assert "baseline file does not parse" in result.parse_error
-    assert "current file does not parse" in result.parse_error
+    assert [(side.role, side.fault) for side in result.unread] == [
+        ("baseline", SideFault.NOT_PARSED),
+        ("current", SideFault.NOT_PARSED),
+    ]
+    words = side_problems(result.unread)
+    assert words.startswith("baseline file does not parse: ")
+    assert "; current file does not parse: " in words
 
 
 def test_empty_yaml_is_an_empty_mapping() -> None:
     result = merge_structured("pnpm-workspace.yaml", WORKSPACE, b"", b"savePrefix: '~'\n", b"")
-    assert result.parse_error is None
+    assert result.unread == ()
     assert [(item.key, item.reason) for item in result.suggestions] == [("savePrefix", "added")]
 
 
@@ -304,9 +311,11 @@ def test_summary_line_counts_and_points_at_the_notes() -> None:
     quiet = merge_structured("package.json", NPM, b"{}", b"{}", b"{}")
     assert summary_line("package.json", quiet) == "package.json: no managed-key changes"
     broken = merge_structured("package.json", NPM, b"{}", b"{", b"{}")
-    assert summary_line("package.json", broken).startswith(
+    assert summary_line("package.json", broken, unread_words=side_problems).startswith(
         "package.json: not merged, latest file does not parse: invalid JSON"
     )
+    with pytest.raises(ValueError, match="no words given"):
+        summary_line("package.json", broken)
 
 
 def test_notes_list_every_conflict_and_suggestion_with_values_and_action() -> None:
@@ -330,5 +339,5 @@ def test_notes_list_every_conflict_and_suggestion_with_values_and_action() -> No
 
 def test_notes_for_a_parse_error() -> None:
     broken = merge_structured("package.json", NPM, b"{}", b"{}", b"{,}")
-    notes = render_notes("package.json", broken)
+    notes = render_notes("package.json", broken, unread_words=side_problems)
     assert "Not merged: current file does not parse: invalid JSON" in notes

@@ -268,7 +268,7 @@ def test_verdict_row(target: Target, row: tuple[Any, ...]) -> None:
         build(target, _value(target, new)),
         current,
     )
-    assert result.parse_error is None
+    assert result.unread == ()
     buckets = result.to_json()
     everything = [(kind, item) for kind, items in buckets.items() for item in items]
     if bucket is None:

@@ -29,7 +29,7 @@ def line_of(text: bytes, needle: str, start: int = 1) -> int:
 
 def merge(path: str, spec: dict[str, Any], base: bytes, latest: bytes, current: bytes) -> Any:
     result = merge_structured(path, rules_for(path, spec), base, latest, current)
-    assert result.parse_error is None, result.parse_error
+    assert result.unread == (), result.unread
     return result
 
 

@@ -9,7 +9,16 @@ import pytest
 
 from builders import call, make_release, run_tether
 from tether.flows.update import PreparedUpdate, UpdateRequest, prepare_update
-from tether.model.plan import Bucket, FileAction, MergeNote, MergeNoteCode, RowCode, RowWhy
+from tether.model.plan import (
+    Bucket,
+    FileAction,
+    MergeNote,
+    MergeNoteCode,
+    RowCode,
+    RowWhy,
+    SideFault,
+    SideProblem,
+)
 from tether.report.reasons import row_reason
 
 
@@ -184,8 +193,35 @@ def test_a_side_that_does_not_parse_is_not_merged_key_by_key(tmp_path):
     project = two_releases(tmp_path, "package.json", PKG, PKG.replace("^8", "^9"), **NPM)
     (project / "package.json").write_text(PKG.replace("^8.0.0", "^8.5.0") + "{")
     row = planned(project, "package.json", UpdateRequest(project, to="2.0.0"))
-    assert row.why is not None and row.why.code is RowCode.NOT_PARSED and row.why.detail
-    assert conflict_row(project)["reason"] == row.why.detail
+    assert row.why is not None and row.why.code is RowCode.NOT_PARSED and not row.why.detail
+    [side] = row.why.unread
+    assert (side.role, side.fault) == ("current", SideFault.NOT_PARSED) and side.message
+    words = f"current file does not parse: {side.message}"
+    assert conflict_row(project)["reason"] == words == row_reason(row)
+
+
+def test_a_journal_from_before_the_sides_were_facts_is_worded_as_it_was():
+    """A journal tether wrote before ``RowWhy.unread`` held a field merge's unread sides in
+    ``detail`` as words: a resumed run reads them and shows the same row, and the fact a
+    run journals now reads back to the same words."""
+    words = "baseline file does not parse: invalid JSON: x; current file does not parse: y"
+    old = RowWhy.from_json({"code": "not-parsed", "detail": words})
+    assert old == RowWhy(RowCode.NOT_PARSED, detail=words) and worded(old) == words
+    unread = (
+        SideProblem("baseline", SideFault.NOT_PARSED, "invalid JSON: x"),
+        SideProblem("current", SideFault.NOT_PARSED, "y"),
+    )
+    record = json.loads(json.dumps(RowWhy(RowCode.NOT_PARSED, unread=unread).to_json()))
+    assert record == {
+        "code": "not-parsed",
+        "unread": [
+            {"role": "baseline", "fault": "not-parsed", "message": "invalid JSON: x"},
+            {"role": "current", "fault": "not-parsed", "message": "y"},
+        ],
+    }
+    new = RowWhy.from_json(record)
+    assert new is not None and new.unread == unread and worded(new) == words
+    assert SideProblem.from_json({"role": "latest", "fault": "a later kind"}) is None
 
 
 GIT_FAILED = MergeNote(MergeNoteCode.GIT_FAILED, "git: no", favor="theirs")
@@ -249,6 +285,14 @@ WORDS = [
         "big: no lines to merge, keep-mine",
     ),
     (RowWhy(RowCode.NOT_PARSED, detail="invalid JSON: y"), "invalid JSON: y"),
+    (
+        RowWhy(RowCode.NOT_PARSED, unread=(SideProblem("latest", SideFault.NOT_PARSED, "z"),)),
+        "latest file does not parse: z",
+    ),
+    (
+        RowWhy(RowCode.NOT_PARSED, unread=(SideProblem("current", SideFault.TOO_LARGE, "", 64),)),
+        "current file is larger than 64 KiB (the limit for a key-by-key merge)",
+    ),
     (RowWhy(RowCode.NO_BASELINE), "no installed copy to merge key by key against"),
     (
         RowWhy(RowCode.KEYS_KEPT, count=2, path="m/p.notes"),

@@ -116,7 +116,7 @@ def test_the_summary_row_is_a_fact_of_the_flow_worded_in_report(tmp_path):
 
 
 def test_field_merge_rows_without_key_counts_are_worded_in_report():
-    from tether.model.plan import FieldMergeRow
+    from tether.model.plan import FieldMergeRow, SideFault, SideProblem
     from tether.report.update import field_merge_row
 
     no_baseline = FieldMergeRow("a.json", "whole-file-conflict", artifact="m/a.json.patch")
@@ -127,12 +127,15 @@ def test_field_merge_rows_without_key_counts_are_worded_in_report():
     assert field_merge_row(no_baseline, planned=True).endswith(
         "(a patch would go to m/a.json.patch)"
     )
-    too_large = FieldMergeRow("b.json", "line-merge", detail="latest file is larger than 1 KiB")
+    big = (SideProblem("latest", SideFault.TOO_LARGE, limit_kib=1),)
+    too_large = FieldMergeRow("b.json", "line-merge", unread=big)
     assert field_merge_row(too_large, planned=True) == (
-        "b.json: would be merged line by line: the latest file is larger than 1 KiB"
+        "b.json: would be merged line by line: the latest file is larger than 1 KiB "
+        "(the limit for a key-by-key merge)"
     )
-    assert field_merge_row(FieldMergeRow("c.json", "not-merged", detail="bad")) == (
-        "c.json: not merged, bad"
+    bad = (SideProblem("current", SideFault.NOT_PARSED, "bad"),)
+    assert field_merge_row(FieldMergeRow("c.json", "not-merged", unread=bad)) == (
+        "c.json: not merged, current file does not parse: bad"
     )
     assert field_merge_row(FieldMergeRow("d.json", "clean-skip")) == (
         "d.json: no managed-key changes (clean skip)"

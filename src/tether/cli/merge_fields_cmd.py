@@ -33,8 +33,16 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     from tether.flows.merge_fields import merge_fields
     from tether.report.merge_fields import render_fields
+    from tether.report.reasons import side_problems
 
-    report = merge_fields(args.preset, args.baseline, args.latest, args.current, write=args.write)
+    report = merge_fields(
+        args.preset,
+        args.baseline,
+        args.latest,
+        args.current,
+        unread_words=side_problems,
+        write=args.write,
+    )
     if args.json:
         print_json(report.result.to_json(), versioned=False)  # GAIA fixes this shape
     else:

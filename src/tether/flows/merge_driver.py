@@ -75,7 +75,7 @@ def _structured(
     except ValueError:
         return None
     result = merge_structured(rel, rules, base, theirs, ours)
-    if result.parse_error is not None or result.conflicts:
+    if result.unread or result.conflicts:
         return None
     return result.new_text
 

@@ -11,7 +11,10 @@ from tether.errors import Exit, TetherError
 from tether.fsio import atomic_write, read_named_file
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
+
     from tether.engine.structured.model import StructuredMergeResult
+    from tether.model.plan import SideProblem
 
 ROLES = ("baseline", "latest", "current")
 
@@ -36,10 +39,16 @@ def _read(role: str, path: str) -> bytes:
 
 
 def merge_fields(
-    preset: str, baseline: str, latest: str, current: str, *, write: bool = False
+    preset: str,
+    baseline: str,
+    latest: str,
+    current: str,
+    *,
+    unread_words: Callable[[tuple[SideProblem, ...]], str],
+    write: bool = False,
 ) -> FieldsReport:
     """Merge the three files with ``preset``; a file missing or not parsing is an error
-    naming its role."""
+    naming its role (the sides not read worded by ``unread_words``, from ``report/``)."""
     from tether.engine.structured import merge_structured, rules_for
 
     paths = {"baseline": baseline, "latest": latest, "current": current}
@@ -49,8 +58,8 @@ def merge_fields(
     except ValueError as error:
         raise TetherError(str(error)) from None
     result = merge_structured(current, rules, sides["baseline"], sides["latest"], sides["current"])
-    if result.parse_error is not None:
-        raise TetherError(result.parse_error)
+    if result.unread:
+        raise TetherError(unread_words(result.unread))
     written = write and result.new_text != sides["current"]
     if written:
         atomic_write(Path(current), result.new_text)

@@ -48,14 +48,14 @@ def structured_action(
         return None
     too_large = oversized(base, theirs, ours)
     if too_large is not None:
-        return None, FieldMergeRow(rel, "line-merge", detail=too_large[1])
+        return None, FieldMergeRow(rel, "line-merge", unread=(too_large,))
     settle = "latest" if auto in ("theirs", "take-theirs") else None
     result = merge_structured(rel, rules, base, theirs, ours, settle)
-    if result.parse_error is not None:
-        why = RowWhy(RowCode.NOT_PARSED, detail=result.parse_error)
+    if result.unread:
+        why = RowWhy(RowCode.NOT_PARSED, unread=result.unread)
         action = patch_conflict(project, rel, cls, unified_patch(rel, ours, theirs), mode, why)
         return action, FieldMergeRow(
-            rel, "not-merged", artifact=action.artifact, detail=result.parse_error
+            rel, "not-merged", artifact=action.artifact, unread=result.unread
         )
     applied, conflicts, suggestions = result.counts
     settled = len(result.settled)

@@ -97,7 +97,9 @@ class RowCode(StrEnum):
     HUNKS_SETTLED = "hunks-settled"  # ``count`` clashing hunks took ``side`` (a ``note``)
     NO_LINES = "no-lines"  # a binary (or too large: ``note``) file settled whole as ``side``
     MERGE_NOTE = "merge-note"  # the merge did not go line by line: its ``note`` says why
-    NOT_PARSED = "not-parsed"  # a side of a field-merged file does not parse (``detail``)
+    # A side of a field-merged file does not parse (``unread``; a journal tether wrote
+    # before held the words in ``detail``).
+    NOT_PARSED = "not-parsed"
     NO_BASELINE = "no-baseline"  # a mixed file with no installed copy to merge key by key
     KEYS_KEPT = "keys-kept"  # ``count`` managed keys changed on both sides; notes at ``path``
     OUTSIDE_REGION = "outside-region"  # differs outside its generated region: a patch
@@ -118,13 +120,57 @@ class RowCode(StrEnum):
     POST_UPDATE_WRITE = "post-update-write"  # a lifecycle post-update write set its keys
 
 
+class SideFault(StrEnum):
+    """Why a field-aware merge could not read one side of a file."""
+
+    TOO_LARGE = "too-large"  # larger than ``limit_kib`` KiB, the bound of a key-by-key merge
+    NOT_PARSED = "not-parsed"  # the parser refused it (``message``: the parser's own words)
+
+
+@valueclass(frozen=True)
+class SideProblem:
+    """One side (``baseline``, ``latest``, ``current``) a field-aware merge could not read,
+    as ``engine/structured`` found it; worded by ``report/reasons.side_problems``."""
+
+    role: str
+    fault: SideFault
+    message: str = ""
+    limit_kib: int = 0
+
+    def to_json(self) -> dict[str, object]:
+        data: dict[str, object] = {"role": self.role, "fault": self.fault.value}
+        if self.message:
+            data["message"] = self.message
+        if self.limit_kib:
+            data["limit_kib"] = self.limit_kib
+        return data
+
+    @classmethod
+    def from_json(cls, data: object) -> SideProblem | None:
+        """None for anything that is not a side problem this version knows."""
+        if not isinstance(data, dict) or not isinstance(data.get("role"), str):
+            return None
+        try:
+            fault = SideFault(str(data.get("fault")))
+        except ValueError:
+            return None
+        limit = data.get("limit_kib", 0)
+        return cls(
+            data["role"],
+            fault,
+            str(data.get("message", "")),
+            limit if isinstance(limit, int) else 0,
+        )
+
+
 @valueclass(frozen=True)
 class RowWhy:
     """A row's reason as a fact: its code and the data its words need. ``version``: the
     release the fact names; ``modified``: the file was edited here; ``count``: how many;
     ``side``: the side or choice that settled it; ``detail``: words the fact carries as
     another part of tether gave them (a parser's problem); ``path``: a file the words
-    name; ``note``: why the merge did not go line by line."""
+    name; ``note``: why the merge did not go line by line; ``unread``: the sides of a
+    field-merged file that could not be read."""
 
     code: RowCode
     version: str = ""
@@ -135,6 +181,7 @@ class RowWhy:
     unchecked: bool = False
     path: str = ""
     note: MergeNote | None = None
+    unread: tuple[SideProblem, ...] = ()
 
     @property
     def edited_here(self) -> bool:
@@ -150,6 +197,8 @@ class RowWhy:
                 data[name] = getattr(self, name)
         if self.note is not None:
             data["note"] = self.note.to_json()
+        if self.unread:
+            data["unread"] = [side.to_json() for side in self.unread]
         return data
 
     @classmethod
@@ -163,6 +212,10 @@ class RowWhy:
         except ValueError:
             return None
         count = data.get("count", 0)
+        listed = data.get("unread")
+        unread = (
+            [SideProblem.from_json(side) for side in listed] if isinstance(listed, list) else []
+        )
         return cls(
             code,
             str(data.get("version", "")),
@@ -173,6 +226,7 @@ class RowWhy:
             unchecked=data.get("unchecked") is True,
             path=str(data.get("path", "")),
             note=MergeNote.from_json(data.get("note")),
+            unread=tuple(one for one in unread if one is not None),
         )
 
 
@@ -213,7 +267,8 @@ class FieldMergeRow:
     facts. ``state``: ``merged`` (counts below), ``clean-skip`` (no managed key changed
     upstream), ``whole-file-conflict`` (no baseline to merge key by key against: a patch),
     ``not-merged`` (a side does not parse: a patch), ``line-merge`` (too large: merged line
-    by line). ``artifact``: the notes or patch file the run writes (None: none). Worded by
+    by line), both with the sides that could not be read (``unread``). ``artifact``: the
+    notes or patch file the run writes (None: none). Worded by
     ``report/update.field_merge_row``."""
 
     path: str
@@ -223,7 +278,7 @@ class FieldMergeRow:
     suggestions: int = 0
     settled: int = 0  # conflicts settled toward the release (--auto theirs / take-theirs)
     artifact: str | None = None
-    detail: str = ""  # the engine's account of a side not parsed or too large
+    unread: tuple[SideProblem, ...] = ()  # the sides not parsed, or the side too large
 
 
 @valueclass()

@@ -6,13 +6,14 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from tether.engine.structured import summary_line
+from tether.report.reasons import side_problems
 
 if TYPE_CHECKING:
     from tether.flows.merge_fields import FieldsReport
 
 
 def render_fields(report: FieldsReport) -> str:
-    lines = [summary_line(report.current, report.result)]
+    lines = [summary_line(report.current, report.result, unread_words=side_problems)]
     for heading, items in report.result.to_json().items():
         if not items:
             continue

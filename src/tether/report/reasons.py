@@ -1,11 +1,12 @@
 """Why each row of a plan is what it is, in words: the facts a flow put on a row
 (``FileAction.why``, ``model.plan.RowWhy``) worded here; every other row carries its own
 ``reason`` (the decision table's row, a code, a failure's message, a merge's note). And
-why a region's program did not run or start (``RegenOutcome.why``)."""
+why a region's program did not run or start (``RegenOutcome.why``), and the sides a
+field-aware merge could not read (``model.plan.SideProblem``)."""
 
 from __future__ import annotations
 
-from tether.model.plan import MergeNoteCode, RowCode
+from tether.model.plan import MergeNoteCode, RowCode, SideFault
 
 TYPE_CHECKING = False  # typing itself costs ~2 ms of start-up, which an update pays
 
@@ -13,7 +14,7 @@ if TYPE_CHECKING:
     from typing import Any
 
     from tether.flows.regen import NotRunWhy, RegenOutcome
-    from tether.model.plan import FileAction, MergeNote, RowWhy
+    from tether.model.plan import FileAction, MergeNote, RowWhy, SideProblem
 
 _SIDE_WORDS = {"ours": "your side", "theirs": "the release's side"}
 # A mixed file with no installed copy (``RowCode.NO_BASELINE``), in its row and its
@@ -24,6 +25,21 @@ NO_BASELINE = "no installed copy to merge key by key against"
 def row_reason(action: FileAction) -> str:
     """The words of ``action``'s reason, as the text report and the JSON rows give them."""
     return action.reason if action.why is None else worded(action.why)
+
+
+def side_problems(unread: tuple[SideProblem, ...]) -> str:
+    """The sides a field-aware merge could not read, in one line: in an update's rows, the
+    error of ``merge-fields`` and the ``.notes`` of a merge."""
+    return "; ".join(_side_problem(side) for side in unread)
+
+
+def _side_problem(side: SideProblem) -> str:
+    if side.fault is SideFault.TOO_LARGE:
+        return (
+            f"{side.role} file is larger than {side.limit_kib} KiB "
+            "(the limit for a key-by-key merge)"
+        )
+    return f"{side.role} file does not parse: {side.message}"
 
 
 def worded(why: RowWhy) -> str:
@@ -64,7 +80,8 @@ def worded(why: RowWhy) -> str:
         case RowCode.MERGE_NOTE:
             return merge_note(why.note) if why.note is not None else ""
         case RowCode.NOT_PARSED:
-            return why.detail
+            # A journal written before the sides were facts holds the words in ``detail``.
+            return side_problems(why.unread) if why.unread else why.detail
         case RowCode.NO_BASELINE:
             return NO_BASELINE
         case RowCode.KEYS_KEPT:

@@ -10,7 +10,7 @@ from tether.report import lifecycle_steps as lifecycle_report
 from tether.report.abandon import with_abandon_notes
 from tether.report.listing import LIST_LIMIT, listing
 from tether.report.printable import lines_of, one_line, printable
-from tether.report.reasons import NO_BASELINE, regen_document, row_reason
+from tether.report.reasons import NO_BASELINE, regen_document, row_reason, side_problems
 
 TYPE_CHECKING = False  # typing itself costs ~2 ms of start-up, which an update pays
 
@@ -333,12 +333,13 @@ def field_merge_row(row: FieldMergeRow, planned: bool = False) -> str:
     if row.state == "clean-skip":
         return f"{path}: no managed-key changes (clean skip)"
     if row.state == "line-merge":
-        return f"{path}: {'would be ' if planned else ''}merged line by line: the {row.detail}"
+        would = "would be " if planned else ""
+        return f"{path}: {would}merged line by line: the {side_problems(row.unread)}"
     patch = f" ({'a patch would go to' if planned else 'see'} {row.artifact})"
     if row.state == "whole-file-conflict":
         return f"{path}: whole-file conflict, {NO_BASELINE}{patch if row.artifact else ''}"
     if row.state == "not-merged":
-        return f"{path}: not merged, {row.detail}"
+        return f"{path}: not merged, {side_problems(row.unread)}"
     if not (row.applied or row.conflicts or row.suggestions or row.settled):
         return f"{path}: no managed-key changes (clean skip)"
     applied = f"{row.applied} to apply" if planned else f"{row.applied} applied"

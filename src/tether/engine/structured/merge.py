@@ -16,6 +16,7 @@ from tether.engine.structured.model import (
 )
 from tether.engine.structured.verdict import compute
 from tether.engine.structured.writing import write_edits
+from tether.model.plan import SideFault, SideProblem
 
 _ROLES: tuple[Role, ...] = ("baseline", "latest", "current")
 
@@ -31,32 +32,30 @@ def merge_structured(
     """Apply upstream's changes to managed keys of ``current``; never raises on bad input.
     ``settle="latest"`` also writes each conflicting key's latest value (``settled``).
 
-    A side that does not parse gives a result with ``parse_error`` set and ``new_text`` equal
-    to ``current``: an unparsable file is never rewritten.
+    A side that does not parse (or is too large) gives a result with ``unread`` set and
+    ``new_text`` equal to ``current``: an unparsable file is never rewritten.
     """
     fmt = rules.format or format_for_path(path)
     if fmt is None:
         raise ValueError(f"{path}: cannot tell the format of a structured file")
     too_large = oversized(baseline, latest, current)
     if too_large is not None:
-        role, message = too_large
-        return StructuredMergeResult(path, (), (), (), current, message, role)
+        return StructuredMergeResult(path, (), (), (), current, (too_large,))
     loaded: dict[Role, tuple[Text, dict[str, Any]]] = {}
-    problems: list[tuple[Role, str]] = []
+    problems: list[SideProblem] = []
     for role, data in zip(_ROLES, (baseline, latest, current), strict=True):
         try:
             text = decode(data)
             loaded[role] = (text, parse(fmt, text.body))
         except ParseProblem as problem:
-            problems.append((role, str(problem)))
+            problems.append(SideProblem(role, SideFault.NOT_PARSED, str(problem)))
     if problems:
-        message = "; ".join(f"{role} file does not parse: {text}" for role, text in problems)
-        return StructuredMergeResult(path, (), (), (), current, message, problems[0][0])
+        return StructuredMergeResult(path, (), (), (), current, tuple(problems))
     return _merge_parsed(path, fmt, rules, loaded, current, settle)
 
 
-def oversized(baseline: bytes, latest: bytes, current: bytes) -> tuple[Role, str] | None:
-    """The first side too large for a field-aware merge, and why; None when none is.
+def oversized(baseline: bytes, latest: bytes, current: bytes) -> SideProblem | None:
+    """The first side too large for a field-aware merge; None when none is.
     Parsing, judging and verifying every edit cost several passes of a pure-Python parser,
     so the size is bounded before any of it starts."""
     from tether.parselimits import STRUCTURED_MERGE_MAX_BYTES
@@ -64,10 +63,7 @@ def oversized(baseline: bytes, latest: bytes, current: bytes) -> tuple[Role, str
     for role, data in zip(_ROLES, (baseline, latest, current), strict=True):
         if len(data) > STRUCTURED_MERGE_MAX_BYTES:
             limit = STRUCTURED_MERGE_MAX_BYTES // 1024
-            return (
-                role,
-                f"{role} file is larger than {limit} KiB (the limit for a key-by-key merge)",
-            )
+            return SideProblem(role, SideFault.TOO_LARGE, limit_kib=limit)
     return None
 
 

@@ -9,6 +9,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Final, Literal
 
+from tether.model.plan import SideProblem
+
 Format = Literal["json", "yaml", "toml"]
 Role = Literal["baseline", "latest", "current"]
 ItemKind = Literal["key", "entry"]
@@ -144,12 +146,17 @@ class StructuredMergeResult:
     conflicts: tuple[Item, ...]
     suggestions: tuple[Item, ...]
     new_text: bytes
-    # "<role> file does not parse: <parser message>", several roles joined by "; "
-    parse_error: str | None = None
-    error_role: Role | None = None  # the first side that did not parse
+    # The sides not read: every side that does not parse, or the first side too large (a
+    # fact, worded by report/reasons.side_problems); the file is then left as it is.
+    unread: tuple[SideProblem, ...] = ()
     # Conflicts settled toward the latest value (--auto theirs or take-theirs): written, like
     # applied.
     settled: tuple[Item, ...] = ()
+
+    @property
+    def error_role(self) -> Role | None:
+        """The first side not read, None when every side was."""
+        return self.unread[0].role if self.unread else None  # type: ignore[return-value]
 
     @property
     def changed(self) -> bool:

@@ -1,9 +1,12 @@
 """Human-readable reports of a structured merge: the ``.notes`` file and its summary line
-(an update's summary row is ``report/update.field_merge_row``'s)."""
+(an update's summary row is ``report/update.field_merge_row``'s). The sides a merge could
+not read are facts (``model.plan.SideProblem``) the caller words, with
+``report/reasons.side_problems``."""
 
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from typing import Any
 
 from tether.engine.structured.model import (
@@ -14,6 +17,17 @@ from tether.engine.structured.model import (
     Item,
     StructuredMergeResult,
 )
+from tether.model.plan import SideProblem
+
+# The words of the sides a merge could not read, which the caller passes in.
+UnreadWords = Callable[[tuple[SideProblem, ...]], str]
+
+
+def _unread(result: StructuredMergeResult, unread_words: UnreadWords | None) -> str:
+    if unread_words is None:
+        raise ValueError(f"{result.path}: sides not read, and no words given for them")
+    return unread_words(result.unread)
+
 
 _ACTIONS = {
     "conflict": "kept your value; upstream changed it too. To take upstream's change, set "
@@ -32,10 +46,17 @@ def _plural(count: int, word: str) -> str:
     return f"{count} {word}" if count == 1 else f"{count} {word}s"
 
 
-def summary_line(path: str, result: StructuredMergeResult, notes_path: str | None = None) -> str:
-    """``package.json: 2 applied, 1 conflict, 3 suggestions (see …)``, one row per file."""
-    if result.parse_error is not None:
-        return f"{path}: not merged, {result.parse_error}"
+def summary_line(
+    path: str,
+    result: StructuredMergeResult,
+    notes_path: str | None = None,
+    *,
+    unread_words: UnreadWords | None = None,
+) -> str:
+    """``package.json: 2 applied, 1 conflict, 3 suggestions (see …)``, one row per file;
+    a result with sides not read needs ``unread_words``."""
+    if result.unread:
+        return f"{path}: not merged, {_unread(result, unread_words)}"
     applied, conflicts, suggestions = result.counts
     if not (applied or conflicts or suggestions):
         return f"{path}: no managed-key changes"
@@ -66,16 +87,23 @@ def _block(item: Item, action: str) -> list[str]:
     ]
 
 
-def render_notes(path: str, result: StructuredMergeResult, header: str | None = None) -> str:
+def render_notes(
+    path: str,
+    result: StructuredMergeResult,
+    header: str | None = None,
+    *,
+    unread_words: UnreadWords | None = None,
+) -> str:
     """The ``<merge folder>/<file>.notes`` text: every conflict and suggestion, and what
-    was applied, each with its values and the recommended action."""
+    was applied, each with its values and the recommended action; a result with sides not
+    read needs ``unread_words``."""
     lines = [f"# tether structured merge notes for {path}"]
     if header:
         lines.append(f"# {header}")
-    lines += [f"# {summary_line(path, result)}", ""]
-    if result.parse_error is not None:
+    lines += [f"# {summary_line(path, result, unread_words=unread_words)}", ""]
+    if result.unread:
         lines += [
-            f"Not merged: {result.parse_error}",
+            f"Not merged: {_unread(result, unread_words)}",
             "The file was left as it was; merge it by hand.",
             "",
         ]
