@@ -2,6 +2,7 @@
 
 from tether.engine.structured import rules_for
 from tether.engine.structured.changes import managed_changes
+from tether.model.plan import SideFault
 
 PYPROJECT = b"""[project]
 name = "app"
@@ -14,7 +15,7 @@ dev = ["pytest"]
 
 def changes(path, spec, baseline, current):
     found = managed_changes(path, rules_for(path, spec), baseline, current)
-    assert found.parse_error is None
+    assert found.unread == ()
     return [change.to_json() for change in found.changes]
 
 
@@ -75,5 +76,6 @@ def test_a_side_that_does_not_parse_is_reported_not_raised():
         "package.json", rules_for("package.json", {"preset": "npm-package"}), b"{}", b"{"
     )
     assert found.changes == ()
-    assert found.parse_error is not None
-    assert found.parse_error.startswith("current file does not parse: invalid JSON")
+    [side] = found.unread
+    assert (side.role, side.fault) == ("current", SideFault.NOT_PARSED)
+    assert side.message.startswith("invalid JSON")

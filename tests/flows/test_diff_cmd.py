@@ -572,3 +572,66 @@ def test_stat_shortens_a_long_path_as_git_does(tmp_path):
     ours = tether_diff(project, "--stat").stdout
     assert ours == expected
     assert ours.startswith(" .../")
+
+
+def test_managed_keys_not_compared_are_facts_on_the_file(tmp_path):
+    """The flow records why a structured file's managed keys were not compared (the sides
+    that do not parse, or the merge entry's problem) as a fact; report/diff words it."""
+    from tether.flows.localdiff import ManagedNotCompared, local_diff
+    from tether.model.plan import SideFault
+
+    bad_release = {**FILES, "package.json": "[1]\n"}
+    shelf = tmp_path / "releases"
+    make_release(shelf, "1.0.0", bad_release, {}, extra={"merge": MERGE})
+    project = tmp_path / "proj"
+    assert call("init", "--source", str(shelf), "--to", "1.0.0", "-C", str(project)) == 0
+    (project / "package.json").write_text("{\n")
+    [entry] = local_diff(project).files
+    assert entry.managed_changes is None and entry.not_compared is not None
+    assert entry.not_compared.rule == ""
+    roles = [(side.role, side.fault) for side in entry.not_compared.unread]
+    assert roles == [("baseline", SideFault.NOT_PARSED), ("current", SideFault.NOT_PARSED)]
+    baseline, current = entry.not_compared.unread
+    assert baseline.message == "the top level is a list, not a mapping"
+    assert current.message.startswith("invalid JSON")
+
+    other = tmp_path / "other"
+    make_release(other, "1.0.0", FILES, {}, extra={"merge": {"package.json": {"preset": "x"}}})
+    project = tmp_path / "proj2"
+    assert call("init", "--source", str(other), "--to", "1.0.0", "-C", str(project)) == 0
+    (project / "package.json").write_text(PACKAGE.replace('"kit"', '"ours"'))
+    [entry] = local_diff(project).files
+    assert entry.managed_changes is None
+    assert entry.not_compared == ManagedNotCompared(
+        rule="merge entry for package.json: unknown preset 'x' "
+        "(gaia-audit-ci, npm-package, pnpm-workspace, pyproject)"
+    )
+
+
+def test_managed_keys_not_compared_worded_by_report():
+    """report/diff words the fact the same way in the text and the --json document."""
+    from tether.flows.localdiff import DiffReport, FileDiff, ManagedNotCompared
+    from tether.model.plan import SideFault, SideProblem
+    from tether.report.diff import diff_document, managed_error, render_diff
+
+    unread = ManagedNotCompared(
+        unread=(
+            SideProblem("baseline", SideFault.NOT_PARSED, "invalid JSON: bad (line 1, column 2)"),
+            SideProblem("current", SideFault.NOT_PARSED, "the top level is a list, not a mapping"),
+        )
+    )
+    words = (
+        "baseline file does not parse: invalid JSON: bad (line 1, column 2); "
+        "current file does not parse: the top level is a list, not a mapping"
+    )
+    assert managed_error(unread) == words
+    assert managed_error(ManagedNotCompared(rule="merge entry for a.json: unknown preset 'x'")) == (
+        "merge entry for a.json: unknown preset 'x'"
+    )
+    report = DiffReport("default", "up", "src", "1.0.0")
+    report.files = [FileDiff("a.json", "modified", False, 1, 1, not_compared=unread)]
+    assert render_diff(report) == f"# a.json: managed keys not compared: {words}\n"
+    files = diff_document(report)["files"]
+    assert isinstance(files, list)
+    [doc] = files
+    assert doc["managed_changes"] is None and doc["managed_error"] == words

@@ -26,9 +26,20 @@ if TYPE_CHECKING:
     from tether.engine.regions import RegionDecl
     from tether.flows.notes import NoLongerRegular, Note, NotRead
     from tether.flows.regions_plan import RegionPlan
+    from tether.model.plan import SideProblem
 
 FileStatus = Literal["modified", "deleted"]
 DEV_NULL = "/dev/null"
+
+
+@dataclass(frozen=True)
+class ManagedNotCompared:
+    """Why a structured file's managed keys were not compared, worded by
+    ``report/diff.managed_error``: ``rule``, the file's merge entry is not usable (the rule
+    reader's own message); ``unread``, the sides that do not parse."""
+
+    rule: str = ""
+    unread: tuple[SideProblem, ...] = ()
 
 
 @dataclass
@@ -44,7 +55,7 @@ class FileDiff:
     region_fallback: str | None = None  # why a declared region could not be masked
     patch: bytes = b""  # git-style: "diff --git" header, then hunks (or "Binary files …")
     managed_changes: list[dict[str, Any]] | None = None  # structured files only
-    managed_error: str | None = None  # a side of a structured file that does not parse
+    not_compared: ManagedNotCompared | None = None  # structured files only: why no managed_changes
     # Why the file was not read (a link, a FIFO, a folder now): report/notes.py words it.
     unread: NotRead | NoLongerRegular | None = None
 
@@ -52,8 +63,11 @@ class FileDiff:
     def region_masked(self) -> bool:
         return self.region is not None
 
-    def to_json(self, with_text: bool, note: str | None = None) -> dict[str, Any]:
-        """``note``: the words of ``unread`` (report/diff.diff_document)."""
+    def to_json(
+        self, with_text: bool, note: str | None = None, managed_error: str | None = None
+    ) -> dict[str, Any]:
+        """``note``: the words of ``unread``; ``managed_error``: the words of
+        ``not_compared`` (both from report/diff.diff_document)."""
         doc: dict[str, Any] = {
             "path": self.path,
             "status": self.status,
@@ -70,9 +84,9 @@ class FileDiff:
             doc["region_fallback"] = self.region_fallback
         if note:
             doc["note"] = note
-        if self.managed_changes is not None or self.managed_error is not None:
+        if self.managed_changes is not None or self.not_compared is not None:
             doc["managed_changes"] = self.managed_changes
-            doc["managed_error"] = self.managed_error
+            doc["managed_error"] = managed_error
         if with_text:
             doc["diff"] = self.patch.decode("utf-8", "replace")
         return doc
@@ -110,16 +124,24 @@ class DiffReport:
     def removed(self) -> int:
         return sum(f.removed or 0 for f in self.files)
 
-    def to_json(self, file_notes: Mapping[str, str] | None = None) -> dict[str, object]:
-        """``file_notes``: path -> the words of why a file was not read (report/diff.py)."""
-        notes = file_notes or {}
+    def to_json(
+        self,
+        file_notes: Mapping[str, str] | None = None,
+        managed_errors: Mapping[str, str] | None = None,
+    ) -> dict[str, object]:
+        """``file_notes``: path -> the words of why a file was not read; ``managed_errors``:
+        path -> the words of why its managed keys were not compared (report/diff.py)."""
+        notes, errors = file_notes or {}, managed_errors or {}
         return {
             "profile": self.profile,
             "upstream": self.upstream,
             "source": self.source,
             "installed_version": self.installed_version,
             "paths": self.selection,
-            "files": [f.to_json(not self.stat_only, notes.get(f.path)) for f in self.files],
+            "files": [
+                f.to_json(not self.stat_only, notes.get(f.path), errors.get(f.path))
+                for f in self.files
+            ],
             "region_only": [r.to_json() for r in self.region_only],
             "totals": {"files": len(self.files), "added": self.added, "removed": self.removed},
         }
@@ -289,13 +311,12 @@ class _DiffMaker:
         from tether.engine.structured.changes import managed_changes
 
         try:
-            rules = rules_for(result.path, spec)
+            found = managed_changes(result.path, rules_for(result.path, spec), base, current)
         except ValueError as error:
-            result.managed_error = str(error)
+            result.not_compared = ManagedNotCompared(rule=str(error))
             return
-        found = managed_changes(result.path, rules, base, current)
-        if found.parse_error is not None:
-            result.managed_error = found.parse_error
+        if found.unread:
+            result.not_compared = ManagedNotCompared(unread=found.unread)
             return
         result.managed_changes = [change.to_json() for change in found.changes]
 

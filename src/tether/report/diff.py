@@ -6,9 +6,10 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from tether.report.notes import note_words, unread_words, worded_notes
+from tether.report.reasons import side_problems
 
 if TYPE_CHECKING:
-    from tether.flows.localdiff import DiffReport, FileDiff
+    from tether.flows.localdiff import DiffReport, FileDiff, ManagedNotCompared
 
 
 _STAT_WIDTH = 80  # git's width when stdout is not a terminal
@@ -42,12 +43,20 @@ def _file_notes(item: FileDiff) -> list[str]:
         notes.append(f"# {item.path}: generated region {item.region!r} masked on both sides")
     if item.region_fallback:
         notes.append(f"# {item.path}: region markers are malformed; compared whole")
-    if item.managed_error:
-        notes.append(f"# {item.path}: managed keys not compared: {item.managed_error}")
+    if item.not_compared is not None:
+        notes.append(
+            f"# {item.path}: managed keys not compared: {managed_error(item.not_compared)}"
+        )
     elif item.managed_changes:
         keys = ", ".join(_managed_key(change) for change in item.managed_changes)
         notes.append(f"# {item.path}: managed keys changed: {keys}")
     return notes
+
+
+def managed_error(why: ManagedNotCompared) -> str:
+    """Why a structured file's managed keys were not compared: the merge entry's problem
+    as the rule reader gave it, or the sides that do not parse."""
+    return why.rule or side_problems(why.unread)
 
 
 def _managed_key(change: dict[str, object]) -> str:
@@ -152,6 +161,10 @@ def _stat_summary(report: DiffReport) -> str:
 
 
 def diff_document(report: DiffReport) -> dict[str, object]:
-    """A diff's JSON document, with why each file not read was not."""
+    """A diff's JSON document, with why each file not read was not and why a structured
+    file's managed keys were not compared."""
     unread = {f.path: unread_words(f.unread) for f in report.files if f.unread is not None}
-    return report.to_json(unread)
+    errors = {
+        f.path: managed_error(f.not_compared) for f in report.files if f.not_compared is not None
+    }
+    return report.to_json(unread, errors)

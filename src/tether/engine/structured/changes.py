@@ -15,6 +15,7 @@ from tether.engine.structured.formats import ParseProblem, decode, format_for_pa
 from tether.engine.structured.model import MISSING, ItemKind, RuleSet
 from tether.engine.structured.values import same
 from tether.engine.structured.verdict import _item, _read, expand
+from tether.model.plan import SideFault, SideProblem
 
 ChangeKind = Literal["changed", "added", "removed"]
 
@@ -50,25 +51,27 @@ class ManagedChange:
 @dataclass(frozen=True)
 class ManagedChanges:
     changes: tuple[ManagedChange, ...]
-    # "<side> file does not parse: <parser message>" when a side does not parse
-    parse_error: str | None = None
+    # The sides that do not parse (then nothing was compared); worded by report/
+    unread: tuple[SideProblem, ...] = ()
 
 
 def managed_changes(path: str, rules: RuleSet, baseline: bytes, current: bytes) -> ManagedChanges:
     """The managed keys and entries whose values differ between ``baseline`` and
-    ``current``, sorted by section then key; never raises on bad input."""
+    ``current``, sorted by section then key. A side that does not parse is reported on
+    ``unread``, not raised; a rule set with no format for a path that names none raises
+    ValueError, as the merge does (``rules_for`` always gives one)."""
     fmt = rules.format or format_for_path(path)
     if fmt is None:
-        return ManagedChanges((), f"{path}: cannot tell the format of a structured file")
+        raise ValueError(f"{path}: cannot tell the format of a structured file")
     datas: list[dict[str, Any]] = []
-    problems = []
+    problems: list[SideProblem] = []
     for side, data in (("baseline", baseline), ("current", current)):
         try:
             datas.append(parse(fmt, decode(data).body))
         except ParseProblem as problem:
-            problems.append(f"{side} file does not parse: {problem}")
+            problems.append(SideProblem(side, SideFault.NOT_PARSED, str(problem)))
     if problems:
-        return ManagedChanges((), "; ".join(problems))
+        return ManagedChanges((), tuple(problems))
     return ManagedChanges(_compare(rules, datas[0], datas[1]))
 
 
