@@ -110,21 +110,28 @@ def pytest_configure(config: pytest.Config) -> None:
         _import_tether_once()
 
 
-# The modules whose tests take longest (docs/performance.md, "sixth pass"), longest first.
-# They run before all others: the two workers share them and then the many short tests, and
-# end together, instead of one worker taking a long module at the end of the run while the
-# other has nothing left to do. Every other module keeps its place.
+# The modules whose tests take longest (docs/performance.md, "seventh pass": each module's
+# test time in one whole run on three workers), longest first. They run before all others:
+# the workers share them and then the many short tests, and end together, instead of one
+# worker taking a long module at the end of the run while the others have nothing left to do.
+# Every other module keeps its place.
 LONGEST_FIRST = (
     "templates/test_templates_copier.py",
     "campaign/test_campaign_exec.py",
     "campaign/test_campaign_publish.py",
-    "edges/test_process_callers.py",
-    "campaign/test_campaign_mirror_rules.py",
+    "architecture/test_json_schemas.py",
     "hostile/test_hostile_releases.py",
-    "sources/test_sources_git_remote.py",
-    "architecture/test_architecture.py",
     "engine/test_textmerge.py",
+    "deps/test_deps_real_tools.py",
     "deps/test_deps_crash.py",
+    "audit/test_audit_corpus.py",
+    "flows/test_crash_safety.py",
+    "edges/test_process_callers.py",
+    "deps/test_deps_worktree_config.py",
+    "campaign/test_campaign_mirror_rules.py",
+    "hostile/test_hostile_lifecycle.py",
+    "architecture/test_architecture.py",
+    "sources/test_sources_git_remote.py",
     "edges/test_process.py",
     "deps/test_deps_apply_timeouts.py",
 )
