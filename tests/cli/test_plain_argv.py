@@ -11,6 +11,8 @@ import subprocess
 from pathlib import Path
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from builders import call, make_release, run_forked, run_tether, schema_validator
 from tether.cli import main as cli_main
@@ -384,3 +386,51 @@ def test_a_line_argparse_refuses_is_refused_as_before(argv: list[str], tmp_path:
     result = run_tether(*argv, cwd=tmp_path)
     assert result.returncode == 2, (argv, result.stderr)
     assert result.stderr.splitlines()[-1].startswith("tether"), result.stderr
+
+
+def _words_of_the_tables() -> list[str]:
+    """Every flag the hand reader knows, and values that look like flags, choices or none."""
+    flags = set(GLOBAL_SWITCHES)
+    for table in (*SWITCHES.values(), *VALUED.values()):
+        flags |= set(table)
+    values = [
+        "",
+        "x",
+        "-x",
+        "--",
+        "a=b",
+        "ours",
+        "theirs",
+        "take-theirs",
+        "markers",
+        "1.1.0",
+        "owned-drift,leftovers",
+        ",",
+        "-1",
+        "status",
+        "update",
+        "check",
+        "with space",
+    ]
+    return (
+        sorted(flags)
+        + [f"{flag}={value}" for flag in sorted(flags) for value in ("", "x")]
+        + values
+    )
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    st.sampled_from(sorted(GLOBAL_SWITCHES)).map(lambda flag: [flag]) | st.just([]),
+    st.sampled_from(sorted(SWITCHES)),
+    st.lists(st.sampled_from(_words_of_the_tables()), max_size=6),
+)
+def test_any_line_the_hand_reader_takes_means_what_argparse_makes_of_it(
+    before: list[str], command: str, words: list[str]
+) -> None:
+    """Lines drawn from the tables' own flags and tricky values: whenever the hand reader
+    takes a line, argparse makes the same values of it (it may leave any line to argparse)."""
+    argv = [*before, command, *words]
+    read = plain_arguments(argv)
+    if read is not None:
+        assert read == argparse_values(argv), argv
