@@ -208,3 +208,13 @@ def test_a_refused_operand_is_the_same_fact_for_a_migration_and_a_region(tmp_pat
     assert operand_refusal(tmp_path / "proj", "n.sh", shipped) == ProgramWhy(
         ProgramCode.OPERAND_NOT_RELEASED, operand="n.sh"
     )
+
+
+@pytest.mark.parametrize("code", [["exited"], {"a": 1}, None, 3])
+def test_a_hand_edited_program_code_is_no_fact_and_the_words_kept_are_given(code):
+    from tether.report.lifecycle_steps import migration_reason, ping_reason
+
+    assert ProgramWhy.from_json({"code": code, "exit_code": 1}) is None
+    record = {"why": {"code": code}, "reason": "ran and exited 1"}
+    assert migration_reason(record) == "ran and exited 1"
+    assert ping_reason(record) == "ran and exited 1"

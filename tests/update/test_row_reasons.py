@@ -382,3 +382,10 @@ def test_a_resumed_run_words_a_row_from_the_fact_its_journal_kept(tmp_path, poin
     assert crashed.returncode == crashpoint.EXIT_CODE, crashed.stderr
     resumed = run_tether(*command, "-C", str(project))
     assert json.loads(resumed.stdout)["buckets"]["conflict"] == rows
+
+
+@pytest.mark.parametrize("code", ["hunks-settled", "region-hunks-settled", "merge-broken"])
+def test_a_hand_edited_side_in_a_journaled_fact_is_worded_without_a_traceback(code):
+    why = RowWhy.from_json({"code": code, "count": 2, "side": "mine", "detail": "bad"})
+    assert why is not None
+    assert "mine" in row_reason(FileAction("a.txt", None, Bucket.CONFLICT, why=why))

@@ -98,7 +98,10 @@ class ProgramWhy:
     @classmethod
     def from_json(cls, doc: object) -> ProgramWhy | None:
         """The fact a journal recorded, or None for what is no such record."""
-        if not isinstance(doc, dict) or doc.get("code") not in set(ProgramCode):
+        # A hand-edited code may be any JSON value, a list among them: never hashed unchecked.
+        if not isinstance(doc, dict) or not isinstance(doc.get("code"), str):
+            return None
+        if doc["code"] not in set(ProgramCode):
             return None
         code, seconds = doc.get("exit_code"), doc.get("seconds")
         variable = doc.get("variable")

@@ -17,6 +17,14 @@ if TYPE_CHECKING:
     from tether.model.plan import FileAction, MergeNote, RowWhy, SideProblem
 
 _SIDE_WORDS = {"ours": "your side", "theirs": "the release's side"}
+
+
+def _side_words(side: str) -> str:
+    """A side's words; a side this version does not know (a hand-edited journal) as it is
+    written, never a traceback on resume."""
+    return _SIDE_WORDS.get(side, side)
+
+
 # A mixed file with no installed copy (``RowCode.NO_BASELINE``), in its row and its
 # field-merge summary row.
 NO_BASELINE = "no installed copy to merge key by key against"
@@ -66,7 +74,7 @@ def worded(why: RowWhy) -> str:
             state = "could not be checked" if why.unchecked else "is not valid"
             broken = f"the clean line merge {state}: {why.detail}"
             return (
-                f"taking {_SIDE_WORDS[why.side]} of the clashing lines: {broken}"
+                f"taking {_side_words(why.side)} of the clashing lines: {broken}"
                 if why.side
                 else broken
             )
@@ -117,7 +125,7 @@ def _settled(why: RowWhy, where: str) -> str:
     hunks = "hunk" if why.count == 1 else "hunks"
     note = f" ({merge_note(why.note)})" if why.note is not None else ""
     return (
-        f"{why.count} clashing {hunks}{where} took {_SIDE_WORDS[why.side]}; every other "
+        f"{why.count} clashing {hunks}{where} took {_side_words(why.side)}; every other "
         f"change of both sides merged{note}"
     )
 
