@@ -208,3 +208,37 @@ def test_a_release_that_hands_a_path_over_is_read_again_after_an_update(tmp_path
         assert doc["modified"] == []
     assert facts(project) == learnt  # nothing learnt for 1.1.0's manifest
     assert run_tether("check", "-C", str(project)).returncode == 0
+
+
+def test_what_another_tether_version_learnt_about_the_manifest_is_asked_again(
+    tmp_path, monkeypatch
+):
+    """The answer depends on the tether reading the manifest as well as on its bytes: a
+    version that did not know a hand-off declaration learnt "hands nothing over" for a
+    manifest that does hand a path over. After an upgrade the same bytes are read again, so
+    the handed-over path is not reported as drift."""
+    import tether
+    from tether.flows import baseline as baseline_module
+    from tether.model.lifecycle import Lifecycle
+
+    shelf = tmp_path / "rel"
+    hand_off = {"ownership": [{"paths": ["b.txt"], "when": {"exists": "a.txt"}}]}
+    make_release(shelf, "1.0.0", {"a.txt": "a\n", "b.txt": "b\n"}, extra=hand_off)
+    project = tmp_path / "proj"
+    assert call("init", "--source", str(shelf), "--to", "1.0.0", "-C", str(project)) == 0
+    (project / "b.txt").write_text("mine\n")
+
+    parse = baseline_module.parse_manifest
+
+    def without_hand_offs(*args, **kwargs):  # what a version without hand-offs read
+        manifest = parse(*args, **kwargs)
+        manifest.__dict__["lifecycle"] = Lifecycle()
+        return manifest
+
+    with monkeypatch.context() as older:
+        older.setattr(tether, "__version__", "0.0.1")
+        older.setattr(baseline_module, "parse_manifest", without_hand_offs)
+        assert status(project)["modified"] == ["b.txt"]  # what that version reported
+    assert list(facts(project).values()) == ["hands-nothing-over"]
+    doc = status(project)
+    assert (doc["adopter_owned"], doc["modified"]) == (["b.txt"], [])

@@ -367,8 +367,9 @@ def _run_state_only(
     return report
 
 
-# The stat cache's fact for an installed manifest that hands no path over, under its digest
-# and the profile that reads it (the profile decides its format and the paths it reserves).
+# The stat cache's fact for an installed manifest that hands no path over, under its digest,
+# the profile that reads it (the profile decides its format and the paths it reserves) and
+# tether's version (another version may read other declarations in the same bytes).
 HANDS_NOTHING_OVER = "hands-nothing-over"
 
 
@@ -377,13 +378,16 @@ def _hand_offs_declared(project: Project, baseline: Baseline) -> bool:
     (docs/lifecycle.md). The release's answer is learnt once from the manifest the state
     records, and kept in the stat cache under that manifest's digest: a later status then
     reads, hashes and parses no manifest (a third of a clean status's time on a small
-    project). Another release installed is another digest, asked again."""
+    project). Another release installed is another digest, and another tether version
+    another key, asked again."""
     if project.profile.lifecycle.ownership:
         return True
     digest = baseline.recorded_digest()
     if digest is None:
         return bool(baseline.manifest().lifecycle.ownership)
-    stats, key = project.stat_cache(), f"{digest} {project.profile.name}"
+    import tether  # already loaded: its version is what reads the manifest
+
+    stats, key = project.stat_cache(), f"{digest} {project.profile.name} {tether.__version__}"
     if stats.fact(key) == HANDS_NOTHING_OVER:
         return False
     manifest = baseline.recorded_manifest()
