@@ -389,3 +389,53 @@ def test_a_hand_edited_side_in_a_journaled_fact_is_worded_without_a_traceback(co
     why = RowWhy.from_json({"code": code, "count": 2, "side": "mine", "detail": "bad"})
     assert why is not None
     assert "mine" in row_reason(FileAction("a.txt", None, Bucket.CONFLICT, why=why))
+
+
+@pytest.mark.parametrize(
+    "edit",
+    [
+        ('"bucket":"conflict"', '"bucket":"mine"'),
+        ('"bucket":"conflict"', '"bucket":["conflict"]'),
+        ('"sha256":"', '"sha":"'),
+    ],
+    ids=["unknown bucket", "bucket not a string", "no sha256"],
+)
+def test_a_hand_edited_file_record_stops_the_resume_with_one_line(tmp_path, edit):
+    """A file record in a shape tether never writes (a crash only tears the last line, which
+    the reader drops) stops the rerun with one line naming the journal, the record and what
+    to do; nothing is written."""
+    from builders import run_forked
+    from tether.state import crashpoint
+
+    shelf = tmp_path / "releases"
+    make_release(shelf, "1.0.0", {"b.dat": b"\0one\n", "keep.txt": b"same\n"})
+    make_release(shelf, "2.0.0", {"b.dat": b"\0theirs\n", "keep.txt": b"same\n"})
+    project = tmp_path / "proj"
+    assert call("init", "--source", str(shelf), "--to", "1.0.0", "-C", str(project)) == 0
+    (project / "b.dat").write_bytes(b"\0mine\n")
+    command = ("update", "--yes", "--json", "--auto", "theirs", "-C", str(project))
+    crashed = run_forked(*command, crash="file-intent:1")
+    assert crashed.returncode == crashpoint.EXIT_CODE, crashed.stderr
+    journal = next((project / ".tether").rglob("journal*.jsonl"))
+    text = journal.read_text()
+    assert edit[0] in text
+    journal.write_text(text.replace(edit[0], edit[1]))
+
+    # The project's files and tether's records, the lock and the stat cache (its own
+    # bookkeeping) left out.
+    def files() -> dict[Path, bytes]:
+        kept = (project / ".tether" / "lock", project / ".tether" / "cache")
+        return {
+            p: p.read_bytes()
+            for p in project.rglob("*")
+            if p.is_file() and not any(p == k or k in p.parents for k in kept)
+        }
+
+    before = files()
+    resumed = run_tether(*command)
+    assert resumed.returncode == 1
+    assert "Traceback" not in resumed.stderr
+    assert resumed.stderr.count("\n") == 1
+    assert str(journal) in resumed.stderr and "'b.dat'" in resumed.stderr
+    assert "is damaged; repair or remove that line" in resumed.stderr
+    assert files() == before

@@ -74,6 +74,10 @@ class ResumeInfo:
     written: set[str] = field(default_factory=set)
 
 
+# What a file record may name as its bucket: one of the plan's, or none (older records).
+_JOURNALED_BUCKETS = frozenset({"", *(bucket.value for bucket in Bucket)})
+
+
 def resume_info(journal: Journal, run_id: str) -> ResumeInfo:
     info = ResumeInfo()
     for record in journal.records():
@@ -82,12 +86,25 @@ def resume_info(journal: Journal, run_id: str) -> ResumeInfo:
         path = str(record.get("path", ""))
         if record["step"] == STEP_FILE_WRITTEN and record.get("target", path) == path:
             info.written.add(path)
-        if record["step"] in (STEP_FILE_WRITTEN, STEP_FILE_INTENT):
+        step = record["step"]
+        bucket = record.get("bucket", "")
+        if step in (STEP_FILE_WRITTEN, STEP_FILE_INTENT, STEP_FILE_BACKED_UP) and not (
+            isinstance(record.get("sha256"), str)
+            and isinstance(bucket, str)
+            and bucket in _JOURNALED_BUCKETS
+        ):
+            # Not a record tether wrote (a crash tears only the last line, which the reader
+            # drops): resuming on a guess could report or redo the wrong write.
+            raise TetherError(
+                f"{journal.path}: the {step} record of {path!r} (run {run_id}) is damaged; "
+                "repair or remove that line"
+            )
+        if step in (STEP_FILE_WRITTEN, STEP_FILE_INTENT):
             info.done.setdefault(path, []).append(
                 DoneWrite(
                     str(record.get("target", path)),
                     str(record["sha256"]),
-                    str(record.get("bucket", "")),
+                    str(bucket),
                     str(record.get("decision", "")),
                     str(record.get("reason", "")),
                     RowWhy.from_json(record.get("why")),
