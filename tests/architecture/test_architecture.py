@@ -11,7 +11,7 @@ import ast
 import functools
 import re
 from collections import Counter
-from collections.abc import Collection
+from collections.abc import Callable, Collection
 from pathlib import Path
 
 import pytest
@@ -445,17 +445,21 @@ def _connects(tree: ast.AST) -> list[tuple[int, str]]:
     return found
 
 
+def _found_outside(module: str, finder: Callable[[ast.AST], list[tuple[int, str]]]) -> list[str]:
+    """What ``finder`` sees in every module of the package but ``module``, the one allowed."""
+    return [
+        f"{where}:{line}: {what}"
+        for where, text in _module_files().items()
+        if where != module
+        for line, what in finder(_parsed(text))
+    ]
+
+
 def test_only_the_bounded_reader_opens_a_connection() -> None:
     """Every HTTP read tether makes itself (release sources, registries, GitHub's API) goes
     through ``sources/web.py``, bounded in time and bytes; git and gh reach the network as
     programs, through their own edges."""
-    connecting = [
-        f"{where}:{line}: {what}"
-        for where, text in _module_files().items()
-        if where != NETWORK_MODULE
-        for line, what in _connects(_parsed(text))
-    ]
-    assert connecting == []
+    assert _found_outside(NETWORK_MODULE, _connects) == []
     assert _connects(_parsed((SOURCE / NETWORK_MODULE).read_text())), "the reader moved"
 
 
@@ -504,13 +508,7 @@ def _asks(tree: ast.AST) -> list[tuple[int, str]]:
 
 def test_only_cli_interact_asks_a_person() -> None:
     """Prompts live in ``cli/interact.py``; the library is given its questions as callbacks."""
-    asking = [
-        f"{where}:{line}: {what}"
-        for where, text in _module_files().items()
-        if where != ASKING_MODULE
-        for line, what in _asks(_parsed(text))
-    ]
-    assert asking == []
+    assert _found_outside(ASKING_MODULE, _asks) == []
     assert _asks(_parsed((SOURCE / ASKING_MODULE).read_text())), "the module that asks moved"
 
 
