@@ -242,3 +242,58 @@ def test_what_another_tether_version_learnt_about_the_manifest_is_asked_again(
     assert list(facts(project).values()) == ["hands-nothing-over"]
     doc = status(project)
     assert (doc["adopter_owned"], doc["modified"]) == (["b.txt"], [])
+
+
+# --- hashes taken within the racy window ------------------------------------------------
+
+
+def sha(data):
+    return hashlib.sha256(data).hexdigest()
+
+
+def test_a_hash_taken_within_the_racy_window_is_not_vouched_for_by_a_later_save(
+    tmp_path, monkeypatch
+):
+    """A file hashed moments after it changed can change again in the same timestamp tick
+    after the read (a tick is a jiffy, or a second or two on coarse file systems): its stat
+    stays as it was over other bytes, so no stat key tells. The entry is only as good as the
+    moment of its hash, whenever the run gets to save: a status of a large tree that saves
+    seconds later must not vouch for it."""
+    target = tmp_path / "f.txt"
+    target.write_bytes(b"after\n")
+    info = os.stat(target)  # the stat the write in the same tick left
+    cache_path = tmp_path / "cache" / "stat.json"
+    cache_path.parent.mkdir()
+    cache = StatCache(cache_path)
+    cache.record("f.txt", info, sha(b"befor\n"))  # what the read saw before that write
+    later = time.time_ns() + 2 * RACY_MARGIN_NS
+    monkeypatch.setattr(time, "time_ns", lambda: later)  # the save, seconds after the hash
+    cache.save()
+    assert StatCache(cache_path).lookup("f.txt", info) is None
+
+
+def test_a_racy_entry_no_run_hashed_again_stays_untrusted_when_the_cache_is_saved(
+    tmp_path, monkeypatch
+):
+    """An entry the last save could not vouch for (hashed right after its write, as init and
+    update record theirs) is trusted only once a hash taken past the window confirms it. A
+    later run that never looks at its path (one taken over with ``tether own``) and saves
+    the cache for another file must not make it trusted unread."""
+    written = tmp_path / "written.txt"
+    written.write_bytes(b"as hashed\n")
+    written_info = os.stat(written)
+    cache_path = tmp_path / "cache" / "stat.json"
+    cache_path.parent.mkdir()
+    first = StatCache(cache_path)
+    first.record("written.txt", written_info, sha(b"as hashed\n"))
+    first.save()
+    assert StatCache(cache_path).lookup("written.txt", written_info) is None  # racy
+    other = tmp_path / "other.txt"
+    other.write_bytes(b"other\n")
+    later = time.time_ns() + 2 * RACY_MARGIN_NS
+    monkeypatch.setattr(time, "time_ns", lambda: later)  # a run past the window
+    second = StatCache(cache_path)
+    second.record("other.txt", os.stat(other), sha(b"other\n"))
+    second.save()
+    assert StatCache(cache_path).lookup("other.txt", os.stat(other)) == sha(b"other\n")
+    assert StatCache(cache_path).lookup("written.txt", written_info) is None

@@ -7,6 +7,12 @@ a margin: a file changed within the same clock tick as its recording could other
 a stale hash (git calls this "racy"). The change time is part of the key because no program
 can set it back the way ``touch -r`` sets the modification time.
 
+That moment vouches for an entry only if the entry's hash was taken past the margin too: a
+file hashed within the margin of its change may change again in the same tick after the
+read. So a save never claims a moment later than the first such hash of its run, and drops
+the entries the last save could not vouch for that its run did not hash again (a racy entry
+becomes trusted only through a hash taken past the margin, which finds the same bytes).
+
 Beside the files it keeps facts tether learnt about content it read, keyed by that content's
 digest (and whatever else the answer depends on), so that a later run need not read, hash or
 parse the content again: content with a given digest never changes, so neither does the
@@ -25,7 +31,7 @@ from tether.fsio import atomic_write, open_regular, read_bytes, sha256_handle
 from tether.parselimits import json_loads
 
 RACY_MARGIN_NS = 2_000_000_000
-SCHEMA = 2
+SCHEMA = 3  # 3: a save vouches only for hashes taken past the margin
 
 Key = tuple[int, int, int, int]
 
@@ -48,6 +54,11 @@ class StatCache:
         self.facts: dict[str, object] = {}
         self.written_ns = 0
         self.dirty = False
+        # What this run hashed (recorded or forgot) since the last save, and the first moment
+        # it hashed a file within the margin of its change (None: none): a save vouches for
+        # no moment after it.
+        self._hashed: set[str] = set()
+        self._racy_hash_ns: int | None = None
         self._load()
 
     def _load(self) -> None:
@@ -74,22 +85,29 @@ class StatCache:
         return sha if isinstance(sha, str) else None
 
     def record(self, rel: str, info: os.stat_result, sha: str) -> None:
+        """Remember ``sha`` as the hash of the bytes ``rel`` held at ``info``, read now."""
         entry: Entry = (*stat_key(info), sha)
+        now = time.time_ns()
+        changed = max(info.st_mtime_ns, info.st_ctime_ns)
+        self._hashed.add(rel)
+        if changed >= now - RACY_MARGIN_NS and (
+            self._racy_hash_ns is None or now < self._racy_hash_ns
+        ):
+            self._racy_hash_ns = now
         old = self.entries.get(rel)
-        if old is None or tuple(old) != entry or self._settles(info):
+        if old is None or tuple(old) != entry or self._settles(changed, now):
             self.entries[rel] = entry
             self.dirty = True
 
-    def _settles(self, info: os.stat_result) -> bool:
+    def _settles(self, changed: int, now: int) -> bool:
         """Whether saving now makes an entry trusted that the saved cache cannot vouch for:
         the file changed within the margin before the last save (an entry recorded right
         after its write, as init and update record theirs) and is older than the margin
         now. Without this a file recorded that way would be hashed by every later status,
         each finding the same entry and so never saving the cache again."""
-        changed = max(info.st_mtime_ns, info.st_ctime_ns)
         if changed < self.written_ns - RACY_MARGIN_NS:
             return False  # trusted already
-        return changed < time.time_ns() - RACY_MARGIN_NS
+        return changed < now - RACY_MARGIN_NS
 
     def record_on_disk(self, rel: str, path: Path) -> None:
         """Record the hash of the bytes ``path`` holds now, read for it: never a hash of
@@ -118,8 +136,23 @@ class StatCache:
             self.dirty = True
 
     def forget(self, rel: str) -> None:
+        self._hashed.add(rel)
         if self.entries.pop(rel, None) is not None:
             self.dirty = True
+
+    def _drop_unconfirmed(self) -> None:
+        """Drop the entries the last save could not vouch for (or malformed) that this run
+        did not hash again: saving under a later moment would vouch for them unread."""
+        limit = self.written_ns - RACY_MARGIN_NS
+        unconfirmed = []
+        for rel, entry in self.entries.items():
+            if rel in self._hashed:
+                continue
+            times = entry[1:3] if isinstance(entry, (list, tuple)) and len(entry) == 5 else ()
+            if not (all(isinstance(t, int) for t in times) and max(times, default=limit) < limit):
+                unconfirmed.append(rel)
+        for rel in unconfirmed:
+            del self.entries[rel]
 
     def save(self) -> None:
         """Write when something changed; never creates the cache folder's parents. A cache
@@ -127,6 +160,9 @@ class StatCache:
         if not self.dirty or not self.path.parent.parent.exists():
             return
         now = time.time_ns()
+        if self._racy_hash_ns is not None:
+            now = min(now, self._racy_hash_ns)
+        self._drop_unconfirmed()
         doc = {"schema_version": SCHEMA, "written_ns": now, "files": self.entries}
         if self.facts:
             doc["facts"] = self.facts
@@ -135,3 +171,4 @@ class StatCache:
         except OSError:
             return  # a cache that cannot be written only costs the next run some reading
         self.written_ns, self.dirty = now, False
+        self._hashed, self._racy_hash_ns = set(), None
