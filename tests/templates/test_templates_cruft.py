@@ -429,3 +429,24 @@ def test_a_render_without_its_hooks_is_a_fact_of_the_baseline(tmp_path: Path) ->
         HooksNotRun(template, commit[:12], ("hooks/post_gen_project.py",), ProgramsOff.UNTRUSTED)
     ]
     assert not witness.exists()
+
+
+def test_a_render_cache_entry_left_broken_is_rendered_again(
+    tmp_path: Path, render_cache: Path
+) -> None:
+    """An entry of the render cache whose facts no longer read (cut short, edited by hand) is
+    no render: tether renders the version again and puts the new entry in its place, instead
+    of failing every later command of every project of that template."""
+    (v1,) = template_repo(tmp_path / "tpl", [V1])
+    project = create(tmp_path / "tpl", tmp_path / "p", v1)
+    first = run_tether("status", "--json", "-C", str(project))
+    assert first.returncode == 0, first.stderr
+    (entry,) = render_cache.iterdir()
+    (entry / "facts.json").write_bytes((entry / "facts.json").read_bytes()[:10])
+    (entry / "tree" / "README.md").write_text("not what the template renders\n")
+    again = run_tether("status", "--json", "-C", str(project))
+    assert again.returncode == 0, again.stderr
+    assert json.loads(again.stdout)["modified"] == json.loads(first.stdout)["modified"] == []
+    assert [p.name for p in render_cache.iterdir()] == [entry.name]
+    assert json.loads((entry / "facts.json").read_text())["commit"] == v1
+    assert (entry / "tree" / "README.md").read_text() == (project / "README.md").read_text()

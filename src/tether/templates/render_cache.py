@@ -15,6 +15,7 @@ import hashlib
 import json
 import os
 import shutil
+import stat
 import tempfile
 import threading
 from collections.abc import Callable, Iterator
@@ -98,7 +99,11 @@ def _cached_render(
         try:
             os.rename(scratch, entry)
         except OSError:
-            if _read_entry(entry) is None:  # not another run's identical render: a real error
+            if _read_entry(entry) is not None:
+                pass  # another run's identical render came first
+            elif _set_aside_broken(entry, home):
+                os.rename(scratch, entry)
+            else:
                 raise
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
@@ -106,6 +111,21 @@ def _cached_render(
     if found is None:
         raise TetherError(f"{entry}: the render cache entry could not be read back")
     return entry / TREE, found, False
+
+
+def _set_aside_broken(entry: Path, home: Path) -> bool:
+    """Remove an entry whose facts do not read (cut short, edited by hand): a plain folder
+    under its key is one tether made, and no render is in it. False (left as it is) for
+    anything else at that name, a link or a file, and when there is nothing."""
+    try:
+        if not stat.S_ISDIR(os.lstat(entry).st_mode):
+            return False
+        aside = home / f".broken-{entry.name}-{os.urandom(4).hex()}"
+        os.rename(entry, aside)  # out of the way at once: no reader finds it half removed
+    except OSError:
+        return False
+    shutil.rmtree(aside, ignore_errors=True)
+    return True
 
 
 def _read_entry(entry: Path) -> dict[str, Any] | None:
