@@ -81,9 +81,14 @@ EXPECTED = {
 # line is read by cli/plain_argv.py), dataclasses with inspect, ast and dis (their values
 # are value classes: tether/valueclass.py), typing (names for annotations only), datetime,
 # and hashlib (OpenSSL's start alone is ~2 ms): a clean project known to the stat cache has
-# nothing to hash.
+# nothing to hash. pathlib comes without urllib.parse and ipaddress (cli/main.py,
+# import_pathlib_alone), and the one handler the entry point sets (SIGTERM) without the signal
+# module's enums.
 NEVER = {
     "hashlib",
+    "urllib.parse",
+    "ipaddress",
+    "signal",
     "argparse",
     "dataclasses",
     "inspect",
@@ -207,6 +212,8 @@ UPDATE_NEVER_STDLIB = {
     "typing",  # names its modules use only in annotations are imported for the type checker
     "difflib",  # only where a dropped and an added file are compared for a rename
     "shlex",  # only to word a program's command line in a message
+    "urllib.parse",  # pathlib's one use of it is Path.as_uri (cli/main.py)
+    "ipaddress",
 }
 
 
@@ -233,3 +240,31 @@ def test_update_imports_neither_abandon_nor_the_structured_renderer(tmp_path: Pa
     # backups need no temp files and no tree copies; the journal's times come from time; the
     # command line is read without argparse.
     assert not set(modules.split()) & UPDATE_NEVER_STDLIB
+
+
+AS_URI = """
+import contextlib, io, sys
+from tether.cli.main import main
+with contextlib.redirect_stdout(io.StringIO()):
+    main(sys.argv[1:])
+before = sorted(m for m in ("urllib", "urllib.parse", "ipaddress") if m in sys.modules)
+from pathlib import Path
+uri = Path("/a b/\u00e9").as_uri()
+import urllib.parse
+reachable = sys.modules["urllib"].parse is urllib.parse
+print(before, uri, urllib.parse.urlsplit("https://h/p").netloc, reachable)
+"""
+
+
+def test_pathlib_without_urllib_parse_still_makes_uris(project: Path) -> None:
+    """The stand-in for urllib.parse while pathlib is imported (cli/main.py) is gone once the
+    command runs: Path.as_uri quotes as before, and urllib.parse imported later is the real
+    module, reachable from its package."""
+    result = subprocess.run(
+        [sys.executable, "-c", AS_URI, "status", "-C", str(project)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.split() == ["[]", "file:///a%20b/%C3%A9", "h", "True"]

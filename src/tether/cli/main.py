@@ -10,7 +10,6 @@ from __future__ import annotations
 import contextlib
 import functools
 import os
-import signal
 import sys
 import time
 from types import SimpleNamespace
@@ -22,8 +21,13 @@ from tether.errors import Exit, TetherError, UsageError, command_exits
 TYPE_CHECKING = False  # typing itself costs ~3 ms of start-up, which every command pays
 if TYPE_CHECKING:
     import argparse
+    import signal as _signal
     from collections.abc import Callable, Iterator, Sequence
     from types import FrameType
+else:
+    # The signal module wraps these functions to make enums of the signals and handlers
+    # (~1.3 ms of start-up); setting one handler needs neither.
+    import _signal
 
 # name -> (module, one-line help). Keep the help short: `tether --help` lists them all.
 COMMANDS: dict[str, tuple[str, str]] = {
@@ -150,6 +154,7 @@ def _parser(
             continue
         command_parser = sub.add_parser(name, help=help_text, description=help_text)
         if wanted(name):
+            import_pathlib_alone()
             module = importlib.import_module(module_name)
             module.add_arguments(command_parser)
             add_global_flags(command_parser)
@@ -222,7 +227,7 @@ def _terminate_as_interrupt() -> Iterator[None]:
         raise KeyboardInterrupt
 
     try:
-        previous = signal.signal(signal.SIGTERM, interrupt)
+        previous = _signal.signal(_signal.SIGTERM, interrupt)
     except ValueError:  # not the main thread, the only one a handler can be set from
         in_main_thread = False
     else:
@@ -233,7 +238,38 @@ def _terminate_as_interrupt() -> Iterator[None]:
     try:
         yield
     finally:
-        signal.signal(signal.SIGTERM, previous)
+        _signal.signal(_signal.SIGTERM, previous)
+
+
+def import_pathlib_alone() -> None:
+    """Import ``pathlib`` (every command's modules use it) without ``urllib.parse``.
+
+    Python 3.11's pathlib imports ``urllib.parse`` for one function, ``quote_from_bytes``, that
+    only ``Path.as_uri`` calls; urllib.parse in turn imports ``ipaddress`` and makes six named
+    tuples: ~3 ms of every command's start-up, for a function no command calls. While pathlib
+    is imported, ``sys.modules`` holds a stand-in for urllib.parse whose one function imports
+    the real module when called; the stand-in is removed as soon as pathlib is in, so any
+    later import of urllib.parse (a release fetched over the network) loads the real one.
+    A pathlib that wants more of urllib.parse than the stand-in has is imported plainly."""
+    if "pathlib" in sys.modules or "urllib.parse" in sys.modules:
+        return
+    stand_in = type(sys)("urllib.parse")
+    stand_in.quote_from_bytes = _quote_from_bytes  # type: ignore[attr-defined]
+    sys.modules["urllib.parse"] = stand_in
+    try:
+        import pathlib
+    except ImportError:
+        sys.modules.pop("pathlib", None)
+    finally:
+        if sys.modules.get("urllib.parse") is stand_in:
+            del sys.modules["urllib.parse"]
+    import pathlib  # noqa: F401  (a no-op once the import above succeeded)
+
+
+def _quote_from_bytes(bs: bytes, safe: str = "/") -> str:
+    from urllib.parse import quote_from_bytes
+
+    return quote_from_bytes(bs, safe)
 
 
 def _trace_if(verbose: bool) -> None:
@@ -251,6 +287,7 @@ def _run(args_list: list[str], as_json: bool, run: _Run) -> int:
     plain = plain_arguments(args_list)
     if plain is not None:
         command = str(plain["command"])
+        import_pathlib_alone()
         # __import__ rather than importlib, whose import (with warnings) costs ~0.4 ms
         module = __import__(COMMANDS[command][0], fromlist=["run"])
         args: argparse.Namespace | SimpleNamespace = SimpleNamespace(**plain, _run=module.run)
