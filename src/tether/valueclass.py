@@ -20,7 +20,9 @@ methods built from closures over its fields, with nothing compiled:
 (``replace``, ``fields``, ``asdict``) do not take them. Type checkers read a ``valueclass``
 as a dataclass (PEP 681, ``dataclass_transform``). Not supported (a ``TypeError`` at import):
 ``InitVar``, ``KW_ONLY``, a mutable default (a ``list``, ``dict`` or ``set``) given without
-a factory, a field without a default after one with a default.
+a factory, a field without a default after one with a default, a ``field()`` without an
+annotation. The fields are the class's own ``__annotations__`` as the class body stores them:
+its module says ``from __future__ import annotations`` (every module of tether does).
 """
 
 from __future__ import annotations
@@ -150,6 +152,9 @@ def _made(cls: type, frozen: bool) -> type:
         elif isinstance(given, Field):
             setattr(cls, name, spec.default)
         fields[name] = spec
+    for name, value in cls.__dict__.items():
+        if isinstance(value, Field) and name not in own:
+            raise TypeError(f"{cls.__qualname__}.{name} is a field but has no type annotation")
     taken = [name for name, spec in fields.items() if spec.init]
     defaulted = False
     for name in taken:

@@ -176,6 +176,25 @@ def test_a_definition_dataclasses_refuses_is_refused() -> None:
             second: int  # type: ignore[misc]
 
 
+def test_a_field_without_an_annotation_is_refused_as_dataclasses_refuses_it() -> None:
+    """A ``field()`` the class gives no annotation is no field to dataclasses, which refuses
+    the class; left as it is it would be a class attribute every value shows (the ``Field``
+    itself), never set by ``__init__`` nor compared."""
+    with pytest.raises(TypeError, match="no type annotation"):
+
+        @dataclasses.dataclass
+        class RealLoose:
+            name: str
+            size = dataclasses.field(default=0)
+
+    with pytest.raises(TypeError, match="no type annotation"):
+
+        @valueclass()
+        class Loose:
+            name: str
+            size = field(default=0)
+
+
 def test_a_method_the_class_defines_is_kept() -> None:
     @valueclass(frozen=True)
     class Named:
