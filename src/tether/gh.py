@@ -97,7 +97,7 @@ def run_gh(
     if ran.not_found:
         raise TetherError(NOT_INSTALLED)
     if not ran.started:
-        raise TetherError(f"gh {args[0]}: {ran.describe()}")
+        raise TetherError(f"gh {args[0]}: {ran.end_words()}")
     if ran.timed_out:
         assert bound is not None
         raise GhBoundExceeded("time", f"took longer than {bound.seconds:g} s")

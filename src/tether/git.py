@@ -1047,7 +1047,7 @@ def _bounded(args: Sequence[str], cwd: Path | None, bound: TransferBound) -> tup
     if ran.not_found:
         raise TetherError(GIT_MISSING)
     if not ran.started:
-        raise TetherError(f"git {args[0]}: {ran.describe()}")
+        raise TetherError(f"git {args[0]}: {ran.end_words()}")
     if ran.timed_out:
         raise TransferBoundExceeded("time", f"git {args[0]} took longer than {bound.seconds:g} s")
     if ran.exit_code != 0 and ("File too large" in stderr or len(stdout) >= bound.max_bytes):

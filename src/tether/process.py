@@ -132,9 +132,13 @@ class Finished:
     def program(self) -> str:
         return self.argv[0] if self.argv else ""
 
-    def describe(self) -> str:
+    def end_words(self) -> str:
         """What happened, without the program's name: ``exited 3``, ``timed out after 5 s;
-        its process group was stopped``, ``was killed by signal 9``, ``could not start …``."""
+        its process group was stopped``, ``was killed by signal 9``, ``could not start …``.
+        ``report/programs.py`` words a run for every report and log above the flows; this
+        is the same words for the modules below ``report/``, which cannot import it: the
+        errors the edges and the store raise, a region's or a migration's log line, audit's
+        reason a tool gave no answer (docs/architecture.md, "Differences")."""
         if not self.started:
             return f"could not start {self.program!r}: {self.error}"
         if self.timed_out:
@@ -148,13 +152,6 @@ class Finished:
             return f"was killed by signal {-self.exit_code}"
         return f"exited {self.exit_code}"
 
-    def failure(self, command: str | None = None) -> str:
-        """One line naming the command (``command``, else the argv) and what happened."""
-        shown = command if command is not None else _shown(self.argv)
-        if not self.started:
-            return self.describe()
-        return f"{shown} {self.describe()}"
-
     def code(self) -> int:
         """The exit code to record for the step: the program's, ``TIMED_OUT`` for a
         timeout, 127 when it could not start (what a shell answers), 128+N for signal N."""
@@ -163,12 +160,6 @@ class Finished:
         if self.timed_out or self.exit_code is None:
             return TIMED_OUT
         return 128 - self.exit_code if self.exit_code < 0 else self.exit_code
-
-
-def _shown(argv: Sequence[str]) -> str:
-    import shlex  # only to word a program's command line in a message
-
-    return shlex.join(argv)
 
 
 # --- running -------------------------------------------------------------------------------

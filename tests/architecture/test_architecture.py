@@ -873,3 +873,78 @@ def test_the_flows_give_a_rows_reason_as_a_fact() -> None:
 )
 def test_the_row_reason_rule_sees_each_spelling(source: str, worded: bool) -> None:
     assert bool(_worded_reasons(ast.parse(source))) is worded
+
+
+# --- how a program ended: the process edge's fact, worded in report/ -----------------------
+
+# The modules that word a program's end with ``process.Finished.end_words``: each sits
+# below report/, so it cannot import ``report/programs.py``, which words it for every other
+# (docs/architecture.md, "Differences" lists each and why).
+END_WORDED_BELOW_REPORT = {
+    "git.py",
+    "gh.py",
+    "templates/copier_child.py",
+    "flows/regen.py",
+    "audit/shellcheck.py",
+    "audit/shellast.py",
+}
+# The names a module gives what ``process.run`` returned, whose words were once its own.
+DOCUMENT = SOURCE.parents[1] / "docs" / "architecture.md"
+_RUN_NAMES = {"finished", "ran", "run", "result"}
+
+
+def _words_a_program_end(tree: ast.AST) -> list[tuple[int, str]]:
+    """Where a module words how a program ended itself: ``.end_words()`` of anything, or
+    ``.describe()``/``.failure(…)`` of a program's result (the words ``Finished`` once had)."""
+    found = []
+    for node in ast.walk(tree):
+        if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)):
+            continue
+        method, receiver = node.func.attr, node.func.value
+        of_a_run = isinstance(receiver, ast.Name) and receiver.id in _RUN_NAMES
+        if method == "end_words" or (method in ("describe", "failure") and of_a_run):
+            found.append((node.lineno, ast.unparse(node)))
+    return found
+
+
+def test_a_programs_end_is_worded_in_report() -> None:
+    """``process.Finished`` is the fact of how a program ended; ``report/programs.py``
+    words it. Only a module below report/ words it where it is (``end_words``)."""
+    from tether.process import Finished
+
+    worded = sorted(
+        name
+        for name, value in vars(Finished).items()
+        if callable(value)
+        and not name.startswith("__")
+        and getattr(value, "__annotations__", {}).get("return") == "str"
+    )
+    assert worded == ["end_words"], "a Finished words itself: word it in report/programs.py"
+    broken = [
+        f"{where}:{line}: {what}"
+        for where, text in _module_files().items()
+        if where not in END_WORDED_BELOW_REPORT
+        for line, what in _words_a_program_end(_parsed(text))
+    ]
+    assert broken == [], "a program's end worded outside report/: use report/programs.py"
+    below = LAYERS[: LAYERS.index("report")]
+    above = [m for m in END_WORDED_BELOW_REPORT if LAYER_OF[_unit(SOURCE / m)] not in below]
+    assert above == [], "a module that can import report/programs.py words a program's end"
+    differences = DOCUMENT.read_text().split("## Differences from the starting design")[1]
+    assert [m for m in sorted(END_WORDED_BELOW_REPORT) if f"`{m}`" not in differences] == []
+
+
+@pytest.mark.parametrize(
+    ("source", "worded"),
+    [
+        ("log_line(log, f'{argv[0]}: {finished.describe()}')\n", True),
+        ("return finished.failure(command)\n", True),
+        ("raise TetherError(f'git {args[0]}: {ran.end_words()}')\n", True),
+        ("why = self.outcome.end_words()\n", True),
+        ("return program_failure(finished, command)\n", False),
+        ("registries = {e: source.describe() for e, source in found}\n", False),
+        ("return f'not ({self.negated.describe()})'\n", False),
+    ],
+)
+def test_the_program_end_rule_sees_each_spelling(source: str, worded: bool) -> None:
+    assert bool(_words_a_program_end(ast.parse(source))) is worded

@@ -15,6 +15,7 @@ import pytest
 from builders import ForkedChild
 from process_helpers import all_gone, hung_program, kill_leftovers, recorded_pids
 from tether import process
+from tether.report.programs import program_failure
 
 pytestmark = pytest.mark.usefixtures("short_graces")
 
@@ -44,7 +45,7 @@ def test_a_program_past_its_deadline_is_stopped_with_its_whole_group(tmp_path: P
     assert finished.started and finished.timed_out
     assert finished.exit_code is None and finished.code() == process.TIMED_OUT
     assert not finished.ok
-    line = finished.failure()
+    line = program_failure(finished)
     assert line == (
         f"{tmp_path / 'hung'} timed out after 0.5 s (TETHER_LIMIT_TEST_SECONDS sets it); "
         "its process group was stopped"
@@ -154,13 +155,13 @@ def test_captured_output_input_and_exit_code(tmp_path: Path) -> None:
     assert finished.started and not finished.timed_out
     assert (finished.exit_code, finished.code(), finished.ok) == (3, 3, False)
     assert (finished.stdout, finished.stderr) == (b"given\n", b"warning\n")
-    assert finished.failure("the check") == "the check exited 3"
+    assert program_failure(finished, "the check") == "the check exited 3"
 
 
 def test_a_signal_that_ends_the_program_is_reported(tmp_path: Path) -> None:
     finished = process.run(["sh", "-c", "kill -9 $$"], timeout=30)
     assert finished.exit_code == -9 and finished.code() == 137
-    assert finished.describe() == "was killed by signal 9"
+    assert finished.end_words() == "was killed by signal 9"
 
 
 def test_output_goes_to_the_log_and_only_a_bounded_tail_is_read_back(
@@ -220,7 +221,7 @@ def test_a_missing_program_could_not_start() -> None:
     finished = process.run(["tether-test-no-such-program", "x"], timeout=30)
     assert not finished.started and finished.not_found
     assert finished.code() == 127
-    assert finished.failure() == (
+    assert program_failure(finished) == (
         "could not start 'tether-test-no-such-program': No such file or directory"
     )
 

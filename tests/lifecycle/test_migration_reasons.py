@@ -111,11 +111,11 @@ def test_a_journal_written_with_words_in_reason_is_read_and_shown_as_before(tmp_
     ],
 )
 def test_how_a_program_ended_is_worded_as_the_process_edge_says_it(finished, code):
-    from tether.flows.regen import program_end
+    from tether.flows.lifecycle_plan import program_end
 
     why = program_end(finished)
     assert why.code is code
-    said = finished.describe()
+    said = finished.end_words()
     assert program_reason(why) == (said if not finished.started else f"ran and {said}")
     assert ProgramWhy.from_json(json.loads(json.dumps(why.to_json()))) == why
 

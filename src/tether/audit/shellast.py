@@ -57,7 +57,7 @@ def parse(tool: Tool, data: bytes, dialect: str) -> Parsed:
         limit=SHFMT_TIME.variable,
     )
     if result.timed_out:
-        return Parsed(None, f"shfmt {result.describe()}")
+        return Parsed(None, f"shfmt {result.end_words()}")
     if not result.started:
         return Parsed(None, f"shfmt could not run: {result.error}")
     if result.exit_code != 0:

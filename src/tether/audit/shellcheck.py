@@ -77,7 +77,7 @@ def _invoke(tool: Tool, args: list[str], data: bytes) -> list[dict[str, Any]] | 
         limit=SHELLCHECK_TIME.variable,
     )
     if result.timed_out:
-        return f"shellcheck {result.describe()}"
+        return f"shellcheck {result.end_words()}"
     if not result.started:
         return f"shellcheck could not run: {result.error}"
     if result.exit_code not in (0, 1):

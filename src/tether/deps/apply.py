@@ -23,12 +23,17 @@ from tether import progress
 from tether.deps import steps
 from tether.deps.edit import EditError, prepare, sweep_temps, write
 from tether.deps.owed import PENDING, OwedLedger
-from tether.deps.programs import failure_line, install_commands, log_line, run_logged
+from tether.deps.programs import install_commands, log_line, run_logged
 from tether.deps.project_lock import lock_project
 from tether.deps.steps import StepLog
 from tether.deps.work import ApplyOptions, ApplyRun, ProjectResult, ProjectWork, Step
 from tether.errors import Exit, TetherError
-from tether.report.deps import apply_digest, config_carried, config_not_carried
+from tether.report.deps import (
+    apply_digest,
+    config_carried,
+    config_not_carried,
+    program_failure_line,
+)
 from tether.report.runs import isolation_line
 from tether.runs.isolation import Isolation, Target, isolate
 from tether.runs.rundir import RunFolder
@@ -250,7 +255,7 @@ def _run(
     result.steps.append(Step(step, command, code, time.monotonic() - started))
     log_line(log, f"== {step} exit code {code}")
     if not finished.ok:
-        _fail(result, log, step, code, failure_line(command, finished))
+        _fail(result, log, step, code, program_failure_line(command, finished))
         return False
     return True
 

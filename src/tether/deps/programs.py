@@ -13,6 +13,7 @@ from typing import IO
 from tether.deps.work import ApplyOptions, ProjectWork
 from tether.process import Finished, child_env
 from tether.process import run as run_program
+from tether.report.deps import program_log_line
 
 # The install after a bump is there to rewrite the lockfile. Under CI (``CI=true``) pnpm
 # defaults to a frozen lockfile and yarn berry to an immutable one, and a project's own config
@@ -50,14 +51,6 @@ def install_commands(work: ProjectWork, options: ApplyOptions) -> list[list[str]
     return [list(c) for c in dict.fromkeys(tuple(c) for c in commands)]
 
 
-def failure_line(command: str, finished: Finished) -> str:
-    """``npm install exited with 1``; ``npm install timed out after 5 s (… sets it); its
-    process group was stopped``."""
-    if finished.timed_out:
-        return finished.failure(command)
-    return f"{command} exited with {finished.code()}"
-
-
 def registry_env(env: Mapping[str, str], registry: str) -> dict[str, str]:
     """``env`` with ``registry`` as every package manager's default registry."""
     return {**env, **dict.fromkeys(REGISTRY_ENV, registry)}
@@ -76,12 +69,9 @@ def run_logged(
     finished = run_program(
         argv, cwd=cwd, env=child_env(env), output=log, timeout=seconds, limit=limit
     )
-    if finished.not_found:
-        log_line(log, f"{argv[0]}: not found on PATH")
-    elif not finished.started:
-        log_line(log, f"{argv[0]}: {finished.error}")
-    elif finished.timed_out:
-        log_line(log, f"{argv[0]}: {finished.describe()}")
+    line = program_log_line(finished)
+    if line is not None:
+        log_line(log, line)
     return finished
 
 

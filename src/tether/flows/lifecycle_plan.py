@@ -24,6 +24,7 @@ if TYPE_CHECKING:
 
     from tether.flows.notes import Note
     from tether.model.lifecycle_declarations import Migration, Notice
+    from tether.process import Finished
 
 ADOPTER_OWNED_REASON = "adopter-owned"
 SKIP_FLAG = "--skip-migrations"
@@ -114,6 +115,17 @@ class ProgramWhy:
             seconds=float(seconds) if isinstance(seconds, (int, float)) else None,
             variable=None if variable is None else str(variable),
         )
+
+
+def program_end(run: Finished) -> ProgramWhy:
+    """How a program run ended, as a fact (``report/programs.py`` words it)."""
+    if not run.started:
+        return ProgramWhy(ProgramCode.NOT_STARTED, program=run.program, detail=run.error)
+    if run.timed_out:
+        return ProgramWhy(ProgramCode.TIMED_OUT, seconds=run.timeout, variable=run.limit)
+    if run.exit_code is not None and run.exit_code < 0:
+        return ProgramWhy(ProgramCode.KILLED, exit_code=run.exit_code)
+    return ProgramWhy(ProgramCode.EXITED, exit_code=run.exit_code)
 
 
 @valueclass(frozen=True)

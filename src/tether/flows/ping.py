@@ -12,7 +12,7 @@ import shlex
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from tether.flows.lifecycle_plan import ProgramCode, ProgramWhy
+from tether.flows.lifecycle_plan import ProgramCode, ProgramWhy, program_end
 
 if TYPE_CHECKING:
     from tether.flows.project import Project, Release
@@ -63,7 +63,7 @@ def plan_ping(
 def send_ping(project: Project, latest: Release, ping: Ping, from_version: str) -> None:
     """Run the project's merged copy of the program; whatever happens, the update stands."""
     from tether import process
-    from tether.flows.regen import operand_refusal, program_end
+    from tether.flows.regen import operand_refusal
 
     argv = _argv(project, from_version, latest.version)
     program = argv[0]

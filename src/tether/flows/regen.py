@@ -23,7 +23,7 @@ from tether import process
 from tether.engine.regions import RegenSpec, RegionDecl
 from tether.errors import TetherError
 from tether.flows.backups import back_up
-from tether.flows.lifecycle_plan import ProgramCode, ProgramWhy
+from tether.flows.lifecycle_plan import ProgramCode, ProgramWhy, program_end
 from tether.flows.safety import PathGuard, UnsafePath, open_without_links
 from tether.fsio import read_bytes
 from tether.pathrules import program_name_problem, relpath_problem
@@ -589,18 +589,7 @@ def run_program(
     )
 
 
-def program_end(run: process.Finished) -> ProgramWhy:
-    """How a program run ended, as a fact (``_program_result`` is the log's line of it)."""
-    if not run.started:
-        return ProgramWhy(ProgramCode.NOT_STARTED, program=run.program, detail=run.error)
-    if run.timed_out:
-        return ProgramWhy(ProgramCode.TIMED_OUT, seconds=run.timeout, variable=run.limit)
-    if run.exit_code is not None and run.exit_code < 0:
-        return ProgramWhy(ProgramCode.KILLED, exit_code=run.exit_code)
-    return ProgramWhy(ProgramCode.EXITED, exit_code=run.exit_code)
-
-
 def _program_result(run: process.Finished) -> str:
     """``ran and exited 4``, ``ran and timed out after 120 s (… sets it); its process group
     was stopped``, ``ran and was killed by signal 9``, ``could not start 'bash': …``."""
-    return run.describe() if not run.started else f"ran and {run.describe()}"
+    return run.end_words() if not run.started else f"ran and {run.end_words()}"

@@ -12,6 +12,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from tether.report.programs import program_ended, program_failure
 from tether.report.runs import failed_section, isolation_lines
 
 if TYPE_CHECKING:
@@ -20,6 +21,7 @@ if TYPE_CHECKING:
     from tether.deps.overrides import BoundOverride
     from tether.deps.plans import Pruned
     from tether.deps.work import ProjectResult
+    from tether.process import Finished
 
 CANCELLED = "Cancelled. No files modified."
 LEFT = "left-as-is"  # the kind of an engine surface that is not a simple pin
@@ -553,3 +555,24 @@ def override_dropped_warning(entry: str, source: str | None, fallback: str | Non
         + (f" or {fallback}" if fallback else "")
         + "; its packages get the generic bump"
     )
+
+
+def program_failure_line(command: str, finished: Finished) -> str:
+    """A failed install's or override command's ``error``: ``npm install exited with 1``;
+    ``npm install timed out after 5 s (… sets it); its process group was stopped``."""
+    if finished.timed_out:
+        return program_failure(finished, command)
+    return f"{command} exited with {finished.code()}"
+
+
+def program_log_line(finished: Finished) -> str | None:
+    """The line a project's log gets when its program could not start or timed out (what
+    it printed is the log's lines before), or None."""
+    program = finished.program
+    if finished.not_found:
+        return f"{program}: not found on PATH"
+    if not finished.started:
+        return f"{program}: {finished.error}"
+    if finished.timed_out:
+        return f"{program}: {program_ended(finished)}"
+    return None

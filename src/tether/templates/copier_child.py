@@ -115,7 +115,7 @@ def _in_child(operation: str, arguments: dict[str, Any], what: str) -> Any:
     try:
         answer = json.loads(said)
     except ValueError:
-        why = complaint[-1] if complaint else ran.describe()
+        why = complaint[-1] if complaint else ran.end_words()
         raise TetherError(f"{what}: {why}") from None
     if "error" in answer:
         raise TetherError(str(answer["error"]))
