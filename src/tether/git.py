@@ -346,8 +346,9 @@ def _set_index_entries(repo: Path, paths: Sequence[tuple[str, Sequence[IndexEntr
     for rel, entries in paths:
         lines.append(f"0 {'0' * 40}\t{rel}")  # drop every stage first
         lines += [f"{mode:o} {oid} {stage}\t{rel}" for mode, oid, stage in entries]
-    payload = ("\n".join(lines) + "\n").encode("utf-8", "surrogateescape")
-    if _run_git_bytes(["update-index", "--index-info"], cwd=repo, data=payload) is None:
+    # NUL-terminated records: a line break in a folder above the project is part of a name.
+    payload = ("\0".join(lines) + "\0").encode("utf-8", "surrogateescape")
+    if _run_git_bytes(["update-index", "-z", "--index-info"], cwd=repo, data=payload) is None:
         raise TetherError(f"git update-index failed for {', '.join(rel for rel, _ in paths)}")
 
 

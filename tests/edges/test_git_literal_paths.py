@@ -59,3 +59,27 @@ def test_index_and_history_questions_take_paths_literally(tmp_path: Path) -> Non
     entries = tgit.index_entries(project, ["*", "[ab].md"])
     assert {rel: len(found) for rel, found in entries.items()} == {"*": 1, "[ab].md": 1}
     assert tgit.tracked_paths(project, ["?.txt"]) == ["?.txt"]
+
+
+def test_conflict_stages_are_recorded_for_a_path_whose_folder_name_holds_a_line_break(
+    tmp_path: Path,
+) -> None:
+    """The batched ``update-index --index-info`` takes one path per record: a project in a
+    folder whose name holds a line break (legal on every POSIX file system) must neither
+    lose its conflict stages nor have the pieces of its name read as other index records
+    (here one that would drop ``keep.txt`` from the index)."""
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    git(repo, "init", "-q", "-b", "main")
+    (repo / "keep.txt").write_text("kept\n")
+    git(repo, "add", "keep.txt")
+    git(repo, "commit", "-qm", "keep")
+    odd = f"app\n0 {'0' * 40}\tkeep.txt\nx"
+    (repo / odd).mkdir()
+    rel = f"{odd}/f.txt"
+    (repo / rel).write_text("<<<<<<< ours\n")
+    stages = [(1, b"base\n", 0o100644), (2, b"ours\n", 0o100644), (3, b"theirs\n", 0o100644)]
+    tgit.record_unmerged_paths(repo, [(rel, stages)])
+    listed = git(repo, "ls-files", "--stage", "-z").split("\0")
+    names = sorted((line.split("\t", 1)[1], line.split()[2]) for line in listed if line)
+    assert names == sorted([("keep.txt", "0"), (rel, "1"), (rel, "2"), (rel, "3")])
