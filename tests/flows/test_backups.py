@@ -79,3 +79,59 @@ def test_a_stopped_batch_leaves_no_backup_sharing_bytes_with_its_file(tmp_path):
     with open(project_dir / "f3.txt", "a") as handle:
         handle.write("edited in place\n")
     assert (project_dir / ".tether/backup/run-1/f3.txt").read_text() == files["f3.txt"]
+
+
+def _guarded_backups(tmp_path):
+    from tether.flows.safety import PathGuard
+
+    source = tmp_path / "proj" / "f.txt"
+    source.parent.mkdir()
+    source.write_bytes(b"the adopter's bytes\n")
+    return PathGuard(tmp_path / "backup"), source
+
+
+def test_a_linked_backup_reads_the_file_once(tmp_path, monkeypatch):
+    """The usual backup (nothing at its name yet) is a link, and the bytes are read once,
+    through the backup's name after the link, for the digest the journal records."""
+    import hashlib
+
+    from tether import fsio
+    from tether.flows.backups import back_up
+
+    guard, source = _guarded_backups(tmp_path)
+    opened = []
+    real_open = fsio.open_regular
+    monkeypatch.setattr(fsio, "open_regular", lambda p: opened.append(str(p)) or real_open(p))
+    saved = back_up(guard, "run/f.txt", source, may_link=True, durable=False)
+    assert saved is not None and saved.linked and saved.written
+    backup = tmp_path / "backup" / "run" / "f.txt"
+    assert opened == [str(backup)]
+    assert saved.sha256 == hashlib.sha256(b"the adopter's bytes\n").hexdigest()
+    assert os.stat(backup).st_ino == os.stat(source).st_ino
+
+
+def test_a_file_swapped_while_it_is_linked_is_backed_up_as_the_bytes_read(tmp_path, monkeypatch):
+    """Replaced by another file between its look and its link: the link (to another file
+    than the one looked at) is undone, and the backup holds what is read, with its digest."""
+    import hashlib
+
+    from tether.flows import backups
+
+    guard, source = _guarded_backups(tmp_path)
+    real_link = os.link
+    swaps = []
+
+    def link_after_a_swap(src, dst, **kwargs):
+        if not swaps:
+            swaps.append(src)
+            os.rename(source.with_name("other"), source)  # a new file, a new inode
+        return real_link(src, dst, **kwargs)
+
+    source.with_name("other").write_bytes(b"swapped in\n")
+    monkeypatch.setattr(backups.os, "link", link_after_a_swap)
+    saved = backups.back_up(guard, "run/f.txt", source, may_link=True, durable=False)
+    assert swaps and saved is not None
+    backup = tmp_path / "backup" / "run" / "f.txt"
+    assert backup.read_bytes() == b"swapped in\n"
+    assert saved.sha256 == hashlib.sha256(b"swapped in\n").hexdigest()
+    assert not (tmp_path / "backup" / "run" / "f.txt.2").exists()

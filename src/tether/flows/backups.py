@@ -16,7 +16,7 @@ from pathlib import Path
 
 from tether.errors import TetherError
 from tether.flows.safety import PathGuard
-from tether.fsio import file_mode, read_bytes, sha256_bytes, sha256_file
+from tether.fsio import file_mode, read_bytes, read_with_stat, sha256_bytes, sha256_file
 from tether.valueclass import valueclass
 
 TYPE_CHECKING = False  # typing itself costs ~2 ms of start-up, which an update pays
@@ -77,6 +77,10 @@ def back_up(
     at ``name`` is never replaced: the bytes go to the first free ``name.<n>`` (n >= 2).
     ``may_link``: only for a caller that never changes a file in place (see ``link_backup``).
     """
+    if may_link and first is None:
+        linked = _link_first(guard, name, source)
+        if linked is not None:
+            return linked
     data = read_bytes(source)
     digest = sha256_bytes(data)
     if first == digest:
@@ -89,6 +93,34 @@ def back_up(
         return Saved(name, digest, written=True, linked=True)
     guard.write(name, data, mode=file_mode(source), durable=durable)
     return Saved(name, digest, written=True)
+
+
+def _link_first(guard: PathGuard, name: str, source: Path) -> Saved | None:
+    """The usual backup of a run's first write of a file: nothing stands at ``name`` yet, so
+    the backup is a second name for the file's bytes, and the one read that hashes them goes
+    through that name, after the link: the digest is of the bytes the backup holds, read
+    once (``link_backup`` reads before the link and again after it). None: anything else
+    (something at ``name``, a file with other names, a link, another filesystem, a file
+    swapped while being linked), which ``back_up`` handles as before."""
+    try:
+        info = os.lstat(source)
+        if not stat.S_ISREG(info.st_mode) or info.st_nlink != 1:
+            return None
+        target, existing = guard.ready(name)
+        if existing is not None:
+            return None
+        os.link(source, target, follow_symlinks=False)
+    except OSError:
+        return None
+    try:
+        data, linked = read_with_stat(target)
+        if (linked.st_dev, linked.st_ino) == (info.st_dev, info.st_ino):
+            return Saved(name, sha256_bytes(data), written=True, linked=True)
+    except OSError:
+        pass
+    with contextlib.suppress(FileNotFoundError):
+        os.unlink(target)  # not the file looked at: back it up as before
+    return None
 
 
 def _free_name(root: Path, name: str) -> str:
