@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import shutil
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -51,7 +52,8 @@ V3 = {**V2, "docs/guide.md": "guide v3\n"}
 
 
 def template_repo(root: Path, versions: list[tuple[str, dict[str, str]]]) -> Path:
-    """A git template repository, one commit and tag per version holding exactly its files."""
+    """A git template repository, one commit and tag per version holding exactly its files,
+    its objects in one pack."""
     root.mkdir(parents=True)
     git(root, "init", "-q", "-b", "main")
     for tag, files in versions:
@@ -62,14 +64,49 @@ def template_repo(root: Path, versions: list[tuple[str, dict[str, str]]]) -> Pat
         git(root, "add", "-A")
         git(root, "commit", "-qm", tag, "--allow-empty")
         git(root, "tag", tag)
+    # One pack, not a loose file per object: copier renders the name of every path of its
+    # clone, .git's included, before it leaves .git out (half the paths of a clone).
+    git(root, "repack", "-adq")
     return root
 
 
+# What copier made of a template commit, ref and answers earlier in this module: the
+# template's path it recorded, and a copy of the project as copier left it (in the folder
+# the module's fixture below gives, the last item).
+_COPIED: dict[tuple[str, str, tuple[tuple[str, str], ...]], tuple[Path, Path]] = {}
+_COPIES: list[Path] = []
+
+
+@pytest.fixture(scope="module", autouse=True)
+def copier_outputs(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
+    """The folder ``generate`` keeps copier's outputs in, for this module's tests only."""
+    _COPIES.append(tmp_path_factory.mktemp("copier-output"))
+    yield
+    _COPIED.clear()
+    _COPIES.clear()
+
+
 def generate(template: Path, dest: Path, ref: str = "v1.0.0", **data: str) -> Path:
-    """A project as ``copier copy`` makes it, committed on main."""
-    copier.run_copy(
-        str(template), dest, data=data, vcs_ref=ref, defaults=True, quiet=True, unsafe=True
-    )
+    """A project as ``copier copy`` makes it, committed on main.
+
+    copier runs once per template commit, ref and answers in this module (0.15 s); a later
+    project of the same three (tests copy one built template) is a copy of its output with
+    the answers file naming this test's template, the one line in which the two differ."""
+    commit = git(template, "rev-parse", f"{ref}^{{commit}}").strip()
+    key = (commit, ref, tuple(sorted(data.items())))
+    if key in _COPIED:
+        source, copied = _COPIED[key]
+        shutil.copytree(copied, dest, symlinks=True)
+        naming = [p for p in dest.rglob("*") if p.is_file() and str(source) in p.read_text()]
+        assert len(naming) == 1, naming  # the answers file, and nothing else
+        naming[0].write_text(naming[0].read_text().replace(str(source), str(template)))
+    else:
+        copier.run_copy(
+            str(template), dest, data=data, vcs_ref=ref, defaults=True, quiet=True, unsafe=True
+        )
+        copied = _COPIES[-1] / str(len(_COPIED))
+        shutil.copytree(dest, copied, symlinks=True)
+        _COPIED[key] = (template, copied)
     git(dest, "init", "-q", "-b", "main")
     git(dest, "add", "-A")
     git(dest, "commit", "-qm", "generated")
@@ -96,6 +133,19 @@ def built_template(tmp_path_factory: pytest.TempPathFactory) -> Path:
     and never used itself: each test gets a copy of its own."""
     root = tmp_path_factory.mktemp("template") / "tpl"
     return template_repo(root, [("v1.0.0", V1), ("v2.0.0", V2), ("v3.0.0", V3)])
+
+
+@pytest.fixture(scope="module")
+def built_migrating_template(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """v1.0.0 and ``MIGRATING`` (its migrations and a task), built once per module."""
+    root = tmp_path_factory.mktemp("template") / "tpl"
+    return template_repo(root, [("v1.0.0", V1), ("v2.0.0", MIGRATING)])
+
+
+@pytest.fixture
+def migrating_template(built_migrating_template: Path, tmp_path: Path) -> Path:
+    """This test's own copy of the template whose v2.0.0 has migrations and a task."""
+    return Path(shutil.copytree(built_migrating_template, tmp_path / "tpl", symlinks=True))
 
 
 @pytest.fixture
@@ -231,8 +281,8 @@ _tasks:
 }
 
 
-def test_migrations_and_tasks_run_only_with_trust(tmp_path: Path) -> None:
-    template = template_repo(tmp_path / "tpl", [("v1.0.0", V1), ("v2.0.0", MIGRATING)])
+def test_migrations_and_tasks_run_only_with_trust(migrating_template: Path, tmp_path: Path) -> None:
+    template = migrating_template
     project = generate(template, tmp_path / "app", project_name="app")
     before = tree(project)
     code, doc = update(project)
@@ -248,9 +298,10 @@ def test_migrations_and_tasks_run_only_with_trust(tmp_path: Path) -> None:
 
 
 def test_no_programs_skips_migrations_and_tasks_without_trust_and_says_so(
+    migrating_template: Path,
     tmp_path: Path,
 ) -> None:
-    template = template_repo(tmp_path / "tpl", [("v1.0.0", V1), ("v2.0.0", MIGRATING)])
+    template = migrating_template
     project = generate(template, tmp_path / "app", project_name="app")
     code, doc = update(project, "--no-programs")
     assert code == 0, doc["stderr"]
@@ -262,8 +313,10 @@ def test_no_programs_skips_migrations_and_tasks_without_trust_and_says_so(
     assert "_commit: v2.0.0\n" in answers(project)
 
 
-def test_a_dry_run_runs_no_migration_or_task_and_needs_no_trust(tmp_path: Path) -> None:
-    template = template_repo(tmp_path / "tpl", [("v1.0.0", V1), ("v2.0.0", MIGRATING)])
+def test_a_dry_run_runs_no_migration_or_task_and_needs_no_trust(
+    migrating_template: Path, tmp_path: Path
+) -> None:
+    template = migrating_template
     project = generate(template, tmp_path / "app", project_name="app")
     before = tree(project)
     for extra in ((), ("--trust",)):
@@ -621,14 +674,16 @@ def test_own_in_a_copier_project_is_committed_and_honoured(template: Path, tmp_p
 # --- a kill at every journal step of a trusted update with migrations and tasks ---------
 
 
-def test_a_kill_at_every_step_never_runs_a_migration_or_task_twice(tmp_path: Path) -> None:
+def test_a_kill_at_every_step_never_runs_a_migration_or_task_twice(
+    migrating_template: Path, tmp_path: Path
+) -> None:
     """Each crash point the journal of one trusted update passes (its migrations' stages
     included) kills a run of the same update; the rerun finishes it. The tree, the log the
     migrations and the task append to, and the recorded version are the uninterrupted
     run's: a stage that finished is never run again."""
     from tether.state.journal import read_records
 
-    template = template_repo(tmp_path / "tpl", [("v1.0.0", V1), ("v2.0.0", MIGRATING)])
+    template = migrating_template
     pristine = generate(template, tmp_path / "pristine", project_name="app")
     readme = (pristine / "README.md").read_text().replace("intro\n", "intro, ours\n")
     (pristine / "README.md").write_text(readme)
@@ -655,7 +710,7 @@ def test_a_kill_at_every_step_never_runs_a_migration_or_task_twice(tmp_path: Pat
 
 
 def test_an_update_clones_each_template_version_once_and_leaves_no_clone(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    migrating_template: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """copier clones the template for every question asked of a version; a trusted update
     asks each of its two versions up to four (the render, whether a migration lies between
@@ -666,7 +721,7 @@ def test_an_update_clones_each_template_version_once_and_leaves_no_clone(
     import copier._template
     from copier._vcs import CLONE_PREFIX
 
-    template = template_repo(tmp_path / "tpl", [("v1.0.0", V1), ("v2.0.0", MIGRATING)])
+    template = migrating_template
     project = generate(template, tmp_path / "app", project_name="app")
     scratch = tmp_path / "scratch"  # where copier clones: this test's alone
     scratch.mkdir()
@@ -782,13 +837,15 @@ def test_check_is_honest_after_copier_left_rej_files_and_recorded_the_version(
     assert ("README.md", "README.md.rej") in found
 
 
-def test_migrations_and_tasks_not_run_are_a_fact_of_the_update(tmp_path: Path) -> None:
+def test_migrations_and_tasks_not_run_are_a_fact_of_the_update(
+    migrating_template: Path, tmp_path: Path
+) -> None:
     """A dry run's plan carries the fact (report/notes.py words it, as above)."""
     from tether.flows.notes import ProgramsOff, TemplateProgramsNotRun
     from tether.flows.update import PreparedUpdate, UpdateRequest, prepare_update
     from tether.flows.update_report import UpdateStatus
 
-    template = template_repo(tmp_path / "tpl", [("v1.0.0", V1), ("v2.0.0", MIGRATING)])
+    template = migrating_template
     project = generate(template, tmp_path / "app", project_name="app")
     prepared = prepare_update(UpdateRequest(project, dry_run=True))
     assert isinstance(prepared, PreparedUpdate)
