@@ -292,6 +292,9 @@ def flush_to_disk(paths: Sequence[str | os.PathLike[str]]) -> None:
     far cheaper than an fsync per file and folder, and (unlike ``sync``) never for what other
     programs are writing to other disks; elsewhere each file and each distinct folder is
     fsync'd.
+
+    An error the sync reports (a failed writeback: EIO, ENOSPC) is raised, as an fsync of
+    each file raised it: the caller must not record as written what never reached the disk.
     """
     if not paths:
         return
@@ -300,19 +303,27 @@ def flush_to_disk(paths: Sequence[str | os.PathLike[str]]) -> None:
             os.sync()
         return
     for path in paths:
-        with contextlib.suppress(OSError):
+        try:
             fd = os.open(path, os.O_RDONLY)
-            try:
-                os.fsync(fd)
-            finally:
-                os.close(fd)
+        except OSError:
+            continue  # gone: a removed path's entry is made durable by its folder's fsync
+        try:
+            os.fsync(fd)
+        finally:
+            os.close(fd)
     for folder in {os.path.dirname(p) for p in paths}:
         fsync_dir(folder)
 
 
+# What syncfs answers where it is not available to this process (an old kernel, a seccomp
+# filter): the caller falls back to sync. Any other failure is the writeback's own.
+_SYNCFS_UNAVAILABLE = frozenset({errno.ENOSYS, errno.EPERM})
+
+
 def _sync_file_systems(folders: set[str]) -> bool:
     """``syncfs`` once for each file system one of ``folders`` lies on; False when the call
-    is not available or fails, so the caller falls back to ``sync``."""
+    is not available, so the caller falls back to ``sync``. A failed writeback it reports is
+    raised (``sync`` would hide it)."""
     import ctypes
 
     try:
@@ -330,7 +341,10 @@ def _sync_file_systems(folders: set[str]) -> bool:
             return False
         try:
             if syncfs(fd) != 0:
-                return False
+                failure = ctypes.get_errno()
+                if failure in _SYNCFS_UNAVAILABLE or not failure:
+                    return False
+                raise OSError(failure, os.strerror(failure), folder)
         finally:
             os.close(fd)
     return bool(one_folder_per_device)

@@ -88,3 +88,54 @@ def test_without_syncfs_one_global_sync(tmp_path: Path, monkeypatch: pytest.Monk
     monkeypatch.setattr(os, "sync", noting_sync)
     flush_to_disk(written)
     assert synced == [True]
+
+
+class _FailingLibc:
+    """The C library as seen through ``ctypes``, with a ``syncfs`` that reports what a
+    failed writeback reports (-1, errno EIO): the data did not reach the disk."""
+
+    def __init__(self, *args: object, **kwargs: object) -> None:
+        pass
+
+    @staticmethod
+    def syncfs(fd: int) -> int:
+        import errno
+
+        ctypes.set_errno(errno.EIO)
+        return -1
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="syncfs is Linux's")
+def test_a_writeback_error_syncfs_reports_is_raised_not_hidden_behind_sync(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``sync`` reports nothing: falling back to it when ``syncfs`` says the writes failed
+    would let the journal say "written" of bytes that never reached the disk (one fsync per
+    file, as before the group commit, raised the error)."""
+    import errno
+
+    written = written_in_two_folders(tmp_path)
+    synced: list[bool] = []
+    monkeypatch.setattr(ctypes, "CDLL", _FailingLibc)
+    monkeypatch.setattr(os, "sync", lambda: synced.append(True))
+    with pytest.raises(OSError) as raised:
+        flush_to_disk(written)
+    assert raised.value.errno == errno.EIO
+    assert synced == []
+
+
+def test_elsewhere_a_failed_fsync_of_a_file_is_raised(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import errno
+
+    written = written_in_two_folders(tmp_path)
+
+    def failing_fsync(fd: int) -> None:
+        raise OSError(errno.EIO, os.strerror(errno.EIO))
+
+    monkeypatch.setattr(sys, "platform", "darwin")
+    monkeypatch.setattr(os, "fsync", failing_fsync)
+    with pytest.raises(OSError) as raised:
+        flush_to_disk(written)
+    assert raised.value.errno == errno.EIO
