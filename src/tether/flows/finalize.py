@@ -108,6 +108,8 @@ def finalize(
                 pack.add(data, digest)
             elif not installed and ours:
                 pristine.adopt(latest.file_path(rel), digest, may_link=True)
+            elif not installed and (checked := latest.checked_bytes(rel, digest)) is not None:
+                pack.add(checked, digest)  # the bytes the plan read and checked: not read again
             elif not installed:
                 pack.adopt(latest.file_path(rel), digest)  # skipped when cached already
             # Bytes tether did not change keep their recorded mode (a mode-only change

@@ -376,7 +376,7 @@ def _decide_latest_path(
 
     def release_bytes() -> bytes:
         if not loaded:
-            loaded.append(latest.verified_bytes(rel))
+            loaded.append(latest.verified_bytes(rel, keep=True))
         return loaded[0]
 
     mode = latest.mode_of(rel)

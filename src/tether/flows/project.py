@@ -209,6 +209,9 @@ class Release:
     # What the source said while fetching it (which of two tags named the version...), and
     # how a template's release was rendered (flows/notes.py).
     notes: tuple[Note, ...] = ()
+    # The bytes an update's plan read and checked against the manifest's hash, by path:
+    # finalize packs the files the update changed from these, not reading each again.
+    _checked: dict[str, bytes] = field(default_factory=dict, compare=False, repr=False)
 
     @property
     def manifest_sha256(self) -> str:
@@ -226,12 +229,24 @@ class Release:
     def _file_name(self, rel: str) -> str:
         return os.path.join(self.root, self.manifest.sources.get(rel, rel))
 
-    def verified_bytes(self, rel: str) -> bytes:
+    def verified_bytes(self, rel: str, *, keep: bool = False) -> bytes:
+        """The release's bytes for ``rel``, checked against the manifest's hash when it
+        records one; ``keep``: held for ``checked_bytes`` (an update's plan, for finalize)."""
         data = self._read(rel)
         recorded = self.manifest.hashes.get(rel)
-        if recorded is not None and sha256_bytes(data) != recorded:
-            raise self._mismatch(rel)
+        if recorded is not None:
+            if sha256_bytes(data) != recorded:
+                raise self._mismatch(rel)
+            if keep:
+                self._checked[rel] = data
         return data
+
+    def checked_bytes(self, rel: str, sha256: str) -> bytes | None:
+        """The bytes of ``rel`` read and checked against ``sha256`` (the manifest's record)
+        earlier in this run, or None."""
+        if self.manifest.hashes.get(rel) != sha256:
+            return None
+        return self._checked.get(rel)
 
     def verified(self, rel: str) -> tuple[bytes, str]:
         """``verified_bytes`` and their sha256, hashed once for both."""
