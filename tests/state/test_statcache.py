@@ -297,3 +297,37 @@ def test_a_racy_entry_no_run_hashed_again_stays_untrusted_when_the_cache_is_save
     second.save()
     assert StatCache(cache_path).lookup("other.txt", os.stat(other)) == sha(b"other\n")
     assert StatCache(cache_path).lookup("written.txt", written_info) is None
+
+
+def test_init_vouches_for_a_file_it_read_only_as_of_when_it_read_it(tmp_path, monkeypatch):
+    """init reads the files already there first and records them after the release is
+    fetched, checked and written, which can take seconds. A file edited just before the
+    read is racy as of the read, however late the record and the save come."""
+    from builders import call as call_in_process
+    from tether.flows import install
+
+    shelf = tmp_path / "rel"
+    make_release(shelf, "1.0.0", {"mine.txt": "v1\n", "new.txt": "new\n"})
+    project = tmp_path / "proj"
+    write_files(project, {"mine.txt": "my own\n"})  # edited just now
+    real_time_ns = time.time_ns
+    later = []
+
+    def clock():
+        return real_time_ns() + (3 * RACY_MARGIN_NS if later else 0)
+
+    read_project = install._classify_targets
+
+    def read_then_take_seconds(*args, **kwargs):
+        found = read_project(*args, **kwargs)
+        later.append(True)  # fetching and checking the release took this long
+        return found
+
+    monkeypatch.setattr(time, "time_ns", clock)
+    monkeypatch.setattr(install, "_classify_targets", read_then_take_seconds)
+    init = ("init", "--source", str(shelf), "--to", "1.0.0", "-C", str(project))
+    assert call_in_process(*init) == 0
+    assert later
+    cache = StatCache(project / ".tether/cache/stat.json")
+    assert "mine.txt" in cache.entries
+    assert cache.lookup("mine.txt", os.stat(project / "mine.txt")) is None

@@ -6,6 +6,7 @@ import contextlib
 import os
 import shutil
 import stat
+import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -93,6 +94,7 @@ class _Found:
 
     data: bytes
     info: os.stat_result
+    read_from_ns: int  # when the read began: what the stat cache may vouch for
 
 
 def _classify_targets(
@@ -109,7 +111,8 @@ def _classify_targets(
         if problem:
             raise TetherError(f"{target}: {problem}; nothing was installed")
         try:
-            current[rel] = None if info is None else _Found(read_bytes(target), info)
+            began = time.time_ns()
+            current[rel] = None if info is None else _Found(read_bytes(target), info, began)
         except NotRegularFileError:  # swapped for a FIFO or device since the guard looked
             raise TetherError(f"{target}: {NOT_REGULAR}; nothing was installed") from None
         except OSError as error:
@@ -420,7 +423,7 @@ def _write_install(
                 mine = sha256_bytes(found.data)
                 kept = report.identical if mine == digest else report.customised
                 kept.append(rel)
-                _remember_read(stats, rel, project.path(rel), found.info, mine)
+                _remember_read(stats, rel, project.path(rel), found, mine)
         pristine.add(release.manifest_bytes)
     written += _seed_sentinels(project, release, report, guard)
     written += write_version_markers(project, release, durable=False)
@@ -552,17 +555,16 @@ def _remember_written(stats: StatCache, rel: str, target: str, size: int, digest
         stats.record(rel, info, digest)
 
 
-def _remember_read(
-    stats: StatCache, rel: str, target: Path, seen: os.stat_result, digest: str
-) -> None:
+def _remember_read(stats: StatCache, rel: str, target: Path, found: _Found, digest: str) -> None:
     """A file init left as it found it goes into the stat cache with the hash of the bytes
-    read, when it is still the file that was read (same size, times and inode)."""
+    read, when it is still the file that was read (same size, times and inode), as of the
+    moment the read began (init may record it long after)."""
     try:
         info = os.lstat(target)
     except OSError:
         return
-    if stat.S_ISREG(info.st_mode) and stat_key(info) == stat_key(seen):
-        stats.record(rel, info, digest)
+    if stat.S_ISREG(info.st_mode) and stat_key(info) == stat_key(found.info):
+        stats.record(rel, info, digest, found.read_from_ns)
 
 
 def _profile_records(project: Project) -> set[str]:

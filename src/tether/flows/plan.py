@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import functools
 import os
+import time
 
 from tether import progress
 from tether.engine.decide import (
@@ -91,6 +92,7 @@ class AdopterFile:
     stats: StatCache | None = None
     data: bytes | None = None
     _sha: str | None = None
+    _read_from_ns: int | None = None  # when ``read`` began: what the stat cache may vouch for
 
     @property
     def present(self) -> bool:
@@ -105,11 +107,12 @@ class AdopterFile:
         if self._sha is None:
             self._sha = sha256_bytes(self.read())
             if self.stats is not None:
-                self.stats.record(self.rel, self.info, self._sha)
+                self.stats.record(self.rel, self.info, self._sha, self._read_from_ns)
         return self._sha
 
     def read(self) -> bytes:
         if self.data is None:
+            self._read_from_ns = time.time_ns()
             try:
                 self.data = read_bytes(self.path)
             except OSError as error:

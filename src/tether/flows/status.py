@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import stat
+import time
 from pathlib import Path
 
 from tether import progress
@@ -166,13 +167,14 @@ def current_digest(
     cached = stats.lookup(rel, info)
     if cached is not None:
         return cached
+    read_from = time.time_ns()
     try:
         digest = sha256_file(project.path(rel))  # a path object only for a file read
     except NotRegularFileError:  # swapped for a FIFO or device since the look
         return NOT_A_FILE
     except OSError as error:
         raise TetherError(cannot_read(rel, error)) from None
-    stats.record(rel, info, digest)
+    stats.record(rel, info, digest, read_from)
     return digest
 
 

@@ -84,16 +84,21 @@ class StatCache:
         sha = entry[4]
         return sha if isinstance(sha, str) else None
 
-    def record(self, rel: str, info: os.stat_result, sha: str) -> None:
-        """Remember ``sha`` as the hash of the bytes ``rel`` held at ``info``, read now."""
+    def record(
+        self, rel: str, info: os.stat_result, sha: str, read_from_ns: int | None = None
+    ) -> None:
+        """Remember ``sha`` as the hash of the bytes ``rel`` held at ``info``, read from the
+        moment ``read_from_ns`` (``time.time_ns()`` before the read; None: just now). A read
+        that began within the margin of the file's change vouches for nothing."""
         entry: Entry = (*stat_key(info), sha)
         now = time.time_ns()
+        read_from = now if read_from_ns is None else min(read_from_ns, now)
         changed = max(info.st_mtime_ns, info.st_ctime_ns)
         self._hashed.add(rel)
-        if changed >= now - RACY_MARGIN_NS and (
-            self._racy_hash_ns is None or now < self._racy_hash_ns
+        if changed >= read_from - RACY_MARGIN_NS and (
+            self._racy_hash_ns is None or read_from < self._racy_hash_ns
         ):
-            self._racy_hash_ns = now
+            self._racy_hash_ns = read_from
         old = self.entries.get(rel)
         if old is None or tuple(old) != entry or self._settles(changed, now):
             self.entries[rel] = entry
@@ -113,6 +118,7 @@ class StatCache:
         """Record the hash of the bytes ``path`` holds now, read for it: never a hash of
         bytes a run meant to write (a resumed run may keep what an interrupted one wrote).
         Nothing is recorded when the file changes while it is read, or cannot be read."""
+        read_from = time.time_ns()
         try:
             fd, before = open_regular(path)
         except OSError:
@@ -122,7 +128,7 @@ class StatCache:
             sha = sha256_handle(handle)
             after = os.fstat(handle.fileno())
         if stat_key(before) == stat_key(after):
-            self.record(rel, after, sha)
+            self.record(rel, after, sha, read_from)
         else:
             self.forget(rel)
 
