@@ -948,3 +948,60 @@ def test_a_programs_end_is_worded_in_report() -> None:
 )
 def test_the_program_end_rule_sees_each_spelling(source: str, worded: bool) -> None:
     assert bool(_words_a_program_end(ast.parse(source))) is worded
+
+
+# --- the multi-project layers: words from report/ ------------------------------------------
+
+# The layers above report/, which import it: what they write to a project's log and the
+# ``error`` they give a result are worded there.
+WORDED_IN_REPORT_LAYERS = ("runs", "multi")
+
+
+def _words_given(tree: ast.AST) -> list[tuple[int, str]]:
+    """Words given to a project's log (``log_line(log, …)``) or to a result's ``error``
+    (``x.error = …``, ``error=…``)."""
+    found = []
+    for node in ast.walk(tree):
+        values: list[ast.AST] = []
+        if isinstance(node, ast.Call):
+            func = node.func
+            name = func.id if isinstance(func, ast.Name) else getattr(func, "attr", "")
+            values += node.args[1:] if name == "log_line" else []
+            values += [kw.value for kw in node.keywords if kw.arg == "error"]
+        elif isinstance(node, ast.Assign):
+            named = [t for t in node.targets if isinstance(t, ast.Attribute) and t.attr == "error"]
+            values += [node.value] if named else []
+        if any(_words(v) and not (isinstance(v, ast.Constant) and v.value == "") for v in values):
+            found.append((node.lineno, ast.unparse(node)))
+    return found
+
+
+def test_the_multi_project_layers_take_their_words_from_report() -> None:
+    """``deps apply``'s project log and the ``error`` of a result in ``runs/``, ``fleet/``,
+    ``deps/`` and ``campaign/`` are worded in report/ (docs/architecture.md)."""
+    broken = [
+        f"{path.relative_to(SOURCE).as_posix()}:{line}: {what}"
+        for path in _modules()
+        if LAYER_OF[_unit(path)] in WORDED_IN_REPORT_LAYERS
+        for line, what in _words_given(_parsed(path.read_text()))
+    ]
+    assert broken == [], "words built above report/: word them in report/"
+
+
+@pytest.mark.parametrize(
+    ("source", "worded"),
+    [
+        ("log_line(log, f'== {step}: {command}')\n", True),
+        ("log_line(log, '== edit')\n", True),
+        ("scan.error = 'no package.json'\n", True),
+        ("result.error = f'{PENDING} ({result.error})'\n", True),
+        ("return Answer(error=f'no registry configured for {ecosystem}')\n", True),
+        ("log_line(log, step_log_line(step, command))\n", False),
+        ("log_line(log, EDIT_SECTION)\n", False),
+        ("result.error = install_pending(result.error)\n", False),
+        ("ProjectScan(name, root, error=str(error))\n", False),
+        ("error = f'{root}: {problem}'\n", False),
+    ],
+)
+def test_the_multi_project_words_rule_sees_each_spelling(source: str, worded: bool) -> None:
+    assert bool(_words_given(ast.parse(source))) is worded

@@ -22,17 +22,28 @@ from typing import IO
 from tether import progress
 from tether.deps import steps
 from tether.deps.edit import EditError, prepare, sweep_temps, write
-from tether.deps.owed import PENDING, OwedLedger
+from tether.deps.owed import OwedLedger
 from tether.deps.programs import install_commands, log_line, run_logged
 from tether.deps.project_lock import lock_project
 from tether.deps.steps import StepLog
 from tether.deps.work import ApplyOptions, ApplyRun, ProjectResult, ProjectWork, Step
 from tether.errors import Exit, TetherError
 from tether.report.deps import (
+    EDIT_SECTION,
+    INTERRUPTED,
     apply_digest,
+    bump_log_line,
     config_carried,
     config_not_carried,
+    exit_log_line,
+    failed_log_line,
+    install_pending,
+    install_with_log_line,
+    lock_failure,
     program_failure_line,
+    project_log_header,
+    result_log_line,
+    step_log_line,
 )
 from tether.report.runs import isolation_line
 from tether.runs.isolation import Isolation, Target, isolate
@@ -92,7 +103,7 @@ def _interrupted(result: ProjectResult) -> None:
     step = result.running or "apply"
     result.state, result.failed_step, result.exit_code = "failed", step, Exit.INTERRUPTED
     owed = step == "install" and (result.files or result.work.owed)
-    result.error = f"{PENDING} (interrupted)" if owed else "interrupted"
+    result.error = install_pending(INTERRUPTED) if owed else INTERRUPTED
 
 
 def _ask_go_on(result: ProjectResult, left: int, go_on: GoOn | None) -> bool:
@@ -104,11 +115,11 @@ def _ask_go_on(result: ProjectResult, left: int, go_on: GoOn | None) -> bool:
 def _apply_one(result: ProjectResult, options: ApplyOptions, records: Records) -> None:
     work = result.work
     with open(result.log, "a", encoding="utf-8", errors="replace") as log:
-        log_line(log, f"project {work.name} ({work.root})")
+        log_line(log, project_log_header(work.name, work.root))
         try:
             release = lock_project(work.root)
         except TetherError as error:
-            _fail(result, log, "lock", Exit.ERROR, f"{work.root}: {error}")
+            _fail(result, log, "lock", Exit.ERROR, lock_failure(work.root, error))
             return
         records.steps.append(steps.LOCKED, work.name)
         try:
@@ -140,7 +151,7 @@ def _apply_locked(
     records.steps.append(steps.ISOLATED, work.name, used=result.isolation.used)
     if result.isolation.used == "skipped":
         result.state = "skipped"
-        log_line(log, "== result: skipped, nothing written")
+        log_line(log, result_log_line("skipped"))
         return
     root = result.isolation.root
     workspace = Path(os.path.normpath(root / work.workspace))
@@ -150,9 +161,9 @@ def _apply_locked(
         if not _run(result, f"override:{override.entry.id}", override.argv(), root, log, options):
             return
     if work.install_with is not None and installs:
-        log_line(log, f"== install: with {work.install_with} (one install for the workspace)")
+        log_line(log, install_with_log_line(work.install_with))
         result.state = "applied"
-        log_line(log, "== result: applied, install owed until it runs")
+        log_line(log, result_log_line("applied", install_owed=True))
         return
     for argv in installs:
         ran = _run(result, "install", argv, workspace, log, options)
@@ -161,14 +172,14 @@ def _apply_locked(
         )
         if not ran:
             if result.files or work.owed:
-                result.error = f"{PENDING} ({result.error})"
+                result.error = install_pending(result.error)
             return
     if installs:
         for settled in (work, *work.covers):
             records.owed.settled(settled.name, settled.root)
             records.steps.append(steps.OWED_SETTLED, settled.name)
     result.state = "applied"
-    log_line(log, "== result: applied")
+    log_line(log, result_log_line("applied"))
 
 
 def _carry_config(isolation: Isolation, work: ProjectWork, installs: bool) -> Isolation:
@@ -209,7 +220,7 @@ def _edit(
     work = result.work
     if not work.bumps:
         return True
-    log_line(log, "== edit")
+    log_line(log, EDIT_SECTION)
     started = time.monotonic()
     changes = [b.change for b in work.bumps]
 
@@ -229,7 +240,7 @@ def _edit(
         _fail(result, log, "edit", Exit.ERROR, str(error))
         return False
     for bump in work.bumps:
-        log_line(log, f"  {bump.line()}")
+        log_line(log, bump_log_line(bump))
     result.files = sorted(files)
     result.steps.append(Step("edit", "", 0, time.monotonic() - started))
     return True
@@ -244,7 +255,7 @@ def _run(
     options: ApplyOptions,
 ) -> bool:
     command = shlex.join(argv)
-    log_line(log, f"== {step}: {command}")
+    log_line(log, step_log_line(step, command))
     started = time.monotonic()
     result.running = step
     seconds, limit = options.time_limit(step)
@@ -253,7 +264,7 @@ def _run(
     result.running = None
     code = finished.code()
     result.steps.append(Step(step, command, code, time.monotonic() - started))
-    log_line(log, f"== {step} exit code {code}")
+    log_line(log, exit_log_line(step, code))
     if not finished.ok:
         _fail(result, log, step, code, program_failure_line(command, finished))
         return False
@@ -262,4 +273,4 @@ def _run(
 
 def _fail(result: ProjectResult, log: IO[str], step: str, code: int, error: str) -> None:
     result.state, result.failed_step, result.exit_code, result.error = "failed", step, code, error
-    log_line(log, f"== failed at {step}: {error}")
+    log_line(log, failed_log_line(step, error))

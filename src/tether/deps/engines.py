@@ -44,6 +44,7 @@ from tether.deps.targets import AgePolicy, pick
 from tether.fsio import read_bytes
 from tether.parselimits import json_loads
 from tether.report.deps import (
+    NO_RUNTIME_VERSION,
     no_engine_target_warning,
     pinned_above_warning,
     pinned_apart_warning,
@@ -91,10 +92,7 @@ def scan_engines(name: str, root: Path) -> ProjectScan:
     except ScanError as error:
         return ProjectScan(name, root, error=str(error))
     if not scan.files:
-        scan.error = (
-            "no runtime version found (package.json, .nvmrc, .node-version, .tool-versions, "
-            ".bun-version, mise.toml, Dockerfiles, CI workflows)"
-        )
+        scan.error = NO_RUNTIME_VERSION
     return scan
 
 

@@ -28,6 +28,7 @@ from tether.deps.model import Declared, Locus, Occurrence, ReleaseGate, Skipped
 from tether.deps.workspace import PNPM_WORKSPACE, bun_catalogs, workspace_patterns
 from tether.fsio import cannot_read, read_bytes
 from tether.report.deps import (
+    NO_MANIFEST,
     catalog_missing_warning,
     lockfiles_mixed_warning,
     manager_not_locked_warning,
@@ -401,7 +402,7 @@ def scan_dependencies(name: str, root: Path, monorepo_root: Path | None = None) 
     except ScanError as error:
         return ProjectScan(name, root, error=str(error))
     if not scan.files:
-        scan.error = "no package.json, pnpm-workspace.yaml or pyproject.toml"
+        scan.error = NO_MANIFEST
     return scan
 
 

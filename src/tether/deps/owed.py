@@ -25,7 +25,6 @@ from tether.fsio import atomic_write, read_bytes
 from tether.runs.rundir import RunFolder, state_home
 
 OWED_FILE = "owed-installs.json"
-PENDING = "Manifests already bumped; install pending"
 
 
 @dataclass(frozen=True)

@@ -35,6 +35,7 @@ from tether.deps.model import Ecosystem, PackageInfo, Release
 from tether.fsio import read_bytes, read_head
 from tether.parselimits import json_loads
 from tether.process import map_in_threads
+from tether.report.deps import no_registry
 from tether.sources.web import BoundExceeded, answer_bounds, read_url
 
 DEFAULT_NPM = "https://registry.npmjs.org/"
@@ -641,7 +642,7 @@ class Fetcher:
 def _ask(source: Source | None, key: Key) -> Answer:
     ecosystem, name = key
     if source is None:
-        return Answer(error=f"no registry configured for {ecosystem}")
+        return Answer(error=no_registry(ecosystem))
     try:
         return Answer(info=source.fetch(name))
     except FetchError as error:

@@ -40,10 +40,6 @@ class Bump:
             "source_file": self.change.locus.source_file,
         }
 
-    def line(self) -> str:
-        where = f"{self.change.locus.source_file} {self.change.locus.location}"
-        return f"{self.package} {self.current} → {self.target} ({where})"
-
 
 @dataclass
 class ProjectWork:

@@ -20,7 +20,7 @@ if TYPE_CHECKING:
     from tether.deps.model import Occurrence
     from tether.deps.overrides import BoundOverride
     from tether.deps.plans import Pruned
-    from tether.deps.work import ProjectResult
+    from tether.deps.work import Bump, ProjectResult
     from tether.process import Finished
 
 CANCELLED = "Cancelled. No files modified."
@@ -576,3 +576,71 @@ def program_log_line(finished: Finished) -> str | None:
     if finished.timed_out:
         return f"{program}: {program_ended(finished)}"
     return None
+
+
+# --- one project's part of a deps apply run: its log in the run folder, its ``error`` --------
+
+EDIT_SECTION = "== edit"
+INTERRUPTED = "interrupted"
+# The manifests of a project whose install did not finish hold the new versions already.
+INSTALL_PENDING = "Manifests already bumped; install pending"
+
+
+def project_log_header(name: str, root: Path) -> str:
+    return f"project {name} ({root})"
+
+
+def result_log_line(state: str, *, install_owed: bool = False) -> str:
+    """How the project ended (``skipped`` or ``applied``), the log's last line."""
+    if state == "skipped":
+        return "== result: skipped, nothing written"
+    if install_owed:
+        return "== result: applied, install owed until it runs"
+    return "== result: applied"
+
+
+def install_with_log_line(tool: str) -> str:
+    """A workspace member whose install the workspace's root runs."""
+    return f"== install: with {tool} (one install for the workspace)"
+
+
+def bump_log_line(bump: Bump) -> str:
+    where = f"{bump.change.locus.source_file} {bump.change.locus.location}"
+    return f"  {bump.package} {bump.current} → {bump.target} ({where})"
+
+
+def step_log_line(step: str, command: str) -> str:
+    return f"== {step}: {command}"
+
+
+def exit_log_line(step: str, code: int) -> str:
+    return f"== {step} exit code {code}"
+
+
+def failed_log_line(step: str, error: str) -> str:
+    return f"== failed at {step}: {error}"
+
+
+def lock_failure(root: Path, error: Exception) -> str:
+    """The project's ``error`` when another run holds its lock (the lock's own words)."""
+    return f"{root}: {error}"
+
+
+def install_pending(why: str) -> str:
+    """The ``error`` of a project whose manifests were written and whose install did not
+    finish (``why``: how it ended, or ``interrupted``)."""
+    return f"{INSTALL_PENDING} ({why})"
+
+
+# --- what a scan could not read --------------------------------------------------------------
+
+NO_RUNTIME_VERSION = (
+    "no runtime version found (package.json, .nvmrc, .node-version, .tool-versions, "
+    ".bun-version, mise.toml, Dockerfiles, CI workflows)"
+)
+NO_MANIFEST = "no package.json, pnpm-workspace.yaml or pyproject.toml"
+
+
+def no_registry(ecosystem: str) -> str:
+    """A package's ``error`` when no registry of its ecosystem is configured."""
+    return f"no registry configured for {ecosystem}"
