@@ -100,7 +100,7 @@ class StatCache:
         ):
             self._racy_hash_ns = read_from
         old = self.entries.get(rel)
-        if old is None or tuple(old) != entry or self._settles(changed, now):
+        if old is None or tuple(old) != entry or self._settles(changed, read_from):
             self.entries[rel] = entry
             self.dirty = True
 
