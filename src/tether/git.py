@@ -366,18 +366,21 @@ def write_blobs(repo: Path, blobs: Sequence[bytes]) -> list[str]:
     ``--no-filters``: the bytes are stored as given, as ``--stdin`` stores them."""
     if len(blobs) < 2:
         return [write_blob(repo, data) for data in blobs]
-    with _scratch_folder("tether-blobs-") as folder:
-        if "\n" in folder:  # a scratch folder whose name holds a line break: one at a time
-            return [write_blob(repo, data) for data in blobs]
-        names = []
-        for index, data in enumerate(blobs):
-            name = os.path.join(folder, str(index))
-            with open(name, "wb") as scratch:
-                scratch.write(data)
-            names.append(name)
-        payload = ("\n".join(names) + "\n").encode("utf-8", "surrogateescape")
-        args = ["hash-object", "-w", "--no-filters", "--stdin-paths"]
-        out = _run_git_bytes(args, cwd=repo, data=payload)
+    try:
+        with _scratch_folder("tether-blobs-") as folder:
+            if "\n" in folder:  # a scratch folder whose name holds a line break
+                raise OSError("a line break in the scratch folder's name")
+            names = []
+            for index, data in enumerate(blobs):
+                name = os.path.join(folder, str(index))
+                with open(name, "wb") as scratch:
+                    scratch.write(data)
+                names.append(name)
+            payload = ("\n".join(names) + "\n").encode("utf-8", "surrogateescape")
+            args = ["hash-object", "-w", "--no-filters", "--stdin-paths"]
+            out = _run_git_bytes(args, cwd=repo, data=payload)
+    except OSError:  # no scratch files to be had (a full /tmp): one at a time, on stdin
+        return [write_blob(repo, data) for data in blobs]
     ids = out.decode().split() if out is not None else []
     if len(ids) != len(blobs):
         raise TetherError(f"git hash-object failed in {repo}")

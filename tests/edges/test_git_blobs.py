@@ -68,3 +68,33 @@ def test_a_batch_of_object_ids_names_the_one_missing(repo: Path) -> None:
     assert tgit.read_blobs(repo, [present]) == {present: b"\x00binary\xff"}
     with pytest.raises(TetherError, match=r"could not read 0{40}"):
         tgit.read_blobs(repo, [present, "0" * 40])
+
+
+def test_blobs_are_stored_one_by_one_when_the_scratch_folder_is_full(
+    repo: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """One ``hash-object --stdin-paths`` for a batch's conflict sides reads them from scratch
+    files; a full or unwritable scratch folder (a small /tmp in CI) must cost only speed: the
+    sides go to git one at a time on its stdin, as before the batch, so an update still
+    records its conflicts in the index instead of stopping half way. The full disk is
+    stood in for by the scratch files' open failing with ENOSPC (a full file system cannot
+    be made here without mounting one)."""
+    import builtins
+    import errno
+    import hashlib
+
+    real_open = builtins.open
+
+    def full_scratch(file: object, *args: object, **kwargs: object) -> object:
+        if "tether-blobs-" in str(file):
+            raise OSError(errno.ENOSPC, "No space left on device", str(file))
+        return real_open(file, *args, **kwargs)  # type: ignore[call-overload]
+
+    monkeypatch.setattr(tgit, "open", full_scratch, raising=False)
+    blobs = [b"base\n", b"ours\n", b"theirs\n"]
+    ids = tgit.write_blobs(repo, blobs)
+    assert ids == [
+        hashlib.sha1(b"blob %d\0" % len(data) + data).hexdigest()  # git's object ids
+        for data in blobs
+    ]
+    assert [tgit.read_blob(repo, oid) for oid in ids] == blobs
