@@ -1,4 +1,5 @@
 import contextlib
+import itertools
 import os
 import sys
 from collections.abc import Iterator
@@ -110,28 +111,38 @@ def pytest_configure(config: pytest.Config) -> None:
         _import_tether_once()
 
 
-# The modules whose tests take longest (docs/performance.md, "seventh pass": each module's
-# test time in one whole run on three workers), longest first. They run before all others:
-# the workers share them and then the many short tests, and end together, instead of one
-# worker taking a long module at the end of the run while the others have nothing left to do.
-# Every other module keeps its place.
+# The modules whose tests take longest (docs/performance.md, "eighth pass": each module's
+# test time in one whole run on three workers), longest first, with those that mostly wait
+# (time bounds waited out on purpose) at the end. They are dealt to the workers' first runs
+# of tests (pytest_collection_modifyitems below): each worker starts on its share of them,
+# then all take the many short tests and end together, instead of one worker taking a long
+# module at the end of the run while the others have nothing left to do.
 LONGEST_FIRST = (
     "templates/test_templates_copier.py",
     "campaign/test_campaign_exec.py",
     "campaign/test_campaign_publish.py",
-    "architecture/test_json_schemas.py",
-    "hostile/test_hostile_releases.py",
-    "engine/test_textmerge.py",
-    "deps/test_deps_real_tools.py",
-    "deps/test_deps_crash.py",
-    "audit/test_audit_corpus.py",
-    "flows/test_crash_safety.py",
-    "edges/test_process_callers.py",
-    "deps/test_deps_worktree_config.py",
-    "campaign/test_campaign_mirror_rules.py",
-    "hostile/test_hostile_lifecycle.py",
     "architecture/test_architecture.py",
+    "hostile/test_hostile_releases.py",
+    "deps/test_deps_crash.py",
+    "engine/test_textmerge.py",
+    "architecture/test_json_schemas.py",
+    "update/test_update_gaia.py",
+    "campaign/test_campaign.py",
+    "audit/test_audit_clearance.py",
+    "templates/test_templates_cruft.py",
+    "campaign/test_campaign_bundle.py",
+    "audit/test_audit_binding.py",
+    "architecture/test_architecture_document.py",
+    "flows/test_crash_safety.py",
+    "campaign/test_campaign_html.py",
+    "hostile/test_hostile_sweep.py",
+    "cli/test_progress.py",
     "sources/test_sources_git_remote.py",
+    "deps/test_deps_real_tools.py",
+    "deps/test_deps_worktree_config.py",
+    "hostile/test_hostile_lifecycle.py",
+    "campaign/test_campaign_mirror_rules.py",
+    "edges/test_process_callers.py",
     "edges/test_process.py",
     "deps/test_deps_apply_timeouts.py",
 )
@@ -148,10 +159,40 @@ def pytest_xdist_auto_num_workers(config: pytest.Config) -> int | None:
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    """The modules of ``LONGEST_FIRST`` first, in its order (the same in every worker: a
-    stable sort of what each collected)."""
-    rank = {f"tests/{name}": n for n, name in enumerate(LONGEST_FIRST)}
-    items.sort(key=lambda item: rank.get(item.nodeid.partition("::")[0], len(rank)))
+    """The modules of ``LONGEST_FIRST`` first, dealt to the workers' first runs of tests.
+
+    xdist (``--dist load``, the default) first sends each worker a run of
+    ``len(items) // workers // 4`` consecutive tests and hands out the rest as workers free
+    up. With the long modules one after another, the first worker's run held them all: at
+    5be9e33 about a third of the whole suite's test time, sent before any test was left to
+    balance it. So each long module, in the list's order, goes to the runs in turn and back
+    (0, 1, 2, 2, 1, 0, ... for three workers), to the next run with room if it does not fit,
+    after the runs if none has room; each run is filled up with the other tests in their
+    order. Without workers: the long modules first, in the list's order. The order depends
+    only on what was collected, so every worker computes the same (xdist requires it)."""
+    workers = int(os.environ.get("PYTEST_XDIST_WORKER_COUNT", "1"))
+    modules: dict[str, list[pytest.Item]] = {}
+    for item in items:
+        modules.setdefault(item.nodeid.partition("::")[0], []).append(item)
+    longest = [modules.pop(f"tests/{name}", []) for name in LONGEST_FIRST]
+    others = [item for module in modules.values() for item in module]
+    if workers < 2:
+        items[:] = [item for module in longest for item in module] + others
+        return
+    size = max(2, len(items) // workers // 4)
+    runs: list[list[pytest.Item]] = [[] for _ in range(workers)]
+    late: list[pytest.Item] = []
+    turns = itertools.cycle([*range(workers), *reversed(range(workers))])
+    for module in filter(None, longest):
+        turn = next(turns)
+        room = [n for n in (turn, *range(workers)) if len(runs[n]) + len(module) <= size]
+        (runs[room[0]] if room else late).extend(module)
+    dealt: list[pytest.Item] = []
+    for run in runs:
+        fill = size - len(run)
+        dealt += run + others[:fill]
+        del others[:fill]
+    items[:] = dealt + late + others
 
 
 @pytest.fixture(scope="module")
