@@ -220,12 +220,7 @@ class ForkedChild:
         self.returncode: int | None = None
         self._out = tempfile.TemporaryFile()  # noqa: SIM115 (closed by wait)
         self._err = tempfile.TemporaryFile()  # noqa: SIM115 (closed by wait)
-        # Frozen objects are never traversed by the child's collector: a full collection
-        # there would otherwise touch, and so copy, every page of the test process.
-        gc.freeze()
         self.pid = os.fork()
-        if self.pid != 0:
-            gc.unfreeze()
         if self.pid == 0:  # the child never returns into the test run
             out_fd = self._out.fileno() if stdout_fd is None else stdout_fd
             err_fd = self._err.fileno() if stderr_fd is None else stderr_fd
@@ -291,6 +286,12 @@ def run_as_cli_child(
 ) -> NoReturn:
     """In a forked child: become a CLI process (``_become_cli_child``), run ``work()`` and
     end with the exit code it returns; never returns into the test run."""
+    # Frozen objects are never traversed by the child's collector: a full collection there
+    # would otherwise touch, and so copy, every page of the test process. Freezing splices
+    # the collector's lists whole, touching only their ends, so it is done here in the child
+    # (before, the test process froze and unfroze itself around each fork, which would undo
+    # the freeze conftest.py makes once the tests are collected).
+    gc.freeze()
     code = 1
     try:
         _become_cli_child(stdin, out, err, crash, cwd, env or {})

@@ -1,4 +1,5 @@
 import contextlib
+import gc
 import itertools
 import os
 import sys
@@ -108,6 +109,10 @@ def pytest_configure(config: pytest.Config) -> None:
     """Warm up the processes that run tests: a worker, or a run without workers (not the
     controller of a run with workers, which only hands tests out)."""
     if hasattr(config, "workerinput") or config.getoption("dist", "no") == "no":
+        # No cyclic collection until the tests are collected (pytest_collection_finish):
+        # the warm-up and the collection only add objects that stay, and each 25% of growth
+        # set off a full collection walking all of them again (five per worker, ~0.3 s).
+        gc.disable()
         _import_tether_once()
 
 
@@ -156,6 +161,17 @@ def pytest_xdist_auto_num_workers(config: pytest.Config) -> int | None:
         return None
     cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
     return 3 if cores == 2 else None
+
+
+def pytest_collection_finish(session: pytest.Session) -> None:
+    """Everything alive once the tests are collected (tether, the libraries, pytest, every
+    test item) is moved out of the collector's reach (``gc.freeze``) for the rest of the
+    run, after one collection of what the warm-up and the collection left: each full
+    collection during the tests would otherwise walk those objects again (docs/performance.md,
+    eighth pass). What the tests create is collected as before."""
+    gc.enable()
+    gc.collect()
+    gc.freeze()
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
