@@ -348,8 +348,34 @@ def _set_index_entries(repo: Path, paths: Sequence[tuple[str, Sequence[IndexEntr
         lines += [f"{mode:o} {oid} {stage}\t{rel}" for mode, oid, stage in entries]
     # NUL-terminated records: a line break in a folder above the project is part of a name.
     payload = ("\0".join(lines) + "\0").encode("utf-8", "surrogateescape")
-    if _run_git_bytes(["update-index", "-z", "--index-info"], cwd=repo, data=payload) is None:
+    if _run_git_whole_input(["update-index", "-z", "--index-info"], repo, payload) is None:
         raise TetherError(f"git update-index failed for {', '.join(rel for rel, _ in paths)}")
+
+
+def _run_git_whole_input(args: Sequence[str], cwd: Path, data: bytes) -> bytes | None:
+    """``_run_git_bytes`` for a program that acts on every record it reads before its input
+    ends (``update-index --index-info``): ``data`` reaches it in a file, not a pipe, so tether
+    killed while handing it over cannot leave git an input cut short (git would apply the
+    records before the cut, one cut inside a path as an entry for a path that does not
+    exist). Through a pipe as before when no scratch file can be written."""
+    with contextlib.ExitStack() as cleanup:
+        try:
+            folder = cleanup.enter_context(_scratch_folder("tether-input-"))
+            name = os.path.join(folder, "input")
+            handle = cleanup.enter_context(open(name, "w+b"))
+            os.unlink(name)  # nothing left behind, whatever ends tether
+            handle.write(data)
+            handle.flush()
+            handle.seek(0)
+        except OSError:
+            return _run_git_bytes(args, cwd, data)
+        try:
+            result = subprocess.run(
+                ["git", *args], cwd=cwd, env=git_env(), stdin=handle, capture_output=True
+            )
+        except FileNotFoundError:
+            raise TetherError(GIT_MISSING) from None
+    return result.stdout if result.returncode == 0 else None
 
 
 def write_blob(repo: Path, data: bytes) -> str:
