@@ -24,11 +24,12 @@ from tether.engine.regions import RegenSpec, RegionDecl
 from tether.flows.apply import RunContext, execute_plan
 from tether.flows.backups import prune_backups
 from tether.flows.project import Project, open_project
-from tether.flows.regen import run_regeneration
+from tether.flows.regen import NotRestored, Restore, run_regeneration
 from tether.flows.safety import PathGuard, UnsafePath
 from tether.model.manifest import FileClass
 from tether.model.plan import Bucket, FileAction, Op, UpdatePlan
 from tether.profiles import NATIVE
+from tether.report.reasons import regen_document
 from tether.state import crashpoint
 from tether.state.journal import Journal
 
@@ -545,12 +546,13 @@ def test_regeneration_restore_does_not_write_through_a_folder_made_a_link(
     assert fingerprint(outside) == before  # notes.md out there is not the project's copy
     assert "docs/notes.md" not in outcome.reverted_paths
     assert outcome.unrestored_paths == ("docs/notes.md",)
-    assert dict(outcome.unrestored_reasons) == {
+    assert outcome.unrestored == (
+        NotRestored("docs/notes.md", Restore.UNSAFE, "docs is a link pointing outside the project"),
+    )
+    assert outcome.new_outside_paths == ("docs",)  # the link itself is reported, and kept
+    assert regen_document(outcome)["unrestored_reasons"] == {
         "docs/notes.md": "docs is a link pointing outside the project; not written through it"
     }
-    assert outcome.new_outside_paths == ("docs",)  # the link itself is reported, and kept
-    document = outcome.document()
-    assert document["unrestored_reasons"] == dict(outcome.unrestored_reasons)
 
 
 def test_failed_regeneration_does_not_restore_a_declared_path_through_a_link(

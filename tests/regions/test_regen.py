@@ -14,13 +14,15 @@ from tether.engine.regions import RegenSpec, RegionDecl
 from tether.flows.lifecycle_plan import ProgramCode, ProgramWhy
 from tether.flows.regen import (
     HeldBy,
+    NotRestored,
     NotRun,
     NotRunWhy,
     RegenOutcome,
+    Restore,
     run_regeneration,
     skipped_outcome,
 )
-from tether.report.reasons import regen_document, regen_reason
+from tether.report.reasons import not_restored, regen_document, regen_reason
 
 SCRIPT = "scripts/gen.sh"
 
@@ -235,6 +237,30 @@ def test_file_beyond_the_snapshot_budget_is_reported_unrestored(tmp_path: Path) 
     outcome = run(root, region(), snapshot_budget=1)
     assert outcome.unrestored_paths == ("keep.txt",)
     assert outcome.reverted_paths == ()
+    # Why it was not put back is a fact on the outcome, worded by report/ in the document.
+    assert outcome.unrestored == (NotRestored("keep.txt", Restore.NO_COPY),)
+    assert outcome.document()["unrestored_reasons"] == {}
+    assert regen_document(outcome)["unrestored_reasons"] == {
+        "keep.txt": "no pre-run copy (beyond the snapshot budget)"
+    }
+
+
+@pytest.mark.parametrize(
+    ("why", "words"),
+    [
+        (NotRestored("a", Restore.NO_COPY), "no pre-run copy (beyond the snapshot budget)"),
+        (
+            NotRestored("d/a", Restore.UNSAFE, "d is a link pointing outside the project"),
+            "d is a link pointing outside the project; not written through it",
+        ),
+        (
+            NotRestored("a", Restore.FAILED, "Permission denied"),
+            "cannot put it back (Permission denied)",
+        ),
+    ],
+)
+def test_why_a_file_was_not_put_back_is_worded_in_report(why: NotRestored, words: str) -> None:
+    assert not_restored(why) == words
 
 
 def test_log_inside_the_project_is_not_a_stray_file(tmp_path: Path) -> None:

@@ -76,9 +76,9 @@ class RegenOutcome:
     the declared paths too when the run failed (a failed run leaves the project as it was).
     ``new_outside_paths`` are files the program created outside the declared paths; they
     are kept (tether never deletes bytes it cannot restore) and reported.
-    ``unrestored_paths`` changed but could not be put back; ``unrestored_reasons`` says why
-    for each (no pre-run copy, or the path guard refused: a folder on the way became a link
-    leading out of the project, and tether never writes through it).
+    ``unrestored_paths`` changed but could not be put back; ``unrestored`` says why for
+    each (no pre-run copy, the path guard refused: a folder on the way became a link
+    leading out of the project, and tether never writes through it, or the write failed).
     """
 
     region_id: str
@@ -91,7 +91,9 @@ class RegenOutcome:
     reverted_paths: tuple[str, ...] = ()
     new_outside_paths: tuple[str, ...] = ()
     unrestored_paths: tuple[str, ...] = ()
-    unrestored_reasons: tuple[tuple[str, str], ...] = ()  # (path, why), one per unrestored
+    # Why each of them was not put back, as a fact, one per unrestored path: the document's
+    # ``unrestored_reasons`` are their words (``report/reasons.regen_document``).
+    unrestored: tuple[NotRestored, ...] = ()
     backed_up_paths: tuple[str, ...] = ()
     log_path: Path | None = None
     output_tail: str = ""
@@ -104,7 +106,8 @@ class RegenOutcome:
     ended: ProgramWhy | None = None
 
     def document(self) -> dict[str, object]:
-        """The outcome's document, with ``reason`` as given (report/ words a ``why``)."""
+        """The outcome's document, with ``reason`` as given and ``unrestored_reasons``
+        empty (report/ words a ``why`` and each ``unrestored``)."""
         return {
             "id": self.region_id,
             "status": self.status,
@@ -116,7 +119,7 @@ class RegenOutcome:
             "reverted_paths": list(self.reverted_paths),
             "new_outside_paths": list(self.new_outside_paths),
             "unrestored_paths": list(self.unrestored_paths),
-            "unrestored_reasons": dict(self.unrestored_reasons),
+            "unrestored_reasons": {},
             "backed_up_paths": list(self.backed_up_paths),
             "log_path": str(self.log_path) if self.log_path else None,
         }
@@ -275,10 +278,23 @@ def _changes(root: Path, before: _Snapshot, after: _Snapshot) -> _Changes:
     return _Changes(tuple(sorted(changed)), tuple(sorted(created)))
 
 
-NO_COPY = "no pre-run copy (beyond the snapshot budget)"
+class Restore(StrEnum):
+    """Why a file a region's program changed was not put back: the code of a
+    ``NotRestored``, worded by ``report/reasons.not_restored``."""
+
+    NO_COPY = "no-copy"  # beyond the snapshot budget
+    UNSAFE = "unsafe"  # the path guard refused (``detail``: its problem)
+    FAILED = "failed"  # the write failed (``detail``: the system's reason)
 
 
-def _restore(guard: PathGuard, rel: str, entry: _Entry) -> str | None:
+@dataclass(frozen=True)
+class NotRestored:
+    path: str
+    code: Restore
+    detail: str = ""
+
+
+def _restore(guard: PathGuard, rel: str, entry: _Entry) -> NotRestored | None:
     """Put one file back as it was, through the path guard; why it was not, else None."""
     try:
         if entry.is_link and entry.target is not None:
@@ -288,15 +304,15 @@ def _restore(guard: PathGuard, rel: str, entry: _Entry) -> str | None:
             os.symlink(entry.target, path)
             return None
         if entry.content is None:
-            return NO_COPY
+            return NotRestored(rel, Restore.NO_COPY)
         written = guard.write(rel, entry.content, mode=entry.mode, replace_link=True)
         # Build tools judge freshness by mtime: give the file back its old one too.
         os.utime(written, ns=(entry.mtime_ns, entry.mtime_ns), follow_symlinks=False)
         return None
     except UnsafePath as error:
-        return f"{error.problem}; not written through it"
+        return NotRestored(rel, Restore.UNSAFE, error.problem)
     except OSError as error:
-        return f"cannot put it back ({error.strerror or error})"
+        return NotRestored(rel, Restore.FAILED, error.strerror or str(error))
 
 
 def _remove(guard: PathGuard, rel: str) -> bool:
@@ -410,7 +426,7 @@ def _log_rel(root: Path, log_path: Path | None) -> set[str]:
 class _Settled:
     rewritten: tuple[str, ...]
     reverted: tuple[str, ...]
-    unrestored: tuple[tuple[str, str], ...]  # (path, why)
+    unrestored: tuple[NotRestored, ...]
     new_outside: tuple[str, ...]
 
 
@@ -422,7 +438,7 @@ def _settle(
     guard = PathGuard(root)
     declared = set(decl.paths)
     reverted: list[str] = []
-    unrestored: list[tuple[str, str]] = []
+    unrestored: list[NotRestored] = []
     for rel in changes.changed:
         if rel in declared and succeeded:
             continue
@@ -430,7 +446,7 @@ def _settle(
         if why is None:
             reverted.append(rel)
         else:
-            unrestored.append((rel, why))
+            unrestored.append(why)
     if not succeeded:
         # A declared file the failed run created did not exist before the run.
         reverted += [rel for rel in changes.created if rel in declared and _remove(guard, rel)]
@@ -525,8 +541,8 @@ def run_regeneration(
         rewritten_paths=settled.rewritten,
         reverted_paths=settled.reverted,
         new_outside_paths=settled.new_outside,
-        unrestored_paths=tuple(rel for rel, _ in settled.unrestored),
-        unrestored_reasons=settled.unrestored,
+        unrestored_paths=tuple(why.path for why in settled.unrestored),
+        unrestored=settled.unrestored,
     )
 
 

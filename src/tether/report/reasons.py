@@ -13,7 +13,7 @@ TYPE_CHECKING = False  # typing itself costs ~2 ms of start-up, which an update 
 if TYPE_CHECKING:
     from typing import Any
 
-    from tether.flows.regen import NotRunWhy, RegenOutcome
+    from tether.flows.regen import NotRestored, NotRunWhy, RegenOutcome
     from tether.model.plan import FileAction, MergeNote, RowWhy, SideProblem
 
 _SIDE_WORDS = {"ours": "your side", "theirs": "the release's side"}
@@ -147,7 +147,23 @@ def merge_note(note: MergeNote) -> str:
 def regen_document(outcome: RegenOutcome) -> dict[str, Any]:
     """A region's outcome as the update document and its text give it: its ``reason`` in
     words."""
-    return {**outcome.document(), "reason": regen_reason(outcome)}
+    return {
+        **outcome.document(),
+        "reason": regen_reason(outcome),
+        "unrestored_reasons": {why.path: not_restored(why) for why in outcome.unrestored},
+    }
+
+
+def not_restored(why: NotRestored) -> str:
+    """Why a file a region's program changed was not put back."""
+    from tether.flows.regen import Restore  # loaded already: ``why`` is its own
+
+    match why.code:
+        case Restore.NO_COPY:
+            return "no pre-run copy (beyond the snapshot budget)"
+        case Restore.UNSAFE:
+            return f"{why.detail}; not written through it"
+    return f"cannot put it back ({why.detail})"
 
 
 def regen_reason(outcome: RegenOutcome) -> str:
