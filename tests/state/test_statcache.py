@@ -331,3 +331,26 @@ def test_init_vouches_for_a_file_it_read_only_as_of_when_it_read_it(tmp_path, mo
     cache = StatCache(project / ".tether/cache/stat.json")
     assert "mine.txt" in cache.entries
     assert cache.lookup("mine.txt", os.stat(project / "mine.txt")) is None
+
+
+def test_a_project_copied_with_cp_a_trusts_nothing_its_copied_cache_says(tmp_path):
+    """``cp -a`` keeps sizes and modification times, and copies the git-ignored cache with
+    them: the copy's files have other inodes and change times, so none of the copied entries
+    vouches for them, and a same-size edit whose time is set back is still seen."""
+    import subprocess
+
+    project = project_with(tmp_path)
+    age_cache(project)
+    assert status(project)["clean"] == 5
+    copy = tmp_path / "copy"
+    subprocess.run(["cp", "-a", str(project), str(copy)], check=True)
+    target = copy / "f3.txt"
+    before = os.stat(target)
+    target.write_text("CONTENT 3\n")  # same size
+    os.utime(target, ns=(before.st_atime_ns, before.st_mtime_ns))
+    cache = StatCache(copy / ".tether/cache/stat.json")
+    assert cache.entries  # the copied cache, entries and all
+    for i in range(5):
+        name = f"f{i}.txt"
+        assert cache.lookup(name, os.stat(copy / name)) is None, name
+    assert status(copy)["modified"] == ["f3.txt"]
