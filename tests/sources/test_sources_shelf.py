@@ -114,3 +114,60 @@ def test_fetch_applies_the_size_limit_without_reading(shelf: Path, tmp_path: Pat
     source = open_source(str(shelf), tmp_path / "cache", max_entry_bytes=100)
     with pytest.raises(TetherError, match=r"member 'big\.bin' is 101 bytes, over the limit of 100"):
         source.fetch("1.0.0")
+
+
+# Files each of which one rule of member_problem refuses (names spelled for ext4, where
+# every byte but "/" and NUL may stand in a name), and the plain ones beside them.
+_REFUSED_FILES = {
+    "a:b.txt": 0o644,  # looks like a drive letter
+    "big.bin": 0o644,  # over the limit below
+    "setuid.sh": 0o4755,
+    "setgid.sh": 0o2755,
+    "open.txt": 0o666,  # writable by every user
+    "line\nbreak.txt": 0o644,  # a control character in the name
+}
+
+
+@pytest.mark.parametrize("name", sorted(_REFUSED_FILES))
+def test_a_folder_file_is_refused_as_its_member_would_be(tmp_path: Path, name: str) -> None:
+    """The walk leaves out of its members only files no rule refuses; each refused one is
+    refused in member_problem's own words, as when every file was made a member."""
+    from tether.sources.folder import _member, check_release_folder
+    from tether.sources.members import member_problem, refusal
+
+    root = tmp_path / "1.0.0"
+    (root / "sub").mkdir(parents=True)
+    (root / "plain.txt").write_text("x\n")
+    (root / "sub" / "plain.py").write_text("y\n")
+    path = root / name  # at the top: "a:b.txt" looks like a drive letter only there
+    path.write_bytes(b"z" * (200 if name == "big.bin" else 10))
+    os.chmod(path, _REFUSED_FILES[name])
+    member = _member(str(path), name, os.lstat(path))
+    why = member_problem(member, 100)
+    assert why is not None
+    with pytest.raises(TetherError) as raised:
+        check_release_folder(root, "R", 100)
+    assert str(raised.value) == str(refusal("release folder R", name, why))
+
+
+def test_a_folder_walk_makes_no_member_of_a_plain_file(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A release's many plain files are judged without a member each (docs/performance.md):
+    only its folders are made members."""
+    from tether.sources import folder
+
+    root = tmp_path / "1.0.0"
+    (root / "a" / "b").mkdir(parents=True)
+    for rel in ("top.txt", "a/one.py", "a/b/two.md"):
+        (root / rel).write_text(rel)
+    made: list[str] = []
+    real_member = folder._member
+
+    def counted(path: str, rel: str, info: os.stat_result) -> object:
+        made.append(rel)
+        return real_member(path, rel, info)
+
+    monkeypatch.setattr(folder, "_member", counted)
+    folder.check_release_folder(root, "R", 1 << 20)
+    assert sorted(made) == ["a", "a/b"]

@@ -17,11 +17,13 @@ from pathlib import Path
 
 from tether.errors import TetherError
 from tether.fsio import cannot_read
+from tether.pathrules import relpath_problem
 from tether.sources.members import (
     FILE,
     FOLDER,
     SYMLINK,
     Member,
+    clean_name,
     escape_problem,
     member_problem,
     refusal,
@@ -36,7 +38,7 @@ def check_release_folder(root: Path, label: str, max_entry_bytes: int) -> None:
     pending = [""]
     while pending:
         rel_dir = pending.pop()
-        for member in _members(root, rel_dir, label):
+        for member in _members(root, rel_dir, label, max_entry_bytes):
             problem = member_problem(member, max_entry_bytes)
             if problem is not None:
                 raise refusal(container, member.name, problem)
@@ -50,18 +52,37 @@ def check_release_folder(root: Path, label: str, max_entry_bytes: int) -> None:
             raise refusal(container, link, problem)
 
 
-def _members(root: Path, rel_dir: str, label: str) -> list[Member]:
-    """The entries of one folder of the release, by name, as members (links not followed)."""
+def _members(root: Path, rel_dir: str, label: str, max_entry_bytes: int) -> list[Member]:
+    """The entries of one folder of the release, by name, as members (links not followed),
+    but for the plain files ``_plain_file`` vouches for: those pass every rule of
+    ``member_problem`` and are left out, which spares a release's many files a member each."""
     found: list[Member] = []
     try:
         with os.scandir(os.path.join(root, rel_dir)) as scanner:
             for item in scanner:
                 rel = f"{rel_dir}/{item.name}" if rel_dir else item.name
-                found.append(_member(item.path, rel, item.stat(follow_symlinks=False)))
+                info = item.stat(follow_symlinks=False)
+                if not _plain_file(rel, info, max_entry_bytes):
+                    found.append(_member(item.path, rel, info))
     except OSError as error:
         where = os.path.join(label, rel_dir) if rel_dir else label
         raise TetherError(cannot_read(where, error, "the release folder")) from None
     return sorted(found, key=lambda member: member.name)
+
+
+def _plain_file(rel: str, info: os.stat_result, max_entry_bytes: int) -> bool:
+    """A regular file ``member_problem`` finds nothing wrong with, told without making its
+    member: a name neither absolute-looking nor unsafe, a size within the limit and a mode
+    without the bits ``_mode_problem`` refuses. Anything else is made a member and judged
+    by ``member_problem`` itself, so the refusal and its words stay the one rule's."""
+    return (
+        stat.S_ISREG(info.st_mode)
+        and info.st_size <= max_entry_bytes
+        and not info.st_mode & _UNSAFE_MASK
+        and not (len(rel) > 1 and rel[1] == ":")
+        and clean_name(rel) == rel
+        and relpath_problem(rel) is None
+    )
 
 
 def _member(path: str, rel: str, info: os.stat_result) -> Member:
@@ -93,6 +114,7 @@ _UNSAFE_BITS = (
     (stat.S_ISGID, "setgid"),
     (stat.S_IWOTH, "writable by every user"),
 )
+_UNSAFE_MASK = stat.S_ISUID | stat.S_ISGID | stat.S_IWOTH
 
 
 def _special_kind(mode: int) -> str:
