@@ -450,3 +450,26 @@ def test_a_render_cache_entry_left_broken_is_rendered_again(
     assert [p.name for p in render_cache.iterdir()] == [entry.name]
     assert json.loads((entry / "facts.json").read_text())["commit"] == v1
     assert (entry / "tree" / "README.md").read_text() == (project / "README.md").read_text()
+
+
+def test_a_render_cache_entry_tether_did_not_make_is_left_alone_and_named(
+    tmp_path: Path, render_cache: Path
+) -> None:
+    """Under an entry's name, what tether never makes (facts that are a FIFO, a link) is
+    neither opened, waited on nor removed: the command stops in one line naming it."""
+    import os
+
+    (v1,) = template_repo(tmp_path / "tpl", [V1])
+    project = create(tmp_path / "tpl", tmp_path / "p", v1)
+    assert run_tether("status", "-C", str(project)).returncode == 0
+    (entry,) = render_cache.iterdir()
+    (entry / "facts.json").unlink()
+    os.mkfifo(entry / "facts.json")
+    result = run_tether("status", "-C", str(project))
+    assert result.returncode == 1
+    assert result.stderr.splitlines() == [
+        f"tether: {entry}: a render cache entry tether can neither read nor replace (a link, "
+        "a file, or facts that are no plain file); remove it to render again"
+    ]
+    assert (entry / "facts.json").is_fifo()
+    assert [p.name for p in render_cache.iterdir()] == [entry.name]

@@ -99,18 +99,36 @@ def _cached_render(
         try:
             os.rename(scratch, entry)
         except OSError:
+            if not os.path.lexists(entry):
+                raise  # the cache folder's own trouble (a permission, a full disk)
             if _read_entry(entry) is not None:
                 pass  # another run's identical render came first
-            elif _set_aside_broken(entry, home):
+            elif _is_broken(entry) and _set_aside_broken(entry, home):
                 os.rename(scratch, entry)
             else:
-                raise
+                raise TetherError(
+                    f"{entry}: a render cache entry tether can neither read nor replace (a "
+                    "link, a file, or facts that are no plain file); remove it to render again"
+                ) from None
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
     found = _read_entry(entry)
     if found is None:
         raise TetherError(f"{entry}: the render cache entry could not be read back")
     return entry / TREE, found, False
+
+
+def _is_broken(entry: Path) -> bool:
+    """The entry's facts are missing or do not parse, or its tree is gone: no render. One
+    that could not be read for another reason (too many open files, a permission) may be
+    whole, and another run may be reading it: it is not broken."""
+    try:
+        facts = json.loads(read_regular(entry / FACTS))
+    except (FileNotFoundError, ValueError):
+        return True
+    except OSError:
+        return False
+    return not (isinstance(facts, dict) and (entry / TREE).is_dir())
 
 
 def _set_aside_broken(entry: Path, home: Path) -> bool:
