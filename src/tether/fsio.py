@@ -103,8 +103,11 @@ def read_with_stat(path: str | os.PathLike[str]) -> tuple[bytes, os.stat_result]
     try:
         expected = info.st_size
         data = os.read(fd, min(expected + 1, CHUNK_MAX))
-        if len(data) <= expected < CHUNK_MAX:
-            return data, info  # a short read of a regular file is its end
+        if len(data) == expected < CHUNK_MAX or not data:
+            return data, info  # the size fstat gave, one read: its end (or an empty file)
+        # Fewer bytes than the size (a FUSE file system may read short before the end, and
+        # POSIX allows it; or the file was cut meanwhile), or more (it grew): on to the
+        # read that returns nothing.
         chunks = [data]
         while chunk := os.read(fd, CHUNK):
             chunks.append(chunk)
