@@ -35,13 +35,14 @@ RESTORE_BATCH = 512
 @dataclass
 class Restored:
     """What an abandon put back, out of what the interrupted run wrote: ``restored`` from
-    their backups, ``removed`` (files the run created), and ``left`` as they are, each with
-    why (a file the run created that was changed since). A path a killed abandon already
-    put back counts as put back, so a rerun says what an uninterrupted abandon says."""
+    their backups, ``removed`` (files the run created), and ``left`` as they are: files the
+    run created that were changed since (``report/abandon`` says so). A path a killed
+    abandon already put back counts as put back, so a rerun says what an uninterrupted
+    abandon says."""
 
     restored: list[str] = field(default_factory=list)
     removed: list[str] = field(default_factory=list)
-    left: dict[str, str] = field(default_factory=dict)
+    left: list[str] = field(default_factory=list)
 
     @property
     def put_back(self) -> int:
@@ -50,9 +51,6 @@ class Restored:
     @property
     def wrote(self) -> int:
         return self.put_back + len(self.left)
-
-
-CHANGED_SINCE = "changed since the run wrote it"
 
 
 def restore_run(project: Project, journal: Journal, run: RunRecord) -> Restored:
@@ -101,7 +99,7 @@ def restore_run(project: Project, journal: Journal, run: RunRecord) -> Restored:
         elif earlier.get(target_path) == STEP_FILE_UNWRITTEN:
             outcome.removed.append(target_path)
         elif target.exists():
-            outcome.left[target_path] = CHANGED_SINCE
+            outcome.left.append(target_path)
     for path, (data, mode) in progress.tracked("restoring backups", backups.items()):
         current = project.path(path)
         changed = not current.is_file() or sha256_file(current) != run.backed_up[path].sha256

@@ -46,7 +46,7 @@ def _put_back(restored: Restored, backups: str) -> str:
         count = "the" if restored.wrote == 1 else f"all {restored.wrote}"
         noun = "file" if restored.wrote == 1 else "files"
         return f"put back {count} {noun} the interrupted run wrote ({how})"
-    left = ", ".join(f"{path} ({why})" for path, why in sorted(restored.left.items()))
+    left = ", ".join(f"{path} (changed since the run wrote it)" for path in sorted(restored.left))
     return (
         f"put back {restored.put_back} of the {restored.wrote} files the interrupted run wrote "
         f"({how}); left as they are: {left}"
