@@ -957,9 +957,14 @@ def test_the_program_end_rule_sees_each_spelling(source: str, worded: bool) -> N
 WORDED_IN_REPORT_LAYERS = ("runs", "multi")
 
 
+# What fails a campaign repository's record with a reason: ``record.failed(reason)``,
+# ``failed_record(record, reason)``, ``_failed(record, reason)``.
+_FAILING = ("failed", "failed_record", "_failed")
+
+
 def _words_given(tree: ast.AST) -> list[tuple[int, str]]:
-    """Words given to a project's log (``log_line(log, …)``) or to a result's ``error``
-    (``x.error = …``, ``error=…``)."""
+    """Words given to a project's log (``log_line(log, …)``), to a result's ``error``
+    (``x.error = …``, ``error=…``) or to a failed record's reason."""
     found = []
     for node in ast.walk(tree):
         values: list[ast.AST] = []
@@ -967,6 +972,7 @@ def _words_given(tree: ast.AST) -> list[tuple[int, str]]:
             func = node.func
             name = func.id if isinstance(func, ast.Name) else getattr(func, "attr", "")
             values += node.args[1:] if name == "log_line" else []
+            values += node.args if name in _FAILING else []
             values += [kw.value for kw in node.keywords if kw.arg == "error"]
         elif isinstance(node, ast.Assign):
             named = [t for t in node.targets if isinstance(t, ast.Attribute) and t.attr == "error"]
@@ -977,8 +983,9 @@ def _words_given(tree: ast.AST) -> list[tuple[int, str]]:
 
 
 def test_the_multi_project_layers_take_their_words_from_report() -> None:
-    """``deps apply``'s project log and the ``error`` of a result in ``runs/``, ``fleet/``,
-    ``deps/`` and ``campaign/`` are worded in report/ (docs/architecture.md)."""
+    """``deps apply``'s project log, the ``error`` of a result in ``runs/``, ``fleet/``,
+    ``deps/`` and ``campaign/`` and why a campaign's repository failed are worded in
+    report/ (docs/architecture.md)."""
     broken = [
         f"{path.relative_to(SOURCE).as_posix()}:{line}: {what}"
         for path in _modules()
@@ -1001,6 +1008,11 @@ def test_the_multi_project_layers_take_their_words_from_report() -> None:
         ("result.error = install_pending(result.error)\n", False),
         ("ProjectScan(name, root, error=str(error))\n", False),
         ("error = f'{root}: {problem}'\n", False),
+        ("return record.failed(f'cannot push: {error}')\n", True),
+        ("return _failed(record, f'{record.url} has no branch {branch}')\n", True),
+        ("failed_record(before, f'cannot take in the commits: {error}')\n", True),
+        ("return record.failed(cannot_push(error))\n", False),
+        ("coordinator.save(index, record.failed(str(error)))\n", False),
     ],
 )
 def test_the_multi_project_words_rule_sees_each_spelling(source: str, worded: bool) -> None:

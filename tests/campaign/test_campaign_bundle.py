@@ -40,13 +40,14 @@ from tests.campaign.test_campaign_exec import (
     run,
     start,
 )
-from tether.campaign.bundles import NOT_VERIFIED, take_in
+from tether.campaign.bundles import take_in
 from tether.campaign.executors import LOOPBACK_WEB_SERVER
 from tether.campaign.model import Settings, UnitResult
 from tether.campaign.store import CampaignFolder
 from tether.campaign.units import fetch_unit, update_unit
 from tether.campaign.workspace import own_folder
 from tether.errors import Exit
+from tether.report.campaign_run import NOT_VERIFIED
 from tether.state import crashpoint
 
 # Real repositories served as file:// remotes, a registry and a campaigns folder.

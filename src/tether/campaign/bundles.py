@@ -24,8 +24,7 @@ from tether.campaign.store import CampaignFolder
 from tether.campaign.workspace import ensure_mirror, lock_mirror
 from tether.errors import TetherError
 from tether.fsio import atomic_write
-
-NOT_VERIFIED = "the commits its unit sent back do not verify"
+from tether.report.campaign_run import cannot_take_in, not_verified
 
 
 def pack_branch(mirror: Path, settings: Settings) -> bytes:
@@ -46,11 +45,11 @@ def take_in(
     try:
         lock = lock_mirror(folder, record.url, holder)
     except (TetherError, OSError) as error:
-        return failed_record(before, f"cannot take in the commits its unit sent back: {error}")
+        return failed_record(before, cannot_take_in(error))
     try:
         _take(folder, settings.branch, record, result.bundle)
     except TetherError as error:
-        return failed_record(before, f"{NOT_VERIFIED}: {error}")
+        return failed_record(before, not_verified(error))
     finally:
         lock.release()
     return record

@@ -31,6 +31,7 @@ from tether.campaign.executors import (
 from tether.campaign.model import CLONED, CONFLICTS, FAILED, PENDING, RepoRecord, Settings
 from tether.campaign.store import CampaignFolder
 from tether.errors import UsageError
+from tether.report.campaign_run import unit_did_not_move
 
 # A canary repository in one of these states stops the campaign after the canary.
 CANARY_STOPPERS = frozenset({FAILED, CONFLICTS})
@@ -181,7 +182,9 @@ def _drive(
         in_flight -= 1
         result = returned.record
         if result.status == call.record.status:  # a unit must move its record on
-            result = failed_record(call.record, f"{call.unit.__name__} left it {result.status}")
+            result = failed_record(
+                call.record, unit_did_not_move(call.unit.__name__, result.status)
+            )
         else:
             result = take_in(folder, settings, call.record, returned)
         folder.save(result)

@@ -28,6 +28,7 @@ from typing import Any, Protocol
 
 from tether.campaign.model import RepoRecord, Settings, UnitResult
 from tether.errors import TetherError
+from tether.report.campaign_run import internal_error, lost_on_cluster, worker_died
 from tether.runs.registry import utc_timestamp
 
 LOCAL = "local"
@@ -59,7 +60,7 @@ def run_unit(unit: Unit, record: RepoRecord, settings: Settings) -> UnitResult:
     try:
         return unit(record, settings)
     except Exception as error:
-        return UnitResult(failed_record(record, f"internal error: {_first_line(error)}"))
+        return UnitResult(failed_record(record, internal_error(_first_line(error))))
 
 
 def failed_record(record: RepoRecord, reason: str) -> RepoRecord:
@@ -267,7 +268,7 @@ class ProcessPool:
         self._pool = self._start()
         for call in lost:
             if call.attempt >= MAX_ATTEMPTS:
-                reason = f"the worker process running it died {call.attempt} times"
+                reason = worker_died(call.attempt)
                 self._ready.append((call, UnitResult(failed_record(call.record, reason))))
             else:
                 self.submit(replace(call, attempt=call.attempt + 1))
@@ -329,7 +330,7 @@ def _result(call: Call, future: Future[UnitResult]) -> UnitResult:
     error = future.exception()
     if error is None:
         return future.result()
-    return UnitResult(failed_record(call.record, f"internal error: {_first_line(error)}"))
+    return UnitResult(failed_record(call.record, internal_error(_first_line(error))))
 
 
 # A local cluster's web server: a free loopback port, no dashboard. Dask's default port may
@@ -445,6 +446,5 @@ def _check_workers(client: Any) -> None:
 
 
 def _lost_reason(error: BaseException) -> str:
-    if type(error).__name__ == "KilledWorker":
-        return "each Dask worker that ran it died (KilledWorker: allowed-failures reached)"
-    return f"lost on the Dask cluster: {_first_line(error)}"
+    killed = type(error).__name__ == "KilledWorker"
+    return lost_on_cluster(killed, "" if killed else _first_line(error))

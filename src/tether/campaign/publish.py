@@ -41,6 +41,14 @@ from tether.campaign.pacing import Budget, Pacing, Stop
 from tether.campaign.store import CampaignFolder, campaign_folder
 from tether.campaign.workspace import checked_mirror
 from tether.errors import Exit, TetherError, UsageError
+from tether.report.campaign_publish import (
+    branch_moved,
+    cannot_push,
+    close_comment,
+    pull_request_body,
+    push_refused,
+    step_document,
+)
 from tether.runs.registry import utc_timestamp
 from tether.sources import limits
 from tether.sources.github import answer_bound
@@ -95,7 +103,6 @@ class _Coordinator:
     def result(
         self, action: str, stopped: Stop | None = None, pacing: dict[str, Any] | None = None
     ) -> CampaignResult:
-        from tether.report.campaign_publish import step_document
 
         step = step_document(
             action,
@@ -152,18 +159,16 @@ def push_unit(record: RepoRecord, settings: Settings) -> RepoRecord:
         target = push_target(record)
         there = _remote_branch_commit(target, branch)
     except TetherError as error:
-        return record.failed(f"cannot push: {error}")
+        return record.failed(cannot_push(error))
     if there != record.commit:
         if there is not None and there != record.pushed_commit:
-            return record.failed(
-                f"{branch} on {target} is at {there[:12]}, which tether did not push; left as it is"
-            )
+            return record.failed(branch_moved(branch, target, there))
         try:
             refused = _push_commit(mirror, target, record.commit, branch, there or "")
         except TetherError as error:
-            return record.failed(f"cannot push to {target}: {error}")
+            return record.failed(push_refused(target, str(error)))
         if refused is not None:
-            return record.failed(f"cannot push to {target}: {refused}")
+            return record.failed(push_refused(target, refused))
     return record.moved(PUSHED, pushed_commit=record.commit, reason="")
 
 
@@ -257,7 +262,6 @@ def _opened(
     budget: Budget,
 ) -> RepoRecord:
     from tether.flows.pullrequest import default_title
-    from tether.report.campaign_publish import pull_request_body
 
     body = pull_request_body(settings.to_json(), record.to_json())
     try:
@@ -343,7 +347,6 @@ def close_campaign(name: str, directory: str | None = None) -> CampaignResult:
     campaign branches it pushed and its own worktrees' branches; every record not merged
     becomes ``closed``. A repository where that fails keeps its record (with a note), so
     running ``close`` again finishes it."""
-    from tether.report.campaign_publish import close_comment
 
     with _coordinating(name, directory, "close") as coordinator:
         comment = close_comment(name)
@@ -421,7 +424,6 @@ def retry_campaign(name: str, directory: str | None = None, *, failed: bool) -> 
                 coordinator.save(index, _reset(record))
         retried = list(coordinator.changed)
     ran = run_campaign(name, directory)
-    from tether.report.campaign_publish import step_document
 
     step = step_document("retry", retried, None, None, [])
     return CampaignResult({**ran.document, "step": step}, ran.exit_code)

@@ -41,6 +41,15 @@ from tether.flows.update import UpdateRequest, run_update
 from tether.flows.update_report import UpdateReport, UpdateStatus
 from tether.model.plan import Bucket
 from tether.report.campaign import commit_message
+from tether.report.campaign_run import (
+    cannot_fetch,
+    cannot_lock,
+    internal_error,
+    mirror_locked,
+    no_branch,
+    no_default_branch,
+    update_failed,
+)
 from tether.runs.registry import utc_timestamp
 from tether.sources import limits
 from tether.sources.gitrepo import bound_words, listing_bound, transfer_bound
@@ -64,10 +73,10 @@ def _in_workspace(step: Step, record: RepoRecord, settings: Settings) -> UnitRes
     try:
         lock = lock_mirror(workspace.folder, record.url, f"campaign {settings.name}: {record.name}")
     except TetherError as error:
-        return _failed(record, f"its mirror is locked by another unit: {error}")
+        return _failed(record, mirror_locked(error))
     except OSError as error:
         path = workspace.folder.unit_lock_path(record.url)
-        return _failed(record, f"cannot lock {path}: {error.strerror or error}")
+        return _failed(record, cannot_lock(path, error.strerror or str(error)))
     try:
         return step(record, settings, workspace)
     finally:
@@ -83,12 +92,12 @@ def _fetch(record: RepoRecord, settings: Settings, workspace: Workspace) -> Unit
         _fetch_heads(mirror, record.url)
         branch = record.default_branch or _remote_head_branch(record.url)
         if branch is None:
-            return _failed(record, f"{record.url} names no default branch (empty?)")
+            return _failed(record, no_default_branch(record.url))
         start = git.commit_of(mirror, f"refs/remotes/origin/{branch}")
         if start is None:
-            return _failed(record, f"{record.url} has no branch {branch}")
+            return _failed(record, no_branch(record.url, branch))
     except TetherError as error:
-        return _failed(record, f"cannot fetch {record.url}: {error}")
+        return _failed(record, cannot_fetch(record.url, error))
     except Exception as error:  # one repository's crash must not stop the campaign
         return _failed(record, _internal(error))
     return _done(record.moved(CLONED, default_branch=branch, start_commit=start))
@@ -201,7 +210,8 @@ def _result(record: RepoRecord, settings: Settings, work: Path, report: UpdateRe
             UP_TO_DATE, from_version=report.from_version, to_version=report.to_version
         )
     if report.exit_code() not in (Exit.OK, Exit.CONFLICTS):
-        return record.failed(_failure_text(report))
+        failed = [(a.path, a.reason) for a in report.bucket(Bucket.FAILED)]
+        return record.failed(update_failed(str(report.status), failed))
     buckets = {b.value: len(report.bucket(b)) for b in Bucket if report.bucket(b)}
     conflicts = tuple(a.path for a in report.open_conflicts)
     done = record.moved(
@@ -217,15 +227,6 @@ def _result(record: RepoRecord, settings: Settings, work: Path, report: UpdateRe
     return done.moved(done.status, commit=git.commit_everything(work, message))
 
 
-def _failure_text(report: UpdateReport) -> str:
-    failed = report.bucket(Bucket.FAILED)
-    if not failed:
-        return f"update {report.status}"
-    first = failed[0]
-    more = f" (and {len(failed) - 1} more)" if len(failed) > 1 else ""
-    return f"{len(failed)} file(s) failed: {first.path}: {first.reason}{more}"
-
-
 def _done(record: RepoRecord, bundle: bytes = b"") -> UnitResult:
     return UnitResult(record.moved(record.status, updated_at=utc_timestamp()), bundle)
 
@@ -235,4 +236,4 @@ def _failed(record: RepoRecord, reason: str) -> UnitResult:
 
 
 def _internal(error: Exception) -> str:
-    return f"internal error: {type(error).__name__}: {error}"
+    return internal_error(f"{type(error).__name__}: {error}")

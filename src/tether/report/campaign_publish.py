@@ -11,6 +11,21 @@ from typing import TYPE_CHECKING, Any
 from tether.flows.pullrequest import CONFLICTS_LISTED
 from tether.report.campaign import TRAILER, render_campaign
 
+
+def cannot_push(error: Exception) -> str:
+    """The ``reason`` a repository's record keeps when its push target is unknown."""
+    return f"cannot push: {error}"
+
+
+def branch_moved(branch: str, target: str, there: str) -> str:
+    """The campaign's branch at the target holds a commit tether did not push."""
+    return f"{branch} on {target} is at {there[:12]}, which tether did not push; left as it is"
+
+
+def push_refused(target: str, why: str) -> str:
+    return f"cannot push to {target}: {why}"
+
+
 if TYPE_CHECKING:
     from tether.campaign.publish import RepoNote
 
