@@ -7,8 +7,10 @@ without argparse (imported, with the parser, for every other line).
 
 from __future__ import annotations
 
+import atexit
 import contextlib
 import functools
+import gc
 import os
 import sys
 import time
@@ -162,6 +164,27 @@ def _parser(
     return parser
 
 
+# Python's cyclic garbage collector runs each time 700 more objects (of the kinds it tracks)
+# were made than freed, and walks the young ones, every tenth time the older ones too, and
+# once more over all of them when the interpreter exits, if it is enabled. A command makes
+# most of its objects by importing its modules (functions, classes, tables that live as long
+# as the process), so those walks found nothing to free: ~3% of a status's instructions and
+# ~2% of an update's (docs/performance.md, "Start-up"). During a command the collector runs
+# every this many objects instead (garbage cycles are still collected, with at most this many
+# objects waiting), and at exit it is switched off: the collection Python makes anyway while
+# it unloads the modules still finalizes every garbage cycle left.
+RUN_GC_THRESHOLD = 100_000
+_exit_collection_skipped = False
+
+
+def _collector_quieter_for(thresholds: tuple[int, int, int]) -> None:
+    global _exit_collection_skipped
+    gc.set_threshold(max(thresholds[0], RUN_GC_THRESHOLD), *thresholds[1:])
+    if not _exit_collection_skipped:  # once per process, however many commands it runs
+        atexit.register(gc.disable)
+        _exit_collection_skipped = True
+
+
 class _Run:
     """What the entry point learns from the command line once it is parsed."""
 
@@ -172,7 +195,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     args_list = list(sys.argv[1:] if argv is None else argv)
     started = time.monotonic()
     run = _Run()
-    code = _main(args_list, run)
+    thresholds = gc.get_threshold()
+    _collector_quieter_for(thresholds)
+    try:
+        code = _main(args_list, run)
+    finally:
+        gc.set_threshold(*thresholds)  # a process running commands in turn keeps its own
     if run.verbose:
         sys.stderr.write(f"tether: exit {code} after {time.monotonic() - started:.2f} s\n")
     return code
