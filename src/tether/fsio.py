@@ -3,7 +3,6 @@ outside the state folder goes through here so the rules (fsync, mode kept) live 
 
 from __future__ import annotations
 
-import contextlib
 import errno
 import os
 import stat
@@ -247,8 +246,10 @@ def atomic_write(
             os.close(fd)
         os.replace(tmp_name, path)
     except BaseException:
-        with contextlib.suppress(FileNotFoundError):
+        try:  # noqa: SIM105  (contextlib costs a status ~0.7 ms to import)
             os.unlink(tmp_name)
+        except FileNotFoundError:
+            pass
         raise
     if durable:
         fsync_dir(parent)
@@ -335,8 +336,10 @@ def _sync_file_systems(folders: set[str]) -> bool:
         return False
     one_folder_per_device: dict[int, str] = {}
     for folder in folders:
-        with contextlib.suppress(OSError):
+        try:  # noqa: SIM105  (contextlib costs a status ~0.7 ms to import)
             one_folder_per_device.setdefault(os.stat(folder).st_dev, folder)
+        except OSError:
+            pass
     for folder in one_folder_per_device.values():
         try:
             fd = os.open(folder, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0))

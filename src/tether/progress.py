@@ -20,12 +20,12 @@ over itself.
 from __future__ import annotations
 
 from collections.abc import Collection, Iterator
-from contextlib import AbstractContextManager, contextmanager
 from contextvars import ContextVar
 from types import TracebackType
 
 TYPE_CHECKING = False  # typing itself costs ~3 ms of start-up, which every command pays
 if TYPE_CHECKING:
+    from contextlib import AbstractContextManager  # contextlib is ~0.7 ms: not for status
     from typing import Protocol, TypeVar
 
     T = TypeVar("T")
@@ -78,14 +78,23 @@ def phase(
     return _current.get().phase(name, total, unit)
 
 
-@contextmanager
-def use(sink: Sink) -> Iterator[Sink]:
+class use:  # lower case: used as a function, ``with progress.use(sink):``
     """Send the phases started in this context, until it exits, to ``sink``."""
-    token = _current.set(sink)
-    try:
-        yield sink
-    finally:
-        _current.reset(token)
+
+    def __init__(self, sink: Sink) -> None:
+        self.sink = sink
+
+    def __enter__(self) -> Sink:
+        self._token = _current.set(self.sink)
+        return self.sink
+
+    def __exit__(
+        self,
+        kind: type[BaseException] | None,
+        error: BaseException | None,
+        trace: TracebackType | None,
+    ) -> None:
+        _current.reset(self._token)
 
 
 def tracked(name: str, items: Collection[T], unit: str = "files") -> Iterator[T]:

@@ -6,7 +6,6 @@ git-ignored) the release is fetched again from the recorded source, once.
 
 from __future__ import annotations
 
-import contextlib
 import json
 
 from tether.errors import TetherError
@@ -158,8 +157,10 @@ class Baseline:
                     f"{rel}: the pristine copy of release {self.version} is missing and the source "
                     "no longer provides the same bytes"
                 )
-            with contextlib.suppress(OSError):  # a read-only cache only costs a later fetch
+            try:  # noqa: SIM105  (contextlib costs a status ~0.7 ms to import)
                 self.project.pristine.put(data)
+            except OSError:  # a read-only cache only costs a later fetch
+                pass
         return data
 
     def known(self, rel: str) -> bool:
@@ -176,8 +177,10 @@ class Baseline:
             return None
         if data is None or sha256_bytes(data) != digest:
             return None
-        with contextlib.suppress(OSError):
+        try:  # noqa: SIM105  (contextlib costs a status ~0.7 ms to import)
             self.project.pristine.put(data)
+        except OSError:
+            pass
         return data
 
 

@@ -9,7 +9,6 @@ bytes to one; every entry is checked against its hash when read, whichever way i
 
 from __future__ import annotations
 
-import contextlib
 import json
 import os
 from pathlib import Path
@@ -61,9 +60,11 @@ class PristineCache:
         """Every packed entry, read from the packs' indexes once per cache object."""
         if self._packed is None:
             self._packed = {}
-            with contextlib.suppress(FileNotFoundError, NotADirectoryError):
+            try:
                 for index in sorted(self.pack_dir.glob("*.idx")):
                     self._packed.update(_read_index(index))
+            except (FileNotFoundError, NotADirectoryError):
+                pass
         return self._packed
 
     def has(self, sha256: str) -> bool:
