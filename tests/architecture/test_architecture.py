@@ -964,7 +964,8 @@ _FAILING = ("failed", "failed_record", "_failed")
 
 def _words_given(tree: ast.AST) -> list[tuple[int, str]]:
     """Words given to a project's log (``log_line(log, …)``), to a result's ``error``
-    (``x.error = …``, ``error=…``) or to a failed record's reason."""
+    (``x.error = …``, ``error=…``), to a failed record's reason or to the reason ``deps``
+    leaves a declaration alone (``Skipped``)."""
     found = []
     for node in ast.walk(tree):
         values: list[ast.AST] = []
@@ -973,6 +974,8 @@ def _words_given(tree: ast.AST) -> list[tuple[int, str]]:
             name = func.id if isinstance(func, ast.Name) else getattr(func, "attr", "")
             values += node.args[1:] if name == "log_line" else []
             values += node.args if name in _FAILING else []
+            if name == "Skipped":  # a declaration deps leaves alone: its reason, 6th
+                values += node.args[5:6] + [kw.value for kw in node.keywords if kw.arg == "reason"]
             values += [kw.value for kw in node.keywords if kw.arg == "error"]
         elif isinstance(node, ast.Assign):
             named = [t for t in node.targets if isinstance(t, ast.Attribute) and t.attr == "error"]
@@ -1013,6 +1016,9 @@ def test_the_multi_project_layers_take_their_words_from_report() -> None:
         ("failed_record(before, f'cannot take in the commits: {error}')\n", True),
         ("return record.failed(cannot_push(error))\n", False),
         ("coordinator.save(index, record.failed(str(error)))\n", False),
+        ("Skipped(scan.name, 'npm', name, spec, locus, 'not a string')\n", True),
+        ("Skipped(p, e, n, c, locus, reason=f'{kind}, not a registry range')\n", True),
+        ("Skipped(scan.name, 'engine', tool, text, locus, reason, LEFT_AS_IS)\n", False),
     ],
 )
 def test_the_multi_project_words_rule_sees_each_spelling(source: str, worded: bool) -> None:

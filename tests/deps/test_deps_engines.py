@@ -13,7 +13,9 @@ import pytest
 
 from fixtures.deps.kit import project, registry_file, run_cli, run_json, setup_cli
 from fixtures.deps.loopback import FIXTURES, LoopbackRegistry
+from tether.deps.model import LeftAlone
 from tether.deps.surfaces import engine_declared
+from tether.report.deps import left_alone
 
 
 @pytest.fixture
@@ -123,9 +125,18 @@ def test_engine_versions_keep_their_shape(text: str, shown: str) -> None:
     assert not isinstance(declared, str) and declared.shown == shown
 
 
-@pytest.mark.parametrize("text", ["lts/*", ">=18 <21", "18 || 20", "node"])
-def test_engine_versions_not_rewritten(text: str) -> None:
-    assert isinstance(engine_declared(text), str)
+@pytest.mark.parametrize(
+    ("text", "why"),
+    [
+        ("lts/*", "an alias, not a version: it moves by itself"),
+        (">=18 <21", "not a single version or simple range: cannot be rewritten faithfully"),
+        ("18 || 20", "not a single version or simple range: cannot be rewritten faithfully"),
+        ("node", "an alias, not a version: it moves by itself"),
+    ],
+)
+def test_engine_versions_not_rewritten(text: str, why: str) -> None:
+    left = engine_declared(text)
+    assert isinstance(left, LeftAlone) and left_alone(left) == why
 
 
 def test_override_families_are_not_consulted_at_engines(

@@ -23,9 +23,10 @@ import pytest
 from fixtures.deps.kit import NOW
 from fixtures.deps.loopback import LoopbackRegistry
 from tether.deps import npmspec, pyspec
-from tether.deps.model import Declared, Locus, Occurrence, ReleaseGate
+from tether.deps.model import Declared, LeftAlone, Locus, Occurrence, ReleaseGate, Unmovable
 from tether.deps.registries import Fetcher, Key, NpmRegistry, PypiIndex
 from tether.deps.targets import AgePolicy, resolve
+from tether.report.deps import left_alone
 
 LOCUS = Locus("package.json", "dependencies", "json", ("dependencies", "x"))
 DAY = timedelta(days=1)
@@ -145,13 +146,13 @@ def test_target(
 @pytest.mark.parametrize(("declared", "reason"), NPM_SKIPS)
 def test_npm_ranges_not_rewritten(declared: str, reason: str) -> None:
     result = npmspec.classify(declared)
-    assert isinstance(result, str) and reason in result
+    assert isinstance(result, LeftAlone) and reason in left_alone(result)
 
 
 @pytest.mark.parametrize(("declared", "reason"), PY_SKIPS)
 def test_python_requirements_not_rewritten(declared: str, reason: str) -> None:
     _, result = pyspec.classify(declared)
-    assert isinstance(result, str) and reason in result
+    assert isinstance(result, LeftAlone) and reason in left_alone(result)
 
 
 def test_each_package_fetched_once(fetcher: Fetcher) -> None:
@@ -170,3 +171,14 @@ def test_project_cooldown_and_exclusions() -> None:
     assert policy.min_age("alpha") == 10 * DAY  # the stricter one wins
     assert policy.min_age("@scope/util") == DAY  # pnpm's exclusion spares only its own rule
     assert AgePolicy().min_age("alpha") is None
+
+
+def test_every_reason_a_declaration_is_left_alone_is_worded_in_report() -> None:
+    """The scanners give a fact (``LeftAlone``); report/deps words each code."""
+    for code in Unmovable:
+        assert left_alone(LeftAlone(code, "x")), code
+    assert left_alone(LeftAlone(Unmovable.OPERATOR, "<")) == (
+        "upper-bounded specifier (<): cannot be rewritten faithfully"
+    )
+    assert left_alone(LeftAlone(Unmovable.OPERATOR, "~")) == "operator ~: not rewritable"
+    assert left_alone(npmspec.classify("github:a/b")) == "git dependency, not a registry range"  # type: ignore[arg-type]

@@ -30,7 +30,17 @@ from tether.deps.manifests import (
     read_release_gates,
 )
 from tether.deps.manifests import split_package_manager as _split_pm
-from tether.deps.model import Declared, Locus, Occurrence, PackageInfo, Release, Resolved, Skipped
+from tether.deps.model import (
+    Declared,
+    LeftAlone,
+    Locus,
+    Occurrence,
+    PackageInfo,
+    Release,
+    Resolved,
+    Skipped,
+    Unmovable,
+)
 from tether.deps.registries import Fetcher, FetchError, HttpClient, parse_time
 from tether.deps.scan import ScanResult, policy_for
 from tether.deps.surfaces import (
@@ -45,6 +55,7 @@ from tether.fsio import read_bytes
 from tether.parselimits import json_loads
 from tether.report.deps import (
     NO_RUNTIME_VERSION,
+    left_alone,
     no_engine_target_warning,
     pinned_above_warning,
     pinned_apart_warning,
@@ -96,9 +107,12 @@ def scan_engines(name: str, root: Path) -> ProjectScan:
     return scan
 
 
-def _add(scan: ProjectScan, tool: str, text: str, locus: Locus, result: Declared | str) -> None:
-    if isinstance(result, str):
-        scan.skipped.append(Skipped(scan.name, "engine", tool, text.strip(), locus, result))
+def _add(
+    scan: ProjectScan, tool: str, text: str, locus: Locus, result: Declared | LeftAlone
+) -> None:
+    if isinstance(result, LeftAlone):
+        reason = left_alone(result)
+        scan.skipped.append(Skipped(scan.name, "engine", tool, text.strip(), locus, reason))
         return
     occurrence = Occurrence(
         scan.name, "engine", tool, result, locus, None, floor_of(result.version)
@@ -107,11 +121,12 @@ def _add(scan: ProjectScan, tool: str, text: str, locus: Locus, result: Declared
 
 
 def _add_surface(
-    scan: ProjectScan, tool: str, text: str, locus: Locus, result: Declared | str
+    scan: ProjectScan, tool: str, text: str, locus: Locus, result: Declared | LeftAlone
 ) -> None:
     """A surface's pin converges like any locus; anything else is listed as left as is."""
-    if isinstance(result, str):
-        skipped = Skipped(scan.name, "engine", tool, text.strip(), locus, result, LEFT_AS_IS)
+    if isinstance(result, LeftAlone):
+        reason = left_alone(result)
+        skipped = Skipped(scan.name, "engine", tool, text.strip(), locus, reason, LEFT_AS_IS)
         scan.skipped.append(skipped)
         return
     _add(scan, tool, text, locus, result)
@@ -134,7 +149,7 @@ def _package_loci(scan: ProjectScan, files: ProjectFiles) -> None:
             for tool, value in doc["engines"].items():
                 if tool in TOOLS:
                     locus = Locus(rel, f"engines.{tool}", "json", ("engines", tool))
-                    reason = "a published package's engines support range is never changed"
+                    reason = left_alone(LeftAlone(Unmovable.PUBLISHED_ENGINES))
                     scan.skipped.append(
                         Skipped(
                             scan.name,
@@ -188,7 +203,7 @@ def _tool_versions(scan: ProjectScan) -> None:
         tool = _TOOL_VERSIONS_NAMES[fields[0]]
         locus = Locus(rel, f"{rel} {fields[0]}", "text", (index,))
         if len(fields) > 2:
-            _add(scan, tool, line, locus, "several versions on one line: cannot be rewritten")
+            _add(scan, tool, line, locus, LeftAlone(Unmovable.SEVERAL_ON_A_LINE))
             continue
         # Everything but the version stays: the tool's name, spacing, a trailing comment.
         start = body.index(fields[1], len(fields[0]))

@@ -24,12 +24,21 @@ from typing import Any, Literal
 
 from tether import git
 from tether.deps import npmspec, pyspec, release_gates
-from tether.deps.model import Declared, Locus, Occurrence, ReleaseGate, Skipped
+from tether.deps.model import (
+    Declared,
+    LeftAlone,
+    Locus,
+    Occurrence,
+    ReleaseGate,
+    Skipped,
+    Unmovable,
+)
 from tether.deps.workspace import PNPM_WORKSPACE, bun_catalogs, workspace_patterns
 from tether.fsio import cannot_read, read_bytes
 from tether.report.deps import (
     NO_MANIFEST,
     catalog_missing_warning,
+    left_alone,
     lockfiles_mixed_warning,
     manager_not_locked_warning,
 )
@@ -202,14 +211,14 @@ def _declared_manager(package: dict[str, Any] | None) -> str | None:
     return name if name in PACKAGE_MANAGERS else None
 
 
-def split_package_manager(value: str) -> tuple[str, Declared | str]:
+def split_package_manager(value: str) -> tuple[str, Declared | LeftAlone]:
     """``pnpm@9.1.0+sha512.…`` → (``pnpm``, its declaration); the hash goes on rewrite."""
     name, at, rest = value.partition("@")
     if not at or not name:
-        return value, "packageManager is not name@version"
+        return value, LeftAlone(Unmovable.MANAGER_NOT_NAME_AT_VERSION)
     version, plus, digest = rest.partition("+")
     if not npmspec.valid(version) or version != version.strip():
-        return name, "packageManager version is not a full semver version"
+        return name, LeftAlone(Unmovable.MANAGER_NOT_FULL_VERSION)
     return name, Declared(
         prefix=f"{name}@", op="", version=version, suffix=plus + digest, drop_suffix=True
     )
@@ -222,13 +231,14 @@ def _add(
     scan: ProjectScan,
     ecosystem: Any,
     name: str,
-    result: Declared | str,
+    result: Declared | LeftAlone,
     locus: Locus,
     current: str,
     catalog: str | None = None,
 ) -> None:
-    if isinstance(result, str):
-        scan.skipped.append(Skipped(scan.name, ecosystem, name, current, locus, result))
+    if isinstance(result, LeftAlone):
+        reason = left_alone(result)
+        scan.skipped.append(Skipped(scan.name, ecosystem, name, current, locus, reason))
         return
     scan.occurrences.append(
         Occurrence(scan.name, ecosystem, name, result, locus, catalog, result.version)
@@ -260,7 +270,7 @@ def _npm_entry(
     scan: ProjectScan, name: str, spec: Any, locus: Locus, catalog: str | None = None
 ) -> None:
     if not isinstance(spec, str):
-        _add(scan, "npm", name, "not a string", locus, str(spec), catalog)
+        _add(scan, "npm", name, LeftAlone(Unmovable.NOT_A_STRING), locus, str(spec), catalog)
         return
     kind = npmspec.reference_kind(spec)
     if kind == "catalog reference":

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
+from enum import StrEnum
 from typing import Any, Literal
 
 Ecosystem = Literal["npm", "pypi", "engine"]
@@ -78,6 +79,46 @@ class Occurrence:
     @property
     def group_key(self) -> tuple[str, str, str]:
         return (self.ecosystem, self.name, self.catalog or "")
+
+
+class Unmovable(StrEnum):
+    """Why ``deps`` leaves a declaration as it is: the code of a ``LeftAlone``, worded by
+    ``report/deps.left_alone`` into a ``Skipped``'s ``reason``."""
+
+    NOT_A_STRING = "not-a-string"
+    REFERENCE = "reference"  # ``detail``: what it refers to (a git dependency, a file…)
+    UNION_RANGE = "union-range"
+    HYPHEN_RANGE = "hyphen-range"
+    UPPER_BOUNDED_RANGE = "upper-bounded-range"
+    PARTIAL_VERSION = "partial-version"
+    OPEN_RANGE = "open-range"
+    NOT_SEMVER = "not-semver"
+    COMPOUND_RANGE = "compound-range"
+    NOT_PEP508 = "not-pep508"
+    DIRECT_REFERENCE = "direct-reference"
+    NO_SPECIFIER = "no-specifier"
+    UPPER_BOUNDED_SET = "upper-bounded-set"
+    SEVERAL_SPECIFIERS = "several-specifiers"
+    OPERATOR = "operator"  # ``detail``: the operator
+    WILDCARD = "wildcard"
+    NOT_PLAIN_RELEASE = "not-plain-release"
+    SPECIFIER_NOT_FOUND = "specifier-not-found"
+    MANAGER_NOT_NAME_AT_VERSION = "manager-not-name-at-version"
+    MANAGER_NOT_FULL_VERSION = "manager-not-full-version"
+    ENGINE_ALIAS = "engine-alias"
+    ENGINE_NOT_SIMPLE = "engine-not-simple"
+    SEVERAL_ON_A_LINE = "several-on-a-line"
+    PUBLISHED_ENGINES = "published-engines"
+    EXPRESSION = "expression"
+    DIGEST = "digest"
+    MATRIX = "matrix"
+    NOT_PLAIN_VERSION = "not-plain-version"  # ``detail``: the value as written
+
+
+@dataclass(frozen=True)
+class LeftAlone:
+    code: Unmovable
+    detail: str = ""
 
 
 @dataclass(frozen=True)

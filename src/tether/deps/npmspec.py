@@ -12,7 +12,7 @@ import functools
 import re
 from typing import Any
 
-from tether.deps.model import Declared
+from tether.deps.model import Declared, LeftAlone, Unmovable
 
 # A full version with an optional prerelease and build; the operator is captured apart.
 _SIMPLE = re.compile(
@@ -53,16 +53,16 @@ def reference_kind(spec: str) -> str | None:
     return None
 
 
-def classify(spec: str) -> Declared | str:
-    """The declaration to rewrite, or the reason it cannot be rewritten faithfully."""
+def classify(spec: str) -> Declared | LeftAlone:
+    """The declaration to rewrite, or why it cannot be rewritten faithfully."""
     text = spec.strip()
     kind = reference_kind(text)
     if kind is not None:
-        return f"{kind}, not a registry range"
+        return LeftAlone(Unmovable.REFERENCE, kind)
     if "||" in text:
-        return "union range (||): more than one range, cannot be rewritten as one"
+        return LeftAlone(Unmovable.UNION_RANGE)
     if re.search(r"\s-\s", text):
-        return "hyphen range (a - b): cannot be rewritten faithfully"
+        return LeftAlone(Unmovable.HYPHEN_RANGE)
     match = _SIMPLE.match(text)
     if match is not None:
         # Whatever stood before the version (operator, spaces, a "v") is kept as written,
@@ -79,16 +79,16 @@ def op_of(text: str) -> str:
     return found.group(0) if found else ""
 
 
-def _reason(text: str, op_hint: str) -> str:
+def _reason(text: str, op_hint: str) -> LeftAlone:
     if "<" in text:
-        return "upper-bounded range (<): cannot be rewritten faithfully"
+        return LeftAlone(Unmovable.UPPER_BOUNDED_RANGE)
     if text in ("", "*", "x", "X") or _PARTIAL.match(text):
-        return "x-range or partial version: write a full version for tether to move it"
+        return LeftAlone(Unmovable.PARTIAL_VERSION)
     if op_hint.startswith(">"):
-        return "open range (>, >=): cannot be rewritten faithfully"
+        return LeftAlone(Unmovable.OPEN_RANGE)
     if _semver().valid_range(text, False) is None:
-        return "not a semver range (a dist-tag or a typo)"
-    return "compound range: cannot be rewritten faithfully"
+        return LeftAlone(Unmovable.NOT_SEMVER)
+    return LeftAlone(Unmovable.COMPOUND_RANGE)
 
 
 @functools.lru_cache(maxsize=1 << 16)

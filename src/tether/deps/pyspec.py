@@ -12,16 +12,9 @@ import functools
 import re
 from typing import Any
 
-from tether.deps.model import Declared
+from tether.deps.model import Declared, LeftAlone, Unmovable
 
 _REWRITABLE = ("==", ">=", "~=")
-_REASONS = {
-    "<": "upper-bounded specifier (<): cannot be rewritten faithfully",
-    "<=": "upper-bounded specifier (<=): cannot be rewritten faithfully",
-    ">": "open specifier (>): cannot be rewritten faithfully",
-    "!=": "exclusion (!=): cannot be rewritten faithfully",
-    "===": "arbitrary equality (===): cannot be rewritten faithfully",
-}
 
 
 def canonical(name: str) -> str:
@@ -30,34 +23,34 @@ def canonical(name: str) -> str:
     return str(canonicalize_name(name))
 
 
-def classify(requirement: str) -> tuple[str, Declared | str]:
-    """(canonical name, the declaration to rewrite or the reason it is left alone)."""
+def classify(requirement: str) -> tuple[str, Declared | LeftAlone]:
+    """(canonical name, the declaration to rewrite or why it is left alone)."""
     from packaging.requirements import InvalidRequirement, Requirement
 
     try:
         parsed = Requirement(requirement)
     except InvalidRequirement:
-        return requirement.strip(), "not a valid PEP 508 requirement"
+        return requirement.strip(), LeftAlone(Unmovable.NOT_PEP508)
     name = canonical(parsed.name)
     if parsed.url:
-        return name, "direct reference (name @ url), not a registry version"
+        return name, LeftAlone(Unmovable.DIRECT_REFERENCE)
     specs = list(parsed.specifier)
     if not specs:
-        return name, "no version specifier: nothing to move"
+        return name, LeftAlone(Unmovable.NO_SPECIFIER)
     if len(specs) > 1:
         if any(s.operator in ("<", "<=") for s in specs):
-            return name, "upper-bounded specifier set (<): cannot be rewritten faithfully"
-        return name, "several specifiers: cannot be rewritten faithfully"
+            return name, LeftAlone(Unmovable.UPPER_BOUNDED_SET)
+        return name, LeftAlone(Unmovable.SEVERAL_SPECIFIERS)
     spec = specs[0]
     if spec.operator not in _REWRITABLE:
-        return name, _REASONS.get(spec.operator, f"operator {spec.operator}: not rewritable")
+        return name, LeftAlone(Unmovable.OPERATOR, spec.operator)
     if spec.version.endswith(".*"):
-        return name, "wildcard (==X.*): write a full version for tether to move it"
+        return name, LeftAlone(Unmovable.WILDCARD)
     if parse(spec.version) is None or "+" in spec.version:
-        return name, "not a plain release version"
+        return name, LeftAlone(Unmovable.NOT_PLAIN_RELEASE)
     declared = _locate(requirement, spec.operator, spec.version)
     if declared is None:
-        return name, "specifier not found in the requirement text"
+        return name, LeftAlone(Unmovable.SPECIFIER_NOT_FOUND)
     return name, declared
 
 

@@ -17,7 +17,12 @@ from tether.deps.manifests import ProjectScan, scan_dependencies
 from tether.deps.model import Level, Occurrence, PackageInfo, Resolved, Skipped
 from tether.deps.registries import Answer, Fetcher, Key
 from tether.deps.targets import AgePolicy, resolve
-from tether.report.deps import managers_mixed_warning, not_fetched_warning
+from tether.report.deps import (
+    managers_mixed_warning,
+    not_fetched_reason,
+    not_fetched_warning,
+    unreachable_line,
+)
 from tether.runs.sections import path_missing
 from tether.runs.selection import Member
 
@@ -126,10 +131,8 @@ def _resolve_project(
 
 
 def _not_fetched(occurrence: Occurrence, answer: Answer) -> Skipped:
-    if answer.unknown:
-        kind, reason = "unknown-package", f"not found in the {occurrence.ecosystem} registry"
-    else:
-        kind, reason = "registry-error", f"registry error: {answer.error}"
+    kind = "unknown-package" if answer.unknown else "registry-error"
+    reason = not_fetched_reason(answer.unknown, occurrence.ecosystem, answer.error)
     return Skipped(
         occurrence.project,
         occurrence.ecosystem,
@@ -150,15 +153,7 @@ def unreachable_error(result: ScanResult) -> str | None:
     """One line naming what could not be asked and why, or None when every registry
     answered: a plan missing those packages' updates must not read as "nothing to do"."""
     failed = unreachable(result)
-    if not failed:
-        return None
-    names = list(dict.fromkeys(s.name for s in failed))
-    shown = ", ".join(names[:3]) + (f" +{len(names) - 3} more" if len(names) > 3 else "")
-    reason = failed[0].reason.removeprefix("registry error: ")
-    return (
-        f"the {failed[0].ecosystem} registry could not be asked for {len(names)} package(s) "
-        f"({shown}): {reason}"
-    )
+    return unreachable_line(failed) if failed else None
 
 
 def _unknown_warnings(skipped: list[Skipped], registries: dict[str, str]) -> list[str]:

@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from tether.deps.manifests import ProjectScan, read_lines
-from tether.deps.model import Declared, Locus
+from tether.deps.model import Declared, LeftAlone, Locus, Unmovable
 
 LEFT_AS_IS = "left-as-is"
 # The engines a run moves: the runtime and the package managers.
@@ -55,17 +55,17 @@ _MISE_TOOLS = {
 
 # Records one locus: the project, the tool, the line or value as written, where, and the pin
 # (or the reason it is left as is).
-Add = Callable[[ProjectScan, str, str, Locus, Declared | str], None]
+Add = Callable[[ProjectScan, str, str, Locus, Declared | LeftAlone], None]
 
 
-def engine_declared(text: str) -> Declared | str:
+def engine_declared(text: str) -> Declared | LeftAlone:
     """``>=20.11.0``, ``^20``, ``v20.11.1``, ``22``: kept operator and precision."""
     stripped = text.strip()
     match = _PLAIN.match(stripped)
     if match is None:
         if stripped.startswith(("lts/", "node", "stable", "latest", "iojs")):
-            return "an alias, not a version: it moves by itself"
-        return "not a single version or simple range: cannot be rewritten faithfully"
+            return LeftAlone(Unmovable.ENGINE_ALIAS)
+        return LeftAlone(Unmovable.ENGINE_NOT_SIMPLE)
     version = match["version"]
     return Declared(
         prefix=text[: len(text) - len(text.lstrip())],
@@ -154,7 +154,7 @@ def _walk(folder: Path, base: str, depth: int) -> Iterator[str]:
 # --- one surface at a time ---------------------------------------------------------------
 
 
-def _pin(line: str, head: str, value: str, after: str) -> Declared | str:
+def _pin(line: str, head: str, value: str, after: str) -> Declared | LeftAlone:
     """``value`` (found right after ``head`` in ``line``) as a pin keeping everything around
     its version, or the reason it is left as is."""
     match = _PIN.match(value)
@@ -171,14 +171,14 @@ def _pin(line: str, head: str, value: str, after: str) -> Declared | str:
     )
 
 
-def _why(value: str) -> str:
+def _why(value: str) -> LeftAlone:
     if "${" in value or "$(" in value:
-        return "an expression or a variable: left as is"
+        return LeftAlone(Unmovable.EXPRESSION)
     if "@sha256:" in value:
-        return "an image pinned by digest: left as is"
+        return LeftAlone(Unmovable.DIGEST)
     if value.startswith("[") or "," in value:
-        return "a list of versions (a matrix): left as is"
-    return f"{value!r} is not a plain version: left as is"
+        return LeftAlone(Unmovable.MATRIX)
+    return LeftAlone(Unmovable.NOT_PLAIN_VERSION, value)
 
 
 def _line_locus(rel: str, index: int, what: str) -> Locus:

@@ -17,7 +17,7 @@ from tether.report.runs import failed_section, isolation_lines
 
 if TYPE_CHECKING:
     from tether.deps.align import Plan
-    from tether.deps.model import Occurrence
+    from tether.deps.model import LeftAlone, Occurrence, Skipped
     from tether.deps.overrides import BoundOverride
     from tether.deps.plans import Pruned
     from tether.deps.work import Bump, ProjectResult
@@ -644,3 +644,81 @@ NO_MANIFEST = "no package.json, pnpm-workspace.yaml or pyproject.toml"
 def no_registry(ecosystem: str) -> str:
     """A package's ``error`` when no registry of its ecosystem is configured."""
     return f"no registry configured for {ecosystem}"
+
+
+# --- why deps leaves a declaration as it is (a ``Skipped``'s ``reason``) ----------------------
+
+_FAITHFULLY = "cannot be rewritten faithfully"
+_FULL_VERSION = "write a full version for tether to move it"
+# Python's operators tether does not move, each with what it says (any other: not rewritable).
+_OPERATORS = {
+    "<": f"upper-bounded specifier (<): {_FAITHFULLY}",
+    "<=": f"upper-bounded specifier (<=): {_FAITHFULLY}",
+    ">": f"open specifier (>): {_FAITHFULLY}",
+    "!=": f"exclusion (!=): {_FAITHFULLY}",
+    "===": f"arbitrary equality (===): {_FAITHFULLY}",
+}
+
+
+def left_alone(why: LeftAlone) -> str:
+    """Why a declaration is left as it is, in the words a plan and its reports give."""
+    code = str(why.code)  # report/ knows deps' codes by their values (it sits below deps/)
+    if code == "reference":
+        return f"{why.detail}, not a registry range"
+    if code == "operator":
+        return _OPERATORS.get(why.detail, f"operator {why.detail}: not rewritable")
+    if code == "not-plain-version":
+        return f"{why.detail!r} is not a plain version: left as is"
+    return _LEFT_ALONE[code]
+
+
+_LEFT_ALONE = {
+    "not-a-string": "not a string",
+    "union-range": "union range (||): more than one range, cannot be rewritten as one",
+    "hyphen-range": f"hyphen range (a - b): {_FAITHFULLY}",
+    "upper-bounded-range": f"upper-bounded range (<): {_FAITHFULLY}",
+    "partial-version": f"x-range or partial version: {_FULL_VERSION}",
+    "open-range": f"open range (>, >=): {_FAITHFULLY}",
+    "not-semver": "not a semver range (a dist-tag or a typo)",
+    "compound-range": f"compound range: {_FAITHFULLY}",
+    "not-pep508": "not a valid PEP 508 requirement",
+    "direct-reference": "direct reference (name @ url), not a registry version",
+    "no-specifier": "no version specifier: nothing to move",
+    "upper-bounded-set": f"upper-bounded specifier set (<): {_FAITHFULLY}",
+    "several-specifiers": f"several specifiers: {_FAITHFULLY}",
+    "wildcard": f"wildcard (==X.*): {_FULL_VERSION}",
+    "not-plain-release": "not a plain release version",
+    "specifier-not-found": "specifier not found in the requirement text",
+    "manager-not-name-at-version": "packageManager is not name@version",
+    "manager-not-full-version": "packageManager version is not a full semver version",
+    "engine-alias": "an alias, not a version: it moves by itself",
+    "engine-not-simple": f"not a single version or simple range: {_FAITHFULLY}",
+    "several-on-a-line": "several versions on one line: cannot be rewritten",
+    "published-engines": "a published package's engines support range is never changed",
+    "expression": "an expression or a variable: left as is",
+    "digest": "an image pinned by digest: left as is",
+    "matrix": "a list of versions (a matrix): left as is",
+}
+
+
+# --- a package the registries did not answer for ---------------------------------------------
+
+_REGISTRY_ERROR = "registry error: "
+
+
+def not_fetched_reason(unknown: bool, ecosystem: str, error: str | None) -> str:
+    """A ``Skipped``'s reason for a package its registry does not know or did not answer."""
+    if unknown:
+        return f"not found in the {ecosystem} registry"
+    return f"{_REGISTRY_ERROR}{error}"
+
+
+def unreachable_line(failed: Sequence[Skipped]) -> str:
+    """One line naming the packages a registry could not be asked for, and why."""
+    names = list(dict.fromkeys(s.name for s in failed))
+    shown = ", ".join(names[:3]) + (f" +{len(names) - 3} more" if len(names) > 3 else "")
+    reason = failed[0].reason.removeprefix(_REGISTRY_ERROR)
+    return (
+        f"the {failed[0].ecosystem} registry could not be asked for {len(names)} package(s) "
+        f"({shown}): {reason}"
+    )
