@@ -18,7 +18,18 @@ CHUNK = 1 << 20
 CHUNK_MAX = 1 << 30  # the most one read returns; larger files are read in chunks
 
 
-def _current_umask() -> int:
+def _current_umask(status_file: str = "/proc/self/status") -> int:
+    """The process's umask, read without changing it where the kernel shows it (Linux 4.7+):
+    os.umask can only be read by setting it, and for that moment another thread of a program
+    that imports tether would create its files with mode 0666."""
+    if sys.platform == "linux":
+        try:
+            with open(status_file, "rb") as status:
+                for line in status:
+                    if line.startswith(b"Umask:"):
+                        return int(line.split()[1], 8)
+        except (OSError, ValueError, IndexError):
+            pass  # no /proc, or a line this reader does not know: the old way below
     mask = os.umask(0)
     os.umask(mask)
     return mask
