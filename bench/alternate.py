@@ -44,15 +44,35 @@ def one_run(project: Path, work: Path, source: str, args: list[str]) -> tuple[fl
     return run.seconds * 1000, run.cpu_seconds * 1000
 
 
-def main(argv: list[str] | None = None) -> int:
+DEFAULT_ARGS = ["update", "--yes", "--json"]
+
+
+def read_arguments(argv: list[str]) -> tuple[Path, int, dict[str, str], list[str]]:
+    """The project, the runs, the named source trees and tether's arguments.
+
+    Everything after the first ``--`` is tether's, split off before argparse sees the line:
+    argparse would give a ``nargs="+"`` list the words after ``--`` too (``status`` read as a
+    source tree)."""
+    own, tether_args = argv, []
+    if "--" in argv:
+        split = argv.index("--")
+        own, tether_args = argv[:split], argv[split + 1 :]
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("project", type=Path, help="the project folder each run copies")
     parser.add_argument("--runs", type=int, default=20, help="counted runs per source tree")
     parser.add_argument("trees", nargs="+", help="NAME=SRC: a name and a source tree")
-    parser.add_argument("args", nargs=argparse.REMAINDER, help="-- and tether's arguments")
-    options = parser.parse_args(argv)
-    trees = dict(tree.split("=", 1) for tree in options.trees)
-    args = [a for a in options.args if a != "--"] or ["update", "--yes", "--json"]
+    options = parser.parse_args(own)
+    trees: dict[str, str] = {}
+    for tree in options.trees:
+        name, equals, source = tree.partition("=")
+        if not equals or not name or not source:
+            parser.error(f"{tree!r}: a source tree is NAME=SRC (tether's arguments go after --)")
+        trees[name] = source
+    return options.project, options.runs, trees, tether_args or DEFAULT_ARGS
+
+
+def main(argv: list[str] | None = None) -> int:
+    project, runs, trees, args = read_arguments(sys.argv[1:] if argv is None else argv)
     for source in trees.values():  # each tree's bytecode, compiled once before the runs
         subprocess.run([sys.executable, "-m", "compileall", "-q", source], check=False)
     results: dict[str, list[tuple[float, float]]] = {name: [] for name in trees}
@@ -60,15 +80,15 @@ def main(argv: list[str] | None = None) -> int:
     with tempfile.TemporaryDirectory(prefix="tether-alternate-") as scratch:
         work = Path(scratch)
         for source in trees.values():
-            one_run(options.project, work, source, args)
+            one_run(project, work, source, args)
         names = list(trees)
-        for index in range(options.runs):
+        for index in range(runs):
             for name in names if index % 2 == 0 else names[::-1]:
-                results[name].append(one_run(options.project, work, trees[name], args))
-    print(f"load average {load:.1f} -> {os.getloadavg()[0]:.1f}; {options.runs} runs each")
-    for name, runs in results.items():
-        wall = [w for w, _ in runs]
-        cpu = [c for _, c in runs]
+                results[name].append(one_run(project, work, trees[name], args))
+    print(f"load average {load:.1f} -> {os.getloadavg()[0]:.1f}; {runs} runs each")
+    for name, timings in results.items():
+        wall = [w for w, _ in timings]
+        cpu = [c for _, c in timings]
         low, _, high = statistics.quantiles(cpu, n=4)
         print(
             f"{name:10} median {statistics.median(wall):5.0f} ms wall {statistics.median(cpu):5.0f}"
