@@ -32,7 +32,12 @@ from tether.deps.scan import ScanResult, scan_document, unreachable, unreachable
 from tether.deps.subset import Chosen, GateAnswer, check_select, check_skip
 from tether.deps.work import ApplyOptions, ApplyRun
 from tether.errors import Exit, TetherError, UsageError
-from tether.report.deps import improvement_step, pruned_notice, render_summary
+from tether.report.deps import (
+    improvement_step,
+    newest_plan_folder,
+    pruned_notice,
+    render_summary,
+)
 from tether.runs.isolation import DEFAULT_MODE, Target
 from tether.runs.rundir import RunFolder
 from tether.runs.selection import Filters, NothingSelected, Pick, choose, split_names
@@ -431,9 +436,7 @@ def _deep_folder(request: DeepRequest) -> tuple[Path, Doc, list[str]]:
     plans.mark_used(folder, flow.system_now())
     notices = []
     if request.plan_dir is None:
-        notices.append(
-            f"plan folder {folder}: the newest for {request.level} (--plan-dir DIR names another)"
-        )
+        notices.append(newest_plan_folder(folder, request.level))
     return folder, plan, notices
 
 

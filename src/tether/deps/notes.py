@@ -36,6 +36,17 @@ from tether.deps.registries import FetchError, HttpClient
 from tether.deps.targets import dialect_of
 from tether.errors import TetherError
 from tether.process import map_in_threads
+from tether.report.deps import (
+    NO_REGISTRY_METADATA,
+    NO_REPOSITORY_NAMED,
+    changelog_unread,
+    changelog_unreadable,
+    changelog_without_entry,
+    no_release_notes,
+    no_repository_on_github,
+    not_on_github,
+    pages_unread,
+)
 
 Doc = dict[str, Any]
 DEFAULT_API = "https://api.github.com"
@@ -345,9 +356,6 @@ def _heading_version(text: str, ecosystem: str, dialect: Any) -> str | None:
         return None
 
 
-_RATE_HINT = " (GitHub's rate limit? $GITHUB_TOKEN raises it)"
-
-
 # --- one bump's notes ------------------------------------------------------------------------
 
 
@@ -535,9 +543,7 @@ def registry_part(item: BumpItem, meta: Doc | None) -> BumpNotes:
     in the range and the repository whose release pages hold the rest."""
     notes = BumpNotes(item, notes_file(item), shown_repository(_repository_of(item, meta)))
     if meta is None:
-        notes.unavailable.append(
-            "the plan folder holds no registry metadata for it (deps plan keeps it)"
-        )
+        notes.unavailable.append(NO_REGISTRY_METADATA)
     else:
         releases = meta.get("releases")
         for release in releases if isinstance(releases, list) else []:
@@ -556,11 +562,9 @@ def registry_part(item: BumpItem, meta: Doc | None) -> BumpNotes:
                 )
     raw = _repository_of(item, meta)
     if raw is None:
-        notes.unavailable.append("release pages: the registry names no repository")
+        notes.unavailable.append(NO_REPOSITORY_NAMED)
     elif github_repo(raw) is None:
-        notes.unavailable.append(
-            f"release pages: {notes.repository} is not on GitHub (only GitHub's are read)"
-        )
+        notes.unavailable.append(not_on_github(notes.repository))
     return notes
 
 
@@ -570,11 +574,9 @@ def _release_part(notes: BumpNotes, repo: Repo | None, answers: Mapping[Repo, _O
     outcome = answers[repo]
     if outcome.problem:
         notes.complete = notes.complete and not outcome.transient
-        what = "unreachable" if outcome.transient else "unreadable"
-        hint = _RATE_HINT if outcome.problem.endswith(("HTTP 403", "HTTP 429")) else ""
-        notes.unavailable.append(f"release pages of {repo.slug} {what}: {outcome.problem}{hint}")
+        notes.unavailable.append(pages_unread(repo.slug, outcome.transient, outcome.problem))
     elif outcome.value is None:
-        notes.unavailable.append(f"release pages: no repository {repo.slug} on GitHub")
+        notes.unavailable.append(no_repository_on_github(repo.slug))
     else:
         notes.releases = releases_in_range(outcome.value, notes.item, notes.item.from_version)
 
@@ -588,20 +590,20 @@ def _wants_changelog(notes: BumpNotes, repo: Repo | None, answers: Mapping[Repo,
 
 
 def _changelog_part(notes: BumpNotes, outcome: _Outcome) -> None:
-    span = f"{notes.item.from_version} and {notes.item.to_version}"
+    span = (notes.item.from_version, notes.item.to_version)
     if outcome.problem:
         notes.complete = notes.complete and not outcome.transient
-        notes.unavailable.append(f"changelog: {outcome.problem}")
+        notes.unavailable.append(changelog_unread(outcome.problem))
         return
     if outcome.value is None:
-        notes.unavailable.append(f"no GitHub release and no CHANGELOG.md between {span}")
+        notes.unavailable.append(no_release_notes(*span))
         return
     path, text = outcome.value
     notes.changelog_file = path
     try:
         sections = changelog_sections(text, notes.item.ecosystem)
     except Unreadable as error:
-        notes.unavailable.append(f"changelog {path}: {error}")
+        notes.unavailable.append(changelog_unreadable(path, error))
         return
     notes.changelog = _ascending(
         [
@@ -614,7 +616,7 @@ def _changelog_part(notes: BumpNotes, outcome: _Outcome) -> None:
         notes.item.ecosystem,
     )
     if not notes.changelog:
-        notes.unavailable.append(f"changelog {path} has no entry between {span}")
+        notes.unavailable.append(changelog_without_entry(path, *span))
 
 
 def notes_document(

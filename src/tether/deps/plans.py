@@ -24,6 +24,7 @@ from typing import Any
 from tether.errors import TetherError, UsageError
 from tether.fsio import atomic_write, cannot_read, read_bytes
 from tether.parselimits import json_loads
+from tether.report.deps import moved_line
 from tether.runs.rundir import state_home
 
 MARKER = ".tether-plan"
@@ -301,10 +302,5 @@ def moved_since(kept: Doc, now: Doc) -> list[str]:
         was, will = before.get(key), after.get(key)
         if was == will:
             continue
-        if was is None:
-            lines.append(f"{project}: {package} {current} now moves to {will}")
-        elif will is None:
-            lines.append(f"{project}: {package} {current} no longer moves to {was}")
-        else:
-            lines.append(f"{project}: {package} {current} now moves to {will}, not {was}")
+        lines.append(moved_line(project, package, current, was, will))
     return lines

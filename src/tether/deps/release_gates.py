@@ -25,6 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from tether.deps.model import ReleaseGate
+from tether.report.deps import gate_ignored
 
 _YARN_DURATION = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*(ms|s|m|h|d|w)?\s*$")
 _YARN_UNITS = {
@@ -67,7 +68,7 @@ def pnpm_gate(doc: Mapping[str, Any], rel: str) -> tuple[ReleaseGate | None, lis
         return None, []
     minutes = value if isinstance(value, int) and not isinstance(value, bool) else None
     if minutes is None:
-        return None, [f"{rel}: minimumReleaseAge {value!r} is not a number of minutes; ignored"]
+        return None, [gate_ignored(rel, "minimumReleaseAge", value, "minutes")]
     exclude = _patterns(doc.get("minimumReleaseAgeExclude"))
     setting = f"minimumReleaseAge {minutes} (minutes) in {rel}"
     return _gate(setting, minutes, timedelta(minutes=1), exclude), []
@@ -79,7 +80,7 @@ def npm_gate(settings: Mapping[str, str]) -> tuple[ReleaseGate | None, list[str]
         return None, []
     days = _number(value)
     if days is None:
-        return None, [f".npmrc: min-release-age {value!r} is not a number of days; ignored"]
+        return None, [gate_ignored(".npmrc", "min-release-age", value, "days")]
     return _gate(f"min-release-age={value} (days) in .npmrc", days, timedelta(days=1)), []
 
 
@@ -89,7 +90,7 @@ def yarn_gate(doc: Mapping[str, Any], rel: str) -> tuple[ReleaseGate | None, lis
         return None, []
     match = _YARN_DURATION.match(str(value)) if not isinstance(value, bool) else None
     if match is None:
-        return None, [f"{rel}: npmMinimalAgeGate {value!r} is not a duration; ignored"]
+        return None, [gate_ignored(rel, "npmMinimalAgeGate", value, None)]
     unit = _YARN_UNITS[match[2] or "m"]
     exclude = _patterns(doc.get("npmPreapprovedPackages"))
     setting = f"npmMinimalAgeGate {value} in {rel}"
@@ -103,7 +104,7 @@ def bun_gate(doc: Mapping[str, Any], rel: str) -> tuple[ReleaseGate | None, list
     value = install["minimumReleaseAge"]
     seconds = _number(value) if not isinstance(value, str) else None
     if seconds is None:
-        return None, [f"{rel}: minimumReleaseAge {value!r} is not a number of seconds; ignored"]
+        return None, [gate_ignored(rel, "minimumReleaseAge", value, "seconds")]
     exclude = _patterns(install.get("minimumReleaseAgeExcludes"))
     setting = f"minimumReleaseAge {value} (seconds) in {rel} [install]"
     return _gate(setting, seconds, timedelta(seconds=1), exclude), []

@@ -27,6 +27,7 @@ from tether.deps.model import (
     ReleaseGate,
     Resolved,
 )
+from tether.report.deps import held_back_reason
 
 
 class Dialect(Protocol):
@@ -167,26 +168,8 @@ def held_back(
     ):
         return None
     release = next(r for r in info.releases if r.version == free)
-    return HeldBack(free, age_reason(release, gate, now))
-
-
-def age_reason(release: Release, gate: ReleaseGate, now: datetime) -> str:
-    if release.published is None:
-        return f"{release.version} has no publish time; {gate.setting} needs its age known"
-    return (
-        f"{release.version} is {_span(now - release.published)} old; "
-        f"{gate.setting} asks {_span(gate.age)}"
-    )
-
-
-def _span(age: timedelta) -> str:
-    """A readable age: whole days from two days up, else hours, else minutes."""
-    minutes = max(0, int(age.total_seconds() // 60))
-    if minutes >= 2 * 24 * 60:
-        return f"{minutes // (24 * 60)}d"
-    if minutes >= 120:
-        return f"{minutes // 60}h"
-    return f"{minutes}m"
+    age = None if release.published is None else now - release.published
+    return HeldBack(free, held_back_reason(release.version, age, gate.setting, gate.age))
 
 
 def eligible(

@@ -16,6 +16,8 @@ from tether.report.programs import program_ended, program_failure
 from tether.report.runs import failed_section, isolation_lines
 
 if TYPE_CHECKING:
+    from datetime import timedelta
+
     from tether.deps.align import Plan
     from tether.deps.model import LeftAlone, Occurrence, Skipped
     from tether.deps.overrides import BoundOverride
@@ -722,3 +724,82 @@ def unreachable_line(failed: Sequence[Skipped]) -> str:
         f"the {failed[0].ecosystem} registry could not be asked for {len(names)} package(s) "
         f"({shown}): {reason}"
     )
+
+
+# --- why a bump's notes are incomplete (``deps notes``: a bump's ``unavailable``) -------------
+
+NO_REGISTRY_METADATA = "the plan folder holds no registry metadata for it (deps plan keeps it)"
+NO_REPOSITORY_NAMED = "release pages: the registry names no repository"
+_RATE_HINT = " (GitHub's rate limit? $GITHUB_TOKEN raises it)"
+
+
+def not_on_github(repository: str | None) -> str:
+    return f"release pages: {repository} is not on GitHub (only GitHub's are read)"
+
+
+def pages_unread(slug: str, transient: bool, problem: str) -> str:
+    """GitHub's release pages of ``slug`` did not answer (``transient``) or not readably."""
+    what = "unreachable" if transient else "unreadable"
+    hint = _RATE_HINT if problem.endswith(("HTTP 403", "HTTP 429")) else ""
+    return f"release pages of {slug} {what}: {problem}{hint}"
+
+
+def no_repository_on_github(slug: str) -> str:
+    return f"release pages: no repository {slug} on GitHub"
+
+
+def changelog_unread(problem: str) -> str:
+    return f"changelog: {problem}"
+
+
+def no_release_notes(from_version: str, to_version: str) -> str:
+    return f"no GitHub release and no CHANGELOG.md between {from_version} and {to_version}"
+
+
+def changelog_unreadable(path: str, error: Exception) -> str:
+    return f"changelog {path}: {error}"
+
+
+def changelog_without_entry(path: str, from_version: str, to_version: str) -> str:
+    return f"changelog {path} has no entry between {from_version} and {to_version}"
+
+
+# --- a plan, its release gates and its folder ------------------------------------------------
+
+
+def moved_line(project: str, package: str, current: str, was: str | None, will: str | None) -> str:
+    """How a package of the plan made now moves differently from the one a folder keeps."""
+    if was is None:
+        return f"{project}: {package} {current} now moves to {will}"
+    if will is None:
+        return f"{project}: {package} {current} no longer moves to {was}"
+    return f"{project}: {package} {current} now moves to {will}, not {was}"
+
+
+def gate_ignored(where: str, setting: str, value: object, unit: str | None) -> str:
+    """A release-age setting that is not a number of ``unit`` (None: not a duration),
+    which is ignored."""
+    wanted = f"a number of {unit}" if unit else "a duration"
+    return f"{where}: {setting} {value!r} is not {wanted}; ignored"
+
+
+def held_back_reason(version: str, age: timedelta | None, setting: str, asked: timedelta) -> str:
+    """Why a release is held back by a release-age gate (``age`` None: no publish time)."""
+    if age is None:
+        return f"{version} has no publish time; {setting} needs its age known"
+    return f"{version} is {_span(age)} old; {setting} asks {_span(asked)}"
+
+
+def _span(age: timedelta) -> str:
+    """A readable age: whole days from two days up, else hours, else minutes."""
+    minutes = max(0, int(age.total_seconds() // 60))
+    if minutes >= 2 * 24 * 60:
+        return f"{minutes // (24 * 60)}d"
+    if minutes >= 120:
+        return f"{minutes // 60}h"
+    return f"{minutes}m"
+
+
+def newest_plan_folder(folder: Path, level: str | None) -> str:
+    """The notice of a run that picked the plan folder itself."""
+    return f"plan folder {folder}: the newest for {level} (--plan-dir DIR names another)"
