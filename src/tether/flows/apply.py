@@ -21,7 +21,7 @@ from pathlib import Path
 
 from tether import progress
 from tether.errors import TetherError
-from tether.flows.backups import BackupFolder, back_up
+from tether.flows.backups import BackupFolder, back_up, record_run_order
 from tether.flows.project import Project
 from tether.flows.safety import PathGuard, UnsafePath
 from tether.flows.update_report import IndexTrouble, IndexTroubleCode
@@ -165,6 +165,7 @@ class RunContext:
         if self.backup_folder is not None:
             return self.backup_folder
         rel = f"{self.project.profile.backup_root}/{self.run_id}"
+        record_run_order(self.project, self.run_id)  # pruning's order, whatever the clock says
         return BackupFolder(self.guard, rel + "/", self.project.root / rel)
 
     @functools.cached_property

@@ -25,6 +25,11 @@ if TYPE_CHECKING:
     from tether.flows.project import Project, Release
 
 KEEP_BACKUP_RUNS = 5  # update keeps the newest backup folders of this many earlier runs
+# The order the runs' backups began in, one run id a line, in the project's cache folder (not
+# among the backups, where every folder is a run): run ids begin with the clock's time, and a
+# clock set back would make the newest run look the oldest to pruning.
+RUN_ORDER_FILE = "backup-runs"
+_RUN_ORDER_MAX = 1 << 20  # the file is rewritten short at every pruning; past this, garbage
 
 
 @valueclass(frozen=True)
@@ -165,31 +170,96 @@ def link_backup(guard: PathGuard, source: Path, backup: str, digest: str) -> boo
     return False
 
 
+def _run_order_rel(project: Project) -> str:
+    return f"{project.profile.cache_dir}/{RUN_ORDER_FILE}"
+
+
+def record_run_order(project: Project, run_id: str) -> None:
+    """Note that ``run_id``'s backups begin now, after those of every run noted before it.
+    One append, never through a link; a run noted twice (a resumed run) keeps its first
+    place. Housekeeping: a failure here never stops a run (its folder then counts as older
+    than every noted one)."""
+    from tether.flows.safety import open_without_links
+
+    try:
+        fd = open_without_links(
+            project.root, _run_order_rel(project), os.O_WRONLY | os.O_APPEND | os.O_CREAT
+        )
+    except OSError:
+        return
+    try:
+        os.write(fd, f"{run_id}\n".encode())
+    except OSError:
+        pass
+    finally:
+        os.close(fd)
+
+
+def _recorded_order(project: Project) -> list[str]:
+    """The run ids noted by ``record_run_order``, each once, first place kept."""
+    from tether.flows.safety import open_without_links
+
+    try:
+        fd = open_without_links(project.root, _run_order_rel(project), os.O_RDONLY)
+    except OSError:
+        return []
+    try:
+        data = os.read(fd, _RUN_ORDER_MAX)
+    except OSError:
+        return []
+    finally:
+        os.close(fd)
+    return list(dict.fromkeys(data.decode("ascii", "replace").split()))
+
+
+def _oldest_first(names: list[str], recorded: list[str]) -> list[str]:
+    """Run folders oldest first: those no run noted (made before the order was kept, or
+    whose note was lost) by name, which is their start time, then the noted ones in the
+    order they began, whatever the clock said then."""
+    place = {run_id: index for index, run_id in enumerate(recorded)}
+    return sorted(names, key=lambda name: (name in place, place.get(name, 0), name))
+
+
 def prune_backups(project: Project, keep: int = KEEP_BACKUP_RUNS, current: str = "") -> None:
-    """Remove all but the newest ``keep`` run folders. Never follows a link: a backup root
+    """Remove all but the newest ``keep`` run folders, newest in the order the runs began
+    (``record_run_order``), not by their names' time. Never follows a link: a backup root
     that is one is left alone, and a run folder that is one is not a run."""
     root = project.backup_root
     try:
         if not stat.S_ISDIR(os.lstat(root).st_mode):
             return
         with os.scandir(root) as entries:
-            runs = sorted(
-                entry.path
+            names = [
+                entry.name
                 for entry in entries
                 if entry.is_dir(follow_symlinks=False) and entry.name != current
-            )
+            ]
     except (FileNotFoundError, NotADirectoryError):
         return
     except OSError as error:
         raise TetherError(
             f"{project.profile.backup_root}: cannot list the backups ({error.strerror})"
         ) from None
-    stale = runs[: max(0, len(runs) - keep)]
-    if stale:
-        import shutil  # only with runs to remove: most updates have none (docs/performance.md)
+    if len(names) <= keep:
+        return  # the order file is read only with runs to remove: most updates have none
+    recorded = _recorded_order(project)
+    runs = _oldest_first(names, recorded)
+    stale = runs[: len(runs) - keep]
+    import shutil  # only with runs to remove: most updates have none (docs/performance.md)
 
-        for old in stale:
-            shutil.rmtree(old, ignore_errors=True)  # removes links inside, never follows them
+    for old in stale:
+        shutil.rmtree(root / old, ignore_errors=True)  # removes links inside, never follows them
+    kept = set(runs[len(runs) - keep :]) | {current}
+    _rewrite_run_order(project, [run_id for run_id in recorded if run_id in kept])
+
+
+def _rewrite_run_order(project: Project, run_ids: list[str]) -> None:
+    """Keep the order file to the runs whose folders are left (never through a link)."""
+    from tether.flows.safety import PathGuard
+
+    data = "".join(f"{run_id}\n" for run_id in run_ids).encode()
+    with contextlib.suppress(OSError):
+        PathGuard(project.root).write(_run_order_rel(project), data, durable=False)
 
 
 def remove_empty_merge_folder(project: Project) -> None:
