@@ -6,6 +6,11 @@ and answers render each version once. The folder is ``$TETHER_RENDER_CACHE``, el
 ``$XDG_CACHE_HOME/tether/renders`` (else ``~/.cache/tether/renders``). An entry is built in a
 scratch folder beside it and renamed into place whole, so a killed render never leaves a
 half-written entry under a key; it is never written to again (a release tree is read-only).
+
+A scratch folder (``.building-``) and a broken entry set aside (``.broken-``) carry the id of
+the process that made them and a tag of its machine; a process killed meanwhile leaves them
+behind, and the next render of any process on that machine removes those whose process is
+gone (``_remove_leftovers``).
 """
 
 from __future__ import annotations
@@ -14,6 +19,7 @@ import contextlib
 import hashlib
 import json
 import os
+import re
 import shutil
 import stat
 import tempfile
@@ -31,6 +37,26 @@ FACTS = "facts.json"
 # folder while they render (so two renders in threads, a fleet's planning, would each find
 # the other's folder), and a render the other thread is making is then found in the cache.
 ONE_RENDER = threading.RLock()
+
+
+# Names of the folders a render process makes beside the entries, with its pid and machine.
+_LEFTOVER = re.compile(
+    r"\.(?:building-(?P<pid>[0-9]{1,10})-(?P<host>[0-9a-f]{8})-[a-z0-9_]{8}"
+    r"|broken-(?P<bpid>[0-9]{1,10})-(?P<bhost>[0-9a-f]{8})-[0-9a-f]{40}-[0-9a-f]{8})"
+)
+# A broken entry set aside by a tether that named no process: only the process that set it
+# aside ever used it, and only to remove it.
+_OLD_BROKEN = re.compile(r"\.broken-[0-9a-f]{40}-[0-9a-f]{8}")
+
+
+def _machine_tag() -> str:
+    """Eight hex digits of this machine's name: a cache folder shared between machines (a
+    home on a network) holds folders whose pids mean nothing here."""
+    return hashlib.sha256(os.uname().nodename.encode()).hexdigest()[:8]
+
+
+def _owner() -> str:
+    return f"{os.getpid()}-{_machine_tag()}"
 
 
 def renders_home(env: dict[str, str] | None = None) -> Path:
@@ -89,7 +115,8 @@ def _cached_render(
         return entry / TREE, found, True
     try:
         home.mkdir(parents=True, exist_ok=True)
-        scratch = Path(tempfile.mkdtemp(prefix=".building-", dir=home))
+        _remove_leftovers(home)
+        scratch = Path(tempfile.mkdtemp(prefix=f".building-{_owner()}-", dir=home))
     except OSError as error:
         raise TetherError(f"{home}: cannot write the render cache ({error.strerror})") from None
     try:
@@ -138,11 +165,53 @@ def _set_aside_broken(entry: Path, home: Path) -> bool:
     try:
         if not stat.S_ISDIR(os.lstat(entry).st_mode):
             return False
-        aside = home / f".broken-{entry.name}-{os.urandom(4).hex()}"
+        aside = home / f".broken-{_owner()}-{entry.name}-{os.urandom(4).hex()}"
         os.rename(entry, aside)  # out of the way at once: no reader finds it half removed
     except OSError:
         return False
     shutil.rmtree(aside, ignore_errors=True)
+    return True
+
+
+def _remove_leftovers(home: Path) -> None:
+    """Remove the scratch and set-aside folders of render processes of this machine that are
+    gone (killed while rendering). Only plain folders under the names tether gives them: a
+    link, a file, a name tether does not make, a folder of a live process or of another
+    machine, and a scratch folder of a tether that named no process (it may still be
+    rendering) are left alone. Run before a render only: a cache hit pays nothing."""
+    here = _machine_tag()
+    try:
+        with os.scandir(home) as entries:
+            names = [entry.name for entry in entries if entry.name.startswith(".")]
+    except OSError:
+        return
+    for name in names:
+        match = _LEFTOVER.fullmatch(name)
+        if match is not None:
+            pid = int(match["pid"] or match["bpid"])
+            if (match["host"] or match["bhost"]) != here or _process_lives(pid):
+                continue
+        elif _OLD_BROKEN.fullmatch(name) is None:
+            continue
+        path = home / name
+        try:
+            if not stat.S_ISDIR(os.lstat(path).st_mode):
+                continue  # a link or a file under one of tether's names: not tether's
+        except OSError:
+            continue
+        shutil.rmtree(path, ignore_errors=True)  # never follows a link inside
+
+
+def _process_lives(pid: int) -> bool:
+    """Whether process ``pid`` exists (a pid reused since only keeps a folder longer)."""
+    if pid <= 0 or pid == os.getpid():
+        return True
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except (OSError, OverflowError):
+        return True  # another user's process (EPERM), or no such pid to ask about
     return True
 
 
