@@ -10,10 +10,6 @@ import sys
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 
-TYPE_CHECKING = False  # typing itself costs ~3 ms of start-up, which status and check pay
-if TYPE_CHECKING:
-    from typing import BinaryIO
-
 CHUNK = 1 << 20
 CHUNK_MAX = 1 << 30  # the most one read returns; larger files are read in chunks
 
@@ -49,12 +45,15 @@ def sha256_bytes(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()
 
 
-def sha256_handle(handle: BinaryIO) -> str:
-    """sha256 of what ``handle`` holds from where it stands to its end, read in chunks."""
+def sha256_fd(fd: int) -> str:
+    """sha256 of what the open descriptor ``fd`` holds from its offset to its end, read in
+    chunks straight from the descriptor: no buffered file object (whose making asks the
+    file whether it is a terminal and where it stands), which a file read once to hash it
+    does not need."""
     import hashlib
 
     digest = hashlib.sha256()
-    while chunk := handle.read(CHUNK):
+    while chunk := os.read(fd, CHUNK):
         digest.update(chunk)
     return digest.hexdigest()
 
@@ -193,8 +192,10 @@ def is_special_file(path: str | os.PathLike[str]) -> bool:
 
 def sha256_file(path: str | os.PathLike[str]) -> str:
     fd, _ = open_regular(path)
-    with open(fd, "rb", closefd=True) as handle:
-        return sha256_handle(handle)
+    try:
+        return sha256_fd(fd)
+    finally:
+        os.close(fd)
 
 
 def fsync_dir(directory: str | os.PathLike[str]) -> None:

@@ -27,7 +27,7 @@ import time
 from collections.abc import Sequence
 from pathlib import Path
 
-from tether.fsio import atomic_write, open_regular, read_bytes, sha256_handle
+from tether.fsio import atomic_write, open_regular, read_bytes, sha256_fd
 from tether.parselimits import json_loads
 
 RACY_MARGIN_NS = 2_000_000_000
@@ -124,9 +124,11 @@ class StatCache:
         except OSError:
             self.forget(rel)
             return
-        with open(fd, "rb", closefd=True) as handle:
-            sha = sha256_handle(handle)
-            after = os.fstat(handle.fileno())
+        try:
+            sha = sha256_fd(fd)
+            after = os.fstat(fd)
+        finally:
+            os.close(fd)
         if stat_key(before) == stat_key(after):
             self.record(rel, after, sha, read_from)
         else:
