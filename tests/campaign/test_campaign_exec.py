@@ -675,20 +675,21 @@ def test_dask_not_installed_is_a_one_line_error(
     assert states(world.status(name="c1")[1]) == {"p1": "pending"}
 
 
-def test_an_unreachable_scheduler_is_a_one_line_error(
-    world: World, coordinator_tmp: dict[str, str]
-) -> None:
+def test_an_unreachable_scheduler_is_a_one_line_error(world: World) -> None:
     pytest.importorskip("distributed")
+    import dask.config
+
     world.remote("p1")
     start(world, "c1")
     with socket.socket() as probe:  # a loopback port nothing listens on
         probe.bind(("127.0.0.1", 0))
         address = f"tcp://127.0.0.1:{probe.getsockname()[1]}"
-    # Dask's own connect timeout, through its configuration's environment variable.
-    env = {"DASK_DISTRIBUTED__COMM__TIMEOUTS__CONNECT": "200ms"}
-    done = campaign_run_in_interpreter(
-        world, coordinator_tmp, "c1", "--executor", "dask", "--scheduler", address, env=env
-    )
+    # Dask's own connect timeout, from its configuration: what the variable
+    # DASK_DISTRIBUTED__COMM__TIMEOUTS__CONNECT sets when Dask is imported after it (this
+    # process imported Dask long before), here without a coordinator process of its own.
+    argv = ("campaign", "run", "c1", "--dir", str(world.campaigns), "--json")
+    with dask.config.set({"distributed.comm.timeouts.connect": "200ms"}):
+        done = run_tether(*argv, "--executor", "dask", "--scheduler", address)
     assert done.returncode == Exit.ERROR
     message = json.loads(done.stdout)["error"]["message"]
     assert message.startswith(f"cannot reach the Dask scheduler at {address}: ")
