@@ -59,7 +59,8 @@ MIGRATION_TIME = TimeLimit("TETHER_LIMIT_MIGRATION_SECONDS", 600.0)
 SHELLCHECK_TIME = TimeLimit("TETHER_LIMIT_SHELLCHECK_SECONDS", 300.0)
 SHFMT_TIME = TimeLimit("TETHER_LIMIT_SHFMT_SECONDS", 120.0)
 
-_SIZE = re.compile(r"(\d+)\s*([KMG]i?B?|B)?", re.IGNORECASE)
+# Compiled by re (and kept in its cache) only when a size variable is set.
+_SIZE = r"(\d+)\s*([KMG]i?B?|B)?"
 _UNITS = {"": 1, "b": 1, "k": 1 << 10, "m": 1 << 20, "g": 1 << 30}
 
 
@@ -69,7 +70,7 @@ def byte_limit(name: str, default: int) -> int:
     text = os.environ.get(name, "").strip()
     if not text:
         return default
-    match = _SIZE.fullmatch(text)
+    match = re.fullmatch(_SIZE, text, re.IGNORECASE)
     if match is None or int(match.group(1)) == 0:
         raise TetherError(
             f"{name}={text!r}: not a size (a whole number of bytes above 0, or with K, M or G)"
