@@ -21,6 +21,7 @@ from fixtures.deps.kit import run_cli, run_json, setup_cli
 from fixtures.deps.loopback import LoopbackRegistry
 from tether.deps.bumps import (
     BumpItem,
+    Together,
     bucket_counts,
     bump_list,
     classify,
@@ -35,6 +36,7 @@ from tether.deps.notes import (
     registry_part,
     tag_version,
 )
+from tether.report.dossier import together_reason
 
 # --- the bump list --------------------------------------------------------------------------
 
@@ -130,8 +132,13 @@ def test_pr_buckets_keep_families_and_peer_groups_together() -> None:
         ("pr-3", True, ("eslint", "eslint-plugin-x")),
         ("pr-4", True, ("tiny",)),
     ]
-    assert buckets[1].together == ("override family storybook",)
-    assert buckets[2].together == ("eslint-plugin-x 2.3.0 names eslint as a peer",)
+    assert buckets[1].together == (Together("override", family="storybook"),)
+    assert buckets[2].together == (Together("peer", "eslint-plugin-x", "2.3.0", peer="eslint"),)
+    # The facts are worded in report/ (the dossier's words).
+    assert buckets[1].to_json(together_reason)["together"] == ["override family storybook"]
+    assert buckets[2].to_json(together_reason)["together"] == [
+        "eslint-plugin-x 2.3.0 names eslint as a peer"
+    ]
     assert bucket_counts(buckets) == {
         "buckets": 4,
         "breaking": 3,

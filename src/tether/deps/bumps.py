@@ -9,9 +9,9 @@ from __future__ import annotations
 
 import re
 from collections import Counter
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Literal
 
 from tether.deps.model import Ecosystem
 from tether.deps.targets import dialect_of
@@ -200,27 +200,41 @@ def groups(items: Sequence[BumpItem]) -> list[Group]:
 
 
 @dataclass(frozen=True)
+class Together:
+    """Why two bumps share a bucket: ``package`` at ``version`` names ``peer`` as a peer,
+    or both are of the override family ``family``. Worded by
+    ``report/dossier.together_reason``."""
+
+    kind: Literal["peer", "override"]
+    package: str = ""
+    version: str = ""
+    peer: str = ""
+    family: str = ""
+
+
+@dataclass(frozen=True)
 class Bucket:
     id: str  # pr-1, pr-2, … in the order to open them
     breaking: bool
     packages: tuple[str, ...]  # labels, alphabetical
     projects: tuple[str, ...]
-    together: tuple[str, ...] = ()  # why packages share this bucket
+    together: tuple[Together, ...] = ()  # why packages share this bucket
 
-    def to_json(self) -> Doc:
+    def to_json(self, reason: Callable[[Together], str]) -> Doc:
+        """Its document, each ``together`` in the words ``reason`` gives."""
         return {
             "id": self.id,
             "breaking": self.breaking,
             "packages": list(self.packages),
             "projects": list(self.projects),
-            "together": list(self.together),
+            "together": [reason(why) for why in self.together],
         }
 
 
 @dataclass
 class _Components:
     parent: dict[str, str] = field(default_factory=dict)
-    reasons: list[tuple[str, str, str]] = field(default_factory=list)  # (a, b, why)
+    reasons: list[tuple[str, str, Together]] = field(default_factory=list)  # (a, b, why)
 
     def find(self, label: str) -> str:
         root = self.parent.setdefault(label, label)
@@ -228,7 +242,7 @@ class _Components:
             root = self.parent[label] = self.find(root)
         return root
 
-    def join(self, a: str, b: str, why: str) -> None:
+    def join(self, a: str, b: str, why: Together) -> None:
         self.reasons.append((a, b, why))
         ra, rb = self.find(a), self.find(b)
         if ra != rb:
@@ -255,7 +269,7 @@ def pr_buckets(
         for peer in peers.get((item.ecosystem, item.name), ()):
             for label in by_name.get((item.ecosystem, peer), ()):
                 if label != item.label:
-                    why = f"{item.name} {item.to_version} names {peer} as a peer"
+                    why = Together("peer", item.name, item.to_version, peer=peer)
                     components.join(item.label, label, why)
     return _buckets(items, components)
 
@@ -267,7 +281,7 @@ def _join_families(items: Sequence[BumpItem], components: _Components) -> None:
             continue
         head = first.setdefault(item.override, item.label)
         if head != item.label:
-            components.join(head, item.label, f"override family {item.override}")
+            components.join(head, item.label, Together("override", family=item.override))
 
 
 def _buckets(items: Sequence[BumpItem], components: _Components) -> list[Bucket]:
@@ -299,10 +313,10 @@ def bucket_counts(buckets: Sequence[Bucket]) -> dict[str, int]:
         "breaking": sum(1 for b in buckets if b.breaking),
         "non_breaking": sum(1 for b in buckets if not b.breaking),
         "kept_together_by_override": sum(
-            1 for b in buckets if any(w.startswith("override family") for w in b.together)
+            1 for b in buckets if any(w.kind == "override" for w in b.together)
         ),
         "kept_together_by_peers": sum(
-            1 for b in buckets if any(" as a peer" in w for w in b.together)
+            1 for b in buckets if any(w.kind == "peer" for w in b.together)
         ),
     }
 

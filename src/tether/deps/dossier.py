@@ -34,6 +34,7 @@ from tether.report.dossier import (
     WORKAROUNDS,
     render_dossier_md,
     sections_to_fill,
+    together_reason,
 )
 
 Doc = dict[str, Any]
@@ -56,7 +57,8 @@ def dossier_document(
     pr_plan = None
     if plan["level"] == "major":
         buckets = pr_buckets(items, target_peers(metadata, items))
-        pr_plan = {"buckets": [b.to_json() for b in buckets], "counts": bucket_counts(buckets)}
+        documents = [b.to_json(together_reason) for b in buckets]
+        pr_plan = {"buckets": documents, "counts": bucket_counts(buckets)}
     notes = [_notes_entry(item, kept.get(item.label)) for item in items]
     return {
         "level": plan["level"],

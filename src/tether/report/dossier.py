@@ -8,7 +8,10 @@ once: ``tether.deps.dossier`` reads the filled dossier back by them.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from tether.deps.bumps import Together
 
 Doc = dict[str, Any]
 
@@ -246,3 +249,10 @@ def render_gate_digest(digest: dict[str, Any]) -> list[str]:
     if len(items) > 20:
         lines.append(f"  - … and {len(items) - 20} more (in the dossier)")
     return lines
+
+
+def together_reason(why: Together) -> str:
+    """Why two bumps share a pull request's bucket."""
+    if why.kind == "peer":
+        return f"{why.package} {why.version} names {why.peer} as a peer"
+    return f"override family {why.family}"
