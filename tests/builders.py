@@ -8,15 +8,22 @@ import gc
 import io
 import json
 import os
+import pickle
 import select
+import signal
+import socket
 import subprocess
 import sys
 import tempfile
 import time
 import traceback
+import weakref
 from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, NoReturn
+
+import pytest
 
 from tether.cli.main import main as tether_main
 
@@ -170,6 +177,7 @@ def run_forked(
         stdin_fd=stdin_fd,
         stdout_fd=stdout_fd,
         stderr_fd=stderr_fd,
+        argv=args,
     )
     done = child.wait(timeout)
     done.args = ["tether", *args]
@@ -195,7 +203,7 @@ def start_forked(
 ) -> ForkedChild:
     """The CLI in a forked child that runs while the test goes on (``Popen``'s part: poll,
     signal, kill, wait)."""
-    child = ForkedChild(lambda: tether_main(list(args)), env=env, cwd=cwd)
+    child = ForkedChild(lambda: tether_main(list(args)), env=env, cwd=cwd, argv=args)
     child.args = ["tether", *args]
     return child
 
@@ -203,7 +211,12 @@ def start_forked(
 class ForkedChild:
     """``work()`` in a child forked from the test's process, its output in temporary files
     unless a descriptor (a terminal, say) is given for it, its stdin empty unless one is
-    given, SIGINT taken as a terminal's Ctrl-C is (KeyboardInterrupt, not ignored)."""
+    given, SIGINT taken as a terminal's Ctrl-C is (KeyboardInterrupt, not ignored).
+
+    With ``argv`` (the CLI's arguments, ``work`` being the CLI's entry point called with
+    them) the child comes from the test process's fork server (``ForkServer``) when there
+    is one and the test has patched nothing in its own process; ``pid``, ``poll``,
+    ``send_signal``, ``kill`` and ``wait`` work the same either way."""
 
     def __init__(
         self,
@@ -215,26 +228,41 @@ class ForkedChild:
         stdin_fd: int | None = None,
         stdout_fd: int | None = None,
         stderr_fd: int | None = None,
+        argv: tuple[str, ...] | None = None,
     ) -> None:
         self.args: list[str] | str = "forked child"
         self.returncode: int | None = None
         self._out = tempfile.TemporaryFile()  # noqa: SIM115 (closed by wait)
         self._err = tempfile.TemporaryFile()  # noqa: SIM115 (closed by wait)
+        out_fd = self._out.fileno() if stdout_fd is None else stdout_fd
+        err_fd = self._err.fileno() if stderr_fd is None else stderr_fd
+        # Where the served child's exit status arrives (None: the child is this process's own).
+        self._status: socket.socket | None = None
+        if argv is not None and _FORK_SERVER is not None and not _patched_in_process():
+            request = _ServedRun(list(argv), crash, cwd, env or {})
+            self.pid, self._status = _FORK_SERVER.start(request, stdin_fd, out_fd, err_fd)
+            return
         self.pid = os.fork()
         if self.pid == 0:  # the child never returns into the test run
-            out_fd = self._out.fileno() if stdout_fd is None else stdout_fd
-            err_fd = self._err.fileno() if stderr_fd is None else stderr_fd
             run_as_cli_child(work, stdin_fd, out_fd, err_fd, crash, cwd, env or {})
 
     def poll(self) -> int | None:
         if self.returncode is None:
-            pid, status = os.waitpid(self.pid, os.WNOHANG)
-            if pid != 0:
-                self.returncode = os.waitstatus_to_exitcode(status)
+            if self._status is not None:
+                if select.select([self._status], [], [], 0)[0]:
+                    self.returncode = _served_exit_code(self._status)
+            else:
+                pid, status = os.waitpid(self.pid, os.WNOHANG)
+                if pid != 0:
+                    self.returncode = os.waitstatus_to_exitcode(status)
         return self.returncode
 
     def _sleep_until_it_ends(self, seconds: float) -> None:
-        """Wake when the child ends (a pidfd becomes readable then), or after ``seconds``."""
+        """Wake when the child ends (a pidfd becomes readable then, or the fork server's
+        report of its status arrives), or after ``seconds``."""
+        if self._status is not None:
+            select.select([self._status], [], [], seconds)
+            return
         try:
             handle = os.pidfd_open(self.pid)
         except (AttributeError, OSError):  # before Linux 5.3, or elsewhere
@@ -259,7 +287,10 @@ class ForkedChild:
             remaining = deadline - time.monotonic()
             if remaining <= 0:
                 self.kill()
-                os.waitpid(self.pid, 0)
+                if self._status is not None:
+                    _served_exit_code(self._status)  # the server has reaped it
+                else:
+                    os.waitpid(self.pid, 0)
                 self._out.close()
                 self._err.close()
                 raise subprocess.TimeoutExpired(str(self.args), timeout)
@@ -339,6 +370,192 @@ def _become_cli_child(
     crashpoint.reset()
     if cwd is not None:
         os.chdir(cwd)
+
+
+# --- the fork server ------------------------------------------------------------------------
+#
+# A fork copies the page tables of the process forked, and the child faults in a copy of each
+# page it writes: from a test process (pytest, every collected test, the libraries some tests
+# import: 130-250 MB) that is ~5-9 ms of system time in the child and ~2-3 ms in the test
+# process per run, as much as starting a new interpreter. So each test process forks, once,
+# before it collects any test, a small copy of itself (tether imported and warmed up, no
+# tests) that forks the CLI children of run_forked and start_forked on request
+# (docs/performance.md, "The test suite, eighth pass"). The request carries what a child
+# forked from the test process would have inherited: the environment, the folder, the
+# umask, and the descriptors for stdin, stdout and stderr (passed as SCM_RIGHTS). A child is
+# still a real process a crash point kills with ``os._exit``, a signal ends or a timeout
+# kills; the server reaps it and sends its status to the test process.
+
+
+@dataclass
+class _ServedRun:
+    """What a served child needs besides its descriptors."""
+
+    argv: list[str]
+    crash: str | None
+    cwd: Path | None
+    env: dict[str, str | None]
+    environ: dict[str, str] | None = None
+    folder: str = ""
+    umask: int = 0o022
+
+
+# Every MonkeyPatch of the run: a test that patched something in its own process (a module's
+# attribute, a dictionary other than the environment) expects a forked child to see it, which
+# only a child forked from the test process does.
+_MONKEYPATCHES: weakref.WeakSet[pytest.MonkeyPatch] = weakref.WeakSet()
+_monkeypatch_init = pytest.MonkeyPatch.__init__
+
+
+def _registered_monkeypatch_init(self: pytest.MonkeyPatch) -> None:
+    _monkeypatch_init(self)
+    _MONKEYPATCHES.add(self)
+
+
+pytest.MonkeyPatch.__init__ = _registered_monkeypatch_init  # type: ignore[method-assign]
+
+
+def _patched_in_process() -> bool:
+    """Whether a MonkeyPatch still holds a change of this process's objects (not counting
+    the environment and the folder, which a served child is given)."""
+    for patch in list(_MONKEYPATCHES):
+        # pytest's own (its tmp_path factory is set on the Config through one) never matters.
+        if any(not isinstance(target, pytest.Config) for target, _name, _value in patch._setattr):
+            return True
+        if any(mapping is not os.environ for mapping, _name, _value in patch._setitem):
+            return True
+    return False
+
+
+def _served_exit_code(status: socket.socket) -> int:
+    """The exit code the fork server reports for its child, once it has reaped it."""
+    reported = _line_from(status)
+    status.close()
+    return os.waitstatus_to_exitcode(reported)
+
+
+def _line_from(server: socket.socket) -> int:
+    """The next number the fork server sent on ``server``, read a byte at a time: its status
+    line may follow a child's pid line at once, and must stay unread until it is asked for."""
+    received = b""
+    while not received.endswith(b"\n"):
+        byte = server.recv(1)
+        if not byte:
+            raise RuntimeError("the tests' fork server ended before answering")
+        received += byte
+    return int(received)
+
+
+class ForkServer:
+    """A small copy of the test process, forked once, that forks CLI children on request."""
+
+    def __init__(self) -> None:
+        mine, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+        self.pid = os.fork()
+        if self.pid == 0:
+            mine.close()
+            _serve(theirs)
+        theirs.close()
+        self._control = mine
+
+    def start(
+        self, run: _ServedRun, stdin: int | None, out: int, err: int
+    ) -> tuple[int, socket.socket]:
+        """The pid of a child forked for ``run``, and where its status will arrive."""
+        run.environ = dict(os.environ)
+        run.folder = os.getcwd()
+        run.umask = os.umask(0)
+        os.umask(run.umask)
+        mine, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
+        descriptors = [theirs.fileno(), out, err] + ([] if stdin is None else [stdin])
+        socket.send_fds(self._control, [pickle.dumps(run)], descriptors)
+        theirs.close()
+        return _line_from(mine), mine
+
+    def close(self) -> None:
+        """End the server (it kills and reaps a child still running) and reap it, so what
+        it and its children used counts in this process's children's time."""
+        self._control.close()
+        os.waitpid(self.pid, 0)
+
+
+def _serve(control: socket.socket) -> NoReturn:
+    """The fork server's loop: a child per request, its status sent when it ends; ends, and
+    kills what still runs, when the test process closes ``control``."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # a Ctrl-C of the run is the test process's
+    gc.enable()
+    gc.collect()
+    gc.freeze()
+    running: dict[int, tuple[int, socket.socket]] = {}  # pidfd: pid, where its status goes
+    try:
+        while True:
+            ready = select.select([control, *running], [], [])[0]
+            for handle in ready:
+                if handle is control:
+                    continue
+                pid, reply = running.pop(handle)
+                _pid, status = os.waitpid(pid, 0)
+                with contextlib.suppress(OSError):  # the test gave up waiting for it
+                    reply.sendall(b"%d\n" % status)
+                reply.close()
+                os.close(handle)
+            if control not in ready:
+                continue
+            message, descriptors, _flags, _address = socket.recv_fds(control, 1 << 20, 4)
+            if not message:
+                break
+            run: _ServedRun = pickle.loads(message)
+            reply = socket.socket(fileno=descriptors[0])
+            pid = os.fork()
+            if pid == 0:
+                try:  # the child never returns into this loop, whatever happens
+                    control.close()
+                    for handle, (_pid, other) in running.items():
+                        os.close(handle)
+                        other.close()
+                    reply.close()
+                    _run_served(run, *descriptors[1:])
+                finally:
+                    os._exit(1)
+            for descriptor in descriptors[1:]:
+                os.close(descriptor)
+            reply.sendall(b"%d\n" % pid)
+            running[os.pidfd_open(pid)] = (pid, reply)
+    finally:
+        for handle, (pid, _reply) in running.items():
+            with contextlib.suppress(OSError):
+                os.kill(pid, signal.SIGKILL)
+            os.waitpid(pid, 0)
+            os.close(handle)
+        os._exit(0)
+
+
+def _run_served(run: _ServedRun, out: int, err: int, stdin: int | None = None) -> NoReturn:
+    """In a served child: the test process's environment, folder and umask, then the CLI."""
+    os.environ.clear()
+    os.environ.update(run.environ or {})
+    os.chdir(run.folder)
+    os.umask(run.umask)
+    argv = run.argv
+    run_as_cli_child(lambda: tether_main(argv), stdin, out, err, run.crash, run.cwd, run.env)
+
+
+_FORK_SERVER: ForkServer | None = None
+
+
+def start_fork_server() -> None:
+    """This test process's fork server, unless TESTS_FORK_DIRECTLY is set (every child is
+    then forked from the test process itself, as a comparison or to rule the server out)."""
+    global _FORK_SERVER
+    if _FORK_SERVER is None and not os.environ.get("TESTS_FORK_DIRECTLY"):
+        _FORK_SERVER = ForkServer()
+
+
+def stop_fork_server() -> None:
+    global _FORK_SERVER
+    if _FORK_SERVER is not None:
+        _FORK_SERVER.close()
+        _FORK_SERVER = None
 
 
 def environment_as(env: dict[str, str]) -> dict[str, str | None]:

@@ -17,7 +17,7 @@ sys.path.insert(0, str(Path(__file__).parent))
 
 import pytest
 
-from builders import GIT_TEST_ENV
+from builders import GIT_TEST_ENV, start_fork_server, stop_fork_server
 from fixtures.deps.loopback import LoopbackRegistry
 
 os.environ.update(GIT_TEST_ENV)
@@ -114,6 +114,13 @@ def pytest_configure(config: pytest.Config) -> None:
         # set off a full collection walking all of them again (five per worker, ~0.3 s).
         gc.disable()
         _import_tether_once()
+        # Forked now, before any test is collected: the CLI children it forks for the tests
+        # copy a small process instead of this one (tests/builders.py, ForkServer).
+        start_fork_server()
+
+
+def pytest_unconfigure(config: pytest.Config) -> None:
+    stop_fork_server()
 
 
 # The modules whose tests take longest (docs/performance.md, "eighth pass": each module's
