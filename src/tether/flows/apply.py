@@ -180,6 +180,9 @@ class ApplyOutcome:
 
     actions: list[FileAction]
     backed_up: list[str] = field(default_factory=list)
+    # Files whose first backup changed with them: edited in place after an interrupted run
+    # linked the backup and before it wrote (flows.backups.Saved.first_edited).
+    backups_edited: list[str] = field(default_factory=list)
     state_written: bool = False
     interrupted: bool = False
     # Conflicts git's index could not be told of (report/update.py words them).
@@ -397,6 +400,11 @@ def _backup(batch: _Batch, rel: str) -> None:
     )
     if saved is None:
         return
+    if saved.first_edited:
+        # Said, never trusted: the first backup holds the edited bytes now. It still shares
+        # them with the file: unshared like this batch's links if the write does not happen.
+        batch.outcome.backups_edited.append(rel)
+        batch.linked.append(folder.name(rel))
     if saved.written:
         if saved.linked:
             batch.linked.append(saved.name)

@@ -62,6 +62,10 @@ class Saved:
     sha256: str
     written: bool  # False: a copy an interrupted attempt wrote already held these bytes
     linked: bool = False  # made as a second name for the source's bytes
+    # The first backup is still a second name for the source's bytes, which changed since it
+    # was recorded: edited in place after a run was killed between its link and its write,
+    # so the first backup changed with it and the bytes it recorded are gone.
+    first_edited: bool = False
 
 
 def back_up(
@@ -92,12 +96,24 @@ def back_up(
         return None
     if first is None and _holds(guard.root / name, digest):
         return Saved(name, digest, written=False)
+    # Only where a resumed run finds the file changed since its first backup: never on the
+    # common path, which reads each file once.
+    first_edited = first is not None and _same_file(guard.root / name, source)
     if first is not None or os.path.lexists(guard.root / name):
         name = _free_name(guard.root, name)
     if may_link and link_backup(guard, source, name, digest):
-        return Saved(name, digest, written=True, linked=True)
+        return Saved(name, digest, written=True, linked=True, first_edited=first_edited)
     guard.write(name, data, mode=file_mode(source), durable=durable)
-    return Saved(name, digest, written=True)
+    return Saved(name, digest, written=True, first_edited=first_edited)
+
+
+def _same_file(one: Path, other: Path) -> bool:
+    """Two names of one file's bytes (never through a link)."""
+    try:
+        a, b = os.lstat(one), os.lstat(other)
+    except OSError:
+        return False
+    return stat.S_ISREG(a.st_mode) and (a.st_dev, a.st_ino) == (b.st_dev, b.st_ino)
 
 
 def _link_first(guard: PathGuard, name: str, source: Path) -> Saved | None:

@@ -942,6 +942,7 @@ def _report_after_apply(
     report.earlier_artifacts = [p for p in earlier if p not in this_runs | region_handled]
     report.superseded_artifacts = [p for p in earlier if p in region_handled]
     report.index_trouble = list(outcome.index_trouble)
+    report.backups_edited = list(outcome.backups_edited)
     if outcome.interrupted:
         report.run_end = RunEnd(RunEndCode.STOPPED, run_id=ctx.run_id)
     elif outcome.failed:

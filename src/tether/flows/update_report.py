@@ -156,6 +156,8 @@ class UpdateReport:
     # run ended: facts worded as the last notes
     # by report/update.py (``update_notes``), in its words and its JSON document.
     index_trouble: list[IndexTrouble] = field(default_factory=list)
+    # Files edited in place while an interrupted run's backup still shared their bytes.
+    backups_edited: list[str] = field(default_factory=list)
     uncommitted: UncommittedMarker | None = None
     run_end: RunEnd | None = None
 

@@ -364,6 +364,7 @@ def update_notes(report: UpdateReport) -> list[str]:
     run ended asks of a person."""
     notes = with_abandon_notes(report)
     notes += [_index_trouble(trouble) for trouble in report.index_trouble]
+    notes += [_backup_edited(path, report.backup_dir) for path in report.backups_edited]
     if report.uncommitted is not None:
         notes.append(_uncommitted(report.uncommitted))
     if report.run_end is not None:
@@ -378,6 +379,15 @@ def _index_trouble(trouble: IndexTrouble) -> str:
     if trouble.code is IndexTroubleCode.BACKUP_MISSING:
         why = "the run's backup of the file is missing"
     return f"{trouble.path}: could not record the conflict in git's index ({why})"
+
+
+def _backup_edited(path: str, backups: str | None) -> str:
+    where = f" in {backups}" if backups else ""
+    return (
+        f"{path}: changed in place after the interrupted run had backed it up and before it "
+        "wrote, while the backup still shared the file's bytes: the backup changed with it, "
+        f"so the bytes the run backed up are lost; its backups{where} hold your edited bytes"
+    )
 
 
 def _uncommitted(found: UncommittedMarker) -> str:
