@@ -15,7 +15,7 @@ import stat
 from pathlib import Path
 
 from tether.errors import TetherError
-from tether.flows.safety import PathGuard
+from tether.flows.safety import PathGuard, open_without_links
 from tether.fsio import file_mode, read_bytes, read_with_stat, sha256_bytes, sha256_file
 from tether.valueclass import valueclass
 
@@ -195,8 +195,6 @@ def record_run_order(project: Project, run_id: str) -> None:
     One append, never through a link; a run noted twice (a resumed run) keeps its first
     place. Housekeeping: a failure here never stops a run (its folder then counts as older
     than every noted one)."""
-    from tether.flows.safety import open_without_links
-
     try:
         fd = open_without_links(
             project.root, _run_order_rel(project), os.O_WRONLY | os.O_APPEND | os.O_CREAT
@@ -213,8 +211,6 @@ def record_run_order(project: Project, run_id: str) -> None:
 
 def _recorded_order(project: Project) -> list[str]:
     """The run ids noted by ``record_run_order``, each once, first place kept."""
-    from tether.flows.safety import open_without_links
-
     try:
         fd = open_without_links(project.root, _run_order_rel(project), os.O_RDONLY)
     except OSError:
@@ -271,8 +267,6 @@ def prune_backups(project: Project, keep: int = KEEP_BACKUP_RUNS, current: str =
 
 def _rewrite_run_order(project: Project, run_ids: list[str]) -> None:
     """Keep the order file to the runs whose folders are left (never through a link)."""
-    from tether.flows.safety import PathGuard
-
     data = "".join(f"{run_id}\n" for run_id in run_ids).encode()
     with contextlib.suppress(OSError):
         PathGuard(project.root).write(_run_order_rel(project), data, durable=False)
