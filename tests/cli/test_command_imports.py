@@ -275,3 +275,29 @@ def test_pathlib_without_urllib_parse_still_makes_uris(project: Path) -> None:
     )
     assert result.returncode == 0, result.stderr
     assert result.stdout.split() == ["[]", "file:///a%20b/%C3%A9", "h", "True"]
+
+
+FALLBACK = """
+import sys
+sys.path.insert(0, sys.argv[1])  # a pathlib of a later Python, wanting more of urllib.parse
+from tether.cli.main import import_pathlib_alone
+import_pathlib_alone()
+import pathlib, urllib.parse
+print(pathlib.WANTED is urllib.parse.unquote_to_bytes, sys.modules["urllib"].parse is urllib.parse)
+"""
+
+
+def test_a_pathlib_wanting_more_of_urllib_parse_is_imported_plainly(tmp_path: Path) -> None:
+    """The stand-in has only quote_from_bytes: a pathlib importing another name from
+    urllib.parse fails against it, and is then imported with the real module."""
+    (tmp_path / "pathlib.py").write_text(
+        "from urllib.parse import quote_from_bytes, unquote_to_bytes as WANTED\n"
+    )
+    result = subprocess.run(
+        [sys.executable, "-c", FALLBACK, str(tmp_path)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.split() == ["True", "True"]
