@@ -547,8 +547,18 @@ def start_fork_server() -> None:
     """This test process's fork server, unless TESTS_FORK_DIRECTLY is set (every child is
     then forked from the test process itself, as a comparison or to rule the server out)."""
     global _FORK_SERVER
-    if _FORK_SERVER is None and not os.environ.get("TESTS_FORK_DIRECTLY"):
+    if _FORK_SERVER is None and not os.environ.get("TESTS_FORK_DIRECTLY") and _has_pidfds():
         _FORK_SERVER = ForkServer()
+
+
+def _has_pidfds() -> bool:
+    """Whether the server can wait for its children and requests at once (pidfds: Linux 5.3
+    and later); elsewhere every child is forked from the test process."""
+    try:
+        os.close(os.pidfd_open(os.getpid()))
+    except (AttributeError, OSError):
+        return False
+    return True
 
 
 def stop_fork_server() -> None:

@@ -65,8 +65,8 @@ def umask_of(pid: int) -> int:
 def test_a_served_child_runs_in_the_tests_environment_folder_and_umask_and_its_crash_point_kills_it(
     project: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, umask_027: None
 ) -> None:
-    if os.environ.get("TESTS_FORK_DIRECTLY"):
-        pytest.skip("TESTS_FORK_DIRECTLY: every child is forked from the test process")
+    if os.environ.get("TESTS_FORK_DIRECTLY") or not builders._has_pidfds():
+        pytest.skip("no fork server: every child is forked from the test process")
     assert builders._FORK_SERVER is not None, "the test process started no fork server"
     gate = tmp_path / "gate"
     gate.touch()
