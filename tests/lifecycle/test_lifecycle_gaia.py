@@ -15,6 +15,8 @@ import pytest
 
 from builders import call, git, make_release, run_tether, write_files
 from tests.lifecycle.test_lifecycle_migrations import update
+from tether.flows.lifecycle_plan import TrailerCount
+from tether.report.lifecycle_steps import trailer_document
 
 DESIGN = "wiki/concepts/Design System.md"
 BASELINE_RULE = ".claude/rules/design-baseline.md"
@@ -360,6 +362,21 @@ def test_trailer_invalidations_unknown_without_gh(tmp_path, monkeypatch):
     doc = json.loads(result.stdout)
     [check] = doc["trailer_invalidations"]
     assert (check["trailer_key"], check["count"]) == ("GAIA-Audit", "unknown")
+    # Why is a fact of the flow (gh's own words as its detail), worded in report/.
+    assert check["reason"] == "the `gh` program is not installed"
+
+
+@pytest.mark.parametrize(
+    ("check", "reason"),
+    [
+        (TrailerCount("K", "L", "unknown", "no-checkout"), "not a git checkout"),
+        (TrailerCount("K", "L", "unknown", "gh", "gh: HTTP 401"), "gh: HTTP 401"),
+        (TrailerCount("K", "L", 3), ""),
+    ],
+)
+def test_why_a_trailer_count_is_unknown_is_worded_in_report(check, reason):
+    assert check.to_json()["reason"] == ""  # the flow's document leaves it to report/
+    assert trailer_document(check) == {**check.to_json(), "reason": reason}
 
 
 # --- region awareness lines -----------------------------------------------------------------

@@ -216,6 +216,29 @@ class PostUpdateOutcome:
         return {"file": self.file, "status": self.code.value, "detail": self.detail}
 
 
+@valueclass(frozen=True)
+class TrailerCount:
+    """How many open pull requests carry a declared trailer stamped with the version an
+    update leaves (``count``), or why that is ``"unknown"``: ``why`` is ``no-checkout`` (the
+    project is in no git checkout) or ``gh`` (gh is missing or failed: its own words in
+    ``detail``). Worded by ``report/lifecycle_steps.trailer_document``."""
+
+    trailer_key: str
+    label: str
+    count: int | str
+    why: str = ""
+    detail: str = ""
+
+    def to_json(self) -> dict[str, object]:
+        """Its document with ``reason`` empty (report/ words a ``why``)."""
+        return {
+            "trailer_key": self.trailer_key,
+            "label": self.label,
+            "count": self.count,
+            "reason": "",
+        }
+
+
 @valueclass()
 class LifecyclePlan:
     """What this update does besides merging the release's files."""
@@ -240,7 +263,7 @@ class LifecyclePlan:
     # What each post-update write will do, decided with the plan (shown before consent).
     post_planned: list[PostUpdateOutcome] = field(default_factory=list)
     backed_up: list[str] = field(default_factory=list)  # files a post-update write backed up
-    trailers: list[dict[str, Any]] = field(default_factory=list)
+    trailers: list[TrailerCount] = field(default_factory=list)
     notes: list[Note] = field(default_factory=list)  # worded by report/notes.py
 
     @property

@@ -33,6 +33,7 @@ from tether.flows.lifecycle_plan import (
     PostUpdateOutcome,
     ProgramCode,
     ProgramWhy,
+    TrailerCount,
     migration_result,
     skipped_by,
 )
@@ -775,18 +776,12 @@ def count_trailer_invalidations(project: Project, lifecycle: LifecyclePlan) -> N
     """For each declared trailer: how many open pull requests carry a stamp for the version
     this update moves away from; "unknown" when gh or git cannot tell."""
     for check in lifecycle.declared.trailer_invalidations:
-        count, reason = _trailer_count(project, check.trailer_key, lifecycle.from_version)
-        lifecycle.trailers.append(
-            {
-                "trailer_key": check.trailer_key,
-                "label": check.label,
-                "count": count,
-                "reason": reason,
-            }
-        )
+        count, why, detail = _trailer_count(project, check.trailer_key, lifecycle.from_version)
+        lifecycle.trailers.append(TrailerCount(check.trailer_key, check.label, count, why, detail))
 
 
-def _trailer_count(project: Project, key: str, version: str) -> tuple[int | str, str]:
+def _trailer_count(project: Project, key: str, version: str) -> tuple[int | str, str, str]:
+    """The count, or ``"unknown"`` with why (a ``TrailerCount``'s ``why`` and ``detail``)."""
     import re
 
     from tether import gh, git
@@ -794,22 +789,22 @@ def _trailer_count(project: Project, key: str, version: str) -> tuple[int | str,
 
     top = git.work_tree_top(project.root)
     if top is None:
-        return "unknown", "not a git checkout"
+        return "unknown", "no-checkout", ""
     if not gh.installed():
-        return "unknown", gh.NOT_INSTALLED
+        return "unknown", "gh", gh.NOT_INSTALLED
     from tether.sources.github import answer_bound, bound_words
 
     try:
         heads = gh.open_pull_request_heads(top, answer_bound())
     except TetherError as error:
-        return "unknown", bound_words(error, limits.ANSWER_BYTES)
+        return "unknown", "gh", bound_words(error, limits.ANSWER_BYTES)
     stamp = re.compile(rf"^{re.escape(key)}:[ \t]+{re.escape(version)}[ \t]+[0-9a-f]{{40}}", re.M)
     count = 0
     for head in heads:
         message = git.commit_message(top, head) if re.fullmatch(r"[0-9a-f]{40}", head) else None
         if message is not None and stamp.search(message):
             count += 1
-    return count, ""
+    return count, "", ""
 
 
 # --------------------------------------------------------------------------- open action items

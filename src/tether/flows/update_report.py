@@ -17,7 +17,7 @@ if TYPE_CHECKING:
     from typing import Any
 
     from tether.flows.abandon import Abandoned
-    from tether.flows.lifecycle_plan import PostUpdateOutcome
+    from tether.flows.lifecycle_plan import PostUpdateOutcome, TrailerCount
     from tether.flows.notes import Note
     from tether.flows.regen import RegenOutcome
 
@@ -149,7 +149,7 @@ class UpdateReport:
     programs_off: str | None = None
     notices: list[dict[str, str]] = field(default_factory=list)
     post_update: list[PostUpdateOutcome] = field(default_factory=list)  # report/ words them
-    trailer_invalidations: list[dict[str, Any]] = field(default_factory=list)
+    trailer_invalidations: list[TrailerCount] = field(default_factory=list)  # report/ words
     # What an abandon put back and could not (flows/abandon.py); worded by report/abandon.py.
     abandoned: Abandoned | None = None
     # What kept conflicts out of git's index, an applied update not committed, and how the
@@ -247,7 +247,7 @@ class UpdateReport:
             "programs_off": self.programs_off,
             "notices": self.notices,
             "post_update": [outcome.to_json() for outcome in self.post_update],
-            "trailer_invalidations": self.trailer_invalidations,
+            "trailer_invalidations": [check.to_json() for check in self.trailer_invalidations],
             "action_items": self.action_items,
             "renames": [
                 {"from_path": a.rename_from, "path": a.path, "bucket": a.bucket.value}

@@ -12,7 +12,7 @@ if TYPE_CHECKING:
     from collections.abc import Mapping
     from typing import Any
 
-    from tether.flows.lifecycle_plan import PostUpdateOutcome, ProgramWhy
+    from tether.flows.lifecycle_plan import PostUpdateOutcome, ProgramWhy, TrailerCount
     from tether.flows.lifecycle_steps import MigrationsReport
     from tether.flows.update_report import UpdateReport
 
@@ -278,25 +278,37 @@ def ping_rows(report: UpdateReport) -> list[str]:
 def trailer_rows(report: UpdateReport) -> list[str]:
     rows = []
     for check in report.trailer_invalidations:
-        count = check["count"]
+        count = check.count
         why = (
             f"open pull requests stamped {report.from_version} are audited again on their next push"
             if count != "unknown"
-            else one_line(check["reason"])
+            else one_line(trailer_reason(check))
         )
-        rows.append(f"  {one_line(check['label']) + ':':<46} {count} ({why})")
+        rows.append(f"  {one_line(check.label) + ':':<46} {count} ({why})")
     return rows
+
+
+def trailer_reason(check: TrailerCount) -> str:
+    """Why the open pull requests carrying a trailer could not be counted ("" when they were)."""
+    if check.why == "no-checkout":
+        return "not a git checkout"
+    return check.detail
+
+
+def trailer_document(check: TrailerCount) -> dict[str, object]:
+    """A declared trailer's part of the update document, its ``reason`` in words."""
+    return {**check.to_json(), "reason": trailer_reason(check)}
 
 
 def trailer_notes(report: UpdateReport) -> list[str]:
     """After the table, when open pull requests carry a stamp of the version left behind."""
     notes = []
     for check in report.trailer_invalidations:
-        count = check["count"]
+        count = check.count
         if count == "unknown" or not count:
             continue
         notes.append(
-            f"Note: {count} open pull request(s) carry a {check['trailer_key']} trailer stamped "
+            f"Note: {count} open pull request(s) carry a {check.trailer_key} trailer stamped "
             f"with {report.from_version}. On their next push CI runs the full audit again. To "
             "keep re-audits down, merge or close such pull requests before updating."
         )

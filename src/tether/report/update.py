@@ -322,6 +322,9 @@ def update_document(report: UpdateReport) -> dict[str, Any]:
         "action_items": [lifecycle_report.worded(item) for item in report.action_items],
         "ping": lifecycle_report.ping_document(report.ping),
         "post_update": [lifecycle_report.post_update_entry(p) for p in report.post_update],
+        "trailer_invalidations": [
+            lifecycle_report.trailer_document(check) for check in report.trailer_invalidations
+        ],
     }
 
 
