@@ -742,6 +742,58 @@ def test_an_update_clones_each_template_version_once_and_leaves_no_clone(
     assert list(scratch.glob(f"{CLONE_PREFIX}*")) == []
 
 
+def _record_clones(monkeypatch: pytest.MonkeyPatch) -> list[str | None]:
+    """The refs copier clones the template at in this process, in order."""
+    import copier._template
+
+    cloned: list[str | None] = []
+    real_clone = copier._template.clone
+
+    def clone(url: str, ref: str | None = None, **options: object) -> str:
+        cloned.append(ref)
+        return real_clone(url, ref, **options)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(copier._template, "clone", clone)
+    return cloned
+
+
+def test_an_update_from_cached_renders_clones_only_the_version_it_migrates_to(
+    migrating_template: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """With both versions' renders in the cache, copier reads of the version an update starts
+    from only what its render said (its ``_commit`` and version): that version is not cloned,
+    the one migrated to is, once, for its migrations and task, whose environment and log are
+    the first update's. A trusted rerun with both stages finished asks copier nothing and
+    clones nothing; its tree is the uninterrupted update's."""
+    from tether.state.journal import read_records
+
+    template = migrating_template
+    pristine = generate(template, tmp_path / "pristine", project_name="app")
+    first = twin(pristine, tmp_path, "first")
+    code, doc = update(first, "--trust")  # both renders now cached
+    assert code == 0, doc["stderr"]
+    expected = tree(first)
+    cloned = _record_clones(monkeypatch)
+    second = twin(pristine, tmp_path, "second")
+    code, doc = update(second, "--trust")
+    assert code == 0, doc["stderr"]
+    assert cloned == ["v2.0.0"]
+    assert tree(second) == expected
+    assert expected["migrated.log"] == (
+        b"before 2.0.0\nafter v1.0.0 v2.0.0 v2.0.0\ntask update app\n"
+    )
+    points = crashpoint.points(read_records(first / ".tether/journal.jsonl"))
+    after_stages = points[points.index("template-stage-finished:2") + 1]
+    killed = twin(pristine, tmp_path, "killed")
+    argv = ("update", "--yes", "--no-branch", "--trust", "-C", str(killed))
+    assert run_forked(*argv, crash=after_stages).returncode == crashpoint.EXIT_CODE
+    cloned.clear()
+    code, doc = update(killed, "--trust")
+    assert code == 0, doc["stderr"]
+    assert cloned == []
+    assert tree(killed) == expected
+
+
 def _count_parses(monkeypatch: pytest.MonkeyPatch) -> list[tuple[str, str | None]]:
     """Every source Jinja parses (the first step of compiling it), with its name."""
     import jinja2

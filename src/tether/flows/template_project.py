@@ -217,6 +217,13 @@ def check_template_update(
     notes: list[Note] = []
     if record.kind == COPIER:
         _refuse_copier_downgrade(record, latest.version)
+        programs_off = binding.options.no_programs or dry_run
+        if binding.options.trust and not programs_off:
+            # Trusted and run: nothing to refuse or note, so copier is not asked whether a
+            # migration lies between the versions (a clone of each): each stage asks it
+            # as it runs (``run_update_tasks``).
+            _refuse_unless_clean(project, resuming, dry_run, allow_dirty)
+            return notes
         facts = latest.manifest.extra.get(TEMPLATE_KEY, {})
         unsafe = _unsafe_features(record, baseline_facts, facts, latest.version)
         programs = [f for f in unsafe if f in ("migrations", "tasks")]
@@ -225,7 +232,7 @@ def check_template_update(
             from tether.templates.copier_render import is_trusted
 
             trusted = is_trusted(record.src)
-        if programs and (binding.options.no_programs or dry_run):
+        if programs and programs_off:
             from tether.flows.notes import ProgramsOff, TemplateProgramsNotRun
 
             why = ProgramsOff.NO_PROGRAMS if binding.options.no_programs else ProgramsOff.DRY_RUN
@@ -244,12 +251,18 @@ def check_template_update(
                 f"template {record.src} uses {', '.join(unsafe)}, which run programs: "
                 "pass --trust if you trust it (nothing was changed)"
             )
+    _refuse_unless_clean(project, resuming, dry_run, allow_dirty)
+    return notes
+
+
+def _refuse_unless_clean(
+    project: Project, resuming: bool, dry_run: bool, allow_dirty: bool
+) -> None:
     if not resuming and not dry_run and not allow_dirty:
         _refuse_dirty_tree(project)
     if not dry_run:
         # tether's folder is a local cache and journal: git never shows it as a change.
         write_ignore_rules(project)
-    return notes
 
 
 def exclude_as_the_release(project: Project, baseline: Any, latest: Release) -> None:

@@ -99,6 +99,60 @@ def _template(src: str, ref: str) -> Iterator[Any]:
         template._cleanup()
 
 
+@contextlib.contextmanager
+def _version_migrated_from(src: str, ref: str) -> Iterator[Any]:
+    """copier's ``Template`` of the version an update starts from, of which copier reads
+    only its ``commit`` and ``version`` (``Template.migration_tasks``): the two copier gave
+    when it rendered that version (``remember_described``), nothing cloned; else
+    ``_template``'s."""
+    described = _described(src, ref)
+    if described is None:
+        with _template(src, ref) as template:
+            yield template
+        return
+    from copier._template import Template
+
+    template = Template(url=src, ref=ref)
+    _fill_described(template, described)
+    yield template  # nothing cloned: nothing to remove
+
+
+_DESCRIBED = "copier-described"
+
+
+def remember_described(src: str, ref: str, commit: str, version: str) -> None:
+    """Keep for this command (``templates.fetch_once_per_command``) what copier said of
+    ``src`` at ``ref`` when it rendered it (the render's facts, made now or read from the
+    render cache): its ``_commit`` (``git describe --tags --always``) and its PEP 440
+    version ("" for none). copier asks both of a clone of that version (a ``git describe``
+    and dunamai's ten git processes); a render is cached by the commit its tag names, so
+    they are what copier would say again. Kept only when the description is the ref itself
+    (a tag, or a ``git describe`` name): a branch or a commit named otherwise is asked."""
+    from tether.templates import command_fetches
+
+    fetches = command_fetches()
+    if fetches is not None and commit == ref:
+        fetches.kept[(_DESCRIBED, src, ref)] = (commit, version)
+
+
+def _described(src: str, ref: str) -> tuple[str, str] | None:
+    from tether.templates import command_fetches
+
+    fetches = command_fetches()
+    described = None if fetches is None else fetches.kept.get((_DESCRIBED, src, ref))
+    return described if isinstance(described, tuple) else None
+
+
+def _fill_described(template: Any, described: tuple[str, str]) -> None:
+    """``template``'s ``commit`` and ``version`` as copier described them (cached
+    properties: set first, they are what copier reads; ones copier computed stay)."""
+    from packaging.version import Version
+
+    commit, version = described
+    template.__dict__.setdefault("commit", commit or None)
+    template.__dict__.setdefault("version", Version(version) if version else None)
+
+
 def _commands_template(src: str, ref: str) -> Any | None:
     """The command's ``Template`` of ``src`` at ``ref``, made on first use and removed when
     the command ends; None outside ``templates.fetch_once_per_command``. copier clones the
@@ -118,7 +172,11 @@ def _commands_template(src: str, ref: str) -> Any | None:
         template = Template(url=src, ref=ref)
         fetches.kept[key] = template
         fetches.removals.append(template._cleanup)
-    return fetches.kept[key]
+    shared = fetches.kept[key]
+    described = _described(src, ref)
+    if described is not None:
+        _fill_described(shared, described)
+    return shared
 
 
 def _reads_the_commands_clone(worker: Any, src: str, ref: str) -> None:
@@ -321,7 +379,7 @@ def migrations_in_range(src: str, from_ref: str, to_ref: str) -> bool:
         ONE_RENDER,
         no_git_prompts(),
         _quiet(),
-        _template(src, from_ref) as old,
+        _version_migrated_from(src, from_ref) as old,
         _template(src, to_ref) as new,
     ):
         return any(new.migration_tasks(stage, old) for stage in ("before", "after"))
@@ -351,7 +409,7 @@ def run_update_tasks(
         with (
             ONE_RENDER,
             no_git_prompts(),
-            _template(src, from_ref) as old,
+            _version_migrated_from(src, from_ref) as old,
             Worker(
                 src_path=src,
                 dst_path=project,

@@ -149,4 +149,9 @@ def render_record(
         return tree, facts
 
     tree, facts, _cached = cached_render(render_key_of(record, ref, answers), build)
+    commit, version = facts.get("commit"), facts.get("version")
+    if isinstance(commit, str) and isinstance(version, str):
+        from tether.templates.copier_render import remember_described
+
+        remember_described(record.src, ref, commit, version)
     return tree, facts
