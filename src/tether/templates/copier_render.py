@@ -128,11 +128,18 @@ def remember_described(src: str, ref: str, commit: str, version: str) -> None:
     and dunamai's ten git processes); a render is cached by the commit its tag names, so
     they are what copier would say again. Kept only when the description is the ref itself
     (a tag, or a ``git describe`` name): a branch or a commit named otherwise is asked."""
+    from packaging.version import InvalidVersion, Version
+
     from tether.templates import command_fetches
 
     fetches = command_fetches()
-    if fetches is not None and commit == ref:
-        fetches.kept[(_DESCRIBED, src, ref)] = (commit, version)
+    if fetches is None or commit != ref:
+        return
+    try:
+        Version(version or "0")
+    except InvalidVersion:
+        return  # not what copier's render wrote: copier is asked
+    fetches.kept[(_DESCRIBED, src, ref)] = (commit, version)
 
 
 def _described(src: str, ref: str) -> tuple[str, str] | None:
