@@ -163,12 +163,13 @@ def run_forked(
     stdout_fd: int | None = None,
     stderr_fd: int | None = None,
 ) -> subprocess.CompletedProcess[str]:
-    """The CLI in a real child process forked from the test's own: a crash point (``crash``,
-    see ``tether.state.crashpoint``) kills it for real with ``os._exit``, as it would kill
-    ``run_process``'s interpreter, without paying for an interpreter start and tether's
-    imports on every run. ``env`` is added to the child's environment (None: the variable
-    is removed); stdin is empty and not a terminal unless ``stdin_fd`` is given; output is
-    captured, except where a descriptor (a terminal, say) is given for it."""
+    """The CLI in a real child process forked from the test's own, or from its fork server
+    (``ForkServer``) with the test's environment, folder and umask: a crash point
+    (``crash``, see ``tether.state.crashpoint``) kills it for real with ``os._exit``, as it
+    would kill ``run_process``'s interpreter, without paying for an interpreter start and
+    tether's imports on every run. ``env`` is added to the child's environment (None: the
+    variable is removed); stdin is empty and not a terminal unless ``stdin_fd`` is given;
+    output is captured, except where a descriptor (a terminal, say) is given for it."""
     child = ForkedChild(
         lambda: tether_main(list(args)),
         crash=crash,
@@ -202,7 +203,7 @@ def start_forked(
     *args: str, env: dict[str, str | None] | None = None, cwd: Path | None = None
 ) -> ForkedChild:
     """The CLI in a forked child that runs while the test goes on (``Popen``'s part: poll,
-    signal, kill, wait)."""
+    signal, kill, wait), from the fork server as ``run_forked``'s."""
     child = ForkedChild(lambda: tether_main(list(args)), env=env, cwd=cwd, argv=args)
     child.args = ["tether", *args]
     return child
