@@ -123,6 +123,28 @@ def _link_first(guard: PathGuard, name: str, source: Path) -> Saved | None:
     once (``link_backup`` reads before the link and again after it). None: anything else
     (something at ``name``, a file with other names, a link, another filesystem, a file
     swapped while being linked), which ``back_up`` handles as before."""
+    linked_at = _link_plain_file(guard, source, name)
+    if linked_at is None:
+        return None
+    target, info = linked_at
+    try:
+        data, linked = read_with_stat(target)
+        if (linked.st_dev, linked.st_ino) == (info.st_dev, info.st_ino):
+            return Saved(name, sha256_bytes(data), written=True, linked=True)
+    except OSError:
+        pass
+    with contextlib.suppress(FileNotFoundError):
+        os.unlink(target)  # not the file looked at: back it up as before
+    return None
+
+
+def _link_plain_file(
+    guard: PathGuard, source: Path, name: str
+) -> tuple[str, os.stat_result] | None:
+    """``name`` made a second name of ``source``'s bytes, when ``source`` is a plain file
+    with no other name and nothing stands at ``name``: where the link is, and ``source`` as
+    it was looked at before the link. None: not linked (anything else, another filesystem,
+    links not allowed, a name already there)."""
     try:
         info = os.lstat(source)
         if not stat.S_ISREG(info.st_mode) or info.st_nlink != 1:
@@ -133,15 +155,7 @@ def _link_first(guard: PathGuard, name: str, source: Path) -> Saved | None:
         os.link(source, target, follow_symlinks=False)
     except OSError:
         return None
-    try:
-        data, linked = read_with_stat(target)
-        if (linked.st_dev, linked.st_ino) == (info.st_dev, info.st_ino):
-            return Saved(name, sha256_bytes(data), written=True, linked=True)
-    except OSError:
-        pass
-    with contextlib.suppress(FileNotFoundError):
-        os.unlink(target)  # not the file looked at: back it up as before
-    return None
+    return target, info
 
 
 def _free_name(root: Path, name: str) -> str:
@@ -166,16 +180,10 @@ def link_backup(guard: PathGuard, source: Path, backup: str, digest: str) -> boo
     bytes over the path, and the backup keeps the old ones. Only a plain file that has no
     other name is linked (a link elsewhere could be edited in place later), and only when
     the linked bytes still hash as read. False: the caller copies instead."""
-    try:
-        info = os.lstat(source)
-        if not stat.S_ISREG(info.st_mode) or info.st_nlink != 1:
-            return False
-        target, existing = guard.ready(backup)
-        if existing is not None:
-            return False
-        os.link(source, target, follow_symlinks=False)
-    except OSError:
-        return False  # another filesystem, links not allowed, or a name already there
+    linked_at = _link_plain_file(guard, source, backup)
+    if linked_at is None:
+        return False
+    target = linked_at[0]
     try:
         if sha256_file(Path(target)) == digest:
             return True
