@@ -34,6 +34,7 @@ import tests.campaign.test_campaign as test_campaign
 from builders import GIT_TEST_ENV, git
 from tests.campaign.test_campaign import World, cli
 from tests.campaign.test_campaign_exec import (
+    DASK_DIAGNOSTICS_SPARED,
     commits_on_branch,
     mixed_repositories,
     results,
@@ -92,12 +93,29 @@ def _unshare() -> list[str] | None:
     return None
 
 
+def dask_variables(settings: dict[str, Any]) -> dict[str, str]:
+    """Dask's settings as the environment variables a ``dask worker`` reads them from."""
+    return {
+        "DASK_" + key.upper().replace(".", "__").replace("-", "_"): str(value)
+        for key, value in settings.items()
+    }
+
+
 @pytest.fixture(scope="module")
 def unseeing(tmp_path_factory: pytest.TempPathFactory) -> Iterator[UnseeingWorkers]:
     distributed = pytest.importorskip("distributed", reason="pip install 'tether[distributed]'")
     unshare = _unshare()
     if unshare is None:
         pytest.skip("no mount namespace to be had here (unshare --mount)")
+    import dask.config
+
+    with dask.config.set(DASK_DIAGNOSTICS_SPARED):  # the scheduler in this process
+        yield from _unseeing_workers(distributed, unshare, tmp_path_factory)
+
+
+def _unseeing_workers(
+    distributed: Any, unshare: list[str], tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[UnseeingWorkers]:
     hidden = tmp_path_factory.mktemp("campaigns-the-workers-do-not-see")
     (hidden / "marker").write_text("the workers must not see this\n")
     home = tmp_path_factory.mktemp("unseeing-workers")
@@ -123,6 +141,8 @@ def unseeing(tmp_path_factory: pytest.TempPathFactory) -> Iterator[UnseeingWorke
         # Workers forked from a server that has Dask loaded, not fresh interpreters that each
         # import it (the nanny starts a new one for each killed worker too).
         "DASK_DISTRIBUTED__WORKER__MULTIPROCESSING_METHOD": "forkserver",
+        # Dask's watch over itself, which no test reads (tests/campaign/test_campaign_exec.py).
+        **dask_variables(DASK_DIAGNOSTICS_SPARED),
     }
     worker = [sys.executable, "-m", "distributed.cli.dask_worker", cluster.scheduler_address]
     options = ["--nworkers", "2", "--nthreads", "1", "--no-dashboard", "--memory-limit", "768MiB"]
