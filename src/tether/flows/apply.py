@@ -21,7 +21,7 @@ from pathlib import Path
 
 from tether import progress
 from tether.errors import TetherError
-from tether.flows.backups import BackupFolder, back_up, record_run_order
+from tether.flows.backups import BackupFolder, back_up, record_run_order, unshare_backup
 from tether.flows.project import Project
 from tether.flows.safety import PathGuard, UnsafePath
 from tether.flows.update_report import IndexTrouble, IndexTroubleCode
@@ -424,11 +424,9 @@ def _unshare_backups(batch: _Batch) -> None:
     with its backup; give the backup its own copy so a later edit in place cannot reach it."""
     folder = batch.ctx.backups
     for backup in batch.linked:
-        target = folder.path(backup)
-        with contextlib.suppress(OSError):
-            if os.stat(target).st_nlink > 1:
-                folder.guard.write(backup, read_bytes(target), durable=False)
-                batch.flushed.append(target)
+        copied = unshare_backup(folder, backup, durable=False)
+        if copied is not None:
+            batch.flushed.append(copied)
     batch.linked = []
 
 

@@ -98,7 +98,7 @@ def back_up(
         return Saved(name, digest, written=False)
     # Only where a resumed run finds the file changed since its first backup: never on the
     # common path, which reads each file once.
-    first_edited = first is not None and _same_file(guard.root / name, source)
+    first_edited = first is not None and same_file(guard.root / name, source)
     if first is not None or os.path.lexists(guard.root / name):
         name = _free_name(guard.root, name)
     if may_link and link_backup(guard, source, name, digest):
@@ -107,7 +107,22 @@ def back_up(
     return Saved(name, digest, written=True, first_edited=first_edited)
 
 
-def _same_file(one: Path, other: Path) -> bool:
+def unshare_backup(folder: BackupFolder, name: str, *, durable: bool = True) -> Path | None:
+    """A backup still sharing its bytes with another name (a link the write did not rename
+    over) gets its own copy, so a later edit in place of that name cannot reach it. Where
+    it was copied, else None (not shared, gone, or not writable)."""
+    target = folder.path(name)
+    try:
+        info = os.lstat(target)
+        if stat.S_ISREG(info.st_mode) and info.st_nlink > 1:
+            folder.guard.write(name, read_bytes(target), durable=durable)
+            return target
+    except OSError:
+        pass
+    return None
+
+
+def same_file(one: Path, other: Path) -> bool:
     """Two names of one file's bytes (never through a link)."""
     try:
         a, b = os.lstat(one), os.lstat(other)

@@ -21,6 +21,7 @@ from tether.flows.reapply.baseline import BaselineNote, BaselineNoteCode
 from tether.flows.reapply.patches import META_FILE
 from tether.flows.reapply.report import KeptBecause, Reason, Why, release_baseline_option
 from tether.report.reasons import merge_note
+from tether.report.update import backup_edited
 
 # Asked at the prompt about a conflict whose copies differ beyond drift.
 DIFFERS = "your saved copy and the installed file both changed here."
@@ -47,11 +48,18 @@ FIRST_LINE = (
 def reapply_document(report: ReapplyReport) -> dict[str, Any]:
     """The ``--json`` document: the report's data with its words."""
     kept = report.backups_kept_because
-    return report.to_json(
+    document = report.to_json(
         [result_document(result) for result in report.results],
         drift_remedies(report),
         kept_because(kept) if kept is not None else None,
     )
+    return {**document, "notes": reapply_notes(report)}
+
+
+def reapply_notes(report: ReapplyReport) -> list[str]:
+    """What a resumed run found that a person must know, in an update's words."""
+    backups = str(report.backup_dir) if report.backup_dir is not None else None
+    return [backup_edited(path, backups) for path in report.backups_edited]
 
 
 def drift_remedies(report: ReapplyReport) -> list[str]:
@@ -291,6 +299,7 @@ def render(report: ReapplyReport) -> str:
         lines.extend(f"  {number}. {remedy}" for number, remedy in enumerate(remedies, 1))
     if report.backup_dir is not None and report.backup_dir.exists():
         lines.append(f"installed versions backed up in {report.backup_dir}")
+    lines.extend(f"note: {note}" for note in reapply_notes(report))
     lines.append(_patches_line(report))
     lines.append(_closing_line(report))
     return "\n".join(lines)

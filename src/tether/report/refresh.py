@@ -29,6 +29,7 @@ def render_refresh_plan(report: UpdateReport) -> str:
 def render_refresh(report: UpdateReport) -> str:
     # The same words as an update's, with every command to run named as the refresh's.
     text = render_update(report).replace("tether update:", "tether refresh:", 1)
+    text = text.replace("resuming interrupted update", "resuming interrupted refresh", 1)
     text = text.replace("'tether update", "'tether refresh")
     if report.open_conflicts:
         text = text.replace(

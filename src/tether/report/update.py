@@ -367,7 +367,7 @@ def update_notes(report: UpdateReport) -> list[str]:
     run ended asks of a person."""
     notes = with_abandon_notes(report)
     notes += [_index_trouble(trouble) for trouble in report.index_trouble]
-    notes += [_backup_edited(path, report.backup_dir) for path in report.backups_edited]
+    notes += [backup_edited(path, report.backup_dir) for path in report.backups_edited]
     if report.uncommitted is not None:
         notes.append(_uncommitted(report.uncommitted))
     if report.run_end is not None:
@@ -384,7 +384,9 @@ def _index_trouble(trouble: IndexTrouble) -> str:
     return f"{trouble.path}: could not record the conflict in git's index ({why})"
 
 
-def _backup_edited(path: str, backups: str | None) -> str:
+def backup_edited(path: str, backups: str | None) -> str:
+    """A file edited in place while an interrupted run's backup still shared its bytes
+    (``flows.backups.Saved.first_edited``), in an update's or a reapply's notes."""
     where = f" in {backups}" if backups else ""
     return (
         f"{path}: changed in place after the interrupted run had backed it up and before it "

@@ -8,6 +8,7 @@ from pathlib import Path
 
 from tether.errors import TetherError
 from tether.flows.apply import ResumeInfo
+from tether.flows.backups import same_file
 from tether.flows.conflicts import has_conflict_markers
 from tether.flows.reapply.baseline import BaselineFinder
 from tether.flows.reapply.decide import Decision, decide_saved_file
@@ -132,7 +133,15 @@ def _installed_version(job: Job, rel: str, current: bytes | None) -> bytes | Non
             f"this run's backup folder {job.backup_dir}; not reading it"
         )
     data = read_file(Path(first.backup))
-    if data is None or sha256_bytes(data) != first.sha256:
+    digest = sha256_bytes(data) if data is not None else None
+    if digest != first.sha256 and same_file(Path(first.backup), job.request.install / rel):
+        # Still the installed file's second name (the run was killed between the link and
+        # the write) and edited in place since: the installed bytes are gone and the edited
+        # ones stand for them, the edit kept in the merge. A write backs them up beside the
+        # first backup (flows.backups.Saved.first_edited); without one, ``run`` unshares it.
+        job.backups_edited.append(rel)
+        return data
+    if data is None or digest != first.sha256:
         raise TetherError(
             f"the backup {first.backup} of the installed version is missing or "
             "damaged; restore it, or reinstall the release"

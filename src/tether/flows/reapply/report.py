@@ -222,6 +222,9 @@ class ReapplyReport:
     removed_files: list[str] = field(default_factory=list)  # every file that removal took
     updated: int = 0  # files written with the user's changes (merged, or kept: keep-mine)
     backups_kept_because: KeptBecause | None = None  # why --remove-backups removed nothing
+    # Files edited in place while an interrupted run's backup still shared their bytes
+    # (flows.backups.Saved.first_edited), worded as notes by report/reapply.py.
+    backups_edited: list[str] = field(default_factory=list)
 
     @property
     def accept_offered(self) -> bool:
@@ -251,7 +254,8 @@ class ReapplyReport:
         self, results: Sequence[dict[str, Any]], remedies: list[str], kept_because: str | None
     ) -> dict[str, Any]:
         """Its data with its words, which ``report/reapply.reapply_document`` gives (each
-        file's document, the remedies for drift, why the backups were kept)."""
+        file's document, the remedies for drift, why the backups were kept; it fills
+        ``notes``)."""
         return {
             "checked": len(self.results),
             "failures": self.failures,
@@ -274,6 +278,7 @@ class ReapplyReport:
             "backups_kept_because": kept_because,
             "removed_files": self.removed_files,
             "updated": self.updated,
+            "notes": [],
         }
 
 

@@ -10,6 +10,7 @@ from pathlib import Path
 from tether.engine.verify import verify_preserved
 from tether.errors import TetherError, UsageError
 from tether.flows.apply import ApplyOutcome, execute_plan
+from tether.flows.backups import unshare_backup
 from tether.flows.reapply.cleanup import remove_patches
 from tether.flows.reapply.decide import Decision
 from tether.flows.reapply.job import Job, ReapplyRequest, open_job
@@ -90,15 +91,18 @@ def reapply(request: ReapplyRequest) -> ReapplyReport:
         job = open_job(request, patch_set, journal)
         decisions = plan_files(job)
         settle(decisions, request.auto, request.chooser, request.dropped)
-        _carry_out(job, decisions)
+        backups_edited = _carry_out(job, decisions)
         journal.run_complete(job.run_id)
         report = _report(job, decisions, where)
+        report.backups_edited = backups_edited
         if request.remove_backups:
             remove_patches(report, patch_set, job.run_id)
         return report
 
 
-def _carry_out(job: Job, decisions: list[Decision]) -> None:
+def _carry_out(job: Job, decisions: list[Decision]) -> list[str]:
+    """Write the plan; the files whose first backup changed with them (edited in place
+    after the interrupted run linked it and before it wrote), each backup its own copy now."""
     plan = writer_plan(job, decisions)
     ctx = job.context(writer_resume(job, plan))
     outcome = execute_plan(ctx, plan)
@@ -107,6 +111,12 @@ def _carry_out(job: Job, decisions: list[Decision]) -> None:
     for decision in decisions:
         if decision.artifact is not None:
             _write_conflict_patch(job, ctx.backups.guard, decision, decision.artifact)
+    edited = list(outcome.backups_edited)
+    for rel in job.backups_edited:
+        if rel not in edited:  # not written: the first backup still shares the file's bytes
+            unshare_backup(ctx.backups, ctx.backups.name(rel))
+            edited.append(rel)
+    return edited
 
 
 def _settle(job: Job, decision: Decision, action: FileAction, outcome: ApplyOutcome) -> None:
