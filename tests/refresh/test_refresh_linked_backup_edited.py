@@ -76,3 +76,29 @@ def test_a_resume_of_a_file_left_as_it_was_has_no_such_note(tmp_path: Path) -> N
     assert not [n for n in json.loads(resumed.stdout)["notes"] if "changed in place" in n]
     assert backup.read_text() == BODY
     assert (host / RULES).read_text() == NEW
+
+
+def test_a_resume_that_leaves_the_file_as_it_is_says_so_and_unshares_the_backup(
+    tmp_path: Path,
+) -> None:
+    """The edit in place clashes with the recipe's change: the conflict is left as a patch
+    (refresh's default), nothing renames over the file, so the first backup is given its
+    own copy at the end, and the note is said all the same."""
+    host, backup = _killed_between_link_and_write(tmp_path)
+    clashing = BODY.replace("rule 8:", "rule 8 ME:")
+    with open(host / RULES, "r+b") as edited:  # rewritten in place
+        edited.write(clashing.encode())
+    assert backup.read_text() == clashing
+
+    resumed = run_tether("refresh", "--yes", "--json", "-C", str(host))
+    assert resumed.returncode == 4, resumed.stdout + resumed.stderr
+    doc = json.loads(resumed.stdout)
+    assert [row["path"] for row in doc["buckets"]["conflict"]] == [RULES]
+    [note] = doc["notes"]
+    assert note.startswith(f"{RULES}: changed in place after the interrupted run")
+    assert (host / RULES).read_text() == clashing  # your edit, left where it was
+    assert backup.read_text() == clashing
+    assert os.lstat(backup).st_nlink == 1  # its own copy: a later edit cannot reach it
+    with open(host / RULES, "ab") as later:
+        later.write(b"one more\n")
+    assert backup.read_text() == clashing

@@ -55,3 +55,27 @@ def test_a_resume_of_a_file_left_as_it_was_has_no_such_note(tmp_path: Path) -> N
     assert not [n for n in json.loads(resumed.stdout)["notes"] if "changed in place" in n]
     assert backup.read_text() == BASE
     assert (project / "f.txt").read_text() == "A\nb\nc\nd\ne\n"
+
+
+def test_a_resume_that_leaves_the_file_as_it_is_says_so_and_unshares_the_backup(
+    tmp_path: Path,
+) -> None:
+    """The edit in place clashes with the release's change and ``--conflict patch`` leaves
+    the file as it is: nothing renames over it, so the first backup gets its own copy once
+    the writes are done, and the note is said all the same."""
+    project, backup = _killed_between_link_and_write(tmp_path)
+    with open(project / "f.txt", "r+b") as edited:  # the release's line, changed in place
+        edited.write(b"Z")
+    assert backup.read_text() == "Z\nb\nc\nd\ne\n"
+
+    resumed = run_tether("update", "--yes", "--json", "--conflict", "patch", "-C", str(project))
+    assert resumed.returncode == 4, resumed.stdout + resumed.stderr
+    doc = json.loads(resumed.stdout)
+    assert [row["path"] for row in doc["buckets"]["conflict"]] == ["f.txt"]
+    [note] = [n for n in doc["notes"] if n.startswith("f.txt: changed in place")]
+    assert "the bytes the run backed up are lost" in note
+    assert (project / "f.txt").read_text() == "Z\nb\nc\nd\ne\n"  # your edit, where it was
+    assert os.lstat(backup).st_nlink == 1  # its own copy: a later edit cannot reach it
+    with open(project / "f.txt", "ab") as later:
+        later.write(b"f\n")
+    assert backup.read_text() == "Z\nb\nc\nd\ne\n"

@@ -21,7 +21,13 @@ from pathlib import Path
 
 from tether import progress
 from tether.errors import TetherError
-from tether.flows.backups import BackupFolder, back_up, record_run_order, unshare_backup
+from tether.flows.backups import (
+    BackupFolder,
+    back_up,
+    record_run_order,
+    same_file,
+    unshare_backup,
+)
 from tether.flows.project import Project
 from tether.flows.safety import PathGuard, UnsafePath
 from tether.flows.update_report import IndexTrouble, IndexTroubleCode
@@ -600,6 +606,7 @@ def execute_plan(
     resumed = bool(ctx.resume.done or ctx.resume.backed_up)
     if resumed and ctx.backup_dir.is_dir():
         remove_stale_temps_under(ctx.backup_dir)
+    interrupted_backups = dict(ctx.resume.backed_up)  # this run adds its own as it goes
     pending: list[FileAction] = []
     for action in plan.actions:
         if resumed:
@@ -622,7 +629,37 @@ def execute_plan(
                 applied[id(original)] = result
             step.advance(len(chunk))
     outcome.actions = [applied.get(id(a), a) for a in plan.actions]
+    if interrupted_backups:
+        _unshare_interrupted_backups(ctx, plan, interrupted_backups, outcome)
     return outcome
+
+
+def _unshare_interrupted_backups(
+    ctx: RunContext, plan: UpdatePlan, first: dict[str, str], outcome: ApplyOutcome
+) -> None:
+    """On a resume, once the writes are done: a file the interrupted run backed up as a
+    link and this run did not replace (its plan no longer writes it: a conflict left as a
+    patch, a kept file, a failed write) still shares its bytes with that first backup. The
+    backup gets its own copy, and when those bytes are not the ones the interrupted run
+    backed up (edited in place in between) the run says so, as a backup made before a write
+    does (``Saved.first_edited``). Two ``lstat`` calls a file the interrupted run backed up;
+    a read only for a backup still shared."""
+    folder = ctx.backups
+    for action in plan.actions:
+        rel = action.path
+        recorded = first.get(rel)
+        if recorded is None or rel in outcome.backups_edited:
+            continue
+        name = folder.name(rel)
+        if not same_file(folder.path(name), ctx.project.path(rel)):
+            continue  # written over since, or a copy from the start
+        try:
+            data = read_bytes(folder.path(name))
+        except OSError:
+            continue
+        if sha256_bytes(data) != recorded:
+            outcome.backups_edited.append(rel)
+        unshare_backup(folder, name, data=data)
 
 
 def _sweep_temps(ctx: RunContext, action: FileAction) -> None:

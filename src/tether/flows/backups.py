@@ -107,15 +107,18 @@ def back_up(
     return Saved(name, digest, written=True, first_edited=first_edited)
 
 
-def unshare_backup(folder: BackupFolder, name: str, *, durable: bool = True) -> Path | None:
+def unshare_backup(
+    folder: BackupFolder, name: str, *, data: bytes | None = None, durable: bool = True
+) -> Path | None:
     """A backup still sharing its bytes with another name (a link the write did not rename
-    over) gets its own copy, so a later edit in place of that name cannot reach it. Where
-    it was copied, else None (not shared, gone, or not writable)."""
+    over) gets its own copy (``data``: its bytes, when the caller read them already), so a
+    later edit in place of that name cannot reach it. Where it was copied, else None (not
+    shared, gone, or not writable)."""
     target = folder.path(name)
     try:
         info = os.lstat(target)
         if stat.S_ISREG(info.st_mode) and info.st_nlink > 1:
-            folder.guard.write(name, read_bytes(target), durable=durable)
+            folder.guard.write(name, read_bytes(target) if data is None else data, durable=durable)
             return target
     except OSError:
         pass

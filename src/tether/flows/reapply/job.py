@@ -74,9 +74,6 @@ class Job:
     unfinished: RunRecord | None  # the interrupted run of this job, resumed by this one
     resume: ResumeInfo = field(default_factory=ResumeInfo)  # what that run did
     earlier: dict[str, tuple[str, str]] = field(default_factory=dict)  # path -> (sha, status)
-    # Files whose first backup the planner found changed with them: still the file's second
-    # name, edited in place after the interrupted run linked it and before it wrote.
-    backups_edited: list[str] = field(default_factory=list)
 
     @property
     def backup_dir(self) -> Path:

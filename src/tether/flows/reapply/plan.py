@@ -137,9 +137,8 @@ def _installed_version(job: Job, rel: str, current: bytes | None) -> bytes | Non
     if digest != first.sha256 and same_file(Path(first.backup), job.request.install / rel):
         # Still the installed file's second name (the run was killed between the link and
         # the write) and edited in place since: the installed bytes are gone and the edited
-        # ones stand for them, the edit kept in the merge. A write backs them up beside the
-        # first backup (flows.backups.Saved.first_edited); without one, ``run`` unshares it.
-        job.backups_edited.append(rel)
+        # ones stand for them, the edit kept in the merge. The writer says so, backs them up
+        # beside the first backup before a write and unshares it without one.
         return data
     if data is None or digest != first.sha256:
         raise TetherError(

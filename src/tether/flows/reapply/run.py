@@ -10,7 +10,6 @@ from pathlib import Path
 from tether.engine.verify import verify_preserved
 from tether.errors import TetherError, UsageError
 from tether.flows.apply import ApplyOutcome, execute_plan
-from tether.flows.backups import unshare_backup
 from tether.flows.reapply.cleanup import remove_patches
 from tether.flows.reapply.decide import Decision
 from tether.flows.reapply.job import Job, ReapplyRequest, open_job
@@ -91,18 +90,16 @@ def reapply(request: ReapplyRequest) -> ReapplyReport:
         job = open_job(request, patch_set, journal)
         decisions = plan_files(job)
         settle(decisions, request.auto, request.chooser, request.dropped)
-        backups_edited = _carry_out(job, decisions)
+        outcome = _carry_out(job, decisions)
         journal.run_complete(job.run_id)
         report = _report(job, decisions, where)
-        report.backups_edited = backups_edited
+        report.backups_edited = list(outcome.backups_edited)
         if request.remove_backups:
             remove_patches(report, patch_set, job.run_id)
         return report
 
 
-def _carry_out(job: Job, decisions: list[Decision]) -> list[str]:
-    """Write the plan; the files whose first backup changed with them (edited in place
-    after the interrupted run linked it and before it wrote), each backup its own copy now."""
+def _carry_out(job: Job, decisions: list[Decision]) -> ApplyOutcome:
     plan = writer_plan(job, decisions)
     ctx = job.context(writer_resume(job, plan))
     outcome = execute_plan(ctx, plan)
@@ -111,12 +108,7 @@ def _carry_out(job: Job, decisions: list[Decision]) -> list[str]:
     for decision in decisions:
         if decision.artifact is not None:
             _write_conflict_patch(job, ctx.backups.guard, decision, decision.artifact)
-    edited = list(outcome.backups_edited)
-    for rel in job.backups_edited:
-        if rel not in edited:  # not written: the first backup still shares the file's bytes
-            unshare_backup(ctx.backups, ctx.backups.name(rel))
-            edited.append(rel)
-    return edited
+    return outcome
 
 
 def _settle(job: Job, decision: Decision, action: FileAction, outcome: ApplyOutcome) -> None:
