@@ -18,7 +18,11 @@ migrations, shellcheck, shfmt, gh, the bounded Python children):
   back while a program starts, until its handle is stored, so none is left unheld;
   work on worker threads runs through ``map_in_threads``, which hears a Ctrl-C whichever
   thread the system gave it to and then stops the programs the workers run, and the CLI
-  stops whatever still runs (``stop_all``) on its way out.
+  stops whatever still runs (``stop_all``) on its way out. No wait for a program blocks
+  longer than ``WAKE_SECONDS`` at a time: Python runs a signal's handler in the main thread
+  only when that thread runs, and a signal that lands just before it blocks (or on another
+  thread) does not wake it, so a wait without a bound would miss that Ctrl-C until the
+  program ended by itself.
 - **``at_once``** for programs with nothing to clean up (tether's own bounded children,
   gh): the deadline kills the group without the graces.
 - **A sanitised environment** (``child_env``): no variable that would point git at another
@@ -63,7 +67,8 @@ TAIL_LINES: Final = 20
 TIMED_OUT: Final = 124
 
 POSIX: Final = os.name == "posix"
-# How often a thread waiting for worker threads wakes (``map_in_threads``).
+# How often a thread waiting for a program or for worker threads wakes, to run the handler
+# of a signal that did not wake it (``Running.finish``, ``map_in_threads``).
 WAKE_SECONDS: Final = 0.2
 
 
@@ -420,7 +425,7 @@ class Running:
         stderr: bytes | None
         try:
             try:
-                stdout, stderr = process.communicate(self._pending, timeout=self._left())
+                stdout, stderr = self._communicate(process)
             except subprocess.TimeoutExpired:
                 timed_out = True
                 stop_group(process, at_once=self.at_once)
@@ -443,6 +448,28 @@ class Running:
             stderr=stderr or b"",
             tail=tail_of(self._output, self._offset),
         )
+
+    def _communicate(self, process: subprocess.Popen[bytes]) -> tuple[bytes | None, bytes | None]:
+        """``process.communicate`` until the program ends (TimeoutExpired at its deadline),
+        a ``WAKE_SECONDS`` slice at a time: between two slices this thread runs, and with it
+        the handler of a Ctrl-C the system handled without waking it (one that landed just
+        before the wait blocked, or on another thread). Output read in one slice is kept
+        for the next.
+
+        A program given input through a pipe is waited for in one piece, to its deadline
+        (tether's bounded children and the analysers, whose deadlines are short): a second
+        ``communicate`` could not go on writing what the first one left unwritten."""
+        if self._pending:
+            return process.communicate(self._pending, timeout=self._left())
+        while True:
+            left = self._left()
+            try:
+                return process.communicate(
+                    timeout=WAKE_SECONDS if left is None else min(left, WAKE_SECONDS)
+                )
+            except subprocess.TimeoutExpired:
+                if left is not None and left <= WAKE_SECONDS:
+                    raise
 
     def stop(self) -> None:
         """End the program and its group now (interrupt, terminate, kill), if it runs."""
@@ -517,7 +544,9 @@ def stop_all_on_interrupt(pool: Executor) -> Iterator[None]:
     interrupted (Ctrl-C) or fails, the work not begun is cancelled and every program
     running is stopped with its group (``stop_all``), instead of the pool waiting for them
     to end by themselves; a program a worker starts until the pool has drained is stopped
-    as it starts."""
+    as it starts. The waiting thread must wake every so often, as ``map_in_threads``'s
+    does: one that waits for the pool without a bound (``pool.map``, ``Future.result``)
+    may not hear the Ctrl-C at all while the programs run."""
     try:
         yield
     except BaseException:
@@ -602,8 +631,15 @@ def _ends_within(process: subprocess.Popen[bytes], seconds: float) -> bool:
             time.sleep(0.01)
         return True
     try:
-        ready, _, _ = select.select([handle], [], [], seconds)  # readable once it ended
-        return bool(ready)
+        # Readable once it ended; a slice at a time, so a second Ctrl-C that did not wake
+        # this thread still cuts the grace short (see ``Running._communicate``).
+        deadline = time.monotonic() + seconds
+        while True:
+            left = deadline - time.monotonic()
+            if select.select([handle], [], [], max(0.0, min(left, WAKE_SECONDS)))[0]:
+                return True
+            if left <= WAKE_SECONDS:
+                return False
     finally:
         os.close(handle)
 

@@ -267,6 +267,41 @@ def test_an_interrupt_while_a_program_starts_waits_until_its_handle_is_held(
     assert marker.exists()
 
 
+@pytest.mark.parametrize("timeout", [None, 600.0], ids=["no deadline", "a long deadline"])
+def test_a_ctrl_c_that_did_not_wake_the_waiting_thread_still_stops_the_program(
+    tmp_path: Path, timeout: float | None
+) -> None:
+    """The system may take a SIGINT on another thread of tether, or just before the main
+    thread blocks in its wait for the program: the signal's C handler runs, and Python
+    runs the handler that raises KeyboardInterrupt only when the main thread next runs.
+    Made certain here by a second thread sending SIGINT to itself once the program runs
+    (which ignores SIGINT and SIGTERM): the main thread's wait still hears it within a
+    moment and the group is stopped, instead of the wait lasting until the program ends
+    or its deadline passes."""
+    pids_file = tmp_path / "pids"
+    program = hung_program(tmp_path / "hung", pids_file, ignore=("INT", "TERM"))
+
+    def interrupt_on_this_thread_once_the_program_runs() -> None:
+        recorded_pids(pids_file)
+        signal.pthread_kill(threading.get_ident(), signal.SIGINT)
+
+    def work() -> int:
+        threading.Thread(target=interrupt_on_this_thread_once_the_program_runs).start()
+        try:
+            process.run([str(program)], timeout=timeout)
+        except KeyboardInterrupt:
+            return 130
+        return 0
+
+    child = ForkedChild(work)
+    pids = recorded_pids(pids_file)
+    try:
+        assert child.wait(60).returncode == 130
+        assert all_gone(pids)
+    finally:
+        kill_leftovers(pids)
+
+
 def test_stop_all_stops_a_program_nobody_stopped(tmp_path: Path) -> None:
     """What the CLI calls when Ctrl-C ends a command: a program started ahead that the
     caller, interrupted, never stopped is stopped on the way out."""
@@ -282,11 +317,14 @@ def test_stop_all_stops_a_program_nobody_stopped(tmp_path: Path) -> None:
     running.finish()
 
 
+@pytest.mark.parametrize("second_on", ["the main thread", "another thread"])
 def test_a_second_ctrl_c_kills_the_group_at_once(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, second_on: str
 ) -> None:
     """The first interrupt starts the graces (here long); a second one while they run does
-    not wait them out: the group is killed and the interrupt goes on."""
+    not wait them out: the group is killed and the interrupt goes on. Also when the system
+    takes the second one on another thread of tether, which does not wake the main thread
+    waiting out the grace (``test_a_ctrl_c_that_did_not_wake_the_waiting_thread_...``)."""
     monkeypatch.setattr(process, "INTERRUPT_GRACE", 60.0)
     monkeypatch.setattr(process, "TERMINATE_GRACE", 60.0)
     pids_file, marker = tmp_path / "pids", tmp_path / "interrupted"
@@ -303,7 +341,14 @@ def test_a_second_ctrl_c_kills_the_group_at_once(
     )
     program.chmod(0o755)
 
+    def interrupt_on_this_thread_once_the_grace_runs() -> None:
+        while not marker.exists():
+            time.sleep(0.01)
+        signal.pthread_kill(threading.get_ident(), signal.SIGINT)
+
     def work() -> int:
+        if second_on == "another thread":
+            threading.Thread(target=interrupt_on_this_thread_once_the_grace_runs).start()
         try:
             process.run([str(program)], timeout=None)
         except KeyboardInterrupt:
@@ -319,7 +364,8 @@ def test_a_second_ctrl_c_kills_the_group_at_once(
             assert time.monotonic() < deadline, "the group never got SIGINT"
             time.sleep(0.01)
         began = time.monotonic()
-        child.send_signal(signal.SIGINT)
+        if second_on == "the main thread":
+            child.send_signal(signal.SIGINT)
         assert child.wait(30).returncode == 130
         assert time.monotonic() - began < 20  # not the 60 s grace
         assert all_gone(pids)

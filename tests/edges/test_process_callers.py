@@ -179,9 +179,14 @@ def test_an_analyser_limit_that_is_not_a_number_is_named(
 
 def test_ctrl_c_stops_the_programs_worker_threads_run(tmp_path: Path) -> None:
     """Worker threads run programs without a deadline (audit and fleet plans do this with
-    theirs); SIGINT reaches the process, whose main thread waits for the pool: every
-    program's group is stopped and the work not begun is cancelled, instead of the pool
-    waiting for the programs to end by themselves."""
+    theirs, through ``map_in_threads``); SIGINT reaches the process, whose main thread
+    waits for the pool: every program's group is stopped and the work not begun is
+    cancelled, instead of the pool waiting for the programs to end by themselves.
+
+    The main thread waits as tether's callers do, a slice at a time: one that waited for
+    the pool without a bound (``pool.map``, as this test once did) hung now and then on a
+    loaded machine, the interrupt taken by the system just before that thread blocked and
+    its handler never run (about one run in 150, ``stop_all_on_interrupt``)."""
     programs = [
         hung_program(tmp_path / f"hung-{n}", tmp_path / f"pids-{n}", ignore=("INT", "TERM"))
         for n in range(4)
@@ -195,8 +200,7 @@ def test_ctrl_c_stops_the_programs_worker_threads_run(tmp_path: Path) -> None:
             return process.run([str(program)], timeout=None)
 
         try:
-            with ThreadPoolExecutor(2) as pool, process.stop_all_on_interrupt(pool):
-                list(pool.map(one, programs))
+            process.map_in_threads(one, programs, 2)
         except KeyboardInterrupt:
             return 130
         return 0
