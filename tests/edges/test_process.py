@@ -267,6 +267,15 @@ def test_an_interrupt_while_a_program_starts_waits_until_its_handle_is_held(
     assert marker.exists()
 
 
+def _run_until_interrupted(program: Path, timeout: float | None) -> int:
+    """A forked child's work: run ``program``; 130 when a Ctrl-C ends the run, else 0."""
+    try:
+        process.run([str(program)], timeout=timeout)
+    except KeyboardInterrupt:
+        return 130
+    return 0
+
+
 @pytest.mark.parametrize("timeout", [None, 600.0], ids=["no deadline", "a long deadline"])
 def test_a_ctrl_c_that_did_not_wake_the_waiting_thread_still_stops_the_program(
     tmp_path: Path, timeout: float | None
@@ -287,11 +296,7 @@ def test_a_ctrl_c_that_did_not_wake_the_waiting_thread_still_stops_the_program(
 
     def work() -> int:
         threading.Thread(target=interrupt_on_this_thread_once_the_program_runs).start()
-        try:
-            process.run([str(program)], timeout=timeout)
-        except KeyboardInterrupt:
-            return 130
-        return 0
+        return _run_until_interrupted(program, timeout)
 
     child = ForkedChild(work)
     pids = recorded_pids(pids_file)
@@ -349,11 +354,7 @@ def test_a_second_ctrl_c_kills_the_group_at_once(
     def work() -> int:
         if second_on == "another thread":
             threading.Thread(target=interrupt_on_this_thread_once_the_grace_runs).start()
-        try:
-            process.run([str(program)], timeout=None)
-        except KeyboardInterrupt:
-            return 130
-        return 0
+        return _run_until_interrupted(program, None)
 
     child = ForkedChild(work)
     pids = recorded_pids(pids_file)

@@ -727,7 +727,6 @@ def test_an_update_clones_each_template_version_once_and_leaves_no_clone(
     when it ends."""
     import tempfile
 
-    import copier._template
     from copier._vcs import CLONE_PREFIX
 
     template = migrating_template
@@ -735,14 +734,7 @@ def test_an_update_clones_each_template_version_once_and_leaves_no_clone(
     scratch = tmp_path / "scratch"  # where copier clones: this test's alone
     scratch.mkdir()
     monkeypatch.setattr(tempfile, "tempdir", str(scratch))
-    cloned: list[str | None] = []
-    real_clone = copier._template.clone
-
-    def clone(url: str, ref: str | None = None, **options: object) -> str:
-        cloned.append(ref)
-        return real_clone(url, ref, **options)  # type: ignore[arg-type]
-
-    monkeypatch.setattr(copier._template, "clone", clone)
+    cloned = _record_clones(monkeypatch)
     code, doc = update(project, "--trust")
     assert code == 0, doc["stderr"]
     log = (project / "migrated.log").read_text()
