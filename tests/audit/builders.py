@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import re
+import shutil
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -43,6 +44,15 @@ def commit(repo: Path, message: str, files: Mapping[str, str | None] | None = No
     return builders.git(repo, "rev-parse", "HEAD").strip()
 
 
+# Repositories already built in this test process, by what they hold, each kept untouched
+# under the folder the area's conftest.py names (None: build every one). Most tests of a
+# module start from the same files: a copy of the built repository (its objects, refs,
+# reflogs and index, so the same commits and fork point) costs a fraction of the eight
+# git processes that build one.
+_kept_under: Path | None = None
+_built: dict[str, Path] = {}
+
+
 def make_repo(
     tmp_path: Path,
     monkeypatch: pytest.MonkeyPatch,
@@ -53,13 +63,38 @@ def make_repo(
     """A repository with ``base`` committed on main and ``branch`` committed on a branch."""
     isolate(monkeypatch, tmp_path)
     repo = tmp_path / "repo"
+    key = json.dumps([dict(base), None if branch is None else dict(branch), name], sort_keys=True)
+    built = _built.get(key)
+    if built is None:
+        _build_repo(repo, base, branch, name)
+        if _kept_under is not None:
+            built = _built[key] = _kept_under / str(len(_built))
+            shutil.copytree(repo, built, symlinks=True)
+    else:
+        shutil.copytree(built, repo, symlinks=True)
+    return repo
+
+
+def _build_repo(
+    repo: Path,
+    base: Mapping[str, str | None],
+    branch: Mapping[str, str | None] | None,
+    name: str,
+) -> None:
     repo.mkdir()
     builders.git(repo, "init", "-q", "-b", "main")
     commit(repo, "base", base)
     builders.git(repo, "switch", "-q", "-c", name)
     if branch is not None:
         commit(repo, "branch", branch)
-    return repo
+
+
+def keep_built_repositories(folder: Path | None) -> None:
+    """Keep each repository ``make_repo`` builds under ``folder`` from now on (None: stop,
+    and forget those kept)."""
+    global _kept_under
+    _kept_under = folder
+    _built.clear()
 
 
 def audit(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
