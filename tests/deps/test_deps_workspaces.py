@@ -11,6 +11,9 @@ pnpm, yarn berry and bun (tests/deps/test_deps_apply.py the real npm) and checks
 from __future__ import annotations
 
 import json
+import os
+import shlex
+import shutil
 from pathlib import Path
 
 import pytest
@@ -254,3 +257,35 @@ def test_members_of_one_workspace_share_one_install(
     assert json.loads((other / "package.json").read_text())["dependencies"] == {"beta": "0.3.1"}
     assert "alpha: ^1.2.3" in (tmp_path / "mono" / "pnpm-workspace.yaml").read_text()
     assert not list((tmp_path / "state").rglob(OWED_FILE))
+
+
+def test_a_run_asks_git_of_each_folder_once(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, server: LoopbackRegistry
+) -> None:
+    """Reading a workspace package, isolating it in a worktree and carrying its
+    configuration there ask git which repository holds the same folders: one ``deps apply``
+    asks it once per folder (the real git runs behind a recorder first on PATH)."""
+    setup_cli(monkeypatch, tmp_path)
+    stand_in(tmp_path, monkeypatch, "pnpm")
+    web = pnpm_workspace(tmp_path / "mono")
+    reg = registry_file(tmp_path / "projects.json", {"web": web})
+    real_git = shutil.which("git")
+    assert real_git is not None
+    record = tmp_path / "git-calls.record"
+    recorder = tmp_path / "git-recorder" / "git"
+    recorder.parent.mkdir()
+    recorder.write_text(
+        "#!/bin/sh\n"
+        f"{{ printf '%s\\0' \"$(pwd -P)\" \"$@\"; printf '\\n'; }} >> {shlex.quote(str(record))}\n"
+        f'exec {shlex.quote(real_git)} "$@"\n'
+    )
+    recorder.chmod(0o755)
+    monkeypatch.setenv("PATH", f"{recorder.parent}{os.pathsep}{os.environ['PATH']}")
+
+    args = ("apply", "--level", "minor", "--yes", "--isolate", "worktree")
+    code, doc = run_json(*deps(reg, server, *args))
+    assert code == 0, doc
+    assert doc["applied"][0]["name"] == "web"
+    asked = [c["cwd"] for c in calls(record) if "--show-toplevel" in c["argv"]]
+    assert asked, "the recorder saw no git call"
+    assert sorted(asked) == sorted(set(asked))

@@ -13,6 +13,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
+from tether import git
 from tether.deps import flow, plans
 from tether.deps.align import DEFAULT_POLICY, Plan, build_plan
 from tether.deps.apply import GoOn, isolation_target
@@ -102,8 +103,18 @@ class DepsResult:
     exit_code: int = 0
 
 
+# Each command asks git of a folder once (``git.one_command``): reading a project, isolating
+# it and carrying its configuration ask again of the same folders (three times a project in a
+# workspace), and a deps command neither makes nor removes the repository around a project.
+
+
 def scan(request: DepsRequest, prompts: Prompts = SILENT) -> DepsResult | NothingSelected:
     """Every selected project's dependencies and their targets; reads only."""
+    with git.one_command():
+        return _scan_command(request, prompts)
+
+
+def _scan_command(request: DepsRequest, prompts: Prompts) -> DepsResult | NothingSelected:
     result = _scan(request, prompts)
     if isinstance(result, NothingSelected):
         return result.with_document(scan_document(_scanned_none(request, result)))
@@ -120,6 +131,11 @@ def _reached(result: ScanResult) -> int:
 
 def plan(request: DepsRequest, prompts: Prompts = SILENT) -> DepsResult | NothingSelected:
     """One target per package across the projects; reads only (the plan folder aside)."""
+    with git.one_command():
+        return _plan_command(request, prompts)
+
+
+def _plan_command(request: DepsRequest, prompts: Prompts) -> DepsResult | NothingSelected:
     result = _scan(request, prompts)
     if isinstance(result, NothingSelected):
         nothing = _decided_none(request, result)
@@ -169,6 +185,11 @@ def _plan_folder(request: DepsRequest) -> tuple[Path | None, list[Pruned]]:
 def apply(request: DepsRequest, prompts: Prompts) -> DepsResult | NothingSelected:
     """Plan, take every decision (policy, overrides, the gate), then apply project by
     project. Nothing is written before the person (or ``yes``) approved the plan."""
+    with git.one_command():
+        return _apply_command(request, prompts)
+
+
+def _apply_command(request: DepsRequest, prompts: Prompts) -> DepsResult | NothingSelected:
     options = _apply_options(request)  # a bad time limit stops the run before it starts
     worktree = isolation_target(options) if options.isolate == "worktree" else None
     result = _scan(request, prompts, None if request.yes else prompts.pick, worktree)
