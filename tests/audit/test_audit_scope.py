@@ -6,6 +6,7 @@ from pathlib import Path
 
 import pytest
 
+import tether.git
 from builders import git
 from tests.audit.builders import audit, audit_json, commit, make_repo, write
 from tether.audit.roster import GlobSet, load_roster, resolve_remit
@@ -82,6 +83,32 @@ def test_branch_list_uses_the_default_branch_fork_point(
     _, doc = audit_json(capsys, "scope", "-C", str(repo), "--base-ref", "HEAD~1", "--remit", "*.sh")
     assert doc["files"] == ["scripts/deep/c.sh"]
     assert doc["branch"]["files"] == ["scripts/a.sh", "scripts/deep/c.sh", "scripts/deep/new.sh"]
+
+
+def test_a_member_scope_asks_git_each_of_its_questions_once(
+    repo: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The default branch, HEAD's fork point from it, HEAD's commit and the branch's list
+    (the review starts at the fork point here) are one answer each within one command."""
+    write(repo, {".tether/audit.yml": "members:\n  - name: docs\n    globs: ['docs/**']\n"})
+    asked: list[str] = []
+    real = tether.git.run_git
+
+    def noting(args, *rest, **options):  # type: ignore[no-untyped-def]
+        asked.append(" ".join(args))
+        return real(args, *rest, **options)
+
+    monkeypatch.setattr(tether.git, "run_git", noting)
+    code, doc = audit_json(capsys, "scope", "-C", str(repo), "--member", "docs")
+    assert code == 0, doc
+    fork = git(repo, "merge-base", "main", "HEAD").strip()
+    assert doc["merge_base"] == doc["branch"]["fork_point"] == fork
+    assert doc["files"] == doc["branch"]["files"] == ["docs/guide.md"]
+    assert doc["scope_digest"] == doc["content_digest"]
+    assert sum("refs/remotes/origin/HEAD" in line for line in asked) == 1
+    assert sum(line.startswith("merge-base --fork-point") for line in asked) == 1
+    assert sum(line.endswith("HEAD^{commit}") for line in asked) == 1
+    assert sum(line.startswith("diff ") for line in asked) == 1
 
 
 def test_unresolvable_base_is_exit_1_never_an_empty_list(

@@ -41,8 +41,9 @@ def digest_entries(entries: list[tuple[str, str, bytes]]) -> str:
     return hasher.hexdigest()
 
 
-def content_digest(root: Path, remit: Remit) -> ContentDigest:
-    head = require_head(root)
+def content_digest(root: Path, remit: Remit, head: str | None = None) -> ContentDigest:
+    """The member's digest of the commit ``head`` (by default HEAD's)."""
+    head = head or require_head(root)
     chosen = [
         (mode, kind, oid, path)
         for mode, kind, oid, path in git.ls_tree_entries(root, head)

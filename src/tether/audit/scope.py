@@ -130,29 +130,42 @@ def dirty_files(root: Path, remit: Remit, *, with_machinery: bool = False) -> li
     )
 
 
-def branch_scope(root: Path, remit: Remit) -> BranchScope:
-    """Everything the branch changed since it forked from the default branch."""
-    default = git.default_branch(root)
-    if default is None:
-        return BranchScope(None, None, (), NoBranchList.NO_DEFAULT_BRANCH)
-    point = git.fork_point(root, default)
-    if point is None:
-        return BranchScope(default, None, (), NoBranchList.NO_SHARED_HISTORY)
+def branch_scope(root: Path, remit: Remit, known: tuple[str, str] | None = None) -> BranchScope:
+    """Everything the branch changed since it forked from the default branch (``known``:
+    that branch and the fork point, when the caller has resolved them already)."""
+    if known is None:
+        default = git.default_branch(root)
+        if default is None:
+            return BranchScope(None, None, (), NoBranchList.NO_DEFAULT_BRANCH)
+        point = git.fork_point(root, default)
+        if point is None:
+            return BranchScope(default, None, (), NoBranchList.NO_SHARED_HISTORY)
+    else:
+        default, point = known
     present, deleted = changed_files(root, point, "HEAD", remit)
     return BranchScope(default, point, tuple(present), deleted=tuple(deleted))
 
 
-def compute_scope(root: Path, base_ref: str, remit: Remit) -> Scope:
+def compute_scope(
+    root: Path, base_ref: str, remit: Remit, full: tuple[str, str] | None = None
+) -> Scope:
+    """The scope from ``base_ref``'s merge base to HEAD; ``full`` is the default branch and
+    HEAD's fork point from it when the caller has resolved them (``full_base``): git is not
+    asked again within one command, whose HEAD does not move."""
     head = require_head(root)
     base = resolve_merge_base(root, base_ref)
     present, deleted = changed_files(root, base, head, remit)
+    if full is not None and full[1] == base:  # the same two commits: the same list
+        branch = BranchScope(full[0], base, tuple(present), deleted=tuple(deleted))
+    else:
+        branch = branch_scope(root, remit, full)
     return Scope(
         base_ref=base_ref,
         merge_base=base,
         head=head,
         files=tuple(present),
         deleted=tuple(deleted),
-        branch=branch_scope(root, remit),
+        branch=branch,
         dirty=tuple(dirty_files(root, remit)),
     )
 
@@ -166,15 +179,15 @@ def member_scope(root: Path, layout: Layout, remit: Remit, base_ref: str | None)
     digest is captured here, once per round (audit/capture.py).
     """
     explicit = resolve_merge_base(root, base_ref) if base_ref is not None else None
-    _, fork = full_base(root)
+    default, fork = full_base(root)
     if explicit is not None:
         anchor = ReviewAnchor(explicit, "explicit", "")
     else:
         anchor = review_anchor(root, layout, remit.member, fork)
-    scope = compute_scope(root, base_ref or anchor.sha, remit)
+    scope = compute_scope(root, base_ref or anchor.sha, remit, (default, fork))
     if not remit.member:
         return replace(scope, review=anchor, key_base=fork)
-    current = content_digest(root, remit)
+    current = content_digest(root, remit, scope.head)
     path = capture_path(root, layout, fork, remit.member)
     captured = capture(root, layout, path, current.digest, current.head)
     return replace(
