@@ -8,13 +8,14 @@ document."""
 from __future__ import annotations
 
 import ast
-import functools
 import re
 from collections import Counter
 from collections.abc import Callable, Collection
 from pathlib import Path
 
 import pytest
+
+from tests.architecture import syntax_trees
 
 SOURCE = Path(__file__).resolve().parents[2] / "src" / "tether"
 
@@ -128,7 +129,7 @@ def _process_starts(tree: ast.AST) -> list[tuple[int, str]]:
     function that does (``os.fork()``, ``from os import execv``)."""
     found: list[tuple[int, str]] = []
     type_only = _type_only_nodes(tree)
-    for node in ast.walk(tree):
+    for node in syntax_trees.nodes(tree):
         if id(node) in type_only:
             continue
         if isinstance(node, ast.Import):
@@ -178,23 +179,33 @@ def _unit_named(name: str) -> str:
     return name if is_module else "__init__"
 
 
-def _type_only_nodes(tree: ast.AST) -> set[int]:
-    """ids of the nodes inside ``if TYPE_CHECKING:`` blocks."""
+def _is_type_checking(test: ast.expr) -> bool:
+    """The condition is ``TYPE_CHECKING`` or ``typing.TYPE_CHECKING``."""
+    if isinstance(test, ast.Name):
+        return test.id == "TYPE_CHECKING"
+    return (
+        isinstance(test, ast.Attribute)
+        and test.attr == "TYPE_CHECKING"
+        and isinstance(test.value, ast.Name)
+        and test.value.id == "typing"
+    )
+
+
+@syntax_trees.of_each_tree
+def _type_only_nodes(tree: ast.AST) -> frozenset[int]:
+    """ids of the nodes inside ``if TYPE_CHECKING:`` blocks (several rules ask, once each)."""
     inside: set[int] = set()
-    for node in ast.walk(tree):
-        if isinstance(node, ast.If) and ast.unparse(node.test) in (
-            "TYPE_CHECKING",
-            "typing.TYPE_CHECKING",
-        ):
+    for node in syntax_trees.nodes(tree):
+        if isinstance(node, ast.If) and _is_type_checking(node.test):
             for child in node.body:
                 inside.update(id(n) for n in ast.walk(child))
-    return inside
+    return frozenset(inside)
 
 
 def _imported_units(tree: ast.AST, module_path: Path) -> list[tuple[int, str]]:
     found: list[tuple[int, str]] = []
     type_only = _type_only_nodes(tree)
-    for node in ast.walk(tree):
+    for node in syntax_trees.nodes(tree):
         if id(node) in type_only:
             continue
         if isinstance(node, ast.Import):
@@ -217,7 +228,7 @@ def _imported_units(tree: ast.AST, module_path: Path) -> list[tuple[int, str]]:
 
 def _stdlib_imports(tree: ast.AST) -> list[tuple[int, str]]:
     found: list[tuple[int, str]] = []
-    for node in ast.walk(tree):
+    for node in syntax_trees.nodes(tree):
         if isinstance(node, ast.Import):
             found.extend((node.lineno, alias.name.split(".")[0]) for alias in node.names)
         elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
@@ -229,11 +240,10 @@ def _modules() -> list[Path]:
     return sorted(SOURCE.rglob("*.py"))
 
 
-@functools.cache
 def _parsed(text: str) -> ast.Module:
     """The syntax tree of a module's text, made once per test process: parsing the whole
     package is most of what each rule below costs, and several rules read every module."""
-    return ast.parse(text)
+    return syntax_trees.parsed(text)
 
 
 def _module_files() -> dict[str, str]:
@@ -258,7 +268,7 @@ def _module_imports(tree: ast.AST, files: Collection[str]) -> dict[str, int]:
     packages Python initialises on the way (``a`` for ``a.b``) are not counted."""
     found: dict[str, int] = {}
     type_only = _type_only_nodes(tree)
-    for node in ast.walk(tree):
+    for node in syntax_trees.nodes(tree):
         if id(node) in type_only:
             continue
         names: list[str] = []
@@ -423,7 +433,7 @@ def _connects(tree: ast.AST) -> list[tuple[int, str]]:
     module that speaks to the network directly (``socket``)."""
     found: list[tuple[int, str]] = []
     type_only = _type_only_nodes(tree)
-    for node in ast.walk(tree):
+    for node in syntax_trees.nodes(tree):
         if id(node) in type_only:
             continue
         if isinstance(node, ast.Attribute) and node.attr in NETWORK_OPENERS:
@@ -490,8 +500,12 @@ def _asks(tree: ast.AST) -> list[tuple[int, str]]:
     line of ``sys.stdin`` (a child reading its payload with ``sys.stdin.buffer.read()``, or
     a command reading a list given on stdin with ``read()``, asks nobody)."""
     found: list[tuple[int, str]] = []
-    for node in ast.walk(tree):
-        if isinstance(node, ast.Call) and ast.unparse(node.func) == "input":
+    for node in syntax_trees.nodes(tree):
+        if (
+            isinstance(node, ast.Call)
+            and isinstance(node.func, ast.Name)
+            and node.func.id == "input"
+        ):
             found.append((node.lineno, "input()"))
         elif isinstance(node, ast.Import | ast.ImportFrom):
             modules = [alias.name for alias in node.names] + [getattr(node, "module", "") or ""]
@@ -674,9 +688,19 @@ def _deferred_for_nothing(tree: ast.Module, files: Collection[str]) -> list[str]
                 for alias in node.names
                 if alias.name.split(".")[0] == "tether"
             }
+    # A function holds an import only if one stands among its lines: the others are not
+    # walked (most functions of the package hold none).
+    import_lines = {
+        node.lineno
+        for node in syntax_trees.nodes(tree)
+        if isinstance(node, ast.Import | ast.ImportFrom)
+    }
     found = []
-    for function in ast.walk(tree):
+    for function in syntax_trees.nodes(tree):
         if not isinstance(function, ast.FunctionDef | ast.AsyncFunctionDef):
+            continue
+        end = function.end_lineno or function.lineno
+        if not any(function.lineno <= line <= end for line in import_lines):
             continue
         for node in ast.walk(function):
             if isinstance(node, ast.ImportFrom) and (node.module or "").startswith("tether"):
@@ -759,7 +783,7 @@ def _worded_notes(tree: ast.AST) -> list[int]:
     """The lines that put words into a ``notes`` list: appended, extended, inserted, added,
     assigned, or given as a ``notes=`` argument."""
     lines = []
-    for node in ast.walk(tree):
+    for node in syntax_trees.nodes(tree):
         values: list[ast.AST] = []
         if isinstance(node, ast.Call):
             func = node.func
@@ -822,7 +846,7 @@ def _worded_reasons(tree: ast.AST) -> list[int]:
     """The lines that give a plan's row a reason in words (an empty one is none): a fact
     of the row (``model.plan.RowWhy``) is worded in ``report/reasons.py``."""
     lines = []
-    for node in ast.walk(tree):
+    for node in syntax_trees.nodes(tree):
         if not isinstance(node, ast.Call):
             continue
         func = node.func
@@ -897,7 +921,7 @@ def _words_a_program_end(tree: ast.AST) -> list[tuple[int, str]]:
     """Where a module words how a program ended itself: ``.end_words()`` of anything, or
     ``.describe()``/``.failure(…)`` of a program's result (the words ``Finished`` once had)."""
     found = []
-    for node in ast.walk(tree):
+    for node in syntax_trees.nodes(tree):
         if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)):
             continue
         method, receiver = node.func.attr, node.func.value
@@ -967,7 +991,7 @@ def _words_given(tree: ast.AST) -> list[tuple[int, str]]:
     (``x.error = …``, ``error=…``), to a failed record's reason or to the reason ``deps``
     leaves a declaration alone (``Skipped``)."""
     found = []
-    for node in ast.walk(tree):
+    for node in syntax_trees.nodes(tree):
         values: list[ast.AST] = []
         if isinstance(node, ast.Call):
             func = node.func

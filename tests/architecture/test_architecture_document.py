@@ -11,6 +11,7 @@ import functools
 import re
 from pathlib import Path
 
+from tests.architecture import syntax_trees
 from tests.architecture.test_architecture import (
     LAYER_OF,
     LAYERS,
@@ -118,15 +119,20 @@ def _is_ours(module: str) -> bool:
     """The first part of a dotted name is one of tether's modules or packages (``os.fork`` and
     ``pyproject.toml`` are not)."""
     first = re.split(r"[./]", module)[0]
-    stems = {Path(where).stem for where in _files()} | {Path(where).parts[0] for where in _files()}
-    return first == "tether" or first in stems
+    return first == "tether" or first in _stems()
+
+
+@functools.cache
+def _stems() -> set[str]:
+    """The names of the package's modules and of its top-level folders."""
+    return {Path(where).stem for where in _files()} | {Path(where).parts[0] for where in _files()}
 
 
 @functools.cache
 def _classes() -> dict[str, list[ast.ClassDef]]:
     found: dict[str, list[ast.ClassDef]] = {}
     for text in _files().values():
-        for node in ast.walk(ast.parse(text)):
+        for node in syntax_trees.nodes(syntax_trees.parsed(text)):
             if isinstance(node, ast.ClassDef):
                 found.setdefault(node.name, []).append(node)
     return found
@@ -146,9 +152,9 @@ def _members(cls: ast.ClassDef) -> set[str]:
 
 @functools.cache
 def _defined_anywhere() -> set[str]:
-    return {name for text in _files().values() for name in _top_level_names(ast.parse(text))} | {
-        member for classes in _classes().values() for cls in classes for member in _members(cls)
-    }
+    return {
+        name for text in _files().values() for name in _top_level_names(syntax_trees.parsed(text))
+    } | {member for classes in _classes().values() for cls in classes for member in _members(cls)}
 
 
 @functools.cache
@@ -182,7 +188,7 @@ def unresolved(cited: str) -> str | None:
         if where is None:
             return f"{cited}: no module {module}"
         submodule = where.removesuffix("__init__.py") + f"{name}.py"
-        if name in _top_level_names(ast.parse(_files()[where])) or submodule in _files():
+        if name in _top_level_names(syntax_trees.parsed(_files()[where])) or submodule in _files():
             return None
         return f"{cited}: {where} defines no {name}"
     if match := CLASS_MEMBER.fullmatch(cited):

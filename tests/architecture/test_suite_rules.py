@@ -3,23 +3,23 @@
 from __future__ import annotations
 
 import ast
-import functools
 from pathlib import Path
+
+from tests.architecture import syntax_trees
 
 TESTS = Path(__file__).parents[1]
 SPAWNERS = {"run", "Popen", "check_output", "check_call", "call"}
 
 
-@functools.cache
 def _parsed(text: str) -> ast.Module:
     """A test module's syntax tree, made once per test process for the rules below."""
-    return ast.parse(text)
+    return syntax_trees.parsed(text)
 
 
 def _spawned_commands(tree: ast.AST) -> list[tuple[int, str]]:
     """(line, program) for each subprocess call whose argv list starts with a literal."""
     found = []
-    for node in ast.walk(tree):
+    for node in syntax_trees.nodes(tree):
         if not (isinstance(node, ast.Call) and node.args):
             continue
         func = node.func
