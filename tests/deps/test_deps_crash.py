@@ -14,13 +14,16 @@ its own repository and ``mono/apps/web`` in a pnpm workspace (both on the run's 
 workspace's catalog and the package's manifest are two files). Packuments come from a
 loopback registry on 127.0.0.1; ``npm`` and ``pnpm`` are stand-in programs first on PATH that
 write what they were run on (the manifests they see) into ``installed.txt``, so the final
-tree shows the install ran after the last manifest was written.
+tree shows the install ran after the last manifest was written. The projects are built (git
+init, add, commit) once per module and copied for each run; the uninterrupted run every
+crashed one is compared with is made once per module too.
 """
 
 from __future__ import annotations
 
 import json
 import os
+import shutil
 import time
 from pathlib import Path
 from typing import Any
@@ -36,29 +39,40 @@ from tether.state import crashpoint
 
 BRANCH = "deps/minor-2025-06-01"
 # What the stand-in install writes: its arguments, then each manifest of the folder it runs
-# in as it sees it. A shell script: the crash sweep runs about 200 installs, and a Python
-# stand-in cost an interpreter start (~20 ms of CPU) for each.
+# in as it sees it, byte for byte (the shell's own read and printf: the last line is written
+# as it was, with or without its line break). A shell script without other programs: the
+# crash sweep runs about 200 installs, and a Python stand-in cost an interpreter start (~20 ms
+# of CPU) for each, a ``cat`` a process for each manifest.
 INSTALLER = """\
 #!/bin/sh
 {
   printf 'argv: %s' "$*"
   for manifest in package.json pnpm-workspace.yaml; do
-    if [ -f "$manifest" ]; then printf '\\n=== %s\\n' "$manifest"; cat "$manifest"; fi
+    if [ -f "$manifest" ]; then
+      printf '\\n=== %s\\n' "$manifest"
+      line=
+      while IFS= read -r line; do printf '%s\\n' "$line"; done < "$manifest"
+      printf '%s' "$line"
+    fi
   done
 } > installed.txt
 """
 
 
-@pytest.fixture
-def tools(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    setup_cli(monkeypatch, tmp_path)
-    folder = tmp_path / "bin"
+def _tools(monkeypatch: pytest.MonkeyPatch, tmp: Path) -> None:
+    setup_cli(monkeypatch, tmp)
+    folder = tmp / "bin"
     folder.mkdir()
     for name in ("npm", "pnpm"):
         script = folder / name
         script.write_text(INSTALLER)
         script.chmod(0o755)
     monkeypatch.setenv("PATH", f"{folder}{os.pathsep}{os.environ['PATH']}")
+
+
+@pytest.fixture
+def tools(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    _tools(monkeypatch, tmp_path)
 
 
 def _committed(top: Path) -> None:
@@ -68,9 +82,11 @@ def _committed(top: Path) -> None:
     git(top, "commit", "-qm", "start")
 
 
-def world(base: Path) -> Path:
-    """The three projects under ``base``, and the projects registry naming them."""
-    app = project(
+@pytest.fixture(scope="module")
+def built(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The three projects, built once for the module; ``world`` copies them."""
+    base = tmp_path_factory.mktemp("built")
+    project(
         base / "app",
         {
             "package.json": {"name": "app", "dependencies": {"alpha": "^1.0.0", "beta": "0.1.0"}},
@@ -98,9 +114,14 @@ def world(base: Path) -> Path:
         },
     )
     _committed(mono)
-    return registry_file(
-        base / "projects.json", {"app": app, "web": web, "mono-web": mono / "apps" / "web"}
-    )
+    return base
+
+
+def world(built: Path, base: Path) -> Path:
+    """A copy of the three projects under ``base``, and the projects registry naming them."""
+    shutil.copytree(built, base, symlinks=True)
+    projects = {"app": base / "app", "web": base / "web", "mono-web": base / "mono/apps/web"}
+    return registry_file(base / "projects.json", projects)
 
 
 def apply(base: Path, server: LoopbackRegistry, crash: str | None = None) -> Any:
@@ -140,17 +161,24 @@ def _steps_logged(path: Path) -> list[dict[str, Any]]:
     return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
 
 
-@pytest.fixture
-def reference(tmp_path: Path, tools: None, server: LoopbackRegistry) -> tuple[dict, list[str]]:
-    base = tmp_path / "reference"
-    world(base)
-    done = apply(base, server)
-    assert done.returncode == 0, done.stderr
-    doc = json.loads(done.stdout)
-    assert [p["name"] for p in doc["applied"]] == ["app", "web", "mono-web"]
-    steps = _steps_logged(Path(doc["run_dir"]) / STEPS_FILE)
-    assert leftovers(base) == []
-    return trees(base), crashpoint.points(steps)
+@pytest.fixture(scope="module")
+def reference(
+    tmp_path_factory: pytest.TempPathFactory, built: Path, server: LoopbackRegistry
+) -> tuple[dict, list[str]]:
+    """What an uninterrupted run leaves, and its crash points: made once for the module
+    (with the stand-ins and settings of ``tools``, undone before the tests set their own)."""
+    tmp = tmp_path_factory.mktemp("reference")
+    with pytest.MonkeyPatch.context() as patch:
+        _tools(patch, tmp)
+        base = tmp / "reference"
+        world(built, base)
+        done = apply(base, server)
+        assert done.returncode == 0, done.stderr
+        doc = json.loads(done.stdout)
+        assert [p["name"] for p in doc["applied"]] == ["app", "web", "mono-web"]
+        steps = _steps_logged(Path(doc["run_dir"]) / STEPS_FILE)
+        assert leftovers(base) == []
+        return trees(base), crashpoint.points(steps)
 
 
 def test_crash_points_come_from_the_runs_steps(reference: tuple[dict, list[str]]) -> None:
@@ -176,13 +204,18 @@ SHARDS = 3  # the crash points split so parallel workers share them; together: e
 
 @pytest.mark.parametrize("shard", range(SHARDS))
 def test_a_rerun_after_a_crash_at_any_step_ends_like_an_uninterrupted_run(
-    reference: tuple[dict, list[str]], tmp_path: Path, server: LoopbackRegistry, shard: int
+    reference: tuple[dict, list[str]],
+    tmp_path: Path,
+    tools: None,
+    built: Path,
+    server: LoopbackRegistry,
+    shard: int,
 ) -> None:
     expected, points = reference
     mine = points[shard::SHARDS]
     for n, point in enumerate(mine):
         base = tmp_path / f"crash{n}"
-        world(base)
+        world(built, base)
         crashed = apply(base, server, crash=point)
         assert crashed.returncode == crashpoint.EXIT_CODE, (point, crashed.stderr)
         rerun = apply(base, server)
@@ -192,13 +225,13 @@ def test_a_rerun_after_a_crash_at_any_step_ends_like_an_uninterrupted_run(
 
 
 def test_kill_9_while_a_project_is_locked_leaves_no_lock_after_the_rerun(
-    tmp_path: Path, tools: None, server: LoopbackRegistry
+    tmp_path: Path, tools: None, built: Path, server: LoopbackRegistry
 ) -> None:
     """A real SIGKILL while the run holds app's lock (held there by ``TETHER_PAUSE_AT``):
     the lock file it leaves in a folder tether does not manage is gone after the rerun, which
     also removes what an interrupted write left beside the manifest."""
     base = tmp_path / "killed"
-    world(base)
+    world(built, base)
     gate = tmp_path / "hold"
     gate.touch()
     held = start_forked(
@@ -231,13 +264,13 @@ def test_kill_9_while_a_project_is_locked_leaves_no_lock_after_the_rerun(
 
 
 def test_a_stale_lock_is_swept_even_when_nothing_is_left_to_apply(
-    tmp_path: Path, tools: None, server: LoopbackRegistry
+    tmp_path: Path, tools: None, built: Path, server: LoopbackRegistry
 ) -> None:
     """Killed after app's work was done but before its lock went: the rerun has nothing to
     do there, and still takes the stale lock away. A lock another command left is not
     deps apply's to remove."""
     base = tmp_path / "late"
-    world(base)
+    world(built, base)
     crashed = apply(base, server, crash="install-settled:1")  # app's, its lock still held
     assert crashed.returncode == crashpoint.EXIT_CODE
     assert (base / "app" / ".tether" / "lock").exists()
