@@ -10,40 +10,69 @@ from __future__ import annotations
 import io
 import json
 import re
+import shutil
 from contextlib import redirect_stdout
 from pathlib import Path
 
 import pytest
 
 from builders import call, git, make_release, run_tether, tree_digest
-from helpers_gh import Remote, add_origin, path_without_gh
+from helpers_gh import Remote, add_origin, install_gh_stand_in, path_without_gh
 
 BRANCH = "chore/update-acme-kit-1.2.0"
 TITLE = "chore: update acme-kit to 1.2.0"
 
 
-@pytest.fixture
-def repo(tmp_path: Path) -> Path:
-    """A project at 1.0.0, committed on main."""
-    shelf = tmp_path / "rel"
+@pytest.fixture(scope="module")
+def built(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
+    """Built once per module and copied by each test (``repo``, ``remote``): a project at
+    1.0.0 committed on main (``installed/proj``), and the same project with a bare origin
+    holding main and the update to 1.2.0 applied on its branch (``updated/proj`` and
+    ``updated/proj-origin.git``). Both record the one shelf here, which no test changes."""
+    top = tmp_path_factory.mktemp("pr")
+    shelf = top / "rel"
     make_release(shelf, "1.0.0", {"a.txt": "a0\n", "b.txt": "b\n"})
     make_release(shelf, "1.2.0", {"a.txt": "a2\n", "b.txt": "b\n", "n.txt": "new\n"})
-    project = tmp_path / "proj"
-    project.mkdir()
+    installed = top / "installed"
+    project = installed / "proj"
+    project.mkdir(parents=True)
     git(project, "init", "-q", "-b", "main")
     assert call("init", "--source", str(shelf), "--to", "1.0.0", "-C", str(project)) == 0
     git(project, "add", "-A")
     git(project, "commit", "-qm", "install 1.0.0")
+    updated = top / "updated"
+    shutil.copytree(installed, updated, symlinks=True)
+    with pytest.MonkeyPatch.context() as monkeypatch:
+        add_origin(updated / "proj", updated, monkeypatch)
+    assert call("update", "--yes", "-C", str(updated / "proj")) == 0
+    assert git(updated / "proj", "branch", "--show-current").strip() == BRANCH
+    return installed, updated
+
+
+@pytest.fixture
+def repo(tmp_path: Path, built: tuple[Path, Path]) -> Path:
+    """A project at 1.0.0, committed on main."""
+    project = tmp_path / "proj"
+    shutil.copytree(built[0] / "proj", project, symlinks=True)
     return project
 
 
 @pytest.fixture
-def remote(repo: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Remote:
-    """origin holds main; the update to 1.2.0 is applied on its branch, not committed."""
-    made = add_origin(repo, tmp_path, monkeypatch)
-    assert call("update", "--yes", "-C", str(repo)) == 0
-    assert git(repo, "branch", "--show-current").strip() == BRANCH
-    return made
+def remote(repo: Path, tmp_path: Path, built: tuple[Path, Path], monkeypatch) -> Remote:
+    """origin holds main; the update to 1.2.0 is applied on its branch, not committed (the
+    project and its origin as ``built`` left them, origin's address made this test's)."""
+    updated = built[1]
+    shutil.rmtree(repo)
+    shutil.copytree(updated / "proj", repo, symlinks=True)
+    bare = tmp_path / "proj-origin.git"
+    shutil.copytree(updated / "proj-origin.git", bare, symlinks=True)
+    config = repo / ".git" / "config"
+    text = config.read_text()
+    assert text.count(str(updated / "proj-origin.git")) == 1, text  # origin's url, only
+    config.write_text(text.replace(str(updated / "proj-origin.git"), str(bare)))
+    log = tmp_path / "gh.log"
+    install_gh_stand_in(tmp_path / "gh-bin", monkeypatch, log)
+    return Remote(bare, log)
 
 
 def commit_update(repo: Path) -> str:
