@@ -230,6 +230,19 @@ def build(target: Target, value: Any) -> bytes:
     return dump(target.preset, doc)
 
 
+# Each target's file with each of its values (or none), built once: ten rows ask for the
+# same few files again.
+_built: dict[tuple[str, str, int], bytes] = {}
+
+
+def built(target: Target, index: int) -> bytes:
+    """``build`` of the target's value ``index`` (M: without it)."""
+    key = (target.preset, target.label, index)
+    if key not in _built:
+        _built[key] = build(target, _value(target, index))
+    return _built[key]
+
+
 V1, V2, V3 = 0, 1, 2
 M = -1
 # (row, baseline, latest, adopter, expected bucket or None for no item, reason)
@@ -260,12 +273,12 @@ def test_verdict_row(target: Target, row: tuple[Any, ...]) -> None:
     if target.added_applies and name == "added-upstream-adopter-differs":
         bucket, reason = "conflicts", None  # the adopter's own member of that name is kept
     path = PATHS[target.preset]
-    current = build(target, _value(target, a))
+    current = built(target, a)
     result = merge_structured(
         path,
         rules_for(path, {"preset": target.preset}),
-        build(target, _value(target, b)),
-        build(target, _value(target, new)),
+        built(target, b),
+        built(target, new),
         current,
     )
     assert result.unread == ()
