@@ -9,13 +9,16 @@ else is reachable: each tool's home, caches and store are in the test's folder a
 other host goes to a closed port. ``CI=true`` is set, as on a CI runner, where pnpm and yarn
 berry default to a frozen lockfile. The argv-only checks (owed installs, which folder,
 subsets) stay with stand-in scripts in test_deps_workspaces.py, test_deps_owed.py and
-test_deps_subset.py; test_deps_apply.py runs the real npm.
+test_deps_subset.py; test_deps_apply.py runs the real npm. The yarn berry project and the
+lockfile yarn made for it are made once for the module (``yarn_app``) and copied into each
+of its tests, which then run yarn against their own registry.
 """
 
 from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 from pathlib import Path
 from typing import Any
@@ -108,23 +111,23 @@ def test_pnpm_workspace_package_is_bumped_and_locked_at_the_workspace_root(
     ]
 
 
-@pytest.mark.parametrize("named_by", ["yarnrc", "flag"])
-def test_yarn_berry_installs_from_the_registry_the_plan_read(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, named_by: str
-) -> None:
-    """The plan and the install read the same registry: the project's .yarnrc.yml, or
-    ``--npm-registry`` over it (the .yarnrc.yml then names a closed port)."""
+def yarnrc(registry: str) -> str:
+    """The project's .yarnrc.yml naming ``registry``; yarn berry refuses plain http unless
+    the host is allowed."""
+    return f'npmRegistryServer: "{registry}"\nunsafeHttpWhitelist:\n  - "127.0.0.1"\n'
+
+
+@pytest.fixture(scope="module")
+def yarn_app(tmp_path_factory: pytest.TempPathFactory) -> tuple[Tool, Path]:
+    """yarn berry, and a project whose lockfile it made from a registry of the module's own
+    (``first_install``); each test copies the project and writes its own .yarnrc.yml."""
     yarn = real_tool("yarn")
-    setup_cli(monkeypatch, tmp_path)
-    offline_tools(monkeypatch, tmp_path, yarn)
+    base = tmp_path_factory.mktemp("yarn-app")
     with LoopbackRegistry() as server:
-        yarnrc_server = server.url if named_by == "yarnrc" else CLOSED
         root = project(
-            tmp_path / "app",
+            base / "app",
             {
-                # yarn berry refuses plain http unless the host is allowed
-                ".yarnrc.yml": f'npmRegistryServer: "{yarnrc_server}"\n'
-                'unsafeHttpWhitelist:\n  - "127.0.0.1"\n',
+                ".yarnrc.yml": yarnrc(CLOSED),
                 "package.json": {
                     "name": "app",
                     "version": "1.0.0",
@@ -133,6 +136,23 @@ def test_yarn_berry_installs_from_the_registry_the_plan_read(
             },
         )
         first_install(yarn, root, server.url)
+    shutil.rmtree(base / "first-home")
+    return yarn, root
+
+
+@pytest.mark.parametrize("named_by", ["yarnrc", "flag"])
+def test_yarn_berry_installs_from_the_registry_the_plan_read(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, named_by: str, yarn_app: tuple[Tool, Path]
+) -> None:
+    """The plan and the install read the same registry: the project's .yarnrc.yml, or
+    ``--npm-registry`` over it (the .yarnrc.yml then names a closed port)."""
+    yarn, made = yarn_app
+    setup_cli(monkeypatch, tmp_path)
+    offline_tools(monkeypatch, tmp_path, yarn)
+    with LoopbackRegistry() as server:
+        root = tmp_path / "app"
+        shutil.copytree(made, root, symlinks=True)
+        (root / ".yarnrc.yml").write_text(yarnrc(server.url if named_by == "yarnrc" else CLOSED))
         assert '"e2e-lib@npm:1.0.0"' in (root / "yarn.lock").read_text()
         reg = registry_file(tmp_path / "projects.json", {"app": root})
         flag = ("--npm-registry", server.url) if named_by == "flag" else ()
