@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import shutil
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -46,13 +47,62 @@ def template_repo(root: Path, versions: list[dict[str, str]], prefix: str = "") 
     return commits
 
 
+@pytest.fixture(scope="module")
+def built_template(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, list[str]]:
+    """The V1, V2 template repository, built once per module and never used itself: each
+    test that asks for ``versions`` gets a copy of its own."""
+    root = tmp_path_factory.mktemp("template") / "tpl"
+    return root, template_repo(root, [V1, V2])
+
+
+@pytest.fixture
+def versions(built_template: tuple[Path, list[str]], tmp_path: Path) -> list[str]:
+    """This test's own copy of the V1, V2 template repository, at ``tmp_path / "tpl"`` (a
+    test may branch or commit in it); its two commits."""
+    built, commits = built_template
+    shutil.copytree(built, tmp_path / "tpl", symlinks=True)
+    return commits
+
+
+# What cruft made of a template commit and arguments earlier in this module: the template's
+# path it recorded, and a copy of the project as cruft left it (in the folder the module's
+# fixture below gives, the last item).
+_CREATED: dict[tuple[str, str], tuple[Path, Path]] = {}
+_CREATIONS: list[Path] = []
+
+
+@pytest.fixture(scope="module", autouse=True)
+def cruft_outputs(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
+    """The folder ``create`` keeps cruft's outputs in, for this module's tests only."""
+    _CREATIONS.append(tmp_path_factory.mktemp("cruft-output"))
+    yield
+    _CREATED.clear()
+    _CREATIONS.clear()
+
+
 def create(template: Path, out: Path, commit: str, **kwargs: object) -> Path:
-    """A project as ``cruft create`` makes it at ``commit``, committed on main."""
+    """A project as ``cruft create`` makes it at ``commit``, committed on main.
+
+    cruft runs once per template commit and arguments in this module; a later project of
+    the same two (tests copy one built template) is a copy of its output with the record
+    naming this test's template, the one file in which the two differ. A template whose
+    hook names a test's own files is a commit of that test's alone: cruft runs for it."""
     out.mkdir()
-    project = cruft.create(str(template), out, checkout=commit, no_input=True, **kwargs)
-    record = json.loads((project / ".cruft.json").read_text())
-    record["checkout"] = None  # follow the default branch, as a plain ``cruft create``
-    (project / ".cruft.json").write_text(json.dumps(record, indent=2) + "\n")
+    key = (commit, repr(sorted(kwargs.items())))
+    if key in _CREATED:
+        source, created = _CREATED[key]
+        project = Path(shutil.copytree(created, out / created.name, symlinks=True))
+        naming = [p for p in project.rglob("*") if p.is_file() and str(source) in p.read_text()]
+        assert [p.name for p in naming] == [".cruft.json"], naming  # and nothing else
+        naming[0].write_text(naming[0].read_text().replace(str(source), str(template)))
+    else:
+        project = cruft.create(str(template), out, checkout=commit, no_input=True, **kwargs)
+        record = json.loads((project / ".cruft.json").read_text())
+        record["checkout"] = None  # follow the default branch, as a plain ``cruft create``
+        (project / ".cruft.json").write_text(json.dumps(record, indent=2) + "\n")
+        created = _CREATIONS[-1] / str(len(_CREATED)) / project.name
+        shutil.copytree(project, created, symlinks=True)
+        _CREATED[key] = (template, created)
     git(project, "init", "-q", "-b", "main")
     git(project, "add", "-A")
     git(project, "commit", "-qm", "created")
@@ -78,8 +128,8 @@ def commit_all(project: Path) -> None:
     git(project, "commit", "-qm", "work")
 
 
-def test_update_merges_and_records_the_commit(tmp_path: Path) -> None:
-    v1, v2 = template_repo(tmp_path / "tpl", [V1, V2])
+def test_update_merges_and_records_the_commit(tmp_path: Path, versions: list[str]) -> None:
+    v1, v2 = versions
     project = create(tmp_path / "tpl", tmp_path / "out", v1)
     (project / "README.md").write_text("# Demo, ours\n\nintro\n\nfooter\n")
     commit_all(project)
@@ -92,8 +142,10 @@ def test_update_merges_and_records_the_commit(tmp_path: Path) -> None:
     assert record["context"]["cookiecutter"]["_commit"] == v2
 
 
-def test_byte_identical_to_cruft_update_when_neither_conflicts(tmp_path: Path) -> None:
-    v1, _v2 = template_repo(tmp_path / "tpl", [V1, V2])
+def test_byte_identical_to_cruft_update_when_neither_conflicts(
+    tmp_path: Path, versions: list[str]
+) -> None:
+    v1, _v2 = versions
     project = create(tmp_path / "tpl", tmp_path / "out", v1)
     (project / "README.md").write_text("# Demo, ours\n\nintro\n\nfooter\n")
     (project / "ours.txt").write_text("ours alone\n")
@@ -106,8 +158,8 @@ def test_byte_identical_to_cruft_update_when_neither_conflicts(tmp_path: Path) -
     assert tree(project) == tree(by_cruft)
 
 
-def test_skip_is_never_written(tmp_path: Path) -> None:
-    v1, _v2 = template_repo(tmp_path / "tpl", [V1, V2])
+def test_skip_is_never_written(tmp_path: Path, versions: list[str]) -> None:
+    v1, _v2 = versions
     project = create(tmp_path / "tpl", tmp_path / "out", v1, skip=["local.txt"])
     code, doc = update(project)
     assert code == 0, doc["stderr"]
@@ -127,8 +179,10 @@ def test_a_template_in_a_directory_and_changed_answers(tmp_path: Path) -> None:
     assert record["context"]["cookiecutter"]["project_name"] == "Renamed"
 
 
-def test_check_is_honest_after_cruft_recorded_a_conflicted_update(tmp_path: Path) -> None:
-    v1, v2 = template_repo(tmp_path / "tpl", [V1, V2])
+def test_check_is_honest_after_cruft_recorded_a_conflicted_update(
+    tmp_path: Path, versions: list[str]
+) -> None:
+    v1, v2 = versions
     project = create(tmp_path / "tpl", tmp_path / "out", v1)
     (project / "README.md").write_text("# Demo\n\nintro\n\nfooter, ours\n")
     commit_all(project)
@@ -141,8 +195,10 @@ def test_check_is_honest_after_cruft_recorded_a_conflicted_update(tmp_path: Path
     assert [c["path"] for c in doc["conflicts"]] == ["README.md"]
 
 
-def test_tether_records_the_commit_only_after_a_conflicted_run_finished(tmp_path: Path) -> None:
-    v1, _v2 = template_repo(tmp_path / "tpl", [V1, V2])
+def test_tether_records_the_commit_only_after_a_conflicted_run_finished(
+    tmp_path: Path, versions: list[str]
+) -> None:
+    v1, _v2 = versions
     project = create(tmp_path / "tpl", tmp_path / "out", v1)
     (project / "README.md").write_text("# Demo\n\nintro\n\nfooter, ours\n")
     commit_all(project)
@@ -167,9 +223,9 @@ def test_tether_records_the_commit_only_after_a_conflicted_run_finished(tmp_path
     ],
 )
 def test_a_hostile_record_is_refused_before_git_or_cookiecutter_runs(
-    tmp_path: Path, key: str, value: str, words: str
+    tmp_path: Path, versions: list[str], key: str, value: str, words: str
 ) -> None:
-    v1, _v2 = template_repo(tmp_path / "tpl", [V1, V2])
+    v1, _v2 = versions
     project = create(tmp_path / "tpl", tmp_path / "out", v1)
     record = json.loads((project / ".cruft.json").read_text())
     record[key] = value
@@ -183,8 +239,8 @@ def test_a_hostile_record_is_refused_before_git_or_cookiecutter_runs(
     assert not (tmp_path / "render-cache").exists()
 
 
-def test_check_latest_sees_a_newer_template_commit(tmp_path: Path) -> None:
-    v1, v2 = template_repo(tmp_path / "tpl", [V1, V2])
+def test_check_latest_sees_a_newer_template_commit(tmp_path: Path, versions: list[str]) -> None:
+    v1, v2 = versions
     project = create(tmp_path / "tpl", tmp_path / "out", v1)
     result = run_tether("check", "--check-latest", "--json", "-C", str(project))
     assert result.returncode == 3, result.stderr
@@ -292,7 +348,7 @@ def test_a_dry_run_and_the_read_commands_run_no_hook(tmp_path: Path) -> None:
 
 
 def test_the_second_render_in_one_process_compiles_only_what_changed(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path, versions: list[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """The two sides of an update (and a fleet's renders) share what Jinja compiled and
     binaryornot decided for the same source; the output stays cookiecutter's."""
@@ -301,7 +357,7 @@ def test_the_second_render_in_one_process_compiles_only_what_changed(
     from tether.templates.cruft_render import render
     from tether.templates.records import parse_cruft_record
 
-    v1, v2 = template_repo(tmp_path / "tpl", [V1, V2])
+    v1, v2 = versions
     project = create(tmp_path / "tpl", tmp_path / "out", v1)
     record = parse_cruft_record((project / ".cruft.json").read_bytes(), ".cruft.json")
     from tether.templates import jinja_sharing
@@ -332,11 +388,13 @@ def test_the_second_render_in_one_process_compiles_only_what_changed(
     assert tree(tmp_path / "two") == made
 
 
-def test_a_followed_branch_is_the_target_and_the_checkout_key_stays(tmp_path: Path) -> None:
+def test_a_followed_branch_is_the_target_and_the_checkout_key_stays(
+    tmp_path: Path, versions: list[str]
+) -> None:
     """``checkout`` names the branch the project follows: the update goes to its newest
     commit, not to the default branch's, and the key is left as it was."""
     template = tmp_path / "tpl"
-    v1, v2 = template_repo(template, [V1, V2])
+    v1, v2 = versions
     git(template, "checkout", "-q", "-b", "stable", v1)
     write_files(template, {f"{SLUG}/STABLE.md": "a fix on stable\n"})
     git(template, "add", "-A")
@@ -358,14 +416,14 @@ def test_a_followed_branch_is_the_target_and_the_checkout_key_stays(tmp_path: Pa
 
 
 def test_a_fleet_of_cruft_projects_renders_each_commit_once(
-    tmp_path: Path, render_cache: Path, monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path, versions: list[str], render_cache: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     from builders import call
 
     monkeypatch.setenv("TETHER_REGISTRY", str(tmp_path / "registry.json"))
     monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "config"))
     monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path / "state"))
-    v1, v2 = template_repo(tmp_path / "tpl", [V1, V2])
+    v1, v2 = versions
     projects = [create(tmp_path / "tpl", tmp_path / name, v1) for name in ("p1", "p2", "p3")]
     (projects[0] / "README.md").write_text("# Demo, ours\n\nintro\n\nfooter\n")
     commit_all(projects[0])
@@ -382,11 +440,11 @@ def test_a_fleet_of_cruft_projects_renders_each_commit_once(
 
 
 def test_a_campaign_over_cruft_repositories_is_one_command(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, render_cache: Path
+    tmp_path: Path, versions: list[str], monkeypatch: pytest.MonkeyPatch, render_cache: Path
 ) -> None:
     monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path / "state"))
     monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "config"))
-    v1, v2 = template_repo(tmp_path / "tpl", [V1, V2])
+    v1, v2 = versions
     registry: dict[str, object] = {"version": 2, "projects": {}}
     projects: dict[str, object] = {}
     for name in ("r1", "r2"):
@@ -432,12 +490,12 @@ def test_a_render_without_its_hooks_is_a_fact_of_the_baseline(tmp_path: Path) ->
 
 
 def test_a_render_cache_entry_left_broken_is_rendered_again(
-    tmp_path: Path, render_cache: Path
+    tmp_path: Path, render_cache: Path, versions: list[str]
 ) -> None:
     """An entry of the render cache whose facts no longer read (cut short, edited by hand) is
     no render: tether renders the version again and puts the new entry in its place, instead
     of failing every later command of every project of that template."""
-    (v1,) = template_repo(tmp_path / "tpl", [V1])
+    v1, _v2 = versions
     project = create(tmp_path / "tpl", tmp_path / "p", v1)
     first = run_tether("status", "--json", "-C", str(project))
     assert first.returncode == 0, first.stderr
@@ -453,13 +511,13 @@ def test_a_render_cache_entry_left_broken_is_rendered_again(
 
 
 def test_a_render_cache_entry_tether_did_not_make_is_left_alone_and_named(
-    tmp_path: Path, render_cache: Path
+    tmp_path: Path, render_cache: Path, versions: list[str]
 ) -> None:
     """Under an entry's name, what tether never makes (facts that are a FIFO, a link) is
     neither opened, waited on nor removed: the command stops in one line naming it."""
     import os
 
-    (v1,) = template_repo(tmp_path / "tpl", [V1])
+    v1, _v2 = versions
     project = create(tmp_path / "tpl", tmp_path / "p", v1)
     assert run_tether("status", "-C", str(project)).returncode == 0
     (entry,) = render_cache.iterdir()
