@@ -15,7 +15,7 @@ import tempfile
 import zlib
 from dataclasses import dataclass
 from pathlib import Path
-from typing import BinaryIO
+from typing import BinaryIO, Protocol
 
 from tether import progress
 from tether.errors import TetherError
@@ -36,6 +36,8 @@ from tether.sources.members import (
 )
 
 _CHUNK = 1 << 20
+# O_EXCL|O_NOFOLLOW: never write through something already at that path.
+_NEW_FILE = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0)
 
 
 @dataclass(frozen=True)
@@ -75,10 +77,13 @@ def extract_tar_safely(
         plan = _plan(members, names, name, strip_single_top)
         dest.parent.mkdir(parents=True, exist_ok=True)
         work = Path(tempfile.mkdtemp(prefix=f".{dest.name}.partial-", dir=dest.parent))
-        made: set[Path] = {work}  # folders known to exist: one mkdir per folder, not per member
+        # Plain strings, not Path objects, from here: a release may hold many thousands
+        # of members, and building a Path per member cost more than writing a small file.
+        root = str(work)
+        made = {root}  # folders known to exist: one mkdir per folder, not per member
         try:
             for planned in progress.tracked("extracting", plan, unit="entries"):
-                _write(tar, planned, work, name, max_entry_bytes, made)
+                _write(tar, planned, root, name, max_entry_bytes, made)
             os.chmod(work, 0o755)
             os.rename(work, dest)
         except BaseException:
@@ -254,25 +259,27 @@ def _check_hardlink(
 def _write(
     tar: tarfile.TarFile,
     planned: _Planned,
-    root: Path,
+    root: str,
     archive: str,
     max_entry_bytes: int,
-    made: set[Path],
+    made: set[str],
 ) -> None:
-    member, target = planned.member, root / planned.path
+    member, target = planned.member, os.path.join(root, planned.path)
     try:
-        if target.parent not in made:
-            target.parent.mkdir(parents=True, exist_ok=True)
-            made.add(target.parent)
+        parent = os.path.dirname(target)
+        if parent not in made:
+            os.makedirs(parent, exist_ok=True)
+            made.add(parent)
         if member.isdir():
-            target.mkdir(exist_ok=True)
+            os.makedirs(target, exist_ok=True)
             os.chmod(target, 0o755)
             made.add(target)
         elif member.issym():
             os.symlink(member.linkname, target)
         elif member.islnk():
             # A copy, not a link: editing one cached file must never change another.
-            shutil.copy2(root / planned.link_target, target, follow_symlinks=False)
+            copied = os.path.join(root, planned.link_target)
+            shutil.copy2(copied, target, follow_symlinks=False)
         else:
             _write_file(tar, member, target, archive, max_entry_bytes)
     except (OSError, tarfile.TarError, EOFError, zlib.error) as error:
@@ -282,15 +289,16 @@ def _write(
 
 
 def _write_file(
-    tar: tarfile.TarFile, member: tarfile.TarInfo, target: Path, archive: str, limit: int
+    tar: tarfile.TarFile, member: tarfile.TarInfo, target: str, archive: str, limit: int
 ) -> None:
+    if member.size <= min(_CHUNK, limit) and not member.issparse() and tar.fileobj is not None:
+        _write_small_file(tar.fileobj, member, target)
+        return
     source = tar.extractfile(member)
     if source is None:
         raise _refuse(archive, member.name, "has no readable content")
-    # O_EXCL|O_NOFOLLOW: never write through something already at that path.
-    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0)
     written = 0
-    descriptor = os.open(target, flags, 0o600)
+    descriptor = os.open(target, _NEW_FILE, 0o600)
     try:
         with source:
             while chunk := source.read(_CHUNK):
@@ -298,7 +306,34 @@ def _write_file(
                 if written > limit:
                     raise _refuse(archive, member.name, f"is over the limit of {limit} bytes")
                 write_all(descriptor, chunk)
-        # Keep only the executable bit: no setuid, no world-writable files in a release tree.
-        os.fchmod(descriptor, 0o755 if member.mode & 0o111 else 0o644)
+        os.fchmod(descriptor, _installed_mode(member))
     finally:
         os.close(descriptor)
+
+
+class _ArchiveBytes(Protocol):
+    """What a tar file reads its members' bytes from (``TarFile.fileobj``)."""
+
+    def seek(self, offset: int, /) -> object: ...
+    def read(self, size: int, /) -> bytes: ...
+
+
+def _write_small_file(archive: _ArchiveBytes, member: tarfile.TarInfo, target: str) -> None:
+    """A file of at most one chunk, read in one piece from where its data starts in the
+    archive: what ``extractfile`` would read, without building a reader per member (most
+    members of a release are small, and that reader cost as much as writing the file)."""
+    archive.seek(member.offset_data)
+    data = archive.read(member.size)
+    if len(data) != member.size:
+        raise tarfile.ReadError("unexpected end of data")  # tarfile's words for it
+    descriptor = os.open(target, _NEW_FILE, 0o600)
+    try:
+        write_all(descriptor, data)
+        os.fchmod(descriptor, _installed_mode(member))
+    finally:
+        os.close(descriptor)
+
+
+def _installed_mode(member: tarfile.TarInfo) -> int:
+    """Keep only the executable bit: no setuid, no world-writable files in a release tree."""
+    return 0o755 if member.mode & 0o111 else 0o644
