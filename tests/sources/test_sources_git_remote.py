@@ -79,6 +79,31 @@ def _publish(repo: Path, commit: str) -> None:
     git(repo, "tag", "v2.0.0", commit)
 
 
+@pytest.fixture(scope="module")
+def built(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The repositories most tests start from, built once per module and copied by each
+    test (``_copy``): ``plain/upstream`` (``_upstream`` without the large file),
+    ``held/upstream`` (the same with 2.0.0 held back, its commit in ``held/commit``) and
+    ``served/kit.git`` (a bare clone of the plain one made ready to serve)."""
+    top = tmp_path_factory.mktemp("built")
+    plain = _upstream(top / "plain")
+    held = top / "held" / "upstream"
+    shutil.copytree(plain, held, symlinks=True)
+    (top / "held" / "commit").write_text(_hold_back(held))
+    bare_for_http(plain, top / "served" / "kit.git")
+    return top
+
+
+def _copy(built: Path, name: str, tmp_path: Path) -> Path:
+    """This test's copy of ``built/<name>``, at ``tmp_path/<name>``."""
+    return shutil.copytree(built / name, tmp_path / name, symlinks=True)
+
+
+def _held_upstream(built: Path, tmp_path: Path) -> tuple[Path, str]:
+    """A copy of the upstream with 2.0.0 held back, and 2.0.0's commit (for ``_publish``)."""
+    return _copy(built, "held/upstream", tmp_path), (built / "held" / "commit").read_text()
+
+
 # --- bounds --------------------------------------------------------------------------------
 
 
@@ -120,10 +145,6 @@ def test_a_fetch_past_the_byte_bound_is_stopped_and_the_partial_clone_is_not_kep
     assert (again.root / "blob.bin").stat().st_size == BIG
 
 
-def _bare_served(tmp_path: Path) -> Path:
-    return bare_for_http(_upstream(tmp_path), tmp_path / "served" / "kit.git")
-
-
 @pytest.mark.parametrize(
     ("slow", "words"),
     [
@@ -132,9 +153,9 @@ def _bare_served(tmp_path: Path) -> Path:
     ],
 )
 def test_a_trickling_remote_is_stopped_at_the_time_bound(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, slow: str, words: str
+    tmp_path: Path, built: Path, monkeypatch: pytest.MonkeyPatch, slow: str, words: str
 ) -> None:
-    bare = _bare_served(tmp_path)
+    bare = _copy(built, "served/kit.git", tmp_path)
     project = tmp_path / "app"
     project.mkdir()
     monkeypatch.setenv(limits.NETWORK_SECONDS, "1")
@@ -147,9 +168,9 @@ def test_a_trickling_remote_is_stopped_at_the_time_bound(
 
 
 def test_a_remote_within_the_bounds_is_cloned_over_http(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path, built: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    bare = _bare_served(tmp_path)
+    bare = _copy(built, "served/kit.git", tmp_path)
     project = tmp_path / "app"
     project.mkdir()
     monkeypatch.setenv(limits.NETWORK_SECONDS, "30")
@@ -220,11 +241,12 @@ TAMPERINGS = {
 
 
 @pytest.mark.parametrize("tampering", list(TAMPERINGS))
-def test_a_tampered_clone_is_refused_and_runs_nothing(tmp_path: Path, tampering: str) -> None:
+def test_a_tampered_clone_is_refused_and_runs_nothing(
+    tmp_path: Path, built: Path, tampering: str
+) -> None:
     """A clone holding 1.0.0 is changed; fetching 2.0.0 (listing the tags, fetching the
     tag into the clone, exporting it) must not run the program the change names."""
-    repo = _upstream(tmp_path)
-    held = _hold_back(repo)
+    repo, held = _held_upstream(built, tmp_path)
     cache = tmp_path / "cache"
     assert open_source(f"file://{repo}", cache).fetch("1.0.0").root.is_dir()
     _publish(repo, held)
@@ -244,12 +266,11 @@ def test_a_tampered_clone_is_refused_and_runs_nothing(tmp_path: Path, tampering:
 
 
 def test_update_through_a_clone_given_a_hook_runs_nothing_and_writes_nothing(
-    tmp_path: Path,
+    tmp_path: Path, built: Path
 ) -> None:
     """Through the command: `update` to a release the clone must fetch, after something
     set a hooks folder in the clone's config. One line, exit 1, the project as it was."""
-    repo = _upstream(tmp_path)
-    held = _hold_back(repo)
+    repo, held = _held_upstream(built, tmp_path)
     project = tmp_path / "app"
     project.mkdir()
     done = run_tether("init", "--source", f"file://{repo}", "--to", "1.0.0", "-C", str(project))
@@ -269,10 +290,9 @@ def test_update_through_a_clone_given_a_hook_runs_nothing_and_writes_nothing(
     assert after == before
 
 
-def test_a_clone_tether_made_is_used_again(tmp_path: Path) -> None:
+def test_a_clone_tether_made_is_used_again(tmp_path: Path, built: Path) -> None:
     """What ``git clone --bare`` writes passes: the second release is fetched into it."""
-    repo = _upstream(tmp_path)
-    held = _hold_back(repo)
+    repo, held = _held_upstream(built, tmp_path)
     cache = tmp_path / "cache"
     open_source(f"file://{repo}", cache).fetch("1.0.0")
     (mirror,) = [p for p in cache.rglob(".mirror.git") if p.is_dir()]
@@ -283,8 +303,8 @@ def test_a_clone_tether_made_is_used_again(tmp_path: Path) -> None:
     assert stat.S_ISDIR(os.lstat(mirror).st_mode)
 
 
-def test_a_file_where_the_clone_belongs_is_refused_in_one_line(tmp_path: Path) -> None:
-    repo = _upstream(tmp_path)
+def test_a_file_where_the_clone_belongs_is_refused_in_one_line(tmp_path: Path, built: Path) -> None:
+    repo = _copy(built, "plain/upstream", tmp_path)
     cache = tmp_path / "cache"
     open_source(f"file://{repo}", cache).fetch("1.0.0")
     (mirror,) = [p for p in cache.rglob(".mirror.git") if p.is_dir()]
@@ -299,10 +319,9 @@ def test_a_file_where_the_clone_belongs_is_refused_in_one_line(tmp_path: Path) -
     assert mirror.read_text() == "not a clone\n"
 
 
-def test_a_config_too_large_to_check_is_refused(tmp_path: Path) -> None:
+def test_a_config_too_large_to_check_is_refused(tmp_path: Path, built: Path) -> None:
     """Padding the config past what is read must not hide a setting after the padding."""
-    repo = _upstream(tmp_path)
-    held = _hold_back(repo)
+    repo, held = _held_upstream(built, tmp_path)
     cache = tmp_path / "cache"
     open_source(f"file://{repo}", cache).fetch("1.0.0")
     _publish(repo, held)
