@@ -305,19 +305,16 @@ def test_large_files_match_git(tmp_path: Path, seed: int) -> None:
         return lines
 
     sides = text(*base), text(*edit(base)), text(*edit(base))
-    assert_same_as_git(tmp_path, *sides)
-    assert_favored_as_git(tmp_path, *sides)
+    plain = assert_same_as_git(tmp_path, *sides)
+    assert_favored_as_git(tmp_path, *sides, plain=plain)
 
 
 # --- a favored side: git merge-file --ours / --theirs ----------------------------------------
 
 
-def git_favored(
-    tmp: Path, base: bytes, ours: bytes, theirs: bytes, favor: str, *style: str
-) -> bytes:
-    """``git merge-file --ours|--theirs -p`` (git's ``merge -X ours|theirs`` on one file)."""
-    for name, data in (("ours", ours), ("base", base), ("theirs", theirs)):
-        (tmp / name).write_bytes(data)
+def git_favored(tmp: Path, favor: str, *style: str) -> bytes:
+    """``git merge-file --ours|--theirs -p`` (git's ``merge -X ours|theirs`` on one file) of
+    the files ``ours``, ``base`` and ``theirs`` in ``tmp``."""
     assert GIT is not None
     done = subprocess.run(
         [GIT, "merge-file", f"--{favor}", *style, "-p", "ours", "base", "theirs"],
@@ -330,15 +327,26 @@ def git_favored(
 
 
 def assert_favored_as_git(
-    tmp: Path, base: bytes, ours: bytes, theirs: bytes, *, through_wrapper: bool = True
+    tmp: Path,
+    base: bytes,
+    ours: bytes,
+    theirs: bytes,
+    *,
+    through_wrapper: bool = True,
+    plain: MergeResult | None = None,
 ) -> None:
-    plain = merge3(base, ours, theirs)
+    """merge3 favoring either side gives git's bytes; ``plain`` is merge3's unfavored result
+    when the caller has it already."""
+    if plain is None:
+        plain = merge3(base, ours, theirs)
+    for name, data in (("ours", ours), ("base", base), ("theirs", theirs)):
+        (tmp / name).write_bytes(data)
     for favor in ("ours", "theirs"):
         result = merge3(base, ours, theirs, favor=favor)
         # git's default (merge) style refines conflicts before favoring, --diff3 does not:
         # the bytes are the same either way, and the same as tether's.
-        assert result.merged == git_favored(tmp, base, ours, theirs, favor)
-        assert result.merged == git_favored(tmp, base, ours, theirs, favor, "--diff3")
+        assert result.merged == git_favored(tmp, favor)
+        assert result.merged == git_favored(tmp, favor, "--diff3")
         assert result.conflicts == 0 and result.settled == plain.conflicts
         # Past the pure bounds, git itself does it, with the same count.
         if through_wrapper:
