@@ -1,8 +1,8 @@
 """Every ``--json`` document validates against its schema under ``schemas/``.
 
 Each case builds a real project, release shelf, registry, repository or GSD install in
-tmp_path, runs one command with ``--json`` in its own process (forked from the test's) and
-validates what it printed. Besides the schema, every document tether defines must carry
+a folder of its own, runs one command with ``--json`` in its own process (forked from the
+test's) and validates what it printed. Besides the schema, every document tether defines must carry
 ``schema_version`` and spell every key in snake_case; the documents a specification fixes
 (docs/cli.md, "JSON documents") keep their own shape.
 """
@@ -10,14 +10,16 @@ validates what it printed. Besides the schema, every document tether defines mus
 from __future__ import annotations
 
 import argparse
+import copy
 import functools
 import json
 import os
 import re
+import shutil
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import jsonschema
 import pytest
@@ -90,10 +92,39 @@ class Case:
     spec_fixed: bool = False  # the shape belongs to a specification: no schema_version
 
 
+Made = TypeVar("Made")
+
+
+@dataclass
+class Stages:
+    """The worlds stages were built into, copied (``copies/<stage>``), and what each build
+    returned; one per test process."""
+
+    copies: Path
+    made: dict[str, Any] = field(default_factory=dict)
+
+
 @dataclass
 class World:
     tmp: Path
     monkeypatch: pytest.MonkeyPatch
+    stages: Stages
+
+    def staged(self, stage: str, build: Callable[[], Made]) -> Made:
+        """What ``build`` makes in this world, empty, built once per test process and copied
+        in by each case that starts from it. Every case's world is the same folder
+        (``world`` below), so the absolute paths held by what was built (a repository's
+        remote, a worktree's git folder, a campaign's records) name the copy's own files.
+        ``build`` changes the world's files only (not the environment, not the world's
+        ``monkeypatch``)."""
+        assert not any(self.tmp.iterdir()), f"stage {stage}: the world is not empty"
+        if stage in self.stages.made:
+            shutil.copytree(self.stages.copies / stage, self.tmp, symlinks=True, dirs_exist_ok=True)
+        else:
+            made = build()
+            shutil.copytree(self.tmp, self.stages.copies / stage, symlinks=True)
+            self.stages.made[stage] = made
+        return copy.deepcopy(self.stages.made[stage])
 
     def shelf(self) -> Path:
         """Releases 1.0.0 and 1.1.0; 1.1.0 changes both files and adds one."""
@@ -472,7 +503,11 @@ def _deps_apply_empty(w: World) -> Case:
 
 def campaign_registry(w: World) -> Path:
     """Two repositories served as file:// remotes (bare clones) in a registry of remote
-    entries; p2 changed the line the release changes too."""
+    entries; p2 changed the line the release changes too. Built once (``World.staged``)."""
+    return w.tmp / w.staged("campaign-registry", lambda: _campaign_registry(w))
+
+
+def _campaign_registry(w: World) -> str:
     p1, p2 = w.project("p1", repo=True), w.project("p2", repo=True)
     (p2 / "c.txt").write_text("x\nmine\nz\n")
     git(p2, "commit", "-qam", "local edit")
@@ -483,7 +518,7 @@ def campaign_registry(w: World) -> Path:
         projects[project.name] = {"name": project.name, "url": bare.as_uri()}
     path = w.tmp / "campaign-registry.json"
     path.write_text(json.dumps({"version": 2, "projects": projects}))
-    return path
+    return path.name
 
 
 def campaign_start(w: World) -> list[str]:
@@ -508,31 +543,41 @@ def _campaign_start(w: World) -> Case:
     return Case(campaign_start(w), 0, "campaign")
 
 
+def campaign_started(w: World) -> None:
+    """The campaign of campaign_start, started. Built once (``World.staged``)."""
+
+    def build() -> None:
+        assert call(*campaign_start(w)) == 0
+
+    w.staged("campaign-started", build)
+
+
 @case("campaign-run")
 def _campaign_run(w: World) -> Case:
-    assert call(*campaign_start(w)) == 0
+    campaign_started(w)
     argv = ["campaign", "run", "c1", "--dir", str(w.tmp / "campaigns"), "-j", "1"]
     return Case(argv, Exit.CONFLICTS, "campaign")
 
 
 @case("campaign-status")
 def _campaign_status(w: World) -> Case:
-    assert call(*campaign_start(w)) == 0
-    assert (
-        call("campaign", "run", "c1", "--dir", str(w.tmp / "campaigns"), "-j", "1")
-        == Exit.CONFLICTS
-    )
-    return Case(["campaign", "status", "c1", "--dir", str(w.tmp / "campaigns")], 0, "campaign")
+    named = campaign_ran(w)
+    return Case(["campaign", "status", *named], 0, "campaign")
 
 
 def campaign_ran(w: World, *start: str) -> list[str]:
-    """The campaign of campaign_start, run; the arguments that name it."""
-    assert call(*campaign_start(w), *start) == 0
-    assert (
-        call("campaign", "run", "c1", "--dir", str(w.tmp / "campaigns"), "-j", "1")
-        == Exit.CONFLICTS
-    )
-    return ["c1", "--dir", str(w.tmp / "campaigns")]
+    """The campaign of campaign_start, run; the arguments that name it. Built once for each
+    ``start`` (``World.staged``)."""
+
+    def build() -> list[str]:
+        assert call(*campaign_start(w), *start) == 0
+        assert (
+            call("campaign", "run", "c1", "--dir", str(w.tmp / "campaigns"), "-j", "1")
+            == Exit.CONFLICTS
+        )
+        return ["c1", "--dir", str(w.tmp / "campaigns")]
+
+    return w.staged(" ".join(("campaign-ran", *start)), build)
 
 
 @case("campaign-push")
@@ -544,8 +589,8 @@ def _campaign_push(w: World) -> Case:
 def _campaign_pr(w: World) -> Case:
     from helpers_gh import install_gh_store
 
+    named = campaign_ran(w, "--on-conflict", "commit")  # starting and running ask gh nothing
     install_gh_store(w.tmp, w.monkeypatch)  # gh is a stand-in script that records its argv
-    named = campaign_ran(w, "--on-conflict", "commit")
     # Both committed, one pull request allowed: it stops with work left (a `stopped` part).
     return Case(["campaign", "pr", *named, "--max-open-prs", "1"], Exit.FOUND, "campaign")
 
@@ -554,8 +599,8 @@ def _campaign_pr(w: World) -> Case:
 def _campaign_status_refresh(w: World) -> Case:
     from helpers_gh import install_gh_store
 
+    named = campaign_ran(w)  # starting and running ask gh nothing
     gh = install_gh_store(w.tmp, w.monkeypatch)  # gh is a stand-in script
-    named = campaign_ran(w)
     assert call("campaign", "pr", *named) == Exit.CONFLICTS
     gh.set_state(1, "MERGED")
     return Case(["campaign", "status", *named, "--refresh"], 0, "campaign")
@@ -573,7 +618,7 @@ def _campaign_retry(w: World) -> Case:
 
 @case("campaign-run-waves")
 def _campaign_run_waves(w: World) -> Case:
-    assert call(*campaign_start(w)) == 0
+    campaign_started(w)
     argv = ["campaign", "run", "c1", "--dir", str(w.tmp / "campaigns"), "-j", "1"]
     argv += ["--canary", "1", "--wave-size", "1", "--pause", "0s"]
     return Case(argv, Exit.CONFLICTS, "campaign")
@@ -581,14 +626,14 @@ def _campaign_run_waves(w: World) -> Case:
 
 @case("campaign-run-canary-stop")
 def _campaign_run_canary_stop(w: World) -> Case:
-    assert call(*campaign_start(w)) == 0
+    campaign_started(w)
     argv = ["campaign", "run", "c1", "--dir", str(w.tmp / "campaigns"), "-j", "1", "--canary", "2"]
     return Case(argv, Exit.ERROR, "campaign")
 
 
 @case("campaign-status-html")
 def _campaign_status_html(w: World) -> Case:
-    assert call(*campaign_start(w)) == 0
+    campaign_started(w)
     argv = ["campaign", "status", "c1", "--dir", str(w.tmp / "campaigns")]
     return Case([*argv, "--html", str(w.tmp / "status.html")], 0, "campaign")
 
@@ -675,6 +720,11 @@ ROSTER = 'members:\n  - name: shell\n    globs: ["scripts/**"]\n'
 
 
 def audit_repo(w: World) -> Path:
+    """A repository whose branch ``feature`` adds a script. Built once (``World.staged``)."""
+    return w.tmp / w.staged("audit-repo", lambda: _audit_repo(w))
+
+
+def _audit_repo(w: World) -> str:
     repo = w.tmp / "repo"
     write_files(repo, {".tether/audit.yml": ROSTER, "scripts/a.sh": "#!/bin/sh\necho a\n"})
     git(repo, "init", "-q", "-b", "main")
@@ -684,7 +734,7 @@ def audit_repo(w: World) -> Path:
     write_files(repo, {"scripts/b.sh": "#!/bin/bash\necho $1\n"})
     git(repo, "add", "-A")
     git(repo, "commit", "-qm", "feature")
-    return repo
+    return repo.name
 
 
 @case("audit-scope")
@@ -766,8 +816,21 @@ def _error_run(w: World) -> Case:
 # --- the test --------------------------------------------------------------------------------
 
 
+@pytest.fixture(scope="module")
+def stages(tmp_path_factory: pytest.TempPathFactory) -> Stages:
+    return Stages(tmp_path_factory.mktemp("stages"))
+
+
 @pytest.fixture
-def world(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[World]:
+def world(
+    tmp_path_factory: pytest.TempPathFactory, stages: Stages, monkeypatch: pytest.MonkeyPatch
+) -> Iterator[World]:
+    """One folder for every case of the test process, emptied before each (see
+    ``World.staged``); the last case's stays for a look."""
+    tmp_path = tmp_path_factory.getbasetemp() / "world"
+    if tmp_path.exists():
+        shutil.rmtree(tmp_path)
+    tmp_path.mkdir()
     # The commands run as their own processes and inherit this environment: no developer's
     # git config, registry or state folders.
     for name, value in {
@@ -786,7 +849,7 @@ def world(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[World]:
     for name in ("npm_config_registry", "PIP_INDEX_URL", "SHELLCHECK_OPTS", "NO_COLOR"):
         monkeypatch.delenv(name, raising=False)
     monkeypatch.chdir(tmp_path)
-    yield World(tmp_path, monkeypatch)
+    yield World(tmp_path, monkeypatch, stages)
 
 
 def run_json(argv: list[str]) -> tuple[int, Any]:
