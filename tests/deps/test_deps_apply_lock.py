@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import os
+import shlex
 import sys
 from pathlib import Path
 from typing import Any
@@ -17,28 +18,39 @@ from typing import Any
 import pytest
 
 from builders import call, make_release
-from fixtures.deps.kit import project, registry_file, run_json, setup_cli
+from fixtures.deps.kit import calls, project, registry_file, run_json, setup_cli, stand_in
 from fixtures.deps.loopback import LoopbackRegistry
 from tether.state.lock import lock_holder
 
 
 def npm_running(tmp: Path, monkeypatch: pytest.MonkeyPatch, *tether_args: str) -> Path:
-    """An ``npm`` stand-in that runs ``tether <tether_args>`` and records the outcome."""
-    record = tmp / "second-run.json"
+    """An ``npm`` stand-in that runs ``tether <tether_args>`` and records the outcome (read
+    with ``outcome``). A shell script: a Python one cost an interpreter start besides the
+    second tether's."""
+    record = tmp / "second-run"
+    record.mkdir()
     folder = tmp / "bin"
     folder.mkdir(exist_ok=True)
     script = folder / "npm"
+    second = shlex.join([sys.executable, "-m", "tether", *tether_args])
     script.write_text(
-        f"#!{sys.executable}\nimport json, subprocess, sys\n"
-        f"done = subprocess.run([sys.executable, '-m', 'tether', *{list(tether_args)!r}],"
-        " capture_output=True, text=True)\n"
-        f"with open({str(record)!r}, 'w') as out:\n"
-        "    json.dump({'code': done.returncode, 'stderr': done.stderr, 'argv': sys.argv[1:]},"
-        " out)\n"
+        "#!/bin/sh\n"
+        f"printf '%s' \"$*\" > {shlex.quote(str(record / 'argv'))}\n"
+        f"{second} > /dev/null 2> {shlex.quote(str(record / 'stderr'))}\n"
+        f"echo $? > {shlex.quote(str(record / 'code'))}\n"
     )
     script.chmod(0o755)
     monkeypatch.setenv("PATH", f"{folder}{os.pathsep}{os.environ['PATH']}")
     return record
+
+
+def outcome(record: Path) -> dict[str, Any]:
+    """What the second tether run did: its exit code, its stderr, and npm's arguments."""
+    return {
+        "code": int((record / "code").read_text()),
+        "stderr": (record / "stderr").read_text(),
+        "argv": (record / "argv").read_text().split(),
+    }
 
 
 def apply(registry: Path, server: LoopbackRegistry) -> tuple[int, dict[str, Any]]:
@@ -76,7 +88,7 @@ def test_a_second_run_on_a_tether_project_is_refused_while_deps_apply_holds_its_
     code, doc = apply(registry_file(tmp_path / "projects.json", {"web": root}), server)
     assert code == 0, doc
     assert [p["name"] for p in doc["applied"]] == ["web"]
-    refused = json.loads(second.read_text())
+    refused = outcome(second)
     assert refused["argv"] == ["install"]
     assert refused["code"] == 1, refused
     assert "another tether run is in progress (pid " in refused["stderr"]
@@ -96,7 +108,7 @@ def test_a_project_that_is_not_tethers_is_locked_where_init_would_and_left_witho
     )
     code, doc = apply(registry_file(tmp_path / "projects.json", {"web": root}), server)
     assert code == 0, doc
-    refused = json.loads(second.read_text())
+    refused = outcome(second)
     assert refused["code"] == 1, refused
     assert "another tether run is in progress (pid " in refused["stderr"]
     assert not (root / ".tether").exists()  # neither the lock nor the refused init's
@@ -111,7 +123,7 @@ def test_a_project_whose_lock_is_held_is_failed_and_left_alone(
     setup_cli(monkeypatch, tmp_path)
     root = project(tmp_path / "web", NPM_PROJECT)
     before = (root / "package.json").read_bytes()
-    second = npm_running(tmp_path, monkeypatch, "--version")
+    second = stand_in(tmp_path, monkeypatch, "npm")
     with ProjectLock(root / ".tether/lock", command="update"):
         code, doc = apply(registry_file(tmp_path / "projects.json", {"web": root}), server)
     assert code == 1
@@ -119,7 +131,7 @@ def test_a_project_whose_lock_is_held_is_failed_and_left_alone(
     assert (failed["name"], failed["step"], failed["exit_code"]) == ("web", "lock", 1)
     assert "another tether run is in progress" in failed["error"]
     assert (root / "package.json").read_bytes() == before
-    assert not second.exists()  # no install ran
+    assert calls(second) == []  # no install ran
 
 
 def test_what_a_killed_run_left_is_swept_by_the_next_one(
@@ -131,7 +143,7 @@ def test_what_a_killed_run_left_is_swept_by_the_next_one(
     in a folder it does not manage. (tests/deps/test_deps_crash.py kills real runs at every
     step.)"""
     setup_cli(monkeypatch, tmp_path)
-    npm_running(tmp_path, monkeypatch, "--version")
+    install = stand_in(tmp_path, monkeypatch, "npm")
     root = project(tmp_path / "web", NPM_PROJECT)
     lock = root / ".tether" / "lock"
     lock.parent.mkdir()
@@ -144,3 +156,4 @@ def test_what_a_killed_run_left_is_swept_by_the_next_one(
     assert code == 0, doc
     assert sorted(p.name for p in root.iterdir()) == ["package-lock.json", "package.json"]
     assert json.loads((root / "package.json").read_text())["dependencies"] == {"alpha": "^1.2.3"}
+    assert [c["argv"] for c in calls(install)] == [["install"]]
