@@ -99,13 +99,18 @@ def test_temporary_files_of_killed_writes_are_swept_by_the_abandon(interrupted, 
     assert {k: v for k, v in user_tree(project).items() if k != mine.name} == before
 
 
-def test_kill_9_during_an_abandon_then_abandon_again(tmp_path):
+def test_kill_9_during_an_abandon_then_abandon_again(tmp_path, monkeypatch):
     """A real kill -9 while the abandon is held after its first batch of put backs, then
     the abandon run again: the tree the update started from, no temporary file anywhere."""
     from builders import start_forked
     from tests.flows.test_crash_safety import HELD_AT, big_fixture, held_update, wait_for_records
+    from tether.flows import apply
 
-    project = big_fixture(tmp_path)
+    # The update is killed in its first batch of writes with a second batch still to come,
+    # as with the real batch of 512, for a tenth of the files (the children are forked from
+    # this process, so they see the smaller batch).
+    monkeypatch.setattr(apply, "BATCH_SIZE", 32)
+    project = big_fixture(tmp_path, count=32 + HELD_AT)
     before = tree_digest(project / "f")
     journal = project / ".tether/journal.jsonl"
     gate = tmp_path / "hold"
