@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import shutil
 from pathlib import Path
 
 import pytest
@@ -17,15 +18,21 @@ V11 = {"src/app.py": "v1.1\n", "README.md": "hello\n"}
 V2RC = {"src/app.py": "v2-rc\n"}
 
 
-@pytest.fixture
-def upstream(tmp_path: Path) -> Path:
-    repo = init_repo(tmp_path / "upstream")
+@pytest.fixture(scope="module")
+def built_upstream(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The upstream repository, built once per module; each test gets its own copy."""
+    repo = init_repo(tmp_path_factory.mktemp("built") / "upstream")
     commit_release(repo, V1, "v1.0.0", annotated=True)
     commit_release(repo, V11, "1.1.0")  # the other tag style
     commit_release(repo, V2RC, "v2.0.0-rc.1")
     commit_release(repo, {"src/app.py": "wip\n"}, "nightly")  # not a version
     (repo / "src" / "app.py").write_text("uncommitted\n")  # the working tree is not a release
     return repo
+
+
+@pytest.fixture
+def upstream(tmp_path: Path, built_upstream: Path) -> Path:
+    return shutil.copytree(built_upstream, tmp_path / "upstream", symlinks=True)
 
 
 def test_versions_come_from_tags(upstream: Path, tmp_path: Path) -> None:
