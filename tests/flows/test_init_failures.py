@@ -4,6 +4,7 @@ missing parent folder created on the way."""
 
 import json
 import os
+import shutil
 
 import pytest
 
@@ -25,10 +26,10 @@ def snapshot(root):
     return listing(root), files
 
 
-@pytest.fixture
-def sources(tmp_path):
-    """A shelf, a shelf whose release fails validation half-way through installing, and a
-    git repository with tags (fetching from it fills the project's release cache)."""
+@pytest.fixture(scope="module")
+def built_sources(tmp_path_factory):
+    """``sources``, built once per module."""
+    tmp_path = tmp_path_factory.mktemp("sources")
     shelf = tmp_path / "shelf"
     make_release(shelf, "1.0.0", FILES, sentinels={"CHANGELOG.md": "# log\n"})
     bad = tmp_path / "bad-shelf"
@@ -40,6 +41,17 @@ def sources(tmp_path):
     repo = init_repo(tmp_path / "upstream")
     commit_release(repo, read_tree(shelf / "1.0.0"), "v1.0.0")
     return {"shelf": shelf, "bad": bad, "git": repo}
+
+
+@pytest.fixture
+def sources(tmp_path, built_sources):
+    """A shelf, a shelf whose release fails validation half-way through installing, and a
+    git repository with tags (fetching from it fills the project's release cache): this
+    test's copies of the module's."""
+    return {
+        kind: shutil.copytree(built, tmp_path / built.name, symlinks=True)
+        for kind, built in built_sources.items()
+    }
 
 
 def project_folder(tmp_path, kind):
