@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 
 from builders import call, git, run_forked, run_tether, schema_validator, tree_digest, write_files
+from tests.lifecycle.builders import built_once
 from tests.lifecycle.test_lifecycle_migrations import update
 from tether.flows.update import PreparedUpdate, UpdateRequest, prepare_update
 from tether.model.plan import FileAction, RowCode, RowWhy
@@ -77,9 +78,19 @@ def publish(tmp_path: Path, files: dict[str, str], config: str = CONFIG) -> Path
     return shelf
 
 
+def published_shelf(shelf: Path) -> None:
+    """``shelf`` holding 1.0.0 and 2.0.0 as ``publish`` builds them (its upstream
+    repositories in a scratch folder beside it, removed afterwards)."""
+    scratch = shelf.with_name(f"{shelf.name}-upstream")
+    publish(scratch, V1)
+    publish(scratch, V2)
+    shutil.move(scratch / "shelf", shelf)
+    shutil.rmtree(scratch)
+
+
 def project_at_v1(tmp_path: Path, mine: dict[str, str] | None = None) -> Path:
-    publish(tmp_path, V1)
-    shelf = publish(tmp_path, V2)
+    # The same two releases every time: built with manifest build once per test process.
+    shelf = built_once("declared-shelf", tmp_path / "shelf", published_shelf)
     project = tmp_path / "proj"
     project.mkdir()
     git(project, "init", "-q", "-b", "main")
