@@ -8,13 +8,14 @@ from __future__ import annotations
 import json
 import shutil
 import subprocess
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from builders import call, git, make_release, run_forked, run_tether, tree_digest
+from builders import git, run_forked, run_tether, tree_digest
+from tests.campaign.conftest import Seeds, build_repository
 from tether.campaign.model import CLONED, RepoRecord, Settings
 from tether.campaign.store import RECORD_STEP, CampaignFolder
 from tether.campaign.units import fetch_unit, update_unit
@@ -32,6 +33,7 @@ class World:
     shelf: Path
     registry: Path
     campaigns: Path
+    seeds: Seeds
     entries: dict[str, dict[str, Any]] = field(default_factory=dict)
 
     def repo(
@@ -45,21 +47,22 @@ class World:
         """A working repository with the release installed and committed; ``edit`` is this
         repository's own c.txt."""
         root = self.tmp / "seeds" / name
-        root.mkdir(parents=True)
-        git(root, "init", "-q", "-b", branch)
-        source = str(shelf or self.shelf)
-        assert call("init", "--source", source, "--to", "1.0.0", "-C", str(root)) == 0
-        git(root, "add", "-A")
-        git(root, "commit", "-qm", "install 1.0.0")
-        if edit is not None:
-            (root / "c.txt").write_text(edit)
-            git(root, "commit", "-qam", "local edit")
+        build_repository(root, shelf or self.shelf, edit, branch)
         return root
 
-    def remote(self, name: str, **options: Any) -> Path:
-        """A bare repository holding ``repo(name)``, registered by its ``file://`` URL."""
-        bare = self.tmp / "remotes" / f"{name}.git"
-        git(self.tmp, "clone", "-q", "--bare", str(self.repo(name, **options)), str(bare))
+    def remote(
+        self,
+        name: str,
+        *,
+        edit: str | None = None,
+        shelf: Path | None = None,
+        branch: str = "main",
+    ) -> Path:
+        """A bare repository holding what ``repo(name)`` holds (a copy of the one of its kind
+        the test process built, tests/campaign/conftest.py), registered by its ``file://``
+        URL."""
+        built = self.seeds.bare(shelf or self.shelf, edit, branch)
+        bare = self.seeds.copy(built, self.tmp / "remotes" / f"{name}.git")
         self.add(name, {"url": bare.as_uri()})
         return bare
 
@@ -91,13 +94,12 @@ def cli(*args: str) -> tuple[int, dict]:
 
 
 @pytest.fixture
-def world(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys) -> World:
+def world(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys, seeds: Seeds) -> World:
+    """The test's own registry and campaigns folder; the releases (acme-kit 1.0.0 and 1.1.0 in
+    ``shelf``) are the test process's, read only."""
     monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path / "state"))
     monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "config"))
-    shelf = tmp_path / "rel"
-    make_release(shelf, "1.0.0", {"a.txt": "a\n", "c.txt": "x\ny\nz\n"})
-    make_release(shelf, "1.1.0", {"a.txt": "a2\n", "c.txt": "x\nY\nz\n", "n.txt": "new\n"})
-    made = World(tmp_path, shelf, tmp_path / "registry.json", tmp_path / "campaigns")
+    made = World(tmp_path, seeds.shelf, tmp_path / "registry.json", tmp_path / "campaigns", seeds)
     capsys.readouterr()
     return made
 
@@ -123,9 +125,7 @@ def test_run_commits_clean_updates_holds_conflicts_and_fails_one_repository_at_a
     p1 = world.remote("p1")
     world.remote("p2", edit="x\nmine\nz\n")
     world.add("gone", {"url": (world.tmp / "nowhere.git").as_uri()})
-    other = world.tmp / "other-rel"
-    make_release(other, "1.0.0", {"o.txt": "o\n"}, name="other-kit")
-    world.remote("p3", shelf=other)
+    world.remote("p3", shelf=world.seeds.other_shelf)  # follows other-kit
     remote_refs = git(p1, "for-each-ref")
 
     code, started = world.start()
@@ -377,7 +377,7 @@ def test_a_coordinator_killed_inside_an_update_redoes_that_update_from_its_start
     clean = coordinator_forked(world)
     expected = outcome(json.loads(clean.stdout))
 
-    other = World(world.tmp / "again", world.shelf, world.registry, world.tmp / "again-c")
+    other = replace(world, tmp=world.tmp / "again", campaigns=world.tmp / "again-c", entries={})
     other.tmp.mkdir()
     assert other.start()[0] == 0
     # Dies after the first file the first repository's update writes (its own journal).

@@ -182,9 +182,7 @@ def mixed_repositories(world: World) -> None:
     """Five repositories: clean updates, one conflict, one that follows another upstream."""
     world.remote("p1")
     world.remote("p2", edit="x\nmine\nz\n")
-    other = world.tmp / "other-rel"
-    make_release(other, "1.0.0", {"o.txt": "o\n"}, name="other-kit")
-    world.remote("p3", shelf=other)
+    world.remote("p3", shelf=world.seeds.other_shelf)  # follows other-kit
     world.remote("p4")
     world.remote("p5", edit="x\ny\nz\nmore\n")
 
@@ -474,11 +472,8 @@ def test_many_more_repositories_than_units_in_flight_through_dask(
     so the coordinator hands out a unit as each one ends, over and over. Thirty repositories
     ran the same path 2.5 times longer."""
     count = 3 * 2 * executors.IN_FLIGHT_PER_SLOT
-    seed = world.repo("seed")
     for index in range(count):
-        bare = world.tmp / "remotes" / f"r{index:02}.git"
-        git(world.tmp, "clone", "-q", "--bare", str(seed), str(bare))
-        world.add(f"r{index:02}", {"url": bare.as_uri()})
+        world.remote(f"r{index:02}")
     start(world, "many")
     code, ran = run(world, "many", "--executor", "dask", "--scheduler", dask_cluster.address)
     assert code == 0, ran
@@ -705,15 +700,18 @@ def test_an_unreachable_scheduler_is_a_one_line_error(world: World) -> None:
 HELD_AT = 20
 
 
+def big_releases(shelf: Path) -> None:
+    count = BATCH_SIZE + HELD_AT
+    make_release(shelf, "1.0.0", {f"f/{i:05d}.txt": f"v1 {i}\n" for i in range(count)})
+    make_release(shelf, "1.1.0", {f"f/{i:05d}.txt": f"v2 {i}\n" for i in range(count)})
+
+
 def big_repositories(world: World, *names: str) -> Path:
     """Repositories whose files, all changed by 1.1.0, fill one batch of the update's writes
     and start a second (a stop takes effect between batches), and the gate that holds their
     updates after HELD_AT files: the coordinator and its workers read it from their
     environment."""
-    shelf = world.tmp / "big-rel"
-    count = BATCH_SIZE + HELD_AT
-    make_release(shelf, "1.0.0", {f"f/{i:05d}.txt": f"v1 {i}\n" for i in range(count)})
-    make_release(shelf, "1.1.0", {f"f/{i:05d}.txt": f"v2 {i}\n" for i in range(count)})
+    shelf = world.seeds.releases("big-rel", big_releases)
     for name in names:
         world.remote(name, shelf=shelf)
     gate = world.tmp / "hold-the-updates"

@@ -22,7 +22,7 @@ from pathlib import Path
 import pytest
 
 import tests.campaign.test_campaign as test_campaign
-from builders import make_release, run_tether, tree_digest
+from builders import run_tether, tree_digest
 from tests.campaign.test_campaign import World, cli
 from tether.errors import Exit
 from tether.report.campaign import STATE_ORDER
@@ -174,9 +174,7 @@ def hostile_campaign(world: World) -> Path:
     world.remote("p2", edit="x\nmine\nz\n")
     world.remote(HOSTILE)
     world.add("gone", {"url": (world.tmp / "nowhere.git").as_uri()})
-    other = world.tmp / "other-rel"
-    make_release(other, "1.0.0", {"o.txt": "o\n"}, name="other-kit")
-    world.remote("p3", shelf=other)
+    world.remote("p3", shelf=world.seeds.other_shelf)  # follows other-kit
     assert world.start()[0] == 0
     assert cli("run", "c1", "--dir", str(world.campaigns), "-j", "1")[0] == Exit.ERROR
     return world.tmp / "out" / "status.html"
