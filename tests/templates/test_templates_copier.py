@@ -912,3 +912,26 @@ def test_migrations_and_tasks_not_run_are_a_fact_of_the_update(
     )
     assert prepared.report(UpdateStatus.DRY_RUN).notes == [not_run]
     assert not (project / "migrated.log").exists()
+
+
+def test_the_stages_of_a_trusted_update_compile_each_source_once(
+    migrating_template: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Each stage of an update's migrations and tasks is a copier worker of its own, which
+    renders the questions' defaults and the commands again: they share what the renders of
+    the update compiled, and the log is copier's."""
+    from tether.templates import jinja_sharing
+
+    project = generate(migrating_template, tmp_path / "app", project_name="app")
+    monkeypatch.setattr(jinja_sharing, "_COMPILED", {})  # what earlier tests compiled
+    parsed = _count_parses(monkeypatch)
+    code, doc = update(project, "--trust")
+    assert code == 0, doc["stderr"]
+    assert (project / "migrated.log").read_text() == (
+        "before 2.0.0\nafter v1.0.0 v2.0.0 v2.0.0\ntask update app\n"
+    )
+    assert "echo task $COPIER_OPERATION {{ project_name }} >> migrated.log" in [
+        source for source, _name in parsed
+    ]
+    twice = {source for source in parsed if parsed.count(source) > 1}
+    assert not twice, twice

@@ -244,12 +244,29 @@ def render(
 @contextlib.contextmanager
 def _shared_work() -> Iterator[None]:
     """copier's render with the Jinja compilation of this process shared
-    (``jinja_sharing``: the same path parts and answers-file name are compiled again for every
-    file, and the two sides of an update share most sources), and without copier's check of
-    the destination's git index after each file (``_sync_git_index_executable_bit``: one git
-    process per file, acting only on a git index that tracks the destination's files; a
-    render's destination is tether's scratch folder, whose files no index tracks). copier's
-    module names are swapped for the render, under the one-render-at-a-time lock of the render
+    (``_shared_compilation``), and without copier's check of the destination's git index
+    after each file (``_sync_git_index_executable_bit``: one git process per file, acting
+    only on a git index that tracks the destination's files; a render's destination is
+    tether's scratch folder, whose files no index tracks)."""
+    import importlib
+
+    main: Any = importlib.import_module("copier._main")
+    saved = main.is_git_available
+    main.is_git_available = _no_git_index
+    try:
+        with _shared_compilation():
+            yield
+    finally:
+        main.is_git_available = saved
+
+
+@contextlib.contextmanager
+def _shared_compilation() -> Iterator[None]:
+    """copier's Jinja environments with the compilation of this process shared
+    (``jinja_sharing``): in a render the same path parts and answers-file name are compiled
+    again for every file and the two sides of an update share most sources; each stage of an
+    update's migrations and tasks renders the questions' defaults again. copier's module
+    names are swapped for the block, under the one-render-at-a-time lock of the render
     cache."""
     import importlib
 
@@ -267,13 +284,11 @@ def _shared_work() -> Iterator[None]:
             own = any(e not in always for e in kwargs.get("extensions", ()))
             share_compilation(self, own_extensions=own)
 
-    saved = main.SandboxedEnvironment, main.is_git_available
     main.SandboxedEnvironment = SharingEnvironment
-    main.is_git_available = _no_git_index
     try:
         yield
     finally:
-        main.SandboxedEnvironment, main.is_git_available = saved
+        main.SandboxedEnvironment = base
 
 
 def _no_git_index() -> bool:
@@ -416,6 +431,7 @@ def run_update_tasks(
         with (
             ONE_RENDER,
             no_git_prompts(),
+            _shared_compilation(),
             _version_migrated_from(src, from_ref) as old,
             Worker(
                 src_path=src,
