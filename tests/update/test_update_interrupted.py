@@ -6,7 +6,10 @@ journal record) or a real SIGINT sent to a running ``tether update``.
 
 import json
 import os
+import shutil
 import signal
+import subprocess
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -20,7 +23,7 @@ from tether.state.lock import ProjectLock
 BASE = "".join(f"line {i}\n" for i in range(10))
 
 
-def git_project(tmp_path: Path) -> Path:
+def _build_git_project(tmp_path: Path) -> Path:
     """A committed project on main whose update to 2.0.0 writes, merges and conflicts."""
     shelf = tmp_path / "rel"
     v1 = {f"f{i}.txt": BASE for i in range(6)} | {"c.txt": "a\nb\nc\n"}
@@ -37,6 +40,27 @@ def git_project(tmp_path: Path) -> Path:
     git(project, "add", "-A")
     git(project, "commit", "-qm", "install")
     return project
+
+
+@pytest.fixture(scope="module")
+def built(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The projects the tests start from, built once per module (``git/proj``,
+    ``auto/proj``); each test copies them. Their releases stay here, unchanged."""
+    top = tmp_path_factory.mktemp("built")
+    _build_git_project(top / "git")
+    auto_fixture(top / "auto")
+    return top
+
+
+@pytest.fixture
+def git_project(built: Path) -> Callable[[Path], Path]:
+    """``git_project(folder)``: at ``folder/proj``, a copy of the committed project on main
+    whose update to 2.0.0 writes, merges and conflicts."""
+
+    def copy(tmp_path: Path) -> Path:
+        return shutil.copytree(built / "git" / "proj", tmp_path / "proj", symlinks=True)
+
+    return copy
 
 
 def crash_update(project: Path, point: str = "file-written:1") -> None:
@@ -57,7 +81,7 @@ def branches(project: Path) -> list[str]:
 # --- item: rerunning the same command resumes -------------------------------------------
 
 
-def test_rerun_resumes_past_the_files_tether_itself_wrote(tmp_path):
+def test_rerun_resumes_past_the_files_tether_itself_wrote(tmp_path, git_project):
     project = git_project(tmp_path)
     crash_update(project)
     assert git(project, "status", "--porcelain")  # tether's writes look dirty to git
@@ -72,7 +96,7 @@ def test_rerun_resumes_past_the_files_tether_itself_wrote(tmp_path):
     assert state["version"] == "2.0.0"
 
 
-def test_rerun_still_refuses_a_file_the_user_changed_after_the_crash(tmp_path):
+def test_rerun_still_refuses_a_file_the_user_changed_after_the_crash(tmp_path, git_project):
     project = git_project(tmp_path)
     crash_update(project)
     # The run wrote its merge into f0.txt; an edit since makes it the user's again.
@@ -82,7 +106,7 @@ def test_rerun_still_refuses_a_file_the_user_changed_after_the_crash(tmp_path):
     assert "uncommitted changes in files this update changes (f0.txt)" in result.stderr
 
 
-def test_resumed_run_names_the_versions_it_set_out_between(tmp_path):
+def test_resumed_run_names_the_versions_it_set_out_between(tmp_path, git_project):
     """A run that saved its new state but did not journal it replans 2.0.0 → 2.0.0; its
     report still says 1.0.0 → 2.0.0."""
     project = git_project(tmp_path)
@@ -100,7 +124,7 @@ def test_resumed_run_names_the_versions_it_set_out_between(tmp_path):
 # --- item: status and check see an unfinished run ----------------------------------------
 
 
-def test_check_and_status_report_an_unfinished_update(tmp_path):
+def test_check_and_status_report_an_unfinished_update(tmp_path, git_project):
     project = git_project(tmp_path)
     crash_update(project)
     check = run_tether("check", "-C", str(project))
@@ -134,7 +158,7 @@ def test_check_and_status_report_an_unfinished_update(tmp_path):
     assert "unfinished-update" not in after["reasons"]
 
 
-def test_check_and_status_say_when_another_run_holds_the_lock(tmp_path):
+def test_check_and_status_say_when_another_run_holds_the_lock(tmp_path, git_project):
     project = git_project(tmp_path)
     with ProjectLock(project / ".tether/lock", command="update --to 2.0.0"):
         check = run_tether("check", "-C", str(project))
@@ -192,7 +216,7 @@ def test_interrupted_summary_does_not_claim_the_plan_or_suggest_a_commit(tmp_pat
     assert "tether update --abandon" in out
 
 
-def test_interrupt_while_planning_exits_130(tmp_path, monkeypatch, capsys):
+def test_interrupt_while_planning_exits_130(tmp_path, monkeypatch, capsys, git_project):
     """Ctrl-C during planning arrives as KeyboardInterrupt (apply has its own handler)."""
     from tether.cli.main import main
     from tether.flows import update
@@ -210,7 +234,7 @@ def test_interrupt_while_planning_exits_130(tmp_path, monkeypatch, capsys):
 # --- item: --abandon undoes the git side too ---------------------------------------------
 
 
-def test_abandon_restores_the_index_and_the_branch(tmp_path):
+def test_abandon_restores_the_index_and_the_branch(tmp_path, git_project):
     project = git_project(tmp_path)
     crash_update(project)
     assert unmerged(project) == ["c.txt"]
@@ -227,7 +251,7 @@ def test_abandon_restores_the_index_and_the_branch(tmp_path):
     assert run_tether("update", "--yes", "-C", str(project)).returncode == 4
 
 
-def test_abandon_restores_a_staged_entry_as_it_was(tmp_path):
+def test_abandon_restores_a_staged_entry_as_it_was(tmp_path, git_project):
     """The pre-run index entry comes back, not HEAD's: here a staged version of c.txt."""
     project = git_project(tmp_path)
     (project / "c.txt").write_text("a\nmine, staged\nc\n")
@@ -248,7 +272,7 @@ def test_abandon_restores_a_staged_entry_as_it_was(tmp_path):
     assert (project / "c.txt").read_text() == "a\nmine, staged\nc\n"
 
 
-def test_abandon_leaves_an_update_branch_with_commits_of_its_own(tmp_path):
+def test_abandon_leaves_an_update_branch_with_commits_of_its_own(tmp_path, git_project):
     project = git_project(tmp_path)
     crash_update(project)
     (project / "c.txt").write_text("a\nresolved\nc\n")
@@ -265,7 +289,7 @@ def test_abandon_leaves_an_update_branch_with_commits_of_its_own(tmp_path):
     assert "git's index left as it is" in result.stdout
 
 
-def test_update_reuses_an_update_branch_at_the_start_commit(tmp_path):
+def test_update_reuses_an_update_branch_at_the_start_commit(tmp_path, git_project):
     project = git_project(tmp_path)
     git(project, "branch", "chore/update-acme-kit-2.0.0")  # e.g. left by a crash before any write
     result = run_tether("update", "--yes", "--json", "-C", str(project))
@@ -274,7 +298,7 @@ def test_update_reuses_an_update_branch_at_the_start_commit(tmp_path):
     assert git(project, "branch", "--show-current").strip() == "chore/update-acme-kit-2.0.0"
 
 
-def test_update_refuses_an_update_branch_that_moved_on(tmp_path):
+def test_update_refuses_an_update_branch_that_moved_on(tmp_path, git_project):
     project = git_project(tmp_path)
     git(project, "switch", "-q", "-c", "chore/update-acme-kit-2.0.0")
     (project / "notes.txt").write_text("mine\n")
@@ -290,7 +314,7 @@ def test_update_refuses_an_update_branch_that_moved_on(tmp_path):
 
 
 @pytest.mark.parametrize("point", ["file-backed-up:1", "file-intent:1", "index-saved:1"])
-def test_abandon_after_a_crash_before_any_write_leaves_git_as_it_was(tmp_path, point):
+def test_abandon_after_a_crash_before_any_write_leaves_git_as_it_was(tmp_path, point, git_project):
     project = git_project(tmp_path)
     crash_update(project, point)
     assert run_tether("update", "--abandon", "-C", str(project)).returncode == 0
@@ -311,6 +335,23 @@ def auto_fixture(tmp_path: Path) -> Path:
     return project
 
 
+@pytest.fixture(scope="module")
+def uninterrupted(built: Path) -> Callable[[str], subprocess.CompletedProcess[str]]:
+    """``uninterrupted(auto)``: the uninterrupted ``update --auto <auto>`` of a copy of the
+    module's ``auto/proj``, run once per module and value."""
+    runs: dict[str, subprocess.CompletedProcess[str]] = {}
+
+    def run(auto: str) -> subprocess.CompletedProcess[str]:
+        if auto not in runs:
+            whole = shutil.copytree(built / "auto" / "proj", built / f"whole-{auto}")
+            command = ("update", "--yes", "--json", "--auto", auto)
+            runs[auto] = run_tether(*command, "-C", str(whole))
+        assert runs[auto].returncode == 0, runs[auto].stderr  # every conflict settled
+        return runs[auto]
+
+    return run
+
+
 def comparable(doc: dict) -> dict:
     return {
         "buckets": doc["buckets"],
@@ -322,12 +363,12 @@ def comparable(doc: dict) -> dict:
 
 @pytest.mark.parametrize("auto", ["take-theirs", "keep-mine"])
 @pytest.mark.parametrize("point", ["file-intent:1", "file-written:1", "finalize-started:1"])
-def test_resumed_run_reports_what_an_uninterrupted_run_would(tmp_path, auto, point):
+def test_resumed_run_reports_what_an_uninterrupted_run_would(
+    tmp_path, built, uninterrupted, auto, point
+):
     command = ("update", "--yes", "--json", "--auto", auto)
-    whole = auto_fixture(tmp_path / "whole")
-    expected = run_tether(*command, "-C", str(whole))
-    assert expected.returncode == 0, expected.stderr  # every conflict settled by --auto
-    project = auto_fixture(tmp_path / "cut")
+    expected = uninterrupted(auto)
+    project = shutil.copytree(built / "auto" / "proj", tmp_path / "cut", symlinks=True)
     crashed = run_forked(*command, "-C", str(project), crash=point)
     assert crashed.returncode == crashpoint.EXIT_CODE
     resumed = run_tether(*command, "-C", str(project))
@@ -335,7 +376,7 @@ def test_resumed_run_reports_what_an_uninterrupted_run_would(tmp_path, auto, poi
     assert comparable(json.loads(resumed.stdout)) == comparable(json.loads(expected.stdout))
 
 
-def test_sigterm_while_planning_exits_130(tmp_path, monkeypatch):
+def test_sigterm_while_planning_exits_130(tmp_path, monkeypatch, git_project):
     """A real SIGTERM, delivered to this process while the plan is being built."""
     from tether.cli.main import main
     from tether.flows import update
@@ -356,6 +397,7 @@ def test_sigterm_while_planning_exits_130(tmp_path, monkeypatch):
 
 def test_an_update_branch_an_earlier_run_made_is_reused_after_the_start_branch_moved_on(
     tmp_path,
+    git_project,
 ):
     """The branch an interrupted run made holds no commit of its own; the adopter went back
     to main and committed there. The branch is moved up to main's commit (nothing is lost:
@@ -376,7 +418,9 @@ def test_an_update_branch_an_earlier_run_made_is_reused_after_the_start_branch_m
     assert git(project, "merge-base", "--is-ancestor", made, head) == ""
 
 
-def test_an_update_branch_an_earlier_run_made_with_commits_of_its_own_says_so(tmp_path):
+def test_an_update_branch_an_earlier_run_made_with_commits_of_its_own_says_so(
+    tmp_path, git_project
+):
     project = git_project(tmp_path)
     crash_update(project, "file-intent:1")
     (project / "notes.txt").write_text("committed on the update branch\n")
@@ -392,7 +436,7 @@ def test_an_update_branch_an_earlier_run_made_with_commits_of_its_own_says_so(tm
 # --- item: a resume records the conflict stages a kill left out -------------------------
 
 
-def test_kill_between_writing_markers_and_recording_stages_then_resume(tmp_path):
+def test_kill_between_writing_markers_and_recording_stages_then_resume(tmp_path, git_project):
     """Killed after a batch wrote its conflict markers and before git's index got their
     stages: the resumed run records them, so the index ends as an uninterrupted run's."""
     uninterrupted = git_project(tmp_path / "one")
