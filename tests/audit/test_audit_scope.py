@@ -89,26 +89,45 @@ def test_a_member_scope_asks_git_each_of_its_questions_once(
     repo: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """The default branch, HEAD's fork point from it, HEAD's commit and the branch's list
-    (the review starts at the fork point here) are one answer each within one command."""
+    (the review starts at the fork point here) are one answer each within one command. The
+    fork point is HEAD's own commit, so no merge base is asked for it; a named base's is
+    asked once. Without a clearance on record, only the digest reads stored bytes."""
     write(repo, {".tether/audit.yml": "members:\n  - name: docs\n    globs: ['docs/**']\n"})
     asked: list[str] = []
-    real = tether.git.run_git
+    readers: list[Path] = []
+    real, real_reader = tether.git.run_git, tether.git.BlobReader
 
     def noting(args, *rest, **options):  # type: ignore[no-untyped-def]
         asked.append(" ".join(args))
         return real(args, *rest, **options)
 
+    class NotedReader(real_reader):  # type: ignore[misc,valid-type]
+        def __init__(self, where: Path) -> None:
+            readers.append(where)
+            super().__init__(where)
+
     monkeypatch.setattr(tether.git, "run_git", noting)
+    monkeypatch.setattr(tether.git, "BlobReader", NotedReader)
     code, doc = audit_json(capsys, "scope", "-C", str(repo), "--member", "docs")
     assert code == 0, doc
     fork = git(repo, "merge-base", "main", "HEAD").strip()
-    assert doc["merge_base"] == doc["branch"]["fork_point"] == fork
+    assert doc["merge_base"] == doc["branch"]["fork_point"] == doc["base"] == fork
     assert doc["files"] == doc["branch"]["files"] == ["docs/guide.md"]
     assert doc["scope_digest"] == doc["content_digest"]
     assert sum("refs/remotes/origin/HEAD" in line for line in asked) == 1
     assert sum(line.startswith("merge-base --fork-point") for line in asked) == 1
+    assert not [line for line in asked if line.startswith("merge-base --end-of-options")]
     assert sum(line.endswith("HEAD^{commit}") for line in asked) == 1
     assert sum(line.startswith("diff ") for line in asked) == 1
+    assert len(readers) == 1
+
+    asked.clear()
+    code, doc = audit_json(
+        capsys, "scope", "-C", str(repo), "--member", "docs", "--base-ref", "main"
+    )
+    assert code == 0, doc
+    assert (doc["base"], doc["merge_base"], doc["files"]) == ("main", fork, ["docs/guide.md"])
+    assert sum(line.startswith("merge-base --end-of-options") for line in asked) == 1
 
 
 def test_unresolvable_base_is_exit_1_never_an_empty_list(

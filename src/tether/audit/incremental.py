@@ -71,19 +71,23 @@ def _earned_anchors(root: Path, layout: Layout, member: str) -> list[tuple[str, 
     every file means to the gate, so a clearance from before it anchors nothing.
     """
     folder = root / layout.audit_dir
-    found = []
-    version_now = git.read_blob(root, f"HEAD:{FRAMEWORK_VERSION}")
+    recorded = []
     for marker in sorted(folder.glob(f"*.{member}.ok")) if folder.is_dir() else []:
         record = _read_record(marker)
         head, tree = record.get("head"), record.get("tree")
         if record.get("member") != member or not isinstance(head, str) or not _OID.match(head):
             continue
-        if (
-            isinstance(tree, str)
-            and git.read_blob(root, f"{head}:{FRAMEWORK_VERSION}") == version_now
-        ):
-            found.append((head, tree))
-    return found
+        if isinstance(tree, str):
+            recorded.append((head, tree))
+    if not recorded:
+        return []  # no clearance to compare: git is not started for the version
+    with git.BlobReader(root) as reader:
+        version_now = reader.read(f"HEAD:{FRAMEWORK_VERSION}")
+        return [
+            (head, tree)
+            for head, tree in recorded
+            if reader.read(f"{head}:{FRAMEWORK_VERSION}") == version_now
+        ]
 
 
 def _read_record(path: Path) -> dict[str, Any]:

@@ -147,13 +147,19 @@ def branch_scope(root: Path, remit: Remit, known: tuple[str, str] | None = None)
 
 
 def compute_scope(
-    root: Path, base_ref: str, remit: Remit, full: tuple[str, str] | None = None
+    root: Path,
+    base_ref: str,
+    remit: Remit,
+    full: tuple[str, str] | None = None,
+    *,
+    ancestor: bool = False,
 ) -> Scope:
     """The scope from ``base_ref``'s merge base to HEAD; ``full`` is the default branch and
     HEAD's fork point from it when the caller has resolved them (``full_base``): git is not
-    asked again within one command, whose HEAD does not move."""
+    asked again within one command, whose HEAD does not move. With ``ancestor``,
+    ``base_ref`` is a commit git named as one of HEAD's, so it is its own merge base."""
     head = require_head(root)
-    base = resolve_merge_base(root, base_ref)
+    base = base_ref if ancestor else resolve_merge_base(root, base_ref)
     present, deleted = changed_files(root, base, head, remit)
     if full is not None and full[1] == base:  # the same two commits: the same list
         branch = BranchScope(full[0], base, tuple(present), deleted=tuple(deleted))
@@ -184,7 +190,10 @@ def member_scope(root: Path, layout: Layout, remit: Remit, base_ref: str | None)
         anchor = ReviewAnchor(explicit, "explicit", "")
     else:
         anchor = review_anchor(root, layout, remit.member, fork)
-    scope = compute_scope(root, base_ref or anchor.sha, remit, (default, fork))
+    # The anchor is a commit git found among HEAD's (the merge base of --base-ref, the fork
+    # point, an earned clearance's head, a trailer's commit): its own merge base with HEAD.
+    scope = compute_scope(root, anchor.sha, remit, (default, fork), ancestor=True)
+    scope = replace(scope, base_ref=base_ref or anchor.sha)
     if not remit.member:
         return replace(scope, review=anchor, key_base=fork)
     current = content_digest(root, remit, scope.head)
