@@ -4,6 +4,7 @@ real git template repositories with version tags built in tmp_path."""
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import shutil
 import subprocess
@@ -23,7 +24,11 @@ def run_forked_here(*argv: str, crash: str | None = None) -> subprocess.Complete
     return run_forked(*argv, crash=crash, from_test_process=True)
 
 
-copier = pytest.importorskip("copier", reason="the copier extra is not installed")
+# copier is imported by the tests that run it, not when the module is collected: every test
+# process collects every module, and most run none of these tests (~0.2 s of imports).
+pytestmark = pytest.mark.skipif(
+    importlib.util.find_spec("copier") is None, reason="the copier extra is not installed"
+)
 
 ANSWERS_TEMPLATE = (
     "# Changes here will be overwritten by Copier\n{{ _copier_answers|to_nice_yaml -}}\n"
@@ -101,6 +106,8 @@ def generate(template: Path, dest: Path, ref: str = "v1.0.0", **data: str) -> Pa
     copier runs once per template commit, ref and answers in this module (0.15 s); a later
     project of the same three (tests copy one built template) is a copy of its output with
     the answers file naming this test's template, the one line in which the two differ."""
+    import copier
+
     commit = git(template, "rev-parse", f"{ref}^{{commit}}").strip()
     key = (commit, ref, tuple(sorted(data.items())))
     if key in _COPIED:
@@ -267,6 +274,8 @@ def test_refusals_are_one_line_and_change_nothing(template: Path, tmp_path: Path
 
 
 def test_a_project_outside_git_is_refused(template: Path, tmp_path: Path) -> None:
+    import copier
+
     project = tmp_path / "app"
     copier.run_copy(str(template), project, vcs_ref="v1.0.0", defaults=True, quiet=True)
     result = run_tether("update", "--yes", "-C", str(project))
@@ -396,6 +405,8 @@ SUBDIR_V2 = {**SUBDIR_V1, "template/main.txt.jinja": "{{ name }}\none\ntwo\n"}
 
 
 def test_a_subdirectory_template_and_a_renamed_answers_file(tmp_path: Path) -> None:
+    import copier
+
     template = template_repo(tmp_path / "tpl", [("1.0", SUBDIR_V1), ("2.0", SUBDIR_V2)])
     project = tmp_path / "app"
     copier.run_copy(
@@ -428,6 +439,8 @@ def twin(project: Path, tmp_path: Path, name: str) -> Path:
 def test_byte_identical_to_copier_update_when_neither_conflicts(
     template: Path, tmp_path: Path
 ) -> None:
+    import copier
+
     project = generate(template, tmp_path / "app", project_name="app")
     readme = (project / "README.md").read_text().replace("# app\n", "# app, our fork\n")
     (project / "README.md").write_text(readme)
@@ -466,6 +479,8 @@ def test_a_path_the_new_version_excludes_is_left_alone_as_copier_leaves_it(
     """copier renders the old side with the new version's ``_exclude`` too: a file the new
     version starts to exclude (here through a Jinja pattern) is in neither side, so it is
     kept and never listed for deletion."""
+    import copier
+
     v1 = {**V1, "extra.txt": "rendered in v1\n"}
     v2 = {
         **V2,
@@ -485,6 +500,8 @@ def test_a_path_the_new_version_excludes_is_left_alone_as_copier_leaves_it(
 
 
 def test_where_copier_loses_work_tether_keeps_it_and_exits_4(tmp_path: Path) -> None:
+    import copier
+
     template = template_repo(tmp_path / "tpl", [("v1", LOSSY_V1), ("v2", LOSSY_V2)])
     project = generate(template, tmp_path / "app", ref="v1")
     (project / "logo.bin").write_bytes(b"\x00\x01\x02 logo, our colours\n")
@@ -629,6 +646,8 @@ def test_allow_dirty_lets_an_update_past_changes_it_does_not_touch(
 
 
 def test_status_check_and_diff_find_a_renamed_answers_file(tmp_path: Path) -> None:
+    import copier
+
     template = template_repo(tmp_path / "tpl", [("1.0", SUBDIR_V1), ("2.0", SUBDIR_V2)])
     project = tmp_path / "app"
     copier.run_copy(
@@ -816,6 +835,8 @@ def test_a_render_compiles_each_source_once_and_the_next_version_only_what_chang
     """copier compiles the answers-file name and every path part again for each file; the
     renders of one process share what Jinja compiled (same settings, same source, same
     name), and the output stays copier's."""
+    import copier
+
     from tether.templates import jinja_sharing
     from tether.templates.copier_render import render
 
@@ -875,6 +896,8 @@ def test_check_is_honest_after_copier_left_rej_files_and_recorded_the_version(
 ) -> None:
     """``copier update --conflict rej`` exits 0, records the new ``_commit`` and leaves the
     rejected hunks beside the file: check names them and fails."""
+    import copier
+
     project = generate(template, tmp_path / "app")
     readme = (project / "README.md").read_text().replace("intro\n", "intro, ours\n")
     (project / "README.md").write_text(readme)

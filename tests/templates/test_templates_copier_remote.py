@@ -10,6 +10,7 @@ real copier from the same template and then pointed at the served URL.
 
 from __future__ import annotations
 
+import importlib.util
 import json
 from pathlib import Path
 
@@ -19,7 +20,11 @@ from builders import git, run_tether, write_files
 from helpers_sources import bare_for_http, serve_bare_repository
 from tether.sources import limits
 
-copier = pytest.importorskip("copier", reason="the copier extra is not installed")
+# copier is imported by the tests that run it, not when the module is collected: every test
+# process collects every module, and most run none of these tests (~0.2 s of imports).
+pytestmark = pytest.mark.skipif(
+    importlib.util.find_spec("copier") is None, reason="the copier extra is not installed"
+)
 
 COPIER_YML = "project_name:\n  type: str\n  default: demo\n"
 ANSWERS = "# Changes here will be overwritten by Copier\n{{ _copier_answers|to_nice_yaml -}}\n"
@@ -34,6 +39,8 @@ V2 = {**V1, "README.md.jinja": "# {{ project_name }}\n\nintro\n\nmore upstream\n
 @pytest.fixture
 def served_project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> tuple[Path, Path]:
     """A project copier made from v1.0.0, and the bare template repository to serve."""
+    import copier
+
     monkeypatch.setenv("TETHER_RENDER_CACHE", str(tmp_path / "render-cache"))
     monkeypatch.setenv("HOME", str(tmp_path / "home"))  # no user settings of copier's
     template = tmp_path / "tpl"
