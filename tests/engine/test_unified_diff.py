@@ -23,15 +23,15 @@ GIT_DIFF = [
 
 
 def git_diff(tmp_path, old: bytes, new: bytes) -> tuple[bytes, tuple[int, int]]:
-    """git's ``---``/``+++`` lines and hunks for the two texts, and its numstat counts."""
+    """git's ``---``/``+++`` lines and hunks for the two texts, and its numstat counts (one
+    git run prints both: the numstat line, then the patch)."""
     (tmp_path / "a").write_bytes(old)
     (tmp_path / "b").write_bytes(new)
-    run = [*GIT_DIFF, "--src-prefix=x/", "--dst-prefix=y/", "a", "b"]
-    out = subprocess.run(run, cwd=tmp_path, capture_output=True).stdout
-    start = out.find(b"\n--- ") + 1 if out else 0
-    numstat = subprocess.run([*GIT_DIFF, "--numstat", "a", "b"], cwd=tmp_path, capture_output=True)
-    fields = numstat.stdout.split()
+    run = [*GIT_DIFF, "--numstat", "--patch", "--src-prefix=x/", "--dst-prefix=y/", "a", "b"]
+    numstat, _, out = subprocess.run(run, cwd=tmp_path, capture_output=True).stdout.partition(b"\n")
+    fields = numstat.split()
     counts = (int(fields[0]), int(fields[1])) if fields else (0, 0)
+    start = out.find(b"\n--- ") + 1 if out else 0
     return out[start:] if out else b"", counts
 
 
