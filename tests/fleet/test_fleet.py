@@ -74,17 +74,45 @@ def register(*paths: Path) -> None:
         assert call("projects", "add", str(path)) == 0
 
 
+def _settings(patch: pytest.MonkeyPatch, tmp: Path) -> Fleet:
+    registry = tmp / "registry.json"
+    patch.setenv("TETHER_REGISTRY", str(registry))
+    patch.setenv("XDG_CONFIG_HOME", str(tmp / "config"))
+    patch.setenv("XDG_STATE_HOME", str(tmp / "state"))
+    return Fleet(tmp, registry, tmp / "state", tmp / "rel", [])
+
+
+NAMES = ("p1", "p2", "p3")
+
+
+@pytest.fixture(scope="module")
+def built(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The shelf and p1, p2, p3 installed from it and committed, made once for the module;
+    ``fleet`` copies them. tether init writes nothing outside the project."""
+    base = tmp_path_factory.mktemp("fleet")
+    with pytest.MonkeyPatch.context() as patch:
+        made = _settings(patch, base)
+        make_release(made.shelf, "1.0.0", {"a.txt": "a\n", "c.txt": "x\ny\nz\n"})
+        make_release(made.shelf, "1.1.0", {"a.txt": "a2\n", "c.txt": "x\nY\nz\n", "n.txt": "new\n"})
+        for name in NAMES:
+            new_project(made, name)
+    return base
+
+
 @pytest.fixture
-def fleet(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys) -> Fleet:
-    registry = tmp_path / "registry.json"
-    monkeypatch.setenv("TETHER_REGISTRY", str(registry))
-    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "config"))
-    monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path / "state"))
-    shelf = tmp_path / "rel"
-    make_release(shelf, "1.0.0", {"a.txt": "a\n", "c.txt": "x\ny\nz\n"})
-    make_release(shelf, "1.1.0", {"a.txt": "a2\n", "c.txt": "x\nY\nz\n", "n.txt": "new\n"})
-    made = Fleet(tmp_path, registry, tmp_path / "state", shelf, [])
-    made.projects = [new_project(made, name) for name in ("p1", "p2", "p3")]
+def fleet(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys, built: Path) -> Fleet:
+    """A copy of ``built``: the shelf and three projects installed from it with tether init,
+    each a git repository whose one commit holds the install (its recorded source is the
+    copied shelf, committed so)."""
+    made = _settings(monkeypatch, tmp_path)
+    shutil.copytree(built, tmp_path, symlinks=True, dirs_exist_ok=True)
+    for name in NAMES:
+        root = tmp_path / name
+        state = root / ".tether" / "state.json"
+        source = json.dumps(str(built / "rel"))
+        state.write_text(state.read_text().replace(source, json.dumps(str(made.shelf)), 1))
+        git(root, "commit", "-qa", "--amend", "--no-edit")
+        made.projects.append(root)
     capsys.readouterr()
     return made
 
