@@ -37,10 +37,14 @@ def write(repo: Path, files: Mapping[str, str | None]) -> None:
         path.write_text(text)
 
 
-def commit(repo: Path, message: str, files: Mapping[str, str | None] | None = None) -> str:
+def commit(repo: Path, message: str, files: Mapping[str, str | None] | None = None) -> None:
     write(repo, files or {})
     builders.git(repo, "add", "-A")
     builders.git(repo, "commit", "-q", "--allow-empty", "-m", message)
+
+
+def head(repo: Path) -> str:
+    """The commit HEAD names."""
     return builders.git(repo, "rev-parse", "HEAD").strip()
 
 

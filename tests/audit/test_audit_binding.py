@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 
 from builders import git
-from tests.audit.builders import audit, audit_json, commit, make_repo, write, write_report
+from tests.audit.builders import audit, audit_json, commit, head, make_repo, write, write_report
 
 ROSTER = """members:
   - name: shell
@@ -432,7 +432,8 @@ def test_the_ledger_keeps_each_members_entries_and_never_decides_a_verdict(
         argv = ["clear", "-C", str(repo), "--member", member, "--provenance", "refused"]
         assert audit_json(capsys, *argv)[0] == 0
     (ledger,) = (repo / ".tether/audit").glob("*.rerun.json")
-    fix = commit(repo, "fix", {"scripts/b.sh": "echo fixed\n"})
+    commit(repo, "fix", {"scripts/b.sh": "echo fixed\n"})
+    fix = head(repo)
     scope(capsys, repo)
     write_report(capsys, repo)
     code, result = clear(capsys, repo)

@@ -15,6 +15,7 @@ from tests.audit.builders import (
     audit,
     audit_json,
     commit,
+    head,
     start_review,
     write,
     write_report,
@@ -178,7 +179,8 @@ def test_the_rerun_ledger_records_what_the_last_round_fixed(
     ledger = audit_files(repo, ".rerun.json")
     assert len(ledger) == 1
 
-    fix = commit(repo, "fix first", {"scripts/a.sh": "echo fixed\n"})
+    commit(repo, "fix first", {"scripts/a.sh": "echo fixed\n"})
+    fix = head(repo)
     write_report(capsys, repo, findings=[{**finding("second"), "line": 7}])  # moved, not fixed
     code, doc = clear(capsys, repo, "refused")
     assert [f["title"] for f in doc["remaining"]] == ["second"]
@@ -192,7 +194,8 @@ def test_the_rerun_ledger_records_what_the_last_round_fixed(
     recorded = json.loads((repo / ".tether" / "audit" / ledger[0]).read_text())
     assert [f["title"] for f in recorded["members"]["shell"]["remaining"]] == ["second"]
 
-    fix = commit(repo, "fix second", {"scripts/a.sh": "echo fixed twice\n"})
+    commit(repo, "fix second", {"scripts/a.sh": "echo fixed twice\n"})
+    fix = head(repo)
     write_report(capsys, repo)
     code, doc = clear(capsys, repo, "earned")
     assert code == 0 and doc["remaining"] == []
