@@ -101,6 +101,9 @@ class GitSource(TaggedSource):
         self.cache = cache
         self.max_entry_bytes = max_entry_bytes
         self.notes: list[SourceNote] = []
+        # The kinds of the tags git last told of (``_kinds_of``), dropped when a clone or a
+        # fetch changes the cached clone: listing and exporting a version ask once.
+        self._kinds: dict[str, str] | None = None
 
     def _offered(self) -> dict[str, str]:
         bound = None if self.local is not None else listing_bound()
@@ -118,7 +121,10 @@ class GitSource(TaggedSource):
         """The tags that name a release: a tag of a blob or a tree is left out, with a note.
         Judged in the repository itself when it is on disk, else in the cached clone for the
         tags it already holds (a newer one is judged when fetched: see ``_export``)."""
-        kinds = git.tag_kinds(where) if git.is_git_repo(where) else {}
+        # A repository on disk was found to be one when the source was opened; the cached
+        # clone may not be there yet.
+        held = self.local is not None or git.is_git_repo(where)
+        kinds = self._kinds_of(where, tags) if held else {}
         kept: list[str] = []
         for tag in tags:
             kind = kinds.get(tag, "commit")
@@ -131,7 +137,7 @@ class GitSource(TaggedSource):
 
     def _export(self, tag: str, version: str, work: Path, dest: Path) -> None:
         repo = self.local if self.local is not None else self._mirror_with(tag)
-        kind = git.tag_kinds(repo).get(tag, "commit")
+        kind = self._kinds_of(repo, [tag]).get(tag, "commit")
         if kind != "commit":
             raise TetherError(_not_a_commit(self.spec, tag, kind))
         archive = work / "archive.tar"
@@ -142,6 +148,13 @@ class GitSource(TaggedSource):
         extract_tar_safely(
             archive, dest, self.max_entry_bytes, strip_single_top=False, label=f"{self.spec}@{tag}"
         )
+
+    def _kinds_of(self, repo: Path, tags: list[str]) -> dict[str, str]:
+        """The kinds of ``repo``'s tags (``git.tag_kinds``), asked again only when a tag
+        asked about is not among those git told of (a tag made since)."""
+        if self._kinds is None or any(tag not in self._kinds for tag in tags):
+            self._kinds = git.tag_kinds(repo)
+        return self._kinds
 
     def _mirror_with(self, tag: str) -> Path:
         """The cached bare clone, holding ``tag``: cloned the first time, topped up later."""
@@ -165,6 +178,7 @@ class GitSource(TaggedSource):
         )
 
     def _fetch(self, mirror: Path, tag: str) -> None:
+        self._kinds = None
         try:
             git.fetch_tags(mirror, self.location, [tag], transfer_bound())
         except git.TransferBoundExceeded:
@@ -174,6 +188,7 @@ class GitSource(TaggedSource):
 
     def _clone(self, mirror: Path) -> None:
         # Clone beside the final place, then rename: an interrupted clone is never reused.
+        self._kinds = None
         self.cache.remove_leftovers(MIRROR)
         partial = Path(tempfile.mkdtemp(prefix=f"{mirror.name}.partial-", dir=mirror.parent))
         try:
