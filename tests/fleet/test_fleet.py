@@ -109,8 +109,9 @@ def fleet(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys, built: Path) 
     for name in NAMES:
         root = tmp_path / name
         state = root / ".tether" / "state.json"
-        source = json.dumps(str(built / "rel"))
-        state.write_text(state.read_text().replace(source, json.dumps(str(made.shelf)), 1))
+        recorded, source = state.read_text(), json.dumps(str(built / "rel"))
+        assert source in recorded
+        state.write_text(recorded.replace(source, json.dumps(str(made.shelf)), 1))
         git(root, "commit", "-qa", "--amend", "--no-edit")
         made.projects.append(root)
     capsys.readouterr()
