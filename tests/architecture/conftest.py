@@ -11,8 +11,9 @@ import pytest
 from tests.architecture import syntax_trees
 
 
-@pytest.fixture(scope="package", autouse=True)
-def syntax_trees_forgotten() -> Iterator[None]:
-    """The trees the area's rules share are dropped once its tests are done."""
-    yield
-    syntax_trees.forget()
+@pytest.fixture(scope="module")
+def reading_syntax_trees() -> Iterator[None]:
+    """For a module whose rules read syntax trees (``syntax_trees``): no cyclic collection
+    while its tests run, and the trees dropped once they are done."""
+    with syntax_trees.reading():
+        yield

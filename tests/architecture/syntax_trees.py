@@ -1,10 +1,13 @@
 """The syntax trees the rules of this area read, made once per test process and shared by
-the modules that read the same files (the package's modules, the suite's own).
+the rules that read the same files (the package's modules, the suite's own).
 
 Parsing the whole package and walking its trees is most of what each rule costs, and several
-rules of several modules read every file: each text is parsed once, each tree walked once.
-The trees are forgotten when the area's tests are done (``conftest.py``): kept, the
-collector would walk their million objects at each full collection of the rest of the run.
+rules read every file: each text is parsed once, each tree walked once. A module reading
+trees does so inside ``reading()`` (the fixture ``reading_syntax_trees`` of ``conftest.py``):
+syntax trees hold no reference cycles, so the collector finds nothing in them, but while
+hundreds of thousands of nodes are made it would run again and again, each full collection
+walking every node made so far; and kept after the module, the trees would be walked at each
+full collection of the rest of the run.
 """
 
 from __future__ import annotations
@@ -21,9 +24,6 @@ Fact = TypeVar("Fact")
 
 @contextmanager
 def _no_cyclic_collection() -> Iterator[None]:
-    """Syntax trees hold no reference cycles, so the collector finds nothing in them; while
-    hundreds of thousands of nodes are made it would otherwise run again and again, each
-    full collection walking every node made so far."""
     was_enabled = gc.isenabled()
     gc.disable()
     try:
@@ -31,6 +31,16 @@ def _no_cyclic_collection() -> Iterator[None]:
     finally:
         if was_enabled:
             gc.enable()
+
+
+@contextmanager
+def reading() -> Iterator[None]:
+    """No cyclic collection inside; the trees and what was read from them let go after."""
+    with _no_cyclic_collection():
+        try:
+            yield
+        finally:
+            forget()
 
 
 @functools.cache

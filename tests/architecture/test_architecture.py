@@ -17,6 +17,8 @@ import pytest
 
 from tests.architecture import syntax_trees
 
+pytestmark = pytest.mark.usefixtures("reading_syntax_trees")
+
 SOURCE = Path(__file__).resolve().parents[2] / "src" / "tether"
 
 # Each unit of the package (a top-level module or a sub-package) and the layer it belongs to.

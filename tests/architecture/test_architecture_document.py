@@ -11,6 +11,8 @@ import functools
 import re
 from pathlib import Path
 
+import pytest
+
 from tests.architecture import syntax_trees
 from tests.architecture.test_architecture import (
     LAYER_OF,
@@ -23,6 +25,8 @@ from tests.architecture.test_architecture import (
     SOURCE,
 )
 from tether.profiles import PROFILES, TEMPLATE_PROFILES
+
+pytestmark = pytest.mark.usefixtures("reading_syntax_trees")
 
 ROOT = SOURCE.parents[1]
 TESTS = ROOT / "tests"

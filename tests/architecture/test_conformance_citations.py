@@ -21,6 +21,8 @@ from pathlib import Path
 
 import pytest
 
+pytestmark = pytest.mark.usefixtures("reading_syntax_trees")
+
 ROOT = Path(__file__).resolve().parents[2]
 PAGES = sorted((ROOT / "docs" / "conformance").glob("*.md"))
 STATUSES = ("done", "different", "partial", "missing")

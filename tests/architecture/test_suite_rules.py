@@ -5,7 +5,11 @@ from __future__ import annotations
 import ast
 from pathlib import Path
 
+import pytest
+
 from tests.architecture import syntax_trees
+
+pytestmark = pytest.mark.usefixtures("reading_syntax_trees")
 
 TESTS = Path(__file__).parents[1]
 SPAWNERS = {"run", "Popen", "check_output", "check_call", "call"}
