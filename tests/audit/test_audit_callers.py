@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+import tether.git
 from tests.audit.builders import audit, audit_json, commit, make_repo
 
 HOOK_OUTSIDE_GLOBS = """#!/bin/bash
@@ -214,3 +215,37 @@ def test_the_callers_of_a_changed_library_or_hook_are_listed(
         "callers of scripts/lib/common.sh (read them against its new contract): "
         ".github/workflows/ci.yml, scripts/a.sh, scripts/b.sh" in out
     )
+
+
+def test_one_shell_run_lists_the_tracked_files_once(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The files to read, the dependency checks of other hooks, the pinning suites, the
+    registered scripts and the callers all need the checkout's tracked files: one listing
+    serves them all (nothing an audit does stages a file)."""
+    base = {
+        "tools/guard.sh": HOOK_OUTSIDE_GLOBS,
+        ".claude/settings.json": json.dumps(SETTINGS),
+        "scripts/verdict.sh": SCRIPT,
+        "test/verdict.bats": PINNING_SUITE,
+    }
+    branch = {"tools/guard.sh": HOOK_OUTSIDE_GLOBS + "echo done\n", "scripts/verdict.sh": SCRIPT}
+    branch["scripts/verdict.sh"] += "echo more\n"
+    repo = make_repo(tmp_path, monkeypatch, base, branch)
+    asked: list[list[str]] = []
+    real = tether.git.run_git
+
+    def noting(args, *rest, **options):  # type: ignore[no-untyped-def]
+        asked.append(list(args))
+        return real(args, *rest, **options)
+
+    monkeypatch.setattr(tether.git, "run_git", noting)
+    args = ("shell", "-C", str(repo), "--profile", "gaia", "--base-ref", "main")
+    code, doc = audit_json(capsys, *args)
+    assert code == 0  # warnings only
+    classes = {(f["path"], f["finding_class"]) for f in doc["findings"]}
+    assert ("tools/guard.sh", "hook/unguarded-dependency") in classes
+    date_d = [f for f in doc["findings"] if f["finding_class"] == "portability/date-d"]
+    assert [f["linked_tests"] for f in date_d] == [["test/verdict.bats"]]
+    assert doc["callers"] == {"tools/guard.sh": [".claude/settings.json"]}
+    assert [a for a in asked if a[:1] == ["ls-files"]] == [["ls-files", "-z", "--cached"]]

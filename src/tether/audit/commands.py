@@ -49,22 +49,23 @@ def audit_shell(root: Path, layout: Any, remit: Remit, request: ShellRequest) ->
         cache=request.cache if request.cache is not None else ResultCache(None),
     )
     scope = compute_scope(root, request.base_ref, remit) if request.base_ref else None
+    tracked = git.ls_files(root)  # one listing for every step below: nothing here stages
     if request.paths:
         paths = shell.expand_paths(root, [_relative(root, p) for p in request.paths])
     elif scope is not None:
         paths = list(scope.files)
     else:
-        paths = [p for p in git.ls_files(root) if remit.covers(p)]
+        paths = [p for p in tracked if remit.covers(p)]
     targets = shell.select_targets(root, paths, options)
     tools = default_tools()
-    results = shell.analyse(root, targets, tools, options)
+    results = shell.analyse(root, targets, tools, options, tracked)
     if request.diff_only and scope is not None:
         results = shell.downgrade_inherited(root, scope.merge_base, results, tools, options)
     deleted = list(scope.deleted) if scope is not None and not request.paths else []
     gone = shell.deleted_suites(root, scope.merge_base, deleted) if scope is not None else []
     if scope is not None:
         gone += shell.compare_suites(root, scope.merge_base, targets, tools, options.cache)
-    gone += shell.missing_hook_scripts(root, remit)
+    gone += shell.missing_hook_scripts(root, remit, tracked)
     checked = _policy_findings(root, layout, paths, scope.merge_base if scope else None)
     gone += [f for found in checked.values() for f in found]
     domain = remit if remit.globs else None
@@ -72,7 +73,7 @@ def audit_shell(root: Path, layout: Any, remit: Remit, request: ShellRequest) ->
     # A file in the remit that no lens reads is said, never silently skipped; without a
     # remit (every tracked file) the list would be the whole tree.
     if scope is not None:
-        document["callers"] = shell.callers(root, [t.path for t in targets if not t.bats])
+        document["callers"] = shell.callers(root, [t.path for t in targets if not t.bats], tracked)
     examined = {t.path for t in targets} | set(checked)
     listed = bool(remit.globs or request.paths)
     document["not_analysed"] = sorted(set(paths) - examined) if listed else []

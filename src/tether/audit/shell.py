@@ -221,14 +221,15 @@ def _command_script(text: str) -> str | None:
     return PurePosixPath(rel).as_posix()
 
 
-def missing_hook_scripts(root: Path, remit: Remit) -> list[Finding]:
+def missing_hook_scripts(root: Path, remit: Remit, tracked: Sequence[str]) -> list[Finding]:
     """A ``hook/missing-script`` error for each registered hook command whose script is
     not a tracked file of the checkout (moved, renamed, deleted, never committed).
 
     A hook's only caller is that command string, so the breakage shows in no diff of the
     script. Checked when the remit covers the settings file or the missing script.
+    ``tracked`` is every tracked file of the checkout (``git.ls_files``).
     """
-    tracked = set(git.ls_files(root))
+    committed = set(tracked)
     found: list[Finding] = []
     for name in SETTINGS_FILES:
         path = root / name
@@ -242,7 +243,7 @@ def missing_hook_scripts(root: Path, remit: Remit) -> list[Finding]:
         text = raw.decode("utf-8", "replace")
         for command_text in _hook_commands(document):
             script = _command_script(command_text)
-            if script is None or script in tracked:
+            if script is None or script in committed:
                 continue
             if not (remit.covers(name) or remit.covers(script)):
                 continue
@@ -269,7 +270,7 @@ _RUNS_SCRIPT: Final = re.compile(
 _CALLER_SUFFIXES: Final = (".sh", ".bash", ".bats", ".yml", ".yaml")
 
 
-def callers(root: Path, changed: Sequence[str]) -> dict[str, list[str]]:
+def callers(root: Path, changed: Sequence[str], tracked: Sequence[str]) -> dict[str, list[str]]:
     """For each changed script, the tracked files that source or run it (``. lib.sh``,
     ``source``, ``bash x.sh``, a workflow's ``run:``) and the settings files registering it
     as a hook. A diff never shows them, yet a changed contract breaks them."""
@@ -279,7 +280,7 @@ def callers(root: Path, changed: Sequence[str]) -> dict[str, list[str]]:
     for path in changed:
         by_name.setdefault(PurePosixPath(path).name, []).append(path)
     found: dict[str, set[str]] = {path: set() for path in changed}
-    for candidate in git.ls_files(root):
+    for candidate in tracked:
         if not candidate.endswith(_CALLER_SUFFIXES) and candidate not in SETTINGS_FILES:
             continue
         try:
@@ -307,13 +308,15 @@ def _json_or_none(text: str) -> Any:
         return None
 
 
-def link_pinning_suites(root: Path, results: list[FileResult]) -> list[FileResult]:
+def link_pinning_suites(
+    root: Path, results: list[FileResult], tracked: Sequence[str]
+) -> list[FileResult]:
     """Name, on each script's findings, the bats suites that pin the script's output.
 
     A suite asserting a script's printed words breaks when the script rewords them,
     though the diff never touches the suite: the reviewer must read it.
     """
-    suites = [p for p in git.ls_files(root) if p.endswith(".bats")]
+    suites = [p for p in tracked if p.endswith(".bats")]
     texts = {}
     for suite in suites:
         try:
@@ -477,17 +480,22 @@ def downgrade_guarded(tree: Node, found: list[Finding]) -> list[Finding]:
 
 
 def analyse(
-    root: Path, targets: list[Target], tools: Toolset, options: ShellOptions
+    root: Path, targets: list[Target], tools: Toolset, options: ShellOptions, tracked: Sequence[str]
 ) -> list[FileResult]:
+    """Each target's findings; ``tracked`` is every tracked file of the checkout."""
     if not targets:
         return []
     results = map_in_threads(lambda t: analyse_file(root, t, tools, options), targets, options.jobs)
-    results = _weigh_dependencies(root, results, tools, options)
-    return link_pinning_suites(root, results)
+    results = _weigh_dependencies(root, results, tools, options, tracked)
+    return link_pinning_suites(root, results, tracked)
 
 
 def _weigh_dependencies(
-    root: Path, results: list[FileResult], tools: Toolset, options: ShellOptions
+    root: Path,
+    results: list[FileResult],
+    tools: Toolset,
+    options: ShellOptions,
+    tracked: Sequence[str],
 ) -> list[FileResult]:
     """Drop the ``hook/unguarded-dependency`` findings a check in another file answers
     (audit/dependencies.py): a guard function from a sourced library, or, for a
@@ -499,7 +507,7 @@ def _weigh_dependencies(
     registered = registered_hooks(root)
     hook_files = [
         path
-        for path in git.ls_files(root)
+        for path in tracked
         if (hook_globs.matches(path) or path in registered)
         and (target := classify(path, _first_line(root / path), posix, hook_globs)) is not None
         and not target.bats
