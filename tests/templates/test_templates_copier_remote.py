@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import importlib.util
 import json
+import shutil
 from pathlib import Path
 
 import pytest
@@ -36,14 +37,14 @@ V1 = {
 V2 = {**V1, "README.md.jinja": "# {{ project_name }}\n\nintro\n\nmore upstream\n"}
 
 
-@pytest.fixture
-def served_project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> tuple[Path, Path]:
-    """A project copier made from v1.0.0, and the bare template repository to serve."""
+@pytest.fixture(scope="module")
+def built_project(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
+    """A project copier made from v1.0.0, and the bare template repository to serve, built
+    once per module and never used themselves: each test gets copies of its own."""
     import copier
 
-    monkeypatch.setenv("TETHER_RENDER_CACHE", str(tmp_path / "render-cache"))
-    monkeypatch.setenv("HOME", str(tmp_path / "home"))  # no user settings of copier's
-    template = tmp_path / "tpl"
+    root = tmp_path_factory.mktemp("served-project")
+    template = root / "tpl"
     template.mkdir()
     git(template, "init", "-q", "-b", "main")
     for tag, files in (("v1.0.0", V1), ("v2.0.0", V2)):
@@ -51,12 +52,30 @@ def served_project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> tuple[Pat
         git(template, "add", "-A")
         git(template, "commit", "-qm", tag)
         git(template, "tag", tag)
-    project = tmp_path / "app"
-    copier.run_copy(str(template), project, vcs_ref="v1.0.0", defaults=True, quiet=True)
+    project = root / "app"
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("HOME", str(root / "home"))  # no user settings of copier's
+        copier.run_copy(str(template), project, vcs_ref="v1.0.0", defaults=True, quiet=True)
     git(project, "init", "-q", "-b", "main")
     git(project, "add", "-A")
     git(project, "commit", "-qm", "generated")
-    return project, bare_for_http(template, tmp_path / "served" / "tpl.git")
+    return project, bare_for_http(template, root / "served" / "tpl.git")
+
+
+@pytest.fixture
+def served_project(
+    built_project: tuple[Path, Path], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> tuple[Path, Path]:
+    """This test's own copies of the project copier made from v1.0.0 (its answers name the
+    module's template until the test points them at the served URL) and of the bare template
+    repository to serve."""
+    monkeypatch.setenv("TETHER_RENDER_CACHE", str(tmp_path / "render-cache"))
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))  # no user settings of copier's
+    project, bare = built_project
+    return (
+        Path(shutil.copytree(project, tmp_path / "app", symlinks=True)),
+        Path(shutil.copytree(bare, tmp_path / "served" / "tpl.git", symlinks=True)),
+    )
 
 
 def _point_at(project: Path, url: str) -> None:
