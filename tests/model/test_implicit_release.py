@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 from pathlib import Path
 
 import pytest
@@ -49,9 +50,18 @@ V2 = {
 }
 
 
+@pytest.fixture(scope="module")
+def built_upstream(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The tagged repository of V1 and V2, built once per module and never used itself."""
+    return tagged_repo(
+        tmp_path_factory.mktemp("upstream") / "kit.git", [("1.0.0", V1), ("2.0.0", V2)]
+    )
+
+
 @pytest.fixture
-def upstream(tmp_path: Path) -> Path:
-    return tagged_repo(tmp_path / "kit.git", [("1.0.0", V1), ("2.0.0", V2)])
+def upstream(built_upstream: Path, tmp_path: Path) -> Path:
+    """This test's own copy of the tagged repository of V1 and V2."""
+    return Path(shutil.copytree(built_upstream, tmp_path / "kit.git", symlinks=True))
 
 
 def init(source: Path, project: Path, *extra: str) -> None:
