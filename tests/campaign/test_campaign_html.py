@@ -23,6 +23,7 @@ import pytest
 
 import tests.campaign.test_campaign as test_campaign
 from builders import run_tether, tree_digest
+from tests.campaign.conftest import Seeds
 from tests.campaign.test_campaign import World, cli
 from tether.errors import Exit
 from tether.report.campaign import STATE_ORDER
@@ -168,31 +169,40 @@ def test_versions_buckets_and_age_per_repository() -> None:
 # --- the command -------------------------------------------------------------------------------
 
 
-def hostile_campaign(world: World) -> Path:
-    """Five repositories, one of them named like markup, updated, held and failed."""
-    world.remote("p1")
-    world.remote("p2", edit="x\nmine\nz\n")
-    world.remote(HOSTILE)
-    world.add("gone", {"url": (world.tmp / "nowhere.git").as_uri()})
-    world.remote("p3", shelf=world.seeds.other_shelf)  # follows other-kit
-    assert world.start()[0] == 0
-    assert cli("run", "c1", "--dir", str(world.campaigns), "-j", "1")[0] == Exit.ERROR
-    return world.tmp / "out" / "status.html"
+@pytest.fixture(scope="module")
+def hostile(tmp_path_factory: pytest.TempPathFactory, seeds: Seeds) -> World:
+    """Five repositories, one of them named like markup, updated, held and failed: one run
+    for the module, as the tests that show it only read the campaign (each writes its page in
+    its own folder; test_status_html_writes_the_page_and_prints_the_status checks the
+    campaign is left as it was)."""
+    root = tmp_path_factory.mktemp("hostile-campaign")
+    world = World(root, seeds.shelf, root / "registry.json", root / "campaigns", seeds)
+    with pytest.MonkeyPatch.context() as patch:  # what the world fixture sets for a test
+        patch.setenv("XDG_STATE_HOME", str(root / "state"))
+        patch.setenv("XDG_CONFIG_HOME", str(root / "config"))
+        world.remote("p1")
+        world.remote("p2", edit="x\nmine\nz\n")
+        world.remote(HOSTILE)
+        world.add("gone", {"url": (world.tmp / "nowhere.git").as_uri()})
+        world.remote("p3", shelf=world.seeds.other_shelf)  # follows other-kit
+        assert world.start()[0] == 0
+        assert cli("run", "c1", "--dir", str(world.campaigns), "-j", "1")[0] == Exit.ERROR
+    return world
 
 
-def test_status_html_writes_the_page_and_prints_the_status(world: World) -> None:
-    page = hostile_campaign(world)
-    records = tree_digest(world.campaigns)
+def test_status_html_writes_the_page_and_prints_the_status(hostile: World, tmp_path: Path) -> None:
+    page = tmp_path / "out" / "status.html"
+    records = tree_digest(hostile.campaigns)
     done = run_tether(
-        "campaign", "status", "c1", "--dir", str(world.campaigns), "--html", str(page), "--json"
+        "campaign", "status", "c1", "--dir", str(hostile.campaigns), "--html", str(page), "--json"
     )
     assert done.returncode == 0
-    assert json.loads(done.stdout) == world.status()[1]  # one document, the status
+    assert json.loads(done.stdout) == hostile.status()[1]  # one document, the status
     rows = [a for t, a in parsed(page.read_text()).tags if t == "tr" and "data-repo" in a]
     assert len(rows) == 5
-    assert tree_digest(world.campaigns) == records  # the campaign is only read
+    assert tree_digest(hostile.campaigns) == records  # the campaign is only read
     text = run_tether(
-        "campaign", "status", "c1", "--dir", str(world.campaigns), "--html", str(page)
+        "campaign", "status", "c1", "--dir", str(hostile.campaigns), "--html", str(page)
     )
     assert text.stdout.endswith(f"page: {page}\n")
 
@@ -280,13 +290,13 @@ def after_each_click(dom: str) -> list[tuple[list[str], str]]:
 
 
 def test_the_page_in_a_browser_has_one_row_per_repository_and_no_console_errors(
-    world: World,
+    hostile: World, tmp_path: Path
 ) -> None:
     chromium()
-    page = hostile_campaign(world)
-    args = ("campaign", "status", "c1", "--dir", str(world.campaigns), "--html", str(page))
+    page = tmp_path / "out" / "status.html"
+    args = ("campaign", "status", "c1", "--dir", str(hostile.campaigns), "--html", str(page))
     assert run_tether(*args).returncode == 0
-    dom, console = load(page, world.tmp / "profile")
+    dom, console = load(page, tmp_path / "profile")
     assert console == []  # no uncaught error, no refused load, nothing logged
     assert repositories_in(dom) == ["p1", "p2", HOSTILE, "gone", "p3"]
     assert "<img" not in dom  # the hostile name stayed text
@@ -294,16 +304,16 @@ def test_the_page_in_a_browser_has_one_row_per_repository_and_no_console_errors(
 
 
 def test_clicking_a_header_sorts_the_table_and_clicking_again_reverses_it(
-    world: World,
+    hostile: World, tmp_path: Path
 ) -> None:
     chromium()
-    page = hostile_campaign(world)
-    args = ("campaign", "status", "c1", "--dir", str(world.campaigns), "--html", str(page))
+    page = tmp_path / "out" / "status.html"
+    args = ("campaign", "status", "c1", "--dir", str(hostile.campaigns), "--html", str(page))
     assert run_tether(*args).returncode == 0
     names = ["p1", "p2", HOSTILE, "gone", "p3"]
     by_name = sorted(names, key=str.lower)
     # The name header twice (up, then down), then the state header.
-    dom, console = load(clicked_in_turn(page, 0, 0, 1), world.tmp / "profile")
+    dom, console = load(clicked_in_turn(page, 0, 0, 1), tmp_path / "profile")
     assert console == []
     (first, first_sort), (second, second_sort), (by_state, state_sort) = after_each_click(dom)
     assert first == by_name and first_sort == "ascending"
