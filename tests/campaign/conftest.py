@@ -6,7 +6,9 @@ from __future__ import annotations
 
 import shutil
 from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -49,7 +51,9 @@ class Seeds:
             work = self.root / "work" / str(len(self._bare))
             build_repository(work, shelf, edit, branch)
             bare = self.root / "bare" / f"{len(self._bare)}.git"
-            git(self.root, "clone", "-q", "--bare", str(work), str(bare))
+            # Packed (not the hard links of a local clone): a copy is a few files, and a
+            # fetch from it sends what is packed already.
+            git(self.root, "clone", "-q", "--bare", "--no-local", str(work), str(bare))
             self._bare[kind] = bare
         return self._bare[kind]
 
@@ -75,3 +79,33 @@ def build_repository(root: Path, shelf: Path, edit: str | None, branch: str) -> 
 @pytest.fixture(scope="session")
 def seeds(tmp_path_factory: pytest.TempPathFactory) -> Seeds:
     return Seeds(tmp_path_factory.mktemp("campaign-seeds"))
+
+
+@dataclass(frozen=True)
+class SerialRun:
+    """``campaign run -j 1`` of ``mixed_repositories`` (tests/campaign/test_campaign_exec.py)
+    in this process's coordinator: its exit code, its document and what it decided per
+    repository (``results``)."""
+
+    code: int
+    document: dict[str, Any]
+    results: dict[str, tuple[Any, ...]]
+
+
+@pytest.fixture(scope="session")
+def serial_run(tmp_path_factory: pytest.TempPathFactory, seeds: Seeds) -> SerialRun:
+    """The run every executor's results are compared with, made once per test process: the
+    repositories of a test are copies of the same ones (``Seeds``), with the same commits,
+    so each test's pool, Dask or bundle run must decide exactly what this run decided."""
+    from tests.campaign.test_campaign import World
+    from tests.campaign.test_campaign_exec import mixed_repositories, results, run, start
+
+    root = tmp_path_factory.mktemp("serial-run")
+    world = World(root, seeds.shelf, root / "registry.json", root / "campaigns", seeds)
+    with pytest.MonkeyPatch.context() as patch:  # what the world fixture sets for a test
+        patch.setenv("XDG_STATE_HOME", str(root / "state"))
+        patch.setenv("XDG_CONFIG_HOME", str(root / "config"))
+        mixed_repositories(world)
+        start(world, "serial")
+        code, document = run(world, "serial", "-j", "1")
+    return SerialRun(code, document, results(document))

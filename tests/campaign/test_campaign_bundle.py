@@ -12,8 +12,9 @@ nothing: no flag and no variable says "unseen". The fixture checks the workers s
 folder empty before any test runs, and skips where mount namespaces cannot be had.
 
 Repositories are real bare git repositories served as ``file://`` remotes (the builders of
-tests/campaign/test_campaign.py); the results are compared with a run in the coordinator's own
-process, which works in the campaign folder itself.
+tests/campaign/test_campaign.py); the results are compared with a run of the same repositories
+in the coordinator's own process, which works in the campaign folder itself (``serial_run``,
+tests/campaign/conftest.py, one per test process).
 """
 
 from __future__ import annotations
@@ -32,6 +33,7 @@ import pytest
 
 import tests.campaign.test_campaign as test_campaign
 from builders import GIT_TEST_ENV, git
+from tests.campaign.conftest import SerialRun
 from tests.campaign.test_campaign import World, cli
 from tests.campaign.test_campaign_exec import (
     DASK_DIAGNOSTICS_SPARED,
@@ -187,17 +189,15 @@ def workers_folder(unseeing: UnseeingWorkers, settings: Settings) -> Path:
 
 
 def test_workers_without_the_campaign_folder_send_their_commits_back_as_bundles(
-    unseen: World, unseeing: UnseeingWorkers
+    unseen: World, unseeing: UnseeingWorkers, serial_run: SerialRun
 ) -> None:
     mixed_repositories(unseen)
-    start(unseen, "here")
     start(unseen, "away")
-    _, here = run(unseen, "here", "-j", "1")
     code, away = run(unseen, "away", "--executor", "dask", "--scheduler", unseeing.address)
     assert code == Exit.ERROR  # p3 follows another upstream, as in the folder itself
 
     # The same records and committed files, the commits read from the campaign's mirrors.
-    assert results(away) == results(here)
+    assert results(away) == serial_run.results
     committed = [r for r in away["repositories"] if r["commit"]]
     assert [r["name"] for r in committed] == ["p1", "p4", "p5"]
     for record in committed:
@@ -224,12 +224,10 @@ def test_workers_without_the_campaign_folder_send_their_commits_back_as_bundles(
 
 
 def test_a_worker_killed_mid_update_without_the_folder_gives_the_same_final_state(
-    unseen: World, unseeing: UnseeingWorkers
+    unseen: World, unseeing: UnseeingWorkers, serial_run: SerialRun
 ) -> None:
     mixed_repositories(unseen)
-    start(unseen, "here")
     start(unseen, "away")
-    _, here = run(unseen, "here", "-j", "1")
     before = unseeing.worker_pids()
 
     unseeing.trigger.write_text("armed\n")
@@ -237,7 +235,7 @@ def test_a_worker_killed_mid_update_without_the_folder_gives_the_same_final_stat
     assert not unseeing.trigger.exists(), "no worker died: the trigger was never pulled"
     assert unseeing.worker_pids() != before  # the dead worker's nanny started a new one
     assert code == Exit.ERROR
-    assert results(away) == results(here)
+    assert results(away) == serial_run.results
     for record in away["repositories"]:
         if record["commit"]:
             assert commits_on_branch(record, away) == 1

@@ -40,6 +40,7 @@ from builders import (
     tree_digest,
 )
 from process_helpers import signal_delivered
+from tests.campaign.conftest import SerialRun
 from tests.campaign.test_campaign import World, cli, files_of
 from tether.campaign import executors
 from tether.campaign.coordinator import RunOptions, coordinate, parse_duration, plan_waves
@@ -210,13 +211,13 @@ EXPECTED_STATES = {
 
 
 def test_a_process_pool_and_dask_give_the_results_of_one_process(
-    world: World, dask_cluster: Cluster
+    world: World, dask_cluster: Cluster, serial_run: SerialRun
 ) -> None:
     mixed_repositories(world)
-    for name in ("serial", "pool", "dask"):
+    for name in ("pool", "dask"):
         start(world, name)
-    code, serial = run(world, "serial", "-j", "1")
-    assert code == Exit.ERROR  # p3 failed; every other repository still ran
+    serial = serial_run.document  # the same repositories, run in this process with -j 1
+    assert serial_run.code == Exit.ERROR  # p3 failed; every other repository still ran
     assert states(serial) == EXPECTED_STATES
     assert serial["run"]["jobs"] == 1 and serial["run"]["executor"] == "local"
 
@@ -227,7 +228,7 @@ def test_a_process_pool_and_dask_give_the_results_of_one_process(
     assert on_dask["run"]["executor"] == "dask"
     assert on_dask["run"]["scheduler"] == dask_cluster.address
 
-    expected = results(serial)
+    expected = serial_run.results
     assert results(pool) == expected
     assert results(on_dask) == expected
     # Registry order in the document whatever order the units finished in.
@@ -239,12 +240,10 @@ def test_a_process_pool_and_dask_give_the_results_of_one_process(
 
 
 def test_a_dask_worker_killed_mid_update_gives_the_same_final_state(
-    world: World, dask_cluster: Cluster
+    world: World, dask_cluster: Cluster, serial_run: SerialRun
 ) -> None:
     mixed_repositories(world)
-    start(world, "serial")
     start(world, "dask")
-    _, serial = run(world, "serial", "-j", "1")
     before = dask_cluster.worker_pids()
 
     dask_cluster.trigger.write_text("armed\n")
@@ -252,19 +251,17 @@ def test_a_dask_worker_killed_mid_update_gives_the_same_final_state(
     assert not dask_cluster.trigger.exists(), "no worker died: the trigger was never pulled"
     assert dask_cluster.worker_pids() != before  # the dead worker's nanny started a new one
     assert code == Exit.ERROR
-    assert results(on_dask) == results(serial)
+    assert results(on_dask) == serial_run.results
     for record in on_dask["repositories"]:
         if record["commit"]:
             assert commits_on_branch(record, on_dask) == 1
 
 
 def test_a_pool_worker_killed_mid_update_gives_the_same_final_state(
-    world: World, coordinator_tmp: dict[str, str]
+    world: World, coordinator_tmp: dict[str, str], serial_run: SerialRun
 ) -> None:
     mixed_repositories(world)
-    start(world, "serial")
     start(world, "pool")
-    _, serial = run(world, "serial", "-j", "1")
     trigger = world.tmp / "kill-the-next-worker"
     trigger.write_text("armed\n")
     # The coordinator never writes a project file itself with -j 2: the one that dies is a
@@ -280,7 +277,7 @@ def test_a_pool_worker_killed_mid_update_gives_the_same_final_state(
     assert not trigger.exists(), "no worker died: the trigger was never pulled"
     assert done.returncode == Exit.ERROR, done.stderr
     pool = json.loads(done.stdout)
-    assert results(pool) == results(serial)
+    assert results(pool) == serial_run.results
 
 
 def test_a_pool_whose_workers_keep_dying_fails_those_repositories_and_goes_on(
@@ -392,12 +389,10 @@ def test_a_pool_starts_where_the_temporary_folder_is_too_deep_for_a_socket(
 
 
 def test_a_coordinator_killed_with_a_pool_at_work_continues_on_the_rerun(
-    world: World, coordinator_tmp: dict[str, str]
+    world: World, coordinator_tmp: dict[str, str], serial_run: SerialRun
 ) -> None:
     mixed_repositories(world)
-    start(world, "serial")
     start(world, "pool")
-    _, serial = run(world, "serial", "-j", "1")
     folder = world.campaigns / "pool"
     killed = campaign_run_in_interpreter(
         world, coordinator_tmp, "pool", "-j", "2", env={crashpoint.ENV_VAR: f"{RECORD_STEP}:4"}
@@ -413,7 +408,7 @@ def test_a_coordinator_killed_with_a_pool_at_work_continues_on_the_rerun(
     rerun = campaign_run_in_interpreter(world, coordinator_tmp, "pool", "-j", "2")
     assert rerun.returncode == Exit.ERROR, rerun.stderr
     document = json.loads(rerun.stdout)
-    assert results(document) == results(serial)
+    assert results(document) == serial_run.results
     for name, data in finished.items():
         assert (folder / "repos" / name).read_bytes() == data  # not redone
     assert sum(len(wave) for wave in document["run"]["waves"]) == 5 - len(finished)
