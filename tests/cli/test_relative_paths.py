@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -57,30 +58,50 @@ KINDS = [
 ]
 
 
-@pytest.fixture(params=KINDS, ids=lambda kind: kind.name)
-def upstream(request, tmp_path):
-    """(kind, absolute source spec) for each kind of source, all holding 1.0.0 and 1.1.0."""
-    kind: Kind = request.param
-    shelf = build_shelf(tmp_path / "upstream/shelf")
-    if kind.name == "shelf":
-        yield kind, str(shelf)
-        return
+def build_upstream(upstream: Path, kind: Kind) -> None:
+    """The source folder of ``kind``: a shelf, with its releases as tarballs beside it
+    (``dist``) or committed and tagged in a repository beside it (``repo``)."""
+    shelf = build_shelf(upstream / "shelf")
     if kind.name in ("tarball", "url"):
-        dist = tmp_path / "upstream/dist"
         for version in VERSIONS:
             release_tar(
-                dist / f"kit-{version}.tar.gz", read_tree(shelf / version), top=f"kit-{version}"
+                upstream / f"dist/kit-{version}.tar.gz",
+                read_tree(shelf / version),
+                top=f"kit-{version}",
             )
-        if kind.name == "tarball":
-            yield kind, str(dist / "kit-{version}.tar.gz")
-            return
-        with serve_directory(dist) as base:
+    elif kind.name.startswith("git"):
+        repo = init_repo(upstream / "repo")
+        for version in VERSIONS:
+            commit_release(repo, read_tree(shelf / version), f"v{version}")
+
+
+@pytest.fixture(scope="module")
+def built_upstreams() -> dict[str, Path]:
+    """Each kind's source folder, built once for the module (by ``upstream``, on first use)
+    and copied into each test's folder: the tests read it and never change it."""
+    return {}
+
+
+@pytest.fixture(params=KINDS, ids=lambda kind: kind.name)
+def upstream(request, tmp_path, tmp_path_factory, built_upstreams):
+    """(kind, absolute source spec) for each kind of source, all holding 1.0.0 and 1.1.0,
+    in the test's own folder."""
+    kind: Kind = request.param
+    if kind.name not in built_upstreams:
+        built = tmp_path_factory.mktemp(f"upstream-{kind.name}") / "upstream"
+        build_upstream(built, kind)
+        built_upstreams[kind.name] = built
+    shutil.copytree(built_upstreams[kind.name], tmp_path / "upstream", symlinks=True)
+    if kind.name == "shelf":
+        yield kind, str(tmp_path / "upstream/shelf")
+    elif kind.name == "tarball":
+        yield kind, str(tmp_path / "upstream/dist/kit-{version}.tar.gz")
+    elif kind.name == "url":
+        with serve_directory(tmp_path / "upstream/dist") as base:
             yield kind, base + "/kit-{version}.tar.gz"
-        return
-    repo = init_repo(tmp_path / "upstream/repo")
-    for version in VERSIONS:
-        commit_release(repo, read_tree(shelf / version), f"v{version}")
-    yield kind, str(repo) if kind.name == "git" else f"file://{repo}"
+    else:
+        repo = tmp_path / "upstream/repo"
+        yield kind, str(repo) if kind.name == "git" else f"file://{repo}"
 
 
 @dataclass(frozen=True)
