@@ -22,7 +22,7 @@ from pathlib import Path
 
 import pytest
 
-from builders import call, git, in_forked_child, make_release, run_process
+from builders import call, git, in_forked_child, make_release, run_forked
 from tether.cli.main import main
 from tether.engine.textmerge import PURE_MERGE_MAX_BYTES
 from tether.flows.renames import MAX_BYTES as RENAME_MAX_BYTES
@@ -254,7 +254,7 @@ AUDIT = ("--remit", "*.sh", "--member", "shell")
 
 def audit_marker_fifo(w: dict[str, Path]) -> None:
     """A FIFO where the clearance marker of the current digest would be."""
-    done = run_process("audit", "digest", "-C", str(w["project"]), *AUDIT)
+    done = run_forked("audit", "digest", "-C", str(w["project"]), *AUDIT)
     assert done.returncode == 0, done.stderr
     digest = done.stdout.strip()
     (w["project"] / ".tether/audit").mkdir()
