@@ -8,6 +8,7 @@ still taken: it needs no merge."""
 from __future__ import annotations
 
 import json
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -21,11 +22,24 @@ from tether.report.reasons import merge_note
 TIMEOUT = 60
 
 
+# Each text made once for the module's tests (32 MiB apiece: making one costs more than
+# most of the tests using it), dropped when they are done.
+_made: dict[tuple[str, int], bytes] = {}
+
+
+@pytest.fixture(scope="module", autouse=True)
+def _drop_the_texts_afterwards() -> Iterator[None]:
+    yield
+    _made.clear()
+
+
 def _big(tag: str, extra: int = 1) -> bytes:
     """Text just past the bound, each line naming ``tag`` on the lines it changes."""
-    line = b"a line of an ordinary generated text file, nothing special in it\n"
-    body = line * (TEXT_MERGE_MAX_BYTES // len(line) + extra)
-    return tag.encode() + b"\n" + body
+    if (tag, extra) not in _made:
+        line = b"a line of an ordinary generated text file, nothing special in it\n"
+        body = line * (TEXT_MERGE_MAX_BYTES // len(line) + extra)
+        _made[(tag, extra)] = tag.encode() + b"\n" + body
+    return _made[(tag, extra)]
 
 
 def test_versions_past_the_bound_are_not_merged() -> None:
