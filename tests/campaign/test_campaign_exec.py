@@ -12,6 +12,8 @@ from __future__ import annotations
 
 import errno
 import json
+import multiprocessing
+import multiprocessing.forkserver
 import os
 import shutil
 import signal
@@ -102,7 +104,16 @@ def dask_cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Cluster]:
         "XDG_CACHE_HOME": str(home / "cache"),
         "XDG_CONFIG_HOME": str(home / "config"),
     }
-    with dask.config.set(DASK_DIAGNOSTICS_SPARED):  # the workers get it from their nannies
+    # The workers (and the one a killed worker's nanny starts again) are forked from this
+    # process's fork server with Dask loaded, not fresh interpreters that each import it:
+    # the server tether's process pools use here too, so it preloads their unit code as
+    # well (test_pool_workers_see_the_environment_and_folder_of_each_pools_start), and is
+    # started here unless a pool of an earlier test started it.
+    forkserver = multiprocessing.get_context("forkserver")
+    forkserver.set_forkserver_preload([*executors.POOL_PRELOAD, "distributed"])
+    multiprocessing.forkserver.ensure_running()
+    spared = {**DASK_DIAGNOSTICS_SPARED, "distributed.worker.multiprocessing-method": "forkserver"}
+    with dask.config.set(spared):  # the workers get it from their nannies
         cluster = distributed.LocalCluster(
             n_workers=2,
             threads_per_worker=1,
