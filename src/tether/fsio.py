@@ -7,7 +7,7 @@ import errno
 import os
 import stat
 import sys
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
 
 CHUNK = 1 << 20
@@ -272,17 +272,45 @@ TEMP_SUFFIX = ".tether-tmp"
 
 def remove_stale_temps(path: Path) -> None:
     """Remove temp files an interrupted ``atomic_write`` to ``path`` left behind."""
-    for leftover in path.parent.glob(f".{glob_escape(path.name)}.*{TEMP_SUFFIX}"):
-        leftover.unlink(missing_ok=True)
+    remove_stale_temps_beside([path])
+
+
+def remove_stale_temps_beside(paths: Iterable[Path]) -> None:
+    """Remove the temp files interrupted ``atomic_write`` calls to any of ``paths`` left
+    behind (``.<name>.<anything>.tether-tmp`` beside each). Each folder is listed once,
+    however many of the paths it holds: a resumed run of thousands of files in one folder
+    would otherwise list it, and match every name in it, once per file."""
+    names_in: dict[Path, set[str]] = {}
+    for path in paths:
+        names_in.setdefault(path.parent, set()).add(path.name)
+    for folder, names in names_in.items():
+        try:
+            entries = os.listdir(folder)
+        except OSError:
+            continue
+        for entry in entries:
+            if entry.startswith(".") and entry.endswith(TEMP_SUFFIX) and _temp_of(entry, names):
+                try:  # noqa: SIM105  (one that cannot go stays, as the rest still go)
+                    os.unlink(folder / entry)
+                except OSError:
+                    pass
+
+
+def _temp_of(entry: str, names: set[str]) -> bool:
+    """Whether ``entry`` is ``.<name>.<anything>.tether-tmp`` for one of ``names``: the name
+    ends at one of the dots between the leading one and the suffix."""
+    inner = entry[1 : -len(TEMP_SUFFIX)]
+    dot = inner.find(".")
+    while dot != -1:
+        if inner[:dot] in names:
+            return True
+        dot = inner.find(".", dot + 1)
+    return False
 
 
 def remove_stale_temps_under(root: Path) -> None:
     for leftover in root.rglob(f"*{TEMP_SUFFIX}"):
         leftover.unlink(missing_ok=True)
-
-
-def glob_escape(name: str) -> str:
-    return "".join(f"[{c}]" if c in "*?[" else c for c in name)
 
 
 def file_mode(path: str | os.PathLike[str]) -> int:

@@ -23,7 +23,13 @@ CLI = Path(__file__).resolve().parents[2] / "src" / "tether" / "cli"
 COMMAND_MODULES = sorted(CLI.glob("*_cmd.py"))
 
 FILE_WRITING_METHODS = {"write_text", "write_bytes"}
-FSIO_WRITERS = {"atomic_write", "remove_stale_temps", "remove_stale_temps_under", "flush_to_disk"}
+FSIO_WRITERS = {
+    "atomic_write",
+    "remove_stale_temps",
+    "remove_stale_temps_beside",
+    "remove_stale_temps_under",
+    "flush_to_disk",
+}
 WRITING_MODE_LETTERS = set("wax+")
 
 

@@ -3,6 +3,7 @@ uninterrupted run, loses no adopter byte, and writes state once."""
 
 import hashlib
 import json
+import os
 import shutil
 import subprocess
 import time
@@ -347,3 +348,48 @@ def test_resume_replans_a_file_edited_after_the_interruption(tmp_path):
     conflict_paths = [c["path"] for c in doc["buckets"]["conflict"]]
     assert "update.txt" in conflict_paths  # merged against the edit, never overwritten blindly
     assert "u1 edited meanwhile" in (project / "update.txt").read_text()
+
+
+def test_a_resumed_run_removes_its_targets_temps_listing_each_folder_once(tmp_path, monkeypatch):
+    """A killed write leaves ``.<name>.<hex>.tether-tmp`` beside its target. The resumed run
+    removes those of its targets (names with glob characters and dots too) and no other,
+    and lists a folder of many targets a few times in all, not once per file (it did: a
+    resumed run of n files in one folder matched every name in it n times)."""
+    names = [f"f/{i:02d}.txt" for i in range(40)] + ["f/[draft].md", "f/notes.v2.md"]
+    shelf = tmp_path / "releases"
+    make_release(shelf, "1.0.0", {name: f"v1 {name}\n" for name in names})
+    make_release(shelf, "2.0.0", {name: f"v2 {name}\n" for name in names})
+    project = tmp_path / "proj"
+    assert call("init", "--source", str(shelf), "--to", "1.0.0", "-C", str(project)) == 0
+    crashed = run_update(project, "file-written:1")
+    assert crashed.returncode == crashpoint.EXIT_CODE, crashed.stderr
+    folder = project / "f"
+    theirs = [folder / f".{Path(name).name}.0badc0de.tether-tmp" for name in names]
+    theirs.append(folder / ".notes.v2.md..tether-tmp")  # an empty middle still matches
+    others = [
+        folder / ".mine.txt.0badc0de.tether-tmp",  # beside no target of the run
+        folder / ".notes.tether-tmp",  # no name and dot before the suffix
+        folder / ".notes.v2.md.tether-tmp.keep",
+    ]
+    for temp in theirs + others:
+        temp.write_bytes(b"half-written\n")
+    listed: list[str] = []
+    real_scandir, real_listdir = os.scandir, os.listdir
+
+    def scandir(path=".", *args):
+        listed.append(os.path.realpath(path))
+        return real_scandir(path, *args)
+
+    def listdir(path=".", *args):
+        listed.append(os.path.realpath(path))
+        return real_listdir(path, *args)
+
+    monkeypatch.setattr(os, "scandir", scandir)
+    monkeypatch.setattr(os, "listdir", listdir)
+    rerun = run_update(project)
+    monkeypatch.undo()
+    assert rerun.returncode == 0, rerun.stderr
+    assert json.loads(rerun.stdout)["resumed"] is True
+    assert [temp.name for temp in theirs if temp.exists()] == []
+    assert [temp.name for temp in others if temp.exists()] == [temp.name for temp in others]
+    assert listed.count(os.path.realpath(folder)) <= 4, listed.count(os.path.realpath(folder))

@@ -16,7 +16,7 @@ from __future__ import annotations
 import contextlib
 import functools
 import os
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from tether import progress
@@ -34,7 +34,7 @@ from tether.flows.update_report import IndexTrouble, IndexTroubleCode
 from tether.fsio import (
     flush_to_disk,
     read_bytes,
-    remove_stale_temps,
+    remove_stale_temps_beside,
     remove_stale_temps_under,
     sha256_bytes,
     sha256_file,
@@ -607,10 +607,10 @@ def execute_plan(
     if resumed and ctx.backup_dir.is_dir():
         remove_stale_temps_under(ctx.backup_dir)
     interrupted_backups = dict(ctx.resume.backed_up)  # this run adds its own as it goes
+    if resumed:
+        _sweep_temps(ctx, plan.actions)
     pending: list[FileAction] = []
     for action in plan.actions:
-        if resumed:
-            _sweep_temps(ctx, action)
         if action.bucket is Bucket.FAILED:
             ctx.journal.file_failed(ctx.run_id, action.path, action.reason)
         elif _needs_disk(action):
@@ -662,9 +662,14 @@ def _unshare_interrupted_backups(
         unshare_backup(folder, name, data=data)
 
 
-def _sweep_temps(ctx: RunContext, action: FileAction) -> None:
-    """A killed write leaves its temp file beside the target; a resumed run removes it."""
-    for rel in (action.path, action.artifact):
-        if rel and ctx.guard.problem(rel) is None:  # never sweeps a folder outside
-            with contextlib.suppress(OSError):
-                remove_stale_temps(ctx.project.path(rel))
+def _sweep_temps(ctx: RunContext, actions: Sequence[FileAction]) -> None:
+    """A killed write leaves its temp file beside the target; a resumed run removes those
+    of every target and artifact, each folder listed once."""
+    paths = [
+        ctx.project.path(rel)
+        for action in actions
+        for rel in (action.path, action.artifact)
+        if rel and ctx.guard.problem(rel) is None  # never sweeps a folder outside
+    ]
+    with contextlib.suppress(OSError):
+        remove_stale_temps_beside(paths)

@@ -15,7 +15,7 @@ from tether.fsio import (
     file_mode,
     flush_to_disk,
     read_bytes,
-    remove_stale_temps,
+    remove_stale_temps_beside,
     remove_stale_temps_under,
     sha256_bytes,
     sha256_file,
@@ -153,10 +153,10 @@ def _sweep_temps(project: Project, run: RunRecord, paths: list[str]) -> None:
     beside its target, or in the run's backup folder: remove them, never through a folder
     the guard refuses."""
     guard = PathGuard(project.root)
-    for rel in paths:
-        if guard.problem(rel) is None:
-            with contextlib.suppress(OSError):
-                remove_stale_temps(project.path(rel))
+    with contextlib.suppress(OSError):
+        remove_stale_temps_beside(
+            [project.path(rel) for rel in paths if guard.problem(rel) is None]
+        )
     backups = f"{project.profile.backup_root}/{run.run_id}"
     if guard.problem(f"{backups}/x") is None and project.path(backups).is_dir():
         with contextlib.suppress(OSError):
