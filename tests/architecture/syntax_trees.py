@@ -15,7 +15,7 @@ from __future__ import annotations
 import ast
 import functools
 import gc
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from typing import TypeVar
 
@@ -62,10 +62,23 @@ def of_each_tree(read: Callable[[ast.AST], Fact]) -> Callable[[ast.AST], Fact]:
 
 
 @of_each_tree
-def nodes(tree: ast.AST) -> tuple[ast.AST, ...]:
-    """Every node of ``tree``, in ``ast.walk``'s order."""
+def _walked(tree: ast.AST) -> tuple[tuple[ast.AST, ...], dict[type, list[int]]]:
+    """Every node of ``tree`` in ``ast.walk``'s order, and where each kind of node stands."""
     with _no_cyclic_collection():
-        return tuple(ast.walk(tree))
+        every = tuple(ast.walk(tree))
+        where: dict[type, list[int]] = {}
+        for index, node in enumerate(every):
+            where.setdefault(type(node), []).append(index)
+    return every, where
+
+
+def nodes(tree: ast.AST, *kinds: type[ast.AST]) -> Sequence[ast.AST]:
+    """The nodes of ``tree`` in ``ast.walk``'s order: all of them, or those of ``kinds`` (a
+    rule looking at imports need not look at the other nodes, most of any tree)."""
+    every, where = _walked(tree)
+    if not kinds:
+        return every
+    return [every[index] for index in sorted(i for kind in kinds for i in where.get(kind, ()))]
 
 
 def forget() -> None:

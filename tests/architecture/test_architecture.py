@@ -131,7 +131,7 @@ def _process_starts(tree: ast.AST) -> list[tuple[int, str]]:
     function that does (``os.fork()``, ``from os import execv``)."""
     found: list[tuple[int, str]] = []
     type_only = _type_only_nodes(tree)
-    for node in syntax_trees.nodes(tree):
+    for node in syntax_trees.nodes(tree, ast.Import, ast.ImportFrom, ast.Attribute):
         if id(node) in type_only:
             continue
         if isinstance(node, ast.Import):
@@ -197,7 +197,7 @@ def _is_type_checking(test: ast.expr) -> bool:
 def _type_only_nodes(tree: ast.AST) -> frozenset[int]:
     """ids of the nodes inside ``if TYPE_CHECKING:`` blocks (several rules ask, once each)."""
     inside: set[int] = set()
-    for node in syntax_trees.nodes(tree):
+    for node in syntax_trees.nodes(tree, ast.If):
         if isinstance(node, ast.If) and _is_type_checking(node.test):
             for child in node.body:
                 inside.update(id(n) for n in ast.walk(child))
@@ -207,7 +207,7 @@ def _type_only_nodes(tree: ast.AST) -> frozenset[int]:
 def _imported_units(tree: ast.AST, module_path: Path) -> list[tuple[int, str]]:
     found: list[tuple[int, str]] = []
     type_only = _type_only_nodes(tree)
-    for node in syntax_trees.nodes(tree):
+    for node in syntax_trees.nodes(tree, ast.Import, ast.ImportFrom):
         if id(node) in type_only:
             continue
         if isinstance(node, ast.Import):
@@ -230,7 +230,7 @@ def _imported_units(tree: ast.AST, module_path: Path) -> list[tuple[int, str]]:
 
 def _stdlib_imports(tree: ast.AST) -> list[tuple[int, str]]:
     found: list[tuple[int, str]] = []
-    for node in syntax_trees.nodes(tree):
+    for node in syntax_trees.nodes(tree, ast.Import, ast.ImportFrom):
         if isinstance(node, ast.Import):
             found.extend((node.lineno, alias.name.split(".")[0]) for alias in node.names)
         elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
@@ -270,7 +270,7 @@ def _module_imports(tree: ast.AST, files: Collection[str]) -> dict[str, int]:
     packages Python initialises on the way (``a`` for ``a.b``) are not counted."""
     found: dict[str, int] = {}
     type_only = _type_only_nodes(tree)
-    for node in syntax_trees.nodes(tree):
+    for node in syntax_trees.nodes(tree, ast.Import, ast.ImportFrom):
         if id(node) in type_only:
             continue
         names: list[str] = []
@@ -435,7 +435,7 @@ def _connects(tree: ast.AST) -> list[tuple[int, str]]:
     module that speaks to the network directly (``socket``)."""
     found: list[tuple[int, str]] = []
     type_only = _type_only_nodes(tree)
-    for node in syntax_trees.nodes(tree):
+    for node in syntax_trees.nodes(tree, ast.Attribute, ast.Import, ast.ImportFrom):
         if id(node) in type_only:
             continue
         if isinstance(node, ast.Attribute) and node.attr in NETWORK_OPENERS:
@@ -502,7 +502,7 @@ def _asks(tree: ast.AST) -> list[tuple[int, str]]:
     line of ``sys.stdin`` (a child reading its payload with ``sys.stdin.buffer.read()``, or
     a command reading a list given on stdin with ``read()``, asks nobody)."""
     found: list[tuple[int, str]] = []
-    for node in syntax_trees.nodes(tree):
+    for node in syntax_trees.nodes(tree, ast.Call, ast.Import, ast.ImportFrom, ast.Attribute):
         if (
             isinstance(node, ast.Call)
             and isinstance(node.func, ast.Name)
@@ -694,11 +694,11 @@ def _deferred_for_nothing(tree: ast.Module, files: Collection[str]) -> list[str]
     # walked (most functions of the package hold none).
     import_lines = {
         node.lineno
-        for node in syntax_trees.nodes(tree)
+        for node in syntax_trees.nodes(tree, ast.Import, ast.ImportFrom)
         if isinstance(node, ast.Import | ast.ImportFrom)
     }
     found = []
-    for function in syntax_trees.nodes(tree):
+    for function in syntax_trees.nodes(tree, ast.FunctionDef, ast.AsyncFunctionDef):
         if not isinstance(function, ast.FunctionDef | ast.AsyncFunctionDef):
             continue
         end = function.end_lineno or function.lineno
@@ -785,7 +785,7 @@ def _worded_notes(tree: ast.AST) -> list[int]:
     """The lines that put words into a ``notes`` list: appended, extended, inserted, added,
     assigned, or given as a ``notes=`` argument."""
     lines = []
-    for node in syntax_trees.nodes(tree):
+    for node in syntax_trees.nodes(tree, ast.Call, ast.Assign, ast.AugAssign, ast.AnnAssign):
         values: list[ast.AST] = []
         if isinstance(node, ast.Call):
             func = node.func
@@ -848,7 +848,7 @@ def _worded_reasons(tree: ast.AST) -> list[int]:
     """The lines that give a plan's row a reason in words (an empty one is none): a fact
     of the row (``model.plan.RowWhy``) is worded in ``report/reasons.py``."""
     lines = []
-    for node in syntax_trees.nodes(tree):
+    for node in syntax_trees.nodes(tree, ast.Call):
         if not isinstance(node, ast.Call):
             continue
         func = node.func
@@ -923,7 +923,7 @@ def _words_a_program_end(tree: ast.AST) -> list[tuple[int, str]]:
     """Where a module words how a program ended itself: ``.end_words()`` of anything, or
     ``.describe()``/``.failure(…)`` of a program's result (the words ``Finished`` once had)."""
     found = []
-    for node in syntax_trees.nodes(tree):
+    for node in syntax_trees.nodes(tree, ast.Call):
         if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)):
             continue
         method, receiver = node.func.attr, node.func.value
@@ -993,7 +993,7 @@ def _words_given(tree: ast.AST) -> list[tuple[int, str]]:
     (``x.error = …``, ``error=…``), to a failed record's reason or to the reason ``deps``
     leaves a declaration alone (``Skipped``)."""
     found = []
-    for node in syntax_trees.nodes(tree):
+    for node in syntax_trees.nodes(tree, ast.Call, ast.Assign):
         values: list[ast.AST] = []
         if isinstance(node, ast.Call):
             func = node.func

@@ -136,7 +136,7 @@ def _stems() -> set[str]:
 def _classes() -> dict[str, list[ast.ClassDef]]:
     found: dict[str, list[ast.ClassDef]] = {}
     for text in _files().values():
-        for node in syntax_trees.nodes(syntax_trees.parsed(text)):
+        for node in syntax_trees.nodes(syntax_trees.parsed(text), ast.ClassDef):
             if isinstance(node, ast.ClassDef):
                 found.setdefault(node.name, []).append(node)
     return found

@@ -23,7 +23,7 @@ def _parsed(text: str) -> ast.Module:
 def _spawned_commands(tree: ast.AST) -> list[tuple[int, str]]:
     """(line, program) for each subprocess call whose argv list starts with a literal."""
     found = []
-    for node in syntax_trees.nodes(tree):
+    for node in syntax_trees.nodes(tree, ast.Call):
         if not (isinstance(node, ast.Call) and node.args):
             continue
         func = node.func
