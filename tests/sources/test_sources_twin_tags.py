@@ -6,7 +6,10 @@ shelf folders, the real CLI."""
 from __future__ import annotations
 
 import json
+import shutil
 from pathlib import Path
+
+import pytest
 
 from builders import make_release, run_tether
 from helpers_sources import commit_release, init_repo
@@ -21,12 +24,21 @@ def _release_files(tmp_path: Path, version: str, text: str) -> dict[str, str]:
     }
 
 
-def _twin_repo(tmp_path: Path) -> Path:
+@pytest.fixture(scope="module")
+def built_twin_repo(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """Releases 1.0.0 (tag v1.0.0) and 2.0.0 twice (tags v2.0.0 and 2.0.0, different
+    trees), built once per module; each test copies it (``_twin_repo``)."""
+    tmp_path = tmp_path_factory.mktemp("built")
     repo = init_repo(tmp_path / "upstream")
     commit_release(repo, _release_files(tmp_path, "1.0.0", "one\n"), "v1.0.0")
     commit_release(repo, _release_files(tmp_path, "2.0.0", "from v2.0.0\n"), "v2.0.0")
     commit_release(repo, _release_files(tmp_path, "2.0.0", "from 2.0.0\n"), "2.0.0")
     return repo
+
+
+def _twin_repo(tmp_path: Path, built: Path) -> Path:
+    """This test's copy of the module's twin-tag repository, at ``tmp_path/upstream``."""
+    return shutil.copytree(built, tmp_path / "upstream", symlinks=True)
 
 
 def _note(spec: Path | str) -> str:
@@ -36,8 +48,10 @@ def _note(spec: Path | str) -> str:
     )
 
 
-def test_update_says_which_of_two_tags_it_installed_also_from_the_cache(tmp_path: Path) -> None:
-    repo = _twin_repo(tmp_path)
+def test_update_says_which_of_two_tags_it_installed_also_from_the_cache(
+    tmp_path: Path, built_twin_repo: Path
+) -> None:
+    repo = _twin_repo(tmp_path, built_twin_repo)
     project = tmp_path / "app"
     project.mkdir()
     done = run_tether("init", "--json", "--source", str(repo), "--to", "1.0.0", "-C", str(project))
@@ -52,8 +66,8 @@ def test_update_says_which_of_two_tags_it_installed_also_from_the_cache(tmp_path
     assert (project / GUIDE).read_text() == "from 2.0.0\n"
 
 
-def test_init_says_which_of_two_tags_it_installed(tmp_path: Path) -> None:
-    repo = _twin_repo(tmp_path)
+def test_init_says_which_of_two_tags_it_installed(tmp_path: Path, built_twin_repo: Path) -> None:
+    repo = _twin_repo(tmp_path, built_twin_repo)
     project = tmp_path / "app"
     project.mkdir()
     done = run_tether("init", "--source", f"file://{repo}", "--to", "2.0.0", "-C", str(project))
@@ -77,10 +91,11 @@ def test_a_shelf_with_two_folders_of_one_version_says_which_was_used(tmp_path: P
 
 def test_a_note_in_the_cache_that_is_not_one_printable_line_is_not_printed(
     tmp_path: Path,
+    built_twin_repo: Path,
 ) -> None:
     """The note kept beside a cached tree is read back into reports: one rewritten by
     someone else to carry a terminal escape is left out, never printed."""
-    repo = _twin_repo(tmp_path)
+    repo = _twin_repo(tmp_path, built_twin_repo)
     project = tmp_path / "app"
     project.mkdir()
     assert (
@@ -95,14 +110,16 @@ def test_a_note_in_the_cache_that_is_not_one_printable_line_is_not_printed(
     assert not [n for n in json.loads(dry.stdout)["notes"] if "\x1b" in n]
 
 
-def test_a_twin_is_a_fact_of_the_source_also_read_back_from_the_cache(tmp_path: Path) -> None:
+def test_a_twin_is_a_fact_of_the_source_also_read_back_from_the_cache(
+    tmp_path: Path, built_twin_repo: Path
+) -> None:
     """The source says which name it used as a fact (``model/source_notes.py``); the cache
     keeps the names beside the tree, so a later run's source says the same."""
     from tether.model.source_notes import SourceNote, SourceSaid
     from tether.report.notes import worded_notes
     from tether.sources import open_source
 
-    repo = _twin_repo(tmp_path)
+    repo = _twin_repo(tmp_path, built_twin_repo)
     said = SourceNote(SourceSaid.TWIN_NAMES, str(repo), "2.0.0", "v2.0.0", "2.0.0")
     first = open_source(str(repo), tmp_path / "cache")
     first.fetch("2.0.0")
@@ -113,12 +130,12 @@ def test_a_twin_is_a_fact_of_the_source_also_read_back_from_the_cache(tmp_path: 
     assert worded_notes(again.notes) == [_note(repo)]
 
 
-def test_a_cached_note_of_another_shape_says_nothing(tmp_path: Path) -> None:
+def test_a_cached_note_of_another_shape_says_nothing(tmp_path: Path, built_twin_repo: Path) -> None:
     """A note an older tether kept beside the tree (one line of words) is no fact: it is
     not read, and the tree itself is still used."""
     from tether.sources import open_source
 
-    repo = _twin_repo(tmp_path)
+    repo = _twin_repo(tmp_path, built_twin_repo)
     open_source(str(repo), tmp_path / "cache").fetch("2.0.0")
     (note,) = (tmp_path / "cache").glob("*/.2.0.0.note")
     note.write_text(_note(repo) + "\n")
