@@ -77,12 +77,19 @@ def release_files(version: str) -> dict[str, str]:
     return {f"pkg{i % 7}/file{i:04d}.txt": f"file {i} of {version}\n" for i in range(FILES)}
 
 
-@pytest.fixture
-def project(tmp_path: Path) -> Path:
-    """A project of FILES files installed from 1.0.0; 2.0.0 changes every file."""
-    shelf = tmp_path / "releases"
+@pytest.fixture(scope="module")
+def shelf(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """Releases 1.0.0 and 2.0.0 of FILES files each (2.0.0 changes every file), written once
+    for the module: tether only reads a source."""
+    shelf = tmp_path_factory.mktemp("progress") / "releases"
     make_release(shelf, "1.0.0", release_files("1.0.0"))
     make_release(shelf, "2.0.0", release_files("2.0.0"))
+    return shelf
+
+
+@pytest.fixture
+def project(tmp_path: Path, shelf: Path) -> Path:
+    """A project of FILES files installed from 1.0.0 of ``shelf``."""
     root = tmp_path / "proj"
     assert call("init", "--source", str(shelf), "--to", "1.0.0", "-C", str(root)) == 0
     return root
@@ -99,8 +106,9 @@ def test_update_on_a_terminal_draws_a_live_line_and_clears_it(project: Path) -> 
     assert visible_line(terminal).strip() == ""  # cleared before the report is printed
 
 
-def test_init_status_and_abandon_report_their_phases(tmp_path: Path, project: Path) -> None:
-    shelf = tmp_path / "releases"
+def test_init_status_and_abandon_report_their_phases(
+    tmp_path: Path, shelf: Path, project: Path
+) -> None:
     code, _, terminal = on_terminal(
         "init", "--source", str(shelf), "--to", "1.0.0", "-C", str(tmp_path / "other")
     )
