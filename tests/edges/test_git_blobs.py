@@ -5,6 +5,7 @@ as absent, never as git's listing of a folder. Real git."""
 
 from __future__ import annotations
 
+import shutil
 from pathlib import Path
 
 import pytest
@@ -14,9 +15,10 @@ from tether import git as tgit
 from tether.errors import TetherError
 
 
-@pytest.fixture
-def repo(tmp_path: Path) -> Path:
-    root = tmp_path / "repo"
+@pytest.fixture(scope="module")
+def built_repo(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """Two commits of three files, made once for the module (``repo`` copies it)."""
+    root = tmp_path_factory.mktemp("blobs") / "repo"
     (root / "sub").mkdir(parents=True)
     (root / "sub" / "f.txt").write_bytes(b"first\r\n")
     (root / "top.txt").write_bytes(b"\x00binary\xff")
@@ -31,6 +33,12 @@ def repo(tmp_path: Path) -> Path:
     (root / "sub" / "f.txt").write_bytes(b"second\n")
     git(root, "commit", "-qam", "two")
     return root
+
+
+@pytest.fixture
+def repo(built_repo: Path, tmp_path: Path) -> Path:
+    """The test's own copy of the repository: a test may write objects into it."""
+    return Path(shutil.copytree(built_repo, tmp_path / "repo", symlinks=True))
 
 
 def test_a_file_reads_as_committed_from_the_top_and_from_a_subfolder(repo: Path) -> None:
