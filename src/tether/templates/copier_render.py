@@ -16,6 +16,7 @@ import contextlib
 import functools
 import io
 import os
+import re
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -229,7 +230,8 @@ def render(
         ):
             _reads_the_commands_clone(worker, src, ref)
             worker.run_copy()
-            return _facts(worker.template, worker.answers_relpath, _rendered_exclusions(worker))
+            exclusions = _rendered_exclusions(worker)
+            return _facts(worker.template, ref, worker.answers_relpath, exclusions)
     except UnsafeTemplateError:
         raise TetherError(
             f"template {src} uses jinja_extensions, which run programs: pass --trust if you "
@@ -328,7 +330,46 @@ def exclusion_matcher(patterns: Sequence[str]) -> Callable[[str], bool]:
     return lambda rel: bool(spec.match_file(normalize("NFD", rel)))
 
 
-def _facts(template: Any, answers_relpath: Path, exclusions: tuple[str, ...] = ()) -> CopierFacts:
+# A tag spelt as a plain release number (``v1.2.3``, ``1.2``): dunamai's pattern reads it as
+# that number and nothing more (no pre-release, epoch or local part to serialise).
+_PLAIN_RELEASE = re.compile(r"v?[0-9]+(\.[0-9]+)*")
+
+
+def _version(template: Any, ref: str) -> Any:
+    """copier's ``Template.version`` of the clone it rendered ``ref`` from. copier asks
+    dunamai, which reads the clone through ten git processes; at a clean checkout of a tag
+    that alone points at its commit and is spelt as a plain release number, dunamai's answer
+    is that number (the newest tag merged into HEAD is HEAD's own, at a distance of 0, not
+    dirty), read here from two. Anything else (a branch, a commit, another tag at the same
+    commit, a pre-release, a dunamai archival file, changes in the checkout) is copier's
+    own answer. Set on the template, which copier reads again for migrations."""
+    from packaging.version import Version
+
+    from tether import git
+
+    if "version" in template.__dict__ or template.vcs != "git":
+        return template.version
+    clone = Path(template.local_abspath)
+    if (
+        template.commit != ref
+        or not _PLAIN_RELEASE.fullmatch(ref)
+        or os.path.lexists(clone / ".git_archival.json")
+    ):
+        return template.version
+    tags = git.run_git(["tag", "--points-at", "HEAD"], cwd=clone, check=False)
+    if tags.returncode != 0 or tags.stdout.split() != [ref]:
+        return template.version
+    changes = git.run_git(["status", "--porcelain"], cwd=clone, check=False)
+    if changes.returncode != 0 or changes.stdout.strip():
+        return template.version
+    version = Version(ref)
+    template.__dict__["version"] = version
+    return version
+
+
+def _facts(
+    template: Any, ref: str, answers_relpath: Path, exclusions: tuple[str, ...] = ()
+) -> CopierFacts:
     unsafe = []
     if template.jinja_extensions:
         unsafe.append("jinja_extensions")
@@ -338,7 +379,7 @@ def _facts(template: Any, answers_relpath: Path, exclusions: tuple[str, ...] = (
         unsafe.append("migrations")
     return CopierFacts(
         commit=str(template.commit or ""),
-        version=str(template.version or ""),
+        version=str(_version(template, ref) or ""),
         exclude=tuple(str(p) for p in template.exclude),
         exclude_patterns=exclusions,
         skip_if_exists=tuple(str(p) for p in template.skip_if_exists),
