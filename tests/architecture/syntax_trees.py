@@ -62,13 +62,21 @@ def of_each_tree(read: Callable[[ast.AST], Fact]) -> Callable[[ast.AST], Fact]:
 
 
 @of_each_tree
-def _walked(tree: ast.AST) -> tuple[tuple[ast.AST, ...], dict[type, list[int]]]:
-    """Every node of ``tree`` in ``ast.walk``'s order, and where each kind of node stands."""
+def _walked(tree: ast.AST) -> tuple[list[ast.AST], dict[type, list[int]]]:
+    """Every node of ``tree`` in ``ast.walk``'s order (breadth first, each node's children
+    in the order of its fields), and where each kind of node stands. Walked here without
+    ``ast.walk``'s generators, which take twice as long."""
+    every = [tree]
+    where: dict[type, list[int]] = {}
     with _no_cyclic_collection():
-        every = tuple(ast.walk(tree))
-        where: dict[type, list[int]] = {}
-        for index, node in enumerate(every):
+        for index, node in enumerate(every):  # the list grows as it is read: a queue
             where.setdefault(type(node), []).append(index)
+            for name in node._fields:
+                value = getattr(node, name, None)
+                if isinstance(value, ast.AST):
+                    every.append(value)
+                elif isinstance(value, list):
+                    every.extend(item for item in value if isinstance(item, ast.AST))
     return every, where
 
 
