@@ -104,8 +104,9 @@ def generate(template: Path, dest: Path, ref: str = "v1.0.0", **data: str) -> Pa
     """A project as ``copier copy`` makes it, committed on main.
 
     copier runs once per template commit, ref and answers in this module (0.15 s); a later
-    project of the same three (tests copy one built template) is a copy of its output with
-    the answers file naming this test's template, the one line in which the two differ."""
+    project of the same three (tests copy one built template) is a copy of that committed
+    project with the answers file naming this test's template, the one line in which the
+    two differ, and the commit amended to hold it."""
     import copier
 
     commit = git(template, "rev-parse", f"{ref}^{{commit}}").strip()
@@ -113,19 +114,21 @@ def generate(template: Path, dest: Path, ref: str = "v1.0.0", **data: str) -> Pa
     if key in _COPIED:
         source, copied = _COPIED[key]
         shutil.copytree(copied, dest, symlinks=True)
-        naming = [p for p in dest.rglob("*") if p.is_file() and str(source) in p.read_text()]
+        naming = [rel for rel, data in tree(dest).items() if str(source).encode() in data]
         assert len(naming) == 1, naming  # the answers file, and nothing else
-        naming[0].write_text(naming[0].read_text().replace(str(source), str(template)))
-    else:
-        copier.run_copy(
-            str(template), dest, data=data, vcs_ref=ref, defaults=True, quiet=True, unsafe=True
-        )
-        copied = _COPIES[-1] / str(len(_COPIED))
-        shutil.copytree(dest, copied, symlinks=True)
-        _COPIED[key] = (template, copied)
+        answers_file = dest / naming[0]
+        answers_file.write_text(answers_file.read_text().replace(str(source), str(template)))
+        git(dest, "commit", "-qa", "--amend", "--no-edit")
+        return dest
+    copier.run_copy(
+        str(template), dest, data=data, vcs_ref=ref, defaults=True, quiet=True, unsafe=True
+    )
     git(dest, "init", "-q", "-b", "main")
     git(dest, "add", "-A")
     git(dest, "commit", "-qm", "generated")
+    copied = _COPIES[-1] / str(len(_COPIED))
+    shutil.copytree(dest, copied, symlinks=True)
+    _COPIED[key] = (template, copied)
     return dest
 
 

@@ -84,28 +84,31 @@ def create(template: Path, out: Path, commit: str, **kwargs: object) -> Path:
     """A project as ``cruft create`` makes it at ``commit``, committed on main.
 
     cruft runs once per template commit and arguments in this module; a later project of
-    the same two (tests copy one built template) is a copy of its output with the record
-    naming this test's template, the one file in which the two differ. A template whose
-    hook names a test's own files is a commit of that test's alone: cruft runs for it."""
+    the same two (tests copy one built template) is a copy of that committed project with
+    the record naming this test's template, the one file in which the two differ, and the
+    commit amended to hold it. A template whose hook names a test's own files is a commit
+    of that test's alone: cruft runs for it."""
     out.mkdir()
     key = (commit, repr(sorted(kwargs.items())))
     if key in _CREATED:
         source, created = _CREATED[key]
         project = Path(shutil.copytree(created, out / created.name, symlinks=True))
-        naming = [p for p in project.rglob("*") if p.is_file() and str(source) in p.read_text()]
-        assert [p.name for p in naming] == [".cruft.json"], naming  # and nothing else
-        naming[0].write_text(naming[0].read_text().replace(str(source), str(template)))
-    else:
-        project = cruft.create(str(template), out, checkout=commit, no_input=True, **kwargs)
-        record = json.loads((project / ".cruft.json").read_text())
-        record["checkout"] = None  # follow the default branch, as a plain ``cruft create``
-        (project / ".cruft.json").write_text(json.dumps(record, indent=2) + "\n")
-        created = _CREATIONS[-1] / str(len(_CREATED)) / project.name
-        shutil.copytree(project, created, symlinks=True)
-        _CREATED[key] = (template, created)
+        naming = [rel for rel, data in tree(project).items() if str(source).encode() in data]
+        assert naming == [".cruft.json"], naming  # and nothing else
+        record = project / ".cruft.json"
+        record.write_text(record.read_text().replace(str(source), str(template)))
+        git(project, "commit", "-qa", "--amend", "--no-edit")
+        return project
+    project = cruft.create(str(template), out, checkout=commit, no_input=True, **kwargs)
+    record = json.loads((project / ".cruft.json").read_text())
+    record["checkout"] = None  # follow the default branch, as a plain ``cruft create``
+    (project / ".cruft.json").write_text(json.dumps(record, indent=2) + "\n")
     git(project, "init", "-q", "-b", "main")
     git(project, "add", "-A")
     git(project, "commit", "-qm", "created")
+    created = _CREATIONS[-1] / str(len(_CREATED)) / project.name
+    shutil.copytree(project, created, symlinks=True)
+    _CREATED[key] = (template, created)
     return project
 
 
