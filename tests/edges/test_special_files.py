@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from builders import call, make_release, run_forked
+from builders import call, in_forked_child, make_release, run_forked
 from helpers_sources import listing
 
 GUIDE = "docs/guide.md"
@@ -227,27 +227,24 @@ def test_a_fifo_gitignore_stops_init_with_one_line(tmp_path: Path, shelf: Path) 
     assert listing(project) == [".tether", ".tether/.gitignore"]  # the failed init undone
 
 
-READER = """
-import os, sys
-from tether.fsio import NotRegularFileError, read_bytes, read_regular, sha256_file
-for reader in (read_bytes, read_regular, sha256_file):
-    try:
-        reader(sys.argv[1])
-    except NotRegularFileError as error:
-        print(reader.__name__, error)
-"""
+def read_each(path: Path) -> int:
+    """Each of tether's file readers on ``path``, printing the refusals."""
+    from tether.fsio import NotRegularFileError, read_bytes, read_regular, sha256_file
+
+    for reader in (read_bytes, read_regular, sha256_file):
+        try:
+            reader(str(path))
+        except NotRegularFileError as error:
+            print(reader.__name__, error)
+    return 0
 
 
 @pytest.mark.parametrize("kind", sorted(SPECIALS))
 def test_the_file_readers_refuse_without_waiting(tmp_path: Path, kind: str) -> None:
-    # Also what keeps a path swapped for a FIFO after its stat from hanging a run.
+    # Also what keeps a path swapped for a FIFO after its stat from hanging a run. In a
+    # forked child: a reader blocked on the FIFO fails the test at the timeout.
     SPECIALS[kind](tmp_path / "special")
-    result = subprocess.run(
-        ["python", "-c", READER, str(tmp_path / "special")],
-        capture_output=True,
-        text=True,
-        timeout=TIMEOUT,
-    )
+    result = in_forked_child(lambda: read_each(tmp_path / "special"), timeout=TIMEOUT)
     assert result.stderr == ""
     assert result.stdout.splitlines() == [
         "read_bytes not a regular file",
