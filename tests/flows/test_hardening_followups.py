@@ -5,6 +5,7 @@ tags that do not name a commit. Real folders, real git, the real CLI."""
 from __future__ import annotations
 
 import json
+import shutil
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -244,15 +245,22 @@ def test_init_force_keeps_the_records_of_conflicts_still_open(tmp_path):
 # --- tags that name no commit ---------------------------------------------------------------
 
 
-def tagged_repo(tmp_path: Path, kind: str) -> Path:
-    """Releases 1.0.0 and 2.0.0 as commits; the newest tag, v3.0.0, names a blob or a
-    tree (or an annotated tag of one)."""
+@pytest.fixture(scope="module")
+def released_repo(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """Releases 1.0.0 and 2.0.0 as commits, built once per module (``tagged_repo`` copies)."""
     from helpers_sources import commit_release, init_repo
 
-    repo = init_repo(tmp_path / "upstream")
+    repo = init_repo(tmp_path_factory.mktemp("built") / "upstream")
     manifest = json.dumps({"schema_version": 1, "name": "kit", "files": {"a.md": "shared"}})
     for version, text in (("1.0.0", "one\n"), ("2.0.0", "two\n")):
         commit_release(repo, {"a.md": text, ".tether/manifest.json": manifest}, f"v{version}")
+    return repo
+
+
+def tagged_repo(tmp_path: Path, released: Path, kind: str) -> Path:
+    """A copy of ``released``: releases 1.0.0 and 2.0.0 as commits; the newest tag, v3.0.0,
+    names a blob or a tree (or an annotated tag of one)."""
+    repo = shutil.copytree(released, tmp_path / "upstream", symlinks=True)
     if kind == "blob":
         blob = git(repo, "hash-object", "-w", "a.md").strip()
         git(repo, "tag", "v3.0.0", blob)
@@ -266,8 +274,8 @@ def tagged_repo(tmp_path: Path, kind: str) -> Path:
 @pytest.mark.parametrize(
     ("kind", "named"), [("blob", "blob"), ("tree", "tree"), ("annotated", "tree")]
 )
-def test_plain_update_skips_a_newest_tag_that_names_no_commit(tmp_path, kind, named):
-    repo = tagged_repo(tmp_path, kind)
+def test_plain_update_skips_a_newest_tag_that_names_no_commit(tmp_path, released_repo, kind, named):
+    repo = tagged_repo(tmp_path, released_repo, kind)
     project = tmp_path / "proj"
     assert call("init", "--source", str(repo), "--to", "1.0.0", "-C", str(project)) == 0
     result = run_tether("update", "--yes", "--json", "-C", str(project))
@@ -292,8 +300,8 @@ def test_plain_update_skips_a_newest_tag_that_names_no_commit(tmp_path, kind, na
     assert source.notes == [said]
 
 
-def test_asking_for_a_tag_that_names_no_commit_is_one_line(tmp_path):
-    repo = tagged_repo(tmp_path, "blob")
+def test_asking_for_a_tag_that_names_no_commit_is_one_line(tmp_path, released_repo):
+    repo = tagged_repo(tmp_path, released_repo, "blob")
     project = tmp_path / "proj"
     result = run_tether("init", "--source", str(repo), "--to", "3.0.0", "-C", str(project))
     assert result.returncode == 1
