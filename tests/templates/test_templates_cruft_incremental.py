@@ -5,6 +5,7 @@ repositories in tmp_path, tether's render cache in tmp_path."""
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import os
 import stat
@@ -14,12 +15,15 @@ from typing import Any
 import pytest
 
 from builders import git, write_files
-
-pytest.importorskip("cookiecutter", reason="the cruft extra is not installed")
-
 from tether.templates import HOOKS_REFUSE, HOOKS_SKIP, cruft_incremental
 from tether.templates.records import CRUFT, TemplateRecord
 from tether.templates.render import render_record
+
+# cookiecutter is imported by the tests that run it, not when the module is collected: every
+# test process collects every module, and most run none of these tests.
+pytestmark = pytest.mark.skipif(
+    importlib.util.find_spec("cookiecutter") is None, reason="the cruft extra is not installed"
+)
 
 SLUG = "{{cookiecutter.project_slug}}"
 PNG = b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR\x00\x01{{ x }}\x00\xff\xfe"

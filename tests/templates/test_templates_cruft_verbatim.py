@@ -6,6 +6,7 @@ change how text renders). Real cookiecutter, real files in tmp_path."""
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import os
 import stat
@@ -15,14 +16,14 @@ from typing import Any
 import pytest
 
 from builders import git, write_files
-
-pytest.importorskip("cookiecutter", reason="the cruft extra is not installed")
-
-import cookiecutter.generate as generate
-import cookiecutter.prompt as prompt
-
 from tether.templates import cruft_render
 from tether.templates.records import CRUFT, TemplateRecord
+
+# cookiecutter is imported by the tests that run it, not when the module is collected: every
+# test process collects every module, and most run none of these tests.
+pytestmark = pytest.mark.skipif(
+    importlib.util.find_spec("cookiecutter") is None, reason="the cruft extra is not installed"
+)
 
 SLUG = "{{cookiecutter.project_slug}}"
 FILES: dict[str, str | bytes] = {
@@ -70,6 +71,9 @@ def make_template(root: Path, settings: dict[str, Any]) -> Path:
 
 
 def render(template: Path, out: Path) -> Path:
+    import cookiecutter.generate as generate
+    import cookiecutter.prompt as prompt
+
     context = generate.generate_context(context_file=str(template / "cookiecutter.json"))
     context["cookiecutter"] = prompt.prompt_for_config(context, True)
     out.mkdir()
