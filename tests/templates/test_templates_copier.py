@@ -740,16 +740,19 @@ def test_a_kill_at_every_step_never_runs_a_migration_or_task_twice(
         assert tree(project) == expected, point
 
 
-def test_an_update_clones_each_template_version_once_and_leaves_no_clone(
+def test_a_trusted_update_clones_each_version_once_compiles_each_source_once_and_leaves_no_clone(
     migrating_template: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """copier clones the template for every question asked of a version; a trusted update
     asks each of its two versions up to four (the render, whether a migration lies between
     them, the migrations and tasks of each stage) and clones each once, removing the clones
-    when it ends."""
+    when it ends. Each stage is a copier worker of its own, which renders the questions'
+    defaults and the commands again: they share what the update's renders compiled."""
     import tempfile
 
     from copier._vcs import CLONE_PREFIX
+
+    from tether.templates import jinja_sharing
 
     template = migrating_template
     project = generate(template, tmp_path / "app", project_name="app")
@@ -757,12 +760,18 @@ def test_an_update_clones_each_template_version_once_and_leaves_no_clone(
     scratch.mkdir()
     monkeypatch.setattr(tempfile, "tempdir", str(scratch))
     cloned = _record_clones(monkeypatch)
+    monkeypatch.setattr(jinja_sharing, "_COMPILED", {})  # what earlier tests compiled
+    parsed = _count_parses(monkeypatch)
     code, doc = update(project, "--trust")
     assert code == 0, doc["stderr"]
     log = (project / "migrated.log").read_text()
     assert log == "before 2.0.0\nafter v1.0.0 v2.0.0 v2.0.0\ntask update app\n"
     assert sorted(cloned) == ["v1.0.0", "v2.0.0"]
     assert list(scratch.glob(f"{CLONE_PREFIX}*")) == []
+    task = "echo task $COPIER_OPERATION {{ project_name }} >> migrated.log"
+    assert task in [source for source, _name in parsed]
+    twice = {source for source in parsed if parsed.count(source) > 1}
+    assert not twice, twice
 
 
 def _record_clones(monkeypatch: pytest.MonkeyPatch) -> list[str | None]:
@@ -938,29 +947,6 @@ def test_migrations_and_tasks_not_run_are_a_fact_of_the_update(
     )
     assert prepared.report(UpdateStatus.DRY_RUN).notes == [not_run]
     assert not (project / "migrated.log").exists()
-
-
-def test_the_stages_of_a_trusted_update_compile_each_source_once(
-    migrating_template: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    """Each stage of an update's migrations and tasks is a copier worker of its own, which
-    renders the questions' defaults and the commands again: they share what the renders of
-    the update compiled, and the log is copier's."""
-    from tether.templates import jinja_sharing
-
-    project = generate(migrating_template, tmp_path / "app", project_name="app")
-    monkeypatch.setattr(jinja_sharing, "_COMPILED", {})  # what earlier tests compiled
-    parsed = _count_parses(monkeypatch)
-    code, doc = update(project, "--trust")
-    assert code == 0, doc["stderr"]
-    assert (project / "migrated.log").read_text() == (
-        "before 2.0.0\nafter v1.0.0 v2.0.0 v2.0.0\ntask update app\n"
-    )
-    assert "echo task $COPIER_OPERATION {{ project_name }} >> migrated.log" in [
-        source for source, _name in parsed
-    ]
-    twice = {source for source in parsed if parsed.count(source) > 1}
-    assert not twice, twice
 
 
 def test_a_renders_version_is_copiers_own_and_a_plain_tag_asks_no_dunamai(
