@@ -3,15 +3,18 @@ shared only where Jinja would compile to the same code, with real Jinja environm
 
 from __future__ import annotations
 
-import jinja2
 import pytest
 
 from tether.templates.jinja_sharing import share_compilation
 
+# jinja2 is imported by the tests, not when the module is collected: every test process
+# collects every module, and most run none of these tests.
 SOURCE = "<< name >> {{ name }}\n"
 
 
 def test_environments_with_other_settings_never_share_compiled_code() -> None:
+    import jinja2
+
     plain = share_compilation(jinja2.Environment(keep_trailing_newline=True))
     angled = share_compilation(
         jinja2.Environment(
@@ -27,6 +30,8 @@ def test_a_filter_folded_at_compile_time_is_never_taken_from_another_render() ->
     """Jinja calls a filter of constants while it compiles; a template that brings its own
     extensions (its own filters, whose code may change from one version to the next under the
     same name) shares nothing with another render."""
+    import jinja2
+
     source = "{{ 'a' | shout }}"
     first = jinja2.Environment()
     first.filters["shout"] = lambda text: text.upper()
@@ -39,6 +44,8 @@ def test_a_filter_folded_at_compile_time_is_never_taken_from_another_render() ->
 
 
 def test_the_same_source_in_the_same_settings_is_compiled_once() -> None:
+    import jinja2
+
     compiled: list[str] = []
 
     def environment() -> jinja2.Environment:
@@ -59,6 +66,8 @@ def test_the_same_source_in_the_same_settings_is_compiled_once() -> None:
 
 
 def test_the_table_is_bounded(monkeypatch: pytest.MonkeyPatch) -> None:
+    import jinja2
+
     from tether.templates import jinja_sharing
 
     table: dict[object, object] = {}
