@@ -277,10 +277,8 @@ def test_refusals_are_one_line_and_change_nothing(template: Path, tmp_path: Path
 
 
 def test_a_project_outside_git_is_refused(template: Path, tmp_path: Path) -> None:
-    import copier
-
-    project = tmp_path / "app"
-    copier.run_copy(str(template), project, vcs_ref="v1.0.0", defaults=True, quiet=True)
+    project = generate(template, tmp_path / "app")
+    shutil.rmtree(project / ".git")  # what copier made, in no git repository
     result = run_tether("update", "--yes", "-C", str(project))
     assert result.returncode == 1
     assert "not in a git repository" in result.stderr
