@@ -123,12 +123,11 @@ def pytest_unconfigure(config: pytest.Config) -> None:
     stop_fork_server()
 
 
-# The modules whose tests take longest (docs/performance.md, "eighth pass": each module's
-# test time in one whole run on three workers), longest first, with those that mostly wait
-# (time bounds waited out on purpose) at the end. They are dealt to the workers' first runs
-# of tests (pytest_collection_modifyitems below): each worker starts on its share of them,
-# then all take the many short tests and end together, instead of one worker taking a long
-# module at the end of the run while the others have nothing left to do.
+# The modules whose tests take longest (docs/performance.md, "ninth pass": each module's
+# test time in one whole run on three workers), longest first. They are dealt to the
+# workers' first runs of tests (pytest_collection_modifyitems below): each worker starts on
+# its share of them, then all take the many short tests and end together, instead of one
+# worker taking a long module at the end of the run while the others have nothing left to do.
 LONGEST_FIRST = (
     "templates/test_templates_copier.py",
     "campaign/test_campaign_exec.py",
@@ -154,11 +153,20 @@ LONGEST_FIRST = (
     "cli/test_progress.py",
     "hostile/test_hostile_lifecycle.py",
     "campaign/test_campaign_html.py",
-    "sources/test_sources_gh_listing_bounds.py",
+)
+
+# The modules that mostly wait: time bounds waited out on purpose, with a core left idle
+# meanwhile. All of them go to one worker's first run, ahead of its share of the long
+# modules: three workers share two cores, so while that one waits the other two keep both
+# cores busy. Dealt in turn like the long ones, they met on all three workers at once and
+# left both cores idle for five seconds (docs/performance.md, "ninth pass").
+MOSTLY_WAITING = (
     "edges/test_process_callers.py",
     "edges/test_process.py",
+    "sources/test_sources_gh_listing_bounds.py",
     "deps/test_deps_apply_timeouts.py",
     "deps/test_deps_request_options.py",
+    "sources/test_sources_network_bounds.py",
 )
 
 
@@ -184,29 +192,33 @@ def pytest_collection_finish(session: pytest.Session) -> None:
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    """The modules of ``LONGEST_FIRST`` first, dealt to the workers' first runs of tests.
+    """The modules of ``MOSTLY_WAITING`` and ``LONGEST_FIRST`` first, dealt to the workers'
+    first runs of tests.
 
     xdist (``--dist load``, the default) first sends each worker a run of
     ``len(items) // workers // 4`` consecutive tests and hands out the rest as workers free
     up. With the long modules one after another, the first worker's run held them all: at
     5be9e33 about a third of the whole suite's test time, sent before any test was left to
-    balance it. So each long module, in the list's order, goes to the runs in turn and back
-    (0, 1, 2, 2, 1, 0, ... for three workers), to the next run with room if it does not fit,
-    after the runs if none has room; each run is filled up with the other tests in their
-    order. Without workers: the long modules first, in the list's order. The order depends
-    only on what was collected, so every worker computes the same (xdist requires it)."""
+    balance it. So the waiting modules all go to the last run, then each long module, in the
+    list's order, goes to the runs in turn and back (0, 1, 2, 2, 1, 0, ... for three
+    workers), to the next run with room if it does not fit, after the runs if none has room;
+    each run is filled up with the other tests in their order. Without workers: the long
+    modules first, in the list's order, the waiting ones after them. The order depends only
+    on what was collected, so every worker computes the same (xdist requires it)."""
     workers = int(os.environ.get("PYTEST_XDIST_WORKER_COUNT", "1"))
     modules: dict[str, list[pytest.Item]] = {}
     for item in items:
         modules.setdefault(item.nodeid.partition("::")[0], []).append(item)
+    waiting = [item for name in MOSTLY_WAITING for item in modules.pop(f"tests/{name}", [])]
     longest = [modules.pop(f"tests/{name}", []) for name in LONGEST_FIRST]
     others = [item for module in modules.values() for item in module]
     if workers < 2:
-        items[:] = [item for module in longest for item in module] + others
+        items[:] = [item for module in longest for item in module] + waiting + others
         return
     size = max(2, len(items) // workers // 4)
     runs: list[list[pytest.Item]] = [[] for _ in range(workers)]
     late: list[pytest.Item] = []
+    (runs[-1] if len(waiting) <= size else late).extend(waiting)
     turns = itertools.cycle([*range(workers), *reversed(range(workers))])
     for module in filter(None, longest):
         turn = next(turns)

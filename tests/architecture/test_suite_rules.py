@@ -62,16 +62,19 @@ def test_the_checker_sees_a_bare_tether() -> None:
 
 
 def test_the_modules_run_first_exist() -> None:
-    """``LONGEST_FIRST`` in tests/conftest.py names test modules that exist: a module renamed
-    or moved would lose its place at the start of the run without a word."""
+    """``LONGEST_FIRST`` and ``MOSTLY_WAITING`` in tests/conftest.py name test modules that
+    exist, each once: a module renamed or moved would lose its place at the start of the run
+    without a word."""
     tree = _parsed((TESTS / "conftest.py").read_text())
-    [listed] = [
-        ast.literal_eval(node.value)
+    lists = {
+        target.id: ast.literal_eval(node.value)
         for node in tree.body
         if isinstance(node, ast.Assign)
-        and any(
-            isinstance(target, ast.Name) and target.id == "LONGEST_FIRST" for target in node.targets
-        )
-    ]
-    assert listed
+        for target in node.targets
+        if isinstance(target, ast.Name) and target.id in ("LONGEST_FIRST", "MOSTLY_WAITING")
+    }
+    assert set(lists) == {"LONGEST_FIRST", "MOSTLY_WAITING"}
+    listed = [name for names in lists.values() for name in names]
+    assert all(lists.values())
+    assert len(set(listed)) == len(listed)
     assert [name for name in listed if not (TESTS / name).is_file()] == []
