@@ -1,6 +1,5 @@
 import contextlib
 import gc
-import itertools
 import os
 import sys
 from collections.abc import Iterator
@@ -123,51 +122,58 @@ def pytest_unconfigure(config: pytest.Config) -> None:
     stop_fork_server()
 
 
-# The modules whose tests take longest (docs/performance.md, "ninth pass": each module's
-# test time in one whole run on three workers), longest first. They are dealt to the
-# workers' first runs of tests (pytest_collection_modifyitems below): each worker starts on
-# its share of them, then all take the many short tests and end together, instead of one
-# worker taking a long module at the end of the run while the others have nothing left to do.
-LONGEST_FIRST = (
-    "templates/test_templates_copier.py",
-    "campaign/test_campaign_exec.py",
-    "campaign/test_campaign_publish.py",
-    "hostile/test_hostile_releases.py",
-    "engine/test_textmerge.py",
-    "update/test_update_gaia.py",
-    "architecture/test_json_schemas.py",
-    "deps/test_deps_crash.py",
-    "sources/test_sources_git_remote.py",
-    "campaign/test_campaign_bundle.py",
-    "campaign/test_campaign.py",
-    "deps/test_deps_worktree_config.py",
-    "audit/test_audit_binding.py",
-    "campaign/test_campaign_mirror_rules.py",
-    "hostile/test_hostile_sweep.py",
-    "deps/test_deps_real_tools.py",
-    "templates/test_templates_cruft.py",
-    "flows/test_crash_safety.py",
-    "audit/test_audit_clearance.py",
-    "cli/test_relative_paths.py",
-    "templates/test_templates_copier_remote.py",
-    "cli/test_progress.py",
-    "hostile/test_hostile_lifecycle.py",
-    "campaign/test_campaign_html.py",
-)
+# The modules whose tests take longest, with the seconds each took in one whole run on three
+# workers (docs/performance.md, "ninth pass"). They are dealt to the workers' first runs of
+# tests (pytest_collection_modifyitems below), so that each first run holds about as many
+# seconds of them: then all take the many short tests and end together, instead of one
+# worker still in its first run while the others have nothing left to do. Only the
+# proportions matter; a module that grew a lot belongs here with its new figure.
+LONGEST_FIRST = {
+    "templates/test_templates_copier.py": 16.5,
+    "campaign/test_campaign_exec.py": 12.4,
+    "campaign/test_campaign_publish.py": 10.7,
+    "hostile/test_hostile_releases.py": 9.3,
+    "sources/test_sources_git_remote.py": 5.6,
+    "engine/test_textmerge.py": 5.2,
+    "campaign/test_campaign_mirror_rules.py": 5.2,
+    "update/test_update_gaia.py": 4.1,
+    "campaign/test_campaign_bundle.py": 4.1,
+    "templates/test_templates_copier_remote.py": 4.0,
+    "hostile/test_hostile_sweep.py": 3.7,
+    "architecture/test_json_schemas.py": 3.5,
+    "deps/test_deps_crash.py": 3.3,
+    "hostile/test_hostile_lifecycle.py": 3.3,
+    "templates/test_templates_cruft.py": 3.2,
+    "campaign/test_campaign.py": 3.0,
+    "deps/test_deps_real_tools.py": 3.0,
+    "deps/test_deps_worktree_config.py": 2.9,
+    "audit/test_audit_binding.py": 2.8,
+    "reapply/test_reapply_crash.py": 2.6,
+    "cli/test_progress.py": 2.4,
+    "lifecycle/test_lifecycle_gaia.py": 2.4,
+    "update/test_update_interrupted.py": 2.3,
+    "fleet/test_fleet.py": 2.3,
+    "audit/test_audit_clearance.py": 2.2,
+    "cli/test_relative_paths.py": 2.1,
+    "campaign/test_campaign_html.py": 2.1,
+    "engine/test_bounded_parsing.py": 2.0,
+    "deps/test_deps_apply.py": 2.0,
+    "flows/test_crash_safety.py": 1.9,
+}
 
-# The modules that mostly wait: time bounds waited out on purpose, with a core left idle
-# meanwhile. All of them go to one worker's first run, ahead of its share of the long
-# modules: three workers share two cores, so while that one waits the other two keep both
-# cores busy. Dealt in turn like the long ones, they met on all three workers at once and
-# left both cores idle for five seconds (docs/performance.md, "ninth pass").
-MOSTLY_WAITING = (
-    "edges/test_process_callers.py",
-    "edges/test_process.py",
-    "sources/test_sources_gh_listing_bounds.py",
-    "deps/test_deps_apply_timeouts.py",
-    "deps/test_deps_request_options.py",
-    "sources/test_sources_network_bounds.py",
-)
+# The modules that mostly wait (time bounds waited out on purpose, a core left idle
+# meanwhile), with their seconds as above. All of them go to one worker's first run: three
+# workers share two cores, so while that one waits the other two keep both cores busy.
+# Dealt in turn like the long ones, they met on all three workers at once, about 50 s into
+# the run, and left both cores idle for five seconds (docs/performance.md, "ninth pass").
+MOSTLY_WAITING = {
+    "edges/test_process_callers.py": 6.2,
+    "edges/test_process.py": 5.1,
+    "sources/test_sources_gh_listing_bounds.py": 4.2,
+    "deps/test_deps_apply_timeouts.py": 3.7,
+    "deps/test_deps_request_options.py": 2.8,
+    "sources/test_sources_network_bounds.py": 2.4,
+}
 
 
 def pytest_xdist_auto_num_workers(config: pytest.Config) -> int | None:
@@ -199,31 +205,40 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     ``len(items) // workers // 4`` consecutive tests and hands out the rest as workers free
     up. With the long modules one after another, the first worker's run held them all: at
     5be9e33 about a third of the whole suite's test time, sent before any test was left to
-    balance it. So the waiting modules all go to the last run, then each long module, in the
-    list's order, goes to the runs in turn and back (0, 1, 2, 2, 1, 0, ... for three
-    workers), to the next run with room if it does not fit, after the runs if none has room;
-    each run is filled up with the other tests in their order. Without workers: the long
-    modules first, in the list's order, the waiting ones after them. The order depends only
-    on what was collected, so every worker computes the same (xdist requires it)."""
+    balance it. So the waiting modules all go to the last run, then each long module,
+    longest first, to the run holding the fewest seconds so far that has room for its tests
+    (after the runs if none has); each run is filled up with the other tests in their order.
+    Without workers: the long modules first, longest first, then the waiting ones. The order
+    depends only on what was collected, so every worker computes the same (xdist requires
+    it)."""
     workers = int(os.environ.get("PYTEST_XDIST_WORKER_COUNT", "1"))
     modules: dict[str, list[pytest.Item]] = {}
     for item in items:
         modules.setdefault(item.nodeid.partition("::")[0], []).append(item)
     waiting = [item for name in MOSTLY_WAITING for item in modules.pop(f"tests/{name}", [])]
-    longest = [modules.pop(f"tests/{name}", []) for name in LONGEST_FIRST]
+    by_length = sorted(LONGEST_FIRST.items(), key=lambda entry: -entry[1])
+    longest = [(modules.pop(f"tests/{name}", []), seconds) for name, seconds in by_length]
     others = [item for module in modules.values() for item in module]
     if workers < 2:
-        items[:] = [item for module in longest for item in module] + waiting + others
+        items[:] = [item for module, _ in longest for item in module] + waiting + others
         return
     size = max(2, len(items) // workers // 4)
     runs: list[list[pytest.Item]] = [[] for _ in range(workers)]
+    seconds_dealt = [0.0] * workers
     late: list[pytest.Item] = []
-    (runs[-1] if len(waiting) <= size else late).extend(waiting)
-    turns = itertools.cycle([*range(workers), *reversed(range(workers))])
-    for module in filter(None, longest):
-        turn = next(turns)
-        room = [n for n in (turn, *range(workers)) if len(runs[n]) + len(module) <= size]
-        (runs[room[0]] if room else late).extend(module)
+    if len(waiting) <= size:
+        runs[-1].extend(waiting)
+        seconds_dealt[-1] = sum(MOSTLY_WAITING.values())
+    else:
+        late.extend(waiting)
+    for module, seconds in longest:
+        room = [n for n in range(workers) if len(runs[n]) + len(module) <= size]
+        if not room:
+            late.extend(module)
+            continue
+        run = min(room, key=lambda n: seconds_dealt[n])
+        runs[run].extend(module)
+        seconds_dealt[run] += seconds
     dealt: list[pytest.Item] = []
     for run in runs:
         fill = size - len(run)

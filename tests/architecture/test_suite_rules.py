@@ -77,4 +77,5 @@ def test_the_modules_run_first_exist() -> None:
     listed = [name for names in lists.values() for name in names]
     assert all(lists.values())
     assert len(set(listed)) == len(listed)
+    assert all(seconds > 0 for names in lists.values() for seconds in names.values())
     assert [name for name in listed if not (TESTS / name).is_file()] == []
