@@ -86,15 +86,19 @@ class Remote:
         return dict(line.split(" ", 1) for line in out.splitlines())
 
     def gh_calls(self) -> list[list[str]]:
-        if not self.gh_log.exists():
-            return []
-        fields = os.fsdecode(self.gh_log.read_bytes()).split("\0")[:-1]
-        calls = []
-        while fields:
-            count = int(fields[0])
-            calls.append(fields[1 : 1 + count])
-            del fields[: 1 + count]
-        return calls
+        return recorded_gh_calls(self.gh_log) if self.gh_log.exists() else []
+
+
+def recorded_gh_calls(log: Path) -> list[list[str]]:
+    """The argv of each call a gh stand-in recorded in ``log``, in order: each call is the
+    number of its arguments and the arguments, each ending in a NUL byte."""
+    fields = os.fsdecode(log.read_bytes()).split("\0")[:-1]
+    calls = []
+    while fields:
+        count = int(fields[0])
+        calls.append(fields[1 : 1 + count])
+        del fields[: 1 + count]
+    return calls
 
 
 def install_gh_stand_in(bin_dir: Path, monkeypatch: pytest.MonkeyPatch, log: Path) -> None:

@@ -11,14 +11,14 @@ import json
 import os
 import re
 import shutil
-from pathlib import Path
 
 from builders import git, run_tether, write_files
+from helpers_gh import recorded_gh_calls
 from helpers_sources import GitHubReleases, release_tar, serve_github_releases
 
 # A shell script, not Python: a shell starts in about 1 ms of CPU, an interpreter in 10 ms
 # and more. Each call is recorded as the number of its arguments and the arguments, each
-# ending in a NUL byte (``gh_calls`` reads them back).
+# ending in a NUL byte (``recorded_gh_calls`` reads them back).
 GH_STAND_IN = r"""#!/bin/sh
 printf '%s\0' "$#" "$@" >> "$GH_LOG"
 option() {  # the argument after the option named $1, among the rest
@@ -45,17 +45,6 @@ else
     exit 1
 fi
 """
-
-
-def gh_calls(log: Path) -> list[list[str]]:
-    """The argv of each call the stand-in recorded in ``log``, in order."""
-    fields = os.fsdecode(log.read_bytes()).split("\0")[:-1]
-    calls = []
-    while fields:
-        count = int(fields[0])
-        calls.append(fields[1 : 1 + count])
-        del fields[: 1 + count]
-    return calls
 
 
 CLASSES = {"agents/auditor.md": "shared", "wiki/index.md": "wiki-owned"}
@@ -99,7 +88,7 @@ def test_gaia_update_without_source_uses_the_github_release_asset(tmp_path, monk
     assert (doc["from_version"], doc["to_version"]) == ("1.0.0", "1.1.0")
     assert (project / "agents/auditor.md").read_text() == "auditor 1.1.0\n"
     assert (project / ".gaia/VERSION").read_text() == "1.1.0\n"
-    calls = gh_calls(log)
+    calls = recorded_gh_calls(log)
     downloads = [c for c in calls if c[:2] == ["release", "download"]]
     assert [c[c.index("--pattern") + 1] for c in downloads] == [
         "gaia-v1.0.0.tar.gz",
