@@ -131,14 +131,14 @@ def pytest_unconfigure(config: pytest.Config) -> None:
 LONGEST_FIRST = {
     "templates/test_templates_copier.py": 16.5,
     "campaign/test_campaign_exec.py": 12.4,
-    "campaign/test_campaign_publish.py": 10.7,
+    "campaign/test_campaign_publish.py": 7.5,
     "hostile/test_hostile_releases.py": 9.3,
     "sources/test_sources_git_remote.py": 5.6,
     "engine/test_textmerge.py": 5.2,
     "campaign/test_campaign_mirror_rules.py": 5.2,
     "update/test_update_gaia.py": 4.1,
     "campaign/test_campaign_bundle.py": 4.1,
-    "templates/test_templates_copier_remote.py": 4.0,
+    "templates/test_templates_copier_remote.py": 1.9,
     "hostile/test_hostile_sweep.py": 3.7,
     "architecture/test_json_schemas.py": 3.5,
     "deps/test_deps_crash.py": 3.3,
@@ -162,7 +162,9 @@ LONGEST_FIRST = {
 }
 
 # The modules that mostly wait (time bounds waited out on purpose, a core left idle
-# meanwhile), with their seconds as above. All of them go to one worker's first run: three
+# meanwhile), and single tests that do (``module::test``, all its cases), with their seconds
+# as above (a module's figure above leaves out its tests named here). All of them go to one
+# worker's first run: three
 # workers share two cores, so while that one waits the other two keep both cores busy.
 # Dealt in turn like the long ones, they met on all three workers at once, about 50 s into
 # the run, and left both cores idle for five seconds (docs/performance.md, "ninth pass").
@@ -173,6 +175,10 @@ MOSTLY_WAITING = {
     "deps/test_deps_apply_timeouts.py": 3.7,
     "deps/test_deps_request_options.py": 2.8,
     "sources/test_sources_network_bounds.py": 2.4,
+    "campaign/test_campaign_publish.py::"
+    "test_wait_sleeps_out_a_spent_budget_and_no_window_holds_more_than_the_limit": 3.2,
+    "templates/test_templates_copier_remote.py::"
+    "test_a_trickling_template_stops_the_render_at_the_time_bound_and_writes_nothing": 2.1,
 }
 
 
@@ -215,7 +221,7 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     modules: dict[str, list[pytest.Item]] = {}
     for item in items:
         modules.setdefault(item.nodeid.partition("::")[0], []).append(item)
-    waiting = [item for name in MOSTLY_WAITING for item in modules.pop(f"tests/{name}", [])]
+    waiting = [item for name in MOSTLY_WAITING for item in _taken(modules, f"tests/{name}")]
     by_length = sorted(LONGEST_FIRST.items(), key=lambda entry: -entry[1])
     longest = [(modules.pop(f"tests/{name}", []), seconds) for name, seconds in by_length]
     others = [item for module in modules.values() for item in module]
@@ -245,6 +251,18 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
         dealt += run + others[:fill]
         del others[:fill]
     items[:] = dealt + late + others
+
+
+def _taken(modules: dict[str, list[pytest.Item]], name: str) -> list[pytest.Item]:
+    """The items ``name`` names, taken out of ``modules``: a whole module (``path``), or
+    every case of one test of it (``path::test``)."""
+    module, _, test = name.partition("::")
+    if not test:
+        return modules.pop(module, [])
+    held = modules.get(module, [])
+    taken = [item for item in held if item.nodeid.split("::")[1].partition("[")[0] == test]
+    held[:] = [item for item in held if item not in taken]
+    return taken
 
 
 @pytest.fixture(scope="module")

@@ -62,9 +62,9 @@ def test_the_checker_sees_a_bare_tether() -> None:
 
 
 def test_the_modules_run_first_exist() -> None:
-    """``LONGEST_FIRST`` and ``MOSTLY_WAITING`` in tests/conftest.py name test modules that
-    exist, each once: a module renamed or moved would lose its place at the start of the run
-    without a word."""
+    """``LONGEST_FIRST`` and ``MOSTLY_WAITING`` in tests/conftest.py name test modules (and
+    tests of them) that exist, each once: a module or test renamed or moved would lose its
+    place at the start of the run without a word."""
     tree = _parsed((TESTS / "conftest.py").read_text())
     lists = {
         target.id: ast.literal_eval(node.value)
@@ -78,4 +78,10 @@ def test_the_modules_run_first_exist() -> None:
     assert all(lists.values())
     assert len(set(listed)) == len(listed)
     assert all(seconds > 0 for names in lists.values() for seconds in names.values())
-    assert [name for name in listed if not (TESTS / name).is_file()] == []
+    missing = []
+    for name in listed:
+        module, _, test = name.partition("::")
+        path = TESTS / module
+        if not path.is_file() or (test and f"def {test}(" not in path.read_text()):
+            missing.append(name)
+    assert missing == []
