@@ -133,9 +133,8 @@ LONGEST_FIRST = {
     "campaign/test_campaign_exec.py": 12.4,
     "campaign/test_campaign_publish.py": 7.5,
     "hostile/test_hostile_releases.py": 9.3,
-    "sources/test_sources_git_remote.py": 5.6,
+    "sources/test_sources_git_remote.py": 3.5,
     "engine/test_textmerge.py": 5.2,
-    "campaign/test_campaign_mirror_rules.py": 5.2,
     "update/test_update_gaia.py": 4.1,
     "campaign/test_campaign_bundle.py": 4.1,
     "templates/test_templates_copier_remote.py": 1.9,
@@ -175,6 +174,8 @@ MOSTLY_WAITING = {
     "deps/test_deps_apply_timeouts.py": 3.7,
     "deps/test_deps_request_options.py": 2.8,
     "sources/test_sources_network_bounds.py": 2.4,
+    "campaign/test_campaign_mirror_rules.py": 5.2,
+    "sources/test_sources_git_remote.py::test_a_trickling_remote_is_stopped_at_the_time_bound": 2.1,
     "campaign/test_campaign_publish.py::"
     "test_wait_sleeps_out_a_spent_budget_and_no_window_holds_more_than_the_limit": 3.2,
     "templates/test_templates_copier_remote.py::"
